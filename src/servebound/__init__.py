@@ -1,0 +1,1 @@
+"""servebound: how fast can this machine serve this LLM? Ceilings from first principles."""

@@ -1,0 +1,58 @@
+"""A machine as the derivation sees it: capacity C, bandwidth R and dense compute per arithmetic mode."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+#: Arithmetic modes a hardware row may quote, in the order reports list them.
+ARITHMETIC_MODES: tuple[str, ...] = ("fp4", "fp8", "int8", "bf16", "fp16", "fp32")
+
+
+def _frozen(mapping: Mapping[str, float] | None) -> Mapping[str, float]:
+    return MappingProxyType(dict(mapping or {}))
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """One device or one system of identical devices treated as one memory pool.
+
+    ``memory_bytes`` is C before runtime overhead, ``bandwidth_bytes_per_s`` is R,
+    ``compute_flop_per_s`` maps an arithmetic mode (``bf16``, ``fp8`` ...) to a dense rate.
+    ``provenance`` says whether R and F are vendor peaks (``peak``, the ceiling reading)
+    or ``measured`` sustained rates (the estimate reading).
+    """
+
+    id: str
+    name: str
+    memory_bytes: float
+    bandwidth_bytes_per_s: float
+    compute_flop_per_s: Mapping[str, float] = field(default_factory=dict)
+    provenance: str = "peak"
+    sources: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "compute_flop_per_s", _frozen(self.compute_flop_per_s))
+        object.__setattr__(self, "sources", MappingProxyType(dict(self.sources)))
+
+    @property
+    def memory_power_bytes2_per_s(self) -> float:
+        """D = C R, the area of the feasible (resident, flow) rectangle."""
+        return self.memory_bytes * self.bandwidth_bytes_per_s
+
+    def compute_rate(self, mode: str) -> float | None:
+        """F_hw(mode) in FLOP/s, or None when the row does not publish that mode."""
+        return self.compute_flop_per_s.get(mode)
+
+    def scaled(self, count: int) -> Hardware:
+        """N identical devices under ideal tensor/expert parallelism: every resource summed."""
+        return Hardware(
+            id=f"{count}x-{self.id}",
+            name=f"{count}x {self.name}",
+            memory_bytes=self.memory_bytes * count,
+            bandwidth_bytes_per_s=self.bandwidth_bytes_per_s * count,
+            compute_flop_per_s={k: v * count for k, v in self.compute_flop_per_s.items()},
+            provenance=self.provenance,
+            sources=self.sources,
+        )

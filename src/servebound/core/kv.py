@@ -1,0 +1,76 @@
+"""Per-session cache bytes as global + local-window + fixed state (the hybrid adapter's shape)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class KVShape:
+    """K(L) = global * L + local * min(L, window) + state, in bytes for one session.
+
+    ``global_bytes_per_token`` covers full-attention layers (or latent caches), ``local_bytes_per_token``
+    the sliding-window layers capped at ``window_tokens``, ``state_bytes`` recurrent or linear-attention
+    state that does not grow with context.
+    """
+
+    global_bytes_per_token: float = 0.0
+    local_bytes_per_token: float = 0.0
+    window_tokens: int = 0
+    state_bytes: float = 0.0
+
+    def bytes_at(self, context_tokens: float) -> float:
+        """K(L) for a context of ``context_tokens`` tokens."""
+        local_tokens = min(context_tokens, self.window_tokens)
+        return (
+            self.global_bytes_per_token * context_tokens
+            + self.local_bytes_per_token * local_tokens
+            + self.state_bytes
+        )
+
+    @property
+    def grows_with_context(self) -> bool:
+        return self.global_bytes_per_token > 0 or (self.local_bytes_per_token > 0 and self.window_tokens > 0)
+
+    def scaled(self, factor: float) -> KVShape:
+        """The same cache at another element width: attention entries scale, recurrent state does not."""
+        return KVShape(
+            global_bytes_per_token=self.global_bytes_per_token * factor,
+            local_bytes_per_token=self.local_bytes_per_token * factor,
+            window_tokens=self.window_tokens,
+            state_bytes=self.state_bytes,
+        )
+
+    def max_context_within(self, budget_bytes: float) -> int | None:
+        """The largest integer L >= 0 with K(L) <= budget; -1 when even L = 0 exceeds it; None when
+        K never exceeds it. The closed form is checked against K itself so rounding cannot overshoot.
+        """
+        guess = self._inverse(budget_bytes)
+        if guess is None or guess < 0:
+            return guess
+        while guess > 0 and self.bytes_at(guess) > budget_bytes:
+            guess -= 1
+        while self.bytes_at(guess + 1) <= budget_bytes:
+            guess += 1
+        return guess
+
+    def _inverse(self, budget_bytes: float) -> int | None:
+        """K is piecewise linear and non-decreasing, so the inverse is closed form: first inside the
+        window (slope global + local), then beyond it (slope global).
+        """
+        if budget_bytes < self.state_bytes:
+            return -1
+        room = budget_bytes - self.state_bytes
+        steep = self.global_bytes_per_token + self.local_bytes_per_token
+        if self.window_tokens > 0 and steep > 0:
+            at_window = steep * self.window_tokens
+            if room < at_window:
+                return math.floor(room / steep)
+            room -= at_window
+            if self.global_bytes_per_token <= 0:
+                return None
+            return self.window_tokens + math.floor(room / self.global_bytes_per_token)
+        if self.global_bytes_per_token <= 0:
+            return None
+        return math.floor(room / self.global_bytes_per_token)

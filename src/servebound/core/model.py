@@ -1,0 +1,141 @@
+"""The model adapter: the handful of quantities through which an architecture enters the bounds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from servebound.core.experts import ExpertTraffic, distinct_experts
+from servebound.core.kv import KVShape
+
+
+@dataclass(frozen=True)
+class Experts:
+    """E routed experts, k chosen per token."""
+
+    routed: int
+    per_token: int
+
+
+@dataclass(frozen=True)
+class Weights:
+    """The audited byte form of the weights; the parameter form converts into it.
+
+    ``embedding_bytes``: untied input embedding, resident but not swept (only selected rows are read).
+    ``always_on_bytes``: swept every iteration whatever the routing (attention, norms, router, dense and
+    shared-expert MLPs, output head). ``expert_bytes``: one routed expert. ``resident_bytes``: W_resident.
+    ``bytes_per_param`` is e_w when the weights came from the parameter form, else None.
+    """
+
+    embedding_bytes: float
+    always_on_bytes: float
+    expert_bytes: float = 0.0
+    experts: Experts | None = None
+    resident_bytes: float | None = None
+    bytes_per_param: float | None = None
+
+    @classmethod
+    def from_params(
+        cls,
+        *,
+        bytes_per_param: float,
+        total_params: float,
+        active_params: float,
+        embedding_params: float = 0.0,
+        experts: Experts | None = None,
+        resident_bytes: float | None = None,
+    ) -> Weights:
+        """p_expert = (P_total - P_active) / (E - k); always-on = P_active - k p_expert - P_embed."""
+        if experts is None or experts.per_token >= experts.routed:
+            expert_params = 0.0
+            always_on_params = total_params - embedding_params
+        else:
+            expert_params = (total_params - active_params) / (experts.routed - experts.per_token)
+            always_on_params = active_params - experts.per_token * expert_params - embedding_params
+        return cls(
+            embedding_bytes=embedding_params * bytes_per_param,
+            always_on_bytes=always_on_params * bytes_per_param,
+            expert_bytes=expert_params * bytes_per_param,
+            experts=experts if expert_params > 0 else None,
+            resident_bytes=resident_bytes,
+            bytes_per_param=bytes_per_param,
+        )
+
+    @property
+    def resident(self) -> float:
+        """W_resident: the given override, else embedding + always-on + E experts."""
+        if self.resident_bytes is not None:
+            return self.resident_bytes
+        routed = self.experts.routed if self.experts else 0
+        return self.embedding_bytes + self.always_on_bytes + routed * self.expert_bytes
+
+    @property
+    def active(self) -> float:
+        """W_active = W_batch(1) under minimum traffic: always-on plus k experts."""
+        per_token = self.experts.per_token if self.experts else 0
+        return self.always_on_bytes + per_token * self.expert_bytes
+
+    def batch(self, routings: ArrayLike, mode: ExpertTraffic = ExpertTraffic.EXPECTED) -> NDArray[np.float64]:
+        """W_batch(n): always-on bytes plus one expert's bytes per distinct expert touched by n routings."""
+        n = np.asarray(routings, dtype=np.float64)
+        if self.experts is None:
+            return np.full_like(n, self.always_on_bytes)
+        touched = distinct_experts(n, self.experts.routed, self.experts.per_token, mode)
+        return self.always_on_bytes + self.expert_bytes * touched
+
+
+@dataclass(frozen=True)
+class PrefillShape:
+    """The two prefill adapter entries plus the arithmetic modes the runtime selects.
+
+    a_attn(c, l) = alpha_global * (l + (c+1)/2) + alpha_local/c * sum_{j=1..c} min(l+j, w) + alpha_state.
+    """
+
+    linear_active_params: float
+    attention_global_flops_per_pair: float = 0.0
+    attention_local_flops_per_pair: float = 0.0
+    attention_window_tokens: int = 0
+    attention_state_flops_per_token: float = 0.0
+    kv_write_bytes_per_token: float = 0.0
+    linear_mode: str = "bf16"
+    attention_mode: str = "bf16"
+
+
+@dataclass(frozen=True)
+class ModelAdapter:
+    """Adapter(M) = [W_resident, W_batch(n), K_alloc(L), K_read(L), rho, P_lin,active, a_attn].
+
+    ``kv_bytes_per_element`` records the cache element width the KV bytes were given at (2 for bf16),
+    so a workload can ask for another KV precision. ``context_limit_tokens`` is the model's trained
+    context (max_position_embeddings), used to bound prompt-length ranges.
+    """
+
+    id: str
+    name: str
+    weights: Weights
+    kv_alloc: KVShape
+    kv_read: KVShape
+    prefill: PrefillShape | None = None
+    context_limit_tokens: int | None = None
+    weight_precision: str | None = None
+    kv_precision: str | None = None
+    kv_bytes_per_element: float | None = None
+    sources: dict[str, str] = field(default_factory=dict, compare=False)
+
+    def with_kv_scale(self, factor: float, precision: str | None) -> ModelAdapter:
+        """The same model with its attention cache entries scaled to another element width."""
+        prefill = self.prefill
+        if prefill is not None:
+            prefill = replace(prefill, kv_write_bytes_per_token=prefill.kv_write_bytes_per_token * factor)
+        return replace(
+            self,
+            kv_alloc=self.kv_alloc.scaled(factor),
+            kv_read=self.kv_read.scaled(factor),
+            prefill=prefill,
+            kv_precision=precision,
+            kv_bytes_per_element=(
+                self.kv_bytes_per_element * factor if self.kv_bytes_per_element is not None else None
+            ),
+        )

@@ -1,0 +1,55 @@
+"""The workload: the stated assumptions that move every result."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from servebound.core.experts import ExpertTraffic
+from servebound.core.model import ModelAdapter
+
+#: The derivation's defaults (the original calculator's): O = 8 GB, L_alloc = 100k, L_read = 32k, r* = 20.
+DEFAULT_OVERHEAD_BYTES = 8e9
+DEFAULT_ALLOC_CONTEXT_TOKENS = 100_000
+DEFAULT_READ_CONTEXT_TOKENS = 32_000
+DEFAULT_FLOOR_TOK_PER_S = 20.0
+
+#: The batch search never goes beyond this many sessions. Memory stops bounding the batch when the
+#: per-session cache does not grow (recurrent state only, or no cache at all); past this point compute,
+#: kernels and the scheduler decide, and the report says so instead of printing infinity.
+MAX_BATCH = 1_000_000_000
+
+
+@dataclass(frozen=True)
+class Speculation:
+    """Speculative decoding: a draft proposes ``draft_tokens`` (gamma) tokens a step; the target
+    verifies them in one pass and emits ``tokens_per_step`` (rho) per session per iteration."""
+
+    draft: ModelAdapter
+    draft_tokens: int
+    tokens_per_step: float
+    acceptance: float | None = None
+
+    @staticmethod
+    def rho_from_acceptance(acceptance: float, draft_tokens: int) -> float:
+        """rho = (1 - alpha^(gamma+1)) / (1 - alpha), and gamma + 1 at alpha = 1."""
+        if acceptance >= 1.0:
+            return float(draft_tokens + 1)
+        return float((1.0 - acceptance ** (draft_tokens + 1)) / (1.0 - acceptance))
+
+
+@dataclass(frozen=True)
+class Workload:
+    """O, L_alloc, L_read, r*, an optional forced batch, the expert-traffic mode and speculation."""
+
+    overhead_bytes: float = DEFAULT_OVERHEAD_BYTES
+    alloc_context_tokens: int = DEFAULT_ALLOC_CONTEXT_TOKENS
+    read_context_tokens: int = DEFAULT_READ_CONTEXT_TOKENS
+    floor_tok_per_s: float = DEFAULT_FLOOR_TOK_PER_S
+    forced_batch: int | None = None
+    expert_traffic: ExpertTraffic = ExpertTraffic.EXPECTED
+    speculation: Speculation | None = None
+
+    @property
+    def tokens_per_step(self) -> float:
+        """rho: 1 for ordinary decoding."""
+        return self.speculation.tokens_per_step if self.speculation else 1.0
