@@ -1,0 +1,1 @@
+"""Importers: real model files (config.json, safetensors headers, GGUF metadata) to adapter form."""
