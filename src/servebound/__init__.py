@@ -1,1 +1,43 @@
-"""servebound: how fast can this machine serve this LLM? Ceilings from first principles."""
+"""servebound: how fast can this machine serve this LLM? Ceilings from first principles.
+
+The public API::
+
+    from servebound import decode, load_hardware, load_model, make_workload
+    result = decode("nvidia-dgx-spark", "my-model.toml", make_workload(read_context=8000))
+    result.aggregate_tok_per_s, result.batch_star, result.verdict
+"""
+
+from servebound.api import decode, load_hardware, load_model, make_workload, with_kv_precision
+from servebound.core.decode import BatchLimit, DecodeResult, Forced, Remedies, Verdict, curve
+from servebound.core.experts import ExpertTraffic, expected_distinct_experts
+from servebound.core.hardware import Hardware
+from servebound.core.kv import KVShape
+from servebound.core.model import Experts, ModelAdapter, PrefillShape, Weights
+from servebound.core.workload import MAX_BATCH, Speculation, Workload
+from servebound.errors import InputError
+
+__all__ = [
+    "MAX_BATCH",
+    "BatchLimit",
+    "DecodeResult",
+    "ExpertTraffic",
+    "Experts",
+    "Forced",
+    "Hardware",
+    "InputError",
+    "KVShape",
+    "ModelAdapter",
+    "PrefillShape",
+    "Remedies",
+    "Speculation",
+    "Verdict",
+    "Weights",
+    "Workload",
+    "curve",
+    "decode",
+    "expected_distinct_experts",
+    "load_hardware",
+    "load_model",
+    "make_workload",
+    "with_kv_precision",
+]

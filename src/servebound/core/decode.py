@@ -225,7 +225,7 @@ def decode(hardware: Hardware, model: ModelAdapter, workload: Workload | None = 
 
     # b_rate: the closed-form necessary condition with W_active, ordinary decoding with positive K_read.
     batch_rate: int | None = None
-    if spec is None and traffic.kv_read > 0:
+    if spec is None and traffic.kv_read > 0 and floor > 0:
         batch_rate = max(0, math.floor((bandwidth / floor - w_active) / traffic.kv_read))
 
     def clears(batch: int) -> bool:
@@ -315,7 +315,7 @@ def _floor_remedies(
     floor = workload.floor_tok_per_s
     max_read: int | None = None
     if workload.speculation is None:
-        budget = bandwidth / floor - float(model.weights.batch(1, workload.expert_traffic))
+        budget = (bandwidth / floor if floor > 0 else math.inf) - float(model.weights.batch(1, workload.expert_traffic))
         found = model.kv_read.max_context_within(budget)
         max_read = found if found is not None and found >= 0 else None
     return Remedies(

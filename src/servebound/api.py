@@ -1,0 +1,124 @@
+"""The Python API: typed entry points a notebook can call in a loop. The CLI is a thin layer on top."""
+
+from __future__ import annotations
+
+import math
+
+from servebound.core.decode import DecodeResult
+from servebound.core.decode import decode as _decode
+from servebound.core.experts import ExpertTraffic
+from servebound.core.formats import KV_FORMATS
+from servebound.core.hardware import Hardware
+from servebound.core.model import ModelAdapter
+from servebound.core.workload import (
+    DEFAULT_ALLOC_CONTEXT_TOKENS,
+    DEFAULT_FLOOR_TOK_PER_S,
+    DEFAULT_OVERHEAD_BYTES,
+    DEFAULT_READ_CONTEXT_TOKENS,
+    Speculation,
+    Workload,
+)
+from servebound.errors import InputError
+from servebound.resolve import resolve_hardware, resolve_model
+
+GB = 1e9
+
+
+def load_hardware(ref: str | Hardware) -> Hardware:
+    """A hardware file path (TOML/JSON), a catalog id, or an ``NxID`` system; records pass through."""
+    return ref if isinstance(ref, Hardware) else resolve_hardware(ref)
+
+
+def load_model(ref: str | ModelAdapter, *, kv_precision: str | None = None) -> ModelAdapter:
+    """A model file path or a catalog id; optionally re-expressed at another KV cache precision."""
+    model = ref if isinstance(ref, ModelAdapter) else resolve_model(ref)
+    return with_kv_precision(model, kv_precision) if kv_precision else model
+
+
+def with_kv_precision(model: ModelAdapter, precision: str) -> ModelAdapter:
+    """The model's attention cache at another element width (recurrent state keeps its own)."""
+    if precision not in KV_FORMATS:
+        raise InputError("kv_precision", f"unknown precision {precision!r}; use one of {', '.join(KV_FORMATS)}")
+    if model.kv_bytes_per_element is None:
+        raise InputError(
+            "kv_precision",
+            f"model {model.id!r} does not say its KV element width ([kv] precision); "
+            "set it in the model file to rescale the cache",
+        )
+    factor = KV_FORMATS[precision].bytes_per_element / model.kv_bytes_per_element
+    return model.with_kv_scale(factor, precision)
+
+
+def _finite(field: str, value: float, *, minimum: float = 0.0, strict: bool = False) -> float:
+    if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
+        raise InputError(field, f"must be a finite number (got {value!r})")
+    if value < minimum or (strict and value <= minimum):
+        raise InputError(field, f"must be {'>' if strict else '>='} {minimum:g} (got {value:g})")
+    return float(value)
+
+
+def make_workload(
+    *,
+    overhead_gb: float = DEFAULT_OVERHEAD_BYTES / GB,
+    alloc_context: int = DEFAULT_ALLOC_CONTEXT_TOKENS,
+    read_context: int = DEFAULT_READ_CONTEXT_TOKENS,
+    floor_tok_s: float = DEFAULT_FLOOR_TOK_PER_S,
+    batch: int | None = None,
+    expert_traffic: str | ExpertTraffic = ExpertTraffic.EXPECTED,
+    draft: ModelAdapter | None = None,
+    draft_tokens: int | None = None,
+    acceptance: float | None = None,
+    tokens_per_step: float | None = None,
+) -> Workload:
+    """A validated Workload from edge units (GB, tokens, tok/s). Every bad value is an InputError."""
+    _finite("overhead_gb", overhead_gb)
+    for field, value in (("alloc_context", alloc_context), ("read_context", read_context)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise InputError(field, f"must be a whole number of tokens >= 1 (got {value!r})")
+    if read_context > alloc_context:
+        raise InputError(
+            "read_context",
+            f"{read_context} exceeds alloc_context {alloc_context}: a session cannot read more than it reserves",
+        )
+    _finite("floor", floor_tok_s)
+    if batch is not None and (not isinstance(batch, int) or isinstance(batch, bool) or batch < 1):
+        raise InputError("batch", f"must be a whole number >= 1 (got {batch!r})")
+    try:
+        mode = ExpertTraffic(expert_traffic)
+    except ValueError:
+        raise InputError("expert_traffic", f"use 'expected' or 'minimum' (got {expert_traffic!r})") from None
+    speculation = None
+    if draft is not None:
+        if draft_tokens is None or draft_tokens < 1:
+            raise InputError("draft_tokens", "speculative decoding needs --draft-tokens >= 1")
+        if (acceptance is None) == (tokens_per_step is None):
+            raise InputError("acceptance", "give exactly one of --acceptance (alpha) or --tokens-per-step (rho)")
+        if acceptance is not None:
+            _finite("acceptance", acceptance)
+            if acceptance > 1:
+                raise InputError("acceptance", f"is a probability in [0, 1] (got {acceptance:g})")
+            rho = Speculation.rho_from_acceptance(acceptance, draft_tokens)
+        else:
+            assert tokens_per_step is not None
+            rho = _finite("tokens_per_step", tokens_per_step)
+            if not 1 <= rho <= draft_tokens + 1:
+                raise InputError("tokens_per_step", f"rho must lie in [1, draft_tokens + 1 = {draft_tokens + 1}] (got {rho:g})")
+        speculation = Speculation(draft=draft, draft_tokens=draft_tokens, tokens_per_step=rho, acceptance=acceptance)
+    elif draft_tokens is not None or acceptance is not None or tokens_per_step is not None:
+        raise InputError("draft", "--draft-tokens, --acceptance and --tokens-per-step need a draft model (--draft)")
+    return Workload(
+        overhead_bytes=overhead_gb * GB,
+        alloc_context_tokens=alloc_context,
+        read_context_tokens=read_context,
+        floor_tok_per_s=floor_tok_s,
+        forced_batch=batch,
+        expert_traffic=mode,
+        speculation=speculation,
+    )
+
+
+def decode(
+    hardware: str | Hardware, model: str | ModelAdapter, workload: Workload | None = None
+) -> DecodeResult:
+    """Decode ceilings for a hardware and model (records, file paths or catalog ids) under a workload."""
+    return _decode(load_hardware(hardware), load_model(model), workload or Workload())

@@ -1,0 +1,121 @@
+"""The Typer app, the options decode and prefill share, and output helpers."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from servebound.api import load_model, make_workload
+from servebound.core.experts import ExpertTraffic
+from servebound.core.workload import (
+    DEFAULT_ALLOC_CONTEXT_TOKENS,
+    DEFAULT_FLOOR_TOK_PER_S,
+    DEFAULT_OVERHEAD_BYTES,
+    DEFAULT_READ_CONTEXT_TOKENS,
+    Workload,
+)
+
+app = typer.Typer(
+    name="servebound",
+    help="How fast can this machine serve this LLM? Ceilings from first principles.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+
+@app.callback()
+def _root() -> None:
+    """How fast can this machine serve this LLM? Ceilings from first principles."""
+
+
+console = Console(highlight=False, soft_wrap=False)
+
+HardwareOpt = Annotated[str, typer.Option("--hardware", "-H", help="Hardware file (TOML/JSON), catalog id or NxID.")]
+ModelOpt = Annotated[str, typer.Option("--model", "-m", help="Model file (TOML/JSON) or catalog id.")]
+OverheadOpt = Annotated[
+    float, typer.Option("--overhead-gb", help="O: runtime memory overhead in GB, subtracted from capacity once.")
+]
+AllocOpt = Annotated[int, typer.Option("--alloc-context", help="L_alloc: tokens of KV reserved per session.")]
+ReadOpt = Annotated[int, typer.Option("--read-context", help="L_read: average tokens of context read per step.")]
+FloorOpt = Annotated[float, typer.Option("--floor", help="r*: minimum useful tok/s per session.")]
+ExpertOpt = Annotated[
+    ExpertTraffic,
+    typer.Option("--expert-traffic", help="expected: m(n) estimate; minimum: k experts, a guaranteed bound."),
+]
+KVPrecisionOpt = Annotated[
+    str | None, typer.Option("--kv-precision", help="Re-express the cache at bf16, fp16, fp8, q8_0, q4_0 or fp32.")
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (the contract's fields).")]
+
+DEFAULT_OVERHEAD_GB = DEFAULT_OVERHEAD_BYTES / 1e9
+DEFAULT_ALLOC = DEFAULT_ALLOC_CONTEXT_TOKENS
+DEFAULT_READ = DEFAULT_READ_CONTEXT_TOKENS
+DEFAULT_FLOOR = DEFAULT_FLOOR_TOK_PER_S
+
+
+def build_workload(
+    *,
+    overhead_gb: float,
+    alloc_context: int,
+    read_context: int,
+    floor: float,
+    batch: int | None = None,
+    expert_traffic: ExpertTraffic = ExpertTraffic.EXPECTED,
+    draft: str | None = None,
+    draft_tokens: int | None = None,
+    acceptance: float | None = None,
+    tokens_per_step: float | None = None,
+    kv_precision: str | None = None,
+) -> Workload:
+    """One place where decode and prefill flags become a validated Workload."""
+    draft_model = load_model(draft, kv_precision=kv_precision) if draft else None
+    return make_workload(
+        overhead_gb=overhead_gb,
+        alloc_context=alloc_context,
+        read_context=read_context,
+        floor_tok_s=floor,
+        batch=batch,
+        expert_traffic=expert_traffic,
+        draft=draft_model,
+        draft_tokens=draft_tokens,
+        acceptance=acceptance,
+        tokens_per_step=tokens_per_step,
+    )
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    return value
+
+
+def print_json(obj: dict[str, Any]) -> None:
+    """Strict JSON on stdout: never NaN or Infinity."""
+    sys.stdout.write(json.dumps(_clean(obj), indent=2, allow_nan=False) + "\n")
+
+
+def fmt_rate(value: float | None, unit: str = "tok/s") -> str:
+    if value is None:
+        return "n/a"
+    if value >= 100:
+        return f"{value:,.0f} {unit}"
+    return f"{value:,.1f} {unit}"
+
+
+def fmt_gb(value_bytes: float | None) -> str:
+    return "n/a" if value_bytes is None else f"{value_bytes / 1e9:,.3f} GB"
+
+
+def fmt_int(value: int | None) -> str:
+    return "n/a" if value is None else f"{value:,}"

@@ -1,0 +1,127 @@
+"""`servebound decode`: the decode ceilings report."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from servebound.api import decode, load_hardware, load_model
+from servebound.cli.app import (
+    DEFAULT_ALLOC,
+    DEFAULT_FLOOR,
+    DEFAULT_OVERHEAD_GB,
+    DEFAULT_READ,
+    AllocOpt,
+    ExpertOpt,
+    FloorOpt,
+    HardwareOpt,
+    JsonOpt,
+    KVPrecisionOpt,
+    ModelOpt,
+    OverheadOpt,
+    ReadOpt,
+    app,
+    build_workload,
+    console,
+    fmt_gb,
+    fmt_int,
+    fmt_rate,
+    print_json,
+)
+from servebound.core.decode import DecodeResult
+from servebound.core.experts import ExpertTraffic
+from servebound.report import decode_json, decode_notes, workload_assumptions
+
+VERDICT_TEXT = {
+    "floor_fit": "fits, and a batch clears the floor",
+    "no_floor": "fits, but no batch satisfies the floor",
+    "no_session_fit": "weights fit, but no session fits",
+    "no_resident_fit": "does not fit in memory",
+}
+
+
+@app.command("decode")
+def decode_command(
+    hardware: HardwareOpt,
+    model: ModelOpt,
+    overhead_gb: OverheadOpt = DEFAULT_OVERHEAD_GB,
+    alloc_context: AllocOpt = DEFAULT_ALLOC,
+    read_context: ReadOpt = DEFAULT_READ,
+    floor: FloorOpt = DEFAULT_FLOOR,
+    batch: Annotated[int | None, typer.Option("--batch", help="Force the concurrency to B sessions.")] = None,
+    expert_traffic: ExpertOpt = ExpertTraffic.EXPECTED,
+    kv_precision: KVPrecisionOpt = None,
+    draft: Annotated[
+        str | None, typer.Option("--draft", help="Speculative decoding: the draft model (file or catalog id).")
+    ] = None,
+    draft_tokens: Annotated[int | None, typer.Option("--draft-tokens", help="gamma: tokens drafted per step.")] = None,
+    acceptance: Annotated[
+        float | None, typer.Option("--acceptance", help="alpha: per-token acceptance; rho = (1-a^(g+1))/(1-a).")
+    ] = None,
+    tokens_per_step: Annotated[
+        float | None, typer.Option("--tokens-per-step", help="rho: tokens emitted per session per step, given directly.")
+    ] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Decode ceilings: does it fit, one session's speed, useful aggregate across sessions."""
+    hw = load_hardware(hardware)
+    mdl = load_model(model, kv_precision=kv_precision)
+    workload = build_workload(
+        overhead_gb=overhead_gb,
+        alloc_context=alloc_context,
+        read_context=read_context,
+        floor=floor,
+        batch=batch,
+        expert_traffic=expert_traffic,
+        draft=draft,
+        draft_tokens=draft_tokens,
+        acceptance=acceptance,
+        tokens_per_step=tokens_per_step,
+        kv_precision=kv_precision,
+    )
+    result = decode(hw, mdl, workload)
+    if json_out:
+        print_json(decode_json(result))
+    else:
+        render_decode(result)
+
+
+def render_decode(result: DecodeResult) -> None:
+    """The human report: the gates, the ceilings, the notes, the assumptions."""
+    r = result
+    hw = r.hardware
+    console.print(f"[bold]{r.model.name}[/bold] on [bold]{hw.name}[/bold]: {VERDICT_TEXT[r.verdict.value]}")
+    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+    table.add_column("quantity")
+    table.add_column("value", justify="right")
+    table.add_column("how")
+    table.add_row("capacity C", fmt_gb(hw.memory_bytes), hw.provenance)
+    table.add_row("bandwidth R", f"{hw.bandwidth_bytes_per_s / 1e9:,.1f} GB/s", hw.provenance)
+    table.add_row("W_resident", fmt_gb(r.resident_bytes), "weights held in memory")
+    table.add_row("W_active", fmt_gb(r.weight_active_bytes), "W_batch(1) at minimum expert traffic")
+    table.add_row("resident margin", fmt_gb(r.resident_margin_bytes), "C - W_resident - O")
+    table.add_row("K_alloc", fmt_gb(r.kv_alloc_bytes), f"per session at {r.workload.alloc_context_tokens:,} tokens")
+    table.add_row("K_read", fmt_gb(r.kv_read_bytes), f"per token at {r.workload.read_context_tokens:,} tokens")
+    table.add_row("b_mem", fmt_int(r.batch_mem) + (" (cap)" if r.batch_mem_capped else ""), "floor(margin / K_alloc)")
+    table.add_row("b_rate", fmt_int(r.batch_rate), "floor((R/r* - W_active) / K_read), necessary")
+    table.add_row("b*", fmt_int(r.batch_star), f"limited by {r.batch_limited_by.value}" if r.batch_limited_by else "")
+    table.add_row("single session", fmt_rate(r.single_session_tok_per_s), "R / (W_batch(1) + K_read)")
+    table.add_row("aggregate at b*", fmt_rate(r.aggregate_tok_per_s), "KV-aware: R / (W_batch(b*)/b* + K_read)")
+    table.add_row("per session at b*", fmt_rate(r.per_session_tok_per_s), f"floor r* = {r.workload.floor_tok_per_s:g}")
+    table.add_row("memory-power", fmt_rate(r.memory_power_tok_per_s), "D/(K_alloc W_active) (1 - (W_res+O)/C)")
+    table.add_row("large-memory limit", fmt_rate(r.large_memory_limit_tok_per_s), "D/(K_alloc W_active)")
+    if r.forced is not None:
+        f = r.forced
+        table.add_row(
+            f"forced batch {f.batch:,}",
+            fmt_rate(f.aggregate_tok_per_s),
+            f"{fmt_rate(f.per_session_tok_per_s)}/session, "
+            f"{'clears' if f.clears_floor else 'below'} floor{'' if f.fits_memory else ', does not fit'}",
+        )
+    console.print(table)
+    for note in decode_notes(r):
+        console.print(f"- {note}")
+    assumptions = workload_assumptions(r, r.workload, hardware=hw, model=r.model)
+    console.print("[bold]assumptions[/bold]: " + "; ".join(f"{k}={v}" for k, v in assumptions.items()))

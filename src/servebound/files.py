@@ -1,0 +1,408 @@
+"""Hardware and model files (TOML, or JSON with the same keys): validated once, here, at the boundary.
+
+The schemas are the contract's keys (see CONTRACT.md) plus a few optional keys of our own, which the
+README lists. Every problem becomes an InputError naming the dotted field path and the fix.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import tomli_w
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from servebound.core.formats import KV_FORMATS
+from servebound.core.hardware import ARITHMETIC_MODES, Hardware
+from servebound.core.kv import KVShape
+from servebound.core.model import Experts, ModelAdapter, PrefillShape, Weights
+from servebound.errors import InputError
+
+GB = 1e9
+TFLOPS = 1e12
+MAX_FILE_BYTES = 4_000_000
+
+Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+Count = Annotated[int, Field(ge=0)]
+Slug = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=120)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ComputeFile(_Strict):
+    fp4: Positive | None = None
+    fp8: Positive | None = None
+    int8: Positive | None = None
+    bf16: Positive | None = None
+    fp16: Positive | None = None
+    fp32: Positive | None = None
+
+
+class HardwareFile(_Strict):
+    """The contract's hardware file, plus provenance keys written by `servebound measure`."""
+
+    id: Slug | None = None
+    name: str = Field(min_length=1, max_length=200)
+    memory_gb: Positive
+    bandwidth_gb_per_s: Positive
+    compute_tflops: ComputeFile = ComputeFile()
+    provenance: Literal["peak", "measured"] = "peak"
+    measured_on: str | None = None
+    method: str | None = None
+    measurement: dict[str, float | int | str | bool] | None = None
+    sources: dict[str, str] | None = None
+
+    def to_hardware(self) -> Hardware:
+        rates = {mode: value * TFLOPS for mode, value in self.compute_tflops.model_dump().items() if value}
+        return Hardware(
+            id=self.id or _slug(self.name),
+            name=self.name,
+            memory_bytes=self.memory_gb * GB,
+            bandwidth_bytes_per_s=self.bandwidth_gb_per_s * GB,
+            compute_flop_per_s=rates,
+            provenance=self.provenance,
+            sources=self.sources or {},
+        )
+
+
+class WeightsFile(_Strict):
+    """Either the parameter form (bytes_per_param with counts) or the audited byte form."""
+
+    bytes_per_param: Positive | None = None
+    total_params: Positive | None = None
+    active_params: Positive | None = None
+    embedding_params: NonNegative = 0.0
+    embedding_bytes: NonNegative | None = None
+    always_on_bytes: NonNegative | None = None
+    expert_bytes: NonNegative | None = None
+    resident_gb: Positive | None = None
+    precision: str | None = Field(default=None, max_length=40)
+
+    @model_validator(mode="after")
+    def _one_form(self) -> WeightsFile:
+        param_keys = ("bytes_per_param", "total_params")
+        byte_keys = ("always_on_bytes",)
+        has_params = any(getattr(self, k) is not None for k in (*param_keys, "active_params"))
+        has_bytes = any(getattr(self, k) is not None for k in ("embedding_bytes", "always_on_bytes", "expert_bytes"))
+        if has_params and has_bytes:
+            raise ValueError(
+                "give either the parameter form (bytes_per_param, total_params, active_params) "
+                "or the byte form (embedding_bytes, always_on_bytes, expert_bytes), not both"
+            )
+        if not has_params and not has_bytes:
+            raise ValueError("missing: give bytes_per_param and total_params, or always_on_bytes")
+        missing = [k for k in (param_keys if has_params else byte_keys) if getattr(self, k) is None]
+        if missing:
+            raise ValueError(f"missing key {missing[0]!r}")
+        if has_params:
+            assert self.total_params is not None
+            active = self.active_params if self.active_params is not None else self.total_params
+            if active > self.total_params:
+                raise ValueError(f"active_params ({active:g}) must not exceed total_params ({self.total_params:g})")
+            if self.embedding_params > active:
+                raise ValueError(
+                    f"embedding_params ({self.embedding_params:g}) must not exceed active_params ({active:g})"
+                )
+        return self
+
+
+class ExpertsFile(_Strict):
+    routed: Annotated[int, Field(ge=1)]
+    per_token: Annotated[int, Field(ge=1)]
+
+    @model_validator(mode="after")
+    def _k_le_e(self) -> ExpertsFile:
+        if self.per_token > self.routed:
+            raise ValueError(f"per_token ({self.per_token}) must not exceed routed ({self.routed})")
+        return self
+
+
+class KVPartFile(_Strict):
+    global_bytes_per_token: NonNegative = 0.0
+    local_bytes_per_token: NonNegative = 0.0
+    window: Count = 0
+    state_bytes: NonNegative = 0.0
+
+    def to_shape(self) -> KVShape:
+        return KVShape(self.global_bytes_per_token, self.local_bytes_per_token, self.window, self.state_bytes)
+
+
+class KVFile(_Strict):
+    precision: str | None = None
+    alloc: KVPartFile
+    read: KVPartFile | None = None
+
+    @model_validator(mode="after")
+    def _known_precision(self) -> KVFile:
+        if self.precision is not None and self.precision not in KV_FORMATS:
+            raise ValueError(f"unknown precision {self.precision!r}; known: {', '.join(KV_FORMATS)}")
+        return self
+
+
+class PrefillFile(_Strict):
+    linear_active_params: Positive
+    attention_global_flops_per_pair: NonNegative = 0.0
+    attention_local_flops_per_pair: NonNegative = 0.0
+    attention_window: Count = 0
+    attention_state_flops_per_token: NonNegative = 0.0
+    kv_write_bytes_per_token: NonNegative = 0.0
+    linear_mode: str = "bf16"
+    attention_mode: str = "bf16"
+
+    @model_validator(mode="after")
+    def _known_modes(self) -> PrefillFile:
+        for key in ("linear_mode", "attention_mode"):
+            if getattr(self, key) not in ARITHMETIC_MODES:
+                raise ValueError(
+                    f"{key} {getattr(self, key)!r} is not an arithmetic mode; use one of {', '.join(ARITHMETIC_MODES)}"
+                )
+        return self
+
+
+class SourceFile(_Strict):
+    kind: str | None = None
+    path: str | None = None
+    repository: str | None = None
+    revision: str | None = None
+    url: str | None = None
+
+
+class ModelFile(_Strict):
+    """The contract's model file (adapter form), plus optional provenance keys of our own."""
+
+    id: Slug | None = None
+    name: str = Field(min_length=1, max_length=200)
+    context_limit: Annotated[int, Field(ge=1)] | None = None
+    weights: WeightsFile
+    experts: ExpertsFile | None = None
+    kv: KVFile
+    prefill: PrefillFile | None = None
+    source: SourceFile | None = None
+    audit: dict[str, float | int | str | bool] | None = None
+
+    @model_validator(mode="after")
+    def _experts_match_form(self) -> ModelFile:
+        w = self.weights
+        if self.experts is None and w.expert_bytes:
+            raise ValueError("weights.expert_bytes is set but [experts] is missing (routed, per_token)")
+        if (
+            self.experts is not None
+            and w.total_params is not None
+            and w.active_params is not None
+            and self.experts.per_token < self.experts.routed
+            and w.active_params >= w.total_params
+            and self.experts.routed > 1
+        ):
+            raise ValueError("an MoE model needs active_params below total_params")
+        return self
+
+    def to_adapter(self) -> ModelAdapter:
+        w = self.weights
+        experts = Experts(self.experts.routed, self.experts.per_token) if self.experts else None
+        resident = w.resident_gb * GB if w.resident_gb is not None else None
+        if w.bytes_per_param is not None:
+            assert w.total_params is not None
+            weights = Weights.from_params(
+                bytes_per_param=w.bytes_per_param,
+                total_params=w.total_params,
+                active_params=w.active_params if w.active_params is not None else w.total_params,
+                embedding_params=w.embedding_params,
+                experts=experts,
+                resident_bytes=resident,
+            )
+        else:
+            assert w.always_on_bytes is not None
+            weights = Weights(
+                embedding_bytes=w.embedding_bytes or 0.0,
+                always_on_bytes=w.always_on_bytes,
+                expert_bytes=w.expert_bytes or 0.0,
+                experts=experts if (w.expert_bytes or 0) > 0 else None,
+                resident_bytes=resident,
+            )
+        alloc = self.kv.alloc.to_shape()
+        read = self.kv.read.to_shape() if self.kv.read is not None else alloc
+        prefill = None
+        if self.prefill is not None:
+            p = self.prefill
+            prefill = PrefillShape(
+                linear_active_params=p.linear_active_params,
+                attention_global_flops_per_pair=p.attention_global_flops_per_pair,
+                attention_local_flops_per_pair=p.attention_local_flops_per_pair,
+                attention_window_tokens=p.attention_window,
+                attention_state_flops_per_token=p.attention_state_flops_per_token,
+                kv_write_bytes_per_token=p.kv_write_bytes_per_token,
+                linear_mode=p.linear_mode,
+                attention_mode=p.attention_mode,
+            )
+        kv_precision = self.kv.precision
+        return ModelAdapter(
+            id=self.id or _slug(self.name),
+            name=self.name,
+            weights=weights,
+            kv_alloc=alloc,
+            kv_read=read,
+            prefill=prefill,
+            context_limit_tokens=self.context_limit,
+            weight_precision=w.precision or (f"{w.bytes_per_param:g} bytes/param" if w.bytes_per_param else None),
+            kv_precision=kv_precision,
+            kv_bytes_per_element=KV_FORMATS[kv_precision].bytes_per_element if kv_precision else None,
+            sources={k: v for k, v in (self.source.model_dump() if self.source else {}).items() if v},
+        )
+
+
+def _slug(name: str) -> str:
+    out = "".join(ch if ch.isalnum() else "-" for ch in name.lower()).strip("-")
+    while "--" in out:
+        out = out.replace("--", "-")
+    return out or "unnamed"
+
+
+def _field_path(loc: tuple[int | str, ...]) -> str:
+    return ".".join(str(part) for part in loc if not str(part).startswith("function-")) or "file"
+
+
+def validation_to_input_error(error: ValidationError, prefix: str = "") -> InputError:
+    """The first pydantic problem as one InputError naming the dotted field."""
+    first = error.errors(include_url=False)[0]
+    loc = tuple(first.get("loc", ()))
+    field = _field_path(loc)
+    message = str(first.get("msg", "invalid"))
+    kind = first.get("type", "")
+    if kind == "extra_forbidden":
+        message = "unknown key (check the spelling against the README's file reference)"
+    elif kind == "missing":
+        message = "missing required key"
+    message = message.removeprefix("Value error, ")
+    if "input" in first and kind not in ("missing", "extra_forbidden") and not isinstance(first["input"], dict):
+        message += f" (got {first['input']!r})"
+    return InputError(f"{prefix}{field}" if field != "file" else prefix.rstrip(".") or "file", message)
+
+
+def read_mapping(path: Path, what: str) -> dict[str, Any]:
+    """Read a TOML or JSON file (by suffix; TOML otherwise), bounded, as a mapping."""
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise InputError(what, f"cannot read {path}: {exc.strerror or exc}") from None
+    if size > MAX_FILE_BYTES:
+        raise InputError(what, f"{path} is {size} bytes; {what} files are at most {MAX_FILE_BYTES} bytes")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(what, f"cannot read {path} as UTF-8 text: {exc}") from None
+    try:
+        data = json.loads(text, parse_constant=_reject_constant) if path.suffix.lower() == ".json" else tomllib.loads(text)
+    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise InputError(what, f"{path} is not valid {'JSON' if path.suffix.lower() == '.json' else 'TOML'}: {exc}") from None
+    except ValueError as exc:
+        raise InputError(what, f"{path}: {exc}") from None
+    if not isinstance(data, dict):
+        raise InputError(what, f"{path} must hold a table/object at the top level")
+    _reject_non_finite(data, what)
+    return data
+
+
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a number a file may hold")
+
+
+def _reject_non_finite(data: object, path: str) -> None:
+    if isinstance(data, float) and not math.isfinite(data):
+        raise InputError(path, f"must be a finite number (got {data})")
+    if isinstance(data, dict):
+        for key, value in data.items():
+            _reject_non_finite(value, f"{path}.{key}" if path not in ("hardware", "model") else str(key))
+    elif isinstance(data, list):
+        for item in data:
+            _reject_non_finite(item, path)
+
+
+def parse_hardware(data: dict[str, Any]) -> HardwareFile:
+    try:
+        return HardwareFile.model_validate(data)
+    except ValidationError as exc:
+        raise validation_to_input_error(exc, "hardware.") from None
+
+
+def parse_model(data: dict[str, Any]) -> ModelFile:
+    try:
+        return ModelFile.model_validate(data)
+    except ValidationError as exc:
+        raise validation_to_input_error(exc, "model.") from None
+
+
+def load_hardware_file(path: str | Path) -> Hardware:
+    """A hardware file (TOML or JSON) as a core Hardware record."""
+    return parse_hardware(read_mapping(Path(path), "hardware")).to_hardware()
+
+
+def load_model_file(path: str | Path) -> ModelAdapter:
+    """A model file (TOML or JSON) as a core ModelAdapter."""
+    return parse_model(read_mapping(Path(path), "model")).to_adapter()
+
+
+def model_to_mapping(model: ModelAdapter, *, audit: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The contract's model form of an adapter (byte form for the weights), ready for TOML or JSON."""
+    w = model.weights
+    weights: dict[str, Any] = {
+        "embedding_bytes": w.embedding_bytes,
+        "always_on_bytes": w.always_on_bytes,
+    }
+    if w.experts is not None:
+        weights["expert_bytes"] = w.expert_bytes
+    if w.resident_bytes is not None:
+        weights["resident_gb"] = w.resident_bytes / GB
+    if model.weight_precision:
+        weights["precision"] = model.weight_precision
+    out: dict[str, Any] = {"id": model.id, "name": model.name}
+    if model.context_limit_tokens:
+        out["context_limit"] = model.context_limit_tokens
+    out["weights"] = weights
+    if w.experts is not None:
+        out["experts"] = {"routed": w.experts.routed, "per_token": w.experts.per_token}
+    kv: dict[str, Any] = {}
+    if model.kv_precision:
+        kv["precision"] = model.kv_precision
+    kv["alloc"] = _kv_mapping(model.kv_alloc)
+    if model.kv_read != model.kv_alloc:
+        kv["read"] = _kv_mapping(model.kv_read)
+    out["kv"] = kv
+    if model.prefill is not None:
+        p = model.prefill
+        out["prefill"] = {
+            "linear_active_params": p.linear_active_params,
+            "attention_global_flops_per_pair": p.attention_global_flops_per_pair,
+            "attention_local_flops_per_pair": p.attention_local_flops_per_pair,
+            "attention_window": p.attention_window_tokens,
+            "attention_state_flops_per_token": p.attention_state_flops_per_token,
+            "kv_write_bytes_per_token": p.kv_write_bytes_per_token,
+            "linear_mode": p.linear_mode,
+            "attention_mode": p.attention_mode,
+        }
+    if model.sources:
+        out["source"] = {k: v for k, v in model.sources.items() if k in SourceFile.model_fields}
+    if audit:
+        out["audit"] = {k: v for k, v in audit.items() if v is not None}
+    return out
+
+
+def _kv_mapping(shape: KVShape) -> dict[str, Any]:
+    return {
+        "global_bytes_per_token": shape.global_bytes_per_token,
+        "local_bytes_per_token": shape.local_bytes_per_token,
+        "window": shape.window_tokens,
+        "state_bytes": shape.state_bytes,
+    }
+
+
+def dumps_model(mapping: dict[str, Any], fmt: Literal["toml", "json"] = "toml") -> str:
+    """Serialize a model mapping as TOML or JSON text."""
+    if fmt == "json":
+        return json.dumps(mapping, indent=2) + "\n"
+    return tomli_w.dumps(mapping)

@@ -1,0 +1,187 @@
+"""Views of results: the contract's JSON and the assumptions block. Formatting lives here, not in the core."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from servebound.core.decode import DecodeResult, Verdict
+from servebound.core.experts import ExpertTraffic
+from servebound.core.workload import MAX_BATCH, Workload
+
+GB = 1e9
+
+
+def hardware_json(result_hardware: Any) -> dict[str, Any]:
+    hw = result_hardware
+    return {
+        "id": hw.id,
+        "name": hw.name,
+        "memory_gb": hw.memory_bytes / GB,
+        "bandwidth_gb_per_s": hw.bandwidth_bytes_per_s / GB,
+        "compute_tflops": {mode: rate / 1e12 for mode, rate in hw.compute_flop_per_s.items()},
+        "provenance": hw.provenance,
+    }
+
+
+def workload_assumptions(result: DecodeResult | None, workload: Workload, *, hardware: Any, model: Any) -> dict[str, Any]:
+    """Every input that moves a decode or prefill result, named as the CLI flags name them."""
+    spec = workload.speculation
+    moe = model.weights.experts is not None
+    mode = workload.expert_traffic
+    estimate = (moe and mode is ExpertTraffic.EXPECTED) or hardware.provenance != "peak"
+    out: dict[str, Any] = {
+        "overhead_gb": workload.overhead_bytes / GB,
+        "alloc_context_tokens": workload.alloc_context_tokens,
+        "read_context_tokens": workload.read_context_tokens,
+        "floor_tok_s": workload.floor_tok_per_s,
+        "tokens_per_step": workload.tokens_per_step,
+        "weight_precision": model.weight_precision,
+        "kv_precision": model.kv_precision,
+        "expert_traffic": mode.value if moe else "dense (no routed experts)",
+        "reading": "estimate" if estimate else "bound",
+        "reading_why": _reading_why(moe, mode, hardware.provenance),
+        "bandwidth_source": hardware.provenance,
+        "memory_gb": hardware.memory_bytes / GB,
+        "bandwidth_gb_per_s": hardware.bandwidth_bytes_per_s / GB,
+        "decode_compute": "omitted: memory roofline only (dropping compute only loosens the ceiling)",
+        "prefix_sharing": "none: private caches per session",
+        "max_batch_searched": MAX_BATCH,
+    }
+    if workload.forced_batch is not None:
+        out["forced_batch"] = workload.forced_batch
+    if spec is not None:
+        out["speculation"] = {
+            "draft": spec.draft.id,
+            "draft_tokens": spec.draft_tokens,
+            "tokens_per_step": spec.tokens_per_step,
+            "acceptance": spec.acceptance,
+            "draft_resident_gb": spec.draft.weights.resident / GB,
+        }
+    return out
+
+
+def _reading_why(moe: bool, mode: ExpertTraffic, provenance: str) -> str:
+    parts = []
+    if moe:
+        parts.append(
+            "expected distinct experts m(n) under uniform routing (an expectation, not a minimum)"
+            if mode is ExpertTraffic.EXPECTED
+            else "routed-expert traffic at its minimum k per iteration (a guaranteed lower bound)"
+        )
+    parts.append(
+        "vendor peak bandwidth (an upper limit)" if provenance == "peak" else "measured sustained bandwidth"
+    )
+    return "; ".join(parts)
+
+
+def decode_json(result: DecodeResult) -> dict[str, Any]:
+    """The contract's `servebound decode --json` object, plus our own extra fields."""
+    forced = result.forced
+    remedies = {k: v for k, v in vars(result.remedies).items() if v not in (None, ())}
+    if "kv_precisions_that_fit" in remedies:
+        remedies["kv_precisions_that_fit"] = list(remedies["kv_precisions_that_fit"])
+    return {
+        "verdict": result.verdict.value,
+        "hardware": hardware_json(result.hardware),
+        "model": {"id": result.model.id, "name": result.model.name},
+        "resident_bytes": result.resident_bytes,
+        "resident_margin_bytes": result.resident_margin_bytes,
+        "batch_mem": result.batch_mem,
+        "batch_mem_capped": result.batch_mem_capped,
+        "batch_rate": result.batch_rate,
+        "batch_floor": result.batch_floor,
+        "kv_alloc_bytes": result.kv_alloc_bytes,
+        "kv_read_bytes": result.kv_read_bytes,
+        "weight_active_bytes": result.weight_active_bytes,
+        "single_session_tok_s": result.single_session_tok_per_s,
+        "batch_star": result.batch_star,
+        "batch_limited_by": result.batch_limited_by.value if result.batch_limited_by else None,
+        "aggregate_tok_s": result.aggregate_tok_per_s,
+        "per_session_tok_s": result.per_session_tok_per_s,
+        "bytes_per_token_at_star": result.bytes_per_token_at_star,
+        "memory_power_tok_s": result.memory_power_tok_per_s,
+        "large_memory_limit_tok_s": result.large_memory_limit_tok_per_s,
+        "forced": None
+        if forced is None
+        else {
+            "batch": forced.batch,
+            "aggregate_tok_s": forced.aggregate_tok_per_s,
+            "per_session_tok_s": forced.per_session_tok_per_s,
+            "clears_floor": forced.clears_floor,
+            "fits_memory": forced.fits_memory,
+        },
+        "remedies": remedies,
+        "notes": decode_notes(result),
+        "assumptions": workload_assumptions(result, result.workload, hardware=result.hardware, model=result.model),
+    }
+
+
+def _gb(value: float) -> str:
+    return f"{value / GB:,.2f} GB"
+
+
+def decode_notes(result: DecodeResult) -> list[str]:
+    """Plain sentences explaining the verdict and what would pass a failed gate."""
+    r = result
+    rem = r.remedies
+    w = r.workload
+    notes: list[str] = []
+    if r.verdict is Verdict.NO_RESIDENT_FIT:
+        notes.append(
+            f"Does not fit: weights {_gb(r.resident_bytes)} + overhead {_gb(w.overhead_bytes)} exceed "
+            f"capacity {_gb(r.hardware.memory_bytes)} by {_gb(-r.resident_margin_bytes)}."
+        )
+        if rem.capacity_needed_bytes is not None:
+            notes.append(
+                f"One session at {w.alloc_context_tokens:,} reserved tokens needs {_gb(rem.capacity_needed_bytes)} "
+                "of memory; a smaller weight format or a machine with that capacity would pass."
+            )
+    elif r.verdict is Verdict.NO_SESSION_FIT:
+        notes.append(
+            f"The weights fit ({_gb(r.resident_margin_bytes)} left after overhead), but one session's cache at "
+            f"{w.alloc_context_tokens:,} reserved tokens needs {_gb(r.kv_alloc_bytes)}."
+        )
+        if rem.max_alloc_context_tokens is not None:
+            notes.append(f"One session fits at up to {rem.max_alloc_context_tokens:,} reserved tokens (--alloc-context).")
+        if rem.max_overhead_bytes is not None and rem.max_overhead_bytes >= 0:
+            notes.append(f"Or with runtime overhead at most {_gb(rem.max_overhead_bytes)} (--overhead-gb).")
+        if rem.capacity_needed_bytes is not None:
+            notes.append(f"Or with {_gb(rem.capacity_needed_bytes)} of memory.")
+        if rem.kv_precisions_that_fit:
+            notes.append(f"Or with a KV cache in {', '.join(rem.kv_precisions_that_fit)} (--kv-precision).")
+    elif r.verdict is Verdict.NO_FLOOR:
+        notes.append(
+            f"Fits, but no batch satisfies the floor: batch 1 reaches {rem.batch1_tok_per_s:,.1f} tok/s, "
+            f"below {w.floor_tok_per_s:g} tok/s/session."
+        )
+        if rem.max_read_context_tokens is not None:
+            notes.append(
+                f"Batch 1 clears the floor at up to {rem.max_read_context_tokens:,} read tokens (--read-context)."
+            )
+        else:
+            notes.append("Even an empty context cannot clear the floor: the weight sweep alone is too slow.")
+        if rem.bandwidth_needed_bytes_per_s is not None:
+            notes.append(f"Or with {rem.bandwidth_needed_bytes_per_s / GB:,.1f} GB/s of bandwidth.")
+    else:
+        assert r.batch_star is not None
+        by = r.batch_limited_by.value if r.batch_limited_by else ""
+        if by == "memory":
+            notes.append(f"b* = b_mem = {r.batch_star:,}: memory bounds the batch; every fitting batch clears the floor.")
+        elif by == "floor":
+            notes.append(
+                f"b* = {r.batch_star:,}: the per-session floor bounds the batch ({r.batch_mem:,} sessions fit in memory)."
+            )
+        else:
+            notes.append(
+                f"Memory does not bound the batch (the cache does not grow with context or is tiny); the search "
+                f"stops at {MAX_BATCH:,} sessions. Compute, kernels and the scheduler bound this model, not memory: "
+                "treat the aggregate as a memory-side ceiling only."
+            )
+    if r.memory_power_tok_per_s is None and r.fits:
+        notes.append("Memory-power ceiling undefined: the reserved cache per session is zero.")
+    if r.forced is not None:
+        f = r.forced
+        state = "clears" if f.clears_floor else "does not clear"
+        fit = "" if f.fits_memory else f" Batch {f.batch:,} does not fit in memory (b_mem = {r.batch_mem or 0:,})."
+        notes.append(f"Forced batch {f.batch:,} {state} the floor at {f.per_session_tok_per_s:,.1f} tok/s/session.{fit}")
+    return notes

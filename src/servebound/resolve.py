@@ -1,0 +1,42 @@
+"""Turn what a user typed (a file path or a catalog id) into core records."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from servebound.core.hardware import Hardware
+from servebound.core.model import ModelAdapter
+from servebound.errors import InputError
+from servebound.files import load_hardware_file, load_model_file
+
+_FILE_SUFFIXES = (".toml", ".json")
+
+
+def _looks_like_file(ref: str) -> bool:
+    return ref.lower().endswith(_FILE_SUFFIXES) or "/" in ref or "\\" in ref or Path(ref).is_file()
+
+
+def resolve_hardware(ref: str, field: str = "hardware") -> Hardware:
+    """A hardware file path, a catalog id, or an NxID system of a catalog device."""
+    if _looks_like_file(ref):
+        if not Path(ref).is_file():
+            raise InputError(field, f"file {ref!r} does not exist (give a hardware file or a catalog id)")
+        return load_hardware_file(ref)
+    try:
+        from servebound.catalog.hardware import get_hardware
+    except ImportError:  # pragma: no cover - the catalog ships with the package
+        raise InputError(field, f"{ref!r} is not a file and no hardware catalog is installed") from None
+    return get_hardware(ref).hardware
+
+
+def resolve_model(ref: str, field: str = "model") -> ModelAdapter:
+    """A model file path or a catalog model id."""
+    if _looks_like_file(ref):
+        if not Path(ref).is_file():
+            raise InputError(field, f"file {ref!r} does not exist (give a model file or a catalog id)")
+        return load_model_file(ref)
+    try:
+        from servebound.catalog.models import get_model
+    except ImportError:  # pragma: no cover - the catalog ships with the package
+        raise InputError(field, f"{ref!r} is not a file and no model catalog is installed") from None
+    return get_model(ref).adapter
