@@ -1,0 +1,789 @@
+"""Prefill ceilings and time to first token, as the derivation's prefill part and calculator procedure.
+
+A setting is a batch of ``b`` prompts of ``L`` tokens pushed through in chunks of ``c`` tokens (the
+last chunk may be shorter); chunk ``i`` starts after a cached prefix ``l = i c``. Per prompt token,
+
+    q_pf(b, c, l) = W_batch(bc) / (bc) + K_read(l) / c + kappa_KV,w            (bytes)
+    a_pf(c, l)    = 2 P_lin,active + a_attn(c, l)                              (FLOP)
+    a_attn(c, l)  = alpha_global (l + (c+1)/2) + alpha_local/c sum_{j=1..c} min(l+j, w) + alpha_state
+
+and the batch needs at least
+
+    t_pf,min = max(Q_pf / R, A_linear / F_linear + A_attention / F_attention),   T_pf = b L / t_pf,min.
+
+The kernel-dependent traffic (the attention kernel's own bytes and activations) is dropped, which only
+lowers Q_pf and so keeps R / q_pf a ceiling; every result carries that assumption. So does the zero
+prefill workspace Omega_pf in the capacity gate, which only admits more settings.
+
+Three facts keep every evaluation closed-form, so a chunk of 1 over a million tokens costs the same as
+one shot, and a million prompt lengths are one numpy pass:
+
+* Total attention arithmetic does not depend on the chunking. Summed over the chunks of a prompt,
+  ``c a_attn(c, l)`` counts every token ``t = 1..L`` once, with ``t`` pairs on global layers and
+  ``min(t, w)`` on local ones, so ``A_attention = b L a_attn(L, 0)`` whatever ``c`` is.
+* The prefixes form the arithmetic sequence ``c, 2c, ...`` and K_read is piecewise linear, so the
+  summed rereads have a closed form (:func:`_summed_reread_bytes`).
+* W_batch is the same function for every chunk except a shorter last one.
+
+A first chunk has no cached prefix, so it rereads nothing (K_read(0) would otherwise charge recurrent
+state that does not exist yet); the derivation's one-shot case ``c = L, l = 0`` has no reread term.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from servebound.core.experts import ExpertTraffic
+from servebound.core.hardware import Hardware
+from servebound.core.kv import KVShape
+from servebound.core.model import ModelAdapter, PrefillShape
+from servebound.core.workload import MAX_BATCH, Workload
+from servebound.errors import InputError
+
+#: Omega_pf, the temporary prefill workspace in the capacity gate: zero in this theoretical bound.
+WORKSPACE_BYTES = 0.0
+
+Float = NDArray[np.float64]
+
+
+class PrefillVerdict(StrEnum):
+    """The first gate that fails names the verdict.
+
+    ``fits``: the setting fits memory (and the TTFT budget, when one was given).
+    ``over_budget``: it fits memory, but no fitting setting finishes within the budget; the result
+    holds the setting with the shortest wait (batch 1 when searching, the given batch otherwise).
+    ``no_batch_fit``: a given batch exceeds the largest fitting batch (the numbers are the formula's
+    at that batch, as decode's forced batch). ``no_session_fit`` and ``no_resident_fit`` as in decode.
+    """
+
+    FITS = "fits"
+    OVER_BUDGET = "over_budget"
+    NO_BATCH_FIT = "no_batch_fit"
+    NO_SESSION_FIT = "no_session_fit"
+    NO_RESIDENT_FIT = "no_resident_fit"
+
+
+class ChunkMode(StrEnum):
+    """``one_shot``: c = L, the true ceiling at fixed batch. ``policy``: a given c < L, the ceiling of
+    a scheduler that caps its chunks at c (a one-shot implementation may legitimately exceed it)."""
+
+    ONE_SHOT = "one_shot"
+    POLICY = "policy"
+
+
+class BatchMode(StrEnum):
+    """``given``: the batch was fixed by the caller. ``max``: the largest batch passing the capacity
+    gate and, with a budget, the TTFT budget (throughput never falls as the batch grows)."""
+
+    GIVEN = "given"
+    MAX = "max"
+
+
+class BoundBy(StrEnum):
+    """Which roofline sets t_pf,min (memory when compute is unavailable or the two tie)."""
+
+    MEMORY = "memory"
+    COMPUTE = "compute"
+
+
+class RangeLimit(StrEnum):
+    """What set the longest prompt length of a range."""
+
+    CONTEXT_LIMIT = "context_limit"
+    ALLOC_CONTEXT = "alloc_context"
+    MEMORY = "memory"
+
+
+@dataclass(frozen=True)
+class PrefillAssumptions:
+    """Every input that moves a prefill result, stated with it.
+
+    ``linear_flop_per_s`` / ``attention_flop_per_s`` are F_hw of the two modes, None when the hardware
+    row does not publish that mode; ``compute_available`` is False when a needed rate is missing (then
+    the combined ceiling is the memory one). ``kernel_terms_dropped``: q_attn^HBM and q_act are left
+    out of the traffic (ceiling-safe). ``is_estimate``: expected MoE routing or measured (not peak)
+    hardware rates make the result an estimate rather than a bound.
+    """
+
+    overhead_bytes: float
+    alloc_context_tokens: int
+    linear_mode: str
+    attention_mode: str
+    linear_flop_per_s: float | None
+    attention_flop_per_s: float | None
+    compute_available: bool
+    missing_modes: tuple[str, ...]
+    expert_traffic: ExpertTraffic
+    is_estimate: bool
+    hardware_provenance: str
+    workspace_bytes: float = WORKSPACE_BYTES
+    kernel_terms_dropped: bool = True
+
+
+@dataclass(frozen=True)
+class PrefillResult:
+    """The prefill ceiling for one prompt length at the chosen (or searched) setting.
+
+    Times are for the whole batch: ``time_s`` is t_pf,min, ``memory_time_s`` Q_pf / R and
+    ``compute_time_s`` A_linear / F_linear + A_attention / F_attention (None when compute is
+    unavailable). Throughputs are b L divided by those times. ``chunk_tokens`` is the width actually
+    used (a chunk at least as long as the prompt is one-shot). ``crossover_tokens`` is S*, the tokens
+    per weight sweep at which sweep time equals linear math time (None without a linear rate).
+    ``ttft_ok`` is None when no budget was given.
+    """
+
+    hardware: Hardware
+    model: ModelAdapter
+    workload: Workload
+    assumptions: PrefillAssumptions
+    verdict: PrefillVerdict
+    prompt_tokens: int
+    batch: int
+    batch_mode: BatchMode
+    chunk_tokens: int
+    chunk_mode: ChunkMode
+    chunks: int
+    resident_bytes: float
+    resident_margin_bytes: float
+    kv_alloc_bytes: float
+    batch_mem: int
+    batch_mem_capped: bool
+    memory_tok_per_s: float
+    compute_tok_per_s: float | None
+    tok_per_s: float
+    time_s: float
+    memory_time_s: float
+    compute_time_s: float | None
+    linear_time_s: float | None
+    attention_time_s: float | None
+    bound_by: BoundBy
+    traffic_bytes: float
+    weight_sweep_bytes: float
+    kv_reread_bytes: float
+    kv_write_bytes: float
+    linear_flops: float
+    attention_flops: float
+    bytes_per_token: float
+    flops_per_token: float
+    crossover_tokens: float | None
+    ttft_budget_s: float | None
+    ttft_ok: bool | None
+
+    @property
+    def admissible(self) -> bool:
+        """The setting passes every gate (memory, and the budget when one was given)."""
+        return self.verdict is PrefillVerdict.FITS
+
+
+@dataclass(frozen=True)
+class PrefillCurve:
+    """Prefill ceilings over arrays of prompt lengths (and batches), for figures and tables.
+
+    ``compute_tok_per_s`` and ``compute_time_s`` are None when a needed rate is missing.
+    ``bound_by_memory`` is True where the memory roofline sets the time. No capacity gate is applied.
+    """
+
+    prompt_tokens: NDArray[np.int64]
+    batch: NDArray[np.int64]
+    chunk_tokens: NDArray[np.int64]
+    memory_tok_per_s: Float
+    compute_tok_per_s: Float | None
+    tok_per_s: Float
+    time_s: Float
+    memory_time_s: Float
+    compute_time_s: Float | None
+    bytes_per_token: Float
+    flops_per_token: Float
+    bound_by_memory: NDArray[np.bool_]
+    assumptions: PrefillAssumptions
+
+
+@dataclass(frozen=True)
+class PrefillRange:
+    """T_pf,lo and T_pf,hi over every integer prompt length 1..``max_prompt_tokens`` at one batch,
+    one-shot, each with the length where it occurs (the shortest such length on ties).
+
+    ``max_prompt_tokens`` is the longest length that fits: the model's context limit (the workload's
+    alloc context when the model states none), cut by the capacity gate with each length reserving
+    its own cache, W_resident + O + b K_alloc(L) <= C; ``limited_by`` says which. When no length fits,
+    the verdict says why and the ceilings are None. T_pf,lo is still a ceiling at its length, never a
+    floor on what real software achieves.
+    """
+
+    assumptions: PrefillAssumptions
+    verdict: PrefillVerdict
+    batch: int
+    max_prompt_tokens: int
+    limited_by: RangeLimit
+    lo_tok_per_s: float | None
+    lo_prompt_tokens: int | None
+    lo_bound_by: BoundBy | None
+    hi_tok_per_s: float | None
+    hi_prompt_tokens: int | None
+    hi_bound_by: BoundBy | None
+
+
+# --- per-token quantities -------------------------------------------------------------------------
+
+
+def attention_flops_per_token(
+    shape: PrefillShape, chunk_tokens: ArrayLike, prefix_tokens: ArrayLike
+) -> Float:
+    """a_attn(c, l): attention FLOPs per new token of a chunk of c tokens after a cached prefix of l.
+
+    Global layers see the average attended context l + (c+1)/2; local layers cap each token's length
+    at the window before averaging: sum_{j=1..c} min(l+j, w) = u l + u(u+1)/2 + (c-u) w with
+    u = clip(w - l, 0, c) the tokens still inside the window. Closed form, vectorized.
+    """
+    c = np.asarray(chunk_tokens, dtype=np.float64)
+    prefix = np.asarray(prefix_tokens, dtype=np.float64)
+    window = float(shape.attention_window_tokens)
+    inside = np.clip(window - prefix, 0.0, c)
+    local_sum = inside * prefix + inside * (inside + 1.0) / 2.0 + (c - inside) * window
+    result: Float = (
+        shape.attention_global_flops_per_pair * (prefix + (c + 1.0) / 2.0)
+        + shape.attention_local_flops_per_pair * local_sum / c
+        + shape.attention_state_flops_per_token
+    )
+    return result
+
+
+def compute_per_prompt_token(shape: PrefillShape, chunk_tokens: ArrayLike, prefix_tokens: ArrayLike) -> Float:
+    """a_pf(c, l) = 2 P_lin,active + a_attn(c, l), FLOPs per prompt token (A_extra omitted)."""
+    per_token: Float = 2.0 * shape.linear_active_params + attention_flops_per_token(
+        shape, chunk_tokens, prefix_tokens
+    )
+    return per_token
+
+
+def traffic_per_prompt_token(
+    model: ModelAdapter,
+    batch: ArrayLike,
+    chunk_tokens: ArrayLike,
+    prefix_tokens: float,
+    expert_traffic: ExpertTraffic = ExpertTraffic.EXPECTED,
+) -> Float:
+    """q_pf(b, c, l) = W_batch(bc)/(bc) + K_read(l)/c + kappa_KV,w, bytes per prompt token.
+
+    Kernel-dependent terms are dropped (ceiling-safe). At l = 0 there is no earlier chunk and nothing
+    to reread. At c = 1, l = L_read this is decode's q_KV(b) plus the KV write term.
+    """
+    shape = _prefill_shape(model)
+    b = np.asarray(batch, dtype=np.float64)
+    c = np.asarray(chunk_tokens, dtype=np.float64)
+    reread = model.kv_read.bytes_at(prefix_tokens) if prefix_tokens > 0 else 0.0
+    per_token: Float = (
+        model.weights.batch(b * c, expert_traffic) / (b * c) + reread / c + shape.kv_write_bytes_per_token
+    )
+    return per_token
+
+
+def crossover_tokens(
+    model: ModelAdapter,
+    *,
+    linear_flop_per_s: float,
+    bandwidth_bytes_per_s: float,
+    expert_traffic: ExpertTraffic = ExpertTraffic.EXPECTED,
+) -> float | None:
+    """S*, the tokens per weight sweep where sweep time equals linear math time (attention omitted):
+    S* = W_batch(S*) F_linear / (2 P_lin,active R).
+
+    Solved as a fixed point, not with the sparsity-scaled approximation: g(S) = S - k W_batch(S) with
+    k = F / (2 P R) is convex (W_batch is concave), g(0) <= 0 and g(k W_sat) >= 0 for the saturated
+    sweep W_sat, so bisection on [0, k W_sat] finds the one positive root. For a dense model, or with
+    minimum expert traffic, W_batch is constant and S* = W_active k exactly. None when P_lin is zero.
+    """
+    shape = _prefill_shape(model)
+    if shape.linear_active_params <= 0:
+        return None
+    k = linear_flop_per_s / (2.0 * shape.linear_active_params * bandwidth_bytes_per_s)
+    weights = model.weights
+
+    def sweep(tokens: float) -> float:
+        return float(weights.batch(tokens, expert_traffic))
+
+    if weights.experts is None or expert_traffic is ExpertTraffic.MINIMUM:
+        return k * sweep(1.0)
+    saturated = weights.always_on_bytes + weights.experts.routed * weights.expert_bytes
+    lo, hi = 0.0, k * saturated
+    for _ in range(200):
+        mid = (lo + hi) / 2.0
+        if mid - k * sweep(mid) < 0.0:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-12 * hi:
+            break
+    return hi
+
+
+# --- the vectorized evaluation of settings -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Rates:
+    bandwidth: float
+    linear: float | None
+    attention: float | None
+    needs_linear: bool
+    needs_attention: bool
+
+    @property
+    def compute_available(self) -> bool:
+        return not (
+            (self.needs_linear and self.linear is None) or (self.needs_attention and self.attention is None)
+        )
+
+
+@dataclass(frozen=True)
+class _Evaluation:
+    """Totals and times for arrays of settings (b, L, c), broadcast together."""
+
+    batch: NDArray[np.int64]
+    prompt: NDArray[np.int64]
+    chunk: NDArray[np.int64]
+    chunks: NDArray[np.int64]
+    sweep_bytes: Float
+    reread_bytes: Float
+    write_bytes: Float
+    linear_flops: Float
+    attention_flops: Float
+    memory_time: Float
+    linear_time: Float | None
+    attention_time: Float | None
+
+    @property
+    def traffic_bytes(self) -> Float:
+        total: Float = self.sweep_bytes + self.reread_bytes + self.write_bytes
+        return total
+
+    @property
+    def compute_time(self) -> Float | None:
+        if self.linear_time is None or self.attention_time is None:
+            return None
+        total: Float = self.linear_time + self.attention_time
+        return total
+
+    @property
+    def time(self) -> Float:
+        compute = self.compute_time
+        return self.memory_time if compute is None else np.maximum(self.memory_time, compute)
+
+    @property
+    def tokens(self) -> Float:
+        return (self.batch * self.prompt).astype(np.float64)
+
+
+def _summed_reread_bytes(shape: KVShape, chunk: NDArray[np.int64], chunks: NDArray[np.int64]) -> Float:
+    """sum_{i=1..n-1} K_read(i c): one session's prefix rereads over n chunks of width c (the first
+    chunk rereads nothing). K = g L + local min(L, w) + state, and i c <= w exactly for i <= w // c, so
+    with k = n - 1 and p = min(k, w // c):  g c k(k+1)/2 + local (c p(p+1)/2 + w (k - p)) + state k.
+    """
+    rereads = np.maximum(chunks - 1, 0).astype(np.float64)
+    c = chunk.astype(np.float64)
+    window = shape.window_tokens
+    inside = np.minimum(rereads, (window // chunk).astype(np.float64)) if window > 0 else np.zeros_like(c)
+    total: Float = (
+        shape.global_bytes_per_token * c * rereads * (rereads + 1.0) / 2.0
+        + shape.local_bytes_per_token * (c * inside * (inside + 1.0) / 2.0 + window * (rereads - inside))
+        + shape.state_bytes * rereads
+    )
+    return total
+
+
+def _evaluate(
+    model: ModelAdapter,
+    shape: PrefillShape,
+    rates: _Rates,
+    expert_traffic: ExpertTraffic,
+    batch: ArrayLike,
+    prompt_tokens: ArrayLike,
+    chunk_tokens: ArrayLike | None,
+) -> _Evaluation:
+    b, prompt = np.broadcast_arrays(
+        np.asarray(batch, dtype=np.int64), np.asarray(prompt_tokens, dtype=np.int64)
+    )
+    chunk = prompt if chunk_tokens is None else np.minimum(np.asarray(chunk_tokens, dtype=np.int64), prompt)
+    b, prompt, chunk = np.broadcast_arrays(b, prompt, chunk)
+    full = prompt // chunk
+    last = prompt - full * chunk
+    chunks = full + (last > 0)
+    bf = b.astype(np.float64)
+    weights = model.weights
+    sweep = full * weights.batch(bf * chunk, expert_traffic)
+    sweep = sweep + np.where(last > 0, weights.batch(bf * last, expert_traffic), 0.0)
+    reread = bf * _summed_reread_bytes(model.kv_read, chunk, chunks)
+    tokens = bf * prompt
+    write = tokens * shape.kv_write_bytes_per_token
+    linear_flops = 2.0 * tokens * shape.linear_active_params
+    # Chunking never changes the total attention arithmetic: the chunk sum equals the one-shot L a_attn(L, 0).
+    attention_flops = tokens * attention_flops_per_token(shape, prompt, 0.0)
+    memory_time = (sweep + reread + write) / rates.bandwidth
+    linear_time = attention_time = None
+    if rates.compute_available:
+        linear_time = linear_flops / rates.linear if rates.linear is not None else np.zeros_like(tokens)
+        attention_time = (
+            attention_flops / rates.attention if rates.attention is not None else np.zeros_like(tokens)
+        )
+    return _Evaluation(
+        batch=b,
+        prompt=prompt,
+        chunk=chunk,
+        chunks=chunks,
+        sweep_bytes=sweep,
+        reread_bytes=reread,
+        write_bytes=write,
+        linear_flops=linear_flops,
+        attention_flops=attention_flops,
+        memory_time=memory_time,
+        linear_time=linear_time,
+        attention_time=attention_time,
+    )
+
+
+# --- public procedures ---------------------------------------------------------------------------
+
+
+def _prefill_shape(model: ModelAdapter) -> PrefillShape:
+    if model.prefill is None:
+        raise InputError(
+            "prefill",
+            f"model '{model.id}' has no [prefill] fields; add linear_active_params, the attention FLOP "
+            "coefficients and kv_write_bytes_per_token to its [prefill] table (or import it from "
+            "config.json) to compute prefill ceilings",
+        )
+    return model.prefill
+
+
+def _rates(
+    hardware: Hardware, shape: PrefillShape, linear_mode: str | None, attention_mode: str | None
+) -> tuple[_Rates, str, str]:
+    linear_mode = linear_mode or shape.linear_mode
+    attention_mode = attention_mode or shape.attention_mode
+    needs_attention = (
+        shape.attention_global_flops_per_pair > 0
+        or (shape.attention_local_flops_per_pair > 0 and shape.attention_window_tokens > 0)
+        or shape.attention_state_flops_per_token > 0
+    )
+    rates = _Rates(
+        bandwidth=hardware.bandwidth_bytes_per_s,
+        linear=hardware.compute_rate(linear_mode),
+        attention=hardware.compute_rate(attention_mode),
+        needs_linear=shape.linear_active_params > 0,
+        needs_attention=needs_attention,
+    )
+    return rates, linear_mode, attention_mode
+
+
+def _assumptions(
+    hardware: Hardware,
+    model: ModelAdapter,
+    workload: Workload,
+    rates: _Rates,
+    linear_mode: str,
+    attention_mode: str,
+) -> PrefillAssumptions:
+    missing = []
+    if rates.needs_linear and rates.linear is None:
+        missing.append(linear_mode)
+    if rates.needs_attention and rates.attention is None and attention_mode not in missing:
+        missing.append(attention_mode)
+    is_estimate = (
+        model.weights.experts is not None and workload.expert_traffic is ExpertTraffic.EXPECTED
+    ) or hardware.provenance != "peak"
+    return PrefillAssumptions(
+        overhead_bytes=workload.overhead_bytes,
+        alloc_context_tokens=workload.alloc_context_tokens,
+        linear_mode=linear_mode,
+        attention_mode=attention_mode,
+        linear_flop_per_s=rates.linear,
+        attention_flop_per_s=rates.attention,
+        compute_available=rates.compute_available,
+        missing_modes=tuple(missing),
+        expert_traffic=workload.expert_traffic,
+        is_estimate=is_estimate,
+        hardware_provenance=hardware.provenance,
+    )
+
+
+def _positive_int(field: str, value: object) -> int:
+    if isinstance(value, bool):
+        raise InputError(field, f"must be a positive integer, got {value!r}")
+    try:
+        number = operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        raise InputError(field, f"must be a positive integer, got {value!r}") from None
+    if number < 1:
+        raise InputError(field, f"must be at least 1, got {number}")
+    return int(number)
+
+
+def _batch_mem(margin: float, kv_alloc: float) -> tuple[int, bool]:
+    """b_mem = floor((C - W_resident - O - Omega_pf) / K_alloc), capped at MAX_BATCH like decode."""
+    if margin < 0:
+        return 0, False
+    if kv_alloc <= 0:
+        return MAX_BATCH, True
+    exact = math.floor(margin / kv_alloc)
+    return min(exact, MAX_BATCH), exact > MAX_BATCH
+
+
+def _largest_true(ok: Callable[[int], bool], lo: int, hi: int) -> int:
+    """Largest b in [lo, hi] with ok(b), given ok(lo) holds and ok is true then false."""
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if ok(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def prefill(
+    hardware: Hardware,
+    model: ModelAdapter,
+    prompt_tokens: int,
+    *,
+    workload: Workload | None = None,
+    batch: int | Literal["max"] = 1,
+    chunk_tokens: int | None = None,
+    ttft_budget_s: float | None = None,
+    linear_mode: str | None = None,
+    attention_mode: str | None = None,
+) -> PrefillResult:
+    """The prefill ceiling T_pf = b L / t_pf,min for prompts of ``prompt_tokens`` tokens.
+
+    ``batch``: a fixed b, or ``"max"`` for the largest b passing the capacity gate
+    W_resident + O + b K_alloc(L_alloc) + Omega_pf <= C (Omega_pf = 0) and, with ``ttft_budget_s``,
+    t_pf,min(b) <= tau* (found by bisection; t_pf,min and T_pf both rise with b). ``chunk_tokens``:
+    None (or >= L) is one-shot, the ceiling at fixed batch; a smaller chunk gives a policy ceiling.
+    ``linear_mode`` / ``attention_mode`` override the model's arithmetic modes for the rate lookups.
+
+    Each session reserves the workload's alloc context (prefill writes the cache decode then reads),
+    so the prompt must fit in it: L <= L_alloc, and L <= the model's context limit when it states one;
+    anything else is an InputError naming ``prompt_tokens``. Failing gates and a budget no setting
+    meets are verdicts in the result, never exceptions.
+    """
+    workload = workload or Workload()
+    shape = _prefill_shape(model)
+    prompt = _positive_int("prompt_tokens", prompt_tokens)
+    limit = model.context_limit_tokens
+    if limit is not None and prompt > limit:
+        raise InputError(
+            "prompt_tokens", f"{prompt} exceeds the context limit of model '{model.id}' ({limit} tokens)"
+        )
+    if prompt > workload.alloc_context_tokens:
+        raise InputError(
+            "prompt_tokens",
+            f"{prompt} exceeds the reserved context alloc_context_tokens={workload.alloc_context_tokens}; "
+            f"raise --alloc-context to at least {prompt}",
+        )
+    chunk = prompt if chunk_tokens is None else min(_positive_int("chunk_tokens", chunk_tokens), prompt)
+    if ttft_budget_s is not None and not (math.isfinite(ttft_budget_s) and ttft_budget_s > 0):
+        raise InputError("ttft_budget_s", f"must be a positive number of seconds, got {ttft_budget_s!r}")
+    searching = batch == "max"
+    given = 1 if searching else _positive_int("batch", batch)
+
+    rates, linear_mode, attention_mode = _rates(hardware, shape, linear_mode, attention_mode)
+    assumptions = _assumptions(hardware, model, workload, rates, linear_mode, attention_mode)
+    resident = model.weights.resident
+    margin = hardware.memory_bytes - resident - workload.overhead_bytes - WORKSPACE_BYTES
+    kv_alloc = model.kv_alloc.bytes_at(workload.alloc_context_tokens)
+    batch_mem, capped = _batch_mem(margin, kv_alloc)
+
+    def evaluate(b: int) -> _Evaluation:
+        return _evaluate(model, shape, rates, workload.expert_traffic, b, prompt, chunk)
+
+    def within_budget(b: int) -> bool:
+        return ttft_budget_s is None or float(evaluate(b).time[()]) <= ttft_budget_s
+
+    if margin < 0:
+        verdict, chosen = PrefillVerdict.NO_RESIDENT_FIT, given
+    elif batch_mem == 0:
+        verdict, chosen = PrefillVerdict.NO_SESSION_FIT, given
+    elif searching:
+        if not within_budget(1):
+            verdict, chosen = PrefillVerdict.OVER_BUDGET, 1
+        else:
+            verdict = PrefillVerdict.FITS
+            chosen = batch_mem if within_budget(batch_mem) else _largest_true(within_budget, 1, batch_mem)
+    elif given > batch_mem:
+        verdict, chosen = PrefillVerdict.NO_BATCH_FIT, given
+    else:
+        verdict = PrefillVerdict.FITS if within_budget(given) else PrefillVerdict.OVER_BUDGET
+        chosen = given
+
+    ev = evaluate(chosen)
+    tokens = float(ev.tokens[()])
+    time = float(ev.time[()])
+    memory_time = float(ev.memory_time[()])
+    compute_time = None if ev.compute_time is None else float(ev.compute_time[()])
+    flops = float(ev.linear_flops[()] + ev.attention_flops[()])
+    traffic = float(ev.traffic_bytes[()])
+    crossover = None
+    if rates.linear is not None:
+        crossover = crossover_tokens(
+            model,
+            linear_flop_per_s=rates.linear,
+            bandwidth_bytes_per_s=rates.bandwidth,
+            expert_traffic=workload.expert_traffic,
+        )
+    return PrefillResult(
+        hardware=hardware,
+        model=model,
+        workload=workload,
+        assumptions=assumptions,
+        verdict=verdict,
+        prompt_tokens=prompt,
+        batch=chosen,
+        batch_mode=BatchMode.MAX if searching else BatchMode.GIVEN,
+        chunk_tokens=chunk,
+        chunk_mode=ChunkMode.ONE_SHOT if chunk == prompt else ChunkMode.POLICY,
+        chunks=int(ev.chunks[()]),
+        resident_bytes=resident,
+        resident_margin_bytes=margin,
+        kv_alloc_bytes=kv_alloc,
+        batch_mem=batch_mem,
+        batch_mem_capped=capped,
+        memory_tok_per_s=tokens / memory_time,
+        compute_tok_per_s=None if compute_time is None else tokens / compute_time,
+        tok_per_s=tokens / time,
+        time_s=time,
+        memory_time_s=memory_time,
+        compute_time_s=compute_time,
+        linear_time_s=None if ev.linear_time is None else float(ev.linear_time[()]),
+        attention_time_s=None if ev.attention_time is None else float(ev.attention_time[()]),
+        bound_by=BoundBy.MEMORY if compute_time is None or memory_time >= compute_time else BoundBy.COMPUTE,
+        traffic_bytes=traffic,
+        weight_sweep_bytes=float(ev.sweep_bytes[()]),
+        kv_reread_bytes=float(ev.reread_bytes[()]),
+        kv_write_bytes=float(ev.write_bytes[()]),
+        linear_flops=float(ev.linear_flops[()]),
+        attention_flops=float(ev.attention_flops[()]),
+        bytes_per_token=traffic / tokens,
+        flops_per_token=flops / tokens,
+        crossover_tokens=crossover,
+        ttft_budget_s=ttft_budget_s,
+        ttft_ok=None if ttft_budget_s is None else time <= ttft_budget_s,
+    )
+
+
+def prefill_curve(
+    hardware: Hardware,
+    model: ModelAdapter,
+    prompt_tokens: ArrayLike,
+    *,
+    workload: Workload | None = None,
+    batch: ArrayLike = 1,
+    chunk_tokens: int | None = None,
+    linear_mode: str | None = None,
+    attention_mode: str | None = None,
+) -> PrefillCurve:
+    """Prefill ceilings over arrays of prompt lengths and batches (broadcast), vectorized.
+
+    The same evaluation as :func:`prefill` without gates or searches: every entry is the formula at
+    that (b, L, c), with ``chunk_tokens`` None for one-shot (each chunk is capped at its prompt).
+    """
+    workload = workload or Workload()
+    shape = _prefill_shape(model)
+    prompts = np.asarray(prompt_tokens, dtype=np.int64)
+    batches = np.asarray(batch, dtype=np.int64)
+    if prompts.size and prompts.min() < 1:
+        raise InputError("prompt_tokens", "every prompt length must be at least 1")
+    if batches.size and batches.min() < 1:
+        raise InputError("batch", "every batch must be at least 1")
+    chunk = None if chunk_tokens is None else _positive_int("chunk_tokens", chunk_tokens)
+    rates, linear_mode, attention_mode = _rates(hardware, shape, linear_mode, attention_mode)
+    ev = _evaluate(model, shape, rates, workload.expert_traffic, batches, prompts, chunk)
+    tokens = ev.tokens
+    compute_time = ev.compute_time
+    time = ev.time
+    return PrefillCurve(
+        prompt_tokens=ev.prompt,
+        batch=ev.batch,
+        chunk_tokens=ev.chunk,
+        memory_tok_per_s=tokens / ev.memory_time,
+        compute_tok_per_s=None if compute_time is None else tokens / compute_time,
+        tok_per_s=tokens / time,
+        time_s=time,
+        memory_time_s=ev.memory_time,
+        compute_time_s=compute_time,
+        bytes_per_token=ev.traffic_bytes / tokens,
+        flops_per_token=(ev.linear_flops + ev.attention_flops) / tokens,
+        bound_by_memory=ev.memory_time >= time,
+        assumptions=_assumptions(hardware, model, workload, rates, linear_mode, attention_mode),
+    )
+
+
+def prefill_range(
+    hardware: Hardware,
+    model: ModelAdapter,
+    *,
+    workload: Workload | None = None,
+    batch: int = 1,
+    linear_mode: str | None = None,
+    attention_mode: str | None = None,
+) -> PrefillRange:
+    """T_pf,lo and T_pf,hi, one-shot at ``batch``, over every integer prompt length that fits.
+
+    The length set is the derivation's: 1 <= L <= L_model,max (the model's context limit, else the
+    workload's alloc context) with W_resident + O + b K_alloc(L) <= C, each length reserving its own
+    cache. K_alloc never falls with L, so the set is a prefix 1..L_fit found in closed form, and the
+    ceilings over it are one vectorized pass (exact at every integer length, no sampling).
+    """
+    workload = workload or Workload()
+    shape = _prefill_shape(model)
+    b = _positive_int("batch", batch)
+    rates, linear_mode, attention_mode = _rates(hardware, shape, linear_mode, attention_mode)
+    assumptions = _assumptions(hardware, model, workload, rates, linear_mode, attention_mode)
+    if model.context_limit_tokens is not None:
+        longest, limited_by = model.context_limit_tokens, RangeLimit.CONTEXT_LIMIT
+    else:
+        longest, limited_by = workload.alloc_context_tokens, RangeLimit.ALLOC_CONTEXT
+    margin = hardware.memory_bytes - model.weights.resident - workload.overhead_bytes - WORKSPACE_BYTES
+
+    def empty(verdict: PrefillVerdict, longest_fitting: int, limit: RangeLimit) -> PrefillRange:
+        return PrefillRange(
+            assumptions, verdict, b, longest_fitting, limit, None, None, None, None, None, None
+        )
+
+    if margin < 0:
+        return empty(PrefillVerdict.NO_RESIDENT_FIT, 0, RangeLimit.MEMORY)
+    fitting = model.kv_alloc.max_context_within(margin / b)
+    if fitting is not None and fitting < longest:
+        longest, limited_by = fitting, RangeLimit.MEMORY
+    if longest < 1:
+        one_fits = model.kv_alloc.bytes_at(1) <= margin
+        return empty(
+            PrefillVerdict.NO_BATCH_FIT if one_fits else PrefillVerdict.NO_SESSION_FIT, 0, limited_by
+        )
+    lengths = np.arange(1, longest + 1, dtype=np.int64)
+    ev = _evaluate(model, shape, rates, workload.expert_traffic, b, lengths, None)
+    time = ev.time
+    throughput = ev.tokens / time
+    lo, hi = int(np.argmin(throughput)), int(np.argmax(throughput))
+
+    def bound(index: int) -> BoundBy:
+        return BoundBy.MEMORY if ev.memory_time[index] >= time[index] else BoundBy.COMPUTE
+
+    return PrefillRange(
+        assumptions=assumptions,
+        verdict=PrefillVerdict.FITS,
+        batch=b,
+        max_prompt_tokens=longest,
+        limited_by=limited_by,
+        lo_tok_per_s=float(throughput[lo]),
+        lo_prompt_tokens=lo + 1,
+        lo_bound_by=bound(lo),
+        hi_tok_per_s=float(throughput[hi]),
+        hi_prompt_tokens=hi + 1,
+        hi_bound_by=bound(hi),
+    )
