@@ -1,0 +1,627 @@
+"""The hardware catalog: sourced device rows and multi-device systems, validated once at load.
+
+The data lives in ``catalog/data/hardware.toml`` (read with importlib.resources, so it works from an
+installed wheel). Units at this edge are the contract's: decimal GB, GB/s and dense TFLOPS (TOPS for
+int8). Each row becomes a core :class:`~servebound.core.hardware.Hardware` (bytes, bytes/s, FLOP/s)
+wrapped in a :class:`CatalogHardware` that keeps the display metadata and a source per number.
+
+Ids
+    Every device and system has a lowercase slug id. A device is also found under its id without the
+    vendor prefix (``h100-sxm`` for ``nvidia-h100-sxm``) and under its explicit ``aliases``.
+    Lookups ignore case and treat spaces and underscores as hyphens.
+
+Systems
+    A ``[[system]]`` row is ``count`` identical ``member`` devices under ideal tensor/expert parallelism:
+    capacity, bandwidth and compute are the member's times the count (``Hardware.scaled``). Beyond the
+    declared systems, ``Nx-<device id>`` (for example ``3x-amd-mi300x``) names N of any catalog device,
+    1 <= N <= 1024. The hyphen is required: ``3xamd-mi300x`` is rejected with the canonical spelling
+    as the suggestion, so every system has exactly one id. Systems cannot be multiplied again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import re
+import tomllib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from types import MappingProxyType
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from servebound.core.hardware import ARITHMETIC_MODES, Hardware
+from servebound.errors import InputError
+
+GB = 1e9
+TFLOPS = 1e12
+MAX_SYSTEM_COUNT = 1024
+
+#: Device classes, as the shared hardware.tsv README defines them (``CPU`` is reserved).
+DEVICE_CLASSES: tuple[str, ...] = (
+    "datacenter GPU",
+    "workstation GPU",
+    "consumer GPU",
+    "unified-memory SoC",
+    "accelerator",
+    "CPU",
+)
+#: Classes of ``[[system]]`` rows.
+SYSTEM_CLASSES: tuple[str, ...] = ("multi-device system", "rack-scale system")
+ALL_CLASSES: tuple[str, ...] = DEVICE_CLASSES + SYSTEM_CLASSES
+
+#: Keys a ``[device.sources]`` table may hold: one per number, or ``compute`` for every compute mode.
+SOURCE_KEYS: tuple[str, ...] = ("memory_gb", "bandwidth_gb_per_s", "price_usd", "compute", *ARITHMETIC_MODES)
+
+SLUG_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+_NX_FORM = re.compile(r"^(\d+)x-(.+)$")
+_NX_NO_HYPHEN = re.compile(r"^(\d+)x([a-z].*)$")
+_VENDOR_PREFIX = re.compile(r"^[a-z0-9]+-")
+
+Finite = Annotated[float, Field(allow_inf_nan=False)]
+Mode = Literal["fp4", "fp8", "int8", "bf16", "fp16", "fp32"]
+
+
+# --------------------------------------------------------------------------------------------------
+# Schema: the file's shape. Ranges and sources are checked by the lint (catalog/lint.py), so that one
+# run reports every problem of a broken file rather than the first.
+# --------------------------------------------------------------------------------------------------
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class ComputeRow(_Strict):
+    """Dense peak rates in TFLOPS (TOPS for int8), keyed exactly as the contract's compute_tflops."""
+
+    fp4: Finite | None = None
+    fp8: Finite | None = None
+    int8: Finite | None = None
+    bf16: Finite | None = None
+    fp16: Finite | None = None
+    fp32: Finite | None = None
+
+    def present(self) -> dict[str, float]:
+        return {mode: value for mode, value in self.model_dump().items() if value is not None}
+
+
+class SourcesRow(_Strict):
+    """Where each number came from. ``compute`` backs every compute mode without its own key."""
+
+    memory_gb: str | None = None
+    bandwidth_gb_per_s: str | None = None
+    price_usd: str | None = None
+    compute: str | None = None
+    fp4: str | None = None
+    fp8: str | None = None
+    int8: str | None = None
+    bf16: str | None = None
+    fp16: str | None = None
+    fp32: str | None = None
+
+
+class DeviceRow(_Strict):
+    """One ``[[device]]`` table."""
+
+    id: str = Field(min_length=1, max_length=120)
+    name: str = Field(min_length=1, max_length=200)
+    vendor: str = Field(min_length=1, max_length=60)
+    device_class: str = Field(alias="class")
+    year: int | None = None
+    memory_gb: Finite
+    memory_type: str = Field(min_length=1, max_length=80)
+    bandwidth_gb_per_s: Finite
+    price_usd: Finite | None = None
+    provenance: Literal["peak", "measured"] = "peak"
+    sparse_halved: tuple[Mode, ...] = ()
+    derived: tuple[Mode, ...] = ()
+    aliases: tuple[str, ...] = ()
+    low_confidence: bool = False
+    notes: str = ""
+    compute_tflops: ComputeRow = ComputeRow()
+    sources: SourcesRow = SourcesRow()
+
+
+class QuotedRow(_Strict):
+    """A vendor's own aggregate for a system, kept as a cross-check against N x the member."""
+
+    memory_gb: Finite | None = None
+    bandwidth_gb_per_s: Finite | None = None
+    compute_tflops: ComputeRow = ComputeRow()
+    sparse_halved: tuple[Mode, ...] = ()
+    source: str | None = None
+
+
+class SystemRow(_Strict):
+    """One ``[[system]]`` table: ``count`` identical ``member`` devices."""
+
+    id: str = Field(min_length=1, max_length=120)
+    name: str = Field(min_length=1, max_length=200)
+    system_class: str = Field(alias="class", default="multi-device system")
+    member: str = Field(min_length=1)
+    count: int
+    year: int | None = None
+    aliases: tuple[str, ...] = ()
+    notes: str = ""
+    quoted: QuotedRow | None = None
+
+
+class CatalogFile(_Strict):
+    device: tuple[DeviceRow, ...] = ()
+    system: tuple[SystemRow, ...] = ()
+
+
+# --------------------------------------------------------------------------------------------------
+# Records
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SystemMembership:
+    """What a system is made of: ``count`` of the catalog device ``member_id``."""
+
+    member_id: str
+    count: int
+
+
+@dataclass(frozen=True)
+class CatalogHardware:
+    """A catalog row: the core :class:`Hardware` plus what a display needs.
+
+    ``sources`` maps each number's key (``memory_gb``, ``bandwidth_gb_per_s``, ``price_usd``, or a
+    compute mode) to its source. ``sparse_halved`` lists the modes whose dense rate is a vendor's
+    with-sparsity figure halved; ``derived`` those computed by ratio rather than quoted. For a system,
+    ``system`` names the member device and count and the numbers are the member's times the count.
+    """
+
+    id: str
+    name: str
+    vendor: str
+    device_class: str
+    year: int | None
+    memory_type: str
+    price_usd: float | None
+    hardware: Hardware
+    sources: Mapping[str, str] = field(default_factory=dict)
+    notes: str = ""
+    sparse_halved: tuple[str, ...] = ()
+    derived: tuple[str, ...] = ()
+    low_confidence: bool = False
+    aliases: tuple[str, ...] = ()
+    system: SystemMembership | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sources", MappingProxyType(dict(self.sources)))
+
+    @property
+    def is_system(self) -> bool:
+        return self.system is not None
+
+    @property
+    def memory_gb(self) -> float:
+        return self.hardware.memory_bytes / GB
+
+    @property
+    def bandwidth_gb_per_s(self) -> float:
+        return self.hardware.bandwidth_bytes_per_s / GB
+
+    @property
+    def compute_tflops(self) -> dict[str, float]:
+        """Dense rates in TFLOPS per mode, in ARITHMETIC_MODES order."""
+        rates = self.hardware.compute_flop_per_s
+        return {mode: rates[mode] / TFLOPS for mode in ARITHMETIC_MODES if mode in rates}
+
+    def source_for(self, key: str) -> str | None:
+        """The source of one number: its own key, or ``compute`` for a compute mode."""
+        if key in self.sources:
+            return self.sources[key]
+        if key in ARITHMETIC_MODES and key in self.compute_tflops:
+            return self.sources.get("compute")
+        return None
+
+
+def normalize_ref(ref: str) -> str:
+    """How lookups read what a user typed: trimmed, lowercase, spaces and underscores as hyphens."""
+    return re.sub(r"[\s_]+", "-", ref.strip().lower())
+
+
+def vendor_free_alias(device_id: str) -> str | None:
+    """A device id without its vendor prefix (``nvidia-h100-sxm`` -> ``h100-sxm``), or None."""
+    stripped = _VENDOR_PREFIX.sub("", device_id, count=1)
+    return stripped if stripped != device_id and stripped else None
+
+
+def _device_record(row: DeviceRow) -> CatalogHardware:
+    compute = row.compute_tflops.present()
+    declared = row.sources.model_dump(exclude_none=True)
+    sources: dict[str, str] = {k: v for k, v in declared.items() if k != "compute"}
+    for mode in compute:
+        if mode not in sources and "compute" in declared:
+            sources[mode] = declared["compute"]
+    hardware = Hardware(
+        id=row.id,
+        name=row.name,
+        memory_bytes=row.memory_gb * GB,
+        bandwidth_bytes_per_s=row.bandwidth_gb_per_s * GB,
+        compute_flop_per_s={mode: value * TFLOPS for mode, value in compute.items()},
+        provenance=row.provenance,
+        sources={k: v for k, v in sources.items() if k != "price_usd"},
+    )
+    return CatalogHardware(
+        id=row.id,
+        name=row.name,
+        vendor=row.vendor,
+        device_class=row.device_class,
+        year=row.year,
+        memory_type=row.memory_type,
+        price_usd=row.price_usd,
+        hardware=hardware,
+        sources=sources,
+        notes=row.notes,
+        sparse_halved=tuple(row.sparse_halved),
+        derived=tuple(row.derived),
+        low_confidence=row.low_confidence,
+        aliases=tuple(row.aliases),
+    )
+
+
+def system_record(
+    member: CatalogHardware,
+    count: int,
+    *,
+    system_id: str | None = None,
+    name: str | None = None,
+    system_class: str = "multi-device system",
+    year: int | None = None,
+    notes: str | None = None,
+    aliases: tuple[str, ...] = (),
+) -> CatalogHardware:
+    """``count`` identical ``member`` devices as one row: every resource summed (Hardware.scaled)."""
+    if member.is_system:
+        raise InputError("hardware", f"'{member.id}' is already a system; multiply a device instead")
+    if not 1 <= count <= MAX_SYSTEM_COUNT:
+        raise InputError("hardware", f"device count {count} is out of range; use 1 to {MAX_SYSTEM_COUNT}")
+    sid = system_id or f"{count}x-{member.id}"
+    sname = name or f"{count}x {member.name}"
+    scaled = dataclasses.replace(member.hardware.scaled(count), id=sid, name=sname)
+    sources = {key: f"{count} x {member.id}: {text}" for key, text in member.sources.items()}
+    if member.price_usd is not None:
+        price_source = member.sources.get("price_usd", "unsourced")
+        sources["price_usd"] = f"{count} x {member.id} price (devices only, no host): {price_source}"
+    default_notes = (
+        f"{count} x {member.id} under ideal tensor/expert parallelism: capacity, bandwidth and compute "
+        "summed; interconnect traffic is not modeled."
+    )
+    return CatalogHardware(
+        id=sid,
+        name=sname,
+        vendor=member.vendor,
+        device_class=system_class,
+        year=year if year is not None else member.year,
+        memory_type=member.memory_type,
+        price_usd=None if member.price_usd is None else member.price_usd * count,
+        hardware=scaled,
+        sources=sources,
+        notes=notes if notes is not None else default_notes,
+        sparse_halved=member.sparse_halved,
+        derived=member.derived,
+        low_confidence=member.low_confidence,
+        aliases=aliases,
+        system=SystemMembership(member.id, count),
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# Structural checks shared by the loader (which raises) and the lint (which reports)
+# --------------------------------------------------------------------------------------------------
+
+
+def structural_problems(catalog: CatalogFile) -> list[str]:
+    """Problems that make the catalog unusable: bad or duplicate ids and aliases, unknown classes,
+    systems whose member is missing or whose count is out of range."""
+    problems: list[str] = []
+    owners: dict[str, str] = {}
+
+    def claim(name: str, owner: str, what: str) -> None:
+        if not SLUG_PATTERN.match(name):
+            problems.append(
+                f"{owner}: {what} '{name}' is not a slug (use lowercase letters, digits, hyphens)"
+            )
+            return
+        if name in owners:
+            problems.append(f"{owner}: {what} '{name}' is already used by {owners[name]}")
+            return
+        if _NX_FORM.match(name) and what == "alias":
+            problems.append(f"{owner}: alias '{name}' has the NxID form reserved for systems")
+        owners[name] = owner
+
+    for device in catalog.device:
+        claim(device.id, f"device '{device.id}'", "id")
+        if _NX_FORM.match(device.id) or _NX_NO_HYPHEN.match(device.id):
+            problems.append(
+                f"device '{device.id}': a device id must not start with a count; 'Nx' names systems"
+            )
+        if device.device_class not in DEVICE_CLASSES:
+            problems.append(
+                f"device '{device.id}': class '{device.device_class}' is not one of "
+                + ", ".join(DEVICE_CLASSES)
+            )
+    device_ids = {device.id for device in catalog.device}
+    for row in catalog.system:
+        claim(row.id, f"system '{row.id}'", "id")
+        if row.system_class not in SYSTEM_CLASSES:
+            problems.append(
+                f"system '{row.id}': class '{row.system_class}' is not one of {', '.join(SYSTEM_CLASSES)}"
+            )
+        if row.member not in device_ids:
+            problems.append(f"system '{row.id}': member '{row.member}' is not a device in the catalog")
+        if not 1 <= row.count <= MAX_SYSTEM_COUNT:
+            problems.append(f"system '{row.id}': count {row.count} is out of range (1 to {MAX_SYSTEM_COUNT})")
+        match = _NX_FORM.match(row.id)
+        if match and (int(match.group(1)), match.group(2)) != (row.count, row.member):
+            problems.append(f"system '{row.id}': an NxID id must be '{row.count}x-{row.member}'")
+    for device in catalog.device:
+        for alias in device.aliases:
+            claim(alias, f"device '{device.id}'", "alias")
+    for row in catalog.system:
+        for alias in row.aliases:
+            claim(alias, f"system '{row.id}'", "alias")
+    # Vendor-free aliases are implicit: skip (not report) the ones an explicit name already holds.
+    return problems
+
+
+# --------------------------------------------------------------------------------------------------
+# The catalog
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HardwareCatalog:
+    """Every device and declared system, in file order, with an index of ids and aliases."""
+
+    entries: tuple[CatalogHardware, ...]
+    index: Mapping[str, str]
+    by_id: Mapping[str, CatalogHardware]
+
+    def __iter__(self) -> Iterator[CatalogHardware]:
+        return iter(self.entries)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def ids(self) -> list[str]:
+        return [entry.id for entry in self.entries]
+
+    def get(self, ref: str) -> CatalogHardware:
+        """A catalog id, alias or NxID system; InputError with suggestions when unknown."""
+        key = normalize_ref(ref)
+        if key in self.index:
+            return self.by_id[self.index[key]]
+        match = _NX_FORM.match(key)
+        if match:
+            return self._nx_system(ref, int(match.group(1)), match.group(2))
+        loose = _NX_NO_HYPHEN.match(key)
+        if loose and loose.group(2) in self.index:
+            canonical = f"{int(loose.group(1))}x-{self.index[loose.group(2)]}"
+            raise InputError(
+                "hardware",
+                f"'{ref}' is not in the catalog; did you mean '{canonical}'? Systems are written "
+                "'<count>x-<device id>'",
+            )
+        raise InputError("hardware", self._unknown(ref, key))
+
+    def _nx_system(self, ref: str, count: int, member_ref: str) -> CatalogHardware:
+        if member_ref not in self.index:
+            raise InputError(
+                "hardware",
+                f"'{ref}': {self._unknown(member_ref, member_ref)} (systems are '<count>x-<device id>')",
+            )
+        member = self.by_id[self.index[member_ref]]
+        if member.system is not None:
+            total = member.system.count * count
+            raise InputError(
+                "hardware",
+                f"'{ref}' multiplies the system '{member.id}'; multiply its device instead: "
+                f"'{total}x-{member.system.member_id}'",
+            )
+        if not 1 <= count <= MAX_SYSTEM_COUNT:
+            raise InputError(
+                "hardware", f"'{ref}': device count {count} is out of range; use 1 to {MAX_SYSTEM_COUNT}"
+            )
+        return system_record(member, count)
+
+    def suggestions(self, key: str, limit: int = 3) -> list[str]:
+        """Catalog ids closest to a mistyped reference (aliases count, ids are returned)."""
+        from rapidfuzz import fuzz, process, utils
+
+        found = process.extract(
+            key, list(self.index), scorer=fuzz.WRatio, processor=utils.default_process, limit=limit * 4
+        )
+        out: list[str] = []
+        for name, score, _ in found:
+            target = self.index[name]
+            if score >= 65 and target not in out:
+                out.append(target)
+        return out[:limit]
+
+    def _unknown(self, ref: str, key: str) -> str:
+        close = self.suggestions(key)
+        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ";"
+        return f"'{ref}' is not in the catalog{hint} `servebound hardware list` shows all"
+
+    def select(
+        self,
+        vendor: str | None = None,
+        cls: str | None = None,
+        min_memory_gb: float | None = None,
+        max_price_usd: float | None = None,
+        mode: str | None = None,
+        include_systems: bool = True,
+    ) -> list[CatalogHardware]:
+        """Rows matching every filter given, in catalog order.
+
+        ``vendor`` and ``cls`` match case-insensitively (``cls`` also as a slug: ``consumer-gpu``);
+        ``mode`` keeps rows that publish a rate for that arithmetic mode; ``max_price_usd`` drops rows
+        without a price.
+        """
+        if cls is not None:
+            wanted = normalize_ref(cls)
+            classes = {normalize_ref(c): c for c in ALL_CLASSES}
+            if wanted not in classes:
+                raise InputError(
+                    "class", f"'{cls}' is not a hardware class; use one of {', '.join(ALL_CLASSES)}"
+                )
+            cls = classes[wanted]
+        if mode is not None and mode not in ARITHMETIC_MODES:
+            raise InputError(
+                "mode", f"'{mode}' is not an arithmetic mode; use one of {', '.join(ARITHMETIC_MODES)}"
+            )
+        out: list[CatalogHardware] = []
+        for entry in self.entries:
+            if not include_systems and entry.is_system:
+                continue
+            if vendor is not None and entry.vendor.lower() != vendor.strip().lower():
+                continue
+            if cls is not None and entry.device_class != cls:
+                continue
+            if min_memory_gb is not None and entry.memory_gb < min_memory_gb:
+                continue
+            if max_price_usd is not None and (entry.price_usd is None or entry.price_usd > max_price_usd):
+                continue
+            if mode is not None and mode not in entry.compute_tflops:
+                continue
+            out.append(entry)
+        return out
+
+
+def parse_catalog_data(data: Mapping[str, Any], origin: str = "hardware catalog") -> CatalogFile:
+    """Validate a parsed catalog document; InputError naming every bad field."""
+    try:
+        return CatalogFile.model_validate(data)
+    except ValidationError as exc:
+        raise InputError(origin, "; ".join(describe_validation_errors(exc, data))) from None
+
+
+def describe_validation_errors(exc: ValidationError, data: Mapping[str, Any]) -> list[str]:
+    """One line per pydantic error, naming the row by its id where it has one."""
+    lines = []
+    for error in exc.errors():
+        loc = list(error["loc"])
+        where = ".".join(str(part) for part in loc)
+        if len(loc) >= 2 and loc[0] in ("device", "system") and isinstance(loc[1], int):
+            rows = data.get(str(loc[0]), [])
+            row = rows[loc[1]] if isinstance(rows, list) and loc[1] < len(rows) else {}
+            row_id = row.get("id") if isinstance(row, dict) else None
+            label = f"{loc[0]} '{row_id}'" if row_id else f"{loc[0]} #{loc[1] + 1}"
+            where = ".".join([label, *(str(part) for part in loc[2:])])
+        lines.append(f"{where}: {error['msg']}")
+    return lines
+
+
+def read_catalog_document(path: str | Path | None = None) -> tuple[dict[str, Any], str]:
+    """The raw TOML document and a name for messages: the packaged file, or ``path``."""
+    if path is None:
+        text = resources.files("servebound.catalog").joinpath("data", "hardware.toml").read_text("utf-8")
+        origin = "hardware catalog"
+    else:
+        origin = str(path)
+        try:
+            text = Path(path).read_text("utf-8")
+        except OSError as exc:
+            raise InputError("hardware catalog", f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        return tomllib.loads(text), origin
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError("hardware catalog", f"{origin} is not valid TOML: {exc}") from None
+
+
+def build_catalog(parsed: CatalogFile) -> HardwareCatalog:
+    """Records and index from a validated file; InputError listing any structural problem."""
+    problems = structural_problems(parsed)
+    for row in parsed.device:
+        for key, value in (("memory_gb", row.memory_gb), ("bandwidth_gb_per_s", row.bandwidth_gb_per_s)):
+            if not value > 0 or not math.isfinite(value):
+                problems.append(f"device '{row.id}': {key} must be a positive number (got {value})")
+        for mode, value in row.compute_tflops.present().items():
+            if not value > 0:
+                problems.append(f"device '{row.id}': compute_tflops.{mode} must be positive (got {value})")
+    if problems:
+        raise InputError("hardware catalog", "; ".join(problems))
+    devices = [_device_record(row) for row in parsed.device]
+    by_id = {entry.id: entry for entry in devices}
+    systems = [
+        system_record(
+            by_id[row.member],
+            row.count,
+            system_id=row.id,
+            name=row.name,
+            system_class=row.system_class,
+            year=row.year,
+            notes=row.notes or None,
+            aliases=tuple(row.aliases),
+        )
+        for row in parsed.system
+    ]
+    entries = (*devices, *systems)
+    index: dict[str, str] = {}
+    for entry in entries:
+        index[entry.id] = entry.id
+        for alias in entry.aliases:
+            index[alias] = entry.id
+    for entry in devices:
+        implicit = vendor_free_alias(entry.id)
+        if implicit and implicit not in index:
+            index[implicit] = entry.id
+    return HardwareCatalog(
+        entries=entries, index=MappingProxyType(index), by_id=MappingProxyType({e.id: e for e in entries})
+    )
+
+
+@functools.cache
+def _packaged_catalog() -> HardwareCatalog:
+    data, origin = read_catalog_document(None)
+    return build_catalog(parse_catalog_data(data, origin))
+
+
+def load_hardware_catalog(path: str | Path | None = None) -> HardwareCatalog:
+    """The packaged hardware catalog (validated once, cached), or the catalog file at ``path``.
+
+    Raises InputError naming the row and field for a malformed file.
+    """
+    if path is None:
+        return _packaged_catalog()
+    data, origin = read_catalog_document(path)
+    return build_catalog(parse_catalog_data(data, origin))
+
+
+def get_hardware(id_or_alias: str, catalog: HardwareCatalog | None = None) -> CatalogHardware:
+    """A catalog device or system by id, alias or ``Nx-<device id>``.
+
+    Raises InputError("hardware", "'xyz' is not in the catalog; did you mean ...?") for unknown ids.
+    """
+    return (catalog or load_hardware_catalog()).get(id_or_alias)
+
+
+def list_hardware(
+    vendor: str | None = None,
+    cls: str | None = None,
+    min_memory_gb: float | None = None,
+    max_price_usd: float | None = None,
+    mode: str | None = None,
+    include_systems: bool = True,
+    catalog: HardwareCatalog | None = None,
+) -> list[CatalogHardware]:
+    """Catalog rows matching every filter given (see HardwareCatalog.select), in catalog order."""
+    return (catalog or load_hardware_catalog()).select(
+        vendor=vendor,
+        cls=cls,
+        min_memory_gb=min_memory_gb,
+        max_price_usd=max_price_usd,
+        mode=mode,
+        include_systems=include_systems,
+    )
