@@ -189,6 +189,16 @@ class ModelFile(_Strict):
     @model_validator(mode="after")
     def _experts_match_form(self) -> ModelFile:
         w = self.weights
+        if self.experts is not None and w.total_params is not None and self.experts.per_token < self.experts.routed:
+            active = w.active_params if w.active_params is not None else w.total_params
+            k, e = self.experts.per_token, self.experts.routed
+            always_on = active - k * (w.total_params - active) / (e - k) - w.embedding_params
+            if always_on < -1e-9 * w.total_params:
+                raise ValueError(
+                    f"active_params ({active:g}) leaves a negative always-on part ({always_on:g} params = "
+                    "active - per_token x (total - active)/(routed - per_token) - embedding); "
+                    "check the parameter counts and the expert numbers"
+                )
         if self.experts is None and w.expert_bytes:
             raise ValueError("weights.expert_bytes is set but [experts] is missing (routed, per_token)")
         if (

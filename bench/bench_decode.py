@@ -1,0 +1,54 @@
+"""One decode evaluation where b_mem = 10^7: the batch search must not walk the batches.
+
+Run: python bench/bench_decode.py. Prints the median of many in-process evaluations per case.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+from servebound import Experts, Hardware, KVShape, ModelAdapter, Weights, Workload, decode
+
+GB = 1e9
+
+
+def median_us(fn: object, repeat: int = 2000) -> float:
+    assert callable(fn)
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples) * 1e6
+
+
+def main() -> None:
+    hw = Hardware("big", "big", 1000 * GB, 8000 * GB)
+    # margin = 1000 - 2 - 8 = 990 GB; K_alloc = 99 bytes/token x 1,000 tokens -> b_mem = 10^7
+    kv = KVShape(global_bytes_per_token=99.0)
+    tiny_read = KVShape(global_bytes_per_token=1e-3)
+    dense = ModelAdapter("dense", "dense", Weights(0.0, 2 * GB), kv, tiny_read)
+    moe = ModelAdapter("moe", "moe", Weights(0.0, 0.5 * GB, 0.01 * GB, Experts(150, 8)), kv, tiny_read)
+    # K_read = 1 MB per token: the floor binds near 5 x 10^6 sessions, below b_rate, so the exact
+    # floor test bisects over [1, b_rate] with the true W_batch(b).
+    moe_floor = ModelAdapter("moe", "moe", moe.weights, kv, KVShape(global_bytes_per_token=1000.0))
+    loose = Workload(alloc_context_tokens=1000, read_context_tokens=1000, floor_tok_per_s=0.01)
+    tight = Workload(alloc_context_tokens=1000, read_context_tokens=1000, floor_tok_per_s=1.6)
+    cases = (
+        ("dense, memory-bound", dense, loose),
+        ("MoE, memory-bound", moe, loose),
+        ("MoE, floor bisection", moe_floor, tight),
+    )
+    for label, model, work in cases:
+        result = decode(hw, model, work)
+        assert result.batch_mem == 10**7, result.batch_mem
+        us = median_us(lambda model=model, work=work: decode(hw, model, work))
+        print(
+            f"decode, b_mem = 10^7, {label:22s}: median {us:7.1f} us  "
+            f"(b* = {result.batch_star:,}, limited by {result.batch_limited_by})"
+        )
+
+
+if __name__ == "__main__":
+    main()
