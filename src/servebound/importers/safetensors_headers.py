@@ -1,0 +1,678 @@
+"""Exact weight bytes from safetensors headers, never their tensor data.
+
+A safetensors file is an 8-byte little-endian header length N, N bytes of JSON, then the tensor
+bytes. The JSON maps each tensor name to ``{"dtype", "shape", "data_offsets": [begin, end]}`` with
+offsets relative to the first byte after the header. This module reads only the header (capped at
+``MAX_HEADER_BYTES``), checks it against the file size and against itself (``end - begin`` must equal
+the dtype's width times the element count), classifies every tensor by name and sums exact bytes
+into the adapter's audited byte form.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import struct
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from servebound.core.kv import KVShape
+from servebound.core.model import ModelAdapter, Weights
+from servebound.errors import InputError
+from servebound.importers.audit import ImportedModel, Step
+from servebound.importers.tensor_roles import ByteForm, TensorEntry, TensorRole, byte_form, classify_hf
+
+#: The largest header this reader accepts; the safetensors format itself caps headers at 100 MB.
+MAX_HEADER_BYTES = 100_000_000
+#: The largest index.json or config.json read whole.
+MAX_JSON_FILE_BYTES = 100_000_000
+#: Element counts beyond this cannot be stored by any reader (signed 64-bit).
+MAX_ELEMENTS = 2**63 - 1
+
+#: Bits per element of every safetensors dtype (sub-byte types pack several elements per byte).
+DTYPE_BITS: dict[str, int] = {
+    "BOOL": 8,
+    "U8": 8,
+    "I8": 8,
+    "F8_E4M3": 8,
+    "F8_E5M2": 8,
+    "F8_E8M0": 8,
+    "F4": 4,
+    "F6_E2M3": 6,
+    "F6_E3M2": 6,
+    "U16": 16,
+    "I16": 16,
+    "F16": 16,
+    "BF16": 16,
+    "U32": 32,
+    "I32": 32,
+    "F32": 32,
+    "U64": 64,
+    "I64": 64,
+    "F64": 64,
+    "C64": 64,
+}
+
+_CONFIG_LAYERS = ("num_hidden_layers", "n_layer", "num_layers")
+_CONFIG_EXPERTS = ("num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts")
+_CONFIG_PER_TOKEN = ("num_experts_per_tok", "experts_per_token", "num_experts_per_token", "moe_k")
+
+
+@dataclass(frozen=True)
+class SafetensorsTensor:
+    """One header entry, validated: exact ``size_bytes = end - begin`` within the file's data."""
+
+    name: str
+    dtype: str
+    shape: tuple[int, ...]
+    elements: int
+    size_bytes: int
+    begin: int
+    end: int
+
+
+@dataclass(frozen=True)
+class SafetensorsHeader:
+    """A file's validated header: ``data_bytes`` is the file size after the header."""
+
+    path: str
+    header_bytes: int
+    data_bytes: int
+    tensors: tuple[SafetensorsTensor, ...]
+    metadata: Mapping[str, str]
+
+    @property
+    def tensor_bytes(self) -> int:
+        return sum(t.size_bytes for t in self.tensors)
+
+
+@dataclass(frozen=True)
+class SafetensorsIndex:
+    """A ``model.safetensors.index.json``: tensor names, their shards and the declared total.
+
+    An index alone gives names (hence roles) and ``total_size`` (the checkpoint's tensor bytes when
+    the writer recorded it), but not per-tensor bytes: those live in the shard headers.
+    """
+
+    path: str
+    weight_map: Mapping[str, str]
+    total_size_bytes: int | None
+
+    @property
+    def shards(self) -> tuple[str, ...]:
+        return tuple(sorted(set(self.weight_map.values())))
+
+
+# Bounded JSON -------------------------------------------------------------------------------------
+
+
+def _no_duplicates(field: str) -> Any:
+    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in seen:
+                raise InputError(field, f"duplicate key {key!r} in the JSON")
+            seen[key] = value
+        return seen
+
+    return hook
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _parse_json(raw: bytes, field: str) -> Any:
+    """JSON with duplicate keys, NaN/Infinity, bad UTF-8 and runaway nesting rejected as InputError."""
+    try:
+        text = raw.decode("utf-8")
+        return json.loads(text, object_pairs_hook=_no_duplicates(field), parse_constant=_reject_constant)
+    except InputError:
+        raise
+    except UnicodeDecodeError as error:
+        raise InputError(field, f"header is not UTF-8 ({error.reason} at byte {error.start})") from None
+    except RecursionError:
+        raise InputError(field, "JSON is nested too deeply") from None
+    except ValueError as error:
+        raise InputError(field, f"not valid JSON ({error})") from None
+
+
+def _read_json_file(path: Path, field: str) -> Any:
+    try:
+        size = path.stat().st_size
+        if size > MAX_JSON_FILE_BYTES:
+            raise InputError(field, f"{path.name} is {size} bytes, over the {MAX_JSON_FILE_BYTES} byte cap")
+        raw = path.read_bytes()
+    except OSError as error:
+        raise InputError(field, f"cannot read {path.name}: {error.strerror}") from None
+    return _parse_json(raw, f"{field} ({path.name})")
+
+
+# One file's header --------------------------------------------------------------------------------
+
+
+def _shape(value: Any, where: str) -> tuple[tuple[int, ...], int]:
+    if not isinstance(value, list):
+        raise InputError(where, f"shape must be a list of integers, got {value!r:.80}")
+    elements = 1
+    for dim in value:
+        if isinstance(dim, bool) or not isinstance(dim, int):
+            raise InputError(where, f"shape holds a non-integer dimension {dim!r:.40}")
+        if dim < 0:
+            raise InputError(where, f"shape holds a negative dimension {dim}")
+        elements *= dim
+        if elements > MAX_ELEMENTS:
+            raise InputError(where, f"shape {value!r:.80} has more than 2^63 elements")
+    return tuple(value), elements
+
+
+def _offsets(value: Any, where: str) -> tuple[int, int]:
+    if (
+        not isinstance(value, list)
+        or len(value) != 2
+        or any(isinstance(v, bool) or not isinstance(v, int) for v in value)
+    ):
+        raise InputError(where, f"data_offsets must be [begin, end] integers, got {value!r:.80}")
+    begin, end = value
+    if begin < 0 or end < begin:
+        raise InputError(where, f"data_offsets [{begin}, {end}] are not 0 <= begin <= end")
+    return begin, end
+
+
+def _tensor(name: str, info: Any, field: str, data_bytes: int) -> SafetensorsTensor:
+    where = f"{field}: tensor {name!r:.120}"
+    if not isinstance(info, dict):
+        raise InputError(where, "entry must be an object with dtype, shape and data_offsets")
+    missing = {"dtype", "shape", "data_offsets"} - info.keys()
+    if missing:
+        raise InputError(where, f"entry lacks {', '.join(sorted(missing))}")
+    dtype = info["dtype"]
+    if not isinstance(dtype, str) or dtype not in DTYPE_BITS:
+        raise InputError(where, f"unknown dtype {dtype!r:.40}; known: {', '.join(DTYPE_BITS)}")
+    shape, elements = _shape(info["shape"], where)
+    begin, end = _offsets(info["data_offsets"], where)
+    if end > data_bytes:
+        raise InputError(where, f"data_offsets end {end} is past the file's {data_bytes} data bytes")
+    bits = elements * DTYPE_BITS[dtype]
+    if bits % 8 or end - begin != bits // 8:
+        raise InputError(
+            where,
+            f"data_offsets span {end - begin} bytes but {dtype} x {elements} elements is {bits / 8:g} bytes",
+        )
+    return SafetensorsTensor(name, dtype, shape, elements, end - begin, begin, end)
+
+
+def read_safetensors_header(path: str | os.PathLike[str]) -> SafetensorsHeader:
+    """Read and validate one file's header without touching its tensor data.
+
+    Raises InputError naming the file for: a file shorter than 8 bytes, a header length over
+    ``MAX_HEADER_BYTES`` or past the end of the file, a header that is not a UTF-8 JSON object, duplicate
+    keys, an unknown dtype, a negative, non-integer or overflowing shape, offsets past the data or
+    overlapping, and offsets whose span disagrees with dtype x shape.
+    """
+    file = Path(path)
+    field = f"safetensors file {file.name}"
+    try:
+        with file.open("rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size < 8:
+                raise InputError(field, f"truncated: {size} bytes, shorter than the 8-byte header length")
+            (header_bytes,) = struct.unpack("<Q", handle.read(8))
+            if header_bytes > MAX_HEADER_BYTES:
+                raise InputError(
+                    field, f"header length {header_bytes} is over the {MAX_HEADER_BYTES} byte cap"
+                )
+            if 8 + header_bytes > size:
+                raise InputError(
+                    field, f"header length {header_bytes} is larger than the {size - 8} bytes after it"
+                )
+            raw = handle.read(header_bytes)
+    except OSError as error:
+        raise InputError(field, f"cannot read: {error.strerror}") from None
+    if len(raw) != header_bytes:
+        raise InputError(field, f"truncated: header length {header_bytes}, read {len(raw)}")
+    document = _parse_json(raw, field)
+    if not isinstance(document, dict):
+        raise InputError(field, "header must be a JSON object")
+    data_bytes = size - 8 - header_bytes
+    metadata: dict[str, str] = {}
+    tensors: list[SafetensorsTensor] = []
+    for name, info in document.items():
+        if name == "__metadata__":
+            if not isinstance(info, dict) or not all(isinstance(v, str) for v in info.values()):
+                raise InputError(field, "__metadata__ must map strings to strings")
+            metadata = info
+            continue
+        tensors.append(_tensor(name, info, field, data_bytes))
+    previous: SafetensorsTensor | None = None
+    for tensor in sorted(tensors, key=lambda t: (t.begin, t.end)):
+        if previous is not None and tensor.begin < previous.end and tensor.size_bytes > 0:
+            raise InputError(
+                field,
+                f"tensors {previous.name!r:.80} and {tensor.name!r:.80} overlap "
+                f"([{previous.begin}, {previous.end}) and [{tensor.begin}, {tensor.end}))",
+            )
+        if tensor.size_bytes > 0:
+            previous = tensor
+    return SafetensorsHeader(str(file), header_bytes, data_bytes, tuple(tensors), metadata)
+
+
+# Index ------------------------------------------------------------------------------------------------
+
+
+def read_safetensors_index(path: str | os.PathLike[str]) -> SafetensorsIndex:
+    """Read a ``model.safetensors.index.json``: its ``weight_map`` and ``metadata.total_size``."""
+    file = Path(path)
+    field = f"safetensors index {file.name}"
+    document = _read_json_file(file, "safetensors index")
+    if not isinstance(document, dict) or not isinstance(document.get("weight_map"), dict):
+        raise InputError(field, "must be an object with a weight_map of tensor name -> shard file")
+    weight_map = document["weight_map"]
+    for name, shard in weight_map.items():
+        if not isinstance(shard, str) or not shard or "/" in shard or "\\" in shard or shard in {".", ".."}:
+            raise InputError(field, f"tensor {name!r:.80} maps to {shard!r:.80}, not a shard file name")
+    metadata = document.get("metadata") or {}
+    if not isinstance(metadata, dict):
+        raise InputError(field, "metadata must be an object")
+    total = metadata.get("total_size")
+    if total is not None and (isinstance(total, bool) or not isinstance(total, int | float) or total < 0):
+        raise InputError(field, f"metadata.total_size must be a non-negative byte count, got {total!r:.40}")
+    return SafetensorsIndex(str(file), weight_map, int(total) if total is not None else None)
+
+
+# Checkpoint ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SafetensorsCheckpoint:
+    """Every header of a checkpoint (one file or all shards), and the index when there is one."""
+
+    source: str
+    headers: tuple[SafetensorsHeader, ...]
+    index: SafetensorsIndex | None
+
+    @property
+    def tensors(self) -> tuple[SafetensorsTensor, ...]:
+        return tuple(t for header in self.headers for t in header.tensors)
+
+    @property
+    def checkpoint_bytes(self) -> int:
+        return sum(header.tensor_bytes for header in self.headers)
+
+
+def _locate(source: Path) -> tuple[Path, Path | None, list[Path]]:
+    """(folder, index path or None, shard files) for a file, an index or a folder."""
+    if source.is_dir():
+        folder = source
+        indexes = sorted(folder.glob("*.safetensors.index.json"))
+        if len(indexes) > 1:
+            names = ", ".join(p.name for p in indexes)
+            raise InputError("source", f"{folder.name} holds several indexes ({names}); name one")
+        index = indexes[0] if indexes else None
+        shards = sorted(folder.glob("*.safetensors")) if index is None else []
+        if index is None and not shards:
+            raise InputError("source", f"{folder.name} holds no .safetensors file and no index")
+        return folder, index, shards
+    if not source.exists():
+        raise InputError("source", f"{source} does not exist")
+    if source.name.endswith(".json"):
+        return source.parent, source, []
+    return source.parent, None, [source]
+
+
+def read_safetensors_checkpoint(source: str | os.PathLike[str]) -> SafetensorsCheckpoint:
+    """Read every shard header of ``source`` (a .safetensors file, a folder of shards, or an index).
+
+    With an index, every listed shard must be present (or none, which leaves an index-only checkpoint
+    with no headers), every listed tensor must be in the shard it names, and every tensor in the
+    shards must be listed.
+    """
+    folder, index_path, shards = _locate(Path(source))
+    index = read_safetensors_index(index_path) if index_path else None
+    if index is not None:
+        present = [name for name in index.shards if (folder / name).is_file()]
+        if not present:
+            return SafetensorsCheckpoint(str(source), (), index)
+        missing = [name for name in index.shards if name not in present]
+        if missing:
+            raise InputError("source", f"the index names shards that are not beside it: {', '.join(missing)}")
+        shards = [folder / name for name in index.shards]
+    headers = tuple(read_safetensors_header(shard) for shard in shards)
+    seen: dict[str, str] = {}
+    for header in headers:
+        shard_name = Path(header.path).name
+        for tensor in header.tensors:
+            if tensor.name in seen:
+                raise InputError(
+                    "source", f"tensor {tensor.name!r:.80} is in both {seen[tensor.name]} and {shard_name}"
+                )
+            seen[tensor.name] = shard_name
+    if index is not None:
+        for name, shard in index.weight_map.items():
+            if seen.get(name) != shard:
+                found = f"found in {seen[name]}" if name in seen else "in no shard"
+                raise InputError("source", f"index puts {name!r:.80} in {shard} but it is {found}")
+        unlisted = sorted(set(seen) - set(index.weight_map))
+        if unlisted:
+            raise InputError(
+                "source", f"{len(unlisted)} tensors are missing from the index, e.g. {unlisted[0]!r}"
+            )
+    return SafetensorsCheckpoint(str(source), headers, index)
+
+
+# Classification -------------------------------------------------------------------------------------
+
+
+def _config_int(config: Mapping[str, Any], keys: tuple[str, ...]) -> int | None:
+    for scope in (config, config.get("text_config") or {}):
+        if not isinstance(scope, Mapping):
+            continue
+        for key in keys:
+            value = scope.get(key)
+            if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+                return value
+    return None
+
+
+def _expert_count(entries: list[TensorEntry], shapes: Mapping[str, tuple[int, ...]]) -> int | None:
+    """E from the tensor names alone: the most distinct expert indices in one layer, or the leading
+    dimension of a fused expert tensor (gpt-oss stores [E, ...] per layer)."""
+    per_layer: dict[int | None, set[int]] = {}
+    fused: list[int] = []
+    for entry in entries:
+        if entry.role is not TensorRole.ROUTED_EXPERT:
+            continue
+        if entry.expert is not None:
+            per_layer.setdefault(entry.layer, set()).add(entry.expert)
+        elif shapes.get(entry.name):
+            fused.append(shapes[entry.name][0])
+    counts = [len(indices) for indices in per_layer.values()] + fused
+    return max(counts) if counts else None
+
+
+def classify_checkpoint(
+    checkpoint: SafetensorsCheckpoint, config: Mapping[str, Any] | None = None
+) -> tuple[ByteForm, list[TensorEntry]]:
+    """The byte form of a checkpoint with headers. ``config`` (a parsed config.json) supplies
+    ``num_hidden_layers`` (layers past it are MTP) and the routed expert count E; without it E is read
+    off the tensor names or the fused tensors' leading dimension."""
+    config = config or {}
+    layers = _config_int(config, _CONFIG_LAYERS)
+    entries: list[TensorEntry] = []
+    shapes: dict[str, tuple[int, ...]] = {}
+    for tensor in checkpoint.tensors:
+        base = classify_hf(tensor.name, layers)
+        entries.append(replace(base, size_bytes=tensor.size_bytes, elements=tensor.elements))
+        shapes[tensor.name] = tensor.shape
+    routed = _config_int(config, _CONFIG_EXPERTS) or _expert_count(entries, shapes)
+    return byte_form(entries, routed), entries
+
+
+# The importer ------------------------------------------------------------------------------------------
+
+
+def _config_model(config_path: Path, weight_format: str, kv_precision: str) -> ImportedModel | None:
+    """The config.json importer's result when that importer is installed, else None."""
+    try:
+        hf_config = importlib.import_module("servebound.importers.hf_config")
+    except ImportError:
+        return None
+    importer = getattr(hf_config, "import_hf_config", None)
+    if not callable(importer):
+        return None
+    result = importer(str(config_path), weight_format=weight_format, kv_precision=kv_precision)
+    return result if isinstance(result, ImportedModel) else None
+
+
+def _dominant_dtype(tensors: tuple[SafetensorsTensor, ...]) -> tuple[str, dict[str, int]]:
+    by_dtype: Counter[str] = Counter()
+    for tensor in tensors:
+        by_dtype[tensor.dtype] += tensor.size_bytes
+    dominant = by_dtype.most_common(1)[0][0] if by_dtype else "unknown"
+    return dominant, dict(by_dtype.most_common())
+
+
+def _weight_format(dominant: str, config: Mapping[str, Any]) -> str:
+    quant = config.get("quantization_config")
+    if isinstance(quant, Mapping) and isinstance(quant.get("quant_method"), str):
+        return str(quant["quant_method"]).lower()
+    return dominant.lower()
+
+
+def _steps(form: ByteForm, per_token: int | None, checkpoint_bytes: int) -> list[Step]:
+    steps = [
+        Step(
+            "embedding_bytes",
+            float(form.untied_embedding_bytes),
+            "0: the embedding is tied to the head and swept with it"
+            if form.tied
+            else f"untied input embedding tensors = {form.embedding_bytes} B",
+        ),
+        Step(
+            "always_on_bytes",
+            float(form.swept_bytes),
+            f"always-on tensors {form.always_on_bytes} B + head {form.head_bytes} B"
+            + (f" + tied embedding {form.tied_table_bytes} B" if form.tied else ""),
+        ),
+    ]
+    if form.routed_experts:
+        steps.append(
+            Step(
+                "expert_bytes",
+                form.expert_bytes,
+                f"routed-expert tensors {form.routed_expert_bytes} B / E = {form.routed_experts}",
+            )
+        )
+    steps.append(
+        Step(
+            "resident_bytes",
+            float(form.resident_bytes),
+            f"every tensor byte, MTP {form.mtp_bytes} B and vision {form.vision_bytes} B included",
+        )
+    )
+    steps.append(
+        Step("checkpoint_bytes", float(checkpoint_bytes), "sum over tensors of data_offsets end - begin")
+    )
+    if per_token:
+        steps.append(
+            Step(
+                "active_elements",
+                form.active_elements(per_token),
+                f"embedding + head + always-on elements + k = {per_token} x one expert's elements",
+            )
+        )
+    return steps
+
+
+def _index_only(
+    checkpoint: SafetensorsCheckpoint, config_model: ImportedModel | None, config: Mapping[str, Any]
+) -> ImportedModel:
+    index = checkpoint.index
+    assert index is not None
+    if config_model is None:
+        raise InputError(
+            "source",
+            f"{Path(index.path).name} lists tensor names and total bytes only; per-tensor bytes need the "
+            "shard files beside it, and the adapter needs a config.json beside it",
+        )
+    layers = _config_int(config, _CONFIG_LAYERS)
+    roles = Counter(classify_hf(name, layers).role.value for name in index.weight_map)
+    facts: dict[str, object] = dict(config_model.facts)
+    facts.update(
+        {
+            "safetensors_index_only": True,
+            "tensor_count": len(index.weight_map),
+            "tensors_by_role": dict(roles),
+            "shards": list(index.shards),
+        }
+    )
+    adapter = config_model.adapter
+    steps = list(config_model.steps)
+    if index.total_size_bytes is not None:
+        weights = replace(adapter.weights, resident_bytes=float(index.total_size_bytes))
+        adapter = replace(adapter, weights=weights)
+        steps.append(
+            Step("resident_bytes", float(index.total_size_bytes), "metadata.total_size of the index")
+        )
+    return replace(
+        config_model,
+        adapter=adapter,
+        source=str(checkpoint.source),
+        steps=tuple(steps),
+        checkpoint_bytes=float(index.total_size_bytes) if index.total_size_bytes is not None else None,
+        facts=facts,
+    )
+
+
+def import_safetensors(
+    source: str | os.PathLike[str],
+    *,
+    config: str | os.PathLike[str] | ImportedModel | None = None,
+    kv: KVShape | None = None,
+    experts_per_token: int | None = None,
+    kv_precision: str = "bf16",
+) -> ImportedModel:
+    """Import a safetensors checkpoint: exact bytes per role from its headers, KV from its config.
+
+    ``source`` is a .safetensors file, a folder of shards, or a ``*.safetensors.index.json``. Only
+    headers are read. The byte form: ``embedding_bytes`` is the untied input embedding (0 when tied),
+    ``always_on_bytes`` everything swept whatever the routing (the head included), ``expert_bytes`` the
+    routed-expert total / E, and ``resident_bytes`` every tensor byte (MTP layers and vision towers,
+    which are resident but not swept, included).
+
+    ``config`` is a config.json path or an already imported config; by default the config.json beside
+    the shards is used. The config.json importer (``hf_config.import_hf_config``) supplies the KV shape,
+    prefill fields and parameter counts for the cross-check; ``kv`` overrides its KV shape (both alloc
+    and read), ``experts_per_token`` its k. An index alone (no shards beside it) gives names and the
+    declared total bytes: the adapter then comes from the config with ``resident_bytes`` set to that
+    total.
+    """
+    checkpoint = read_safetensors_checkpoint(source)
+    folder = Path(source) if Path(source).is_dir() else Path(source).parent
+    raw_config: dict[str, Any] = {}
+    config_path: Path | None = None
+    if isinstance(config, str | os.PathLike):
+        config_path = Path(config)
+    elif config is None and (folder / "config.json").is_file():
+        config_path = folder / "config.json"
+    if config_path is not None:
+        loaded = _read_json_file(config_path, "config")
+        if not isinstance(loaded, dict):
+            raise InputError("config", f"{config_path.name} must be a JSON object")
+        raw_config = loaded
+
+    dominant, by_dtype = _dominant_dtype(checkpoint.tensors)
+    weight_format = _weight_format(dominant, raw_config)
+    config_model: ImportedModel | None = config if isinstance(config, ImportedModel) else None
+    if config_model is None and config_path is not None:
+        config_model = _config_model(config_path, weight_format, kv_precision)
+
+    if not checkpoint.headers:
+        return _index_only(checkpoint, config_model, raw_config)
+
+    form, entries = classify_checkpoint(checkpoint, raw_config)
+    config_experts = config_model.adapter.weights.experts if config_model else None
+    if config_experts is not None and form.routed_experts is not None:
+        form = replace(form, routed_experts=config_experts.routed)
+    per_token = experts_per_token
+    if per_token is None and config_experts is not None:
+        per_token = config_experts.per_token
+    if per_token is None:
+        per_token = _config_int(raw_config, _CONFIG_PER_TOKEN)
+    if form.routed_experts and not per_token:
+        raise InputError(
+            "experts_per_token",
+            f"the checkpoint has {form.routed_experts} routed experts but no config gives k; "
+            "put config.json beside the shards or pass experts_per_token",
+        )
+    if form.routed_experts and per_token and per_token > form.routed_experts:
+        raise InputError("experts_per_token", f"k = {per_token} exceeds E = {form.routed_experts}")
+
+    if kv is not None:
+        kv_alloc = kv_read = kv
+    elif config_model is not None:
+        kv_alloc, kv_read = config_model.adapter.kv_alloc, config_model.adapter.kv_read
+    else:
+        raise InputError(
+            "kv",
+            "the KV-cache shape comes from config.json, and none was found or the config importer is "
+            "unavailable; put config.json beside the shards or pass kv",
+        )
+
+    checkpoint_bytes = checkpoint.checkpoint_bytes
+    steps = _steps(form, per_token, checkpoint_bytes)
+    name = Path(source).name if Path(source).is_dir() else Path(source).parent.name or Path(source).stem
+    base = config_model.adapter if config_model is not None else None
+    weights: Weights = form.weights(per_token)
+    adapter = ModelAdapter(
+        id=base.id if base else name,
+        name=base.name if base else name,
+        weights=weights,
+        kv_alloc=kv_alloc,
+        kv_read=kv_read,
+        prefill=base.prefill if base else None,
+        context_limit_tokens=base.context_limit_tokens if base else None,
+        weight_precision=weight_format,
+        kv_precision=(base.kv_precision if base and kv is None else kv_precision),
+        kv_bytes_per_element=base.kv_bytes_per_element if base and kv is None else None,
+        sources={"weights": "safetensors headers"},
+    )
+    total_elements = form.total_elements
+    active_elements = form.active_elements(per_token)
+    facts: dict[str, object] = dict(config_model.facts) if config_model else {}
+    facts.update(
+        {
+            "files": len(checkpoint.headers),
+            "tensor_count": len(entries),
+            "bytes_by_dtype": by_dtype,
+            "tied_embedding": form.tied,
+            "routed_experts": form.routed_experts,
+            "mtp_bytes": form.mtp_bytes,
+            "vision_bytes": form.vision_bytes,
+            "tensor_elements": total_elements,
+        }
+    )
+    trailing = sum(h.data_bytes for h in checkpoint.headers) - checkpoint_bytes
+    if trailing:
+        facts["unreferenced_data_bytes"] = trailing
+    if checkpoint.index is not None and checkpoint.index.total_size_bytes is not None:
+        facts["index_total_size_bytes"] = checkpoint.index.total_size_bytes
+        facts["index_total_size_difference_bytes"] = checkpoint.index.total_size_bytes - checkpoint_bytes
+    if config_model is not None and config_model.total_params is not None:
+        facts["config_total_params"] = config_model.total_params
+        facts["tensor_minus_config_params"] = total_elements - config_model.total_params
+        if any(t.dtype in {"U8", "I8", "F4"} and "blocks" in t.name for t in checkpoint.tensors):
+            facts["param_check_note"] = "packed blocks (MXFP4) count storage elements, not parameters"
+    return ImportedModel(
+        adapter=adapter,
+        architecture=str(
+            (config_model.architecture if config_model else None)
+            or raw_config.get("model_type")
+            or checkpoint.headers[0].metadata.get("format", "unknown")
+        ),
+        source=str(source),
+        steps=tuple(steps),
+        total_params=float(total_elements),
+        active_params=float(active_elements),
+        checkpoint_bytes=float(checkpoint_bytes),
+        facts=facts,
+    )
+
+
+__all__ = [
+    "DTYPE_BITS",
+    "MAX_HEADER_BYTES",
+    "SafetensorsCheckpoint",
+    "SafetensorsHeader",
+    "SafetensorsIndex",
+    "SafetensorsTensor",
+    "classify_checkpoint",
+    "import_safetensors",
+    "read_safetensors_checkpoint",
+    "read_safetensors_header",
+    "read_safetensors_index",
+]
