@@ -1,0 +1,216 @@
+"""Measure this machine: sustained memory bandwidth R and dense compute F per mode, as a hardware file.
+
+The figures are measured sustained rates (the derivation's *estimate* reading), not vendor peaks.
+Entry point: :func:`measure_machine`, then :func:`hardware_file` to write the result in the
+contract's hardware-file format with provenance keys.
+
+    measurement = measure_machine(preset="quick", progress=lambda label, done: print(label, done))
+    print(hardware_file(measurement).text)
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from servebound.errors import InputError
+from servebound.measure.bandwidth import (
+    DEFAULT_CPU_ARRAY_BYTES,
+    BandwidthMeasurement,
+    KernelBandwidth,
+    Progress,
+    default_cpu_array_bytes,
+    measure_cpu_bandwidth,
+    measure_torch_bandwidth,
+)
+from servebound.measure.detect import DetectedGpu, DetectedMachine, detect_machine
+from servebound.measure.hardware_file import MeasuredHardwareFile, hardware_file, write_hardware_file
+from servebound.measure.matmul import (
+    MatmulMeasurement,
+    MatmulRate,
+    measure_numpy_matmul,
+    measure_torch_matmul,
+)
+
+__all__ = [
+    "PRESETS",
+    "BandwidthMeasurement",
+    "DetectedGpu",
+    "DetectedMachine",
+    "KernelBandwidth",
+    "MatmulMeasurement",
+    "MatmulRate",
+    "MeasurePreset",
+    "MeasuredHardwareFile",
+    "Measurement",
+    "Progress",
+    "detect_machine",
+    "hardware_file",
+    "measure_cpu_bandwidth",
+    "measure_machine",
+    "measure_numpy_matmul",
+    "measure_torch_bandwidth",
+    "measure_torch_matmul",
+    "write_hardware_file",
+]
+
+
+@dataclass(frozen=True)
+class MeasurePreset:
+    """How long and how hard to measure.
+
+    CPU arrays are max(4 x last-level cache, ``cpu_array_floor_bytes``) each (capped at a sixth of
+    free memory); GPU arrays ``gpu_array_bytes`` each (None: 1 GiB or 4 x L2). Each matmul sample
+    lasts about ``matmul_call_s``; n grows up to ``cpu_max_n`` / ``gpu_max_n``.
+    """
+
+    name: str
+    cpu_array_floor_bytes: int
+    gpu_array_bytes: int | None
+    bandwidth_runs: int
+    matmul_runs: int
+    matmul_call_s: float
+    cpu_max_n: int
+    gpu_max_n: int
+
+
+#: ``default`` aims at well under 30 s on a desktop; ``quick`` at a few seconds.
+PRESETS: dict[str, MeasurePreset] = {
+    preset.name: preset
+    for preset in (
+        MeasurePreset("default", DEFAULT_CPU_ARRAY_BYTES, None, 10, 5, 0.2, 4096, 8192),
+        MeasurePreset("quick", 64 * 2**20, 256 * 2**20, 4, 3, 0.03, 2048, 4096),
+    )
+}
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One device measured: its capacity C (detected), bandwidth R and compute F (measured).
+
+    ``device`` is ``cpu`` or a torch device (``cuda:0``, ``mps``); ``memory_bytes`` is system memory
+    for the CPU and for Apple's unified memory, the device's own memory for a discrete GPU.
+    """
+
+    machine: DetectedMachine
+    device: str
+    device_name: str
+    memory_bytes: int
+    bandwidth: BandwidthMeasurement
+    matmul: MatmulMeasurement
+    preset: str
+    elapsed_s: float
+
+
+def _torch_available() -> bool:
+    try:
+        import torch  # type: ignore[import-not-found, unused-ignore]  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _scaled(progress: Progress | None, start: float, end: float) -> Progress | None:
+    if progress is None:
+        return None
+    return lambda label, fraction: progress(label, start + (end - start) * fraction)
+
+
+def _find_gpu(machine: DetectedMachine, device: str) -> DetectedGpu:
+    for gpu in machine.gpus:
+        if device in (gpu.torch_device, gpu.backend) or (device == "cuda" and gpu.index == 0):
+            return gpu
+    known = ", ".join(["cpu", *(gpu.torch_device for gpu in machine.gpus)])
+    raise InputError("device", f"no device {device!r} on this machine; measurable here: {known}")
+
+
+def measure_machine(
+    device: str | None = None,
+    preset: str | MeasurePreset = "default",
+    *,
+    array_bytes: int | None = None,
+    threads: int | None = None,
+    progress: Progress | None = None,
+) -> Measurement:
+    """Detect this machine and measure one device's sustained bandwidth and matmul rates.
+
+    ``device``: ``cpu``, or a torch device (``cuda:0``, ``mps``); None picks the first GPU torch
+    sees, else the CPU. ``preset``: ``default`` or ``quick`` (or a :class:`MeasurePreset`).
+    ``array_bytes`` overrides the bandwidth array size (bytes per array) and ``threads`` the CPU
+    thread count. ``progress(label, fraction)`` is called as the work advances, fraction 0 to 1.
+    Raises InputError for an unknown device or preset.
+    """
+    if isinstance(preset, str):
+        if preset not in PRESETS:
+            raise InputError("preset", f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
+        preset = PRESETS[preset]
+    if array_bytes is not None and array_bytes <= 0:
+        raise InputError("array_bytes", f"must be a positive number of bytes, got {array_bytes}")
+    if threads is not None and threads <= 0:
+        raise InputError("threads", f"must be a positive thread count, got {threads}")
+    began = time.perf_counter()
+    if progress is not None:
+        progress("detecting the machine", 0.0)
+    machine = detect_machine(include_gpus=device != "cpu")
+    if device is None:
+        device = machine.gpus[0].torch_device if machine.gpus else "cpu"
+    bandwidth_progress, matmul_progress = _scaled(progress, 0.0, 0.5), _scaled(progress, 0.5, 1.0)
+    if device == "cpu":
+        import psutil
+
+        floor = default_cpu_array_bytes(
+            machine.last_level_cache_bytes,
+            int(psutil.virtual_memory().available),
+            preset.cpu_array_floor_bytes,
+        )
+        bandwidth = measure_cpu_bandwidth(
+            array_bytes=array_bytes or floor,
+            threads=threads,
+            runs=preset.bandwidth_runs,
+            progress=bandwidth_progress,
+        )
+        runs, call_s, max_n = preset.matmul_runs, preset.matmul_call_s, preset.cpu_max_n
+        if _torch_available():
+            matmul = measure_torch_matmul(
+                "cpu",
+                modes=("fp32", "bf16", "fp16", "int8"),
+                runs=runs,
+                call_s=call_s,
+                max_n=max_n,
+                progress=matmul_progress,
+            )
+        else:
+            matmul = measure_numpy_matmul(runs=runs, call_s=call_s, max_n=max_n, progress=matmul_progress)
+        device_name, memory_bytes = (
+            machine.apple_chip_name or machine.cpu_model_name,
+            machine.system_memory_bytes,
+        )
+    else:
+        gpu = _find_gpu(machine, device)
+        device = gpu.torch_device
+        bandwidth = measure_torch_bandwidth(
+            device,
+            array_bytes=array_bytes or preset.gpu_array_bytes,
+            runs=preset.bandwidth_runs,
+            progress=bandwidth_progress,
+        )
+        matmul = measure_torch_matmul(
+            device,
+            runs=preset.matmul_runs,
+            call_s=preset.matmul_call_s,
+            max_n=preset.gpu_max_n,
+            progress=matmul_progress,
+        )
+        device_name, memory_bytes = gpu.name, gpu.memory_bytes
+    if progress is not None:
+        progress("done", 1.0)
+    return Measurement(
+        machine=machine,
+        device=device,
+        device_name=device_name,
+        memory_bytes=memory_bytes,
+        bandwidth=bandwidth,
+        matmul=matmul,
+        preset=preset.name,
+        elapsed_s=time.perf_counter() - began,
+    )
