@@ -1,0 +1,431 @@
+"""The hardware catalog: sources, units, systems, lookups and the lint, on the shipped file and on
+deliberately broken ones."""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+from importlib import resources
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from servebound.catalog import get_hardware, list_hardware, load_hardware_catalog
+from servebound.catalog.hardware import DEVICE_CLASSES, SLUG_PATTERN, CatalogHardware
+from servebound.catalog.lint import CLASS_RANGES, lint_hardware_catalog
+from servebound.core.hardware import ARITHMETIC_MODES
+from servebound.errors import InputError
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_TSV = REPO.parent / "shared" / "reference" / "hardware.tsv"
+CATALOG = load_hardware_catalog()
+DEVICES = [entry for entry in CATALOG if not entry.is_system]
+SYSTEMS = [entry for entry in CATALOG if entry.is_system]
+
+
+def by_id(entry_id: str) -> CatalogHardware:
+    return CATALOG.by_id[entry_id]
+
+
+# ------------------------------------------------------------------------------------------------
+# The shipped catalog
+# ------------------------------------------------------------------------------------------------
+
+
+def test_packaged_file_is_read_through_importlib_resources_and_cached() -> None:
+    assert resources.files("servebound.catalog").joinpath("data", "hardware.toml").is_file()
+    assert load_hardware_catalog() is load_hardware_catalog()
+
+
+def test_catalog_is_large_and_covers_every_class() -> None:
+    assert len(DEVICES) >= 45
+    classes = {entry.device_class for entry in DEVICES}
+    assert set(DEVICE_CLASSES) - {"CPU"} <= classes
+    ids = {entry.id for entry in DEVICES}
+    # Unified-memory machines the derivation compares, by chip and memory configuration.
+    assert {"nvidia-dgx-spark", "amd-ryzen-ai-max-plus-395-128gb", "apple-m5-max-128gb"} <= ids
+    assert {"apple-m4-max-36gb", "apple-m4-max-128gb", "apple-m3-ultra-512gb"} <= ids
+
+
+def test_shipped_catalog_lints_clean() -> None:
+    assert lint_hardware_catalog() == []
+
+
+@pytest.mark.parametrize("entry", DEVICES, ids=lambda e: e.id)
+def test_every_number_has_a_source(entry: CatalogHardware) -> None:
+    keys = ["memory_gb", "bandwidth_gb_per_s", *entry.compute_tflops]
+    if entry.price_usd is not None:
+        keys.append("price_usd")
+    for key in keys:
+        source = entry.source_for(key)
+        assert source and source.strip(), f"{entry.id}.{key} has no source"
+    # The core record carries the sources of the numbers the math uses.
+    for key in ("memory_gb", "bandwidth_gb_per_s", *entry.compute_tflops):
+        assert entry.hardware.sources[key] == entry.source_for(key)
+
+
+@pytest.mark.parametrize("entry", DEVICES, ids=lambda e: e.id)
+def test_units_are_consistent(entry: CatalogHardware) -> None:
+    (mem_lo, mem_hi), (bw_lo, bw_hi) = CLASS_RANGES[entry.device_class]
+    assert mem_lo <= entry.memory_gb <= mem_hi
+    assert bw_lo <= entry.bandwidth_gb_per_s <= bw_hi
+    rates = entry.compute_tflops
+    assert set(rates) <= set(ARITHMETIC_MODES)
+    assert all(0.05 <= value <= 30_000 for value in rates.values())
+    if "fp8" in rates and "bf16" in rates:
+        assert rates["fp8"] >= rates["bf16"]
+    if "fp4" in rates and "fp8" in rates:
+        assert rates["fp4"] >= rates["fp8"]
+    if "fp16" in rates and "bf16" in rates:
+        assert rates["fp16"] == pytest.approx(rates["bf16"], rel=0.005)
+    assert set(entry.sparse_halved) <= set(rates)
+    assert set(entry.derived) <= set(rates)
+    assert entry.hardware.provenance == "peak"
+
+
+def test_ids_and_aliases_are_unique_slugs() -> None:
+    ids = CATALOG.ids()
+    assert len(ids) == len(set(ids))
+    assert all(SLUG_PATTERN.match(entry_id) for entry_id in ids)
+    aliases = [alias for entry in CATALOG for alias in entry.aliases]
+    assert len(aliases) == len(set(aliases))
+    assert not set(aliases) & set(ids)
+
+
+def test_conversion_to_core_units_h100_sxm() -> None:
+    h100 = get_hardware("nvidia-h100-sxm")
+    # NVIDIA: 80 GB HBM3 at 3.35 TB/s (not the 3072 GB/s some calculators use); BF16 1,979* sparse -> 989.
+    assert (h100.memory_gb, h100.bandwidth_gb_per_s) == (80, 3350)
+    assert h100.hardware.memory_bytes == 80 * 1e9
+    assert h100.hardware.bandwidth_bytes_per_s == 3350 * 1e9
+    assert h100.hardware.compute_rate("bf16") == 989 * 1e12
+    assert h100.hardware.compute_rate("fp8") == 1979 * 1e12
+    assert h100.hardware.compute_rate("fp4") is None  # Hopper has no FP4
+    assert set(h100.sparse_halved) == {"fp8", "int8", "bf16", "fp16"}
+    # D = C R = 80e9 B * 3.35e12 B/s = 2.68e23 B^2/s
+    assert h100.hardware.memory_power_bytes2_per_s == pytest.approx(2.68e23)
+    assert get_hardware("h100").id == "nvidia-h100-sxm"
+
+
+def test_the_derivations_two_machines() -> None:
+    spark = get_hardware("nvidia-dgx-spark")
+    m5_max = get_hardware("apple-m5-max-128gb")
+    assert (spark.memory_gb, spark.bandwidth_gb_per_s) == (128, 273)
+    assert (m5_max.memory_gb, m5_max.bandwidth_gb_per_s) == (128, 614)
+    # D = 128 * 273 = 34,944 and 128 * 614 = 78,592 GB^2/s, as in the worked example.
+    assert spark.memory_gb * spark.bandwidth_gb_per_s == 34_944
+    assert m5_max.memory_gb * m5_max.bandwidth_gb_per_s == 78_592
+    # NVIDIA quotes 1 PFLOP FP4 with sparsity: halved to 500 dense.
+    assert spark.compute_tflops["fp4"] == 500
+    assert spark.sparse_halved == ("fp4",)
+
+
+def test_rtx_5090_and_the_geforce_accumulate_convention() -> None:
+    rtx = get_hardware("nvidia-rtx-5090")
+    assert (rtx.memory_gb, rtx.bandwidth_gb_per_s) == (32, 1792)
+    # bf16 holds the FP32-accumulate dense rate, 209.5 = 838 sparse FP16-accumulate / 2 / 2.
+    assert rtx.compute_tflops["bf16"] == 209.5
+    assert "fp8" in rtx.sparse_halved
+
+
+@pytest.mark.parametrize("entry", [e for e in DEVICES if e.vendor == "Apple"], ids=lambda e: e.id)
+def test_apple_rows_leave_matrix_rates_absent(entry: CatalogHardware) -> None:
+    assert not {"bf16", "fp16", "fp8", "int8", "fp4"} & set(entry.compute_tflops)
+    assert "Neural Engine" in entry.notes
+    assert entry.device_class == "unified-memory SoC"
+
+
+@pytest.mark.skipif(
+    not SHARED_TSV.is_file(), reason="the shared reference folder is not next to the repository"
+)
+def test_catalog_matches_the_shared_tsv() -> None:
+    with SHARED_TSV.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle, delimiter="\t"))
+    columns = {"fp4": "fp4_tflops", "fp8": "fp8_tflops", "int8": "int8_tops"}
+    columns |= {mode: f"{mode}_tflops" for mode in ("bf16", "fp16", "fp32")}
+    for row in rows:
+        entry = by_id(row["id"])
+        assert entry.bandwidth_gb_per_s == pytest.approx(float(row["bandwidth_gb_per_s"]))
+        # The rack row is 72 x the per-GPU row: 13,392 GB against NVIDIA's rounded 13.4 TB.
+        assert entry.memory_gb == pytest.approx(float(row["memory_gb"]), rel=0.001)
+        for mode, column in columns.items():
+            expected = float(row[column]) if row[column] else None
+            assert entry.compute_tflops.get(mode) == (None if expected is None else pytest.approx(expected))
+
+
+@pytest.mark.skipif(
+    not SHARED_TSV.is_file(), reason="the shared reference folder is not next to the repository"
+)
+def test_converter_reproduces_the_committed_toml() -> None:
+    script = REPO / "scripts" / "tsv_to_hardware_toml.py"
+    result = subprocess.run(
+        [sys.executable, str(script), str(SHARED_TSV)], capture_output=True, text=True, check=True
+    )
+    committed = (REPO / "src" / "servebound" / "catalog" / "data" / "hardware.toml").read_text("utf-8")
+    assert result.stdout == committed
+
+
+# ------------------------------------------------------------------------------------------------
+# Systems
+# ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("system", SYSTEMS, ids=lambda e: e.id)
+def test_systems_equal_n_times_the_device(system: CatalogHardware) -> None:
+    assert system.system is not None
+    member = by_id(system.system.member_id)
+    n = system.system.count
+    assert system.hardware.memory_bytes == pytest.approx(n * member.hardware.memory_bytes)
+    assert system.hardware.bandwidth_bytes_per_s == pytest.approx(n * member.hardware.bandwidth_bytes_per_s)
+    assert set(system.compute_tflops) == set(member.compute_tflops)
+    for mode, rate in member.compute_tflops.items():
+        assert system.compute_tflops[mode] == pytest.approx(n * rate)
+    assert system.hardware.id == system.id
+    assert get_hardware(system.id) is system
+
+
+def test_declared_systems_include_the_common_boxes() -> None:
+    ids = {entry.id for entry in SYSTEMS}
+    assert {"2x-nvidia-rtx-3090", "4x-nvidia-rtx-5090", "8x-nvidia-h100-sxm", "8x-nvidia-b200"} <= ids
+    h100x8 = get_hardware("8x-nvidia-h100-sxm")
+    # 8 x 80 GB = 640 GB; 8 x 3,350 = 26,800 GB/s; 8 x 989 = 7,912 dense BF16 TFLOPS.
+    assert (h100x8.memory_gb, h100x8.bandwidth_gb_per_s) == (640, 26_800)
+    assert h100x8.compute_tflops["bf16"] == pytest.approx(7_912)
+    assert h100x8.device_class == "multi-device system"
+
+
+def test_nvl72_rack_is_72_gb200_and_agrees_with_nvidias_totals() -> None:
+    rack = get_hardware("nvidia-gb200-nvl72")
+    assert rack.system is not None and (rack.system.member_id, rack.system.count) == ("nvidia-gb200", 72)
+    # 72 x 186 GB = 13,392 GB (NVIDIA: 13.4 TB); 72 x 8,000 = 576,000 GB/s (NVIDIA: 576 TB/s).
+    assert rack.memory_gb == pytest.approx(13_392)
+    assert rack.bandwidth_gb_per_s == pytest.approx(576_000)
+    # FP4 1,440 PF sparse / 2 = 720,000 dense TFLOPS = 72 x 10,000.
+    assert rack.compute_tflops["fp4"] == pytest.approx(720_000)
+    assert rack.device_class == "rack-scale system"
+    assert get_hardware("nvl72") is rack
+
+
+def test_nxid_resolves_for_any_device() -> None:
+    trio = get_hardware("3x-amd-mi300x")
+    # 3 x 192 GB = 576 GB; 3 x 5,300 = 15,900 GB/s.
+    assert (trio.memory_gb, trio.bandwidth_gb_per_s) == (576, 15_900)
+    assert trio.system is not None and trio.system.count == 3
+    assert trio.id == trio.hardware.id == "3x-amd-mi300x"
+    # Price scales with the devices (host not included): 3 x $15,000.
+    assert trio.price_usd == 45_000
+    single = get_hardware("1x-nvidia-l4")
+    assert single.hardware.memory_bytes == get_hardware("nvidia-l4").hardware.memory_bytes
+    assert get_hardware("2X-H100").id == "2x-nvidia-h100-sxm"  # aliases work inside NxID, any case
+
+
+@settings(max_examples=60, deadline=None)
+@given(device=st.sampled_from(DEVICES), count=st.integers(min_value=1, max_value=1024))
+def test_nxid_sums_every_resource(device: CatalogHardware, count: int) -> None:
+    system = get_hardware(f"{count}x-{device.id}")
+    assert system.hardware.memory_bytes == pytest.approx(count * device.hardware.memory_bytes)
+    assert system.hardware.bandwidth_bytes_per_s == pytest.approx(
+        count * device.hardware.bandwidth_bytes_per_s
+    )
+    for mode, rate in device.hardware.compute_flop_per_s.items():
+        assert system.hardware.compute_flop_per_s[mode] == pytest.approx(count * rate)
+
+
+@pytest.mark.parametrize(
+    ("ref", "expected"),
+    [
+        ("0x-amd-mi300x", "out of range; use 1 to 1024"),
+        ("1025x-amd-mi300x", "out of range; use 1 to 1024"),
+        ("3xamd-mi300x", "did you mean '3x-amd-mi300x'?"),
+        ("2x-8x-nvidia-h100-sxm", "multiply its device instead: '16x-nvidia-h100-sxm'"),
+        ("2x-nvidia-gb200-nvl72", "multiply its device instead: '144x-nvidia-gb200'"),
+        ("4x-nvidia-h100-sx", "did you mean 'nvidia-h100-sxm'"),
+    ],
+)
+def test_nxid_errors_name_the_fix(ref: str, expected: str) -> None:
+    with pytest.raises(InputError) as caught:
+        get_hardware(ref)
+    assert caught.value.field == "hardware"
+    assert expected in caught.value.problem
+
+
+# ------------------------------------------------------------------------------------------------
+# Lookup and listing
+# ------------------------------------------------------------------------------------------------
+
+
+def test_mistyped_id_gets_fuzzy_suggestions() -> None:
+    with pytest.raises(InputError) as caught:
+        get_hardware("nvidia-h100-sx")
+    message = str(caught.value)
+    assert message.startswith(
+        "hardware: 'nvidia-h100-sx' is not in the catalog; did you mean 'nvidia-h100-sxm'"
+    )
+    assert message.endswith("`servebound hardware list` shows all")
+
+
+def test_nonsense_id_gets_no_bad_suggestions() -> None:
+    with pytest.raises(InputError) as caught:
+        get_hardware("xyz")
+    assert caught.value.problem == "'xyz' is not in the catalog; `servebound hardware list` shows all"
+
+
+def test_lookup_forms() -> None:
+    assert get_hardware("  NVIDIA-RTX-5090 ").id == "nvidia-rtx-5090"
+    assert get_hardware("rtx 5090").id == "nvidia-rtx-5090"  # vendor-free alias, space as hyphen
+    assert get_hardware("dgx_spark").id == "nvidia-dgx-spark"
+    assert get_hardware("strix-halo").id == "amd-ryzen-ai-max-plus-395-128gb"
+
+
+def test_list_filters() -> None:
+    apple = list_hardware(vendor="apple")
+    assert apple and all(entry.vendor == "Apple" for entry in apple)
+    consumer = list_hardware(cls="consumer-gpu")
+    assert {"nvidia-rtx-5090", "nvidia-rtx-3090"} <= {e.id for e in consumer}
+    assert all(entry.device_class == "consumer GPU" for entry in consumer)
+    big = list_hardware(min_memory_gb=500, include_systems=False)
+    assert {e.id for e in big} == {"apple-m3-ultra-512gb"}
+    cheap_fp4 = list_hardware(mode="fp4", max_price_usd=5_000)
+    assert {"nvidia-rtx-5090", "nvidia-dgx-spark"} <= {e.id for e in cheap_fp4}
+    assert all(e.price_usd is not None and e.price_usd <= 5_000 for e in cheap_fp4)
+    with pytest.raises(InputError, match="is not a hardware class"):
+        list_hardware(cls="mainframe")
+    with pytest.raises(InputError, match="is not an arithmetic mode"):
+        list_hardware(mode="fp64")
+
+
+# ------------------------------------------------------------------------------------------------
+# Broken catalogs
+# ------------------------------------------------------------------------------------------------
+
+GOOD_DEVICE = """
+[[device]]
+id = "acme-one"
+name = "Acme One"
+vendor = "Acme"
+class = "consumer GPU"
+year = 2024
+memory_gb = 24
+memory_type = "GDDR6"
+bandwidth_gb_per_s = 1000
+notes = ""
+[device.compute_tflops]
+bf16 = 100
+fp16 = 100
+[device.sources]
+memory_gb = "https://example.org/one"
+bandwidth_gb_per_s = "https://example.org/one"
+compute = "https://example.org/one"
+"""
+
+BROKEN = (
+    GOOD_DEVICE
+    + """
+[[device]]
+id = "acme-one"
+name = "Acme One again"
+vendor = "Acme"
+class = "consumer GPU"
+memory_gb = 24
+memory_type = "GDDR6"
+bandwidth_gb_per_s = 1000
+[device.sources]
+memory_gb = "https://example.org/again"
+bandwidth_gb_per_s = "https://example.org/again"
+
+[[device]]
+id = "Acme Two"
+name = "Acme Two"
+vendor = "Acme"
+class = "datacenter GPU"
+memory_gb = 80
+memory_type = "HBM3"
+bandwidth_gb_per_s = 3.35
+price_usd = 30000
+sparse_halved = ["fp4"]
+[device.compute_tflops]
+fp8 = 500
+bf16 = 989
+fp16 = 1979
+fp32 = 67e12
+[device.sources]
+memory_gb = "https://example.org/two"
+bandwidth_gb_per_s = " "
+
+[[system]]
+id = "4x-acme-one"
+name = "Four"
+member = "acme-one"
+count = 2
+
+[[system]]
+id = "acme-rack"
+name = "Rack"
+class = "rack-scale system"
+member = "acme-one"
+count = 10
+[system.quoted]
+memory_gb = 300
+"""
+)
+
+
+def test_lint_finds_every_problem_in_a_broken_catalog(tmp_path: Path) -> None:
+    path = tmp_path / "hardware.toml"
+    path.write_text(BROKEN, encoding="utf-8")
+    problems = lint_hardware_catalog(path)
+    expected = [
+        "device 'acme-one': id 'acme-one' is already used by device 'acme-one'",
+        "device 'Acme Two': id 'Acme Two' is not a slug",
+        "device 'Acme Two': bandwidth_gb_per_s has no source",
+        "device 'Acme Two': price_usd has no source",
+        "device 'Acme Two': compute_tflops.fp8 has no source (add sources.fp8 or sources.compute)",
+        "device 'Acme Two': bandwidth_gb_per_s 3.35 is outside 250-12000 GB/s",
+        "device 'Acme Two': compute_tflops.fp32 6.7e+13 is outside 0.05-30000",
+        "device 'Acme Two': compute_tflops.fp8 (500) is below compute_tflops.bf16 (989)",
+        "device 'Acme Two': compute_tflops.fp16 (1979) differs from bf16 (989)",
+        "device 'Acme Two': sparse_halved names 'fp4' but compute_tflops.fp4 is not given",
+        "device 'Acme Two': sparse_halved is set but notes do not explain it",
+        "system '4x-acme-one': an NxID id must be '2x-acme-one'",
+        "system 'acme-rack': quoted.memory_gb 300 differs from 10 x 24 = 240",
+        "system 'acme-rack': quoted totals have no source",
+    ]
+    for wanted in expected:
+        assert any(problem.startswith(wanted) for problem in problems), (wanted, problems)
+    # The good first row contributes nothing but its duplicate.
+    assert not [p for p in problems if p.startswith("device 'acme-one'") and "already used" not in p]
+
+
+def test_lint_reports_schema_errors_and_bad_toml(tmp_path: Path) -> None:
+    path = tmp_path / "hardware.toml"
+    path.write_text(GOOD_DEVICE.replace('notes = ""', 'notes = ""\nbandwith_gb_per_s = 1'), encoding="utf-8")
+    assert lint_hardware_catalog(path) == [
+        "device 'acme-one': bandwith_gb_per_s: Extra inputs are not permitted"
+    ]
+    path.write_text("[[device]\n", encoding="utf-8")
+    (problem,) = lint_hardware_catalog(path)
+    assert "is not valid TOML" in problem
+
+
+def test_loader_accepts_a_path_and_rejects_broken_files(tmp_path: Path) -> None:
+    good = tmp_path / "good.toml"
+    good.write_text(GOOD_DEVICE, encoding="utf-8")
+    catalog = load_hardware_catalog(good)
+    assert catalog.ids() == ["acme-one"]
+    assert get_hardware("2x-acme-one", catalog).memory_gb == 48
+    assert get_hardware("one", catalog).id == "acme-one"  # vendor-free alias
+    assert lint_hardware_catalog(good) == []
+
+    broken = tmp_path / "broken.toml"
+    broken.write_text(BROKEN, encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        load_hardware_catalog(broken)
+    assert "already used" in caught.value.problem and "is not a slug" in caught.value.problem
+
+    extra = tmp_path / "extra.toml"
+    extra.write_text(GOOD_DEVICE.replace('notes = ""', 'notes = ""\ncolour = "red"'), encoding="utf-8")
+    with pytest.raises(InputError, match=r"device 'acme-one'\.colour: Extra inputs are not permitted"):
+        load_hardware_catalog(extra)
