@@ -96,7 +96,6 @@ CURATION: dict[str, dict[str, Any]] = {
         "sparse_halved": ["fp4"],
         "derived": ALL_TENSOR,
         "aliases": ["rtx-pro-6000"],
-        "low_confidence": True,
     },
     "nvidia-rtx-6000-ada": {},
     "nvidia-rtx-5090": {
@@ -111,13 +110,15 @@ CURATION: dict[str, dict[str, Any]] = {
         "FP32-accumulate column; gigagpu.com gives 660.6 dense (FP16 accumulate), as here.",
     },
     "nvidia-rtx-4080": {"sparse_halved": ["fp8"], "aliases": ["4080"]},
-    "nvidia-rtx-3090": {"derived": ["int8"], "aliases": ["3090"], "low_confidence": True},
+    "nvidia-rtx-3090": {"derived": ["int8"], "aliases": ["3090"]},
     "nvidia-rtx-3060-12gb": {"aliases": ["3060"]},
     "nvidia-dgx-spark": {
         "sparse_halved": ["fp4"],
         "aliases": ["spark", "gb10"],
         "add_note": "Spot check: meterpreter.org's Hot Chips coverage quotes LPDDR5x at 9400 MT/s and "
-        "'273-301 GB/s'; NVIDIA's spec and dgx-spark.warehack.ing give 273 GB/s, used here.",
+        "'273-301 GB/s'; NVIDIA's spec and dgx-spark.warehack.ing give 273 GB/s, used here. BF16/FP16 are "
+        "not published, so absent: the derivation's prefill example assumes 125 dense BF16 (FP4 / 4), "
+        "which is below the ~213 measured and so cannot stand as a peak.",
     },
     "nvidia-jetson-agx-thor": {"sparse_halved": ["fp4", "fp8"], "aliases": ["jetson-thor"]},
     "amd-mi355x": {},
