@@ -6,6 +6,7 @@ from typing import Any
 
 from servebound.core.decode import DecodeResult, Verdict
 from servebound.core.experts import ExpertTraffic
+from servebound.core.prefill import PrefillRange, PrefillResult
 from servebound.core.workload import MAX_BATCH, Workload
 
 GB = 1e9
@@ -185,3 +186,103 @@ def decode_notes(result: DecodeResult) -> list[str]:
         fit = "" if f.fits_memory else f" Batch {f.batch:,} does not fit in memory (b_mem = {r.batch_mem or 0:,})."
         notes.append(f"Forced batch {f.batch:,} {state} the floor at {f.per_session_tok_per_s:,.1f} tok/s/session.{fit}")
     return notes
+
+
+def prefill_assumptions(result: PrefillResult | PrefillRange) -> dict[str, Any]:
+    """The shared workload assumptions plus what moves a prefill result."""
+    a = result.assumptions
+    hw = result.hardware if isinstance(result, PrefillResult) else None
+    out: dict[str, Any] = {}
+    if isinstance(result, PrefillResult):
+        out.update(workload_assumptions(None, result.workload, hardware=result.hardware, model=result.model))
+        out.pop("decode_compute", None)
+        out.update(
+            {
+                "prompt_tokens": result.prompt_tokens,
+                "chunk_mode": result.chunk_mode.value,
+                "batch_mode": result.batch_mode.value,
+            }
+        )
+    out.update(
+        {
+            "overhead_gb": a.overhead_bytes / GB,
+            "alloc_context_tokens": a.alloc_context_tokens,
+            "linear_mode": a.linear_mode,
+            "attention_mode": a.attention_mode,
+            "linear_tflops": None if a.linear_flop_per_s is None else a.linear_flop_per_s / 1e12,
+            "attention_tflops": None if a.attention_flop_per_s is None else a.attention_flop_per_s / 1e12,
+            "compute_available": a.compute_available,
+            "missing_modes": list(a.missing_modes),
+            "workspace_gb": a.workspace_bytes / GB,
+            "kernel_terms": "dropped (attention-kernel and activation traffic left out: ceiling-safe)"
+            if a.kernel_terms_dropped
+            else "included",
+            "expert_traffic": a.expert_traffic.value,
+            "reading": "estimate" if a.is_estimate else "bound",
+            "bandwidth_source": a.hardware_provenance,
+        }
+    )
+    if hw is not None:
+        sources = {k: v for k, v in hw.sources.items() if "compute" in k or k in (a.linear_mode, a.attention_mode)}
+        if sources:
+            out["compute_sources"] = sources
+    return out
+
+
+def prefill_json(result: PrefillResult, range_result: PrefillRange | None = None) -> dict[str, Any]:
+    """The contract's `servebound prefill --json` object, plus our own extra fields."""
+    r = result
+    out: dict[str, Any] = {
+        "verdict": r.verdict.value,
+        "hardware": hardware_json(r.hardware),
+        "model": {"id": r.model.id, "name": r.model.name},
+        "prompt_tokens": r.prompt_tokens,
+        "batch": r.batch,
+        "chunk": r.chunk_tokens,
+        "chunk_mode": r.chunk_mode.value,
+        "chunks": r.chunks,
+        "batch_mode": r.batch_mode.value,
+        "batch_mem": r.batch_mem,
+        "memory_tok_s": r.memory_tok_per_s,
+        "compute_tok_s": r.compute_tok_per_s,
+        "tok_s": r.tok_per_s,
+        "time_s": r.time_s,
+        "memory_time_s": r.memory_time_s,
+        "compute_time_s": r.compute_time_s,
+        "linear_time_s": r.linear_time_s,
+        "attention_time_s": r.attention_time_s,
+        "bound_by": r.bound_by.value,
+        "bytes_per_token": r.bytes_per_token,
+        "flops_per_token": r.flops_per_token,
+        "traffic_bytes": r.traffic_bytes,
+        "weight_sweep_bytes": r.weight_sweep_bytes,
+        "kv_reread_bytes": r.kv_reread_bytes,
+        "kv_write_bytes": r.kv_write_bytes,
+        "linear_flops": r.linear_flops,
+        "attention_flops": r.attention_flops,
+        "crossover_tokens": r.crossover_tokens,
+        "ttft_budget_s": r.ttft_budget_s,
+        "ttft_ok": r.ttft_ok,
+        "resident_margin_bytes": r.resident_margin_bytes,
+        "kv_alloc_bytes": r.kv_alloc_bytes,
+        "assumptions": prefill_assumptions(r),
+    }
+    if range_result is not None:
+        out["range"] = range_json(range_result)
+    return out
+
+
+def range_json(rng: PrefillRange) -> dict[str, Any]:
+    """The contract's `range` object: the two ends of T_pf,max(L) over every prompt length that fits."""
+    return {
+        "lo_tok_s": rng.lo_tok_per_s,
+        "lo_prompt_tokens": rng.lo_prompt_tokens,
+        "lo_bound_by": rng.lo_bound_by.value if rng.lo_bound_by else None,
+        "hi_tok_s": rng.hi_tok_per_s,
+        "hi_prompt_tokens": rng.hi_prompt_tokens,
+        "hi_bound_by": rng.hi_bound_by.value if rng.hi_bound_by else None,
+        "max_prompt_tokens": rng.max_prompt_tokens,
+        "limited_by": rng.limited_by.value,
+        "batch": rng.batch,
+        "verdict": rng.verdict.value,
+    }

@@ -119,3 +119,12 @@ def fmt_gb(value_bytes: float | None) -> str:
 
 def fmt_int(value: int | None) -> str:
     return "n/a" if value is None else f"{value:,}"
+
+
+def render_assumptions(assumptions: dict[str, Any]) -> None:
+    """The assumptions block: every input that moves the result, one per line."""
+    console.print("[bold]assumptions[/bold]")
+    for key, value in assumptions.items():
+        if isinstance(value, dict):
+            value = ", ".join(f"{k}={v}" for k, v in value.items())
+        console.print(f"  {key}: {value}")

@@ -25,6 +25,7 @@ from servebound.cli.app import (
     app,
     build_workload,
     console,
+    render_assumptions,
     fmt_gb,
     fmt_int,
     fmt_rate,
@@ -123,5 +124,4 @@ def render_decode(result: DecodeResult) -> None:
     console.print(table)
     for note in decode_notes(r):
         console.print(f"- {note}")
-    assumptions = workload_assumptions(r, r.workload, hardware=hw, model=r.model)
-    console.print("[bold]assumptions[/bold]: " + "; ".join(f"{k}={v}" for k, v in assumptions.items()))
+    render_assumptions(workload_assumptions(r, r.workload, hardware=hw, model=r.model))

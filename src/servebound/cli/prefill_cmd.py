@@ -1,0 +1,185 @@
+"""`servebound prefill`: prefill ceilings and the wait for the first token."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from servebound.api import load_hardware, load_model
+from servebound.cli.app import (
+    DEFAULT_ALLOC,
+    DEFAULT_FLOOR,
+    DEFAULT_OVERHEAD_GB,
+    DEFAULT_READ,
+    AllocOpt,
+    ExpertOpt,
+    FloorOpt,
+    HardwareOpt,
+    JsonOpt,
+    KVPrecisionOpt,
+    ModelOpt,
+    OverheadOpt,
+    ReadOpt,
+    app,
+    build_workload,
+    console,
+    fmt_rate,
+    print_json,
+    render_assumptions,
+)
+from servebound.core.experts import ExpertTraffic
+from servebound.core.hardware import ARITHMETIC_MODES
+from servebound.core.prefill import PrefillRange, PrefillResult, prefill, prefill_range
+from servebound.errors import InputError
+from servebound.report import prefill_assumptions, prefill_json, range_json
+
+
+def _parse_batch(text: str) -> int | str:
+    if text == "max":
+        return "max"
+    try:
+        value = int(text)
+    except ValueError:
+        raise InputError("batch", f"give a whole number >= 1 or 'max' (got {text!r})") from None
+    if value < 1:
+        raise InputError("batch", f"must be >= 1 or 'max' (got {value})")
+    return value
+
+
+@app.command("prefill")
+def prefill_command(
+    hardware: HardwareOpt,
+    model: ModelOpt,
+    prompt: Annotated[
+        int | None, typer.Option("--prompt", help="L: prompt tokens per request (optional with --range).")
+    ] = None,
+    chunk: Annotated[
+        int | None, typer.Option("--chunk", help="c: chunk width; omitted = one-shot (c = L), the ceiling.")
+    ] = None,
+    batch: Annotated[str, typer.Option("--batch", help="b: prompts per batch, or 'max' to search.")] = "1",
+    linear_mode: Annotated[
+        str | None, typer.Option("--linear-mode", help="Arithmetic mode of the linear layers (compute_tflops key).")
+    ] = None,
+    attention_mode: Annotated[
+        str | None, typer.Option("--attention-mode", help="Arithmetic mode of attention (compute_tflops key).")
+    ] = None,
+    ttft_budget: Annotated[
+        float | None, typer.Option("--ttft-budget", help="tau*: seconds the batch may take to prefill.")
+    ] = None,
+    range_: Annotated[
+        bool, typer.Option("--range", help="Also report T_pf,lo and T_pf,hi over every prompt length that fits.")
+    ] = False,
+    overhead_gb: OverheadOpt = DEFAULT_OVERHEAD_GB,
+    alloc_context: AllocOpt = DEFAULT_ALLOC,
+    read_context: ReadOpt = DEFAULT_READ,
+    floor: FloorOpt = DEFAULT_FLOOR,
+    expert_traffic: ExpertOpt = ExpertTraffic.EXPECTED,
+    kv_precision: KVPrecisionOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Prefill ceilings: memory and compute rooflines, the modeled prefill time, which side binds."""
+    hw = load_hardware(hardware)
+    mdl = load_model(model, kv_precision=kv_precision)
+    workload = build_workload(
+        overhead_gb=overhead_gb,
+        alloc_context=alloc_context,
+        read_context=min(read_context, alloc_context),
+        floor=floor,
+        expert_traffic=expert_traffic,
+    )
+    if ttft_budget is not None and not ttft_budget > 0:
+        raise InputError("ttft_budget", f"must be a positive number of seconds (got {ttft_budget})")
+    if chunk is not None and chunk < 1:
+        raise InputError("chunk", f"must be a whole number of tokens >= 1 (got {chunk})")
+    for field, mode in (("linear_mode", linear_mode), ("attention_mode", attention_mode)):
+        if mode is not None and mode not in ARITHMETIC_MODES:
+            raise InputError(field, f"unknown arithmetic mode {mode!r}; use one of {', '.join(ARITHMETIC_MODES)}")
+    if prompt is None and not range_:
+        raise InputError("prompt", "give --prompt L (or --range for every prompt length)")
+    search = _parse_batch(batch)
+    rng = None
+    if range_:
+        rng = prefill_range(
+            hw,
+            mdl,
+            workload=workload,
+            batch=1 if search == "max" else int(search),
+            linear_mode=linear_mode,
+            attention_mode=attention_mode,
+        )
+    if prompt is None:
+        assert rng is not None
+        if json_out:
+            print_json({"range": range_json(rng)})
+        else:
+            render_range(rng)
+        return
+    result = prefill(
+        hw,
+        mdl,
+        prompt,
+        workload=workload,
+        batch="max" if search == "max" else int(search),
+        chunk_tokens=chunk,
+        ttft_budget_s=ttft_budget,
+        linear_mode=linear_mode,
+        attention_mode=attention_mode,
+    )
+    if json_out:
+        print_json(prefill_json(result, rng))
+        return
+    render_prefill(result)
+    if rng is not None:
+        render_range(rng)
+
+
+VERDICT_TEXT = {
+    "fits": "fits",
+    "over_budget": "fits, but no setting meets the TTFT budget",
+    "no_batch_fit": "the requested batch does not fit in memory",
+    "no_session_fit": "weights fit, but no session fits",
+    "no_resident_fit": "does not fit in memory",
+}
+
+
+def render_prefill(r: PrefillResult) -> None:
+    """The human report, in the derivation's terms."""
+    policy = " (policy ceiling: a one-shot implementation may exceed it)" if r.chunk_mode.value == "policy" else ""
+    console.print(
+        f"[bold]{r.model.name}[/bold] on [bold]{r.hardware.name}[/bold], prompt {r.prompt_tokens:,} tokens, "
+        f"batch {r.batch:,}, chunk {r.chunk_tokens:,}{policy}: {VERDICT_TEXT[r.verdict.value]}"
+    )
+    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+    table.add_column("quantity")
+    table.add_column("value", justify="right")
+    table.add_column("how")
+    table.add_row("bytes per prompt token", f"{r.bytes_per_token:,.1f} B", "Q_pf / (b L): sweep + reread + KV write")
+    table.add_row("FLOPs per prompt token", f"{r.flops_per_token / 1e9:,.3f} GFLOP", "(A_linear + A_attention) / (b L)")
+    table.add_row("memory ceiling", fmt_rate(r.memory_tok_per_s), "b L / (Q_pf / R)")
+    compute = (
+        fmt_rate(r.compute_tok_per_s)
+        if r.compute_tok_per_s is not None
+        else f"unavailable (no rate for {', '.join(r.assumptions.missing_modes)})"
+    )
+    table.add_row("compute ceiling", compute, "b L / (A_lin/F_lin + A_attn/F_attn)")
+    table.add_row("combined ceiling", fmt_rate(r.tok_per_s), f"bound by {r.bound_by.value}")
+    table.add_row("modeled prefill time", f"{r.time_s:,.4f} s", "t_pf,min for the whole batch")
+    if r.crossover_tokens is not None:
+        table.add_row("crossover S*", f"{r.crossover_tokens:,.0f} tokens", "sweep time = linear math time")
+    if r.ttft_budget_s is not None:
+        table.add_row("TTFT budget", f"{r.ttft_budget_s:g} s", "met" if r.ttft_ok else "not met")
+    console.print(table)
+    render_assumptions(prefill_assumptions(r))
+
+
+def render_range(rng: PrefillRange) -> None:
+    if rng.lo_tok_per_s is None or rng.hi_tok_per_s is None:
+        console.print(f"range: no prompt length fits ({rng.verdict.value})")
+        return
+    console.print(
+        f"range over L = 1..{rng.max_prompt_tokens:,} (limited by {rng.limited_by.value}), batch {rng.batch}: "
+        f"lo {fmt_rate(rng.lo_tok_per_s)} at L = {rng.lo_prompt_tokens:,} ({rng.lo_bound_by}), "
+        f"hi {fmt_rate(rng.hi_tok_per_s)} at L = {rng.hi_prompt_tokens:,} ({rng.hi_bound_by})"
+    )
