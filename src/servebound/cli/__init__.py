@@ -9,7 +9,7 @@ import sys
 
 import typer
 
-from servebound.cli import decode_cmd, prefill_cmd  # noqa: F401  (they register their commands)
+from servebound.cli import catalog_cmd, decode_cmd, prefill_cmd  # noqa: F401  (they register their commands)
 from servebound.cli.app import app
 from servebound.errors import InputError
 

@@ -1,0 +1,136 @@
+"""`servebound hardware list|show` and `servebound catalog lint`."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from servebound.catalog.hardware import CatalogHardware, get_hardware, list_hardware
+from servebound.catalog.lint import lint_hardware_catalog
+from servebound.cli.app import JsonOpt, app, console, print_json
+
+hardware_app = typer.Typer(help="The hardware catalog: every number with its source.", no_args_is_help=True)
+catalog_app = typer.Typer(help="Checks of the catalog data.", no_args_is_help=True)
+app.add_typer(hardware_app, name="hardware")
+app.add_typer(catalog_app, name="catalog")
+
+
+def hardware_row_json(row: CatalogHardware) -> dict[str, Any]:
+    """A catalog row in the contract's hardware-file keys, plus its metadata and sources."""
+    return {
+        "id": row.id,
+        "name": row.name,
+        "vendor": row.vendor,
+        "class": row.device_class,
+        "year": row.year,
+        "memory_gb": row.memory_gb,
+        "memory_type": row.memory_type,
+        "bandwidth_gb_per_s": row.bandwidth_gb_per_s,
+        "compute_tflops": row.compute_tflops,
+        "price_usd": row.price_usd,
+        "provenance": row.hardware.provenance,
+        "sparse_halved": list(row.sparse_halved),
+        "derived": list(row.derived),
+        "low_confidence": row.low_confidence,
+        "system": None if row.system is None else {"member": row.system.member_id, "count": row.system.count},
+        "aliases": list(row.aliases),
+        "sources": dict(row.sources),
+        "notes": row.notes,
+    }
+
+
+@hardware_app.command("list")
+def hardware_list(
+    vendor: Annotated[str | None, typer.Option("--vendor", help="NVIDIA, AMD, Apple, Intel, Google ...")] = None,
+    cls: Annotated[str | None, typer.Option("--class", help="e.g. 'consumer GPU', 'unified-memory SoC'.")] = None,
+    min_memory_gb: Annotated[float | None, typer.Option("--min-memory-gb", help="At least this much memory.")] = None,
+    max_price_usd: Annotated[float | None, typer.Option("--max-price-usd", help="At most this price.")] = None,
+    mode: Annotated[str | None, typer.Option("--mode", help="Publishes a dense rate for this mode.")] = None,
+    systems: Annotated[bool, typer.Option("--systems/--no-systems", help="Include multi-device systems.")] = True,
+    json_out: JsonOpt = False,
+) -> None:
+    """List catalog hardware, filtered."""
+    rows = list_hardware(
+        vendor=vendor,
+        cls=cls,
+        min_memory_gb=min_memory_gb,
+        max_price_usd=max_price_usd,
+        mode=mode,
+        include_systems=systems,
+    )
+    if json_out:
+        print_json({"hardware": [hardware_row_json(r) for r in rows]})
+        return
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    for column, justify in (
+        ("id", "left"),
+        ("class", "left"),
+        ("memory GB", "right"),
+        ("GB/s", "right"),
+        ("bf16 TFLOPS", "right"),
+        ("price USD", "right"),
+    ):
+        table.add_column(column, justify=justify, no_wrap=column == "id")  # type: ignore[arg-type]
+    for r in rows:
+        bf16 = r.compute_tflops.get("bf16")
+        table.add_row(
+            r.id,
+            r.device_class,
+            f"{r.memory_gb:,.0f}",
+            f"{r.bandwidth_gb_per_s:,.0f}",
+            "-" if bf16 is None else f"{bf16:,.0f}",
+            "-" if r.price_usd is None else f"{r.price_usd:,.0f}",
+        )
+    console.print(table)
+    console.print(f"{len(rows)} rows")
+
+
+@hardware_app.command("show")
+def hardware_show(
+    hardware_id: Annotated[str, typer.Argument(help="Catalog id, alias or NxID.")],
+    json_out: JsonOpt = False,
+) -> None:
+    """One catalog row with the source of every number."""
+    row = get_hardware(hardware_id)
+    data = hardware_row_json(row)
+    if json_out:
+        print_json(data)
+        return
+    console.print(f"[bold]{row.name}[/bold] ({row.id}): {row.vendor}, {row.device_class}, {row.year or 'year n/a'}")
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    table.add_column("quantity")
+    table.add_column("value", justify="right")
+    table.add_column("source")
+    table.add_row("memory C", f"{row.memory_gb:,.1f} GB ({row.memory_type})", row.source_for("memory_gb") or "-")
+    table.add_row("bandwidth R", f"{row.bandwidth_gb_per_s:,.1f} GB/s", row.source_for("bandwidth_gb_per_s") or "-")
+    for mode, value in row.compute_tflops.items():
+        tag = " (sparse figure halved)" if mode in row.sparse_halved else ""
+        table.add_row(f"{mode} dense", f"{value:,.1f} TFLOPS{tag}", row.source_for(mode) or "-")
+    if row.price_usd is not None:
+        table.add_row("price", f"{row.price_usd:,.0f} USD", row.source_for("price_usd") or "-")
+    console.print(table)
+    if row.notes:
+        console.print(f"notes: {row.notes}")
+
+
+@catalog_app.command("lint")
+def catalog_lint(json_out: JsonOpt = False) -> None:
+    """Report every catalog number without a source and every inconsistent unit or id; exit 1 if any."""
+    problems = lint_hardware_catalog()
+    try:
+        from servebound.catalog.models import lint_model_catalog
+    except ImportError:  # pragma: no cover - the model catalog ships with the package
+        model_problems: list[str] = []
+    else:
+        model_problems = lint_model_catalog()
+    problems = [*problems, *model_problems]
+    if json_out:
+        print_json({"problems": problems})
+    else:
+        for line in problems:
+            console.print(f"- {line}")
+        console.print(f"{len(problems)} problems")
+    if problems:
+        raise typer.Exit(1)
