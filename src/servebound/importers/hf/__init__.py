@@ -1,0 +1,1 @@
+"""Hugging Face config.json importer internals: block arithmetic and architecture families."""

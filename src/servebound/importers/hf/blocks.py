@@ -1,0 +1,447 @@
+"""Per-block arithmetic for the Hugging Face config importer: parameters, cache and attention FLOPs.
+
+Each builder turns the shapes of one block (an attention or recurrent mixer, a dense MLP or a
+mixture-of-experts block) into a :class:`Block`: parameter counts split into matrices (stored in the
+chosen weight format) and small tensors (norms, biases, routers, convolution taps: kept at 16 bits when
+the format is narrower), cache elements per token, attention FLOPs per query-key pair and a one-line
+formula that shows the arithmetic. The importer sums blocks over layers; nothing here reads a file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Count:
+    """Parameters of one group: ``matrix`` (2-D weights the format quantizes) and ``small`` (1-D
+    tensors and routers, which quantized checkpoints keep at 16 bits)."""
+
+    matrix: int = 0
+    small: int = 0
+
+    def __add__(self, other: Count) -> Count:
+        return Count(self.matrix + other.matrix, self.small + other.small)
+
+    def times(self, factor: int) -> Count:
+        return Count(self.matrix * factor, self.small * factor)
+
+    @property
+    def total(self) -> int:
+        return self.matrix + self.small
+
+
+@dataclass(frozen=True)
+class Block:
+    """One block of one layer. ``always`` is swept every iteration; ``expert`` is one routed expert of
+    this block (``routed`` of them, ``per_token`` chosen). Cache fields count elements per token
+    (multiplied by the KV element width later) except ``state_bytes``, already in bytes at the state
+    dtype. ``read_*`` default to the allocation fields; sparse attention reads less than it keeps.
+    """
+
+    label: str
+    formula: str
+    always: Count = Count()
+    expert: Count = Count()
+    routed: int = 0
+    per_token: int = 0
+    router_params: int = 0
+    kv_global_elements: int = 0
+    kv_local_elements: int = 0
+    window_tokens: int = 0
+    read_global_elements: int | None = None
+    read_local_elements: int | None = None
+    read_window_tokens: int | None = None
+    state_bytes: float = 0.0
+    kv_formula: str = ""
+    global_flops_per_pair: int = 0
+    local_flops_per_pair: int = 0
+    state_flops_per_token: float = 0.0
+    flops_formula: str = ""
+
+    @property
+    def linear_active_params(self) -> int:
+        """Matrices a token multiplies through: always-on matrices, the router, k routed experts."""
+        return self.always.matrix + self.router_params + self.per_token * self.expert.matrix
+
+
+def _terms(parts: list[tuple[str, int, int]]) -> tuple[str, int]:
+    """Render ``name rows x cols`` terms and their sum."""
+    shown = [f"{name} {rows}x{cols}" for name, rows, cols in parts if rows * cols]
+    total = sum(rows * cols for _, rows, cols in parts)
+    return " + ".join(shown), total
+
+
+def gqa_attention(
+    *,
+    hidden: int,
+    q_heads: int,
+    kv_heads: int,
+    head_dim: int,
+    window: int | None,
+    label: str,
+    norms: int = 2,
+    q_bias: bool = False,
+    kv_bias: bool = False,
+    o_bias: bool = False,
+    qk_norm: str = "none",
+    output_gate: bool = False,
+    head_gate: bool = False,
+    sinks: bool = False,
+    k_eq_v: bool = False,
+) -> Block:
+    """Softmax attention with grouped KV heads. ``window`` None means full attention; otherwise the
+    layer caches and attends to at most ``window`` tokens (sliding or chunked). ``output_gate`` doubles
+    the query projection (a sigmoid gate per query channel); ``head_gate`` adds one gate per head;
+    ``k_eq_v`` shares keys and values (no V projection, one cached tensor); ``qk_norm`` is "head"
+    (one head_dim vector each) or "full" (over all heads)."""
+    q_out = q_heads * head_dim * (2 if output_gate else 1)
+    kv_out = kv_heads * head_dim
+    matrices, matrix_total = _terms(
+        [
+            ("q", hidden, q_out),
+            ("k", hidden, kv_out),
+            ("v", 0 if k_eq_v else hidden, kv_out),
+            ("o", q_heads * head_dim, hidden),
+            ("gate", hidden if head_gate else 0, q_heads),
+        ]
+    )
+    small = norms * hidden
+    small_terms = [f"{norms} norms x {hidden}"]
+    if q_bias:
+        small += q_out
+        small_terms.append(f"q bias {q_out}")
+    if kv_bias:
+        small += kv_out * (1 if k_eq_v else 2)
+        small_terms.append(f"kv bias {kv_out * (1 if k_eq_v else 2)}")
+    if o_bias:
+        small += hidden
+        small_terms.append(f"o bias {hidden}")
+    if qk_norm == "head":
+        small += 2 * head_dim
+        small_terms.append(f"qk norm 2x{head_dim}")
+    elif qk_norm == "full":
+        small += q_heads * head_dim + kv_out
+        small_terms.append(f"qk norm {q_heads * head_dim}+{kv_out}")
+    if sinks:
+        small += q_heads
+        small_terms.append(f"sinks {q_heads}")
+    tensors = 1 if k_eq_v else 2
+    elements = tensors * kv_heads * head_dim
+    kv_formula = f"{tensors} ({'K=V' if k_eq_v else 'K,V'}) x {kv_heads} kv heads x {head_dim} head_dim"
+    flops = 4 * q_heads * head_dim
+    flops_formula = f"4 x {q_heads} query heads x {head_dim} head_dim"
+    full = window is None
+    return Block(
+        label=label,
+        formula=f"{matrices} = {matrix_total}; small: {' + '.join(small_terms)} = {small}",
+        always=Count(matrix_total, small),
+        kv_global_elements=elements if full else 0,
+        kv_local_elements=0 if full else elements,
+        window_tokens=0 if full else int(window or 0),
+        kv_formula=kv_formula + ("" if full else f" (window {window})"),
+        global_flops_per_pair=flops if full else 0,
+        local_flops_per_pair=0 if full else flops,
+        flops_formula=flops_formula,
+    )
+
+
+@dataclass(frozen=True)
+class SparseIndexer:
+    """DeepSeek sparse attention's lightning indexer: ``heads`` x ``head_dim`` scores, one cached key of
+    ``head_dim`` per token, and the top ``topk`` tokens kept for the main attention."""
+
+    heads: int
+    head_dim: int
+    topk: int
+
+
+def mla_attention(
+    *,
+    hidden: int,
+    heads: int,
+    q_lora_rank: int | None,
+    kv_lora_rank: int,
+    qk_nope_head_dim: int,
+    qk_rope_head_dim: int,
+    v_head_dim: int,
+    label: str,
+    indexer: SparseIndexer | None = None,
+    norms: int = 2,
+) -> Block:
+    """Multi-head latent attention: the cache holds the compressed latent (kv_lora_rank) plus the shared
+    rotary key (qk_rope_head_dim) per token per layer. With a sparse indexer the layer also caches one
+    indexer key per token and the main attention reads only the top-k latents."""
+    qk_dim = qk_nope_head_dim + qk_rope_head_dim
+    parts: list[tuple[str, int, int]] = []
+    small = norms * hidden + kv_lora_rank
+    if q_lora_rank:
+        parts += [("q_a", hidden, q_lora_rank), ("q_b", q_lora_rank, heads * qk_dim)]
+        small += q_lora_rank
+    else:
+        parts.append(("q", hidden, heads * qk_dim))
+    parts += [
+        ("kv_a", hidden, kv_lora_rank + qk_rope_head_dim),
+        ("kv_b", kv_lora_rank, heads * (qk_nope_head_dim + v_head_dim)),
+        ("o", heads * v_head_dim, hidden),
+    ]
+    if indexer is not None:
+        parts += [
+            ("indexer q", q_lora_rank or hidden, indexer.heads * indexer.head_dim),
+            ("indexer k", hidden, indexer.head_dim),
+            ("indexer weights", hidden, indexer.heads),
+        ]
+        small += 2 * indexer.head_dim
+    matrices, matrix_total = _terms(parts)
+    latent = kv_lora_rank + qk_rope_head_dim
+    flops = 2 * heads * qk_dim + 2 * heads * v_head_dim
+    flops_formula = f"2 x {heads} heads x {qk_dim} qk_head_dim + 2 x {heads} heads x {v_head_dim} v_head_dim"
+    formula = f"{matrices} = {matrix_total}; small (norms, latent norms) = {small}"
+    if indexer is None:
+        return Block(
+            label=label,
+            formula=formula,
+            always=Count(matrix_total, small),
+            kv_global_elements=latent,
+            kv_formula=f"{kv_lora_rank} kv_lora_rank + {qk_rope_head_dim} qk_rope_head_dim",
+            global_flops_per_pair=flops,
+            flops_formula=flops_formula,
+        )
+    return Block(
+        label=label,
+        formula=formula,
+        always=Count(matrix_total, small),
+        kv_global_elements=latent + indexer.head_dim,
+        read_global_elements=indexer.head_dim,
+        read_local_elements=latent,
+        read_window_tokens=indexer.topk,
+        kv_formula=(
+            f"keep {kv_lora_rank} kv_lora_rank + {qk_rope_head_dim} qk_rope_head_dim + {indexer.head_dim}"
+            f" indexer key per token; read every indexer key and at most {indexer.topk} latents (index_topk)"
+        ),
+        global_flops_per_pair=2 * indexer.heads * indexer.head_dim,
+        local_flops_per_pair=flops,
+        window_tokens=0,
+        flops_formula=(
+            f"indexer 2 x {indexer.heads} x {indexer.head_dim} over every pair; "
+            f"{flops_formula} over the top {indexer.topk}"
+        ),
+    )
+
+
+def gated_delta_net(
+    *,
+    hidden: int,
+    key_heads: int,
+    value_heads: int,
+    key_head_dim: int,
+    value_head_dim: int,
+    conv_kernel: int,
+    state_bytes_per_element: float,
+    state_dtype: str,
+    conv_bytes_per_element: float,
+    label: str,
+    norms: int = 2,
+) -> Block:
+    """Gated delta-net linear attention (Qwen3-Next, Qwen3.5): a fixed state of value_heads x
+    key_head_dim x value_head_dim per layer plus the short convolution's last kernel-1 inputs."""
+    key_dim = key_heads * key_head_dim
+    value_dim = value_heads * value_head_dim
+    conv_dim = 2 * key_dim + value_dim
+    matrices, matrix_total = _terms(
+        [
+            ("in qkvz", hidden, 2 * key_dim + 2 * value_dim),
+            ("in ba", hidden, 2 * value_heads),
+            ("out", value_dim, hidden),
+        ]
+    )
+    small = conv_dim * conv_kernel + 2 * value_heads + value_head_dim + norms * hidden
+    state_elements = value_heads * key_head_dim * value_head_dim
+    conv_elements = conv_dim * (conv_kernel - 1)
+    state_bytes = state_elements * state_bytes_per_element + conv_elements * conv_bytes_per_element
+    return Block(
+        label=label,
+        formula=f"{matrices} = {matrix_total}; small: conv {conv_dim}x{conv_kernel} + dt, A, norms = {small}",
+        always=Count(matrix_total, small),
+        state_bytes=state_bytes,
+        kv_formula=(
+            f"state {value_heads} value heads x {key_head_dim} x {value_head_dim} x "
+            f"{state_bytes_per_element:g} B ({state_dtype}) + conv {conv_dim} x {conv_kernel - 1} x "
+            f"{conv_bytes_per_element:g} B"
+        ),
+        state_flops_per_token=6 * state_elements + 2 * conv_dim * conv_kernel,
+        flops_formula=(
+            f"estimate 6 x {state_elements} state elements (read S^T k, rank-1 update, S^T q readout) "
+            f"+ 2 x {conv_dim} x {conv_kernel} conv"
+        ),
+    )
+
+
+def mamba1_mixer(
+    *,
+    hidden: int,
+    d_inner: int,
+    d_state: int,
+    d_conv: int,
+    dt_rank: int,
+    conv_bias: bool,
+    proj_bias: bool,
+    state_bytes_per_element: float,
+    state_dtype: str,
+    conv_bytes_per_element: float,
+    label: str,
+    norms: int = 1,
+) -> Block:
+    """Mamba-1 selective SSM: state d_inner x d_state plus the convolution's last d_conv-1 inputs."""
+    matrices, matrix_total = _terms(
+        [
+            ("in", hidden, 2 * d_inner),
+            ("x", d_inner, dt_rank + 2 * d_state),
+            ("dt", dt_rank, d_inner),
+            ("out", d_inner, hidden),
+        ]
+    )
+    small = d_inner * d_conv + (d_inner if conv_bias else 0) + d_inner + d_inner * d_state + d_inner
+    small += (2 * d_inner + hidden) if proj_bias else 0
+    small += norms * hidden
+    state_elements = d_inner * d_state
+    conv_elements = d_inner * (d_conv - 1)
+    return Block(
+        label=label,
+        formula=f"{matrices} = {matrix_total}; small: conv, dt, A {d_inner}x{d_state}, D, norms = {small}",
+        always=Count(matrix_total, small),
+        state_bytes=state_elements * state_bytes_per_element + conv_elements * conv_bytes_per_element,
+        kv_formula=(
+            f"ssm {d_inner} d_inner x {d_state} d_state x {state_bytes_per_element:g} B ({state_dtype}) "
+            f"+ conv {d_inner} x {d_conv - 1} x {conv_bytes_per_element:g} B"
+        ),
+        state_flops_per_token=6 * state_elements + 2 * d_inner * d_conv,
+        flops_formula=(
+            f"estimate 6 x {state_elements} state elements (discretize, update, readout) "
+            f"+ 2 x {d_inner} x {d_conv} conv"
+        ),
+    )
+
+
+def mamba2_mixer(
+    *,
+    hidden: int,
+    heads: int,
+    head_dim: int,
+    groups: int,
+    d_state: int,
+    d_conv: int,
+    conv_bias: bool,
+    state_bytes_per_element: float,
+    state_dtype: str,
+    conv_bytes_per_element: float,
+    label: str,
+    norms: int = 1,
+) -> Block:
+    """Mamba-2 SSD mixer: state heads x head_dim x d_state plus the convolution over x, B and C."""
+    d_inner = heads * head_dim
+    conv_dim = d_inner + 2 * groups * d_state
+    matrices, matrix_total = _terms(
+        [("in", hidden, 2 * d_inner + 2 * groups * d_state + heads), ("out", d_inner, hidden)]
+    )
+    small = conv_dim * d_conv + (conv_dim if conv_bias else 0) + 3 * heads + d_inner + norms * hidden
+    state_elements = heads * head_dim * d_state
+    conv_elements = conv_dim * (d_conv - 1)
+    return Block(
+        label=label,
+        formula=f"{matrices} = {matrix_total}; small: conv {conv_dim}x{d_conv}, dt, A, D, norms = {small}",
+        always=Count(matrix_total, small),
+        state_bytes=state_elements * state_bytes_per_element + conv_elements * conv_bytes_per_element,
+        kv_formula=(
+            f"ssm {heads} heads x {head_dim} head_dim x {d_state} d_state x {state_bytes_per_element:g} B "
+            f"({state_dtype}) + conv {conv_dim} x {d_conv - 1} x {conv_bytes_per_element:g} B"
+        ),
+        state_flops_per_token=6 * state_elements + 2 * conv_dim * d_conv,
+        flops_formula=(
+            f"estimate 6 x {state_elements} state elements (decay, update, readout) + 2 x {conv_dim} x "
+            f"{d_conv} conv"
+        ),
+    )
+
+
+def lightning_attention(
+    *,
+    hidden: int,
+    heads: int,
+    head_dim: int,
+    state_bytes_per_element: float,
+    state_dtype: str,
+    label: str,
+    norms: int = 2,
+) -> Block:
+    """MiniMax lightning (linear) attention: a heads x head_dim x head_dim state per layer."""
+    inner = heads * head_dim
+    matrices, matrix_total = _terms(
+        [("qkv", hidden, 3 * inner), ("output gate", hidden, inner), ("out", inner, hidden)]
+    )
+    small = inner + norms * hidden
+    state_elements = heads * head_dim * head_dim
+    return Block(
+        label=label,
+        formula=f"{matrices} = {matrix_total}; small: norm {inner} + norms = {small}",
+        always=Count(matrix_total, small),
+        state_bytes=state_elements * state_bytes_per_element,
+        kv_formula=(
+            f"state {heads} heads x {head_dim} x {head_dim} x {state_bytes_per_element:g} B ({state_dtype})"
+        ),
+        state_flops_per_token=4 * state_elements,
+        flops_formula=f"estimate 4 x {state_elements} state elements (decay and update, readout)",
+    )
+
+
+def dense_mlp(*, hidden: int, width: int, gated: bool, label: str, bias: bool = False) -> Block:
+    """A dense feed-forward block: gate, up and down (or up and down when not gated)."""
+    count = 3 if gated else 2
+    params = count * hidden * width
+    small = ((count - 1) * width + hidden) if bias else 0
+    names = "gate, up, down" if gated else "up, down"
+    return Block(
+        label=label,
+        formula=f"{count} ({names}) x {hidden} x {width} = {params}" + (f"; biases {small}" if bias else ""),
+        always=Count(params, small),
+    )
+
+
+def moe_block(
+    *,
+    hidden: int,
+    routed: int,
+    per_token: int,
+    width: int,
+    gated: bool,
+    label: str,
+    shared_width: int = 0,
+    shared_gate: bool = False,
+    router_bias: bool = False,
+    correction_bias: bool = False,
+    expert_bias: bool = False,
+) -> Block:
+    """Routed experts (one shown as ``expert``) plus always-on router and shared experts.
+
+    ``shared_width`` is the total width of the shared expert(s); ``shared_gate`` a sigmoid gate on the
+    shared expert (hidden x 1); ``correction_bias`` the routing bias of aux-loss-free balancing."""
+    count = 3 if gated else 2
+    expert_params = count * hidden * width
+    expert_small = ((count - 1) * width + hidden) if expert_bias else 0
+    shared = count * hidden * shared_width
+    router = hidden * routed
+    small = (routed if router_bias else 0) + (routed if correction_bias else 0)
+    small += hidden if shared_gate else 0
+    formula = (
+        f"expert {count} x {hidden} x {width} = {expert_params}; router {hidden}x{routed} = {router}"
+        + (f"; shared {count} x {hidden} x {shared_width} = {shared}" if shared_width else "")
+    )
+    return Block(
+        label=label,
+        formula=formula,
+        always=Count(shared, small + router),
+        expert=Count(expert_params, expert_small),
+        routed=routed,
+        per_token=per_token,
+        router_params=router,
+    )
