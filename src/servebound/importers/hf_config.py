@@ -15,7 +15,6 @@ included through the format's bytes per element; per-tensor scales and padding a
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections import Counter
 from collections.abc import Mapping
@@ -383,6 +382,8 @@ def _assemble(
         "experts_per_token": per_token,
         "moe_layers": len(moe),
         "mtp_params": mtp.total,
+        "embedding_params": embedding.total,
+        "output_head_params": head.total,
         "context_limit_tokens": context,
         "notes": tuple(arch.notes),
     }
@@ -502,7 +503,11 @@ def _prefill(
         linear_mode=_LINEAR_MODE[layout.name],
         attention_mode=attention_mode,
     )
-    formulas = sorted({b.flops_formula for b in blocks if b.flops_formula})
+
+    def grouped(part: str) -> str:
+        counts = Counter(b.flops_formula for b in blocks if getattr(b, part))
+        return "; ".join(f"{n} layers x {formula}" for formula, n in counts.items()) or "none"
+
     steps = [
         Step(
             "prefill.linear_active_params",
@@ -511,24 +516,16 @@ def _prefill(
             "no embedding lookup, no output head",
         ),
         Step(
-            "prefill.attention_global_flops_per_pair",
-            float(global_flops),
-            "sum over full-attention layers: " + "; ".join(f for f in formulas if "4 x" in f or "2 x" in f),
+            "prefill.attention_global_flops_per_pair", float(global_flops), grouped("global_flops_per_pair")
         ),
         Step(
             "prefill.attention_local_flops_per_pair",
             float(local_flops),
-            f"the same over sliding, chunked or top-k layers, window {window}",
+            f"{grouped('local_flops_per_pair')}; window {window}",
         ),
-        Step(
-            "prefill.attention_state_flops_per_token",
-            float(state_flops),
-            "sum over recurrent layers of the per-token state estimate",
-        ),
+        Step("prefill.attention_state_flops_per_token", float(state_flops), grouped("state_flops_per_token")),
         Step("prefill.kv_write_bytes_per_token", write, "global + local allocation bytes per token"),
     ]
-    if math.isnan(write):  # pragma: no cover - defensive: every term is finite by construction
-        raise InputError("config.json", "cache size is not a number")
     return prefill, steps
 
 

@@ -63,7 +63,8 @@ class Cfg:
                 raise InputError(
                     self.name(key), "missing from config.json; this architecture needs it to count shapes"
                 )
-            self.notes.append(f"{self.name(key)} absent: using {default!r} (the library default)")
+            if default not in (0, False):
+                self.notes.append(f"{self.name(key)} absent: using {default!r} (the library default)")
             return default
         return value
 
