@@ -292,7 +292,7 @@ def test_hardware_file_worked_example() -> None:
 )
 def test_bad_choices_name_the_field(field: str, kwargs: dict[str, str]) -> None:
     with pytest.raises(InputError) as raised:
-        measure_machine(**kwargs)  # type: ignore[arg-type]
+        measure_machine(**kwargs)
     assert raised.value.field == field
 
 

@@ -34,7 +34,9 @@ TRIAD_SCALAR = 0.5
 DEFAULT_CPU_ARRAY_BYTES = 512 * 2**20
 DEFAULT_GPU_ARRAY_BYTES = 2**30
 _MIN_ARRAY_BYTES = 2**16
-_CHUNK_ELEMENTS = 2**15  # 256 KiB of float64 per triad chunk: resident in any L2
+#: Triad chunk per array: the intermediate ``s c[chunk]`` must stay in cache until the add reads it,
+#: yet each chunk costs two Python-level calls under the GIL, so chunks must not be tiny either.
+DEFAULT_TRIAD_CHUNK_BYTES = 2**20
 _PAGE_ELEMENTS = 512  # slice boundaries on 4 KiB pages of float64
 
 
@@ -113,13 +115,8 @@ def _slices(length: int, parts: int) -> list[slice]:
     return [slice(start, min(start + step, length)) for start in range(0, length, step)]
 
 
-def _triad_slice(a: np.ndarray, b: np.ndarray, c: np.ndarray, part: slice, scalar: float) -> None:
-    start, stop = part.start, part.stop
-    for lo in range(start, stop, _CHUNK_ELEMENTS):
-        hi = min(lo + _CHUNK_ELEMENTS, stop)
-        out = a[lo:hi]
-        np.multiply(c[lo:hi], scalar, out=out)
-        np.add(out, b[lo:hi], out=out)
+def _chunks(part: slice, elements: int) -> list[slice]:
+    return [slice(lo, min(lo + elements, part.stop)) for lo in range(part.start, part.stop, elements)]
 
 
 def measure_cpu_bandwidth(
@@ -127,12 +124,14 @@ def measure_cpu_bandwidth(
     array_bytes: int | None = None,
     threads: int | None = None,
     runs: int = 10,
+    triad_chunk_bytes: int = DEFAULT_TRIAD_CHUNK_BYTES,
     progress: Progress | None = None,
 ) -> BandwidthMeasurement:
     """STREAM-style copy and triad over float64 arrays with numpy on ``threads`` threads.
 
     ``array_bytes`` per array defaults to :func:`default_cpu_array_bytes` for this machine;
-    ``threads`` to the CPUs this process may use. One warm-up round is excluded; each of ``runs``
+    ``threads`` to the CPUs this process may use. Triad runs in chunks of ``triad_chunk_bytes`` per
+    array (see :data:`DEFAULT_TRIAD_CHUNK_BYTES`). One warm-up round is excluded; each of ``runs``
     rounds times one copy and one triad. Raises ValueError when the triad's result is wrong.
     """
     import psutil
@@ -151,26 +150,33 @@ def measure_cpu_bandwidth(
     a = np.empty(length)
     b = np.empty(length)
     c = np.empty(length)
+    chunk_elements = max(_PAGE_ELEMENTS, triad_chunk_bytes // 8)
+    triad_views = [
+        [(a[chunk], b[chunk], c[chunk]) for chunk in _chunks(part, chunk_elements)] for part in parts
+    ]
     copy_rates: list[float] = []
     triad_rates: list[float] = []
     with ThreadPoolExecutor(max_workers=len(parts)) as pool:
 
-        def run_parallel(work: Callable[[slice], Any]) -> float:
+        def run_parallel(work: Callable[[int], Any]) -> float:
             began = time.perf_counter()
-            for future in [pool.submit(work, part) for part in parts]:
+            for future in [pool.submit(work, index) for index in range(len(parts))]:
                 future.result()
             return time.perf_counter() - began
 
-        def first_touch(part: slice) -> None:  # each thread touches its own pages first
+        def first_touch(index: int) -> None:  # each thread touches its own pages first
+            part = parts[index]
             a[part].fill(1.0)
             b[part].fill(2.0)
             c[part].fill(0.0)
 
-        def copy(part: slice) -> None:
-            np.copyto(c[part], a[part])
+        def copy(index: int) -> None:
+            np.copyto(c[parts[index]], a[parts[index]])
 
-        def triad(part: slice) -> None:
-            _triad_slice(a, b, c, part, TRIAD_SCALAR)
+        def triad(index: int) -> None:
+            for a_chunk, b_chunk, c_chunk in triad_views[index]:
+                np.multiply(c_chunk, TRIAD_SCALAR, out=a_chunk)
+                np.add(a_chunk, b_chunk, out=a_chunk)
 
         run_parallel(first_touch)
         expected = 1.0
