@@ -307,3 +307,49 @@ def test_arbitrary_bytes_raise_only_input_error(
     path.write_bytes(struct.pack("<Q", len(junk) if claimed is None else claimed) + junk)
     with contextlib.suppress(InputError):
         read_safetensors_header(path)
+
+
+# With the config.json importer -----------------------------------------------------------------------
+
+LLAMA_CONFIG = {
+    "model_type": "llama",
+    "architectures": ["LlamaForCausalLM"],
+    "vocab_size": 64,
+    "hidden_size": 16,
+    "intermediate_size": 32,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 2,
+    "num_key_value_heads": 1,
+    "head_dim": 8,
+    "max_position_embeddings": 256,
+    "tie_word_embeddings": False,
+    "rms_norm_eps": 1e-5,
+    "torch_dtype": "float16",
+}
+
+
+def test_config_beside_the_shards_gives_kv_and_the_param_check(tmp_path: Path) -> None:
+    save_file(dense_tensors(tied=False), str(tmp_path / "model.safetensors"))
+    (tmp_path / "config.json").write_text(json.dumps(LLAMA_CONFIG))
+    model = import_safetensors(tmp_path)
+    # KV from the config: 2 (K,V) x 2 layers x 1 KV head x head_dim 8 x 2 B (bf16 cache).
+    assert model.adapter.kv_alloc.global_bytes_per_token == 2 * 2 * 1 * 8 * 2
+    assert model.adapter.context_limit_tokens == 256
+    # Bytes still come from the headers, not from the config's format.
+    assert model.adapter.weights.resident == file_tensor_bytes(tmp_path / "model.safetensors")
+    assert model.adapter.weight_precision == "fp16"
+    assert model.facts["tensor_minus_config_params"] == 0
+    assert model.architecture == "llama"
+
+
+def test_index_alone_with_config_uses_the_declared_total(tmp_path: Path) -> None:
+    weight_map = dict.fromkeys(dense_tensors(tied=False), "model-00001-of-00002.safetensors")
+    (tmp_path / "model.safetensors.index.json").write_text(
+        json.dumps({"metadata": {"total_size": 13632}, "weight_map": weight_map})
+    )
+    (tmp_path / "config.json").write_text(json.dumps(LLAMA_CONFIG))
+    model = import_safetensors(tmp_path / "model.safetensors.index.json")
+    assert model.checkpoint_bytes == 13632
+    assert model.adapter.weights.resident == 13632
+    assert model.facts["safetensors_index_only"] is True
+    assert model.facts["tensors_by_role"] == {"embedding": 1, "always_on": 19, "head": 1}

@@ -436,11 +436,27 @@ def _dominant_dtype(tensors: tuple[SafetensorsTensor, ...]) -> tuple[str, dict[s
     return dominant, dict(by_dtype.most_common())
 
 
+#: The config importer's weight format for a checkpoint's dominant dtype (it prices the prefill
+#: linear mode; the bytes themselves come from the headers).
+_FORMAT_OF_DTYPE = {
+    "F32": "fp32",
+    "F16": "fp16",
+    "BF16": "bf16",
+    "F8_E4M3": "fp8",
+    "F8_E5M2": "fp8",
+    "F4": "nvfp4",
+}
+_FORMAT_OF_QUANT_METHOD = {"mxfp4": "mxfp4", "fp8": "fp8", "nvfp4": "nvfp4", "modelopt": "nvfp4"}
+
+
 def _weight_format(dominant: str, config: Mapping[str, Any]) -> str:
+    """The weight format name: the config's quant_method where it names one, else the dominant dtype."""
     quant = config.get("quantization_config")
     if isinstance(quant, Mapping) and isinstance(quant.get("quant_method"), str):
-        return str(quant["quant_method"]).lower()
-    return dominant.lower()
+        method = str(quant["quant_method"]).lower()
+        if method in _FORMAT_OF_QUANT_METHOD:
+            return _FORMAT_OF_QUANT_METHOD[method]
+    return _FORMAT_OF_DTYPE.get(dominant, "bf16")
 
 
 def _steps(form: ByteForm, per_token: int | None, checkpoint_bytes: int) -> list[Step]:
@@ -568,8 +584,14 @@ def import_safetensors(
     dominant, by_dtype = _dominant_dtype(checkpoint.tensors)
     weight_format = _weight_format(dominant, raw_config)
     config_model: ImportedModel | None = config if isinstance(config, ImportedModel) else None
+    config_problem: str | None = None
     if config_model is None and config_path is not None:
-        config_model = _config_model(config_path, weight_format, kv_precision)
+        try:
+            config_model = _config_model(config_path, weight_format, kv_precision)
+        except InputError as error:
+            if kv is None:
+                raise
+            config_problem = str(error)  # the KV shape was given; the names still classify
 
     if not checkpoint.headers:
         return _index_only(checkpoint, config_model, raw_config)
@@ -636,6 +658,8 @@ def import_safetensors(
             "tensor_elements": total_elements,
         }
     )
+    if config_problem is not None:
+        facts["config_import_problem"] = config_problem
     trailing = sum(h.data_bytes for h in checkpoint.headers) - checkpoint_bytes
     if trailing:
         facts["unreferenced_data_bytes"] = trailing
