@@ -107,6 +107,33 @@ def write_gguf(path: Path, arch: str, meta: Callable[[GGUFWriter], None], tensor
     return path
 
 
+def test_split_file_equals_one_file(tmp_path: Path) -> None:
+    """GGUFWriter's own split (NAME-0000i-of-0000n.gguf, metadata in the first) imports like one file."""
+    whole = import_gguf(write_gguf(tmp_path / "one.gguf", "llama", dense_meta, dense_tensors()))
+    writer = GGUFWriter(tmp_path / "split.gguf", "llama", split_max_tensors=8)
+    dense_meta(writer)
+    for name, value in dense_tensors().items():
+        if isinstance(value, tuple):
+            writer.add_tensor(name, value[0], raw_dtype=value[1])
+        else:
+            assert isinstance(value, np.ndarray)
+            writer.add_tensor(name, value)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    files = sorted(tmp_path.glob("split-*-of-*.gguf"))
+    assert len(files) == 3
+    for file in files:
+        model = import_gguf(file)
+        assert model.facts["files"] == 3
+        assert model.adapter.weights == whole.adapter.weights
+        assert model.checkpoint_bytes == whole.checkpoint_bytes
+    files[1].unlink()
+    with pytest.raises(InputError, match="split files missing"):
+        import_gguf(files[0])
+
+
 def dense_meta(writer: GGUFWriter) -> None:
     writer.add_block_count(2)
     writer.add_context_length(128)

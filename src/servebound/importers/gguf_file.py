@@ -43,8 +43,9 @@ MAX_TENSORS = 1_000_000
 MAX_METADATA = 1_000_000
 MAX_KEY_BYTES = 65_536
 MAX_STRING_BYTES = 64 * 1024 * 1024
-#: Array entries stepped over (vocabularies and merges run to a few hundred thousand).
-MAX_ARRAY_ITEMS = 1 << 24
+#: Array entries stepped over (vocabularies and merges run to a few hundred thousand; stepping over
+#: the cap's worth of strings takes a few seconds, the worst a hostile file can cost).
+MAX_ARRAY_ITEMS = 1 << 22
 #: Arrays up to this length (outside tokenizer.*) are decoded; longer ones are only stepped over.
 KEEP_ARRAY_ITEMS = 1 << 16
 MAX_ELEMENTS = 2**63 - 1
@@ -509,12 +510,56 @@ def _linear_active_elements(
     return float(always + routed)
 
 
+_SPLIT_NAME = re.compile(r"^(?P<stem>.*)-(?P<no>\d{5})-of-(?P<count>\d{5})\.gguf$")
+
+
+def read_gguf_split(path: str | os.PathLike[str]) -> tuple[GGUFHeader, ...]:
+    """The headers of every file of a split GGUF (``name-00001-of-00003.gguf``), given any one of
+    them; a single-file GGUF gives one header. Metadata lives in the first file."""
+    first = read_gguf_header(path)
+    count = first.metadata.get("split.count")
+    if not isinstance(count, int) or count <= 1:
+        return (first,)
+    file = Path(path)
+    match = _SPLIT_NAME.match(file.name)
+    if match is None or int(match["count"]) != count:
+        raise InputError(
+            f"GGUF file {file.name}",
+            f"split.count is {count} but the name is not NAME-0000i-of-{count:05d}.gguf",
+        )
+    names = [file.with_name(f"{match['stem']}-{i:05d}-of-{count:05d}.gguf") for i in range(1, count + 1)]
+    missing = [n.name for n in names if not n.is_file()]
+    if missing:
+        raise InputError(f"GGUF file {file.name}", f"split files missing beside it: {', '.join(missing)}")
+    headers = tuple(read_gguf_header(n) for n in names)
+    expected = headers[0].metadata.get("split.tensors.count")
+    found = sum(len(h.tensors) for h in headers)
+    if isinstance(expected, int) and expected != found:
+        raise InputError(
+            f"GGUF file {file.name}", f"split.tensors.count is {expected}, the files hold {found}"
+        )
+    return headers
+
+
+def _merged(headers: tuple[GGUFHeader, ...], field: str) -> GGUFHeader:
+    """One header over all split files: the first file's metadata, every file's tensors."""
+    if len(headers) == 1:
+        return headers[0]
+    tensors = tuple(t for h in headers for t in h.tensors)
+    names = Counter(t.name for t in tensors)
+    doubled = [name for name, n in names.items() if n > 1]
+    if doubled:
+        raise InputError(field, f"tensor {doubled[0]!r} is in more than one split file")
+    return replace(headers[0], tensors=tensors)
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "model"
 
 
 def import_gguf(path: str | os.PathLike[str], *, kv_precision: str = "fp16") -> ImportedModel:
-    """Import a GGUF file: exact bytes per role, KV shape and prefill fields from its header.
+    """Import a GGUF file (or a split GGUF, given any of its files): exact bytes per role, KV shape and
+    prefill fields from its header.
 
     Bytes: every tensor's ggml type and shape give exact bytes (any quantization mix). ``token_embd``
     is the untied embedding unless ``output.weight`` is absent (tied: the table is swept as the head
@@ -532,9 +577,10 @@ def import_gguf(path: str | os.PathLike[str], *, kv_precision: str = "fp16") -> 
         raise InputError(
             "kv_precision", f"unknown cache format {kv_precision!r}; known: {', '.join(KV_FORMATS)}"
         )
-    header = read_gguf_header(path)
     file = Path(path)
     field = f"GGUF file {file.name}"
+    headers = read_gguf_split(path)
+    header = _merged(headers, field)
     arch = header.metadata.get("general.architecture")
     if not isinstance(arch, str) or not arch:
         raise InputError(
@@ -671,8 +717,9 @@ def import_gguf(path: str | os.PathLike[str], *, kv_precision: str = "fp16") -> 
         "bytes_by_type": dict(by_type.most_common()),
         "dominant_type": dominant,
         "bits_per_weight": bits,
-        "tensor_data_bytes": header.data_section_bytes,
-        "alignment_padding_bytes": header.data_section_bytes - total_bytes,
+        "files": len(headers),
+        "tensor_data_bytes": sum(h.data_section_bytes for h in headers),
+        "alignment_padding_bytes": sum(h.data_section_bytes for h in headers) - total_bytes,
         "mtp_bytes": form.mtp_bytes,
         "recurrent_layers": attention.recurrent_layers,
         "file_type": header.metadata.get("general.file_type"),
@@ -689,4 +736,4 @@ def import_gguf(path: str | os.PathLike[str], *, kv_precision: str = "fp16") -> 
     )
 
 
-__all__ = ["GGUFHeader", "GGUFTensor", "import_gguf", "read_gguf_header"]
+__all__ = ["GGUFHeader", "GGUFTensor", "import_gguf", "read_gguf_header", "read_gguf_split"]
