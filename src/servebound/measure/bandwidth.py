@@ -7,7 +7,9 @@ last-level cache so every run streams from memory.
 On the CPU numpy's kernels are single-threaded, so the arrays are split into one slice per thread
 and a thread pool runs the slices at once (numpy releases the GIL inside ``copyto``, ``multiply``
 and ``add``). Triad runs in cache-sized chunks, ``a[chunk] = s c[chunk]`` then ``a[chunk] += b[chunk]``,
-so the intermediate stays in cache and memory sees exactly the three streams. On a GPU (torch) each
+so the intermediate stays in cache and memory sees the three streams (plus the write-allocate read
+of ``a`` that STREAM does not count; large ``copyto`` calls use streaming stores and avoid it, so on
+the CPU triad typically lands near 3/4 of copy). On a GPU (torch) each
 kernel is one device call: ``dst.copy_(src)`` and ``torch.add(b, c, alpha=s, out=a)``.
 """
 

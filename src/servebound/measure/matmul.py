@@ -97,7 +97,7 @@ def _measure_mode(
     call_s: float,
 ) -> tuple[int, tuple[float, ...]]:
     probe = make(probe_n)
-    probe_s = min(time_per_call(probe, sync, 1, 0.0))
+    probe_s = min(time_per_call(probe, sync, 3, 0.0))  # best of 3: the first calls spin up threads
     del probe
     n = choose_n(matmul_flops(probe_n) / probe_s, call_s, probe_n, max_n)
     product = make(n)
