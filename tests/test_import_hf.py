@@ -1,0 +1,517 @@
+"""The Hugging Face config.json importer against real configs, published counts and hand arithmetic."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from servebound.errors import InputError
+from servebound.importers.hf_config import (
+    MAX_CONFIG_BYTES,
+    SUPPORTED_MODEL_TYPES,
+    WEIGHT_FORMATS,
+    import_hf_config,
+)
+
+REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "models"
+if not REFERENCE.is_dir():  # the checkout may sit elsewhere; the shared set lives beside it
+    REFERENCE = Path("/work/shared/reference/models")
+GOLDEN = tomllib.loads((Path(__file__).parent / "golden" / "published_params.toml").read_text())
+
+needs_reference = pytest.mark.skipif(not REFERENCE.is_dir(), reason="shared reference configs not present")
+
+
+def ref(name: str) -> Path:
+    return REFERENCE / name / "config.json"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Published parameter counts
+
+
+def _compare(name: str) -> list[tuple[str, float, float, float]]:
+    entry = GOLDEN[name]
+    model = import_hf_config(ref(name))
+    facts = model.facts
+    assert model.total_params is not None and model.active_params is not None
+    mtp = float(facts["mtp_params"])  # type: ignore[arg-type]
+    embedding = float(facts["embedding_params"])  # type: ignore[arg-type]
+    head = float(facts["output_head_params"])  # type: ignore[arg-type]
+    mtp_mode = entry.get("total_mtp", "excluded")
+    total = model.total_params - (0.0 if mtp_mode != "excluded" else mtp)
+    if mtp_mode == "included_with_copies":
+        total += 2 * head
+    total += entry.get("total_adjust", 0.0)
+    unit = entry["unit"]
+    tolerance = entry.get("tolerance", 0.005)
+    checks = [("total", total, float(entry["total"]), max(tolerance * entry["total"], unit / 2))]
+    if "active" in entry:
+        active = model.active_params
+        counts = entry["active_counts"]
+        if counts in {"no_input_embedding", "no_embeddings"}:
+            active -= embedding
+        if counts == "no_embeddings":
+            active -= head if embedding else 0.0
+        checks.append(("active", active, float(entry["active"]), max(tolerance * entry["active"], unit / 2)))
+    if "non_embedding" in entry:
+        non_embedding = model.total_params - mtp - embedding - head
+        checks.append(
+            (
+                "non_embedding",
+                non_embedding,
+                entry["non_embedding"],
+                max(0.005 * entry["non_embedding"], unit / 2),
+            )
+        )
+    return checks
+
+
+@needs_reference
+@pytest.mark.parametrize("name", sorted(GOLDEN))
+def test_counts_match_published_figures(name: str) -> None:
+    for what, ours, published, allowed in _compare(name):
+        assert abs(ours - published) <= allowed, (
+            f"{name} {what}: ours {ours:.4g} vs published {published:.4g}"
+        )
+
+
+@needs_reference
+@pytest.mark.parametrize(
+    ("name", "exact"),
+    [
+        ("meta-llama__Llama-3.1-8B", 8_030_261_248),
+        ("mistralai__Devstral-Small-2-24B-Instruct", 23_572_403_200),
+    ],
+)
+def test_dense_counts_equal_checkpoint_index_exactly(name: str, exact: int) -> None:
+    """Every tensor of these checkpoints is counted: the index's own totals, to the parameter."""
+    assert import_hf_config(ref(name)).total_params == exact
+
+
+@needs_reference
+def test_every_reference_config_imports_or_is_named_unsupported() -> None:
+    for folder in sorted(p for p in REFERENCE.iterdir() if (p / "config.json").is_file()):
+        try:
+            model = import_hf_config(folder)
+        except InputError as error:
+            assert error.field == "model_type" and "deepseek_v4" in str(error), folder.name
+            continue
+        assert model.total_params and model.active_params
+        assert model.active_params <= model.total_params
+        assert model.adapter.weights.resident >= model.adapter.weights.active
+
+
+# ---------------------------------------------------------------------------------------------------
+# KV bytes per token, by hand from each config
+
+
+@needs_reference
+def test_llama_kv_is_two_tensors_per_layer() -> None:
+    adapter = import_hf_config(ref("meta-llama__Llama-3.1-8B")).adapter
+    # 2 (K,V) x 32 layers x 8 kv heads x 128 head_dim x 2 bytes = 131072
+    assert adapter.kv_alloc.global_bytes_per_token == 2 * 32 * 8 * 128 * 2 == 131072
+    assert adapter.kv_read == adapter.kv_alloc
+    assert adapter.kv_bytes_per_element == 2
+    assert adapter.context_limit_tokens == 131072
+    assert adapter.prefill is not None
+    # 4 x 32 query heads x 128 head_dim x 32 layers
+    assert adapter.prefill.attention_global_flops_per_pair == 4 * 32 * 128 * 32
+    assert adapter.prefill.kv_write_bytes_per_token == 131072
+    # no embedding lookup, no output head: 8,030,261,248 - 2 x 128256 x 4096 - norms (65 x 4096)
+    assert adapter.prefill.linear_active_params == 8_030_261_248 - 2 * 128256 * 4096 - 65 * 4096
+
+
+@needs_reference
+def test_gemma3_sliding_and_global_layers() -> None:
+    imported = import_hf_config(ref("google__gemma-3-27b-it"))
+    kv = imported.adapter.kv_alloc
+    # 62 layers, every 6th global (sliding_window_pattern default 6): 10 global, 52 sliding
+    assert kv.global_bytes_per_token == 10 * 2 * 16 * 128 * 2
+    assert kv.local_bytes_per_token == 52 * 2 * 16 * 128 * 2
+    assert kv.window_tokens == 1024
+    assert imported.facts["multimodal"] is True
+    assert any("sliding_window_pattern absent" in s.formula for s in imported.steps)
+
+
+@needs_reference
+def test_gemma3_4b_sparse_config_uses_documented_defaults() -> None:
+    kv = import_hf_config(ref("google__gemma-3-4b-it")).adapter.kv_alloc
+    # defaults: 4 kv heads, head_dim 256; 34 layers -> 5 global (5, 11, 17, 23, 29), 29 sliding
+    assert kv.global_bytes_per_token == 5 * 2 * 4 * 256 * 2
+    assert kv.local_bytes_per_token == 29 * 2 * 4 * 256 * 2
+
+
+@needs_reference
+def test_gemma4_global_layers_share_k_and_v() -> None:
+    kv = import_hf_config(ref("google__gemma-4-26B-A4B")).adapter.kv_alloc
+    # 5 global layers x 1 (K=V) x 2 global kv heads x 512 global_head_dim x 2 B
+    assert kv.global_bytes_per_token == 5 * 1 * 2 * 512 * 2
+    # 25 sliding layers x 2 x 8 kv heads x 256 head_dim x 2 B, window 1024
+    assert kv.local_bytes_per_token == 25 * 2 * 8 * 256 * 2
+    assert kv.window_tokens == 1024
+
+
+@needs_reference
+def test_gpt_oss_alternating_windows() -> None:
+    kv = import_hf_config(ref("openai__gpt-oss-20b")).adapter.kv_alloc
+    assert kv.global_bytes_per_token == 12 * 2 * 8 * 64 * 2
+    assert kv.local_bytes_per_token == 12 * 2 * 8 * 64 * 2
+    assert kv.window_tokens == 128
+
+
+@needs_reference
+def test_llama4_chunked_attention_is_a_local_window() -> None:
+    imported = import_hf_config(ref("meta-llama__Llama-4-Scout-17B-16E-Instruct"))
+    kv = imported.adapter.kv_alloc
+    # every 4th of 48 layers is a global NoPE layer: 12 global, 36 chunked (8192)
+    assert kv.global_bytes_per_token == 12 * 2 * 8 * 128 * 2
+    assert kv.local_bytes_per_token == 36 * 2 * 8 * 128 * 2
+    assert kv.window_tokens == 8192
+    maverick = import_hf_config(ref("meta-llama__Llama-4-Maverick-17B-128E-Instruct"))
+    assert maverick.facts["moe_layers"] == 24  # interleave_moe_layer_step 2
+
+
+@needs_reference
+def test_mla_caches_the_latent() -> None:
+    adapter = import_hf_config(ref("deepseek-ai__DeepSeek-V3")).adapter
+    # 61 layers x (512 kv_lora_rank + 64 qk_rope_head_dim) x 2 B
+    assert adapter.kv_alloc.global_bytes_per_token == 61 * (512 + 64) * 2 == 70272
+    assert adapter.prefill is not None
+    # 61 layers x (2 x 128 heads x 192 qk dims + 2 x 128 heads x 128 v dims)
+    assert adapter.prefill.attention_global_flops_per_pair == 61 * (2 * 128 * 192 + 2 * 128 * 128)
+    weights = adapter.weights
+    assert weights.experts is not None and (weights.experts.routed, weights.experts.per_token) == (256, 8)
+
+
+@needs_reference
+def test_sparse_attention_reads_top_k_latents() -> None:
+    adapter = import_hf_config(ref("deepseek-ai__DeepSeek-V3.2")).adapter
+    # kept: latent 576 + indexer key 128 per layer; read: every indexer key, at most 2048 latents
+    assert adapter.kv_alloc.global_bytes_per_token == 61 * (576 + 128) * 2
+    assert adapter.kv_read.global_bytes_per_token == 61 * 128 * 2
+    assert adapter.kv_read.local_bytes_per_token == 61 * 576 * 2
+    assert adapter.kv_read.window_tokens == 2048
+    assert adapter.kv_read.bytes_at(1_000_000) < adapter.kv_alloc.bytes_at(1_000_000)
+
+
+@needs_reference
+def test_qwen3_next_linear_layers_hold_fixed_state() -> None:
+    kv = import_hf_config(ref("Qwen__Qwen3-Next-80B-A3B-Thinking")).adapter.kv_alloc
+    # 12 full-attention layers x 2 x 2 kv heads x 256 x 2 B
+    assert kv.global_bytes_per_token == 12 * 2 * 2 * 256 * 2
+    # 36 delta-net layers x (32 v heads x 128 x 128 x 2 B (bf16, no state dtype in the config)
+    #                        + conv (2 x 16 x 128 + 32 x 128) channels x 3 taps x 2 B)
+    assert kv.state_bytes == 36 * (32 * 128 * 128 * 2 + (2 * 2048 + 4096) * 3 * 2)
+
+
+@needs_reference
+def test_qwen35_state_dtype_from_config() -> None:
+    imported = import_hf_config(ref("Qwen__Qwen3.5-35B-A3B"))
+    kv = imported.adapter.kv_alloc
+    # 30 delta-net layers, mamba_ssm_dtype float32: 32 x 128 x 128 x 4 B + conv 8192 x 3 x 2 B
+    assert kv.state_bytes == 30 * (32 * 128 * 128 * 4 + 8192 * 3 * 2)
+    assert kv.global_bytes_per_token == 10 * 2 * 2 * 256 * 2
+    assert imported.facts["mtp_params"] > 0
+    weights = imported.adapter.weights
+    assert weights.resident_bytes is not None
+    assert (
+        weights.resident_bytes
+        > weights.embedding_bytes + weights.always_on_bytes + 256 * weights.expert_bytes
+    )
+
+
+@needs_reference
+def test_nemotron_h_mamba2_state() -> None:
+    kv = import_hf_config(ref("nvidia__NVIDIA-Nemotron-3-Nano-30B-A3B-BF16")).adapter.kv_alloc
+    assert kv.global_bytes_per_token == 6 * 2 * 2 * 128 * 2
+    # 23 Mamba-2 layers x (64 heads x 64 x 128 d_state x 4 B (float32) + (4096 + 2 x 8 x 128) x 3 x 2 B)
+    assert kv.state_bytes == 23 * (64 * 64 * 128 * 4 + (4096 + 2 * 8 * 128) * 3 * 2)
+
+
+@needs_reference
+def test_mamba1_state_and_no_cache() -> None:
+    adapter = import_hf_config(ref("state-spaces__mamba-130m-hf")).adapter
+    assert adapter.kv_alloc.global_bytes_per_token == 0 and not adapter.kv_alloc.grows_with_context
+    # 24 layers x (1536 x 16 + 1536 x 3) x 4 B (float32 checkpoint)
+    assert adapter.kv_alloc.state_bytes == 24 * (1536 * 16 + 1536 * 3) * 4
+
+
+@needs_reference
+def test_untied_embedding_resident_not_swept() -> None:
+    weights = import_hf_config(ref("meta-llama__Llama-3.1-8B")).adapter.weights
+    assert weights.embedding_bytes == 128256 * 4096 * 2
+    assert weights.resident == weights.embedding_bytes + weights.always_on_bytes
+    tied = import_hf_config(ref("meta-llama__Llama-3.2-1B")).adapter.weights
+    assert tied.embedding_bytes == 0
+
+
+@needs_reference
+def test_weight_formats_scale_matrices_and_keep_small_tensors() -> None:
+    bf16 = import_hf_config(ref("Qwen__Qwen3-8B")).adapter.weights
+    nvfp4 = import_hf_config(ref("Qwen__Qwen3-8B"), weight_format="nvfp4").adapter
+    assert nvfp4.weight_precision == "nvfp4"
+    # nvfp4 stores 16 elements in 1 + 8 bytes: 9/16 B per element
+    assert WEIGHT_FORMATS["nvfp4"].bytes_per_element == 9 / 16
+    assert WEIGHT_FORMATS["q4_k"].bits_per_element == 4.5
+    assert WEIGHT_FORMATS["q6_k"].block_bytes == 210
+    ratio = nvfp4.weights.always_on_bytes / bf16.always_on_bytes
+    assert 9 / 32 < ratio < 9 / 32 * 1.01  # norms stay 16-bit, a sliver above the matrix ratio
+    assert nvfp4.prefill is not None and nvfp4.prefill.linear_mode == "fp4"
+
+
+@needs_reference
+def test_kv_precision_sets_bytes_per_element() -> None:
+    adapter = import_hf_config(ref("meta-llama__Llama-3.1-8B"), kv_precision="fp8").adapter
+    assert adapter.kv_alloc.global_bytes_per_token == 2 * 32 * 8 * 128 * 1
+    assert adapter.kv_precision == "fp8" and adapter.kv_bytes_per_element == 1
+
+
+@needs_reference
+def test_audit_shows_arithmetic() -> None:
+    imported = import_hf_config(ref("meta-llama__Llama-3.1-8B"))
+    kv_step = next(s for s in imported.steps if s.quantity == "kv.full attention")
+    assert kv_step.value == 131072
+    assert "32 layers x 2 (K,V) x 8 kv heads x 128 head_dim x 2 B (bf16)" in kv_step.formula
+    quantities = {s.quantity for s in imported.steps}
+    assert {"total_params", "active_params", "always_on_bytes", "prefill.linear_active_params"} <= quantities
+
+
+# ---------------------------------------------------------------------------------------------------
+# Synthetic configs: families without a reference file, and invariants
+
+
+def llama(**override: object) -> dict[str, object]:
+    config: dict[str, object] = {
+        "model_type": "llama",
+        "hidden_size": 256,
+        "num_hidden_layers": 4,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 2,
+        "head_dim": 32,
+        "intermediate_size": 512,
+        "vocab_size": 1000,
+        "max_position_embeddings": 4096,
+    }
+    config.update(override)
+    return config
+
+
+def write(tmp_path: Path, config: object, name: str = "config.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(config))
+    return path
+
+
+def test_synthetic_llama_by_hand(tmp_path: Path) -> None:
+    imported = import_hf_config(write(tmp_path, llama()))
+    # per layer: q 256x256 + k 256x64 + v 256x64 + o 256x256 + MLP 3 x 256 x 512 + 2 norms x 256
+    layer = 256 * 256 * 2 + 256 * 64 * 2 + 3 * 256 * 512 + 2 * 256
+    # untied (llama default): embedding + head 2 x 1000 x 256, final norm 256
+    assert imported.total_params == 4 * layer + 2 * 1000 * 256 + 256
+    assert imported.adapter.kv_alloc.global_bytes_per_token == 2 * 4 * 2 * 32 * 2
+
+
+def test_head_dim_derived_only_when_absent_and_said(tmp_path: Path) -> None:
+    config = llama()
+    del config["head_dim"]
+    imported = import_hf_config(write(tmp_path, config))
+    assert imported.adapter.kv_alloc.global_bytes_per_token == 2 * 4 * 2 * (256 // 8) * 2
+    assert any(
+        "head_dim absent: derived hidden_size / num_attention_heads" in s.formula for s in imported.steps
+    )
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    layers=st.integers(1, 64), kv_heads=st.sampled_from([1, 2, 4, 8]), head_dim=st.sampled_from([32, 64, 128])
+)
+def test_kv_grows_linearly_with_layers(
+    tmp_path_factory: pytest.TempPathFactory, layers: int, kv_heads: int, head_dim: int
+) -> None:
+    folder = tmp_path_factory.mktemp("kv")
+    one = import_hf_config(
+        write(folder, llama(num_hidden_layers=1, num_key_value_heads=kv_heads, head_dim=head_dim))
+    )
+    many = import_hf_config(
+        write(folder, llama(num_hidden_layers=layers, num_key_value_heads=kv_heads, head_dim=head_dim))
+    )
+    assert (
+        many.adapter.kv_alloc.global_bytes_per_token == layers * one.adapter.kv_alloc.global_bytes_per_token
+    )
+    assert one.adapter.kv_alloc.global_bytes_per_token == 2 * kv_heads * head_dim * 2
+
+
+@settings(max_examples=20, deadline=None)
+@given(fmt=st.sampled_from(sorted(WEIGHT_FORMATS)))
+def test_resident_bytes_follow_the_format(tmp_path_factory: pytest.TempPathFactory, fmt: str) -> None:
+    path = write(tmp_path_factory.mktemp("fmt"), llama())
+    imported = import_hf_config(path, weight_format=fmt)
+    per_element = WEIGHT_FORMATS[fmt].bytes_per_element
+    total = imported.total_params
+    assert total is not None
+    resident = imported.adapter.weights.resident
+    # matrices at the format, small tensors at max(format, 2 B): bounded by the two uniform extremes
+    assert total * per_element <= resident <= total * max(per_element, 2.0)
+
+
+def test_mistral_sliding_window_all_layers(tmp_path: Path) -> None:
+    kv = import_hf_config(write(tmp_path, llama(model_type="mistral", sliding_window=4096))).adapter.kv_alloc
+    assert kv.global_bytes_per_token == 0
+    assert kv.local_bytes_per_token == 4 * 2 * 2 * 32 * 2 and kv.window_tokens == 4096
+
+
+def test_gemma2_alternates_from_a_sliding_first_layer(tmp_path: Path) -> None:
+    kv = import_hf_config(write(tmp_path, llama(model_type="gemma2", sliding_window=4096))).adapter.kv_alloc
+    assert kv.global_bytes_per_token == 2 * 2 * 2 * 32 * 2
+    assert kv.local_bytes_per_token == 2 * 2 * 2 * 32 * 2
+
+
+def test_qwen2_moe_shared_expert(tmp_path: Path) -> None:
+    config = llama(
+        model_type="qwen2_moe",
+        num_experts=8,
+        num_experts_per_tok=2,
+        moe_intermediate_size=64,
+        shared_expert_intermediate_size=128,
+    )
+    weights = import_hf_config(write(tmp_path, config)).adapter.weights
+    assert weights.experts is not None and (weights.experts.routed, weights.experts.per_token) == (8, 2)
+    # one routed expert across 4 layers: 4 x 3 x 256 x 64 x 2 B
+    assert weights.expert_bytes == 4 * 3 * 256 * 64 * 2
+
+
+def test_jamba_mamba_and_attention(tmp_path: Path) -> None:
+    config = llama(
+        model_type="jamba",
+        num_hidden_layers=8,
+        attn_layer_period=8,
+        attn_layer_offset=4,
+        expert_layer_period=2,
+        expert_layer_offset=1,
+        num_experts=4,
+        num_experts_per_tok=2,
+        mamba_expand=2,
+        mamba_d_state=16,
+        mamba_d_conv=4,
+        mamba_dt_rank=16,
+        torch_dtype="bfloat16",
+    )
+    imported = import_hf_config(write(tmp_path, config))
+    kv = imported.adapter.kv_alloc
+    assert kv.global_bytes_per_token == 1 * 2 * 2 * 32 * 2
+    # 7 Mamba layers x (512 d_inner x 16 d_state + 512 x 3 conv) x 2 B
+    assert kv.state_bytes == 7 * (512 * 16 + 512 * 3) * 2
+    assert imported.facts["moe_layers"] == 4
+
+
+def test_granite_hybrid(tmp_path: Path) -> None:
+    config = llama(
+        model_type="granitemoehybrid",
+        layer_types=["mamba", "mamba", "mamba", "attention"],
+        mamba_n_heads=16,
+        mamba_d_head=32,
+        mamba_n_groups=1,
+        mamba_d_state=64,
+        mamba_d_conv=4,
+        num_local_experts=0,
+        shared_intermediate_size=512,
+        mamba_ssm_cache_dtype="float32",
+    )
+    kv = import_hf_config(write(tmp_path, config)).adapter.kv_alloc
+    assert kv.global_bytes_per_token == 2 * 2 * 32 * 2
+    # 3 layers x (16 x 32 x 64 x 4 B + (512 + 2 x 64) x 3 x 2 B)
+    assert kv.state_bytes == 3 * (16 * 32 * 64 * 4 + (512 + 128) * 3 * 2)
+
+
+def test_minimax_lightning_layers(tmp_path: Path) -> None:
+    config = llama(
+        model_type="minimax", attn_type_list=[0, 0, 0, 1], num_local_experts=4, num_experts_per_tok=2
+    )
+    kv = import_hf_config(write(tmp_path, config)).adapter.kv_alloc
+    assert kv.global_bytes_per_token == 2 * 2 * 32 * 2
+    assert kv.state_bytes == 3 * 8 * 32 * 32 * 4
+
+
+# ---------------------------------------------------------------------------------------------------
+# Hostile and malformed input
+
+
+@pytest.mark.parametrize(
+    ("config", "field"),
+    [
+        ({k: v for k, v in llama().items() if k != "num_hidden_layers"}, "num_hidden_layers"),
+        (llama(hidden_size="256"), "hidden_size"),
+        (llama(hidden_size=True), "hidden_size"),
+        (llama(num_hidden_layers=0), "num_hidden_layers"),
+        (llama(num_key_value_heads=-2), "num_key_value_heads"),
+        (llama(model_type="not_a_model"), "model_type"),
+        ({"hidden_size": 4}, "model_type"),
+        (llama(model_type="gemma2", layer_types=["full_attention"]), "layer_types"),
+        (llama(model_type="mistral", layer_types=["sliding_attention"] * 4), "sliding_window"),
+        ({"model_type": "gemma3"}, "text_config"),
+        (llama(model_type="mixtral", num_local_experts=2, num_experts_per_tok=4), "num_experts_per_tok"),
+    ],
+)
+def test_bad_configs_name_the_field(tmp_path: Path, config: dict[str, object], field: str) -> None:
+    with pytest.raises(InputError) as error:
+        import_hf_config(write(tmp_path, config))
+    assert field in error.value.field
+
+
+def test_unknown_model_type_lists_supported(tmp_path: Path) -> None:
+    with pytest.raises(InputError) as error:
+        import_hf_config(write(tmp_path, llama(model_type="rwkv")))
+    for model_type in ("llama", "deepseek_v3", "qwen3_next", "nemotron_h", "mamba"):
+        assert model_type in str(error.value)
+    assert len(SUPPORTED_MODEL_TYPES) >= 30
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"{not json",
+        b"[1, 2]",
+        b"\xff\xfe\x00",
+        b'{"model_type": "llama", "model_type": "qwen3"}',
+        b"[" * 100_000,
+    ],
+)
+def test_malformed_files(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "config.json"
+    path.write_bytes(content)
+    with pytest.raises(InputError):
+        import_hf_config(path)
+
+
+def test_oversized_file_is_refused_unread(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    with path.open("wb") as handle:
+        handle.write(b'{"model_type": "llama", "pad": "')
+        handle.write(b" " * (50 * 1024 * 1024))
+        handle.write(b'"}')
+    with pytest.raises(InputError, match=str(MAX_CONFIG_BYTES)):
+        import_hf_config(path)
+
+
+def test_folder_without_config(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match=r"holds no config\.json"):
+        import_hf_config(tmp_path)
+
+
+def test_hub_id_without_network_says_what_to_do() -> None:
+    with pytest.raises(InputError) as error:
+        import_hf_config("servebound-tests/no-such-model", offline=True)
+    assert error.value.field == "source" and "download config.json" in str(error.value)
+
+
+def test_unknown_formats(tmp_path: Path) -> None:
+    path = write(tmp_path, llama())
+    with pytest.raises(InputError, match="weight_format"):
+        import_hf_config(path, weight_format="int3")
+    with pytest.raises(InputError, match="kv_precision"):
+        import_hf_config(path, kv_precision="fp6")
