@@ -18,9 +18,8 @@ from servebound.importers.hf_config import (
     import_hf_config,
 )
 
+# The shared reference set of real configs sits beside the checkout (shared/reference/models).
 REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "models"
-if not REFERENCE.is_dir():  # the checkout may sit elsewhere; the shared set lives beside it
-    REFERENCE = Path("/work/shared/reference/models")
 GOLDEN = tomllib.loads((Path(__file__).parent / "golden" / "published_params.toml").read_text())
 
 needs_reference = pytest.mark.skipif(not REFERENCE.is_dir(), reason="shared reference configs not present")
