@@ -353,3 +353,39 @@ def test_index_alone_with_config_uses_the_declared_total(tmp_path: Path) -> None
     assert model.adapter.weights.resident == 13632
     assert model.facts["safetensors_index_only"] is True
     assert model.facts["tensors_by_role"] == {"embedding": 1, "always_on": 19, "head": 1}
+
+
+DTYPES = {np.float16: 2, np.float32: 4, np.int8: 1, np.uint8: 1, np.float64: 8}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    layout=st.dictionaries(
+        st.sampled_from(
+            [
+                "model.embed_tokens.weight",
+                "lm_head.weight",
+                "model.norm.weight",
+                *(f"model.layers.{i}.self_attn.q_proj.weight" for i in range(3)),
+                *(f"model.layers.0.mlp.experts.{e}.up_proj.weight" for e in range(3)),
+            ]
+        ),
+        st.tuples(st.sampled_from(sorted(DTYPES, key=str)), st.lists(st.integers(0, 5), max_size=3)),
+        min_size=1,
+    )
+)
+def test_byte_form_always_adds_up_to_the_file(
+    tmp_path_factory: pytest.TempPathFactory, layout: dict[str, tuple[type, list[int]]]
+) -> None:
+    """Whatever the tensors, the roles partition the file's tensor bytes exactly."""
+    path = tmp_path_factory.mktemp("prop") / "model.safetensors"
+    save_file({name: np.zeros(shape, dtype) for name, (dtype, shape) in layout.items()}, str(path))
+    model = import_safetensors(path, kv=KV, experts_per_token=1)
+    expected = sum(DTYPES[dtype] * int(np.prod(shape)) for dtype, shape in layout.values())
+    assert model.checkpoint_bytes == expected == file_tensor_bytes(path)
+    weights = model.adapter.weights
+    assert weights.resident == expected
+    routed = weights.experts.routed if weights.experts else 0
+    assert weights.embedding_bytes + weights.always_on_bytes + routed * weights.expert_bytes == pytest.approx(
+        expected
+    )
