@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 import servebound.measure as measure
 from servebound.core.hardware import ARITHMETIC_MODES
 from servebound.errors import InputError
+from servebound.files import load_hardware_file
 from servebound.measure import (
     BandwidthMeasurement,
     KernelBandwidth,
@@ -233,8 +234,13 @@ def test_measure_machine_quick_round_trips_through_toml(tmp_path: Path) -> None:
         *document["compute_tflops"].values(),
     ):
         assert math.isfinite(value) and value > 0
-    assert written.hardware.provenance == "measured"
-    assert written.hardware.bandwidth_bytes_per_s == pytest.approx(document["bandwidth_gb_per_s"] * 1e9)
+    # The [measurement] table is flat: scalars only.
+    assert all(isinstance(value, str | int | float) for value in document["measurement"].values())
+    loaded = load_hardware_file(tmp_path / "box.toml")
+    assert loaded == written.hardware
+    assert loaded.provenance == "measured"
+    assert loaded.bandwidth_bytes_per_s == pytest.approx(document["bandwidth_gb_per_s"] * 1e9)
+    assert loaded.memory_bytes == pytest.approx(document["memory_gb"] * 1e9)
     with pytest.raises(InputError, match="already exists"):
         write_hardware_file(result, tmp_path / "box.toml")
 
@@ -278,9 +284,10 @@ def test_hardware_file_worked_example() -> None:
     assert document["measurement"]["copy_spread"] == 0.2  # (50 - 40) / 50
     assert document["measurement"]["triad_median_gb_per_s"] == 48.0
     assert document["compute_tflops"] == {"fp32": 0.25}  # 2.5e11 FLOP/s
-    assert document["measurement"]["compute_spread"] == {"fp32": 0.2}  # (2.5 - 2.0) / 2.5
-    assert document["measurement"]["matrix_n"] == {"fp32": 2048}
-    assert document["measurement"]["unavailable"] == {"bf16": "numpy has no bf16 type"}
+    assert document["measurement"]["fp32_spread"] == 0.2  # (2.5 - 2.0) / 2.5
+    assert document["measurement"]["fp32_median_tflops"] == 0.225  # median of 0.2 and 0.25
+    assert document["measurement"]["fp32_matrix_n"] == 2048
+    assert document["measurement"]["bf16_unavailable"] == "numpy has no bf16 type"
     assert document["measured_on"] == "2026-01-02"
     assert "triad" in document["method"] and "best of 3" in document["method"]
     assert written.hardware.compute_rate("fp32") == pytest.approx(2.5e11)

@@ -3,7 +3,7 @@
 Contract keys: ``id``, ``name``, ``memory_gb`` (detected capacity, decimal GB),
 ``bandwidth_gb_per_s`` (the best sustained STREAM kernel, decimal GB/s) and ``[compute_tflops]``
 (measured dense modes, 1e12 FLOP/s; int8 in 1e12 OP/s). Added keys: ``provenance = "measured"``,
-``measured_on`` (ISO date), ``method`` (one sentence: kernels, sizes, runs) and a
+``measured_on`` (ISO date), ``method`` (one sentence: kernels, sizes, runs), ``[sources]`` and a
 ``[measurement]`` table with the raw figures behind each number (see :func:`hardware_document`).
 """
 
@@ -22,6 +22,7 @@ import tomli_w
 
 from servebound.core.hardware import ARITHMETIC_MODES, Hardware
 from servebound.errors import InputError
+from servebound.files import parse_hardware
 
 if TYPE_CHECKING:
     from servebound.measure import Measurement
@@ -58,6 +59,14 @@ def _version() -> str:
         return "unknown"
 
 
+def _memory_source(measurement: Measurement) -> str:
+    if measurement.device == "cpu":
+        return "total system memory"
+    if measurement.device == "mps":
+        return "unified memory shared by CPU and GPU"
+    return f"total memory of {measurement.device} as torch reports it"
+
+
 def _method(measurement: Measurement) -> str:
     bandwidth, matmul = measurement.bandwidth, measurement.matmul
     best = bandwidth.best
@@ -85,14 +94,14 @@ def hardware_document(
 ) -> dict[str, Any]:
     """The hardware file as a dict, rounded to 4 significant figures (memory_gb to 1 MB).
 
-    Keys beyond the contract: ``provenance``, ``measured_on``, ``method``, and ``[measurement]``
-    with ``device``, ``device_name``, ``preset``, ``elapsed_s``, ``bandwidth_kernel``,
-    ``bandwidth_spread``, ``bandwidth_backend``, ``bandwidth_dtype``, ``threads``, ``array_bytes``,
-    ``copy_gb_per_s``, ``copy_median_gb_per_s``, ``copy_spread``, ``triad_gb_per_s``,
-    ``triad_median_gb_per_s``, ``triad_spread``, ``matmul_backend``, and the sub-tables
-    ``[measurement.compute_median_tflops]``, ``[measurement.compute_spread]``,
-    ``[measurement.matrix_n]`` (per mode) and ``[measurement.unavailable]`` (mode -> reason).
-    Spreads are (best - worst) / best over the timed runs.
+    Keys beyond the contract: ``provenance``, ``measured_on``, ``method``, ``[sources]``
+    (``memory_gb``, ``bandwidth_gb_per_s``, ``compute_tflops``: one line each) and a flat
+    ``[measurement]`` table of scalars: ``device``, ``device_name``, ``preset``, ``elapsed_s``,
+    ``bandwidth_kernel``, ``bandwidth_spread``, ``bandwidth_backend``, ``bandwidth_dtype``,
+    ``threads``, ``array_bytes``, ``copy_gb_per_s``, ``copy_median_gb_per_s``, ``copy_spread``,
+    ``triad_gb_per_s``, ``triad_median_gb_per_s``, ``triad_spread``, ``matmul_backend``, then per
+    measured mode ``<mode>_median_tflops``, ``<mode>_spread``, ``<mode>_matrix_n`` and per mode not
+    measured ``<mode>_unavailable`` (the reason). Spreads are (best - worst) / best over the timed runs.
     """
     bandwidth, matmul = measurement.bandwidth, measurement.matmul
     best = bandwidth.best
@@ -116,40 +125,29 @@ def hardware_document(
         detail[f"{kernel.kernel}_median_gb_per_s"] = round_significant(kernel.median_bytes_per_s / 1e9)
         detail[f"{kernel.kernel}_spread"] = round_significant(kernel.spread_fraction, 3)
     detail["matmul_backend"] = matmul.backend
-    detail["compute_median_tflops"] = {r.mode: round_significant(r.median_flop_per_s / 1e12) for r in rates}
-    detail["compute_spread"] = {r.mode: round_significant(r.spread_fraction, 3) for r in rates}
-    detail["matrix_n"] = {r.mode: r.n for r in rates}
-    if matmul.unavailable:
-        detail["unavailable"] = dict(matmul.unavailable)
+    for rate in rates:
+        detail[f"{rate.mode}_median_tflops"] = round_significant(rate.median_flop_per_s / 1e12)
+        detail[f"{rate.mode}_spread"] = round_significant(rate.spread_fraction, 3)
+        detail[f"{rate.mode}_matrix_n"] = rate.n
+    for mode, reason in matmul.unavailable.items():
+        detail[f"{mode}_unavailable"] = reason
+    when = (measured_on or date.today()).isoformat()
     return {
         "id": hardware_id or f"{slug(measurement.device_name)}-measured",
         "name": name,
         "memory_gb": round(measurement.memory_bytes / 1e9, 3),
         "bandwidth_gb_per_s": round_significant(best.best_bytes_per_s / 1e9),
         "provenance": "measured",
-        "measured_on": (measured_on or date.today()).isoformat(),
+        "measured_on": when,
         "method": _method(measurement),
         "compute_tflops": {r.mode: round_significant(r.best_flop_per_s / 1e12) for r in rates},
+        "sources": {
+            "memory_gb": f"detected on {when}: {_memory_source(measurement)}",
+            "bandwidth_gb_per_s": f"measured on {when}: best STREAM {best.kernel}, see method",
+            "compute_tflops": f"measured on {when}: dense matrix products, see method",
+        },
         "measurement": detail,
     }
-
-
-def hardware_from_document(document: Mapping[str, Any]) -> Hardware:
-    """The core record for a document :func:`hardware_document` wrote (its contract keys only)."""
-    method = str(document.get("method", ""))
-    return Hardware(
-        id=str(document["id"]),
-        name=str(document["name"]),
-        memory_bytes=float(document["memory_gb"]) * 1e9,
-        bandwidth_bytes_per_s=float(document["bandwidth_gb_per_s"]) * 1e9,
-        compute_flop_per_s={mode: float(t) * 1e12 for mode, t in document["compute_tflops"].items()},
-        provenance=str(document.get("provenance", "peak")),
-        sources={
-            "memory_gb": "detected",
-            "bandwidth_gb_per_s": f"measured {document.get('measured_on', '')}: {method}",
-            "compute_tflops": f"measured {document.get('measured_on', '')}: {method}",
-        },
-    )
 
 
 def hardware_file(
@@ -161,9 +159,8 @@ def hardware_file(
 ) -> MeasuredHardwareFile:
     """The measurement as hardware-file TOML text, with its parsed figures and core record."""
     document = hardware_document(measurement, measured_on=measured_on, hardware_id=hardware_id, name=name)
-    return MeasuredHardwareFile(
-        text=tomli_w.dumps(document), document=document, hardware=hardware_from_document(document)
-    )
+    hardware = parse_hardware(document).to_hardware()  # the project's own loader checks what we write
+    return MeasuredHardwareFile(text=tomli_w.dumps(document), document=document, hardware=hardware)
 
 
 def write_hardware_file(
