@@ -35,7 +35,8 @@ def _root() -> None:
     """How fast can this machine serve this LLM? Ceilings from first principles."""
 
 
-console = Console(highlight=False, soft_wrap=False)
+#: Piped output (files, CI logs, the README examples) is laid out 160 columns wide; a terminal uses its own.
+console = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 160)
 
 HardwareOpt = Annotated[str, typer.Option("--hardware", "-H", help="Hardware file (TOML/JSON), catalog id or NxID.")]
 ModelOpt = Annotated[str, typer.Option("--model", "-m", help="Model file (TOML/JSON) or catalog id.")]

@@ -1,0 +1,82 @@
+"""Copy the reference model configs into the package and write the model catalog's index.
+
+Usage: python scripts/build_model_catalog.py ../shared/reference/models
+
+Each reference folder's config.json is copied verbatim to src/servebound/catalog/data/models/<folder>/,
+and src/servebound/catalog/data/models.toml gets one [[model]] entry with the file's provenance from
+SOURCES.json (repository, revision, verification status). Formats and published parameter counts are
+kept from the existing models.toml when an entry already exists, so curation survives a re-run.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import sys
+import tomllib
+from pathlib import Path
+
+import tomli_w
+
+DATA = Path(__file__).resolve().parents[1] / "src" / "servebound" / "catalog" / "data"
+
+#: Weight formats people actually run, by the checkpoint's native storage.
+#: Reference configs the importer does not read yet, with the reason (README: "Catalog").
+UNSUPPORTED = {
+    "deepseek-ai__DeepSeek-V4-Flash": "deepseek_v4: compressed attention and hyper-connections not modelled",
+    "deepseek-ai__DeepSeek-V4-Pro": "deepseek_v4: compressed attention and hyper-connections not modelled",
+}
+
+DEFAULT_FORMATS = ["bf16", "fp8", "q8_0", "q4_k", "nvfp4"]
+
+
+def slug(hf_id: str) -> str:
+    name = hf_id.split("/")[-1].split(" ")[0].lower()
+    return re.sub(r"[^a-z0-9.]+", "-", name).strip("-")
+
+
+def main(reference: Path) -> None:
+    sources = json.loads((reference / "SOURCES.json").read_text())
+    index_path = DATA / "models.toml"
+    previous = {}
+    if index_path.exists():
+        previous = {m["config"]: m for m in tomllib.loads(index_path.read_text()).get("model", [])}
+    entries = []
+    for folder in sorted(p for p in reference.iterdir() if (p / "config.json").is_file()):
+        if folder.name in UNSUPPORTED:
+            continue
+        meta = sources.get(folder.name, {}).get("config.json", {})
+        target = DATA / "models" / folder.name
+        target.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(folder / "config.json", target / "config.json")
+        hf_id = (meta.get("hf_id") or folder.name.replace("__", "/")).split(" ")[0]
+        entry = {
+            "id": slug(hf_id),
+            "config": folder.name,
+            "hf_id": hf_id,
+            "hf_revision": meta.get("oracle_revision") or "",
+            "copied_from": meta.get("source_repo") or "",
+            "copied_from_commit": meta.get("source_commit") or "",
+            "verification": meta.get("status") or "",
+            "sha256": meta.get("sha256") or "",
+            "formats": DEFAULT_FORMATS,
+        }
+        old = previous.get(folder.name, {})
+        for key in ("id", "formats", "native_format", "name"):
+            if key in old:
+                entry[key] = old[key]
+        entries.append(entry)
+    index_path.write_text(
+        "# The model catalog: one entry per real config.json shipped under models/ (copied verbatim from\n"
+        "# shared/reference/models; provenance from its SOURCES.json). Profiles are built from the configs by\n"
+        "# servebound's importer at load time, one per weight format. Regenerate with\n"
+        "# scripts/build_model_catalog.py; curated keys (formats, native_format, name) are kept. Published\n"
+        "# parameter counts live in published_params.toml, keyed by config folder.\n"
+        + tomli_w.dumps({"model": entries})
+    )
+    print(f"{len(entries)} models")
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]))

@@ -1,0 +1,277 @@
+"""The model catalog: audited profiles built by the importer from real config.json files.
+
+Each entry of ``data/models.toml`` names a config shipped under ``data/models/<folder>/config.json``
+(copied verbatim from its public source, provenance recorded) and the weight formats people run it in.
+A profile is one (model, weight format): its id is the model id for the native format and
+``<model id>-<format>`` for the others. Profiles are imported on first use and cached, so every number
+in a profile can be shown from its config (``servebound models show ID --explain``).
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from servebound.core.model import ModelAdapter
+from servebound.errors import InputError
+from servebound.files import validation_to_input_error
+from servebound.catalog.published import PublishedCheck, compare_published, published_table
+from servebound.importers.audit import ImportedModel
+
+#: Weight formats a catalog profile may use (importer format names; q4_k_m is llama.cpp's mix).
+CATALOG_FORMATS = ("bf16", "fp16", "fp8", "q8_0", "q4_k_m", "q4_k", "q4_0", "nvfp4", "mxfp4")
+
+
+class ModelEntry(BaseModel):
+    """One [[model]] entry of models.toml."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    id: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")]
+    config: str
+    hf_id: str
+    hf_revision: str = ""
+    copied_from: str = ""
+    copied_from_commit: str = ""
+    verification: str = ""
+    sha256: str = ""
+    name: str | None = None
+    native_format: str | None = None
+    formats: list[str]
+
+
+class ModelIndex(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    model: list[ModelEntry]
+
+
+@dataclass(frozen=True)
+class CatalogModel:
+    """One catalog profile: a model at one weight format, with its audit."""
+
+    id: str
+    base_id: str
+    entry: ModelEntry
+    weight_format: str
+    native: bool
+    imported: ImportedModel
+
+    @property
+    def adapter(self) -> ModelAdapter:
+        return self.imported.adapter
+
+    @property
+    def name(self) -> str:
+        return self.adapter.name
+
+    @property
+    def family(self) -> str:
+        return str(self.imported.facts.get("model_type", self.imported.architecture))
+
+    @property
+    def total_params(self) -> float | None:
+        return self.imported.total_params
+
+    @property
+    def active_params(self) -> float | None:
+        return self.imported.active_params
+
+    @property
+    def is_moe(self) -> bool:
+        return self.adapter.weights.experts is not None
+
+    @property
+    def published(self) -> dict[str, Any] | None:
+        """The model card's figures with their source (data/published_params.toml), or None."""
+        return published_table().get(self.entry.config)
+
+    def published_checks(self) -> list[PublishedCheck]:
+        """Our counts, made like the card's, against the card's figures."""
+        pub = self.published
+        return [] if pub is None else compare_published(pub, self.imported)
+
+    def published_difference(self) -> tuple[float | None, float | None]:
+        """(total, active) relative differences from the model card, like with like, or None."""
+        checks = {c.what: c.difference for c in self.published_checks()}
+        return checks.get("total"), checks.get("active")
+
+
+def _data_text(*parts: str) -> str:
+    return resources.files("servebound.catalog").joinpath("data", *parts).read_text(encoding="utf-8")
+
+
+@cache
+def model_index() -> tuple[ModelEntry, ...]:
+    """The validated models.toml, read once."""
+    try:
+        index = ModelIndex.model_validate(tomllib.loads(_data_text("models.toml")))
+    except ValidationError as exc:
+        raise validation_to_input_error(exc, "models.toml: ") from None
+    return tuple(index.model)
+
+
+def native_format(entry: ModelEntry) -> str:
+    """The checkpoint's own storage: the entry's word, else the config's quantization method, else bf16."""
+    if entry.native_format:
+        return entry.native_format
+    config = json.loads(_data_text("models", entry.config, "config.json"))
+    quant = config.get("quantization_config") or config.get("text_config", {}).get("quantization_config") or {}
+    method = str(quant.get("quant_method", "")).lower() if isinstance(quant, dict) else ""
+    if method in ("fp8", "mxfp4"):
+        return method
+    return "bf16"
+
+
+@cache
+def _profile_ids() -> dict[str, tuple[ModelEntry, str, bool]]:
+    ids: dict[str, tuple[ModelEntry, str, bool]] = {}
+    for entry in model_index():
+        native = native_format(entry)
+        formats = [native, *[f for f in entry.formats if f != native]]
+        for fmt in formats:
+            profile = entry.id if fmt == native else f"{entry.id}-{fmt}"
+            ids[profile] = (entry, fmt, fmt == native)
+    return ids
+
+
+@cache
+def _build(profile_id: str) -> CatalogModel:
+    from servebound.importers.hf_config import import_hf_config
+
+    entry, fmt, native = _profile_ids()[profile_id]
+    path = resources.files("servebound.catalog").joinpath("data", "models", entry.config)
+    with resources.as_file(path) as folder:
+        imported = import_hf_config(folder, weight_format=fmt, kv_precision="bf16")
+    name = entry.name or entry.hf_id.split("/")[-1]
+    adapter = imported.adapter
+    from dataclasses import replace
+
+    adapter = replace(
+        adapter,
+        id=profile_id,
+        name=f"{name} ({fmt.upper().replace('_', '_')})",
+        sources={
+            "repository": entry.hf_id,
+            "revision": entry.hf_revision,
+            "path": f"config.json (copied from {entry.copied_from or 'the Hugging Face repository'})",
+            "kind": "hf config.json",
+        },
+    )
+    return CatalogModel(profile_id, entry.id, entry, fmt, native, replace(imported, adapter=adapter))
+
+
+def profile_ids() -> list[str]:
+    """Every catalog profile id, in catalog order (native format first for each model)."""
+    return list(_profile_ids())
+
+
+def get_model(ref: str) -> CatalogModel:
+    """A catalog profile by id; unknown ids raise InputError with the closest ids."""
+    key = ref.strip().lower()
+    if key in _profile_ids():
+        return _build(key)
+    from rapidfuzz import process
+
+    matches = [m[0] for m in process.extract(key, list(_profile_ids()), limit=3, score_cutoff=60)]
+    hint = f"; did you mean {', '.join(repr(m) for m in matches)}?" if matches else ""
+    raise InputError("model", f"{ref!r} is not in the catalog{hint} `servebound models list` shows all")
+
+
+def list_models(
+    *,
+    family: str | None = None,
+    min_params: float | None = None,
+    max_params: float | None = None,
+    native_only: bool = False,
+    moe: bool | None = None,
+) -> list[CatalogModel]:
+    """Catalog profiles matching every filter given (sizes in parameters), in catalog order."""
+    out = []
+    for profile_id, (_, _, native) in _profile_ids().items():
+        if native_only and not native:
+            continue
+        model = _build(profile_id)
+        total = model.total_params or 0.0
+        if family is not None and family.lower() not in model.family.lower():
+            continue
+        if min_params is not None and total < min_params:
+            continue
+        if max_params is not None and total > max_params:
+            continue
+        if moe is not None and model.is_moe != moe:
+            continue
+        out.append(model)
+    return out
+
+
+def lint_model_catalog() -> list[str]:
+    """One line per problem: an entry without provenance or published figures, an unknown format,
+    a config that does not import, or counts more than 0.5% off the model card."""
+    problems: list[str] = []
+    try:
+        entries = model_index()
+    except InputError as exc:
+        return [str(exc)]
+    seen: set[str] = set()
+    for entry in entries:
+        where = f"models.toml: {entry.id}"
+        if entry.id in seen:
+            problems.append(f"{where}: duplicate id")
+        seen.add(entry.id)
+        if not entry.copied_from and not entry.hf_revision:
+            problems.append(f"{where}: no source for config.json (copied_from or hf_revision)")
+        if entry.config not in published_table():
+            problems.append(f"{where}: no published parameter counts with a source (data/published_params.toml)")
+        for fmt in entry.formats:
+            if fmt not in CATALOG_FORMATS:
+                problems.append(f"{where}: unknown format {fmt!r}")
+        try:
+            model = _build(entry.id)
+        except InputError as exc:
+            problems.append(f"{where}: config does not import: {exc}")
+            continue
+        for check in model.published_checks():
+            if not check.ok:
+                problems.append(
+                    f"{where}: {check.what} parameters {check.difference:+.2%} from the model card, "
+                    f"beyond the {check.allowed / check.published:.2%} allowed"
+                )
+    return problems
+
+
+def catalog_profile(ref: str) -> dict[str, Any]:
+    """A profile's audit as plain data (for views)."""
+    m = get_model(ref)
+    total, active = m.published_difference()
+    pub = m.published or {}
+    return {
+        "id": m.id,
+        "base_id": m.base_id,
+        "name": m.name,
+        "family": m.family,
+        "weight_format": m.weight_format,
+        "native_format": m.native,
+        "total_params": m.total_params,
+        "active_params": m.active_params,
+        "published_total_params": pub.get("total"),
+        "published_active_params": pub.get("active"),
+        "published_source": pub.get("source"),
+        "published_counts": {k: v for k, v in pub.items() if k not in ("total", "active", "source")} or None,
+        "total_params_difference": total,
+        "active_params_difference": active,
+        "checkpoint_bytes": m.imported.checkpoint_bytes,
+        "source": {
+            "repository": m.entry.hf_id,
+            "revision": m.entry.hf_revision or None,
+            "file": "config.json",
+            "copied_from": m.entry.copied_from or None,
+            "copied_from_commit": m.entry.copied_from_commit or None,
+            "verification": m.entry.verification or None,
+            "sha256": m.entry.sha256 or None,
+        },
+    }

@@ -1,0 +1,220 @@
+"""`servebound models list|show` and `servebound rank`."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from servebound.api import load_hardware
+from servebound.catalog.hardware import list_hardware
+from servebound.catalog.models import CatalogModel, catalog_profile, get_model, list_models
+from servebound.cli.app import (
+    DEFAULT_ALLOC,
+    DEFAULT_FLOOR,
+    DEFAULT_OVERHEAD_GB,
+    DEFAULT_READ,
+    AllocOpt,
+    FloorOpt,
+    JsonOpt,
+    OverheadOpt,
+    ReadOpt,
+    app,
+    build_workload,
+    console,
+    fmt_rate,
+    print_json,
+)
+from servebound.core.decode import Verdict, decode
+from servebound.errors import InputError
+from servebound.rank import DEFAULT_RANK_PROMPT_TOKENS, RankRow, rank_hardware, rank_models
+from servebound.report import decode_json
+
+models_app = typer.Typer(help="The model catalog: audited profiles built from real configs.", no_args_is_help=True)
+app.add_typer(models_app, name="models")
+
+GB = 1e9
+
+
+def _size(value: str | None, field: str) -> float | None:
+    """'7B', '500M', '1.5e9' or a plain number of parameters."""
+    if value is None:
+        return None
+    text = value.strip().upper()
+    scale = {"K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}.get(text[-1:], 1.0)
+    try:
+        number = float(text[:-1] if scale != 1.0 else text) * scale
+    except ValueError:
+        raise InputError(field, f"give a parameter count like 7B, 500M or 1.5e9 (got {value!r})") from None
+    if not number > 0:
+        raise InputError(field, f"must be positive (got {value!r})")
+    return number
+
+
+def model_row_json(m: CatalogModel) -> dict[str, Any]:
+    w = m.adapter.weights
+    return {
+        **catalog_profile(m.id),
+        "resident_gb": w.resident / GB,
+        "active_gb": w.active / GB,
+        "experts": None if w.experts is None else {"routed": w.experts.routed, "per_token": w.experts.per_token},
+        "context_limit": m.adapter.context_limit_tokens,
+        "kv_bytes_per_token": m.adapter.kv_alloc.global_bytes_per_token + m.adapter.kv_alloc.local_bytes_per_token,
+    }
+
+
+@models_app.command("list")
+def models_list(
+    family: Annotated[str | None, typer.Option("--family", help="Architecture family, e.g. qwen3, llama, deepseek.")] = None,
+    min_size: Annotated[str | None, typer.Option("--min-size", help="At least this many parameters (7B, 500M).")] = None,
+    max_size: Annotated[str | None, typer.Option("--max-size", help="At most this many parameters.")] = None,
+    fits: Annotated[
+        str | None, typer.Option("--fits", help="Only profiles with a session that fits on this hardware (default workload).")
+    ] = None,
+    all_formats: Annotated[bool, typer.Option("--all-formats", help="Every weight format, not only native.")] = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """List catalog model profiles, filtered."""
+    rows = list_models(
+        family=family,
+        min_params=_size(min_size, "min_size"),
+        max_params=_size(max_size, "max_size"),
+        native_only=not all_formats,
+    )
+    if fits is not None:
+        hw = load_hardware(fits)
+        workload = build_workload(
+            overhead_gb=DEFAULT_OVERHEAD_GB, alloc_context=DEFAULT_ALLOC, read_context=DEFAULT_READ, floor=DEFAULT_FLOOR
+        )
+        rows = [m for m in rows if decode(hw, m.adapter, workload).fits]
+    if json_out:
+        print_json({"models": [model_row_json(m) for m in rows]})
+        return
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    for column in ("id", "family", "format", "total", "active", "resident GB", "vs card"):
+        table.add_column(column, no_wrap=column == "id", justify="left" if column in ("id", "family", "format") else "right")
+    for m in rows:
+        total, _ = m.published_difference()
+        table.add_row(
+            m.id,
+            m.family,
+            m.weight_format,
+            f"{(m.total_params or 0) / 1e9:,.2f}B",
+            f"{(m.active_params or 0) / 1e9:,.2f}B",
+            f"{m.adapter.weights.resident / GB:,.1f}",
+            "-" if total is None else f"{total:+.2%}",
+        )
+    console.print(table)
+    console.print(f"{len(rows)} profiles")
+
+
+@models_app.command("show")
+def models_show(
+    model_id: Annotated[str, typer.Argument(help="Catalog profile id.")],
+    explain: Annotated[bool, typer.Option("--explain", help="The derivation of every quantity from the config.")] = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """One profile with its audit: source, revision, counts against the model card."""
+    m = get_model(model_id)
+    data = model_row_json(m)
+    if json_out:
+        if explain:
+            data["steps"] = [{"quantity": s.quantity, "value": s.value, "formula": s.formula} for s in m.imported.steps]
+        print_json(data)
+        return
+    console.print(f"[bold]{m.name}[/bold] ({m.id}), family {m.family}")
+    src = data["source"]
+    console.print(f"source: {src['repository']} config.json, revision {src['revision'] or 'n/a'} ({src['verification']})")
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    table.add_column("quantity")
+    table.add_column("servebound", justify="right")
+    table.add_column("model card", justify="right")
+    pub_total, pub_active = data["published_total_params"], data["published_active_params"]
+    table.add_row("total params", f"{(m.total_params or 0) / 1e9:,.3f}B", "-" if pub_total is None else f"{pub_total / 1e9:,.3f}B")
+    table.add_row(
+        "active params", f"{(m.active_params or 0) / 1e9:,.3f}B", "-" if pub_active is None else f"{pub_active / 1e9:,.3f}B"
+    )
+    table.add_row("W_resident", f"{data['resident_gb']:,.3f} GB", "")
+    table.add_row("W_active", f"{data['active_gb']:,.3f} GB", "")
+    table.add_row("KV per token (alloc)", f"{data['kv_bytes_per_token']:,.0f} B", f"at {m.adapter.kv_precision}")
+    console.print(table)
+    if data["published_source"]:
+        console.print(f"model card: {data['published_source']}")
+    if explain:
+        steps = Table(box=None, header_style="bold", pad_edge=False)
+        steps.add_column("quantity")
+        steps.add_column("value", justify="right")
+        steps.add_column("from config.json")
+        for s in m.imported.steps:
+            steps.add_row(s.quantity, f"{s.value:,.6g}", s.formula)
+        console.print(steps)
+
+
+def rank_row_json(row: RankRow) -> dict[str, Any]:
+    d = row.decode
+    return {
+        "hardware": row.hardware.id,
+        "model": row.model.id,
+        "verdict": d.verdict.value,
+        "single_session_tok_s": d.single_session_tok_per_s,
+        "batch_star": d.batch_star,
+        "aggregate_tok_s": d.aggregate_tok_per_s,
+        "per_session_tok_s": d.per_session_tok_per_s,
+        "ttft_s": row.ttft_s,
+        "price_usd": row.price_usd,
+        "aggregate_tok_s_per_kusd": row.tok_per_s_per_kusd,
+    }
+
+
+@app.command("rank")
+def rank_command(
+    hardware: Annotated[str | None, typer.Option("--hardware", "-H", help="Rank catalog models on this hardware.")] = None,
+    model: Annotated[str | None, typer.Option("--model", "-m", help="Rank catalog hardware for this model.")] = None,
+    prompt: Annotated[int, typer.Option("--prompt", help="Prompt tokens for the first-token wait.")] = DEFAULT_RANK_PROMPT_TOKENS,
+    per_dollar: Annotated[bool, typer.Option("--per-dollar", help="With --model: order by useful tok/s per 1,000 USD.")] = False,
+    all_formats: Annotated[bool, typer.Option("--all-formats", help="With --hardware: every weight format.")] = False,
+    limit: Annotated[int, typer.Option("--limit", help="Rows to print (JSON prints all).")] = 30,
+    overhead_gb: OverheadOpt = DEFAULT_OVERHEAD_GB,
+    alloc_context: AllocOpt = DEFAULT_ALLOC,
+    read_context: ReadOpt = DEFAULT_READ,
+    floor: FloorOpt = DEFAULT_FLOOR,
+    json_out: JsonOpt = False,
+) -> None:
+    """Which models a machine serves and how fast, or which machines serve a model best."""
+    if (hardware is None) == (model is None):
+        raise InputError("rank", "give exactly one of --hardware ID or --model ID")
+    if prompt < 1:
+        raise InputError("prompt", f"must be >= 1 token (got {prompt})")
+    workload = build_workload(overhead_gb=overhead_gb, alloc_context=alloc_context, read_context=read_context, floor=floor)
+    if hardware is not None:
+        hw = load_hardware(hardware)
+        rows = rank_models(hw, [m.adapter for m in list_models(native_only=not all_formats)], workload, prompt_tokens=prompt)
+    else:
+        from servebound.api import load_model
+
+        mdl = load_model(model or "")
+        machines = [(r.hardware, r.price_usd) for r in list_hardware()]
+        rows = rank_hardware(mdl, machines, workload, prompt_tokens=prompt, per_dollar=per_dollar)
+    if json_out:
+        print_json({"rows": [rank_row_json(r) for r in rows]})
+        return
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    first = "model" if hardware is not None else "hardware"
+    for column in (first, "verdict", "single", "b*", "useful aggregate", f"TTFT @{prompt:,}", "per 1k USD"):
+        table.add_column(column, no_wrap=column == first, justify="left" if column in (first, "verdict") else "right")
+    for r in rows[:limit]:
+        d = r.decode
+        table.add_row(
+            r.model.id if hardware is not None else r.hardware.id,
+            "serves" if d.verdict is Verdict.FLOOR_FIT else d.verdict.value,
+            fmt_rate(d.single_session_tok_per_s),
+            "-" if d.batch_star is None else f"{d.batch_star:,}",
+            fmt_rate(d.aggregate_tok_per_s),
+            "-" if r.ttft_s is None else f"{r.ttft_s:,.2f} s{'' if r.prefill and r.prefill.compute_tok_per_s else '*'}",
+            "-" if r.tok_per_s_per_kusd is None else f"{r.tok_per_s_per_kusd:,.1f}",
+        )
+    console.print(table)
+    if any(r.prefill is not None and r.prefill.compute_tok_per_s is None for r in rows[:limit]):
+        console.print("* no published compute rate for the model's arithmetic modes: the wait shown is the memory side only")
+    console.print(f"{len(rows)} rows; workload: " + ", ".join(f"{k}={v}" for k, v in decode_json(rows[0].decode)["assumptions"].items() if k in ("overhead_gb", "alloc_context_tokens", "read_context_tokens", "floor_tok_s")))
