@@ -1,0 +1,46 @@
+"""Catalog speed: load both catalogs and rank every model on one device; every device x every profile.
+
+Run: python bench/bench_catalog.py. The first figure includes building every native profile from its
+config.json (a cold process); the others are warm, in-process medians.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+
+def main() -> None:
+    start = time.perf_counter()
+    from servebound.catalog.hardware import get_hardware, list_hardware
+    from servebound.catalog.models import list_models
+    from servebound.rank import rank_models
+
+    spark = get_hardware("nvidia-dgx-spark").hardware
+    natives = [m.adapter for m in list_models(native_only=True)]
+    rows = rank_models(spark, natives)
+    cold = time.perf_counter() - start
+    print(f"cold: import + load catalogs + build {len(natives)} profiles + rank them on one device: {cold * 1e3:.0f} ms")
+
+    samples = []
+    for _ in range(20):
+        t = time.perf_counter()
+        rank_models(spark, natives)
+        samples.append(time.perf_counter() - t)
+    print(f"warm: rank {len(rows)} models on one device (decode + prefill each): {statistics.median(samples) * 1e3:.1f} ms")
+
+    profiles = [m.adapter for m in list_models(native_only=False)]
+    machines = [r.hardware for r in list_hardware()]
+    t = time.perf_counter()
+    for hw in machines:
+        rank_models(hw, profiles)
+    total = time.perf_counter() - t
+    pairs = len(machines) * len(profiles)
+    print(
+        f"every device x every profile: {len(machines)} x {len(profiles)} = {pairs:,} pairs "
+        f"(decode + prefill at 8,192) in {total:.2f} s, {total / pairs * 1e6:.0f} us per pair"
+    )
+
+
+if __name__ == "__main__":
+    main()
