@@ -20,14 +20,18 @@ def main() -> None:
     natives = [m.adapter for m in list_models(native_only=True)]
     rows = rank_models(spark, natives)
     cold = time.perf_counter() - start
-    print(f"cold: import + load catalogs + build {len(natives)} profiles + rank them on one device: {cold * 1e3:.0f} ms")
+    print(
+        f"cold: import + load catalogs + build {len(natives)} profiles + rank them on one device: {cold * 1e3:.0f} ms"
+    )
 
     samples = []
     for _ in range(20):
         t = time.perf_counter()
         rank_models(spark, natives)
         samples.append(time.perf_counter() - t)
-    print(f"warm: rank {len(rows)} models on one device (decode + prefill each): {statistics.median(samples) * 1e3:.1f} ms")
+    print(
+        f"warm: rank {len(rows)} models on one device (decode + prefill each): {statistics.median(samples) * 1e3:.1f} ms"
+    )
 
     profiles = [m.adapter for m in list_models(native_only=False)]
     machines = [r.hardware for r in list_hardware()]

@@ -67,8 +67,14 @@ def test_unknown_id_suggests(capsys: pytest.CaptureFixture[str]) -> None:
 def test_catalog_ids_work_in_decode_and_prefill(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = run(capsys, "decode", "-H", "nvidia-rtx-5090", "-m", "qwen3-8b-q4_k", "--json")
     data = json.loads(out)
-    assert status == 0 and data["model"]["id"] == "qwen3-8b-q4_k" and data["verdict"] in ("floor_fit", "no_floor")
-    status, out, _ = run(capsys, "prefill", "-H", "nvidia-h100-sxm", "-m", "qwen3-8b", "--prompt", "4096", "--json")
+    assert (
+        status == 0
+        and data["model"]["id"] == "qwen3-8b-q4_k"
+        and data["verdict"] in ("floor_fit", "no_floor")
+    )
+    status, out, _ = run(
+        capsys, "prefill", "-H", "nvidia-h100-sxm", "-m", "qwen3-8b", "--prompt", "4096", "--json"
+    )
     data = json.loads(out)
     assert status == 0 and data["compute_tok_s"] is not None and data["bound_by"] == "compute"
 
@@ -76,7 +82,9 @@ def test_catalog_ids_work_in_decode_and_prefill(capsys: pytest.CaptureFixture[st
 def test_models_list_filters(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = run(capsys, "models", "list", "--family", "qwen3", "--max-size", "10B", "--json")
     models = json.loads(out)["models"]
-    assert status == 0 and models and all("qwen3" in m["family"] and m["total_params"] <= 10e9 for m in models)
+    assert (
+        status == 0 and models and all("qwen3" in m["family"] and m["total_params"] <= 10e9 for m in models)
+    )
     status, out, _ = run(capsys, "models", "list", "--fits", "nvidia-rtx-4090", "--json")
     fitting = {m["id"] for m in json.loads(out)["models"]}
     assert "llama-3.2-1b" in fitting and "deepseek-v3" not in fitting
@@ -112,7 +120,15 @@ def test_rank_model_per_dollar(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_import_hf_round_trip_equals_the_catalog(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    folder = Path(__file__).resolve().parents[1] / "src" / "servebound" / "catalog" / "data" / "models" / "Qwen__Qwen3-8B"
+    folder = (
+        Path(__file__).resolve().parents[1]
+        / "src"
+        / "servebound"
+        / "catalog"
+        / "data"
+        / "models"
+        / "Qwen__Qwen3-8B"
+    )
     out_file = tmp_path / "qwen3-8b.toml"
     status, _, _ = run(capsys, "import", "hf", str(folder), "-o", str(out_file))
     assert status == 0 and out_file.is_file()
@@ -139,7 +155,10 @@ def test_import_safetensors_and_gguf(capsys: pytest.CaptureFixture[str], tmp_pat
         "torch_dtype": "bfloat16",
     }
     (tmp_path / "config.json").write_text(json.dumps(config))
-    tensors = {"model.embed_tokens.weight": np.zeros((100, 64), np.float16), "lm_head.weight": np.zeros((100, 64), np.float16)}
+    tensors = {
+        "model.embed_tokens.weight": np.zeros((100, 64), np.float16),
+        "lm_head.weight": np.zeros((100, 64), np.float16),
+    }
     for i in range(2):
         p = f"model.layers.{i}."
         tensors |= {
@@ -180,6 +199,17 @@ def test_import_real_gguf_then_decode(capsys: pytest.CaptureFixture[str], tmp_pa
     assert status == 0, err
     data = json.loads(out_file.read_text())
     assert data["kv"]["alloc"]["global_bytes_per_token"] == 2 * 30 * 3 * 64 * 2  # 23,040 at f16
-    status, out, _ = run(capsys, "decode", "-H", "nvidia-rtx-4090", "-m", str(out_file), "--alloc-context", "8192",
-                         "--read-context", "2048", "--json")
+    status, out, _ = run(
+        capsys,
+        "decode",
+        "-H",
+        "nvidia-rtx-4090",
+        "-m",
+        str(out_file),
+        "--alloc-context",
+        "8192",
+        "--read-context",
+        "2048",
+        "--json",
+    )
     assert status == 0 and json.loads(out)["verdict"] == "floor_fit"

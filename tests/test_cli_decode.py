@@ -47,7 +47,9 @@ def test_json_has_the_contract_fields(capsys: pytest.CaptureFixture[str]) -> Non
     assert round(data["aggregate_tok_s"]) == 346
     assert set(data["forced"]) >= {"batch", "aggregate_tok_s", "per_session_tok_s", "clears_floor"}
     a = data["assumptions"]
-    assert a["overhead_gb"] == 8 and a["alloc_context_tokens"] == 100_000 and a["read_context_tokens"] == 32_000
+    assert (
+        a["overhead_gb"] == 8 and a["alloc_context_tokens"] == 100_000 and a["read_context_tokens"] == 32_000
+    )
     assert a["floor_tok_s"] == 20 and a["tokens_per_step"] == 1 and a["expert_traffic"] == "expected"
     assert a["reading"] == "estimate"
 
@@ -112,7 +114,9 @@ def test_no_resident_fit(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> 
     assert data["resident_margin_bytes"] == pytest.approx(128e9 - 140e9 - 8e9)
 
 
-def test_recurrent_state_only_is_capped_not_infinite(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_recurrent_state_only_is_capped_not_infinite(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     model = write(
         tmp_path,
         "m.toml",
@@ -127,18 +131,27 @@ def test_recurrent_state_only_is_capped_not_infinite(capsys: pytest.CaptureFixtu
 
 
 BAD_CASES = [
-    ('name = "x"\n[weights]\nbytes_per_param = -1\ntotal_params = 1e9\n[kv.alloc]\n', "weights.bytes_per_param"),
+    (
+        'name = "x"\n[weights]\nbytes_per_param = -1\ntotal_params = 1e9\n[kv.alloc]\n',
+        "weights.bytes_per_param",
+    ),
     ('name = "x"\n[weights]\nbytes_per_param = 1\ntotal_params = nan\n[kv.alloc]\n', "total_params"),
     ('name = "x"\n[weights]\nbytes_per_param = 1\ntotal_params = inf\n[kv.alloc]\n', "total_params"),
     ('name = "x"\n[weights]\nbytes_per_param = 1\ntotal_params = 0\n[kv.alloc]\n', "weights.total_params"),
-    ('name = "x"\n[weights]\nbytes_per_param = 1\ntotal_params = 1e9\nactive_params = 2e9\n[kv.alloc]\n', "weights"),
+    (
+        'name = "x"\n[weights]\nbytes_per_param = 1\ntotal_params = 1e9\nactive_params = 2e9\n[kv.alloc]\n',
+        "weights",
+    ),
     (
         'name = "x"\n[weights]\nbytes_per_param = 1\ntotal_params = 1e9\nactive_params = 5e8\n'
         "[experts]\nrouted = 8\nper_token = 9\n[kv.alloc]\n",
         "experts",
     ),
     ('name = "x"\n[weights]\nbytes_per_param = 1\ntotal_params = 1e9\n', "model.kv"),
-    ('name = "x"\n[weights]\nbytes_per_param = 1\ntotal_params = 1e9\nbogus = 3\n[kv.alloc]\n', "weights.bogus"),
+    (
+        'name = "x"\n[weights]\nbytes_per_param = 1\ntotal_params = 1e9\nbogus = 3\n[kv.alloc]\n',
+        "weights.bogus",
+    ),
     ('name = "x"\n[weights\n', "model"),
 ]
 
@@ -194,14 +207,37 @@ def test_speculative_flags(capsys: pytest.CaptureFixture[str], tmp_path: Path) -
         "[kv.alloc]\nglobal_bytes_per_token = 1000\n",
     )
     status, out, _ = run(
-        capsys, "decode", "-H", HW, "-m", MODEL, "--draft", draft, "--draft-tokens", "3", "--acceptance", "0.7", "--json"
+        capsys,
+        "decode",
+        "-H",
+        HW,
+        "-m",
+        MODEL,
+        "--draft",
+        draft,
+        "--draft-tokens",
+        "3",
+        "--acceptance",
+        "0.7",
+        "--json",
     )
     assert status == 0
     spec = json.loads(out)["assumptions"]["speculation"]
     # rho = (1 - 0.7^4) / 0.3 = 2.533
     assert spec["tokens_per_step"] == pytest.approx((1 - 0.7**4) / 0.3)
     status, _, err = run(
-        capsys, "decode", "-H", HW, "-m", MODEL, "--draft", draft, "--draft-tokens", "3", "--tokens-per-step", "9"
+        capsys,
+        "decode",
+        "-H",
+        HW,
+        "-m",
+        MODEL,
+        "--draft",
+        draft,
+        "--draft-tokens",
+        "3",
+        "--tokens-per-step",
+        "9",
     )
     assert status == 2 and "tokens_per_step" in err
 

@@ -54,16 +54,32 @@ def test_json_has_the_contract_fields(capsys: pytest.CaptureFixture[str]) -> Non
 
 def test_chunked_is_a_policy_ceiling_and_never_higher(capsys: pytest.CaptureFixture[str]) -> None:
     _, one_shot, _ = run(capsys, "prefill", "-H", HW, "-m", MODEL, "--prompt", "8192", "--json")
-    _, chunked, _ = run(capsys, "prefill", "-H", HW, "-m", MODEL, "--prompt", "8192", "--chunk", "512", "--json")
+    _, chunked, _ = run(
+        capsys, "prefill", "-H", HW, "-m", MODEL, "--prompt", "8192", "--chunk", "512", "--json"
+    )
     a, b = json.loads(one_shot), json.loads(chunked)
     assert b["chunk_mode"] == "policy" and b["chunks"] == 16
     assert b["tok_s"] <= a["tok_s"]
-    assert b["flops_per_token"] == pytest.approx(a["flops_per_token"])  # chunking never changes the arithmetic
+    assert b["flops_per_token"] == pytest.approx(
+        a["flops_per_token"]
+    )  # chunking never changes the arithmetic
 
 
 def test_batch_max_under_budget(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = run(
-        capsys, "prefill", "-H", HW, "-m", MODEL, "--prompt", "8192", "--batch", "max", "--ttft-budget", "2", "--json"
+        capsys,
+        "prefill",
+        "-H",
+        HW,
+        "-m",
+        MODEL,
+        "--prompt",
+        "8192",
+        "--batch",
+        "max",
+        "--ttft-budget",
+        "2",
+        "--json",
     )
     data = json.loads(out)
     assert status == 0 and data["ttft_ok"] is True and data["time_s"] <= 2
@@ -77,12 +93,20 @@ def test_batch_max_under_budget(capsys: pytest.CaptureFixture[str]) -> None:
 def test_human_report(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = run(capsys, "prefill", "-H", HW, "-m", MODEL, "--prompt", "4096", "--range")
     assert status == 0
-    for text in ("memory ceiling", "compute ceiling", "combined ceiling", "modeled prefill time", "range over L"):
+    for text in (
+        "memory ceiling",
+        "compute ceiling",
+        "combined ceiling",
+        "modeled prefill time",
+        "range over L",
+    ):
         assert text in out
 
 
 def test_missing_rate_is_unavailable_not_zero(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, _ = run(capsys, "prefill", "-H", HW, "-m", MODEL, "--prompt", "4096", "--linear-mode", "fp8", "--json")
+    status, out, _ = run(
+        capsys, "prefill", "-H", HW, "-m", MODEL, "--prompt", "4096", "--linear-mode", "fp8", "--json"
+    )
     data = json.loads(out)
     assert status == 0 and data["compute_tok_s"] is None and data["bound_by"] == "memory"
     assert data["assumptions"]["missing_modes"] == ["fp8"]

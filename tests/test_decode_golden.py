@@ -32,7 +32,9 @@ def test_single_session_by_hand(spark: Hardware) -> None:
     result = decode(spark, derivation_model(CASES[0]))
     assert result.single_session_tok_per_s == pytest.approx(273 / (1.5 + 0.3268992), rel=1e-12)
     # memory power: 128 * 273 / (1.025 * 1.5) * (1 - (17.5 + 8) / 128)
-    assert result.memory_power_tok_per_s == pytest.approx(128 * 273 / (1.025 * 1.5) * (1 - 25.5 / 128), rel=1e-12)
+    assert result.memory_power_tok_per_s == pytest.approx(
+        128 * 273 / (1.025 * 1.5) * (1 - 25.5 / 128), rel=1e-12
+    )
     assert result.large_memory_limit_tok_per_s == pytest.approx(128 * 273 / (1.025 * 1.5), rel=1e-12)
     # b_mem = floor((128 - 17.5 - 8) / 1.025) = floor(100.0) = 100
     assert result.batch_mem == 100

@@ -9,8 +9,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from servebound import (
-    ExpertTraffic,
     Experts,
+    ExpertTraffic,
     Hardware,
     KVShape,
     ModelAdapter,
@@ -75,7 +75,9 @@ def workloads(draw: st.DrawFn) -> Workload:
 
 @settings(max_examples=300, deadline=None)
 @given(machines(), models(), workloads())
-def test_kv_aware_below_memory_power_below_large_memory(hw: Hardware, model: ModelAdapter, w: Workload) -> None:
+def test_kv_aware_below_memory_power_below_large_memory(
+    hw: Hardware, model: ModelAdapter, w: Workload
+) -> None:
     r = decode(hw, model, w)
     if r.verdict is not Verdict.FLOOR_FIT:
         return
@@ -162,7 +164,9 @@ def test_minimum_expert_traffic_never_above_expected(model: ModelAdapter, n: int
     expected = float(model.weights.batch(n, ExpertTraffic.EXPECTED))
     minimum = float(model.weights.batch(n, ExpertTraffic.MINIMUM))
     assert minimum <= expected * (1 + 1e-12)
-    assert math.isclose(float(model.weights.batch(1, ExpertTraffic.EXPECTED)), model.weights.active, rel_tol=1e-9)
+    assert math.isclose(
+        float(model.weights.batch(1, ExpertTraffic.EXPECTED)), model.weights.active, rel_tol=1e-9
+    )
 
 
 @settings(max_examples=200, deadline=None)
@@ -182,7 +186,10 @@ def test_dense_and_moe_forms_agree_when_every_expert_is_chosen(
     dense = ModelAdapter("b", "b", Weights(embedding, always_on + routed * expert), kv, kv)
     a, b = decode(hw, moe, w), decode(hw, dense, w)
     assert a.verdict == b.verdict and a.batch_star == b.batch_star and a.batch_mem == b.batch_mem
-    for x, y in ((a.aggregate_tok_per_s, b.aggregate_tok_per_s), (a.single_session_tok_per_s, b.single_session_tok_per_s)):
+    for x, y in (
+        (a.aggregate_tok_per_s, b.aggregate_tok_per_s),
+        (a.single_session_tok_per_s, b.single_session_tok_per_s),
+    ):
         assert (x is None and y is None) or math.isclose(x or 0, y or 0, rel_tol=1e-12)
 
 

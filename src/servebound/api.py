@@ -38,7 +38,9 @@ def load_model(ref: str | ModelAdapter, *, kv_precision: str | None = None) -> M
 def with_kv_precision(model: ModelAdapter, precision: str) -> ModelAdapter:
     """The model's attention cache at another element width (recurrent state keeps its own)."""
     if precision not in KV_FORMATS:
-        raise InputError("kv_precision", f"unknown precision {precision!r}; use one of {', '.join(KV_FORMATS)}")
+        raise InputError(
+            "kv_precision", f"unknown precision {precision!r}; use one of {', '.join(KV_FORMATS)}"
+        )
     if model.kv_bytes_per_element is None:
         raise InputError(
             "kv_precision",
@@ -92,7 +94,9 @@ def make_workload(
         if draft_tokens is None or draft_tokens < 1:
             raise InputError("draft_tokens", "speculative decoding needs --draft-tokens >= 1")
         if (acceptance is None) == (tokens_per_step is None):
-            raise InputError("acceptance", "give exactly one of --acceptance (alpha) or --tokens-per-step (rho)")
+            raise InputError(
+                "acceptance", "give exactly one of --acceptance (alpha) or --tokens-per-step (rho)"
+            )
         if acceptance is not None:
             _finite("acceptance", acceptance)
             if acceptance > 1:
@@ -102,10 +106,17 @@ def make_workload(
             assert tokens_per_step is not None
             rho = _finite("tokens_per_step", tokens_per_step)
             if not 1 <= rho <= draft_tokens + 1:
-                raise InputError("tokens_per_step", f"rho must lie in [1, draft_tokens + 1 = {draft_tokens + 1}] (got {rho:g})")
-        speculation = Speculation(draft=draft, draft_tokens=draft_tokens, tokens_per_step=rho, acceptance=acceptance)
+                raise InputError(
+                    "tokens_per_step",
+                    f"rho must lie in [1, draft_tokens + 1 = {draft_tokens + 1}] (got {rho:g})",
+                )
+        speculation = Speculation(
+            draft=draft, draft_tokens=draft_tokens, tokens_per_step=rho, acceptance=acceptance
+        )
     elif draft_tokens is not None or acceptance is not None or tokens_per_step is not None:
-        raise InputError("draft", "--draft-tokens, --acceptance and --tokens-per-step need a draft model (--draft)")
+        raise InputError(
+            "draft", "--draft-tokens, --acceptance and --tokens-per-step need a draft model (--draft)"
+        )
     return Workload(
         overhead_bytes=overhead_gb * GB,
         alloc_context_tokens=alloc_context,

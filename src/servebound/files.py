@@ -89,7 +89,9 @@ class WeightsFile(_Strict):
         param_keys = ("bytes_per_param", "total_params")
         byte_keys = ("always_on_bytes",)
         has_params = any(getattr(self, k) is not None for k in (*param_keys, "active_params"))
-        has_bytes = any(getattr(self, k) is not None for k in ("embedding_bytes", "always_on_bytes", "expert_bytes"))
+        has_bytes = any(
+            getattr(self, k) is not None for k in ("embedding_bytes", "always_on_bytes", "expert_bytes")
+        )
         if has_params and has_bytes:
             raise ValueError(
                 "give either the parameter form (bytes_per_param, total_params, active_params) "
@@ -104,7 +106,9 @@ class WeightsFile(_Strict):
             assert self.total_params is not None
             active = self.active_params if self.active_params is not None else self.total_params
             if active > self.total_params:
-                raise ValueError(f"active_params ({active:g}) must not exceed total_params ({self.total_params:g})")
+                raise ValueError(
+                    f"active_params ({active:g}) must not exceed total_params ({self.total_params:g})"
+                )
             if self.embedding_params > active:
                 raise ValueError(
                     f"embedding_params ({self.embedding_params:g}) must not exceed active_params ({active:g})"
@@ -189,7 +193,11 @@ class ModelFile(_Strict):
     @model_validator(mode="after")
     def _experts_match_form(self) -> ModelFile:
         w = self.weights
-        if self.experts is not None and w.total_params is not None and self.experts.per_token < self.experts.routed:
+        if (
+            self.experts is not None
+            and w.total_params is not None
+            and self.experts.per_token < self.experts.routed
+        ):
             active = w.active_params if w.active_params is not None else w.total_params
             k, e = self.experts.per_token, self.experts.routed
             always_on = active - k * (w.total_params - active) / (e - k) - w.embedding_params
@@ -259,7 +267,8 @@ class ModelFile(_Strict):
             kv_read=read,
             prefill=prefill,
             context_limit_tokens=self.context_limit,
-            weight_precision=w.precision or (f"{w.bytes_per_param:g} bytes/param" if w.bytes_per_param else None),
+            weight_precision=w.precision
+            or (f"{w.bytes_per_param:g} bytes/param" if w.bytes_per_param else None),
             kv_precision=kv_precision,
             kv_bytes_per_element=KV_FORMATS[kv_precision].bytes_per_element if kv_precision else None,
             sources={k: v for k, v in (self.source.model_dump() if self.source else {}).items() if v},
@@ -289,7 +298,11 @@ def validation_to_input_error(error: ValidationError, prefix: str = "") -> Input
     elif kind == "missing":
         message = "missing required key"
     message = message.removeprefix("Value error, ")
-    if "input" in first and kind not in ("missing", "extra_forbidden") and not isinstance(first["input"], dict):
+    if (
+        "input" in first
+        and kind not in ("missing", "extra_forbidden")
+        and not isinstance(first["input"], dict)
+    ):
         message += f" (got {first['input']!r})"
     return InputError(f"{prefix}{field}" if field != "file" else prefix.rstrip(".") or "file", message)
 
@@ -307,9 +320,15 @@ def read_mapping(path: Path, what: str) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(what, f"cannot read {path} as UTF-8 text: {exc}") from None
     try:
-        data = json.loads(text, parse_constant=_reject_constant) if path.suffix.lower() == ".json" else tomllib.loads(text)
+        data = (
+            json.loads(text, parse_constant=_reject_constant)
+            if path.suffix.lower() == ".json"
+            else tomllib.loads(text)
+        )
     except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise InputError(what, f"{path} is not valid {'JSON' if path.suffix.lower() == '.json' else 'TOML'}: {exc}") from None
+        raise InputError(
+            what, f"{path} is not valid {'JSON' if path.suffix.lower() == '.json' else 'TOML'}: {exc}"
+        ) from None
     except ValueError as exc:
         raise InputError(what, f"{path}: {exc}") from None
     if not isinstance(data, dict):

@@ -48,7 +48,9 @@ class RankRow:
         return self.useful_tok_per_s / (self.price_usd / 1000.0)
 
 
-def _prefill_or_none(hw: Hardware, model: ModelAdapter, workload: Workload, prompt_tokens: int) -> PrefillResult | None:
+def _prefill_or_none(
+    hw: Hardware, model: ModelAdapter, workload: Workload, prompt_tokens: int
+) -> PrefillResult | None:
     if model.prefill is None:
         return None
     limit = min(model.context_limit_tokens or prompt_tokens, workload.alloc_context_tokens)
@@ -73,7 +75,9 @@ def rank_models(
     """Every model on one machine: those that serve usefully first, by useful aggregate, then single session."""
     workload = workload or Workload()
     rows = [
-        RankRow(hardware, m, decode(hardware, m, workload), _prefill_or_none(hardware, m, workload, prompt_tokens))
+        RankRow(
+            hardware, m, decode(hardware, m, workload), _prefill_or_none(hardware, m, workload, prompt_tokens)
+        )
         for m in models
     ]
     return sorted(rows, key=_order)
@@ -90,9 +94,17 @@ def rank_hardware(
     """Every machine (with its price, or None) for one model: by useful aggregate, or per dollar."""
     workload = workload or Workload()
     rows = [
-        RankRow(hw, model, decode(hw, model, workload), _prefill_or_none(hw, model, workload, prompt_tokens), price)
+        RankRow(
+            hw,
+            model,
+            decode(hw, model, workload),
+            _prefill_or_none(hw, model, workload, prompt_tokens),
+            price,
+        )
         for hw, price in machines
     ]
     if per_dollar:
-        return sorted(rows, key=lambda r: (_order(r)[0], r.tok_per_s_per_kusd is None, -(r.tok_per_s_per_kusd or 0)))
+        return sorted(
+            rows, key=lambda r: (_order(r)[0], r.tok_per_s_per_kusd is None, -(r.tok_per_s_per_kusd or 0))
+        )
     return sorted(rows, key=_order)

@@ -24,7 +24,9 @@ def hardware_json(result_hardware: Any) -> dict[str, Any]:
     }
 
 
-def workload_assumptions(result: DecodeResult | None, workload: Workload, *, hardware: Any, model: Any) -> dict[str, Any]:
+def workload_assumptions(
+    result: DecodeResult | None, workload: Workload, *, hardware: Any, model: Any
+) -> dict[str, Any]:
     """Every input that moves a decode or prefill result, named as the CLI flags name them."""
     spec = workload.speculation
     moe = model.weights.experts is not None
@@ -113,7 +115,9 @@ def decode_json(result: DecodeResult) -> dict[str, Any]:
         },
         "remedies": remedies,
         "notes": decode_notes(result),
-        "assumptions": workload_assumptions(result, result.workload, hardware=result.hardware, model=result.model),
+        "assumptions": workload_assumptions(
+            result, result.workload, hardware=result.hardware, model=result.model
+        ),
     }
 
 
@@ -143,7 +147,9 @@ def decode_notes(result: DecodeResult) -> list[str]:
             f"{w.alloc_context_tokens:,} reserved tokens needs {_gb(r.kv_alloc_bytes)}."
         )
         if rem.max_alloc_context_tokens is not None:
-            notes.append(f"One session fits at up to {rem.max_alloc_context_tokens:,} reserved tokens (--alloc-context).")
+            notes.append(
+                f"One session fits at up to {rem.max_alloc_context_tokens:,} reserved tokens (--alloc-context)."
+            )
         if rem.max_overhead_bytes is not None and rem.max_overhead_bytes >= 0:
             notes.append(f"Or with runtime overhead at most {_gb(rem.max_overhead_bytes)} (--overhead-gb).")
         if rem.capacity_needed_bytes is not None:
@@ -167,7 +173,9 @@ def decode_notes(result: DecodeResult) -> list[str]:
         assert r.batch_star is not None
         by = r.batch_limited_by.value if r.batch_limited_by else ""
         if by == "memory":
-            notes.append(f"b* = b_mem = {r.batch_star:,}: memory bounds the batch; every fitting batch clears the floor.")
+            notes.append(
+                f"b* = b_mem = {r.batch_star:,}: memory bounds the batch; every fitting batch clears the floor."
+            )
         elif by == "floor":
             notes.append(
                 f"b* = {r.batch_star:,}: the per-session floor bounds the batch ({r.batch_mem:,} sessions fit in memory)."
@@ -183,8 +191,14 @@ def decode_notes(result: DecodeResult) -> list[str]:
     if r.forced is not None:
         f = r.forced
         state = "clears" if f.clears_floor else "does not clear"
-        fit = "" if f.fits_memory else f" Batch {f.batch:,} does not fit in memory (b_mem = {r.batch_mem or 0:,})."
-        notes.append(f"Forced batch {f.batch:,} {state} the floor at {f.per_session_tok_per_s:,.1f} tok/s/session.{fit}")
+        fit = (
+            ""
+            if f.fits_memory
+            else f" Batch {f.batch:,} does not fit in memory (b_mem = {r.batch_mem or 0:,})."
+        )
+        notes.append(
+            f"Forced batch {f.batch:,} {state} the floor at {f.per_session_tok_per_s:,.1f} tok/s/session.{fit}"
+        )
     return notes
 
 
@@ -223,7 +237,9 @@ def prefill_assumptions(result: PrefillResult | PrefillRange) -> dict[str, Any]:
         }
     )
     if hw is not None:
-        sources = {k: v for k, v in hw.sources.items() if "compute" in k or k in (a.linear_mode, a.attention_mode)}
+        sources = {
+            k: v for k, v in hw.sources.items() if "compute" in k or k in (a.linear_mode, a.attention_mode)
+        }
         if sources:
             out["compute_sources"] = sources
     return out

@@ -18,10 +18,10 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from servebound.catalog.published import PublishedCheck, compare_published, published_table
 from servebound.core.model import ModelAdapter
 from servebound.errors import InputError
 from servebound.files import validation_to_input_error
-from servebound.catalog.published import PublishedCheck, compare_published, published_table
 from servebound.importers.audit import ImportedModel
 
 #: Weight formats a catalog profile may use (importer format names; q4_k_m is llama.cpp's mix).
@@ -120,7 +120,9 @@ def native_format(entry: ModelEntry) -> str:
     if entry.native_format:
         return entry.native_format
     config = json.loads(_data_text("models", entry.config, "config.json"))
-    quant = config.get("quantization_config") or config.get("text_config", {}).get("quantization_config") or {}
+    quant = (
+        config.get("quantization_config") or config.get("text_config", {}).get("quantization_config") or {}
+    )
     method = str(quant.get("quant_method", "")).lower() if isinstance(quant, dict) else ""
     if method in ("fp8", "mxfp4"):
         return method
@@ -226,7 +228,9 @@ def lint_model_catalog() -> list[str]:
         if not entry.copied_from and not entry.hf_revision:
             problems.append(f"{where}: no source for config.json (copied_from or hf_revision)")
         if entry.config not in published_table():
-            problems.append(f"{where}: no published parameter counts with a source (data/published_params.toml)")
+            problems.append(
+                f"{where}: no published parameter counts with a source (data/published_params.toml)"
+            )
         for fmt in entry.formats:
             if fmt not in CATALOG_FORMATS:
                 problems.append(f"{where}: unknown format {fmt!r}")

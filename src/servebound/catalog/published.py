@@ -62,7 +62,9 @@ def compare_published(entry: dict[str, Any], imported: ImportedModel) -> list[Pu
     total += float(entry.get("total_adjust", 0.0))
     unit = float(entry["unit"])
     tolerance = float(entry.get("tolerance", 0.005))
-    checks = [PublishedCheck("total", total, float(entry["total"]), max(tolerance * entry["total"], unit / 2))]
+    checks = [
+        PublishedCheck("total", total, float(entry["total"]), max(tolerance * entry["total"], unit / 2))
+    ]
     if "active" in entry and imported.active_params is not None:
         active = imported.active_params
         counts = entry["active_counts"]
@@ -71,10 +73,14 @@ def compare_published(entry: dict[str, Any], imported: ImportedModel) -> list[Pu
         if counts == "no_embeddings":
             active -= head if embedding else 0.0
         checks.append(
-            PublishedCheck("active", active, float(entry["active"]), max(tolerance * entry["active"], unit / 2))
+            PublishedCheck(
+                "active", active, float(entry["active"]), max(tolerance * entry["active"], unit / 2)
+            )
         )
     if "non_embedding" in entry:
         non_embedding = imported.total_params - mtp - embedding - head
         published = float(entry["non_embedding"])
-        checks.append(PublishedCheck("non_embedding", non_embedding, published, max(0.005 * published, unit / 2)))
+        checks.append(
+            PublishedCheck("non_embedding", non_embedding, published, max(0.005 * published, unit / 2))
+        )
     return checks

@@ -29,7 +29,6 @@ app = typer.Typer(
 )
 
 
-
 @app.callback()
 def _root() -> None:
     """How fast can this machine serve this LLM? Ceilings from first principles."""
@@ -38,20 +37,26 @@ def _root() -> None:
 #: Piped output (files, CI logs, the README examples) is laid out 160 columns wide; a terminal uses its own.
 console = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 160)
 
-HardwareOpt = Annotated[str, typer.Option("--hardware", "-H", help="Hardware file (TOML/JSON), catalog id or NxID.")]
+HardwareOpt = Annotated[
+    str, typer.Option("--hardware", "-H", help="Hardware file (TOML/JSON), catalog id or NxID.")
+]
 ModelOpt = Annotated[str, typer.Option("--model", "-m", help="Model file (TOML/JSON) or catalog id.")]
 OverheadOpt = Annotated[
-    float, typer.Option("--overhead-gb", help="O: runtime memory overhead in GB, subtracted from capacity once.")
+    float,
+    typer.Option("--overhead-gb", help="O: runtime memory overhead in GB, subtracted from capacity once."),
 ]
 AllocOpt = Annotated[int, typer.Option("--alloc-context", help="L_alloc: tokens of KV reserved per session.")]
-ReadOpt = Annotated[int, typer.Option("--read-context", help="L_read: average tokens of context read per step.")]
+ReadOpt = Annotated[
+    int, typer.Option("--read-context", help="L_read: average tokens of context read per step.")
+]
 FloorOpt = Annotated[float, typer.Option("--floor", help="r*: minimum useful tok/s per session.")]
 ExpertOpt = Annotated[
     ExpertTraffic,
     typer.Option("--expert-traffic", help="expected: m(n) estimate; minimum: k experts, a guaranteed bound."),
 ]
 KVPrecisionOpt = Annotated[
-    str | None, typer.Option("--kv-precision", help="Re-express the cache at bf16, fp16, fp8, q8_0, q4_0 or fp32.")
+    str | None,
+    typer.Option("--kv-precision", help="Re-express the cache at bf16, fp16, fp8, q8_0, q4_0 or fp32."),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (the contract's fields).")]
 

@@ -43,12 +43,22 @@ def hardware_row_json(row: CatalogHardware) -> dict[str, Any]:
 
 @hardware_app.command("list")
 def hardware_list(
-    vendor: Annotated[str | None, typer.Option("--vendor", help="NVIDIA, AMD, Apple, Intel, Google ...")] = None,
-    cls: Annotated[str | None, typer.Option("--class", help="e.g. 'consumer GPU', 'unified-memory SoC'.")] = None,
-    min_memory_gb: Annotated[float | None, typer.Option("--min-memory-gb", help="At least this much memory.")] = None,
-    max_price_usd: Annotated[float | None, typer.Option("--max-price-usd", help="At most this price.")] = None,
+    vendor: Annotated[
+        str | None, typer.Option("--vendor", help="NVIDIA, AMD, Apple, Intel, Google ...")
+    ] = None,
+    cls: Annotated[
+        str | None, typer.Option("--class", help="e.g. 'consumer GPU', 'unified-memory SoC'.")
+    ] = None,
+    min_memory_gb: Annotated[
+        float | None, typer.Option("--min-memory-gb", help="At least this much memory.")
+    ] = None,
+    max_price_usd: Annotated[
+        float | None, typer.Option("--max-price-usd", help="At most this price.")
+    ] = None,
     mode: Annotated[str | None, typer.Option("--mode", help="Publishes a dense rate for this mode.")] = None,
-    systems: Annotated[bool, typer.Option("--systems/--no-systems", help="Include multi-device systems.")] = True,
+    systems: Annotated[
+        bool, typer.Option("--systems/--no-systems", help="Include multi-device systems.")
+    ] = True,
     json_out: JsonOpt = False,
 ) -> None:
     """List catalog hardware, filtered."""
@@ -98,13 +108,19 @@ def hardware_show(
     if json_out:
         print_json(data)
         return
-    console.print(f"[bold]{row.name}[/bold] ({row.id}): {row.vendor}, {row.device_class}, {row.year or 'year n/a'}")
+    console.print(
+        f"[bold]{row.name}[/bold] ({row.id}): {row.vendor}, {row.device_class}, {row.year or 'year n/a'}"
+    )
     table = Table(box=None, header_style="bold", pad_edge=False)
     table.add_column("quantity")
     table.add_column("value", justify="right")
     table.add_column("source")
-    table.add_row("memory C", f"{row.memory_gb:,.1f} GB ({row.memory_type})", row.source_for("memory_gb") or "-")
-    table.add_row("bandwidth R", f"{row.bandwidth_gb_per_s:,.1f} GB/s", row.source_for("bandwidth_gb_per_s") or "-")
+    table.add_row(
+        "memory C", f"{row.memory_gb:,.1f} GB ({row.memory_type})", row.source_for("memory_gb") or "-"
+    )
+    table.add_row(
+        "bandwidth R", f"{row.bandwidth_gb_per_s:,.1f} GB/s", row.source_for("bandwidth_gb_per_s") or "-"
+    )
     for mode, value in row.compute_tflops.items():
         tag = " (sparse figure halved)" if mode in row.sparse_halved else ""
         table.add_row(f"{mode} dense", f"{value:,.1f} TFLOPS{tag}", row.source_for(mode) or "-")

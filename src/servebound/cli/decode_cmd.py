@@ -25,11 +25,11 @@ from servebound.cli.app import (
     app,
     build_workload,
     console,
-    render_assumptions,
     fmt_gb,
     fmt_int,
     fmt_rate,
     print_json,
+    render_assumptions,
 )
 from servebound.core.decode import DecodeResult
 from servebound.core.experts import ExpertTraffic
@@ -55,14 +55,19 @@ def decode_command(
     expert_traffic: ExpertOpt = ExpertTraffic.EXPECTED,
     kv_precision: KVPrecisionOpt = None,
     draft: Annotated[
-        str | None, typer.Option("--draft", help="Speculative decoding: the draft model (file or catalog id).")
+        str | None,
+        typer.Option("--draft", help="Speculative decoding: the draft model (file or catalog id)."),
     ] = None,
-    draft_tokens: Annotated[int | None, typer.Option("--draft-tokens", help="gamma: tokens drafted per step.")] = None,
+    draft_tokens: Annotated[
+        int | None, typer.Option("--draft-tokens", help="gamma: tokens drafted per step.")
+    ] = None,
     acceptance: Annotated[
-        float | None, typer.Option("--acceptance", help="alpha: per-token acceptance; rho = (1-a^(g+1))/(1-a).")
+        float | None,
+        typer.Option("--acceptance", help="alpha: per-token acceptance; rho = (1-a^(g+1))/(1-a)."),
     ] = None,
     tokens_per_step: Annotated[
-        float | None, typer.Option("--tokens-per-step", help="rho: tokens emitted per session per step, given directly.")
+        float | None,
+        typer.Option("--tokens-per-step", help="rho: tokens emitted per session per step, given directly."),
     ] = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -103,15 +108,29 @@ def render_decode(result: DecodeResult) -> None:
     table.add_row("W_resident", fmt_gb(r.resident_bytes), "weights held in memory")
     table.add_row("W_active", fmt_gb(r.weight_active_bytes), "W_batch(1) at minimum expert traffic")
     table.add_row("resident margin", fmt_gb(r.resident_margin_bytes), "C - W_resident - O")
-    table.add_row("K_alloc", fmt_gb(r.kv_alloc_bytes), f"per session at {r.workload.alloc_context_tokens:,} tokens")
-    table.add_row("K_read", fmt_gb(r.kv_read_bytes), f"per token at {r.workload.read_context_tokens:,} tokens")
-    table.add_row("b_mem", fmt_int(r.batch_mem) + (" (cap)" if r.batch_mem_capped else ""), "floor(margin / K_alloc)")
+    table.add_row(
+        "K_alloc", fmt_gb(r.kv_alloc_bytes), f"per session at {r.workload.alloc_context_tokens:,} tokens"
+    )
+    table.add_row(
+        "K_read", fmt_gb(r.kv_read_bytes), f"per token at {r.workload.read_context_tokens:,} tokens"
+    )
+    table.add_row(
+        "b_mem", fmt_int(r.batch_mem) + (" (cap)" if r.batch_mem_capped else ""), "floor(margin / K_alloc)"
+    )
     table.add_row("b_rate", fmt_int(r.batch_rate), "floor((R/r* - W_active) / K_read), necessary")
-    table.add_row("b*", fmt_int(r.batch_star), f"limited by {r.batch_limited_by.value}" if r.batch_limited_by else "")
+    table.add_row(
+        "b*", fmt_int(r.batch_star), f"limited by {r.batch_limited_by.value}" if r.batch_limited_by else ""
+    )
     table.add_row("single session", fmt_rate(r.single_session_tok_per_s), "R / (W_batch(1) + K_read)")
-    table.add_row("aggregate at b*", fmt_rate(r.aggregate_tok_per_s), "KV-aware: R / (W_batch(b*)/b* + K_read)")
-    table.add_row("per session at b*", fmt_rate(r.per_session_tok_per_s), f"floor r* = {r.workload.floor_tok_per_s:g}")
-    table.add_row("memory-power", fmt_rate(r.memory_power_tok_per_s), "D/(K_alloc W_active) (1 - (W_res+O)/C)")
+    table.add_row(
+        "aggregate at b*", fmt_rate(r.aggregate_tok_per_s), "KV-aware: R / (W_batch(b*)/b* + K_read)"
+    )
+    table.add_row(
+        "per session at b*", fmt_rate(r.per_session_tok_per_s), f"floor r* = {r.workload.floor_tok_per_s:g}"
+    )
+    table.add_row(
+        "memory-power", fmt_rate(r.memory_power_tok_per_s), "D/(K_alloc W_active) (1 - (W_res+O)/C)"
+    )
     table.add_row("large-memory limit", fmt_rate(r.large_memory_limit_tok_per_s), "D/(K_alloc W_active)")
     if r.forced is not None:
         f = r.forced

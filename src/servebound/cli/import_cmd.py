@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 from rich.table import Table
@@ -21,14 +21,20 @@ class Kind(StrEnum):
     GGUF = "gguf"
 
 
-def import_any(kind: Kind, source: str, *, weight_format: str | None, kv_precision: str | None) -> ImportedModel:
+def import_any(
+    kind: Kind, source: str, *, weight_format: str | None, kv_precision: str | None
+) -> ImportedModel:
     """Dispatch to the importer for ``kind``; each reads headers and configs only."""
     if kind is Kind.HF:
         from servebound.importers.hf_config import import_hf_config
 
-        return import_hf_config(source, weight_format=weight_format or "bf16", kv_precision=kv_precision or "bf16")
+        return import_hf_config(
+            source, weight_format=weight_format or "bf16", kv_precision=kv_precision or "bf16"
+        )
     if weight_format is not None:
-        raise InputError("weight_format", f"--weight-format applies to `import hf`; a {kind.value} file states its own")
+        raise InputError(
+            "weight_format", f"--weight-format applies to `import hf`; a {kind.value} file states its own"
+        )
     if kind is Kind.SAFETENSORS:
         from servebound.importers.safetensors_headers import import_safetensors
 
@@ -54,20 +60,26 @@ def audit_mapping(imported: ImportedModel) -> dict[str, Any]:
 def import_command(
     kind: Annotated[Kind, typer.Argument(help="hf (config.json), safetensors (headers) or gguf.")],
     source: Annotated[str, typer.Argument(help="A file or folder (or an org/name hub id for hf).")],
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the model file here (.toml or .json).")] = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write the model file here (.toml or .json).")
+    ] = None,
     weight_format: Annotated[
         str | None, typer.Option("--weight-format", help="hf only: bf16, fp8, nvfp4, mxfp4, q8_0, q4_k ...")
     ] = None,
-    kv_precision: Annotated[str | None, typer.Option("--kv-precision", help="Cache element format: bf16, fp8 ...")] = None,
+    kv_precision: Annotated[
+        str | None, typer.Option("--kv-precision", help="Cache element format: bf16, fp8 ...")
+    ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the model form as JSON.")] = False,
-    explain: Annotated[bool, typer.Option("--explain", help="Show the derivation of every quantity.")] = False,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Show the derivation of every quantity.")
+    ] = False,
 ) -> None:
     """Import a real model file into the contract's model form (reads headers and configs, never weights)."""
     imported = import_any(kind, source, weight_format=weight_format, kv_precision=kv_precision)
     mapping = model_to_mapping(imported.adapter, audit=audit_mapping(imported))
     parse_model(mapping)  # what we write must load back
     if output is not None:
-        fmt = "json" if output.suffix.lower() == ".json" else "toml"
+        fmt: Literal["toml", "json"] = "json" if output.suffix.lower() == ".json" else "toml"
         try:
             output.write_text(dumps_model(mapping, fmt), encoding="utf-8")
         except OSError as exc:
@@ -75,7 +87,9 @@ def import_command(
     if json_out:
         payload: dict[str, Any] = {"model": mapping}
         if explain:
-            payload["steps"] = [{"quantity": s.quantity, "value": s.value, "formula": s.formula} for s in imported.steps]
+            payload["steps"] = [
+                {"quantity": s.quantity, "value": s.value, "formula": s.formula} for s in imported.steps
+            ]
         print_json(payload)
         return
     if explain:

@@ -31,7 +31,9 @@ from servebound.errors import InputError
 from servebound.rank import DEFAULT_RANK_PROMPT_TOKENS, RankRow, rank_hardware, rank_models
 from servebound.report import decode_json
 
-models_app = typer.Typer(help="The model catalog: audited profiles built from real configs.", no_args_is_help=True)
+models_app = typer.Typer(
+    help="The model catalog: audited profiles built from real configs.", no_args_is_help=True
+)
 app.add_typer(models_app, name="models")
 
 GB = 1e9
@@ -58,21 +60,33 @@ def model_row_json(m: CatalogModel) -> dict[str, Any]:
         **catalog_profile(m.id),
         "resident_gb": w.resident / GB,
         "active_gb": w.active / GB,
-        "experts": None if w.experts is None else {"routed": w.experts.routed, "per_token": w.experts.per_token},
+        "experts": None
+        if w.experts is None
+        else {"routed": w.experts.routed, "per_token": w.experts.per_token},
         "context_limit": m.adapter.context_limit_tokens,
-        "kv_bytes_per_token": m.adapter.kv_alloc.global_bytes_per_token + m.adapter.kv_alloc.local_bytes_per_token,
+        "kv_bytes_per_token": m.adapter.kv_alloc.global_bytes_per_token
+        + m.adapter.kv_alloc.local_bytes_per_token,
     }
 
 
 @models_app.command("list")
 def models_list(
-    family: Annotated[str | None, typer.Option("--family", help="Architecture family, e.g. qwen3, llama, deepseek.")] = None,
-    min_size: Annotated[str | None, typer.Option("--min-size", help="At least this many parameters (7B, 500M).")] = None,
+    family: Annotated[
+        str | None, typer.Option("--family", help="Architecture family, e.g. qwen3, llama, deepseek.")
+    ] = None,
+    min_size: Annotated[
+        str | None, typer.Option("--min-size", help="At least this many parameters (7B, 500M).")
+    ] = None,
     max_size: Annotated[str | None, typer.Option("--max-size", help="At most this many parameters.")] = None,
     fits: Annotated[
-        str | None, typer.Option("--fits", help="Only profiles with a session that fits on this hardware (default workload).")
+        str | None,
+        typer.Option(
+            "--fits", help="Only profiles with a session that fits on this hardware (default workload)."
+        ),
     ] = None,
-    all_formats: Annotated[bool, typer.Option("--all-formats", help="Every weight format, not only native.")] = False,
+    all_formats: Annotated[
+        bool, typer.Option("--all-formats", help="Every weight format, not only native.")
+    ] = False,
     json_out: JsonOpt = False,
 ) -> None:
     """List catalog model profiles, filtered."""
@@ -85,7 +99,10 @@ def models_list(
     if fits is not None:
         hw = load_hardware(fits)
         workload = build_workload(
-            overhead_gb=DEFAULT_OVERHEAD_GB, alloc_context=DEFAULT_ALLOC, read_context=DEFAULT_READ, floor=DEFAULT_FLOOR
+            overhead_gb=DEFAULT_OVERHEAD_GB,
+            alloc_context=DEFAULT_ALLOC,
+            read_context=DEFAULT_READ,
+            floor=DEFAULT_FLOOR,
         )
         rows = [m for m in rows if decode(hw, m.adapter, workload).fits]
     if json_out:
@@ -93,7 +110,11 @@ def models_list(
         return
     table = Table(box=None, header_style="bold", pad_edge=False)
     for column in ("id", "family", "format", "total", "active", "resident GB", "vs card"):
-        table.add_column(column, no_wrap=column == "id", justify="left" if column in ("id", "family", "format") else "right")
+        table.add_column(
+            column,
+            no_wrap=column == "id",
+            justify="left" if column in ("id", "family", "format") else "right",
+        )
     for m in rows:
         total, _ = m.published_difference()
         table.add_row(
@@ -112,7 +133,9 @@ def models_list(
 @models_app.command("show")
 def models_show(
     model_id: Annotated[str, typer.Argument(help="Catalog profile id.")],
-    explain: Annotated[bool, typer.Option("--explain", help="The derivation of every quantity from the config.")] = False,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="The derivation of every quantity from the config.")
+    ] = False,
     json_out: JsonOpt = False,
 ) -> None:
     """One profile with its audit: source, revision, counts against the model card."""
@@ -120,24 +143,36 @@ def models_show(
     data = model_row_json(m)
     if json_out:
         if explain:
-            data["steps"] = [{"quantity": s.quantity, "value": s.value, "formula": s.formula} for s in m.imported.steps]
+            data["steps"] = [
+                {"quantity": s.quantity, "value": s.value, "formula": s.formula} for s in m.imported.steps
+            ]
         print_json(data)
         return
     console.print(f"[bold]{m.name}[/bold] ({m.id}), family {m.family}")
     src = data["source"]
-    console.print(f"source: {src['repository']} config.json, revision {src['revision'] or 'n/a'} ({src['verification']})")
+    console.print(
+        f"source: {src['repository']} config.json, revision {src['revision'] or 'n/a'} ({src['verification']})"
+    )
     table = Table(box=None, header_style="bold", pad_edge=False)
     table.add_column("quantity")
     table.add_column("servebound", justify="right")
     table.add_column("model card", justify="right")
     pub_total, pub_active = data["published_total_params"], data["published_active_params"]
-    table.add_row("total params", f"{(m.total_params or 0) / 1e9:,.3f}B", "-" if pub_total is None else f"{pub_total / 1e9:,.3f}B")
     table.add_row(
-        "active params", f"{(m.active_params or 0) / 1e9:,.3f}B", "-" if pub_active is None else f"{pub_active / 1e9:,.3f}B"
+        "total params",
+        f"{(m.total_params or 0) / 1e9:,.3f}B",
+        "-" if pub_total is None else f"{pub_total / 1e9:,.3f}B",
+    )
+    table.add_row(
+        "active params",
+        f"{(m.active_params or 0) / 1e9:,.3f}B",
+        "-" if pub_active is None else f"{pub_active / 1e9:,.3f}B",
     )
     table.add_row("W_resident", f"{data['resident_gb']:,.3f} GB", "")
     table.add_row("W_active", f"{data['active_gb']:,.3f} GB", "")
-    table.add_row("KV per token (alloc)", f"{data['kv_bytes_per_token']:,.0f} B", f"at {m.adapter.kv_precision}")
+    table.add_row(
+        "KV per token (alloc)", f"{data['kv_bytes_per_token']:,.0f} B", f"at {m.adapter.kv_precision}"
+    )
     console.print(table)
     if data["published_source"]:
         console.print(f"model card: {data['published_source']}")
@@ -169,11 +204,21 @@ def rank_row_json(row: RankRow) -> dict[str, Any]:
 
 @app.command("rank")
 def rank_command(
-    hardware: Annotated[str | None, typer.Option("--hardware", "-H", help="Rank catalog models on this hardware.")] = None,
-    model: Annotated[str | None, typer.Option("--model", "-m", help="Rank catalog hardware for this model.")] = None,
-    prompt: Annotated[int, typer.Option("--prompt", help="Prompt tokens for the first-token wait.")] = DEFAULT_RANK_PROMPT_TOKENS,
-    per_dollar: Annotated[bool, typer.Option("--per-dollar", help="With --model: order by useful tok/s per 1,000 USD.")] = False,
-    all_formats: Annotated[bool, typer.Option("--all-formats", help="With --hardware: every weight format.")] = False,
+    hardware: Annotated[
+        str | None, typer.Option("--hardware", "-H", help="Rank catalog models on this hardware.")
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option("--model", "-m", help="Rank catalog hardware for this model.")
+    ] = None,
+    prompt: Annotated[
+        int, typer.Option("--prompt", help="Prompt tokens for the first-token wait.")
+    ] = DEFAULT_RANK_PROMPT_TOKENS,
+    per_dollar: Annotated[
+        bool, typer.Option("--per-dollar", help="With --model: order by useful tok/s per 1,000 USD.")
+    ] = False,
+    all_formats: Annotated[
+        bool, typer.Option("--all-formats", help="With --hardware: every weight format.")
+    ] = False,
     limit: Annotated[int, typer.Option("--limit", help="Rows to print (JSON prints all).")] = 30,
     overhead_gb: OverheadOpt = DEFAULT_OVERHEAD_GB,
     alloc_context: AllocOpt = DEFAULT_ALLOC,
@@ -186,10 +231,14 @@ def rank_command(
         raise InputError("rank", "give exactly one of --hardware ID or --model ID")
     if prompt < 1:
         raise InputError("prompt", f"must be >= 1 token (got {prompt})")
-    workload = build_workload(overhead_gb=overhead_gb, alloc_context=alloc_context, read_context=read_context, floor=floor)
+    workload = build_workload(
+        overhead_gb=overhead_gb, alloc_context=alloc_context, read_context=read_context, floor=floor
+    )
     if hardware is not None:
         hw = load_hardware(hardware)
-        rows = rank_models(hw, [m.adapter for m in list_models(native_only=not all_formats)], workload, prompt_tokens=prompt)
+        rows = rank_models(
+            hw, [m.adapter for m in list_models(native_only=not all_formats)], workload, prompt_tokens=prompt
+        )
     else:
         from servebound.api import load_model
 
@@ -202,7 +251,9 @@ def rank_command(
     table = Table(box=None, header_style="bold", pad_edge=False)
     first = "model" if hardware is not None else "hardware"
     for column in (first, "verdict", "single", "b*", "useful aggregate", f"TTFT @{prompt:,}", "per 1k USD"):
-        table.add_column(column, no_wrap=column == first, justify="left" if column in (first, "verdict") else "right")
+        table.add_column(
+            column, no_wrap=column == first, justify="left" if column in (first, "verdict") else "right"
+        )
     for r in rows[:limit]:
         d = r.decode
         table.add_row(
@@ -211,10 +262,21 @@ def rank_command(
             fmt_rate(d.single_session_tok_per_s),
             "-" if d.batch_star is None else f"{d.batch_star:,}",
             fmt_rate(d.aggregate_tok_per_s),
-            "-" if r.ttft_s is None else f"{r.ttft_s:,.2f} s{'' if r.prefill and r.prefill.compute_tok_per_s else '*'}",
+            "-"
+            if r.ttft_s is None
+            else f"{r.ttft_s:,.2f} s{'' if r.prefill and r.prefill.compute_tok_per_s else '*'}",
             "-" if r.tok_per_s_per_kusd is None else f"{r.tok_per_s_per_kusd:,.1f}",
         )
     console.print(table)
     if any(r.prefill is not None and r.prefill.compute_tok_per_s is None for r in rows[:limit]):
-        console.print("* no published compute rate for the model's arithmetic modes: the wait shown is the memory side only")
-    console.print(f"{len(rows)} rows; workload: " + ", ".join(f"{k}={v}" for k, v in decode_json(rows[0].decode)["assumptions"].items() if k in ("overhead_gb", "alloc_context_tokens", "read_context_tokens", "floor_tok_s")))
+        console.print(
+            "* no published compute rate for the model's arithmetic modes: the wait shown is the memory side only"
+        )
+    console.print(
+        f"{len(rows)} rows; workload: "
+        + ", ".join(
+            f"{k}={v}"
+            for k, v in decode_json(rows[0].decode)["assumptions"].items()
+            if k in ("overhead_gb", "alloc_context_tokens", "read_context_tokens", "floor_tok_s")
+        )
+    )

@@ -60,16 +60,19 @@ def prefill_command(
     ] = None,
     batch: Annotated[str, typer.Option("--batch", help="b: prompts per batch, or 'max' to search.")] = "1",
     linear_mode: Annotated[
-        str | None, typer.Option("--linear-mode", help="Arithmetic mode of the linear layers (compute_tflops key).")
+        str | None,
+        typer.Option("--linear-mode", help="Arithmetic mode of the linear layers (compute_tflops key)."),
     ] = None,
     attention_mode: Annotated[
-        str | None, typer.Option("--attention-mode", help="Arithmetic mode of attention (compute_tflops key).")
+        str | None,
+        typer.Option("--attention-mode", help="Arithmetic mode of attention (compute_tflops key)."),
     ] = None,
     ttft_budget: Annotated[
         float | None, typer.Option("--ttft-budget", help="tau*: seconds the batch may take to prefill.")
     ] = None,
     range_: Annotated[
-        bool, typer.Option("--range", help="Also report T_pf,lo and T_pf,hi over every prompt length that fits.")
+        bool,
+        typer.Option("--range", help="Also report T_pf,lo and T_pf,hi over every prompt length that fits."),
     ] = False,
     overhead_gb: OverheadOpt = DEFAULT_OVERHEAD_GB,
     alloc_context: AllocOpt = DEFAULT_ALLOC,
@@ -95,7 +98,9 @@ def prefill_command(
         raise InputError("chunk", f"must be a whole number of tokens >= 1 (got {chunk})")
     for field, mode in (("linear_mode", linear_mode), ("attention_mode", attention_mode)):
         if mode is not None and mode not in ARITHMETIC_MODES:
-            raise InputError(field, f"unknown arithmetic mode {mode!r}; use one of {', '.join(ARITHMETIC_MODES)}")
+            raise InputError(
+                field, f"unknown arithmetic mode {mode!r}; use one of {', '.join(ARITHMETIC_MODES)}"
+            )
     if prompt is None and not range_:
         raise InputError("prompt", "give --prompt L (or --range for every prompt length)")
     search = _parse_batch(batch)
@@ -146,7 +151,9 @@ VERDICT_TEXT = {
 
 def render_prefill(r: PrefillResult) -> None:
     """The human report, in the derivation's terms."""
-    policy = " (policy ceiling: a one-shot implementation may exceed it)" if r.chunk_mode.value == "policy" else ""
+    policy = (
+        " (policy ceiling: a one-shot implementation may exceed it)" if r.chunk_mode.value == "policy" else ""
+    )
     console.print(
         f"[bold]{r.model.name}[/bold] on [bold]{r.hardware.name}[/bold], prompt {r.prompt_tokens:,} tokens, "
         f"batch {r.batch:,}, chunk {r.chunk_tokens:,}{policy}: {VERDICT_TEXT[r.verdict.value]}"
@@ -155,8 +162,12 @@ def render_prefill(r: PrefillResult) -> None:
     table.add_column("quantity")
     table.add_column("value", justify="right")
     table.add_column("how")
-    table.add_row("bytes per prompt token", f"{r.bytes_per_token:,.1f} B", "Q_pf / (b L): sweep + reread + KV write")
-    table.add_row("FLOPs per prompt token", f"{r.flops_per_token / 1e9:,.3f} GFLOP", "(A_linear + A_attention) / (b L)")
+    table.add_row(
+        "bytes per prompt token", f"{r.bytes_per_token:,.1f} B", "Q_pf / (b L): sweep + reread + KV write"
+    )
+    table.add_row(
+        "FLOPs per prompt token", f"{r.flops_per_token / 1e9:,.3f} GFLOP", "(A_linear + A_attention) / (b L)"
+    )
     table.add_row("memory ceiling", fmt_rate(r.memory_tok_per_s), "b L / (Q_pf / R)")
     compute = (
         fmt_rate(r.compute_tok_per_s)

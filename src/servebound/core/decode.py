@@ -136,9 +136,9 @@ class _Traffic:
         return float(bandwidth / (batch * self.per_token(batch)))
 
 
-def curve(hardware: Hardware, model: ModelAdapter, workload: Workload, batches: ArrayLike) -> tuple[
-    NDArray[np.float64], NDArray[np.float64]
-]:
+def curve(
+    hardware: Hardware, model: ModelAdapter, workload: Workload, batches: ArrayLike
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Aggregate T(b) and per-session r(b) over an array of batches, vectorized (for figures and tables)."""
     traffic = _Traffic(model, workload)
     b = np.asarray(batches, dtype=np.float64)
@@ -315,7 +315,9 @@ def _floor_remedies(
     floor = workload.floor_tok_per_s
     max_read: int | None = None
     if workload.speculation is None:
-        budget = (bandwidth / floor if floor > 0 else math.inf) - float(model.weights.batch(1, workload.expert_traffic))
+        budget = (bandwidth / floor if floor > 0 else math.inf) - float(
+            model.weights.batch(1, workload.expert_traffic)
+        )
         found = model.kv_read.max_context_within(budget)
         max_read = found if found is not None and found >= 0 else None
     return Remedies(

@@ -21,10 +21,13 @@ def expected_distinct_experts(routings: ArrayLike, routed: int, per_token: int) 
     n = np.asarray(routings, dtype=np.float64)
     if per_token >= routed:
         return np.full_like(n, float(routed))
-    return -routed * np.expm1(n * np.log1p(-per_token / routed))
+    touched: NDArray[np.float64] = -routed * np.expm1(n * np.log1p(-per_token / routed))
+    return touched
 
 
-def distinct_experts(routings: ArrayLike, routed: int, per_token: int, mode: ExpertTraffic) -> NDArray[np.float64]:
+def distinct_experts(
+    routings: ArrayLike, routed: int, per_token: int, mode: ExpertTraffic
+) -> NDArray[np.float64]:
     """m(n) in the chosen traffic mode."""
     if mode is ExpertTraffic.MINIMUM:
         return np.full_like(np.asarray(routings, dtype=np.float64), float(per_token))
