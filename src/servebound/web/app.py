@@ -1,0 +1,621 @@
+"""The served site: HTML pages, their markdown mirrors, the machine files and the JSON API.
+
+``create_app()`` builds a FastAPI app over the packaged catalogs (tests inject their own lists).
+Every 4xx, from any route, answers ``{"error": {"status", "field", "message"}}`` on ``/api/`` and a
+readable HTML page elsewhere (plain text for ``.md`` and machine files).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from importlib import resources
+from typing import Annotated, Any, Literal
+
+from fastapi import FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from servebound.core.hardware import ARITHMETIC_MODES
+from servebound.core.prefill import prefill, prefill_range
+from servebound.errors import InputError
+from servebound.report import decode_json, hardware_json
+from servebound.web import export as site_export
+from servebound.web.machine import llms_full_txt, llms_txt, robots_txt, sitemap_xml
+from servebound.web.pages import (
+    HardwareFilters,
+    ModelFilters,
+    Page,
+    Renderer,
+    pair_path,
+    rank_rows_for_hardware,
+    rank_rows_for_model,
+)
+from servebound.web.site import (
+    GB,
+    SiteData,
+    clean_json,
+    compute_pair,
+    default_site_data,
+    parse_workload_query,
+    prefill_json,
+)
+
+MARKDOWN = "text/markdown; charset=utf-8"
+
+
+class NotFoundError(Exception):
+    """An unknown id: the field, a message, and (href, label) suggestions."""
+
+    def __init__(self, field: str, message: str, suggestions: list[tuple[str, str]] | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+        self.suggestions = suggestions or []
+
+
+class ErrorDetail(BaseModel):
+    status: int
+    field: str
+    message: str
+
+
+class ErrorBody(BaseModel):
+    """The one error shape of every 4xx answer."""
+
+    error: ErrorDetail
+
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorBody, "description": "A bad query value: the field and the problem."},
+    404: {"model": ErrorBody, "description": "An unknown hardware or model id."},
+}
+
+TrafficParam = Annotated[
+    Literal["expected", "minimum"], Query(description="expected: m(n); minimum: k experts")
+]
+
+
+def error_json(status: int, field: str, message: str) -> JSONResponse:
+    return JSONResponse({"error": {"status": status, "field": field, "message": message}}, status_code=status)
+
+
+class _PageCache:
+    """Rendered default-workload pages, by path (bounded, thread-safe)."""
+
+    def __init__(self, size: int = 512) -> None:
+        self._items: OrderedDict[str, Page] = OrderedDict()
+        self._size = size
+        self._lock = threading.Lock()
+
+    def get(self, key: str, build: Callable[[], Page]) -> Page:
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        page = build()
+        with self._lock:
+            self._items[key] = page
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+        return page
+
+
+def create_app(
+    hardware: Iterable[Any] | None = None,
+    models: Iterable[Any] | None = None,
+    *,
+    base_url: str = "",
+) -> FastAPI:
+    """The site and its JSON API as a FastAPI app.
+
+    ``hardware`` and ``models`` default to the packaged catalogs; tests pass their own records
+    (catalog rows, ``Hardware`` or ``ModelAdapter`` objects). ``base_url`` prefixes absolute URLs in
+    robots.txt, llms.txt and the sitemap (default: the request's own base URL).
+    """
+    if hardware is None and models is None:
+        site = default_site_data()
+    else:
+        default = default_site_data() if hardware is None else None
+        site = SiteData(
+            default.hardware if default is not None else hardware or [],
+            models or [],
+            catalog=getattr(default, "_catalog", None),
+        )
+    renderer = Renderer(site, mode="server")
+    cache = _PageCache()
+    full_text: dict[str, str] = {}
+    full_lock = threading.Lock()
+
+    app = FastAPI(
+        title="servebound",
+        version="0.1.0",
+        description=(
+            "Serving ceilings for LLMs from first principles. The decode and prefill objects carry the same "
+            "fields as `servebound decode --json` and `servebound prefill --json`. Every 4xx answers "
+            '`{"error": {"status", "field", "message"}}`. Catalog content: CC BY 4.0.'
+        ),
+        docs_url=None,
+        redoc_url=None,
+    )
+    app.state.site = site
+    app.state.renderer = renderer
+    static_dir = resources.files("servebound.web").joinpath("static")
+    app.mount("/static", StaticFiles(directory=str(static_dir)), name="static")
+
+    def base(request: Request) -> str:
+        return base_url or str(request.base_url).rstrip("/")
+
+    # --- errors ----------------------------------------------------------------------------------
+
+    def wants_json(request: Request) -> bool:
+        return request.url.path.startswith("/api/") or request.url.path == "/openapi.json"
+
+    def wants_text(request: Request) -> bool:
+        return request.url.path.endswith((".md", ".txt", ".xml"))
+
+    def error_response(
+        request: Request, status: int, field: str, message: str, suggestions: Any = None
+    ) -> Response:
+        if wants_json(request):
+            return error_json(status, field, message)
+        if wants_text(request):
+            return PlainTextResponse(f"{status} {field}: {message}\n", status_code=status)
+        return HTMLResponse(renderer.error(status, field, message, suggestions), status_code=status)
+
+    @app.exception_handler(InputError)
+    async def _input_error(request: Request, exc: InputError) -> Response:
+        return error_response(request, 400, exc.field, exc.problem)
+
+    @app.exception_handler(NotFoundError)
+    async def _not_found(request: Request, exc: NotFoundError) -> Response:
+        return error_response(request, 404, exc.field, exc.message, exc.suggestions)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(request: Request, exc: RequestValidationError) -> Response:
+        errors = exc.errors()
+        first = errors[0] if errors else {"loc": ("query",), "msg": "invalid request"}
+        loc = [str(p) for p in first.get("loc", ()) if p not in ("query", "path", "body")]
+        field = ".".join(loc) or "query"
+        message = str(first.get("msg", "invalid value"))
+        if "input" in first and first.get("type") != "missing":
+            message += f" (got {first['input']!r})"
+        return error_response(request, 400, field, message)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        if exc.status_code == 404:
+            return error_response(request, 404, "path", f"no page at {request.url.path}")
+        if exc.status_code == 405:
+            response = error_response(
+                request, 405, "method", f"{request.method} is not allowed here; use GET"
+            )
+            if exc.headers:
+                response.headers.update(exc.headers)
+            return response
+        return error_response(request, exc.status_code, "request", str(exc.detail))
+
+    # --- lookups ---------------------------------------------------------------------------------
+
+    def get_hw(ref: str) -> Any:
+        try:
+            return site.get_hardware(ref)
+        except InputError:
+            close = site.suggest_hardware(ref)
+            raise NotFoundError(
+                "hardware",
+                f"'{ref}' is not a hardware id here; see /hardware for every row",
+                [(f"/hardware/{h.id}", h.name) for h in close],
+            ) from None
+
+    def get_model(ref: str) -> Any:
+        try:
+            return site.get_model(ref)
+        except InputError:
+            close = site.suggest_models(ref)
+            raise NotFoundError(
+                "model",
+                f"'{ref}' is not a model id here; see /models for every profile",
+                [(f"/models/{m.id}", m.name) for m in close],
+            ) from None
+
+    def page_response(page: Page, markdown: bool) -> Response:
+        if markdown:
+            return Response(page.markdown, media_type=MARKDOWN)
+        return HTMLResponse(page.html)
+
+    def split_md(ref: str) -> tuple[str, bool]:
+        return (ref[:-3], True) if ref.endswith(".md") else (ref, False)
+
+    # --- pages -----------------------------------------------------------------------------------
+
+    @app.get("/", include_in_schema=False)
+    @app.get("/index.md", include_in_schema=False)
+    def home(request: Request) -> Response:
+        return page_response(cache.get("/", renderer.home), request.url.path.endswith(".md"))
+
+    @app.get("/hardware", include_in_schema=False)
+    @app.get("/hardware.md", include_in_schema=False)
+    def hardware_index(request: Request) -> Response:
+        p = request.query_params
+        f = HardwareFilters(
+            vendor=p.get("vendor") or None,
+            cls=p.get("class") or None,
+            min_memory_gb=_number("min_memory_gb", p.get("min_memory_gb")),
+            sort=_choice("sort", p.get("sort") or "name", list(Renderer.HARDWARE_SORTS)),
+        )
+        return page_response(renderer.hardware_index(f), request.url.path.endswith(".md"))
+
+    @app.get("/hardware/{ref}", include_in_schema=False)
+    def hardware_page(ref: str) -> Response:
+        ref, markdown = split_md(ref)
+        hw = get_hw(ref)
+        return page_response(cache.get(f"/hardware/{hw.id}", lambda: renderer.hardware_page(hw)), markdown)
+
+    @app.get("/models", include_in_schema=False)
+    @app.get("/models.md", include_in_schema=False)
+    def models_index(request: Request) -> Response:
+        p = request.query_params
+        fits = p.get("fits") or None
+        if fits:
+            fits = get_hw(fits).id
+        f = ModelFilters(
+            family=p.get("family") or None,
+            min_params_b=_number("min_params_b", p.get("min_params_b")),
+            max_params_b=_number("max_params_b", p.get("max_params_b")),
+            fits=fits,
+            sort=_choice("sort", p.get("sort") or "name", list(Renderer.MODEL_SORTS)),
+        )
+        return page_response(renderer.models_index(f), request.url.path.endswith(".md"))
+
+    @app.get("/models/{ref}", include_in_schema=False)
+    def model_page(ref: str) -> Response:
+        ref, markdown = split_md(ref)
+        m = get_model(ref)
+        return page_response(cache.get(f"/models/{m.id}", lambda: renderer.model_page(m)), markdown)
+
+    @app.get("/pair", include_in_schema=False)
+    def pair_form(request: Request) -> Response:
+        p = dict(request.query_params)
+        hw_ref, model_ref = p.pop("hardware", ""), p.pop("model", "")
+        if not hw_ref:
+            raise InputError("hardware", "choose a hardware row")
+        if not model_ref:
+            raise InputError("model", "choose a model")
+        hw, m = get_hw(hw_ref), get_model(model_ref)
+        return RedirectResponse(pair_path(hw.id, m.id, {k: v for k, v in p.items() if v}), status_code=303)
+
+    @app.get("/pair/{hw_ref}/{model_ref}", include_in_schema=False)
+    def pair_page(request: Request, hw_ref: str, model_ref: str) -> Response:
+        model_ref, markdown = split_md(model_ref)
+        hw, m = get_hw(hw_ref), get_model(model_ref)
+        params = dict(request.query_params)
+        if params.pop("maximize", None):
+            params.pop("batch", None)
+        query = parse_workload_query(params)
+
+        def build() -> Page:
+            return renderer.pair_page(compute_pair(hw, m, query))
+
+        page = cache.get(f"/pair/{hw.id}/{m.id}", build) if query.is_default else build()
+        return page_response(page, markdown)
+
+    @app.get("/methodology", include_in_schema=False)
+    @app.get("/methodology.md", include_in_schema=False)
+    def methodology(request: Request) -> Response:
+        return page_response(
+            cache.get("/methodology", renderer.methodology), request.url.path.endswith(".md")
+        )
+
+    @app.get("/license", include_in_schema=False)
+    @app.get("/license.md", include_in_schema=False)
+    def license_page(request: Request) -> Response:
+        return page_response(cache.get("/license", renderer.license), request.url.path.endswith(".md"))
+
+    # --- machine files ---------------------------------------------------------------------------
+
+    @app.get("/robots.txt", include_in_schema=False)
+    def robots(request: Request) -> Response:
+        return PlainTextResponse(robots_txt(base(request)))
+
+    @app.get("/llms.txt", include_in_schema=False)
+    def llms(request: Request) -> Response:
+        return Response(llms_txt(site_export.documents(site), base(request)), media_type=MARKDOWN)
+
+    @app.get("/llms-full.txt", include_in_schema=False)
+    def llms_full(request: Request) -> Response:
+        url = base(request)
+        with full_lock:
+            if url not in full_text:
+                pages = site_export.iter_pages(renderer, site)
+                full_text[url] = llms_full_txt(pages, url)
+        return PlainTextResponse(full_text[url])
+
+    @app.get("/sitemap.xml", include_in_schema=False)
+    def sitemap(request: Request) -> Response:
+        paths = [d.path for d in site_export.documents(site)]
+        return Response(sitemap_xml(paths, base(request)), media_type="application/xml")
+
+    # --- the JSON API ----------------------------------------------------------------------------
+
+    def workload_params(**values: Any) -> dict[str, str]:
+        return {k: (f"{v!r}" if isinstance(v, float) else str(v)) for k, v in values.items() if v is not None}
+
+    @app.get("/api/decode", tags=["ceilings"], responses=ERRORS)
+    def api_decode(
+        hardware: Annotated[str, Query(description="hardware id (see /api/hardware)")],
+        model: Annotated[str, Query(description="model id (see /api/models)")],
+        overhead_gb: Annotated[float | None, Query(description="O: runtime overhead, GB (default 8)")] = None,
+        alloc_context: Annotated[
+            int | None, Query(description="L_alloc: tokens reserved per session")
+        ] = None,
+        read_context: Annotated[int | None, Query(description="L_read: tokens read per step")] = None,
+        floor: Annotated[float | None, Query(description="r*: tok/s per session (default 20)")] = None,
+        batch: Annotated[int | None, Query(description="force the batch to B sessions")] = None,
+        expert_traffic: TrafficParam = "expected",
+    ) -> dict[str, Any]:
+        """The decode ceilings: the same object as `servebound decode --json`."""
+        hw, m = get_hw(hardware), get_model(model)
+        query = parse_workload_query(
+            workload_params(
+                overhead_gb=overhead_gb,
+                alloc_context=alloc_context,
+                read_context=read_context,
+                floor=floor,
+                batch=batch,
+                expert_traffic=expert_traffic,
+            )
+        )
+        from servebound.api import decode
+
+        return clean_json(  # type: ignore[no-any-return]
+            decode_json(decode(hw.hardware, m.adapter, query.workload()))
+        )
+
+    @app.get("/api/prefill", tags=["ceilings"], responses=ERRORS)
+    def api_prefill(
+        hardware: Annotated[str, Query(description="hardware id")],
+        model: Annotated[str, Query(description="model id")],
+        prompt: Annotated[int, Query(description="L: prompt tokens")],
+        chunk: Annotated[int | None, Query(description="chunk tokens (default: one shot)")] = None,
+        batch: Annotated[str, Query(pattern=r"^(max|[0-9]{1,10})$", description="B, or max")] = "1",
+        linear_mode: Annotated[Literal["fp4", "fp8", "int8", "bf16", "fp16", "fp32"] | None, Query()] = None,
+        attention_mode: Annotated[
+            Literal["fp4", "fp8", "int8", "bf16", "fp16", "fp32"] | None, Query()
+        ] = None,
+        ttft_budget: Annotated[float | None, Query(description="TTFT budget in seconds")] = None,
+        overhead_gb: Annotated[float | None, Query()] = None,
+        alloc_context: Annotated[int | None, Query()] = None,
+        expert_traffic: TrafficParam = "expected",
+        include_range: Annotated[
+            bool, Query(alias="range", description="add the prompt-length range")
+        ] = False,
+    ) -> dict[str, Any]:
+        """The prefill ceiling: the same object as `servebound prefill --json` (with `range` when asked)."""
+        hw, m = get_hw(hardware), get_model(model)
+        query = parse_workload_query(
+            workload_params(
+                overhead_gb=overhead_gb,
+                alloc_context=alloc_context,
+                expert_traffic=expert_traffic,
+                prompt=prompt,
+            )
+        )
+        workload = query.workload()
+        if m.adapter.prefill is None:
+            raise InputError("model", f"model '{m.id}' has no prefill fields, so no prefill ceiling")
+        size: int | Literal["max"] = "max" if batch == "max" else int(batch)
+        if size != "max" and size < 1:
+            raise InputError("batch", f"must be >= 1 or 'max' (got {batch})")
+        if ttft_budget is not None and not (ttft_budget > 0 and ttft_budget < float("inf")):
+            raise InputError("ttft_budget", f"must be a positive number of seconds (got {ttft_budget!r})")
+        if chunk is not None and chunk < 1:
+            raise InputError("chunk", f"must be a whole number of tokens >= 1 (got {chunk})")
+        result = prefill(
+            hw.hardware,
+            m.adapter,
+            prompt,
+            workload=workload,
+            batch=size,
+            chunk_tokens=chunk,
+            ttft_budget_s=ttft_budget,
+            linear_mode=linear_mode,
+            attention_mode=attention_mode,
+        )
+        rng = None
+        if include_range:
+            rng = prefill_range(
+                hw.hardware,
+                m.adapter,
+                workload=workload,
+                batch=result.batch,
+                linear_mode=linear_mode,
+                attention_mode=attention_mode,
+            )
+        return clean_json(  # type: ignore[no-any-return]
+            prefill_json(result, rng)
+        )
+
+    @app.get("/api/hardware", tags=["catalog"], responses=ERRORS)
+    def api_hardware_list(
+        vendor: Annotated[str | None, Query()] = None,
+        min_memory_gb: Annotated[float | None, Query()] = None,
+    ) -> dict[str, Any]:
+        """Every hardware row (optionally filtered), in the contract's hardware-file units."""
+        if min_memory_gb is not None:
+            _number("min_memory_gb", repr(min_memory_gb))
+        f = HardwareFilters(vendor=vendor or None, min_memory_gb=min_memory_gb)
+        rows = [_hardware_json(h) for h in site.hardware if f.keep(h)]
+        return {"count": len(rows), "hardware": rows, "license": "CC BY 4.0"}
+
+    @app.get("/api/hardware/{hardware_id}", tags=["catalog"], responses=ERRORS)
+    def api_hardware_one(hardware_id: str) -> dict[str, Any]:
+        """One hardware row with its sources."""
+        return _hardware_json(get_hw(hardware_id), full=True)
+
+    @app.get("/api/models", tags=["catalog"], responses=ERRORS)
+    def api_models_list(
+        family: Annotated[str | None, Query()] = None,
+        fits: Annotated[str | None, Query(description="only models that fit on this hardware id")] = None,
+    ) -> dict[str, Any]:
+        """Every model profile (optionally filtered), with its adapter quantities."""
+        fits_hw = get_hw(fits) if fits else None
+        rows = []
+        for m in site.models:
+            if family and m.family.lower() != family.lower():
+                continue
+            if fits_hw is not None:
+                from servebound.api import decode
+
+                if not decode(fits_hw.hardware, m.adapter).fits:
+                    continue
+            rows.append(_model_json(m))
+        return {"count": len(rows), "models": rows, "license": "CC BY 4.0"}
+
+    @app.get("/api/models/{model_id}", tags=["catalog"], responses=ERRORS)
+    def api_models_one(model_id: str) -> dict[str, Any]:
+        """One model profile with its audit."""
+        return _model_json(get_model(model_id), full=True)
+
+    @app.get("/api/rank", tags=["ceilings"], responses=ERRORS)
+    def api_rank(
+        hardware: Annotated[str | None, Query(description="rank every model on this hardware")] = None,
+        model: Annotated[str | None, Query(description="rank every hardware row for this model")] = None,
+        overhead_gb: Annotated[float | None, Query()] = None,
+        alloc_context: Annotated[int | None, Query()] = None,
+        read_context: Annotated[int | None, Query()] = None,
+        floor: Annotated[float | None, Query()] = None,
+        expert_traffic: TrafficParam = "expected",
+    ) -> dict[str, Any]:
+        """Which models fit on a machine and how fast, or which machines serve a model best."""
+        if (hardware is None) == (model is None):
+            raise InputError("hardware", "give exactly one of hardware= or model=")
+        query = parse_workload_query(
+            workload_params(
+                overhead_gb=overhead_gb,
+                alloc_context=alloc_context,
+                read_context=read_context,
+                floor=floor,
+                expert_traffic=expert_traffic,
+            )
+        )
+        workload = query.workload()
+        if hardware is not None:
+            hw = get_hw(hardware)
+            rows = rank_rows_for_hardware(site, hw, workload)
+            return clean_json(  # type: ignore[no-any-return]
+                {"hardware": {"id": hw.id, "name": hw.name}, "rows": [r.json for r in rows]}
+            )
+        assert model is not None
+        m = get_model(model)
+        rows = rank_rows_for_model(site, m, workload)
+        return clean_json(  # type: ignore[no-any-return]
+            {"model": {"id": m.id, "name": m.name}, "rows": [r.json for r in rows]}
+        )
+
+    return app
+
+
+def _number(field: str, text: str | None) -> float | None:
+    if text is None or text.strip() == "":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise InputError(field, f"must be a number (got {text!r})") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise InputError(field, f"must be a finite number (got {text!r})")
+    return value
+
+
+def _choice(field: str, value: str, choices: list[str]) -> str:
+    if value not in choices:
+        raise InputError(field, f"use one of {', '.join(choices)} (got {value!r})")
+    return value
+
+
+def _hardware_json(h: Any, *, full: bool = False) -> dict[str, Any]:
+    out = {
+        **hardware_json(h.hardware),
+        "vendor": h.vendor,
+        "class": h.device_class,
+        "year": h.year,
+        "memory_type": h.memory_type,
+        "price_usd": h.price_usd,
+        "system": h.system,
+    }
+    if full:
+        out["sources"] = dict(h.sources)
+        out["notes"] = h.notes
+        out["sparse_halved"] = list(h.sparse_halved)
+        out["modes"] = [m for m in ARITHMETIC_MODES if m in h.hardware.compute_flop_per_s]
+    return out
+
+
+def _model_json(m: Any, *, full: bool = False) -> dict[str, Any]:
+    a = m.adapter
+    w = a.weights
+
+    def kv(shape: Any) -> dict[str, float]:
+        return {
+            "global_bytes_per_token": shape.global_bytes_per_token,
+            "local_bytes_per_token": shape.local_bytes_per_token,
+            "window": shape.window_tokens,
+            "state_bytes": shape.state_bytes,
+        }
+
+    out: dict[str, Any] = {
+        "id": m.id,
+        "name": m.name,
+        "family": m.family,
+        "total_params": m.total_params,
+        "active_params": m.active_params,
+        "resident_gb": w.resident / GB,
+        "weights": {
+            "embedding_bytes": w.embedding_bytes,
+            "always_on_bytes": w.always_on_bytes,
+            "expert_bytes": w.expert_bytes,
+            "precision": a.weight_precision,
+        },
+        "experts": None
+        if w.experts is None
+        else {"routed": w.experts.routed, "per_token": w.experts.per_token},
+        "kv": {"precision": a.kv_precision, "alloc": kv(a.kv_alloc), "read": kv(a.kv_read)},
+        "context_limit": a.context_limit_tokens,
+    }
+    if full:
+        p = a.prefill
+        out["prefill"] = (
+            None
+            if p is None
+            else {
+                "linear_active_params": p.linear_active_params,
+                "attention_global_flops_per_pair": p.attention_global_flops_per_pair,
+                "attention_local_flops_per_pair": p.attention_local_flops_per_pair,
+                "attention_window": p.attention_window_tokens,
+                "attention_state_flops_per_token": p.attention_state_flops_per_token,
+                "kv_write_bytes_per_token": p.kv_write_bytes_per_token,
+                "linear_mode": p.linear_mode,
+                "attention_mode": p.attention_mode,
+            }
+        )
+        out["audit"] = {
+            "published_total_params": m.published_total_params,
+            "published_active_params": m.published_active_params,
+            "checkpoint_bytes": m.checkpoint_bytes,
+            "source": dict(m.source),
+            "facts": dict(m.facts),
+            "steps": [{"quantity": q, "value": v, "formula": f} for q, v, f in m.steps],
+        }
+    return out
+
+
+def serve(host: str = "127.0.0.1", port: int = 8000) -> None:
+    """Run the site with uvicorn on ``host:port`` (localhost by default)."""
+    import uvicorn
+
+    uvicorn.run(create_app(), host=host, port=port, log_level="info")

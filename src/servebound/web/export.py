@@ -1,0 +1,183 @@
+"""The static export: every page, mirror, figure, asset and machine file, for any static host.
+
+``build_site(DIR)`` writes the site so ``python -m http.server`` on DIR serves it: a page at ``/x``
+is ``x/index.html`` (the server redirects ``/x`` to ``/x/``), its mirror ``x.md``. Pair pages are
+written for the default workload; on the static copy the calculator recomputes other workloads in the
+browser (``static/site.js`` ports the decode closed forms and prefill at batch 1).
+
+Which pairs: the catalog holds each model in several weight formats (hundreds of profiles), and every
+profile on every hardware row would be tens of thousands of pages (about a gigabyte of HTML, several
+minutes). The export writes a page for every hardware row with every model in its *native* format
+(the checkpoint's own precision): a few thousand pages, under two minutes (``bench/bench_web.py``).
+Every other profile has its own model page, and its pairs open in the in-browser calculator: the link
+``/pair/?hardware=H&model=M`` loads the native pair page with ``?profile=M``, whose script reads the
+profile's adapter quantities from ``/data/models/M.json`` and recomputes. ``max_pairs`` caps the pairs
+further (tests).
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from servebound.web.machine import Document, llms_full_txt, llms_txt, robots_txt, sitemap_xml
+from servebound.web.pages import Page, Renderer, mirror_path, model_data, pair_path, script_json
+from servebound.web.site import SiteData, WorkloadQuery, compute_pair, default_site_data
+
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass(frozen=True)
+class BuildReport:
+    """What ``build_site`` wrote: page count (HTML pages; each also has a mirror), pairs, files, bytes, seconds."""
+
+    out_dir: Path
+    pages: int
+    pairs: int
+    files: int
+    bytes: int
+    seconds: float
+
+
+def pairs(site: SiteData, max_pairs: int | None = None) -> list[tuple[str, str]]:
+    """The (hardware id, model id) pairs with a page of their own, model by model."""
+    out = [(h.id, m.id) for m in site.models if m.native for h in site.hardware]
+    return out if max_pairs is None else out[:max_pairs]
+
+
+def documents(site: SiteData, max_pairs: int | None = None) -> list[Document]:
+    """Every page the site indexes, with its title and a group (for llms.txt and the sitemap)."""
+    docs = [
+        Document("/", "servebound: how fast can this machine serve this model?", "Start here"),
+        Document("/methodology", "Methodology: how servebound computes its ceilings", "Start here"),
+        Document("/license", "License (CC BY 4.0)", "Start here"),
+        Document("/hardware", "Hardware: every row", "Hardware"),
+    ]
+    docs += [
+        Document(
+            f"/hardware/{h.id}",
+            h.name,
+            "Hardware",
+            f"{h.memory_gb:,.0f} GB, {h.bandwidth_gb_per_s:,.0f} GB/s",
+        )
+        for h in site.hardware
+    ]
+    docs.append(Document("/models", "Models: every profile", "Models"))
+    docs += [Document(f"/models/{m.id}", m.name, "Models") for m in site.models]
+    names_hw = {h.id: h.name for h in site.hardware}
+    names_m = {m.id: m.name for m in site.models}
+    docs += [
+        Document(pair_path(h, m), f"{names_m[m]} on {names_hw[h]}", "Pairs (default workload)")
+        for h, m in pairs(site, max_pairs)
+    ]
+    return docs
+
+
+def iter_pages(renderer: Renderer, site: SiteData, max_pairs: int | None = None) -> Iterator[Page]:
+    """Every indexed page, rendered, in the order of :func:`documents`."""
+    yield renderer.home()
+    yield renderer.methodology()
+    yield renderer.license()
+    yield renderer.hardware_index()
+    for h in site.hardware:
+        yield renderer.hardware_page(h)
+    yield renderer.models_index()
+    for m in site.models:
+        yield renderer.model_page(m)
+    query = WorkloadQuery()
+    for hw_id, model_id in pairs(site, max_pairs):
+        yield renderer.pair_page(compute_pair(site.hardware_by_id[hw_id], site.models_by_id[model_id], query))
+
+
+def _html_file(out_dir: Path, path: str) -> Path:
+    rel = path.strip("/")
+    return out_dir / rel / "index.html" if rel else out_dir / "index.html"
+
+
+def _md_file(out_dir: Path, path: str) -> Path:
+    return out_dir / mirror_path(path).lstrip("/")
+
+
+def build_site(
+    out_dir: Path,
+    progress: Progress | None = None,
+    *,
+    site: SiteData | None = None,
+    base_url: str = "http://localhost:8000",
+    max_pairs: int | None = None,
+) -> BuildReport:
+    """Write the whole site as static files under ``out_dir`` and return what was written.
+
+    ``progress(done, total, path)`` is called after each page. ``base_url`` is where the copy will be
+    served (absolute URLs in robots.txt, llms.txt and sitemap.xml). ``max_pairs`` caps the pair pages.
+    """
+    start = time.perf_counter()
+    site = site or default_site_data()
+    exported = set(pairs(site, max_pairs))
+    renderer = Renderer(site, mode="static", exported=lambda h, m: (h, m) in exported)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    docs = documents(site, max_pairs)
+    total = len(docs)
+    written: list[Path] = []
+    pages: list[Page] = []
+
+    def write(path: Path, text: str) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+
+    for i, page in enumerate(iter_pages(renderer, site, max_pairs), start=1):
+        write(_html_file(out_dir, page.path), page.html)
+        write(_md_file(out_dir, page.path), page.markdown)
+        pages.append(page)
+        if progress is not None:
+            progress(i, total, page.path)
+    write(out_dir / "llms.txt", llms_txt(docs, base_url))
+    write(out_dir / "llms-full.txt", llms_full_txt(pages, base_url))
+    write(out_dir / "robots.txt", robots_txt(base_url))
+    write(out_dir / "sitemap.xml", sitemap_xml([d.path for d in docs], base_url))
+    natives = {m.base_id: m.id for m in site.models if m.native}
+    for m in site.models:
+        data = model_data(m)
+        data["native_id"] = natives.get(m.base_id, m.id)
+        data["exported_hardware"] = sorted(h for h, mid in exported if mid == m.id)
+        write(out_dir / "data" / "models" / f"{m.id}.json", script_json(data))
+    write(out_dir / "404.html", renderer.error(404, "path", "no page at this address"))
+    # The home form's target: the static copy resolves the pair in the browser.
+    write(out_dir / "pair" / "index.html", _pair_redirect_page(renderer))
+    static = resources.files("servebound.web").joinpath("static")
+    for item in static.iterdir():
+        if item.is_file():
+            target = out_dir / "static" / item.name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with resources.as_file(item) as src:
+                shutil.copyfile(src, target)
+            written.append(target)
+    size = sum(p.stat().st_size for p in written)
+    return BuildReport(
+        out_dir=out_dir,
+        pages=len(pages),
+        pairs=len(pairs(site, max_pairs)),
+        files=len(written),
+        bytes=size,
+        seconds=time.perf_counter() - start,
+    )
+
+
+def _pair_redirect_page(renderer: Renderer) -> str:
+    from markupsafe import Markup
+
+    body = Markup(
+        "<h1>Opening the pair</h1><p>This static copy sends the home page's choice to "
+        "<code>/pair/HARDWARE/MODEL/</code> with a small script. Without JavaScript, pick the pair from "
+        '<a href="/hardware">a hardware page</a> or <a href="/models">a model page</a>.</p>'
+    )
+    html = renderer._html(
+        "prose.html", "/pair", "Opening the pair", "Redirect to a pair page", body=body, script=True
+    )
+    return html

@@ -1,0 +1,393 @@
+"""Figures as inline SVG, drawn on the server so they exist without JavaScript.
+
+Curves come from the core's vectorized functions (``servebound.core.decode.curve`` and
+``servebound.core.prefill.prefill_curve``); this module only maps numbers to pixels. Every sampled point
+carries an SVG ``<title>``, so hovering shows its values in any browser, script or not. Each chart
+also carries its series as JSON in ``data-series`` for the page's script (hover readout, redraw).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from markupsafe import Markup, escape
+
+from servebound.core.decode import curve
+from servebound.core.prefill import prefill_curve
+from servebound.core.workload import MAX_BATCH
+from servebound.web.site import GB, Pair, fmt_gb
+
+WIDTH, HEIGHT = 640, 300
+LEFT, RIGHT, TOP, BOTTOM = 70, 20, 18, 46
+
+
+@dataclass(frozen=True)
+class Series:
+    name: str
+    xs: Sequence[float]
+    ys: Sequence[float]
+    css: str
+    unit: str = ""
+
+
+@dataclass(frozen=True)
+class Mark:
+    value: float
+    label: str
+    css: str
+
+
+@dataclass(frozen=True)
+class Chart:
+    """One line chart: series, vertical marks (x), horizontal marks (y), axes."""
+
+    id: str
+    title: str
+    x_label: str
+    y_label: str
+    series: tuple[Series, ...]
+    x_log: bool = True
+    y_log: bool = False
+    x_marks: tuple[Mark, ...] = ()
+    y_marks: tuple[Mark, ...] = ()
+    shade_from_x: float | None = None
+    x_unit: str = ""
+    notes: tuple[str, ...] = field(default=())
+
+
+def _nice_step(span: float) -> float:
+    raw = span / 5
+    mag = 10.0 ** math.floor(math.log10(raw))
+    for m in (1.0, 2.0, 2.5, 5.0, 10.0):
+        if raw <= m * mag:
+            return float(m * mag)
+    return float(10 * mag)
+
+
+def _ticks(lo: float, hi: float, log: bool) -> list[float]:
+    if log:
+        first, last = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+        stride = max(1, math.ceil((last - first) / 8))
+        return [10.0**e for e in range(first, last + 1, stride) if lo <= 10.0**e <= hi * 1.0001]
+    step = _nice_step(hi - lo) if hi > lo else 1.0
+    start = math.ceil(lo / step) * step
+    return [start + i * step for i in range(int((hi - start) / step + 1e-9) + 1)]
+
+
+def short_number(value: float) -> str:
+    """Axis labels: 1.5k, 20M, 0.25."""
+    a = abs(value)
+    for div, suffix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if a >= div:
+            return f"{value / div:g}{suffix}"
+    if a >= 1 or a == 0:
+        return f"{value:g}"
+    return f"{value:.3g}"
+
+
+class _Scale:
+    def __init__(self, lo: float, hi: float, log: bool, a: float, b: float) -> None:
+        if log:
+            lo, hi = max(lo, 1e-12), max(hi, lo * 10 if hi <= lo else hi)
+        elif hi <= lo:
+            hi = lo + 1.0
+        self.lo, self.hi, self.log, self.a, self.b = lo, hi, log, a, b
+
+    def __call__(self, v: float) -> float:
+        if self.log:
+            t = (math.log10(max(v, 1e-300)) - math.log10(self.lo)) / (
+                math.log10(self.hi) - math.log10(self.lo)
+            )
+        else:
+            t = (v - self.lo) / (self.hi - self.lo)
+        return self.a + t * (self.b - self.a)
+
+
+def render_chart(chart: Chart) -> Markup:
+    """The chart as an ``<svg>`` element (scales with its container; readable on a phone)."""
+    xs_all = [x for s in chart.series for x in s.xs]
+    ys_all = [y for s in chart.series for y in s.ys if math.isfinite(y) and (y > 0 or not chart.y_log)]
+    x_lo, x_hi = min(xs_all), max(xs_all)
+    y_vals = ys_all + [m.value for m in chart.y_marks if m.value > 0]
+    if chart.y_log:
+        y_lo, y_hi = min(y_vals), max(y_vals)
+        y_lo, y_hi = 10 ** math.floor(math.log10(y_lo)), 10 ** math.ceil(math.log10(y_hi))
+    else:
+        y_lo, y_hi = 0.0, max(y_vals) * 1.08 if y_vals else 1.0
+        step = _nice_step(y_hi)
+        y_hi = math.ceil(y_hi / step) * step
+    sx = _Scale(x_lo, x_hi, chart.x_log, LEFT, WIDTH - RIGHT)
+    sy = _Scale(y_lo, y_hi, chart.y_log, HEIGHT - BOTTOM, TOP)
+    e = escape
+    out: list[str] = [
+        f'<svg class="chart" id="{e(chart.id)}" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '
+        f'aria-labelledby="{e(chart.id)}-t" data-xlog="{int(chart.x_log)}" data-ylog="{int(chart.y_log)}" '
+        f'data-x0="{sx.lo:g}" data-x1="{sx.hi:g}" data-y0="{sy.lo:g}" data-y1="{sy.hi:g}">',
+        f'<title id="{e(chart.id)}-t">{e(chart.title)}</title>',
+    ]
+    if chart.shade_from_x is not None and chart.shade_from_x < sx.hi:
+        x0 = sx(max(chart.shade_from_x, sx.lo))
+        out.append(
+            f'<rect class="nofit" x="{x0:.1f}" y="{TOP}" width="{WIDTH - RIGHT - x0:.1f}" '
+            f'height="{HEIGHT - BOTTOM - TOP}"><title>batches beyond b_mem do not fit in memory</title></rect>'
+        )
+    for t in _ticks(sx.lo, sx.hi, chart.x_log):
+        x = sx(t)
+        out.append(f'<line class="grid" x1="{x:.1f}" x2="{x:.1f}" y1="{TOP}" y2="{HEIGHT - BOTTOM}"/>')
+        out.append(
+            f'<text class="tick" x="{x:.1f}" y="{HEIGHT - BOTTOM + 16}" text-anchor="middle">{e(short_number(t))}</text>'
+        )
+    for t in _ticks(sy.lo, sy.hi, chart.y_log):
+        y = sy(t)
+        out.append(f'<line class="grid" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y:.1f}" y2="{y:.1f}"/>')
+        out.append(
+            f'<text class="tick" x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">{e(short_number(t))}</text>'
+        )
+    out.append(
+        f'<line class="axis" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{HEIGHT - BOTTOM}" y2="{HEIGHT - BOTTOM}"/>'
+        f'<line class="axis" x1="{LEFT}" x2="{LEFT}" y1="{TOP}" y2="{HEIGHT - BOTTOM}"/>'
+        f'<text class="label" x="{(LEFT + WIDTH - RIGHT) / 2}" y="{HEIGHT - 8}" text-anchor="middle">{e(chart.x_label)}</text>'
+        f'<text class="label" transform="translate(14 {(TOP + HEIGHT - BOTTOM) / 2}) rotate(-90)" '
+        f'text-anchor="middle">{e(chart.y_label)}</text>'
+    )
+    for m in chart.y_marks:
+        if not (sy.lo <= m.value <= sy.hi):
+            continue
+        y = sy(m.value)
+        out.append(
+            f'<g class="mark {e(m.css)}"><line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y:.1f}" y2="{y:.1f}"/>'
+            f'<text x="{WIDTH - RIGHT - 4}" y="{y - 4:.1f}" text-anchor="end">{e(m.label)}</text></g>'
+        )
+    for i, m in enumerate(chart.x_marks):
+        if not (sx.lo <= m.value <= sx.hi):
+            continue
+        x = sx(m.value)
+        anchor = "end" if x > WIDTH - 120 else "start"
+        dx = -4 if anchor == "end" else 4
+        out.append(
+            f'<g class="mark {e(m.css)}"><line x1="{x:.1f}" x2="{x:.1f}" y1="{TOP}" y2="{HEIGHT - BOTTOM}"/>'
+            f'<text x="{x + dx:.1f}" y="{TOP + 12 + 14 * i}" text-anchor="{anchor}">{e(m.label)}</text></g>'
+        )
+    data = []
+    for s in chart.series:
+        pts = [
+            (x, y) for x, y in zip(s.xs, s.ys, strict=True) if math.isfinite(y) and (y > 0 or not chart.y_log)
+        ]
+        path = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in pts)
+        out.append(
+            f'<polyline class="series {e(s.css)}" points="{path}"><title>{e(s.name)}</title></polyline>'
+        )
+        data.append(
+            {
+                "name": s.name,
+                "css": s.css,
+                "unit": s.unit,
+                "x": [float(x) for x, _ in pts],
+                "y": [float(y) for _, y in pts],
+            }
+        )
+    # Hover targets: every few points, a dot whose title states the values (no script needed).
+    for s in chart.series:
+        n = len(s.xs)
+        stride = max(1, n // 24)
+        for x, y in list(zip(s.xs, s.ys, strict=True))[::stride]:
+            if not math.isfinite(y) or (chart.y_log and y <= 0):
+                continue
+            out.append(
+                f'<circle class="dot {e(s.css)}" cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="3">'
+                f"<title>{e(s.name)}: {e(_value(y, s.unit))} at {e(_value(x, chart.x_unit))}</title></circle>"
+            )
+    legend_x = LEFT + 8
+    for i, s in enumerate(chart.series):
+        y = HEIGHT - BOTTOM - 8 - 14 * (len(chart.series) - 1 - i)
+        out.append(
+            f'<g class="legend"><line class="series {e(s.css)}" x1="{legend_x}" x2="{legend_x + 18}" y1="{y - 4}" y2="{y - 4}"/>'
+            f'<text x="{legend_x + 22}" y="{y}">{e(s.name)}</text></g>'
+        )
+    out.append(
+        f'<text class="readout" x="{WIDTH - RIGHT}" y="{HEIGHT - BOTTOM - 6}" text-anchor="end"></text>'
+    )
+    payload = json.dumps(data, allow_nan=False).replace("<", "\\u003c").replace("&", "\\u0026")
+    out.append(f'<desc class="series-data">{e(payload)}</desc>')
+    out.append("</svg>")
+    return Markup("".join(out))
+
+
+def _value(v: float, unit: str) -> str:
+    text = f"{v:,.0f}" if abs(v) >= 100 else f"{v:,.3g}"
+    return f"{text} {unit}".strip()
+
+
+# --------------------------------------------------------------------------------------------------
+# The pair's figures
+# --------------------------------------------------------------------------------------------------
+
+
+def decode_batches(pair: Pair) -> np.ndarray:
+    """Batches to sample: log-spaced from 1 past b_mem (or b*), with b_mem and b* themselves."""
+    d = pair.decode
+    known = [v for v in (d["batch_mem"], d["batch_star"], (d["forced"] or {}).get("batch")) if v]
+    top = min(int(max([8, *known]) * 1.5) + 1, MAX_BATCH)
+    samples = np.unique(np.round(np.logspace(0, math.log10(top), 90)).astype(np.int64))
+    extra = np.array([v for v in known if v <= top], dtype=np.int64)
+    return np.unique(np.concatenate([samples, extra]))
+
+
+def decode_charts(pair: Pair) -> tuple[Chart, Chart]:
+    d = pair.decode
+    batches = decode_batches(pair)
+    aggregate, per_session = curve(pair.hardware.hardware, pair.model.adapter, pair.workload, batches)
+    xs = batches.astype(float).tolist()
+    marks = []
+    if d["batch_mem"]:
+        marks.append(Mark(float(d["batch_mem"]), f"b_mem = {d['batch_mem']:,}", "bmem"))
+    if d["batch_star"]:
+        marks.append(Mark(float(d["batch_star"]), f"b* = {d['batch_star']:,}", "bstar"))
+    if d["forced"]:
+        marks.append(Mark(float(d["forced"]["batch"]), f"batch {d['forced']['batch']:,}", "forced"))
+    shade = float(d["batch_mem"]) if d["batch_mem"] is not None else 1.0
+    x_log = xs[-1] / xs[0] >= 50
+    agg = Chart(
+        id="fig-aggregate",
+        title=f"Aggregate decode ceiling T(b) against batch b for {pair.model.name} on {pair.hardware.name}",
+        x_label="batch b (concurrent sessions)",
+        y_label="aggregate tok/s",
+        series=(Series("aggregate T(b)", xs, aggregate.tolist(), "agg", "tok/s"),),
+        x_log=x_log,
+        x_marks=tuple(marks),
+        shade_from_x=shade,
+        x_unit="sessions",
+    )
+    floor = pair.workload.floor_tok_per_s
+    per = Chart(
+        id="fig-per-session",
+        title=f"Per-session decode ceiling r(b) against batch b, with the floor r* = {floor:g} tok/s",
+        x_label="batch b (concurrent sessions)",
+        y_label="tok/s per session",
+        series=(Series("per session r(b)", xs, per_session.tolist(), "per", "tok/s"),),
+        x_log=x_log,
+        y_log=bool(per_session.max() / max(per_session.min(), 1e-300) > 100),
+        x_marks=tuple(marks),
+        y_marks=(Mark(floor, f"floor r* = {floor:g}", "floor"),) if floor > 0 else (),
+        shade_from_x=shade,
+        x_unit="sessions",
+    )
+    return agg, per
+
+
+def prefill_lengths(pair: Pair) -> np.ndarray:
+    rng = pair.prefill_range
+    top = (
+        rng.max_prompt_tokens if rng is not None and rng.max_prompt_tokens >= 1 else pair.query.alloc_context
+    )
+    top = max(top, pair.prompt_tokens or 1, 2)
+    samples = np.unique(np.round(np.logspace(0, math.log10(top), 90)).astype(np.int64))
+    return samples
+
+
+def prefill_charts(pair: Pair) -> tuple[Chart, Chart] | None:
+    if pair.prefill is None:
+        return None
+    lengths = prefill_lengths(pair)
+    c = prefill_curve(pair.hardware.hardware, pair.model.adapter, lengths, workload=pair.workload)
+    xs = lengths.astype(float).tolist()
+    marks = []
+    crossover = pair.prefill.get("crossover_tokens")
+    if crossover:
+        marks.append(Mark(float(crossover), f"crossover S* = {crossover:,.0f}", "cross"))
+    marks.append(Mark(float(pair.prompt_tokens or 1), f"prompt {pair.prompt_tokens:,}", "forced"))
+    series = [Series("prefill ceiling", xs, c.tok_per_s.tolist(), "agg", "tok/s")]
+    series.append(Series("memory roofline", xs, c.memory_tok_per_s.tolist(), "mem", "tok/s"))
+    if c.compute_tok_per_s is not None:
+        series.append(Series("compute roofline", xs, c.compute_tok_per_s.tolist(), "cmp", "tok/s"))
+    throughput = Chart(
+        id="fig-prefill-rate",
+        title="Prefill throughput ceiling against prompt length (batch 1, one shot)",
+        x_label="prompt length L (tokens)",
+        y_label="prefill tok/s",
+        series=tuple(series),
+        y_log=True,
+        x_marks=tuple(marks),
+        x_unit="tokens",
+    )
+    time = Chart(
+        id="fig-prefill-time",
+        title="Modeled prefill time (time to first token, lower bound) against prompt length",
+        x_label="prompt length L (tokens)",
+        y_label="seconds",
+        series=(Series("t_pf,min", xs, c.time_s.tolist(), "per", "s"),),
+        y_log=True,
+        x_marks=tuple(marks),
+        x_unit="tokens",
+    )
+    return throughput, time
+
+
+@dataclass(frozen=True)
+class BarPart:
+    name: str
+    bytes: float
+    css: str
+
+
+def memory_parts(pair: Pair) -> tuple[list[BarPart], int]:
+    """Weights, overhead, the KV cache of the sessions shown, and what is left, in bytes."""
+    d = pair.decode
+    r = pair.decode_result
+    sessions = 0
+    if d["forced"]:
+        sessions = int(d["forced"]["batch"])
+    elif d["batch_star"]:
+        sessions = int(d["batch_star"])
+    elif d["batch_mem"]:
+        sessions = int(d["batch_mem"])
+    capacity = r.hardware.memory_bytes
+    parts = [
+        BarPart("weights (resident)", d["resident_bytes"], "w"),
+        BarPart("runtime overhead", pair.workload.overhead_bytes, "o"),
+        BarPart(f"KV cache, {sessions:,} sessions", sessions * d["kv_alloc_bytes"], "kv"),
+    ]
+    used = sum(p.bytes for p in parts)
+    parts.append(BarPart("free", max(0.0, capacity - used), "free"))
+    return parts, sessions
+
+
+def memory_bar(pair: Pair) -> Markup:
+    parts, _ = memory_parts(pair)
+    capacity = pair.decode_result.hardware.memory_bytes
+    total = max(capacity, sum(p.bytes for p in parts))
+    width, height, left = 640, 84, 4
+    usable = width - 2 * left
+    e = escape
+    out = [
+        f'<svg class="chart membar" id="fig-memory" viewBox="0 0 {width} {height}" role="img" aria-labelledby="fig-memory-t">',
+        f'<title id="fig-memory-t">Memory: capacity {e(fmt_gb(capacity))} split into weights, overhead, KV sessions and free</title>',
+    ]
+    x = float(left)
+    for p in parts:
+        w = usable * p.bytes / total if total > 0 else 0
+        if w <= 0:
+            continue
+        out.append(
+            f'<rect class="seg {e(p.css)}" x="{x:.1f}" y="8" width="{w:.1f}" height="30">'
+            f"<title>{e(p.name)}: {e(fmt_gb(p.bytes))}</title></rect>"
+        )
+        x += w
+    cap_x = left + usable * capacity / total
+    out.append(
+        f'<line class="cap" x1="{cap_x:.1f}" x2="{cap_x:.1f}" y1="2" y2="44"><title>capacity C</title></line>'
+    )
+    lx = float(left)
+    for p in parts:
+        label = f"{p.name} {p.bytes / GB:,.1f} GB"
+        out.append(
+            f'<rect class="seg {e(p.css)}" x="{lx:.1f}" y="56" width="10" height="10"/>'
+            f'<text x="{lx + 14:.1f}" y="65">{e(label)}</text>'
+        )
+        lx += 14 + 6.4 * len(label) + 12
+    out.append("</svg>")
+    return Markup("".join(out))

@@ -1,0 +1,126 @@
+"""The files machines read first: llms.txt, llms-full.txt, robots.txt and sitemap.xml.
+
+All four are generated from the same list of documents (path and title) the site serves, so the index,
+the full dump, the sitemap and the pages cannot disagree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from xml.sax.saxutils import escape as xml_escape
+
+from servebound.web.pages import LICENSE_NAME, LICENSE_URL, SITE_NAME, Page, mirror_path
+
+#: Crawlers welcomed by name (AI training and search crawlers, and the classic search engines).
+CRAWLERS = (
+    "GPTBot",
+    "OAI-SearchBot",
+    "ChatGPT-User",
+    "ClaudeBot",
+    "Claude-User",
+    "Claude-SearchBot",
+    "anthropic-ai",
+    "CCBot",
+    "Google-Extended",
+    "Googlebot",
+    "Applebot",
+    "Applebot-Extended",
+    "Bingbot",
+    "PerplexityBot",
+    "Perplexity-User",
+    "Meta-ExternalAgent",
+    "meta-externalfetcher",
+    "FacebookBot",
+    "Bytespider",
+    "Amazonbot",
+    "DuckAssistBot",
+    "cohere-ai",
+    "MistralAI-User",
+    "YouBot",
+    "Diffbot",
+    "ia_archiver",
+)
+
+
+@dataclass(frozen=True)
+class Document:
+    """One indexed page: its path and title, and a group for the index's sections."""
+
+    path: str
+    title: str
+    group: str
+    description: str = ""
+
+
+def llms_txt(documents: Iterable[Document], base_url: str) -> str:
+    """The llmstxt.org index: a title, a summary, then a link to every markdown mirror by section."""
+    docs = list(documents)
+    lines = [
+        f"# {SITE_NAME}",
+        "",
+        "> Serving ceilings for large language models from first principles: does a model fit on a machine, "
+        "how fast is one session, what useful throughput across sessions, how long until the first token. "
+        f"Every page below is markdown; the whole site is one file at {base_url}/llms-full.txt. "
+        f"Content license: {LICENSE_NAME} ({LICENSE_URL}).",
+        "",
+    ]
+    groups: dict[str, list[Document]] = {}
+    for doc in docs:
+        groups.setdefault(doc.group, []).append(doc)
+    for group, items in groups.items():
+        lines += [f"## {group}", ""]
+        for doc in items:
+            note = f": {doc.description}" if doc.description else ""
+            lines.append(f"- [{_link_text(doc.title)}]({base_url}{mirror_path(doc.path)}){note}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _link_text(title: str) -> str:
+    return title.replace("[", "(").replace("]", ")").replace("\n", " ")
+
+
+DELIMITER = "\n\n=====  =====  =====\n\n"
+
+
+def llms_full_txt(pages: Iterable[Page], base_url: str) -> str:
+    """The whole site as one text file: a header, then each page's markdown (with its frontmatter)."""
+    header = (
+        f"# {SITE_NAME}: the whole site as text\n\n"
+        f"License: {LICENSE_NAME} ({LICENSE_URL}). Share and adapt, including for training, with attribution "
+        f"to {SITE_NAME}.\n"
+        f"Base URL: {base_url}\n"
+        "Each document below starts with a frontmatter block (title, url, license) and ends at a line of "
+        "five equals signs.\n"
+    )
+    return header + DELIMITER + DELIMITER.join(p.markdown.rstrip() + "\n" for p in pages)
+
+
+def robots_txt(base_url: str) -> str:
+    """robots.txt that starts with directions and welcomes crawlers by name."""
+    lines = [
+        "# Machine-readable content for LLMs and agents:",
+        f"#   {base_url}/llms.txt        index of the markdown mirror of every page",
+        f"#   {base_url}/llms-full.txt   the whole site as one plain-text file",
+        "# Every page is also served as markdown: append .md to its URL (/ is /index.md).",
+        f"# Content license: {LICENSE_NAME} ({LICENSE_URL}); attribution: {SITE_NAME}.",
+        "",
+    ]
+    for name in CRAWLERS:
+        lines += [f"User-agent: {name}", "Allow: /", ""]
+    lines += ["User-agent: *", "Allow: /", "", f"Sitemap: {base_url}/sitemap.xml", ""]
+    return "\n".join(lines)
+
+
+def sitemap_xml(paths: Iterable[str], base_url: str) -> str:
+    """Every HTML page, every mirror, and both llms files."""
+    urls: list[str] = []
+    for path in paths:
+        urls += [path, mirror_path(path)]
+    urls += ["/llms.txt", "/llms-full.txt"]
+    body = "".join(f"<url><loc>{xml_escape(base_url + u)}</loc></url>\n" for u in dict.fromkeys(urls))
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n' + body + "</urlset>\n"
+    )

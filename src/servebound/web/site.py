@@ -1,0 +1,562 @@
+"""What the site shows: its hardware and model lists, workload parsing, and the computed pair.
+
+Every number comes from the same API and JSON views the CLI uses (``servebound.api.decode``,
+``servebound.report.decode_json``, the core prefill procedures); this module only gathers them and
+formats them for display. User input never reaches a file loader: ids are looked up in the site's own
+lists, so a query cannot name a path.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from servebound.api import decode as api_decode
+from servebound.api import make_workload
+from servebound.core.experts import ExpertTraffic
+from servebound.core.hardware import Hardware
+from servebound.core.model import ModelAdapter
+from servebound.core.prefill import PrefillRange, PrefillResult, prefill, prefill_range
+from servebound.core.workload import (
+    DEFAULT_ALLOC_CONTEXT_TOKENS,
+    DEFAULT_FLOOR_TOK_PER_S,
+    DEFAULT_OVERHEAD_BYTES,
+    DEFAULT_READ_CONTEXT_TOKENS,
+    MAX_BATCH,
+    Workload,
+)
+from servebound.errors import InputError
+from servebound.report import decode_json
+
+GB = 1e9
+
+#: The site computes prompt-length ranges over every integer length, so it caps the reserved context.
+MAX_SITE_CONTEXT_TOKENS = 2_000_000
+#: The default prompt of a pair page (cut to the reserved context and the model's limit).
+DEFAULT_PROMPT_TOKENS = 8_000
+
+
+# --------------------------------------------------------------------------------------------------
+# The site's records
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SiteHardware:
+    """A hardware row as the site lists it (a catalog row, or a bare Hardware record in tests)."""
+
+    id: str
+    name: str
+    vendor: str
+    device_class: str
+    year: int | None
+    memory_type: str
+    price_usd: float | None
+    hardware: Hardware
+    sources: Mapping[str, str] = field(default_factory=dict)
+    notes: str = ""
+    sparse_halved: tuple[str, ...] = ()
+    system: str | None = None
+
+    @property
+    def memory_gb(self) -> float:
+        return self.hardware.memory_bytes / GB
+
+    @property
+    def bandwidth_gb_per_s(self) -> float:
+        return self.hardware.bandwidth_bytes_per_s / GB
+
+    @property
+    def compute_tflops(self) -> dict[str, float]:
+        return {mode: rate / 1e12 for mode, rate in self.hardware.compute_flop_per_s.items()}
+
+
+@dataclass(frozen=True)
+class SiteModel:
+    """A model profile: the adapter plus, for catalog models, its audit (source and derivation)."""
+
+    id: str
+    name: str
+    family: str
+    adapter: ModelAdapter
+    total_params: float | None = None
+    active_params: float | None = None
+    published_total_params: float | None = None
+    published_active_params: float | None = None
+    checkpoint_bytes: float | None = None
+    source: Mapping[str, str] = field(default_factory=dict)
+    steps: tuple[tuple[str, float, str], ...] = ()
+    facts: Mapping[str, str] = field(default_factory=dict)
+    native: bool = True
+    base_id: str = ""
+
+    @property
+    def size_params(self) -> float | None:
+        """Total parameters: the importer's count, else the published one."""
+        return self.total_params if self.total_params is not None else self.published_total_params
+
+    @property
+    def is_moe(self) -> bool:
+        return self.adapter.weights.experts is not None
+
+
+def site_hardware(entry: Any) -> SiteHardware:
+    """A catalog row (CatalogHardware or anything shaped like it) or a bare Hardware record."""
+    if isinstance(entry, SiteHardware):
+        return entry
+    if isinstance(entry, Hardware):
+        return SiteHardware(
+            id=entry.id,
+            name=entry.name,
+            vendor="(user file)",
+            device_class="custom",
+            year=None,
+            memory_type="",
+            price_usd=None,
+            hardware=entry,
+            sources=dict(entry.sources),
+        )
+    system = getattr(entry, "system", None)
+    return SiteHardware(
+        id=entry.id,
+        name=entry.name,
+        vendor=entry.vendor,
+        device_class=entry.device_class,
+        year=entry.year,
+        memory_type=entry.memory_type,
+        price_usd=entry.price_usd,
+        hardware=entry.hardware,
+        sources=dict(entry.sources),
+        notes=entry.notes,
+        sparse_halved=tuple(entry.sparse_halved),
+        system=None if system is None else f"{system.count} x {system.member_id}",
+    )
+
+
+def _source_dict(source: Any) -> dict[str, str]:
+    if source is None:
+        return {}
+    if isinstance(source, Mapping):
+        return {str(k): str(v) for k, v in source.items() if v is not None}
+    if isinstance(source, str):
+        return {"source": source}
+    out = {}
+    for key in ("repo", "repository", "revision", "file", "path", "url", "kind"):
+        value = getattr(source, key, None)
+        if value is not None:
+            out[key] = str(value)
+    return out
+
+
+def site_model(entry: Any) -> SiteModel:
+    """A catalog model (CatalogModel or anything shaped like it) or a bare ModelAdapter."""
+    if isinstance(entry, SiteModel):
+        return entry
+    if isinstance(entry, ModelAdapter):
+        return SiteModel(id=entry.id, name=entry.name, family="custom", adapter=entry, source=entry.sources)
+    imported = getattr(entry, "imported", None)
+    steps: tuple[tuple[str, float, str], ...] = ()
+    facts: dict[str, str] = {}
+    if imported is not None:
+        steps = tuple((s.quantity, float(s.value), s.formula) for s in imported.steps)
+        facts = {str(k): str(v) for k, v in dict(imported.facts).items()}
+    source = _source_dict(getattr(entry, "source", None))
+    catalog_entry = getattr(entry, "entry", None)
+    published = getattr(catalog_entry, "published", None)
+    if catalog_entry is not None:
+        for key, attr in (
+            ("repository", "hf_id"),
+            ("revision", "hf_revision"),
+            ("config", "config"),
+            ("weight format", None),
+            ("copied from", "copied_from"),
+            ("sha256", "sha256"),
+        ):
+            value = (
+                getattr(entry, "weight_format", None) if attr is None else getattr(catalog_entry, attr, None)
+            )
+            if value:
+                source.setdefault(key, str(value))
+        if published is not None and getattr(published, "source", None):
+            source.setdefault("published counts", str(published.source))
+    if not source and imported is not None and imported.source:
+        source = {"source": str(imported.source)}
+    published_total = getattr(entry, "published_total_params", None)
+    published_active = getattr(entry, "published_active_params", None)
+    if published is not None:
+        published_total = published_total or published.total_params
+        published_active = published_active or published.active_params
+    return SiteModel(
+        id=entry.id,
+        name=entry.name,
+        family=str(getattr(entry, "family", "") or ""),
+        adapter=entry.adapter,
+        total_params=getattr(imported, "total_params", None),
+        active_params=getattr(imported, "active_params", None),
+        published_total_params=published_total,
+        published_active_params=published_active,
+        checkpoint_bytes=getattr(imported, "checkpoint_bytes", None),
+        source=source,
+        steps=steps,
+        facts=facts,
+        native=bool(getattr(entry, "native", True)),
+        base_id=str(getattr(entry, "base_id", "") or entry.id),
+    )
+
+
+class SiteData:
+    """The hardware and models a site shows, with lookups that suggest close ids for unknown ones."""
+
+    def __init__(self, hardware: Iterable[Any], models: Iterable[Any], *, catalog: Any = None) -> None:
+        self.hardware: list[SiteHardware] = [site_hardware(h) for h in hardware]
+        self.models: list[SiteModel] = [site_model(m) for m in models]
+        self.hardware_by_id = {h.id: h for h in self.hardware}
+        self.models_by_id = {m.id: m for m in self.models}
+        self._catalog = catalog
+
+    def get_hardware(self, ref: str) -> SiteHardware:
+        """A listed row by id; with the packaged catalog also aliases and ``Nx-<device>`` systems."""
+        if ref in self.hardware_by_id:
+            return self.hardware_by_id[ref]
+        if self._catalog is not None:
+            try:
+                return site_hardware(self._catalog.get(ref))
+            except InputError:
+                pass
+        raise InputError("hardware", f"'{ref}' is not a hardware id on this site")
+
+    def get_model(self, ref: str) -> SiteModel:
+        if ref in self.models_by_id:
+            return self.models_by_id[ref]
+        raise InputError("model", f"'{ref}' is not a model id on this site")
+
+    def suggest_hardware(self, ref: str, limit: int = 5) -> list[SiteHardware]:
+        return [self.hardware_by_id[i] for i in _closest(ref, list(self.hardware_by_id), limit)]
+
+    def suggest_models(self, ref: str, limit: int = 5) -> list[SiteModel]:
+        return [self.models_by_id[i] for i in _closest(ref, list(self.models_by_id), limit)]
+
+
+def _closest(ref: str, choices: Sequence[str], limit: int) -> list[str]:
+    from rapidfuzz import fuzz, process, utils
+
+    found = process.extract(ref, choices, scorer=fuzz.WRatio, processor=utils.default_process, limit=limit)
+    return [name for name, score, _ in found if score >= 50]
+
+
+def default_site_data() -> SiteData:
+    """The packaged hardware catalog and, when installed, the model catalog."""
+    from servebound.catalog.hardware import load_hardware_catalog
+
+    catalog = load_hardware_catalog()
+    return SiteData(catalog.entries, catalog_models(), catalog=catalog)
+
+
+def catalog_models() -> list[Any]:
+    """The model catalog's entries, or none while ``servebound.catalog.models`` is not installed."""
+    try:
+        from servebound.catalog import models as model_catalog
+    except ImportError:
+        return []
+    return list(model_catalog.list_models())
+
+
+# --------------------------------------------------------------------------------------------------
+# The workload as query parameters
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WorkloadQuery:
+    """The pair page's query parameters, in the contract's edge units, already validated.
+
+    ``batch`` None means the maximize-batch mode (b*); ``prompt`` None means the default prompt.
+    """
+
+    alloc_context: int = DEFAULT_ALLOC_CONTEXT_TOKENS
+    read_context: int = DEFAULT_READ_CONTEXT_TOKENS
+    floor: float = DEFAULT_FLOOR_TOK_PER_S
+    overhead_gb: float = DEFAULT_OVERHEAD_BYTES / GB
+    batch: int | None = None
+    prompt: int | None = None
+    expert_traffic: str = ExpertTraffic.EXPECTED.value
+
+    def workload(self) -> Workload:
+        """The same validated Workload the CLI builds from the same flags."""
+        return make_workload(
+            overhead_gb=self.overhead_gb,
+            alloc_context=self.alloc_context,
+            read_context=self.read_context,
+            floor_tok_s=self.floor,
+            batch=self.batch,
+            expert_traffic=self.expert_traffic,
+        )
+
+    def params(self) -> dict[str, str]:
+        """The non-default values, as a query string would carry them."""
+        out: dict[str, str] = {}
+        default = WorkloadQuery()
+        for key in (
+            "alloc_context",
+            "read_context",
+            "floor",
+            "overhead_gb",
+            "batch",
+            "prompt",
+            "expert_traffic",
+        ):
+            value = getattr(self, key)
+            if value != getattr(default, key) and value is not None:
+                out[key] = f"{value:g}" if isinstance(value, float) else str(value)
+        return out
+
+    @property
+    def is_default(self) -> bool:
+        return not self.params()
+
+
+QUERY_FIELDS = ("alloc_context", "read_context", "floor", "overhead_gb", "batch", "prompt", "expert_traffic")
+
+
+def _int_param(field: str, text: str) -> int:
+    try:
+        value = float(text.strip().replace(",", "").replace("_", ""))
+    except ValueError:
+        raise InputError(field, f"must be a whole number (got {text!r})") from None
+    if not math.isfinite(value) or value != int(value):
+        raise InputError(field, f"must be a whole number (got {text!r})")
+    return int(value)
+
+
+def _float_param(field: str, text: str) -> float:
+    try:
+        value = float(text.strip().replace(",", "").replace("_", ""))
+    except ValueError:
+        raise InputError(field, f"must be a number (got {text!r})") from None
+    if not math.isfinite(value):
+        raise InputError(field, f"must be a finite number (got {text!r})")
+    return value
+
+
+def parse_workload_query(params: Mapping[str, str]) -> WorkloadQuery:
+    """Validate the workload query parameters; InputError naming the field for any bad value.
+
+    Empty values mean "default" (a GET form sends empty fields). ``batch=max`` is the maximize mode.
+    """
+    raw = {k: v for k, v in params.items() if k in QUERY_FIELDS and v is not None and str(v).strip() != ""}
+    q: dict[str, Any] = {}
+    for key in ("alloc_context", "read_context"):
+        if key in raw:
+            q[key] = _int_param(key, raw[key])
+    for key in ("floor", "overhead_gb"):
+        if key in raw:
+            q[key] = _float_param(key, raw[key])
+    if "batch" in raw and raw["batch"].strip().lower() != "max":
+        q["batch"] = _int_param("batch", raw["batch"])
+        if not 1 <= q["batch"] <= MAX_BATCH:
+            raise InputError("batch", f"must be between 1 and {MAX_BATCH:,} (got {q['batch']:,}); or 'max'")
+    if "prompt" in raw:
+        q["prompt"] = _int_param("prompt", raw["prompt"])
+        if q["prompt"] < 1:
+            raise InputError("prompt", f"must be a whole number of tokens >= 1 (got {q['prompt']})")
+    if "expert_traffic" in raw:
+        q["expert_traffic"] = raw["expert_traffic"].strip()
+    for key in ("alloc_context", "read_context"):
+        if key in q and q[key] > MAX_SITE_CONTEXT_TOKENS:
+            raise InputError(
+                key,
+                f"the site computes up to {MAX_SITE_CONTEXT_TOKENS:,} tokens (got {q[key]:,}); use the CLI beyond",
+            )
+    if "read_context" in q and "alloc_context" not in q and q["read_context"] > DEFAULT_ALLOC_CONTEXT_TOKENS:
+        raise InputError(
+            "read_context",
+            f"{q['read_context']:,} exceeds alloc_context {DEFAULT_ALLOC_CONTEXT_TOKENS:,} (the default); "
+            "raise alloc_context too",
+        )
+    query = WorkloadQuery(**q)
+    query.workload()  # every remaining check, with the CLI's own messages
+    if query.prompt is not None and query.prompt > query.alloc_context:
+        raise InputError(
+            "prompt", f"{query.prompt:,} exceeds alloc_context {query.alloc_context:,}; raise alloc_context"
+        )
+    return query
+
+
+# --------------------------------------------------------------------------------------------------
+# One pair, computed
+# --------------------------------------------------------------------------------------------------
+
+
+def prefill_json(result: PrefillResult, rng: PrefillRange | None = None) -> dict[str, Any]:
+    """The contract's ``servebound prefill --json`` object: the shared view when it exists."""
+    from servebound import report
+
+    shared = getattr(report, "prefill_json", None)
+    out = dict(shared(result)) if shared is not None else _prefill_json_fields(result)
+    if rng is not None and out.get("range") is None:
+        out["range"] = {
+            "lo_tok_s": rng.lo_tok_per_s,
+            "lo_prompt_tokens": rng.lo_prompt_tokens,
+            "hi_tok_s": rng.hi_tok_per_s,
+            "hi_prompt_tokens": rng.hi_prompt_tokens,
+            "max_prompt_tokens": rng.max_prompt_tokens,
+            "limited_by": rng.limited_by.value,
+        }
+    return out
+
+
+def _prefill_json_fields(r: PrefillResult) -> dict[str, Any]:
+    """The contract's prefill fields, named as the contract names them (a view, no arithmetic)."""
+    a = r.assumptions
+    return {
+        "verdict": r.verdict.value,
+        "hardware": {"id": r.hardware.id, "name": r.hardware.name},
+        "model": {"id": r.model.id, "name": r.model.name},
+        "prompt_tokens": r.prompt_tokens,
+        "batch": r.batch,
+        "chunk": r.chunk_tokens,
+        "memory_tok_s": r.memory_tok_per_s,
+        "compute_tok_s": r.compute_tok_per_s,
+        "tok_s": r.tok_per_s,
+        "time_s": r.time_s,
+        "memory_time_s": r.memory_time_s,
+        "compute_time_s": r.compute_time_s,
+        "bound_by": r.bound_by.value,
+        "bytes_per_token": r.bytes_per_token,
+        "flops_per_token": r.flops_per_token,
+        "crossover_tokens": r.crossover_tokens,
+        "ttft_ok": r.ttft_ok,
+        "range": None,
+        "assumptions": {
+            "overhead_gb": a.overhead_bytes / GB,
+            "alloc_context_tokens": a.alloc_context_tokens,
+            "linear_mode": a.linear_mode,
+            "attention_mode": a.attention_mode,
+            "linear_tflops": None if a.linear_flop_per_s is None else a.linear_flop_per_s / 1e12,
+            "attention_tflops": None if a.attention_flop_per_s is None else a.attention_flop_per_s / 1e12,
+            "compute_available": a.compute_available,
+            "missing_modes": list(a.missing_modes),
+            "expert_traffic": a.expert_traffic.value,
+            "reading": "estimate" if a.is_estimate else "bound",
+            "bandwidth_source": a.hardware_provenance,
+            "kernel_terms": "dropped: attention-kernel and activation traffic (ceiling-safe)",
+            "prefill_workspace_gb": a.workspace_bytes / GB,
+        },
+    }
+
+
+@dataclass(frozen=True)
+class Pair:
+    """Everything a pair page shows: decode and prefill results and their JSON views."""
+
+    hardware: SiteHardware
+    model: SiteModel
+    query: WorkloadQuery
+    workload: Workload
+    decode_result: Any
+    decode: dict[str, Any]
+    prefill_result: PrefillResult | None
+    prefill_range: PrefillRange | None
+    prefill: dict[str, Any] | None
+    prefill_error: str | None
+    prompt_tokens: int | None
+
+
+def default_prompt(model: ModelAdapter, query: WorkloadQuery) -> int:
+    """The prompt a pair page evaluates when none is given: 8,000 tokens, cut to what the model allows."""
+    limit = min(DEFAULT_PROMPT_TOKENS, query.alloc_context)
+    if model.context_limit_tokens is not None:
+        limit = min(limit, model.context_limit_tokens)
+    return max(1, limit)
+
+
+def compute_pair(hw: SiteHardware, model: SiteModel, query: WorkloadQuery) -> Pair:
+    """Decode (as ``servebound decode --json``) and prefill (as ``servebound prefill --json --range``)."""
+    workload = query.workload()
+    result = api_decode(hw.hardware, model.adapter, workload)
+    decoded = decode_json(result)
+    prompt = query.prompt if query.prompt is not None else default_prompt(model.adapter, query)
+    pre = rng = None
+    pre_json = None
+    error = None
+    if model.adapter.prefill is None:
+        error = "this model has no prefill fields (linear parameters, attention FLOPs), so no prefill ceiling"
+    else:
+        try:
+            pre, rng = _prefill_cached(hw.hardware, model.adapter, prompt, workload)
+            pre_json = prefill_json(pre, rng)
+        except InputError as exc:
+            if query.prompt is not None:
+                raise
+            error = str(exc)
+    return Pair(hw, model, query, workload, result, decoded, pre, rng, pre_json, error, prompt)
+
+
+def _prefill_cached(
+    hardware: Hardware, model: ModelAdapter, prompt: int, workload: Workload
+) -> tuple[PrefillResult, PrefillRange]:
+    # prefill ignores forced batches: the page's prefill is batch 1, one-shot (the CLI's default).
+    base = Workload(
+        overhead_bytes=workload.overhead_bytes,
+        alloc_context_tokens=workload.alloc_context_tokens,
+        read_context_tokens=workload.read_context_tokens,
+        floor_tok_per_s=workload.floor_tok_per_s,
+        expert_traffic=workload.expert_traffic,
+    )
+    return prefill(hardware, model, prompt, workload=base), prefill_range(hardware, model, workload=base)
+
+
+def clean_json(value: Any) -> Any:
+    """Strict JSON, as the CLI's --json prints it: non-finite floats become null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: clean_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [clean_json(v) for v in value]
+    return value
+
+
+# --------------------------------------------------------------------------------------------------
+# Formatting: the CLI's own number formats, so a page and the CLI print the same digits
+# --------------------------------------------------------------------------------------------------
+
+
+def fmt_rate(value: float | None, unit: str = "tok/s") -> str:
+    if value is None:
+        return "n/a"
+    if value >= 100:
+        return f"{value:,.0f} {unit}"
+    return f"{value:,.1f} {unit}"
+
+
+def fmt_gb(value_bytes: float | None) -> str:
+    return "n/a" if value_bytes is None else f"{value_bytes / GB:,.3f} GB"
+
+
+def fmt_int(value: int | None) -> str:
+    return "n/a" if value is None else f"{value:,}"
+
+
+def fmt_params(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    if value >= 1e9:
+        return f"{value / 1e9:,.2f} B"
+    return f"{value / 1e6:,.1f} M"
+
+
+def fmt_seconds(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    if value >= 1:
+        return f"{value:,.2f} s"
+    return f"{value * 1e3:,.1f} ms"
+
+
+def fmt_num(value: float | None, digits: int = 4) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:,.{digits}g}"

@@ -1,0 +1,558 @@
+/* servebound's pair-page calculator: sliders, hover readouts, and figures redrawn in the browser.
+ *
+ * Served site (body data-mode="server"): the numbers come from the JSON API (/api/decode, /api/prefill).
+ * Static copy (data-mode="static"): the numbers come from a port of the same closed forms below:
+ * decode (gates, b_mem, b*, the floor search, forced batch) and prefill at batch 1, one shot, with the
+ * crossover S* and the prompt-length range. Figures are drawn from the port in both modes.
+ * tests/web/test_browser.py checks that the port's numbers equal the API's.
+ * No external asset, no framework: this file is the whole script.
+ */
+(function () {
+  "use strict";
+
+  // ---------------------------------------------------------------- the closed forms (a port)
+  var MAX_BATCH = 1000000000;
+
+  function kvBytes(s, L) {
+    return s.global * L + s.local * Math.min(L, s.window) + s.state;
+  }
+
+  function maxContextWithin(s, budget) {
+    // largest integer L >= 0 with K(L) <= budget; -1 when K(0) exceeds it; null when unbounded
+    var guess = (function () {
+      if (budget < s.state) return -1;
+      var room = budget - s.state, steep = s.global + s.local;
+      if (s.window > 0 && steep > 0) {
+        var atWindow = steep * s.window;
+        if (room < atWindow) return Math.floor(room / steep);
+        room -= atWindow;
+        if (s.global <= 0) return null;
+        return s.window + Math.floor(room / s.global);
+      }
+      if (s.global <= 0) return null;
+      return Math.floor(room / s.global);
+    })();
+    if (guess === null || guess < 0) return guess;
+    while (guess > 0 && kvBytes(s, guess) > budget) guess -= 1;
+    while (kvBytes(s, guess + 1) <= budget) guess += 1;
+    return guess;
+  }
+
+  function distinct(n, E, k, traffic) {
+    if (traffic === "minimum") return k;
+    if (k >= E) return E;
+    return -E * Math.expm1(n * Math.log1p(-k / E));
+  }
+
+  function wBatch(m, n, traffic) {
+    if (!m.routed) return m.always_on_bytes;
+    return m.always_on_bytes + m.expert_bytes * distinct(n, m.routed, m.per_token, traffic);
+  }
+
+  function decode(hw, m, q) {
+    var C = hw.memory_bytes, R = hw.bandwidth_bytes_per_s, O = q.overhead_gb * 1e9;
+    var floor = q.floor, traffic = q.expert_traffic;
+    var resident = m.resident_bytes, margin = C - resident - O;
+    var kvAlloc = kvBytes(m.kv_alloc, q.alloc_context), kvRead = kvBytes(m.kv_read, q.read_context);
+    var wActive = m.always_on_bytes + (m.routed ? m.per_token : 0) * m.expert_bytes;
+    function perToken(b) { return wBatch(m, b, traffic) / b + kvRead; }
+    function perSession(b) { return R / (b * perToken(b)); }
+    var out = {
+      verdict: null, resident_bytes: resident, resident_margin_bytes: margin, batch_mem: null,
+      kv_alloc_bytes: kvAlloc, kv_read_bytes: kvRead, weight_active_bytes: wActive,
+      single_session_tok_s: null, batch_star: null, batch_limited_by: null, aggregate_tok_s: null,
+      per_session_tok_s: null, bytes_per_token_at_star: null, memory_power_tok_s: null,
+      large_memory_limit_tok_s: null, batch_rate: null, forced: null
+    };
+    function forced(bmem) {
+      if (q.batch === null || q.batch === undefined) return null;
+      var agg = R / perToken(q.batch), per = agg / q.batch;
+      return { batch: q.batch, aggregate_tok_s: agg, per_session_tok_s: per,
+               clears_floor: per >= floor, fits_memory: q.batch <= bmem };
+    }
+    if (margin < 0) { out.verdict = "no_resident_fit"; out.forced = forced(0); return out; }
+    var bmem, capped;
+    if (kvAlloc > 0) { var exact = Math.floor(margin / kvAlloc); capped = exact > MAX_BATCH; bmem = Math.min(exact, MAX_BATCH); }
+    else { bmem = MAX_BATCH; capped = true; }
+    out.batch_mem = bmem;
+    if (bmem === 0) { out.verdict = "no_session_fit"; out.forced = forced(0); return out; }
+    out.single_session_tok_s = R / perToken(1);
+    if (kvAlloc > 0 && wActive > 0) {
+      out.large_memory_limit_tok_s = C * R / (kvAlloc * wActive);
+      out.memory_power_tok_s = R * margin / (kvAlloc * wActive);
+    }
+    var brate = null;
+    if (kvRead > 0 && floor > 0) brate = Math.max(0, Math.floor((R / floor - wActive) / kvRead));
+    out.batch_rate = brate;
+    out.forced = forced(bmem);
+    function clears(b) { return perSession(b) >= floor; }
+    if (!clears(1)) { out.verdict = "no_floor"; return out; }
+    var upper = brate === null ? bmem : Math.max(1, Math.min(bmem, brate));
+    var star = upper;
+    if (!clears(upper)) {
+      var lo = 1, hi = upper;
+      while (lo < hi) { var mid = Math.floor((lo + hi + 1) / 2); if (clears(mid)) lo = mid; else hi = mid - 1; }
+      star = lo;
+    }
+    var qStar = perToken(star);
+    out.verdict = "floor_fit";
+    out.batch_star = star;
+    out.batch_limited_by = star < bmem ? "floor" : (capped ? "search_cap" : "memory");
+    out.aggregate_tok_s = R / qStar;
+    out.per_session_tok_s = out.aggregate_tok_s / star;
+    out.bytes_per_token_at_star = qStar;
+    return out;
+  }
+
+  function rates(hw, p) {
+    var F = hw.compute_flop_per_s;
+    var linear = F.hasOwnProperty(p.linear_mode) ? F[p.linear_mode] : null;
+    var attention = F.hasOwnProperty(p.attention_mode) ? F[p.attention_mode] : null;
+    var needsAttention = p.global > 0 || (p.local > 0 && p.window > 0) || p.state > 0;
+    var needsLinear = p.linear_active_params > 0;
+    var available = !((needsLinear && linear === null) || (needsAttention && attention === null));
+    return { R: hw.bandwidth_bytes_per_s, linear: linear, attention: attention, available: available };
+  }
+
+  function prefillAt(hw, m, L, traffic, r) {
+    // batch 1, one shot: one weight sweep of L routings, no reread, the cache written once
+    var p = m.prefill;
+    var sweep = wBatch(m, 1 * L, traffic);
+    var write = L * p.kv_write;
+    var linearFlops = 2.0 * L * p.linear_active_params;
+    var inside = Math.min(Math.max(p.window - 0, 0), L);
+    var localSum = inside * 0 + inside * (inside + 1) / 2 + (L - inside) * p.window;
+    var aAttn = p.global * (0 + (L + 1) / 2) + p.local * localSum / L + p.state;
+    var attnFlops = L * aAttn;
+    var memoryTime = (sweep + 0 + write) / r.R;
+    var computeTime = null;
+    if (r.available) {
+      var lt = r.linear !== null ? linearFlops / r.linear : 0;
+      var at = r.attention !== null ? attnFlops / r.attention : 0;
+      computeTime = lt + at;
+    }
+    var time = computeTime === null ? memoryTime : Math.max(memoryTime, computeTime);
+    return {
+      prompt_tokens: L, time_s: time, memory_time_s: memoryTime, compute_time_s: computeTime,
+      tok_s: L / time, memory_tok_s: L / memoryTime, compute_tok_s: computeTime === null ? null : L / computeTime,
+      bound_by: computeTime === null || memoryTime >= computeTime ? "memory" : "compute",
+      bytes_per_token: (sweep + 0 + write) / L, flops_per_token: (linearFlops + attnFlops) / L
+    };
+  }
+
+  function crossover(hw, m, traffic, r) {
+    var p = m.prefill;
+    if (p.linear_active_params <= 0 || r.linear === null) return null;
+    var k = r.linear / (2.0 * p.linear_active_params * r.R);
+    if (!m.routed || traffic === "minimum") return k * wBatch(m, 1.0, traffic);
+    var saturated = m.always_on_bytes + m.routed * m.expert_bytes;
+    var lo = 0.0, hi = k * saturated;
+    for (var i = 0; i < 200; i++) {
+      var mid = (lo + hi) / 2.0;
+      if (mid - k * wBatch(m, mid, traffic) < 0.0) lo = mid; else hi = mid;
+      if (hi - lo <= 1e-12 * hi) break;
+    }
+    return hi;
+  }
+
+  function prefill(hw, m, q) {
+    if (!m.prefill) return null;
+    var r = rates(hw, m.prefill);
+    var out = prefillAt(hw, m, q.prompt, q.expert_traffic, r);
+    out.batch = 1;
+    out.chunk = q.prompt;
+    out.crossover_tokens = crossover(hw, m, q.expert_traffic, r);
+    // the prompt-length range: every integer length that fits, one shot at batch 1
+    var longest = m.context_limit !== null && m.context_limit !== undefined ? m.context_limit : q.alloc_context;
+    var limitedBy = m.context_limit ? "context_limit" : "alloc_context";
+    var margin = hw.memory_bytes - m.resident_bytes - q.overhead_gb * 1e9;
+    out.range = null;
+    if (margin >= 0) {
+      var fitting = maxContextWithin(m.kv_alloc, margin / 1);
+      if (fitting !== null && fitting < longest) { longest = fitting; limitedBy = "memory"; }
+      if (longest >= 1) {
+        var lo = Infinity, hi = -Infinity, loL = null, hiL = null;
+        for (var L = 1; L <= longest; L++) {
+          var t = prefillAt(hw, m, L, q.expert_traffic, r).tok_s;
+          if (t < lo) { lo = t; loL = L; }
+          if (t > hi) { hi = t; hiL = L; }
+        }
+        out.range = { lo_tok_s: lo, lo_prompt_tokens: loL, hi_tok_s: hi, hi_prompt_tokens: hiL,
+                      max_prompt_tokens: longest, limited_by: limitedBy };
+      }
+    }
+    return out;
+  }
+
+  function decodeCurve(hw, m, q, batches) {
+    var R = hw.bandwidth_bytes_per_s, kvRead = kvBytes(m.kv_read, q.read_context);
+    return batches.map(function (b) {
+      var agg = R / (wBatch(m, b, q.expert_traffic) / b + kvRead);
+      return [agg, agg / b];
+    });
+  }
+
+  // ---------------------------------------------------------------- formatting (the CLI's formats)
+  function grouped(v, digits) {
+    return v.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+  }
+  var FMT = {
+    rate: function (v) { return v === null || v === undefined ? "n/a" : (v >= 100 ? grouped(v, 0) : grouped(v, 1)) + " tok/s"; },
+    gb: function (v) { return v === null || v === undefined ? "n/a" : grouped(v / 1e9, 3) + " GB"; },
+    int: function (v) { return v === null || v === undefined ? "n/a" : grouped(v, 0); },
+    int0: function (v) { return v === null || v === undefined ? "n/a" : grouped(v, 0); },
+    s: function (v) { return v === null || v === undefined ? "n/a" : (v >= 1 ? grouped(v, 2) + " s" : grouped(v * 1e3, 1) + " ms"); }
+  };
+  function shortNumber(v) {
+    var a = Math.abs(v), units = [[1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "k"]];
+    for (var i = 0; i < units.length; i++) if (a >= units[i][0]) return +(v / units[i][0]).toPrecision(6) + units[i][1];
+    return a >= 1 || a === 0 ? String(+v.toPrecision(6)) : String(+v.toPrecision(3));
+  }
+
+  // ---------------------------------------------------------------- charts (the server's layout)
+  var W = 640, H = 300, LEFT = 70, RIGHT = 20, TOP = 18, BOTTOM = 46;
+  var SVGNS = "http://www.w3.org/2000/svg";
+
+  function niceStep(span) {
+    var raw = span / 5, mag = Math.pow(10, Math.floor(Math.log10(raw)));
+    var ms = [1, 2, 2.5, 5, 10];
+    for (var i = 0; i < ms.length; i++) if (raw <= ms[i] * mag) return ms[i] * mag;
+    return 10 * mag;
+  }
+  function ticks(lo, hi, log) {
+    var out = [];
+    if (log) {
+      var first = Math.floor(Math.log10(lo)), last = Math.ceil(Math.log10(hi));
+      var step = Math.max(1, Math.ceil((last - first) / 8));
+      for (var e = first; e <= last; e += step) { var t = Math.pow(10, e); if (t >= lo && t <= hi * 1.0001) out.push(t); }
+      return out;
+    }
+    var s = hi > lo ? niceStep(hi - lo) : 1, start = Math.ceil(lo / s) * s;
+    for (var v = start; v <= hi + 1e-9 * s; v += s) out.push(v);
+    return out;
+  }
+  function scale(lo, hi, log, a, b) {
+    if (log) { lo = Math.max(lo, 1e-12); if (hi <= lo) hi = lo * 10; } else if (hi <= lo) hi = lo + 1;
+    var f = function (v) {
+      var t = log ? (Math.log10(Math.max(v, 1e-300)) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo)) : (v - lo) / (hi - lo);
+      return a + t * (b - a);
+    };
+    f.lo = lo; f.hi = hi;
+    return f;
+  }
+  function el(name, attrs, text) {
+    var e = document.createElementNS(SVGNS, name);
+    for (var k in attrs) if (attrs.hasOwnProperty(k)) e.setAttribute(k, attrs[k]);
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+
+  /* chart = {id, xLog, yLog, series: [{name, css, unit, x:[], y:[]}], xMarks: [{value,label,css}], yMarks, shadeFrom} */
+  function drawChart(svg, chart) {
+    var title = svg.querySelector("title");
+    var titleText = title ? title.textContent : "";
+    while (svg.firstChild) svg.removeChild(svg.firstChild);
+    svg.appendChild(el("title", { id: chart.id + "-t" }, titleText));
+    var xs = [], ys = [];
+    chart.series.forEach(function (s) {
+      s.x.forEach(function (x, i) { var y = s.y[i]; if (isFinite(y) && (y > 0 || !chart.yLog)) { xs.push(x); ys.push(y); } });
+    });
+    (chart.yMarks || []).forEach(function (m) { if (m.value > 0) ys.push(m.value); });
+    var xlo = Math.min.apply(null, xs), xhi = Math.max.apply(null, xs), ylo, yhi;
+    if (chart.yLog) { ylo = Math.pow(10, Math.floor(Math.log10(Math.min.apply(null, ys)))); yhi = Math.pow(10, Math.ceil(Math.log10(Math.max.apply(null, ys)))); }
+    else { ylo = 0; yhi = ys.length ? Math.max.apply(null, ys) * 1.08 : 1; var st = niceStep(yhi); yhi = Math.ceil(yhi / st) * st; }
+    var sx = scale(xlo, xhi, chart.xLog, LEFT, W - RIGHT), sy = scale(ylo, yhi, chart.yLog, H - BOTTOM, TOP);
+    if (chart.shadeFrom !== null && chart.shadeFrom !== undefined && chart.shadeFrom < sx.hi) {
+      var x0 = sx(Math.max(chart.shadeFrom, sx.lo));
+      svg.appendChild(el("rect", { "class": "nofit", x: x0, y: TOP, width: W - RIGHT - x0, height: H - BOTTOM - TOP }));
+    }
+    ticks(sx.lo, sx.hi, chart.xLog).forEach(function (t) {
+      svg.appendChild(el("line", { "class": "grid", x1: sx(t), x2: sx(t), y1: TOP, y2: H - BOTTOM }));
+      svg.appendChild(el("text", { "class": "tick", x: sx(t), y: H - BOTTOM + 16, "text-anchor": "middle" }, shortNumber(t)));
+    });
+    ticks(sy.lo, sy.hi, chart.yLog).forEach(function (t) {
+      svg.appendChild(el("line", { "class": "grid", x1: LEFT, x2: W - RIGHT, y1: sy(t), y2: sy(t) }));
+      svg.appendChild(el("text", { "class": "tick", x: LEFT - 6, y: sy(t) + 4, "text-anchor": "end" }, shortNumber(t)));
+    });
+    svg.appendChild(el("line", { "class": "axis", x1: LEFT, x2: W - RIGHT, y1: H - BOTTOM, y2: H - BOTTOM }));
+    svg.appendChild(el("line", { "class": "axis", x1: LEFT, x2: LEFT, y1: TOP, y2: H - BOTTOM }));
+    svg.appendChild(el("text", { "class": "label", x: (LEFT + W - RIGHT) / 2, y: H - 8, "text-anchor": "middle" }, chart.xLabel));
+    svg.appendChild(el("text", { "class": "label", transform: "translate(14 " + (TOP + H - BOTTOM) / 2 + ") rotate(-90)", "text-anchor": "middle" }, chart.yLabel));
+    (chart.yMarks || []).forEach(function (m) {
+      if (m.value < sy.lo || m.value > sy.hi) return;
+      var g = el("g", { "class": "mark " + m.css });
+      g.appendChild(el("line", { x1: LEFT, x2: W - RIGHT, y1: sy(m.value), y2: sy(m.value) }));
+      g.appendChild(el("text", { x: W - RIGHT - 4, y: sy(m.value) - 4, "text-anchor": "end" }, m.label));
+      svg.appendChild(g);
+    });
+    (chart.xMarks || []).forEach(function (m, i) {
+      if (m.value < sx.lo || m.value > sx.hi) return;
+      var x = sx(m.value), end = x > W - 120;
+      var g = el("g", { "class": "mark " + m.css });
+      g.appendChild(el("line", { x1: x, x2: x, y1: TOP, y2: H - BOTTOM }));
+      g.appendChild(el("text", { x: x + (end ? -4 : 4), y: TOP + 12 + 14 * i, "text-anchor": end ? "end" : "start" }, m.label));
+      svg.appendChild(g);
+    });
+    chart.series.forEach(function (s) {
+      var pts = [];
+      s.x.forEach(function (x, i) { var y = s.y[i]; if (isFinite(y) && (y > 0 || !chart.yLog)) pts.push(sx(x).toFixed(1) + "," + sy(y).toFixed(1)); });
+      svg.appendChild(el("polyline", { "class": "series " + s.css, points: pts.join(" ") }));
+    });
+    chart.series.forEach(function (s, i) {
+      var y = H - BOTTOM - 8 - 14 * (chart.series.length - 1 - i);
+      var g = el("g", { "class": "legend" });
+      g.appendChild(el("line", { "class": "series " + s.css, x1: LEFT + 8, x2: LEFT + 26, y1: y - 4, y2: y - 4 }));
+      g.appendChild(el("text", { x: LEFT + 30, y: y }, s.name));
+      svg.appendChild(g);
+    });
+    svg.appendChild(el("text", { "class": "readout", x: W - RIGHT, y: H - BOTTOM - 6, "text-anchor": "end" }));
+    svg.appendChild(el("desc", { "class": "series-data" }, JSON.stringify(chart.series)));
+    svg.setAttribute("data-x0", sx.lo); svg.setAttribute("data-x1", sx.hi);
+    svg.setAttribute("data-xlog", chart.xLog ? "1" : "0");
+    attachHover(svg);
+  }
+
+  // ---------------------------------------------------------------- hover readout
+  function attachHover(svg) {
+    if (svg.dataset.hover) return;
+    svg.dataset.hover = "1";
+    svg.addEventListener("mousemove", function (ev) {
+      var desc = svg.querySelector("desc.series-data"), out = svg.querySelector("text.readout");
+      if (!desc || !out) return;
+      var series = JSON.parse(desc.textContent);
+      var box = svg.getBoundingClientRect();
+      var px = (ev.clientX - box.left) * W / box.width;
+      var lo = +svg.getAttribute("data-x0"), hi = +svg.getAttribute("data-x1"), log = svg.getAttribute("data-xlog") === "1";
+      var t = (px - LEFT) / (W - RIGHT - LEFT);
+      if (t < 0 || t > 1) { out.textContent = ""; return; }
+      var x = log ? Math.pow(10, Math.log10(lo) + t * (Math.log10(hi) - Math.log10(lo))) : lo + t * (hi - lo);
+      var parts = series.map(function (s) {
+        var best = 0;
+        for (var i = 1; i < s.x.length; i++) if (Math.abs(s.x[i] - x) < Math.abs(s.x[best] - x)) best = i;
+        return s.name + " " + shortNumber(s.y[best]) + " " + (s.unit || "") + " at " + shortNumber(s.x[best]);
+      });
+      out.textContent = parts.join(" · ");
+    });
+    svg.addEventListener("mouseleave", function () { var o = svg.querySelector("text.readout"); if (o) o.textContent = ""; });
+  }
+
+  // ---------------------------------------------------------------- the page
+  function logSpaced(top, n) {
+    var out = {}, res = [];
+    for (var i = 0; i < n; i++) out[Math.round(Math.pow(10, Math.log10(top) * i / (n - 1)))] = true;
+    for (var k in out) if (out.hasOwnProperty(k)) res.push(+k);
+    return res.sort(function (a, b) { return a - b; });
+  }
+
+  function drawFigures(data, q, d, p) {
+    var hw = data.hardware, m = data.model;
+    var known = [d.batch_mem, d.batch_star, d.forced ? d.forced.batch : null].filter(function (v) { return v; });
+    var top = Math.min(Math.floor(Math.max.apply(null, [8].concat(known)) * 1.5) + 1, MAX_BATCH);
+    var batches = logSpaced(top, 90);
+    known.forEach(function (v) { if (v <= top && batches.indexOf(v) < 0) batches.push(v); });
+    batches.sort(function (a, b) { return a - b; });
+    var pts = decodeCurve(hw, m, q, batches);
+    var marks = [];
+    if (d.batch_mem) marks.push({ value: d.batch_mem, label: "b_mem = " + FMT.int(d.batch_mem), css: "bmem" });
+    if (d.batch_star) marks.push({ value: d.batch_star, label: "b* = " + FMT.int(d.batch_star), css: "bstar" });
+    if (d.forced) marks.push({ value: d.forced.batch, label: "batch " + FMT.int(d.forced.batch), css: "forced" });
+    var xLog = batches[batches.length - 1] / batches[0] >= 50;
+    var shade = d.batch_mem !== null ? d.batch_mem : 1;
+    var agg = pts.map(function (r) { return r[0]; }), per = pts.map(function (r) { return r[1]; });
+    var svgA = document.getElementById("fig-aggregate"), svgP = document.getElementById("fig-per-session");
+    if (svgA) drawChart(svgA, { id: "fig-aggregate", xLog: xLog, yLog: false, xLabel: "batch b (concurrent sessions)", yLabel: "aggregate tok/s",
+      series: [{ name: "aggregate T(b)", css: "agg", unit: "tok/s", x: batches, y: agg }], xMarks: marks, shadeFrom: shade });
+    var perMax = Math.max.apply(null, per), perMin = Math.min.apply(null, per);
+    if (svgP) drawChart(svgP, { id: "fig-per-session", xLog: xLog, yLog: perMax / Math.max(perMin, 1e-300) > 100,
+      xLabel: "batch b (concurrent sessions)", yLabel: "tok/s per session",
+      series: [{ name: "per session r(b)", css: "per", unit: "tok/s", x: batches, y: per }], xMarks: marks,
+      yMarks: q.floor > 0 ? [{ value: q.floor, label: "floor r* = " + q.floor, css: "floor" }] : [], shadeFrom: shade });
+    var svgR = document.getElementById("fig-prefill-rate"), svgT = document.getElementById("fig-prefill-time");
+    if (p && m.prefill && (svgR || svgT)) {
+      var maxL = p.range ? p.range.max_prompt_tokens : q.alloc_context;
+      var lengths = logSpaced(Math.max(maxL, q.prompt, 2), 90);
+      var r = rates(hw, m.prefill);
+      var rows = lengths.map(function (L) { return prefillAt(hw, m, L, q.expert_traffic, r); });
+      var pm = [];
+      if (p.crossover_tokens) pm.push({ value: p.crossover_tokens, label: "crossover S* = " + FMT.int0(p.crossover_tokens), css: "cross" });
+      pm.push({ value: q.prompt, label: "prompt " + FMT.int(q.prompt), css: "forced" });
+      var series = [
+        { name: "prefill ceiling", css: "agg", unit: "tok/s", x: lengths, y: rows.map(function (o) { return o.tok_s; }) },
+        { name: "memory roofline", css: "mem", unit: "tok/s", x: lengths, y: rows.map(function (o) { return o.memory_tok_s; }) }
+      ];
+      if (rows[0].compute_tok_s !== null) series.push({ name: "compute roofline", css: "cmp", unit: "tok/s", x: lengths, y: rows.map(function (o) { return o.compute_tok_s; }) });
+      if (svgR) drawChart(svgR, { id: "fig-prefill-rate", xLog: true, yLog: true, xLabel: "prompt length L (tokens)", yLabel: "prefill tok/s", series: series, xMarks: pm });
+      if (svgT) drawChart(svgT, { id: "fig-prefill-time", xLog: true, yLog: true, xLabel: "prompt length L (tokens)", yLabel: "seconds",
+        series: [{ name: "t_pf,min", css: "per", unit: "s", x: lengths, y: rows.map(function (o) { return o.time_s; }) }], xMarks: pm });
+    }
+    drawMemory(data, q, d);
+  }
+
+  function drawMemory(data, q, d) {
+    var svg = document.getElementById("fig-memory");
+    if (!svg) return;
+    var sessions = d.forced ? d.forced.batch : (d.batch_star || d.batch_mem || 0);
+    var C = data.hardware.memory_bytes;
+    var parts = [["weights (resident)", d.resident_bytes, "w"], ["runtime overhead", q.overhead_gb * 1e9, "o"],
+                 ["KV cache, " + FMT.int(sessions) + " sessions", sessions * d.kv_alloc_bytes, "kv"]];
+    var used = parts.reduce(function (a, p) { return a + p[1]; }, 0);
+    parts.push(["free", Math.max(0, C - used), "free"]);
+    var total = Math.max(C, used + parts[3][1]);
+    var title = svg.querySelector("title"), titleText = title ? title.textContent : "";
+    while (svg.firstChild) svg.removeChild(svg.firstChild);
+    svg.appendChild(el("title", { id: "fig-memory-t" }, titleText));
+    var x = 4, usable = 632;
+    parts.forEach(function (p) {
+      var w = total > 0 ? usable * p[1] / total : 0;
+      if (w <= 0) return;
+      var r = el("rect", { "class": "seg " + p[2], x: x.toFixed(1), y: 8, width: w.toFixed(1), height: 30 });
+      r.appendChild(el("title", {}, p[0] + ": " + FMT.gb(p[1])));
+      svg.appendChild(r);
+      x += w;
+    });
+    var capX = 4 + usable * C / total;
+    svg.appendChild(el("line", { "class": "cap", x1: capX, x2: capX, y1: 2, y2: 44 }));
+    var lx = 4;
+    parts.forEach(function (p) {
+      var label = p[0] + " " + grouped(p[1] / 1e9, 1) + " GB";
+      svg.appendChild(el("rect", { "class": "seg " + p[2], x: lx, y: 56, width: 10, height: 10 }));
+      svg.appendChild(el("text", { x: lx + 14, y: 65 }, label));
+      lx += 14 + 6.4 * label.length + 12;
+    });
+  }
+
+  function lookup(obj, key) {
+    return key.split(".").reduce(function (o, k) { return o === null || o === undefined ? null : o[k]; }, obj);
+  }
+
+  function showNumbers(data, d, p) {
+    var all = { prefill: p };
+    for (var k in d) if (d.hasOwnProperty(k)) all[k] = d[k];
+    all.verdict_text = data.verdicts[d.verdict];
+    all.fits_text = d.verdict === "floor_fit" || d.verdict === "no_floor" ? "Yes: " + FMT.int(d.batch_mem) + " sessions fit" : data.verdicts[d.verdict];
+    all.overhead_bytes = (d.assumptions ? d.assumptions.overhead_gb : data.query.overhead_gb) * 1e9;
+    document.querySelectorAll("#results [data-k]").forEach(function (node) {
+      var v = lookup(all, node.getAttribute("data-k"));
+      var f = node.getAttribute("data-f");
+      node.textContent = f ? FMT[f](v) : (v === null || v === undefined ? "n/a" : String(v));
+    });
+    var verdict = document.querySelector("#results .verdict");
+    if (verdict) verdict.className = "verdict v " + d.verdict;
+  }
+
+  function readForm(form, data) {
+    var fd = new FormData(form), q = {};
+    q.alloc_context = parseInt(fd.get("alloc_context"), 10);
+    q.read_context = parseInt(fd.get("read_context"), 10);
+    q.floor = parseFloat(fd.get("floor"));
+    q.overhead_gb = parseFloat(fd.get("overhead_gb"));
+    q.batch = fd.get("maximize") ? null : parseInt(fd.get("batch"), 10);
+    q.prompt = parseInt(fd.get("prompt"), 10);
+    q.expert_traffic = fd.get("expert_traffic") || "expected";
+    if (q.read_context > q.alloc_context) q.read_context = q.alloc_context;
+    var limit = data.model.context_limit;
+    if (q.prompt > q.alloc_context) q.prompt = q.alloc_context;
+    if (limit && q.prompt > limit) q.prompt = limit;
+    return q;
+  }
+
+  function queryString(q) {
+    var parts = ["alloc_context=" + q.alloc_context, "read_context=" + q.read_context, "floor=" + q.floor,
+                 "overhead_gb=" + q.overhead_gb, "expert_traffic=" + q.expert_traffic];
+    if (q.batch !== null) parts.push("batch=" + q.batch);
+    return parts.join("&");
+  }
+
+  function fetchJSON(url) {
+    return fetch(url, { headers: { Accept: "application/json" } }).then(function (r) {
+      return r.json().then(function (body) { if (!r.ok) throw new Error(body.error ? body.error.field + ": " + body.error.message : r.statusText); return body; });
+    });
+  }
+
+  var pending = 0;
+  function recompute(form, data) {
+    var q = readForm(form, data);
+    var ticket = ++pending;
+    var local = decode(data.hardware, data.model, q);
+    var localPre = prefill(data.hardware, data.model, q);
+    var note = document.getElementById("calc-status");
+    var stale = document.getElementById("stale-work");
+    var pageUrl = location.pathname.replace(/\.md$/, "") + "?" + queryString(q) + "&prompt=" + q.prompt +
+      (data.model.native === false && document.body.dataset.mode === "static" ? "&profile=" + encodeURIComponent(data.model.id) : "");
+    if (stale) { stale.hidden = false; stale.querySelector("a").setAttribute("href", pageUrl); }
+    if (document.body.dataset.mode === "server") {
+      var ids = "hardware=" + encodeURIComponent(data.hardware.id) + "&model=" + encodeURIComponent(data.model.id);
+      var calls = [fetchJSON("/api/decode?" + ids + "&" + queryString(q))];
+      if (data.model.prefill) calls.push(fetchJSON("/api/prefill?" + ids + "&prompt=" + q.prompt + "&range=true&overhead_gb=" + q.overhead_gb +
+        "&alloc_context=" + q.alloc_context + "&expert_traffic=" + q.expert_traffic));
+      Promise.all(calls).then(function (res) {
+        if (ticket !== pending) return;
+        var d = res[0], p = res[1] || null;
+        showNumbers(data, d, p);
+        drawFigures(data, q, d, p || localPre);
+        if (note) note.textContent = "Numbers from the JSON API.";
+        document.body.setAttribute("data-computed", "api");
+      }).catch(function (err) { if (note) note.textContent = String(err.message || err); });
+    } else {
+      showNumbers(data, local, localPre);
+      drawFigures(data, q, local, localPre);
+      if (note) note.textContent = "Numbers computed in your browser.";
+      document.body.setAttribute("data-computed", "browser");
+    }
+    history.replaceState(null, "", pageUrl);
+  }
+
+  function init() {
+    // The static copy's /pair/?hardware=..&model=.. (the home form) goes to the pair's page.
+    if (/^\/pair\/?$/.test(location.pathname)) {
+      var sp = new URLSearchParams(location.search);
+      var H = sp.get("hardware"), M = sp.get("model");
+      if (H && M) {
+        // Pages exist for native-format profiles; other profiles open the native page's calculator.
+        fetchJSON("/data/models/" + encodeURIComponent(M) + ".json").then(function (j) {
+          if (j.exported_hardware.indexOf(H) >= 0) location.replace("/pair/" + encodeURIComponent(H) + "/" + encodeURIComponent(M) + "/");
+          else location.replace("/pair/" + encodeURIComponent(H) + "/" + encodeURIComponent(j.native_id) + "/?profile=" + encodeURIComponent(M));
+        }).catch(function () {
+          location.replace("/pair/" + encodeURIComponent(H) + "/" + encodeURIComponent(M) + "/");
+        });
+      }
+      return;
+    }
+    document.querySelectorAll("svg.chart").forEach(attachHover);
+    var holder = document.getElementById("pair-data"), form = document.getElementById("workload");
+    if (!holder || !form) return;
+    var data = JSON.parse(holder.textContent);
+    var maximize = document.getElementById("maximize"), batch = document.getElementById("batch");
+    var status = document.createElement("p");
+    status.id = "calc-status";
+    status.className = "note";
+    status.setAttribute("aria-live", "polite");
+    form.appendChild(status);
+    form.querySelectorAll("input[type=range]").forEach(function (input) {
+      input.addEventListener("input", function () {
+        var out = input.parentNode.querySelector("output");
+        if (out) out.textContent = Number(input.value).toLocaleString("en-US");
+        if (input === batch && maximize) maximize.checked = false;
+        recompute(form, data);
+      });
+    });
+    form.querySelectorAll("input[type=checkbox], select").forEach(function (input) {
+      input.addEventListener("change", function () { recompute(form, data); });
+    });
+    form.addEventListener("submit", function (ev) { ev.preventDefault(); recompute(form, data); });
+    var profile = new URLSearchParams(location.search).get("profile");
+    if (profile && profile !== data.model.id && document.body.dataset.mode === "static") {
+      fetchJSON("/data/models/" + encodeURIComponent(profile) + ".json").then(function (j) {
+        data.model = j;
+        var h1 = document.querySelector("main h1");
+        if (h1) h1.firstChild.textContent = j.name + " on ";
+        var details = document.getElementById("advanced");
+        if (details) details.open = true;
+        recompute(form, data);
+      }).catch(function (err) { status.textContent = "Could not load profile " + profile + ": " + err; });
+    }
+  }
+
+  window.servebound = { decode: decode, prefill: prefill, maxContextWithin: maxContextWithin };
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init); else init();
+})();
