@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from gguf import GGUFReader, GGUFWriter
+from gguf.constants import GGML_QUANT_SIZES
 from gguf.constants import GGMLQuantizationType as T
 from gguf.quants import quantize
 from hypothesis import given, settings
@@ -58,6 +59,10 @@ def test_smollm2_real_file() -> None:
     # Matrices per layer: q, o 576^2; k, v 576 x 192; gate, up, down 576 x 1536.
     per_layer = 2 * 576 * 576 + 2 * 576 * 192 + 3 * 576 * 1536
     assert model.adapter.prefill.linear_active_params == 30 * per_layer
+    # Q4_1 is a llama.cpp block format: activations are quantized to int8 blocks and multiplied
+    # against it, so prefill's linear layers run at the int8 rate.
+    assert facts["linear_dominant_type"] == "Q4_1"
+    assert model.adapter.prefill.linear_mode == "int8"
 
 
 def assert_matches_reader(path: Path) -> None:
@@ -190,7 +195,45 @@ def test_tiny_dense_exact_bytes(tmp_path: Path) -> None:
     # Q4_0 2 x (2 x 2304 + 2 x 4608) = 27648 B.
     assert model.facts["bytes_by_type"] == {"Q8_0": 28288, "Q4_0": 27648, "F16": 4096, "F32": 1280}
     assert model.facts["dominant_type"] == "Q8_0"
+    # The linear mode follows the block matrices only (no embedding, no head): there Q4_0 holds
+    # 27648 B and Q8_0 2 x (2 x 2176 + 8704) = 26112 B. Both are block formats: int8.
+    assert model.facts["linear_dominant_type"] == "Q4_0"
+    assert model.adapter.prefill is not None and model.adapter.prefill.linear_mode == "int8"
     assert_matches_reader(path)
+
+
+def uniform_tensors(kind: T) -> dict[str, object]:
+    """dense_tensors() with every tensor of two or more dimensions stored as ``kind``."""
+    out: dict[str, object] = {}
+    for name, value in dense_tensors().items():
+        data = value[0] if isinstance(value, tuple) else value
+        if isinstance(value, tuple):
+            rows, row_bytes = data.shape
+            block, type_size = GGML_QUANT_SIZES[value[1]]
+            shape = (rows, row_bytes // type_size * block)
+        else:
+            shape = data.shape
+        if len(shape) < 2:
+            out[name] = data
+        elif kind is T.F32:
+            out[name] = RNG.standard_normal(shape).astype(np.float32)
+        elif kind is T.F16:
+            out[name] = RNG.standard_normal(shape).astype(np.float16)
+        else:
+            out[name] = q(shape[0], shape[1], kind)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("kind", "mode"),
+    [(T.F16, "fp16"), (T.BF16, "bf16"), (T.F32, "fp32"), (T.MXFP4, "fp4"), (T.Q5_1, "int8")],
+)
+def test_linear_mode_follows_the_weight_type(tmp_path: Path, kind: T, mode: str) -> None:
+    """Float files multiply in their own precision, MXFP4 at the FP4 rate, block formats at int8."""
+    path = write_gguf(tmp_path / f"{kind.name}.gguf", "llama", dense_meta, uniform_tensors(kind))
+    model = import_gguf(path)
+    assert model.facts["linear_dominant_type"] == kind.name
+    assert model.adapter.prefill is not None and model.adapter.prefill.linear_mode == mode
 
 
 def test_tiny_dense_tied_and_kv_precision(tmp_path: Path) -> None:

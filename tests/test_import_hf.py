@@ -263,6 +263,18 @@ def test_weight_formats_scale_matrices_and_keep_small_tensors() -> None:
     assert nvfp4.prefill is not None and nvfp4.prefill.linear_mode == "fp4"
 
 
+@pytest.mark.parametrize(
+    ("fmt", "mode"),
+    [("fp32", "fp32"), ("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8"), ("nvfp4", "fp4"), ("mxfp4", "fp4")]
+    + [(fmt, "int8") for fmt in WEIGHT_FORMATS if fmt.startswith("q")],
+)
+def test_linear_mode_per_weight_format(tmp_path: Path, fmt: str, mode: str) -> None:
+    """Every weight format has a mode (the table the GGUF importer shares); llama.cpp block formats
+    multiply int8-quantized activations, so they run at the int8 rate."""
+    prefill = import_hf_config(write(tmp_path, llama()), weight_format=fmt).adapter.prefill
+    assert prefill is not None and prefill.linear_mode == mode
+
+
 @needs_reference
 def test_kv_precision_sets_bytes_per_element() -> None:
     adapter = import_hf_config(ref("meta-llama__Llama-3.1-8B"), kv_precision="fp8").adapter

@@ -32,6 +32,7 @@ from servebound.core.kv import KVShape
 from servebound.core.model import ModelAdapter, PrefillShape
 from servebound.errors import InputError
 from servebound.importers.audit import ImportedModel, Step
+from servebound.importers.modes import linear_mode
 from servebound.importers.tensor_roles import ByteForm, TensorEntry, TensorRole, byte_form, classify_gguf
 
 GGUF_MAGIC = b"GGUF"
@@ -510,6 +511,30 @@ def _linear_active_elements(
     return float(always + routed)
 
 
+def _linear_type_and_mode(header: GGUFHeader, entries: list[TensorEntry], field: str) -> tuple[str, str]:
+    """The ggml type holding the most bytes of the block matrices (2-D and up, embedding and head
+    excluded; the whole file when it has none) and the arithmetic mode prefill runs them in."""
+    kinds = {t.name: t for t in header.tensors}
+    by_type: Counter[str] = Counter()
+    for entry in entries:
+        tensor = kinds[entry.name]
+        swept = entry.role in (TensorRole.ALWAYS_ON, TensorRole.ROUTED_EXPERT)
+        if swept and entry.layer is not None and len(tensor.shape) >= 2:
+            by_type[tensor.ggml_type] += tensor.size_bytes
+    if not by_type:
+        for tensor in header.tensors:
+            by_type[tensor.ggml_type] += tensor.size_bytes
+    if not by_type:
+        return "none", "bf16"
+    dominant = by_type.most_common(1)[0][0]
+    try:
+        return dominant, linear_mode(dominant)
+    except KeyError:
+        raise InputError(
+            field, f"its matrices are mostly {dominant}, a type with no known arithmetic mode"
+        ) from None
+
+
 _SPLIT_NAME = re.compile(r"^(?P<stem>.*)-(?P<no>\d{5})-of-(?P<count>\d{5})\.gguf$")
 
 
@@ -622,12 +647,14 @@ def import_gguf(path: str | os.PathLike[str], *, kv_precision: str = "fp16") -> 
         state_bytes=float(state_elements * RECURRENT_STATE_BYTES_PER_ELEMENT),
     )
     linear = _linear_active_elements(header, entries, form, per_token)
+    linear_type, mode = _linear_type_and_mode(header, entries, field)
     prefill = PrefillShape(
         linear_active_params=linear,
         attention_global_flops_per_pair=attention.flops_global,
         attention_local_flops_per_pair=attention.flops_local,
         attention_window_tokens=kv.window_tokens,
         kv_write_bytes_per_token=kv.global_bytes_per_token + kv.local_bytes_per_token,
+        linear_mode=mode,
     )
 
     by_type: Counter[str] = Counter()
@@ -693,6 +720,16 @@ def import_gguf(path: str | os.PathLike[str], *, kv_precision: str = "fp16") -> 
         Step("bits_per_weight", bits, f"8 x {total_bytes} B / {total_elements} elements"),
         Step("linear_active_params", linear, "matrix elements of the blocks, routed experts x k / E"),
         Step(
+            "prefill.linear_mode",
+            0.0,
+            f"{mode}: {linear_type} holds the most bytes of the block matrices"
+            + (
+                "; llama.cpp multiplies int8-quantized activations against block-quantized weights"
+                if mode == "int8"
+                else ""
+            ),
+        ),
+        Step(
             "attention_global_flops_per_pair",
             attention.flops_global,
             "sum over full-attention layers of 2 x heads x (key_length + value_length)",
@@ -716,6 +753,7 @@ def import_gguf(path: str | os.PathLike[str], *, kv_precision: str = "fp16") -> 
         "tensor_count": len(header.tensors),
         "bytes_by_type": dict(by_type.most_common()),
         "dominant_type": dominant,
+        "linear_dominant_type": linear_type,
         "bits_per_weight": bits,
         "files": len(headers),
         "tensor_data_bytes": sum(h.data_section_bytes for h in headers),

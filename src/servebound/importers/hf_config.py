@@ -27,6 +27,7 @@ from servebound.errors import InputError
 from servebound.importers.audit import ImportedModel, Step
 from servebound.importers.hf.blocks import Block, Count
 from servebound.importers.hf.families import FAMILIES, SUPPORTED_MODEL_TYPES, WRAPPERS, Arch, Cfg
+from servebound.importers.modes import linear_mode
 
 __all__ = ["MAX_CONFIG_BYTES", "SUPPORTED_MODEL_TYPES", "WEIGHT_FORMATS", "import_hf_config"]
 
@@ -52,21 +53,6 @@ WEIGHT_FORMATS: dict[str, BlockLayout] = {
             "q6_k", 256, 2 + 16, 128 + 64, "fp16 d + 16 int8 sub-block scales; 128 B low + 64 B high bits"
         ),
     )
-}
-
-#: The arithmetic mode prefill linear layers run in, per weight format (a compute_tflops key).
-#: llama.cpp block formats multiply int8-quantized activations against int8-expanded weights.
-_LINEAR_MODE = {
-    "fp32": "fp32",
-    "bf16": "bf16",
-    "fp16": "fp16",
-    "fp8": "fp8",
-    "nvfp4": "fp4",
-    "mxfp4": "fp4",
-    "q8_0": "int8",
-    "q4_0": "int8",
-    "q4_k": "int8",
-    "q6_k": "int8",
 }
 
 _SMALL_TENSOR_BYTES = 2.0
@@ -500,7 +486,7 @@ def _prefill(
         attention_window_tokens=window,
         attention_state_flops_per_token=float(state_flops),
         kv_write_bytes_per_token=write,
-        linear_mode=_LINEAR_MODE[layout.name],
+        linear_mode=linear_mode(layout.name),
         attention_mode=attention_mode,
     )
 

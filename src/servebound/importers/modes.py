@@ -1,0 +1,46 @@
+"""The arithmetic mode a weight storage format's matrix multiplies run in (a compute_tflops key).
+
+One table for every importer: the config.json importer names its formats (fp32, bf16, fp16, fp8,
+nvfp4, mxfp4, q8_0, q4_k, the q4_k_m mix ...), the GGUF importer names ggml types (F32, F16, BF16,
+MXFP4, Q4_1, Q6_K, IQ4_XS ...); both ask :func:`linear_mode`.
+
+- Float formats multiply in their own precision: fp32/F32 -> fp32, bf16/BF16 -> bf16, fp16/F16 ->
+  fp16, fp8 -> fp8.
+- FP4 formats (nvfp4, mxfp4/MXFP4) -> fp4, the tensor-core rate of their element type.
+- llama.cpp block formats (names starting with q, iq or tq: q4_0, q4_k, q6_k, iq4_xs, tq1_0, the
+  q4_k_m mix) -> int8: llama.cpp quantizes the activations to 8-bit blocks and takes integer dot
+  products against the unpacked weights, so the integer rate bounds them.
+"""
+
+from __future__ import annotations
+
+__all__ = ["FLOAT_LINEAR_MODES", "linear_mode"]
+
+#: Float and FP4 storage formats, by lower-case name, and the mode they multiply in.
+FLOAT_LINEAR_MODES: dict[str, str] = {
+    "fp32": "fp32",
+    "f32": "fp32",
+    "bf16": "bf16",
+    "fp16": "fp16",
+    "f16": "fp16",
+    "fp8": "fp8",
+    "nvfp4": "fp4",
+    "mxfp4": "fp4",
+}
+
+_BLOCK_PREFIXES = ("q", "iq", "tq")
+
+
+def linear_mode(storage: str) -> str:
+    """The compute_tflops key the linear layers of weights stored as ``storage`` run at.
+
+    ``storage`` is a format name in either importer's spelling, any case. Raises KeyError for a
+    name that is neither a float format nor a llama.cpp block format (callers turn it into an
+    InputError that names their field).
+    """
+    name = storage.lower()
+    if name in FLOAT_LINEAR_MODES:
+        return FLOAT_LINEAR_MODES[name]
+    if name.startswith(_BLOCK_PREFIXES) and any(ch.isdigit() for ch in name):
+        return "int8"
+    raise KeyError(storage)
