@@ -22,6 +22,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from servebound.core.hardware import ARITHMETIC_MODES
 from servebound.core.prefill import prefill, prefill_range
+from servebound.core.workload import DEFAULT_ALLOC_CONTEXT_TOKENS
 from servebound.errors import InputError
 from servebound.report import decode_json, hardware_json
 from servebound.web import export as site_export
@@ -390,6 +391,8 @@ def create_app(
         ttft_budget: Annotated[float | None, Query(description="TTFT budget in seconds")] = None,
         overhead_gb: Annotated[float | None, Query()] = None,
         alloc_context: Annotated[int | None, Query()] = None,
+        read_context: Annotated[int | None, Query(description="recorded in the assumptions")] = None,
+        floor: Annotated[float | None, Query(description="recorded in the assumptions")] = None,
         expert_traffic: TrafficParam = "expected",
         include_range: Annotated[
             bool, Query(alias="range", description="add the prompt-length range")
@@ -401,6 +404,13 @@ def create_app(
             workload_params(
                 overhead_gb=overhead_gb,
                 alloc_context=alloc_context,
+                # as the CLI: the read context is cut to the reserved one
+                read_context=None
+                if read_context is None
+                else min(
+                    read_context, alloc_context if alloc_context is not None else DEFAULT_ALLOC_CONTEXT_TOKENS
+                ),
+                floor=floor,
                 expert_traffic=expert_traffic,
                 prompt=prompt,
             )
@@ -432,7 +442,7 @@ def create_app(
                 hw.hardware,
                 m.adapter,
                 workload=workload,
-                batch=result.batch,
+                batch=1 if size == "max" else size,
                 linear_mode=linear_mode,
                 attention_mode=attention_mode,
             )

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from servebound import report
 from servebound.api import decode as api_decode
 from servebound.api import make_workload
 from servebound.core.experts import ExpertTraffic
@@ -28,6 +29,7 @@ from servebound.core.workload import (
     Workload,
 )
 from servebound.errors import InputError
+from servebound.rank import DEFAULT_RANK_PROMPT_TOKENS
 from servebound.report import decode_json
 
 GB = 1e9
@@ -35,7 +37,7 @@ GB = 1e9
 #: The site computes prompt-length ranges over every integer length, so it caps the reserved context.
 MAX_SITE_CONTEXT_TOKENS = 2_000_000
 #: The default prompt of a pair page (cut to the reserved context and the model's limit).
-DEFAULT_PROMPT_TOKENS = 8_000
+DEFAULT_PROMPT_TOKENS = DEFAULT_RANK_PROMPT_TOKENS
 
 
 # --------------------------------------------------------------------------------------------------
@@ -390,61 +392,8 @@ def parse_workload_query(params: Mapping[str, str]) -> WorkloadQuery:
 
 
 def prefill_json(result: PrefillResult, rng: PrefillRange | None = None) -> dict[str, Any]:
-    """The contract's ``servebound prefill --json`` object: the shared view when it exists."""
-    from servebound import report
-
-    shared = getattr(report, "prefill_json", None)
-    out = dict(shared(result)) if shared is not None else _prefill_json_fields(result)
-    if rng is not None and out.get("range") is None:
-        out["range"] = {
-            "lo_tok_s": rng.lo_tok_per_s,
-            "lo_prompt_tokens": rng.lo_prompt_tokens,
-            "hi_tok_s": rng.hi_tok_per_s,
-            "hi_prompt_tokens": rng.hi_prompt_tokens,
-            "max_prompt_tokens": rng.max_prompt_tokens,
-            "limited_by": rng.limited_by.value,
-        }
-    return out
-
-
-def _prefill_json_fields(r: PrefillResult) -> dict[str, Any]:
-    """The contract's prefill fields, named as the contract names them (a view, no arithmetic)."""
-    a = r.assumptions
-    return {
-        "verdict": r.verdict.value,
-        "hardware": {"id": r.hardware.id, "name": r.hardware.name},
-        "model": {"id": r.model.id, "name": r.model.name},
-        "prompt_tokens": r.prompt_tokens,
-        "batch": r.batch,
-        "chunk": r.chunk_tokens,
-        "memory_tok_s": r.memory_tok_per_s,
-        "compute_tok_s": r.compute_tok_per_s,
-        "tok_s": r.tok_per_s,
-        "time_s": r.time_s,
-        "memory_time_s": r.memory_time_s,
-        "compute_time_s": r.compute_time_s,
-        "bound_by": r.bound_by.value,
-        "bytes_per_token": r.bytes_per_token,
-        "flops_per_token": r.flops_per_token,
-        "crossover_tokens": r.crossover_tokens,
-        "ttft_ok": r.ttft_ok,
-        "range": None,
-        "assumptions": {
-            "overhead_gb": a.overhead_bytes / GB,
-            "alloc_context_tokens": a.alloc_context_tokens,
-            "linear_mode": a.linear_mode,
-            "attention_mode": a.attention_mode,
-            "linear_tflops": None if a.linear_flop_per_s is None else a.linear_flop_per_s / 1e12,
-            "attention_tflops": None if a.attention_flop_per_s is None else a.attention_flop_per_s / 1e12,
-            "compute_available": a.compute_available,
-            "missing_modes": list(a.missing_modes),
-            "expert_traffic": a.expert_traffic.value,
-            "reading": "estimate" if a.is_estimate else "bound",
-            "bandwidth_source": a.hardware_provenance,
-            "kernel_terms": "dropped: attention-kernel and activation traffic (ceiling-safe)",
-            "prefill_workspace_gb": a.workspace_bytes / GB,
-        },
-    }
+    """The contract's ``servebound prefill --json`` object (the shared view in ``servebound.report``)."""
+    return report.prefill_json(result, rng)
 
 
 @dataclass(frozen=True)
@@ -465,7 +414,7 @@ class Pair:
 
 
 def default_prompt(model: ModelAdapter, query: WorkloadQuery) -> int:
-    """The prompt a pair page evaluates when none is given: 8,000 tokens, cut to what the model allows."""
+    """The prompt a pair page evaluates when none is given: 8,192 tokens, cut to what the model allows."""
     limit = min(DEFAULT_PROMPT_TOKENS, query.alloc_context)
     if model.context_limit_tokens is not None:
         limit = min(limit, model.context_limit_tokens)

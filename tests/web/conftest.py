@@ -1,0 +1,54 @@
+"""Shared fixtures for the site's tests: a small site over real example files and catalog rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+
+from servebound.catalog.hardware import get_hardware
+from servebound.core.kv import KVShape
+from servebound.core.model import ModelAdapter, PrefillShape, Weights
+from servebound.files import load_hardware_file, load_model_file
+from servebound.web import create_app
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+HW_FILE = EXAMPLES / "dgx-spark.toml"
+MOE_FILE = EXAMPLES / "qwen3.6-35b-a3b-nvfp4.toml"
+LAGUNA_FILE = EXAMPLES / "laguna-s-2.1-nvfp4.toml"
+HOSTILE = "<script>alert(1)</script>"
+CATALOG_HW = ("nvidia-b200", "nvidia-h100-sxm", "apple-m3-ultra-512gb", "nvidia-rtx-4090")
+
+
+def hostile_model() -> ModelAdapter:
+    """A dense 8 B-parameter model at 1 byte/param whose name is a script tag."""
+    return ModelAdapter(
+        id="hostile",
+        name=HOSTILE,
+        weights=Weights.from_params(bytes_per_param=1.0, total_params=8e9, active_params=8e9),
+        kv_alloc=KVShape(global_bytes_per_token=32768),
+        kv_read=KVShape(global_bytes_per_token=32768),
+        prefill=PrefillShape(linear_active_params=7e9, attention_global_flops_per_pair=4 * 4096 * 32),
+        context_limit_tokens=131072,
+    )
+
+
+def site_lists() -> tuple[list[object], list[object]]:
+    hardware: list[object] = [load_hardware_file(HW_FILE)]
+    hardware += [get_hardware(ref) for ref in CATALOG_HW]
+    models: list[object] = [load_model_file(MOE_FILE), load_model_file(LAGUNA_FILE), hostile_model()]
+    return hardware, models
+
+
+@pytest.fixture(scope="session")
+def app() -> FastAPI:
+    hardware, models = site_lists()
+    return create_app(hardware=hardware, models=models)
+
+
+@pytest.fixture(scope="session")
+def client(app: FastAPI) -> TestClient:
+    return TestClient(app)
