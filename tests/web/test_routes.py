@@ -77,7 +77,13 @@ def test_machine_files(client: TestClient) -> None:
     assert all(d.strip().startswith("---\ntitle: ") and "\nlicense: CC BY 4.0" in d for d in docs)
     sitemap = client.get("/sitemap.xml")
     assert sitemap.headers["content-type"].startswith("application/xml")
-    for url in ("/hardware/nvidia-b200", "/hardware/nvidia-b200.md", "/llms.txt", "/llms-full.txt", "/index.md"):
+    for url in (
+        "/hardware/nvidia-b200",
+        "/hardware/nvidia-b200.md",
+        "/llms.txt",
+        "/llms-full.txt",
+        "/index.md",
+    ):
         assert f"<loc>http://testserver{url}</loc>" in sitemap.text
 
 
@@ -192,7 +198,11 @@ def test_api_catalog_routes(client: TestClient) -> None:
     one = client.get("/api/hardware/nvidia-b200").json()
     assert one["memory_gb"] == 180 and one["sources"]["memory_gb"]
     models = client.get("/api/models").json()
-    assert [m["id"] for m in models["models"]] == ["qwen3.6-35b-a3b-example", "laguna-s-2.1-nvfp4-example", "hostile"]
+    assert [m["id"] for m in models["models"]] == [
+        "qwen3.6-35b-a3b-example",
+        "laguna-s-2.1-nvfp4-example",
+        "hostile",
+    ]
     laguna = client.get("/api/models/laguna-s-2.1-nvfp4-example").json()
     assert laguna["prefill"]["linear_active_params"] > 0 and "audit" in laguna
     # "fits on": the 24 GB card holds only the 8 GB hostile model (8 GB weights + 8 GB overhead + a session)
@@ -212,7 +222,13 @@ def test_rank_routes(client: TestClient) -> None:
 def test_openapi_document(client: TestClient) -> None:
     doc = client.get("/openapi.json").json()
     paths = set(doc["paths"])
-    assert {"/api/decode", "/api/prefill", "/api/hardware", "/api/hardware/{hardware_id}", "/api/models"} <= paths
+    assert {
+        "/api/decode",
+        "/api/prefill",
+        "/api/hardware",
+        "/api/hardware/{hardware_id}",
+        "/api/models",
+    } <= paths
     assert {"/api/models/{model_id}", "/api/rank"} <= paths
     assert not any(p.startswith("/pair") for p in paths)
     error = doc["paths"]["/api/decode"]["get"]["responses"]["400"]["content"]["application/json"]["schema"]

@@ -178,6 +178,6 @@ def _pair_redirect_page(renderer: Renderer) -> str:
         '<a href="/hardware">a hardware page</a> or <a href="/models">a model page</a>.</p>'
     )
     html = renderer._html(
-        "prose.html", "/pair", "Opening the pair", "Redirect to a pair page", body=body, script=True
+        "prose.html", "/", "Opening the pair", "Redirect to a pair page", body=body, script=True
     )
     return html

@@ -1,0 +1,109 @@
+"""The static export: every page, mirror, asset and machine file, served by a plain file server."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import threading
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from servebound.web import build_site
+from servebound.web.site import SiteData
+from tests.web.conftest import HOSTILE, site_lists
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object, list[tuple[int, int, str]]]:
+    hardware, models = site_lists()
+    out = tmp_path_factory.mktemp("site")
+    calls: list[tuple[int, int, str]] = []
+    report = build_site(
+        out,
+        lambda done, total, path: calls.append((done, total, path)),
+        site=SiteData(hardware, models),
+        base_url="https://example.org",
+    )
+    return out, report, calls
+
+
+@pytest.fixture(scope="module")
+def served(exported: tuple[Path, object, object]) -> Iterator[str]:
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+    handler = functools.partial(Quiet, directory=str(exported[0]))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def fetch(url: str) -> str:
+    with urllib.request.urlopen(url) as r:
+        return r.read().decode("utf-8")
+
+
+def test_report_and_progress(exported: tuple[Path, object, list[tuple[int, int, str]]]) -> None:
+    out, report, calls = exported
+    # 5 fixed pages + 5 hardware + 3 models + 5 x 3 pairs (the example files are native profiles)
+    assert report.pages == 5 + 5 + 3 + 15  # type: ignore[attr-defined]
+    assert report.pairs == 15  # type: ignore[attr-defined]
+    assert [c[0] for c in calls] == list(range(1, report.pages + 1))  # type: ignore[attr-defined]
+    assert all(c[1] == report.pages for c in calls)  # type: ignore[attr-defined]
+    for rel in (
+        "index.html",
+        "index.md",
+        "hardware/index.html",
+        "hardware.md",
+        "models/hostile/index.html",
+        "models/hostile.md",
+        "pair/nvidia-b200/hostile/index.html",
+        "pair/nvidia-b200/hostile.md",
+        "methodology/index.html",
+        "license.md",
+        "llms.txt",
+        "llms-full.txt",
+        "robots.txt",
+        "sitemap.xml",
+        "static/site.js",
+        "static/site.css",
+        "data/models/hostile.json",
+        "pair/index.html",
+    ):
+        assert (out / rel).is_file(), rel
+
+
+def test_http_server_serves_the_whole_site(served: str) -> None:
+    home = fetch(served + "/")
+    assert 'data-mode="static"' in home
+    pair = fetch(served + "/pair/nvidia-b200/hostile")  # redirected to the folder's index.html
+    assert 'id="fig-aggregate"' in pair and "<math" in pair and HOSTILE not in pair
+    assert fetch(served + "/pair/nvidia-b200/hostile.md").startswith("---\ntitle: ")
+    assert fetch(served + "/robots.txt").startswith("# Machine-readable content")
+    assert "https://example.org/sitemap.xml" in fetch(served + "/robots.txt")
+    llms = fetch(served + "/llms.txt")
+    assert "(https://example.org/pair/nvidia-b200/hostile.md)" in llms
+    assert "<loc>https://example.org/models/hostile.md</loc>" in fetch(served + "/sitemap.xml")
+    assert fetch(served + "/llms-full.txt").startswith(
+        "# servebound: the whole site as text\n\nLicense: CC BY 4.0"
+    )
+
+
+def test_every_internal_link_resolves(exported: tuple[Path, object, object]) -> None:
+    import re
+
+    out = exported[0]
+    missing = set()
+    for page in out.rglob("*.html"):
+        for href in re.findall(r'href="(/[^"#?]*)', page.read_text("utf-8")):
+            target = out / href.lstrip("/")
+            if not (target.is_file() or (target / "index.html").is_file()):
+                missing.add(href)
+    assert not missing, sorted(missing)[:10]
