@@ -1,6 +1,6 @@
 """Dense matrix-product throughput per arithmetic mode: n x n times n x n, 2 n^3 FLOP per product.
 
-The matrix size is picked per mode: a probe at a small size gives a first rate, then n is the largest
+The matrix size is picked per mode: probes from a small size up give a rate, and n becomes the largest
 multiple of 256 (up to ``max_n``) whose product takes about ``call_s``. That keeps slow modes (fp16 on
 a CPU without fast half-precision kernels) from running for minutes and fast ones from being
 launch-bound. One warm-up product is excluded; the figure is the best of ``runs`` timed samples.
@@ -96,11 +96,15 @@ def _measure_mode(
     runs: int,
     call_s: float,
 ) -> tuple[int, tuple[float, ...]]:
-    probe = make(probe_n)
-    probe_s = min(time_per_call(probe, sync, 3, 0.0))  # best of 3: the first calls spin up threads
-    del probe
-    n = choose_n(matmul_flops(probe_n) / probe_s, call_s, probe_n, max_n)
-    product = make(n)
+    # Grow n until one product takes a quarter of call_s: each step jumps to the size the rate seen
+    # so far suggests, and at least doubles, so a probe slowed by a busy machine cannot pin n small.
+    n = probe_n
+    while True:
+        product = make(n)
+        once_s = min(time_per_call(product, sync, 2, 0.0))
+        if n >= max_n or once_s >= call_s / 4:
+            break
+        n = max(choose_n(matmul_flops(n) / once_s, call_s, n, max_n), min(2 * n, max_n))
     seconds = time_per_call(product, sync, runs, call_s)
     return n, tuple(matmul_flops(n) / s for s in seconds)
 
