@@ -22,7 +22,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from servebound.core.hardware import ARITHMETIC_MODES
 from servebound.core.prefill import prefill, prefill_range
-from servebound.core.workload import DEFAULT_ALLOC_CONTEXT_TOKENS
+from servebound.core.workload import DEFAULT_ALLOC_CONTEXT_TOKENS, MAX_BATCH
 from servebound.errors import InputError
 from servebound.report import decode_json, hardware_json
 from servebound.web import export as site_export
@@ -38,6 +38,7 @@ from servebound.web.pages import (
 )
 from servebound.web.site import (
     GB,
+    MAX_SITE_CONTEXT_TOKENS,
     SiteData,
     clean_json,
     compute_pair,
@@ -76,6 +77,17 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     404: {"model": ErrorBody, "description": "An unknown hardware or model id."},
 }
 
+CTX = MAX_SITE_CONTEXT_TOKENS
+OverheadQ = Annotated[
+    float | None, Query(ge=0, allow_inf_nan=False, description="O: runtime overhead in GB (8)")
+]
+AllocQ = Annotated[
+    int | None, Query(ge=1, le=CTX, description="L_alloc: tokens reserved per session (100,000)")
+]
+ReadQ = Annotated[
+    int | None, Query(ge=1, le=CTX, description="L_read: tokens read per step, <= L_alloc (32,000)")
+]
+FloorQ = Annotated[float | None, Query(ge=0, allow_inf_nan=False, description="r*: tok/s per session (20)")]
 TrafficParam = Annotated[
     Literal["expected", "minimum"], Query(description="expected: m(n); minimum: k experts")
 ]
@@ -350,13 +362,13 @@ def create_app(
     def api_decode(
         hardware: Annotated[str, Query(description="hardware id (see /api/hardware)")],
         model: Annotated[str, Query(description="model id (see /api/models)")],
-        overhead_gb: Annotated[float | None, Query(description="O: runtime overhead, GB (default 8)")] = None,
-        alloc_context: Annotated[
-            int | None, Query(description="L_alloc: tokens reserved per session")
+        overhead_gb: OverheadQ = None,
+        alloc_context: AllocQ = None,
+        read_context: ReadQ = None,
+        floor: FloorQ = None,
+        batch: Annotated[
+            int | None, Query(ge=1, le=MAX_BATCH, description="force the batch to B sessions")
         ] = None,
-        read_context: Annotated[int | None, Query(description="L_read: tokens read per step")] = None,
-        floor: Annotated[float | None, Query(description="r*: tok/s per session (default 20)")] = None,
-        batch: Annotated[int | None, Query(description="force the batch to B sessions")] = None,
         expert_traffic: TrafficParam = "expected",
     ) -> dict[str, Any]:
         """The decode ceilings: the same object as `servebound decode --json`."""
@@ -381,18 +393,20 @@ def create_app(
     def api_prefill(
         hardware: Annotated[str, Query(description="hardware id")],
         model: Annotated[str, Query(description="model id")],
-        prompt: Annotated[int, Query(description="L: prompt tokens")],
-        chunk: Annotated[int | None, Query(description="chunk tokens (default: one shot)")] = None,
+        prompt: Annotated[int, Query(ge=1, le=CTX, description="L: prompt tokens, <= alloc_context")],
+        chunk: Annotated[int | None, Query(ge=1, description="chunk tokens (default: one shot)")] = None,
         batch: Annotated[str, Query(pattern=r"^(max|[0-9]{1,10})$", description="B, or max")] = "1",
         linear_mode: Annotated[Literal["fp4", "fp8", "int8", "bf16", "fp16", "fp32"] | None, Query()] = None,
         attention_mode: Annotated[
             Literal["fp4", "fp8", "int8", "bf16", "fp16", "fp32"] | None, Query()
         ] = None,
-        ttft_budget: Annotated[float | None, Query(description="TTFT budget in seconds")] = None,
-        overhead_gb: Annotated[float | None, Query()] = None,
-        alloc_context: Annotated[int | None, Query()] = None,
-        read_context: Annotated[int | None, Query(description="recorded in the assumptions")] = None,
-        floor: Annotated[float | None, Query(description="recorded in the assumptions")] = None,
+        ttft_budget: Annotated[
+            float | None, Query(gt=0, allow_inf_nan=False, description="TTFT budget in seconds")
+        ] = None,
+        overhead_gb: OverheadQ = None,
+        alloc_context: AllocQ = None,
+        read_context: ReadQ = None,
+        floor: FloorQ = None,
         expert_traffic: TrafficParam = "expected",
         include_range: Annotated[
             bool, Query(alias="range", description="add the prompt-length range")
@@ -453,7 +467,7 @@ def create_app(
     @app.get("/api/hardware", tags=["catalog"], responses=ERRORS)
     def api_hardware_list(
         vendor: Annotated[str | None, Query()] = None,
-        min_memory_gb: Annotated[float | None, Query()] = None,
+        min_memory_gb: Annotated[float | None, Query(allow_inf_nan=False)] = None,
     ) -> dict[str, Any]:
         """Every hardware row (optionally filtered), in the contract's hardware-file units."""
         if min_memory_gb is not None:
@@ -495,10 +509,10 @@ def create_app(
     def api_rank(
         hardware: Annotated[str | None, Query(description="rank every model on this hardware")] = None,
         model: Annotated[str | None, Query(description="rank every hardware row for this model")] = None,
-        overhead_gb: Annotated[float | None, Query()] = None,
-        alloc_context: Annotated[int | None, Query()] = None,
-        read_context: Annotated[int | None, Query()] = None,
-        floor: Annotated[float | None, Query()] = None,
+        overhead_gb: OverheadQ = None,
+        alloc_context: AllocQ = None,
+        read_context: ReadQ = None,
+        floor: FloorQ = None,
         expert_traffic: TrafficParam = "expected",
     ) -> dict[str, Any]:
         """Which models fit on a machine and how fast, or which machines serve a model best."""
