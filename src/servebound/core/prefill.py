@@ -532,8 +532,10 @@ def _batch_mem(margin: float, kv_alloc: float) -> tuple[int, bool]:
         return 0, False
     if kv_alloc <= 0:
         return MAX_BATCH, True
-    exact = math.floor(margin / kv_alloc)
-    return min(exact, MAX_BATCH), exact > MAX_BATCH
+    ratio = margin / kv_alloc  # may overflow to inf for a vanishing reservation: compare before floor
+    if ratio > MAX_BATCH:
+        return MAX_BATCH, True
+    return math.floor(ratio), False
 
 
 def _largest_true(ok: Callable[[int], bool], lo: int, hi: int) -> int:
@@ -757,9 +759,11 @@ def prefill_range(
 
     if margin < 0:
         return empty(PrefillVerdict.NO_RESIDENT_FIT, 0, RangeLimit.MEMORY)
-    fitting = model.kv_alloc.max_context_within(margin / b)
-    if fitting is not None and fitting < longest:
-        longest, limited_by = fitting, RangeLimit.MEMORY
+    budget = margin / b
+    if model.kv_alloc.bytes_at(longest) > budget:
+        # The inverse is asked only when the longest length does not fit, so its answer is below it.
+        fitting = model.kv_alloc.max_context_within(budget)
+        longest, limited_by = (-1 if fitting is None else fitting), RangeLimit.MEMORY
     if longest < 1:
         one_fits = model.kv_alloc.bytes_at(1) <= margin
         return empty(
