@@ -411,17 +411,25 @@ def _evaluate(
     b, prompt = np.broadcast_arrays(
         np.asarray(batch, dtype=np.int64), np.asarray(prompt_tokens, dtype=np.int64)
     )
-    chunk = prompt if chunk_tokens is None else np.minimum(np.asarray(chunk_tokens, dtype=np.int64), prompt)
-    b, prompt, chunk = np.broadcast_arrays(b, prompt, chunk)
-    full = prompt // chunk
-    last = prompt - full * chunk
-    chunks = full + (last > 0)
-    bf = b.astype(np.float64)
     weights = model.weights
-    sweep = full * weights.batch(bf * chunk, expert_traffic)
-    sweep = sweep + np.where(last > 0, weights.batch(bf * last, expert_traffic), 0.0)
-    reread = bf * _summed_reread_bytes(model.kv_read, chunk, chunks)
-    tokens = bf * prompt
+    if chunk_tokens is None:
+        # One shot (the range's case): one sweep of b L routings, and no earlier chunk to reread.
+        bf = b.astype(np.float64)
+        tokens = bf * prompt
+        chunk, chunks = prompt, np.ones_like(prompt)
+        sweep = weights.batch(tokens, expert_traffic)
+        reread = np.zeros_like(tokens)
+    else:
+        chunk = np.minimum(np.asarray(chunk_tokens, dtype=np.int64), prompt)
+        b, prompt, chunk = np.broadcast_arrays(b, prompt, chunk)
+        bf = b.astype(np.float64)
+        tokens = bf * prompt
+        full = prompt // chunk
+        last = prompt - full * chunk
+        chunks = full + (last > 0)
+        sweep = full * weights.batch(bf * chunk, expert_traffic)
+        sweep = sweep + np.where(last > 0, weights.batch(bf * last, expert_traffic), 0.0)
+        reread = bf * _summed_reread_bytes(model.kv_read, chunk, chunks)
     write = tokens * shape.kv_write_bytes_per_token
     linear_flops = 2.0 * tokens * shape.linear_active_params
     # Chunking never changes the total attention arithmetic: the chunk sum equals the one-shot L a_attn(L, 0).
