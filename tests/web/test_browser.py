@@ -1,0 +1,263 @@
+"""A real Chromium (Playwright, Debian's /usr/bin/chromium) against a real uvicorn server and a static copy.
+
+Moves a slider and sees the numbers and the figure change; checks the page without JavaScript still
+shows every number and figure; checks the in-browser port of the closed forms equals the API.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        not CHROMIUM.exists(), reason="/usr/bin/chromium is absent (apt-get install chromium)"
+    ),
+]
+playwright_sync = pytest.importorskip(
+    "playwright.sync_api", reason="playwright is not installed (pip install playwright)"
+)
+
+from servebound.web import build_site, create_app  # noqa: E402
+from servebound.web.site import SiteData, fmt_rate  # noqa: E402
+from tests.web.conftest import site_lists  # noqa: E402
+
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+PAIR = "/pair/dgx-spark-example/laguna-s-2.1-nvfp4-example"
+SCREENSHOT_DIR = Path("/tmp/servebound-browser")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    import uvicorn
+
+    hardware, models = site_lists()
+    port = free_port()
+    config = uvicorn.Config(
+        create_app(hardware=hardware, models=models), host="127.0.0.1", port=port, log_level="warning"
+    )
+    srv = uvicorn.Server(config)
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not srv.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert srv.started, "uvicorn did not start"
+    yield f"http://127.0.0.1:{port}"
+    srv.should_exit = True
+    thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def static_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    hardware, models = site_lists()
+    out = tmp_path_factory.mktemp("static")
+    build_site(out, site=SiteData(hardware, models))
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(out)))
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with playwright_sync.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield b
+        b.close()
+
+
+def numbers(page: Any) -> dict[str, str]:
+    return page.eval_on_selector_all(
+        "#results [data-k]", "nodes => Object.fromEntries(nodes.map(n => [n.dataset.k, n.textContent]))"
+    )
+
+
+def test_slider_recomputes_through_the_api(browser: Any, server: str) -> None:
+    import httpx
+
+    page = browser.new_page(viewport={"width": 1100, "height": 1400})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(server + PAIR)
+    before = numbers(page)
+    points_before = page.get_attribute("#fig-per-session polyline.series", "points")
+    page.click("summary")
+    page.locator('input[name="read_context"]').fill("8000")
+    page.wait_for_function("document.body.dataset.computed === 'api'")
+    after = numbers(page)
+    assert after["single_session_tok_s"] != before["single_session_tok_s"]
+    assert after["aggregate_tok_s"] != before["aggregate_tok_s"]
+    assert page.get_attribute("#fig-per-session polyline.series", "points") != points_before
+    api = httpx.get(
+        f"{server}/api/decode",
+        params={"hardware": "dgx-spark-example", "model": "laguna-s-2.1-nvfp4-example", "read_context": 8000},
+    ).json()
+    assert after["single_session_tok_s"] == fmt_rate(api["single_session_tok_s"])
+    assert after["aggregate_tok_s"] == fmt_rate(api["aggregate_tok_s"])
+    assert "read_context=8000" in page.url
+    # hover: the readout states the values under the pointer
+    page.locator("#fig-aggregate").scroll_into_view_if_needed()
+    box = page.locator("#fig-aggregate").bounding_box()
+    page.mouse.move(box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.5)
+    assert "aggregate T(b)" in (page.text_content("#fig-aggregate text.readout") or "")
+    SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOT_DIR / "pair-served.png"), full_page=True)
+    assert not errors, errors
+    page.close()
+
+
+def test_page_without_javascript_shows_every_number_and_figure(browser: Any, server: str) -> None:
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto(server + PAIR)
+    shown = numbers(page)
+    for key in (
+        "single_session_tok_s",
+        "aggregate_tok_s",
+        "per_session_tok_s",
+        "batch_star",
+        "prefill.time_s",
+    ):
+        assert shown[key] not in ("", "n/a"), key
+    for fig in ("fig-memory", "fig-aggregate", "fig-per-session", "fig-prefill-rate", "fig-prefill-time"):
+        assert page.locator(f"svg#{fig}").is_visible(), fig
+    assert page.locator("math").count() >= 6
+    page.screenshot(path=str(SCREENSHOT_DIR / "pair-nojs.png"), full_page=True)
+    context.close()
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        {},
+        {"read_context": 8000, "alloc_context": 32000, "floor": 10, "overhead_gb": 4},
+        {"batch": 64, "expert_traffic": "minimum"},
+        {"floor": 80},
+        {"alloc_context": 1000000, "read_context": 1000000},
+    ],
+)
+@pytest.mark.parametrize("model", ["qwen3.6-35b-a3b-example", "laguna-s-2.1-nvfp4-example", "hostile"])
+def test_the_browser_port_equals_the_api(
+    browser: Any, server: str, model: str, query: dict[str, Any]
+) -> None:
+    import httpx
+
+    page = browser.new_page()
+    page.goto(f"{server}/pair/nvidia-h100-sxm/{model}")
+    q = {
+        "alloc_context": 100000,
+        "read_context": 32000,
+        "floor": 20.0,
+        "overhead_gb": 8.0,
+        "batch": None,
+        "prompt": 4096,
+        "expert_traffic": "expected",
+        **query,
+    }
+    js = page.evaluate(
+        "q => { const d = JSON.parse(document.getElementById('pair-data').textContent);"
+        " return {d: servebound.decode(d.hardware, d.model, q), p: servebound.prefill(d.hardware, d.model, q)}; }",
+        q,
+    )
+    params = {"hardware": "nvidia-h100-sxm", "model": model, **{k: v for k, v in query.items()}}
+    api = httpx.get(f"{server}/api/decode", params=params).json()
+    for key in ("verdict", "batch_mem", "batch_star", "batch_limited_by", "batch_rate"):
+        assert js["d"][key] == api[key], key
+    for key in (
+        "single_session_tok_s",
+        "aggregate_tok_s",
+        "per_session_tok_s",
+        "memory_power_tok_s",
+        "kv_alloc_bytes",
+        "kv_read_bytes",
+        "resident_margin_bytes",
+        "bytes_per_token_at_star",
+    ):
+        assert js["d"][key] == pytest.approx(api[key], rel=1e-12), key
+    if api["forced"]:
+        assert js["d"]["forced"]["aggregate_tok_s"] == pytest.approx(
+            api["forced"]["aggregate_tok_s"], rel=1e-12
+        )
+        assert js["d"]["forced"]["clears_floor"] == api["forced"]["clears_floor"]
+    if js["p"] is not None and q["prompt"] <= q["alloc_context"]:
+        pre = {
+            k: v
+            for k, v in params.items()
+            if k in ("hardware", "model", "alloc_context", "overhead_gb", "expert_traffic")
+        }
+        api_p = httpx.get(
+            f"{server}/api/prefill", params={**pre, "prompt": q["prompt"], "range": "true"}
+        ).json()
+        for key in (
+            "time_s",
+            "tok_s",
+            "memory_tok_s",
+            "compute_tok_s",
+            "bytes_per_token",
+            "flops_per_token",
+            "crossover_tokens",
+        ):
+            assert js["p"][key] == pytest.approx(api_p[key], rel=1e-12), key
+        assert js["p"]["bound_by"] == api_p["bound_by"]
+        for key in ("lo_prompt_tokens", "hi_prompt_tokens", "max_prompt_tokens", "limited_by"):
+            assert js["p"]["range"][key] == api_p["range"][key], key
+        assert js["p"]["range"]["hi_tok_s"] == pytest.approx(api_p["range"]["hi_tok_s"], rel=1e-12)
+    page.close()
+
+
+def test_static_copy_computes_in_the_browser(browser: Any, static_site: str, server: str) -> None:
+    import httpx
+
+    page = browser.new_page(viewport={"width": 420, "height": 900})  # a phone-sized window
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(static_site + PAIR)
+    assert page.get_attribute("body", "data-mode") == "static"
+    page.click("summary")
+    page.locator('input[name="floor"]').fill("5")
+    page.wait_for_function("document.body.dataset.computed === 'browser'")
+    api = httpx.get(
+        f"{server}/api/decode",
+        params={"hardware": "dgx-spark-example", "model": "laguna-s-2.1-nvfp4-example", "floor": 5},
+    ).json()
+    shown = numbers(page)
+    assert shown["aggregate_tok_s"] == fmt_rate(api["aggregate_tok_s"])
+    assert shown["batch_star"] == f"{api['batch_star']:,}"
+    page.screenshot(path=str(SCREENSHOT_DIR / "pair-static-phone.png"), full_page=False)
+    # the home form's target resolves the pair in the browser
+    page.goto(static_site + "/pair/?hardware=nvidia-b200&model=hostile")
+    page.wait_for_url("**/pair/nvidia-b200/hostile/**")
+    assert not errors, errors
+    page.close()
