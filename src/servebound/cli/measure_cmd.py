@@ -1,0 +1,131 @@
+"""`servebound measure`: sustained bandwidth and compute of this machine, as a hardware file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from servebound.catalog.hardware import CatalogHardware, list_hardware
+from servebound.cli.app import JsonOpt, app, console, print_json
+from servebound.errors import InputError
+
+
+def match_catalog(names: tuple[str, ...]) -> CatalogHardware | None:
+    """The catalog device whose name best matches a detected name (GPU, Apple chip, CPU), if any.
+
+    Matching is by token-set similarity against catalog names and ids, single devices only, with a
+    high cutoff: a wrong match would print a misleading spec, so no match is the safer answer.
+    """
+    from rapidfuzz import fuzz, process
+
+    devices = [row for row in list_hardware(include_systems=False)]
+    choices = {row.id: f"{row.name} {row.id}".lower() for row in devices}
+    for name in names:
+        best = process.extractOne(name.lower(), choices, scorer=fuzz.token_set_ratio, score_cutoff=88)
+        if best is not None:
+            return next(row for row in devices if row.id == best[2])
+    return None
+
+
+@app.command("measure")
+def measure_command(
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write the measured hardware file here (TOML).")
+    ] = None,
+    device: Annotated[
+        str | None, typer.Option("--device", help="cpu, cuda:0, mps ... (default: first GPU, else CPU).")
+    ] = None,
+    quick: Annotated[
+        bool, typer.Option("--quick", help="A few seconds instead of the default ~30 s at most.")
+    ] = False,
+    array_mb: Annotated[
+        float | None, typer.Option("--array-mb", help="Bandwidth array size per array, MB.")
+    ] = None,
+    threads: Annotated[
+        int | None, typer.Option("--threads", help="CPU threads for the bandwidth kernels.")
+    ] = None,
+    name: Annotated[str | None, typer.Option("--name", help="Name for the hardware file.")] = None,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace an existing --output file.")
+    ] = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """Measure sustained memory bandwidth (STREAM copy and triad) and dense matmul rates; write a hardware file."""
+    from servebound.measure import hardware_file, measure_machine, write_hardware_file
+
+    array_bytes = None
+    if array_mb is not None:
+        if not array_mb > 0:
+            raise InputError("array_mb", f"must be a positive number of MB (got {array_mb})")
+        array_bytes = int(array_mb * 1e6)
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=json_out,
+    ) as bar:
+        task = bar.add_task("measuring", total=1.0)
+
+        def progress(label: str, fraction: float) -> None:
+            bar.update(task, description=label, completed=fraction)
+
+        measurement = measure_machine(
+            device=device,
+            preset="quick" if quick else "default",
+            array_bytes=array_bytes,
+            threads=threads,
+            progress=progress,
+        )
+    made = (
+        write_hardware_file(measurement, output, overwrite=overwrite, name=name)
+        if output is not None
+        else hardware_file(measurement, name=name)
+    )
+    spec = match_catalog(measurement.machine.device_names)
+    if json_out:
+        data: dict[str, Any] = {"hardware_file": dict(made.document), "catalog_match": None}
+        if spec is not None:
+            data["catalog_match"] = {
+                "id": spec.id,
+                "memory_gb": spec.memory_gb,
+                "bandwidth_gb_per_s": spec.bandwidth_gb_per_s,
+                "compute_tflops": spec.compute_tflops,
+            }
+        print_json(data)
+        return
+    hw = made.hardware
+    console.print(
+        f"[bold]{hw.name}[/bold] measured in {measurement.elapsed_s:.1f} s ({measurement.preset} preset)"
+    )
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    table.add_column("quantity")
+    table.add_column("measured", justify="right")
+    table.add_column(f"catalog spec ({spec.id})" if spec else "catalog spec", justify="right")
+    table.add_column("measured / spec", justify="right")
+
+    def row(label: str, measured: float | None, spec_value: float | None, unit: str) -> None:
+        ratio = "" if not (measured and spec_value) else f"{measured / spec_value:.0%}"
+        table.add_row(
+            label,
+            "-" if measured is None else f"{measured:,.1f} {unit}",
+            "-" if spec_value is None else f"{spec_value:,.1f} {unit}",
+            ratio,
+        )
+
+    row("memory C", hw.memory_bytes / 1e9, spec.memory_gb if spec else None, "GB")
+    row("bandwidth R", hw.bandwidth_bytes_per_s / 1e9, spec.bandwidth_gb_per_s if spec else None, "GB/s")
+    for mode, rate in hw.compute_flop_per_s.items():
+        row(f"{mode} dense", rate / 1e12, spec.compute_tflops.get(mode) if spec else None, "TFLOPS")
+    console.print(table)
+    for mode, why in measurement.matmul.unavailable.items():
+        console.print(f"- {mode}: not measured ({why})")
+    if output is not None:
+        console.print(f"wrote {output}: use it with --hardware {output}")
+    else:
+        console.print(made.text, markup=False)
