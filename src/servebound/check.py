@@ -73,10 +73,6 @@ ABOVE_CEILING_MEANING = (
     "rate missing the arithmetic mode the engine used"
 )
 
-#: Arithmetic modes an engine's dense prefill may use when the model's own mode has no hardware rate,
-#: fastest first: llama.cpp's quantized matmuls use int8 dot products, its float paths fp16.
-_FALLBACK_MODES = ("int8", "fp16", "bf16", "fp32")
-
 #: llama.cpp cache type names (-ctk/-ctv) to servebound's KV format names.
 _LLAMA_CACHE_TYPES = {"f32": "fp32", "f16": "fp16", "bf16": "bf16", "q8_0": "q8_0", "q4_0": "q4_0"}
 
@@ -338,29 +334,18 @@ def load_run_model(ref: str | ModelAdapter) -> ModelAdapter:
 def _pick_mode(
     hardware: Hardware, wanted: str | None, model_mode: str, role: str, warnings: list[str]
 ) -> str:
-    """The arithmetic mode whose rate charges a prefill path: the run's, else the model's when the
-    hardware publishes it, else the fastest of int8/fp16/bf16/fp32 the hardware publishes."""
-    if wanted is not None:
-        if hardware.compute_rate(wanted) is None:
-            warnings.append(
-                f"hardware '{hardware.id}' has no {wanted} rate: the {role} math is not charged, "
-                "so the prefill ceiling is the memory roofline alone (looser)"
-            )
-        return wanted
-    if hardware.compute_rate(model_mode) is not None:
-        return model_mode
-    published = [(hardware.compute_rate(m) or 0.0, m) for m in _FALLBACK_MODES if hardware.compute_rate(m)]
-    if not published:
+    """The arithmetic mode whose rate charges a prefill path: the run's, else the model's. When the
+    hardware publishes no rate for it, the derivation's rule applies (the compute roofline is
+    unavailable and the prefill ceiling is the memory one) and a warning names the modes it does
+    publish, any of which the caller may charge explicitly when it knows the engine used it."""
+    mode = wanted if wanted is not None else model_mode
+    if hardware.compute_rate(mode) is None:
+        published = ", ".join(hardware.compute_flop_per_s) or "none"
         warnings.append(
-            f"hardware '{hardware.id}' publishes none of {', '.join(_FALLBACK_MODES)}: the prefill "
-            "ceiling is the memory roofline alone (looser)"
+            f"hardware '{hardware.id}' has no {mode} rate for the {role} math, so the prefill ceiling is "
+            f"the memory roofline alone (looser); it publishes: {published}. Name the mode the engine "
+            "used (--linear-mode / --attention-mode) to charge its rate"
         )
-        return model_mode
-    mode = max(published)[1]
-    warnings.append(
-        f"hardware '{hardware.id}' has no {model_mode} rate for the model's {role} mode; "
-        f"charged at its fastest published dense mode, {mode} (name the mode the engine used to tighten this)"
-    )
     return mode
 
 
@@ -467,8 +452,6 @@ def check_run(
     )
     measured = run.measured_tok_per_s
     efficiency = measured / pf.tok_per_s
-    if not pf.assumptions.compute_available:
-        warnings.append("compute unavailable: the prefill ceiling is the memory roofline alone")
     return RunCheck(
         run=run,
         hardware=hw,
