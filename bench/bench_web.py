@@ -1,0 +1,109 @@
+"""Web benchmarks: in-process page and API latency, requests/s on loopback, full static export time.
+
+    python bench/bench_web.py [--export] [--requests 2000] [--threads 8]
+
+Latencies are medians over repeated in-process requests (FastAPI's TestClient, no network). The load
+test starts uvicorn on 127.0.0.1 and drives it with a bounded loop of httpx requests from a thread
+pool. ``--export`` also times ``build_site`` over the packaged catalogs into a temporary folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+from fastapi.testclient import TestClient
+
+from servebound.web import build_site, create_app
+
+
+def median_ms(client: TestClient, url: str, repeat: int) -> float:
+    client.get(url)  # warm
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        r = client.get(url)
+        times.append(time.perf_counter() - t)
+        assert r.status_code == 200, (url, r.status_code)
+    return statistics.median(times) * 1e3
+
+
+def load(url: str, requests: int, threads: int) -> float:
+    import socket
+
+    import uvicorn
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(create_app(), host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.05)
+    base = f"http://127.0.0.1:{port}"
+    local = threading.local()
+
+    def one(_: int) -> int:
+        if not hasattr(local, "client"):
+            local.client = httpx.Client(base_url=base)
+        return local.client.get(url).status_code
+
+    one(0)
+    start = time.perf_counter()
+    with ThreadPoolExecutor(threads) as pool:
+        codes = list(pool.map(one, range(requests)))
+    elapsed = time.perf_counter() - start
+    server.should_exit = True
+    thread.join(timeout=10)
+    assert all(c == 200 for c in codes)
+    return requests / elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--export", action="store_true", help="also time the full static export")
+    parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--threads", type=int, default=8)
+    parser.add_argument("--repeat", type=int, default=50)
+    args = parser.parse_args()
+
+    app = create_app()
+    site = app.state.site
+    model = next(m.id for m in site.models if m.native)
+    client = TestClient(app)
+    pair = f"/pair/nvidia-dgx-spark/{model}"
+    api = f"/api/decode?hardware=nvidia-dgx-spark&model={model}"
+    print(f"catalog: {len(site.hardware)} hardware rows, {len(site.models)} model profiles")
+    print(f"pair page, default workload (cached):   {median_ms(client, pair, args.repeat):7.2f} ms median")
+    print(
+        f"pair page, custom workload (computed):  {median_ms(client, pair + '?read_context=8000', args.repeat):7.2f} ms median"
+    )
+    print(f"/api/decode:                            {median_ms(client, api, args.repeat):7.2f} ms median")
+    print(
+        f"/api/prefill (prompt 8192, range):      {median_ms(client, f'/api/prefill?hardware=nvidia-dgx-spark&model={model}&prompt=8192&range=true', args.repeat):7.2f} ms median"
+    )
+    print(
+        f"loopback, {args.threads} threads, /api/decode:   {load(api, args.requests, args.threads):7.0f} requests/s"
+    )
+    print(
+        f"loopback, {args.threads} threads, pair page (custom workload): "
+        f"{load(pair + '?read_context=8000', args.requests // 4, args.threads):7.0f} requests/s"
+    )
+    if args.export:
+        with tempfile.TemporaryDirectory() as tmp:
+            report = build_site(Path(tmp))
+            print(
+                f"static export: {report.pages:,} pages ({report.pairs:,} pairs) + mirrors, {report.files:,} files, "
+                f"{report.bytes / 1e6:,.0f} MB in {report.seconds:,.1f} s"
+            )
+
+
+if __name__ == "__main__":
+    main()
