@@ -49,3 +49,13 @@ def test_readme_opens_with_the_two_commands() -> None:
     block = README.split("```")[1].strip().splitlines()
     assert len(block) == 2 and block[0].startswith("pip install .") and "pytest" in block[1]
     assert block[1] in (ROOT / ".ci" / "run").read_text()
+
+
+def test_public_api_is_what_all_says() -> None:
+    import servebound
+
+    for name in servebound.__all__:
+        assert hasattr(servebound, name), name
+    assert {"decode", "prefill", "prefill_range", "load_hardware", "load_model", "make_workload"} <= set(
+        servebound.__all__
+    )

@@ -13,6 +13,15 @@ from servebound.core.experts import ExpertTraffic, expected_distinct_experts
 from servebound.core.hardware import Hardware
 from servebound.core.kv import KVShape
 from servebound.core.model import Experts, ModelAdapter, PrefillShape, Weights
+from servebound.core.prefill import (
+    PrefillCurve,
+    PrefillRange,
+    PrefillResult,
+    PrefillVerdict,
+    prefill,
+    prefill_curve,
+    prefill_range,
+)
 from servebound.core.workload import MAX_BATCH, Speculation, Workload
 from servebound.errors import InputError
 
@@ -27,7 +36,11 @@ __all__ = [
     "InputError",
     "KVShape",
     "ModelAdapter",
+    "PrefillCurve",
+    "PrefillRange",
+    "PrefillResult",
     "PrefillShape",
+    "PrefillVerdict",
     "Remedies",
     "Speculation",
     "Verdict",
@@ -39,5 +52,8 @@ __all__ = [
     "load_hardware",
     "load_model",
     "make_workload",
+    "prefill",
+    "prefill_curve",
+    "prefill_range",
     "with_kv_precision",
 ]

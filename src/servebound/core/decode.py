@@ -21,7 +21,7 @@ from servebound.core.experts import ExpertTraffic
 from servebound.core.formats import KV_FORMATS
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
-from servebound.core.workload import MAX_BATCH, Workload
+from servebound.core.workload import Workload, memory_fit_batch
 
 
 class Verdict(StrEnum):
@@ -202,12 +202,7 @@ def decode(hardware: Hardware, model: ModelAdapter, workload: Workload | None = 
             ),
         )
 
-    if kv_alloc > 0:
-        batch_mem_exact = math.floor(margin / kv_alloc)
-        batch_mem_capped = batch_mem_exact > MAX_BATCH
-        batch_mem = min(batch_mem_exact, MAX_BATCH)
-    else:
-        batch_mem, batch_mem_capped = MAX_BATCH, True
+    batch_mem, batch_mem_capped = memory_fit_batch(margin, kv_alloc)
 
     if batch_mem == 0:
         return result(

@@ -5,6 +5,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+#: Context lengths past 2^53 tokens are not representable exactly and mean "unbounded" here.
+CONTEXT_CAP = 2**53
+
 
 @dataclass(frozen=True)
 class KVShape:
@@ -47,16 +50,22 @@ class KVShape:
         K never exceeds it. The closed form is checked against K itself so rounding cannot overshoot.
         """
         guess = self._inverse(budget_bytes)
-        if guess is None or guess < 0:
-            return guess
-        while guess > 0 and self.bytes_at(guess) > budget_bytes:
-            guess -= 1
-        while self.bytes_at(guess + 1) <= budget_bytes:
-            guess += 1
+        if guess is None or guess < 0 or guess >= CONTEXT_CAP:
+            return None if guess is not None and guess >= CONTEXT_CAP else guess
+        # The closed form is exact up to rounding: a few steps either way settle it.
+        for _ in range(4):
+            if guess > 0 and self.bytes_at(guess) > budget_bytes:
+                guess -= 1
+            elif self.bytes_at(guess + 1) <= budget_bytes:
+                guess += 1
+            else:
+                break
         return guess
 
     def _inverse(self, budget_bytes: float) -> int | None:
-        """K is piecewise linear and non-decreasing, so the inverse is closed form: first inside the
+        """A ratio past CONTEXT_CAP (a vanishing per-token size) counts as unbounded.
+
+        K is piecewise linear and non-decreasing, so the inverse is closed form: first inside the
         window (slope global + local), then beyond it (slope global).
         """
         if budget_bytes < self.state_bytes:
@@ -66,11 +75,15 @@ class KVShape:
         if self.window_tokens > 0 and steep > 0:
             at_window = steep * self.window_tokens
             if room < at_window:
-                return math.floor(room / steep)
+                return _floor_capped(room / steep)
             room -= at_window
             if self.global_bytes_per_token <= 0:
                 return None
-            return self.window_tokens + math.floor(room / self.global_bytes_per_token)
+            return self.window_tokens + _floor_capped(room / self.global_bytes_per_token)
         if self.global_bytes_per_token <= 0:
             return None
-        return math.floor(room / self.global_bytes_per_token)
+        return _floor_capped(room / self.global_bytes_per_token)
+
+
+def _floor_capped(ratio: float) -> int:
+    return CONTEXT_CAP if not ratio < CONTEXT_CAP else math.floor(ratio)

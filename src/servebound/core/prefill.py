@@ -45,7 +45,7 @@ from servebound.core.experts import ExpertTraffic
 from servebound.core.hardware import Hardware
 from servebound.core.kv import KVShape
 from servebound.core.model import ModelAdapter, PrefillShape
-from servebound.core.workload import MAX_BATCH, Workload
+from servebound.core.workload import MAX_BATCH, Workload, memory_fit_batch
 from servebound.errors import InputError
 
 #: Omega_pf, the temporary prefill workspace in the capacity gate: zero in this theoretical bound.
@@ -534,18 +534,6 @@ def _positive_int(field: str, value: object) -> int:
     return int(number)
 
 
-def _batch_mem(margin: float, kv_alloc: float) -> tuple[int, bool]:
-    """b_mem = floor((C - W_resident - O - Omega_pf) / K_alloc), capped at MAX_BATCH like decode."""
-    if margin < 0:
-        return 0, False
-    if kv_alloc <= 0:
-        return MAX_BATCH, True
-    ratio = margin / kv_alloc  # may overflow to inf for a vanishing reservation: compare before floor
-    if ratio > MAX_BATCH:
-        return MAX_BATCH, True
-    return math.floor(ratio), False
-
-
 def _largest_true(ok: Callable[[int], bool], lo: int, hi: int) -> int:
     """Largest b in [lo, hi] with ok(b), given ok(lo) holds and ok is true then false."""
     while lo < hi:
@@ -607,7 +595,7 @@ def prefill(
     resident = model.weights.resident
     margin = hardware.memory_bytes - resident - workload.overhead_bytes - WORKSPACE_BYTES
     kv_alloc = model.kv_alloc.bytes_at(workload.alloc_context_tokens)
-    batch_mem, capped = _batch_mem(margin, kv_alloc)
+    batch_mem, capped = memory_fit_batch(margin, kv_alloc)
 
     def evaluate(b: int) -> _Evaluation:
         return _evaluate(model, shape, rates, workload.expert_traffic, b, prompt, chunk)

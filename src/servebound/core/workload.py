@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from servebound.core.experts import ExpertTraffic
@@ -17,6 +18,22 @@ DEFAULT_FLOOR_TOK_PER_S = 20.0
 #: per-session cache does not grow (recurrent state only, or no cache at all); past this point compute,
 #: kernels and the scheduler decide, and the report says so instead of printing infinity.
 MAX_BATCH = 1_000_000_000
+
+
+def memory_fit_batch(margin_bytes: float, kv_alloc_bytes: float) -> tuple[int, bool]:
+    """b_mem = floor(margin / K_alloc) and whether it was capped at MAX_BATCH.
+
+    The one definition decode and prefill share. A non-positive reservation, or one so small the
+    ratio passes MAX_BATCH (or overflows to inf), is capped before the floor is taken.
+    """
+    if margin_bytes < 0:
+        return 0, False
+    if kv_alloc_bytes <= 0:
+        return MAX_BATCH, True
+    ratio = margin_bytes / kv_alloc_bytes
+    if ratio > MAX_BATCH:
+        return MAX_BATCH, True
+    return math.floor(ratio), False
 
 
 @dataclass(frozen=True)
