@@ -45,7 +45,7 @@ from servebound.core.experts import ExpertTraffic
 from servebound.core.hardware import Hardware
 from servebound.core.kv import KVShape
 from servebound.core.model import ModelAdapter, PrefillShape
-from servebound.core.workload import MAX_BATCH, Workload, memory_fit_batch
+from servebound.core.workload import Workload, memory_fit_batch
 from servebound.errors import InputError
 
 #: Omega_pf, the temporary prefill workspace in the capacity gate: zero in this theoretical bound.
