@@ -1,0 +1,163 @@
+"""servebound.validation: the shipped reported runs, the summary arithmetic, and the file's rules."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from servebound.errors import InputError
+from servebound.validation import (
+    ReportedRun,
+    efficiency_stats,
+    evaluate_reported_runs,
+    load_reported_runs,
+    parse_reported_runs,
+    reported_runs_for,
+    resolve_run_model,
+    run_model_ids,
+    validation_json,
+    validation_summary,
+)
+
+
+@pytest.fixture(scope="module")
+def shipped() -> tuple[ReportedRun, ...]:
+    return evaluate_reported_runs()
+
+
+def entry(**changes: Any) -> dict[str, Any]:
+    """A tg128 run of Llama 2 7B Q4_0 on an RTX 4090 (catalog: R = 1008 GB/s)."""
+    base: dict[str, Any] = {
+        "id": "toy-run",
+        "hardware": "nvidia-rtx-4090",
+        "model": "llama-2-7b-q4_0",
+        "engine": "llama.cpp",
+        "engine_version": "test",
+        "quantization": "Q4_0",
+        "metric": "per_session_tok_s",
+        "measured": 100.0,
+        "read_context": 64,
+        "alloc_context": 128,
+        "metric_definition": "tg128",
+        "context_definition": "mean read 64",
+        "source_url": "https://example.org/run",
+        "source_quote": "100 t/s",
+        "source_kind": "primary",
+    }
+    base.update(changes)
+    return base
+
+
+# Ceiling of the toy entry by hand: W_active = always_on bytes of the Q4_0 file = 3,751,337,984
+# (linear 3,642,753,024 + output Q6_K 107,520,000 + norms 1,064,960); K_read(64) = 64 x 524,288
+# = 33,554,432; r(1) = 1008e9 / (3,751,337,984 + 33,554,432) = 266.32 tok/s.
+CEILING = 1008e9 / (3_751_337_984 + 64 * 524_288)
+
+
+def test_hand_made_set_counts_and_quantiles() -> None:
+    fractions = [0.2, 0.4, 0.6, 0.8, 1.2]
+    entries = parse_reported_runs(
+        {
+            "run": [
+                entry(id=f"run-{i}", measured=f * CEILING, explanation="toy") for i, f in enumerate(fractions)
+            ]
+        }
+    )
+    runs = evaluate_reported_runs(entries)
+    assert [r.efficiency for r in runs] == pytest.approx(fractions)
+    summary = validation_summary(runs)
+    # sorted 0.2 0.4 0.6 0.8 1.2: quartiles at positions 1, 2, 3 of 0..4 (linear interpolation)
+    assert (summary.total, summary.at_or_below) == (5, 4)
+    assert summary.overall.p25 == pytest.approx(0.4)
+    assert summary.overall.median == pytest.approx(0.6)
+    assert summary.overall.p75 == pytest.approx(0.8)
+    assert (summary.overall.min, summary.overall.max) == pytest.approx((0.2, 1.2))
+    assert summary.overall.at_or_below_rate == pytest.approx(0.8)
+    assert list(summary.by_engine) == ["llama.cpp"] and list(summary.by_hardware_family) == ["consumer GPU"]
+    assert [r.entry.id for r in summary.above] == ["run-4"]
+
+
+def test_efficiency_stats_by_hand() -> None:
+    stats = efficiency_stats([0.5, 1.0, 0.25, 0.75])
+    # sorted 0.25 0.5 0.75 1.0: p25 at position 0.75 -> 0.25 + 0.75 x 0.25 = 0.4375; median 0.625
+    assert (stats.p25, stats.median, stats.p75) == pytest.approx((0.4375, 0.625, 0.8125))
+    assert stats.at_or_below == 4
+    with pytest.raises(InputError):
+        efficiency_stats([])
+
+
+def test_above_ceiling_without_explanation_is_rejected() -> None:
+    entries = parse_reported_runs({"run": [entry(measured=2 * CEILING)]})
+    with pytest.raises(InputError) as err:
+        evaluate_reported_runs(entries)
+    assert err.value.field == "reported run toy-run: explanation"
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"colour": "red"}, "reported_runs.toml: run.0.colour"),
+        ({"source_url": "a blog"}, "reported_runs.toml: run.0.source_url"),
+        ({"metric": "speed"}, "reported_runs.toml: run.0.metric"),
+        ({"measured": -1.0}, "reported_runs.toml: run.0.measured"),
+        ({"read_context": None}, "reported_runs.toml: run.0"),
+    ],
+)
+def test_bad_entries_name_the_field(change: dict[str, Any], field: str) -> None:
+    raw = entry(**change)
+    raw = {k: v for k, v in raw.items() if v is not None}
+    with pytest.raises(InputError) as err:
+        parse_reported_runs({"run": [raw]})
+    assert err.value.field == field
+
+
+def test_duplicate_ids_are_rejected() -> None:
+    with pytest.raises(InputError, match="duplicate id"):
+        parse_reported_runs({"run": [entry(), entry()]})
+
+
+def test_shipped_runs_have_sources_and_explanations(shipped: tuple[ReportedRun, ...]) -> None:
+    entries = load_reported_runs()
+    assert len(entries) >= 20
+    for run in shipped:
+        e = run.entry
+        assert e.source_url and e.source_quote.strip(), e.id
+        assert e.metric_definition.strip() and e.context_definition.strip(), e.id
+        if not run.at_or_below:
+            assert e.explanation and len(e.explanation) > 40, e.id
+    # every decode run sits at or below its ceiling; prefill runs above it are the explained ones
+    assert all(r.at_or_below for r in shipped if r.check.run.phase.value == "decode")
+    assert {r.entry.source_kind for r in shipped} >= {"primary", "secondary"}
+
+
+def test_shipped_summary(shipped: tuple[ReportedRun, ...]) -> None:
+    summary = validation_summary(shipped)
+    assert summary.total == len(shipped)
+    assert summary.at_or_below == sum(r.at_or_below for r in shipped)
+    assert sum(s.count for s in summary.by_engine.values()) == summary.total
+    assert sum(s.count for s in summary.by_hardware_family.values()) == summary.total
+    assert summary.overall.min <= summary.overall.p25 <= summary.overall.median <= summary.overall.p75
+    out = validation_json(summary)
+    assert out["total"] == summary.total and len(out["runs"]) == summary.total
+    assert {"efficiency", "by_engine", "by_hardware_family", "by_phase", "at_or_below_rate"} <= set(out)
+
+
+def test_pair_lookup(shipped: tuple[ReportedRun, ...]) -> None:
+    pair = reported_runs_for("nvidia-rtx-4090", "llama-2-7b-f16", shipped)
+    assert {r.entry.id for r in pair} == {
+        "llamacpp-pr4766-rtx-4090-codellama-7b-f16-pp512",
+        "llamacpp-pr4766-rtx-4090-codellama-7b-f16-tg128",
+    }
+    assert reported_runs_for("nvidia-rtx-4090", "no-such-model", shipped) == ()
+
+
+def test_run_models_load_with_their_byte_arithmetic() -> None:
+    assert "llama-2-7b-q4_0" in run_model_ids()
+    q4 = resolve_run_model("llama-2-7b-q4_0")
+    # 3.56 GiB as llama-bench prints it: 3,825,065,984 bytes / 2^30 = 3.5624
+    assert q4.weights.resident / 2**30 == pytest.approx(3.5624, abs=1e-4)
+    assert resolve_run_model("llama-2-7b-f16").weights.resident / 2**30 == pytest.approx(12.5518, abs=1e-4)
+    assert resolve_run_model("llama-2-7b-q8_0").weights.resident / 2**30 == pytest.approx(6.6686, abs=1e-4)
+    assert resolve_run_model("llama-2-7b-q4_1").weights.resident / 2**30 == pytest.approx(3.9470, abs=1e-4)
+    assert resolve_run_model("llama-3.1-8b").id == "llama-3.1-8b"  # catalog profiles resolve too
