@@ -9,7 +9,15 @@ import sys
 
 import typer
 
-from servebound.cli import catalog_cmd, decode_cmd, import_cmd, measure_cmd, models_cmd, prefill_cmd  # noqa: F401
+from servebound.cli import (  # noqa: F401  (each module registers its commands)
+    catalog_cmd,
+    decode_cmd,
+    import_cmd,
+    measure_cmd,
+    models_cmd,
+    prefill_cmd,
+    web_cmd,
+)
 from servebound.cli.app import app
 from servebound.errors import InputError
 

@@ -1,0 +1,73 @@
+"""`servebound serve` and `servebound build-site DIR`: the site, live or as static files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from servebound.cli.app import app, console
+from servebound.errors import InputError
+
+
+@app.command("serve")
+def serve_command(
+    host: Annotated[
+        str, typer.Option("--host", help="Interface to listen on (localhost by default).")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="TCP port.")] = 8000,
+) -> None:
+    """Serve the site and the JSON API (pages, markdown mirrors, /api/, /llms.txt) with the embedded catalog."""
+    if not 0 < port < 65536:
+        raise InputError("port", f"must be between 1 and 65535 (got {port})")
+    from servebound.web import serve
+
+    console.print(
+        f"servebound: http://{host}:{port}/  (API: /api/, OpenAPI: /openapi.json, for machines: /llms.txt)"
+    )
+    serve(host=host, port=port)
+
+
+@app.command("build-site")
+def build_site_command(
+    out_dir: Annotated[Path, typer.Argument(help="Folder to write the static site into.")],
+    base_url: Annotated[
+        str,
+        typer.Option(
+            "--base-url",
+            help="Where the copy will be served: absolute URLs in robots.txt, llms.txt, sitemap.xml.",
+        ),
+    ] = "http://localhost:8000",
+    max_pairs: Annotated[
+        int | None,
+        typer.Option("--max-pairs", help="Cap the pair pages written (default: every native pair)."),
+    ] = None,
+) -> None:
+    """Write every page, mirror, figure and asset as static files (`python -m http.server` serves them)."""
+    if not base_url.startswith(("http://", "https://")):
+        raise InputError("base_url", f"give an absolute http(s) URL (got {base_url!r})")
+    if max_pairs is not None and max_pairs < 0:
+        raise InputError("max_pairs", f"must be >= 0 (got {max_pairs})")
+    if out_dir.exists() and not out_dir.is_dir():
+        raise InputError("out_dir", f"{out_dir} exists and is not a folder")
+    from servebound.web import build_site
+
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+    ) as bar:
+        task = bar.add_task("building", total=None)
+
+        def progress(done: int, total: int, path: str) -> None:
+            bar.update(task, completed=done, total=total, description=path[:40].ljust(40))
+
+        report = build_site(out_dir, progress, base_url=base_url.rstrip("/"), max_pairs=max_pairs)
+    console.print(
+        f"wrote {report.files:,} files ({report.bytes / 1e6:,.1f} MB): {report.pages:,} pages, "
+        f"{report.pairs:,} pair pages, in {report.seconds:.1f} s. Serve it: python -m http.server -d {out_dir}"
+    )
