@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -16,6 +17,8 @@ from servebound.importers.hf_config import (
     SUPPORTED_MODEL_TYPES,
     WEIGHT_FORMATS,
     import_hf_config,
+    q4_k_m_layout,
+    use_more_bits,
 )
 
 # The shared reference set of real configs sits beside the checkout (shared/reference/models).
@@ -526,3 +529,137 @@ def test_unknown_formats(tmp_path: Path) -> None:
         import_hf_config(path, weight_format="int3")
     with pytest.raises(InputError, match="kv_precision"):
         import_hf_config(path, kv_precision="fp6")
+
+
+# ---------------------------------------------------------------------------------------------------
+# q4_k_m: llama.cpp's per-tensor Q4_K_M mix
+
+
+def test_use_more_bits_layers() -> None:
+    # n = 8: n/8 = 1, 7n/8 = 7 -> layer 0, layer 7, and (i - 1) % 3 == 2 -> layers 3 and 6.
+    assert [i for i in range(8) if use_more_bits(i, 8)] == [0, 3, 6, 7]
+    # n = 32: 0-3, 28-31 and (i - 4) % 3 == 2 -> 6, 9, ..., 27: 16 of 32.
+    assert [i for i in range(32) if use_more_bits(i, 32)] == [0, 1, 2, 3, *range(6, 28, 3), 28, 29, 30, 31]
+
+
+@pytest.mark.parametrize(
+    ("role", "row", "options", "expected"),
+    [
+        ("output", 4096, {}, "q6_k"),
+        ("output", 576, {}, "q8_0"),  # 576 is not a multiple of 256
+        ("token_embd", 4096, {}, "q4_k"),
+        ("attn_q", 4096, {}, "q4_k"),
+        ("attn_v", 4096, {"more_bits": True}, "q6_k"),
+        ("attn_v", 4096, {}, "q4_k"),
+        ("attn_v", 8192, {"type_70b": True}, "q5_k"),
+        ("attn_v", 4096, {"more_bits": True, "routed_experts": 8}, "q8_0"),
+        ("attn_k", 4096, {"routed_experts": 8}, "q8_0"),
+        ("attn_output", 4096, {"routed_experts": 8}, "q5_k"),
+        ("attn_output", 4096, {"routed_experts": 16}, "q4_k"),
+        ("attn_qkv", 5120, {}, "q5_k"),
+        ("ffn_down_exps", 1536, {"more_bits": True}, "q6_k"),
+        ("ffn_down", 29568, {"more_bits": True}, "q8_0"),  # 29568 = 115.5 x 256: Q6_K falls back
+        ("ffn_down", 29568, {}, "q5_0"),  # Q4_K falls back to Q5_0 (29568 = 924 x 32)
+        ("attn_qkv", 2880, {}, "q5_1"),  # Q5_K falls back to Q5_1
+        ("ffn_up", 48, {}, "fp16"),  # not a multiple of 32 either
+    ],
+)
+def test_q4_k_m_rule(role: str, row: int, options: dict[str, Any], expected: str) -> None:
+    assert q4_k_m_layout(role, row, **options).name == expected
+
+
+def test_q4_k_m_layouts_match_the_gguf_block_table() -> None:
+    from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
+
+    for name in ("q4_0", "q5_0", "q5_1", "q8_0", "q4_k", "q5_k", "q6_k"):
+        layout = WEIGHT_FORMATS[name]
+        assert GGML_QUANT_SIZES[GGMLQuantizationType[name.upper()]] == (layout.block, layout.block_bytes)
+
+
+def test_q4_k_m_eight_layers_by_hand(tmp_path: Path) -> None:
+    """8 layers, hidden 256, 2 KV heads x 32, MLP 512, vocab 1000, untied: every row a multiple of 256.
+
+    Q6_K (210 B per 256): attn_v and ffn_down in layers 0, 3, 6, 7 (use_more_bits(i, 8)) and the head:
+        4 x 256 x 64 + 4 x 512 x 256 + 1000 x 256 = 65536 + 524288 + 256000 = 845824 params
+        = 3304 blocks x 210 B = 693840 B.
+    Q4_K (144 B per 256): q, k, o, gate, up in all 8 layers, v and down in the other 4, the embedding:
+        8 x (65536 + 16384 + 65536 + 131072 + 131072) + 4 x 16384 + 4 x 131072 + 256000 = 4122624 params
+        = 16104 blocks x 144 B = 2318976 B.
+    f32: 2 norms x 256 per layer + final norm 256 = 4352 params = 17408 B.
+    """
+    imported = import_hf_config(write(tmp_path, llama(num_hidden_layers=8)), weight_format="q4_k_m")
+    steps = {s.quantity: s for s in imported.steps}
+    assert steps["mix.q6_k"].value == 845824
+    assert steps["mix.q4_k"].value == 4122624
+    assert steps["mix.f32"].value == 4352
+    assert imported.total_params == 845824 + 4122624 + 4352 == 4972800
+    assert "attn_v Q6_K at layers [0, 3, 6, 7]" in steps["mix.use_more_bits"].formula
+    assert "ffn_down Q6_K at layers [0, 3, 6, 7]" in steps["mix.use_more_bits"].formula
+    weights = imported.adapter.weights
+    assert weights.embedding_bytes == 256000 / 256 * 144 == 144000
+    assert weights.resident == 693840 + 2318976 + 17408 == 3030224
+    assert weights.always_on_bytes == 3030224 - 144000
+    assert steps["mix.bits_per_weight"].value == pytest.approx(8 * 3030224 / 4972800)  # 4.875
+    assert imported.adapter.weight_precision == "q4_k_m"
+    assert imported.adapter.prefill is not None and imported.adapter.prefill.linear_mode == "int8"
+
+
+def test_q4_k_m_moe_down_projections_follow_the_layer(tmp_path: Path) -> None:
+    """4 MoE layers: use_more_bits(i, 4) holds for 2 ((2 - 0) % 3 == 2) and 3 (>= 7 x 4 / 8 = 3).
+
+    One expert per layer: gate, up 256 x 256 at Q4_K; down 256 x 256 at Q6_K in layers 2, 3, Q4_K in 0, 1:
+    4 x 2 x 65536 x 144/256 + 2 x 65536 x 144/256 + 2 x 65536 x 210/256 = 294912 + 73728 + 107520 B.
+    """
+    config = llama(model_type="qwen2_moe", num_experts=8, num_experts_per_tok=2, moe_intermediate_size=256)
+    weights = import_hf_config(write(tmp_path, config), weight_format="q4_k_m").adapter.weights
+    assert weights.expert_bytes == 294912 + 73728 + 107520 == 476160
+
+
+# Published Q4_K_M file sizes (decimal GB, rounded to 10 MB by the page). The file also holds the
+# tokenizer and metadata (a few MB), so the weights land a little under; 1% allows for both.
+PUBLISHED_Q4_K_M = {
+    # bartowski/Meta-Llama-3.1-8B-Instruct-GGUF README: Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf 4.92GB
+    # (bartowski's same-shape LLaMA3-iterative-DPO-final-Q4_K_M.gguf: 4.92GB, "about 4.83 bits per weight").
+    "meta-llama__Llama-3.1-8B-Instruct": 4.92e9,
+    # bartowski/Meta-Llama-3.1-70B-Instruct-GGUF README: Meta-Llama-3.1-70B-Instruct-Q4_K_M.gguf 42.52GB.
+    "meta-llama__Llama-3.1-70B-Instruct": 42.52e9,
+    # bartowski/Qwen_Qwen3-4B-GGUF README: Qwen3-4B-Q4_K_M.gguf 2.50GB (tied: the table is the Q6_K head).
+    "Qwen__Qwen3-4B": 2.50e9,
+    # bartowski/Qwen2.5-72B-Instruct-GGUF README: Qwen2.5-72B-Instruct-Q4_K_M.gguf 47.42GB. Its MLP width
+    # 29568 is not a multiple of 256, so ffn_down falls back to Q5_0 / Q8_0: without the fallback ~44.7 GB.
+    "Qwen__Qwen2.5-72B": 47.42e9,
+}
+
+
+@needs_reference
+@pytest.mark.parametrize("name", sorted(PUBLISHED_Q4_K_M))
+def test_q4_k_m_lands_on_published_file_sizes(name: str) -> None:
+    imported = import_hf_config(ref(name), weight_format="q4_k_m")
+    resident = imported.adapter.weights.resident
+    assert resident == pytest.approx(PUBLISHED_Q4_K_M[name], rel=0.01)
+    assert resident <= PUBLISHED_Q4_K_M[name] * 1.001  # the file is the weights plus its metadata
+
+
+@needs_reference
+def test_llama_8b_q4_k_m_mix() -> None:
+    """Llama-3.1-8B: 16 of 32 attn_v and ffn_down at Q6_K, the head at Q6_K, the rest Q4_K: ~4.89 bits."""
+    imported = import_hf_config(ref("meta-llama__Llama-3.1-8B"), weight_format="q4_k_m")
+    steps = {s.quantity: s for s in imported.steps}
+    # Q6_K: 16 x 4096 x 1024 (v) + 16 x 14336 x 4096 (down) + 128256 x 4096 (head)
+    assert steps["mix.q6_k"].value == 16 * 4096 * 1024 + 16 * 14336 * 4096 + 128256 * 4096
+    assert steps["mix.bits_per_weight"].value == pytest.approx(4.894, abs=0.001)
+
+
+@needs_reference
+def test_q4_k_m_counts_every_parameter_once() -> None:
+    """The mix books each reference model's parameters exactly once, every matrix by its own row."""
+    for folder in sorted(p for p in REFERENCE.iterdir() if (p / "config.json").is_file()):
+        try:
+            imported = import_hf_config(folder, weight_format="q4_k_m")
+        except InputError:
+            continue
+        mix = [s for s in imported.steps if s.quantity.startswith("mix.")]
+        booked = sum(s.value for s in mix if s.quantity not in {"mix.use_more_bits", "mix.bits_per_weight"})
+        assert booked == imported.total_params, folder.name
+        unlisted = [s for s in mix if "unlisted" in s.formula]
+        assert not unlisted, folder.name

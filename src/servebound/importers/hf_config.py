@@ -9,7 +9,9 @@ and one audit Step per derived quantity.
 Storage: 2-D weight matrices (attention and MLP projections, experts, embedding, output head) are
 stored in ``weight_format``; small tensors (norms, biases, routers, convolution taps, SSM constants) are
 kept at 16 bits when the format is narrower, as quantized checkpoints keep them. Block-format scales are
-included through the format's bytes per element; per-tensor scales and padding are not.
+included through the format's bytes per element; per-tensor scales and padding are not. ``q4_k_m`` is
+not one format but llama.cpp's per-tensor mix (see :func:`q4_k_m_layout`); under it small tensors are
+f32, as llama.cpp's converter writes them and its quantizer leaves them.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from servebound.core.formats import KV_FORMATS, BlockLayout
@@ -25,11 +28,19 @@ from servebound.core.kv import KVShape
 from servebound.core.model import Experts, ModelAdapter, PrefillShape, Weights
 from servebound.errors import InputError
 from servebound.importers.audit import ImportedModel, Step
-from servebound.importers.hf.blocks import Block, Count
+from servebound.importers.hf.blocks import Block, Count, Matrix
 from servebound.importers.hf.families import FAMILIES, SUPPORTED_MODEL_TYPES, WRAPPERS, Arch, Cfg
 from servebound.importers.modes import linear_mode
 
-__all__ = ["MAX_CONFIG_BYTES", "SUPPORTED_MODEL_TYPES", "WEIGHT_FORMATS", "import_hf_config"]
+__all__ = [
+    "MAX_CONFIG_BYTES",
+    "MIXED_WEIGHT_FORMATS",
+    "SUPPORTED_MODEL_TYPES",
+    "WEIGHT_FORMATS",
+    "import_hf_config",
+    "q4_k_m_layout",
+    "use_more_bits",
+]
 
 #: A config.json is a few kilobytes; anything past this cap is refused unread.
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
@@ -48,12 +59,24 @@ WEIGHT_FORMATS: dict[str, BlockLayout] = {
         BlockLayout("mxfp4", 32, 1, 16, "one E8M0 scale + 32 FP4 (E2M1) values"),
         BlockLayout("q8_0", 32, 2, 32, "fp16 scale + 32 int8"),
         BlockLayout("q4_0", 32, 2, 16, "fp16 scale + 32 nibbles"),
+        BlockLayout("q5_0", 32, 2 + 4, 16, "fp16 scale + 32 high bits; 32 low nibbles"),
+        BlockLayout("q5_1", 32, 2 + 2 + 4, 16, "fp16 scale + fp16 min + 32 high bits; 32 low nibbles"),
         BlockLayout("q4_k", 256, 2 + 2 + 12, 128, "fp16 d + fp16 dmin + 12 B of 6-bit sub-block scales/mins"),
+        BlockLayout(
+            "q5_k",
+            256,
+            2 + 2 + 12,
+            128 + 32,
+            "fp16 d + fp16 dmin + 12 B of 6-bit sub-block scales/mins; 128 B low nibbles + 32 B high bits",
+        ),
         BlockLayout(
             "q6_k", 256, 2 + 16, 128 + 64, "fp16 d + 16 int8 sub-block scales; 128 B low + 64 B high bits"
         ),
     )
 }
+
+#: Per-tensor mixes, accepted as ``weight_format`` beside :data:`WEIGHT_FORMATS`.
+MIXED_WEIGHT_FORMATS: tuple[str, ...] = ("q4_k_m",)
 
 _SMALL_TENSOR_BYTES = 2.0
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
@@ -70,17 +93,17 @@ def import_hf_config(
 
     ``source``: a config.json path, a folder holding one, or a hub id ``org/name`` (fetched with
     huggingface_hub, config.json only; ``offline`` looks in the local cache only). ``weight_format``
-    names the storage of the weight matrices (a :data:`WEIGHT_FORMATS` key); ``kv_precision`` the cache
+    names the storage of the weight matrices (a :data:`WEIGHT_FORMATS` key, or ``q4_k_m`` for llama.cpp's
+    Q4_K_M mix, :func:`q4_k_m_layout`); ``kv_precision`` the cache
     element format (a KV format key such as bf16 or fp8). Multimodal configs import their language model
     (text_config); vision and audio towers are left out and the audit says so.
 
     Raises InputError for an unreadable, oversized or malformed file, an unknown model_type (the
     message lists the supported ones), or a missing or mistyped field (named in the message).
     """
-    if weight_format not in WEIGHT_FORMATS:
-        raise InputError(
-            "weight_format", f"unknown format {weight_format!r}; known: {', '.join(WEIGHT_FORMATS)}"
-        )
+    if weight_format not in WEIGHT_FORMATS and weight_format not in MIXED_WEIGHT_FORMATS:
+        known = ", ".join([*WEIGHT_FORMATS, *MIXED_WEIGHT_FORMATS])
+        raise InputError("weight_format", f"unknown format {weight_format!r}; known: {known}")
     if kv_precision not in KV_FORMATS:
         raise InputError(
             "kv_precision", f"unknown precision {kv_precision!r}; known: {', '.join(KV_FORMATS)}"
@@ -89,7 +112,7 @@ def import_hf_config(
     cfg, text_type, multimodal = _language_model(raw)
     arch = FAMILIES[text_type](cfg, text_type)
     arch.notes = cfg.notes
-    return _assemble(arch, raw, label, multimodal, WEIGHT_FORMATS[weight_format], kv_precision)
+    return _assemble(arch, raw, label, multimodal, weight_format, kv_precision)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -194,10 +217,230 @@ def _language_model(raw: Mapping[str, object]) -> tuple[Cfg, str, bool]:
 # Assembly
 
 
-def _bytes(count: Count, layout: BlockLayout) -> float:
+@dataclass
+class _Stored:
+    """Bytes of each weight group at a storage choice, and the audit lines that derive them."""
+
+    embedding: float
+    always: float
+    expert: float
+    mtp: float
+    embedding_formula: str
+    matrix_formula: str
+    small_bytes: float
+    steps: list[Step] = field(default_factory=list)
+
+
+def _uniform_bytes(
+    layout: BlockLayout, embedding: Count, always: Count, expert: Count, mtp: Count
+) -> _Stored:
+    """Every matrix in ``layout``; small tensors at 16 bits when the format is narrower."""
     matrix = layout.bytes_per_element
     small = max(matrix, _SMALL_TENSOR_BYTES)
-    return count.matrix * matrix + count.small * small
+
+    def stored(count: Count) -> float:
+        return count.matrix * matrix + count.small * small
+
+    step = Step(
+        "bytes_per_param",
+        layout.bytes_per_element,
+        f"{layout.name}: ({layout.scale_bytes} scale + {layout.value_bytes} value bytes)"
+        f" / {layout.block} elements = {layout.bytes_per_element:g} B ({layout.bits_per_element:g} bits);"
+        f" small tensors at {small:g} B",
+    )
+    return _Stored(
+        stored(embedding),
+        stored(always),
+        stored(expert),
+        stored(mtp),
+        layout.name,
+        f"{matrix:g} B",
+        small,
+        [step],
+    )
+
+
+# ---------------------------------------------------------------------------------------------------
+# Q4_K_M: llama.cpp's per-tensor mix
+
+#: Families llama.cpp types as 70B when they have 80 layers (its attn_v rule then lifts Q4_K to Q5_K).
+_LLAMA_CPP_70B_FAMILIES = frozenset({"llama", "qwen2", "olmo"})
+#: llama.cpp's fallback when a row is not a whole number of 256-element super-blocks.
+_ROW_FALLBACK = {"q4_k": "q5_0", "q5_k": "q5_1", "q6_k": "q8_0"}
+#: llama.cpp's converter writes 1-D tensors, routers and convolution taps as f32; its quantizer keeps them.
+_MIX_SMALL_BYTES = 4.0
+#: Tensors that count as attention-value tensors for the attn_v layer index (llama.cpp's n_attention_wv).
+_VALUE_ROLES = frozenset({"attn_v", "attn_qkv", "attn_kv_b"})
+
+
+def use_more_bits(layer: int, layers: int) -> bool:
+    """llama.cpp's layers that get more bits in its _M mixes, with C integer division:
+    ``i < n/8 or i >= 7n/8 or (i - n/8) % 3 == 2`` -- the first eighth, the last eighth and every third
+    layer in between. For 8 layers: 0, 3, 6, 7; for 32: 0-3, 6, 9, ..., 27, 28-31 (16 of 32)."""
+    eighth = layers // 8
+    return layer < eighth or layer >= 7 * layers // 8 or (layer - eighth) % 3 == 2
+
+
+def q4_k_m_layout(
+    role: str,
+    row_length: int,
+    *,
+    more_bits: bool = False,
+    routed_experts: int = 0,
+    type_70b: bool = False,
+) -> BlockLayout:
+    """The storage llama.cpp's quantizer gives one 2-D weight under Q4_K_M.
+
+    ``role`` is the tensor's llama.cpp name (``output``, ``token_embd``, ``attn_v``, ``attn_k``,
+    ``attn_output``, ``attn_qkv``, ``ffn_down``, ``ffn_down_exps``, ``ffn_down_shexp``, anything else),
+    ``row_length`` its input width (ggml's ne[0]), ``more_bits`` whether :func:`use_more_bits` holds for
+    it (attn_v: over the index among attention-value tensors; ffn_down: over the layer index),
+    ``routed_experts`` the model's expert count, ``type_70b`` llama.cpp's 70B model type.
+
+    The rule (llama.cpp's ``llama_tensor_get_type`` for ``LLAMA_FTYPE_MOSTLY_Q4_K_M``):
+
+    - ``output`` (the head; a tied token embedding is the head): Q6_K, Q8_0 when the row is not a
+      multiple of 256.
+    - ``attn_v``: Q6_K where ``more_bits``, else Q4_K; Q4_K becomes Q5_K in 70B-type models; every
+      attn_v is Q8_0 in models with exactly 8 routed experts.
+    - ``attn_k``: Q8_0 with exactly 8 routed experts, else Q4_K.
+    - ``attn_output``: Q5_K with exactly 8 routed experts, else Q4_K.
+    - ``attn_qkv`` (fused q, k, v): Q5_K.
+    - ``ffn_down*`` (dense, shared-expert and routed-expert down projections): Q6_K where ``more_bits``,
+      else Q4_K.
+    - everything else, the untied ``token_embd`` included: Q4_K.
+
+    Then rows that are not a whole number of blocks fall back: Q4_K to Q5_0, Q5_K to Q5_1, Q6_K to
+    Q8_0 (32-element blocks), and to F16 when the row is not a multiple of 32 either (llama.cpp refuses
+    a Q8_0 tensor with such rows; F16 here).
+    """
+    eight = routed_experts == 8
+    if role == "output":
+        chosen = "q8_0" if row_length % 256 else "q6_k"
+    elif role == "attn_v":
+        chosen = "q6_k" if more_bits else "q4_k"
+        if type_70b and chosen == "q4_k":
+            chosen = "q5_k"
+        if eight:
+            chosen = "q8_0"
+    elif role == "attn_k":
+        chosen = "q8_0" if eight else "q4_k"
+    elif role == "attn_output":
+        chosen = "q5_k" if eight else "q4_k"
+    elif role == "attn_qkv":
+        chosen = "q5_k"
+    elif role.startswith("ffn_down"):
+        chosen = "q6_k" if more_bits else "q4_k"
+    else:
+        chosen = "q4_k"
+    layout = WEIGHT_FORMATS[chosen]
+    if row_length % layout.block == 0:
+        return layout
+    fallback = WEIGHT_FORMATS.get(_ROW_FALLBACK.get(chosen, ""))
+    if fallback is not None and row_length % fallback.block == 0:
+        return fallback
+    return WEIGHT_FORMATS["fp16"]
+
+
+@dataclass
+class _Tally:
+    params: Counter[str] = field(default_factory=Counter)
+    bytes: dict[str, float] = field(default_factory=dict)
+    tensors: dict[str, Counter[str]] = field(default_factory=dict)
+
+    def put(self, elements: int, layout: BlockLayout | None, what: str, copies: int = 1) -> float:
+        """Book ``copies`` tensors of ``elements`` at ``layout`` (None: small, f32); bytes of one copy."""
+        name = layout.name if layout else "f32"
+        one = elements * (layout.bytes_per_element if layout else _MIX_SMALL_BYTES)
+        if elements and copies:
+            self.params[name] += elements * copies
+            self.bytes[name] = self.bytes.get(name, 0.0) + one * copies
+            self.tensors.setdefault(name, Counter())[what] += 1
+        return one
+
+
+def _q4_k_m_bytes(arch: Arch, head: Count, final_norm: Count, routed: int) -> _Stored:
+    """Walk every listed matrix in file order, give each its Q4_K_M type (:func:`q4_k_m_layout`),
+    and sum bytes per weight group. Matrices a block does not list (MTP modules) take Q4_K."""
+    tally = _Tally()
+    layers = len(arch.layers)
+    values = sum(m.role in _VALUE_ROLES for layer in arch.layers for b in layer for m in b.matrices)
+    type_70b = arch.model_type in _LLAMA_CPP_70B_FAMILIES and layers == 80
+    q4_k = WEIGHT_FORMATS["q4_k"]
+    more_v: list[int] = []
+    more_down: set[int] = set()
+    value_index = down_index = 0
+
+    def place(m: Matrix, layer: int, copies: int) -> float:
+        nonlocal value_index, down_index
+        more = False
+        if m.role == "attn_v":
+            more = use_more_bits(value_index, values)
+            value_index += 1
+            if more:
+                more_v.append(layer)
+        elif m.role.startswith("ffn_down"):
+            more = use_more_bits(layer if routed > 1 else down_index, layers)
+            down_index += 1
+            if more:
+                more_down.add(layer)
+        layout = q4_k_m_layout(m.role, m.inputs, more_bits=more, routed_experts=routed, type_70b=type_70b)
+        return tally.put(m.elements, layout, m.role or "other", copies)
+
+    embedding = 0.0
+    if not arch.tied:
+        embedding = tally.put(arch.table.matrix, q4_k_m_layout("token_embd", arch.hidden), "token_embd")
+    always = tally.put(head.matrix, q4_k_m_layout("output", arch.hidden), "output")
+    always += tally.put(final_norm.small, None, "norms, biases, routers")
+    expert = 0.0
+    for i, layer in enumerate(arch.layers):
+        for block in layer:
+            always += sum(place(m, i, 1) for m in block.matrices)
+            expert += sum(place(m, i, block.routed) for m in block.expert_matrices)
+            rest = block.always.matrix - sum(m.elements for m in block.matrices)
+            always += tally.put(rest, q4_k, "unlisted")
+            rest = block.expert.matrix - sum(m.elements for m in block.expert_matrices)
+            expert += tally.put(rest, q4_k, "unlisted", block.routed)
+            always += tally.put(block.always.small, None, "norms, biases, routers")
+            expert += tally.put(block.expert.small, None, "norms, biases, routers", block.routed)
+    mtp = 0.0
+    for block in arch.mtp:
+        mtp += tally.put(block.always.matrix, q4_k, "MTP")
+        mtp += tally.put(block.always.small, None, "norms, biases, routers")
+
+    params = sum(tally.params.values())
+    stored = sum(tally.bytes.values())
+    bits = 8.0 * stored / params if params else 0.0
+    steps = [
+        Step(
+            "bytes_per_param",
+            stored / params if params else 0.0,
+            f"q4_k_m (llama.cpp's Q4_K_M mix): {stored:.0f} B / {params} params = {stored / max(params, 1):.4f} B"
+            f" ({bits:.3f} bits per weight); small tensors f32",
+        )
+    ]
+    for name, count in sorted(tally.params.items(), key=lambda item: -tally.bytes[item[0]]):
+        what = ", ".join(f"{n} {role}" for role, n in tally.tensors[name].most_common())
+        steps.append(
+            Step(
+                f"mix.{name}",
+                float(count),
+                f"{count} params x {tally.bytes[name] / count:g} B = {tally.bytes[name]:.0f} B; tensors: {what}",
+            )
+        )
+    steps.append(
+        Step(
+            "mix.use_more_bits",
+            float(len(more_v) + len(more_down)),
+            f"use_more_bits(i, n) = i < n/8 or i >= 7n/8 or (i - n/8) % 3 == 2: attn_v Q6_K at layers "
+            f"{more_v} (i over {values} attention-value tensors), ffn_down Q6_K at layers {sorted(more_down)}"
+            f" (n = {layers} layers)",
+        )
+    )
+    steps.append(Step("mix.bits_per_weight", bits, f"8 x {stored:.0f} B / {params} params"))
+    return _Stored(
+        embedding, always, expert, mtp, "the Q4_K_M mix", "the Q4_K_M mix", _MIX_SMALL_BYTES, steps
+    )
 
 
 def _sum(blocks: list[Block], part: str) -> Count:
@@ -212,7 +455,7 @@ def _assemble(
     raw: Mapping[str, object],
     label: str,
     multimodal: bool,
-    layout: BlockLayout,
+    weight_format: str,
     kv_precision: str,
 ) -> ImportedModel:
     steps: list[Step] = []
@@ -252,16 +495,11 @@ def _assemble(
                 "vision/audio towers are not counted",
             )
         )
-    steps.append(
-        Step(
-            "bytes_per_param",
-            layout.bytes_per_element,
-            f"{layout.name}: ({layout.scale_bytes} scale + {layout.value_bytes} value bytes)"
-            f" / {layout.block} elements = {layout.bytes_per_element:g} B ({layout.bits_per_element:g} bits);"
-            " small tensors at "
-            f"{max(layout.bytes_per_element, _SMALL_TENSOR_BYTES):g} B",
-        )
-    )
+    if weight_format in WEIGHT_FORMATS:
+        stored = _uniform_bytes(WEIGHT_FORMATS[weight_format], embedding, always, expert, mtp)
+    else:
+        stored = _q4_k_m_bytes(arch, head, final_norm, routed)
+    steps += stored.steps
     tie = "tied to the output head" if arch.tied else "untied: resident, not swept"
     steps.append(
         Step("params.embedding", embedding.total, f"{arch.vocab} vocab x {arch.hidden} hidden ({tie})")
@@ -290,10 +528,10 @@ def _assemble(
     )
 
     # --- weights (byte form) ----------------------------------------------------------------------
-    embedding_bytes = _bytes(embedding, layout)
-    always_bytes = _bytes(always, layout)
-    expert_bytes = _bytes(expert, layout)
-    mtp_bytes = _bytes(mtp, layout)
+    embedding_bytes = stored.embedding
+    always_bytes = stored.always
+    expert_bytes = stored.expert
+    mtp_bytes = stored.mtp
     resident = embedding_bytes + always_bytes + routed * expert_bytes + mtp_bytes
     weights = Weights(
         embedding_bytes=embedding_bytes,
@@ -302,14 +540,15 @@ def _assemble(
         experts=Experts(routed, per_token) if routed else None,
         resident_bytes=resident,
     )
-    steps.append(Step("embedding_bytes", embedding_bytes, f"{embedding.total} params x {layout.name}"))
+    steps.append(
+        Step("embedding_bytes", embedding_bytes, f"{embedding.total} params x {stored.embedding_formula}")
+    )
     steps.append(
         Step(
             "always_on_bytes",
             always_bytes,
-            f"{always.matrix} matrix params x {layout.bytes_per_element:g} B + {always.small} small params x "
-            f"{max(layout.bytes_per_element, _SMALL_TENSOR_BYTES):g} B (attention, norms, routers, dense and "
-            "shared MLPs, output head)",
+            f"{always.matrix} matrix params x {stored.matrix_formula} + {always.small} small params x "
+            f"{stored.small_bytes:g} B (attention, norms, routers, dense and shared MLPs, output head)",
         )
     )
     if routed:
@@ -335,7 +574,7 @@ def _assemble(
     steps += kv_steps
 
     # --- prefill ----------------------------------------------------------------------------------
-    prefill, prefill_steps = _prefill(blocks, kv_alloc, layout, kv_precision)
+    prefill, prefill_steps = _prefill(blocks, kv_alloc, weight_format, kv_precision)
     steps += prefill_steps
 
     context = arch.context_limit_tokens
@@ -347,7 +586,7 @@ def _assemble(
         kv_read=kv_read,
         prefill=prefill,
         context_limit_tokens=context,
-        weight_precision=layout.name,
+        weight_precision=weight_format,
         kv_precision=kv_precision,
         kv_bytes_per_element=e_kv,
         sources={"config": label},
@@ -465,7 +704,7 @@ def _kv(blocks: list[Block], e_kv: float, precision: str) -> tuple[KVShape, KVSh
 
 
 def _prefill(
-    blocks: list[Block], kv_alloc: KVShape, layout: BlockLayout, kv_precision: str
+    blocks: list[Block], kv_alloc: KVShape, weight_format: str, kv_precision: str
 ) -> tuple[PrefillShape, list[Step]]:
     linear = sum(b.linear_active_params for b in blocks)
     global_flops = sum(b.global_flops_per_pair for b in blocks)
@@ -486,7 +725,7 @@ def _prefill(
         attention_window_tokens=window,
         attention_state_flops_per_token=float(state_flops),
         kv_write_bytes_per_token=write,
-        linear_mode=linear_mode(layout.name),
+        linear_mode=linear_mode(weight_format),
         attention_mode=attention_mode,
     )
 

@@ -9,7 +9,24 @@ formula that shows the arithmetic. The importer sums blocks over layers; nothing
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """One 2-D weight: ``inputs`` x ``outputs`` elements. ``inputs`` is the row length llama.cpp
+    quantizes in blocks (ggml's ne[0]); ``role`` is the tensor's llama.cpp name (attn_v, ffn_down,
+    ffn_down_exps ...) where a mixed-format policy singles it out, else empty."""
+
+    name: str
+    inputs: int
+    outputs: int
+    role: str = ""
+
+    @property
+    def elements(self) -> int:
+        return self.inputs * self.outputs
 
 
 @dataclass(frozen=True)
@@ -37,6 +54,8 @@ class Block:
     this block (``routed`` of them, ``per_token`` chosen). Cache fields count elements per token
     (multiplied by the KV element width later) except ``state_bytes``, already in bytes at the state
     dtype. ``read_*`` default to the allocation fields; sparse attention reads less than it keeps.
+    ``matrices`` lists the always-on matrices one by one (their elements sum to ``always.matrix``)
+    and ``expert_matrices`` those of one routed expert, for per-tensor formats such as Q4_K_M.
     """
 
     label: str
@@ -58,6 +77,8 @@ class Block:
     local_flops_per_pair: int = 0
     state_flops_per_token: float = 0.0
     flops_formula: str = ""
+    matrices: tuple[Matrix, ...] = ()
+    expert_matrices: tuple[Matrix, ...] = ()
 
     @property
     def linear_active_params(self) -> int:
@@ -65,11 +86,16 @@ class Block:
         return self.always.matrix + self.router_params + self.per_token * self.expert.matrix
 
 
-def _terms(parts: list[tuple[str, int, int]]) -> tuple[str, int]:
-    """Render ``name rows x cols`` terms and their sum."""
+def _terms(
+    parts: list[tuple[str, int, int]], roles: Mapping[str, str] | None = None
+) -> tuple[str, int, tuple[Matrix, ...]]:
+    """Render ``name inputs x outputs`` terms, their sum and the matrices (role by name from ``roles``)."""
     shown = [f"{name} {rows}x{cols}" for name, rows, cols in parts if rows * cols]
     total = sum(rows * cols for _, rows, cols in parts)
-    return " + ".join(shown), total
+    matrices = tuple(
+        Matrix(name, rows, cols, (roles or {}).get(name, "")) for name, rows, cols in parts if rows * cols
+    )
+    return " + ".join(shown), total, matrices
 
 
 def gqa_attention(
@@ -89,22 +115,28 @@ def gqa_attention(
     head_gate: bool = False,
     sinks: bool = False,
     k_eq_v: bool = False,
+    fused_qkv: bool = False,
 ) -> Block:
     """Softmax attention with grouped KV heads. ``window`` None means full attention; otherwise the
     layer caches and attends to at most ``window`` tokens (sliding or chunked). ``output_gate`` doubles
     the query projection (a sigmoid gate per query channel); ``head_gate`` adds one gate per head;
     ``k_eq_v`` shares keys and values (no V projection, one cached tensor); ``qk_norm`` is "head"
-    (one head_dim vector each) or "full" (over all heads)."""
+    (one head_dim vector each) or "full" (over all heads); ``fused_qkv`` marks a checkpoint whose
+    q, k and v are one tensor (llama.cpp's attn_qkv), which mixed formats treat as one."""
     q_out = q_heads * head_dim * (2 if output_gate else 1)
     kv_out = kv_heads * head_dim
-    matrices, matrix_total = _terms(
+    roles = {"q": "attn_q", "k": "attn_k", "v": "attn_v", "o": "attn_output"}
+    if fused_qkv:
+        roles |= dict.fromkeys(("q", "k", "v"), "attn_qkv")
+    matrices, matrix_total, listed = _terms(
         [
             ("q", hidden, q_out),
             ("k", hidden, kv_out),
             ("v", 0 if k_eq_v else hidden, kv_out),
             ("o", q_heads * head_dim, hidden),
             ("gate", hidden if head_gate else 0, q_heads),
-        ]
+        ],
+        roles,
     )
     small = norms * hidden
     small_terms = [f"{norms} norms x {hidden}"]
@@ -136,6 +168,7 @@ def gqa_attention(
         label=label,
         formula=f"{matrices} = {matrix_total}; small: {' + '.join(small_terms)} = {small}",
         always=Count(matrix_total, small),
+        matrices=listed,
         kv_global_elements=elements if full else 0,
         kv_local_elements=0 if full else elements,
         window_tokens=0 if full else int(window or 0),
@@ -192,7 +225,7 @@ def mla_attention(
             ("indexer weights", hidden, indexer.heads),
         ]
         small += 2 * indexer.head_dim
-    matrices, matrix_total = _terms(parts)
+    matrices, matrix_total, listed = _terms(parts, {"o": "attn_output", "kv_b": "attn_kv_b"})
     latent = kv_lora_rank + qk_rope_head_dim
     flops = 2 * heads * qk_dim + 2 * heads * v_head_dim
     flops_formula = f"2 x {heads} heads x {qk_dim} qk_head_dim + 2 x {heads} heads x {v_head_dim} v_head_dim"
@@ -202,6 +235,7 @@ def mla_attention(
             label=label,
             formula=formula,
             always=Count(matrix_total, small),
+            matrices=listed,
             kv_global_elements=latent,
             kv_formula=f"{kv_lora_rank} kv_lora_rank + {qk_rope_head_dim} qk_rope_head_dim",
             global_flops_per_pair=flops,
@@ -211,6 +245,7 @@ def mla_attention(
         label=label,
         formula=formula,
         always=Count(matrix_total, small),
+        matrices=listed,
         kv_global_elements=latent + indexer.head_dim,
         read_global_elements=indexer.head_dim,
         read_local_elements=latent,
@@ -248,7 +283,7 @@ def gated_delta_net(
     key_dim = key_heads * key_head_dim
     value_dim = value_heads * value_head_dim
     conv_dim = 2 * key_dim + value_dim
-    matrices, matrix_total = _terms(
+    matrices, matrix_total, listed = _terms(
         [
             ("in qkvz", hidden, 2 * key_dim + 2 * value_dim),
             ("in ba", hidden, 2 * value_heads),
@@ -263,6 +298,7 @@ def gated_delta_net(
         label=label,
         formula=f"{matrices} = {matrix_total}; small: conv {conv_dim}x{conv_kernel} + dt, A, norms = {small}",
         always=Count(matrix_total, small),
+        matrices=listed,
         state_bytes=state_bytes,
         kv_formula=(
             f"state {value_heads} value heads x {key_head_dim} x {value_head_dim} x "
@@ -293,7 +329,7 @@ def mamba1_mixer(
     norms: int = 1,
 ) -> Block:
     """Mamba-1 selective SSM: state d_inner x d_state plus the convolution's last d_conv-1 inputs."""
-    matrices, matrix_total = _terms(
+    matrices, matrix_total, listed = _terms(
         [
             ("in", hidden, 2 * d_inner),
             ("x", d_inner, dt_rank + 2 * d_state),
@@ -310,6 +346,7 @@ def mamba1_mixer(
         label=label,
         formula=f"{matrices} = {matrix_total}; small: conv, dt, A {d_inner}x{d_state}, D, norms = {small}",
         always=Count(matrix_total, small),
+        matrices=listed,
         state_bytes=state_elements * state_bytes_per_element + conv_elements * conv_bytes_per_element,
         kv_formula=(
             f"ssm {d_inner} d_inner x {d_state} d_state x {state_bytes_per_element:g} B ({state_dtype}) "
@@ -341,7 +378,7 @@ def mamba2_mixer(
     """Mamba-2 SSD mixer: state heads x head_dim x d_state plus the convolution over x, B and C."""
     d_inner = heads * head_dim
     conv_dim = d_inner + 2 * groups * d_state
-    matrices, matrix_total = _terms(
+    matrices, matrix_total, listed = _terms(
         [("in", hidden, 2 * d_inner + 2 * groups * d_state + heads), ("out", d_inner, hidden)]
     )
     small = conv_dim * d_conv + (conv_dim if conv_bias else 0) + 3 * heads + d_inner + norms * hidden
@@ -351,6 +388,7 @@ def mamba2_mixer(
         label=label,
         formula=f"{matrices} = {matrix_total}; small: conv {conv_dim}x{d_conv}, dt, A, D, norms = {small}",
         always=Count(matrix_total, small),
+        matrices=listed,
         state_bytes=state_elements * state_bytes_per_element + conv_elements * conv_bytes_per_element,
         kv_formula=(
             f"ssm {heads} heads x {head_dim} head_dim x {d_state} d_state x {state_bytes_per_element:g} B "
@@ -376,7 +414,7 @@ def lightning_attention(
 ) -> Block:
     """MiniMax lightning (linear) attention: a heads x head_dim x head_dim state per layer."""
     inner = heads * head_dim
-    matrices, matrix_total = _terms(
+    matrices, matrix_total, listed = _terms(
         [("qkv", hidden, 3 * inner), ("output gate", hidden, inner), ("out", inner, hidden)]
     )
     small = inner + norms * hidden
@@ -385,6 +423,7 @@ def lightning_attention(
         label=label,
         formula=f"{matrices} = {matrix_total}; small: norm {inner} + norms = {small}",
         always=Count(matrix_total, small),
+        matrices=listed,
         state_bytes=state_elements * state_bytes_per_element,
         kv_formula=(
             f"state {heads} heads x {head_dim} x {head_dim} x {state_bytes_per_element:g} B ({state_dtype})"
@@ -404,6 +443,19 @@ def dense_mlp(*, hidden: int, width: int, gated: bool, label: str, bias: bool = 
         label=label,
         formula=f"{count} ({names}) x {hidden} x {width} = {params}" + (f"; biases {small}" if bias else ""),
         always=Count(params, small),
+        matrices=_mlp_matrices(hidden, width, gated, ""),
+    )
+
+
+def _mlp_matrices(hidden: int, width: int, gated: bool, suffix: str) -> tuple[Matrix, ...]:
+    """gate and up (hidden -> width), down (width -> hidden), named as llama.cpp names them."""
+    if not width:
+        return ()
+    ins = [Matrix("gate", hidden, width, "ffn_gate" + suffix)] if gated else []
+    return (
+        *ins,
+        Matrix("up", hidden, width, "ffn_up" + suffix),
+        Matrix("down", width, hidden, "ffn_down" + suffix),
     )
 
 
@@ -444,4 +496,6 @@ def moe_block(
         routed=routed,
         per_token=per_token,
         router_params=router,
+        matrices=_mlp_matrices(hidden, shared_width, gated, "_shexp"),
+        expert_matrices=_mlp_matrices(hidden, width, gated, "_exps"),
     )

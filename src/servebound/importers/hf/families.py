@@ -10,7 +10,7 @@ naming the field.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from servebound.errors import InputError
 from servebound.importers.hf.blocks import (
@@ -224,6 +224,7 @@ def _dense_decoder(c: Cfg, model_type: str) -> Arch:
         "o_bias": bias and model_type in {"llama", "granite", "olmo", "olmo2", "mistral"},
         "qk_norm": {"qwen3": "head", "gemma3_text": "head", "olmo2": "full"}.get(model_type, "none"),
         "norms": 4 if gemma else (0 if model_type == "olmo" else 2),
+        "fused_qkv": model_type == "phi3",
     }
     mlp_bias = c.flag("mlp_bias", False)
     out: list[list[Block]] = []
@@ -703,7 +704,7 @@ def _nemotron_h(c: Cfg, model_type: str) -> Arch:
             )
         elif symbol == "-":
             mlp = dense_mlp(hidden=hidden, width=c.integer("intermediate_size"), gated=False, label="MLP")
-            block = Block(mlp.label, mlp.formula + " + 1 norm", always=mlp.always + Count(0, hidden))
+            block = replace(mlp, formula=mlp.formula + " + 1 norm", always=mlp.always + Count(0, hidden))
         else:
             moe = moe_block(
                 hidden=hidden,
@@ -716,15 +717,7 @@ def _nemotron_h(c: Cfg, model_type: str) -> Arch:
                 * c.integer("moe_shared_expert_intermediate_size", 0, minimum=0),
                 correction_bias=True,
             )
-            block = Block(
-                moe.label,
-                moe.formula + " + 1 norm",
-                always=moe.always + Count(0, hidden),
-                expert=moe.expert,
-                routed=moe.routed,
-                per_token=moe.per_token,
-                router_params=moe.router_params,
-            )
+            block = replace(moe, formula=moe.formula + " + 1 norm", always=moe.always + Count(0, hidden))
         out.append([block])
     return Arch(
         model_type=model_type,
