@@ -206,13 +206,14 @@ def uniform_tensors(kind: T) -> dict[str, object]:
     """dense_tensors() with every tensor of two or more dimensions stored as ``kind``."""
     out: dict[str, object] = {}
     for name, value in dense_tensors().items():
-        data = value[0] if isinstance(value, tuple) else value
         if isinstance(value, tuple):
+            data, stored = value
             rows, row_bytes = data.shape
-            block, type_size = GGML_QUANT_SIZES[value[1]]
+            block, type_size = GGML_QUANT_SIZES[stored]
             shape = (rows, row_bytes // type_size * block)
         else:
-            shape = data.shape
+            assert isinstance(value, np.ndarray)
+            data, shape = value, value.shape
         if len(shape) < 2:
             out[name] = data
         elif kind is T.F32:
@@ -403,6 +404,18 @@ def test_unknown_architecture(tmp_path: Path) -> None:
         tmp_path / "odd.gguf", "nonsense", lambda w: None, {"x.weight": np.zeros(32, np.float32)}
     )
     with pytest.raises(InputError, match=r"unknown architecture 'nonsense'.*upgrade gguf"):
+        import_gguf(path)
+
+
+def test_huge_block_count_is_refused(tmp_path: Path) -> None:
+    """A corrupted block_count (found by the fuzz test below) must not build billion-entry lists."""
+
+    def meta(writer: GGUFWriter) -> None:
+        dense_meta(writer)
+        writer.add_block_count(2**31)
+
+    path = write_gguf(tmp_path / "huge.gguf", "llama", meta, dense_tensors())
+    with pytest.raises(InputError, match="block_count"):
         import_gguf(path)
 
 

@@ -50,6 +50,9 @@ MAX_ARRAY_ITEMS = 1 << 22
 #: Arrays up to this length (outside tokenizer.*) are decoded; longer ones are only stepped over.
 KEEP_ARRAY_ITEMS = 1 << 16
 MAX_ELEMENTS = 2**63 - 1
+#: Layers a file may claim (the largest published models have a few hundred); per-layer lists are
+#: built from block_count, so a corrupted count must not allocate gigabytes.
+MAX_BLOCKS = 1 << 16
 
 #: Layers sliding-window per period where the file gives a window but no pattern (llama.cpp's
 #: set_swa_pattern: layer i slides when i % period < period - 1).
@@ -620,6 +623,8 @@ def import_gguf(path: str | os.PathLike[str], *, kv_precision: str = "fp16") -> 
     meta = _Meta(header, arch, field)
     block_count = meta.count("block_count", required=True)
     assert block_count is not None
+    if block_count > MAX_BLOCKS:
+        raise InputError(f"{field}: {arch}.block_count", f"{block_count} layers exceeds the cap {MAX_BLOCKS}")
     nextn = meta.count("nextn_predict_layers") or 0
     if nextn > block_count:
         raise InputError(
