@@ -302,3 +302,22 @@ def range_json(rng: PrefillRange) -> dict[str, Any]:
         "batch": rng.batch,
         "verdict": rng.verdict.value,
     }
+
+
+# --- number formats shared by the CLI and the site, so both print the same digits ---
+
+
+def fmt_rate(value: float | None, unit: str = "tok/s") -> str:
+    if value is None:
+        return "n/a"
+    if value >= 100:
+        return f"{value:,.0f} {unit}"
+    return f"{value:,.1f} {unit}"
+
+
+def fmt_gb(value_bytes: float | None) -> str:
+    return "n/a" if value_bytes is None else f"{value_bytes / GB:,.3f} GB"
+
+
+def fmt_int(value: int | None) -> str:
+    return "n/a" if value is None else f"{value:,}"

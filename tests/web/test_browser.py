@@ -28,8 +28,9 @@ playwright_sync = pytest.importorskip(
     "playwright.sync_api", reason="playwright is not installed (pip install playwright)"
 )
 
+from servebound.report import fmt_rate  # noqa: E402
 from servebound.web import build_site, create_app  # noqa: E402
-from servebound.web.site import SiteData, fmt_rate  # noqa: E402
+from servebound.web.site import SiteData  # noqa: E402
 from tests.web.conftest import site_lists  # noqa: E402
 
 ARGS = [

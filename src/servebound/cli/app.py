@@ -111,22 +111,6 @@ def print_json(obj: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(_clean(obj), indent=2, allow_nan=False) + "\n")
 
 
-def fmt_rate(value: float | None, unit: str = "tok/s") -> str:
-    if value is None:
-        return "n/a"
-    if value >= 100:
-        return f"{value:,.0f} {unit}"
-    return f"{value:,.1f} {unit}"
-
-
-def fmt_gb(value_bytes: float | None) -> str:
-    return "n/a" if value_bytes is None else f"{value_bytes / 1e9:,.3f} GB"
-
-
-def fmt_int(value: int | None) -> str:
-    return "n/a" if value is None else f"{value:,}"
-
-
 def render_assumptions(assumptions: dict[str, Any]) -> None:
     """The assumptions block: every input that moves the result, one per line."""
     console.print("[bold]assumptions[/bold]")

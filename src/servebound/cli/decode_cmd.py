@@ -25,15 +25,12 @@ from servebound.cli.app import (
     app,
     build_workload,
     console,
-    fmt_gb,
-    fmt_int,
-    fmt_rate,
     print_json,
     render_assumptions,
 )
 from servebound.core.decode import DecodeResult
 from servebound.core.experts import ExpertTraffic
-from servebound.report import decode_json, decode_notes, workload_assumptions
+from servebound.report import decode_json, decode_notes, fmt_gb, fmt_int, fmt_rate, workload_assumptions
 
 VERDICT_TEXT = {
     "floor_fit": "fits, and a batch clears the floor",

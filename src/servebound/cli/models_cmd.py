@@ -23,13 +23,12 @@ from servebound.cli.app import (
     app,
     build_workload,
     console,
-    fmt_rate,
     print_json,
 )
 from servebound.core.decode import Verdict, decode
 from servebound.errors import InputError
 from servebound.rank import DEFAULT_RANK_PROMPT_TOKENS, RankRow, rank_hardware, rank_models
-from servebound.report import decode_json
+from servebound.report import decode_json, fmt_rate
 
 models_app = typer.Typer(
     help="The model catalog: audited profiles built from real configs.", no_args_is_help=True

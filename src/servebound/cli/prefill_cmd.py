@@ -25,7 +25,6 @@ from servebound.cli.app import (
     app,
     build_workload,
     console,
-    fmt_rate,
     print_json,
     render_assumptions,
 )
@@ -33,7 +32,7 @@ from servebound.core.experts import ExpertTraffic
 from servebound.core.hardware import ARITHMETIC_MODES
 from servebound.core.prefill import PrefillRange, PrefillResult, prefill, prefill_range
 from servebound.errors import InputError
-from servebound.report import prefill_assumptions, prefill_json, range_json
+from servebound.report import fmt_rate, prefill_assumptions, prefill_json, range_json
 
 
 def _parse_batch(text: str) -> int | str:

@@ -24,6 +24,7 @@ from servebound.core.hardware import ARITHMETIC_MODES
 from servebound.core.prefill import prefill, prefill_range
 from servebound.core.workload import DEFAULT_ALLOC_CONTEXT_TOKENS, MAX_BATCH
 from servebound.errors import InputError
+from servebound.files import model_to_mapping
 from servebound.report import decode_json, hardware_json
 from servebound.web import export as site_export
 from servebound.web.machine import llms_full_txt, llms_txt, robots_txt, sitemap_xml
@@ -582,51 +583,22 @@ def _hardware_json(h: Any, *, full: bool = False) -> dict[str, Any]:
 
 def _model_json(m: Any, *, full: bool = False) -> dict[str, Any]:
     a = m.adapter
-    w = a.weights
-
-    def kv(shape: Any) -> dict[str, float]:
-        return {
-            "global_bytes_per_token": shape.global_bytes_per_token,
-            "local_bytes_per_token": shape.local_bytes_per_token,
-            "window": shape.window_tokens,
-            "state_bytes": shape.state_bytes,
-        }
-
+    # The contract's model form, from the one function that writes it (servebound.files).
+    mapping = model_to_mapping(a)
     out: dict[str, Any] = {
         "id": m.id,
         "name": m.name,
         "family": m.family,
         "total_params": m.total_params,
         "active_params": m.active_params,
-        "resident_gb": w.resident / GB,
-        "weights": {
-            "embedding_bytes": w.embedding_bytes,
-            "always_on_bytes": w.always_on_bytes,
-            "expert_bytes": w.expert_bytes,
-            "precision": a.weight_precision,
-        },
-        "experts": None
-        if w.experts is None
-        else {"routed": w.experts.routed, "per_token": w.experts.per_token},
-        "kv": {"precision": a.kv_precision, "alloc": kv(a.kv_alloc), "read": kv(a.kv_read)},
+        "resident_gb": a.weights.resident / GB,
+        "weights": mapping["weights"],
+        "experts": mapping.get("experts"),
+        "kv": mapping["kv"],
         "context_limit": a.context_limit_tokens,
     }
     if full:
-        p = a.prefill
-        out["prefill"] = (
-            None
-            if p is None
-            else {
-                "linear_active_params": p.linear_active_params,
-                "attention_global_flops_per_pair": p.attention_global_flops_per_pair,
-                "attention_local_flops_per_pair": p.attention_local_flops_per_pair,
-                "attention_window": p.attention_window_tokens,
-                "attention_state_flops_per_token": p.attention_state_flops_per_token,
-                "kv_write_bytes_per_token": p.kv_write_bytes_per_token,
-                "linear_mode": p.linear_mode,
-                "attention_mode": p.attention_mode,
-            }
-        )
+        out["prefill"] = mapping.get("prefill")
         out["audit"] = {
             "published_total_params": m.published_total_params,
             "published_active_params": m.published_active_params,

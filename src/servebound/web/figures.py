@@ -19,7 +19,8 @@ from markupsafe import Markup, escape
 from servebound.core.decode import curve
 from servebound.core.prefill import prefill_curve
 from servebound.core.workload import MAX_BATCH
-from servebound.web.site import GB, Pair, fmt_gb
+from servebound.report import fmt_gb
+from servebound.web.site import GB, Pair
 
 WIDTH, HEIGHT = 640, 300
 LEFT, RIGHT, TOP, BOTTOM = 70, 20, 18, 46

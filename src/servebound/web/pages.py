@@ -18,7 +18,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
 from servebound.rank import rank_hardware, rank_models
-from servebound.report import decode_notes  # noqa: F401  (the notes travel inside decode_json)
+from servebound.report import fmt_gb, fmt_int, fmt_rate
 from servebound.web import figures
 from servebound.web.mathml import mathml
 from servebound.web.site import (
@@ -29,10 +29,7 @@ from servebound.web.site import (
     SiteHardware,
     SiteModel,
     WorkloadQuery,
-    fmt_gb,
-    fmt_int,
     fmt_params,
-    fmt_rate,
     fmt_seconds,
 )
 from servebound.web.work import GATE_TEXT, decode_work, prefill_work

@@ -473,22 +473,6 @@ def clean_json(value: Any) -> Any:
 # --------------------------------------------------------------------------------------------------
 
 
-def fmt_rate(value: float | None, unit: str = "tok/s") -> str:
-    if value is None:
-        return "n/a"
-    if value >= 100:
-        return f"{value:,.0f} {unit}"
-    return f"{value:,.1f} {unit}"
-
-
-def fmt_gb(value_bytes: float | None) -> str:
-    return "n/a" if value_bytes is None else f"{value_bytes / GB:,.3f} GB"
-
-
-def fmt_int(value: int | None) -> str:
-    return "n/a" if value is None else f"{value:,}"
-
-
 def fmt_params(value: float | None) -> str:
     if value is None:
         return "n/a"
