@@ -43,3 +43,10 @@ def decode_golden() -> dict[str, Any]:
 @pytest.fixture(scope="session")
 def spark() -> Hardware:
     return Hardware("dgx-spark", "DGX Spark", 128 * GB, 273 * GB, {"fp4": 500e12, "bf16": 125e12})
+
+
+def same_number(actual: object, expected: object, rel: float = 1e-12) -> bool:
+    """Equal within ``rel``, or both None (a quantity that does not exist on either side)."""
+    if expected is None or actual is None:
+        return actual is expected
+    return bool(actual == pytest.approx(expected, rel=rel))

@@ -50,17 +50,31 @@ class KVShape:
         K never exceeds it. The closed form is checked against K itself so rounding cannot overshoot.
         """
         guess = self._inverse(budget_bytes)
-        if guess is None or guess < 0 or guess >= CONTEXT_CAP:
-            return None if guess is not None and guess >= CONTEXT_CAP else guess
+        if guess is None or guess < 0:
+            return guess
+        guess = min(guess, CONTEXT_CAP)
         # The closed form is exact up to rounding: a few steps either way settle it.
         for _ in range(4):
             if guess > 0 and self.bytes_at(guess) > budget_bytes:
                 guess -= 1
-            elif self.bytes_at(guess + 1) <= budget_bytes:
+            elif guess < CONTEXT_CAP and self.bytes_at(guess + 1) <= budget_bytes:
                 guess += 1
             else:
                 break
-        return guess
+        else:
+            # Rounding moved K far from the closed form (a per-token size lost next to the state):
+            # bisect on [0, CONTEXT_CAP] with K itself, which is monotone.
+            if self.bytes_at(CONTEXT_CAP) <= budget_bytes:
+                return None
+            lo, hi = 0, CONTEXT_CAP
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if self.bytes_at(mid) <= budget_bytes:
+                    lo = mid
+                else:
+                    hi = mid
+            return lo
+        return None if guess >= CONTEXT_CAP else guess
 
     def _inverse(self, budget_bytes: float) -> int | None:
         """A ratio past CONTEXT_CAP (a vanishing per-token size) counts as unbounded.
