@@ -28,7 +28,7 @@ UNSUPPORTED = {
     "deepseek-ai__DeepSeek-V4-Pro": "deepseek_v4: compressed attention and hyper-connections not modelled",
 }
 
-DEFAULT_FORMATS = ["bf16", "fp8", "q8_0", "q4_k", "nvfp4"]
+DEFAULT_FORMATS = ["bf16", "fp8", "q8_0", "q4_k_m", "nvfp4"]
 
 
 def slug(hf_id: str) -> str:

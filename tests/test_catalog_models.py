@@ -66,11 +66,11 @@ def test_unknown_id_suggests(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_catalog_ids_work_in_decode_and_prefill(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, _ = run(capsys, "decode", "-H", "nvidia-rtx-5090", "-m", "qwen3-8b-q4_k", "--json")
+    status, out, _ = run(capsys, "decode", "-H", "nvidia-rtx-5090", "-m", "qwen3-8b-q4_k_m", "--json")
     data = json.loads(out)
     assert (
         status == 0
-        and data["model"]["id"] == "qwen3-8b-q4_k"
+        and data["model"]["id"] == "qwen3-8b-q4_k_m"
         and data["verdict"] in ("floor_fit", "no_floor")
     )
     status, out, _ = run(
@@ -112,7 +112,7 @@ def test_rank_hardware_orders_by_useful_throughput(capsys: pytest.CaptureFixture
 
 
 def test_rank_model_per_dollar(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, _ = run(capsys, "rank", "--model", "llama-3.1-8b-q4_k", "--per-dollar", "--json")
+    status, out, _ = run(capsys, "rank", "--model", "llama-3.1-8b-q4_k_m", "--per-dollar", "--json")
     rows = json.loads(out)["rows"]
     priced = [r["aggregate_tok_s_per_kusd"] for r in rows if r["verdict"] == "floor_fit" and r["price_usd"]]
     assert status == 0 and priced == sorted(priced, reverse=True)

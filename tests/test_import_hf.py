@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from servebound.catalog.published import compare_published, published_table
 from servebound.errors import InputError
 from servebound.importers.hf_config import (
     MAX_CONFIG_BYTES,
@@ -23,7 +23,8 @@ from servebound.importers.hf_config import (
 
 # The shared reference set of real configs sits beside the checkout (shared/reference/models).
 REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "models"
-GOLDEN = tomllib.loads((Path(__file__).parent / "golden" / "published_params.toml").read_text())
+# The model cards' figures live with the catalog (one file, one comparison function).
+GOLDEN = published_table()
 
 needs_reference = pytest.mark.skipif(not REFERENCE.is_dir(), reason="shared reference configs not present")
 
@@ -36,50 +37,11 @@ def ref(name: str) -> Path:
 # Published parameter counts
 
 
-def _compare(name: str) -> list[tuple[str, float, float, float]]:
-    entry = GOLDEN[name]
-    model = import_hf_config(ref(name))
-    facts = model.facts
-    assert model.total_params is not None and model.active_params is not None
-    mtp = float(facts["mtp_params"])  # type: ignore[arg-type]
-    embedding = float(facts["embedding_params"])  # type: ignore[arg-type]
-    head = float(facts["output_head_params"])  # type: ignore[arg-type]
-    mtp_mode = entry.get("total_mtp", "excluded")
-    total = model.total_params - (0.0 if mtp_mode != "excluded" else mtp)
-    if mtp_mode == "included_with_copies":
-        total += 2 * head
-    total += entry.get("total_adjust", 0.0)
-    unit = entry["unit"]
-    tolerance = entry.get("tolerance", 0.005)
-    checks = [("total", total, float(entry["total"]), max(tolerance * entry["total"], unit / 2))]
-    if "active" in entry:
-        active = model.active_params
-        counts = entry["active_counts"]
-        if counts in {"no_input_embedding", "no_embeddings"}:
-            active -= embedding
-        if counts == "no_embeddings":
-            active -= head if embedding else 0.0
-        checks.append(("active", active, float(entry["active"]), max(tolerance * entry["active"], unit / 2)))
-    if "non_embedding" in entry:
-        non_embedding = model.total_params - mtp - embedding - head
-        checks.append(
-            (
-                "non_embedding",
-                non_embedding,
-                entry["non_embedding"],
-                max(0.005 * entry["non_embedding"], unit / 2),
-            )
-        )
-    return checks
-
-
 @needs_reference
 @pytest.mark.parametrize("name", sorted(GOLDEN))
 def test_counts_match_published_figures(name: str) -> None:
-    for what, ours, published, allowed in _compare(name):
-        assert abs(ours - published) <= allowed, (
-            f"{name} {what}: ours {ours:.4g} vs published {published:.4g}"
-        )
+    for check in compare_published(GOLDEN[name], import_hf_config(ref(name))):
+        assert check.ok, f"{name} {check.what}: ours {check.ours:.4g} vs published {check.published:.4g}"
 
 
 @needs_reference

@@ -29,9 +29,9 @@ playwright_sync = pytest.importorskip(
 )
 
 from servebound.report import fmt_rate  # noqa: E402
-from tests.conftest import same_number  # noqa: E402
 from servebound.web import build_site, create_app  # noqa: E402
 from servebound.web.site import SiteData  # noqa: E402
+from tests.conftest import same_number  # noqa: E402
 from tests.web.conftest import site_lists  # noqa: E402
 
 ARGS = [
