@@ -64,7 +64,8 @@ def import_command(
         Path | None, typer.Option("--output", "-o", help="Write the model file here (.toml or .json).")
     ] = None,
     weight_format: Annotated[
-        str | None, typer.Option("--weight-format", help="hf only: bf16, fp8, nvfp4, mxfp4, q8_0, q4_k_m, q4_k ...")
+        str | None,
+        typer.Option("--weight-format", help="hf only: bf16, fp8, nvfp4, mxfp4, q8_0, q4_k_m, q4_k ..."),
     ] = None,
     kv_precision: Annotated[
         str | None, typer.Option("--kv-precision", help="Cache element format: bf16, fp8 ...")

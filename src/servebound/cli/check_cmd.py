@@ -1,0 +1,105 @@
+"""`servebound check` (a measured run against its ceiling) and `servebound validate` (the reported runs)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from servebound.cli.app import JsonOpt, app, console, print_json
+from servebound.errors import InputError
+
+
+@app.command("check")
+def check_command(
+    hardware: Annotated[
+        str, typer.Option("--hardware", "-H", help="The machine the run used (file or catalog id).")
+    ],
+    model: Annotated[
+        str, typer.Option("--model", "-m", help="The model the run used (file, catalog id or .gguf).")
+    ],
+    file: Annotated[
+        Path | None,
+        typer.Option("--file", help="A `llama-bench -o json` or `vllm bench serve --save-result` file."),
+    ] = None,
+    metric: Annotated[
+        str | None,
+        typer.Option(
+            "--metric", help="per_session_tok_s, aggregate_tok_s, prefill_tok_s or ttft_s (with --measured)."
+        ),
+    ] = None,
+    measured: Annotated[
+        float | None, typer.Option("--measured", help="The figure you measured, in the metric's unit.")
+    ] = None,
+    concurrency: Annotated[int, typer.Option("--concurrency", help="Sessions decoding at once (batch).")] = 1,
+    read_context: Annotated[
+        int | None, typer.Option("--read-context", help="Average context read per step.")
+    ] = None,
+    alloc_context: Annotated[
+        int | None, typer.Option("--alloc-context", help="Context reserved per session.")
+    ] = None,
+    prompt: Annotated[int | None, typer.Option("--prompt", help="Prompt tokens (prefill metrics).")] = None,
+    chunk: Annotated[int | None, typer.Option("--chunk", help="Prefill chunk width the engine used.")] = None,
+    kv_precision: Annotated[
+        str | None, typer.Option("--kv-precision", help="Cache format the run used.")
+    ] = None,
+    linear_mode: Annotated[
+        str | None, typer.Option("--linear-mode", help="Arithmetic mode of the linear layers.")
+    ] = None,
+    attention_mode: Annotated[
+        str | None, typer.Option("--attention-mode", help="Arithmetic mode of attention.")
+    ] = None,
+    engine: Annotated[str, typer.Option("--engine", help="Engine name, for the report.")] = "unspecified",
+    overhead_gb: Annotated[
+        float, typer.Option("--overhead-gb", help="Overhead for the memory-fit note only.")
+    ] = 0.0,
+    json_out: JsonOpt = False,
+) -> None:
+    """How close a measured run came to its ceiling: measured / ceiling, flagged loudly above 100%."""
+    from servebound.check import check_json, check_run, format_check, make_run, read_result_file
+
+    if file is not None:
+        if measured is not None or metric is not None:
+            raise InputError("file", "give either --file or --metric with --measured, not both")
+        runs = read_result_file(file)
+    else:
+        if metric is None or measured is None:
+            raise InputError(
+                "measured", "give --metric and --measured (or --file with a llama-bench or vLLM result)"
+            )
+        runs = [
+            make_run(
+                metric,
+                measured,
+                concurrency=concurrency,
+                read_context=read_context,
+                alloc_context=alloc_context,
+                prompt_tokens=prompt,
+                chunk_tokens=chunk,
+                kv_precision=kv_precision,
+                linear_mode=linear_mode,
+                attention_mode=attention_mode,
+                engine=engine,
+            )
+        ]
+    checks = [check_run(hardware, model, run, overhead_gb=overhead_gb) for run in runs]
+    if json_out:
+        print_json({"checks": [check_json(c) for c in checks]})
+    else:
+        for c in checks:
+            console.print(format_check(c), markup=False)
+    if any(c.above_ceiling for c in checks):
+        raise typer.Exit(3)
+
+
+@app.command("validate")
+def validate_command(json_out: JsonOpt = False) -> None:
+    """The reported runs against their ceilings: the at-or-below rate and the efficiency distribution."""
+    from servebound.validation import format_summary, validation_json, validation_summary
+
+    summary = validation_summary()
+    if json_out:
+        print_json(validation_json(summary))
+    else:
+        console.print(format_summary(summary), markup=False)
