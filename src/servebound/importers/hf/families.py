@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from servebound.errors import InputError
 from servebound.importers.hf.blocks import (
@@ -164,6 +165,28 @@ def _dtype(c: Cfg) -> str:
     return "bfloat16"
 
 
+def _arch(
+    c: Cfg,
+    model_type: str,
+    hidden: int,
+    layers: list[list[Block]],
+    *,
+    tied_default: bool = False,
+    **extra: Any,
+) -> Arch:
+    """The fields every family reads the same way: vocabulary, tied embeddings, context limit, dtype."""
+    return Arch(
+        model_type=model_type,
+        hidden=hidden,
+        vocab=c.integer("vocab_size"),
+        tied=c.flag("tie_word_embeddings", tied_default),
+        layers=layers,
+        context_limit_tokens=c.opt_integer("max_position_embeddings"),
+        dtype=_dtype(c),
+        **extra,
+    )
+
+
 def _state_dtype(c: Cfg, *keys: str) -> tuple[str, float]:
     for key in keys:
         value = c.data.get(key)
@@ -240,16 +263,7 @@ def _dense_decoder(c: Cfg, model_type: str) -> Arch:
             **attention_args,  # type: ignore[arg-type]
         )
         out.append([attention, dense_mlp(hidden=hidden, width=width, gated=True, label="MLP", bias=mlp_bias)])
-    return Arch(
-        model_type=model_type,
-        hidden=hidden,
-        vocab=c.integer("vocab_size"),
-        tied=tied,
-        layers=out,
-        context_limit_tokens=c.opt_integer("max_position_embeddings"),
-        final_norms=0 if model_type == "olmo" else 1,
-        dtype=_dtype(c),
-    )
+    return _arch(c, model_type, hidden, out, tied_default=tied, final_norms=0 if model_type == "olmo" else 1)
 
 
 #: Gemma3TextConfig defaults (transformers), used by Google's sparse gemma-3 -it configs.
@@ -326,15 +340,7 @@ def _gemma4_text(c: Cfg, model_type: str) -> Arch:
                 )
             )
         out.append(blocks)
-    return Arch(
-        model_type=model_type,
-        hidden=hidden,
-        vocab=c.integer("vocab_size"),
-        tied=c.flag("tie_word_embeddings", True),
-        layers=out,
-        context_limit_tokens=c.opt_integer("max_position_embeddings"),
-        dtype=_dtype(c),
-    )
+    return _arch(c, model_type, hidden, out, tied_default=True)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -434,16 +440,7 @@ def _gqa_moe(c: Cfg, model_type: str) -> Arch:
     elif model_type == "minimax_m2" and c.flag("use_mtp", False):
         modules = c.integer("num_mtp_modules", 0, minimum=0) * c.integer("mtp_transformer_layers", 1)
         mtp = _mtp_like(out[-1], hidden, modules)
-    return Arch(
-        model_type=model_type,
-        hidden=hidden,
-        vocab=c.integer("vocab_size"),
-        tied=c.flag("tie_word_embeddings", False),
-        layers=out,
-        context_limit_tokens=c.opt_integer("max_position_embeddings"),
-        mtp=mtp,
-        dtype=_dtype(c),
-    )
+    return _arch(c, model_type, hidden, out, mtp=mtp)
 
 
 def _mtp_like(layer: list[Block], hidden: int, modules: int) -> list[Block]:
@@ -512,15 +509,7 @@ def _llama4_text(c: Cfg, model_type: str) -> Arch:
     c.notes.append(
         f"chunked attention (attention_chunk_size {chunk}) is treated as a sliding window of {chunk} tokens"
     )
-    return Arch(
-        model_type=model_type,
-        hidden=hidden,
-        vocab=c.integer("vocab_size"),
-        tied=c.flag("tie_word_embeddings", False),
-        layers=out,
-        context_limit_tokens=c.opt_integer("max_position_embeddings"),
-        dtype=_dtype(c),
-    )
+    return _arch(c, model_type, hidden, out)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -571,16 +560,7 @@ def _mla_moe(c: Cfg, model_type: str) -> Arch:
             )
         out.append([attention, mlp])
     mtp = _mtp_like(out[-1], hidden, c.integer("num_nextn_predict_layers", 0, minimum=0))
-    return Arch(
-        model_type=model_type,
-        hidden=hidden,
-        vocab=c.integer("vocab_size"),
-        tied=c.flag("tie_word_embeddings", False),
-        layers=out,
-        context_limit_tokens=c.opt_integer("max_position_embeddings"),
-        mtp=mtp,
-        dtype=_dtype(c),
-    )
+    return _arch(c, model_type, hidden, out, mtp=mtp)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -650,16 +630,7 @@ def _qwen_hybrid(c: Cfg, model_type: str) -> Arch:
         out.append([mixer, mlp])
     full_index = kinds.index("full_attention") if "full_attention" in kinds else len(kinds) - 1
     mtp = _mtp_like(out[full_index], hidden, c.integer("mtp_num_hidden_layers", 0, minimum=0))
-    return Arch(
-        model_type=model_type,
-        hidden=hidden,
-        vocab=c.integer("vocab_size"),
-        tied=c.flag("tie_word_embeddings", False),
-        layers=out,
-        context_limit_tokens=c.opt_integer("max_position_embeddings"),
-        mtp=mtp,
-        dtype=_dtype(c),
-    )
+    return _arch(c, model_type, hidden, out, mtp=mtp)
 
 
 def _nemotron_h(c: Cfg, model_type: str) -> Arch:
@@ -719,15 +690,7 @@ def _nemotron_h(c: Cfg, model_type: str) -> Arch:
             )
             block = replace(moe, formula=moe.formula + " + 1 norm", always=moe.always + Count(0, hidden))
         out.append([block])
-    return Arch(
-        model_type=model_type,
-        hidden=hidden,
-        vocab=c.integer("vocab_size"),
-        tied=c.flag("tie_word_embeddings", False),
-        layers=out,
-        context_limit_tokens=c.opt_integer("max_position_embeddings"),
-        dtype=_dtype(c),
-    )
+    return _arch(c, model_type, hidden, out)
 
 
 def _granite_hybrid(c: Cfg, model_type: str) -> Arch:
@@ -787,15 +750,7 @@ def _granite_hybrid(c: Cfg, model_type: str) -> Arch:
         else:
             mlp = dense_mlp(hidden=hidden, width=shared, gated=True, label="shared MLP")
         out.append([mixer, mlp])
-    return Arch(
-        model_type=model_type,
-        hidden=hidden,
-        vocab=c.integer("vocab_size"),
-        tied=c.flag("tie_word_embeddings", True),
-        layers=out,
-        context_limit_tokens=c.opt_integer("max_position_embeddings"),
-        dtype=_dtype(c),
-    )
+    return _arch(c, model_type, hidden, out, tied_default=True)
 
 
 def _mamba(c: Cfg, model_type: str) -> Arch:
@@ -818,15 +773,7 @@ def _mamba(c: Cfg, model_type: str) -> Arch:
         conv_bytes_per_element=state_bytes,
         label="Mamba-1",
     )
-    return Arch(
-        model_type=model_type,
-        hidden=hidden,
-        vocab=c.integer("vocab_size"),
-        tied=c.flag("tie_word_embeddings", True),
-        layers=[[block] for _ in range(layers)],
-        context_limit_tokens=c.opt_integer("max_position_embeddings"),
-        dtype=_dtype(c),
-    )
+    return _arch(c, model_type, hidden, [[block] for _ in range(layers)], tied_default=True)
 
 
 def _jamba(c: Cfg, model_type: str) -> Arch:
@@ -879,15 +826,7 @@ def _jamba(c: Cfg, model_type: str) -> Arch:
         else:
             mlp = dense_mlp(hidden=hidden, width=c.integer("intermediate_size"), gated=True, label="MLP")
         out.append([mixer, mlp])
-    return Arch(
-        model_type=model_type,
-        hidden=hidden,
-        vocab=c.integer("vocab_size"),
-        tied=c.flag("tie_word_embeddings", False),
-        layers=out,
-        context_limit_tokens=c.opt_integer("max_position_embeddings"),
-        dtype=_dtype(c),
-    )
+    return _arch(c, model_type, hidden, out)
 
 
 def _minimax(c: Cfg, model_type: str) -> Arch:
@@ -929,15 +868,7 @@ def _minimax(c: Cfg, model_type: str) -> Arch:
         )
         out.append([mixer, mlp])
     c.notes.append("lightning-attention state assumed float32 (heads x head_dim x head_dim per layer)")
-    return Arch(
-        model_type=model_type,
-        hidden=hidden,
-        vocab=c.integer("vocab_size"),
-        tied=c.flag("tie_word_embeddings", False),
-        layers=out,
-        context_limit_tokens=c.opt_integer("max_position_embeddings"),
-        dtype=_dtype(c),
-    )
+    return _arch(c, model_type, hidden, out)
 
 
 def _minimax_m2(c: Cfg, model_type: str) -> Arch:
