@@ -101,9 +101,10 @@ def browser() -> Iterator[Any]:
 
 
 def numbers(page: Any) -> dict[str, str]:
-    return page.eval_on_selector_all(
+    found: dict[str, str] = page.eval_on_selector_all(
         "#results [data-k]", "nodes => Object.fromEntries(nodes.map(n => [n.dataset.k, n.textContent]))"
     )
+    return found
 
 
 def test_slider_recomputes_through_the_api(browser: Any, server: str) -> None:

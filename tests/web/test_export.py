@@ -47,13 +47,15 @@ def served(exported: tuple[Path, object, object]) -> Iterator[str]:
 
 def fetch(url: str) -> str:
     with urllib.request.urlopen(url) as r:
-        return r.read().decode("utf-8")
+        body: bytes = r.read()
+    return body.decode("utf-8")
 
 
 def test_report_and_progress(exported: tuple[Path, object, list[tuple[int, int, str]]]) -> None:
     out, report, calls = exported
-    # 5 fixed pages + 5 hardware + 3 models + 5 x 3 pairs (the example files are native profiles)
-    assert report.pages == 5 + 5 + 3 + 15  # type: ignore[attr-defined]
+    # 6 fixed pages (home, methodology, license, validation, the two indexes) + 5 hardware + 3 models
+    # + 5 x 3 pairs (the example files are native profiles; no reported run names them)
+    assert report.pages == 6 + 5 + 3 + 15  # type: ignore[attr-defined]
     assert report.pairs == 15  # type: ignore[attr-defined]
     assert [c[0] for c in calls] == list(range(1, report.pages + 1))  # type: ignore[attr-defined]
     assert all(c[1] == report.pages for c in calls)  # type: ignore[attr-defined]
@@ -68,6 +70,8 @@ def test_report_and_progress(exported: tuple[Path, object, list[tuple[int, int, 
         "pair/nvidia-b200/hostile.md",
         "methodology/index.html",
         "license.md",
+        "validation/index.html",
+        "validation.md",
         "llms.txt",
         "llms-full.txt",
         "robots.txt",

@@ -3,13 +3,28 @@
 ``create_app()`` builds a FastAPI app over the packaged catalogs (tests inject their own lists).
 Every 4xx, from any route, answers ``{"error": {"status", "field", "message"}}`` on ``/api/`` and a
 readable HTML page elsewhere (plain text for ``.md`` and machine files).
+
+llms-full.txt is the whole site as text: every page's markdown mirror, about 3,800 documents over the
+packaged catalogs, nearly all of them pair pages. Two choices keep a crawler from waiting on it:
+
+* a cheaper path: pair pages enter it through ``Renderer.pair_markdown`` (the mirror's own text,
+  without the HTML, the SVG figures and the MathML, the costliest parts of a page), and the body is
+  built once per app (its frontmatter carries site-relative paths; only the header names the base URL);
+* a background build: ``serve()`` starts that build in a daemon thread as the server starts, and a
+  request that arrives while it runs is answered ``503`` with ``Retry-After`` (seconds, estimated
+  from the pages done so far) instead of being held open. ``create_app()`` starts no thread (tests
+  stay quick and deterministic): without a background build the first request builds it in the
+  foreground, once, and later requests reuse it. ``app.state.llms_full`` is the builder
+  (:class:`FullTextBuilder`); ``bench/bench_web.py`` times it.
 """
 
 from __future__ import annotations
 
+import math
 import threading
+import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from importlib import resources
 from typing import Annotated, Any, Literal
 
@@ -26,8 +41,9 @@ from servebound.core.workload import DEFAULT_ALLOC_CONTEXT_TOKENS, MAX_BATCH
 from servebound.errors import InputError
 from servebound.files import model_to_mapping
 from servebound.report import decode_json, hardware_json
+from servebound.validation import validation_json
 from servebound.web import export as site_export
-from servebound.web.machine import llms_full_txt, llms_txt, robots_txt, sitemap_xml
+from servebound.web.machine import llms_full_body, llms_full_header, llms_txt, robots_txt, sitemap_xml
 from servebound.web.pages import (
     HardwareFilters,
     ModelFilters,
@@ -119,6 +135,84 @@ class _PageCache:
         return page
 
 
+class FullTextBuilder:
+    """llms-full.txt's body (every mirror, delimited), built once: in a background thread after
+    :meth:`start`, else in the foreground by the first :meth:`body` call. Thread-safe."""
+
+    def __init__(self, markdowns: Callable[[], Iterator[str]], count: Callable[[], int]) -> None:
+        self._markdowns = markdowns
+        self._count = count
+        self._lock = threading.Lock()
+        self._build_lock = threading.Lock()
+        self._body: str | None = None
+        self._thread: threading.Thread | None = None
+        self.done = 0
+        self.total = 0
+        self._started_s: float | None = None
+        self.seconds: float | None = None
+
+    def start(self, gate: threading.Event | None = None) -> threading.Thread | None:
+        """Build in a daemon thread (``serve()`` calls this at startup); a no-op once started or built.
+
+        ``gate``, when given, holds the build until it is set (a test sees the 503 deterministically).
+        Returns the thread (None when the body is already built).
+        """
+        with self._lock:
+            if self._body is None and self._thread is None:
+                self._thread = threading.Thread(target=self._run, args=(gate,), name="llms-full", daemon=True)
+                self._thread.start()
+            return self._thread
+
+    def _run(self, gate: threading.Event | None) -> None:
+        if gate is not None:
+            gate.wait()
+        try:
+            self._build()
+        finally:
+            with self._lock:
+                # on failure a later request builds in the foreground and shows the error
+                self._thread = None
+
+    def _build(self) -> str:
+        with self._build_lock:
+            if self._body is None:
+                start = time.perf_counter()
+                self.total = self._count()
+                self.done = 0
+                self._started_s = start
+                parts = []
+                for text in self._markdowns():
+                    parts.append(text)
+                    self.done += 1
+                body = llms_full_body(parts)
+                self.seconds = time.perf_counter() - start
+                with self._lock:
+                    self._body = body
+            return self._body
+
+    @property
+    def building(self) -> bool:
+        """Whether a background build is running now."""
+        with self._lock:
+            return self._body is None and self._thread is not None
+
+    def body(self) -> str | None:
+        """The body; None while a background build runs; with none running, built here (once)."""
+        with self._lock:
+            if self._body is not None:
+                return self._body
+            if self._thread is not None:
+                return None
+        return self._build()
+
+    def retry_after_s(self) -> int:
+        """Seconds until the background build should be done: the pages left at the rate so far."""
+        if self._started_s is None or self.done == 0 or self.total == 0:
+            return 10
+        elapsed = time.perf_counter() - self._started_s
+        return max(1, math.ceil(elapsed / self.done * (self.total - self.done)))
+
+
 def create_app(
     hardware: Iterable[Any] | None = None,
     models: Iterable[Any] | None = None,
@@ -142,8 +236,10 @@ def create_app(
         )
     renderer = Renderer(site, mode="server")
     cache = _PageCache()
+    full = FullTextBuilder(
+        lambda: site_export.iter_markdown(renderer, site), lambda: len(site_export.documents(site))
+    )
     full_text: dict[str, str] = {}
-    full_lock = threading.Lock()
 
     app = FastAPI(
         title="servebound",
@@ -158,6 +254,7 @@ def create_app(
     )
     app.state.site = site
     app.state.renderer = renderer
+    app.state.llms_full = full
     static_dir = resources.files("servebound.web").joinpath("static")
     app.mount("/static", StaticFiles(directory=str(static_dir)), name="static")
 
@@ -325,6 +422,13 @@ def create_app(
             cache.get("/methodology", renderer.methodology), request.url.path.endswith(".md")
         )
 
+    @app.get("/validation", include_in_schema=False)
+    @app.get("/validation.md", include_in_schema=False)
+    def validation_page(request: Request) -> Response:
+        return page_response(
+            cache.get("/validation", renderer.validation_page), request.url.path.endswith(".md")
+        )
+
     @app.get("/license", include_in_schema=False)
     @app.get("/license.md", include_in_schema=False)
     def license_page(request: Request) -> Response:
@@ -342,12 +446,22 @@ def create_app(
 
     @app.get("/llms-full.txt", include_in_schema=False)
     def llms_full(request: Request) -> Response:
+        body = full.body()
+        if body is None:
+            wait = full.retry_after_s()
+            return PlainTextResponse(
+                f"503 llms-full.txt: the whole site as text is being built ({full.done:,} of "
+                f"{full.total:,} pages); retry in {wait} s\n",
+                status_code=503,
+                headers={"Retry-After": str(wait)},
+            )
         url = base(request)
-        with full_lock:
-            if url not in full_text:
-                pages = site_export.iter_pages(renderer, site)
-                full_text[url] = llms_full_txt(pages, url)
-        return PlainTextResponse(full_text[url])
+        text = full_text.get(url)
+        if text is None:
+            text = llms_full_header(url) + body
+            full_text.clear()  # one base URL in practice; keep one copy of a large file
+            full_text[url] = text
+        return PlainTextResponse(text)
 
     @app.get("/sitemap.xml", include_in_schema=False)
     def sitemap(request: Request) -> Response:
@@ -506,6 +620,14 @@ def create_app(
         """One model profile with its audit."""
         return _model_json(get_model(model_id), full=True)
 
+    @app.get("/api/validation", tags=["validation"], responses=ERRORS)
+    def api_validation() -> dict[str, Any]:
+        """Published runs against their ceilings: the same object as `servebound validate --json`
+        (total, at_or_below, the efficiency distribution by engine, hardware family and phase, every run)."""
+        return clean_json(  # type: ignore[no-any-return]
+            validation_json(site.validation())
+        )
+
     @app.get("/api/rank", tags=["ceilings"], responses=ERRORS)
     def api_rank(
         hardware: Annotated[str | None, Query(description="rank every model on this hardware")] = None,
@@ -611,7 +733,10 @@ def _model_json(m: Any, *, full: bool = False) -> dict[str, Any]:
 
 
 def serve(host: str = "127.0.0.1", port: int = 8000) -> None:
-    """Run the site with uvicorn on ``host:port`` (localhost by default)."""
+    """Run the site with uvicorn on ``host:port`` (localhost by default); llms-full.txt is built in a
+    background thread from the start (503 with Retry-After until it is ready)."""
     import uvicorn
 
-    uvicorn.run(create_app(), host=host, port=port, log_level="info")
+    app = create_app()
+    app.state.llms_full.start()  # llms-full.txt builds while the server starts (see the module docstring)
+    uvicorn.run(app, host=host, port=port, log_level="info")

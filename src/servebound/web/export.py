@@ -44,9 +44,17 @@ class BuildReport:
 
 
 def pairs(site: SiteData, max_pairs: int | None = None) -> list[tuple[str, str]]:
-    """The (hardware id, model id) pairs with a page of their own, model by model."""
+    """The (hardware id, model id) pairs with a page of their own, model by model, then every other
+    pair the site lists that has a reported run (so each run shown on a pair page has that page)."""
     out = [(h.id, m.id) for m in site.models if m.native for h in site.hardware]
-    return out if max_pairs is None else out[:max_pairs]
+    out = out if max_pairs is None else out[:max_pairs]
+    have = set(out)
+    for run in site.validation().runs:
+        key = (run.entry.hardware, run.entry.model)
+        if key not in have and site.has_pair(*key):
+            have.add(key)
+            out.append(key)
+    return out
 
 
 def documents(site: SiteData, max_pairs: int | None = None) -> list[Document]:
@@ -55,6 +63,12 @@ def documents(site: SiteData, max_pairs: int | None = None) -> list[Document]:
         Document("/", "servebound: how fast can this machine serve this model?", "Start here"),
         Document("/methodology", "Methodology: how servebound computes its ceilings", "Start here"),
         Document("/license", "License (CC BY 4.0)", "Start here"),
+        Document(
+            "/validation",
+            "Validation: published runs against their ceilings",
+            "Start here",
+            "every reported measurement, its ceiling and its efficiency",
+        ),
         Document("/hardware", "Hardware: every row", "Hardware"),
     ]
     docs += [
@@ -82,6 +96,7 @@ def iter_pages(renderer: Renderer, site: SiteData, max_pairs: int | None = None)
     yield renderer.home()
     yield renderer.methodology()
     yield renderer.license()
+    yield renderer.validation_page()
     yield renderer.hardware_index()
     for h in site.hardware:
         yield renderer.hardware_page(h)
@@ -91,6 +106,29 @@ def iter_pages(renderer: Renderer, site: SiteData, max_pairs: int | None = None)
     query = WorkloadQuery()
     for hw_id, model_id in pairs(site, max_pairs):
         yield renderer.pair_page(compute_pair(site.hardware_by_id[hw_id], site.models_by_id[model_id], query))
+
+
+def iter_markdown(renderer: Renderer, site: SiteData, max_pairs: int | None = None) -> Iterator[str]:
+    """Every indexed page's markdown mirror, in the order of :func:`documents`, for llms-full.txt.
+
+    The same text as :func:`iter_pages` gives, cheaper: pair pages (nearly all of the site) come from
+    :meth:`Renderer.pair_markdown`, which skips the HTML, the SVG figures and the MathML, computed
+    without the prompt-length range that only the HTML shows.
+    """
+    yield renderer.home().markdown
+    yield renderer.methodology().markdown
+    yield renderer.license().markdown
+    yield renderer.validation_page().markdown
+    yield renderer.hardware_index().markdown
+    for h in site.hardware:
+        yield renderer.hardware_page(h).markdown
+    yield renderer.models_index().markdown
+    for m in site.models:
+        yield renderer.model_page(m).markdown
+    query = WorkloadQuery()
+    for hw_id, model_id in pairs(site, max_pairs):
+        pair = compute_pair(site.hardware_by_id[hw_id], site.models_by_id[model_id], query, with_range=False)
+        yield renderer.pair_markdown(pair)
 
 
 def _html_file(out_dir: Path, path: str) -> Path:
@@ -138,7 +176,7 @@ def build_site(
         if progress is not None:
             progress(i, total, page.path)
     write(out_dir / "llms.txt", llms_txt(docs, base_url))
-    write(out_dir / "llms-full.txt", llms_full_txt(pages, base_url))
+    write(out_dir / "llms-full.txt", llms_full_txt((p.markdown for p in pages), base_url))
     write(out_dir / "robots.txt", robots_txt(base_url))
     write(out_dir / "sitemap.xml", sitemap_xml([d.path for d in docs], base_url))
     natives = {m.base_id: m.id for m in site.models if m.native}

@@ -392,3 +392,77 @@ def memory_bar(pair: Pair) -> Markup:
         lx += 14 + 6.4 * len(label) + 12
     out.append("</svg>")
     return Markup("".join(out))
+
+
+# --------------------------------------------------------------------------------------------------
+# The validation page's figure
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StripDot:
+    """One reported run on the efficiency strip: its anchor, efficiency (measured / ceiling), a title."""
+
+    anchor: str
+    efficiency: float
+    above: bool
+    title: str
+
+
+STRIP_LABEL = 170
+STRIP_ROW = 30
+
+
+def efficiency_strip(chart_id: str, title: str, rows: Sequence[tuple[str, Sequence[StripDot]]]) -> Markup:
+    """Each run's efficiency as a dot on a 0..max axis, one row per group, with the 100 % line.
+
+    The axis runs from 0 to the largest efficiency (at least 100 %) rounded up to its tick step. Dots
+    above 100 % carry the class ``above``; each dot links to its run's row (``#anchor``) and its
+    ``<title>`` states the run and the figure, so the figure reads without a script.
+    """
+    values = [d.efficiency for _, dots in rows for d in dots]
+    top = max([1.0, *values])
+    step = 0.25 if top <= 1.5 else 0.5 if top <= 4 else float(math.ceil(top / 8))
+    top = math.ceil(top / step - 1e-9) * step
+    height = TOP + STRIP_ROW * max(1, len(rows)) + BOTTOM
+    sx = _Scale(0.0, top, False, STRIP_LABEL, WIDTH - RIGHT)
+    e = escape
+    bottom = height - BOTTOM
+    out = [
+        f'<svg class="strip" id="{e(chart_id)}" viewBox="0 0 {WIDTH} {height}" role="img" '
+        f'aria-labelledby="{e(chart_id)}-t">',
+        f'<title id="{e(chart_id)}-t">{e(title)}</title>',
+    ]
+    tick = 0.0
+    while tick <= top + 1e-9:
+        x = sx(tick)
+        out.append(f'<line class="grid" x1="{x:.1f}" x2="{x:.1f}" y1="{TOP}" y2="{bottom}"/>')
+        out.append(
+            f'<text class="tick" x="{x:.1f}" y="{bottom + 16}" text-anchor="middle">{100 * tick:.0f} %</text>'
+        )
+        tick += step
+    for i, (label, dots) in enumerate(rows):
+        y = TOP + STRIP_ROW * i + STRIP_ROW / 2
+        out.append(
+            f'<text class="label" x="{STRIP_LABEL - 8}" y="{y + 4:.1f}" text-anchor="end">'
+            f"{e(label)} ({len(dots)})</text>"
+        )
+        for j, dot in enumerate(dots):
+            dy = ((j % 3) - 1) * 6  # three lanes, so close dots stay apart
+            css = "run above" if dot.above else "run"
+            out.append(
+                f'<a href="#{e(dot.anchor)}"><circle class="{css}" cx="{sx(dot.efficiency):.1f}" '
+                f'cy="{y + dy:.1f}" r="4.5"><title>{e(dot.title)}</title></circle></a>'
+            )
+    x100 = sx(1.0)
+    out.append(
+        f'<g class="mark ceiling"><line x1="{x100:.1f}" x2="{x100:.1f}" y1="{TOP - 6}" y2="{bottom}"/>'
+        f'<text x="{x100 + 4:.1f}" y="{TOP - 8 + 12}">ceiling (100 %)</text></g>'
+    )
+    out.append(
+        f'<line class="axis" x1="{STRIP_LABEL}" x2="{WIDTH - RIGHT}" y1="{bottom}" y2="{bottom}"/>'
+        f'<text class="label" x="{(STRIP_LABEL + WIDTH - RIGHT) / 2}" y="{height - 8}" text-anchor="middle">'
+        "efficiency: measured / ceiling for the run's own setting</text>"
+    )
+    out.append("</svg>")
+    return Markup("".join(out))

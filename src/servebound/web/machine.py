@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from xml.sax.saxutils import escape as xml_escape
 
-from servebound.web.pages import LICENSE_NAME, LICENSE_URL, SITE_NAME, Page, mirror_path
+from servebound.web.pages import LICENSE_NAME, LICENSE_URL, SITE_NAME, mirror_path
 
 #: Crawlers welcomed by name (AI training and search crawlers, and the classic search engines).
 CRAWLERS = (
@@ -84,9 +84,9 @@ def _link_text(title: str) -> str:
 DELIMITER = "\n\n=====  =====  =====\n\n"
 
 
-def llms_full_txt(pages: Iterable[Page], base_url: str) -> str:
-    """The whole site as one text file: a header, then each page's markdown (with its frontmatter)."""
-    header = (
+def llms_full_header(base_url: str) -> str:
+    """The first lines of llms-full.txt: title, license, base URL, how documents are delimited."""
+    return (
         f"# {SITE_NAME}: the whole site as text\n\n"
         f"License: {LICENSE_NAME} ({LICENSE_URL}). Share and adapt, including for training, with attribution "
         f"to {SITE_NAME}.\n"
@@ -94,7 +94,17 @@ def llms_full_txt(pages: Iterable[Page], base_url: str) -> str:
         "Each document below starts with a frontmatter block (title, url, license) and ends at a line of "
         "five equals signs.\n"
     )
-    return header + DELIMITER + DELIMITER.join(p.markdown.rstrip() + "\n" for p in pages)
+
+
+def llms_full_body(markdowns: Iterable[str]) -> str:
+    """Every page's markdown (with its frontmatter), delimited; the same for any base URL (the
+    frontmatter carries site-relative paths), so a server builds it once."""
+    return DELIMITER + DELIMITER.join(text.rstrip() + "\n" for text in markdowns)
+
+
+def llms_full_txt(markdowns: Iterable[str], base_url: str) -> str:
+    """The whole site as one text file: a header, then each page's markdown mirror."""
+    return llms_full_header(base_url) + llms_full_body(markdowns)
 
 
 def robots_txt(base_url: str) -> str:

@@ -18,11 +18,16 @@ def _convert(latex: str, display: str) -> str:
     return str(convert(latex, display=display))
 
 
-def mathml(latex: str, *, block: bool = False) -> Markup:
-    """The MathML element for ``latex`` (inline, or a display block), cached by its text."""
+def check_tex(latex: str) -> str:
+    """``latex`` itself, refused (ValueError) when it holds raw ``<``, ``>`` or ``&``."""
     if "<" in latex or "&" in latex or ">" in latex:
         raise ValueError("formula text must not contain raw <, > or &: use \\lt, \\gt")
-    return Markup(_convert(latex, "block" if block else "inline"))
+    return latex
+
+
+def mathml(latex: str, *, block: bool = False) -> Markup:
+    """The MathML element for ``latex`` (inline, or a display block), cached by its text."""
+    return Markup(_convert(check_tex(latex), "block" if block else "inline"))
 
 
 def tex_number(value: float | int | None, digits: int = 4) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 from urllib.parse import quote, urlencode
@@ -19,6 +19,7 @@ from markupsafe import Markup
 
 from servebound.rank import rank_hardware, rank_models
 from servebound.report import fmt_gb, fmt_int, fmt_rate
+from servebound.validation import ReportedRun, reported_run_json, validation_json
 from servebound.web import figures
 from servebound.web.mathml import mathml
 from servebound.web.site import (
@@ -32,7 +33,7 @@ from servebound.web.site import (
     fmt_params,
     fmt_seconds,
 )
-from servebound.web.work import GATE_TEXT, decode_work, prefill_work
+from servebound.web.work import GATE_TEXT, Work, decode_work, prefill_work
 
 LICENSE_NAME = "CC BY 4.0"
 LICENSE_URL = "https://creativecommons.org/licenses/by/4.0/"
@@ -161,8 +162,9 @@ class Renderer:
             f"- [{len(site.hardware)} hardware rows](/hardware.md)",
             f"- [{len(site.models)} model profiles](/models.md)",
             "- [Methodology](/methodology.md)",
+            "- [Validation: published runs against their ceilings](/validation.md)",
             "- [License](/license.md)",
-            "- JSON API: `/api/decode`, `/api/prefill`, `/api/hardware`, `/api/models`, `/api/rank` "
+            "- JSON API: `/api/decode`, `/api/prefill`, `/api/hardware`, `/api/models`, `/api/rank`, `/api/validation` "
             "(OpenAPI at `/openapi.json`, served sites only)",
         ]
         return self._page("/", title, desc, html, "\n".join(lines) + "\n")
@@ -217,7 +219,8 @@ class Renderer:
         path = f"/hardware/{quote(hw.id)}"
         title = hw.name
         desc = f"{hw.name}: {hw.memory_gb:,.0f} GB at {hw.bandwidth_gb_per_s:,.0f} GB/s; which models it serves and how fast."
-        html = self._html("hardware.html", path, title, desc, hw=hw, rows=rows)
+        runs = self.run_displays(self.site.runs_on_hardware(hw.id))
+        html = self._html("hardware.html", path, title, desc, hw=hw, rows=rows, runs=runs)
         lines = [
             f"# {md(hw.name)}\n",
             f"{md(hw.vendor)}, {md(hw.device_class)}{f', {hw.year}' if hw.year else ''}. Id `{hw.id}`.\n",
@@ -236,6 +239,14 @@ class Renderer:
         if hw.notes:
             lines.append(f"\nNotes: {md(hw.notes)}\n")
         lines += ["\n## Models on this hardware (default workload)\n", *rank_markdown(rows, "model")]
+        if runs:
+            lines += [
+                "\n## Published runs on this hardware\n",
+                f"{len(runs)} published measurements, each against the ceiling for its own setting "
+                "(see [the validation page](/validation.md)). Runs on models without a profile here (a model "
+                "file in the run catalog) are listed only on this page and the validation page.\n",
+                *runs_markdown(runs, show_hardware=False),
+            ]
         return self._page(path, title, desc, html, "\n".join(lines) + "\n")
 
     # --- models ----------------------------------------------------------------------------------
@@ -351,20 +362,12 @@ class Renderer:
 
     # --- pair ------------------------------------------------------------------------------------
 
-    def pair_page(self, pair: Pair) -> Page:
+    def _pair_texts(self, pair: Pair) -> dict[str, Any]:
+        """What a pair page's HTML and its mirror share: path, title, description, links and phrases."""
         hw, m, d, p = pair.hardware, pair.model, pair.decode, pair.prefill
         params = pair.query.params()
-        path = pair_path(hw.id, m.id, params)
-        title = f"{m.name} on {hw.name}"
         single = fmt_rate(d["single_session_tok_s"])
         agg = fmt_rate(d["aggregate_tok_s"])
-        desc = f"{VERDICT_TEXT[d['verdict']]}. One session {single}; useful aggregate {agg}."
-        agg_chart, per_chart = figures.decode_charts(pair)
-        pre_charts = figures.prefill_charts(pair)
-        _, sessions = figures.memory_parts(pair)
-        work = decode_work(pair) + prefill_work(pair)
-        assumptions = _flat(d["assumptions"])
-        query_string = urlencode(params)
         api_decode = "/api/decode?" + urlencode({"hardware": hw.id, "model": m.id, **_api_params(pair.query)})
         api_prefill = None
         if p is not None:
@@ -377,7 +380,28 @@ class Renderer:
                 }
             )
         fits = d["verdict"] in ("floor_fit", "no_floor")
-        fits_text = f"Yes: {fmt_int(d['batch_mem'])} sessions fit" if fits else VERDICT_TEXT[d["verdict"]]
+        return {
+            "params": params,
+            "path": pair_path(hw.id, m.id, params),
+            "title": f"{m.name} on {hw.name}",
+            "desc": f"{VERDICT_TEXT[d['verdict']]}. One session {single}; useful aggregate {agg}.",
+            "single": single,
+            "agg": agg,
+            "api_decode": api_decode,
+            "api_prefill": api_prefill,
+            "fits_text": f"Yes: {fmt_int(d['batch_mem'])} sessions fit"
+            if fits
+            else VERDICT_TEXT[d["verdict"]],
+        }
+
+    def pair_page(self, pair: Pair) -> Page:
+        hw, m, d, p = pair.hardware, pair.model, pair.decode, pair.prefill
+        t = self._pair_texts(pair)
+        path, title, desc = t["path"], t["title"], t["desc"]
+        agg_chart, per_chart = figures.decode_charts(pair)
+        pre_charts = figures.prefill_charts(pair)
+        _, sessions = figures.memory_parts(pair)
+        work = decode_work(pair) + prefill_work(pair)
         ranges = {
             "alloc_max": max(
                 pair.query.alloc_context,
@@ -400,7 +424,7 @@ class Renderer:
             q=pair.query,
             prefill_error=pair.prefill_error,
             verdict_text=VERDICT_TEXT[d["verdict"]],
-            fits_text=fits_text,
+            fits_text=t["fits_text"],
             overhead_bytes=pair.workload.overhead_bytes,
             capacity_bytes=hw.hardware.memory_bytes,
             floor=pair.workload.floor_tok_per_s,
@@ -411,26 +435,40 @@ class Renderer:
             fig_prefill_rate=figures.render_chart(pre_charts[0]) if pre_charts else None,
             fig_prefill_time=figures.render_chart(pre_charts[1]) if pre_charts else None,
             work=work,
-            assumptions=assumptions,
-            query_string=query_string,
-            api_decode=api_decode,
-            api_prefill=api_prefill,
+            assumptions=_flat(d["assumptions"]),
+            query_string=urlencode(t["params"]),
+            api_decode=t["api_decode"],
+            api_prefill=t["api_prefill"],
             ranges=ranges,
             prompt_tokens=pair.prompt_tokens,
             pair_data=Markup(script_json(pair_data(pair))),
+            runs=self.run_displays(self.site.runs_for_pair(hw.id, m.id)),
         )
+        return Page(path, title, desc, html, self.pair_markdown(pair, work))
+
+    def pair_markdown(self, pair: Pair, work: list[Work] | None = None) -> str:
+        """The pair page's markdown mirror alone (frontmatter included), without its HTML.
+
+        :meth:`pair_page` takes its mirror from here, so the mirror and llms-full.txt (which calls this
+        directly, skipping the figures and the MathML) carry the same text.
+        """
+        hw, m, d, p = pair.hardware, pair.model, pair.decode, pair.prefill
+        t = self._pair_texts(pair)
+        if work is None:
+            work = decode_work(pair) + prefill_work(pair)
+        api_decode, api_prefill = t["api_decode"], t["api_prefill"]
         lines = [
             f"# {md(m.name)} on {md(hw.name)}\n",
             f"**{VERDICT_TEXT[d['verdict']]}.** Workload: "
             + ", ".join(f"{k}={v}" for k, v in _workload_text(pair).items())
             + ".\n",
             "## The four questions\n",
-            f"- Does it fit? {fits_text}. Weights {fmt_gb(d['resident_bytes'])}, overhead "
+            f"- Does it fit? {t['fits_text']}. Weights {fmt_gb(d['resident_bytes'])}, overhead "
             f"{fmt_gb(pair.workload.overhead_bytes)}, capacity {fmt_gb(hw.hardware.memory_bytes)}, margin "
             f"{fmt_gb(d['resident_margin_bytes'])}; b_mem = {fmt_int(d['batch_mem'])} sessions of "
             f"{fmt_gb(d['kv_alloc_bytes'])}.",
-            f"- One session: {single} (context read per token {fmt_gb(d['kv_read_bytes'])}).",
-            f"- Useful throughput across sessions: {agg} at b* = {fmt_int(d['batch_star'])}, each session "
+            f"- One session: {t['single']} (context read per token {fmt_gb(d['kv_read_bytes'])}).",
+            f"- Useful throughput across sessions: {t['agg']} at b* = {fmt_int(d['batch_star'])}, each session "
             f"{fmt_rate(d['per_session_tok_s'])} (floor {pair.workload.floor_tok_per_s:g} tok/s).",
         ]
         if d["forced"]:
@@ -449,11 +487,13 @@ class Renderer:
             )
         else:
             lines.append(f"- First-token wait: {md(pair.prefill_error)}")
+        runs = self.run_displays(self.site.runs_for_pair(hw.id, m.id))
+        lines += ["", *pair_runs_markdown(runs)]
         lines += ["\n## Show the work\n"]
         for w in work:
             lines += [f"### {md(w.title)}\n", f"$$ {w.tex} $$\n", f"Gate: {md(w.gate)}\n"]
         lines += ["## Notes\n", *[f"- {md(n)}" for n in d["notes"]], "\n## Assumptions\n"]
-        lines += [f"- {md(k)}: {md(v)}" for k, v in assumptions]
+        lines += [f"- {md(k)}: {md(v)}" for k, v in _flat(d["assumptions"])]
         lines += [
             "\n## Figures (data)\n",
             "The HTML page draws these as SVG; here are the points at a few batches.\n",
@@ -461,6 +501,83 @@ class Renderer:
             f"\nJSON: [{api_decode}]({api_decode})"
             + (f", [{api_prefill}]({api_prefill})" if api_prefill else ""),
         ]
+        return frontmatter(t["title"], t["path"], t["desc"]) + "\n".join(lines) + "\n"
+
+    # --- reported runs ---------------------------------------------------------------------------
+
+    def run_displays(self, runs: Sequence[ReportedRun]) -> list[RunDisplay]:
+        """Reported runs as the pages show them, numbers from ``reported_run_json`` (the CLI's view)."""
+        return [run_display(run, self.site, self.pair_href) for run in runs]
+
+    def validation_page(self) -> Page:
+        summary = self.site.validation()
+        data = validation_json(summary)
+        runs = self.run_displays(summary.runs)
+        above = [r for r in runs if r.above]
+        path = "/validation"
+        title = "Validation: published runs against their ceilings"
+        rate = f"{100 * data['at_or_below_rate']:.0f} %"
+        desc = (
+            f"{data['total']} published measurements checked against the ceiling for their own setting: "
+            f"{data['at_or_below']} at or below it ({rate})."
+        )
+        groups = stats_rows(data)
+        figs = {
+            "phase": figures.efficiency_strip(
+                "fig-validation-phase",
+                "Efficiency of every reported run, by phase",
+                [(name, [r.dot for r in runs if r.data["phase"] == name]) for name in data["by_phase"]],
+            ),
+            "family": figures.efficiency_strip(
+                "fig-validation-family",
+                "Efficiency of every reported run, by hardware family",
+                [
+                    (name, [r.dot for r in runs if r.data["hardware_family"] == name])
+                    for name in data["by_hardware_family"]
+                ],
+            ),
+        }
+        html = self._html(
+            "validation.html",
+            path,
+            title,
+            desc,
+            data=data,
+            rate=rate,
+            groups=groups,
+            runs=runs,
+            above=above,
+            figs=figs,
+        )
+        lines = [
+            f"# {title}\n",
+            f"{data['total']} published runs; **{data['at_or_below']} sit at or below their ceiling** ({rate}). "
+            "Efficiency is the measured figure over the ceiling servebound computes for the run's own setting "
+            "(hardware, model profile, engine's quantization, concurrency, context, prompt). A run above 100 % "
+            "means the inputs do not describe the run; each is investigated and explained below, never hidden. "
+            "The same numbers: `servebound validate --json`"
+            + (" and [/api/validation](/api/validation)" if self.mode == "server" else "")
+            + ".\n",
+            "## Efficiency distribution\n",
+            "| Group | Runs | At or below | Min | p25 | Median | p75 | Max |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+            *[
+                f"| {md(g.label)} | {g.count} | {g.at_or_below} | {g.min} | {g.p25} | {g.median} | {g.p75} | {g.max} |"
+                for g in groups
+            ],
+            "\nThe HTML page draws each run's efficiency as a dot on a 0 to max axis with the 100 % line, by "
+            "phase and by hardware family; the table of runs below holds every value.\n",
+            "## Above the ceiling (investigated)\n",
+        ]
+        if above:
+            lines += [
+                f"- **{md(r.id)}** ({md(r.hardware_name)}, {md(r.model_label)}): {r.efficiency}. "
+                f"{md(r.data['explanation'])}"
+                for r in above
+            ]
+        else:
+            lines.append("Every run sits at or below its ceiling.")
+        lines += ["\n## Every run\n", *runs_markdown(runs, show_hardware=True)]
         return self._page(path, title, desc, html, "\n".join(lines) + "\n")
 
     # --- prose -----------------------------------------------------------------------------------
@@ -797,3 +914,202 @@ def script_json(data: Any) -> str:
     """JSON safe inside a <script> element: no ``</script>`` or comment openers can appear."""
     text = json.dumps(data, allow_nan=False, separators=(",", ":"))
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+# --------------------------------------------------------------------------------------------------
+# Reported runs
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunDisplay:
+    """One reported run as a page shows it: ``data`` is ``reported_run_json`` (the CLI's numbers)."""
+
+    id: str
+    data: dict[str, Any]
+    hardware_name: str
+    hardware_href: str | None
+    model_label: str
+    pair_href: str | None
+    measured: str
+    ceiling: str
+    efficiency: str
+    setting: str
+    source_href: str | None
+    above: bool
+
+    @property
+    def anchor(self) -> str:
+        return f"run-{self.id}"
+
+    @property
+    def dot(self) -> figures.StripDot:
+        return figures.StripDot(
+            self.anchor,
+            self.data["efficiency"],
+            self.above,
+            f"{self.id}: {self.efficiency} of the ceiling ({self.measured} against {self.ceiling})",
+        )
+
+
+def _percent(value: float) -> str:
+    return f"{100 * value:.1f} %"
+
+
+def run_display(run: ReportedRun, site: SiteData, href: Callable[[str, str], str] = pair_path) -> RunDisplay:
+    """A reported run with its figures formatted and its links on this site (None where no page is)."""
+    data = reported_run_json(run)
+    entry = run.entry
+    hw = site.hardware_by_id.get(entry.hardware)
+    model = site.models_by_id.get(entry.model)
+    metric = data["metric"]
+    if metric == "ttft_s":
+        measured = f"TTFT {fmt_seconds(data['measured'])} ({fmt_rate(data['measured_tok_s'])} prefill)"
+        shortest = data["prompt_tokens"] / data["ceiling_tok_s"] if data["ceiling_tok_s"] else None
+        ceiling = f"{fmt_rate(data['ceiling_tok_s'])} prefill (TTFT at least {fmt_seconds(shortest)})"
+    else:
+        what = {
+            "per_session_tok_s": "per session",
+            "aggregate_tok_s": "aggregate",
+            "prefill_tok_s": "prefill",
+        }[metric]
+        measured = f"{fmt_rate(data['measured'])} {what}"
+        ceiling = f"{fmt_rate(data['ceiling_tok_s'])} {what}"
+    if data["phase"] == "decode":
+        setting = (
+            f"{data['concurrency']:,} session{'s' if data['concurrency'] != 1 else ''}; reads "
+            f"{data['read_context_tokens']:,} tokens per step"
+            + (
+                f" of {data['alloc_context_tokens']:,} reserved"
+                if data["alloc_context_tokens"] is not None
+                else ""
+            )
+        )
+    else:
+        setting = f"prompt {data['prompt_tokens']:,} tokens" + (
+            f" in chunks of {entry.chunk_tokens:,}" if entry.chunk_tokens else ", one shot"
+        )
+        setting += f"; batch {data['concurrency']:,}"
+    url = data["source_url"]
+    return RunDisplay(
+        id=entry.id,
+        data=data,
+        hardware_name=hw.name if hw is not None else entry.hardware,
+        hardware_href=f"/hardware/{quote(hw.id)}" if hw is not None else None,
+        model_label=model.name if model is not None else f"{entry.model} (run model file)",
+        pair_href=href(entry.hardware, entry.model) if hw is not None and model is not None else None,
+        measured=measured,
+        ceiling=ceiling,
+        efficiency=_percent(data["efficiency"]),
+        setting=setting,
+        source_href=url if url.startswith(("https://", "http://")) else None,
+        above=not data["at_or_below"],
+    )
+
+
+def _md_url(url: str) -> str:
+    return quote(url, safe=":/?#&=%+,;@!$*'~.-_")
+
+
+def _md_source(r: RunDisplay) -> str:
+    if r.source_href:
+        return f"[source]({_md_url(r.source_href)})"
+    return md(r.data["source_url"])
+
+
+def pair_runs_markdown(runs: Sequence[RunDisplay]) -> list[str]:
+    """The pair mirror's "Measured next to the ceiling" section (one line when no run is published)."""
+    lines = ["## Measured next to the ceiling\n"]
+    if not runs:
+        return [*lines, "No published runs for this pair yet ([every run](/validation.md))."]
+    lines.append(
+        "Published measurements of this pair, each against the ceiling for the run's own setting "
+        "(its concurrency, context and prompt; not the workload above).\n"
+    )
+    for r in runs:
+        d = r.data
+        lines += [
+            f"### {md(d['engine'])}: {md(d['engine_version'])}\n",
+            f"- Measured: {r.measured}; ceiling for the same setting: {r.ceiling}; efficiency "
+            f"**{r.efficiency}**" + (" (above the ceiling)" if r.above else ""),
+            f"- Quantization: {md(d['quantization'])}",
+            f"- Setting: {r.setting}",
+            f"- Metric: {md(d['metric'])}: {md(d['metric_definition'])}",
+            f"- Context: {md(d['context_definition'])}",
+            f"- Source ({md(d['source_kind'])}): {_md_source(r)}: \u201c{md(d['source_quote'])}\u201d",
+        ]
+        if r.above:
+            lines.append(f"- Why above the ceiling: {md(d['explanation'])}")
+        if d["notes"]:
+            lines.append(f"- Notes: {md(d['notes'])}")
+        lines.append(f"- Run id: `{r.id}`\n")
+    return lines
+
+
+def runs_markdown(runs: Sequence[RunDisplay], *, show_hardware: bool) -> list[str]:
+    """Reported runs as one markdown table, then every above-ceiling run with its explanation."""
+    head = (
+        "| Run | " + ("Hardware | " if show_hardware else "") + "Model | Engine | Quantization | Setting | "
+    )
+    head += "Measured | Ceiling | Efficiency | Source |"
+    lines = [
+        head,
+        "| --- | "
+        + ("--- | " if show_hardware else "")
+        + "--- | --- | --- | --- | ---: | ---: | ---: | --- |",
+    ]
+    for r in runs:
+        d = r.data
+        model = f"[{md(r.model_label)}]({mirror_path(r.pair_href)})" if r.pair_href else md(r.model_label)
+        hw = ""
+        if show_hardware:
+            hw = (
+                f"[{md(r.hardware_name)}]({mirror_path(r.hardware_href)}) | "
+                if r.hardware_href
+                else f"{md(r.hardware_name)} | "
+            )
+        eff = f"**{r.efficiency}** (above)" if r.above else r.efficiency
+        lines.append(
+            f"| `{r.id}` | {hw}{model} | {md(d['engine'])} {md(d['engine_version'])} | {md(d['quantization'])} | "
+            f"{r.setting} | {r.measured} | {r.ceiling} | {eff} | {_md_source(r)} |"
+        )
+    above = [r for r in runs if r.above]
+    if above:
+        lines.append("\nAbove the ceiling, investigated:\n")
+        lines += [f"- `{r.id}` ({r.efficiency}): {md(r.data['explanation'])}" for r in above]
+    return lines
+
+
+@dataclass(frozen=True)
+class StatsRow:
+    """One row of the validation page's distribution table (percentages formatted)."""
+
+    label: str
+    count: int
+    at_or_below: int
+    min: str
+    p25: str
+    median: str
+    p75: str
+    max: str
+
+
+def stats_rows(data: Mapping[str, Any]) -> list[StatsRow]:
+    """All runs, then by engine, hardware family and phase, from ``validation_json``."""
+
+    def row(label: str, s: Mapping[str, Any]) -> StatsRow:
+        return StatsRow(
+            label,
+            s["count"],
+            s["at_or_below"],
+            *(_percent(s[k]) for k in ("min", "p25", "median", "p75", "max")),
+        )
+
+    rows = [row("All runs", data["efficiency"])]
+    for key, label in (
+        ("by_engine", "Engine"),
+        ("by_hardware_family", "Hardware family"),
+        ("by_phase", "Phase"),
+    ):
+        rows += [row(f"{label}: {name}", s) for name, s in data[key].items()]
+    return rows

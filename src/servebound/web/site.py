@@ -9,6 +9,7 @@ lists, so a query cannot name a path.
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +32,7 @@ from servebound.core.workload import (
 from servebound.errors import InputError
 from servebound.rank import DEFAULT_RANK_PROMPT_TOKENS
 from servebound.report import decode_json
+from servebound.validation import ReportedRun, ValidationSummary, reported_runs_for, validation_summary
 
 GB = 1e9
 
@@ -209,14 +211,47 @@ def site_model(entry: Any) -> SiteModel:
 
 
 class SiteData:
-    """The hardware and models a site shows, with lookups that suggest close ids for unknown ones."""
+    """The hardware and models a site shows, with lookups that suggest close ids for unknown ones.
 
-    def __init__(self, hardware: Iterable[Any], models: Iterable[Any], *, catalog: Any = None) -> None:
+    ``runs`` are the reported runs the site shows (evaluated ``servebound.validation`` runs); by
+    default the shipped ones, evaluated on first use (``validation()``), once per site.
+    """
+
+    def __init__(
+        self,
+        hardware: Iterable[Any],
+        models: Iterable[Any],
+        *,
+        catalog: Any = None,
+        runs: Sequence[ReportedRun] | None = None,
+    ) -> None:
         self.hardware: list[SiteHardware] = [site_hardware(h) for h in hardware]
         self.models: list[SiteModel] = [site_model(m) for m in models]
         self.hardware_by_id = {h.id: h for h in self.hardware}
         self.models_by_id = {m.id: m for m in self.models}
         self._catalog = catalog
+        self._runs = None if runs is None else tuple(runs)
+        self._validation: ValidationSummary | None = None
+        self._runs_lock = threading.Lock()
+
+    def validation(self) -> ValidationSummary:
+        """The reported runs checked against their ceilings and summarised (``servebound validate``)."""
+        with self._runs_lock:
+            if self._validation is None:
+                self._validation = validation_summary(self._runs)
+            return self._validation
+
+    def runs_for_pair(self, hardware_id: str, model_id: str) -> list[ReportedRun]:
+        """The reported runs of one pair (exact ids), in the file's order."""
+        return list(reported_runs_for(hardware_id, model_id, self.validation().runs))
+
+    def runs_on_hardware(self, hardware_id: str) -> list[ReportedRun]:
+        """Every reported run on one hardware row, whatever its model."""
+        return [r for r in self.validation().runs if r.entry.hardware == hardware_id]
+
+    def has_pair(self, hardware_id: str, model_id: str) -> bool:
+        """Whether the site lists both ids, so the pair has a page."""
+        return hardware_id in self.hardware_by_id and model_id in self.models_by_id
 
     def get_hardware(self, ref: str) -> SiteHardware:
         """A listed row by id; with the packaged catalog also aliases and ``Nx-<device>`` systems."""
@@ -421,8 +456,14 @@ def default_prompt(model: ModelAdapter, query: WorkloadQuery) -> int:
     return max(1, limit)
 
 
-def compute_pair(hw: SiteHardware, model: SiteModel, query: WorkloadQuery) -> Pair:
-    """Decode (as ``servebound decode --json``) and prefill (as ``servebound prefill --json --range``)."""
+def compute_pair(
+    hw: SiteHardware, model: SiteModel, query: WorkloadQuery, *, with_range: bool = True
+) -> Pair:
+    """Decode (as ``servebound decode --json``) and prefill (as ``servebound prefill --json --range``).
+
+    ``with_range=False`` leaves out the prompt-length range (half the cost of a pair), which only the
+    HTML page shows: the markdown mirror is the same either way (llms-full.txt computes without it).
+    """
     workload = query.workload()
     result = api_decode(hw.hardware, model.adapter, workload)
     decoded = decode_json(result)
@@ -434,7 +475,7 @@ def compute_pair(hw: SiteHardware, model: SiteModel, query: WorkloadQuery) -> Pa
         error = "this model has no prefill fields (linear parameters, attention FLOPs), so no prefill ceiling"
     else:
         try:
-            pre, rng = _prefill_cached(hw.hardware, model.adapter, prompt, workload)
+            pre, rng = _prefill_cached(hw.hardware, model.adapter, prompt, workload, with_range)
             pre_json = prefill_json(pre, rng)
         except InputError as exc:
             if query.prompt is not None:
@@ -444,8 +485,8 @@ def compute_pair(hw: SiteHardware, model: SiteModel, query: WorkloadQuery) -> Pa
 
 
 def _prefill_cached(
-    hardware: Hardware, model: ModelAdapter, prompt: int, workload: Workload
-) -> tuple[PrefillResult, PrefillRange]:
+    hardware: Hardware, model: ModelAdapter, prompt: int, workload: Workload, with_range: bool = True
+) -> tuple[PrefillResult, PrefillRange | None]:
     # prefill ignores forced batches: the page's prefill is batch 1, one-shot (the CLI's default).
     base = Workload(
         overhead_bytes=workload.overhead_bytes,
@@ -454,7 +495,8 @@ def _prefill_cached(
         floor_tok_per_s=workload.floor_tok_per_s,
         expert_traffic=workload.expert_traffic,
     )
-    return prefill(hardware, model, prompt, workload=base), prefill_range(hardware, model, workload=base)
+    result = prefill(hardware, model, prompt, workload=base)
+    return result, prefill_range(hardware, model, workload=base) if with_range else None
 
 
 def clean_json(value: Any) -> Any:

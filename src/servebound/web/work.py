@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
-from servebound.web.mathml import mathml, tex_number
+from servebound.web.mathml import check_tex, mathml, tex_number
 from servebound.web.site import GB, Pair
 
 GATE_TEXT = {
@@ -24,13 +24,20 @@ GATE_TEXT = {
 
 @dataclass(frozen=True)
 class Work:
-    """One shown result: what it answers, its formula (TeX and MathML) and a sentence on its gate."""
+    """One shown result: what it answers, its formula (TeX; MathML on demand) and a sentence on its gate.
+
+    The MathML is converted only when an HTML page asks for it (``math``): the markdown mirror and
+    llms-full.txt carry the TeX, so they skip the converter, the costliest step of a pair page.
+    """
 
     key: str
     title: str
     tex: str
-    math: Markup
     gate: str
+
+    @property
+    def math(self) -> Markup:
+        return mathml(self.tex, block=True)
 
 
 def _gb(value: float | None) -> str:
@@ -51,7 +58,7 @@ def _mode(name: str) -> str:
 
 
 def _work(key: str, title: str, tex: str, gate: str) -> Work:
-    return Work(key, title, tex, mathml(tex, block=True), gate)
+    return Work(key, title, check_tex(tex), gate)
 
 
 def decode_work(pair: Pair) -> list[Work]:

@@ -1,0 +1,353 @@
+"""Reported runs on the site: measured next to the ceiling on pair and hardware pages, the validation
+page and its API, the machine files, and llms-full.txt built once (in the background when served)."""
+
+from __future__ import annotations
+
+import html as html_lib
+import json
+import re
+import threading
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+
+from servebound.catalog.hardware import get_hardware
+from servebound.catalog.models import get_model
+from servebound.cli import main
+from servebound.validation import reported_runs_for, validation_summary
+from servebound.web import build_site, create_app
+from servebound.web.pages import md
+from servebound.web.site import SiteData
+from tests.web.conftest import hostile_model, site_lists
+
+#: Catalog rows and profiles with reported runs: the derivation's DGX Spark + Gemma run (a catalog
+#: pair), RTX 3060 runs on a run-model file only (one above its ceiling), and the RTX 4080 + Qwen runs.
+RUN_HW = ("nvidia-dgx-spark", "nvidia-rtx-3060-12gb", "nvidia-rtx-4080")
+RUN_MODELS = ("gemma-4-26b-a4b-nvfp4", "qwen2.5-7b-q4_k_m")
+GEMMA_RUN = "derivation-dgx-spark-gemma-4-26b-a4b-nvfp4-c16"
+ABOVE_3060 = "llamacpp-d15013-nvidia-rtx-3060-12gb-llama-2-7b-q4_0-pp512"
+
+
+def run_site_lists() -> tuple[list[object], list[object]]:
+    return [get_hardware(h) for h in RUN_HW], [*(get_model(m) for m in RUN_MODELS), hostile_model()]
+
+
+@pytest.fixture(scope="module")
+def run_app() -> FastAPI:
+    hardware, models = run_site_lists()
+    return create_app(hardware=hardware, models=models)
+
+
+@pytest.fixture(scope="module")
+def rc(run_app: FastAPI) -> TestClient:
+    return TestClient(run_app)
+
+
+@pytest.fixture(scope="module")
+def cli_validation() -> dict[str, Any]:
+    """`servebound validate --json`, run in-process."""
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        status = main(["validate", "--json"])
+    assert status == 0
+    data: dict[str, Any] = json.loads(out.getvalue())
+    return data
+
+
+def pct(value: float) -> str:
+    return f"{100 * value:.1f} %"
+
+
+def text_of(html: str) -> str:
+    """The page's text with tags dropped and entities decoded (for phrases that span elements)."""
+    return html_lib.unescape(re.sub(r"<[^>]+>", "", html))
+
+
+# --- pair pages ----------------------------------------------------------------------------------------
+
+
+def test_pair_page_shows_its_runs_next_to_the_ceiling(rc: TestClient) -> None:
+    runs = reported_runs_for("nvidia-dgx-spark", "gemma-4-26b-a4b-nvfp4")
+    assert [r.entry.id for r in runs] == [GEMMA_RUN]
+    run = runs[0]
+    # The derivation's run: 18 tok/s per session at concurrency 16, 32,000 read tokens, against the
+    # ceiling for that setting, 19.59 tok/s per session: 18.0 / 19.59 = 0.919, shown as 91.9 %.
+    assert run.check.measured_tok_per_s == 18.0
+    assert run.check.ceiling_tok_per_s == pytest.approx(19.59, abs=0.01)
+    page = rc.get("/pair/nvidia-dgx-spark/gemma-4-26b-a4b-nvfp4")
+    assert page.status_code == 200
+    html = page.text
+    section = html.split('<section class="runs" id="measured">')[1].split("</section>")[0]
+    assert "<h2>Measured next to the ceiling</h2>" in section
+    assert f'id="run-{GEMMA_RUN}"' in section
+    text = text_of(section)
+    for phrase in (
+        "unspecified serving engine: not reported",  # engine and version
+        "NVFP4 weights and an fp8 KV cache",  # quantization
+        "16 sessions; reads 32,000 tokens per step of 100,000 reserved",  # concurrency and context
+        "per_session_tok_s: tokens per second per session while 16 sessions decode together",  # metric
+        "18.0 tok/s per session",  # measured
+        "19.6 tok/s per session",  # ceiling for the same setting
+        "91.9 %",  # efficiency
+        "doc:roofline-derivation",  # the source (not a link: the project's own document)
+        "roughly 16 to 18 tok/s/session",  # the quoted figure
+    ):
+        assert phrase in text, phrase
+    assert "above the ceiling" not in text
+    mirror = rc.get("/pair/nvidia-dgx-spark/gemma-4-26b-a4b-nvfp4.md").text
+    part = mirror.split("## Measured next to the ceiling\n")[1].split("\n## ")[0]
+    assert "18.0 tok/s per session; ceiling for the same setting: 19.6 tok/s per session" in part
+    assert "efficiency **91.9 %**" in part
+    assert f"Run id: `{GEMMA_RUN}`" in part
+    assert "Setting: 16 sessions; reads 32,000 tokens per step of 100,000 reserved" in part
+
+
+def test_every_pair_with_runs_shows_each_of_them(rc: TestClient, run_app: FastAPI) -> None:
+    site: SiteData = run_app.state.site
+    shown = 0
+    for hw in site.hardware:
+        for m in site.models:
+            runs = reported_runs_for(hw.id, m.id)
+            if not runs:
+                continue
+            html = rc.get(f"/pair/{hw.id}/{m.id}").text
+            mirror = rc.get(f"/pair/{hw.id}/{m.id}.md").text
+            for run in runs:
+                assert f'id="run-{run.entry.id}"' in html
+                assert pct(run.efficiency) in html
+                assert f"Run id: `{run.entry.id}`" in mirror
+                if run.entry.source_url.startswith("https://"):
+                    assert f'href="{run.entry.source_url}"' in html
+                shown += 1
+    # Gemma on the DGX Spark, and the RTX 4080 + Qwen2.5 7B decode and prefill runs
+    assert shown == 3
+
+
+def test_pair_without_runs_says_so_in_one_line(rc: TestClient) -> None:
+    html = rc.get("/pair/nvidia-dgx-spark/qwen2.5-7b-q4_k_m").text
+    assert "No published runs for this pair yet" in html
+    mirror = rc.get("/pair/nvidia-dgx-spark/qwen2.5-7b-q4_k_m.md").text
+    section = mirror.split("## Measured next to the ceiling\n")[1].split("\n## ")[0]
+    assert section.strip() == "No published runs for this pair yet ([every run](/validation.md))."
+
+
+# --- hardware pages: runs on models without a profile --------------------------------------------------
+
+
+def test_runs_on_run_model_files_appear_on_the_hardware_page(rc: TestClient) -> None:
+    summary = validation_summary()
+    runs = [r for r in summary.runs if r.entry.hardware == "nvidia-rtx-3060-12gb"]
+    assert {r.entry.model for r in runs} == {"llama-2-7b-q4_0"}  # a run-model file, not a profile
+    html = rc.get("/hardware/nvidia-rtx-3060-12gb").text
+    assert '<h2 id="runs">Published runs on this hardware</h2>' in html
+    mirror = rc.get("/hardware/nvidia-rtx-3060-12gb.md").text
+    assert "## Published runs on this hardware" in mirror
+    for run in runs:
+        assert f'href="/validation#run-{run.entry.id}"' in html
+        assert f"| `{run.entry.id}` |" in mirror
+        assert pct(run.efficiency) in html and pct(run.efficiency) in mirror
+    assert "llama-2-7b-q4_0 (run model file)" in html
+
+
+def test_above_ceiling_run_shows_its_explanation(rc: TestClient) -> None:
+    run = next(r for r in validation_summary().runs if r.entry.id == ABOVE_3060)
+    assert not run.at_or_below and run.entry.explanation
+    # 2,138 tok/s measured against the fp32-charged prefill ceiling of the RTX 3060 row: above 100 %.
+    assert run.check.measured_tok_per_s == 2138
+    assert run.efficiency > 2
+    explanation = run.entry.explanation
+    for path in ("/hardware/nvidia-rtx-3060-12gb", "/validation"):
+        html = rc.get(path).text
+        row = re.search(rf'<tr[^>]*id="run-{re.escape(ABOVE_3060)}"[^>]*class="above"', html) or re.search(
+            rf'<tr class="above"[^>]*>\s*<td><a href="/validation#run-{re.escape(ABOVE_3060)}"', html
+        )
+        assert row is not None, path
+        assert html_lib.escape(explanation, quote=True) in html or explanation in text_of(html), path
+        mirror = rc.get(path + ".md").text
+        assert md(explanation) in mirror, path
+
+
+def test_no_run_is_invisible_on_the_packaged_site(cli_validation: dict[str, Any]) -> None:
+    """Every shipped run is on its pair page (a catalog pair) or else on its hardware page."""
+    app = create_app()
+    client = TestClient(app)
+    site: SiteData = app.state.site
+    pages: dict[str, str] = {}
+    for run in cli_validation["runs"]:
+        hw, model = run["hardware"], run["model"]
+        assert hw in site.hardware_by_id, run["id"]
+        if model in site.models_by_id:
+            path = f"/pair/{hw}/{model}"
+            marker = f'id="run-{run["id"]}"'
+        else:
+            path = f"/hardware/{hw}"
+            marker = f'href="/validation#run-{run["id"]}"'
+        if path not in pages:
+            pages[path] = client.get(path).text
+        assert marker in pages[path], (run["id"], path)
+        # and on the validation page, with a link to its pair or hardware page
+    validation = client.get("/validation").text
+    assert all(f'id="run-{run["id"]}"' in validation for run in cli_validation["runs"])
+
+
+# --- the validation page and its API -----------------------------------------------------------------
+
+
+def test_api_validation_equals_the_cli(rc: TestClient, cli_validation: dict[str, Any]) -> None:
+    api = rc.get("/api/validation")
+    assert api.status_code == 200
+    assert api.json() == cli_validation
+
+
+def test_validation_page_numbers_equal_the_cli(rc: TestClient, cli_validation: dict[str, Any]) -> None:
+    data = cli_validation
+    assert data["total"] == len(data["runs"]) and data["at_or_below"] <= data["total"]
+    html = rc.get("/validation").text
+    assert f'<span data-k="total">{data["total"]}</span> published runs' in html
+    assert f'<span data-k="at_or_below">{data["at_or_below"]}</span> sit at or below' in html
+    mirror = rc.get("/validation.md").text
+    assert (
+        f"{data['total']} published runs; **{data['at_or_below']} sit at or below their ceiling**" in mirror
+    )
+
+    def cells(stats: dict[str, Any]) -> str:
+        numbers = " | ".join(pct(stats[k]) for k in ("min", "p25", "median", "p75", "max"))
+        return f"| {stats['count']} | {stats['at_or_below']} | {numbers} |"
+
+    rows = [("All runs", data["efficiency"])]
+    for key, label in (
+        ("by_engine", "Engine"),
+        ("by_hardware_family", "Hardware family"),
+        ("by_phase", "Phase"),
+    ):
+        rows += [(f"{label}: {name}", stats) for name, stats in data[key].items()]
+    for label, stats in rows:
+        assert f"| {md(label)} {cells(stats)}" in mirror, label
+        html_row = (
+            f'<tr><td>{html_lib.escape(label)}</td><td class="n">{stats["count"]}</td>'
+            f'<td class="n">{stats["at_or_below"]}</td>'
+            + "".join(f'<td class="n">{pct(stats[k])}</td>' for k in ("min", "p25", "median", "p75", "max"))
+            + "</tr>"
+        )
+        assert html_row in html, label
+    text = text_of(html)
+    for run in data["runs"]:
+        row = html.split(f'id="run-{run["id"]}"')[1].split("</tr>")[0]
+        assert pct(run["efficiency"]) in row, run["id"]
+        if run["source_url"].startswith("https://"):
+            assert f'href="{html_lib.escape(run["source_url"])}"' in row
+        assert f"| `{run['id']}` |" in mirror
+    # the pair link of the one run whose pair this site lists, and its hardware link
+    assert 'href="/pair/nvidia-dgx-spark/gemma-4-26b-a4b-nvfp4"' in html
+    assert 'href="/hardware/nvidia-rtx-3060-12gb"' in html
+    assert "(run model file)" in text
+
+
+def test_validation_figure_draws_every_run(rc: TestClient, cli_validation: dict[str, Any]) -> None:
+    html = rc.get("/validation").text
+    above = sum(not r["at_or_below"] for r in cli_validation["runs"])
+    for fig in ("fig-validation-phase", "fig-validation-family"):
+        svg = html.split(f'<svg class="strip" id="{fig}"')[1].split("</svg>")[0]
+        dots = re.findall(r'<a href="#(run-[^"]+)"><circle class="(run(?: above)?)"', svg)
+        assert len(dots) == cli_validation["total"]
+        assert sum(css == "run above" for _, css in dots) == above
+        assert all(f'id="{anchor}"' in html for anchor, _ in dots)
+        assert "ceiling (100 %)" in svg
+        # the axis reaches the largest efficiency: its last tick is at or past max
+        ticks = [int(t) for t in re.findall(r'class="tick"[^>]*>(\d+) %<', svg)]
+        assert ticks[0] == 0 and ticks[-1] >= 100 * cli_validation["efficiency"]["max"]
+
+
+def test_validation_is_in_the_nav_mirrors_and_machine_files(client: TestClient) -> None:
+    assert '<a href="/validation">Validation</a>' in client.get("/").text
+    md_page = client.get("/validation.md")
+    assert md_page.status_code == 200 and md_page.headers["content-type"].startswith("text/markdown")
+    assert md_page.text.startswith('---\ntitle: "Validation: published runs against their ceilings"')
+    assert "(http://testserver/validation.md)" in client.get("/llms.txt").text
+    sitemap = client.get("/sitemap.xml").text
+    assert "<loc>http://testserver/validation</loc>" in sitemap
+    assert "<loc>http://testserver/validation.md</loc>" in sitemap
+    full = client.get("/llms-full.txt").text
+    assert '\ntitle: "Validation: published runs against their ceilings"\nurl: "/validation"' in full
+    assert (
+        "[Validation: published runs against their ceilings](/validation.md)" in client.get("/index.md").text
+    )
+
+
+def test_openapi_lists_the_validation_route_with_the_error_shape(client: TestClient) -> None:
+    doc = client.get("/openapi.json").json()
+    route = doc["paths"]["/api/validation"]["get"]
+    assert route["tags"] == ["validation"]
+    assert route["responses"]["400"]["content"]["application/json"]["schema"]["$ref"].endswith("/ErrorBody")
+    r = client.post("/api/validation")
+    assert r.status_code == 405
+    assert r.json() == {"error": {"status": 405, "field": "method", "message": r.json()["error"]["message"]}}
+
+
+# --- llms-full.txt: the cheap path and the background build --------------------------------------------
+
+
+def test_llms_full_is_every_mirror_in_index_order(client: TestClient) -> None:
+    """llms-full.txt (pair pages through the markdown-only path) holds each page's mirror verbatim."""
+    llms = client.get("/llms.txt").text
+    links = re.findall(r"\]\(http://testserver(/[^)]+\.md(?:\?[^)]*)?)\)", llms)
+    full = client.get("/llms-full.txt").text
+    docs = full.split("\n\n=====  =====  =====\n\n")[1:]
+    assert len(docs) == len(links)
+    for link, doc in zip(links, docs, strict=True):
+        mirror = client.get(urllib.parse.unquote(link)).text
+        assert doc == mirror.rstrip() + "\n", link
+
+
+def test_llms_full_answers_503_while_the_background_build_runs() -> None:
+    hardware, models = site_lists()
+    app = create_app(hardware=hardware, models=models)
+    client = TestClient(app)
+    gate = threading.Event()
+    thread = app.state.llms_full.start(gate)
+    assert thread is not None and app.state.llms_full.start() is thread  # started once
+    busy = client.get("/llms-full.txt")
+    assert busy.status_code == 503
+    assert int(busy.headers["retry-after"]) >= 1
+    assert busy.text.startswith("503 llms-full.txt: the whole site as text is being built")
+    gate.set()
+    thread.join()
+    assert not app.state.llms_full.building and app.state.llms_full.start() is None
+    ready = client.get("/llms-full.txt")
+    assert ready.status_code == 200
+    # the same file a foreground build writes on another app over the same lists
+    other = TestClient(create_app(hardware=hardware, models=models)).get("/llms-full.txt")
+    assert ready.text == other.text
+    assert ready.text.count("\n=====  =====  =====\n") == app.state.llms_full.done
+
+
+# --- the static export ---------------------------------------------------------------------------------
+
+
+def test_static_export_writes_the_pairs_with_runs_and_the_validation_page(tmp_path: Path) -> None:
+    hardware, models = run_site_lists()
+    report = build_site(tmp_path, site=SiteData(hardware, models[:2]), base_url="https://example.org")
+    # Neither profile is a native format, so the only pair pages are the ones with reported runs:
+    # DGX Spark + Gemma, and RTX 4080 + Qwen2.5 7B. 6 fixed pages + 3 hardware + 2 models + 2 pairs.
+    assert report.pairs == 2
+    assert report.pages == 6 + 3 + 2 + 2
+    pair = (tmp_path / "pair/nvidia-dgx-spark/gemma-4-26b-a4b-nvfp4/index.html").read_text("utf-8")
+    assert f'id="run-{GEMMA_RUN}"' in pair
+    validation = (tmp_path / "validation/index.html").read_text("utf-8")
+    assert 'href="/api/validation"' not in validation  # a static copy has no API
+    assert (tmp_path / "validation.md").is_file()
+    assert "(https://example.org/validation.md)" in (tmp_path / "llms.txt").read_text("utf-8")
+    missing = set()
+    for page in tmp_path.rglob("*.html"):
+        for href in re.findall(r'href="(/[^"#?]*)', page.read_text("utf-8")):
+            target = tmp_path / href.lstrip("/")
+            if not (target.is_file() or (target / "index.html").is_file()):
+                missing.add(href)
+    assert not missing, sorted(missing)[:10]
