@@ -1,10 +1,14 @@
-"""Web benchmarks: in-process page and API latency, requests/s on loopback, full static export time.
+"""Web benchmarks: in-process page and API latency, requests/s on loopback, llms-full.txt, full export.
 
-    python bench/bench_web.py [--export] [--requests 2000] [--threads 8]
+    python bench/bench_web.py [--export] [--full-render] [--requests 2000] [--threads 8]
 
 Latencies are medians over repeated in-process requests (FastAPI's TestClient, no network). The load
 test starts uvicorn on 127.0.0.1 and drives it with a bounded loop of httpx requests from a thread
-pool. ``--export`` also times ``build_site`` over the packaged catalogs into a temporary folder.
+pool. llms-full.txt is timed three ways on fresh apps: the first request with no background build
+(the foreground build), the background build ``serve()`` starts (time until ready, and the latency
+of a request answered 503 meanwhile), and a request after it. ``--full-render`` also times the
+former path (every page rendered in full, HTML and figures included) for comparison. ``--export``
+also times ``build_site`` over the packaged catalogs into a temporary folder.
 """
 
 from __future__ import annotations
@@ -53,7 +57,8 @@ def load(url: str, requests: int, threads: int) -> float:
     def one(_: int) -> int:
         if not hasattr(local, "client"):
             local.client = httpx.Client(base_url=base)
-        return local.client.get(url).status_code
+        code: int = local.client.get(url).status_code
+        return code
 
     one(0)
     start = time.perf_counter()
@@ -66,9 +71,53 @@ def load(url: str, requests: int, threads: int) -> float:
     return requests / elapsed
 
 
+def bench_llms_full(full_render: bool) -> None:
+    app = create_app()
+    client = TestClient(app)
+    t = time.perf_counter()
+    r = client.get("/llms-full.txt")
+    first = time.perf_counter() - t
+    assert r.status_code == 200
+    t = time.perf_counter()
+    client.get("/llms-full.txt")
+    again = time.perf_counter() - t
+    docs = r.text.count("\n=====  =====  =====\n")
+    print(
+        f"llms-full.txt, first request (foreground build): {first:7.2f} s  ({docs:,} documents, "
+        f"{len(r.content) / 1e6:,.1f} MB); next request {again * 1e3:,.0f} ms"
+    )
+    app = create_app()
+    client = TestClient(app)
+    t = time.perf_counter()
+    thread = app.state.llms_full.start()
+    t503 = time.perf_counter()
+    busy = client.get("/llms-full.txt")
+    t503 = time.perf_counter() - t503
+    thread.join()
+    ready = time.perf_counter() - t
+    print(
+        f"llms-full.txt, background build (serve()):       {ready:7.2f} s to ready; a request meanwhile: "
+        f"{busy.status_code} in {t503 * 1e3:,.0f} ms, Retry-After {busy.headers.get('retry-after')} s"
+    )
+    if full_render:
+        from servebound.web import export
+        from servebound.web.machine import llms_full_txt
+
+        t = time.perf_counter()
+        site = app.state.site
+        text = llms_full_txt((p.markdown for p in export.iter_pages(app.state.renderer, site)), "")
+        print(
+            f"llms-full.txt from fully rendered pages (former): {time.perf_counter() - t:7.2f} s "
+            f"({len(text) / 1e6:,.1f} MB)"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--export", action="store_true", help="also time the full static export")
+    parser.add_argument(
+        "--full-render", action="store_true", help="also time llms-full.txt from fully rendered pages"
+    )
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--threads", type=int, default=8)
     parser.add_argument("--repeat", type=int, default=50)
@@ -96,6 +145,7 @@ def main() -> None:
         f"loopback, {args.threads} threads, pair page (custom workload): "
         f"{load(pair + '?read_context=8000', args.requests // 4, args.threads):7.0f} requests/s"
     )
+    bench_llms_full(args.full_render)
     if args.export:
         with tempfile.TemporaryDirectory() as tmp:
             report = build_site(Path(tmp))
