@@ -4,8 +4,10 @@ bytes from gguf.quants), and on hostile files; the header walk is cross-checked 
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.util
 import struct
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -428,18 +430,19 @@ def test_every_truncation_is_an_input_error(tmp_path: Path) -> None:
             import_gguf(cut)
 
 
-@pytest.fixture(scope="module")
-def tiny_header(tmp_path_factory: pytest.TempPathFactory) -> bytes:
-    folder = tmp_path_factory.mktemp("tiny")
+@functools.cache
+def tiny_header() -> bytes:
+    """A small valid GGUF, built once; not a fixture, so hypothesis never prints its 60 kB in a report."""
+    folder = Path(tempfile.mkdtemp(prefix="servebound-gguf-"))
     return write_gguf(folder / "t.gguf", "llama", dense_meta, dense_tensors()).read_bytes()
 
 
 @settings(max_examples=300, deadline=None)
 @given(spots=st.lists(st.tuples(st.integers(0, 1500), st.integers(0, 255)), min_size=1, max_size=4))
 def test_corrupted_header_raises_only_input_error(
-    tiny_header: bytes, tmp_path_factory: pytest.TempPathFactory, spots: list[tuple[int, int]]
+    tmp_path_factory: pytest.TempPathFactory, spots: list[tuple[int, int]]
 ) -> None:
-    data = bytearray(tiny_header)
+    data = bytearray(tiny_header())
     for at, value in spots:
         data[at % len(data)] = value
     path = tmp_path_factory.mktemp("fuzz") / "fuzz.gguf"
