@@ -49,6 +49,17 @@ class Count:
 
 
 @dataclass(frozen=True)
+class LocalTerm:
+    """A further window-capped read and FLOP term of one block, beside its own local cache: ``elements``
+    read per token of context and ``flops_per_pair`` per query-key pair, both up to ``window_tokens``
+    of context (a sparse top-k span, say, next to a sliding window)."""
+
+    elements: float
+    window_tokens: int
+    flops_per_pair: float
+
+
+@dataclass(frozen=True)
 class Block:
     """One block of one layer. ``always`` is swept every iteration; ``expert`` is one routed expert of
     this block (``routed`` of them, ``per_token`` chosen). Cache fields count elements per token
@@ -65,20 +76,22 @@ class Block:
     routed: int = 0
     per_token: int = 0
     router_params: int = 0
-    kv_global_elements: int = 0
-    kv_local_elements: int = 0
+    kv_global_elements: float = 0
+    kv_local_elements: float = 0
     window_tokens: int = 0
-    read_global_elements: int | None = None
-    read_local_elements: int | None = None
+    read_global_elements: float | None = None
+    read_local_elements: float | None = None
     read_window_tokens: int | None = None
     state_bytes: float = 0.0
+    read_state_bytes: float | None = None
     kv_formula: str = ""
-    global_flops_per_pair: int = 0
-    local_flops_per_pair: int = 0
+    global_flops_per_pair: float = 0
+    local_flops_per_pair: float = 0
     state_flops_per_token: float = 0.0
     flops_formula: str = ""
     matrices: tuple[Matrix, ...] = ()
     expert_matrices: tuple[Matrix, ...] = ()
+    extra_local: tuple[LocalTerm, ...] = ()
 
     @property
     def linear_active_params(self) -> int:
@@ -261,6 +274,161 @@ def mla_attention(
             f"indexer 2 x {indexer.heads} x {indexer.head_dim} over every pair; "
             f"{flops_formula} over the top {indexer.topk}"
         ),
+    )
+
+
+def _per_token(elements: int, ratio: int) -> float:
+    """Elements per token of context when one entry of ``elements`` stands for ``ratio`` tokens."""
+    return elements // ratio if elements % ratio == 0 else elements / ratio
+
+
+def compressed_attention(
+    *,
+    hidden: int,
+    heads: int,
+    head_dim: int,
+    q_lora_rank: int,
+    o_groups: int,
+    o_lora_rank: int,
+    window: int,
+    ratio: int,
+    indexer: SparseIndexer | None,
+    state_bytes_per_element: float,
+    label: str,
+    norms: int = 2,
+) -> Block:
+    """DeepSeek-V4 attention: ``heads`` query heads over one shared ``head_dim`` entry per position that
+    serves as key and value (multi-query, K = V), a low-rank query (q_lora_rank), a grouped low-rank
+    output (o_groups groups of heads*head_dim/o_groups -> o_lora_rank, then o_groups*o_lora_rank ->
+    hidden) and a per-head softmax sink. Every layer keeps its last ``window`` entries uncompressed.
+
+    ``ratio`` 0: the window only. ``ratio`` r > 0: a compressor (kv and gate projections of width
+    coff x head_dim, a learned r x coff x head_dim position bias, a norm) pools each r consecutive
+    positions into one more cached entry, so the cache grows by head_dim / r elements per token. With
+    an ``indexer`` (CSA, the reference's ratio-4 layers) pooling windows overlap (coff 2), the indexer
+    keeps its own compressed key (index_head_dim / r per token), scores every compressed key and the
+    attention reads the window plus the top ``indexer.topk`` compressed entries; without one (HCA) it
+    reads the window plus every compressed entry. The compressor's running buffers (kv and score,
+    coff x r rows of coff x width each, at ``state_bytes_per_element``) are a fixed per-session state;
+    a decode step writes one row of each and pools the buffer once every r tokens, so it reads
+    state / r bytes per step on average.
+    """
+    parts: list[tuple[str, int, int]] = [
+        ("q_a", hidden, q_lora_rank),
+        ("q_b", q_lora_rank, heads * head_dim),
+        ("kv", hidden, head_dim),
+        ("o_a", heads * head_dim // o_groups, o_groups * o_lora_rank),
+        ("o_b", o_groups * o_lora_rank, hidden),
+    ]
+    small = norms * hidden + heads + q_lora_rank + head_dim
+    small_terms = [
+        f"{norms} norms x {hidden}",
+        f"sink {heads}",
+        f"q norm {q_lora_rank}",
+        f"kv norm {head_dim}",
+    ]
+    state_elements = 0
+    kv_terms = [f"window {head_dim} head_dim (last {window} tokens)"]
+    global_elements: float = 0
+    read_global: float = 0
+    global_flops: float = 0
+    flops_terms = [f"4 x {heads} heads x {head_dim} head_dim over the window"]
+    extra: tuple[LocalTerm, ...] = ()
+    if ratio:
+        coff = 2 if indexer is not None else 1
+        parts += [("compressor kv", hidden, coff * head_dim), ("compressor gate", hidden, coff * head_dim)]
+        small += ratio * coff * head_dim + head_dim
+        small_terms.append(f"compressor bias {ratio}x{coff * head_dim} + norm {head_dim}")
+        state_elements += 2 * coff * ratio * coff * head_dim
+        per_token = _per_token(head_dim, ratio)
+        global_elements += per_token
+        kv_terms.append(f"+ {head_dim} / {ratio} compressed")
+        if indexer is None:
+            read_global += per_token
+            global_flops += 4 * heads * head_dim / ratio
+            flops_terms.append(f"4 x {heads} x {head_dim} / {ratio} over every compressed entry")
+        else:
+            index_width = 2 * indexer.head_dim
+            parts += [
+                ("indexer q", q_lora_rank, indexer.heads * indexer.head_dim),
+                ("indexer weights", hidden, indexer.heads),
+                ("indexer compressor kv", hidden, index_width),
+                ("indexer compressor gate", hidden, index_width),
+            ]
+            small += ratio * index_width + indexer.head_dim
+            small_terms.append(f"indexer compressor bias {ratio}x{index_width} + norm {indexer.head_dim}")
+            state_elements += 2 * 2 * ratio * index_width
+            index_per_token = _per_token(indexer.head_dim, ratio)
+            global_elements += index_per_token
+            read_global += index_per_token
+            kv_terms.append(
+                f"+ {indexer.head_dim} / {ratio} indexer key; read every indexer key and at most"
+                f" {indexer.topk} compressed entries (index_topk)"
+            )
+            global_flops += 2 * indexer.heads * indexer.head_dim / ratio
+            span = ratio * indexer.topk
+            extra = (LocalTerm(per_token, span, 4 * heads * head_dim / ratio),)
+            flops_terms.append(
+                f"indexer 2 x {indexer.heads} x {indexer.head_dim} / {ratio} over every compressed key; "
+                f"4 x {heads} x {head_dim} / {ratio} over the top {indexer.topk} (first {span} tokens)"
+            )
+    matrices, matrix_total, listed = _terms(
+        parts,
+        {
+            "q_a": "attn_q_a",
+            "q_b": "attn_q_b",
+            "kv": "attn_kv",
+            "o_a": "attn_output_a",
+            "o_b": "attn_output_b",
+        },
+    )
+    state_bytes = state_elements * state_bytes_per_element
+    if state_elements:
+        kv_terms[-1] += f"; compressor buffers {state_elements} x {state_bytes_per_element:g} B per session"
+    return Block(
+        label=label,
+        formula=f"{matrices} = {matrix_total}; small: {' + '.join(small_terms)} = {small}",
+        always=Count(matrix_total, small),
+        matrices=listed,
+        kv_global_elements=global_elements,
+        kv_local_elements=head_dim,
+        window_tokens=window,
+        read_global_elements=read_global,
+        state_bytes=state_bytes,
+        read_state_bytes=state_bytes / ratio if ratio else 0.0,
+        kv_formula=" ".join(kv_terms),
+        global_flops_per_pair=global_flops,
+        local_flops_per_pair=4 * heads * head_dim,
+        flops_formula="; ".join(flops_terms),
+        extra_local=extra,
+    )
+
+
+def hyper_connections(*, hidden: int, streams: int, sites: int, label: str) -> Block:
+    """Manifold-constrained hyper-connections: the residual is ``streams`` copies of the hidden state.
+    Each of ``sites`` mixing points (attention and MLP in a layer) holds a (2 + s) s x s h mixing
+    matrix (pre weights, post weights, s x s residual mix), a bias of (2 + s) s and 3 scales. The mixing
+    matrices multiply every token (counted with the linear FLOPs, like a router) and are kept at 16 bits
+    or more, like routers; :func:`hyper_connection_head` reduces the streams to one at the end."""
+    mix = (2 + streams) * streams
+    matrix = mix * streams * hidden
+    per_site = matrix + mix + 3
+    return Block(
+        label=label,
+        formula=f"{sites} sites x ({mix}x{streams * hidden} mix + {mix} bias + 3 scales) = {sites * per_site}",
+        always=Count(0, sites * per_site),
+        router_params=sites * matrix,
+    )
+
+
+def hyper_connection_head(*, hidden: int, streams: int, label: str) -> Block:
+    """The final hyper-connection reduction before the output norm: an s x s h matrix, s biases, 1 scale."""
+    matrix = streams * streams * hidden
+    return Block(
+        label=label,
+        formula=f"{streams}x{streams * hidden} + {streams} bias + 1 scale = {matrix + streams + 1}",
+        always=Count(0, matrix + streams + 1),
+        router_params=matrix,
     )
 
 
