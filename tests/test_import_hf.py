@@ -257,7 +257,7 @@ def test_deepseek_v4_pro_cache_at_a_million_tokens() -> None:
 
 
 def v4(**override: object) -> dict[str, object]:
-    config = json.loads(ref("deepseek-ai__DeepSeek-V4-Flash").read_text())
+    config: dict[str, object] = json.loads(ref("deepseek-ai__DeepSeek-V4-Flash").read_text())
     config.update(override)
     return config
 
