@@ -23,10 +23,7 @@ DATA = Path(__file__).resolve().parents[1] / "src" / "servebound" / "catalog" / 
 
 #: Weight formats people actually run, by the checkpoint's native storage.
 #: Reference configs the importer does not read yet, with the reason (README: "Catalog").
-UNSUPPORTED = {
-    "deepseek-ai__DeepSeek-V4-Flash": "deepseek_v4: compressed attention and hyper-connections not modelled",
-    "deepseek-ai__DeepSeek-V4-Pro": "deepseek_v4: compressed attention and hyper-connections not modelled",
-}
+UNSUPPORTED: dict[str, str] = {}
 
 DEFAULT_FORMATS = ["bf16", "fp8", "q8_0", "q4_k_m", "nvfp4"]
 
