@@ -256,6 +256,24 @@ def test_deepseek_v4_pro_cache_at_a_million_tokens() -> None:
     assert round(elements * 2 / 2**30, 2) == 9.62
 
 
+@needs_reference
+def test_deepseek_v4_release_split_format_by_hand() -> None:
+    """The release stores routed experts as FP4 under one UE8M0 scale per 32 values (MXFP4: 17 bytes
+    per 32) and every other matrix as FP8 (1 byte); the MTP module's routed experts too."""
+    fp8 = import_hf_config(ref("deepseek-ai__DeepSeek-V4-Flash"), weight_format="fp8").adapter
+    split = import_hf_config(ref("deepseek-ai__DeepSeek-V4-Flash"), weight_format="fp8_mxfp4_experts").adapter
+    expert = 43 * 3 * 4096 * 2048  # one routed expert across the 43 MoE layers
+    assert split.weights.expert_bytes == expert * 17 / 32
+    assert split.weights.always_on_bytes == fp8.weights.always_on_bytes
+    assert split.weights.embedding_bytes == fp8.weights.embedding_bytes == 129280 * 4096
+    assert fp8.weights.resident_bytes is not None and split.weights.resident_bytes is not None
+    # 256 routed experts in the 43 layers and 256 in the MTP layer move from 1 B to 17/32 B
+    saved = (256 * expert + 256 * 3 * 4096 * 2048) * (1 - 17 / 32)
+    assert fp8.weights.resident_bytes - split.weights.resident_bytes == pytest.approx(saved, rel=1e-12)
+    # prefill charges the linear FLOPs at the faster (FP4) rate, which keeps it a ceiling
+    assert split.prefill is not None and split.prefill.linear_mode == "fp4"
+
+
 def v4(**override: object) -> dict[str, object]:
     config: dict[str, object] = json.loads(ref("deepseek-ai__DeepSeek-V4-Flash").read_text())
     config.update(override)

@@ -11,7 +11,9 @@ stored in ``weight_format``; small tensors (norms, biases, routers, convolution 
 kept at 16 bits when the format is narrower, as quantized checkpoints keep them. Block-format scales are
 included through the format's bytes per element; per-tensor scales and padding are not. ``q4_k_m`` is
 not one format but llama.cpp's per-tensor mix (see :func:`q4_k_m_layout`); under it small tensors are
-f32, as llama.cpp's converter writes them and its quantizer leaves them.
+f32, as llama.cpp's converter writes them and its quantizer leaves them. ``fp8_mxfp4_experts`` is the
+split of DeepSeek V4's release (:data:`SPLIT_WEIGHT_FORMATS`): routed experts in MXFP4, other matrices
+in FP8.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from servebound.importers.modes import linear_mode
 __all__ = [
     "MAX_CONFIG_BYTES",
     "MIXED_WEIGHT_FORMATS",
+    "SPLIT_WEIGHT_FORMATS",
     "SUPPORTED_MODEL_TYPES",
     "WEIGHT_FORMATS",
     "import_hf_config",
@@ -76,7 +79,12 @@ WEIGHT_FORMATS: dict[str, BlockLayout] = {
 }
 
 #: Per-tensor mixes, accepted as ``weight_format`` beside :data:`WEIGHT_FORMATS`.
-MIXED_WEIGHT_FORMATS: tuple[str, ...] = ("q4_k_m",)
+MIXED_WEIGHT_FORMATS: tuple[str, ...] = ("q4_k_m", "fp8_mxfp4_experts")
+
+#: Checkpoints that store routed experts in one format and every other matrix in another:
+#: name -> (other matrices, routed experts). DeepSeek V4's release: FP8 (E4M3) with FP4 (E2M1) routed
+#: experts under one power-of-two (UE8M0) scale per 32 values, the MXFP4 layout (config expert_dtype fp4).
+SPLIT_WEIGHT_FORMATS: dict[str, tuple[str, str]] = {"fp8_mxfp4_experts": ("fp8", "mxfp4")}
 
 _SMALL_TENSOR_BYTES = 2.0
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
@@ -93,8 +101,8 @@ def import_hf_config(
 
     ``source``: a config.json path, a folder holding one, or a hub id ``org/name`` (fetched with
     huggingface_hub, config.json only; ``offline`` looks in the local cache only). ``weight_format``
-    names the storage of the weight matrices (a :data:`WEIGHT_FORMATS` key, or ``q4_k_m`` for llama.cpp's
-    Q4_K_M mix, :func:`q4_k_m_layout`); ``kv_precision`` the cache
+    names the storage of the weight matrices (a :data:`WEIGHT_FORMATS` key, ``q4_k_m`` for llama.cpp's
+    Q4_K_M mix, :func:`q4_k_m_layout`, or a :data:`SPLIT_WEIGHT_FORMATS` key); ``kv_precision`` the cache
     element format (a KV format key such as bf16 or fp8). Multimodal configs import their language model
     (text_config); vision and audio towers are left out and the audit says so.
 
@@ -231,32 +239,47 @@ class _Stored:
     steps: list[Step] = field(default_factory=list)
 
 
-def _uniform_bytes(
-    layout: BlockLayout, embedding: Count, always: Count, expert: Count, mtp: Count
-) -> _Stored:
-    """Every matrix in ``layout``; small tensors at 16 bits when the format is narrower."""
-    matrix = layout.bytes_per_element
-    small = max(matrix, _SMALL_TENSOR_BYTES)
-
-    def stored(count: Count) -> float:
-        return count.matrix * matrix + count.small * small
-
-    step = Step(
+def _layout_step(layout: BlockLayout, small: float, what: str = "") -> Step:
+    return Step(
         "bytes_per_param",
         layout.bytes_per_element,
-        f"{layout.name}: ({layout.scale_bytes} scale + {layout.value_bytes} value bytes)"
+        f"{what}{layout.name}: ({layout.scale_bytes} scale + {layout.value_bytes} value bytes)"
         f" / {layout.block} elements = {layout.bytes_per_element:g} B ({layout.bits_per_element:g} bits);"
         f" small tensors at {small:g} B",
     )
+
+
+def _uniform_bytes(
+    layout: BlockLayout,
+    embedding: Count,
+    always: Count,
+    expert: Count,
+    mtp: Count,
+    *,
+    expert_layout: BlockLayout | None = None,
+    mtp_expert: Count | None = None,
+) -> _Stored:
+    """Every matrix in ``layout`` (routed experts, the MTP module's included, in ``expert_layout`` when
+    given); small tensors at 16 bits when the format is narrower."""
+    matrix = layout.bytes_per_element
+    small = max(matrix, _SMALL_TENSOR_BYTES)
+    routed = expert_layout or layout
+
+    def stored(count: Count, per_matrix: float = matrix) -> float:
+        return count.matrix * per_matrix + count.small * small
+
+    steps = [_layout_step(layout, small, "" if expert_layout is None else "non-expert matrices ")]
+    if expert_layout is not None:
+        steps.append(_layout_step(expert_layout, small, "routed experts "))
     return _Stored(
         stored(embedding),
         stored(always),
-        stored(expert),
-        stored(mtp),
+        stored(expert, routed.bytes_per_element),
+        stored(mtp) + stored(mtp_expert or Count(), routed.bytes_per_element),
         layout.name,
         f"{matrix:g} B",
         small,
-        [step],
+        steps,
     )
 
 
@@ -407,6 +430,8 @@ def _q4_k_m_bytes(arch: Arch, head: Count, final_norm: Count, routed: int) -> _S
     for block in arch.mtp:
         mtp += tally.put(block.always.matrix, q4_k, "MTP")
         mtp += tally.put(block.always.small, None, "norms, biases, routers")
+        mtp += block.routed * tally.put(block.expert.matrix, q4_k, "MTP", block.routed)
+        mtp += block.routed * tally.put(block.expert.small, None, "norms, biases, routers", block.routed)
 
     params = sum(tally.params.values())
     stored = sum(tally.bytes.values())
@@ -480,7 +505,9 @@ def _assemble(
         if per_token > routed:
             raise InputError("num_experts_per_tok", f"{per_token} exceeds the {routed} routed experts")
     expert = _sum(moe, "expert")
-    mtp = _sum(arch.mtp, "always")
+    mtp_always = _sum(arch.mtp, "always")
+    mtp_expert = sum((b.expert.times(b.routed) for b in arch.mtp), Count())
+    mtp = mtp_always + mtp_expert
     total = embedding + always + expert.times(routed) + mtp
     active = embedding + always + expert.times(per_token)
 
@@ -497,6 +524,17 @@ def _assemble(
         )
     if weight_format in WEIGHT_FORMATS:
         stored = _uniform_bytes(WEIGHT_FORMATS[weight_format], embedding, always, expert, mtp)
+    elif weight_format in SPLIT_WEIGHT_FORMATS:
+        dense, routed_format = SPLIT_WEIGHT_FORMATS[weight_format]
+        stored = _uniform_bytes(
+            WEIGHT_FORMATS[dense],
+            embedding,
+            always,
+            expert,
+            mtp_always,
+            expert_layout=WEIGHT_FORMATS[routed_format],
+            mtp_expert=mtp_expert,
+        )
     else:
         stored = _q4_k_m_bytes(arch, head, final_norm, routed)
     steps += stored.steps
@@ -756,7 +794,7 @@ def _prefill(
         attention_window_tokens=window,
         attention_state_flops_per_token=float(state_flops),
         kv_write_bytes_per_token=write,
-        linear_mode=linear_mode(weight_format),
+        linear_mode=linear_mode(_fastest_storage(weight_format)),
         attention_mode=attention_mode,
     )
 
@@ -784,6 +822,12 @@ def _prefill(
         Step("prefill.kv_write_bytes_per_token", write, "global + local allocation bytes per token"),
     ]
     return prefill, steps
+
+
+def _fastest_storage(weight_format: str) -> str:
+    """The storage whose arithmetic mode prices the linear FLOPs. A split format multiplies in two
+    modes; charging every FLOP at the faster one (the experts' FP4) keeps the prefill bound a ceiling."""
+    return SPLIT_WEIGHT_FORMATS[weight_format][1] if weight_format in SPLIT_WEIGHT_FORMATS else weight_format
 
 
 def _slug(label: str) -> str:

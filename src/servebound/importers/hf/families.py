@@ -650,21 +650,25 @@ def _deepseek_v4(c: Cfg, model_type: str) -> Arch:
     out[-1].append(hyper_connection_head(hidden=hidden, streams=streams, label="hyper-connection head"))
     mtp: list[Block] = []
     if mtp_layers:
-        module = Count()
+        module, expert = Count(), Count()
         for j in range(mtp_layers):
             ratio = ratios[layers + j] if len(ratios) > layers else 0
             blocks = layer(layers + j, ratio)
             blocks.append(hyper_connection_head(hidden=hidden, streams=streams, label="MTP head"))
-            module += sum((b.always + b.expert.times(b.routed) for b in blocks), Count())
+            module += sum((b.always for b in blocks), Count())
+            expert += sum((b.expert for b in blocks), Count())
         module += Count(2 * hidden * hidden, 3 * hidden).times(mtp_layers)
+        size = module + expert.times(routed)
         mtp = [
             Block(
                 label="MTP module",
                 formula=(
                     f"{mtp_layers} x (decoder layer with its hyper-connections and head + e_proj and h_proj "
-                    f"2x{hidden}x{hidden} + 3 norms) = {module.total}"
+                    f"2x{hidden}x{hidden} + 3 norms) = {size.total}"
                 ),
                 always=module,
+                expert=expert,
+                routed=routed,
             )
         ]
     if hash_layers:
