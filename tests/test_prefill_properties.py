@@ -237,6 +237,7 @@ def test_range_equals_brute_force(
     hw = Hardware("h", "H", model.weights.resident + room, hw.bandwidth_bytes_per_s, hw.compute_flop_per_s)
     wl = Workload(overhead_bytes=0.0, alloc_context_tokens=limit)
     rng = prefill_range(hw, model, workload=wl, batch=batch)
+    room = hw.memory_bytes - model.weights.resident  # what is left after rounding C = W_resident + room
     fits = [n for n in range(1, limit + 1) if batch * model.kv_alloc.bytes_at(n) <= room]
     if not fits:
         assert rng.lo_tok_per_s is None and rng.verdict is not PrefillVerdict.FITS

@@ -51,19 +51,30 @@ def with_kv_precision(model: ModelAdapter, precision: str) -> ModelAdapter:
     return model.with_kv_scale(factor, precision)
 
 
-def _finite(field: str, value: float, *, minimum: float = 0.0, strict: bool = False) -> float:
+#: Edge bounds far beyond any real machine or workload: past them the arithmetic would overflow, so a
+#: value there is a typo, and an error says so.
+MAX_EDGE_GB = 1e9
+MAX_EDGE_TOKENS = 10**9
+MAX_EDGE_TOK_S = 1e9
+
+
+def _finite(
+    field: str, value: float, *, minimum: float = 0.0, strict: bool = False, maximum: float | None = None
+) -> float:
     if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
         raise InputError(field, f"must be a finite number (got {value!r})")
     if value < minimum or (strict and value <= minimum):
         raise InputError(field, f"must be {'>' if strict else '>='} {minimum:g} (got {value:g})")
+    if maximum is not None and value > maximum:
+        raise InputError(field, f"{value:g} is beyond any real setting; at most {maximum:g}")
     return float(value)
 
 
 def make_workload(
     *,
     overhead_gb: float = DEFAULT_OVERHEAD_BYTES / GB,
-    alloc_context: int = DEFAULT_ALLOC_CONTEXT_TOKENS,
-    read_context: int = DEFAULT_READ_CONTEXT_TOKENS,
+    alloc_context: int | None = None,
+    read_context: int | None = None,
     floor_tok_s: float = DEFAULT_FLOOR_TOK_PER_S,
     batch: int | None = None,
     expert_traffic: str | ExpertTraffic = ExpertTraffic.EXPECTED,
@@ -72,17 +83,28 @@ def make_workload(
     acceptance: float | None = None,
     tokens_per_step: float | None = None,
 ) -> Workload:
-    """A validated Workload from edge units (GB, tokens, tok/s). Every bad value is an InputError."""
-    _finite("overhead_gb", overhead_gb)
+    """A validated Workload from edge units (GB, tokens, tok/s). Every bad value is an InputError.
+
+    Contexts left as None take the derivation's defaults (L_alloc = 100,000, L_read = 32,000), capped
+    per model at its context limit when the model is shorter; contexts given are used as given.
+    """
+    defaults = alloc_context is None and read_context is None
+    if alloc_context is None:
+        alloc_context = DEFAULT_ALLOC_CONTEXT_TOKENS
+    if read_context is None:
+        read_context = min(DEFAULT_READ_CONTEXT_TOKENS, alloc_context)
+    _finite("overhead_gb", overhead_gb, maximum=MAX_EDGE_GB)
     for field, value in (("alloc_context", alloc_context), ("read_context", read_context)):
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise InputError(field, f"must be a whole number of tokens >= 1 (got {value!r})")
+        if value > MAX_EDGE_TOKENS:
+            raise InputError(field, f"{value} tokens is beyond any model; at most {MAX_EDGE_TOKENS:,}")
     if read_context > alloc_context:
         raise InputError(
             "read_context",
             f"{read_context} exceeds alloc_context {alloc_context}: a session cannot read more than it reserves",
         )
-    _finite("floor", floor_tok_s)
+    _finite("floor", floor_tok_s, maximum=MAX_EDGE_TOK_S)
     if batch is not None and (not isinstance(batch, int) or isinstance(batch, bool) or batch < 1):
         raise InputError("batch", f"must be a whole number >= 1 (got {batch!r})")
     try:
@@ -125,6 +147,7 @@ def make_workload(
         forced_batch=batch,
         expert_traffic=mode,
         speculation=speculation,
+        fit_contexts_to_model=defaults,
     )
 
 
@@ -132,4 +155,4 @@ def decode(
     hardware: str | Hardware, model: str | ModelAdapter, workload: Workload | None = None
 ) -> DecodeResult:
     """Decode ceilings for a hardware and model (records, file paths or catalog ids) under a workload."""
-    return _decode(load_hardware(hardware), load_model(model), workload or Workload())
+    return _decode(load_hardware(hardware), load_model(model), workload or make_workload())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from servebound.core.decode import DecodeResult, Verdict
+from servebound.core.decode import BatchLimit, DecodeResult, Verdict
 from servebound.core.experts import ExpertTraffic
 from servebound.core.prefill import PrefillRange, PrefillResult
 from servebound.core.workload import MAX_BATCH, Workload
@@ -186,6 +186,30 @@ def decode_notes(result: DecodeResult) -> list[str]:
                 f"stops at {MAX_BATCH:,} sessions. Compute, kernels and the scheduler bound this model, not memory: "
                 "treat the aggregate as a memory-side ceiling only."
             )
+    limit = r.model.context_limit_tokens
+    if w.contexts_capped_from is not None and limit is not None:
+        alloc, read = w.contexts_capped_from
+        notes.append(
+            f"The default contexts ({alloc:,} reserved, {read:,} read) exceed the model's {limit:,}-token context "
+            f"limit: reserved {w.alloc_context_tokens:,}, read {w.read_context_tokens:,} (set --alloc-context to override)."
+        )
+    elif limit is not None and w.alloc_context_tokens > limit:
+        notes.append(
+            f"The reserved context ({w.alloc_context_tokens:,}) exceeds the model's stated limit ({limit:,} tokens, "
+            "max_position_embeddings); computed as asked, as rope scaling can extend it."
+        )
+    if (
+        r.fits
+        and not r.model.kv_alloc.grows_with_context
+        and r.verdict is Verdict.FLOOR_FIT
+        and r.batch_limited_by is not BatchLimit.SEARCH_CAP
+    ):
+        notes.append(
+            "The cache does not grow with context (recurrent or fixed state only): almost nothing in the "
+            "per-token traffic grows with the batch, so the memory-side aggregate is huge. Compute, kernels, "
+            "the scheduler and recurrent-state details bound such a model first; read the aggregate as a "
+            "memory-side ceiling only."
+        )
     if r.memory_power_tok_per_s is None and r.fits:
         notes.append("Memory-power ceiling undefined: the reserved cache per session is zero.")
     if r.forced is not None:

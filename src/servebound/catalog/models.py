@@ -25,7 +25,20 @@ from servebound.files import validation_to_input_error
 from servebound.importers.audit import ImportedModel
 
 #: Weight formats a catalog profile may use (importer format names; q4_k_m is llama.cpp's mix).
-CATALOG_FORMATS = ("bf16", "fp16", "fp8", "q8_0", "q4_k_m", "q4_k", "q4_0", "nvfp4", "mxfp4", "fp8_mxfp4_experts")
+CATALOG_FORMATS = (
+    "bf16",
+    "fp16",
+    "fp8",
+    "q8_0",
+    "q4_k_m",
+    "q4_k",
+    "q4_0",
+    "nvfp4",
+    "mxfp4",
+    "fp8_mxfp4_experts",
+    "bf16_mxfp4_experts",
+    "bf16_fp8_experts",
+)
 
 
 class ModelEntry(BaseModel):

@@ -13,10 +13,8 @@ from rich.console import Console
 from servebound.api import load_model, make_workload
 from servebound.core.experts import ExpertTraffic
 from servebound.core.workload import (
-    DEFAULT_ALLOC_CONTEXT_TOKENS,
     DEFAULT_FLOOR_TOK_PER_S,
     DEFAULT_OVERHEAD_BYTES,
-    DEFAULT_READ_CONTEXT_TOKENS,
     Workload,
 )
 
@@ -45,9 +43,21 @@ OverheadOpt = Annotated[
     float,
     typer.Option("--overhead-gb", help="O: runtime memory overhead in GB, subtracted from capacity once."),
 ]
-AllocOpt = Annotated[int, typer.Option("--alloc-context", help="L_alloc: tokens of KV reserved per session.")]
+AllocOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--alloc-context",
+        help="L_alloc: tokens of KV reserved per session [default: 100000, capped at the model's context limit].",
+        show_default=False,
+    ),
+]
 ReadOpt = Annotated[
-    int, typer.Option("--read-context", help="L_read: average tokens of context read per step.")
+    int | None,
+    typer.Option(
+        "--read-context",
+        help="L_read: average tokens of context read per step [default: 32000, at most L_alloc].",
+        show_default=False,
+    ),
 ]
 FloorOpt = Annotated[float, typer.Option("--floor", help="r*: minimum useful tok/s per session.")]
 ExpertOpt = Annotated[
@@ -61,16 +71,17 @@ KVPrecisionOpt = Annotated[
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (the contract's fields).")]
 
 DEFAULT_OVERHEAD_GB = DEFAULT_OVERHEAD_BYTES / 1e9
-DEFAULT_ALLOC = DEFAULT_ALLOC_CONTEXT_TOKENS
-DEFAULT_READ = DEFAULT_READ_CONTEXT_TOKENS
+#: None: the derivation's defaults (100,000 / 32,000), capped per model at its context limit.
+DEFAULT_ALLOC: int | None = None
+DEFAULT_READ: int | None = None
 DEFAULT_FLOOR = DEFAULT_FLOOR_TOK_PER_S
 
 
 def build_workload(
     *,
     overhead_gb: float,
-    alloc_context: int,
-    read_context: int,
+    alloc_context: int | None,
+    read_context: int | None,
     floor: float,
     batch: int | None = None,
     expert_traffic: ExpertTraffic = ExpertTraffic.EXPECTED,

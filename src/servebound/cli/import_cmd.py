@@ -65,7 +65,10 @@ def import_command(
     ] = None,
     weight_format: Annotated[
         str | None,
-        typer.Option("--weight-format", help="hf only: bf16, fp8, nvfp4, mxfp4, q8_0, q4_k_m, q4_k, fp8_mxfp4_experts ..."),
+        typer.Option(
+            "--weight-format",
+            help="hf only: bf16, fp8, nvfp4, mxfp4, q8_0, q4_k_m, q4_k, fp8_mxfp4_experts ...",
+        ),
     ] = None,
     kv_precision: Annotated[
         str | None, typer.Option("--kv-precision", help="Cache element format: bf16, fp8 ...")

@@ -87,7 +87,7 @@ def prefill_command(
     workload = build_workload(
         overhead_gb=overhead_gb,
         alloc_context=alloc_context,
-        read_context=min(read_context, alloc_context),
+        read_context=read_context,
         floor=floor,
         expert_traffic=expert_traffic,
     )

@@ -21,7 +21,7 @@ from servebound.core.experts import ExpertTraffic
 from servebound.core.formats import KV_FORMATS
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
-from servebound.core.workload import Workload, memory_fit_batch
+from servebound.core.workload import MAX_BATCH, Workload, memory_fit_batch
 
 
 class Verdict(StrEnum):
@@ -160,7 +160,7 @@ def _largest_true(ok: object, lo: int, hi: int) -> int:
 
 def decode(hardware: Hardware, model: ModelAdapter, workload: Workload | None = None) -> DecodeResult:
     """Run the derivation's decode procedure: gates, b_mem, b_rate, the exact floor test, b*, ceilings."""
-    workload = workload or Workload()
+    workload = (workload or Workload()).for_model(model)
     capacity = hardware.memory_bytes
     bandwidth = hardware.bandwidth_bytes_per_s
     floor = workload.floor_tok_per_s
@@ -221,7 +221,9 @@ def decode(hardware: Hardware, model: ModelAdapter, workload: Workload | None = 
     # b_rate: the closed-form necessary condition with W_active, ordinary decoding with positive K_read.
     batch_rate: int | None = None
     if spec is None and traffic.kv_read > 0 and floor > 0:
-        batch_rate = max(0, math.floor((bandwidth / floor - w_active) / traffic.kv_read))
+        closed_form = (bandwidth / floor - w_active) / traffic.kv_read
+        # A vanishing floor or read size sends the ratio past any batch (or to inf): no rate limit.
+        batch_rate = max(0, math.floor(closed_form)) if closed_form <= MAX_BATCH else None
 
     def clears(batch: int) -> bool:
         return traffic.per_session_scalar(batch, bandwidth) >= floor

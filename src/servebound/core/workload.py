@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from servebound.core.experts import ExpertTraffic
 from servebound.core.model import ModelAdapter
@@ -65,6 +65,23 @@ class Workload:
     forced_batch: int | None = None
     expert_traffic: ExpertTraffic = ExpertTraffic.EXPECTED
     speculation: Speculation | None = None
+    #: The contexts are defaults, not the caller's: a model whose context limit is shorter gets them
+    #: capped at that limit (``for_model``), and the result says so through ``contexts_capped_from``.
+    fit_contexts_to_model: bool = False
+    contexts_capped_from: tuple[int, int] | None = None
+
+    def for_model(self, model: ModelAdapter) -> Workload:
+        """Default contexts capped at the model's context limit (L_read at most L_alloc); else self."""
+        limit = model.context_limit_tokens
+        if not self.fit_contexts_to_model or limit is None or self.alloc_context_tokens <= limit:
+            return self
+        return replace(
+            self,
+            alloc_context_tokens=limit,
+            read_context_tokens=min(self.read_context_tokens, limit),
+            fit_contexts_to_model=False,
+            contexts_capped_from=(self.alloc_context_tokens, self.read_context_tokens),
+        )
 
     @property
     def tokens_per_step(self) -> float:

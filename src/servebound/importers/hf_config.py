@@ -79,12 +79,24 @@ WEIGHT_FORMATS: dict[str, BlockLayout] = {
 }
 
 #: Per-tensor mixes, accepted as ``weight_format`` beside :data:`WEIGHT_FORMATS`.
-MIXED_WEIGHT_FORMATS: tuple[str, ...] = ("q4_k_m", "fp8_mxfp4_experts")
+MIXED_WEIGHT_FORMATS: tuple[str, ...] = (
+    "q4_k_m",
+    "fp8_mxfp4_experts",
+    "bf16_mxfp4_experts",
+    "bf16_fp8_experts",
+)
 
 #: Checkpoints that store routed experts in one format and every other matrix in another:
 #: name -> (other matrices, routed experts). DeepSeek V4's release: FP8 (E4M3) with FP4 (E2M1) routed
 #: experts under one power-of-two (UE8M0) scale per 32 values, the MXFP4 layout (config expert_dtype fp4).
-SPLIT_WEIGHT_FORMATS: dict[str, tuple[str, str]] = {"fp8_mxfp4_experts": ("fp8", "mxfp4")}
+#: gpt-oss: MXFP4 routed experts, attention, router, embedding and head in BF16 (its quantization_config's
+#: modules_to_not_convert). Laguna's FP8 release: FP8 routed experts; attention, the dense first layer,
+#: router, shared expert and head in BF16 (its compressed-tensors ``ignore`` list).
+SPLIT_WEIGHT_FORMATS: dict[str, tuple[str, str]] = {
+    "fp8_mxfp4_experts": ("fp8", "mxfp4"),
+    "bf16_mxfp4_experts": ("bf16", "mxfp4"),
+    "bf16_fp8_experts": ("bf16", "fp8"),
+}
 
 _SMALL_TENSOR_BYTES = 2.0
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
