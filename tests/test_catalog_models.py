@@ -114,7 +114,7 @@ def test_rank_hardware_orders_by_useful_throughput(capsys: pytest.CaptureFixture
 def test_rank_model_per_dollar(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = run(capsys, "rank", "--model", "llama-3.1-8b-q4_k_m", "--per-dollar", "--json")
     rows = json.loads(out)["rows"]
-    priced = [r["aggregate_tok_s_per_kusd"] for r in rows if r["verdict"] == "floor_fit" and r["price_usd"]]
+    priced = [r["tok_s_per_kusd"] for r in rows if r["verdict"] == "floor_fit" and r["price_usd"]]
     assert status == 0 and priced == sorted(priced, reverse=True)
     status, _, err = run(capsys, "rank")
     assert status == 2 and "exactly one" in err
@@ -214,3 +214,47 @@ def test_import_real_gguf_then_decode(capsys: pytest.CaptureFixture[str], tmp_pa
         "--json",
     )
     assert status == 0 and json.loads(out)["verdict"] == "floor_fit"
+
+
+def test_cli_rank_and_api_rank_agree(capsys: pytest.CaptureFixture[str]) -> None:
+    from fastapi.testclient import TestClient
+
+    from servebound.web import create_app
+
+    status, out, _ = run(capsys, "rank", "--hardware", "nvidia-rtx-4090", "--json")
+    cli_rows = json.loads(out)["rows"]
+    api_rows = (
+        TestClient(create_app()).get("/api/rank", params={"hardware": "nvidia-rtx-4090"}).json()["rows"]
+    )
+    assert status == 0 and len(cli_rows) == len(api_rows) == len(model_index())
+    assert [r["model"]["id"] for r in cli_rows] == [r["model"]["id"] for r in api_rows]
+    assert all(
+        same_number(a["aggregate_tok_s"], b["aggregate_tok_s"])
+        for a, b in zip(cli_rows, api_rows, strict=True)
+    )
+
+
+def test_default_contexts_follow_the_model_limit(capsys: pytest.CaptureFixture[str]) -> None:
+    # SmolLM2-1.7B is trained for 8,192 tokens: the 100,000-token default reservation is capped there.
+    status, out, _ = run(capsys, "decode", "-H", "nvidia-rtx-4090", "-m", "smollm2-1.7b-instruct", "--json")
+    data = json.loads(out)
+    assert status == 0 and data["verdict"] == "floor_fit"
+    assert (
+        data["assumptions"]["alloc_context_tokens"] == 8192
+        and data["assumptions"]["read_context_tokens"] == 8192
+    )
+    assert any("context limit" in note for note in data["notes"])
+    status, out, _ = run(
+        capsys,
+        "decode",
+        "-H",
+        "nvidia-rtx-4090",
+        "-m",
+        "smollm2-1.7b-instruct",
+        "--alloc-context",
+        "100000",
+        "--json",
+    )
+    data = json.loads(out)
+    assert data["assumptions"]["alloc_context_tokens"] == 100_000  # given contexts are used as given
+    assert any("exceeds the model's stated limit" in note for note in data["notes"])

@@ -153,6 +153,17 @@ BAD_CASES = [
         "weights.bogus",
     ),
     ('name = "x"\n[weights\n', "model"),
+    ('name = "x"\n[weights]\nbytes_per_param = true\ntotal_params = 1e9\n[kv.alloc]\n', "bytes_per_param"),
+    ('name = "x"\n[weights]\nbytes_per_param = "2"\ntotal_params = 1e9\n[kv.alloc]\n', "bytes_per_param"),
+    ('name = "x"\n[weights]\nbytes_per_param = 2\ntotal_params = 1e9\nactive_params = 5e8\n[kv.alloc]\n', "experts"),
+    (
+        'name = "x"\n[weights]\nbytes_per_param = 2\ntotal_params = 1e9\n[kv.alloc]\nlocal_bytes_per_token = 9\n',
+        "window",
+    ),
+    (
+        'name = "x"\n[weights]\nbytes_per_param = 2\ntotal_params = 1e9\nresident_gb = 0.5\n[kv.alloc]\n',
+        "resident_gb",
+    ),
 ]
 
 
@@ -183,6 +194,18 @@ def test_bad_model_file_is_one_line_and_exit_2(
 def test_bad_flags(capsys: pytest.CaptureFixture[str], args: list[str], field: str) -> None:
     status, _, err = run(capsys, "decode", "-H", HW, "-m", MODEL, *args)
     assert status == 2 and field in err and len(err.strip().splitlines()) == 1
+
+
+def test_hostile_nesting_and_folders(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    deep = write(tmp_path, "deep.json", "[" * 100_000 + "]" * 100_000)
+    status, _, err = run(capsys, "decode", "-H", HW, "-m", deep)
+    assert status == 2 and "nested too deeply" in err
+    status, _, err = run(capsys, "decode", "-H", str(tmp_path), "-m", MODEL)
+    assert status == 2 and "not a file" in err
+    status, _, err = run(capsys, "decode", "-H", HW, "-m", MODEL, "--floor", "1e-300", "--json")
+    assert status == 0
+    status, _, err = run(capsys, "decode", "-H", HW, "-m", MODEL, "--overhead-gb", "1e300")
+    assert status == 2 and "overhead_gb" in err
 
 
 def test_missing_files_and_json_hardware(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -759,3 +759,10 @@ def test_q4_k_m_counts_every_parameter_once() -> None:
         assert booked == imported.total_params, folder.name
         unlisted = [s for s in mix if "unlisted" in s.formula]
         assert not unlisted, folder.name
+
+
+def test_absurd_layer_count_is_refused_quickly(tmp_path: Path) -> None:
+    config = llama(num_hidden_layers=1_000_000_000)
+    with pytest.raises(InputError) as info:
+        import_hf_config(write(tmp_path, config))
+    assert "num_hidden_layers" in info.value.field

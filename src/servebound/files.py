@@ -32,7 +32,9 @@ Slug = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=120)]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    """No unknown keys, and no coercion: `true` or "128" is not a number here."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class ComputeFile(_Strict):
@@ -133,6 +135,12 @@ class KVPartFile(_Strict):
     window: Count = 0
     state_bytes: NonNegative = 0.0
 
+    @model_validator(mode="after")
+    def _window_for_local(self) -> KVPartFile:
+        if self.local_bytes_per_token > 0 and self.window == 0:
+            raise ValueError("local_bytes_per_token needs a window > 0 (the sliding-window length in tokens)")
+        return self
+
     def to_shape(self) -> KVShape:
         return KVShape(self.global_bytes_per_token, self.local_bytes_per_token, self.window, self.state_bytes)
 
@@ -207,6 +215,26 @@ class ModelFile(_Strict):
                     "active - per_token x (total - active)/(routed - per_token) - embedding); "
                     "check the parameter counts and the expert numbers"
                 )
+        if (
+            self.experts is None
+            and w.total_params is not None
+            and w.active_params is not None
+            and w.active_params != w.total_params
+        ):
+            raise ValueError(
+                f"active_params ({w.active_params:g}) differs from total_params ({w.total_params:g}) "
+                "but [experts] is missing: add routed and per_token, or drop active_params for a dense model"
+            )
+        if (
+            self.experts is not None
+            and self.experts.per_token == self.experts.routed
+            and w.total_params is not None
+            and w.active_params is not None
+            and w.active_params < w.total_params
+        ):
+            raise ValueError(
+                "per_token equals routed (every expert is active) but active_params is below total_params"
+            )
         if self.experts is None and w.expert_bytes:
             raise ValueError("weights.expert_bytes is set but [experts] is missing (routed, per_token)")
         if (
@@ -220,7 +248,21 @@ class ModelFile(_Strict):
             raise ValueError("an MoE model needs active_params below total_params")
         return self
 
+    @model_validator(mode="after")
+    def _resident_covers_the_sweep(self) -> ModelFile:
+        if self.weights.resident_gb is not None:
+            adapter = self._adapter_unchecked()
+            if adapter.weights.resident < adapter.weights.active * (1 - 1e-9):
+                raise ValueError(
+                    f"resident_gb ({self.weights.resident_gb:g}) is below the weights swept per token "
+                    f"({adapter.weights.active / GB:.4g} GB): the resident weights must hold what is read"
+                )
+        return self
+
     def to_adapter(self) -> ModelAdapter:
+        return self._adapter_unchecked()
+
+    def _adapter_unchecked(self) -> ModelAdapter:
         w = self.weights
         experts = Experts(self.experts.routed, self.experts.per_token) if self.experts else None
         resident = w.resident_gb * GB if w.resident_gb is not None else None
@@ -331,9 +373,14 @@ def read_mapping(path: Path, what: str) -> dict[str, Any]:
         ) from None
     except ValueError as exc:
         raise InputError(what, f"{path}: {exc}") from None
+    except RecursionError:
+        raise InputError(what, f"{path} is nested too deeply to be a {what} file") from None
     if not isinstance(data, dict):
         raise InputError(what, f"{path} must hold a table/object at the top level")
-    _reject_non_finite(data, what)
+    try:
+        _reject_non_finite(data, what)
+    except RecursionError:
+        raise InputError(what, f"{path} is nested too deeply to be a {what} file") from None
     return data
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from servebound.core.decode import DecodeResult, Verdict, decode
 from servebound.core.hardware import Hardware
@@ -60,6 +61,14 @@ def _prefill_or_none(
         return None
 
 
+def _row(
+    hw: Hardware, model: ModelAdapter, workload: Workload, prompt_tokens: int, price: float | None
+) -> RankRow:
+    result = decode(hw, model, workload)
+    wait = _prefill_or_none(hw, model, workload, prompt_tokens) if result.fits else None
+    return RankRow(hw, model, result, wait, price)
+
+
 def _order(row: RankRow) -> tuple[int, float, float]:
     order = {Verdict.FLOOR_FIT: 0, Verdict.NO_FLOOR: 1, Verdict.NO_SESSION_FIT: 2, Verdict.NO_RESIDENT_FIT: 3}
     return (order[row.decode.verdict], -row.useful_tok_per_s, -(row.decode.single_session_tok_per_s or 0.0))
@@ -108,3 +117,22 @@ def rank_hardware(
             rows, key=lambda r: (_order(r)[0], r.tok_per_s_per_kusd is None, -(r.tok_per_s_per_kusd or 0))
         )
     return sorted(rows, key=_order)
+
+
+def rank_row_json(row: RankRow) -> dict[str, Any]:
+    """One ranking row as JSON: the same fields from `servebound rank --json` and `/api/rank`."""
+    d = row.decode
+    return {
+        "hardware": {"id": row.hardware.id, "name": row.hardware.name},
+        "model": {"id": row.model.id, "name": row.model.name},
+        "verdict": d.verdict.value,
+        "single_session_tok_s": d.single_session_tok_per_s,
+        "aggregate_tok_s": d.aggregate_tok_per_s,
+        "per_session_tok_s": d.per_session_tok_per_s,
+        "batch_star": d.batch_star,
+        "batch_mem": d.batch_mem,
+        "ttft_s": row.ttft_s,
+        "prefill_prompt_tokens": None if row.prefill is None else row.prefill.prompt_tokens,
+        "price_usd": row.price_usd,
+        "tok_s_per_kusd": row.tok_per_s_per_kusd,
+    }

@@ -16,11 +16,17 @@ def _looks_like_file(ref: str) -> bool:
     return ref.lower().endswith(_FILE_SUFFIXES) or "/" in ref or "\\" in ref or Path(ref).is_file()
 
 
+def _missing_file(ref: str, wanted: str) -> str:
+    if Path(ref).exists():
+        return f"{ref!r} is not a file (give {wanted})"
+    return f"file {ref!r} does not exist (give {wanted})"
+
+
 def resolve_hardware(ref: str, field: str = "hardware") -> Hardware:
     """A hardware file path, a catalog id, or an NxID system of a catalog device."""
     if _looks_like_file(ref):
         if not Path(ref).is_file():
-            raise InputError(field, f"file {ref!r} does not exist (give a hardware file or a catalog id)")
+            raise InputError(field, _missing_file(ref, "a hardware file or a catalog id"))
         return load_hardware_file(ref)
     try:
         from servebound.catalog.hardware import get_hardware
@@ -33,7 +39,7 @@ def resolve_model(ref: str, field: str = "model") -> ModelAdapter:
     """A model file path or a catalog model id."""
     if _looks_like_file(ref):
         if not Path(ref).is_file():
-            raise InputError(field, f"file {ref!r} does not exist (give a model file or a catalog id)")
+            raise InputError(field, _missing_file(ref, "a model file or a catalog id"))
         return load_model_file(ref)
     try:
         from servebound.catalog.models import get_model

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any
 
 import typer
@@ -10,6 +11,7 @@ from rich.table import Table
 from servebound.catalog.hardware import CatalogHardware, get_hardware, list_hardware
 from servebound.catalog.lint import lint_hardware_catalog
 from servebound.cli.app import JsonOpt, app, console, print_json
+from servebound.errors import InputError
 
 hardware_app = typer.Typer(help="The hardware catalog: every number with its source.", no_args_is_help=True)
 catalog_app = typer.Typer(help="Checks of the catalog data.", no_args_is_help=True)
@@ -62,6 +64,9 @@ def hardware_list(
     json_out: JsonOpt = False,
 ) -> None:
     """List catalog hardware, filtered."""
+    for field, value in (("min_memory_gb", min_memory_gb), ("max_price_usd", max_price_usd)):
+        if value is not None and not (math.isfinite(value) and value >= 0):
+            raise InputError(field, f"must be a finite number >= 0 (got {value})")
     rows = list_hardware(
         vendor=vendor,
         cls=cls,

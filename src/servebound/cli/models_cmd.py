@@ -27,7 +27,7 @@ from servebound.cli.app import (
 )
 from servebound.core.decode import Verdict, decode
 from servebound.errors import InputError
-from servebound.rank import DEFAULT_RANK_PROMPT_TOKENS, RankRow, rank_hardware, rank_models
+from servebound.rank import DEFAULT_RANK_PROMPT_TOKENS, rank_hardware, rank_models, rank_row_json
 from servebound.report import decode_json, fmt_rate
 
 models_app = typer.Typer(
@@ -183,22 +183,6 @@ def models_show(
         for s in m.imported.steps:
             steps.add_row(s.quantity, f"{s.value:,.6g}", s.formula)
         console.print(steps)
-
-
-def rank_row_json(row: RankRow) -> dict[str, Any]:
-    d = row.decode
-    return {
-        "hardware": row.hardware.id,
-        "model": row.model.id,
-        "verdict": d.verdict.value,
-        "single_session_tok_s": d.single_session_tok_per_s,
-        "batch_star": d.batch_star,
-        "aggregate_tok_s": d.aggregate_tok_per_s,
-        "per_session_tok_s": d.per_session_tok_per_s,
-        "ttft_s": row.ttft_s,
-        "price_usd": row.price_usd,
-        "aggregate_tok_s_per_kusd": row.tok_per_s_per_kusd,
-    }
 
 
 @app.command("rank")

@@ -639,8 +639,14 @@ def create_app(
         read_context: ReadQ = None,
         floor: FloorQ = None,
         expert_traffic: TrafficParam = "expected",
+        all_formats: Annotated[
+            bool, Query(description="with hardware=: every weight format, not only each model's native one")
+        ] = False,
     ) -> dict[str, Any]:
-        """Which models fit on a machine and how fast, or which machines serve a model best."""
+        """Which models fit on a machine and how fast, or which machines serve a model best.
+
+        The rows are `servebound rank --json`'s; like the CLI, hardware= ranks native formats unless
+        all_formats=true."""
         if (hardware is None) == (model is None):
             raise InputError("hardware", "give exactly one of hardware= or model=")
         query = parse_workload_query(
@@ -655,7 +661,7 @@ def create_app(
         workload = query.workload()
         if hardware is not None:
             hw = get_hw(hardware)
-            rows = rank_rows_for_hardware(site, hw, workload)
+            rows = rank_rows_for_hardware(site, hw, workload, native_only=not all_formats)
             return clean_json(  # type: ignore[no-any-return]
                 {"hardware": {"id": hw.id, "name": hw.name}, "rows": [r.json for r in rows]}
             )

@@ -17,7 +17,7 @@ from urllib.parse import quote, urlencode
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
-from servebound.rank import rank_hardware, rank_models
+from servebound.rank import rank_hardware, rank_models, rank_row_json
 from servebound.report import fmt_gb, fmt_int, fmt_rate
 from servebound.validation import ReportedRun, reported_run_json, validation_json
 from servebound.web import figures
@@ -715,7 +715,7 @@ class RankDisplay:
     json: dict[str, Any]
 
 
-def _rank_display(row: Any, href: str, label: str, target: dict[str, Any]) -> RankDisplay:
+def _rank_display(row: Any, href: str, label: str) -> RankDisplay:
     d = row.decode
     ttft = row.ttft_s
     return RankDisplay(
@@ -727,32 +727,26 @@ def _rank_display(row: Any, href: str, label: str, target: dict[str, Any]) -> Ra
         aggregate=fmt_rate(d.aggregate_tok_per_s),
         batch_star=fmt_int(d.batch_star),
         ttft=fmt_seconds(ttft),
-        json={
-            **target,
-            "verdict": d.verdict.value,
-            "single_session_tok_s": d.single_session_tok_per_s,
-            "aggregate_tok_s": d.aggregate_tok_per_s,
-            "per_session_tok_s": d.per_session_tok_per_s,
-            "batch_star": d.batch_star,
-            "batch_mem": d.batch_mem,
-            "ttft_s": ttft,
-            "prefill_prompt_tokens": None if row.prefill is None else row.prefill.prompt_tokens,
-            "price_usd": row.price_usd,
-            "tok_s_per_kusd": row.tok_per_s_per_kusd,
-        },
+        json=rank_row_json(row),
     )
 
 
 def rank_rows_for_hardware(
-    site: SiteData, hw: SiteHardware, workload: Any = None, href: Callable[[str, str], str] = pair_path
+    site: SiteData,
+    hw: SiteHardware,
+    workload: Any = None,
+    href: Callable[[str, str], str] = pair_path,
+    *,
+    native_only: bool = False,
 ) -> list[RankDisplay]:
     """Every model on this machine, best useful throughput first (``servebound.rank.rank_models``)."""
-    by_adapter = {id(m.adapter): m for m in site.models}
-    rows = rank_models(hw.hardware, [m.adapter for m in site.models], workload)
+    models = [m for m in site.models if m.native or not native_only]
+    by_adapter = {id(m.adapter): m for m in models}
+    rows = rank_models(hw.hardware, [m.adapter for m in models], workload)
     out = []
     for row in rows:
         m = by_adapter[id(row.model)]
-        out.append(_rank_display(row, href(hw.id, m.id), m.name, {"model": {"id": m.id, "name": m.name}}))
+        out.append(_rank_display(row, href(hw.id, m.id), m.name))
     return out
 
 
@@ -765,7 +759,7 @@ def rank_rows_for_model(
     out = []
     for row in rows:
         h = by_hw[id(row.hardware)]
-        out.append(_rank_display(row, href(h.id, m.id), h.name, {"hardware": {"id": h.id, "name": h.name}}))
+        out.append(_rank_display(row, href(h.id, m.id), h.name))
     return out
 
 

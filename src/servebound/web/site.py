@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from servebound import report
@@ -319,13 +319,17 @@ class WorkloadQuery:
     batch: int | None = None
     prompt: int | None = None
     expert_traffic: str = ExpertTraffic.EXPECTED.value
+    #: False when neither context was in the query: the defaults then follow the model's context limit,
+    #: as the CLI's do when its flags are omitted.
+    contexts_given: bool = False
 
     def workload(self) -> Workload:
         """The same validated Workload the CLI builds from the same flags."""
+        given = self.contexts_given
         return make_workload(
             overhead_gb=self.overhead_gb,
-            alloc_context=self.alloc_context,
-            read_context=self.read_context,
+            alloc_context=self.alloc_context if given else None,
+            read_context=self.read_context if given else None,
             floor_tok_s=self.floor,
             batch=self.batch,
             expert_traffic=self.expert_traffic,
@@ -412,7 +416,7 @@ def parse_workload_query(params: Mapping[str, str]) -> WorkloadQuery:
             f"{q['read_context']:,} exceeds alloc_context {DEFAULT_ALLOC_CONTEXT_TOKENS:,} (the default); "
             "raise alloc_context too",
         )
-    query = WorkloadQuery(**q)
+    query = WorkloadQuery(**q, contexts_given="alloc_context" in q or "read_context" in q)
     query.workload()  # every remaining check, with the CLI's own messages
     if query.prompt is not None and query.prompt > query.alloc_context:
         raise InputError(
@@ -467,6 +471,9 @@ def compute_pair(
     workload = query.workload()
     result = api_decode(hw.hardware, model.adapter, workload)
     decoded = decode_json(result)
+    # Default contexts follow the model's limit: show the contexts actually used.
+    used = result.workload
+    query = replace(query, alloc_context=used.alloc_context_tokens, read_context=used.read_context_tokens)
     prompt = query.prompt if query.prompt is not None else default_prompt(model.adapter, query)
     pre = rng = None
     pre_json = None
@@ -494,6 +501,7 @@ def _prefill_cached(
         read_context_tokens=workload.read_context_tokens,
         floor_tok_per_s=workload.floor_tok_per_s,
         expert_traffic=workload.expert_traffic,
+        fit_contexts_to_model=workload.fit_contexts_to_model,
     )
     result = prefill(hardware, model, prompt, workload=base)
     return result, prefill_range(hardware, model, workload=base) if with_range else None

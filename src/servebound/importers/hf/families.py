@@ -31,6 +31,9 @@ from servebound.importers.hf.blocks import (
     moe_block,
 )
 
+#: Layer counts are walked one by one; past this a config is hostile or broken (the GGUF reader's cap too).
+MAX_LAYERS = 65_536
+
 #: Bytes per element of the dtypes configs name for recurrent state and checkpoints.
 DTYPE_BYTES: dict[str, float] = {
     "float32": 4.0,
@@ -81,6 +84,8 @@ class Cfg:
                 raise InputError(self.name(key), f"expected an integer, got {value!r}")
         if value < minimum:
             raise InputError(self.name(key), f"must be at least {minimum}, got {value}")
+        if "layers" in key and value > MAX_LAYERS:
+            raise InputError(self.name(key), f"{value} layers is beyond any model; at most {MAX_LAYERS:,}")
         return value
 
     def opt_integer(self, key: str, *, minimum: int = 1) -> int | None:
