@@ -155,7 +155,10 @@ BAD_CASES = [
     ('name = "x"\n[weights\n', "model"),
     ('name = "x"\n[weights]\nbytes_per_param = true\ntotal_params = 1e9\n[kv.alloc]\n', "bytes_per_param"),
     ('name = "x"\n[weights]\nbytes_per_param = "2"\ntotal_params = 1e9\n[kv.alloc]\n', "bytes_per_param"),
-    ('name = "x"\n[weights]\nbytes_per_param = 2\ntotal_params = 1e9\nactive_params = 5e8\n[kv.alloc]\n', "experts"),
+    (
+        'name = "x"\n[weights]\nbytes_per_param = 2\ntotal_params = 1e9\nactive_params = 5e8\n[kv.alloc]\n',
+        "experts",
+    ),
     (
         'name = "x"\n[weights]\nbytes_per_param = 2\ntotal_params = 1e9\n[kv.alloc]\nlocal_bytes_per_token = 9\n',
         "window",
