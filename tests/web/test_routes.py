@@ -243,3 +243,16 @@ def test_browse_filters(client: TestClient) -> None:
     fits = client.get("/models?fits=nvidia-rtx-4090").text
     assert "1 of 3 profiles that fit on" in fits
     assert client.get("/models?fits=no-such-card").status_code == 404
+
+
+def test_api_prefill_range_without_prompt_as_the_cli() -> None:
+    from fastapi.testclient import TestClient
+
+    from servebound.web import create_app
+
+    client = TestClient(create_app())
+    params = {"hardware": "nvidia-h100-sxm", "model": "qwen3-8b", "range": "true"}
+    data = client.get("/api/prefill", params=params).json()
+    assert set(data) == {"range"} and data["range"]["hi_tok_s"] > data["range"]["lo_tok_s"] > 0
+    missing = client.get("/api/prefill", params={"hardware": "nvidia-h100-sxm", "model": "qwen3-8b"})
+    assert missing.status_code == 400 and missing.json()["error"]["field"] == "prompt"

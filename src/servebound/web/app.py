@@ -37,10 +37,10 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from servebound.core.hardware import ARITHMETIC_MODES
 from servebound.core.prefill import prefill, prefill_range
-from servebound.core.workload import DEFAULT_ALLOC_CONTEXT_TOKENS, MAX_BATCH
+from servebound.core.workload import MAX_BATCH
 from servebound.errors import InputError
 from servebound.files import model_to_mapping
-from servebound.report import decode_json, hardware_json
+from servebound.report import decode_json, hardware_json, range_json
 from servebound.validation import validation_json
 from servebound.web import export as site_export
 from servebound.web.machine import llms_full_body, llms_full_header, llms_txt, robots_txt, sitemap_xml
@@ -510,7 +510,10 @@ def create_app(
     def api_prefill(
         hardware: Annotated[str, Query(description="hardware id")],
         model: Annotated[str, Query(description="model id")],
-        prompt: Annotated[int, Query(ge=1, le=CTX, description="L: prompt tokens, <= alloc_context")],
+        prompt: Annotated[
+            int | None,
+            Query(ge=1, le=CTX, description="L: prompt tokens, <= alloc_context (optional with range)"),
+        ] = None,
         chunk: Annotated[int | None, Query(ge=1, description="chunk tokens (default: one shot)")] = None,
         batch: Annotated[str, Query(pattern=r"^(max|[0-9]{1,10})$", description="B, or max")] = "1",
         linear_mode: Annotated[Literal["fp4", "fp8", "int8", "bf16", "fp16", "fp32"] | None, Query()] = None,
@@ -535,12 +538,7 @@ def create_app(
             workload_params(
                 overhead_gb=overhead_gb,
                 alloc_context=alloc_context,
-                # as the CLI: the read context is cut to the reserved one
-                read_context=None
-                if read_context is None
-                else min(
-                    read_context, alloc_context if alloc_context is not None else DEFAULT_ALLOC_CONTEXT_TOKENS
-                ),
+                read_context=read_context,
                 floor=floor,
                 expert_traffic=expert_traffic,
                 prompt=prompt,
@@ -556,6 +554,18 @@ def create_app(
             raise InputError("ttft_budget", f"must be a positive number of seconds (got {ttft_budget!r})")
         if chunk is not None and chunk < 1:
             raise InputError("chunk", f"must be a whole number of tokens >= 1 (got {chunk})")
+        if prompt is None and not include_range:
+            raise InputError("prompt", "give prompt= (or range=true for every prompt length)")
+        if prompt is None:  # as `servebound prefill --range` without --prompt
+            only = prefill_range(
+                hw.hardware,
+                m.adapter,
+                workload=workload,
+                batch=1 if size == "max" else size,
+                linear_mode=linear_mode,
+                attention_mode=attention_mode,
+            )
+            return clean_json({"range": range_json(only)})  # type: ignore[no-any-return]
         result = prefill(
             hw.hardware,
             m.adapter,
