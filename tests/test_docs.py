@@ -59,3 +59,25 @@ def test_public_api_is_what_all_says() -> None:
     assert {"decode", "prefill", "prefill_range", "load_hardware", "load_model", "make_workload"} <= set(
         servebound.__all__
     )
+
+
+def _readme_block(command: str) -> list[str]:
+    start = README.index(f"$ {command}")
+    return [line.rstrip() for line in README[start : README.index("```", start)].splitlines()[1:]]
+
+
+def test_readme_examples_are_real_output(capsys: Any) -> None:
+    from servebound.cli import main
+
+    for command in (
+        "servebound decode --hardware examples/dgx-spark.toml --model examples/qwen3.6-35b-a3b-nvfp4.toml",
+        "servebound prefill --hardware examples/dgx-spark.toml --model examples/laguna-s-2.1-nvfp4.toml "
+        "--prompt 8192 --range",
+    ):
+        args = [str(ROOT / a) if a.startswith("examples/") else a for a in command.split()[1:]]
+        assert main(args) == 0
+        printed = [line.rstrip() for line in capsys.readouterr().out.splitlines()]
+        for line in _readme_block(command):
+            assert line.strip() == "..." or line in printed, (
+                f"README line not printed by {command!r}: {line!r}"
+            )
