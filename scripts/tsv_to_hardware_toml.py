@@ -10,6 +10,8 @@ three things on top of a plain column copy:
   ``sources.price_usd``); an unlabelled cell backs every number of its row;
 * adds the curation the TSV keeps in prose: which modes were halved from a sparse figure or derived
   by ratio, low-confidence flags, aliases, and notes from our own spot checks (``CURATION``);
+* fills compute cells the TSV leaves empty with rates we looked up, each with its own source
+  (``ADDED_COMPUTE``); a TSV value is never overridden;
 * appends rows looked up for thin classes (``EXTRA_DEVICES``) and the multi-device systems
   (``SYSTEMS``), whose numbers the loader computes as N times the member device.
 
@@ -97,28 +99,79 @@ CURATION: dict[str, dict[str, Any]] = {
         "derived": ALL_TENSOR,
         "aliases": ["rtx-pro-6000"],
     },
-    "nvidia-rtx-6000-ada": {},
+    "nvidia-rtx-6000-ada": {
+        "sparse_halved": ["fp8"],
+        "derived": ["int8", "bf16", "fp16"],
+        "note_drop": ["Tensor (FP8/BF16/INT8) peaks not captured in stored sources, so left empty."],
+        "add_note": "Tensor rates added from NVIDIA's datasheet (copy quoted in atineoSE/coding-model-seeks-gpu): "
+        "'Tensor performance 1457.0 TFLOPS', footnoted as effective FP8 TFLOPS with sparsity, halved to 728.5 "
+        "dense FP8 (matches the ~728 estimate above). BF16/FP16 = FP8 / 2 = 364.2 and INT8 = FP8 = 728.5 are "
+        "DERIVED by Ada's ratios (as on the 4090: INT8 660.6 = FP8 660.6 = 4 x FP32-accumulate FP16 165.2; "
+        "as a pro card the FP32-accumulate rate is not halved, cf. L40S 733 / 362); VladislavDuma/gpu_specs "
+        "lists RTX 6000 Ada BF16/FP16 364 / 728*, FP8 728 / 1457*, INT8 728 / 1457* (dense / sparse), "
+        "agreeing.",
+    },
     "nvidia-rtx-5090": {
         "sparse_halved": ["fp4", "fp8"],
         "aliases": ["5090"],
         "add_note": "Spot check: Linux Format (Jarred Walton) lists 32 GB, 28 Gb/s x 512-bit, 1,792 GB/s.",
     },
-    "nvidia-rtx-5080": {"sparse_halved": ["fp4"], "derived": ["fp8", "bf16", "fp16"], "aliases": ["5080"]},
+    "nvidia-rtx-5080": {
+        "sparse_halved": ["fp4"],
+        "derived": ["fp8", "int8", "bf16", "fp16"],
+        "aliases": ["5080"],
+        "note_drop": ["INT8 not sourced."],
+        "add_note": "INT8 added as 450.2, DERIVED as equal to the FP8 rate, the RTX 5090's relation (INT8 838 "
+        "= FP8 838.4 dense; VladislavDuma/gpu_specs lists 5090 FP8 838 / 1676* and INT8 838 / 1676*); no "
+        "stored source quotes the 5080's INT8.",
+    },
     "nvidia-rtx-4090": {
         "aliases": ["4090"],
         "add_note": "Spot check: waredb.com labels 330.3 as dense FP8 and 660.6 as sparse, i.e. the "
-        "FP32-accumulate column; gigagpu.com gives 660.6 dense (FP16 accumulate), as here.",
+        "FP32-accumulate column; gigagpu.com gives 660.6 dense (FP16 accumulate), as here. Accumulate "
+        "convention (the reference README's GeForce rule, applied to every GeForce row): fp8 holds the "
+        "published dense FP8 rate, which is the FP16-accumulate one (660.6; FP32 accumulate 330.3), while "
+        "bf16/fp16 hold the FP32-accumulate rate (165.2; FP16 accumulate 330.3) that BF16/FP16 GEMMs get. So "
+        "fp8 = 4 x bf16 here, not 2 x: an FP8 GEMM that accumulates in FP32 (cuBLASLt, vLLM's CUTLASS "
+        "kernels) tops out at 330.3, half the fp8 entry. INT8 660.6 is the dense INT8 rate with INT32 "
+        "accumulate, not halved on GeForce.",
     },
-    "nvidia-rtx-4080": {"sparse_halved": ["fp8"], "aliases": ["4080"]},
+    "nvidia-rtx-4080": {
+        "sparse_halved": ["fp8"],
+        "derived": ["int8"],
+        "aliases": ["4080"],
+        "note_drop": ["INT8 not sourced (Ada ratio would give = FP8)."],
+        "add_note": "INT8 added as 389.9, DERIVED as equal to the dense FP8 (FP16-accumulate) rate, the Ada "
+        "relation the RTX 4090 sources show (waredb.com: INT8 660.6 / 1321.2, FP8 660.6 / 1321.2 with FP16 "
+        "accumulate; NVIDIA's L40S table: FP8 733, INT8 733); Tom's Hardware's table (via holynerdvana.com) "
+        "gives the 4080's FP8 as 780 with sparsity. Accumulate convention as on the RTX 4090: fp8 is the "
+        "FP16-accumulate rate, bf16/fp16 the FP32-accumulate one.",
+    },
     "nvidia-rtx-3090": {"derived": ["int8"], "aliases": ["3090"]},
-    "nvidia-rtx-3060-12gb": {"aliases": ["3060"]},
+    "nvidia-rtx-3060-12gb": {
+        "derived": ["int8", "bf16", "fp16"],
+        "aliases": ["3060"],
+        "note_drop": ["; tensor cells left empty (one blog claims ~65 FP16 tensor TFLOPS, unverified)"],
+        "add_note": "Tensor rates added: hmc-tech.com lists the RTX 3060's peak AI performance as 407.6 TOPS "
+        "INT4 with sparsity. With GA10x's ratios (the GA102 whitepaper's RTX 3090: INT4 = 2 x INT8 = 4 x FP16 "
+        "with FP16 accumulate = 8 x FP16 with FP32 accumulate; sparsity doubles each), INT8 dense = 407.6 / 4 "
+        "= 101.9 TOPS and BF16/FP16 with FP32 accumulate (the GeForce convention) = 407.6 / 16 = 25.47 "
+        "TFLOPS, both DERIVED; a spec table in stillwater-sc/KPU-Simulator lists the 3060 at 102 INT8 TOPS "
+        "(and the 3090 at 285, its whitepaper dense INT8), agreeing. Same figures from 28 SMs x 1777 MHz: "
+        "x 2048 INT8 ops/clk = 101.9, x 512 FP32-accumulate FLOP/clk = 25.47. The ~65 TFLOPS blog figure "
+        "matches neither and is not used. No FP8 on Ampere.",
+    },
     "nvidia-dgx-spark": {
         "sparse_halved": ["fp4"],
         "aliases": ["spark", "gb10"],
         "add_note": "Spot check: meterpreter.org's Hot Chips coverage quotes LPDDR5x at 9400 MT/s and "
         "'273-301 GB/s'; NVIDIA's spec and dgx-spark.warehack.ing give 273 GB/s, used here. BF16/FP16 are "
         "not published, so absent: the derivation's prefill example assumes 125 dense BF16 (FP4 / 4), "
-        "which is below the ~213 measured and so cannot stand as a peak.",
+        "which is below the ~213 measured and so cannot stand as a peak. Re-checked: aiconfigurator's "
+        "gb10.yaml (citing nvidia.com's DGX Spark page and docs.nvidia.com's hardware guide) still says "
+        "'NVIDIA publishes only FP4 sparse', and marks its FP16/FP8/INT8 figures (~213/214/214) as "
+        "empirical mmapeak measurements. Measured throughput is a floor on the peak, not the peak, so "
+        "fp8, int8, bf16 and fp16 stay absent; a run charged at one of them gets no compute ceiling.",
     },
     "nvidia-jetson-agx-thor": {"sparse_halved": ["fp4", "fp8"], "aliases": ["jetson-thor"]},
     "amd-mi355x": {},
@@ -128,20 +181,150 @@ CURATION: dict[str, dict[str, Any]] = {
         "add_note": "Spot check: aiwiki.ai and jaredwatkins.com give 192 GB HBM3 at 5.3 TB/s, ~1.3 PF FP16 "
         "and ~2.6 PF FP8.",
     },
-    "amd-ryzen-ai-max-plus-395-128gb": {"aliases": ["strix-halo", "ryzen-ai-max-395"]},
-    "amd-radeon-rx-7900-xtx": {"aliases": ["7900-xtx"]},
+    "amd-ryzen-ai-max-plus-395-128gb": {
+        "derived": ["fp32"],
+        "aliases": ["strix-halo", "ryzen-ai-max-395"],
+        "note_drop": ["Compute left empty: "],
+        "add_note": "FP32 added as 29.7, DERIVED under the RDNA3 dual-issue convention of the Radeon rows "
+        "(7900 XTX 61.4): 40 CUs x 64 lanes x 2 (dual issue) x 2 (FMA) x 2.9 GHz (techpowerup's 40 CU, "
+        "2.9 GHz) = 29.7, the figure HF hardware-amd.ts gives for the chip; fpsbench.com lists 14.85 FP32 "
+        "(single issue) and 29.70 FP16 for the Radeon 8060S. AMD publishes no GPU TFLOPS for it: its "
+        "figures are the NPU's 50 TOPS and a 126 'total TOPS' summed over CPU, GPU and NPU (svethardware.cz "
+        "coverage), and neither is a GPU rate: the NPU is a separate engine that LLM runtimes on this chip "
+        "do not use for the GPU path, and the total is a marketing sum. A WMMA FP16 rate of 40 x 512 x 2.9 "
+        "GHz = 59.4 (a Chinese blog quotes ~60) is not published by AMD and the sources disagree on FP16, "
+        "so fp16, bf16 and int8 stay absent.",
+    },
+    "amd-radeon-rx-7900-xtx": {
+        "aliases": ["7900-xtx"],
+        "add_note": "Re-checked for BF16/INT8: RDNA3's WMMA instructions exist for FP16, BF16 and IU8 inputs "
+        "at the same 16x16x16 shape (AMD GPUOpen's 'How to accelerate AI applications on RDNA 3 using "
+        "WMMA'; the v_wmma_f32_16x16x16_bf16 and _iu8 intrinsics in ROCm composable_kernel), and llama.cpp's "
+        "RDNA3 WMMA port notes INT8 support, but no stored AMD page states a BF16 or INT8 peak rate for the "
+        "7900 XTX, so bf16 and int8 stay absent rather than copied from FP16. No FP8 on RDNA3.",
+    },
     "amd-radeon-ai-pro-r9700": {"aliases": ["r9700"], "low_confidence": True},
-    "apple-m3-max-96gb": {"low_confidence": True},
+    "apple-m3-max-96gb": {
+        "low_confidence": True,
+        "add_note": "FP32 left absent: this configuration has the binned 30-core GPU, and HF's 14.2 is the "
+        "40-core figure; Apple publishes no FP32 rate for the binned part.",
+    },
+    "apple-m3-max-36gb": {
+        "add_note": "FP32 left absent: this configuration has the binned 30-core GPU, and HF's 14.2 is the "
+        "40-core figure; Apple publishes no FP32 rate for the binned part.",
+    },
+    "apple-m4-16gb": {
+        "add_note": "FP32 4.6 added: the Mac mini base M4 has the same 10-core GPU as the 32GB row, and HF's "
+        "'Apple M4' entry gives 4.6 TFLOPS for memory options 16, 24 and 32 GB alike (memory size does not "
+        "change the GPU).",
+    },
+    "apple-m1-max-32gb": {
+        "add_note": "FP32 10.4 added (HF's 'Apple M1 Max' entry, memory options 16-64 GB): it is the 32-core "
+        "GPU's rate, as on the 64GB row; the 32GB M1 Max was also sold with the 24-core GPU, whose rate is "
+        "lower (not published), so for that variant 10.4 is an upper bound.",
+    },
+    "apple-m2-ultra-64gb": {
+        "add_note": "FP32 27.2 added (HF's 'Apple M2 Ultra' entry, memory options 64-192 GB): it is the "
+        "76-core GPU's rate, as on the 192GB row; the 64GB M2 Ultra also came with the 60-core GPU, whose "
+        "rate is lower (not published), so for that variant 27.2 is an upper bound.",
+    },
+    "apple-m3-ultra-256gb": {
+        "add_note": "FP32 28.4 added (HF's 'Apple M3 Ultra' entry): it is the 80-core GPU's rate, as on the "
+        "512GB row; 256GB is also sold with the 60-core GPU, whose rate is lower (not published), so for "
+        "that variant 28.4 is an upper bound.",
+    },
+    "apple-m3-ultra-96gb": {
+        "add_note": "FP32 left absent: 96GB comes only with the 60-core GPU, and HF's 28.4 is the 80-core "
+        "figure.",
+    },
+    "apple-m4-pro-24gb": {
+        "add_note": "FP32 left absent: the Mac mini base M4 Pro has the 16-core GPU, and HF's 9.2 is the "
+        "20-core figure.",
+    },
+    "apple-m4-max-36gb": {
+        "add_note": "FP32 left absent: 36GB comes only with the binned 32-core GPU, and HF's 18.4 is the "
+        "40-core figure.",
+    },
     "apple-m5-max-128gb": {
         "add_note": "Spot check: awesomeagents.ai and cputronic.com give 614 GB/s and up to 128 GB for the "
         "40-core GPU.",
     },
-    "apple-m5-max-36gb": {"low_confidence": True},
+    "apple-m5-max-36gb": {
+        "low_confidence": True,
+        "add_note": "FP32 left absent: 36GB comes with the binned 32-core GPU, and HF's 22.8 is the 40-core "
+        "figure.",
+    },
     "intel-arc-b580": {"aliases": ["b580"]},
     "intel-gaudi-3": {"aliases": ["gaudi3"]},
     "google-tpu-v5e": {},
     "google-tpu-v6e": {"aliases": ["trillium"]},
     "google-tpu7x-ironwood": {"aliases": ["ironwood", "tpu-v7"], "low_confidence": True},
+}
+
+HMC_3060 = (
+    "https://hmc-tech.com/gpu/nvidia-geforce-rtx-4060-vs-nvidia-geforce-rtx-3060 (RTX 3060: peak AI "
+    "performance 407.6 TOPS INT4 Tensor Sparse)"
+)
+KPU_30_SERIES = (
+    "github:stillwater-sc/KPU-Simulator docs/external-knowledge/rtx_30_series_specs_table.md (RTX 3060: "
+    "INT8 102 TOPs; RTX 3090: 285)"
+)
+GPU_SPECS = "github:VladislavDuma/gpu_specs@103f341 README.md"
+RTX_6000_ADA_DATASHEET = (
+    "github:atineoSE/coding-model-seeks-gpu pipeline/pipeline/sources/rtx6000ada_specs.md (NVIDIA RTX 6000 "
+    "Ada datasheet: 'Tensor performance 1457.0 TFLOPS', footnote 'Effective FP8 teraFLOPS (TFLOPS) using "
+    "the new sparsity feature')"
+)
+HF_APPLE = "github:huggingface/huggingface.js@9a16ed5 packages/tasks/src/hardware-apple.ts"
+
+#: Compute rates the TSV leaves empty, looked up by us: row id -> mode -> (value, source). The notes that
+#: explain each (and sparse_halved / derived) live in CURATION; a value here never replaces a TSV value.
+ADDED_COMPUTE: dict[str, dict[str, tuple[float, str]]] = {
+    "nvidia-rtx-3060-12gb": {
+        "int8": (101.9, f"{HMC_3060} / 4 (INT4 -> INT8, sparse -> dense); {KPU_30_SERIES}"),
+        "bf16": (25.47, f"{HMC_3060} / 16 (GA10x ratios, FP32 accumulate); 28 SMs x 1777 MHz x 512"),
+        "fp16": (25.47, f"{HMC_3060} / 16 (GA10x ratios, FP32 accumulate); 28 SMs x 1777 MHz x 512"),
+    },
+    "nvidia-rtx-4080": {
+        "int8": (
+            389.9,
+            "= the row's dense FP8 389.9 (https://powergpu.com/nvidia-rtx-5080-vs-rtx-4080: 780 AI TOPS = "
+            "FP8 sparse, halved); Ada INT8 = FP8 per https://waredb.com/processor/nvidia-geforce-rtx-4090 "
+            "(INT8 660.6/1321.2, FP8 660.6/1321.2)",
+        ),
+    },
+    "nvidia-rtx-5080": {
+        "int8": (
+            450.2,
+            "= the row's derived dense FP8 450.2; RTX 5090 INT8 = FP8 per "
+            f"https://analysis.castromedia.org/analysis/compute/entities/rtx-5090.html (838) and {GPU_SPECS} "
+            "(5090 FP8 838 / 1676*, INT8 838 / 1676*)",
+        ),
+    },
+    "nvidia-rtx-6000-ada": {
+        "fp8": (728.5, f"{RTX_6000_ADA_DATASHEET} / 2; {GPU_SPECS} (RTX 6000 Ada FP8 728 / 1457*)"),
+        "int8": (728.5, f"= FP8 (Ada ratio); {GPU_SPECS} (RTX 6000 Ada INT8 728 / 1457*)"),
+        "bf16": (364.2, f"{RTX_6000_ADA_DATASHEET} / 4; {GPU_SPECS} (RTX 6000 Ada BF16 364 / 728*)"),
+        "fp16": (364.2, f"{RTX_6000_ADA_DATASHEET} / 4; {GPU_SPECS} (RTX 6000 Ada FP16 364 / 728*)"),
+    },
+    "amd-ryzen-ai-max-plus-395-128gb": {
+        "fp32": (
+            29.7,
+            "github:huggingface/huggingface.js@fe42e68 packages/tasks/src/hardware*.ts (29.7 TFLOPS); "
+            "https://techpowerup.com/330548/amd-debuts-ryzen-ai-max-series-strix-halo-soc-up-to-16-zen-5-cores-"
+            "massive-igpu (40 CU RDNA 3.5, up to 2.9 GHz): 40 x 64 x 2 x 2 x 2.9 GHz",
+        ),
+    },
+    "apple-m4-16gb": {"fp32": (4.6, f"{HF_APPLE} ('Apple M4': tflops 4.6, memory [16, 24, 32])")},
+    "apple-m1-max-32gb": {
+        "fp32": (10.4, f"{HF_APPLE} ('Apple M1 Max': tflops 10.4, memory [16, 24, 32, 64])")
+    },
+    "apple-m2-ultra-64gb": {
+        "fp32": (27.2, f"{HF_APPLE} ('Apple M2 Ultra': tflops 27.2, memory [64, 96, 128, 192])")
+    },
+    "apple-m3-ultra-256gb": {
+        "fp32": (28.4, f"{HF_APPLE} ('Apple M3 Ultra': tflops 28.4, memory [96, 256, 512])")
+    },
 }
 
 #: Source cells that name a page only by a short handle earlier in the row: spelled out in full.
@@ -157,6 +340,12 @@ SOURCE_FIXES: dict[tuple[str, str], tuple[str, str]] = {
 }
 
 A6000_SPECS = "https://sysrqmts.com/es/gpus/compare/nvidia-rtx-a6000-vs-nvidia-tesla-p40"
+A6000_TENSOR = (
+    "https://llmperf.net/categories/gpu/Nvidia-A6000-GPUs (citing Microway's Ampere comparison: FP16/BF16 "
+    "154.8 TFLOPS dense, ~309.7 with structured sparsity; INT8 309.7 TOPS; INT4 619.3 TOPS); "
+    "github:cli99/llm-analysis@b60b392 llm_analysis/gpu_configs/a6000-48gb.json (peak_fp16_TFLOPS 154.8, "
+    "peak_i8_TFLOPS 309.6)"
+)
 
 #: Rows we looked up ourselves for classes the TSV leaves thin.
 EXTRA_DEVICES: list[dict[str, Any]] = [
@@ -169,7 +358,7 @@ EXTRA_DEVICES: list[dict[str, Any]] = [
         "memory_gb": 48,
         "memory_type": "GDDR6 (ECC)",
         "bandwidth_gb_per_s": 768,
-        "compute_tflops": {"fp32": 38.7},
+        "compute_tflops": {"int8": 309.7, "bf16": 154.8, "fp16": 154.8, "fp32": 38.7},
         "price_usd": 4649,
         "sources": {
             "memory_gb": "https://servethehome.com/nvidia-rtx-a6000-48gb-gpu-drops-quadro-designation "
@@ -177,12 +366,17 @@ EXTRA_DEVICES: list[dict[str, Any]] = [
             "bandwidth_gb_per_s": "https://servethehome.com/nvidia-rtx-a6000-48gb-gpu-drops-quadro-"
             "designation (768 GB/s); "
             f"{A6000_SPECS} (16 Gbps x 384-bit = 768.0 GB/s)",
+            "int8": A6000_TENSOR,
+            "bf16": A6000_TENSOR,
+            "fp16": A6000_TENSOR,
             "fp32": f"{A6000_SPECS} (FP32 38.71 TFLOPS)",
             "price_usd": f"{A6000_SPECS} (launch price 4,649 USD)",
         },
         "notes": "Extra row (not in hardware.tsv), looked up for the thin workstation class. Ampere GA102, "
-        "84 SMs. Tensor (BF16/FP16/INT8) peaks not captured from a citable page, so left empty; no FP8. "
-        "Price is the launch price.",
+        "84 SMs. Tensor peaks: NVIDIA's datasheet gives 'Tensor performance 309.7 TFLOPS' with sparsity; "
+        "the dense FP16/BF16 rate is 154.8 (Microway's table via llmperf.net, and llm-analysis), with FP32 "
+        "accumulate, not halved on this pro card (84 SMs x 1800 MHz x 1024 = 154.8); dense INT8 is 309.7 "
+        "TOPS (llm-analysis: 309.6). No FP8 on Ampere. Price is the launch price.",
         "aliases": ["a6000"],
     },
     {
@@ -339,7 +533,15 @@ def device_from_row(row: dict[str, str]) -> dict[str, Any]:
     compute = {m: v for m, v in compute.items() if v is not None}
     scalars = {k: number(row[k]) for k in SCALAR_KEYS}
     present = [k for k, v in scalars.items() if v is not None] + list(compute)
+    added = ADDED_COMPUTE.get(row["id"], {})
+    for mode in added:
+        if mode in compute:
+            raise SystemExit(f"{row['id']}.{mode}: the TSV now gives {compute[mode]}; drop the added value")
     notes = row["notes"].strip()
+    for stale in cur.get("note_drop", []):
+        if stale not in notes:
+            raise SystemExit(f"{row['id']}: note_drop text no longer in the TSV note: {stale!r}")
+        notes = notes.replace(stale, "").replace("  ", " ").strip()
     if cur.get("add_note"):
         notes = f"{notes} {cur['add_note']}"
     if row["vendor"] == "Apple":
@@ -364,13 +566,20 @@ def device_from_row(row: dict[str, str]) -> dict[str, Any]:
     if cur.get("low_confidence"):
         device["low_confidence"] = True
     device["notes"] = notes
-    device["compute_tflops"] = compute
+    rates = {**compute, **{mode: value for mode, (value, _) in added.items()}}
+    device["compute_tflops"] = {mode: rates[mode] for mode in MODES if mode in rates}
     sources = split_sources(row["sources"], present)
     for (row_id, key), (old, new) in SOURCE_FIXES.items():
         if row_id == row["id"]:
             if sources.get(key) != old:
                 raise SystemExit(f"source fix for {row_id}.{key} no longer matches: {sources.get(key)!r}")
             sources[key] = new
+    if added:
+        shared = sources.pop("compute", None)
+        if shared is not None:
+            sources.update({mode: shared for mode in compute})
+        sources.update({mode: source for mode, (_, source) in added.items()})
+        sources = {k: sources[k] for k in [*SCALAR_KEYS, *MODES] if k in sources}
     device["sources"] = sources
     return device
 

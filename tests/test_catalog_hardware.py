@@ -4,10 +4,12 @@ deliberately broken ones."""
 from __future__ import annotations
 
 import csv
+import importlib.util
 import subprocess
 import sys
 from importlib import resources
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 from hypothesis import given, settings
@@ -28,6 +30,17 @@ SYSTEMS = [entry for entry in CATALOG if entry.is_system]
 
 def by_id(entry_id: str) -> CatalogHardware:
     return CATALOG.by_id[entry_id]
+
+
+def converter() -> ModuleType:
+    """The TSV-to-TOML script, imported from its file (it is a script, not a package module)."""
+    spec = importlib.util.spec_from_file_location(
+        "tsv_to_hardware_toml", REPO / "scripts" / "tsv_to_hardware_toml.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 # ------------------------------------------------------------------------------------------------
@@ -131,6 +144,96 @@ def test_rtx_5090_and_the_geforce_accumulate_convention() -> None:
     assert "fp8" in rtx.sparse_halved
 
 
+def test_rtx_3060_tensor_rates_from_the_int4_sparse_figure() -> None:
+    rtx = get_hardware("nvidia-rtx-3060-12gb")
+    # hmc-tech: 407.6 TOPS INT4 with sparsity. GA10x: INT4 = 2 x INT8, sparse = 2 x dense, so
+    # INT8 dense = 407.6 / 4 = 101.9; FP16 (FP32 accumulate) = INT8 / 4 = 25.475 -> 25.47.
+    assert rtx.compute_tflops["int8"] == pytest.approx(407.6 / 4)
+    assert rtx.compute_tflops["bf16"] == rtx.compute_tflops["fp16"] == pytest.approx(407.6 / 16, abs=0.01)
+    # The same from the chip: 28 SMs x 1.777 GHz x 2048 INT8 ops/clk = 101.9e12.
+    assert rtx.hardware.compute_rate("int8") == pytest.approx(28 * 1.777e9 * 2048, rel=0.001)
+    assert rtx.compute_tflops["fp32"] == 12.74
+    assert {"int8", "bf16", "fp16"} <= set(rtx.derived)
+    assert "fp8" not in rtx.compute_tflops  # Ampere has no FP8
+
+
+def test_workstation_tensor_rates() -> None:
+    ada = get_hardware("nvidia-rtx-6000-ada")
+    # Datasheet: 1,457 TFLOPS FP8 with sparsity -> 728.5 dense; BF16 = FP8 / 2 (pro card, no halving).
+    assert ada.compute_tflops["fp8"] == 1457 / 2
+    assert ada.compute_tflops["int8"] == 728.5
+    assert ada.compute_tflops["bf16"] == ada.compute_tflops["fp16"] == pytest.approx(1457 / 4, abs=0.1)
+    assert ada.sparse_halved == ("fp8",)
+    a6000 = get_hardware("nvidia-rtx-a6000")
+    # Datasheet 309.7 TFLOPS tensor with sparsity; dense FP16/BF16 = 84 SMs x 1.8 GHz x 1024 = 154.8.
+    assert a6000.compute_tflops["bf16"] == pytest.approx(84 * 1.8e9 * 1024 / 1e12, abs=0.05)
+    assert a6000.compute_tflops["int8"] == pytest.approx(2 * 154.85, abs=0.05)
+    assert a6000.source_for("int8") and "llm-analysis" in str(a6000.source_for("int8"))
+
+
+def test_geforce_int8_rates_and_the_accumulate_convention() -> None:
+    rtx4090 = get_hardware("nvidia-rtx-4090")
+    # fp8 holds the FP16-accumulate rate, bf16 the FP32-accumulate rate: 660.6 = 4 x 165.15.
+    assert rtx4090.compute_tflops["fp8"] == pytest.approx(4 * rtx4090.compute_tflops["bf16"], rel=0.001)
+    assert "330.3" in rtx4090.notes and "FP32 accumulate" in rtx4090.notes
+    assert rtx4090.compute_tflops["int8"] == rtx4090.compute_tflops["fp8"] == 660.6
+    # Ada and Blackwell GeForce: INT8 = dense FP8 (FP16 accumulate).
+    assert get_hardware("nvidia-rtx-4080").compute_tflops["int8"] == 389.9
+    assert get_hardware("nvidia-rtx-5080").compute_tflops["int8"] == 450.2
+    for ref in (
+        "nvidia-rtx-3060-12gb",
+        "nvidia-rtx-3090",
+        "nvidia-rtx-4080",
+        "nvidia-rtx-4090",
+        "nvidia-rtx-5080",
+    ):
+        assert "int8" in get_hardware(ref).compute_tflops, ref
+
+
+def test_unpublished_rates_stay_absent_and_say_why() -> None:
+    spark = get_hardware("nvidia-dgx-spark")
+    # NVIDIA publishes only the FP4 sparse figure; measured ~213/214 are not peaks.
+    assert set(spark.compute_tflops) == {"fp4", "fp32"}
+    assert "measured" in spark.notes.lower() and "not the peak" in spark.notes
+    xtx = get_hardware("amd-radeon-rx-7900-xtx")
+    assert set(xtx.compute_tflops) == {"fp16", "fp32"}
+    assert "bf16 and int8 stay absent" in xtx.notes
+    halo = get_hardware("strix-halo")
+    # FP32 dual issue: 40 CUs x 64 lanes x 2 x 2 x 2.9 GHz = 29.7 TFLOPS; nothing else is published.
+    assert halo.compute_tflops == {"fp32": pytest.approx(40 * 64 * 2 * 2 * 2.9e9 / 1e12, abs=0.05)}
+    assert "NPU" in halo.notes and "neither is a GPU rate" in halo.notes
+
+
+@pytest.mark.parametrize(
+    ("row", "same_gpu_row"),
+    [
+        ("apple-m4-16gb", "apple-m4-32gb"),  # 10-core GPU in both
+        ("apple-m1-max-32gb", "apple-m1-max-64gb"),  # 32-core GPU
+        ("apple-m2-ultra-64gb", "apple-m2-ultra-192gb"),  # 76-core GPU
+        ("apple-m3-ultra-256gb", "apple-m3-ultra-512gb"),  # 80-core GPU
+        ("apple-m4-max-48gb", "apple-m4-max-128gb"),  # 40-core GPU
+    ],
+)
+def test_apple_rows_of_one_gpu_share_its_fp32_rate(row: str, same_gpu_row: str) -> None:
+    assert get_hardware(row).compute_tflops["fp32"] == get_hardware(same_gpu_row).compute_tflops["fp32"]
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        "apple-m3-max-36gb",
+        "apple-m3-max-96gb",
+        "apple-m3-ultra-96gb",
+        "apple-m4-pro-24gb",
+        "apple-m4-max-36gb",
+    ],
+)
+def test_apple_binned_gpus_do_not_borrow_the_full_gpus_rate(row: str) -> None:
+    entry = get_hardware(row)
+    assert "fp32" not in entry.compute_tflops
+    assert "FP32 left absent" in entry.notes
+
+
 @pytest.mark.parametrize("entry", [e for e in DEVICES if e.vendor == "Apple"], ids=lambda e: e.id)
 def test_apple_rows_leave_matrix_rates_absent(entry: CatalogHardware) -> None:
     assert not {"bf16", "fp16", "fp8", "int8", "fp4"} & set(entry.compute_tflops)
@@ -146,14 +249,22 @@ def test_catalog_matches_the_shared_tsv() -> None:
         rows = list(csv.DictReader(handle, delimiter="\t"))
     columns = {"fp4": "fp4_tflops", "fp8": "fp8_tflops", "int8": "int8_tops"}
     columns |= {mode: f"{mode}_tflops" for mode in ("bf16", "fp16", "fp32")}
+    added = converter().ADDED_COMPUTE
     for row in rows:
         entry = by_id(row["id"])
         assert entry.bandwidth_gb_per_s == pytest.approx(float(row["bandwidth_gb_per_s"]))
         # The rack row is 72 x the per-GPU row: 13,392 GB against NVIDIA's rounded 13.4 TB.
         assert entry.memory_gb == pytest.approx(float(row["memory_gb"]), rel=0.001)
         for mode, column in columns.items():
-            expected = float(row[column]) if row[column] else None
-            assert entry.compute_tflops.get(mode) == (None if expected is None else pytest.approx(expected))
+            if row[column]:
+                # A TSV value is never overridden.
+                assert entry.compute_tflops.get(mode) == pytest.approx(float(row[column]))
+            else:
+                # An empty TSV cell stays empty unless the converter filled it, with its own source.
+                filled = added.get(row["id"], {}).get(mode)
+                assert entry.compute_tflops.get(mode) == (None if filled is None else filled[0])
+                if filled is not None:
+                    assert entry.sources[mode] == filled[1]
 
 
 @pytest.mark.skipif(
