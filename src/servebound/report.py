@@ -6,14 +6,15 @@ from typing import Any
 
 from servebound.core.decode import BatchLimit, DecodeResult, Verdict
 from servebound.core.experts import ExpertTraffic
+from servebound.core.hardware import Hardware
+from servebound.core.model import ModelAdapter
 from servebound.core.prefill import PrefillRange, PrefillResult
 from servebound.core.workload import MAX_BATCH, Workload
 
 GB = 1e9
 
 
-def hardware_json(result_hardware: Any) -> dict[str, Any]:
-    hw = result_hardware
+def hardware_json(hw: Hardware) -> dict[str, Any]:
     return {
         "id": hw.id,
         "name": hw.name,
@@ -24,9 +25,7 @@ def hardware_json(result_hardware: Any) -> dict[str, Any]:
     }
 
 
-def workload_assumptions(
-    result: DecodeResult | None, workload: Workload, *, hardware: Any, model: Any
-) -> dict[str, Any]:
+def workload_assumptions(workload: Workload, *, hardware: Hardware, model: ModelAdapter) -> dict[str, Any]:
     """Every input that moves a decode or prefill result, named as the CLI flags name them."""
     spec = workload.speculation
     moe = model.weights.experts is not None
@@ -115,9 +114,7 @@ def decode_json(result: DecodeResult) -> dict[str, Any]:
         },
         "remedies": remedies,
         "notes": decode_notes(result),
-        "assumptions": workload_assumptions(
-            result, result.workload, hardware=result.hardware, model=result.model
-        ),
+        "assumptions": workload_assumptions(result.workload, hardware=result.hardware, model=result.model),
     }
 
 
@@ -226,23 +223,16 @@ def decode_notes(result: DecodeResult) -> list[str]:
     return notes
 
 
-def prefill_assumptions(result: PrefillResult | PrefillRange) -> dict[str, Any]:
+def prefill_assumptions(result: PrefillResult) -> dict[str, Any]:
     """The shared workload assumptions plus what moves a prefill result."""
     a = result.assumptions
-    hw = result.hardware if isinstance(result, PrefillResult) else None
-    out: dict[str, Any] = {}
-    if isinstance(result, PrefillResult):
-        out.update(workload_assumptions(None, result.workload, hardware=result.hardware, model=result.model))
-        out.pop("decode_compute", None)
-        out.update(
-            {
-                "prompt_tokens": result.prompt_tokens,
-                "chunk_mode": result.chunk_mode.value,
-                "batch_mode": result.batch_mode.value,
-            }
-        )
+    out = workload_assumptions(result.workload, hardware=result.hardware, model=result.model)
+    out.pop("decode_compute", None)
     out.update(
         {
+            "prompt_tokens": result.prompt_tokens,
+            "chunk_mode": result.chunk_mode.value,
+            "batch_mode": result.batch_mode.value,
             "overhead_gb": a.overhead_bytes / GB,
             "alloc_context_tokens": a.alloc_context_tokens,
             "linear_mode": a.linear_mode,
@@ -260,12 +250,10 @@ def prefill_assumptions(result: PrefillResult | PrefillRange) -> dict[str, Any]:
             "bandwidth_source": a.hardware_provenance,
         }
     )
-    if hw is not None:
-        sources = {
-            k: v for k, v in hw.sources.items() if "compute" in k or k in (a.linear_mode, a.attention_mode)
-        }
-        if sources:
-            out["compute_sources"] = sources
+    modes = (a.linear_mode, a.attention_mode)
+    sources = {k: v for k, v in result.hardware.sources.items() if "compute" in k or k in modes}
+    if sources:
+        out["compute_sources"] = sources
     return out
 
 
