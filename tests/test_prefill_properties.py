@@ -191,6 +191,7 @@ def test_budget_search_finds_the_largest_batch_within_budget(
 ) -> None:
     kv_alloc = model.kv_alloc.bytes_at(MAX_PROMPT)
     hw = Hardware("h", "H", model.weights.resident + room, hw.bandwidth_bytes_per_s, hw.compute_flop_per_s)
+    room = hw.memory_bytes - model.weights.resident  # what is left after rounding C = W_resident + room
     r = prefill(hw, model, prompt, workload=workload(), batch="max", ttft_budget_s=budget)
     if kv_alloc > room:
         assert r.verdict is PrefillVerdict.NO_SESSION_FIT and r.batch_mem == 0
