@@ -1,0 +1,98 @@
+"""One error shape for every 4xx: ``{"error": {"status", "field", "message"}}`` on ``/api/``, a readable
+HTML page elsewhere, plain text for ``.md`` and machine files."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+from pydantic import BaseModel
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from servebound.errors import InputError
+from servebound.web.state import NotFoundError, WebState
+
+
+class ErrorDetail(BaseModel):
+    status: int
+    field: str
+    message: str
+
+
+class ErrorBody(BaseModel):
+    """The one error shape of every 4xx answer."""
+
+    error: ErrorDetail
+
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorBody, "description": "A bad query value: the field and the problem."},
+    404: {"model": ErrorBody, "description": "An unknown hardware or model id."},
+}
+
+
+def error_json(status: int, field: str, message: str) -> JSONResponse:
+    return JSONResponse({"error": {"status": status, "field": field, "message": message}}, status_code=status)
+
+
+def _wants_json(request: Request) -> bool:
+    return request.url.path.startswith("/api/") or request.url.path == "/openapi.json"
+
+
+def _wants_text(request: Request) -> bool:
+    return request.url.path.endswith((".md", ".txt", ".xml"))
+
+
+def error_response(
+    request: Request, status: int, field: str, message: str, suggestions: Any = None
+) -> Response:
+    if _wants_json(request):
+        return error_json(status, field, message)
+    if _wants_text(request):
+        return PlainTextResponse(f"{status} {field}: {message}\n", status_code=status)
+    state: WebState = request.app.state.web
+    return HTMLResponse(state.renderer.error(status, field, message, suggestions), status_code=status)
+
+
+async def _input_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, InputError)
+    return error_response(request, 400, exc.field, exc.problem)
+
+
+async def _not_found(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, NotFoundError)
+    return error_response(request, 404, exc.field, exc.message, exc.suggestions)
+
+
+async def _validation(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, RequestValidationError)
+    errors = exc.errors()
+    first = errors[0] if errors else {"loc": ("query",), "msg": "invalid request"}
+    loc = [str(p) for p in first.get("loc", ()) if p not in ("query", "path", "body")]
+    field = ".".join(loc) or "query"
+    message = str(first.get("msg", "invalid value"))
+    if "input" in first and first.get("type") != "missing":
+        message += f" (got {first['input']!r})"
+    return error_response(request, 400, field, message)
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, StarletteHTTPException)
+    if exc.status_code == 404:
+        return error_response(request, 404, "path", f"no page at {request.url.path}")
+    if exc.status_code == 405:
+        response = error_response(request, 405, "method", f"{request.method} is not allowed here; use GET")
+        if exc.headers:
+            response.headers.update(exc.headers)
+        return response
+    return error_response(request, exc.status_code, "request", str(exc.detail))
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Answer every error raised by a route in the one shape above."""
+    app.add_exception_handler(InputError, _input_error)
+    app.add_exception_handler(NotFoundError, _not_found)
+    app.add_exception_handler(RequestValidationError, _validation)
+    app.add_exception_handler(StarletteHTTPException, _http_error)

@@ -1,0 +1,316 @@
+"""The JSON API: decode and prefill ceilings, the catalogs, rankings and validation.
+
+The decode and prefill objects carry the same fields as ``servebound decode --json`` and
+``servebound prefill --json``; every 4xx answers the one error shape (``servebound.web.errors``).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Query
+
+from servebound.core.hardware import ARITHMETIC_MODES
+from servebound.core.prefill import prefill, prefill_range
+from servebound.core.workload import MAX_BATCH
+from servebound.errors import InputError
+from servebound.files import model_to_mapping
+from servebound.report import decode_json, hardware_json, range_json
+from servebound.validation import validation_json
+from servebound.web.errors import ERRORS
+from servebound.web.pages import HardwareFilters, rank_rows_for_hardware, rank_rows_for_model
+from servebound.web.routes.pages import number
+from servebound.web.site import (
+    GB,
+    MAX_SITE_CONTEXT_TOKENS,
+    SiteHardware,
+    SiteModel,
+    clean_json,
+    parse_workload_query,
+    prefill_json,
+)
+from servebound.web.state import Web
+
+router = APIRouter()
+
+CTX = MAX_SITE_CONTEXT_TOKENS
+OverheadQ = Annotated[
+    float | None, Query(ge=0, allow_inf_nan=False, description="O: runtime overhead in GB (8)")
+]
+AllocQ = Annotated[
+    int | None, Query(ge=1, le=CTX, description="L_alloc: tokens reserved per session (100,000)")
+]
+ReadQ = Annotated[
+    int | None, Query(ge=1, le=CTX, description="L_read: tokens read per step, <= L_alloc (32,000)")
+]
+FloorQ = Annotated[float | None, Query(ge=0, allow_inf_nan=False, description="r*: tok/s per session (20)")]
+TrafficParam = Annotated[
+    Literal["expected", "minimum"], Query(description="expected: m(n); minimum: k experts")
+]
+
+
+def workload_params(**values: Any) -> dict[str, str]:
+    return {k: (f"{v!r}" if isinstance(v, float) else str(v)) for k, v in values.items() if v is not None}
+
+
+@router.get("/api/decode", tags=["ceilings"], responses=ERRORS)
+def api_decode(
+    web: Web,
+    hardware: Annotated[str, Query(description="hardware id (see /api/hardware)")],
+    model: Annotated[str, Query(description="model id (see /api/models)")],
+    overhead_gb: OverheadQ = None,
+    alloc_context: AllocQ = None,
+    read_context: ReadQ = None,
+    floor: FloorQ = None,
+    batch: Annotated[
+        int | None, Query(ge=1, le=MAX_BATCH, description="force the batch to B sessions")
+    ] = None,
+    expert_traffic: TrafficParam = "expected",
+) -> dict[str, Any]:
+    """The decode ceilings: the same object as `servebound decode --json`."""
+    hw, m = web.get_hw(hardware), web.get_model(model)
+    query = parse_workload_query(
+        workload_params(
+            overhead_gb=overhead_gb,
+            alloc_context=alloc_context,
+            read_context=read_context,
+            floor=floor,
+            batch=batch,
+            expert_traffic=expert_traffic,
+        )
+    )
+    from servebound.api import decode
+
+    return clean_json(  # type: ignore[no-any-return]
+        decode_json(decode(hw.hardware, m.adapter, query.workload()))
+    )
+
+
+@router.get("/api/prefill", tags=["ceilings"], responses=ERRORS)
+def api_prefill(
+    web: Web,
+    hardware: Annotated[str, Query(description="hardware id")],
+    model: Annotated[str, Query(description="model id")],
+    prompt: Annotated[
+        int | None,
+        Query(ge=1, le=CTX, description="L: prompt tokens, <= alloc_context (optional with range)"),
+    ] = None,
+    chunk: Annotated[int | None, Query(ge=1, description="chunk tokens (default: one shot)")] = None,
+    batch: Annotated[str, Query(pattern=r"^(max|[0-9]{1,10})$", description="B, or max")] = "1",
+    linear_mode: Annotated[Literal["fp4", "fp8", "int8", "bf16", "fp16", "fp32"] | None, Query()] = None,
+    attention_mode: Annotated[Literal["fp4", "fp8", "int8", "bf16", "fp16", "fp32"] | None, Query()] = None,
+    ttft_budget: Annotated[
+        float | None, Query(gt=0, allow_inf_nan=False, description="TTFT budget in seconds")
+    ] = None,
+    overhead_gb: OverheadQ = None,
+    alloc_context: AllocQ = None,
+    read_context: ReadQ = None,
+    floor: FloorQ = None,
+    expert_traffic: TrafficParam = "expected",
+    include_range: Annotated[bool, Query(alias="range", description="add the prompt-length range")] = False,
+) -> dict[str, Any]:
+    """The prefill ceiling: the same object as `servebound prefill --json` (with `range` when asked)."""
+    hw, m = web.get_hw(hardware), web.get_model(model)
+    query = parse_workload_query(
+        workload_params(
+            overhead_gb=overhead_gb,
+            alloc_context=alloc_context,
+            read_context=read_context,
+            floor=floor,
+            expert_traffic=expert_traffic,
+            prompt=prompt,
+        )
+    )
+    workload = query.workload()
+    if m.adapter.prefill is None:
+        raise InputError("model", f"model '{m.id}' has no prefill fields, so no prefill ceiling")
+    size: int | Literal["max"] = "max" if batch == "max" else int(batch)
+    if size != "max" and size < 1:
+        raise InputError("batch", f"must be >= 1 or 'max' (got {batch})")
+    if ttft_budget is not None and not (ttft_budget > 0 and ttft_budget < float("inf")):
+        raise InputError("ttft_budget", f"must be a positive number of seconds (got {ttft_budget!r})")
+    if chunk is not None and chunk < 1:
+        raise InputError("chunk", f"must be a whole number of tokens >= 1 (got {chunk})")
+    if prompt is None and not include_range:
+        raise InputError("prompt", "give prompt= (or range=true for every prompt length)")
+    if prompt is None:  # as `servebound prefill --range` without --prompt
+        only = prefill_range(
+            hw.hardware,
+            m.adapter,
+            workload=workload,
+            batch=1 if size == "max" else size,
+            linear_mode=linear_mode,
+            attention_mode=attention_mode,
+        )
+        return clean_json({"range": range_json(only)})  # type: ignore[no-any-return]
+    result = prefill(
+        hw.hardware,
+        m.adapter,
+        prompt,
+        workload=workload,
+        batch=size,
+        chunk_tokens=chunk,
+        ttft_budget_s=ttft_budget,
+        linear_mode=linear_mode,
+        attention_mode=attention_mode,
+    )
+    rng = None
+    if include_range:
+        rng = prefill_range(
+            hw.hardware,
+            m.adapter,
+            workload=workload,
+            batch=1 if size == "max" else size,
+            linear_mode=linear_mode,
+            attention_mode=attention_mode,
+        )
+    return clean_json(  # type: ignore[no-any-return]
+        prefill_json(result, rng)
+    )
+
+
+@router.get("/api/hardware", tags=["catalog"], responses=ERRORS)
+def api_hardware_list(
+    web: Web,
+    vendor: Annotated[str | None, Query()] = None,
+    min_memory_gb: Annotated[float | None, Query(allow_inf_nan=False)] = None,
+) -> dict[str, Any]:
+    """Every hardware row (optionally filtered), in the contract's hardware-file units."""
+    if min_memory_gb is not None:
+        number("min_memory_gb", repr(min_memory_gb))
+    f = HardwareFilters(vendor=vendor or None, min_memory_gb=min_memory_gb)
+    rows = [_hardware_json(h) for h in web.site.hardware if f.keep(h)]
+    return {"count": len(rows), "hardware": rows, "license": "CC BY 4.0"}
+
+
+@router.get("/api/hardware/{hardware_id}", tags=["catalog"], responses=ERRORS)
+def api_hardware_one(web: Web, hardware_id: str) -> dict[str, Any]:
+    """One hardware row with its sources."""
+    return _hardware_json(web.get_hw(hardware_id), full=True)
+
+
+@router.get("/api/models", tags=["catalog"], responses=ERRORS)
+def api_models_list(
+    web: Web,
+    family: Annotated[str | None, Query()] = None,
+    fits: Annotated[str | None, Query(description="only models that fit on this hardware id")] = None,
+) -> dict[str, Any]:
+    """Every model profile (optionally filtered), with its adapter quantities."""
+    fits_hw = web.get_hw(fits) if fits else None
+    rows = []
+    for m in web.site.models:
+        if family and m.family.lower() != family.lower():
+            continue
+        if fits_hw is not None:
+            from servebound.api import decode
+
+            if not decode(fits_hw.hardware, m.adapter).fits:
+                continue
+        rows.append(_model_json(m))
+    return {"count": len(rows), "models": rows, "license": "CC BY 4.0"}
+
+
+@router.get("/api/models/{model_id}", tags=["catalog"], responses=ERRORS)
+def api_models_one(web: Web, model_id: str) -> dict[str, Any]:
+    """One model profile with its audit."""
+    return _model_json(web.get_model(model_id), full=True)
+
+
+@router.get("/api/validation", tags=["validation"], responses=ERRORS)
+def api_validation(web: Web) -> dict[str, Any]:
+    """Published runs against their ceilings: the same object as `servebound validate --json`
+    (total, at_or_below, the efficiency distribution by engine, hardware family and phase, every run)."""
+    return clean_json(  # type: ignore[no-any-return]
+        validation_json(web.site.validation())
+    )
+
+
+@router.get("/api/rank", tags=["ceilings"], responses=ERRORS)
+def api_rank(
+    web: Web,
+    hardware: Annotated[str | None, Query(description="rank every model on this hardware")] = None,
+    model: Annotated[str | None, Query(description="rank every hardware row for this model")] = None,
+    overhead_gb: OverheadQ = None,
+    alloc_context: AllocQ = None,
+    read_context: ReadQ = None,
+    floor: FloorQ = None,
+    expert_traffic: TrafficParam = "expected",
+    all_formats: Annotated[
+        bool, Query(description="with hardware=: every weight format, not only each model's native one")
+    ] = False,
+) -> dict[str, Any]:
+    """Which models fit on a machine and how fast, or which machines serve a model best.
+
+    The rows are `servebound rank --json`'s; like the CLI, hardware= ranks native formats unless
+    all_formats=true."""
+    if (hardware is None) == (model is None):
+        raise InputError("hardware", "give exactly one of hardware= or model=")
+    query = parse_workload_query(
+        workload_params(
+            overhead_gb=overhead_gb,
+            alloc_context=alloc_context,
+            read_context=read_context,
+            floor=floor,
+            expert_traffic=expert_traffic,
+        )
+    )
+    workload = query.workload()
+    if hardware is not None:
+        hw = web.get_hw(hardware)
+        rows = rank_rows_for_hardware(web.site, hw, workload, native_only=not all_formats)
+        return clean_json(  # type: ignore[no-any-return]
+            {"hardware": {"id": hw.id, "name": hw.name}, "rows": [r.json for r in rows]}
+        )
+    assert model is not None
+    m = web.get_model(model)
+    rows = rank_rows_for_model(web.site, m, workload)
+    return clean_json(  # type: ignore[no-any-return]
+        {"model": {"id": m.id, "name": m.name}, "rows": [r.json for r in rows]}
+    )
+
+
+def _hardware_json(h: SiteHardware, *, full: bool = False) -> dict[str, Any]:
+    out = {
+        **hardware_json(h.hardware),
+        "vendor": h.vendor,
+        "class": h.device_class,
+        "year": h.year,
+        "memory_type": h.memory_type,
+        "price_usd": h.price_usd,
+        "system": h.system,
+    }
+    if full:
+        out["sources"] = dict(h.sources)
+        out["notes"] = h.notes
+        out["sparse_halved"] = list(h.sparse_halved)
+        out["modes"] = [m for m in ARITHMETIC_MODES if m in h.hardware.compute_flop_per_s]
+    return out
+
+
+def _model_json(m: SiteModel, *, full: bool = False) -> dict[str, Any]:
+    a = m.adapter
+    # The contract's model form, from the one function that writes it (servebound.files).
+    mapping = model_to_mapping(a)
+    out: dict[str, Any] = {
+        "id": m.id,
+        "name": m.name,
+        "family": m.family,
+        "total_params": m.total_params,
+        "active_params": m.active_params,
+        "resident_gb": a.weights.resident / GB,
+        "weights": mapping["weights"],
+        "experts": mapping.get("experts"),
+        "kv": mapping["kv"],
+        "context_limit": a.context_limit_tokens,
+    }
+    if full:
+        out["prefill"] = mapping.get("prefill")
+        out["audit"] = {
+            "published_total_params": m.published_total_params,
+            "published_active_params": m.published_active_params,
+            "checkpoint_bytes": m.checkpoint_bytes,
+            "source": dict(m.source),
+            "facts": dict(m.facts),
+            "steps": [{"quantity": q, "value": v, "formula": f} for q, v, f in m.steps],
+        }
+    return out

@@ -1,0 +1,190 @@
+"""What the routes share, held on ``app.state.web``: the site, its renderer, the page cache and the
+llms-full.txt builder; route handlers receive it through the :data:`Web` dependency."""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Annotated
+
+from fastapi import Depends, Request
+from fastapi.responses import HTMLResponse, Response
+
+from servebound.errors import InputError
+from servebound.web.machine import llms_full_body
+from servebound.web.pages import Page, Renderer
+from servebound.web.site import SiteData, SiteHardware, SiteModel
+
+MARKDOWN = "text/markdown; charset=utf-8"
+
+
+class NotFoundError(Exception):
+    """An unknown id: the field, a message, and (href, label) suggestions."""
+
+    def __init__(self, field: str, message: str, suggestions: list[tuple[str, str]] | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+        self.suggestions = suggestions or []
+
+
+class PageCache:
+    """Rendered default-workload pages, by path (bounded, thread-safe)."""
+
+    def __init__(self, size: int = 512) -> None:
+        self._items: OrderedDict[str, Page] = OrderedDict()
+        self._size = size
+        self._lock = threading.Lock()
+
+    def get(self, key: str, build: Callable[[], Page]) -> Page:
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        page = build()
+        with self._lock:
+            self._items[key] = page
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+        return page
+
+
+class FullTextBuilder:
+    """llms-full.txt's body (every mirror, delimited), built once: in a background thread after
+    :meth:`start`, else in the foreground by the first :meth:`body` call. Thread-safe."""
+
+    def __init__(self, markdowns: Callable[[], Iterator[str]], count: Callable[[], int]) -> None:
+        self._markdowns = markdowns
+        self._count = count
+        self._lock = threading.Lock()
+        self._build_lock = threading.Lock()
+        self._body: str | None = None
+        self._thread: threading.Thread | None = None
+        self.done = 0
+        self.total = 0
+        self._started_s: float | None = None
+        self.seconds: float | None = None
+
+    def start(self, gate: threading.Event | None = None) -> threading.Thread | None:
+        """Build in a daemon thread (``serve()`` calls this at startup); a no-op once started or built.
+
+        ``gate``, when given, holds the build until it is set (a test sees the 503 deterministically).
+        Returns the thread (None when the body is already built).
+        """
+        with self._lock:
+            if self._body is None and self._thread is None:
+                self._thread = threading.Thread(target=self._run, args=(gate,), name="llms-full", daemon=True)
+                self._thread.start()
+            return self._thread
+
+    def _run(self, gate: threading.Event | None) -> None:
+        if gate is not None:
+            gate.wait()
+        try:
+            self._build()
+        finally:
+            with self._lock:
+                # on failure a later request builds in the foreground and shows the error
+                self._thread = None
+
+    def _build(self) -> str:
+        with self._build_lock:
+            if self._body is None:
+                start = time.perf_counter()
+                self.total = self._count()
+                self.done = 0
+                self._started_s = start
+                parts = []
+                for text in self._markdowns():
+                    parts.append(text)
+                    self.done += 1
+                body = llms_full_body(parts)
+                self.seconds = time.perf_counter() - start
+                with self._lock:
+                    self._body = body
+            return self._body
+
+    @property
+    def building(self) -> bool:
+        """Whether a background build is running now."""
+        with self._lock:
+            return self._body is None and self._thread is not None
+
+    def body(self) -> str | None:
+        """The body; None while a background build runs; with none running, built here (once)."""
+        with self._lock:
+            if self._body is not None:
+                return self._body
+            if self._thread is not None:
+                return None
+        return self._build()
+
+    def retry_after_s(self) -> int:
+        """Seconds until the background build should be done: the pages left at the rate so far,
+        between 1 and 30 (the first pages, hardware and model rankings, are the slow ones, so the
+        early rate overstates the rest; the whole build takes seconds, bench/bench_web.py)."""
+        if self._started_s is None or self.done == 0 or self.total == 0:
+            return 5
+        elapsed = time.perf_counter() - self._started_s
+        return min(30, max(1, math.ceil(elapsed / self.done * (self.total - self.done))))
+
+
+@dataclass
+class WebState:
+    """The served site's shared state (one per app)."""
+
+    site: SiteData
+    renderer: Renderer
+    full: FullTextBuilder
+    base_url: str = ""
+    cache: PageCache = field(default_factory=PageCache)
+    full_text: dict[str, str] = field(default_factory=dict)
+
+    def base(self, request: Request) -> str:
+        """The base of absolute URLs: the app's ``base_url``, else the request's own."""
+        return self.base_url or str(request.base_url).rstrip("/")
+
+    def get_hw(self, ref: str) -> SiteHardware:
+        try:
+            return self.site.get_hardware(ref)
+        except InputError:
+            close = self.site.suggest_hardware(ref)
+            raise NotFoundError(
+                "hardware",
+                f"'{ref}' is not a hardware id here; see /hardware for every row",
+                [(f"/hardware/{h.id}", h.name) for h in close],
+            ) from None
+
+    def get_model(self, ref: str) -> SiteModel:
+        try:
+            return self.site.get_model(ref)
+        except InputError:
+            close = self.site.suggest_models(ref)
+            raise NotFoundError(
+                "model",
+                f"'{ref}' is not a model id here; see /models for every profile",
+                [(f"/models/{m.id}", m.name) for m in close],
+            ) from None
+
+
+def web_state(request: Request) -> WebState:
+    """The dependency that hands a route its app's :class:`WebState`."""
+    state: WebState = request.app.state.web
+    return state
+
+
+Web = Annotated[WebState, Depends(web_state)]
+
+
+def page_response(page: Page, markdown: bool) -> Response:
+    if markdown:
+        return Response(page.markdown, media_type=MARKDOWN)
+    return HTMLResponse(page.html)
+
+
+def split_md(ref: str) -> tuple[str, bool]:
+    return (ref[:-3], True) if ref.endswith(".md") else (ref, False)
