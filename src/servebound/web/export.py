@@ -208,14 +208,5 @@ def build_site(
 
 
 def _pair_redirect_page(renderer: Renderer) -> str:
-    from markupsafe import Markup
-
-    body = Markup(
-        "<h1>Opening the pair</h1><p>This static copy sends the home page's choice to "
-        "<code>/pair/HARDWARE/MODEL/</code> with a small script. Without JavaScript, pick the pair from "
-        '<a href="/hardware">a hardware page</a> or <a href="/models">a model page</a>.</p>'
-    )
-    html = renderer._html(
-        "prose.html", "/", "Opening the pair", "Redirect to a pair page", body=body, script=True
-    )
-    return html
+    """The static copy's ``/pair/`` page: its script opens the pair the home page's form chose."""
+    return renderer.pair_redirect()

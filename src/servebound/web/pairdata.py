@@ -1,0 +1,140 @@
+"""A pair page's derived pieces: the workload and assumptions as text, the API links, the figure points
+of the markdown mirror, and the quantities the page's script recomputes in the browser."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from servebound.report import fmt_rate
+from servebound.web import figures
+from servebound.web.site import GB, Pair, SiteModel, WorkloadQuery
+from servebound.web.text import VERDICT_TEXT
+from servebound.web.work import GATE_TEXT
+
+
+def flat_assumptions(assumptions: Mapping[str, Any]) -> list[tuple[str, str]]:
+    out = []
+    for key, value in assumptions.items():
+        if isinstance(value, dict):
+            value = ", ".join(f"{k}={v}" for k, v in value.items())
+        elif isinstance(value, float):
+            value = f"{value:,.6g}"
+        elif isinstance(value, int) and not isinstance(value, bool):
+            value = f"{value:,}"
+        out.append((key, str(value)))
+    return out
+
+
+def api_params(q: WorkloadQuery, *, prefill: bool = False) -> dict[str, str]:
+    params = q.params()
+    params.pop("prompt", None)
+    if prefill:
+        for key in ("read_context", "floor", "batch"):
+            params.pop(key, None)
+    return params
+
+
+def workload_text(pair: Pair) -> dict[str, str]:
+    q = pair.query
+    out = {
+        "overhead_gb": f"{q.overhead_gb:g}",
+        "alloc_context": f"{q.alloc_context:,}",
+        "read_context": f"{q.read_context:,}",
+        "floor": f"{q.floor:g} tok/s",
+        "batch": "max (b*)" if q.batch is None else f"{q.batch:,}",
+        "prompt": f"{pair.prompt_tokens:,}" if pair.prompt_tokens else "n/a",
+    }
+    return out
+
+
+def figure_points(pair: Pair) -> list[tuple[str, str, str]]:
+    """A few points of each curve (batch, aggregate, per session), formatted: the mirror's text form
+    of the figures."""
+    batches = figures.decode_batches(pair)
+    pick = sorted({int(b) for b in batches[:: max(1, len(batches) // 8)]} | {int(batches[-1])})
+    from servebound.core.decode import curve
+
+    agg, per = curve(pair.hardware.hardware, pair.model.adapter, pair.workload, pick)
+    return [
+        (f"{b:,}", fmt_rate(float(a)), fmt_rate(float(r))) for b, a, r in zip(pick, agg, per, strict=True)
+    ]
+
+
+def _kv(shape: Any) -> dict[str, float]:
+    return {
+        "global": shape.global_bytes_per_token,
+        "local": shape.local_bytes_per_token,
+        "window": shape.window_tokens,
+        "state": shape.state_bytes,
+    }
+
+
+def model_data(m: SiteModel) -> dict[str, Any]:
+    """A model's adapter quantities for the in-browser calculator (bytes, FLOPs, tokens)."""
+    a = m.adapter
+    w = a.weights
+    pre = a.prefill
+    return {
+        "id": m.id,
+        "name": m.name,
+        "native": m.native,
+        "base_id": m.base_id or m.id,
+        "embedding_bytes": w.embedding_bytes,
+        "always_on_bytes": w.always_on_bytes,
+        "expert_bytes": w.expert_bytes,
+        "routed": w.experts.routed if w.experts else 0,
+        "per_token": w.experts.per_token if w.experts else 0,
+        "resident_bytes": w.resident,
+        "kv_alloc": _kv(a.kv_alloc),
+        "kv_read": _kv(a.kv_read),
+        "context_limit": a.context_limit_tokens,
+        "prefill": None
+        if pre is None
+        else {
+            "linear_active_params": pre.linear_active_params,
+            "global": pre.attention_global_flops_per_pair,
+            "local": pre.attention_local_flops_per_pair,
+            "window": pre.attention_window_tokens,
+            "state": pre.attention_state_flops_per_token,
+            "kv_write": pre.kv_write_bytes_per_token,
+            "linear_mode": pre.linear_mode,
+            "attention_mode": pre.attention_mode,
+        },
+    }
+
+
+def pair_data(pair: Pair) -> dict[str, Any]:
+    """What the page's script needs to recompute in the browser: the adapter and hardware quantities."""
+    hw = pair.hardware.hardware
+    return {
+        "hardware": {
+            "id": pair.hardware.id,
+            "name": pair.hardware.name,
+            "memory_bytes": hw.memory_bytes,
+            "bandwidth_bytes_per_s": hw.bandwidth_bytes_per_s,
+            "compute_flop_per_s": dict(hw.compute_flop_per_s),
+            "provenance": hw.provenance,
+        },
+        "model": model_data(pair.model),
+        "query": {
+            "alloc_context": pair.query.alloc_context,
+            "read_context": pair.query.read_context,
+            "floor": pair.query.floor,
+            "overhead_gb": pair.query.overhead_gb,
+            "batch": pair.query.batch,
+            "prompt": pair.prompt_tokens,
+            "expert_traffic": pair.query.expert_traffic,
+        },
+        "max_batch": 1_000_000_000,
+        "gb": GB,
+        "gates": GATE_TEXT,
+        "verdicts": VERDICT_TEXT,
+    }
+
+
+def script_json(data: Any) -> str:
+    """JSON safe inside a <script> element: no ``</script>`` or comment openers can appear."""
+    text = json.dumps(data, allow_nan=False, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")

@@ -1,0 +1,260 @@
+"""The typed records the page templates show: filters, ranking rows, reported runs and the validation
+page's distribution rows, each with its figures formatted once for both the HTML and the markdown."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+from servebound.core.decode import DecodeResult
+from servebound.rank import rank_hardware, rank_models, rank_row_json
+from servebound.report import fmt_int, fmt_rate
+from servebound.validation import ReportedRun, reported_run_json
+from servebound.web import figures
+from servebound.web.site import SiteData, SiteHardware, SiteModel, fmt_seconds
+from servebound.web.text import VERDICT_TEXT, pair_path, percent
+
+
+@dataclass(frozen=True)
+class HardwareFilters:
+    vendor: str | None = None
+    cls: str | None = None
+    min_memory_gb: float | None = None
+    sort: str = "name"
+
+    def keep(self, h: SiteHardware) -> bool:
+        if self.vendor and h.vendor.lower() != self.vendor.lower():
+            return False
+        if self.cls and h.device_class.lower() != self.cls.lower():
+            return False
+        return not (self.min_memory_gb is not None and h.memory_gb < self.min_memory_gb)
+
+    def params(self) -> dict[str, str]:
+        out = {}
+        if self.vendor:
+            out["vendor"] = self.vendor
+        if self.cls:
+            out["class"] = self.cls
+        if self.min_memory_gb is not None:
+            out["min_memory_gb"] = f"{self.min_memory_gb:g}"
+        if self.sort != "name":
+            out["sort"] = self.sort
+        return out
+
+
+@dataclass(frozen=True)
+class ModelFilters:
+    family: str | None = None
+    min_params_b: float | None = None
+    max_params_b: float | None = None
+    fits: str | None = None
+    sort: str = "name"
+
+    def keep(self, m: SiteModel) -> bool:
+        if self.family and m.family.lower() != self.family.lower():
+            return False
+        size = (m.size_params or 0) / 1e9
+        if self.min_params_b is not None and size < self.min_params_b:
+            return False
+        return not (self.max_params_b is not None and size > self.max_params_b)
+
+    def params(self) -> dict[str, str]:
+        out = {}
+        if self.family:
+            out["family"] = self.family
+        if self.min_params_b is not None:
+            out["min_params_b"] = f"{self.min_params_b:g}"
+        if self.max_params_b is not None:
+            out["max_params_b"] = f"{self.max_params_b:g}"
+        if self.fits:
+            out["fits"] = self.fits
+        if self.sort != "name":
+            out["sort"] = self.sort
+        return out
+
+
+@dataclass(frozen=True)
+class ModelRow:
+    model: SiteModel
+    decode: DecodeResult | None
+    href: str
+
+
+@dataclass(frozen=True)
+class RankDisplay:
+    href: str
+    label: str
+    verdict: str
+    verdict_text: str
+    single: str
+    aggregate: str
+    batch_star: str
+    ttft: str
+    json: dict[str, Any]
+
+
+def _rank_display(row: Any, href: str, label: str) -> RankDisplay:
+    d = row.decode
+    ttft = row.ttft_s
+    return RankDisplay(
+        href=href,
+        label=label,
+        verdict=d.verdict.value,
+        verdict_text=VERDICT_TEXT[d.verdict.value],
+        single=fmt_rate(d.single_session_tok_per_s),
+        aggregate=fmt_rate(d.aggregate_tok_per_s),
+        batch_star=fmt_int(d.batch_star),
+        ttft=fmt_seconds(ttft),
+        json=rank_row_json(row),
+    )
+
+
+def rank_rows_for_hardware(
+    site: SiteData,
+    hw: SiteHardware,
+    workload: Any = None,
+    href: Callable[[str, str], str] = pair_path,
+    *,
+    native_only: bool = False,
+) -> list[RankDisplay]:
+    """Every model on this machine, best useful throughput first (``servebound.rank.rank_models``)."""
+    models = [m for m in site.models if m.native or not native_only]
+    by_adapter = {id(m.adapter): m for m in models}
+    rows = rank_models(hw.hardware, [m.adapter for m in models], workload)
+    out = []
+    for row in rows:
+        m = by_adapter[id(row.model)]
+        out.append(_rank_display(row, href(hw.id, m.id), m.name))
+    return out
+
+
+def rank_rows_for_model(
+    site: SiteData, m: SiteModel, workload: Any = None, href: Callable[[str, str], str] = pair_path
+) -> list[RankDisplay]:
+    """Every machine for this model, best useful throughput first (``servebound.rank.rank_hardware``)."""
+    by_hw = {id(h.hardware): h for h in site.hardware}
+    rows = rank_hardware(m.adapter, [(h.hardware, h.price_usd) for h in site.hardware], workload)
+    out = []
+    for row in rows:
+        h = by_hw[id(row.hardware)]
+        out.append(_rank_display(row, href(h.id, m.id), h.name))
+    return out
+
+
+@dataclass(frozen=True)
+class RunDisplay:
+    """One reported run as a page shows it: ``data`` is ``reported_run_json`` (the CLI's numbers)."""
+
+    id: str
+    data: dict[str, Any]
+    hardware_name: str
+    hardware_href: str | None
+    model_label: str
+    pair_href: str | None
+    measured: str
+    ceiling: str
+    efficiency: str
+    setting: str
+    source_href: str | None
+    above: bool
+
+    @property
+    def anchor(self) -> str:
+        return f"run-{self.id}"
+
+    @property
+    def dot(self) -> figures.StripDot:
+        return figures.StripDot(
+            self.anchor,
+            self.data["efficiency"],
+            self.above,
+            f"{self.id}: {self.efficiency} of the ceiling ({self.measured} against {self.ceiling})",
+        )
+
+
+def run_display(run: ReportedRun, site: SiteData, href: Callable[[str, str], str] = pair_path) -> RunDisplay:
+    """A reported run with its figures formatted and its links on this site (None where no page is)."""
+    data = reported_run_json(run)
+    entry = run.entry
+    hw = site.hardware_by_id.get(entry.hardware)
+    model = site.models_by_id.get(entry.model)
+    metric = data["metric"]
+    if metric == "ttft_s":
+        measured = f"TTFT {fmt_seconds(data['measured'])} ({fmt_rate(data['measured_tok_s'])} prefill)"
+        shortest = data["prompt_tokens"] / data["ceiling_tok_s"] if data["ceiling_tok_s"] else None
+        ceiling = f"{fmt_rate(data['ceiling_tok_s'])} prefill (TTFT at least {fmt_seconds(shortest)})"
+    else:
+        what = {
+            "per_session_tok_s": "per session",
+            "aggregate_tok_s": "aggregate",
+            "prefill_tok_s": "prefill",
+        }[metric]
+        measured = f"{fmt_rate(data['measured'])} {what}"
+        ceiling = f"{fmt_rate(data['ceiling_tok_s'])} {what}"
+    if data["phase"] == "decode":
+        setting = (
+            f"{data['concurrency']:,} session{'s' if data['concurrency'] != 1 else ''}; reads "
+            f"{data['read_context_tokens']:,} tokens per step"
+            + (
+                f" of {data['alloc_context_tokens']:,} reserved"
+                if data["alloc_context_tokens"] is not None
+                else ""
+            )
+        )
+    else:
+        setting = f"prompt {data['prompt_tokens']:,} tokens" + (
+            f" in chunks of {entry.chunk_tokens:,}" if entry.chunk_tokens else ", one shot"
+        )
+        setting += f"; batch {data['concurrency']:,}"
+    url = data["source_url"]
+    return RunDisplay(
+        id=entry.id,
+        data=data,
+        hardware_name=hw.name if hw is not None else entry.hardware,
+        hardware_href=f"/hardware/{quote(hw.id)}" if hw is not None else None,
+        model_label=model.name if model is not None else f"{entry.model} (run model file)",
+        pair_href=href(entry.hardware, entry.model) if hw is not None and model is not None else None,
+        measured=measured,
+        ceiling=ceiling,
+        efficiency=percent(data["efficiency"]),
+        setting=setting,
+        source_href=url if url.startswith(("https://", "http://")) else None,
+        above=not data["at_or_below"],
+    )
+
+
+@dataclass(frozen=True)
+class StatsRow:
+    """One row of the validation page's distribution table (percentages formatted)."""
+
+    label: str
+    count: int
+    at_or_below: int
+    min: str
+    p25: str
+    median: str
+    p75: str
+    max: str
+
+
+def stats_rows(data: Mapping[str, Any]) -> list[StatsRow]:
+    """All runs, then by engine, hardware family and phase, from ``validation_json``."""
+
+    def row(label: str, s: Mapping[str, Any]) -> StatsRow:
+        return StatsRow(
+            label,
+            s["count"],
+            s["at_or_below"],
+            *(percent(s[k]) for k in ("min", "p25", "median", "p75", "max")),
+        )
+
+    rows = [row("All runs", data["efficiency"])]
+    for key, label in (
+        ("by_engine", "Engine"),
+        ("by_hardware_family", "Hardware family"),
+        ("by_phase", "Phase"),
+    ):
+        rows += [row(f"{label}: {name}", s) for name, s in data[key].items()]
+    return rows

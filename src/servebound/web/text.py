@@ -1,0 +1,47 @@
+"""The plain-text pieces every page shares: names, the license, the verdict sentences, paths and the
+markdown escaping (the markdown templates' ``md`` filter)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from urllib.parse import quote, urlencode
+
+LICENSE_NAME = "CC BY 4.0"
+LICENSE_URL = "https://creativecommons.org/licenses/by/4.0/"
+SITE_NAME = "servebound"
+
+VERDICT_TEXT = {
+    "floor_fit": "Fits, and a batch clears the floor",
+    "no_floor": "Fits, but no batch clears the per-session floor",
+    "no_session_fit": "The weights fit, but no session fits",
+    "no_resident_fit": "Does not fit in memory",
+}
+
+
+def mirror_path(path: str) -> str:
+    """The markdown mirror of a page path: the same URL plus ``.md`` (``/`` is ``/index.md``)."""
+    base, _, query = path.partition("?")
+    base = "/index" if base in ("", "/") else base.rstrip("/")
+    return f"{base}.md" + (f"?{query}" if query else "")
+
+
+def md(text: object) -> str:
+    """Text as markdown that renders as itself: markup and emphasis characters escaped."""
+    out = str(text)
+    for ch in "\\`*_[]<>|#":
+        out = out.replace(ch, "\\" + ch)
+    return out.replace("\n", " ")
+
+
+def pair_path(hw_id: str, model_id: str, params: Mapping[str, str] | None = None) -> str:
+    path = f"/pair/{quote(hw_id, safe='')}/{quote(model_id, safe='')}"
+    return path + (f"?{urlencode(dict(params))}" if params else "")
+
+
+def md_url(url: str) -> str:
+    """A URL as a markdown link target (spaces and brackets quoted)."""
+    return quote(url, safe=":/?#&=%+,;@!$*'~.-_")
+
+
+def percent(value: float) -> str:
+    return f"{100 * value:.1f} %"
