@@ -25,6 +25,8 @@ from servebound.validation import ReportedRun, validation_json
 from servebound.web import figures
 from servebound.web.mathml import mathml
 from servebound.web.pairdata import (
+    DecodeView,
+    PrefillView,
     api_params,
     figure_points,
     flat_assumptions,
@@ -51,6 +53,7 @@ from servebound.web.site import (
     SiteData,
     SiteHardware,
     SiteModel,
+    WorkloadQuery,
     fmt_params,
     fmt_seconds,
 )
@@ -150,9 +153,9 @@ class PairContext:
 
     hw: SiteHardware
     m: SiteModel
-    d: dict[str, Any]
-    p: dict[str, Any] | None
-    q: Any
+    d: DecodeView
+    p: PrefillView | None
+    q: WorkloadQuery
     prefill_error: str | None
     verdict_text: str
     fits_text: str
@@ -377,10 +380,11 @@ class Renderer:
 
     def pair_context(self, pair: Pair, work: list[Work] | None = None) -> tuple[str, str, str, PairContext]:
         """A pair page's path, title, description and the context its HTML and its mirror share."""
-        hw, m, d, p = pair.hardware, pair.model, pair.decode, pair.prefill
+        hw, m = pair.hardware, pair.model
+        d, p = DecodeView.of(pair.decode), PrefillView.of(pair.prefill)
         params = pair.query.params()
-        single = fmt_rate(d["single_session_tok_s"])
-        agg = fmt_rate(d["aggregate_tok_s"])
+        single = fmt_rate(d.single_session_tok_s)
+        agg = fmt_rate(d.aggregate_tok_s)
         api_decode = "/api/decode?" + urlencode({"hardware": hw.id, "model": m.id, **api_params(pair.query)})
         api_prefill = None
         if p is not None:
@@ -392,8 +396,8 @@ class Renderer:
                     **api_params(pair.query, prefill=True),
                 }
             )
-        verdict = VERDICT_TEXT[d["verdict"]]
-        fits = d["verdict"] in ("floor_fit", "no_floor")
+        verdict = VERDICT_TEXT[d.verdict]
+        fits = d.verdict in ("floor_fit", "no_floor")
         context = PairContext(
             hw=hw,
             m=m,
@@ -402,7 +406,7 @@ class Renderer:
             q=pair.query,
             prefill_error=pair.prefill_error,
             verdict_text=verdict,
-            fits_text=f"Yes: {fmt_int(d['batch_mem'])} sessions fit" if fits else verdict,
+            fits_text=f"Yes: {fmt_int(d.batch_mem)} sessions fit" if fits else verdict,
             single=single,
             agg=agg,
             workload=workload_text(pair),
@@ -410,7 +414,7 @@ class Renderer:
             capacity_bytes=hw.hardware.memory_bytes,
             floor=pair.workload.floor_tok_per_s,
             work=decode_work(pair) + prefill_work(pair) if work is None else work,
-            assumptions=flat_assumptions(d["assumptions"]),
+            assumptions=flat_assumptions(d.assumptions),
             query_string=urlencode(params),
             api_decode=api_decode,
             api_prefill=api_prefill,
@@ -424,7 +428,7 @@ class Renderer:
 
     def pair_page(self, pair: Pair) -> Page:
         path, title, desc, context = self.pair_context(pair)
-        d, m = pair.decode, pair.model
+        d, m = context.d, pair.model
         agg_chart, per_chart = figures.decode_charts(pair)
         pre_charts = figures.prefill_charts(pair)
         _, sessions = figures.memory_parts(pair)
@@ -434,7 +438,7 @@ class Renderer:
                 min(MAX_SITE_CONTEXT_TOKENS, m.adapter.context_limit_tokens or 1_000_000),
             ),
             "overhead_max": max(64, math.ceil(pair.query.overhead_gb)),
-            "batch_max": max(256, min(1_000_000, int((d["batch_mem"] or 0) * 2)), pair.query.batch or 1),
+            "batch_max": max(256, min(1_000_000, int((d.batch_mem or 0) * 2)), pair.query.batch or 1),
             "prompt_max": max(pair.prompt_tokens or 1, pair.query.alloc_context),
         }
         extra = PairFigures(

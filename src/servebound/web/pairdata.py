@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from servebound.report import fmt_rate
@@ -138,3 +139,84 @@ def script_json(data: Any) -> str:
     """JSON safe inside a <script> element: no ``</script>`` or comment openers can appear."""
     text = json.dumps(data, allow_nan=False, separators=(",", ":"))
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+# --- typed views of the decode and prefill numbers a pair page shows ---------------------------------
+
+
+@dataclass(frozen=True)
+class ForcedView:
+    """The decode figures at a forced batch."""
+
+    batch: int
+    aggregate_tok_s: float | None
+    per_session_tok_s: float | None
+
+
+@dataclass(frozen=True)
+class DecodeView:
+    """The decode numbers a pair page shows, typed; read from the contract's JSON view
+    (``decode --json``), so the page and the CLI show the same values."""
+
+    verdict: str
+    resident_bytes: float
+    resident_margin_bytes: float
+    batch_mem: int | None
+    batch_star: int | None
+    kv_alloc_bytes: float
+    kv_read_bytes: float
+    single_session_tok_s: float | None
+    aggregate_tok_s: float | None
+    per_session_tok_s: float | None
+    forced: ForcedView | None
+    notes: tuple[str, ...]
+    assumptions: Mapping[str, Any]
+
+    @classmethod
+    def of(cls, d: Mapping[str, Any]) -> DecodeView:
+        f = d["forced"]
+        forced = None if not f else ForcedView(f["batch"], f["aggregate_tok_s"], f["per_session_tok_s"])
+        return cls(
+            verdict=d["verdict"],
+            resident_bytes=d["resident_bytes"],
+            resident_margin_bytes=d["resident_margin_bytes"],
+            batch_mem=d["batch_mem"],
+            batch_star=d["batch_star"],
+            kv_alloc_bytes=d["kv_alloc_bytes"],
+            kv_read_bytes=d["kv_read_bytes"],
+            single_session_tok_s=d["single_session_tok_s"],
+            aggregate_tok_s=d["aggregate_tok_s"],
+            per_session_tok_s=d["per_session_tok_s"],
+            forced=forced,
+            notes=tuple(d["notes"]),
+            assumptions=d["assumptions"],
+        )
+
+
+@dataclass(frozen=True)
+class PrefillRangeView:
+    """The prompt-length range: the slowest and fastest prefill rate up to the longest prompt."""
+
+    lo_tok_s: float | None
+    hi_tok_s: float | None
+    max_prompt_tokens: int
+
+
+@dataclass(frozen=True)
+class PrefillView:
+    """The prefill numbers a pair page shows, typed; read from ``prefill --json``'s view."""
+
+    prompt_tokens: int
+    tok_s: float | None
+    time_s: float | None
+    bound_by: str
+    crossover_tokens: float | None
+    range: PrefillRangeView | None
+
+    @classmethod
+    def of(cls, p: Mapping[str, Any] | None) -> PrefillView | None:
+        if p is None:
+            return None
+        r = p.get("range")
+        rng = None if not r else PrefillRangeView(r["lo_tok_s"], r["hi_tok_s"], r["max_prompt_tokens"])
+        return cls(p["prompt_tokens"], p["tok_s"], p["time_s"], p["bound_by"], p.get("crossover_tokens"), rng)
