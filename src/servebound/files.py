@@ -43,6 +43,7 @@ class ComputeFile(_Strict):
     int8: Positive | None = None
     bf16: Positive | None = None
     fp16: Positive | None = None
+    fp16_acc16: Positive | None = None
     fp32: Positive | None = None
 
 

@@ -63,7 +63,7 @@ _NX_NO_HYPHEN = re.compile(r"^(\d+)x([a-z].*)$")
 _VENDOR_PREFIX = re.compile(r"^[a-z0-9]+-")
 
 Finite = Annotated[float, Field(allow_inf_nan=False)]
-Mode = Literal["fp4", "fp8", "int8", "bf16", "fp16", "fp32"]
+Mode = Literal["fp4", "fp8", "int8", "bf16", "fp16", "fp16_acc16", "fp32"]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -84,6 +84,7 @@ class ComputeRow(_Strict):
     int8: Finite | None = None
     bf16: Finite | None = None
     fp16: Finite | None = None
+    fp16_acc16: Finite | None = None
     fp32: Finite | None = None
 
     def present(self) -> dict[str, float]:
@@ -102,6 +103,7 @@ class SourcesRow(_Strict):
     int8: str | None = None
     bf16: str | None = None
     fp16: str | None = None
+    fp16_acc16: str | None = None
     fp32: str | None = None
 
 
@@ -115,6 +117,7 @@ class DeviceRow(_Strict):
     year: int | None = None
     memory_gb: Finite
     memory_type: str = Field(min_length=1, max_length=80)
+    memory_label_gb: Finite | None = None
     bandwidth_gb_per_s: Finite
     price_usd: Finite | None = None
     provenance: Literal["peak", "measured"] = "peak"
@@ -194,6 +197,8 @@ class CatalogHardware:
     low_confidence: bool = False
     aliases: tuple[str, ...] = ()
     system: SystemMembership | None = None
+    #: The capacity as marketed ("16 GB"), when memory_gb states the bytes the device reports instead.
+    memory_label_gb: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "sources", MappingProxyType(dict(self.sources)))
@@ -267,6 +272,7 @@ def _device_record(row: DeviceRow) -> CatalogHardware:
         derived=tuple(row.derived),
         low_confidence=row.low_confidence,
         aliases=tuple(row.aliases),
+        memory_label_gb=row.memory_label_gb,
     )
 
 
@@ -313,6 +319,7 @@ def system_record(
         low_confidence=member.low_confidence,
         aliases=aliases,
         system=SystemMembership(member.id, count),
+        memory_label_gb=None if member.memory_label_gb is None else member.memory_label_gb * count,
     )
 
 

@@ -8,8 +8,9 @@ duplicate ids or aliases, known classes, systems whose member exists):
   ``quoted.source``;
 * units are consistent: memory in decimal GB and bandwidth in GB/s within the sane range of the
   row's class, compute in TFLOPS within 0.05 to 30,000 (a value in FLOP/s, TB/s or bytes falls out);
-* arithmetic modes agree: fp4 >= fp8 >= bf16, fp16 == bf16 where both are given, and the vector
-  fp32 rate below the matrix bf16/fp16 rates;
+* arithmetic modes agree: fp4 >= fp8 >= bf16, fp16 == bf16 where both are given, the vector
+  fp32 rate below the matrix bf16/fp16 rates, and fp16_acc16 (FP16 accumulate) at least fp16 (FP32
+  accumulate) and at most twice it;
 * ``sparse_halved`` and ``derived`` name modes the row gives, and the notes explain them;
 * a system's quoted vendor totals are within 1% of count x member.
 """
@@ -188,6 +189,12 @@ def _mode_problems(where: str, compute: dict[str, float]) -> list[str]:
     below("bf16", "fp8", "a sparse figure for one and dense for the other?")
     below("fp32", "bf16", "fp32 is the vector rate, bf16 the matrix rate")
     below("fp32", "fp16", "fp32 is the vector rate, fp16 the matrix rate")
+    below("fp16", "fp16_acc16", "FP16 accumulate is never slower than FP32 accumulate")
+    if "fp16" in compute and "fp16_acc16" in compute and compute["fp16_acc16"] > 2.002 * compute["fp16"]:
+        out.append(
+            f"{where}: compute_tflops.fp16_acc16 ({compute['fp16_acc16']:g}) is more than twice fp16 "
+            f"({compute['fp16']:g}); a sparse figure?"
+        )
     if "bf16" in compute and "fp16" in compute:
         bf16, fp16 = compute["bf16"], compute["fp16"]
         if abs(bf16 - fp16) > SAME_RATE_TOLERANCE * max(bf16, fp16):
