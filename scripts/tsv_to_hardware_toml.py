@@ -28,7 +28,7 @@ from typing import Any
 
 import tomli_w
 
-MODES = ("fp4", "fp8", "int8", "bf16", "fp16", "fp32")
+MODES = ("fp4", "fp8", "int8", "bf16", "fp16", "fp16_acc16", "fp32")
 MODE_COLUMNS = {
     "fp4": "fp4_tflops",
     "fp8": "fp8_tflops",
@@ -402,6 +402,714 @@ EXTRA_DEVICES: list[dict[str, Any]] = [
     },
 ]
 
+# ==================================================================================================
+# h11b: machines people own (issue 11, items 4 and 5). Every Apple M1-M4 chip and GPU-core variant,
+# the consumer cards benchmark threads use, capacities as the device reports them, and the FP16
+# accumulate mode. Merged into the tables above by merge_h11b() below; nothing above is edited.
+# ==================================================================================================
+
+HF_APPLE_FULL = f"{HF_APPLE} (full-GPU figures: M1 2.6, M1 Pro 5.2, M1 Max 10.4, M1 Ultra 21, M2 3.6, M2 Pro 6.8, M2 Max 13.49, M2 Ultra 27.2, M3 4.1, M3 Pro 7.4, M3 Max 14.2, M3 Ultra 28.4, M4 4.6, M4 Pro 9.2, M4 Max 18.4, M5 Max 22.8 TFLOPS)"
+HMC_M3_MAX = (
+    "https://hmc-tech.com/gpu/apple-8-core-m4-fl-vs-apple-30-core-m3-max (30-core M3 Max: 3840 shaders at "
+    "1398 MHz, FP32 10.74 TFLOPS) and https://hmc-tech.com/gpu/apple-32-core-m4-max-vs-apple-40-core-m3-max "
+    "(40-core M3 Max: 5120 shaders at 1398 MHz, 14.32; 32-core M4 Max: 4096 shaders at 1678 MHz, 13.74): one "
+    "clock per die, so a binned GPU's rate is the full GPU's times its share of cores"
+)
+APPLE_MEMSIZE = (
+    "Apple sells unified memory in binary units: macOS reports hw.memsize = N x 2^30 bytes for an 'N GB' "
+    "Mac (for example 'hw.memsize: 137438953472' on 128 GB M3 Max, M4 Max and M5 Max machines and "
+    "'hw.memsize: 8589934592' on an 8 GB M1, as printed by sysctl in public setup logs and test fixtures)"
+)
+APPLE_NEWS = {
+    "m1": "https://www.apple.com/newsroom/2020/11/apple-unleashes-m1/ (8-core GPU, up to 2.6 TFLOPS, unified "
+    "memory up to 16GB); LPDDR4X-4266 on a 128-bit bus = 68.25 GB/s (AnandTech's M1 coverage, quoted in "
+    "github:wenerme/wener notes/platform/apple/README.md and Apple-silicon lookup tables as 68.25)",
+    "m1-pro-max": "https://www.apple.com/newsroom/2021/10/introducing-m1-pro-and-m1-max-the-most-powerful-chips-"
+    "apple-has-ever-built/ (M1 Pro: up to 16-core GPU, 200GB/s, up to 32GB; M1 Max: up to 32-core GPU, "
+    "400GB/s, up to 64GB); binned configurations (M1 Pro 14-core GPU, M1 Max 24-core GPU) keep the chip's "
+    "memory system: Apple's MacBook Pro (14-inch, 2021) tech specs list both at 200GB/s / 400GB/s",
+    "m1-ultra": "https://www.apple.com/newsroom/2022/03/apple-unveils-m1-ultra-the-worlds-most-powerful-chip-for-a-"
+    "personal-computer/ (up to 64-core GPU, 800GB/s, up to 128GB; Mac Studio 2022 sold with the 48-core GPU "
+    "at 64GB, the same 800GB/s memory system)",
+    "m2": "https://www.apple.com/newsroom/2022/06/apple-unveils-m2-with-breakthrough-performance-and-capabilities/ "
+    "(up to 10-core GPU, 100GB/s, up to 24GB; the 8-core-GPU M2 of the base MacBook Air shares the 100GB/s "
+    "memory system)",
+    "m2-pro-max": "https://www.apple.com/newsroom/2023/01/apple-unveils-m2-pro-and-m2-max-next-generation-chips-for-"
+    "next-level-workflows/ (M2 Pro: up to 19-core GPU, 200GB/s, up to 32GB; M2 Max: up to 38-core GPU, "
+    "400GB/s, up to 96GB; the 16-core M2 Pro and 30-core M2 Max keep the same memory systems)",
+    "m2-ultra": "https://www.apple.com/newsroom/2023/06/apple-introduces-m2-ultra/ (up to 76-core GPU, 800GB/s, up "
+    "to 192GB; the 60-core configuration has the same memory system)",
+    "m3": "https://www.apple.com/newsroom/2023/10/apple-unveils-m3-m3-pro-and-m3-max-the-most-advanced-chips-for-a-"
+    "personal-computer/ (M3: up to 10-core GPU, up to 24GB; M3 Pro: up to 18-core GPU, up to 36GB; M3 Max: "
+    "up to 40-core GPU, 400GB/s, up to 128GB); "
+    "https://mactechnews.de/news/article/M3-Pro-und-M3-Max-Geringere-Speicherbandbreite-Aenderungen-bei-"
+    "Performance-und-Grafik-Cores-183639.html (M3 100 GB/s, M3 Pro 150 GB/s for both GPU variants)",
+    "m4": "https://theguardiantime.com/apples-m4-m4-pro-and-m4-max-compared-to-past-generations-and-to-each-other "
+    "(Ars Technica table: M4 8- or 10-core GPU, 120GB/s; M4 Pro 16- or 20-core GPU, 273GB/s, 24/48/64GB); https://hmc-tech.com/gpu/apple-8-core-m4-fl-vs-apple-"
+    "30-core-m3-max (8-core M4 GPU)",
+}
+GDDR_GIB = (
+    "GDDR is built from binary-density devices (a '16 Gb' GDDR6/6X/7 device holds 2^34 bits = 2 GiB: Micron's "
+    "16Gb GDDR6 SGRAM brief, https://www.mouser.com/datasheet/2/671/Micron_08232024_gddr6_sgram_16gb_brief_"
+    "1578719_348-3554756.pdf), so an 'N GB' card holds N x 2^30 bytes"
+)
+NVSMI = "nvidia-smi memory.total as the driver reports it"
+VLAD_SMI = f"{GPU_SPECS} (VRAM column in MiB as nvidia-smi reports it)"
+TEKSPEK_30 = (
+    "https://www.scan.co.uk/tekspek/gpu-graphics/nvidia-geforce-rtx-3060ti (spec table: RTX 3090 / 3080 / 3070 / "
+    "3060 Ti / 2080 Ti: boost 1695 / 1710 / 1725 / 1665 / 1545 MHz, FP32 35,581 / 29,768 / 20,314 / 16,197 / "
+    "13,448 GFLOPS, 24 / 10 / 8 / 8 / 11 GB, 936 / 760 / 448 / 448 / 616 GB/s)"
+)
+GA102_WP = (
+    "NVIDIA Ampere GA102 GPU Architecture whitepaper (https://www.nvidia.com/content/PDF/nvidia-ampere-ga-102-gpu-"
+    "architecture-whitepaper-v2.pdf), Appendix A: GA10x GeForce SMs do 1024 dense FP16 tensor FLOP/clk with "
+    "FP16 accumulate, 512 with FP32 accumulate and 2048 INT8 OP/clk (RTX 3090: 142 / 71 / 284 at 82 SMs x "
+    "1695 MHz)"
+)
+ADA_WP = (
+    "NVIDIA Ada GPU Architecture whitepaper (https://images.nvidia.com/aem-dam/Solutions/geforce/ada/nvidia-ada-"
+    "gpu-architecture.pdf), Appendix A (RTX 4090: Peak FP16 Tensor TFLOPS with FP16 Accumulate 330.3/660.6, "
+    "with FP32 Accumulate 165.2/330.4; FP8 660.6 with FP16 accumulate; INT8 660.6): an Ada GeForce SM does "
+    "1024 dense FP16 FLOP/clk with FP16 accumulate, 512 with FP32 accumulate, 2048 FP8 and 2048 INT8"
+)
+TURING_WP = (
+    "NVIDIA Turing GPU Architecture whitepaper, Table 1 (RTX 2080 Ti Reference / Founders Edition: Peak FP32 "
+    "13.4 / 14.2, Peak FP16 Tensor TFLOPS with FP16 Accumulate 107.6 / 113.8, with FP32 Accumulate 53.8 / 56.9, "
+    "INT8 215.2 / 227.7 TOPS; 11264 MB GDDR6, 352-bit, 14 Gbps, 616 GB/s)"
+)
+A100_WP = (
+    "NVIDIA A100 Tensor Core GPU Architecture whitepaper, Table 1 (A100: Peak FP16 Tensor TFLOPS with FP16 "
+    "Accumulate 312/624, with FP32 Accumulate 312/624; V100: 125 and 125)"
+)
+H100_WP = (
+    "NVIDIA H100 Tensor Core GPU Architecture whitepaper (Hopper, like A100, lists one FP16 tensor rate for "
+    "FP16 and FP32 accumulate); the row's dense fp16"
+)
+BLACKWELL_GEFORCE = (
+    "NVIDIA RTX Blackwell GPU Architecture whitepaper (RTX 5090: FP16 tensor 419 / 838* with FP16 accumulate, "
+    "209.5 / 419* with FP32 accumulate); "
+    f"{GPU_SPECS} (RTX 5090 FP16 Tensor 419 / 838*)"
+)
+NV_5070 = (
+    "https://www.nvidia.com/en-us/geforce/graphics-cards/50-series/rtx-5070-family/ (RTX 5070 Ti: 8960 CUDA "
+    "cores, boost 2.45 GHz, 1406 AI TOPS (FP4, sparse), 16 GB GDDR7, 256-bit); 28 Gbps x 256 bit = 896 GB/s, "
+    "as listed in public GPU tables ('RTX 5070 Ti 16GB ... 896 ... nvidia.com')"
+)
+AMD_RDNA = (
+    "RDNA convention of the 7900 XTX row: fp32 counts dual issue, fp16 is the WMMA/packed FP16 rate = 2 x fp32; "
+    "no BF16/INT8 peak is stated by AMD for these cards, so those modes stay absent."
+)
+
+
+def apple(
+    chip: str,
+    gpu: int,
+    full: int,
+    mem: int,
+    bw: float,
+    full_tflops: float,
+    news: str,
+    year: int,
+    mem_type: str,
+    row_id: str | None = None,
+) -> dict[str, Any]:
+    """One Apple chip / GPU-core variant: capacity in bytes as macOS reports it, fp32 by core share."""
+    slug = chip.lower().replace(" ", "-")
+    tflops = round(full_tflops * gpu / full, 3)
+    binned = gpu < full
+    fp32_src = HF_APPLE_FULL if not binned else f"{HF_APPLE_FULL} x {gpu}/{full} cores; cross-check {HMC_M3_MAX}"
+    note = (
+        f"{chip} with the {gpu}-core GPU and {mem} GB (row added by h11b for the Apple variants benchmark "
+        f"threads report). memory_gb = {mem} x 2^30 bytes, as macOS reports it; the label stays in the name. "
+    )
+    if binned:
+        note += (
+            f"FP32 {tflops:g} is DERIVED: the full {full}-core GPU's {full_tflops:g} (HF) x {gpu}/{full}; Apple "
+            "publishes no rate for the binned part, but every variant of a die runs one GPU clock (hmc-tech "
+            "lists the 30- and 40-core M3 Max both at 1398 MHz), so the rate scales with the cores."
+        )
+    else:
+        note += f"FP32 {tflops:g} is the full {gpu}-core GPU's figure (HF hardware-apple.ts)."
+    return {
+        "id": row_id or f"apple-{slug}-{gpu}c-{mem}gb",
+        "name": f"Apple {chip} ({gpu}-core GPU, {mem}GB)",
+        "vendor": "Apple",
+        "class": "unified-memory SoC",
+        "year": year,
+        "memory_gb": round(mem * 2**30 / 1e9, 3),
+        "memory_label_gb": mem,
+        "memory_type": mem_type,
+        "bandwidth_gb_per_s": bw,
+        "compute_tflops": {"fp32": tflops},
+        "derived": ["fp32"] if binned else [],
+        "sources": {
+            "memory_gb": f"{APPLE_MEMSIZE}; {news}",
+            "bandwidth_gb_per_s": news,
+            "fp32": fp32_src,
+        },
+        "notes": note,
+    }
+
+
+H11B_APPLE: list[dict[str, Any]] = [
+    apple("M1", 7, 8, 8, 68.25, 2.6, APPLE_NEWS["m1"], 2020, "LPDDR4X-4266 unified"),
+    apple("M1", 8, 8, 16, 68.25, 2.6, APPLE_NEWS["m1"], 2020, "LPDDR4X-4266 unified"),
+    apple("M1 Pro", 14, 16, 16, 200, 5.2, APPLE_NEWS["m1-pro-max"], 2021, "LPDDR5 unified"),
+    apple("M1 Pro", 16, 16, 32, 200, 5.2, APPLE_NEWS["m1-pro-max"], 2021, "LPDDR5 unified"),
+    apple("M1 Max", 24, 32, 32, 400, 10.4, APPLE_NEWS["m1-pro-max"], 2021, "LPDDR5 unified"),
+    apple("M1 Ultra", 48, 64, 64, 800, 21, APPLE_NEWS["m1-ultra"], 2022, "LPDDR5 unified"),
+    apple("M1 Ultra", 64, 64, 128, 800, 21, APPLE_NEWS["m1-ultra"], 2022, "LPDDR5 unified"),
+    apple("M2", 8, 10, 8, 100, 3.6, APPLE_NEWS["m2"], 2022, "LPDDR5 unified"),
+    apple("M2", 10, 10, 24, 100, 3.6, APPLE_NEWS["m2"], 2022, "LPDDR5 unified"),
+    apple("M2 Pro", 16, 19, 16, 200, 6.8, APPLE_NEWS["m2-pro-max"], 2023, "LPDDR5 unified"),
+    apple("M2 Pro", 19, 19, 32, 200, 6.8, APPLE_NEWS["m2-pro-max"], 2023, "LPDDR5 unified"),
+    apple("M2 Max", 30, 38, 32, 400, 13.49, APPLE_NEWS["m2-pro-max"], 2023, "LPDDR5 unified"),
+    apple("M2 Max", 38, 38, 96, 400, 13.49, APPLE_NEWS["m2-pro-max"], 2023, "LPDDR5 unified"),
+    apple("M2 Ultra", 60, 76, 64, 800, 27.2, APPLE_NEWS["m2-ultra"], 2023, "LPDDR5-6400 unified"),
+    apple("M3", 8, 10, 8, 100, 4.1, APPLE_NEWS["m3"], 2023, "LPDDR5 unified"),
+    apple("M3", 10, 10, 24, 100, 4.1, APPLE_NEWS["m3"], 2023, "LPDDR5 unified"),
+    apple("M3 Pro", 14, 18, 18, 150, 7.4, APPLE_NEWS["m3"], 2023, "LPDDR5 unified"),
+    apple("M3 Pro", 18, 18, 36, 150, 7.4, APPLE_NEWS["m3"], 2023, "LPDDR5 unified"),
+    apple("M4", 8, 10, 16, 120, 4.6, APPLE_NEWS["m4"], 2024, "LPDDR5X unified"),
+    apple("M3 Max", 40, 40, 48, 400, 14.2, APPLE_NEWS["m3"], 2023, "LPDDR5-6400 unified"),
+    apple("M4 Pro", 20, 20, 48, 273, 9.2, APPLE_NEWS["m4"], 2024, "LPDDR5X unified"),
+]
+
+
+def card(
+    row_id: str,
+    name: str,
+    vendor: str,
+    year: int,
+    label_gb: int,
+    mem_type: str,
+    bw: float,
+    rates: dict[str, float],
+    sources: dict[str, str],
+    notes: str,
+    *,
+    reported_mib: int | None = None,
+    derived: tuple[str, ...] = (),
+    sparse_halved: tuple[str, ...] = (),
+    aliases: tuple[str, ...] = (),
+    device_class: str = "consumer GPU",
+) -> dict[str, Any]:
+    """One discrete card: capacity in bytes as the device reports it (nvidia-smi MiB where sourced, else the
+    label in GiB, the DRAM it is built from), the marketed label kept in the name."""
+    if reported_mib is not None:
+        memory_gb = round(reported_mib * 2**20 / 1e9, 3)
+        capacity = f"{reported_mib} MiB reported ({sources.pop('memory_reported')})"
+    else:
+        memory_gb = round(label_gb * 2**30 / 1e9, 3)
+        capacity = f"{label_gb} GiB: {GDDR_GIB}"
+    row: dict[str, Any] = {
+        "id": row_id,
+        "name": name,
+        "vendor": vendor,
+        "class": device_class,
+        "year": year,
+        "memory_gb": memory_gb,
+        "memory_label_gb": label_gb,
+        "memory_type": mem_type,
+        "bandwidth_gb_per_s": bw,
+        "compute_tflops": rates,
+        "sources": {"memory_gb": f"{capacity}; label {label_gb} GB: {sources['bandwidth_gb_per_s']}", **sources},
+        "notes": f"Row added by h11b for the cards benchmark threads use. memory_gb is the capacity in bytes "
+        f"as the device reports it; the marketed {label_gb} GB stays in the name. {notes}",
+        "derived": list(derived),
+        "sparse_halved": list(sparse_halved),
+    }
+    if aliases:
+        row["aliases"] = list(aliases)
+    return row
+
+
+def ampere_geforce(sms: int, boost_mhz: int) -> dict[str, float]:
+    """GA10x GeForce dense rates from SMs x boost clock and the whitepaper's per-SM rates."""
+    clk = sms * boost_mhz * 1e6 / 1e12
+    return {
+        "int8": round(2048 * clk, 1),
+        "bf16": round(512 * clk, 2),
+        "fp16": round(512 * clk, 2),
+        "fp16_acc16": round(1024 * clk, 2),
+    }
+
+
+def ada_geforce(sms: int, boost_mhz: int) -> dict[str, float]:
+    clk = sms * boost_mhz * 1e6 / 1e12
+    return {
+        "fp8": round(2048 * clk, 1),
+        "int8": round(2048 * clk, 1),
+        "bf16": round(512 * clk, 2),
+        "fp16": round(512 * clk, 2),
+        "fp16_acc16": round(1024 * clk, 2),
+    }
+
+
+GEFORCE_ACC = (
+    "Accumulate convention (the GeForce rule of the RTX 4090 row): bf16/fp16 hold the FP32-accumulate rate, "
+    "fp16_acc16 the FP16-accumulate rate (twice it), which llama.cpp's CUDA backend uses for its FP16 cuBLAS "
+    "GEMMs. Tensor rates are DERIVED from SMs x boost clock x the architecture whitepaper's per-SM rates."
+)
+
+H11B_CARDS: list[dict[str, Any]] = [
+    card(
+        "nvidia-rtx-2080-ti", "NVIDIA GeForce RTX 2080 Ti 11GB", "NVIDIA", 2018, 11, "GDDR6", 616,
+        {"int8": 227.7, "fp16": 56.9, "fp16_acc16": 113.8, "fp32": 14.2},
+        {"bandwidth_gb_per_s": f"{TURING_WP}; {TEKSPEK_30}", "compute": f"{TURING_WP} (Founders Edition column)"},
+        "Turing TU102, 68 SMs. Rates are the Founders Edition column of NVIDIA's table (the reference-clock "
+        "column is 5% lower; partner cards boost higher still, so the higher column is the ceiling). No BF16 "
+        "on Turing tensor cores. fp16 is FP32 accumulate (halved on GeForce), fp16_acc16 FP16 accumulate.",
+        aliases=("2080-ti",),
+    ),
+    card(
+        "nvidia-rtx-3060-ti", "NVIDIA GeForce RTX 3060 Ti 8GB", "NVIDIA", 2020, 8, "GDDR6", 448,
+        {**ampere_geforce(38, 1665), "fp32": 16.2},
+        {"bandwidth_gb_per_s": TEKSPEK_30, "compute": f"38 SMs x 1665 MHz x {GA102_WP}; fp32 {TEKSPEK_30}"},
+        f"Ampere GA104, 38 SMs. {GEFORCE_ACC}", derived=("int8", "bf16", "fp16", "fp16_acc16"),
+        aliases=("3060-ti",),
+    ),
+    card(
+        "nvidia-rtx-3070", "NVIDIA GeForce RTX 3070 8GB", "NVIDIA", 2020, 8, "GDDR6", 448,
+        {**ampere_geforce(46, 1725), "fp32": 20.31},
+        {"bandwidth_gb_per_s": TEKSPEK_30, "compute": f"46 SMs x 1725 MHz x {GA102_WP}; fp32 {TEKSPEK_30}"},
+        f"Ampere GA104, 46 SMs (the GA102 whitepaper's Appendix lists the 3070 at 81.3 FP16-accumulate and 162.6 "
+        f"INT8, the same figures). {GEFORCE_ACC}", derived=("int8", "bf16", "fp16", "fp16_acc16"),
+        aliases=("3070",),
+    ),
+    card(
+        "nvidia-rtx-3080", "NVIDIA GeForce RTX 3080 10GB", "NVIDIA", 2020, 10, "GDDR6X", 760,
+        {**ampere_geforce(68, 1710), "fp32": 29.77},
+        {"bandwidth_gb_per_s": TEKSPEK_30, "compute": f"68 SMs x 1710 MHz x {GA102_WP}; fp32 {TEKSPEK_30}"},
+        f"Ampere GA102, 68 SMs (the whitepaper's Appendix: 119 / 59.5 / 238). {GEFORCE_ACC}",
+        derived=("int8", "bf16", "fp16", "fp16_acc16"), aliases=("3080",),
+    ),
+    card(
+        "nvidia-rtx-3080-ti", "NVIDIA GeForce RTX 3080 Ti 12GB", "NVIDIA", 2021, 12, "GDDR6X", 912,
+        {**ampere_geforce(80, 1665), "fp32": 34.1},
+        {
+            "bandwidth_gb_per_s": "https://www.wccftech.com/nvidia-geforce-rtx-3080-ti-12-gb-gddr6x-10240-cuda-"
+            "cores-april-launch-rumor/ (12 GB GDDR6X, 19 Gbps, 384-bit = 912 GB/s, 80 SMs, 10240 CUDA cores); "
+            "github:VladislavDuma/gpu_specs-style bandwidth maps list 'RTX 3080 Ti': 912.4",
+            "compute": f"80 SMs x 1665 MHz (NVIDIA's 3080 Ti boost clock) x {GA102_WP}; fp32 = 10240 x 2 x 1665 MHz",
+        },
+        f"Ampere GA102, 80 SMs. {GEFORCE_ACC}", derived=("int8", "bf16", "fp16", "fp16_acc16", "fp32"),
+        aliases=("3080-ti",),
+    ),
+    card(
+        "nvidia-rtx-4060-ti-16gb", "NVIDIA GeForce RTX 4060 Ti 16GB", "NVIDIA", 2023, 16, "GDDR6", 288,
+        {**ada_geforce(34, 2535), "fp32": 22.06},
+        {
+            "memory_reported": VLAD_SMI,
+            "bandwidth_gb_per_s": f"{GPU_SPECS} (RTX 4060 Ti 16 Gb: 16380 MiB, 288 GB/s, FP32 22.06, FP16 tensor "
+            "88 / 177*, FP8 177 / 353*, INT8 177 / 353*)",
+            "compute": f"34 SMs x 2535 MHz x {ADA_WP}; {GPU_SPECS} (88 / 177 / 177 dense)",
+        },
+        f"Ada AD106, 34 SMs. {GEFORCE_ACC}", reported_mib=16380,
+        derived=("fp8", "int8", "bf16", "fp16", "fp16_acc16"), aliases=("4060-ti-16gb",),
+    ),
+    card(
+        "nvidia-rtx-4070-ti-super", "NVIDIA GeForce RTX 4070 Ti SUPER 16GB", "NVIDIA", 2024, 16, "GDDR6X", 672,
+        {**ada_geforce(66, 2610), "fp32": 44.1},
+        {
+            "memory_reported": VLAD_SMI,
+            "bandwidth_gb_per_s": f"{GPU_SPECS} (RTX 4070 Ti SUPER: 16376 MiB, 672 GB/s, FP32 44.10, FP16 tensor "
+            "176 / 352*, FP8 352 / 704*, INT8 352 / 704*)",
+            "compute": f"66 SMs x 2610 MHz x {ADA_WP}; {GPU_SPECS} (176 / 352 / 352 dense)",
+        },
+        f"Ada AD103, 66 SMs. {GEFORCE_ACC}", reported_mib=16376,
+        derived=("fp8", "int8", "bf16", "fp16", "fp16_acc16"), aliases=("4070-ti-super",),
+    ),
+    card(
+        "nvidia-rtx-4070-ti", "NVIDIA GeForce RTX 4070 Ti 12GB", "NVIDIA", 2023, 12, "GDDR6X", 504,
+        {**ada_geforce(60, 2610), "fp32": 40.09},
+        {
+            "memory_reported": VLAD_SMI,
+            "bandwidth_gb_per_s": f"{GPU_SPECS} (RTX 4070 Ti: 12282 MiB, 504 GB/s, FP32 40.09, FP16 tensor 160 / "
+            "320*, FP8 320 / 640*)",
+            "compute": f"60 SMs x 2610 MHz x {ADA_WP}; {GPU_SPECS} (160 / 320 dense)",
+        },
+        f"Ada AD104, 60 SMs. {GEFORCE_ACC}", reported_mib=12282,
+        derived=("fp8", "int8", "bf16", "fp16", "fp16_acc16"), aliases=("4070-ti",),
+    ),
+    card(
+        "nvidia-rtx-4080-super", "NVIDIA GeForce RTX 4080 SUPER 16GB", "NVIDIA", 2024, 16, "GDDR6X", 736,
+        {**ada_geforce(80, 2550), "fp32": 52.22},
+        {
+            "memory_reported": VLAD_SMI,
+            "bandwidth_gb_per_s": f"{GPU_SPECS} (RTX 4080 SUPER: 16376 MiB, 736 GB/s, FP32 52.22, FP16 tensor 209 "
+            "/ 418*, FP8 418 / 836*, INT8 418 / 836*)",
+            "compute": f"80 SMs x 2550 MHz x {ADA_WP}; {GPU_SPECS} (209 / 418 / 418 dense)",
+        },
+        f"Ada AD103, 80 SMs. {GEFORCE_ACC}", reported_mib=16376,
+        derived=("fp8", "int8", "bf16", "fp16", "fp16_acc16"), aliases=("4080-super",),
+    ),
+    card(
+        "nvidia-rtx-5070-ti", "NVIDIA GeForce RTX 5070 Ti 16GB", "NVIDIA", 2025, 16, "GDDR7", 896,
+        {"fp4": 703, "fp8": 351.5, "int8": 351.5, "bf16": 87.88, "fp16": 87.88, "fp16_acc16": 175.75, "fp32": 43.94},
+        {
+            "bandwidth_gb_per_s": NV_5070,
+            "fp4": f"{NV_5070}: 1406 / 2",
+            "fp8": f"{NV_5070}: 1406 / 4 (Blackwell GeForce FP8 = FP4 / 2, as the RTX 5090 row)",
+            "int8": f"{NV_5070}: = FP8 (the RTX 5090's INT8 838 = FP8 838, {GPU_SPECS})",
+            "bf16": f"{NV_5070}: 1406 / 16; {BLACKWELL_GEFORCE}",
+            "fp16": f"{NV_5070}: 1406 / 16; {BLACKWELL_GEFORCE}",
+            "fp16_acc16": f"{NV_5070}: 1406 / 8; {BLACKWELL_GEFORCE}",
+            "fp32": f"{NV_5070}: 8960 x 2 x 2.452 GHz",
+        },
+        "Blackwell GB203, 70 SMs. NVIDIA states only '1406 AI TOPS' (FP4 with sparsity): fp4 is it halved; the "
+        "other tensor modes are DERIVED by the RTX 5090's published ratios (FP4 : FP8 : FP16-acc16 : FP16-acc32 = "
+        "8 : 4 : 2 : 1 dense, INT8 = FP8). " + GEFORCE_ACC.split(" Tensor rates")[0],
+        sparse_halved=("fp4",), derived=("fp8", "int8", "bf16", "fp16", "fp16_acc16"), aliases=("5070-ti",),
+    ),
+    card(
+        "nvidia-a10", "NVIDIA A10 24GB", "NVIDIA", 2021, 24, "GDDR6 (ECC)", 600,
+        {"int8": 250, "bf16": 125, "fp16": 125, "fp16_acc16": 125, "fp32": 31.2},
+        {
+            "memory_reported": VLAD_SMI,
+            "bandwidth_gb_per_s": "github:astroC86/gpu-datasheet README.md (A10: 24 GB, 600 GB/s, 125 TFLOPS FP16, "
+            "250 TOPS INT8; links NVIDIA's A10 datasheet); " + f"{GPU_SPECS} (A10: 23028 MiB, 600 GB/s)",
+            "compute": f"{GPU_SPECS} (A10: FP32 31.2, BF16/FP16 tensor 125 / 250*, INT8 250 / 500*); fp16_acc16 = "
+            f"fp16 on datacenter Ampere ({A100_WP})",
+        },
+        "Ampere GA102 datacenter card (not a GeForce: FP32 accumulate at the full tensor rate).",
+        reported_mib=23028, device_class="datacenter GPU", aliases=("a10",),
+    ),
+    card(
+        "amd-radeon-rx-7800-xt", "AMD Radeon RX 7800 XT 16GB", "AMD", 2023, 16, "GDDR6", 624,
+        {"fp16": 74.64, "fp32": 37.32},
+        {
+            "bandwidth_gb_per_s": "https://www.gpu-monkey.com/en/gpu-amd_radeon_rx_7800_xt (16 GB GDDR6, 19.5 Gbps, "
+            "256-bit, 624 GB/s); https://cputronic.com/gpu/amd-radeon-rx-7800-xt (37.32 TFLOPS)",
+            "fp32": "https://cputronic.com/gpu/amd-radeon-rx-7800-xt (theoretical 37.32 TFLOPS: 60 CUs, 2430 MHz "
+            "boost, dual issue)",
+            "fp16": "= 2 x fp32 (RDNA3 packed/WMMA FP16 rate, as the 7900 XTX row's 122.8 = 2 x 61.4); "
+            "https://cputronic.com/gpu/amd-radeon-rx-7800-xt",
+        },
+        f"RDNA3 Navi 32, 60 CUs. {AMD_RDNA}", derived=("fp16",), aliases=("7800-xt",),
+    ),
+    card(
+        "amd-radeon-rx-7600-xt", "AMD Radeon RX 7600 XT 16GB", "AMD", 2024, 16, "GDDR6", 288,
+        {"fp16": 45.14, "fp32": 22.57},
+        {
+            "bandwidth_gb_per_s": "https://siliconcat.net/gpu/amd-radeon-rx-7600-xt (128-bit, 2250 MHz, 288.0 GB/s, "
+            "boost 2615 MHz, 2048 shading units)",
+            "fp32": "2048 shading units x 2 (FMA) x 2 (RDNA3 dual issue) x 2.755 GHz = 22.57 (AMD's RX 7600 XT "
+            "boost 2755 MHz; cputronic lists 21.42 at the 2615 MHz game-class clock)",
+            "fp16": "= 2 x fp32 (RDNA3 convention of the 7900 XTX row)",
+        },
+        f"RDNA3 Navi 33, 32 CUs, 16 GB on a 128-bit bus. {AMD_RDNA}", derived=("fp16", "fp32"),
+        aliases=("7600-xt",),
+    ),
+    card(
+        "amd-radeon-rx-6900-xt", "AMD Radeon RX 6900 XT 16GB", "AMD", 2020, 16, "GDDR6", 512,
+        {"fp16": 46.08, "fp32": 23.04},
+        {
+            "bandwidth_gb_per_s": "https://www.tomshardware.com/uk/news/nvidia-driver-geforce-rtx-3080-ti-ampere-gpu "
+            "(spec table: Radeon RX 6900 XT 5,120 SPs, boost 2,250 MHz, 16GB GDDR6, 16 Gbps, 256-bit, 512 GBps)",
+            "fp32": "5120 SPs x 2 x 2.25 GHz = 23.04 (Tom's Hardware spec table above)",
+            "fp16": "= 2 x fp32: RDNA2 packed FP16 (rapid packed math); no matrix units on RDNA2",
+        },
+        "RDNA2 Navi 21, 80 CUs. RDNA2 has no matrix cores: fp16 is the packed-math vector rate; no BF16/INT8 "
+        "matrix rate.", derived=("fp16", "fp32"), aliases=("6900-xt",),
+    ),
+    card(
+        "amd-radeon-vii", "AMD Radeon VII 16GB", "AMD", 2019, 16, "HBM2", 1024,
+        {"int8": 55.3, "fp16": 27.7, "fp32": 13.8},
+        {
+            "bandwidth_gb_per_s": "https://guru3d.com/review/amd-radeon-vii-16-gb-review/page-5 (16 GB HBM2, four "
+            "stacks, 4096-bit, 1 TB/s; 60 CUs at 1800 MHz peak)",
+            "compute": "https://guru3d.com/review/amd-radeon-vii-16-gb-review/page-5 (AMD's table: Peak FP32 13.8 "
+            "TFLOPS, FP16 27.7, Int8 55.3 TOPS)",
+        },
+        "GCN5 Vega 20 (60 of 64 CUs). HBM2 label 16 GB = four 4 GiB stacks. Rates are vector (packed) rates: "
+        "Vega 20 has no matrix cores.", aliases=("radeon-vii",),
+    ),
+    card(
+        "intel-arc-a770-16gb", "Intel Arc A770 16GB", "Intel", 2022, 16, "GDDR6", 560,
+        {"fp32": 19.66},
+        {
+            "bandwidth_gb_per_s": "https://www.techpowerup.com/review/intel-arc-a770/single-page.html (Arc A770 "
+            "Limited Edition 16 GB: GDDR6 17.5 Gbps, 256-bit, 560 GB/s)",
+            "fp32": "https://cputronic.com/de/gpu/intel-arc-a770 (4096 shading units, boost 2400 MHz, 19.66 TFLOPS)",
+        },
+        "Alchemist ACM-G10, 32 Xe-cores. XMX (matrix) rates: Intel's figures for the A770 were not found in a "
+        "stored source, so int8/fp16/bf16 stay absent; the B580 row carries Battlemage's published XMX rates.",
+        aliases=("a770",),
+    ),
+]
+
+NV_5060_5070 = (
+    "https://www.nvidia.com/en-us/geforce/graphics-cards/50-series/ (RTX 5070: 6144 CUDA cores, boost 2.51 GHz, "
+    "988 AI TOPS (FP4, sparse), 12 GB GDDR7, 192-bit; RTX 5060 Ti: 4608 CUDA cores, boost 2.57 GHz, 759 AI "
+    "TOPS, 16 GB GDDR7, 128-bit); 28 Gbps GDDR7: 672 and 448 GB/s, as public GPU tables list them ('RTX 5070 "
+    "12GB ... 672 ... 6144 ... nvidia.com', 'RTX 5060 Ti 16GB ... 448 ... 4608 ... nvidia.com')"
+)
+BLACKWELL_RATIOS = (
+    "NVIDIA states only the 'AI TOPS' (FP4 with sparsity): fp4 is it halved; the other tensor modes are DERIVED "
+    "by the RTX 5090's published ratios (FP4 : FP8 : FP16-acc16 : FP16-acc32 = 8 : 4 : 2 : 1 dense, INT8 = FP8)."
+)
+
+
+def blackwell_geforce(ai_tops: float) -> dict[str, float]:
+    return {
+        "fp4": round(ai_tops / 2, 2),
+        "fp8": round(ai_tops / 4, 2),
+        "int8": round(ai_tops / 4, 2),
+        "bf16": round(ai_tops / 16, 2),
+        "fp16": round(ai_tops / 16, 2),
+        "fp16_acc16": round(ai_tops / 8, 2),
+    }
+
+
+H11B_CARDS += [
+    card(
+        "nvidia-rtx-5070", "NVIDIA GeForce RTX 5070 12GB", "NVIDIA", 2025, 12, "GDDR7", 672,
+        {**blackwell_geforce(988), "fp32": 30.84},
+        {
+            "bandwidth_gb_per_s": NV_5060_5070,
+            "compute": f"{NV_5060_5070}: 988 AI TOPS / 2, 4, 4, 16, 16, 8; {BLACKWELL_GEFORCE}; fp32 = 6144 x 2 x "
+            "2.51 GHz",
+        },
+        f"Blackwell GB205, 48 SMs. {BLACKWELL_RATIOS} {GEFORCE_ACC.split(' Tensor rates')[0]}",
+        sparse_halved=("fp4",), derived=("fp8", "int8", "bf16", "fp16", "fp16_acc16", "fp32"), aliases=("5070",),
+    ),
+    card(
+        "nvidia-rtx-5060-ti-16gb", "NVIDIA GeForce RTX 5060 Ti 16GB", "NVIDIA", 2025, 16, "GDDR7", 448,
+        {**blackwell_geforce(759), "fp32": 23.69},
+        {
+            "bandwidth_gb_per_s": NV_5060_5070,
+            "compute": f"{NV_5060_5070}: 759 AI TOPS / 2, 4, 4, 16, 16, 8; {BLACKWELL_GEFORCE}; fp32 = 4608 x 2 x "
+            "2.57 GHz",
+        },
+        f"Blackwell GB206, 36 SMs. {BLACKWELL_RATIOS} {GEFORCE_ACC.split(' Tensor rates')[0]}",
+        sparse_halved=("fp4",), derived=("fp8", "int8", "bf16", "fp16", "fp16_acc16", "fp32"),
+        aliases=("5060-ti-16gb",),
+    ),
+    card(
+        "amd-radeon-rx-7900-xt", "AMD Radeon RX 7900 XT 20GB", "AMD", 2022, 20, "GDDR6", 800,
+        {"fp16": 103, "fp32": 51.5},
+        {
+            "bandwidth_gb_per_s": "https://voonze.com/amd-radeon-rx-7900-xt-geforce-rtx-4080-rival-leaks-in-"
+            "benchmark-with-low-score/ (20GB GDDR6, 320-bit, 800GB/s; AMD: up to 52 TFLOPs FP32)",
+            "fp32": "84 CUs x 64 x 2 (dual issue) x 2 (FMA) x 2.394 GHz boost = 51.5; 'up to 52 TFLOPs' (AMD, via "
+            "voonze.com)",
+            "fp16": "= 2 x fp32 (RDNA3 convention of the 7900 XTX row)",
+        },
+        f"RDNA3 Navi 31, 84 CUs. {AMD_RDNA}", derived=("fp16", "fp32"), aliases=("7900-xt",),
+    ),
+    card(
+        "nvidia-a40", "NVIDIA A40 48GB", "NVIDIA", 2020, 48, "GDDR6 (ECC)", 696,
+        {"int8": 299.3, "bf16": 149.7, "fp16": 149.7, "fp16_acc16": 149.7, "fp32": 37.4},
+        {
+            "bandwidth_gb_per_s": "github:astroC86/gpu-datasheet README.md (A40: 48 GB, 696 GB/s, 149.7 TFLOPS BF16 / "
+            "FP16, 299.3 TOPS INT8; links https://images.nvidia.cn/content/Solutions/data-center/a40/nvidia-a40-"
+            "datasheet.pdf)",
+            "compute": "github:astroC86/gpu-datasheet README.md (A40 datasheet: BF16/FP16 tensor 149.7, INT8 299.3 "
+            "dense); fp32 37.4 (the A40 datasheet's 'FP32 37.4 TFLOPS'); fp16_acc16 = fp16 on datacenter Ampere "
+            f"({A100_WP})",
+        },
+        "Ampere GA102 datacenter card: FP32 accumulate at the full tensor rate.", device_class="datacenter GPU",
+        aliases=("a40",),
+    ),
+    card(
+        "nvidia-v100-sxm2-32gb", "NVIDIA Tesla V100 SXM2 32GB", "NVIDIA", 2018, 32, "HBM2", 900,
+        {"fp16": 125, "fp16_acc16": 125, "fp32": 15.7},
+        {
+            "bandwidth_gb_per_s": f"{A100_WP} (the same table: V100 SXM2, 900 GB/s HBM2, Peak FP32 15.7, FP16 "
+            "Tensor 125 with either accumulate)",
+            "compute": A100_WP,
+        },
+        "Volta GV100, 80 SMs; four 8 GiB HBM2 stacks. No BF16 or INT8 tensor mode on Volta.",
+        device_class="datacenter GPU", aliases=("v100",),
+    ),
+    card(
+        "nvidia-t4", "NVIDIA T4 16GB", "NVIDIA", 2018, 16, "GDDR6", 320,
+        {"int8": 130.25, "fp16": 65.13, "fp16_acc16": 65.13, "fp32": 8.14},
+        {
+            "bandwidth_gb_per_s": "https://sysrqmts.com/en/gpus/nvidia/tesla/t4 (16 GB GDDR6, 256-bit, 10 Gbps, 320.0 "
+            "GB/s, FP32 8.141, FP16 65.13)",
+            "compute": "https://hmc-tech.com/gpu/nvidia-a16-vs-nvidia-t4 (T4: FP16 65.13 TFLOPS Tensor with FP16 "
+            "accumulate and 65.13 with FP32 accumulate, INT8 130.25 TOPS Tensor, FP32 8.14); "
+            "https://geektopia.es/es/technology/2018/09/13/noticias/nvidia-presenta-la-nueva-tesla-t4-basada-en-"
+            "turing-orientada-a-inteligencia-artificial.html (8.1 FP32, 65 FP16, 130 INT8 TOPS)",
+        },
+        "Turing TU104 datacenter card, 40 SMs: both accumulates at one rate. No BF16 on Turing.",
+        device_class="datacenter GPU", aliases=("t4",),
+    ),
+]
+
+H11B_SOCS: list[dict[str, Any]] = [
+    {
+        "id": "nvidia-jetson-agx-orin-64gb",
+        "name": "NVIDIA Jetson AGX Orin 64GB",
+        "vendor": "NVIDIA",
+        "class": "unified-memory SoC",
+        "year": 2022,
+        "memory_gb": round(64 * 2**30 / 1e9, 3),
+        "memory_label_gb": 64,
+        "memory_type": "LPDDR5 unified (256-bit)",
+        "bandwidth_gb_per_s": 204.8,
+        "compute_tflops": {"int8": 85, "fp32": 5.3},
+        "sparse_halved": ["int8"],
+        "sources": {
+            "memory_gb": "64 GiB (LPDDR5 built from binary-density dies); NVIDIA Jetson AGX Orin Series technical "
+            "brief, as summarised at http://mzph.cn/web/30785.shtml (AGX Orin in 32GB and 64GB modules)",
+            "bandwidth_gb_per_s": "NVIDIA Jetson AGX Orin 64GB module: 256-bit LPDDR5 at 6400 MT/s = 204.8 GB/s; "
+            "https://llmperf.net/categories/gpu/Nvidia-Jetson",
+            "int8": "http://mzph.cn/web/30785.shtml (technical brief: 64 third-generation tensor cores, 170 sparse "
+            "TOPs INT8 on the GPU; the DLAs' 105 are separate) / 2",
+            "fp32": "http://mzph.cn/web/30785.shtml (technical brief: 16 SMs, 2048 CUDA cores, 5.3 FP32 TFLOPs)",
+        },
+        "notes": "Row added by h11b: the Jetson the llama.cpp CUDA scoreboard reports. GPU only: the 275 'AI TOPS' "
+        "headline adds the two DLAs, which LLM runtimes do not use. FP16/BF16 tensor rates are not stated in a "
+        "stored source, so they stay absent.",
+        "aliases": ["agx-orin"],
+    },
+]
+
+#: Existing rows: capacity in bytes as the device reports it (label in the name), with its source.
+H11B_CAPACITY: dict[str, tuple[float, str]] = {
+    "nvidia-h100-sxm": (85.521, f"81559 MiB ({NVSMI}: 'NVIDIA H100 80GB HBM3 ... 0MiB /  81559MiB' in public "
+                        "nvidia-smi logs; {GPU_SPECS} lists the H100 PCIe at 81559 MiB too)"),
+    "nvidia-h100-pcie": (85.521, f"81559 MiB ({VLAD_SMI}: H100 PCIe 81559)"),
+    "nvidia-h200-sxm": (150.756, f"143771 MiB ({NVSMI}: 'NVIDIA H200 ... 0MiB / 143771MiB', 700 W SXM, in "
+                        "public nvidia-smi logs)"),
+    "nvidia-a100-80gb-sxm": (85.899, f"81920 MiB ({NVSMI}: 'NVIDIA A100-SXM4-80GB ... / 81920MiB' in public "
+                             "nvidia-smi logs)"),
+    "nvidia-a100-40gb-sxm": (42.950, "40960 MiB = 40 GiB (five 8 GiB HBM2 stacks; the 80 GB part reports "
+                             "81920 MiB = 80 GiB, this one half of it)"),
+    "nvidia-b200": (192.265, f"183359 MiB ({NVSMI}: 'NVIDIA B200 ... 0MiB / 183359MiB', 1000 W, in public "
+                    "nvidia-smi logs; the TSV note: 'nvidia-smi ~179 GiB')"),
+    "nvidia-b300": (288.400, "275040 MiB (the TSV note: 'nvidia-smi 275,040 MiB = 288.4e9 B')"),
+    "nvidia-l40s": (48.305, f"46068 MiB ({VLAD_SMI}: L40S 46068; ECC on)"),
+    "nvidia-l4": (24.153, f"23034 MiB ({VLAD_SMI}: L4 23034; ECC on)"),
+    "nvidia-rtx-6000-ada": (51.527, f"49140 MiB ({VLAD_SMI}: RTX 6000 Ada 49140)"),
+    "nvidia-rtx-5090": (34.343, f"32752 MiB ({VLAD_SMI}: RTX 5090 32752)"),
+    "nvidia-rtx-4090": (25.757, f"24564 MiB ({VLAD_SMI}: RTX 4090 24564)"),
+    "nvidia-rtx-4080": (17.171, f"16376 MiB (the AD103 16 GB board as {VLAD_SMI} lists the RTX 4080 SUPER: "
+                        "16376; 16 GiB = 17.18e9 of DRAM)"),
+    "nvidia-rtx-5080": (17.180, f"16 GiB: {GDDR_GIB}"),
+    "nvidia-rtx-3090": (25.770, f"24 GiB: {GDDR_GIB}"),
+    "nvidia-rtx-3060-12gb": (12.885, f"12 GiB: {GDDR_GIB}"),
+    "nvidia-rtx-pro-6000-blackwell": (103.079, f"96 GiB: {GDDR_GIB}"),
+    "nvidia-rtx-a6000": (51.540, f"48 GiB: {GDDR_GIB}"),
+    "amd-radeon-rx-7900-xtx": (25.770, f"24 GiB: {GDDR_GIB}"),
+    "amd-radeon-ai-pro-r9700": (34.360, f"32 GiB: {GDDR_GIB}"),
+    "intel-arc-b580": (12.885, f"12 GiB: {GDDR_GIB}"),
+}
+for _apple_id, _gib in (
+    ("apple-m1-max-32gb", 32), ("apple-m1-max-64gb", 64), ("apple-m2-ultra-64gb", 64),
+    ("apple-m2-ultra-192gb", 192), ("apple-m3-max-36gb", 36), ("apple-m3-max-96gb", 96),
+    ("apple-m3-max-128gb", 128), ("apple-m3-ultra-96gb", 96), ("apple-m3-ultra-256gb", 256),
+    ("apple-m3-ultra-512gb", 512), ("apple-m4-16gb", 16), ("apple-m4-32gb", 32), ("apple-m4-pro-24gb", 24),
+    ("apple-m4-pro-64gb", 64), ("apple-m4-max-36gb", 36), ("apple-m4-max-48gb", 48), ("apple-m4-max-64gb", 64),
+    ("apple-m4-max-128gb", 128), ("apple-m5-32gb", 32), ("apple-m5-max-128gb", 128), ("apple-m5-max-36gb", 36),
+    ("apple-m5-pro-64gb", 64),
+):
+    H11B_CAPACITY[_apple_id] = (round(_gib * 2**30 / 1e9, 3), f"{_gib} x 2^30 bytes: {APPLE_MEMSIZE}")
+
+
+def _binned(full_id: str, full: float, gpu: int, cores: int) -> tuple[float, str]:
+    return (
+        round(full * gpu / cores, 3),
+        f"DERIVED: {HF_APPLE_FULL}: {full:g} for the {cores}-core GPU x {gpu}/{cores} cores; cross-check {HMC_M3_MAX}",
+    )
+
+
+#: Rates for existing rows the TSV leaves empty (merged into ADDED_COMPUTE): FP16 accumulate on NVIDIA rows,
+#: binned Apple GPUs by core share.
+H11B_ADDED_COMPUTE: dict[str, dict[str, tuple[float, str]]] = {
+    "nvidia-rtx-4090": {"fp16_acc16": (330.3, ADA_WP)},
+    "nvidia-rtx-4080": {"fp16_acc16": (194.9, f"{ADA_WP} (RTX 4080: 194.9 / 389.8 with FP16 accumulate, 97.5 / "
+                                       "194.9 with FP32 accumulate)")},
+    "nvidia-rtx-5090": {"fp16_acc16": (419.0, BLACKWELL_GEFORCE)},
+    "nvidia-rtx-5080": {"fp16_acc16": (225.2, f"= 2 x the row's FP32-accumulate 112.6 (the RTX 5090's ratio, "
+                                       f"{BLACKWELL_GEFORCE})")},
+    "nvidia-rtx-3090": {"fp16_acc16": (142.0, f"{GA102_WP}")},
+    "nvidia-rtx-3060-12gb": {"fp16_acc16": (50.94, f"2 x the row's 25.47 FP32-accumulate rate: {GA102_WP}; "
+                                            f"{HMC_3060} / 8")},
+    "nvidia-a100-80gb-sxm": {"fp16_acc16": (312.0, A100_WP)},
+    "nvidia-a100-40gb-sxm": {"fp16_acc16": (312.0, A100_WP)},
+    "nvidia-h100-sxm": {"fp16_acc16": (989.0, H100_WP)},
+    "nvidia-h100-pcie": {"fp16_acc16": (756.0, H100_WP)},
+    "nvidia-h200-sxm": {"fp16_acc16": (989.0, H100_WP)},
+    "nvidia-rtx-a6000": {"fp16_acc16": (154.8, f"{A6000_TENSOR}; pro Ampere runs FP32 accumulate at the full "
+                                        "rate, so both accumulates are 154.8")},
+    "nvidia-rtx-6000-ada": {"fp16_acc16": (364.2, f"{RTX_6000_ADA_DATASHEET} / 4; pro Ada (like the L40S) runs "
+                                           "both accumulates at one rate")},
+    "nvidia-l40s": {"fp16_acc16": (362.05, "NVIDIA's L40S table (the row's fp16 362.05): one FP16 tensor rate for "
+                                   "both accumulates on this datacenter Ada part")},
+    "apple-m3-max-36gb": {"fp32": _binned("apple-m3-max-128gb", 14.2, 30, 40)},
+    "apple-m3-max-96gb": {"fp32": _binned("apple-m3-max-128gb", 14.2, 30, 40)},
+    "apple-m3-ultra-96gb": {"fp32": _binned("apple-m3-ultra-512gb", 28.4, 60, 80)},
+    "apple-m4-pro-24gb": {"fp32": _binned("apple-m4-pro-64gb", 9.2, 16, 20)},
+    "apple-m4-max-36gb": {"fp32": _binned("apple-m4-max-128gb", 18.4, 32, 40)},
+    "apple-m5-max-36gb": {"fp32": _binned("apple-m5-max-128gb", 22.8, 32, 40)},
+}
+
+#: Curation for the rows above: which added modes are derived, and the notes that explain them.
+H11B_CURATION: dict[str, dict[str, Any]] = {
+    "nvidia-rtx-5080": {"derived": ["fp16_acc16"]},
+    "nvidia-rtx-3060-12gb": {"derived": ["fp16_acc16"]},
+    **{
+        row_id: {
+            "derived": ["fp32"],
+            "add_note": f"h11b: FP32 {H11B_ADDED_COMPUTE[row_id]['fp32'][0]:g} now DERIVED by core share (one GPU "
+            "clock per die; hmc-tech lists the 30- and 40-core M3 Max both at 1398 MHz), so the binned GPU has a "
+            "rate of its own; the older note above explains why HF's figure alone is the full GPU's.",
+        }
+        for row_id in (
+            "apple-m3-max-36gb", "apple-m3-max-96gb", "apple-m3-ultra-96gb", "apple-m4-pro-24gb",
+            "apple-m4-max-36gb", "apple-m5-max-36gb",
+        )
+    },
+    "nvidia-dgx-spark": {
+        "add_note": "h11b re-check (issue 11): NVIDIA's DGX Spark datasheet and product page give only '1 PFLOP "
+        "FP4 (sparse)' and 31 TFLOPS FP32; the CUDA programming guide's throughput tables give per-SM "
+        "instruction rates, not tensor peaks, and NVIDIA publishes no GB10 boost clock to turn per-SM rates into "
+        "a peak. A ratio from FP4 (FP8 250, FP16 125) sits below the ~213 TFLOP/s FP16 that mmapeak measured, so "
+        "it is not a peak either. bf16, fp16, fp16_acc16, fp8 and int8 stay absent; prefill charged at them gets "
+        "no compute ceiling.",
+    },
+    "amd-ryzen-ai-max-plus-395-128gb": {
+        "add_note": "h11b re-check (issue 11): still no AMD-published GPU matrix rate for the Radeon 8060S; fp16, "
+        "bf16 and int8 stay absent. Capacity: 128 GB of LPDDR5X, of which the BIOS assigns up to 96 GB to the "
+        "GPU; the row keeps the label, the runtime split is an overhead.",
+    },
+}
+
+
+def _with_label(device: dict[str, Any], label: float) -> dict[str, Any]:
+    """The row with memory_label_gb (the marketed capacity) placed right after memory_gb."""
+    out: dict[str, Any] = {}
+    for key, value in device.items():
+        out[key] = value
+        if key == "memory_gb":
+            out["memory_label_gb"] = label
+    return out
+
+
+def merge_h11b() -> None:
+    """Fold the h11b tables into the converter's tables (called once from main)."""
+    for row_id, modes in H11B_ADDED_COMPUTE.items():
+        target = ADDED_COMPUTE.setdefault(row_id, {})
+        for mode, value in modes.items():
+            if mode in target:
+                raise SystemExit(f"{row_id}.{mode} is added twice")
+            target[mode] = value
+    for row_id, extra in H11B_CURATION.items():
+        cur = CURATION.setdefault(row_id, {})
+        for key in ("derived", "sparse_halved"):
+            if extra.get(key):
+                cur[key] = [*cur.get(key, []), *extra[key]]
+        if extra.get("add_note"):
+            cur["add_note"] = f"{cur['add_note']} {extra['add_note']}" if cur.get("add_note") else extra["add_note"]
+
+
+merge_h11b()
+
+
 #: Multi-device systems: (id, member, count, name, class, notes). Numbers are N x the member's.
 SYSTEMS: list[dict[str, Any]] = [
     {"member": "nvidia-rtx-3090", "count": 2, "name": "2x NVIDIA GeForce RTX 3090 24GB"},
@@ -569,6 +1277,16 @@ def device_from_row(row: dict[str, str]) -> dict[str, Any]:
     rates = {**compute, **{mode: value for mode, (value, _) in added.items()}}
     device["compute_tflops"] = {mode: rates[mode] for mode in MODES if mode in rates}
     sources = split_sources(row["sources"], present)
+    if row["id"] in H11B_CAPACITY:
+        reported, why = H11B_CAPACITY[row["id"]]
+        label = device["memory_gb"]
+        device["memory_gb"] = reported
+        device = _with_label(device, label)
+        sources["memory_gb"] = f"{why}; label {label:g} GB: {sources['memory_gb']}"
+        device["notes"] = (
+            f"{device['notes']} Capacity (h11b): memory_gb {reported:g} is the bytes the device reports "
+            f"({why.split(' (')[0].split(':')[0]}), not the {label:g} GB label, which the name keeps."
+        )
     for (row_id, key), (old, new) in SOURCE_FIXES.items():
         if row_id == row["id"]:
             if sources.get(key) != old:
@@ -585,7 +1303,8 @@ def device_from_row(row: dict[str, str]) -> dict[str, Any]:
 
 
 def extra_device(spec: dict[str, Any]) -> dict[str, Any]:
-    device = {k: v for k, v in spec.items() if k not in ("compute_tflops", "sources", "notes", "aliases")}
+    skip = ("compute_tflops", "sources", "notes", "aliases")
+    device = {k: v for k, v in spec.items() if k not in skip and v != []}
     device["provenance"] = "peak"
     if spec.get("aliases"):
         device["aliases"] = spec["aliases"]
@@ -658,6 +1377,7 @@ def main(argv: list[str]) -> int:
     rows_by_id = {row["id"]: row for row in rows}
     devices = [device_from_row(r) for r in rows if r["class"] != "rack-scale system"]
     devices += [extra_device(spec) for spec in EXTRA_DEVICES]
+    devices += [extra_device(spec) for spec in [*H11B_APPLE, *H11B_CARDS, *H11B_SOCS]]
     document = {"device": devices, "system": system_entries(rows_by_id)}
     header = (
         "# servebound hardware catalog: one [[device]] per device or memory configuration, one [[system]]\n"

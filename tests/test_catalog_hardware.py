@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import importlib.util
+import re
 import subprocess
 import sys
 from importlib import resources
@@ -54,7 +55,7 @@ def test_packaged_file_is_read_through_importlib_resources_and_cached() -> None:
 
 
 def test_catalog_is_large_and_covers_every_class() -> None:
-    assert len(DEVICES) >= 45
+    assert len(DEVICES) >= 100
     classes = {entry.device_class for entry in DEVICES}
     assert set(DEVICE_CLASSES) - {"CPU"} <= classes
     ids = {entry.id for entry in DEVICES}
@@ -111,15 +112,17 @@ def test_ids_and_aliases_are_unique_slugs() -> None:
 def test_conversion_to_core_units_h100_sxm() -> None:
     h100 = get_hardware("nvidia-h100-sxm")
     # NVIDIA: 80 GB HBM3 at 3.35 TB/s (not the 3072 GB/s some calculators use); BF16 1,979* sparse -> 989.
-    assert (h100.memory_gb, h100.bandwidth_gb_per_s) == (80, 3350)
-    assert h100.hardware.memory_bytes == 80 * 1e9
+    # Capacity as the device reports it: nvidia-smi's 81559 MiB, more than the 80 GB label.
+    assert (h100.memory_gb, h100.bandwidth_gb_per_s) == (85.521, 3350)
+    assert h100.hardware.memory_bytes == pytest.approx(81559 * 2**20, rel=1e-5)
+    assert h100.memory_label_gb == 80
     assert h100.hardware.bandwidth_bytes_per_s == 3350 * 1e9
     assert h100.hardware.compute_rate("bf16") == 989 * 1e12
     assert h100.hardware.compute_rate("fp8") == 1979 * 1e12
     assert h100.hardware.compute_rate("fp4") is None  # Hopper has no FP4
     assert set(h100.sparse_halved) == {"fp8", "int8", "bf16", "fp16"}
-    # D = C R = 80e9 B * 3.35e12 B/s = 2.68e23 B^2/s
-    assert h100.hardware.memory_power_bytes2_per_s == pytest.approx(2.68e23)
+    # D = C R = 85.521e9 B * 3.35e12 B/s = 2.865e23 B^2/s
+    assert h100.hardware.memory_power_bytes2_per_s == pytest.approx(85.521e9 * 3.35e12)
     assert get_hardware("h100").id == "nvidia-h100-sxm"
 
 
@@ -127,10 +130,11 @@ def test_the_derivations_two_machines() -> None:
     spark = get_hardware("nvidia-dgx-spark")
     m5_max = get_hardware("apple-m5-max-128gb")
     assert (spark.memory_gb, spark.bandwidth_gb_per_s) == (128, 273)
-    assert (m5_max.memory_gb, m5_max.bandwidth_gb_per_s) == (128, 614)
-    # D = 128 * 273 = 34,944 and 128 * 614 = 78,592 GB^2/s, as in the worked example.
+    # The catalog holds what macOS reports (128 x 2^30 bytes); the derivation's worked example uses the
+    # 128 GB label: D = 128 * 273 = 34,944 and 128 * 614 = 78,592 GB^2/s.
+    assert (m5_max.memory_gb, m5_max.bandwidth_gb_per_s) == (137.439, 614)
     assert spark.memory_gb * spark.bandwidth_gb_per_s == 34_944
-    assert m5_max.memory_gb * m5_max.bandwidth_gb_per_s == 78_592
+    assert 128 * m5_max.bandwidth_gb_per_s == 78_592
     # NVIDIA quotes 1 PFLOP FP4 with sparsity: halved to 500 dense.
     assert spark.compute_tflops["fp4"] == 500
     assert spark.sparse_halved == ("fp4",)
@@ -138,7 +142,9 @@ def test_the_derivations_two_machines() -> None:
 
 def test_rtx_5090_and_the_geforce_accumulate_convention() -> None:
     rtx = get_hardware("nvidia-rtx-5090")
-    assert (rtx.memory_gb, rtx.bandwidth_gb_per_s) == (32, 1792)
+    assert (rtx.memory_gb, rtx.bandwidth_gb_per_s) == (34.343, 1792)  # 32752 MiB as nvidia-smi reports
+    # FP16 accumulate, the mode llama.cpp's cuBLAS path uses, runs at twice the FP32-accumulate rate.
+    assert rtx.compute_tflops["fp16_acc16"] == 2 * rtx.compute_tflops["fp16"]
     # bf16 holds the FP32-accumulate dense rate, 209.5 = 838 sparse FP16-accumulate / 2 / 2.
     assert rtx.compute_tflops["bf16"] == 209.5
     assert "fp8" in rtx.sparse_halved
@@ -230,8 +236,16 @@ def test_apple_rows_of_one_gpu_share_its_fp32_rate(row: str, same_gpu_row: str) 
 )
 def test_apple_binned_gpus_do_not_borrow_the_full_gpus_rate(row: str) -> None:
     entry = get_hardware(row)
-    assert "fp32" not in entry.compute_tflops
-    assert "FP32 left absent" in entry.notes
+    # Their own rate: the full GPU's scaled by the share of cores (one clock per die), marked derived.
+    full = {
+        "apple-m3-max": (14.2, 30 / 40),
+        "apple-m3-ultra": (28.4, 60 / 80),
+        "apple-m4-pro": (9.2, 16 / 20),
+    }
+    full |= {"apple-m4-max": (18.4, 32 / 40)}
+    rate, share = full[row.rsplit("-", 1)[0]]
+    assert entry.compute_tflops["fp32"] == pytest.approx(rate * share, abs=0.001)
+    assert "fp32" in entry.derived and "FP32 left absent" in entry.notes
 
 
 @pytest.mark.parametrize("entry", [e for e in DEVICES if e.vendor == "Apple"], ids=lambda e: e.id)
@@ -253,8 +267,14 @@ def test_catalog_matches_the_shared_tsv() -> None:
     for row in rows:
         entry = by_id(row["id"])
         assert entry.bandwidth_gb_per_s == pytest.approx(float(row["bandwidth_gb_per_s"]))
-        # The rack row is 72 x the per-GPU row: 13,392 GB against NVIDIA's rounded 13.4 TB.
-        assert entry.memory_gb == pytest.approx(float(row["memory_gb"]), rel=0.001)
+        # The rack row is 72 x the per-GPU row: 13,392 GB against NVIDIA's rounded 13.4 TB. Rows whose
+        # capacity is restated as the device reports it hold at least the label, never less.
+        capacity = converter().H11B_CAPACITY.get(row["id"])
+        if capacity is None:
+            assert entry.memory_gb == pytest.approx(float(row["memory_gb"]), rel=0.001)
+        else:
+            assert entry.memory_gb == capacity[0] >= float(row["memory_gb"])
+            assert entry.sources["memory_gb"].startswith(capacity[1])
         for mode, column in columns.items():
             if row[column]:
                 # A TSV value is never overridden.
@@ -302,8 +322,10 @@ def test_declared_systems_include_the_common_boxes() -> None:
     ids = {entry.id for entry in SYSTEMS}
     assert {"2x-nvidia-rtx-3090", "4x-nvidia-rtx-5090", "8x-nvidia-h100-sxm", "8x-nvidia-b200"} <= ids
     h100x8 = get_hardware("8x-nvidia-h100-sxm")
-    # 8 x 80 GB = 640 GB; 8 x 3,350 = 26,800 GB/s; 8 x 989 = 7,912 dense BF16 TFLOPS.
-    assert (h100x8.memory_gb, h100x8.bandwidth_gb_per_s) == (640, 26_800)
+    # 8 x 85.521 GB (81559 MiB each) = 684.168 GB; 8 x 3,350 = 26,800 GB/s; 8 x 989 = 7,912 dense BF16.
+    assert h100x8.memory_gb == pytest.approx(8 * 85.521)
+    assert h100x8.bandwidth_gb_per_s == 26_800
+    assert h100x8.memory_label_gb == 640
     assert h100x8.compute_tflops["bf16"] == pytest.approx(7_912)
     assert h100x8.device_class == "multi-device system"
 
@@ -540,3 +562,154 @@ def test_loader_accepts_a_path_and_rejects_broken_files(tmp_path: Path) -> None:
     extra.write_text(GOOD_DEVICE.replace('notes = ""', 'notes = ""\ncolour = "red"'), encoding="utf-8")
     with pytest.raises(InputError, match=r"device 'acme-one'\.colour: Extra inputs are not permitted"):
         load_hardware_catalog(extra)
+
+
+# ------------------------------------------------------------------------------------------------
+# Machines people own (issue 11): Apple variants, consumer cards, capacity bytes, FP16 accumulate
+# ------------------------------------------------------------------------------------------------
+
+#: Every Apple M1-M4 chip with each GPU-core variant it shipped with (binned ones included).
+APPLE_VARIANTS = {
+    ("M1", 7),
+    ("M1", 8),
+    ("M1 Pro", 14),
+    ("M1 Pro", 16),
+    ("M1 Max", 24),
+    ("M1 Max", 32),
+    ("M1 Ultra", 48),
+    ("M1 Ultra", 64),
+    ("M2", 8),
+    ("M2", 10),
+    ("M2 Pro", 16),
+    ("M2 Pro", 19),
+    ("M2 Max", 30),
+    ("M2 Max", 38),
+    ("M2 Ultra", 60),
+    ("M2 Ultra", 76),
+    ("M3", 8),
+    ("M3", 10),
+    ("M3 Pro", 14),
+    ("M3 Pro", 18),
+    ("M3 Max", 30),
+    ("M3 Max", 40),
+    ("M3 Ultra", 60),
+    ("M3 Ultra", 80),
+    ("M4", 8),
+    ("M4", 10),
+    ("M4 Pro", 16),
+    ("M4 Pro", 20),
+    ("M4 Max", 32),
+    ("M4 Max", 40),
+}
+
+
+#: Rows from the shared TSV whose names do not spell the GPU (their notes do).
+_UNNAMED_GPU = {"apple-m1-max-32gb": ("M1 Max", 32), "apple-m4-pro-24gb": ("M4 Pro", 16)}
+
+
+def _apple_variant(entry: CatalogHardware) -> tuple[str, int] | None:
+    chip = re.match(r"Apple (M\d(?: Pro| Max| Ultra)?)\b", entry.name)
+    cores = re.search(r"(\d+)-core GPU", entry.name)
+    if chip is None or cores is None:
+        return _UNNAMED_GPU.get(entry.id)
+    return chip.group(1), int(cores.group(1))
+
+
+def test_every_apple_chip_and_gpu_variant_has_a_row() -> None:
+    found = {_apple_variant(e) for e in DEVICES if e.vendor == "Apple"}
+    assert found >= APPLE_VARIANTS, sorted(APPLE_VARIANTS - found)
+
+
+@pytest.mark.parametrize(
+    ("row", "cores", "full_cores", "full_rate"),
+    [
+        ("apple-m1-7c-8gb", 7, 8, 2.6),
+        ("apple-m1-pro-14c-16gb", 14, 16, 5.2),
+        ("apple-m1-max-24c-32gb", 24, 32, 10.4),
+        ("apple-m2-pro-16c-16gb", 16, 19, 6.8),
+        ("apple-m2-max-30c-32gb", 30, 38, 13.49),
+        ("apple-m2-ultra-60c-64gb", 60, 76, 27.2),
+        ("apple-m3-pro-14c-18gb", 14, 18, 7.4),
+        ("apple-m4-8c-16gb", 8, 10, 4.6),
+    ],
+)
+def test_binned_apple_variants_scale_the_full_gpu_by_cores(
+    row: str, cores: int, full_cores: int, full_rate: float
+) -> None:
+    entry = get_hardware(row)
+    assert entry.compute_tflops["fp32"] == pytest.approx(full_rate * cores / full_cores, abs=0.001)
+    assert entry.derived == ("fp32",)
+    assert "x 2^30 bytes" in entry.notes
+
+
+def test_the_cards_benchmark_threads_use_are_in_the_catalog() -> None:
+    wanted = {
+        "nvidia-rtx-2080-ti",
+        "nvidia-rtx-3060-ti",
+        "nvidia-rtx-3070",
+        "nvidia-rtx-3080-ti",
+        "nvidia-rtx-4060-ti-16gb",
+        "nvidia-rtx-4070-ti-super",
+        "nvidia-rtx-5070-ti",
+        "amd-radeon-rx-7800-xt",
+        "amd-radeon-rx-7600-xt",
+        "amd-radeon-rx-6900-xt",
+        "amd-radeon-vii",
+        "intel-arc-a770-16gb",
+        "intel-arc-b580",
+    }
+    assert wanted <= {e.id for e in DEVICES}
+
+
+@pytest.mark.parametrize(
+    ("row", "label_gb"),
+    [
+        ("nvidia-rtx-4080", 16),  # the issue's example: a "16 GB" card holds about 17.18e9 bytes
+        ("nvidia-rtx-3090", 24),
+        ("nvidia-rtx-3070", 8),
+        ("amd-radeon-rx-7800-xt", 16),
+        ("apple-m4-max-128gb", 128),
+        ("nvidia-h200-sxm", 141),
+        ("nvidia-b200", 180),
+    ],
+)
+def test_capacity_is_the_bytes_the_device_reports_not_the_label(row: str, label_gb: int) -> None:
+    entry = get_hardware(row)
+    assert entry.memory_label_gb == label_gb  # the marketed figure is kept beside the bytes
+    # Never below the label (a ceiling must not understate capacity); GDDR/LPDDR within 0.2% of GiB.
+    assert entry.memory_gb > label_gb
+    if "HBM" not in entry.memory_type:
+        assert entry.memory_gb == pytest.approx(label_gb * 2**30 / 1e9, rel=0.002)
+    assert "2^30" in entry.sources["memory_gb"] or "MiB" in entry.sources["memory_gb"]
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        e.id
+        for e in DEVICES
+        if e.vendor == "NVIDIA" and e.device_class == "consumer GPU" and "fp16" in e.compute_tflops
+    ],
+)
+def test_geforce_rows_carry_both_accumulate_modes(row: str) -> None:
+    rates = get_hardware(row).compute_tflops
+    # GeForce: FP16 tensor math with FP16 accumulate at twice the FP32-accumulate rate.
+    assert rates["fp16_acc16"] == pytest.approx(2 * rates["fp16"], rel=0.002)
+
+
+def test_fp16_accumulate_is_a_mode_of_its_own() -> None:
+    assert "fp16_acc16" in ARITHMETIC_MODES
+    a100 = get_hardware("nvidia-a100-80gb-sxm").hardware
+    assert a100.compute_rate("fp16_acc16") == a100.compute_rate("fp16")  # datacenter: one rate
+    spark = get_hardware("nvidia-dgx-spark").hardware
+    assert spark.compute_rate("fp16_acc16") is None  # never borrowed from another mode
+
+
+def test_lint_checks_the_fp16_accumulate_rate(tmp_path: Path) -> None:
+    text = (REPO / "src" / "servebound" / "catalog" / "data" / "hardware.toml").read_text("utf-8")
+    broken = text.replace("fp16_acc16 = 330.3", "fp16_acc16 = 1321.2", 1)
+    assert broken != text
+    path = tmp_path / "hardware.toml"
+    path.write_text(broken, "utf-8")
+    problems = lint_hardware_catalog(path)
+    assert any("nvidia-rtx-4090" in p and "more than twice fp16" in p for p in problems)
