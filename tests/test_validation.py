@@ -161,3 +161,67 @@ def test_run_models_load_with_their_byte_arithmetic() -> None:
     assert resolve_run_model("llama-2-7b-q8_0").weights.resident / 2**30 == pytest.approx(6.6686, abs=1e-4)
     assert resolve_run_model("llama-2-7b-q4_1").weights.resident / 2**30 == pytest.approx(3.9470, abs=1e-4)
     assert resolve_run_model("llama-3.1-8b").id == "llama-3.1-8b"  # catalog profiles resolve too
+
+
+def test_shipped_runs_span_the_machines_people_run_on(shipped: tuple[ReportedRun, ...]) -> None:
+    # Issue 11: at least 150 sourced runs over Apple, consumer NVIDIA/AMD, DGX Spark, Strix Halo and
+    # datacenter GPUs, decode and prefill, batch 1 and batched.
+    assert len(shipped) >= 150
+    hardware = {r.entry.hardware for r in shipped}
+    assert any(h.startswith("apple-") for h in hardware)
+    assert {"nvidia-dgx-spark", "amd-ryzen-ai-max-plus-395-128gb", "amd-radeon-rx-7900-xtx"} <= hardware
+    assert {"nvidia-h100-sxm", "amd-mi300x"} <= hardware
+    assert {r.hardware_family for r in shipped} >= {"consumer GPU", "datacenter GPU", "unified-memory SoC"}
+    phases = {(r.check.run.phase.value, r.entry.concurrency > 1) for r in shipped}
+    assert phases == {("decode", False), ("decode", True), ("prefill", False), ("prefill", True)}
+    for run in shipped:
+        assert run.entry.engine_version.strip() and run.entry.source_quote.strip(), run.entry.id
+
+
+def test_minimum_expert_traffic_raises_a_batched_moe_ceiling() -> None:
+    """llama-batched-bench sends every sequence the same token: all route to the same k experts, so the
+    run is charged W_batch(b) = always-on + k experts (minimum), not the uniform-routing m(b)."""
+    base = entry(
+        id="moe",
+        hardware="nvidia-dgx-spark",
+        model="qwen3-30b-a3b-q8_0",
+        metric="aggregate_tok_s",
+        measured=100.0,
+        concurrency=8,
+        read_context=528,
+        alloc_context=544,
+    )
+    expected, minimum = evaluate_reported_runs(
+        parse_reported_runs({"run": [base, {**base, "id": "moe-min", "expert_traffic": "minimum"}]})
+    )
+    assert expected.check.reading == "estimate"
+    # minimum traffic moves fewer expert bytes per step, so its ceiling is higher
+    assert minimum.check.ceiling_tok_per_s > expected.check.ceiling_tok_per_s
+    with pytest.raises(InputError, match="expert_traffic"):
+        parse_reported_runs({"run": [{**base, "expert_traffic": "uniform"}]})
+
+
+def test_fp16_accumulate_mode_doubles_a_geforce_f16_prefill_ceiling() -> None:
+    f16 = entry(
+        id="f16",
+        model="llama-2-7b-f16",
+        metric="prefill_tok_s",
+        measured=1000.0,
+        read_context=None,
+        alloc_context=512,
+        prompt_tokens=512,
+        chunk_tokens=512,
+    )
+    acc32, acc16 = evaluate_reported_runs(
+        parse_reported_runs(
+            {
+                "run": [
+                    {**f16, "linear_mode": "fp16", "attention_mode": "fp16"},
+                    {**f16, "id": "f16-acc16", "linear_mode": "fp16_acc16", "attention_mode": "fp16_acc16"},
+                ]
+            }
+        )
+    )
+    # RTX 4090: 165.2 TFLOPS with FP32 accumulate, 330.3 with FP16 accumulate (Ada whitepaper); the
+    # compute-bound prefill ceiling of a 512-token prompt scales with the rate.
+    assert acc16.check.ceiling_tok_per_s / acc32.check.ceiling_tok_per_s == pytest.approx(330.3 / 165.2, rel=0.02)

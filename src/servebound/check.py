@@ -133,6 +133,9 @@ class MeasuredRun:
     kv_precision: str | None = None
     linear_mode: str | None = None
     attention_mode: str | None = None
+    #: Expert traffic the decode ceiling charges (``expected`` or ``minimum``): ``minimum`` for runs whose
+    #: sessions all route alike (llama-batched-bench feeds every sequence the same token).
+    expert_traffic: str = "expected"
     engine: str = "unspecified"
     engine_version: str | None = None
     label: str = ""
@@ -400,6 +403,7 @@ def check_run(
             alloc_context=alloc,
             read_context=run.read_context_tokens,
             batch=run.concurrency,
+            expert_traffic=run.expert_traffic,
         )
         result = decode(hw, adapter, workload)
         forced = result.forced
@@ -878,6 +882,7 @@ def check_json(check: RunCheck) -> dict[str, Any]:
         "prompt_tokens": run.prompt_tokens,
         "chunk_tokens": run.chunk_tokens,
         "prefix_tokens": run.prefix_tokens,
+        "expert_traffic": run.expert_traffic,
         "kv_precision": check.model.kv_precision,
         "ceiling_time_s": check.ceiling_time_s,
         "engine": run.engine,

@@ -55,6 +55,7 @@ class ReportedRunEntry(BaseModel):
     kv_precision: str | None = None
     linear_mode: str | None = None
     attention_mode: str | None = None
+    expert_traffic: Literal["expected", "minimum"] = "expected"
     metric_definition: str = Field(min_length=1)
     context_definition: str = Field(min_length=1)
     source_url: str = Field(pattern=r"^(https?://|doc:)")
@@ -234,7 +235,13 @@ def evaluate_entry(entry: ReportedRunEntry) -> ReportedRun:
         raise InputError(f"reported run {entry.id}: {exc.field}", exc.problem) from None
     from dataclasses import replace
 
-    run = replace(run, metric_definition=entry.metric_definition, source=entry.source_url, label=entry.id)
+    run = replace(
+        run,
+        metric_definition=entry.metric_definition,
+        source=entry.source_url,
+        label=entry.id,
+        expert_traffic=entry.expert_traffic,
+    )
     check = check_run(entry.hardware, resolve_run_model(entry.model), run)
     return ReportedRun(entry=entry, check=check, hardware_family=_hardware_family(entry.hardware))
 
