@@ -224,4 +224,6 @@ def test_fp16_accumulate_mode_doubles_a_geforce_f16_prefill_ceiling() -> None:
     )
     # RTX 4090: 165.2 TFLOPS with FP32 accumulate, 330.3 with FP16 accumulate (Ada whitepaper); the
     # compute-bound prefill ceiling of a 512-token prompt scales with the rate.
-    assert acc16.check.ceiling_tok_per_s / acc32.check.ceiling_tok_per_s == pytest.approx(330.3 / 165.2, rel=0.02)
+    assert acc16.check.ceiling_tok_per_s / acc32.check.ceiling_tok_per_s == pytest.approx(
+        330.3 / 165.2, rel=0.02
+    )
