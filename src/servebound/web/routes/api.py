@@ -97,8 +97,12 @@ def api_prefill(
     ] = None,
     chunk: Annotated[int | None, Query(ge=1, description="chunk tokens (default: one shot)")] = None,
     batch: Annotated[str, Query(pattern=r"^(max|[0-9]{1,10})$", description="B, or max")] = "1",
-    linear_mode: Annotated[Literal["fp4", "fp8", "int8", "bf16", "fp16", "fp16_acc16", "fp32"] | None, Query()] = None,
-    attention_mode: Annotated[Literal["fp4", "fp8", "int8", "bf16", "fp16", "fp16_acc16", "fp32"] | None, Query()] = None,
+    linear_mode: Annotated[
+        Literal["fp4", "fp8", "int8", "bf16", "fp16", "fp16_acc16", "fp32"] | None, Query()
+    ] = None,
+    attention_mode: Annotated[
+        Literal["fp4", "fp8", "int8", "bf16", "fp16", "fp16_acc16", "fp32"] | None, Query()
+    ] = None,
     ttft_budget: Annotated[
         float | None, Query(gt=0, allow_inf_nan=False, description="TTFT budget in seconds")
     ] = None,
