@@ -449,9 +449,9 @@ APPLE_NEWS = {
     "30-core-m3-max (8-core M4 GPU)",
 }
 GDDR_GIB = (
-    "GDDR is built from binary-density devices (a '16 Gb' GDDR6/6X/7 device holds 2^34 bits = 2 GiB: Micron's "
-    "16Gb GDDR6 SGRAM brief, https://www.mouser.com/datasheet/2/671/Micron_08232024_gddr6_sgram_16gb_brief_"
-    "1578719_348-3554756.pdf), so an 'N GB' card holds N x 2^30 bytes"
+    "GDDR devices and HBM stacks are built from binary-density DRAM (a '16 Gb' GDDR6/6X/7 device holds 2^34 "
+    "bits = 2 GiB: Micron's 16Gb GDDR6 SGRAM brief, https://www.mouser.com/datasheet/2/671/Micron_08232024_"
+    "gddr6_sgram_16gb_brief_1578719_348-3554756.pdf), so an 'N GB' card holds N x 2^30 bytes"
 )
 NVSMI = "nvidia-smi memory.total as the driver reports it"
 VLAD_SMI = f"{GPU_SPECS} (VRAM column in MiB as nvidia-smi reports it)"
