@@ -411,42 +411,55 @@ EXTRA_DEVICES: list[dict[str, Any]] = [
 HF_APPLE_FULL = f"{HF_APPLE} (full-GPU figures: M1 2.6, M1 Pro 5.2, M1 Max 10.4, M1 Ultra 21, M2 3.6, M2 Pro 6.8, M2 Max 13.49, M2 Ultra 27.2, M3 4.1, M3 Pro 7.4, M3 Max 14.2, M3 Ultra 28.4, M4 4.6, M4 Pro 9.2, M4 Max 18.4, M5 Max 22.8 TFLOPS)"
 HMC_M3_MAX = (
     "https://hmc-tech.com/gpu/apple-8-core-m4-fl-vs-apple-30-core-m3-max (30-core M3 Max: 3840 shaders at "
-    "1398 MHz, FP32 10.74 TFLOPS) and https://hmc-tech.com/gpu/apple-32-core-m4-max-vs-apple-40-core-m3-max "
-    "(40-core M3 Max: 5120 shaders at 1398 MHz, 14.32; 32-core M4 Max: 4096 shaders at 1678 MHz, 13.74): one "
+    "1398 MHz, FP32 10.74 TFLOPS; read in the h11c audit) and https://hmc-tech.com/gpu/apple-32-core-m4-max-vs-"
+    "apple-40-core-m3-max (40-core M3 Max: 5120 shaders at 1398 MHz, 14.32; 32-core M4 Max: 4096 shaders at 1678 "
+    "MHz, 13.74; not opened in the h11c audit): one "
     "clock per die, so a binned GPU's rate is the full GPU's times its share of cores"
 )
 APPLE_MEMSIZE = (
     "Apple sells unified memory in binary units: macOS reports hw.memsize = N x 2^30 bytes for an 'N GB' "
     "Mac (for example 'hw.memsize: 137438953472' on 128 GB M3 Max, M4 Max and M5 Max machines and "
-    "'hw.memsize: 8589934592' on an 8 GB M1, as printed by sysctl in public setup logs and test fixtures)"
+    "'hw.memsize: 8589934592' on an 8 GB M1, as printed by sysctl in public setup logs and test fixtures; h11c "
+    "audit: both strings found by exact-string search of public repositories, no single repository path recorded)"
 )
 APPLE_NEWS = {
-    "m1": "https://www.apple.com/newsroom/2020/11/apple-unleashes-m1/ (8-core GPU, up to 2.6 TFLOPS, unified "
+    "m1": "https://www.apple.com/newsroom/2020/11/apple-unleashes-m1/ (not opened in the h11c audit; 8-core GPU, up to 2.6 TFLOPS, unified "
     "memory up to 16GB); LPDDR4X-4266 on a 128-bit bus = 68.25 GB/s (AnandTech's M1 coverage, quoted in "
-    "github:wenerme/wener notes/platform/apple/README.md and Apple-silicon lookup tables as 68.25)",
-    "m1-pro-max": "https://www.apple.com/newsroom/2021/10/introducing-m1-pro-and-m1-max-the-most-powerful-chips-"
-    "apple-has-ever-built/ (M1 Pro: up to 16-core GPU, 200GB/s, up to 32GB; M1 Max: up to 32-core GPU, "
-    "400GB/s, up to 64GB); binned configurations (M1 Pro 14-core GPU, M1 Max 24-core GPU) keep the chip's "
-    "memory system: Apple's MacBook Pro (14-inch, 2021) tech specs list both at 200GB/s / 400GB/s",
+    "github:wenerme/wener notes/platform/apple/README.md and Apple-silicon lookup tables as 68.25; not opened in the "
+    "h11c audit)",
+    "m1-pro-max": "https://www.apple.com/gw/newsroom/2021/10/introducing-m1-pro-and-m1-max-the-most-powerful-chips-"
+    "apple-has-ever-built (read in the h11c audit: M1 Pro up to 200GB/s and up to 32GB; M1 Max up to 400GB/s, "
+    "up to 32-core GPU, up to 64GB); https://www.gizbot.com/computer/features/apple-m1-pro-apple-m1-max-explained-"
+    "most-powerful-apple-silicon-077376.html (M1 Max sold with a 24-core and a 32-core GPU, 400GB/s); that the "
+    "binned M1 Pro (14-core GPU) keeps the 200GB/s memory system is Apple's MacBook Pro (14-inch, 2021) tech "
+    "specs (not opened in the h11c audit)",
     "m1-ultra": "https://www.apple.com/newsroom/2022/03/apple-unveils-m1-ultra-the-worlds-most-powerful-chip-for-a-"
     "personal-computer/ (up to 64-core GPU, 800GB/s, up to 128GB; Mac Studio 2022 sold with the 48-core GPU "
-    "at 64GB, the same 800GB/s memory system)",
+    "at 64GB, the same 800GB/s memory system; not opened in the h11c audit)",
     "m2": "https://www.apple.com/newsroom/2022/06/apple-unveils-m2-with-breakthrough-performance-and-capabilities/ "
     "(up to 10-core GPU, 100GB/s, up to 24GB; the 8-core-GPU M2 of the base MacBook Air shares the 100GB/s "
-    "memory system)",
+    "memory system; not opened in the h11c audit); "
+    "https://goodnewsapodcast.com/apples-m4-m4-pro-and-m4-max-compared-to-past-generations-and-to-each-other "
+    "(Ars Technica's table, read in the h11c audit: M2 (high) 102.4GB/s, the exact LPDDR5 figure Apple rounds "
+    "to 100; the row keeps Apple's 100 like every Apple row here, a ceiling 2.4% low)",
     "m2-pro-max": "https://www.apple.com/newsroom/2023/01/apple-unveils-m2-pro-and-m2-max-next-generation-chips-for-"
     "next-level-workflows/ (M2 Pro: up to 19-core GPU, 200GB/s, up to 32GB; M2 Max: up to 38-core GPU, "
-    "400GB/s, up to 96GB; the 16-core M2 Pro and 30-core M2 Max keep the same memory systems)",
+    "400GB/s, up to 96GB; the 16-core M2 Pro and 30-core M2 Max keep the same memory systems; not opened in the "
+    "h11c audit); https://goodnewsapodcast.com/apples-m4-m4-pro-and-m4-max-compared-to-past-generations-and-to-"
+    "each-other (Ars Technica's table, read: M2 Pro (high) 19 GPU cores, 204.8GB/s, which Apple rounds to 200)",
     "m2-ultra": "https://www.apple.com/newsroom/2023/06/apple-introduces-m2-ultra/ (up to 76-core GPU, 800GB/s, up "
-    "to 192GB; the 60-core configuration has the same memory system)",
+    "to 192GB; the 60-core configuration has the same memory system; not opened in the h11c audit)",
     "m3": "https://www.apple.com/newsroom/2023/10/apple-unveils-m3-m3-pro-and-m3-max-the-most-advanced-chips-for-a-"
     "personal-computer/ (M3: up to 10-core GPU, up to 24GB; M3 Pro: up to 18-core GPU, up to 36GB; M3 Max: "
-    "up to 40-core GPU, 400GB/s, up to 128GB); "
+    "up to 40-core GPU, 400GB/s, up to 128GB; not opened in the h11c audit); "
     "https://mactechnews.de/news/article/M3-Pro-und-M3-Max-Geringere-Speicherbandbreite-Aenderungen-bei-"
-    "Performance-und-Grafik-Cores-183639.html (M3 100 GB/s, M3 Pro 150 GB/s for both GPU variants)",
-    "m4": "https://theguardiantime.com/apples-m4-m4-pro-and-m4-max-compared-to-past-generations-and-to-each-other "
-    "(Ars Technica table: M4 8- or 10-core GPU, 120GB/s; M4 Pro 16- or 20-core GPU, 273GB/s, 24/48/64GB); https://hmc-tech.com/gpu/apple-8-core-m4-fl-vs-apple-"
-    "30-core-m3-max (8-core M4 GPU)",
+    "Performance-und-Grafik-Cores-183639.html (M3 100 GB/s, M3 Pro 150 GB/s for both GPU variants; not opened); "
+    "https://goodnewsapodcast.com/apples-m4-m4-pro-and-m4-max-compared-to-past-generations-and-to-each-other "
+    "(Ars Technica's table, read in the h11c audit: M3 Pro (high) 18 GPU cores, 153.6GB/s; M3 102.4GB/s; Apple "
+    "rounds to 150 / 100, which the rows keep)",
+    "m4": "https://goodnewsapodcast.com/apples-m4-m4-pro-and-m4-max-compared-to-past-generations-and-to-each-other "
+    "(Ars Technica's table, read in the h11c audit: M4 (low) 8 GPU cores, 16/24GB, 120GB/s; M4 (high) 10 GPU "
+    "cores, 120GB/s; M4 Pro (low) 16 and (high) 20 GPU cores, 24/48/64GB, 273GB/s)",
 }
 GDDR_GIB = (
     "GDDR devices and HBM stacks are built from binary-density DRAM (a '16 Gb' GDDR6/6X/7 device holds 2^34 "
@@ -454,6 +467,15 @@ GDDR_GIB = (
     "gddr6_sgram_16gb_brief_1578719_348-3554756.pdf), so an 'N GB' card holds N x 2^30 bytes"
 )
 NVSMI = "nvidia-smi memory.total as the driver reports it"
+#: h11c audit: captured nvidia-smi outputs (real serials/UUIDs) in one public repository, and NVIDIA's
+#: aiconfigurator system files, opened and read for the capacities below.
+GLS = "github:thamada/gls@e20f22d"
+AIC = "github:ai-dynamo/aiconfigurator@095f58a aic-core/src/aiconfigurator_core/systems"
+GIGAGPU_ADA = (
+    "https://gigagpu.com/?p=34220 (RTX 4090 dense table: BF16/FP16 with FP32 accumulate 165.2, FP16 with FP16 "
+    "accumulate 330.3, FP8 660.6, INT8 660.6 TOPS, FP32 82.6: per SM and clock an Ada GeForce does 512 FP16 FLOP "
+    "with FP32 accumulate, 1024 with FP16 accumulate, 2048 FP8 and 2048 INT8)"
+)
 VLAD_SMI = f"{GPU_SPECS} (VRAM column in MiB as nvidia-smi reports it)"
 TEKSPEK_30 = (
     "https://www.scan.co.uk/tekspek/gpu-graphics/nvidia-geforce-rtx-3060ti (spec table: RTX 3090 / 3080 / 3070 / "
@@ -461,39 +483,46 @@ TEKSPEK_30 = (
     "13,448 GFLOPS, 24 / 10 / 8 / 8 / 11 GB, 936 / 760 / 448 / 448 / 616 GB/s)"
 )
 GA102_WP = (
-    "NVIDIA Ampere GA102 GPU Architecture whitepaper (https://www.nvidia.com/content/PDF/nvidia-ampere-ga-102-gpu-"
-    "architecture-whitepaper-v2.pdf), Appendix A: GA10x GeForce SMs do 1024 dense FP16 tensor FLOP/clk with "
-    "FP16 accumulate, 512 with FP32 accumulate and 2048 INT8 OP/clk (RTX 3090: 142 / 71 / 284 at 82 SMs x "
-    "1695 MHz)"
+    "GA10x GeForce SMs do 2048 dense INT8 OP/clk, 1024 FP16 tensor FLOP/clk with FP16 accumulate and 512 with FP32 "
+    "accumulate: the catalog's RTX 3090 row (int8 284, fp16 71, fp16_acc16 142 at 82 SMs x 1695 MHz) and "
+    f"{HMC_3060} (= 28 SMs x 1777 MHz x 2048 INT8 x 2 for INT4 x 2 for sparsity); NVIDIA's GA102 whitepaper "
+    "Appendix A states the same per-SM rates (not opened in the h11c audit)"
 )
 ADA_WP = (
-    "NVIDIA Ada GPU Architecture whitepaper (https://images.nvidia.com/aem-dam/Solutions/geforce/ada/nvidia-ada-"
-    "gpu-architecture.pdf), Appendix A (RTX 4090: Peak FP16 Tensor TFLOPS with FP16 Accumulate 330.3/660.6, "
-    "with FP32 Accumulate 165.2/330.4; FP8 660.6 with FP16 accumulate; INT8 660.6): an Ada GeForce SM does "
-    "1024 dense FP16 FLOP/clk with FP16 accumulate, 512 with FP32 accumulate, 2048 FP8 and 2048 INT8"
+    f"{GIGAGPU_ADA}; NVIDIA's Ada whitepaper Appendix A gives the same RTX 4090 figures (not opened in the h11c "
+    "audit)"
 )
 TURING_WP = (
-    "NVIDIA Turing GPU Architecture whitepaper, Table 1 (RTX 2080 Ti Reference / Founders Edition: Peak FP32 "
-    "13.4 / 14.2, Peak FP16 Tensor TFLOPS with FP16 Accumulate 107.6 / 113.8, with FP32 Accumulate 53.8 / 56.9, "
-    "INT8 215.2 / 227.7 TOPS; 11264 MB GDDR6, 352-bit, 14 Gbps, 616 GB/s)"
+    "https://www.scribd.com/presentation/728618207/Rtx-on-The-Nvidia-Turing-Gpu (NVIDIA's Turing presentation, "
+    "read in the h11c audit: Turing tensor cores deliver 114 TFLOPS of FP16 and 228 TOPS of INT8 on the GeForce "
+    "RTX 2080 Ti); http://forums1.anandtech.com/Show/Index/13282?all=False&cPage=5&page=6&slug=nvidia-turing-"
+    "architecture-deep-dive (AnandTech: INT8 at twice the FP16 rate; FP16 mode without FP32 accumulator); the "
+    "Turing whitepaper's Table 1 (Founders Edition 113.8 / 56.9 / 227.7, FP32 14.2) was not opened"
 )
 A100_WP = (
-    "NVIDIA A100 Tensor Core GPU Architecture whitepaper, Table 1 (A100: Peak FP16 Tensor TFLOPS with FP16 "
-    "Accumulate 312/624, with FP32 Accumulate 312/624; V100: 125 and 125)"
+    "NVIDIA A100 whitepaper Table 1 (one FP16 tensor rate for FP16 and FP32 accumulate on A100 and V100; not "
+    "opened in the h11c audit): fp16_acc16 equals the row's fp16, so it adds no headroom beyond the sourced fp16 "
+    "(A100 312: github:astroC86/gpu-datasheet@01ede5f README.md, A100 datasheet row; "
+    f"{AIC}/a100_sxm.yaml bfloat16_tc_flops 312 TFLOPS)"
 )
 H100_WP = (
-    "NVIDIA H100 Tensor Core GPU Architecture whitepaper (Hopper, like A100, lists one FP16 tensor rate for "
-    "FP16 and FP32 accumulate); the row's dense fp16"
+    "NVIDIA H100 whitepaper (one FP16 tensor rate for FP16 and FP32 accumulate; not opened in the h11c audit): "
+    f"equal to the row's dense fp16, so no headroom beyond it ({AIC}/h100_sxm.yaml bfloat16_tc_flops 989 TFLOPS, "
+    "h100_pcie.yaml 756.5, h200_sxm.yaml 989)"
 )
 BLACKWELL_GEFORCE = (
-    "NVIDIA RTX Blackwell GPU Architecture whitepaper (RTX 5090: FP16 tensor 419 / 838* with FP16 accumulate, "
-    "209.5 / 419* with FP32 accumulate); "
-    f"{GPU_SPECS} (RTX 5090 FP16 Tensor 419 / 838*)"
+    f"{GPU_SPECS} (RTX 5090 row, flagged there as preliminary: FP32 104.8, FP16 tensor 419 / 838*, FP8 and INT8 "
+    "838 / 1676*, FP4 1676 / 3352*; its FP16 tensor column is the FP16-accumulate rate, as its RTX 4090 row's 330 "
+    "is); https://pcpartdb.com/gpus/compare/nvidia-geforce-rtx-5090--vs--nvidia-geforce-rtx-4070-ti (RTX 5090: "
+    "21,760 CUDA cores, boost 2,407 MHz, so 104.8 FP32 and 419 = 4 x FP32 at 170 SMs x 1024 FLOP/clk, Ada's "
+    f"FP16-accumulate rate per SM, {GIGAGPU_ADA}); the RTX Blackwell whitepaper was not opened in the h11c audit"
 )
 NV_5070 = (
-    "https://www.nvidia.com/en-us/geforce/graphics-cards/50-series/rtx-5070-family/ (RTX 5070 Ti: 8960 CUDA "
-    "cores, boost 2.45 GHz, 1406 AI TOPS (FP4, sparse), 16 GB GDDR7, 256-bit); 28 Gbps x 256 bit = 896 GB/s, "
-    "as listed in public GPU tables ('RTX 5070 Ti 16GB ... 896 ... nvidia.com')"
+    "https://intopress.info/recherche/p/i/?a=normal&get=f_125&rid=67fc9c36be54b (a review's spec table, read in "
+    "the h11c audit: RTX 5070 Ti 70 SMs, 8960 CUDA cores, boost 2452 MHz); 16 GB GDDR7 at 28 Gbps on 256 bits = "
+    "896 GB/s: NVIDIA's RTX 5070 family page was not opened, the 28 Gbps GDDR7 is read for the RTX 5070 "
+    "(https://fpsbench.com/compare/gpu/intel-iris-xe-max-graphics-vs-nvidia-geforce-rtx-5070), the 256-bit bus "
+    "for the 5070 Ti is not read in a stored source"
 )
 AMD_RDNA = (
     "RDNA convention of the 7900 XTX row: fp32 counts dual issue, fp16 is the WMMA/packed FP16 rate = 2 x fp32; "
@@ -652,15 +681,48 @@ GEFORCE_ACC = (
     "GEMMs. Tensor rates are DERIVED from SMs x boost clock x the architecture whitepaper's per-SM rates."
 )
 
+NV_5070_FPS = (
+    "https://fpsbench.com/compare/gpu/intel-iris-xe-max-graphics-vs-nvidia-geforce-rtx-5070 (read in the h11c "
+    "audit: RTX 5070 6144 shading units, 48 SMs, boost 2512 MHz, 12 GB GDDR7 at 28 Gbps on 192 bits, 672.0 GB/s, "
+    "FP32 30.87 TFLOPS)"
+)
+NV_5060TI = (
+    "https://cputronic.com/gpu/compare/nvidia-geforce-rtx-5060-ti-16-gb-vs-nvidia-geforce-rtx-2060-super (read in "
+    "the h11c audit: RTX 5060 Ti 16 GB, 4608 shading units, 144 tensor cores, boost 2572 MHz, GDDR7 on 128 bits, "
+    "448.0 GB/s)"
+)
+BLACKWELL_RATIOS = (
+    "Tensor modes DERIVED (h11c audit): NVIDIA's per-card 'AI TOPS' headlines were not opened, so every tensor rate "
+    "is fp32 (cores x 2 x boost, from a read spec table) times the RTX 5090's ratios (FP16 with FP16 accumulate = "
+    "4 x FP32, with FP32 accumulate 2 x, FP8 = INT8 = 8 x, FP4 = 16 x, dense), which are Ada's per-SM rates plus "
+    "Blackwell's FP4."
+)
+
+
+def blackwell_geforce(fp32: float) -> dict[str, float]:
+    """Blackwell GeForce dense tensor rates from the FP32 rate and the RTX 5090's published ratios."""
+    return {
+        "fp4": round(16 * fp32, 1),
+        "fp8": round(8 * fp32, 1),
+        "int8": round(8 * fp32, 1),
+        "bf16": round(2 * fp32, 2),
+        "fp16": round(2 * fp32, 2),
+        "fp16_acc16": round(4 * fp32, 2),
+    }
+
+
 H11B_CARDS: list[dict[str, Any]] = [
     card(
         "nvidia-rtx-2080-ti", "NVIDIA GeForce RTX 2080 Ti 11GB", "NVIDIA", 2018, 11, "GDDR6", 616,
         {"int8": 227.7, "fp16": 56.9, "fp16_acc16": 113.8, "fp32": 14.2},
-        {"bandwidth_gb_per_s": f"{TURING_WP}; {TEKSPEK_30}", "compute": f"{TURING_WP} (Founders Edition column)"},
-        "Turing TU102, 68 SMs. Rates are the Founders Edition column of NVIDIA's table (the reference-clock "
-        "column is 5% lower; partner cards boost higher still, so the higher column is the ceiling). No BF16 "
-        "on Turing tensor cores. fp16 is FP32 accumulate (halved on GeForce), fp16_acc16 FP16 accumulate.",
-        aliases=("2080-ti",),
+        {"bandwidth_gb_per_s": TEKSPEK_30, "compute": f"{TURING_WP}; fp32 {TEKSPEK_30} lists 13,448 at the 1545 MHz "
+         "reference boost"},
+        "Turing TU102, 68 SMs. fp16_acc16 113.8 and int8 227.7 are the Founders Edition figures NVIDIA's Turing "
+        "presentation rounds to 114 / 228 (68 SMs x 1024 FLOP x 1635 MHz); partner cards boost higher still, so "
+        "the higher clock is the ceiling. DERIVED (h11c audit): fp16 56.9 = half of it (GeForce FP32 accumulate, "
+        "the convention of the other GeForce rows; the whitepaper that states it was not opened) and fp32 14.2 = "
+        "4352 cores x 2 x the same 1635 MHz. No BF16 on Turing tensor cores.",
+        derived=("fp16", "fp32"), aliases=("2080-ti",),
     ),
     card(
         "nvidia-rtx-3060-ti", "NVIDIA GeForce RTX 3060 Ti 8GB", "NVIDIA", 2020, 8, "GDDR6", 448,
@@ -672,26 +734,35 @@ H11B_CARDS: list[dict[str, Any]] = [
     card(
         "nvidia-rtx-3070", "NVIDIA GeForce RTX 3070 8GB", "NVIDIA", 2020, 8, "GDDR6", 448,
         {**ampere_geforce(46, 1725), "fp32": 20.31},
-        {"bandwidth_gb_per_s": TEKSPEK_30, "compute": f"46 SMs x 1725 MHz x {GA102_WP}; fp32 {TEKSPEK_30}"},
+        {
+            "memory_reported": f"{GLS} gls/RTX3070_smi.py (captured nvidia-smi: 'NVIDIA GeForce RTX 3070 ... 0MiB / "
+            "8192MiB' = 8 GiB)",
+            "bandwidth_gb_per_s": TEKSPEK_30, "compute": f"46 SMs x 1725 MHz x {GA102_WP}; fp32 {TEKSPEK_30}",
+        },
         f"Ampere GA104, 46 SMs (the GA102 whitepaper's Appendix lists the 3070 at 81.3 FP16-accumulate and 162.6 "
-        f"INT8, the same figures). {GEFORCE_ACC}", derived=("int8", "bf16", "fp16", "fp16_acc16"),
-        aliases=("3070",),
+        f"INT8, the same figures; not opened in the h11c audit). {GEFORCE_ACC}",
+        reported_mib=8192, derived=("int8", "bf16", "fp16", "fp16_acc16"), aliases=("3070",),
     ),
     card(
         "nvidia-rtx-3080", "NVIDIA GeForce RTX 3080 10GB", "NVIDIA", 2020, 10, "GDDR6X", 760,
         {**ampere_geforce(68, 1710), "fp32": 29.77},
-        {"bandwidth_gb_per_s": TEKSPEK_30, "compute": f"68 SMs x 1710 MHz x {GA102_WP}; fp32 {TEKSPEK_30}"},
-        f"Ampere GA102, 68 SMs (the whitepaper's Appendix: 119 / 59.5 / 238). {GEFORCE_ACC}",
+        {
+            "memory_reported": f"{GLS} gls/RTX3080_smi.py (captured nvidia-smi: 'NVIDIA GeForce RTX 3080 ... 0MiB / "
+            "10240MiB' = 10 GiB)",
+            "bandwidth_gb_per_s": TEKSPEK_30, "compute": f"68 SMs x 1710 MHz x {GA102_WP}; fp32 {TEKSPEK_30}",
+        },
+        f"Ampere GA102, 68 SMs (119 / 59.5 / 238 by the per-SM rates). {GEFORCE_ACC}", reported_mib=10240,
         derived=("int8", "bf16", "fp16", "fp16_acc16"), aliases=("3080",),
     ),
     card(
         "nvidia-rtx-3080-ti", "NVIDIA GeForce RTX 3080 Ti 12GB", "NVIDIA", 2021, 12, "GDDR6X", 912,
         {**ampere_geforce(80, 1665), "fp32": 34.1},
         {
-            "bandwidth_gb_per_s": "https://www.wccftech.com/nvidia-geforce-rtx-3080-ti-12-gb-gddr6x-10240-cuda-"
-            "cores-april-launch-rumor/ (12 GB GDDR6X, 19 Gbps, 384-bit = 912 GB/s, 80 SMs, 10240 CUDA cores); "
-            "github:VladislavDuma/gpu_specs-style bandwidth maps list 'RTX 3080 Ti': 912.4",
-            "compute": f"80 SMs x 1665 MHz (NVIDIA's 3080 Ti boost clock) x {GA102_WP}; fp32 = 10240 x 2 x 1665 MHz",
+            "bandwidth_gb_per_s": "https://wccftech.com/nvidia-geforce-rtx-3080-ti-12-gb-gddr6x-10240-cuda-cores-"
+            "april-launch-rumor/ (pre-launch report, read in the h11c audit: 12 GB GDDR6X, 19 Gbps, 384-bit = 912 "
+            "GB/s, 80 SMs, 10240 CUDA cores)",
+            "compute": f"80 SMs x 1665 MHz x {GA102_WP}; fp32 = 10240 x 2 x 1665 MHz (the 1665 MHz boost is NVIDIA's "
+            "3080 Ti spec, not read in a stored source by the h11c audit)",
         },
         f"Ampere GA102, 80 SMs. {GEFORCE_ACC}", derived=("int8", "bf16", "fp16", "fp16_acc16", "fp32"),
         aliases=("3080-ti",),
@@ -705,7 +776,8 @@ H11B_CARDS: list[dict[str, Any]] = [
             "88 / 177*, FP8 177 / 353*, INT8 177 / 353*)",
             "compute": f"34 SMs x 2535 MHz x {ADA_WP}; {GPU_SPECS} (88 / 177 / 177 dense)",
         },
-        f"Ada AD106, 34 SMs. {GEFORCE_ACC}", reported_mib=16380,
+        f"Ada AD106, 34 SMs. Capacity cross-checked (h11c audit): {GLS} gls/RTX4060Ti_smi.py, captured nvidia-smi "
+        f"'NVIDIA GeForce RTX 4060 Ti ... 0MiB / 16380MiB'. {GEFORCE_ACC}", reported_mib=16380,
         derived=("fp8", "int8", "bf16", "fp16", "fp16_acc16"), aliases=("4060-ti-16gb",),
     ),
     card(
@@ -746,33 +818,28 @@ H11B_CARDS: list[dict[str, Any]] = [
     ),
     card(
         "nvidia-rtx-5070-ti", "NVIDIA GeForce RTX 5070 Ti 16GB", "NVIDIA", 2025, 16, "GDDR7", 896,
-        {"fp4": 703, "fp8": 351.5, "int8": 351.5, "bf16": 87.88, "fp16": 87.88, "fp16_acc16": 175.75, "fp32": 43.94},
+        {**blackwell_geforce(43.94), "fp32": 43.94},
         {
             "bandwidth_gb_per_s": NV_5070,
-            "fp4": f"{NV_5070}: 1406 / 2",
-            "fp8": f"{NV_5070}: 1406 / 4 (Blackwell GeForce FP8 = FP4 / 2, as the RTX 5090 row)",
-            "int8": f"{NV_5070}: = FP8 (the RTX 5090's INT8 838 = FP8 838, {GPU_SPECS})",
-            "bf16": f"{NV_5070}: 1406 / 16; {BLACKWELL_GEFORCE}",
-            "fp16": f"{NV_5070}: 1406 / 16; {BLACKWELL_GEFORCE}",
-            "fp16_acc16": f"{NV_5070}: 1406 / 8; {BLACKWELL_GEFORCE}",
-            "fp32": f"{NV_5070}: 8960 x 2 x 2.452 GHz",
+            "compute": f"fp32 = 8960 cores x 2 x 2.452 GHz ({NV_5070}); tensor modes = fp32 x the RTX 5090's ratios "
+            f"({BLACKWELL_GEFORCE})",
         },
-        "Blackwell GB203, 70 SMs. NVIDIA states only '1406 AI TOPS' (FP4 with sparsity): fp4 is it halved; the "
-        "other tensor modes are DERIVED by the RTX 5090's published ratios (FP4 : FP8 : FP16-acc16 : FP16-acc32 = "
-        "8 : 4 : 2 : 1 dense, INT8 = FP8). " + GEFORCE_ACC.split(" Tensor rates")[0],
-        sparse_halved=("fp4",), derived=("fp8", "int8", "bf16", "fp16", "fp16_acc16"), aliases=("5070-ti",),
+        f"Blackwell GB203, 70 SMs. {BLACKWELL_RATIOS} {GEFORCE_ACC.split(' Tensor rates')[0]}",
+        derived=("fp4", "fp8", "int8", "bf16", "fp16", "fp16_acc16", "fp32"), aliases=("5070-ti",),
     ),
     card(
         "nvidia-a10", "NVIDIA A10 24GB", "NVIDIA", 2021, 24, "GDDR6 (ECC)", 600,
         {"int8": 250, "bf16": 125, "fp16": 125, "fp16_acc16": 125, "fp32": 31.2},
         {
-            "memory_reported": VLAD_SMI,
-            "bandwidth_gb_per_s": "github:astroC86/gpu-datasheet README.md (A10: 24 GB, 600 GB/s, 125 TFLOPS FP16, "
+            "memory_reported": f"{VLAD_SMI}; {GLS} gls/A10_smi.py (captured nvidia-smi: 'NVIDIA A10 ... 1MiB / "
+            "23028MiB', ECC on)",
+            "bandwidth_gb_per_s": "github:astroC86/gpu-datasheet@01ede5f README.md (A10: 24 GB, 600 GB/s, 125 TFLOPS FP16, "
             "250 TOPS INT8; links NVIDIA's A10 datasheet); " + f"{GPU_SPECS} (A10: 23028 MiB, 600 GB/s)",
             "compute": f"{GPU_SPECS} (A10: FP32 31.2, BF16/FP16 tensor 125 / 250*, INT8 250 / 500*); fp16_acc16 = "
             f"fp16 on datacenter Ampere ({A100_WP})",
         },
-        "Ampere GA102 datacenter card (not a GeForce: FP32 accumulate at the full tensor rate).",
+        "Ampere GA102 datacenter card (not a GeForce: FP32 accumulate at the full tensor rate). Capacity with ECC on, "
+        "the datacenter default; with ECC off the driver reports more.",
         reported_mib=23028, device_class="datacenter GPU", aliases=("a10",),
     ),
     card(
@@ -829,61 +896,42 @@ H11B_CARDS: list[dict[str, Any]] = [
         "intel-arc-a770-16gb", "Intel Arc A770 16GB", "Intel", 2022, 16, "GDDR6", 560,
         {"fp32": 19.66},
         {
-            "bandwidth_gb_per_s": "https://www.techpowerup.com/review/intel-arc-a770/single-page.html (Arc A770 "
-            "Limited Edition 16 GB: GDDR6 17.5 Gbps, 256-bit, 560 GB/s)",
-            "fp32": "https://cputronic.com/de/gpu/intel-arc-a770 (4096 shading units, boost 2400 MHz, 19.66 TFLOPS)",
+            "bandwidth_gb_per_s": "https://www.svethardware.cz/intel-zverejnil-oficialni-specifikace-grafickych-karet-"
+            "arc/58344 (Intel's official A-series specifications, read in the h11c audit: Arc A770 32 Xe-cores, 512 XMX "
+            "engines, 2100 MHz graphics clock, 256-bit, 560 GB/s, 16 GB on Intel's own card)",
+            "fp32": "https://fpsbench.com/compare/gpu/intel-arc-a770-vs-nvidia-tesla-m40 (read in the h11c audit: "
+            "4096 shading units, boost 2400 MHz, FP32 19.66 TFLOPS)",
         },
-        "Alchemist ACM-G10, 32 Xe-cores. XMX (matrix) rates: Intel's figures for the A770 were not found in a "
-        "stored source, so int8/fp16/bf16 stay absent; the B580 row carries Battlemage's published XMX rates.",
+        "Alchemist ACM-G10, 32 Xe-cores. XMX (matrix) rates stay absent: the h11c audit searched stored pages, docs "
+        "and code for Intel's A770 XMX peaks (INT8 / FP16 / BF16) and found the engine count (512 at 2100 MHz) but "
+        "no per-engine rate or peak, so int8/fp16/bf16 are not guessed; prefill charged at them gets no compute "
+        "ceiling. The B580 row carries Battlemage's own rates.",
         aliases=("a770",),
     ),
 ]
 
-NV_5060_5070 = (
-    "https://www.nvidia.com/en-us/geforce/graphics-cards/50-series/ (RTX 5070: 6144 CUDA cores, boost 2.51 GHz, "
-    "988 AI TOPS (FP4, sparse), 12 GB GDDR7, 192-bit; RTX 5060 Ti: 4608 CUDA cores, boost 2.57 GHz, 759 AI "
-    "TOPS, 16 GB GDDR7, 128-bit); 28 Gbps GDDR7: 672 and 448 GB/s, as public GPU tables list them ('RTX 5070 "
-    "12GB ... 672 ... 6144 ... nvidia.com', 'RTX 5060 Ti 16GB ... 448 ... 4608 ... nvidia.com')"
-)
-BLACKWELL_RATIOS = (
-    "NVIDIA states only the 'AI TOPS' (FP4 with sparsity): fp4 is it halved; the other tensor modes are DERIVED "
-    "by the RTX 5090's published ratios (FP4 : FP8 : FP16-acc16 : FP16-acc32 = 8 : 4 : 2 : 1 dense, INT8 = FP8)."
-)
-
-
-def blackwell_geforce(ai_tops: float) -> dict[str, float]:
-    return {
-        "fp4": round(ai_tops / 2, 2),
-        "fp8": round(ai_tops / 4, 2),
-        "int8": round(ai_tops / 4, 2),
-        "bf16": round(ai_tops / 16, 2),
-        "fp16": round(ai_tops / 16, 2),
-        "fp16_acc16": round(ai_tops / 8, 2),
-    }
-
-
 H11B_CARDS += [
     card(
         "nvidia-rtx-5070", "NVIDIA GeForce RTX 5070 12GB", "NVIDIA", 2025, 12, "GDDR7", 672,
-        {**blackwell_geforce(988), "fp32": 30.84},
+        {**blackwell_geforce(30.87), "fp32": 30.87},
         {
-            "bandwidth_gb_per_s": NV_5060_5070,
-            "compute": f"{NV_5060_5070}: 988 AI TOPS / 2, 4, 4, 16, 16, 8; {BLACKWELL_GEFORCE}; fp32 = 6144 x 2 x "
-            "2.51 GHz",
+            "bandwidth_gb_per_s": NV_5070_FPS,
+            "compute": f"fp32 30.87 = 6144 x 2 x 2.512 GHz ({NV_5070_FPS}); tensor modes = fp32 x the RTX 5090's "
+            f"ratios ({BLACKWELL_GEFORCE})",
         },
         f"Blackwell GB205, 48 SMs. {BLACKWELL_RATIOS} {GEFORCE_ACC.split(' Tensor rates')[0]}",
-        sparse_halved=("fp4",), derived=("fp8", "int8", "bf16", "fp16", "fp16_acc16", "fp32"), aliases=("5070",),
+        derived=("fp4", "fp8", "int8", "bf16", "fp16", "fp16_acc16"), aliases=("5070",),
     ),
     card(
         "nvidia-rtx-5060-ti-16gb", "NVIDIA GeForce RTX 5060 Ti 16GB", "NVIDIA", 2025, 16, "GDDR7", 448,
-        {**blackwell_geforce(759), "fp32": 23.69},
+        {**blackwell_geforce(23.7), "fp32": 23.7},
         {
-            "bandwidth_gb_per_s": NV_5060_5070,
-            "compute": f"{NV_5060_5070}: 759 AI TOPS / 2, 4, 4, 16, 16, 8; {BLACKWELL_GEFORCE}; fp32 = 4608 x 2 x "
-            "2.57 GHz",
+            "bandwidth_gb_per_s": NV_5060TI,
+            "compute": f"fp32 23.70 = 4608 x 2 x 2.572 GHz ({NV_5060TI}); tensor modes = fp32 x the RTX 5090's "
+            f"ratios ({BLACKWELL_GEFORCE})",
         },
         f"Blackwell GB206, 36 SMs. {BLACKWELL_RATIOS} {GEFORCE_ACC.split(' Tensor rates')[0]}",
-        sparse_halved=("fp4",), derived=("fp8", "int8", "bf16", "fp16", "fp16_acc16", "fp32"),
+        derived=("fp4", "fp8", "int8", "bf16", "fp16", "fp16_acc16", "fp32"),
         aliases=("5060-ti-16gb",),
     ),
     card(
@@ -902,40 +950,53 @@ H11B_CARDS += [
         "nvidia-a40", "NVIDIA A40 48GB", "NVIDIA", 2020, 48, "GDDR6 (ECC)", 696,
         {"int8": 299.3, "bf16": 149.7, "fp16": 149.7, "fp16_acc16": 149.7, "fp32": 37.4},
         {
-            "bandwidth_gb_per_s": "github:astroC86/gpu-datasheet README.md (A40: 48 GB, 696 GB/s, 149.7 TFLOPS BF16 / "
+            "memory_reported": f"{GLS} gls/A40x10_smi.py (captured nvidia-smi: 'NVIDIA A40 ... 1MiB / 46068MiB', ECC "
+            "on)",
+            "bandwidth_gb_per_s": "github:astroC86/gpu-datasheet@01ede5f README.md (A40: 48 GB, 696 GB/s, 149.7 TFLOPS BF16 / "
             "FP16, 299.3 TOPS INT8; links https://images.nvidia.cn/content/Solutions/data-center/a40/nvidia-a40-"
             "datasheet.pdf)",
-            "compute": "github:astroC86/gpu-datasheet README.md (A40 datasheet: BF16/FP16 tensor 149.7, INT8 299.3 "
+            "compute": "github:astroC86/gpu-datasheet@01ede5f README.md (A40 datasheet: BF16/FP16 tensor 149.7, INT8 299.3 "
             "dense); fp32 37.4 (the A40 datasheet's 'FP32 37.4 TFLOPS'); fp16_acc16 = fp16 on datacenter Ampere "
             f"({A100_WP})",
         },
-        "Ampere GA102 datacenter card: FP32 accumulate at the full tensor rate.", device_class="datacenter GPU",
-        aliases=("a40",),
+        "Ampere GA102 datacenter card: FP32 accumulate at the full tensor rate. Capacity (h11c audit): 46068 MiB as "
+        "nvidia-smi reports it with ECC on, the datacenter default (the 48 GiB label was used before; with ECC off "
+        "the driver reports more). fp32 37.4 is the A40 datasheet's, linked from the README but not opened.",
+        reported_mib=46068, device_class="datacenter GPU", aliases=("a40",),
     ),
     card(
         "nvidia-v100-sxm2-32gb", "NVIDIA Tesla V100 SXM2 32GB", "NVIDIA", 2018, 32, "HBM2", 900,
         {"fp16": 125, "fp16_acc16": 125, "fp32": 15.7},
         {
-            "bandwidth_gb_per_s": f"{A100_WP} (the same table: V100 SXM2, 900 GB/s HBM2, Peak FP32 15.7, FP16 "
-            "Tensor 125 with either accumulate)",
-            "compute": A100_WP,
+            "bandwidth_gb_per_s": "NVIDIA's V100 SXM2 figure 900 GB/s (A100 whitepaper Table 1, not opened in the "
+            f"h11c audit); cross-check {GLS} gls/V100_x8_smi.py (captured nvidia-smi -a of V100-SXM2: memory clock "
+            "877 MHz; 877 MHz x 2 x 4096 bits = 898 GB/s)",
+            "compute": f"125 FP16 tensor / 15.7 FP32 are NVIDIA's V100 SXM2 figures (A100 whitepaper Table 1, not "
+            f"opened in the h11c audit); cross-check {GLS} gls/V100_x8_smi.py (Max Clocks SM 1530 MHz): 80 SMs x "
+            "1530 MHz x 1024 FLOP (8 tensor cores x 64 FMA) = 125.3, 5120 cores x 2 x 1530 MHz = 15.67; "
+            "fp16_acc16 = fp16 (one rate for both accumulates on datacenter parts)",
         },
-        "Volta GV100, 80 SMs; four 8 GiB HBM2 stacks. No BF16 or INT8 tensor mode on Volta.",
+        "Volta GV100, 80 SMs; four 8 GiB HBM2 stacks (the 16 GB V100-SXM2 reports 16384 MiB = 16 GiB: "
+        f"{GLS} gls/V100_x8_smi.py). No BF16 or INT8 tensor mode on Volta.",
         device_class="datacenter GPU", aliases=("v100",),
     ),
     card(
         "nvidia-t4", "NVIDIA T4 16GB", "NVIDIA", 2018, 16, "GDDR6", 320,
         {"int8": 130.25, "fp16": 65.13, "fp16_acc16": 65.13, "fp32": 8.14},
         {
-            "bandwidth_gb_per_s": "https://sysrqmts.com/en/gpus/nvidia/tesla/t4 (16 GB GDDR6, 256-bit, 10 Gbps, 320.0 "
-            "GB/s, FP32 8.141, FP16 65.13)",
-            "compute": "https://hmc-tech.com/gpu/nvidia-a16-vs-nvidia-t4 (T4: FP16 65.13 TFLOPS Tensor with FP16 "
-            "accumulate and 65.13 with FP32 accumulate, INT8 130.25 TOPS Tensor, FP32 8.14); "
-            "https://geektopia.es/es/technology/2018/09/13/noticias/nvidia-presenta-la-nueva-tesla-t4-basada-en-"
-            "turing-orientada-a-inteligencia-artificial.html (8.1 FP32, 65 FP16, 130 INT8 TOPS)",
+            "bandwidth_gb_per_s": "https://sysrqmts.com/pt/gpus/compare/nvidia-rtx-a4000-vs-nvidia-tesla-t4 (read in "
+            "the h11c audit: T4 16 GB GDDR6, 256 bit, 10 Gbps, 320.0 GB/s, boost 1590 MHz, FP32 8.141, FP16 65.13 "
+            "(8:1))",
+            "compute": "https://sysrqmts.com/pt/gpus/compare/nvidia-rtx-a4000-vs-nvidia-tesla-t4 (FP32 8.141, FP16 "
+            "65.13 = 40 SMs x 1590 MHz x 1024); int8 130.25 = 2 x FP16 (Turing INT8 at twice the FP16 rate: "
+            f"{TURING_WP}); hmc-tech's T4 page (65.13 with either accumulate, 130.25 INT8) was not opened in the "
+            "h11c audit",
         },
-        "Turing TU104 datacenter card, 40 SMs: both accumulates at one rate. No BF16 on Turing.",
-        device_class="datacenter GPU", aliases=("t4",),
+        "Turing TU104 datacenter card, 40 SMs: both accumulates at one rate. No BF16 on Turing. Capacity: 16 GiB "
+        "is the DRAM on the card; with ECC on (the T4 default) nvidia-smi reports less (15360 or 15109 MiB in "
+        "public logs the h11c audit found without recording a repository path; a Colab T4's deviceQuery shows "
+        "15095 MBytes: github:sylvia-ymlin/cuda-kernels-from-scratch README.md), so memory_gb is an upper bound.",
+        derived=("int8",), device_class="datacenter GPU", aliases=("t4",),
     ),
 ]
 
@@ -955,45 +1016,64 @@ H11B_SOCS: list[dict[str, Any]] = [
         "sources": {
             "memory_gb": "64 GiB (LPDDR5 built from binary-density dies); NVIDIA Jetson AGX Orin Series technical "
             "brief, as summarised at http://mzph.cn/web/30785.shtml (AGX Orin in 32GB and 64GB modules)",
-            "bandwidth_gb_per_s": "NVIDIA Jetson AGX Orin 64GB module: 256-bit LPDDR5 at 6400 MT/s = 204.8 GB/s; "
-            "https://llmperf.net/categories/gpu/Nvidia-Jetson",
-            "int8": "http://mzph.cn/web/30785.shtml (technical brief: 64 third-generation tensor cores, 170 sparse "
+            "bandwidth_gb_per_s": "NVIDIA Jetson AGX Orin 64GB module: 256-bit LPDDR5 at 6400 MT/s = 204.8 GB/s "
+            "(module datasheet, not opened in the h11c audit); https://llmperf.net/categories/gpu/Nvidia-Jetson (page "
+            "read, its table not in the stored excerpt)",
+            "int8": "http://mzph.cn/web/30785.shtml (read in the h11c audit; technical brief: 64 third-generation "
+            "tensor cores, 170 sparse "
             "TOPs INT8 on the GPU; the DLAs' 105 are separate) / 2",
             "fp32": "http://mzph.cn/web/30785.shtml (technical brief: 16 SMs, 2048 CUDA cores, 5.3 FP32 TFLOPs)",
         },
         "notes": "Row added by h11b: the Jetson the llama.cpp CUDA scoreboard reports. GPU only: the 275 'AI TOPS' "
-        "headline adds the two DLAs, which LLM runtimes do not use. FP16/BF16 tensor rates are not stated in a "
-        "stored source, so they stay absent.",
+        "headline adds the two DLAs, which LLM runtimes do not use. FP16/BF16 tensor rates stay absent (h11c "
+        "audit): the technical brief's summary (mzph.cn, read) states only the GPU's 170 sparse INT8 TOPS and 5.3 "
+        "FP32 TFLOPS, no stored page, doc or repository states an Orin FP16/BF16 tensor peak or its FP32-accumulate "
+        "rate, and a rate is not derived from INT8 without one. The 204.8 GB/s (256-bit LPDDR5 at 6400 MT/s) is "
+        "NVIDIA's module datasheet figure, not opened in the audit.",
         "aliases": ["agx-orin"],
     },
 ]
 
 #: Existing rows: capacity in bytes as the device reports it (label in the name), with its source.
 H11B_CAPACITY: dict[str, tuple[float, str]] = {
-    "nvidia-h100-sxm": (85.521, f"81559 MiB ({NVSMI}: 'NVIDIA H100 80GB HBM3 ... 0MiB /  81559MiB' in public "
-                        "nvidia-smi logs; {GPU_SPECS} lists the H100 PCIe at 81559 MiB too)"),
+    "nvidia-h100-sxm": (85.521, f"81559 MiB ({NVSMI}: {GLS} gls/H100SXMx8_smi.py, captured 'NVIDIA H100 80GB "
+                        f"HBM3 ... 1MiB /  81559MiB'; {GPU_SPECS} lists the H100 PCIe at 81559 MiB too)"),
     "nvidia-h100-pcie": (85.521, f"81559 MiB ({VLAD_SMI}: H100 PCIe 81559)"),
-    "nvidia-h200-sxm": (150.756, f"143771 MiB ({NVSMI}: 'NVIDIA H200 ... 0MiB / 143771MiB', 700 W SXM, in "
-                        "public nvidia-smi logs)"),
-    "nvidia-a100-80gb-sxm": (85.899, f"81920 MiB ({NVSMI}: 'NVIDIA A100-SXM4-80GB ... / 81920MiB' in public "
-                             "nvidia-smi logs)"),
+    "nvidia-h200-sxm": (150.756, f"143771 MiB ({NVSMI}: {GLS} gls/H200_smi.py, captured 'NVIDIA H200 ... 1MiB / "
+                        "143771MiB', 700 W)"),
+    "nvidia-a100-80gb-sxm": (85.899, f"81920 MiB ({NVSMI}: {GLS} gls/A100SXMx4_smi.py, captured 'NVIDIA "
+                             "A100-SXM4-80GB ... 1MiB /  81920MiB')"),
     "nvidia-a100-40gb-sxm": (42.950, "40960 MiB = 40 GiB (five 8 GiB HBM2 stacks; the 80 GB part reports "
-                             "81920 MiB = 80 GiB, this one half of it)"),
-    "nvidia-b200": (192.265, f"183359 MiB ({NVSMI}: 'NVIDIA B200 ... 0MiB / 183359MiB', 1000 W, in public "
-                    "nvidia-smi logs; the TSV note: 'nvidia-smi ~179 GiB')"),
-    "nvidia-b300": (288.400, "275040 MiB (the TSV note: 'nvidia-smi 275,040 MiB = 288.4e9 B')"),
-    "nvidia-l40s": (48.305, f"46068 MiB ({VLAD_SMI}: L40S 46068; ECC on)"),
-    "nvidia-l4": (24.153, f"23034 MiB ({VLAD_SMI}: L4 23034; ECC on)"),
-    "nvidia-rtx-6000-ada": (51.527, f"49140 MiB ({VLAD_SMI}: RTX 6000 Ada 49140)"),
-    "nvidia-rtx-5090": (34.343, f"32752 MiB ({VLAD_SMI}: RTX 5090 32752)"),
-    "nvidia-rtx-4090": (25.757, f"24564 MiB ({VLAD_SMI}: RTX 4090 24564)"),
+                             f"81920 MiB = 80 GiB, {GLS} gls/A100SXMx4_smi.py, this one half of it; public logs "
+                             "show 40960MiB for the A100-SXM4-40GB, found by the h11c audit without recording a "
+                             "repository path)"),
+    "nvidia-b300": (288.400, f"275040 MiB ({AIC}/b300_sxm.yaml: 'mem_capacity: 288400343040 # 275040MiB "
+                    "reported by nvidia-smi')"),
+    "nvidia-l40s": (48.305, f"46068 MiB ({GLS} gls/L40S_smi.py, captured 'NVIDIA L40S ... 1MiB /  46068MiB'; "
+                    f"{AIC}/l40s.yaml 'mem_capacity: 48305799168 # 46068 MiB'; ECC on)"),
+    "nvidia-l4": (24.153, f"23034 MiB ({GLS} gls/L4_smi.py, captured 'NVIDIA L4 ... 1MiB /  23034MiB'; "
+                  f"{VLAD_SMI}: L4 23034; ECC on)"),
+    "nvidia-rtx-6000-ada": (51.527, f"49140 MiB ({GLS} gls/RTX6000Ada_x8_smi.py, captured 'NVIDIA RTX 6000 Ada "
+                            f"Gene... 2MiB /  49140MiB', ECC off; {VLAD_SMI}: RTX 6000 Ada 49140)"),
+    "nvidia-rtx-5090": (34.191, f"32607 MiB ({GLS} gls/RTX5090_smi.py, captured 'NVIDIA GeForce RTX 5090 ... 2MiB "
+                        "/  32607MiB' and nvidia-smi -a 'FB Memory Usage Total : 32607 MiB'; h11c audit: corrected "
+                        f"from the 32752 MiB of {GPU_SPECS}, whose RTX 5090 row is flagged there as preliminary)"),
+    "nvidia-rtx-4090": (25.757, f"24564 MiB ({GLS} gls/RTX4090_smi.py, captured 'NVIDIA GeForce RTX 4090 ... 2MiB "
+                        f"/  24564MiB'; {VLAD_SMI}: RTX 4090 24564)"),
     "nvidia-rtx-4080": (17.171, f"16376 MiB (the AD103 16 GB board as {VLAD_SMI} lists the RTX 4080 SUPER: "
-                        "16376; 16 GiB = 17.18e9 of DRAM)"),
+                        "16376; a public RTX 4080 nvidia-smi capture reads '2028MiB /  16376MiB', found by the "
+                        "h11c audit without recording a repository path; 16 GiB = 17.18e9 of DRAM)"),
     "nvidia-rtx-5080": (17.180, f"16 GiB: {GDDR_GIB}"),
-    "nvidia-rtx-3090": (25.770, f"24 GiB: {GDDR_GIB}"),
+    "nvidia-rtx-3090": (25.770, f"24 GiB: {GDDR_GIB}; {GLS} gls/RTX3090_smi.py, captured 'NVIDIA GeForce RTX 3090 "
+                        "... 2MiB /  24576MiB' = 24 GiB"),
     "nvidia-rtx-3060-12gb": (12.885, f"12 GiB: {GDDR_GIB}"),
-    "nvidia-rtx-pro-6000-blackwell": (103.079, f"96 GiB: {GDDR_GIB}"),
-    "nvidia-rtx-a6000": (51.540, f"48 GiB: {GDDR_GIB}"),
+    "nvidia-rtx-pro-6000-blackwell": (102.642, f"97887 MiB ({AIC}/rtx_pro_6000_server.yaml: 'mem_capacity: "
+                                      "102641958912 # 97887 MiB reported by nvidia-smi'; h11c audit: corrected from "
+                                      "96 GiB = 103.079e9, which the card does not report; public Workstation and "
+                                      "Max-Q Edition nvidia-smi lines read 97887MiB as well)"),
+    "nvidia-rtx-a6000": (51.540, f"48 GiB: {GDDR_GIB}; with ECC on the driver reports 46068 MiB ({GLS} "
+                         "gls/RTX_A6000_x9_smi.py, captured 'NVIDIA RTX A6000 ... 1MiB /  46068MiB'), with ECC off "
+                         "about 48 GiB (the RTX 6000 Ada, ECC off, reports 49140 MiB), so 48 GiB is the upper bound"),
     "amd-radeon-rx-7900-xtx": (25.770, f"24 GiB: {GDDR_GIB}"),
     "amd-radeon-ai-pro-r9700": (34.360, f"32 GiB: {GDDR_GIB}"),
     "intel-arc-b580": (12.885, f"12 GiB: {GDDR_GIB}"),
@@ -1021,8 +1101,8 @@ def _binned(full_id: str, full: float, gpu: int, cores: int) -> tuple[float, str
 #: binned Apple GPUs by core share.
 H11B_ADDED_COMPUTE: dict[str, dict[str, tuple[float, str]]] = {
     "nvidia-rtx-4090": {"fp16_acc16": (330.3, ADA_WP)},
-    "nvidia-rtx-4080": {"fp16_acc16": (194.9, f"{ADA_WP} (RTX 4080: 194.9 / 389.8 with FP16 accumulate, 97.5 / "
-                                       "194.9 with FP32 accumulate)")},
+    "nvidia-rtx-4080": {"fp16_acc16": (194.9, f"= 2 x the row's FP32-accumulate 97.5 (the Ada GeForce ratio, "
+                                       f"{ADA_WP}); the whitepaper's RTX 4080 column (194.9) was not opened")},
     "nvidia-rtx-5090": {"fp16_acc16": (419.0, BLACKWELL_GEFORCE)},
     "nvidia-rtx-5080": {"fp16_acc16": (225.2, f"= 2 x the row's FP32-accumulate 112.6 (the RTX 5090's ratio, "
                                        f"{BLACKWELL_GEFORCE})")},
@@ -1051,6 +1131,13 @@ H11B_ADDED_COMPUTE: dict[str, dict[str, tuple[float, str]]] = {
 #: Curation for the rows above: which added modes are derived, and the notes that explain them.
 H11B_CURATION: dict[str, dict[str, Any]] = {
     "nvidia-rtx-5080": {"derived": ["fp16_acc16"]},
+    "nvidia-rtx-4080": {"derived": ["fp16_acc16"]},
+    "nvidia-b200": {
+        "add_note": "h11c audit: memory_gb stays at the 180 GB label. Public nvidia-smi logs show the B200 at 183359 "
+        "MiB (192.27e9 bytes), but the audit found them only as excerpts without a repository path it could cite, "
+        "so the reported bytes are not sourced; the label UNDERSTATES the capacity the device reports by about 6%, "
+        "so a fit near the limit may be declared impossible when it is not.",
+    },
     "nvidia-rtx-3060-12gb": {"derived": ["fp16_acc16"]},
     **{
         row_id: {
