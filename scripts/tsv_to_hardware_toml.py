@@ -846,10 +846,11 @@ H11B_CARDS: list[dict[str, Any]] = [
         "amd-radeon-rx-7800-xt", "AMD Radeon RX 7800 XT 16GB", "AMD", 2023, 16, "GDDR6", 624,
         {"fp16": 74.64, "fp32": 37.32},
         {
-            "bandwidth_gb_per_s": "https://www.gpu-monkey.com/en/gpu-amd_radeon_rx_7800_xt (16 GB GDDR6, 19.5 Gbps, "
-            "256-bit, 624 GB/s); https://cputronic.com/gpu/amd-radeon-rx-7800-xt (37.32 TFLOPS)",
-            "fp32": "https://cputronic.com/gpu/amd-radeon-rx-7800-xt (theoretical 37.32 TFLOPS: 60 CUs, 2430 MHz "
-            "boost, dual issue)",
+            "bandwidth_gb_per_s": "https://www.gpu-monkey.com/en/gpu-amd_radeon_rx_7800_xt (read in the h11c audit: 16 "
+            "GB GDDR6, 19.5 Gbps, 256-bit, 624 GB/s)",
+            "fp32": "https://cputronic.com/gpu/amd-radeon-rx-7800-xt (read in the h11c audit: boost 2430 MHz, 3840 "
+            "shading units, theoretical 37.32 TFLOPS = 3840 x 2 x 2 (dual issue) x 2.43 GHz; gpu-monkey's 32.69 is "
+            "at a lower clock)",
             "fp16": "= 2 x fp32 (RDNA3 packed/WMMA FP16 rate, as the 7900 XTX row's 122.8 = 2 x 61.4); "
             "https://cputronic.com/gpu/amd-radeon-rx-7800-xt",
         },
@@ -859,11 +860,13 @@ H11B_CARDS: list[dict[str, Any]] = [
         "amd-radeon-rx-7600-xt", "AMD Radeon RX 7600 XT 16GB", "AMD", 2024, 16, "GDDR6", 288,
         {"fp16": 45.14, "fp32": 22.57},
         {
-            "bandwidth_gb_per_s": "https://siliconcat.net/gpu/amd-radeon-rx-7600-xt (128-bit, 2250 MHz, 288.0 GB/s, "
-            "boost 2615 MHz, 2048 shading units)",
-            "fp32": "2048 shading units x 2 (FMA) x 2 (RDNA3 dual issue) x 2.755 GHz = 22.57 (AMD's RX 7600 XT "
-            "boost 2755 MHz; cputronic lists 21.42 at the 2615 MHz game-class clock)",
-            "fp16": "= 2 x fp32 (RDNA3 convention of the 7900 XTX row)",
+            "bandwidth_gb_per_s": "https://pcspecchart.com/pc_parts/gpu/10 (read in the h11c audit: RX 7600 XT 2048 "
+            "cores, boost 2755 MHz, 16 GB GDDR6, 128-bit, 288 GB/s); https://www.itcreations.com/amd-gpu/amd-radeon-"
+            "rx-7600-xt-gpu (16GB, 288 GB/s, 128-bit, 2048 stream processors)",
+            "fp32": "2048 shading units x 2 (FMA) x 2 (RDNA3 dual issue) x 2.755 GHz = 22.57 (boost 2755 MHz from "
+            "pcspecchart above; siliconcat's page cited before was not opened in the h11c audit)",
+            "fp16": "= 2 x fp32 (RDNA3 convention of the 7900 XTX row; https://fpsbench.com/compare/gpu/amd-radeon-rx-"
+            "7600-vs-intel-hd-graphics-p4600 lists the same Navi 33's FP16 as 2:1)",
         },
         f"RDNA3 Navi 33, 32 CUs, 16 GB on a 128-bit bus. {AMD_RDNA}", derived=("fp16", "fp32"),
         aliases=("7600-xt",),
@@ -873,7 +876,7 @@ H11B_CARDS: list[dict[str, Any]] = [
         {"fp16": 46.08, "fp32": 23.04},
         {
             "bandwidth_gb_per_s": "https://www.tomshardware.com/uk/news/nvidia-driver-geforce-rtx-3080-ti-ampere-gpu "
-            "(spec table: Radeon RX 6900 XT 5,120 SPs, boost 2,250 MHz, 16GB GDDR6, 16 Gbps, 256-bit, 512 GBps)",
+            "(spec table, read in the h11c audit: Radeon RX 6900 XT 5,120 SPs, boost 2,250 MHz, 16GB GDDR6, 16 Gbps, 256-bit, 512 GBps)",
             "fp32": "5120 SPs x 2 x 2.25 GHz = 23.04 (Tom's Hardware spec table above)",
             "fp16": "= 2 x fp32: RDNA2 packed FP16 (rapid packed math); no matrix units on RDNA2",
         },
@@ -884,7 +887,8 @@ H11B_CARDS: list[dict[str, Any]] = [
         "amd-radeon-vii", "AMD Radeon VII 16GB", "AMD", 2019, 16, "HBM2", 1024,
         {"int8": 55.3, "fp16": 27.7, "fp32": 13.8},
         {
-            "bandwidth_gb_per_s": "https://guru3d.com/review/amd-radeon-vii-16-gb-review/page-5 (16 GB HBM2, four "
+            "bandwidth_gb_per_s": "https://guru3d.com/review/amd-radeon-vii-16-gb-review/page-5 (read in the h11c "
+            "audit: 16 GB HBM2, four "
             "stacks, 4096-bit, 1 TB/s; 60 CUs at 1800 MHz peak)",
             "compute": "https://guru3d.com/review/amd-radeon-vii-16-gb-review/page-5 (AMD's table: Peak FP32 13.8 "
             "TFLOPS, FP16 27.7, Int8 55.3 TOPS)",
@@ -938,10 +942,11 @@ H11B_CARDS += [
         "amd-radeon-rx-7900-xt", "AMD Radeon RX 7900 XT 20GB", "AMD", 2022, 20, "GDDR6", 800,
         {"fp16": 103, "fp32": 51.5},
         {
-            "bandwidth_gb_per_s": "https://voonze.com/amd-radeon-rx-7900-xt-geforce-rtx-4080-rival-leaks-in-"
-            "benchmark-with-low-score/ (20GB GDDR6, 320-bit, 800GB/s; AMD: up to 52 TFLOPs FP32)",
-            "fp32": "84 CUs x 64 x 2 (dual issue) x 2 (FMA) x 2.394 GHz boost = 51.5; 'up to 52 TFLOPs' (AMD, via "
-            "voonze.com)",
+            "bandwidth_gb_per_s": "https://www.guru3d.com/review/powercolor-radeon-rx-7900-xtx-hellhound-spectral-white-"
+            "review/page-4/ (AMD's spec table, read in the h11c audit: RX 7900 XT 84 CUs, 5376 stream processors, 20 GB "
+            "GDDR6, 320-bit, 20 Gbps, 800 GB/s, FP32 52 TFLOPs, 51.6 in the text)",
+            "fp32": "84 CUs x 64 x 2 (dual issue) x 2 (FMA) x 2.394 GHz boost = 51.5 (https://cputronic.com/gpu/amd-"
+            "radeon-rx-7900-xt, read: boost 2394 MHz, 51.48 TFLOPS; guru3d's table above: 51.6 / 52)",
             "fp16": "= 2 x fp32 (RDNA3 convention of the 7900 XTX row)",
         },
         f"RDNA3 Navi 31, 84 CUs. {AMD_RDNA}", derived=("fp16", "fp32"), aliases=("7900-xt",),
