@@ -196,7 +196,9 @@ def test_api_catalog_routes(client: TestClient) -> None:
     assert {"id", "name", "memory_gb", "bandwidth_gb_per_s", "compute_tflops"} <= set(hw["hardware"][0])
     assert client.get("/api/hardware?vendor=nvidia").json()["count"] == 3
     one = client.get("/api/hardware/nvidia-b200").json()
-    assert one["memory_gb"] == 180 and one["sources"]["memory_gb"]  # the label: the reported MiB is not sourced
+    assert (
+        one["memory_gb"] == 180 and one["sources"]["memory_gb"]
+    )  # the label: the reported MiB is not sourced
     models = client.get("/api/models").json()
     assert [m["id"] for m in models["models"]] == [
         "qwen3.6-35b-a3b-example",
