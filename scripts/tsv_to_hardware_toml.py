@@ -909,7 +909,11 @@ H11B_CARDS: list[dict[str, Any]] = [
         "Alchemist ACM-G10, 32 Xe-cores. XMX (matrix) rates stay absent: the h11c audit searched stored pages, docs "
         "and code for Intel's A770 XMX peaks (INT8 / FP16 / BF16) and found the engine count (512 at 2100 MHz) but "
         "no per-engine rate or peak, so int8/fp16/bf16 are not guessed; prefill charged at them gets no compute "
-        "ceiling. The B580 row carries Battlemage's own rates.",
+        "ceiling. Intel's support article 000098346 (https://intel.com/content/www/us/en/support/articles/000098346/"
+        "graphics.html, read) lists the XMX datatypes (FP16, BF16, INT8, INT4, INT2) but no rate; a tinygrad "
+        "discussion (https://www.github.com/tinygrad/tinygrad/discussions/790) puts XMX FP16/BF16 at 8x FP32 "
+        "(157.28 TFLOPS, i.e. 8 x 19.66 at 2.4 GHz though it says 2.1 GHz): a user's computation, not Intel's "
+        "figure, so not used. The B580 row carries Battlemage's own rates.",
         aliases=("a770",),
     ),
 ]
