@@ -426,7 +426,9 @@ APPLE_NEWS = {
     "m1": "https://www.apple.com/newsroom/2020/11/apple-unleashes-m1/ (not opened in the h11c audit; 8-core GPU, up to 2.6 TFLOPS, unified "
     "memory up to 16GB); LPDDR4X-4266 on a 128-bit bus = 68.25 GB/s (AnandTech's M1 coverage, quoted in "
     "github:wenerme/wener notes/platform/apple/README.md and Apple-silicon lookup tables as 68.25; not opened in the "
-    "h11c audit)",
+    "h11c audit): the LPDDR4X peak, an upper bound; Apple publishes no M1 figure, and its M2's 100GB/s being '50 "
+    "percent more than M1' (https://www.macrumors.com/2022/06/06/apple-announces-m2-chip-with-support-for-up-to-24gb-"
+    "memory/, read) implies about 66.7",
     "m1-pro-max": "https://www.apple.com/gw/newsroom/2021/10/introducing-m1-pro-and-m1-max-the-most-powerful-chips-"
     "apple-has-ever-built (read in the h11c audit: M1 Pro up to 200GB/s and up to 32GB; M1 Max up to 400GB/s, "
     "up to 32-core GPU, up to 64GB); https://www.gizbot.com/computer/features/apple-m1-pro-apple-m1-max-explained-"
@@ -435,20 +437,30 @@ APPLE_NEWS = {
     "specs (not opened in the h11c audit)",
     "m1-ultra": "https://www.apple.com/newsroom/2022/03/apple-unveils-m1-ultra-the-worlds-most-powerful-chip-for-a-"
     "personal-computer/ (up to 64-core GPU, 800GB/s, up to 128GB; Mac Studio 2022 sold with the 48-core GPU "
-    "at 64GB, the same 800GB/s memory system; not opened in the h11c audit)",
+    "at 64GB, the same 800GB/s memory system; not opened in the h11c audit); https://www.notebookcheck.net/Apple-M1-"
+    "Ultra-revealed-with-UltraFusion-architecture-a-20-core-CPU-and-up-to-a-64-core-GPU.607117.0.html (read: up to "
+    "64-core GPU, 800 GB/s, 128 GB)",
     "m2": "https://www.apple.com/newsroom/2022/06/apple-unveils-m2-with-breakthrough-performance-and-capabilities/ "
     "(up to 10-core GPU, 100GB/s, up to 24GB; the 8-core-GPU M2 of the base MacBook Air shares the 100GB/s "
-    "memory system; not opened in the h11c audit); "
+    "memory system; not opened in the h11c audit); https://www.macrumors.com/2022/06/06/apple-announces-m2-chip-with-"
+    "support-for-up-to-24gb-memory/ (read: up to 10-core GPU, up to 24GB, 100GB/s); "
     "https://goodnewsapodcast.com/apples-m4-m4-pro-and-m4-max-compared-to-past-generations-and-to-each-other "
     "(Ars Technica's table, read in the h11c audit: M2 (high) 102.4GB/s, the exact LPDDR5 figure Apple rounds "
-    "to 100; the row keeps Apple's 100 like every Apple row here, a ceiling 2.4% low)",
+    "to 100; the row keeps Apple's 100, as the catalog's other Apple rows keep Apple's published figures, which "
+    "puts this ceiling 2.4% low)",
     "m2-pro-max": "https://www.apple.com/newsroom/2023/01/apple-unveils-m2-pro-and-m2-max-next-generation-chips-for-"
     "next-level-workflows/ (M2 Pro: up to 19-core GPU, 200GB/s, up to 32GB; M2 Max: up to 38-core GPU, "
     "400GB/s, up to 96GB; the 16-core M2 Pro and 30-core M2 Max keep the same memory systems; not opened in the "
-    "h11c audit); https://goodnewsapodcast.com/apples-m4-m4-pro-and-m4-max-compared-to-past-generations-and-to-"
-    "each-other (Ars Technica's table, read: M2 Pro (high) 19 GPU cores, 204.8GB/s, which Apple rounds to 200)",
+    "h11c audit); https://www.iphoneincanada.ca/mac/apple-unveils-m2-pro-and-m2-max-its-most-powerful-chips-yet/ "
+    "(read: M2 Pro up to 19-core GPU, 200GB/s, up to 32GB; M2 Max up to 38-core GPU, 400GB/s, up to 96GB); "
+    "https://www.macrumors.com/2023/10/31/apple-m3-pro-less-memory-bandwidth/ (read: the 30-core M2 Max had 400GB/s "
+    "like the 38-core one); https://goodnewsapodcast.com/apples-m4-m4-pro-and-m4-max-compared-to-past-generations-"
+    "and-to-each-other (Ars Technica's table, read: M2 Pro (high) 19 GPU cores, 204.8GB/s, which Apple rounds to "
+    "200)",
     "m2-ultra": "https://www.apple.com/newsroom/2023/06/apple-introduces-m2-ultra/ (up to 76-core GPU, 800GB/s, up "
-    "to 192GB; the 60-core configuration has the same memory system; not opened in the h11c audit)",
+    "to 192GB; the 60-core configuration has the same memory system; not opened in the h11c audit); "
+    "https://meterpreter.org/apple-unveils-m2-ultra-chip-134-billion-transistors-up-to-24-core-cpu76-core-gpu/ (read: "
+    "60- or 76-core GPU, up to 192GB, up to 800GB/s)",
     "m3": "https://www.apple.com/newsroom/2023/10/apple-unveils-m3-m3-pro-and-m3-max-the-most-advanced-chips-for-a-"
     "personal-computer/ (M3: up to 10-core GPU, up to 24GB; M3 Pro: up to 18-core GPU, up to 36GB; M3 Max: "
     "up to 40-core GPU, 400GB/s, up to 128GB; not opened in the h11c audit); "
@@ -456,7 +468,10 @@ APPLE_NEWS = {
     "Performance-und-Grafik-Cores-183639.html (M3 100 GB/s, M3 Pro 150 GB/s for both GPU variants; not opened); "
     "https://goodnewsapodcast.com/apples-m4-m4-pro-and-m4-max-compared-to-past-generations-and-to-each-other "
     "(Ars Technica's table, read in the h11c audit: M3 Pro (high) 18 GPU cores, 153.6GB/s; M3 102.4GB/s; Apple "
-    "rounds to 150 / 100, which the rows keep)",
+    "rounds to 150 / 100, which the rows keep); https://www.macrumors.com/2023/10/31/apple-m3-pro-less-memory-"
+    "bandwidth/ (read: Apple's specs give the M3 Pro 150GB/s; the 30-core M3 Max 300GB/s, the 40-core 400GB/s); "
+    "https://gigazine.net/gsc_news/en/20231101-apple-m3-pro-memory-bandwidth (read: both M3 Pro GPU variants, 14 "
+    "and 18 cores, at 150GB/s)",
     "m4": "https://goodnewsapodcast.com/apples-m4-m4-pro-and-m4-max-compared-to-past-generations-and-to-each-other "
     "(Ars Technica's table, read in the h11c audit: M4 (low) 8 GPU cores, 16/24GB, 120GB/s; M4 (high) 10 GPU "
     "cores, 120GB/s; M4 Pro (low) 16 and (high) 20 GPU cores, 24/48/64GB, 273GB/s)",
