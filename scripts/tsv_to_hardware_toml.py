@@ -534,10 +534,9 @@ BLACKWELL_GEFORCE = (
 )
 NV_5070 = (
     "https://intopress.info/recherche/p/i/?a=normal&get=f_125&rid=67fc9c36be54b (a review's spec table, read in "
-    "the h11c audit: RTX 5070 Ti 70 SMs, 8960 CUDA cores, boost 2452 MHz); 16 GB GDDR7 at 28 Gbps on 256 bits = "
-    "896 GB/s: NVIDIA's RTX 5070 family page was not opened, the 28 Gbps GDDR7 is read for the RTX 5070 "
-    "(https://fpsbench.com/compare/gpu/intel-iris-xe-max-graphics-vs-nvidia-geforce-rtx-5070), the 256-bit bus "
-    "for the 5070 Ti is not read in a stored source"
+    "the h11c audit: RTX 5070 Ti 70 SMs, 8960 CUDA cores, boost 2452 MHz); "
+    "github:CYBIRD-D/How-to-Choose-your-LLM-Model-for-translation@5237907 Nvidia_GPU_Specification.md (read: RTX "
+    "5070 Ti 8960 CUDA cores, 16 GB, 896 GB/s); NVIDIA's RTX 5070 family page was not opened"
 )
 AMD_RDNA = (
     "RDNA convention of the 7900 XTX row: fp32 counts dual issue, fp16 is the WMMA/packed FP16 rate = 2 x fp32; "
@@ -775,7 +774,8 @@ H11B_CARDS: list[dict[str, Any]] = [
         {
             "bandwidth_gb_per_s": "https://wccftech.com/nvidia-geforce-rtx-3080-ti-12-gb-gddr6x-10240-cuda-cores-"
             "april-launch-rumor/ (pre-launch report, read in the h11c audit: 12 GB GDDR6X, 19 Gbps, 384-bit = 912 "
-            "GB/s, 80 SMs, 10240 CUDA cores)",
+            "GB/s, 80 SMs, 10240 CUDA cores); github:CYBIRD-D/How-to-Choose-your-LLM-Model-for-translation@5237907 "
+            "Nvidia_GPU_Specification.md (read: RTX 3080 Ti 12GB, 10240 CUDA cores, 912 GB/s)",
             "compute": f"80 SMs x 1665 MHz x {GA102_WP}; fp32 = 10240 x 2 x 1665 MHz (the 1665 MHz boost is NVIDIA's "
             "3080 Ti spec, not read in a stored source by the h11c audit)",
         },
