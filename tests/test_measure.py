@@ -168,18 +168,12 @@ def test_cpu_bandwidth_small_arrays() -> None:
     _check_kernel(result.triad, 3)
     assert result.copy.bytes_per_run == 2 * SMALL_ARRAY_BYTES
     assert result.triad.bytes_per_run == 3 * SMALL_ARRAY_BYTES
-    # Both kernels stream the same memory: their rates agree within a factor of 3.
-    assert 1 / 3 < result.triad.best_bytes_per_s / result.copy.best_bytes_per_s < 3
-    assert result.best in (result.copy, result.triad)
+    # The reported best is the faster kernel's best run. (How closely copy and triad agree is a
+    # property of the machine and its load, not of the code: no timing ratio is asserted here.)
+    assert result.best is max((result.copy, result.triad), key=lambda k: k.best_bytes_per_s)
+    assert result.copy.best_bytes_per_s == max(result.copy.rates_bytes_per_s)
     fractions = [fraction for _, fraction in seen]
     assert fractions == sorted(fractions) and fractions[-1] == 1.0
-
-
-def test_repeated_bandwidth_runs_agree_within_a_factor_of_4() -> None:
-    first, second = (
-        measure_cpu_bandwidth(array_bytes=SMALL_ARRAY_BYTES, runs=3).best.best_bytes_per_s for _ in range(2)
-    )
-    assert 1 / 4 < first / second < 4
 
 
 # --- matmul ------------------------------------------------------------------------------------
