@@ -24,8 +24,15 @@ FLOAT_LINEAR_MODES: dict[str, str] = {
     "fp16": "fp16",
     "f16": "fp16",
     "fp8": "fp8",
+    "fp8_block": "fp8",
     "nvfp4": "fp4",
     "mxfp4": "fp4",
+    # Weight-only 4-bit integers (compressed-tensors W4A16) are widened to BF16 before the multiply.
+    "int4_g32": "bf16",
+    # MLX's affine formats are widened to the activations' 16-bit float type before the multiply.
+    "mlx_4bit": "fp16",
+    "mlx_6bit": "fp16",
+    "mlx_8bit": "fp16",
 }
 
 _BLOCK_PREFIXES = ("q", "iq", "tq")

@@ -1,0 +1,126 @@
+"""The storage a release ships, read from its config.json's quantization_config.
+
+- ``quant_method: mxfp4`` (gpt-oss): every linear layer MXFP4 except ``modules_to_not_convert``.
+- ``quant_method: fp8``: E4M3 weights, with one float32 scale per 128 x 128 block when
+  ``weight_block_size`` is [128, 128] (``fp8_block``), per tensor otherwise (``fp8``); except
+  ``modules_to_not_convert``. DeepSeek V4's ``expert_dtype: fp4`` puts routed experts in MXFP4.
+- ``quant_method: compressed-tensors``: the first config group's weight scheme (``nvfp4-pack-quantized``
+  -> nvfp4; 8-bit floats -> fp8 or fp8_block; 4-bit integers in groups of 32 -> int4_g32), except the
+  ``ignore`` list (names, or ``re:`` regular expressions).
+
+Input embeddings are never converted (quantizers replace linear layers only), so an FP8 or FP4 release
+keeps its embedding in BF16; an output head in a not-convert list stays BF16 too. Which groups a
+pattern excludes is decided by matching it against each group's module names as transformers names
+them (:data:`GROUP_MODULES`); a group is excluded when any of its names matches.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from fnmatch import fnmatchcase
+
+from servebound.core.formats import FORMATS, BlockLayout
+from servebound.errors import InputError
+from servebound.importers.hf.storage import StoragePlan
+
+#: Representative module names of each weight group, as transformers' modeling code names them.
+GROUP_MODULES: dict[str, tuple[str, ...]] = {
+    "head": ("lm_head",),
+    "attention": (
+        "model.layers.0.self_attn.q_proj",
+        "model.layers.0.self_attn.o_proj",
+        "model.layers.0.mixer.in_proj",
+        "model.layers.0.linear_attn.in_proj_qkvz",
+    ),
+    "mlp": (
+        "model.layers.0.mlp.down_proj",
+        "model.layers.0.mlp.shared_experts.down_proj",
+        "model.layers.0.mlp.shared_expert.down_proj",
+    ),
+    "experts": ("model.layers.0.mlp.experts.0.down_proj", "model.layers.0.mlp.experts.down_proj"),
+}
+
+_BF16 = FORMATS["bf16"]
+
+
+def _matches(pattern: str, name: str) -> bool:
+    if pattern.startswith("re:"):
+        return re.match(pattern[3:], name) is not None
+    return name == pattern or fnmatchcase(name, pattern) or fnmatchcase(name, pattern + ".*")
+
+
+def _excluded(patterns: list[str], group: str) -> bool:
+    return any(_matches(p, name) for p in patterns for name in GROUP_MODULES[group])
+
+
+def _patterns(quant: Mapping[str, object], key: str) -> list[str]:
+    value = quant.get(key) or []
+    if not isinstance(value, list) or not all(isinstance(p, str) for p in value):
+        raise InputError(f"quantization_config.{key}", "expected a list of module names")
+    return [str(p) for p in value]
+
+
+def _compressed_tensors(quant: Mapping[str, object]) -> BlockLayout:
+    groups = quant.get("config_groups")
+    if not isinstance(groups, dict) or not groups:
+        raise InputError(
+            "quantization_config.config_groups", "missing; compressed-tensors names its scheme there"
+        )
+    first = next(iter(groups.values()))
+    weights = first.get("weights") if isinstance(first, dict) else None
+    if not isinstance(weights, dict):
+        raise InputError("quantization_config.config_groups", "the first group has no weights scheme")
+    fmt = str(first.get("format") or quant.get("format") or "")
+    bits, kind = weights.get("num_bits"), weights.get("type")
+    if "nvfp4" in fmt:
+        return FORMATS["nvfp4"]
+    if kind == "float" and bits == 8:
+        return FORMATS["fp8_block" if weights.get("strategy") == "block" else "fp8"]
+    if kind == "int" and bits == 4 and weights.get("group_size") == 32:
+        return FORMATS["int4_g32"]
+    raise InputError(
+        "quantization_config.config_groups",
+        f"weights scheme {fmt or kind} {bits}-bit (group {weights.get('group_size')}) is not modelled; "
+        "pass --weight-format to choose the storage",
+    )
+
+
+def release_plan(raw: Mapping[str, object], quant: Mapping[str, object]) -> StoragePlan:
+    """The storage plan of a checkpoint from its quantization_config (and DeepSeek V4's expert_dtype)."""
+    method = quant.get("quant_method")
+    if method == "mxfp4":
+        layout, keep = FORMATS["mxfp4"], _patterns(quant, "modules_to_not_convert")
+    elif method == "fp8":
+        block = quant.get("weight_block_size")
+        layout = FORMATS["fp8_block" if block == [128, 128] else "fp8"]
+        if block not in (None, [128, 128]):
+            raise InputError(
+                "quantization_config.weight_block_size", f"{block} is not modelled; only [128, 128]"
+            )
+        keep = _patterns(quant, "modules_to_not_convert")
+    elif method == "compressed-tensors":
+        layout, keep = _compressed_tensors(quant), _patterns(quant, "ignore")
+    else:
+        raise InputError(
+            "quantization_config.quant_method",
+            f"{method!r} is not modelled (mxfp4, fp8, compressed-tensors are); pass --weight-format",
+        )
+    chosen = {group: _BF16 if _excluded(keep, group) else layout for group in GROUP_MODULES}
+    if raw.get("expert_dtype") == "fp4":
+        chosen["experts"] = FORMATS["mxfp4"]
+    kept = [group for group, x in chosen.items() if x is _BF16]
+    why = (
+        f"release storage from quantization_config ({method}): {layout.name}"
+        + (
+            f"; routed experts {chosen['experts'].name} (expert_dtype fp4)"
+            if raw.get("expert_dtype") == "fp4"
+            else ""
+        )
+        + f"; embedding BF16 (never converted){'; BF16 (not converted): ' + ', '.join(kept) if kept else ''}"
+    )
+    attention, experts = chosen["attention"].name, chosen["experts"].name
+    name = attention if experts == attention else f"{attention}_{experts}_experts"
+    return StoragePlan(
+        name, _BF16, chosen["head"], chosen["attention"], chosen["mlp"], chosen["experts"], why
+    )
