@@ -19,22 +19,19 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from servebound.catalog.published import PublishedCheck, compare_published, published_table
+from servebound.core.formats import FORMATS
 from servebound.core.model import ModelAdapter
 from servebound.errors import InputError
 from servebound.files import validation_to_input_error
 from servebound.importers.audit import ImportedModel
+from servebound.importers.hf.llama_cpp import LLAMA_CPP_MIXES
 
-#: Weight formats a catalog profile may use (importer format names; q4_k_m is llama.cpp's mix).
+#: Weight formats a catalog profile may use: the importer's layouts (core.formats), llama.cpp's file
+#: types (q4_k_m, q4_0, q8_0, f16, mxfp4_moe ...: each tensor typed by llama.cpp's quantizer rules) and
+#: the splits of releases that store routed experts apart.
 CATALOG_FORMATS = (
-    "bf16",
-    "fp16",
-    "fp8",
-    "q8_0",
-    "q4_k_m",
-    "q4_k",
-    "q4_0",
-    "nvfp4",
-    "mxfp4",
+    *FORMATS,
+    *LLAMA_CPP_MIXES,
     "fp8_mxfp4_experts",
     "bf16_mxfp4_experts",
     "bf16_fp8_experts",
@@ -128,18 +125,28 @@ def model_index() -> tuple[ModelEntry, ...]:
     return tuple(index.model)
 
 
-def native_format(entry: ModelEntry) -> str:
-    """The checkpoint's own storage: the entry's word, else the config's quantization method, else bf16."""
-    if entry.native_format:
-        return entry.native_format
+def _quant_method(entry: ModelEntry) -> str:
     config = json.loads(_data_text("models", entry.config, "config.json"))
     quant = (
         config.get("quantization_config") or config.get("text_config", {}).get("quantization_config") or {}
     )
-    method = str(quant.get("quant_method", "")).lower() if isinstance(quant, dict) else ""
-    if method in ("fp8", "mxfp4"):
-        return method
-    return "bf16"
+    return str(quant.get("quant_method", "")).lower() if isinstance(quant, dict) else ""
+
+
+def native_format(entry: ModelEntry) -> str:
+    """The checkpoint's own storage as a profile label: the entry's word, else the config's quantization
+    method (fp8, mxfp4, compressed-tensors: the profile then stores each group as the release's
+    quantization_config says), else bf16."""
+    if entry.native_format:
+        return entry.native_format
+    method = _quant_method(entry)
+    return method if method in ("fp8", "mxfp4", "compressed-tensors") else "bf16"
+
+
+def _import_format(entry: ModelEntry, fmt: str, native: bool) -> str | None:
+    """What the importer is asked for: None (the release's own storage, read from its
+    quantization_config) for a native profile of a quantized release without a curated word."""
+    return None if native and not entry.native_format and _quant_method(entry) else fmt
 
 
 @cache
@@ -161,7 +168,9 @@ def _build(profile_id: str) -> CatalogModel:
     entry, fmt, native = _profile_ids()[profile_id]
     path = resources.files("servebound.catalog").joinpath("data", "models", entry.config)
     with resources.as_file(path) as folder:
-        imported = import_hf_config(folder, weight_format=fmt, kv_precision="bf16")
+        imported = import_hf_config(
+            folder, weight_format=_import_format(entry, fmt, native), kv_precision="bf16"
+        )
     name = entry.name or entry.hf_id.split("/")[-1]
     adapter = imported.adapter
     from dataclasses import replace

@@ -28,9 +28,7 @@ def import_any(
     if kind is Kind.HF:
         from servebound.importers.hf_config import import_hf_config
 
-        return import_hf_config(
-            source, weight_format=weight_format or "bf16", kv_precision=kv_precision or "bf16"
-        )
+        return import_hf_config(source, weight_format=weight_format, kv_precision=kv_precision or "bf16")
     if weight_format is not None:
         raise InputError(
             "weight_format", f"--weight-format applies to `import hf`; a {kind.value} file states its own"
@@ -67,7 +65,9 @@ def import_command(
         str | None,
         typer.Option(
             "--weight-format",
-            help="hf only: bf16, fp8, nvfp4, mxfp4, q8_0, q4_k_m, q4_k, fp8_mxfp4_experts ...",
+            help="hf only; default: the storage the release ships (its quantization_config, else bf16). "
+            "Override: bf16, fp8, nvfp4, mxfp4, mlx_4bit, llama.cpp file types (q4_k_m, q4_0, q8_0, "
+            "iq4_xs, mxfp4_moe ...), fp8_mxfp4_experts ...",
         ),
     ] = None,
     kv_precision: Annotated[

@@ -8,6 +8,7 @@ from servebound.errors import InputError
 from servebound.importers.hf.blocks import (
     Block,
     Count,
+    Matrix,
     dense_mlp,
     gated_delta_net,
     mamba2_mixer,
@@ -126,20 +127,44 @@ def nemotron_h(c: Cfg, model_type: str) -> Arch:
             mlp = dense_mlp(hidden=hidden, width=c.integer("intermediate_size"), gated=False, label="MLP")
             block = replace(mlp, formula=mlp.formula + " + 1 norm", always=mlp.always + Count(0, hidden))
         else:
-            moe = moe_block(
-                hidden=hidden,
-                routed=c.integer("n_routed_experts"),
-                per_token=c.integer("num_experts_per_tok"),
-                width=c.integer("moe_intermediate_size"),
-                gated=False,
-                label="MoE",
-                shared_width=c.integer("n_shared_experts", 0, minimum=0)
-                * c.integer("moe_shared_expert_intermediate_size", 0, minimum=0),
-                correction_bias=True,
-            )
-            block = replace(moe, formula=moe.formula + " + 1 norm", always=moe.always + Count(0, hidden))
+            block = _nemotron_moe(c, hidden)
         out.append([block])
     return make_arch(c, model_type, hidden, out)
+
+
+def _nemotron_moe(c: Cfg, hidden: int) -> Block:
+    """Nemotron-H's MoE layer: squared-ReLU experts, a shared expert and a router on the hidden state.
+    With ``moe_latent_size`` (Nemotron 3 Super's latent MoE) the routed experts work in that latent
+    width, between one hidden -> latent and one latent -> hidden projection per layer."""
+    routed, width = c.integer("n_routed_experts"), c.integer("moe_intermediate_size")
+    moe = moe_block(
+        hidden=hidden,
+        routed=routed,
+        per_token=c.integer("num_experts_per_tok"),
+        width=width,
+        gated=False,
+        label="MoE",
+        shared_width=c.integer("n_shared_experts", 0, minimum=0)
+        * c.integer("moe_shared_expert_intermediate_size", 0, minimum=0),
+        correction_bias=True,
+    )
+    latent = c.opt_integer("moe_latent_size")
+    if latent is not None:
+        experts = moe_block(
+            hidden=latent, routed=routed, per_token=moe.per_token, width=width, gated=False, label="MoE"
+        )
+        projections = (Matrix("latent_down", hidden, latent), Matrix("latent_up", latent, hidden))
+        moe = replace(
+            moe,
+            label="latent MoE",
+            formula=f"{moe.formula}; experts in latent {latent}: {experts.formula.split(';')[0]}; "
+            f"projections 2 x {hidden}x{latent}",
+            always=moe.always + Count(2 * hidden * latent, 0),
+            expert=experts.expert,
+            matrices=moe.matrices + projections,
+            expert_matrices=experts.expert_matrices,
+        )
+    return replace(moe, formula=moe.formula + " + 1 norm", always=moe.always + Count(0, hidden))
 
 
 def granite_hybrid(c: Cfg, model_type: str) -> Arch:
