@@ -66,6 +66,11 @@ class StoragePlan:
     def uniform(cls, layout: BlockLayout) -> StoragePlan:
         return cls(layout.name, layout, layout, layout, layout, layout)
 
+    @property
+    def drops_mtp(self) -> bool:
+        """mlx-lm's converter leaves multi-token-prediction modules out of the files it writes."""
+        return self.attention.name.startswith("mlx_")
+
     @classmethod
     def split(cls, name: str, dense: BlockLayout, experts: BlockLayout, why: str = "") -> StoragePlan:
         return cls(name, dense, dense, dense, dense, experts, why)
@@ -120,6 +125,8 @@ def plan_bytes(plan: StoragePlan, arch: Arch, head: Count, final_norm: Count) ->
         always += _stored(block.always, group)
         expert += _stored(block.expert, plan.experts)
     mtp = sum(_stored(b.always, plan.mlp) + _stored(b.expert.times(b.routed), plan.experts) for b in arch.mtp)
+    if plan.drops_mtp:
+        mtp = 0.0
     if len(layouts) == 1:
         steps = [layout_step(plan.embedding, _small(plan.embedding))]
         matrix_formula = f"{plan.embedding.bytes_per_element:g} B"
@@ -133,6 +140,8 @@ def plan_bytes(plan: StoragePlan, arch: Arch, head: Count, final_norm: Count) ->
         matrix_formula = "each group's format"
         if plan.why:
             steps.insert(0, Step("assumption", 0.0, plan.why))
+    if plan.drops_mtp and arch.mtp:
+        steps.append(Step("assumption", 0.0, "MLX files hold no MTP modules (mlx-lm drops them): MTP 0 B"))
     return StoredBytes(
         _stored(embedding, plan.embedding),
         always,
