@@ -10,6 +10,7 @@ kept from the existing models.toml when an entry already exists, so curation sur
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
@@ -27,10 +28,39 @@ UNSUPPORTED: dict[str, str] = {}
 
 DEFAULT_FORMATS = ["bf16", "fp8", "q8_0", "q4_k_m", "nvfp4"]
 
+#: Configs beyond the shared reference set, copied verbatim into data/models/<folder>/config.json from
+#: the public repository and commit named here (the folder's file is the copy; its SHA-256 is recorded).
+AICONFIGURATOR = "ai-dynamo/aiconfigurator"
+AICONFIGURATOR_HEAD = "095f58a51c4ca8e61b66ec108d86f223f8d559ce"
+EXTRA: dict[str, dict[str, str]] = {
+    folder: {
+        "hf_id": folder.replace("__", "/"),
+        "source_repo": AICONFIGURATOR,
+        "source_commit": AICONFIGURATOR_HEAD,
+        "source_path": f"aic-core/src/aiconfigurator_core/model_configs/{folder.replace('__', '--')}_config.json",
+        "status": "UNVERIFIED (no oracle hash); aiconfigurator's copy of the Hugging Face file",
+    }
+    for folder in (
+        "openai__gpt-oss-120b",
+        "Qwen__Qwen3-235B-A22B",
+        "Qwen__Qwen3-32B-FP8",
+        "mistralai__Mixtral-8x22B-v0.1",
+        "nvidia__Nemotron-H-56B-Base-8K",
+    )
+}
+
 
 def slug(hf_id: str) -> str:
     name = hf_id.split("/")[-1].split(" ")[0].lower()
     return re.sub(r"[^a-z0-9.]+", "-", name).strip("-")
+
+
+def _curated(entry: dict[str, object], old: dict[str, object]) -> dict[str, object]:
+    """Keep the curated keys of an existing entry (id, formats, native format, display name)."""
+    for key in ("id", "formats", "native_format", "name"):
+        if key in old:
+            entry[key] = old[key]
+    return entry
 
 
 def main(reference: Path) -> None:
@@ -59,11 +89,21 @@ def main(reference: Path) -> None:
             "sha256": meta.get("sha256") or "",
             "formats": DEFAULT_FORMATS,
         }
-        old = previous.get(folder.name, {})
-        for key in ("id", "formats", "native_format", "name"):
-            if key in old:
-                entry[key] = old[key]
-        entries.append(entry)
+        entries.append(_curated(entry, previous.get(folder.name, {})))
+    for folder, meta in EXTRA.items():
+        data = (DATA / "models" / folder / "config.json").read_bytes()
+        entry = {
+            "id": slug(meta["hf_id"]),
+            "config": folder,
+            "hf_id": meta["hf_id"],
+            "hf_revision": "",
+            "copied_from": f"{meta['source_repo']} ({meta['source_path']})",
+            "copied_from_commit": meta["source_commit"],
+            "verification": meta["status"],
+            "sha256": hashlib.sha256(data).hexdigest(),
+            "formats": DEFAULT_FORMATS,
+        }
+        entries.append(_curated(entry, previous.get(folder, {})))
     index_path.write_text(
         "# The model catalog: one entry per real config.json shipped under models/ (copied verbatim from\n"
         "# shared/reference/models; provenance from its SOURCES.json). Profiles are built from the configs by\n"
