@@ -69,7 +69,11 @@ FORMATS: dict[str, BlockLayout] = {
         BlockLayout("q5_1", 32, 2 + 2 + 4, 16, "fp16 scale + fp16 min + 32 high bits; 32 low nibbles"),
         BlockLayout("iq4_nl", 32, 2, 16, "fp16 scale + 32 nibbles indexing a non-linear table"),
         BlockLayout(
-            "q2_k", 256, 16 + 2 + 2, 64, "16 B of 4-bit sub-block scales/mins + fp16 d + fp16 dmin; 2-bit values"
+            "q2_k",
+            256,
+            16 + 2 + 2,
+            64,
+            "16 B of 4-bit sub-block scales/mins + fp16 d + fp16 dmin; 2-bit values",
         ),
         BlockLayout(
             "q3_k", 256, 32 + 12 + 2, 64, "32 B high bits + 12 B of 6-bit scales + fp16 d; 2-bit low values"
@@ -88,9 +92,15 @@ FORMATS: dict[str, BlockLayout] = {
         BlockLayout(
             "iq4_xs", 256, 2 + 2 + 4, 128, "fp16 d + 2 B high and 4 B low bits of 6-bit sub-block scales"
         ),
-        BlockLayout("mlx_4bit", 64, 2 + 2, 32, "MLX affine: bf16 scale + bf16 bias per 64; 64 x 4-bit values"),
-        BlockLayout("mlx_6bit", 64, 2 + 2, 48, "MLX affine: bf16 scale + bf16 bias per 64; 64 x 6-bit values"),
-        BlockLayout("mlx_8bit", 64, 2 + 2, 64, "MLX affine: bf16 scale + bf16 bias per 64; 64 x 8-bit values"),
+        BlockLayout(
+            "mlx_4bit", 64, 2 + 2, 32, "MLX affine: bf16 scale + bf16 bias per 64; 64 x 4-bit values"
+        ),
+        BlockLayout(
+            "mlx_6bit", 64, 2 + 2, 48, "MLX affine: bf16 scale + bf16 bias per 64; 64 x 6-bit values"
+        ),
+        BlockLayout(
+            "mlx_8bit", 64, 2 + 2, 64, "MLX affine: bf16 scale + bf16 bias per 64; 64 x 8-bit values"
+        ),
     )
 }
 

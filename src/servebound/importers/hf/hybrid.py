@@ -10,8 +10,6 @@ from servebound.importers.hf.blocks import (
     Count,
     Matrix,
     dense_mlp,
-    gated_delta_net,
-    mamba2_mixer,
     moe_block,
 )
 from servebound.importers.hf.config import (
@@ -24,6 +22,7 @@ from servebound.importers.hf.config import (
     make_arch,
     state_dtype_of,
 )
+from servebound.importers.hf.mixers import gated_delta_net, mamba2_mixer
 from servebound.importers.hf.moe import mtp_like
 
 

@@ -6,8 +6,6 @@ from servebound.errors import InputError
 from servebound.importers.hf.blocks import (
     Block,
     dense_mlp,
-    lightning_attention,
-    mamba1_mixer,
     moe_block,
 )
 from servebound.importers.hf.config import (
@@ -18,6 +16,7 @@ from servebound.importers.hf.config import (
     make_arch,
     state_dtype_of,
 )
+from servebound.importers.hf.mixers import lightning_attention, mamba1_mixer
 from servebound.importers.hf.moe import gqa_moe
 
 
