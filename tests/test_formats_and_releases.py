@@ -20,6 +20,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from servebound.catalog.models import get_model
 from servebound.core.formats import FORMATS, KV_FORMATS
@@ -270,3 +272,56 @@ def test_glm4_counts_four_norms_and_qkv_biases() -> None:
     imported = import_hf_config(MODELS / "zai-org__GLM-4-9B-0414")
     step = next(s for s in imported.steps if s.quantity == "params.full attention")
     assert "4 norms x 4096" in step.formula and "q bias 4096" in step.formula and "o bias" not in step.formula
+
+
+# ---------------------------------------------------------------------------------------------------
+# Invariants over llama.cpp's K-quant ladder
+
+
+K_LADDER = ("q8_0", "q6_k", "q5_k_m", "q4_k_m", "q4_k_s", "q3_k_m", "q2_k")
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    hidden_blocks=st.integers(1, 8),
+    width_blocks=st.integers(1, 16),
+    layers=st.integers(1, 48),
+    kv_heads=st.sampled_from([1, 2, 4, 8]),
+    vocab=st.integers(256, 5000),
+    tied=st.booleans(),
+)
+def test_k_quant_ladder_never_grows_down_the_ladder(
+    tmp_path_factory: pytest.TempPathFactory,
+    hidden_blocks: int,
+    width_blocks: int,
+    layers: int,
+    kv_heads: int,
+    vocab: int,
+    tied: bool,
+) -> None:
+    """Each llama.cpp K-quant file type gives every tensor at least the bits of the next one down, so
+    the files shrink down the ladder Q8_0, Q6_K, Q5_K_M, Q4_K_M, Q4_K_S, Q3_K_M, Q2_K; all stay between
+    2.625 bits and 4 bytes per parameter (f32 norms)."""
+    hidden = 256 * hidden_blocks
+    folder = tmp_path_factory.mktemp("ladder")
+    path = folder / "config.json"
+    path.write_text(
+        json.dumps(
+            {
+                "model_type": "llama",
+                "hidden_size": hidden,
+                "num_hidden_layers": layers,
+                "num_attention_heads": 8,
+                "num_key_value_heads": kv_heads,
+                "head_dim": hidden // 8,
+                "intermediate_size": 256 * width_blocks,
+                "vocab_size": vocab,
+                "tie_word_embeddings": tied,
+            }
+        )
+    )
+    sizes = [import_hf_config(path, weight_format=fmt).adapter.weights.resident for fmt in K_LADDER]
+    assert sizes == sorted(sizes, reverse=True)
+    total = import_hf_config(path).total_params
+    assert total is not None
+    assert total * FORMATS["q2_k"].bytes_per_element <= sizes[-1] and sizes[0] <= total * 4
