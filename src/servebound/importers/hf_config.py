@@ -47,9 +47,6 @@ __all__ = [
     "use_more_bits",
 ]
 
-#: Re-exported for callers that type one tensor (llama.cpp's Q4_K_M rule).
-_ = (q4_k_m_layout, use_more_bits)
-
 #: A config.json is a few kilobytes; anything past this cap is refused unread.
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
 
