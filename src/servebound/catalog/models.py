@@ -35,6 +35,7 @@ CATALOG_FORMATS = (
     "fp8_mxfp4_experts",
     "bf16_mxfp4_experts",
     "bf16_fp8_experts",
+    "bf16_int4_g32_experts",
 )
 
 

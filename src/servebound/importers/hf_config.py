@@ -58,11 +58,13 @@ WEIGHT_FORMATS = FORMATS
 #: experts under one power-of-two (UE8M0) scale per 32 values, the MXFP4 layout (config expert_dtype fp4).
 #: gpt-oss: MXFP4 routed experts, attention, router, embedding and head in BF16 (its quantization_config's
 #: modules_to_not_convert). Laguna's FP8 release: FP8 routed experts; attention, the dense first layer,
-#: router, shared expert and head in BF16 (its compressed-tensors ``ignore`` list).
+#: router, shared expert and head in BF16 (its compressed-tensors ``ignore`` list). Kimi K2.5: routed
+#: experts int4 in groups of 32, everything else BF16 (its compressed-tensors ``ignore`` list).
 SPLIT_WEIGHT_FORMATS: dict[str, tuple[str, str]] = {
     "fp8_mxfp4_experts": ("fp8", "mxfp4"),
     "bf16_mxfp4_experts": ("bf16", "mxfp4"),
     "bf16_fp8_experts": ("bf16", "fp8"),
+    "bf16_int4_g32_experts": ("bf16", "int4_g32"),
 }
 
 #: Per-tensor mixes and splits, accepted as ``weight_format`` beside :data:`WEIGHT_FORMATS`; a llama.cpp
