@@ -214,7 +214,10 @@ def test_chunk_of_one_is_decode_plus_the_kv_write(
 ) -> None:
     shape = model.prefill
     assert shape is not None
-    wl = Workload(read_context_tokens=read_context, alloc_context_tokens=5000, expert_traffic=mode)
+    # Decode's memory line (its compute roof is the other line of the step, not traffic).
+    wl = Workload(
+        read_context_tokens=read_context, alloc_context_tokens=5000, expert_traffic=mode, memory_only=True
+    )
     batches = np.arange(1, 40)
     aggregate, _ = decode_curve(hw, model, wl, batches)
     q_pf = traffic_per_prompt_token(model, batches, 1, read_context, mode)

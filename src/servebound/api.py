@@ -82,6 +82,7 @@ def make_workload(
     draft_tokens: int | None = None,
     acceptance: float | None = None,
     tokens_per_step: float | None = None,
+    memory_only: bool = False,
 ) -> Workload:
     """A validated Workload from edge units (GB, tokens, tok/s). Every bad value is an InputError.
 
@@ -148,6 +149,7 @@ def make_workload(
         expert_traffic=mode,
         speculation=speculation,
         fit_contexts_to_model=defaults,
+        memory_only=memory_only,
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from servebound.core.decode import BatchLimit, DecodeResult, Verdict
+from servebound.core.decode_compute import ComputeStatus, compute_statement, decode_compute
 from servebound.core.experts import ExpertTraffic
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
@@ -45,7 +46,8 @@ def workload_assumptions(workload: Workload, *, hardware: Hardware, model: Model
         "bandwidth_source": hardware.provenance,
         "memory_gb": hardware.memory_bytes / GB,
         "bandwidth_gb_per_s": hardware.bandwidth_bytes_per_s / GB,
-        "decode_compute": "omitted: memory roofline only (dropping compute only loosens the ceiling)",
+        "decode_compute": compute_statement(decode_compute(hardware, model, workload)),
+        "memory_only": workload.memory_only,
         "prefix_sharing": "none: private caches per session",
         "max_batch_searched": MAX_BATCH,
     }
@@ -103,6 +105,13 @@ def decode_json(result: DecodeResult) -> dict[str, Any]:
         "bytes_per_token_at_star": result.bytes_per_token_at_star,
         "memory_power_tok_s": result.memory_power_tok_per_s,
         "large_memory_limit_tok_s": result.large_memory_limit_tok_per_s,
+        "decode_flops_per_token": result.decode_flops_per_token,
+        "bound_by": result.bound_by.value if result.bound_by else None,
+        "compute_tok_s_at_star": result.compute_tok_per_s_at_star,
+        "memory_tok_s_at_star": result.memory_tok_per_s_at_star,
+        "balance_batch": result.balance_batch,
+        "step_time_s": result.step_time_s,
+        "decode_compute": _compute_json(result),
         "forced": None
         if forced is None
         else {
@@ -120,6 +129,49 @@ def decode_json(result: DecodeResult) -> dict[str, Any]:
 
 def _gb(value: float) -> str:
     return f"{value / GB:,.2f} GB"
+
+
+def _compute_json(result: DecodeResult) -> dict[str, Any]:
+    """The compute roof's inputs: status, modes, rates (TFLOPS), per-step FLOPs and seconds."""
+    compute = result.compute or decode_compute(result.hardware, result.model, result.workload)
+    rates = compute.rates
+    return {
+        "status": compute.status.value,
+        "linear_mode": None if rates is None else rates.linear_mode,
+        "attention_mode": None if rates is None else rates.attention_mode,
+        "linear_tflops": None
+        if rates is None or rates.linear_flop_per_s is None
+        else rates.linear_flop_per_s / 1e12,
+        "attention_tflops": None
+        if rates is None or rates.attention_flop_per_s is None
+        else rates.attention_flop_per_s / 1e12,
+        "missing_modes": [] if rates is None else list(rates.missing_modes),
+        "tokens_per_session_step": compute.tokens_per_session_step,
+        "flops_per_session_step": compute.flops_per_session_step,
+        "seconds_per_session_step": compute.seconds_per_session_step,
+        "ceiling_tok_s": compute.ceiling_tok_per_s,
+        "draft": compute.draft,
+    }
+
+
+def _compute_notes(r: DecodeResult) -> list[str]:
+    """What the compute roof did: where it bound b*, or why the balance batch is absent."""
+    compute = r.compute
+    notes: list[str] = []
+    if compute is None or compute.status is not ComputeStatus.CHARGED:
+        return notes
+    if r.batch_limited_by is BatchLimit.COMPUTE and r.batch_star is not None:
+        notes.append(
+            f"Compute binds: past the balance batch {r.batch_star:,} the step time grows with the batch, so the "
+            f"aggregate stays at {r.aggregate_tok_per_s or 0:,.0f} tok/s; b* is the smallest batch reaching it "
+            "(a larger batch only lowers per-session speed)."
+        )
+    elif r.balance_batch is None and r.batch_mem:
+        notes.append(
+            f"Compute never catches up with memory within the {r.batch_mem:,} sessions that fit: no balance batch "
+            "(memory time exceeds compute time at every fitting batch)."
+        )
+    return notes
 
 
 def decode_notes(result: DecodeResult) -> list[str]:
@@ -177,6 +229,8 @@ def decode_notes(result: DecodeResult) -> list[str]:
             notes.append(
                 f"b* = {r.batch_star:,}: the per-session floor bounds the batch ({r.batch_mem:,} sessions fit in memory)."
             )
+        elif by == "compute":
+            pass  # said by the compute notes below
         else:
             notes.append(
                 f"Memory does not bound the batch (the cache does not grow with context or is tiny); the search "
@@ -207,6 +261,7 @@ def decode_notes(result: DecodeResult) -> list[str]:
             "the scheduler and recurrent-state details bound such a model first; read the aggregate as a "
             "memory-side ceiling only."
         )
+    notes.extend(_compute_notes(r))
     if r.memory_power_tok_per_s is None and r.fits:
         notes.append("Memory-power ceiling undefined: the reserved cache per session is zero.")
     if r.forced is not None:
@@ -228,6 +283,7 @@ def prefill_assumptions(result: PrefillResult) -> dict[str, Any]:
     a = result.assumptions
     out = workload_assumptions(result.workload, hardware=result.hardware, model=result.model)
     out.pop("decode_compute", None)
+    out.pop("memory_only", None)
     out.update(
         {
             "prompt_tokens": result.prompt_tokens,

@@ -90,6 +90,7 @@ def build_workload(
     acceptance: float | None = None,
     tokens_per_step: float | None = None,
     kv_precision: str | None = None,
+    memory_only: bool = False,
 ) -> Workload:
     """One place where decode and prefill flags become a validated Workload."""
     draft_model = load_model(draft, kv_precision=kv_precision) if draft else None
@@ -104,6 +105,7 @@ def build_workload(
         draft_tokens=draft_tokens,
         acceptance=acceptance,
         tokens_per_step=tokens_per_step,
+        memory_only=memory_only,
     )
 
 

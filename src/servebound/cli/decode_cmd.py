@@ -66,6 +66,12 @@ def decode_command(
         float | None,
         typer.Option("--tokens-per-step", help="rho: tokens emitted per session per step, given directly."),
     ] = None,
+    memory_only: Annotated[
+        bool,
+        typer.Option(
+            "--memory-only", help="Drop decode's compute roof: the memory-only ceiling, for comparison."
+        ),
+    ] = False,
     json_out: JsonOpt = False,
 ) -> None:
     """Decode ceilings: does it fit, one session's speed, useful aggregate across sessions."""
@@ -83,6 +89,7 @@ def decode_command(
         acceptance=acceptance,
         tokens_per_step=tokens_per_step,
         kv_precision=kv_precision,
+        memory_only=memory_only,
     )
     result = decode(hw, mdl, workload)
     if json_out:
@@ -120,7 +127,22 @@ def render_decode(result: DecodeResult) -> None:
     )
     table.add_row("single session", fmt_rate(r.single_session_tok_per_s), "R / (W_batch(1) + K_read)")
     table.add_row(
-        "aggregate at b*", fmt_rate(r.aggregate_tok_per_s), "KV-aware: R / (W_batch(b*)/b* + K_read)"
+        "aggregate at b*",
+        fmt_rate(r.aggregate_tok_per_s),
+        "b* rho / t(b*): t = max(t_mem, t_cmp)",
+    )
+    flops = r.decode_flops_per_token
+    table.add_row(
+        "FLOPs per token",
+        "-" if flops is None else f"{flops / 1e9:,.2f} GFLOP",
+        "2 P_lin,active + a_attn(1, L_read)",
+    )
+    table.add_row("compute at b*", fmt_rate(r.compute_tok_per_s_at_star), "b* rho / t_cmp(b*)")
+    table.add_row("balance batch", fmt_int(r.balance_batch), "smallest b with t_cmp(b) >= t_mem(b)")
+    table.add_row(
+        "step time t(b*)",
+        "-" if r.step_time_s is None else f"{r.step_time_s * 1e3:,.3f} ms",
+        f"bound by {r.bound_by.value}" if r.bound_by else "",
     )
     table.add_row(
         "per session at b*", fmt_rate(r.per_session_tok_per_s), f"floor r* = {r.workload.floor_tok_per_s:g}"

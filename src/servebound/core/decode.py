@@ -5,6 +5,14 @@ Everything follows from two monotonicity facts the derivation's adapters guarant
 so the per-session rate r(b) never rises and the floor set is a prefix {1..b_floor}; and ``q(b)`` never
 rises, so the aggregate T(b) never falls and the best usable batch is the largest one. The search is a
 bisection over [1, min(b_mem, b_rate)], never a walk over every batch.
+
+The compute roof (:mod:`servebound.core.decode_compute`) adds the step's second line: a step takes at
+least t(b) = max(t_mem(b), t_cmp(b)) with t_mem(b) = b rho q(b) / R and t_cmp(b) = b c, so per emitted
+token the step charges q_eff(b) = max(q(b), R c / rho) bytes-equivalent. That constant floor keeps both
+monotonicity facts, and where compute is unavailable it is zero, so every number is exactly the
+memory-only one. Past the balance batch (the smallest b with t_cmp(b) >= t_mem(b)) the aggregate is
+flat at rho / c, so b* becomes the smallest batch reaching the largest aggregate: a larger batch only
+costs per-session speed.
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from servebound.core.decode_compute import DecodeCompute, decode_compute
 from servebound.core.experts import ExpertTraffic
 from servebound.core.formats import KV_FORMATS
 from servebound.core.hardware import Hardware
@@ -34,11 +43,20 @@ class Verdict(StrEnum):
 
 
 class BatchLimit(StrEnum):
-    """What stopped b* from growing: memory (b_mem), the per-session floor, or the search cap."""
+    """What stopped b* from growing: memory (b_mem), the per-session floor, the search cap, or the
+    compute roof (past the balance batch the aggregate is flat, so b* is the balance batch)."""
 
     MEMORY = "memory"
     FLOOR = "floor"
     SEARCH_CAP = "search_cap"
+    COMPUTE = "compute"
+
+
+class DecodeBoundBy(StrEnum):
+    """Which line of the two-line roofline sets the step time at b* (memory on a tie)."""
+
+    MEMORY = "memory"
+    COMPUTE = "compute"
 
 
 @dataclass(frozen=True)
@@ -72,7 +90,12 @@ class DecodeResult:
 
     Batches: ``batch_mem`` fits in memory (capped at MAX_BATCH, ``batch_mem_capped``), ``batch_rate`` is
     the closed-form necessary floor condition, ``batch_floor`` the exact largest batch clearing the floor
-    when the floor bound, ``batch_star`` the usable batch with the largest aggregate.
+    when the floor bound, ``batch_star`` the smallest usable batch with the largest aggregate.
+
+    Compute: ``compute`` is the step's compute roof (its ``status`` says whether it was charged);
+    ``balance_batch`` the smallest b <= b_mem with t_cmp(b) >= t_mem(b) (None when compute never catches
+    up within the batches that fit, or is unavailable); ``bound_by`` the line setting t(b*);
+    ``step_time_s`` t(b*); ``compute_tok_per_s_at_star`` b* rho / t_cmp(b*) (None without a rate).
     """
 
     hardware: Hardware
@@ -99,6 +122,17 @@ class DecodeResult:
     memory_power_tok_per_s: float | None = None
     large_memory_limit_tok_per_s: float | None = None
     forced: Forced | None = None
+    compute: DecodeCompute | None = None
+    balance_batch: int | None = None
+    bound_by: DecodeBoundBy | None = None
+    step_time_s: float | None = None
+    compute_tok_per_s_at_star: float | None = None
+    memory_tok_per_s_at_star: float | None = None
+
+    @property
+    def decode_flops_per_token(self) -> float | None:
+        """FLOPs per emitted token at L_read (None when the model has no prefill fields)."""
+        return None if self.compute is None else self.compute.flops_per_token
 
     @property
     def fits(self) -> bool:
@@ -109,8 +143,10 @@ class DecodeResult:
 class _Traffic:
     """q(b) and b*q(b) for one setting: the only place per-token decode traffic is computed."""
 
-    def __init__(self, model: ModelAdapter, workload: Workload) -> None:
+    def __init__(self, model: ModelAdapter, workload: Workload, compute_bytes: float = 0.0) -> None:
         self.model = model
+        #: R c / rho, the compute roof in bytes per emitted token (0.0 without compute: q unchanged).
+        self.compute_bytes = compute_bytes
         self.mode = workload.expert_traffic
         self.kv_read = model.kv_read.bytes_at(workload.read_context_tokens)
         spec = workload.speculation
@@ -132,18 +168,59 @@ class _Traffic:
         private = self.kv_read + gamma * self.draft_kv_read
         return shared / (b * rho) + private / rho
 
+    def effective(self, batch: ArrayLike) -> NDArray[np.float64]:
+        """q_eff(b) = max(q(b), R c / rho): the step's time per emitted token, in bytes at R."""
+        q = self.per_token(batch)
+        return q if self.compute_bytes <= 0.0 else np.maximum(q, self.compute_bytes)
+
     def per_session_scalar(self, batch: int, bandwidth: float) -> float:
-        return float(bandwidth / (batch * self.per_token(batch)))
+        return float(bandwidth / (batch * self.effective(batch)))
+
+    def compute_catches_up(self, batch: int) -> bool:
+        """t_cmp(b) >= t_mem(b), i.e. q(b) <= R c / rho (never without compute)."""
+        return self.compute_bytes > 0.0 and float(self.per_token(batch)) <= self.compute_bytes
 
 
 def curve(
     hardware: Hardware, model: ModelAdapter, workload: Workload, batches: ArrayLike
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Aggregate T(b) and per-session r(b) over an array of batches, vectorized (for figures and tables)."""
+    """Aggregate T(b) and per-session r(b) over an array of batches, vectorized (for figures and tables).
+
+    With the compute roof unless the workload is memory-only (or compute is unavailable)."""
+    workload = workload.for_model(model)
+    compute = decode_compute(hardware, model, workload)
+    traffic = _Traffic(model, workload, compute.bytes_equivalent(hardware.bandwidth_bytes_per_s))
+    b = np.asarray(batches, dtype=np.float64)
+    aggregate = hardware.bandwidth_bytes_per_s / traffic.effective(b)
+    return aggregate, aggregate / b
+
+
+@dataclass(frozen=True)
+class StepCurve:
+    """The two lines of the roofline over an array of batches: t_mem(b), t_cmp(b) (None without
+    compute) and t(b) = max of the two, seconds per step; T(b) = b rho / t(b) and r(b) = T(b) / b."""
+
+    batch: NDArray[np.float64]
+    memory_time_s: NDArray[np.float64]
+    compute_time_s: NDArray[np.float64] | None
+    step_time_s: NDArray[np.float64]
+    tok_per_s: NDArray[np.float64]
+    per_session_tok_per_s: NDArray[np.float64]
+    compute: DecodeCompute
+
+
+def step_curve(hardware: Hardware, model: ModelAdapter, workload: Workload, batches: ArrayLike) -> StepCurve:
+    """t_mem, t_cmp and t over an array of batches, vectorized (cost curves and figures)."""
+    workload = workload.for_model(model)
+    compute = decode_compute(hardware, model, workload)
     traffic = _Traffic(model, workload)
     b = np.asarray(batches, dtype=np.float64)
-    aggregate = hardware.bandwidth_bytes_per_s / traffic.per_token(b)
-    return aggregate, aggregate / b
+    rho = workload.tokens_per_step
+    t_mem = b * rho * traffic.per_token(b) / hardware.bandwidth_bytes_per_s
+    t_cmp = compute.time_s(b)
+    t = t_mem if t_cmp is None else np.maximum(t_mem, t_cmp)
+    aggregate = b * rho / t
+    return StepCurve(b, t_mem, t_cmp, t, aggregate, aggregate / b, compute)
 
 
 def _largest_true(ok: object, lo: int, hi: int) -> int:
@@ -171,7 +248,8 @@ def decode(hardware: Hardware, model: ModelAdapter, workload: Workload | None = 
     kv_alloc = model.kv_alloc.bytes_at(workload.alloc_context_tokens)
     if spec is not None:
         kv_alloc += spec.draft.kv_alloc.bytes_at(workload.alloc_context_tokens)
-    traffic = _Traffic(model, workload)
+    compute = decode_compute(hardware, model, workload)
+    traffic = _Traffic(model, workload, compute.bytes_equivalent(bandwidth))
     w_active = model.weights.active
     is_estimate = (
         model.weights.experts is not None and workload.expert_traffic is ExpertTraffic.EXPECTED
@@ -189,6 +267,7 @@ def decode(hardware: Hardware, model: ModelAdapter, workload: Workload | None = 
             kv_read_bytes=traffic.kv_read,
             weight_active_bytes=w_active,
             is_estimate=is_estimate,
+            compute=compute if compute.flops_per_token is not None else None,
             **fields,
         )
 
@@ -212,7 +291,8 @@ def decode(hardware: Hardware, model: ModelAdapter, workload: Workload | None = 
             remedies=_session_remedies(model, workload, margin, resident, capacity, kv_alloc),
         )
 
-    single = float(bandwidth / traffic.per_token(1))
+    single = float(bandwidth / traffic.effective(1))
+    balance = _balance_batch(traffic, batch_mem)
     large_memory = memory_power = None
     if kv_alloc > 0 and w_active > 0:
         large_memory = capacity * bandwidth / (kv_alloc * w_active)
@@ -237,6 +317,7 @@ def decode(hardware: Hardware, model: ModelAdapter, workload: Workload | None = 
         memory_power_tok_per_s=memory_power,
         large_memory_limit_tok_per_s=large_memory,
         forced=forced,
+        balance_batch=balance,
     )
     if not clears(1):
         return result(
@@ -244,33 +325,63 @@ def decode(hardware: Hardware, model: ModelAdapter, workload: Workload | None = 
         )
 
     upper = batch_mem if batch_rate is None else max(1, min(batch_mem, batch_rate))
-    batch_star = upper if clears(upper) else _largest_true(clears, 1, upper)
-    if batch_star < batch_mem:
+    usable = upper if clears(upper) else _largest_true(clears, 1, upper)
+    if usable < batch_mem:
         limited_by = BatchLimit.FLOOR
     elif batch_mem_capped:
         limited_by = BatchLimit.SEARCH_CAP
     else:
         limited_by = BatchLimit.MEMORY
+    batch_star = usable
+    # Past the balance batch the aggregate is flat at rho / c: the smallest batch reaching it is b*.
+    if float(traffic.per_token(usable)) < traffic.compute_bytes and balance is not None and balance < usable:
+        batch_star = balance
+        limited_by = BatchLimit.COMPUTE
     q_star = float(traffic.per_token(batch_star))
-    aggregate = bandwidth / q_star
+    aggregate = bandwidth / float(traffic.effective(batch_star))
+    rho = workload.tokens_per_step
+    t_mem = batch_star * rho * q_star / bandwidth
+    t_cmp_arr = compute.time_s(batch_star)
+    t_cmp = None if t_cmp_arr is None else float(t_cmp_arr)
     return result(
         Verdict.FLOOR_FIT,
         # b_floor beyond b_mem is never searched: it is reported only when the floor bound the batch.
-        batch_floor=batch_star if limited_by is BatchLimit.FLOOR else None,
+        batch_floor=usable if usable < batch_mem else None,
         batch_star=batch_star,
         batch_limited_by=limited_by,
         aggregate_tok_per_s=aggregate,
         per_session_tok_per_s=aggregate / batch_star,
         bytes_per_token_at_star=q_star,
+        bound_by=DecodeBoundBy.COMPUTE if t_cmp is not None and t_cmp > t_mem else DecodeBoundBy.MEMORY,
+        step_time_s=t_mem if t_cmp is None else max(t_mem, t_cmp),
+        compute_tok_per_s_at_star=None if t_cmp is None else batch_star * rho / t_cmp,
+        memory_tok_per_s_at_star=bandwidth / q_star,
         **reached,
     )
+
+
+def _balance_batch(traffic: _Traffic, batch_mem: int) -> int | None:
+    """The smallest b in [1, b_mem] with t_cmp(b) >= t_mem(b) (q(b) never rises, so the set is a
+    suffix and bisection finds its start); None when compute never catches up there."""
+    if batch_mem < 1 or not traffic.compute_catches_up(batch_mem):
+        return None
+    if traffic.compute_catches_up(1):
+        return 1
+    lo, hi = 1, batch_mem  # not at lo, yes at hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if traffic.compute_catches_up(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 def _forced(workload: Workload, traffic: _Traffic, bandwidth: float, batch_mem: int) -> Forced | None:
     batch = workload.forced_batch
     if batch is None:
         return None
-    aggregate = float(bandwidth / traffic.per_token(batch))
+    aggregate = float(bandwidth / traffic.effective(batch))
     per_session = aggregate / batch
     return Forced(
         batch=batch,

@@ -45,6 +45,7 @@ from servebound.core.experts import ExpertTraffic
 from servebound.core.hardware import Hardware
 from servebound.core.kv import KVShape
 from servebound.core.model import ModelAdapter, PrefillShape
+from servebound.core.rates import mode_rates
 from servebound.core.workload import Workload, memory_fit_batch
 from servebound.errors import InputError
 
@@ -474,21 +475,15 @@ def _prefill_shape(model: ModelAdapter) -> PrefillShape:
 def _rates(
     hardware: Hardware, shape: PrefillShape, linear_mode: str | None, attention_mode: str | None
 ) -> tuple[_Rates, str, str]:
-    linear_mode = linear_mode or shape.linear_mode
-    attention_mode = attention_mode or shape.attention_mode
-    needs_attention = (
-        shape.attention_global_flops_per_pair > 0
-        or (shape.attention_local_flops_per_pair > 0 and shape.attention_window_tokens > 0)
-        or shape.attention_state_flops_per_token > 0
-    )
+    found = mode_rates(hardware, shape, linear_mode, attention_mode)
     rates = _Rates(
         bandwidth=hardware.bandwidth_bytes_per_s,
-        linear=hardware.compute_rate(linear_mode),
-        attention=hardware.compute_rate(attention_mode),
-        needs_linear=shape.linear_active_params > 0,
-        needs_attention=needs_attention,
+        linear=found.linear_flop_per_s,
+        attention=found.attention_flop_per_s,
+        needs_linear=found.needs_linear,
+        needs_attention=found.needs_attention,
     )
-    return rates, linear_mode, attention_mode
+    return rates, found.linear_mode, found.attention_mode
 
 
 def _assumptions(

@@ -56,7 +56,8 @@ class Speculation:
 
 @dataclass(frozen=True)
 class Workload:
-    """O, L_alloc, L_read, r*, an optional forced batch, the expert-traffic mode and speculation."""
+    """O, L_alloc, L_read, r*, an optional forced batch, the expert-traffic mode, speculation, and
+    whether decode charges its compute roof (``memory_only`` off by default)."""
 
     overhead_bytes: float = DEFAULT_OVERHEAD_BYTES
     alloc_context_tokens: int = DEFAULT_ALLOC_CONTEXT_TOKENS
@@ -65,6 +66,8 @@ class Workload:
     forced_batch: int | None = None
     expert_traffic: ExpertTraffic = ExpertTraffic.EXPECTED
     speculation: Speculation | None = None
+    #: Decode's compute roof switched off (``--memory-only``): today's memory-only ceiling, for comparison.
+    memory_only: bool = False
     #: The contexts are defaults, not the caller's: a model whose context limit is shorter gets them
     #: capped at that limit (``for_model``), and the result says so through ``contexts_capped_from``.
     fit_contexts_to_model: bool = False

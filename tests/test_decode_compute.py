@@ -1,0 +1,257 @@
+"""Decode's compute roof (the two-line roofline): hand checks, the derivation's tables with compute on,
+and invariants over random models, machines and workloads (hypothesis)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from servebound.core.decode import BatchLimit, DecodeBoundBy, Verdict, decode, step_curve
+from servebound.core.decode_compute import ComputeStatus, decode_compute
+from servebound.core.experts import ExpertTraffic
+from servebound.core.hardware import Hardware
+from servebound.core.kv import KVShape
+from servebound.core.model import Experts, ModelAdapter, PrefillShape, Weights
+from servebound.core.workload import Speculation, Workload
+from tests.conftest import derivation_model
+
+GB = 1e9
+
+
+def dense(params: float = 8e9, bytes_per_param: float = 2.0, kv_per_token: float = 131072.0) -> ModelAdapter:
+    kv = KVShape(global_bytes_per_token=kv_per_token)
+    shape = PrefillShape(linear_active_params=params, attention_global_flops_per_pair=4 * 4096 * 32)
+    weights = Weights(embedding_bytes=0.0, always_on_bytes=params * bytes_per_param)
+    return ModelAdapter("d", "Dense", weights, kv, kv, shape)
+
+
+def gpu(rates: dict[str, float] | None = None) -> Hardware:
+    return Hardware("g", "GPU", 180 * GB, 8e12, {"bf16": 2.25e15} if rates is None else rates)
+
+
+def test_flops_per_token_by_hand() -> None:
+    """2 P_lin + a_attn(1, L) with a_attn(1, L) = alpha_global (L + 1)."""
+    model = dense()
+    compute = decode_compute(gpu(), model, Workload(read_context_tokens=1000, alloc_context_tokens=1000))
+    assert compute.flops_per_token == pytest.approx(2 * 8e9 + 4 * 4096 * 32 * 1001, rel=1e-12)
+    assert compute.seconds_per_session_step == pytest.approx(compute.flops_per_token / 2.25e15, rel=1e-12)
+
+
+def test_compute_binds_on_a_datacenter_gpu_at_short_context() -> None:
+    """Hand check: t_mem(b) = (16e9 + b 131072 * 100) / 8e12, t_cmp(b) = b (16e9 + 524288*101) / 2.25e15."""
+    wl = Workload(
+        read_context_tokens=100, alloc_context_tokens=200, floor_tok_per_s=1.0, overhead_bytes=8 * GB
+    )
+    r = decode(gpu(), dense(), wl)
+    per_session_s = (2 * 8e9 + 4 * 4096 * 32 * 101) / 2.25e15
+    kv = 131072.0 * 100
+    balance = 16e9 / (8e12 * per_session_s - kv)  # b c = (W + b K) / R
+    assert r.balance_batch == int(np.ceil(balance))
+    assert r.batch_star == r.balance_batch and r.batch_limited_by is BatchLimit.COMPUTE
+    assert r.bound_by is DecodeBoundBy.COMPUTE
+    assert r.aggregate_tok_per_s == pytest.approx(1 / per_session_s, rel=1e-12)
+    assert r.compute_tok_per_s_at_star == pytest.approx(1 / per_session_s, rel=1e-12)
+    assert r.step_time_s == pytest.approx(r.batch_star * per_session_s, rel=1e-12)
+    memory_only = decode(gpu(), dense(), dataclasses.replace(wl, memory_only=True))
+    assert memory_only.batch_star == memory_only.batch_mem and memory_only.balance_batch is None
+    assert (
+        memory_only.aggregate_tok_per_s is not None
+        and r.aggregate_tok_per_s < memory_only.aggregate_tok_per_s
+    )
+
+
+def test_missing_rate_gives_todays_result_and_says_so() -> None:
+    wl = Workload(read_context_tokens=100, alloc_context_tokens=200, floor_tok_per_s=1.0)
+    no_rate = gpu({"fp8": 4.5e15})  # the model computes in bf16, which this row does not publish
+    r = decode(no_rate, dense(), wl)
+    today = decode(no_rate, dense(), dataclasses.replace(wl, memory_only=True))
+    assert r.compute is not None and r.compute.status is ComputeStatus.MISSING_RATE
+    assert r.compute.rates is not None and r.compute.rates.missing_modes == ("bf16",)
+    assert r.aggregate_tok_per_s == today.aggregate_tok_per_s and r.batch_star == today.batch_star
+    assert r.compute_tok_per_s_at_star is None and r.balance_batch is None
+
+
+def test_speculation_charges_the_verification_pass() -> None:
+    """A pass verifies gamma + 1 tokens per session: its FLOPs are (gamma + 1) (2 P + a_attn(gamma+1, L))."""
+    model = dense()
+    draft = dense(params=5e8)
+    spec = Speculation(draft=draft, draft_tokens=3, tokens_per_step=2.5)
+    wl = Workload(read_context_tokens=1000, alloc_context_tokens=1000, speculation=spec)
+    compute = decode_compute(gpu(), model, wl)
+    alpha = 4 * 4096 * 32
+    target = 4 * (2 * 8e9 + alpha * (1000 + 2.5))  # a_attn(4, 1000) = alpha (1000 + 5/2)
+    drafted = 3 * (2 * 5e8 + alpha * 1001)
+    assert compute.tokens_per_session_step == 4
+    assert compute.flops_per_session_step == pytest.approx(target + drafted, rel=1e-12)
+    assert compute.flops_per_token == pytest.approx((target + drafted) / 2.5, rel=1e-12)
+    assert compute.draft is not None and compute.draft.startswith("charged")
+
+
+def test_derivation_tables_with_compute_rates(decode_golden: dict[str, Any]) -> None:
+    """The worked examples with the derivation's 500 TFLOP/s FP4 Spark and a prefill adapter with
+    P_lin = P_active: compute does not bind there, so the figures are the memory-only ones exactly."""
+    spark = Hardware("spark", "Spark", 128 * GB, 273 * GB, {"fp4": 500e12, "bf16": 125e12})
+    for case in decode_golden["case"]:
+        base = derivation_model(case)
+        shape = PrefillShape(linear_active_params=case["active_params"], linear_mode="fp4")
+        model = dataclasses.replace(base, prefill=shape)
+        for wl in (Workload(), Workload(forced_batch=case["batch_star"] + 1)):
+            with_compute = decode(spark, model, wl)
+            assert with_compute.compute is not None and with_compute.compute.status is ComputeStatus.CHARGED
+            today = decode(spark, base, wl)
+            assert with_compute.batch_star == today.batch_star == case["batch_star"]
+            assert with_compute.aggregate_tok_per_s == today.aggregate_tok_per_s
+            assert with_compute.single_session_tok_per_s == today.single_session_tok_per_s
+            assert with_compute.forced == today.forced
+            assert with_compute.bound_by is DecodeBoundBy.MEMORY
+
+
+# --- invariants ------------------------------------------------------------------------------------
+
+
+@st.composite
+def models(draw: st.DrawFn) -> ModelAdapter:
+    experts = None
+    expert_bytes = 0.0
+    if draw(st.booleans()):
+        routed = draw(st.integers(2, 256))
+        experts = Experts(routed, draw(st.integers(1, routed - 1)))
+        expert_bytes = draw(st.floats(1e5, 1e9))
+    kv = KVShape(
+        global_bytes_per_token=draw(st.floats(0, 4e5)),
+        local_bytes_per_token=draw(st.floats(0, 4e5)),
+        window_tokens=draw(st.integers(0, 4096)),
+        state_bytes=draw(st.floats(0, 1e7)),
+    )
+    shape = PrefillShape(
+        linear_active_params=draw(st.floats(1e6, 1e11)),
+        attention_global_flops_per_pair=draw(st.floats(0, 1e7)),
+        attention_local_flops_per_pair=draw(st.floats(0, 1e7)),
+        attention_window_tokens=draw(st.integers(0, 4096)),
+        kv_write_bytes_per_token=draw(st.floats(0, 1e6)),
+        linear_mode=draw(st.sampled_from(["bf16", "fp8"])),
+    )
+    weights = Weights(
+        embedding_bytes=draw(st.floats(0, 1e9)),
+        always_on_bytes=draw(st.floats(1e7, 1e11)),
+        expert_bytes=expert_bytes,
+        experts=experts,
+    )
+    return ModelAdapter("m", "M", weights, kv, kv, shape)
+
+
+machines = st.builds(
+    lambda c, r, f, both: Hardware("h", "H", c, r, {"bf16": f, "fp8": 2 * f} if both else {"bf16": f}),
+    st.floats(1e10, 2e13),
+    st.floats(1e10, 1e14),
+    st.floats(1e12, 1e18),
+    st.booleans(),
+)
+
+
+@st.composite
+def workloads(draw: st.DrawFn) -> Workload:
+    alloc = draw(st.integers(1, 200_000))
+    return Workload(
+        overhead_bytes=draw(st.floats(0, 8e9)),
+        alloc_context_tokens=alloc,
+        read_context_tokens=draw(st.integers(1, alloc)),
+        floor_tok_per_s=draw(st.floats(0, 100)),
+        expert_traffic=draw(st.sampled_from(list(ExpertTraffic))),
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(models(), machines, workloads())
+def test_compute_never_raises_the_ceilings(model: ModelAdapter, hw: Hardware, wl: Workload) -> None:
+    with_compute = decode(hw, model, wl)
+    today = decode(hw, model, dataclasses.replace(wl, memory_only=True))
+    assert with_compute.verdict in (today.verdict, Verdict.NO_FLOOR)
+    if with_compute.aggregate_tok_per_s is not None:
+        assert today.aggregate_tok_per_s is not None
+        assert with_compute.aggregate_tok_per_s <= today.aggregate_tok_per_s * (1 + 1e-12)
+        assert with_compute.batch_star is not None and today.batch_star is not None
+        assert with_compute.batch_star <= today.batch_star
+    if with_compute.single_session_tok_per_s is not None:
+        assert today.single_session_tok_per_s is not None
+        assert with_compute.single_session_tok_per_s <= today.single_session_tok_per_s
+
+
+@settings(max_examples=200, deadline=None)
+@given(models(), machines, workloads(), st.integers(2, 10_000))
+def test_step_curve_is_monotone(model: ModelAdapter, hw: Hardware, wl: Workload, top: int) -> None:
+    """T(b) never falls and r(b) never rises, with the compute line on."""
+    batches = np.unique(np.geomspace(1, top, 64).astype(np.int64))
+    c = step_curve(hw, model, wl, batches)
+    assert np.all(np.diff(c.tok_per_s) >= -1e-9 * c.tok_per_s[1:])
+    assert np.all(np.diff(c.per_session_tok_per_s) <= 1e-9 * c.per_session_tok_per_s[:-1])
+    assert np.all(c.step_time_s >= c.memory_time_s)
+    if c.compute_time_s is not None:
+        assert np.all(c.step_time_s >= c.compute_time_s)
+
+
+@settings(max_examples=200, deadline=None)
+@given(models(), machines, workloads())
+def test_balance_batch_solves_the_crossing(model: ModelAdapter, hw: Hardware, wl: Workload) -> None:
+    r = decode(hw, model, wl)
+    b = r.balance_batch
+    if b is None:
+        return
+    c = step_curve(hw, model, wl, [b - 1, b] if b > 1 else [b])
+    assert c.compute_time_s is not None
+    assert c.compute_time_s[-1] >= c.memory_time_s[-1] * (1 - 1e-12)
+    if b > 1:
+        assert c.compute_time_s[0] < c.memory_time_s[0] * (1 + 1e-12)
+    if r.batch_limited_by is BatchLimit.COMPUTE:
+        assert r.batch_star == b
+
+
+no_rate_machines = st.builds(
+    lambda c, r, mode: Hardware("h", "H", c, r, {mode: 1e15}),
+    st.floats(1e10, 2e13),
+    st.floats(1e10, 1e14),
+    st.sampled_from(["fp4", "int8", "fp32"]),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@example(
+    model=ModelAdapter(
+        "m",
+        "M",
+        Weights(0.0, 1e9),
+        KVShape(global_bytes_per_token=0.0),
+        KVShape(global_bytes_per_token=0.0),
+        PrefillShape(linear_active_params=1e9),
+    ),
+    hw=Hardware("h", "H", 1e12, 1e12, {"fp4": 1e15}),
+    wl=Workload(alloc_context_tokens=10, read_context_tokens=10),
+)
+@given(models(), no_rate_machines, workloads())
+def test_rows_without_rates_equal_todays(model: ModelAdapter, hw: Hardware, wl: Workload) -> None:
+    """No rate for the model's modes: every field equals the memory-only result exactly."""
+    with_compute = decode(hw, model, wl)
+    today = decode(hw, model, dataclasses.replace(wl, memory_only=True))
+    for field in (
+        "verdict",
+        "batch_mem",
+        "batch_rate",
+        "batch_floor",
+        "batch_star",
+        "batch_limited_by",
+        "single_session_tok_per_s",
+        "aggregate_tok_per_s",
+        "per_session_tok_per_s",
+        "bytes_per_token_at_star",
+        "memory_power_tok_per_s",
+        "forced",
+        "balance_batch",
+        "step_time_s",
+    ):
+        assert getattr(with_compute, field) == getattr(today, field), field
+    assert with_compute.compute is not None and with_compute.compute.status is ComputeStatus.MISSING_RATE
