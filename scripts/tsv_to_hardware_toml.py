@@ -1481,6 +1481,101 @@ def system_entries(rows_by_id: dict[str, dict[str, str]]) -> list[dict[str, Any]
     return out
 
 
+# --- h9: prices (on-demand rental per device-hour, board power) ------------------------------------
+# One [price] table per device that has a sourced figure: the on-demand rental price in USD per device-
+# hour with the provider, the date the price was read and its source; the board power in W with its
+# source. The purchase price stays the row's price_usd. A system multiplies its member's figures.
+LAMBDA_PRICES = (
+    "github:api-evangelist/lambda-labs@1929382 plans/lambda-labs-plans-pricing.yml (transcribed from "
+    "https://lambda.ai/instances, read 2026-09-20; per GPU per hour, on-demand)"
+)
+HYPERSTACK_PRICES = (
+    "github:api-evangelist/nexgen-cloud@0fa0509 plans/nexgen-cloud-plans-pricing.yml (transcribed from "
+    "https://www.hyperstack.cloud/gpu-pricing, read 2026-08-26; On-Demand per GPU per hour)"
+)
+OPENRELAY_PRICES = (
+    "github:api-evangelist/openrelay plans/openrelay-plans-pricing.yml (transcribed from "
+    "https://openrelay.inc/gpu-pricing-calculator, read 2026-09-20; per GPU-hour)"
+)
+DIGITALOCEAN_PRICES = (
+    "https://huggingface.co/datasets/tokenwatt/gpu-cloud-prices (DigitalOcean API list price, sku "
+    "gpu-mi300x1-192gb, collected 2026-10-07)"
+)
+POWER_TABLE = "github:canncupiscent/dc-liquid-cooling-calculator Hardware_spec.md (TDP/TBP in W)"
+A100_POWER = (
+    "github:quattor/template-library-standard hardware/card/gpu/nvidia/tesla_a100_80gb-sxm.pan (TDP 400 W)"
+)
+
+
+def _rental(usd: float, provider: str, date: str, source: str) -> dict[str, Any]:
+    return {
+        "rental_usd_per_hour": usd,
+        "rental_provider": provider,
+        "rental_date": date,
+        "rental_source": source,
+    }
+
+
+def _power(watts: int, source: str) -> dict[str, Any]:
+    return {"board_power_w": watts, "board_power_source": source}
+
+
+PRICES: dict[str, dict[str, Any]] = {
+    "nvidia-b200": {
+        **_rental(6.99, "Lambda (1x B200 SXM6)", "2026-09-20", LAMBDA_PRICES),
+        **_power(1000, f"{POWER_TABLE}: B200 (Air Cooled) 1000"),
+    },
+    "nvidia-b300": {**_rental(7.40, "Hyperstack", "2026-08-26", HYPERSTACK_PRICES)},
+    "nvidia-h200-sxm": {
+        **_rental(3.99, "Hyperstack (H200 SXM)", "2026-08-26", HYPERSTACK_PRICES),
+        **_power(700, f"{POWER_TABLE}: H200 (SXM) 700"),
+    },
+    "nvidia-h100-sxm": {
+        **_rental(4.29, "Lambda (1x H100 SXM)", "2026-09-20", LAMBDA_PRICES),
+        **_power(700, f"{POWER_TABLE}: H100 (SXM5) 700"),
+    },
+    "nvidia-h100-pcie": {
+        **_rental(3.29, "Lambda (1x H100 PCIe)", "2026-09-20", LAMBDA_PRICES),
+        **_power(350, f"{POWER_TABLE}: H100 (PCIe) 350"),
+    },
+    "nvidia-a100-80gb-sxm": {
+        **_rental(2.79, "Lambda (8x A100 SXM 80 GB, per GPU)", "2026-09-20", LAMBDA_PRICES),
+        **_power(400, A100_POWER),
+    },
+    "nvidia-a100-40gb-sxm": {
+        **_rental(1.99, "Lambda (8x A100 SXM 40 GB, per GPU)", "2026-09-20", LAMBDA_PRICES)
+    },
+    "nvidia-l40s": {**_power(350, f"{POWER_TABLE}: L40S 350")},
+    "nvidia-l4": {**_power(72, f"{POWER_TABLE}: L4 72")},
+    "nvidia-rtx-a6000": {**_rental(1.09, "Lambda (4x A6000, per GPU)", "2026-09-20", LAMBDA_PRICES)},
+    "nvidia-a10": {**_rental(1.29, "Lambda (1x A10)", "2026-09-20", LAMBDA_PRICES)},
+    "nvidia-rtx-4090": {**_rental(0.29, "OpenRelay", "2026-09-20", OPENRELAY_PRICES)},
+    "nvidia-rtx-3090": {**_rental(0.18, "OpenRelay", "2026-09-20", OPENRELAY_PRICES)},
+    "amd-mi300x": {
+        **_rental(2.59, "DigitalOcean", "2026-10-07", DIGITALOCEAN_PRICES),
+        **_power(750, f"{POWER_TABLE}: Instinct MI300X 750"),
+    },
+    "amd-mi325x": {**_power(750, f"{POWER_TABLE}: Instinct MI325X 750")},
+    "amd-mi350x": {**_power(1000, f"{POWER_TABLE}: Instinct MI350X 1000")},
+    "amd-mi355x": {**_power(1400, f"{POWER_TABLE}: Instinct MI355X 1400")},
+    "intel-gaudi-3": {**_power(900, f"{POWER_TABLE}: Gaudi 3 (HL-325L) 900")},
+}
+
+
+def apply_prices(devices: list[dict[str, Any]]) -> None:
+    """Attach each device's [price] table (h9's block); an id no longer in the catalog is an error."""
+    ids = {d["id"] for d in devices}
+    for device_id in PRICES:
+        if device_id not in ids:
+            raise SystemExit(f"PRICES names '{device_id}', which is not a catalog device")
+    for device in devices:
+        price = PRICES.get(device["id"])
+        if price:
+            device["price"] = dict(price)
+
+
+# --- end h9 ------------------------------------------------------------------------------------------
+
 def main(argv: list[str]) -> int:
     tsv_path = Path(argv[1]) if len(argv) > 1 else Path("..") / "shared" / "reference" / "hardware.tsv"
     with tsv_path.open(encoding="utf-8", newline="") as handle:
@@ -1489,6 +1584,7 @@ def main(argv: list[str]) -> int:
     devices = [device_from_row(r) for r in rows if r["class"] != "rack-scale system"]
     devices += [extra_device(spec) for spec in EXTRA_DEVICES]
     devices += [extra_device(spec) for spec in [*H11B_APPLE, *H11B_CARDS, *H11B_SOCS]]
+    apply_prices(devices)
     document = {"device": devices, "system": system_entries(rows_by_id)}
     header = (
         "# servebound hardware catalog: one [[device]] per device or memory configuration, one [[system]]\n"

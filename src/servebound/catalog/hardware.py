@@ -107,6 +107,19 @@ class SourcesRow(_Strict):
     fp32: str | None = None
 
 
+class PriceRow(_Strict):
+    """A device's ``[price]`` table: on-demand rental in USD per device-hour (with the provider, the
+    date the price was read and its source) and board power in W (with its source). The purchase
+    price is the row's ``price_usd``."""
+
+    rental_usd_per_hour: Finite | None = None
+    rental_provider: str | None = Field(default=None, max_length=120)
+    rental_date: str | None = Field(default=None, max_length=40)
+    rental_source: str | None = Field(default=None, max_length=600)
+    board_power_w: Finite | None = None
+    board_power_source: str | None = Field(default=None, max_length=600)
+
+
 class DeviceRow(_Strict):
     """One ``[[device]]`` table."""
 
@@ -128,6 +141,7 @@ class DeviceRow(_Strict):
     notes: str = ""
     compute_tflops: ComputeRow = ComputeRow()
     sources: SourcesRow = SourcesRow()
+    price: PriceRow | None = None
 
 
 class QuotedRow(_Strict):
@@ -173,6 +187,44 @@ class SystemMembership:
 
 
 @dataclass(frozen=True)
+class DevicePrice:
+    """What running a row costs, each number with its source (None where unknown).
+
+    ``rental_usd_per_hour`` is on-demand rental for the whole row (a system's is its member's times the
+    count), ``purchase_usd`` the row's purchase price, ``board_power_w`` its board power.
+    """
+
+    rental_usd_per_hour: float | None = None
+    rental_provider: str | None = None
+    rental_date: str | None = None
+    rental_source: str | None = None
+    purchase_usd: float | None = None
+    purchase_source: str | None = None
+    board_power_w: float | None = None
+    board_power_source: str | None = None
+
+    def scaled(self, count: int, member_id: str) -> DevicePrice:
+        """``count`` devices: every cost and power figure times the count, the sources saying so."""
+
+        def times(value: float | None) -> float | None:
+            return None if value is None else value * count
+
+        def said(text: str | None) -> str | None:
+            return None if text is None else f"{count} x {member_id}: {text}"
+
+        return DevicePrice(
+            rental_usd_per_hour=times(self.rental_usd_per_hour),
+            rental_provider=self.rental_provider,
+            rental_date=self.rental_date,
+            rental_source=said(self.rental_source),
+            purchase_usd=times(self.purchase_usd),
+            purchase_source=said(self.purchase_source),
+            board_power_w=times(self.board_power_w),
+            board_power_source=said(self.board_power_source),
+        )
+
+
+@dataclass(frozen=True)
 class CatalogHardware:
     """A catalog row: the core :class:`Hardware` plus what a display needs.
 
@@ -199,6 +251,7 @@ class CatalogHardware:
     system: SystemMembership | None = None
     #: The capacity as marketed ("16 GB"), when memory_gb states the bytes the device reports instead.
     memory_label_gb: float | None = None
+    price: DevicePrice = DevicePrice()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "sources", MappingProxyType(dict(self.sources)))
@@ -273,6 +326,21 @@ def _device_record(row: DeviceRow) -> CatalogHardware:
         low_confidence=row.low_confidence,
         aliases=tuple(row.aliases),
         memory_label_gb=row.memory_label_gb,
+        price=_device_price(row, sources.get("price_usd")),
+    )
+
+
+def _device_price(row: DeviceRow, purchase_source: str | None) -> DevicePrice:
+    table = row.price or PriceRow()
+    return DevicePrice(
+        rental_usd_per_hour=table.rental_usd_per_hour,
+        rental_provider=table.rental_provider,
+        rental_date=table.rental_date,
+        rental_source=table.rental_source,
+        purchase_usd=row.price_usd,
+        purchase_source=purchase_source if row.price_usd is not None else None,
+        board_power_w=table.board_power_w,
+        board_power_source=table.board_power_source,
     )
 
 
@@ -320,6 +388,7 @@ def system_record(
         aliases=aliases,
         system=SystemMembership(member.id, count),
         memory_label_gb=None if member.memory_label_gb is None else member.memory_label_gb * count,
+        price=member.price.scaled(count, member.id),
     )
 
 

@@ -140,6 +140,42 @@ def device_problems(row: DeviceRow) -> list[str]:
         out.append(
             f"{where}: price_usd {row.price_usd:g} is outside {PRICE_RANGE_USD[0]:g}-{PRICE_RANGE_USD[1]:g}"
         )
+    out.extend(_price_problems(where, row))
+    return out
+
+
+#: Plausible on-demand rental per device-hour and board power per device.
+RENTAL_RANGE_USD_PER_HOUR = (0.01, 100.0)
+BOARD_POWER_RANGE_W = (1.0, 5000.0)
+
+
+def _price_problems(where: str, row: DeviceRow) -> list[str]:
+    """A [price] table: every number in range and with its source; a rental with provider and date."""
+    price = row.price
+    if price is None:
+        return []
+    out: list[str] = []
+    rental = price.rental_usd_per_hour
+    if rental is not None:
+        lo, hi = RENTAL_RANGE_USD_PER_HOUR
+        if not lo <= rental <= hi:
+            out.append(
+                f"{where}: price.rental_usd_per_hour {rental:g} is outside {lo:g}-{hi:g} USD per device-hour"
+            )
+        for key in ("rental_provider", "rental_date", "rental_source"):
+            if not (getattr(price, key) or "").strip():
+                out.append(f"{where}: price.rental_usd_per_hour has no {key} (add price.{key})")
+    elif price.rental_provider or price.rental_date or price.rental_source:
+        out.append(f"{where}: price names a rental provider, date or source but no rental_usd_per_hour")
+    power = price.board_power_w
+    if power is not None:
+        lo, hi = BOARD_POWER_RANGE_W
+        if not lo <= power <= hi:
+            out.append(f"{where}: price.board_power_w {power:g} is outside {lo:g}-{hi:g} W")
+        if not (price.board_power_source or "").strip():
+            out.append(f"{where}: price.board_power_w has no source (add price.board_power_source)")
+    elif price.board_power_source:
+        out.append(f"{where}: price.board_power_source is given but board_power_w is not")
     return out
 
 
