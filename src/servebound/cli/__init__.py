@@ -12,6 +12,7 @@ import typer
 from servebound.cli import (  # noqa: F401  (each module registers its commands)
     catalog_cmd,
     check_cmd,
+    cost_cmd,
     decode_cmd,
     import_cmd,
     measure_cmd,

@@ -1,0 +1,185 @@
+"""`servebound cost`: cost per million tokens over batch, priced from the catalog or the flags."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from servebound.api import load_hardware, load_model
+from servebound.cli.app import (
+    DEFAULT_ALLOC,
+    DEFAULT_FLOOR,
+    DEFAULT_OVERHEAD_GB,
+    DEFAULT_READ,
+    AllocOpt,
+    ExpertOpt,
+    FloorOpt,
+    HardwareOpt,
+    JsonOpt,
+    KVPrecisionOpt,
+    ModelOpt,
+    OverheadOpt,
+    ReadOpt,
+    app,
+    build_workload,
+    console,
+    print_json,
+    render_assumptions,
+)
+from servebound.core.cost import DEFAULT_AMORTIZATION_YEARS, DEFAULT_USD_PER_KWH, DEFAULT_UTILIZATION
+from servebound.core.experts import ExpertTraffic
+from servebound.cost_report import DEFAULT_COST_PROMPT_TOKENS, cost_json, cost_report
+from servebound.errors import InputError
+from servebound.pricing import OwnedInputs, Pricing, catalog_entry, resolve_price
+
+UsdPerHourOpt = Annotated[
+    float | None,
+    typer.Option("--usd-per-hour", help="Price of the whole system per hour; overrides the catalog's."),
+]
+PricingOpt = Annotated[
+    Pricing,
+    typer.Option("--pricing", help="auto (rental if the row has one, else owned), rental or owned."),
+]
+PurchaseOpt = Annotated[
+    float | None,
+    typer.Option("--purchase-usd", help="Owned: purchase price of the system [default: catalog]."),
+]
+YearsOpt = Annotated[
+    float, typer.Option("--amortization-years", help="Owned: years the purchase is spread over.")
+]
+UtilizationOpt = Annotated[
+    float, typer.Option("--utilization", help="Owned: fraction of hours in use (0-1].")
+]
+PowerOpt = Annotated[
+    float | None,
+    typer.Option("--power-w", help="Owned: power draw of the system in W [default: board power]."),
+]
+KwhOpt = Annotated[float, typer.Option("--usd-per-kwh", help="Owned: electricity price.")]
+
+
+def parse_batches(text: str | None) -> list[int] | None:
+    """``1,8,64`` -> [1, 8, 64]; a bad entry is an error naming the flag."""
+    if text is None:
+        return None
+    out: list[int] = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part.isdigit():
+            raise InputError("batches", f"give whole numbers separated by commas, e.g. 1,8,64 (got {part!r})")
+        out.append(int(part))
+    return out
+
+
+@app.command("cost")
+def cost_command(
+    hardware: HardwareOpt,
+    model: ModelOpt,
+    overhead_gb: OverheadOpt = DEFAULT_OVERHEAD_GB,
+    alloc_context: AllocOpt = DEFAULT_ALLOC,
+    read_context: ReadOpt = DEFAULT_READ,
+    floor: FloorOpt = DEFAULT_FLOOR,
+    expert_traffic: ExpertOpt = ExpertTraffic.EXPECTED,
+    kv_precision: KVPrecisionOpt = None,
+    memory_only: Annotated[
+        bool, typer.Option("--memory-only", help="Drop decode's compute roof (the memory-only curve).")
+    ] = False,
+    usd_per_hour: UsdPerHourOpt = None,
+    pricing: PricingOpt = Pricing.AUTO,
+    purchase_usd: PurchaseOpt = None,
+    amortization_years: YearsOpt = DEFAULT_AMORTIZATION_YEARS,
+    utilization: UtilizationOpt = DEFAULT_UTILIZATION,
+    power_w: PowerOpt = None,
+    usd_per_kwh: KwhOpt = DEFAULT_USD_PER_KWH,
+    batches: Annotated[
+        str | None,
+        typer.Option(
+            "--batches", help="Batches to price, e.g. 1,8,64 [default: log grid to b_mem, b*, balance]."
+        ),
+    ] = None,
+    prompt: Annotated[
+        int, typer.Option("--prompt", help="Prompt length whose input tokens are priced (prefill ceiling).")
+    ] = DEFAULT_COST_PROMPT_TOKENS,
+    json_out: JsonOpt = False,
+) -> None:
+    """Cost per million tokens over batch: what a step costs, divided by the tokens it emits."""
+    if prompt < 1:
+        raise InputError("prompt", f"must be a whole number of tokens >= 1 (got {prompt})")
+    hw = load_hardware(hardware)
+    mdl = load_model(model, kv_precision=kv_precision)
+    workload = build_workload(
+        overhead_gb=overhead_gb,
+        alloc_context=alloc_context,
+        read_context=read_context,
+        floor=floor,
+        expert_traffic=expert_traffic,
+        kv_precision=kv_precision,
+        memory_only=memory_only,
+    )
+    price = resolve_price(
+        hw,
+        catalog_entry(hardware),
+        usd_per_hour=usd_per_hour,
+        pricing=pricing,
+        owned=OwnedInputs(
+            purchase_usd=purchase_usd,
+            amortization_years=amortization_years,
+            utilization=utilization,
+            power_w=power_w,
+            usd_per_kwh=usd_per_kwh,
+        ),
+    )
+    report = cost_report(hw, mdl, workload, price, batches=parse_batches(batches), prompt_tokens=prompt)
+    out = cost_json(report)
+    if json_out:
+        print_json(out)
+        return
+    console.print(
+        f"[bold]{mdl.name}[/bold] on [bold]{hw.name}[/bold] at {price.usd_per_hour:,.4g} USD/h ({price.basis})"
+    )
+    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+    for column in ("batch", "step time", "aggregate", "per session", "bound by", "USD / M output tok"):
+        table.add_column(column, justify="right")
+    for p in out["points"]:
+        table.add_row(
+            f"{p['batch']:,}",
+            f"{p['step_time_s'] * 1e3:,.3f} ms",
+            f"{p['tok_s']:,.0f} tok/s",
+            f"{p['per_session_tok_s']:,.1f} tok/s",
+            p["bound_by"],
+            f"{p['usd_per_mtok_output']:,.4g}",
+        )
+    console.print(table)
+    lines = [
+        f"b* = {out['batch_star'] or '-'}, balance batch = {out['balance_batch'] or '-'}, b_mem = {out['batch_mem'] or '-'}",
+    ]
+    if out["usd_per_mtok_input"] is not None:
+        lines.append(
+            f"input: {out['usd_per_mtok_input']:,.4g} USD / M tokens at the prefill ceiling for "
+            f"{out['prompt_tokens']:,}-token prompts ({out['input_tok_s']:,.0f} tok/s)"
+        )
+    if out["input_note"]:
+        lines.append(f"input: {out['input_note']}")
+    if out["trade"]:
+        t = out["trade"]
+        lines.append(
+            f"fast/slow: batch {t['fast_batch']} runs {t['speed_ratio']:,.2f}x faster per session than batch "
+            f"{t['slow_batch']:,} for {t['price_ratio']:,.2f}x the price per token"
+        )
+    if out["cost_floor"]:
+        f = out["cost_floor"]
+        lines.append(
+            f"cost floor: {f['usd_per_mtok']:,.4g} USD / M tokens (KV read and compute per token, which no batch "
+            "amortizes)"
+        )
+    if out["latency_floor"]:
+        lat = out["latency_floor"]
+        lines.append(
+            f"latency floor: {lat['step_time_s'] * 1e3:,.3f} ms per step (the weight fetch W_batch(1) / R), "
+            "whatever the price"
+        )
+    lines.append(f"price: {out['price_source']}")
+    for line in [*lines, *out["notes"]]:
+        console.print(f"- {line}")
+    render_assumptions(out["assumptions"])

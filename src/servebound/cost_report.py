@@ -1,0 +1,200 @@
+"""`servebound cost`: the cost curve over batch for one (hardware, model, workload), priced.
+
+Orchestration over the core (decode for b_mem, b* and the balance batch; the cost curve; prefill for
+input tokens) and the pricing edge; the view is :func:`cost_json`. The same object serves the CLI,
+/api/cost and the pair pages.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from servebound.core.cost import CostCurve, batch_grid, cost_curve, usd_per_mtok
+from servebound.core.decode import DecodeResult, decode
+from servebound.core.hardware import Hardware
+from servebound.core.model import ModelAdapter
+from servebound.core.prefill import PrefillResult, prefill
+from servebound.core.workload import Workload
+from servebound.errors import InputError
+from servebound.pricing import ResolvedPrice
+
+#: The prompt length whose input tokens are priced unless told otherwise.
+DEFAULT_COST_PROMPT_TOKENS = 8192
+#: Batches on the default log grid (b* and the balance batch are added).
+GRID_POINTS = 24
+MAX_GIVEN_BATCHES = 200
+
+
+@dataclass(frozen=True)
+class Trade:
+    """What paying more buys: between a fast (small) and a slow (economical) batch, the per-session
+    speed ratio and the price ratio per output token."""
+
+    fast_batch: int
+    slow_batch: int
+    speed_ratio: float
+    price_ratio: float
+
+
+@dataclass(frozen=True)
+class CostReport:
+    hardware: Hardware
+    model: ModelAdapter
+    workload: Workload
+    price: ResolvedPrice
+    decode: DecodeResult
+    curve: CostCurve | None
+    prompt_tokens: int
+    prefill: PrefillResult | None
+    usd_per_mtok_input: float | None
+    input_note: str | None
+    trade: Trade | None
+    notes: tuple[str, ...]
+
+
+def _given_batches(batches: list[int]) -> list[int]:
+    if not batches:
+        raise InputError("batches", "give at least one batch (e.g. --batches 1,8,64)")
+    if len(batches) > MAX_GIVEN_BATCHES:
+        raise InputError("batches", f"at most {MAX_GIVEN_BATCHES} batches (got {len(batches)})")
+    for b in batches:
+        if isinstance(b, bool) or not isinstance(b, int) or b < 1:
+            raise InputError("batches", f"each batch must be a whole number >= 1 (got {b!r})")
+    return sorted(set(batches))
+
+
+def cost_report(
+    hardware: Hardware,
+    model: ModelAdapter,
+    workload: Workload,
+    price: ResolvedPrice,
+    *,
+    batches: list[int] | None = None,
+    prompt_tokens: int = DEFAULT_COST_PROMPT_TOKENS,
+) -> CostReport:
+    """The priced cost curve: points over batches (given, or a log grid 1..b_mem plus b* and the
+    balance batch), input tokens priced at the prefill ceiling for ``prompt_tokens`` (largest fitting
+    batch, one-shot), the fast/slow trade between batch 1 and b*, and the floors."""
+    workload = workload.for_model(model)
+    result = decode(hardware, model, workload)
+    notes: list[str] = []
+    if batches is not None:
+        grid = _given_batches(batches)
+    else:
+        grid = [
+            int(b)
+            for b in batch_grid(result.batch_mem or 0, GRID_POINTS, (result.batch_star, result.balance_batch))
+        ]
+    if not grid:
+        notes.append(f"No batch fits in memory ({result.verdict.value}): nothing to price.")
+    curve = cost_curve(hardware, model, workload, grid, price.usd_per_hour) if grid else None
+    if curve is not None and result.batch_mem is not None and grid[-1] > result.batch_mem:
+        notes.append(f"Batches above b_mem = {result.batch_mem:,} do not fit in memory; priced as asked.")
+
+    usable = min(prompt_tokens, model.context_limit_tokens or prompt_tokens, workload.alloc_context_tokens)
+    pf: PrefillResult | None = None
+    input_cost: float | None = None
+    input_note: str | None = None
+    if model.prefill is None:
+        input_note = "input tokens not priced: the model has no [prefill] fields"
+    elif not result.fits:
+        input_note = "input tokens not priced: no session fits"
+    else:
+        pf = prefill(hardware, model, usable, workload=workload, batch="max")
+        input_cost = float(usd_per_mtok(price.usd_per_hour, pf.time_s, pf.batch * pf.prompt_tokens))
+        if usable < prompt_tokens:
+            input_note = f"prompt capped at {usable:,} tokens (the model's context or the alloc context)"
+
+    trade: Trade | None = None
+    star = result.batch_star
+    if star is not None and star > 1:
+        both = cost_curve(hardware, model, workload, [1, star], price.usd_per_hour)
+        r = both.steps.per_session_tok_per_s
+        c = both.usd_per_mtok_output
+        trade = Trade(1, star, float(r[0] / r[1]), float(c[0] / c[1]))
+    return CostReport(
+        hardware=hardware,
+        model=model,
+        workload=workload,
+        price=price,
+        decode=result,
+        curve=curve,
+        prompt_tokens=usable,
+        prefill=pf,
+        usd_per_mtok_input=input_cost,
+        input_note=input_note,
+        trade=trade,
+        notes=tuple(notes),
+    )
+
+
+def cost_json(report: CostReport) -> dict[str, Any]:
+    """The contract's `servebound cost --json` object, plus our own extra fields."""
+    from servebound.report import decode_notes, hardware_json, workload_assumptions
+
+    r = report
+    points: list[dict[str, Any]] = []
+    curve = r.curve
+    if curve is not None:
+        steps = curve.steps
+        compute = steps.compute_time_s
+        for i, b in enumerate(steps.batch):
+            bound = "compute" if compute is not None and compute[i] > steps.memory_time_s[i] else "memory"
+            points.append(
+                {
+                    "batch": int(b),
+                    "step_time_s": float(steps.step_time_s[i]),
+                    "tok_s": float(steps.tok_per_s[i]),
+                    "per_session_tok_s": float(steps.per_session_tok_per_s[i]),
+                    "bound_by": bound,
+                    "usd_per_mtok_output": float(curve.usd_per_mtok_output[i]),
+                }
+            )
+    assumptions = workload_assumptions(r.workload, hardware=r.hardware, model=r.model)
+    assumptions.update(r.price.assumptions)
+    assumptions["prompt_tokens"] = r.prompt_tokens
+    assumptions["input_pricing"] = (
+        "prefill ceiling at the prompt length, largest fitting batch, one-shot: p t_pf / (b L)"
+    )
+    assumptions["cost_per_token"] = "p t(b) / (b rho): a step costs the same whatever the batch"
+    d = r.decode
+    return {
+        "hardware": hardware_json(r.hardware),
+        "model": {"id": r.model.id, "name": r.model.name},
+        "verdict": d.verdict.value,
+        "points": points,
+        "balance_batch": d.balance_batch,
+        "batch_star": d.batch_star,
+        "batch_mem": d.batch_mem,
+        "usd_per_hour": r.price.usd_per_hour,
+        "price_basis": r.price.basis,
+        "price_source": r.price.source,
+        "prompt_tokens": r.prompt_tokens,
+        "usd_per_mtok_input": r.usd_per_mtok_input,
+        "input_tok_s": None if r.prefill is None else r.prefill.tok_per_s,
+        "input_note": r.input_note,
+        "trade": None
+        if r.trade is None
+        else {
+            "fast_batch": r.trade.fast_batch,
+            "slow_batch": r.trade.slow_batch,
+            "speed_ratio": r.trade.speed_ratio,
+            "price_ratio": r.trade.price_ratio,
+        },
+        "cost_floor": None
+        if curve is None
+        else {
+            "usd_per_mtok": curve.floor_usd_per_mtok,
+            "kv_s_per_token": curve.floor_kv_s_per_token,
+            "compute_s_per_token": curve.floor_compute_s_per_token,
+        },
+        "latency_floor": None
+        if curve is None
+        else {
+            "step_time_s": curve.latency_floor_s,
+            "per_session_tok_s": 1.0 / curve.latency_floor_s if curve.latency_floor_s > 0 else None,
+        },
+        "notes": [*r.notes, *decode_notes(d)],
+        "assumptions": assumptions,
+    }

@@ -1,0 +1,181 @@
+"""What a system costs per hour, and where that number came from (the edge: catalog and flags).
+
+Order: ``--usd-per-hour`` overrides everything; otherwise ``pricing`` picks the basis. ``auto`` takes
+the row's on-demand rental price when it has one, else the owned cost from its purchase price;
+``rental`` and ``owned`` insist on one. Owned cost = purchase / (years * 8,766 h * utilization)
++ board power * USD per kWh, with the defaults stated in the assumptions. No price is ever invented:
+a row without the needed figure is an error that says which flag to give.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+from servebound.core.cost import (
+    DEFAULT_AMORTIZATION_YEARS,
+    DEFAULT_USD_PER_KWH,
+    DEFAULT_UTILIZATION,
+    OwnedCost,
+)
+from servebound.core.hardware import Hardware
+from servebound.errors import InputError
+
+if TYPE_CHECKING:
+    from servebound.catalog.hardware import CatalogHardware
+
+
+class Pricing(StrEnum):
+    AUTO = "auto"
+    RENTAL = "rental"
+    OWNED = "owned"
+
+
+@dataclass(frozen=True)
+class OwnedInputs:
+    """The owned-hardware flags; None means the row's figure (purchase, power) or the stated default."""
+
+    purchase_usd: float | None = None
+    amortization_years: float = DEFAULT_AMORTIZATION_YEARS
+    utilization: float = DEFAULT_UTILIZATION
+    power_w: float | None = None
+    usd_per_kwh: float = DEFAULT_USD_PER_KWH
+
+
+@dataclass(frozen=True)
+class ResolvedPrice:
+    """The system's price per hour, the basis it came from, its source, and what it assumed."""
+
+    usd_per_hour: float
+    basis: str
+    source: str
+    assumptions: dict[str, Any]
+
+
+def _positive(field: str, value: float | None, *, at_most: float | None = None) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not math.isfinite(value) or value <= 0:
+        raise InputError(field, f"must be a positive finite number (got {value!r})")
+    if at_most is not None and value > at_most:
+        raise InputError(field, f"must be at most {at_most:g} (got {value:g})")
+
+
+def catalog_entry(ref: str | Hardware) -> CatalogHardware | None:
+    """The catalog row behind a hardware reference, or None for a file (a file carries no price)."""
+    from servebound.catalog.hardware import get_hardware
+    from servebound.resolve import _looks_like_file
+
+    if isinstance(ref, Hardware):
+        ref = ref.id
+    if _looks_like_file(ref):
+        return None
+    try:
+        return get_hardware(ref)
+    except InputError:
+        return None
+
+
+def resolve_price(
+    hardware: Hardware,
+    entry: CatalogHardware | None,
+    *,
+    usd_per_hour: float | None = None,
+    pricing: Pricing | str = Pricing.AUTO,
+    owned: OwnedInputs | None = None,
+) -> ResolvedPrice:
+    """The price per hour of the whole system ``hardware`` (a catalog row's figures when ``entry``)."""
+    owned = owned or OwnedInputs()
+    _positive("usd_per_hour", usd_per_hour, at_most=1e7)
+    _positive("purchase_usd", owned.purchase_usd, at_most=1e10)
+    _positive("amortization_years", owned.amortization_years, at_most=100)
+    _positive("utilization", owned.utilization, at_most=1.0)
+    _positive("power_w", owned.power_w, at_most=1e8)
+    _positive("usd_per_kwh", owned.usd_per_kwh, at_most=100)
+    try:
+        mode = Pricing(pricing)
+    except ValueError:
+        raise InputError("pricing", f"use auto, rental or owned (got {pricing!r})") from None
+    if usd_per_hour is not None:
+        return ResolvedPrice(
+            usd_per_hour=float(usd_per_hour),
+            basis="override",
+            source="--usd-per-hour (given)",
+            assumptions={"pricing": "override", "usd_per_hour": float(usd_per_hour)},
+        )
+    price = entry.price if entry is not None else None
+    rental = price.rental_usd_per_hour if price is not None else None
+    if mode is not Pricing.OWNED and rental is not None:
+        assert price is not None
+        return ResolvedPrice(
+            usd_per_hour=rental,
+            basis="rental",
+            source=f"on-demand rental, {price.rental_provider}, read {price.rental_date}: {price.rental_source}",
+            assumptions={
+                "pricing": "rental (on-demand, per device-hour times the device count)",
+                "usd_per_hour": rental,
+                "rental_provider": price.rental_provider,
+                "rental_date": price.rental_date,
+            },
+        )
+    if mode is Pricing.RENTAL:
+        raise InputError(
+            "pricing",
+            f"hardware '{hardware.id}' has no on-demand rental price in the catalog; give --usd-per-hour X "
+            "or --pricing owned",
+        )
+    purchase = (
+        owned.purchase_usd if owned.purchase_usd is not None else (price.purchase_usd if price else None)
+    )
+    if purchase is None:
+        raise InputError(
+            "usd_per_hour",
+            f"hardware '{hardware.id}' has no rental or purchase price"
+            f"{' in the catalog' if entry is not None else ' (a hardware file carries none)'}; "
+            "give --usd-per-hour X, or --purchase-usd P for the owned cost",
+        )
+    power = owned.power_w if owned.power_w is not None else (price.board_power_w if price else None)
+    cost = OwnedCost(
+        purchase_usd=purchase,
+        amortization_years=owned.amortization_years,
+        utilization=owned.utilization,
+        power_w=power,
+        usd_per_kwh=owned.usd_per_kwh,
+    )
+    purchase_from = (
+        "--purchase-usd (given)"
+        if owned.purchase_usd is not None
+        else (price.purchase_source if price and price.purchase_source else "catalog price_usd")
+    )
+    power_from = (
+        "--power-w (given)"
+        if owned.power_w is not None
+        else (price.board_power_source if price and price.board_power_w is not None else None)
+    )
+    return ResolvedPrice(
+        usd_per_hour=cost.usd_per_hour,
+        basis="owned",
+        source=(
+            f"owned: purchase {purchase:,.0f} USD ({purchase_from}) over {owned.amortization_years:g} years at "
+            f"{owned.utilization:.0%} utilization"
+            + (
+                f" + {power:,.0f} W ({power_from}) at {owned.usd_per_kwh:g} USD/kWh"
+                if power is not None
+                else "; power not counted (no board power on the row; give --power-w)"
+            )
+        ),
+        assumptions={
+            "pricing": "owned: purchase / (amortization_years * 8766 h * utilization) + power_w / 1000 * usd_per_kwh",
+            "usd_per_hour": cost.usd_per_hour,
+            "purchase_usd": purchase,
+            "amortization_years": owned.amortization_years,
+            "utilization": owned.utilization,
+            "power_w": power,
+            "power_counted": cost.power_counted,
+            "usd_per_kwh": owned.usd_per_kwh,
+            "capital_usd_per_hour": cost.capital_usd_per_hour,
+            "power_usd_per_hour": cost.power_usd_per_hour,
+        },
+    )
