@@ -14,6 +14,7 @@ from servebound.cli import (  # noqa: F401  (each module registers its commands)
     check_cmd,
     cost_cmd,
     decode_cmd,
+    economics_cmd,
     import_cmd,
     measure_cmd,
     models_cmd,

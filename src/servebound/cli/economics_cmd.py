@@ -1,0 +1,207 @@
+"""`servebound economics ...`: the serving-economics quantities, each printed as its formula with the
+numbers substituted (or as JSON)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from servebound.api import load_hardware, load_model
+from servebound.cli.app import (
+    DEFAULT_ALLOC,
+    DEFAULT_READ,
+    AllocOpt,
+    JsonOpt,
+    ReadOpt,
+    app,
+    build_workload,
+    console,
+    print_json,
+)
+from servebound.economics_view import (
+    LECTURE_BLACKWELL,
+    Shown,
+    balance,
+    breakpoint_kv,
+    cache_tier,
+    drain,
+    lecture,
+    price_ratio,
+    training,
+    trains,
+)
+from servebound.errors import InputError
+
+economics_app = typer.Typer(
+    name="economics",
+    help="The serving-economics quantities: balance, drain time, trains, price forensics, training.",
+    no_args_is_help=True,
+)
+app.add_typer(economics_app, name="economics")
+
+HardwareOptional = Annotated[
+    str | None, typer.Option("--hardware", "-H", help="Hardware file (TOML/JSON), catalog id or NxID.")
+]
+
+
+def show(items: list[Shown], json_out: bool) -> None:
+    if json_out:
+        print_json({"quantities": [item.json() for item in items]})
+        return
+    for item in items:
+        console.print(f"[bold]{item.name}[/bold]: {item.formula}")
+        console.print(f"  {item.substituted}")
+        if item.note:
+            console.print(f"  {item.note}")
+
+
+@economics_app.command("balance")
+def balance_command(
+    hardware: Annotated[str, typer.Option("--hardware", "-H", help="Hardware file, catalog id or NxID.")],
+    bytes_per_weight: Annotated[
+        float, typer.Option("--bytes-per-weight", help="e_w: bytes per weight fetched (0.5 for FP4).")
+    ] = 0.5,
+    model: Annotated[
+        str | None, typer.Option("--model", "-m", help="A model: add its balance batch three ways.")
+    ] = None,
+    read_context: ReadOpt = DEFAULT_READ,
+    alloc_context: AllocOpt = DEFAULT_ALLOC,
+    json_out: JsonOpt = False,
+) -> None:
+    """F / (2R) multiplies per weight per mode, and a model's balance batch."""
+    hw = load_hardware(hardware)
+    mdl = load_model(model) if model else None
+    workload = build_workload(
+        overhead_gb=8.0, alloc_context=alloc_context, read_context=read_context, floor=0.0
+    )
+    show(balance(hw, bytes_per_weight, model=mdl, workload=workload), json_out)
+
+
+@economics_app.command("drain")
+def drain_command(
+    hardware: HardwareOptional = None,
+    capacity_gb: Annotated[
+        float | None, typer.Option("--capacity-gb", help="C in GB (instead of --hardware).")
+    ] = None,
+    bandwidth_gb_per_s: Annotated[
+        float | None, typer.Option("--bandwidth-gb-per-s", help="R in GB/s (instead of --hardware).")
+    ] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """C / R: the time to read all of memory once, the natural step time."""
+    if hardware is not None:
+        hw = load_hardware(hardware)
+        show([drain(hw.memory_bytes, hw.bandwidth_bytes_per_s)], json_out)
+        return
+    if capacity_gb is None or bandwidth_gb_per_s is None:
+        raise InputError("hardware", "give --hardware, or both --capacity-gb and --bandwidth-gb-per-s")
+    show([drain(capacity_gb * 1e9, bandwidth_gb_per_s * 1e9)], json_out)
+
+
+@economics_app.command("trains")
+def trains_command(
+    batch: Annotated[float, typer.Option("--batch", help="b: sessions per departing batch.")],
+    steps_per_s: Annotated[float | None, typer.Option("--steps-per-s", help="Departures per second.")] = None,
+    interval_ms: Annotated[
+        float | None, typer.Option("--interval-ms", help="tau: ms between departures.")
+    ] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Batches departing every tau: b / tau tokens per second, worst-case queueing 2 tau."""
+    if (steps_per_s is None) == (interval_ms is None):
+        raise InputError("steps_per_s", "give exactly one of --steps-per-s or --interval-ms")
+    if steps_per_s is not None:
+        if not steps_per_s > 0:
+            raise InputError("steps_per_s", f"must be positive (got {steps_per_s:g})")
+        interval = 1.0 / steps_per_s
+    else:
+        assert interval_ms is not None
+        interval = interval_ms / 1e3
+    show(trains(batch, interval), json_out)
+
+
+@economics_app.command("breakpoint")
+def breakpoint_command(
+    active_params: Annotated[float, typer.Option("--active-params", help="P_active of the served model.")],
+    breakpoint_tokens: Annotated[
+        float, typer.Option("--breakpoint-tokens", help="L*: the surcharge's context.")
+    ],
+    hardware: HardwareOptional = None,
+    mode: Annotated[str, typer.Option("--mode", help="The hardware's arithmetic mode for F.")] = "fp8",
+    tflops: Annotated[
+        float | None, typer.Option("--tflops", help="F in TFLOP/s (instead of --hardware).")
+    ] = None,
+    bandwidth_gb_per_s: Annotated[
+        float | None, typer.Option("--bandwidth-gb-per-s", help="R in GB/s (instead of --hardware).")
+    ] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """KV bytes per token that put the KV/compute crossover at a long-context surcharge breakpoint."""
+    if hardware is not None:
+        hw = load_hardware(hardware)
+        rate = hw.compute_rate(mode)
+        if rate is None:
+            raise InputError("mode", f"'{hw.id}' has no {mode} rate; pick another --mode or give --tflops")
+        f, r = rate, hw.bandwidth_bytes_per_s
+    else:
+        if tflops is None or bandwidth_gb_per_s is None:
+            raise InputError("hardware", "give --hardware, or both --tflops and --bandwidth-gb-per-s")
+        f, r = tflops * 1e12, bandwidth_gb_per_s * 1e9
+    show([breakpoint_kv(active_params, f, r, breakpoint_tokens)], json_out)
+
+
+@economics_app.command("price-ratio")
+def price_ratio_command(
+    output_usd: Annotated[float, typer.Option("--output-usd", help="Output price, USD per million tokens.")],
+    input_usd: Annotated[float, typer.Option("--input-usd", help="Input price, USD per million tokens.")],
+    json_out: JsonOpt = False,
+) -> None:
+    """How memory-bound decode is, read off the output/input price ratio."""
+    show([price_ratio(output_usd, input_usd)], json_out)
+
+
+@economics_app.command("cache-tier")
+def cache_tier_command(
+    hold_s: Annotated[float, typer.Option("--hold-s", help="How long a cache is kept alive, in seconds.")],
+    json_out: JsonOpt = False,
+) -> None:
+    """The memory tier whose drain time matches a cache hold time."""
+    show(cache_tier(hold_s), json_out)
+
+
+@economics_app.command("training")
+def training_command(
+    traffic_tok_s: Annotated[float, typer.Option("--traffic-tok-s", help="Inference traffic in tok/s.")],
+    life_days: Annotated[float, typer.Option("--life-days", help="Deployment life in days.")],
+    active_params: Annotated[float, typer.Option("--active-params", help="N: active parameters.")],
+    rl_flops: Annotated[
+        float, typer.Option("--rl-flops", help="c_rl: RL FLOPs per parameter per token, 2 to 6.")
+    ] = 4.0,
+    rl_efficiency: Annotated[
+        float, typer.Option("--rl-efficiency", help="eta: RL's efficiency relative to training.")
+    ] = 0.3,
+    json_out: JsonOpt = False,
+) -> None:
+    """Equal-cost pre-training, RL and inference tokens, and over-training against 20 tokens/param."""
+    show(
+        training(
+            traffic_tok_s,
+            life_days,
+            active_params,
+            rl_flops_per_param_token=rl_flops,
+            rl_efficiency=rl_efficiency,
+        ),
+        json_out,
+    )
+
+
+@economics_app.command("lecture")
+def lecture_command(
+    hardware: Annotated[
+        str, typer.Option("--hardware", "-H", help="The Blackwell row for the FP4 balance and FP8 rate.")
+    ] = LECTURE_BLACKWELL,
+    json_out: JsonOpt = False,
+) -> None:
+    """The lecture's own worked numbers, recomputed."""
+    show(lecture(load_hardware(hardware)), json_out)
