@@ -18,7 +18,7 @@ from servebound.core.decode import step_curve
 from servebound.core.hardware import Hardware
 from servebound.core.workload import Workload
 from servebound.errors import InputError
-from servebound.pricing import OwnedInputs, catalog_entry, resolve_price
+from servebound.pricing import OwnedInputs, catalog_price, resolve_price
 from tests.test_decode_compute import dense, machines, models, workloads
 
 
@@ -43,7 +43,7 @@ def test_catalog_rental_and_systems_multiply() -> None:
     assert one.price.rental_usd_per_hour == 4.29 and one.price.rental_provider
     assert eight.price.rental_usd_per_hour == pytest.approx(8 * 4.29)
     assert eight.price.board_power_w == pytest.approx(8 * 700)
-    price = resolve_price(eight.hardware, eight)
+    price = resolve_price(eight.hardware, eight.price)
     assert price.basis == "rental" and price.usd_per_hour == pytest.approx(34.32)
     assert "Lambda" in price.source
 
@@ -51,17 +51,17 @@ def test_catalog_rental_and_systems_multiply() -> None:
 def test_override_owned_and_errors() -> None:
     catalog = load_hardware_catalog()
     b200 = catalog.get("nvidia-b200")
-    assert resolve_price(b200.hardware, b200, usd_per_hour=2.0).usd_per_hour == 2.0
-    owned = resolve_price(b200.hardware, b200, pricing="owned")
+    assert resolve_price(b200.hardware, b200.price, usd_per_hour=2.0).usd_per_hour == 2.0
+    owned = resolve_price(b200.hardware, b200.price, pricing="owned")
     expected = 40_000 / (3 * HOURS_PER_YEAR * 1.0) + 1000 / 1000 * 0.15
     assert owned.basis == "owned" and owned.usd_per_hour == pytest.approx(expected)
     assert owned.assumptions["power_counted"] is True
     no_price = catalog.get("nvidia-gb200")
     with pytest.raises(InputError, match="--usd-per-hour"):
-        resolve_price(no_price.hardware, no_price)
+        resolve_price(no_price.hardware, no_price.price)
     with pytest.raises(InputError, match="utilization"):
-        resolve_price(b200.hardware, b200, pricing="owned", owned=OwnedInputs(utilization=1.5))
-    assert catalog_entry("examples/dgx-spark.toml") is None
+        resolve_price(b200.hardware, b200.price, pricing="owned", owned=OwnedInputs(utilization=1.5))
+    assert catalog_price("examples/dgx-spark.toml") is None
 
 
 def test_lint_requires_price_sources() -> None:

@@ -4,6 +4,7 @@ API and the /economics page (one view, so the three never drift). The numbers co
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,15 +50,25 @@ def _g(x: float) -> str:
     return f"{x:,.4g}" if abs(x) < 1e4 else f"{x:,.0f}"
 
 
+#: Inputs outside these bounds are typos or fuzz (they would under- or overflow), not settings.
+INPUT_RANGE = (1e-9, 1e18)
+
+
 def _positive(name: str, value: float) -> float:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or not value > 0
-        or value == float("inf")
-    ):
+    lo, hi = INPUT_RANGE
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise InputError(name, f"must be a positive finite number (got {value!r})")
+    if not lo <= value <= hi:
+        raise InputError(name, f"must lie between {lo:g} and {hi:g} (got {value:g})")
     return float(value)
+
+
+def _finite(name: str, value: float) -> float:
+    if not math.isfinite(value) or value <= 0:
+        raise InputError(
+            name, f"the inputs give no finite positive result (got {value!r}); check their units"
+        )
+    return value
 
 
 # --- hardware balance ---------------------------------------------------------------------------
@@ -181,7 +192,7 @@ def balance(
 def drain(capacity_bytes: float, bandwidth_bytes_per_s: float) -> Shown:
     _positive("capacity_gb", capacity_bytes)
     _positive("bandwidth_gb_per_s", bandwidth_bytes_per_s)
-    t = econ.drain_time_s(capacity_bytes, bandwidth_bytes_per_s)
+    t = _finite("bandwidth_gb_per_s", econ.drain_time_s(capacity_bytes, bandwidth_bytes_per_s))
     return Shown(
         "drain time",
         "C / R",
@@ -195,6 +206,7 @@ def drain(capacity_bytes: float, bandwidth_bytes_per_s: float) -> Shown:
 def trains(batch: float, interval_s: float) -> list[Shown]:
     _positive("batch", batch)
     _positive("interval_s", interval_s)
+    _finite("interval_s", batch / interval_s)
     s = econ.train_schedule(batch, interval_s)
     inputs = {"batch": batch, "interval_s": interval_s}
     return [
@@ -252,6 +264,7 @@ def breakpoint_kv(
 def price_ratio(output_usd_per_mtok: float, input_usd_per_mtok: float) -> Shown:
     _positive("output_usd", output_usd_per_mtok)
     _positive("input_usd", input_usd_per_mtok)
+    _finite("input_usd", output_usd_per_mtok / input_usd_per_mtok)
     p = econ.price_ratio_reading(output_usd_per_mtok, input_usd_per_mtok)
     return Shown(
         "how memory-bound decode is at the provider's operating point",
@@ -311,6 +324,7 @@ def training(
             "rl_flops",
             f"RL costs between 2 and 6 FLOPs per parameter per token (got {rl_flops_per_param_token:g})",
         )
+    _finite("traffic_tok_s", traffic_tok_per_s * life_days * econ.SECONDS_PER_DAY / active_params)
     e = econ.equal_cost(
         traffic_tok_per_s,
         life_days * econ.SECONDS_PER_DAY,

@@ -24,7 +24,7 @@ from servebound.core.hardware import Hardware
 from servebound.errors import InputError
 
 if TYPE_CHECKING:
-    from servebound.catalog.hardware import CatalogHardware
+    from servebound.catalog.hardware import DevicePrice
 
 
 class Pricing(StrEnum):
@@ -63,8 +63,8 @@ def _positive(field: str, value: float | None, *, at_most: float | None = None) 
         raise InputError(field, f"must be at most {at_most:g} (got {value:g})")
 
 
-def catalog_entry(ref: str | Hardware) -> CatalogHardware | None:
-    """The catalog row behind a hardware reference, or None for a file (a file carries no price)."""
+def catalog_price(ref: str | Hardware) -> DevicePrice | None:
+    """The catalog row's prices behind a hardware reference, or None for a file (a file carries none)."""
     from servebound.catalog.hardware import get_hardware
     from servebound.resolve import _looks_like_file
 
@@ -73,20 +73,20 @@ def catalog_entry(ref: str | Hardware) -> CatalogHardware | None:
     if _looks_like_file(ref):
         return None
     try:
-        return get_hardware(ref)
+        return get_hardware(ref).price
     except InputError:
         return None
 
 
 def resolve_price(
     hardware: Hardware,
-    entry: CatalogHardware | None,
+    price: DevicePrice | None,
     *,
     usd_per_hour: float | None = None,
     pricing: Pricing | str = Pricing.AUTO,
     owned: OwnedInputs | None = None,
 ) -> ResolvedPrice:
-    """The price per hour of the whole system ``hardware`` (a catalog row's figures when ``entry``)."""
+    """The price per hour of the whole system ``hardware`` (from its catalog ``price`` when given)."""
     owned = owned or OwnedInputs()
     _positive("usd_per_hour", usd_per_hour, at_most=1e7)
     _positive("purchase_usd", owned.purchase_usd, at_most=1e10)
@@ -105,7 +105,6 @@ def resolve_price(
             source="--usd-per-hour (given)",
             assumptions={"pricing": "override", "usd_per_hour": float(usd_per_hour)},
         )
-    price = entry.price if entry is not None else None
     rental = price.rental_usd_per_hour if price is not None else None
     if mode is not Pricing.OWNED and rental is not None:
         assert price is not None
@@ -133,7 +132,7 @@ def resolve_price(
         raise InputError(
             "usd_per_hour",
             f"hardware '{hardware.id}' has no rental or purchase price"
-            f"{' in the catalog' if entry is not None else ' (a hardware file carries none)'}; "
+            f"{' in the catalog' if price is not None else ' (a hardware file carries none)'}; "
             "give --usd-per-hour X, or --purchase-usd P for the owned cost",
         )
     power = owned.power_w if owned.power_w is not None else (price.board_power_w if price else None)

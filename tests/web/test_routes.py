@@ -29,6 +29,7 @@ PAGES = [
     "/pair/nvidia-b200/hostile",
     "/methodology",
     "/license",
+    "/economics",
 ]
 
 

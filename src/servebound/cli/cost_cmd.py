@@ -32,7 +32,7 @@ from servebound.core.cost import DEFAULT_AMORTIZATION_YEARS, DEFAULT_USD_PER_KWH
 from servebound.core.experts import ExpertTraffic
 from servebound.cost_report import DEFAULT_COST_PROMPT_TOKENS, cost_json, cost_report
 from servebound.errors import InputError
-from servebound.pricing import OwnedInputs, Pricing, catalog_entry, resolve_price
+from servebound.pricing import OwnedInputs, Pricing, catalog_price, resolve_price
 
 UsdPerHourOpt = Annotated[
     float | None,
@@ -119,7 +119,7 @@ def cost_command(
     )
     price = resolve_price(
         hw,
-        catalog_entry(hardware),
+        catalog_price(hardware),
         usd_per_hour=usd_per_hour,
         pricing=pricing,
         owned=OwnedInputs(

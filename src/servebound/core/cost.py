@@ -132,3 +132,73 @@ def batch_grid(batch_max: int, points: int = 24, extra: tuple[int | None, ...] =
     grid = np.unique(np.round(np.geomspace(1, batch_max, points)).astype(np.int64))
     more = np.asarray([b for b in extra if b is not None and 1 <= b <= batch_max], dtype=np.int64)
     return np.unique(np.concatenate([grid, more]))
+
+
+@dataclass(frozen=True)
+class ContextCurve:
+    """At a fixed batch, over read contexts L: t_mem(L) = (W_batch(b) + b K_read(L)) / R (grows with
+    the cache), t_cmp(L) = b c(L) (nearly flat), their max and the cost per million output tokens.
+    ``crossover_tokens`` is the smallest sampled-range L with t_mem >= t_cmp (found by bisection on
+    integers), None when one line stays above the other over the whole range or compute is off."""
+
+    batch: int
+    contexts: NDArray[np.float64]
+    memory_time_s: NDArray[np.float64]
+    compute_time_s: NDArray[np.float64] | None
+    step_time_s: NDArray[np.float64]
+    usd_per_mtok_output: NDArray[np.float64]
+    crossover_tokens: int | None
+
+
+def context_curve(
+    hardware: Hardware,
+    model: ModelAdapter,
+    workload: Workload,
+    batch: int,
+    contexts: ArrayLike,
+    usd_per_hour: float,
+) -> ContextCurve:
+    """Ordinary decoding at batch ``batch`` over an array of read contexts (vectorized)."""
+    from servebound.core.decode_compute import seconds_per_session_step_over_contexts
+
+    workload = workload.for_model(model)
+    L = np.asarray(contexts, dtype=np.float64)
+    r = hardware.bandwidth_bytes_per_s
+    sweep = float(model.weights.batch(batch, workload.expert_traffic))
+
+    def t_mem(at: NDArray[np.float64]) -> NDArray[np.float64]:
+        out: NDArray[np.float64] = (sweep + batch * model.kv_read.bytes_over(at)) / r
+        return out
+
+    def t_cmp(at: NDArray[np.float64]) -> NDArray[np.float64] | None:
+        c = seconds_per_session_step_over_contexts(hardware, model, workload, at)
+        return None if c is None else batch * c
+
+    mem, cmp_ = t_mem(L), t_cmp(L)
+    step = mem if cmp_ is None else np.maximum(mem, cmp_)
+    crossover: int | None = None
+    if cmp_ is not None and L.size:
+
+        def memory_ahead(tokens: int) -> bool:
+            at = np.asarray([float(tokens)])
+            c = t_cmp(at)
+            return c is not None and bool(t_mem(at)[0] >= c[0])
+
+        lo, hi = max(1, int(L.min())), int(L.max())
+        if not memory_ahead(lo) and memory_ahead(hi):
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if memory_ahead(mid):
+                    hi = mid
+                else:
+                    lo = mid
+            crossover = hi
+    return ContextCurve(
+        batch=batch,
+        contexts=L,
+        memory_time_s=mem,
+        compute_time_s=cmp_,
+        step_time_s=step,
+        usd_per_mtok_output=usd_per_mtok(usd_per_hour, step, batch),
+        crossover_tokens=crossover,
+    )

@@ -46,18 +46,33 @@ class ComputeStatus(StrEnum):
 
 
 def _step_flops_and_seconds(
-    shape: PrefillShape, rates: ModeRates, tokens: int, prefix_tokens: int
-) -> tuple[float, float, float | None]:
-    """FLOPs (linear, attention) of one session's ``tokens`` new tokens after ``prefix_tokens``, and
-    their time at the given rates (None when a needed rate is missing)."""
+    shape: PrefillShape, rates: ModeRates, tokens: int, prefix_tokens: ArrayLike
+) -> tuple[float, NDArray[np.float64], NDArray[np.float64] | None]:
+    """FLOPs (linear, attention) of one session's ``tokens`` new tokens after ``prefix_tokens`` (an
+    array of prefixes allowed), and their time at the given rates (None when a needed rate is missing)."""
     linear = 2.0 * shape.linear_active_params * tokens
-    attention = tokens * float(attention_flops_per_token(shape, tokens, prefix_tokens))
+    attention: NDArray[np.float64] = tokens * attention_flops_per_token(shape, tokens, prefix_tokens)
     if not rates.available:
         return linear, attention, None
-    seconds = (linear / rates.linear_flop_per_s if rates.linear_flop_per_s else 0.0) + (
-        attention / rates.attention_flop_per_s if rates.attention_flop_per_s else 0.0
+    seconds: NDArray[np.float64] = np.asarray(
+        (linear / rates.linear_flop_per_s if rates.linear_flop_per_s else 0.0)
+        + (attention / rates.attention_flop_per_s if rates.attention_flop_per_s else 0.0),
+        dtype=np.float64,
     )
     return linear, attention, seconds
+
+
+def seconds_per_session_step_over_contexts(
+    hardware: Hardware, model: ModelAdapter, workload: Workload, contexts: ArrayLike
+) -> NDArray[np.float64] | None:
+    """c(L) for an array of read contexts in ordinary decoding: the same lookups and FLOP counts as
+    :func:`decode_compute`, vectorized over L for figures. None when compute is unavailable (no
+    prefill fields, a missing rate, memory-only) and for speculation (use decode_compute per context)."""
+    shape = model.prefill
+    if shape is None or workload.memory_only or workload.speculation is not None:
+        return None
+    rates = mode_rates(hardware, shape)
+    return _step_flops_and_seconds(shape, rates, 1, np.asarray(contexts, dtype=np.float64))[2]
 
 
 @dataclass(frozen=True)
@@ -160,7 +175,9 @@ def decode_compute(
             seconds_per_session_step=None,
         )
     rates = mode_rates(hardware, shape, linear_mode, attention_mode)
-    linear, attention, seconds = _step_flops_and_seconds(shape, rates, n, context)
+    linear, attention_arr, seconds_arr = _step_flops_and_seconds(shape, rates, n, context)
+    attention = float(attention_arr)
+    seconds = None if seconds_arr is None else float(seconds_arr)
     draft_flops = 0.0
     draft_note: str | None = None
     if spec is not None and spec.draft_tokens > 0:
@@ -178,13 +195,13 @@ def decode_compute(
                     "(only loosens the ceiling)"
                 )
             else:
-                draft_flops = spec.draft_tokens * (d_linear + d_attention)
+                draft_flops = spec.draft_tokens * (d_linear + float(d_attention))
                 draft_note = (
                     f"charged: {spec.draft_tokens} one-token draft steps at "
                     f"{draft_rates.linear_mode}/{draft_rates.attention_mode}"
                 )
                 if seconds is not None:
-                    seconds += spec.draft_tokens * d_seconds
+                    seconds += spec.draft_tokens * float(d_seconds)
     if workload.memory_only:
         status = ComputeStatus.MEMORY_ONLY
         seconds = None

@@ -5,6 +5,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
 #: Context lengths past 2^53 tokens are not representable exactly and mean "unbounded" here.
 CONTEXT_CAP = 2**53
 
@@ -31,6 +34,16 @@ class KVShape:
             + self.local_bytes_per_token * local_tokens
             + self.state_bytes
         )
+
+    def bytes_over(self, context_tokens: ArrayLike) -> NDArray[np.float64]:
+        """K(L) over an array of contexts: :meth:`bytes_at`'s formula, vectorized (figures)."""
+        c = np.asarray(context_tokens, dtype=np.float64)
+        out: NDArray[np.float64] = (
+            self.global_bytes_per_token * c
+            + self.local_bytes_per_token * np.minimum(c, self.window_tokens)
+            + self.state_bytes
+        )
+        return out
 
     @property
     def grows_with_context(self) -> bool:

@@ -32,7 +32,7 @@ from fastapi.staticfiles import StaticFiles
 from servebound.web import export as site_export
 from servebound.web.errors import install_error_handlers
 from servebound.web.pages import Renderer
-from servebound.web.routes import api, machine, pages
+from servebound.web.routes import api, economics, machine, pages
 from servebound.web.site import SiteData, default_site_data
 from servebound.web.state import FullTextBuilder, WebState
 
@@ -79,7 +79,7 @@ def create_app(
     static_dir = resources.files("servebound.web").joinpath("static")
     app.mount("/static", StaticFiles(directory=str(static_dir)), name="static")
     install_error_handlers(app)
-    for router in (pages.router, machine.router, api.router):
+    for router in (pages.router, machine.router, api.router, economics.router):
         app.include_router(router)
     return app
 

@@ -69,6 +69,12 @@ def documents(site: SiteData, max_pairs: int | None = None) -> list[Document]:
             "Start here",
             "every reported measurement, its ceiling and its efficiency",
         ),
+        Document(
+            "/economics",
+            "Economics: step time, balance batch and cost per token",
+            "Start here",
+            "the two-line roofline, cost per token and the serving-economics lecture's numbers recomputed",
+        ),
         Document("/hardware", "Hardware: every row", "Hardware"),
     ]
     docs += [
@@ -97,6 +103,7 @@ def iter_pages(renderer: Renderer, site: SiteData, max_pairs: int | None = None)
     yield renderer.methodology()
     yield renderer.license()
     yield renderer.validation_page()
+    yield renderer.economics_page()
     yield renderer.hardware_index()
     for h in site.hardware:
         yield renderer.hardware_page(h)
@@ -119,6 +126,7 @@ def iter_markdown(renderer: Renderer, site: SiteData, max_pairs: int | None = No
     yield renderer.methodology().markdown
     yield renderer.license().markdown
     yield renderer.validation_page().markdown
+    yield renderer.economics_page().markdown
     yield renderer.hardware_index().markdown
     for h in site.hardware:
         yield renderer.hardware_page(h).markdown

@@ -23,6 +23,7 @@ from servebound.core.model import ModelAdapter
 from servebound.report import fmt_gb, fmt_int, fmt_rate
 from servebound.validation import ReportedRun, validation_json
 from servebound.web import figures
+from servebound.web.costview import CostView, economics_context, pair_cost, render_cost_charts
 from servebound.web.mathml import mathml
 from servebound.web.pairdata import (
     DecodeView,
@@ -173,6 +174,7 @@ class PairContext:
     prompt_tokens: int | None
     runs: Sequence[RunDisplay]
     figure_points: Sequence[tuple[str, str, str]]
+    cost: CostView
 
 
 @dataclass(frozen=True)
@@ -187,6 +189,7 @@ class PairFigures:
     fig_prefill_time: Markup | None
     ranges: dict[str, int]
     pair_data: Markup
+    cost_figures: Sequence[Markup]
 
 
 @dataclass(frozen=True)
@@ -421,6 +424,7 @@ class Renderer:
             prompt_tokens=pair.prompt_tokens,
             runs=self.run_displays(self.site.runs_for_pair(hw.id, m.id)),
             figure_points=figure_points(pair),
+            cost=pair_cost(pair),
         )
         title = f"{m.name} on {hw.name}"
         desc = f"{verdict}. One session {single}; useful aggregate {agg}."
@@ -450,6 +454,7 @@ class Renderer:
             fig_prefill_time=figures.render_chart(pre_charts[1]) if pre_charts else None,
             ranges=ranges,
             pair_data=Markup(script_json(pair_data(pair))),
+            cost_figures=render_cost_charts(pair, context.cost),
         )
         html = self._html("pair.html", path, title, desc, script=True, **_fields(context, extra))
         return Page(path, title, desc, html, self._markdown("pair.md", path, title, desc, **_fields(context)))
@@ -498,6 +503,15 @@ class Renderer:
         return self._page("validation", "/validation", title, desc, context)
 
     # --- prose -----------------------------------------------------------------------------------
+
+    def economics_page(self) -> Page:
+        """The serving-economics formulas, with the lecture's own numbers recomputed live."""
+        from servebound.economics_view import LECTURE_BLACKWELL
+
+        blackwell = self.site.hardware_by_id.get(LECTURE_BLACKWELL) or self.site.hardware[0]
+        title = "Economics: step time, balance batch and cost per token"
+        desc = "The two-line roofline of a decode step, the balance batch, cost per token, and the lecture's numbers recomputed."
+        return self._page("economics", "/economics", title, desc, economics_context(blackwell))
 
     def methodology(self) -> Page:
         from servebound.web.methodology import SECTIONS

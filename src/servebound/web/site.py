@@ -17,6 +17,7 @@ from typing import Any
 from servebound import report
 from servebound.api import decode as api_decode
 from servebound.api import make_workload
+from servebound.catalog.hardware import DevicePrice
 from servebound.core.experts import ExpertTraffic
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
@@ -63,6 +64,8 @@ class SiteHardware:
     notes: str = ""
     sparse_halved: tuple[str, ...] = ()
     system: str | None = None
+    #: The row's [price] figures (rental, purchase, board power), None for a user file.
+    price: DevicePrice | None = None
 
     @property
     def memory_gb(self) -> float:
@@ -136,6 +139,7 @@ def site_hardware(entry: Any) -> SiteHardware:
         notes=entry.notes,
         sparse_halved=tuple(entry.sparse_halved),
         system=None if system is None else f"{system.count} x {system.member_id}",
+        price=getattr(entry, "price", None),
     )
 
 

@@ -109,6 +109,12 @@ def validation_page(request: Request, web: Web) -> Response:
     return page_response(web.cache.get("/validation", web.renderer.validation_page), _is_md(request))
 
 
+@router.get("/economics")
+@router.get("/economics.md")
+def economics_page(request: Request, web: Web) -> Response:
+    return page_response(web.cache.get("/economics", web.renderer.economics_page), _is_md(request))
+
+
 @router.get("/license")
 @router.get("/license.md")
 def license_page(request: Request, web: Web) -> Response:

@@ -1,0 +1,211 @@
+"""The JSON API for cost and economics: /api/cost (the same object as ``servebound cost --json``) and
+/api/economics/* (each quantity as the ``servebound economics`` subcommand of the same name prints it
+with ``--json``). Every 4xx answers the one error shape (``servebound.web.errors``)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Query
+
+from servebound.cost_report import DEFAULT_COST_PROMPT_TOKENS, cost_json, cost_report
+from servebound.economics_view import (
+    balance,
+    breakpoint_kv,
+    cache_tier,
+    drain,
+    lecture,
+    price_ratio,
+    training,
+    trains,
+)
+from servebound.errors import InputError
+from servebound.pricing import OwnedInputs, resolve_price
+from servebound.web.errors import ERRORS
+from servebound.web.routes.api import AllocQ, FloorQ, OverheadQ, ReadQ, TrafficParam, workload_params
+from servebound.web.site import MAX_SITE_CONTEXT_TOKENS, clean_json, parse_workload_query
+from servebound.web.state import Web
+
+router = APIRouter()
+
+PositiveQ = Annotated[float | None, Query(gt=0, allow_inf_nan=False)]
+Mode = Literal["fp4", "fp8", "int8", "bf16", "fp16", "fp32"]
+
+
+def _quantities(items: list[Any]) -> dict[str, Any]:
+    return clean_json({"quantities": [item.json() for item in items]})  # type: ignore[no-any-return]
+
+
+def _batches(text: str | None) -> list[int] | None:
+    if text is None:
+        return None
+    out = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part.isdigit():
+            raise InputError("batches", f"give whole numbers separated by commas, e.g. 1,8,64 (got {part!r})")
+        out.append(int(part))
+    return out
+
+
+@router.get("/api/cost", tags=["cost"], responses=ERRORS)
+def api_cost(
+    web: Web,
+    hardware: Annotated[str, Query(description="hardware id")],
+    model: Annotated[str, Query(description="model id")],
+    usd_per_hour: Annotated[
+        float | None, Query(gt=0, le=1e7, allow_inf_nan=False, description="system price per hour (override)")
+    ] = None,
+    pricing: Annotated[Literal["auto", "rental", "owned"], Query()] = "auto",
+    purchase_usd: PositiveQ = None,
+    amortization_years: Annotated[float, Query(gt=0, le=100, allow_inf_nan=False)] = 3.0,
+    utilization: Annotated[float, Query(gt=0, le=1, allow_inf_nan=False)] = 1.0,
+    power_w: PositiveQ = None,
+    usd_per_kwh: Annotated[float, Query(gt=0, le=100, allow_inf_nan=False)] = 0.15,
+    batches: Annotated[str | None, Query(max_length=2000, description="e.g. 1,8,64")] = None,
+    prompt: Annotated[
+        int, Query(ge=1, le=MAX_SITE_CONTEXT_TOKENS, description="prompt tokens priced")
+    ] = DEFAULT_COST_PROMPT_TOKENS,
+    memory_only: bool = False,
+    overhead_gb: OverheadQ = None,
+    alloc_context: AllocQ = None,
+    read_context: ReadQ = None,
+    floor: FloorQ = None,
+    expert_traffic: TrafficParam = "expected",
+) -> dict[str, Any]:
+    """The cost curve over batch: the same object as `servebound cost --json`."""
+    hw, m = web.get_hw(hardware), web.get_model(model)
+    query = parse_workload_query(
+        workload_params(
+            overhead_gb=overhead_gb,
+            alloc_context=alloc_context,
+            read_context=read_context,
+            floor=floor,
+            expert_traffic=expert_traffic,
+        )
+    )
+    workload = query.workload()
+    if memory_only:
+        from dataclasses import replace
+
+        workload = replace(workload, memory_only=True)
+    price = resolve_price(
+        hw.hardware,
+        hw.price,
+        usd_per_hour=usd_per_hour,
+        pricing=pricing,
+        owned=OwnedInputs(purchase_usd, amortization_years, utilization, power_w, usd_per_kwh),
+    )
+    report = cost_report(
+        hw.hardware, m.adapter, workload, price, batches=_batches(batches), prompt_tokens=prompt
+    )
+    return clean_json(cost_json(report))  # type: ignore[no-any-return]
+
+
+@router.get("/api/economics/lecture", tags=["economics"], responses=ERRORS)
+def api_lecture(web: Web, hardware: str = "nvidia-b200") -> dict[str, Any]:
+    """The lecture's numbers recomputed (`servebound economics lecture --json`)."""
+    return _quantities(lecture(web.get_hw(hardware).hardware))
+
+
+@router.get("/api/economics/balance", tags=["economics"], responses=ERRORS)
+def api_balance(
+    web: Web,
+    hardware: str,
+    bytes_per_weight: Annotated[float, Query(gt=0, le=8, allow_inf_nan=False)] = 0.5,
+    model: str | None = None,
+    read_context: ReadQ = None,
+    alloc_context: AllocQ = None,
+) -> dict[str, Any]:
+    """F e_w / 2R per mode, and a model's balance batch (`servebound economics balance --json`)."""
+    hw = web.get_hw(hardware)
+    m = web.get_model(model) if model else None
+    query = parse_workload_query(workload_params(read_context=read_context, alloc_context=alloc_context))
+    return _quantities(
+        balance(hw.hardware, bytes_per_weight, model=m.adapter if m else None, workload=query.workload())
+    )
+
+
+@router.get("/api/economics/drain", tags=["economics"], responses=ERRORS)
+def api_drain(
+    web: Web, hardware: str | None = None, capacity_gb: PositiveQ = None, bandwidth_gb_per_s: PositiveQ = None
+) -> dict[str, Any]:
+    """C / R (`servebound economics drain --json`)."""
+    if hardware is not None:
+        h = web.get_hw(hardware).hardware
+        return _quantities([drain(h.memory_bytes, h.bandwidth_bytes_per_s)])
+    if capacity_gb is None or bandwidth_gb_per_s is None:
+        raise InputError("hardware", "give hardware, or both capacity_gb and bandwidth_gb_per_s")
+    return _quantities([drain(capacity_gb * 1e9, bandwidth_gb_per_s * 1e9)])
+
+
+@router.get("/api/economics/trains", tags=["economics"], responses=ERRORS)
+def api_trains(
+    batch: Annotated[float, Query(gt=0, le=1e12, allow_inf_nan=False)],
+    steps_per_s: PositiveQ = None,
+    interval_ms: PositiveQ = None,
+) -> dict[str, Any]:
+    """b / tau and 2 tau (`servebound economics trains --json`)."""
+    if (steps_per_s is None) == (interval_ms is None):
+        raise InputError("steps_per_s", "give exactly one of steps_per_s or interval_ms")
+    interval = 1.0 / steps_per_s if steps_per_s is not None else (interval_ms or 0.0) / 1e3
+    return _quantities(trains(batch, interval))
+
+
+@router.get("/api/economics/breakpoint", tags=["economics"], responses=ERRORS)
+def api_breakpoint(
+    web: Web,
+    active_params: Annotated[float, Query(gt=0, le=1e15, allow_inf_nan=False)],
+    breakpoint_tokens: Annotated[float, Query(gt=0, le=1e12, allow_inf_nan=False)],
+    hardware: str | None = None,
+    mode: Mode = "fp8",
+    tflops: PositiveQ = None,
+    bandwidth_gb_per_s: PositiveQ = None,
+) -> dict[str, Any]:
+    """KV bytes per token from a surcharge breakpoint (`servebound economics breakpoint --json`)."""
+    if hardware is not None:
+        h = web.get_hw(hardware).hardware
+        rate = h.compute_rate(mode)
+        if rate is None:
+            raise InputError("mode", f"'{h.id}' has no {mode} rate; pick another mode or give tflops")
+        f, r = rate, h.bandwidth_bytes_per_s
+    elif tflops is None or bandwidth_gb_per_s is None:
+        raise InputError("hardware", "give hardware, or both tflops and bandwidth_gb_per_s")
+    else:
+        f, r = tflops * 1e12, bandwidth_gb_per_s * 1e9
+    return _quantities([breakpoint_kv(active_params, f, r, breakpoint_tokens)])
+
+
+@router.get("/api/economics/price-ratio", tags=["economics"], responses=ERRORS)
+def api_price_ratio(
+    output_usd: Annotated[float, Query(gt=0, allow_inf_nan=False)],
+    input_usd: Annotated[float, Query(gt=0, allow_inf_nan=False)],
+) -> dict[str, Any]:
+    """Output/input price ratio (`servebound economics price-ratio --json`)."""
+    return _quantities([price_ratio(output_usd, input_usd)])
+
+
+@router.get("/api/economics/cache-tier", tags=["economics"], responses=ERRORS)
+def api_cache_tier(hold_s: Annotated[float, Query(gt=0, le=1e10, allow_inf_nan=False)]) -> dict[str, Any]:
+    """The memory tier for a cache hold time (`servebound economics cache-tier --json`)."""
+    return _quantities(cache_tier(hold_s))
+
+
+@router.get("/api/economics/training", tags=["economics"], responses=ERRORS)
+def api_training(
+    traffic_tok_s: Annotated[float, Query(gt=0, le=1e15, allow_inf_nan=False)],
+    life_days: Annotated[float, Query(gt=0, le=1e5, allow_inf_nan=False)],
+    active_params: Annotated[float, Query(gt=0, le=1e15, allow_inf_nan=False)],
+    rl_flops: Annotated[float, Query(ge=2, le=6, allow_inf_nan=False)] = 4.0,
+    rl_efficiency: Annotated[float, Query(gt=0, le=1, allow_inf_nan=False)] = 0.3,
+) -> dict[str, Any]:
+    """Equal-cost training (`servebound economics training --json`)."""
+    return _quantities(
+        training(
+            traffic_tok_s,
+            life_days,
+            active_params,
+            rl_flops_per_param_token=rl_flops,
+            rl_efficiency=rl_efficiency,
+        )
+    )
