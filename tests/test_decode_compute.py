@@ -255,3 +255,14 @@ def test_rows_without_rates_equal_todays(model: ModelAdapter, hw: Hardware, wl: 
     ):
         assert getattr(with_compute, field) == getattr(today, field), field
     assert with_compute.compute is not None and with_compute.compute.status is ComputeStatus.MISSING_RATE
+
+
+@settings(max_examples=200, deadline=None)
+@given(models(), st.integers(1, 64), st.integers(0, 300_000))
+def test_scalar_attention_flops_equal_the_vector_ones(model: ModelAdapter, chunk: int, prefix: int) -> None:
+    from servebound.core.prefill import attention_flops_per_token, attention_flops_per_token_scalar
+
+    shape = model.prefill
+    assert shape is not None
+    vector = float(attention_flops_per_token(shape, chunk, prefix))
+    assert attention_flops_per_token_scalar(shape, chunk, prefix) == pytest.approx(vector, rel=1e-12, abs=1e-9)

@@ -8,7 +8,17 @@ The public API::
 """
 
 from servebound.api import decode, load_hardware, load_model, make_workload, with_kv_precision
-from servebound.core.decode import BatchLimit, DecodeResult, Forced, Remedies, Verdict, curve
+from servebound.core.decode import (
+    BatchLimit,
+    DecodeResult,
+    Forced,
+    Remedies,
+    StepCurve,
+    Verdict,
+    curve,
+    step_curve,
+)
+from servebound.core.decode_compute import ComputeStatus, DecodeCompute, decode_compute
 from servebound.core.experts import ExpertTraffic, expected_distinct_experts
 from servebound.core.hardware import Hardware
 from servebound.core.kv import KVShape
@@ -28,6 +38,8 @@ from servebound.errors import InputError
 __all__ = [
     "MAX_BATCH",
     "BatchLimit",
+    "ComputeStatus",
+    "DecodeCompute",
     "DecodeResult",
     "ExpertTraffic",
     "Experts",
@@ -43,11 +55,13 @@ __all__ = [
     "PrefillVerdict",
     "Remedies",
     "Speculation",
+    "StepCurve",
     "Verdict",
     "Weights",
     "Workload",
     "curve",
     "decode",
+    "decode_compute",
     "expected_distinct_experts",
     "load_hardware",
     "load_model",
@@ -55,5 +69,6 @@ __all__ = [
     "prefill",
     "prefill_curve",
     "prefill_range",
+    "step_curve",
     "with_kv_precision",
 ]

@@ -31,7 +31,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter, PrefillShape
-from servebound.core.prefill import attention_flops_per_token
+from servebound.core.prefill import attention_flops_per_token, attention_flops_per_token_scalar
 from servebound.core.rates import ModeRates, mode_rates
 from servebound.core.workload import Workload
 
@@ -58,6 +58,20 @@ def _step_flops_and_seconds(
         (linear / rates.linear_flop_per_s if rates.linear_flop_per_s else 0.0)
         + (attention / rates.attention_flop_per_s if rates.attention_flop_per_s else 0.0),
         dtype=np.float64,
+    )
+    return linear, attention, seconds
+
+
+def _scalar_step(
+    shape: PrefillShape, rates: ModeRates, tokens: int, prefix_tokens: int
+) -> tuple[float, float, float | None]:
+    """:func:`_step_flops_and_seconds` for one prefix, in plain floats (the per-pair path)."""
+    linear = 2.0 * shape.linear_active_params * tokens
+    attention = tokens * attention_flops_per_token_scalar(shape, tokens, prefix_tokens)
+    if not rates.available:
+        return linear, attention, None
+    seconds = (linear / rates.linear_flop_per_s if rates.linear_flop_per_s else 0.0) + (
+        attention / rates.attention_flop_per_s if rates.attention_flop_per_s else 0.0
     )
     return linear, attention, seconds
 
@@ -175,9 +189,7 @@ def decode_compute(
             seconds_per_session_step=None,
         )
     rates = mode_rates(hardware, shape, linear_mode, attention_mode)
-    linear, attention_arr, seconds_arr = _step_flops_and_seconds(shape, rates, n, context)
-    attention = float(attention_arr)
-    seconds = None if seconds_arr is None else float(seconds_arr)
+    linear, attention, seconds = _scalar_step(shape, rates, n, context)
     draft_flops = 0.0
     draft_note: str | None = None
     if spec is not None and spec.draft_tokens > 0:
@@ -188,20 +200,20 @@ def decode_compute(
             )
         else:
             draft_rates = mode_rates(hardware, draft_shape)
-            d_linear, d_attention, d_seconds = _step_flops_and_seconds(draft_shape, draft_rates, 1, context)
+            d_linear, d_attention, d_seconds = _scalar_step(draft_shape, draft_rates, 1, context)
             if d_seconds is None:
                 draft_note = (
                     f"omitted: no {'/'.join(draft_rates.missing_modes)} rate for the draft's modes "
                     "(only loosens the ceiling)"
                 )
             else:
-                draft_flops = spec.draft_tokens * (d_linear + float(d_attention))
+                draft_flops = spec.draft_tokens * (d_linear + d_attention)
                 draft_note = (
                     f"charged: {spec.draft_tokens} one-token draft steps at "
                     f"{draft_rates.linear_mode}/{draft_rates.attention_mode}"
                 )
                 if seconds is not None:
-                    seconds += spec.draft_tokens * float(d_seconds)
+                    seconds += spec.draft_tokens * d_seconds
     if workload.memory_only:
         status = ComputeStatus.MEMORY_ONLY
         seconds = None

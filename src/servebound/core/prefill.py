@@ -257,6 +257,21 @@ def attention_flops_per_token(
     return result
 
 
+def attention_flops_per_token_scalar(shape: PrefillShape, chunk_tokens: int, prefix_tokens: float) -> float:
+    """:func:`attention_flops_per_token` for one (c, l) in plain floats (decode's per-pair fast path;
+    a property test holds the two equal)."""
+    c = float(chunk_tokens)
+    prefix = float(prefix_tokens)
+    window = float(shape.attention_window_tokens)
+    inside = min(max(window - prefix, 0.0), c)
+    local_sum = inside * prefix + inside * (inside + 1.0) / 2.0 + (c - inside) * window
+    return (
+        shape.attention_global_flops_per_pair * (prefix + (c + 1.0) / 2.0)
+        + shape.attention_local_flops_per_pair * local_sum / c
+        + shape.attention_state_flops_per_token
+    )
+
+
 def compute_per_prompt_token(shape: PrefillShape, chunk_tokens: ArrayLike, prefix_tokens: ArrayLike) -> Float:
     """a_pf(c, l) = 2 P_lin,active + a_attn(c, l), FLOPs per prompt token (A_extra omitted)."""
     per_token: Float = 2.0 * shape.linear_active_params + attention_flops_per_token(
