@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +19,9 @@ from servebound.errors import InputError
 from servebound.pricing import resolve_price
 from servebound.web.figures import Chart, Mark, Series, render_chart
 from servebound.web.site import Pair, SiteHardware, clean_json
+
+#: Batches in a pair page's cost table (the figures sample 80; /api/cost and the CLI about 24).
+PAGE_POINTS = 10
 
 
 @dataclass(frozen=True)
@@ -261,7 +263,3 @@ API_EXAMPLES: tuple[tuple[str, str], ...] = (
 
 def economics_context(blackwell: SiteHardware) -> EconomicsContext:
     return EconomicsContext(blackwell, lecture(blackwell.hardware), API_EXAMPLES, FORMULAS)
-
-
-def finite(x: float | None) -> bool:
-    return x is not None and math.isfinite(x)
