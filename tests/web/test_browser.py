@@ -161,6 +161,19 @@ def test_page_without_javascript_shows_every_number_and_figure(browser: Any, ser
     context.close()
 
 
+def test_cost_figures_and_economics_without_javascript(browser: Any, server: str) -> None:
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto(server + "/pair/nvidia-h100-sxm/hostile?read_context=100&alloc_context=200&floor=1")
+    for fig in ("fig-step-time", "fig-cost-batch", "fig-cost-context"):
+        assert page.locator(f"svg#{fig}").is_visible(), fig
+    assert page.locator("svg#fig-step-time g.mark.cross").count() == 1  # the balance batch is marked
+    page.goto(server + "/economics")
+    assert page.locator("math").count() >= 4
+    assert "14.4 ms" in page.locator("main").inner_text()
+    context.close()
+
+
 @pytest.mark.parametrize(
     "query",
     [
@@ -169,6 +182,7 @@ def test_page_without_javascript_shows_every_number_and_figure(browser: Any, ser
         {"batch": 64, "expert_traffic": "minimum"},
         {"floor": 80},
         {"alloc_context": 1000000, "read_context": 1000000},
+        {"alloc_context": 200, "read_context": 100, "floor": 1},  # the compute roof binds (hostile)
     ],
 )
 @pytest.mark.parametrize("model", ["qwen3.6-35b-a3b-example", "laguna-s-2.1-nvfp4-example", "hostile"])
@@ -196,7 +210,15 @@ def test_the_browser_port_equals_the_api(
     )
     params = {"hardware": "nvidia-h100-sxm", "model": model, **{k: v for k, v in query.items()}}
     api = httpx.get(f"{server}/api/decode", params=params).json()
-    for key in ("verdict", "batch_mem", "batch_star", "batch_limited_by", "batch_rate"):
+    for key in (
+        "verdict",
+        "batch_mem",
+        "batch_star",
+        "batch_limited_by",
+        "batch_rate",
+        "balance_batch",
+        "bound_by",
+    ):
         assert js["d"][key] == api[key], key
     for key in (
         "single_session_tok_s",
@@ -207,6 +229,8 @@ def test_the_browser_port_equals_the_api(
         "kv_read_bytes",
         "resident_margin_bytes",
         "bytes_per_token_at_star",
+        "step_time_s",
+        "compute_tok_s_at_star",
     ):
         assert same_number(js["d"][key], api[key]), key
     if api["forced"]:

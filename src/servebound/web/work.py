@@ -113,17 +113,22 @@ def decode_work(pair: Pair) -> list[Work]:
             "memory": "memory bounds the batch: b* = b_mem, and every fitting batch clears the floor",
             "floor": f"the floor bounds the batch: r(b*+1) would fall below {w.floor_tok_per_s:g} tok/s",
             "search_cap": "the search cap bounds the batch: the cache does not grow with context",
+            "compute": "compute bounds the batch: past the balance batch the step time grows with b, "
+            "so b* is the smallest batch reaching the compute ceiling",
         }.get(by or "", "")
-        out.append(
-            _work(
-                "aggregate_tok_s",
-                "Useful throughput across sessions",
-                rf"T(b^*) = \frac{{R}}{{W_{{\mathrm{{batch}}}}(b^*)/b^* + K_{{\mathrm{{read}}}}}}"
-                rf" = \frac{{{_rate(R / GB, 'GB/s')}}}{{{_gb(d['bytes_per_token_at_star'])}}}"
-                rf" = {_rate(d['aggregate_tok_s'])},\quad b^* = {tex_number(b)}",
-                gate,
-            )
+        memory_line = (
+            rf"\frac{{R}}{{W_{{\mathrm{{batch}}}}(b^*)/b^* + K_{{\mathrm{{read}}}}}}"
+            rf" = \frac{{{_rate(R / GB, 'GB/s')}}}{{{_gb(d['bytes_per_token_at_star'])}}}"
         )
+        if d.get("bound_by") == "compute" and d.get("compute_tok_s_at_star") is not None:
+            tex = (
+                rf"T(b^*) = \min\left(\frac{{R}}{{q(b^*)}}, \frac{{b^*}}{{t_{{\mathrm{{cmp}}}}(b^*)}}\right)"
+                rf" = \min\left({_rate(d['memory_tok_s_at_star'])}, {_rate(d['compute_tok_s_at_star'])}\right)"
+                rf" = {_rate(d['aggregate_tok_s'])},\quad b^* = {tex_number(b)}"
+            )
+        else:
+            tex = rf"T(b^*) = {memory_line} = {_rate(d['aggregate_tok_s'])},\quad b^* = {tex_number(b)}"
+        out.append(_work("aggregate_tok_s", "Useful throughput across sessions", tex, gate))
         out.append(
             _work(
                 "per_session_tok_s",

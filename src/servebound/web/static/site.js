@@ -49,20 +49,39 @@
     return m.always_on_bytes + m.expert_bytes * distinct(n, m.routed, m.per_token, traffic);
   }
 
+  // decode's compute roof (servebound.core.decode_compute): seconds per session per step at L_read,
+  // c = 2 P_lin / F_linear + a_attn(1, L) / F_attention; null without prefill fields or a needed rate.
+  function computeSeconds(hw, m, L) {
+    var p = m.prefill;
+    if (!p) return null;
+    var r = rates(hw, p);
+    if (!r.available) return null;
+    var inside = Math.min(Math.max(p.window - L, 0), 1);
+    var localSum = inside * L + inside * (inside + 1) / 2 + (1 - inside) * p.window;
+    var aAttn = p.global * (L + 1) + p.local * localSum + p.state;
+    var linear = 2.0 * p.linear_active_params;
+    return (r.linear !== null ? linear / r.linear : 0) + (r.attention !== null ? aAttn / r.attention : 0);
+  }
+
   function decode(hw, m, q) {
     var C = hw.memory_bytes, R = hw.bandwidth_bytes_per_s, O = q.overhead_gb * 1e9;
     var floor = q.floor, traffic = q.expert_traffic;
     var resident = m.resident_bytes, margin = C - resident - O;
     var kvAlloc = kvBytes(m.kv_alloc, q.alloc_context), kvRead = kvBytes(m.kv_read, q.read_context);
     var wActive = m.always_on_bytes + (m.routed ? m.per_token : 0) * m.expert_bytes;
-    function perToken(b) { return wBatch(m, b, traffic) / b + kvRead; }
+    var c = computeSeconds(hw, m, q.read_context);
+    var qc = c === null ? 0 : R * c;
+    function memToken(b) { return wBatch(m, b, traffic) / b + kvRead; }
+    function perToken(b) { var x = memToken(b); return qc > 0 ? Math.max(x, qc) : x; }
     function perSession(b) { return R / (b * perToken(b)); }
+    function catchesUp(b) { return qc > 0 && memToken(b) <= qc; }
     var out = {
       verdict: null, resident_bytes: resident, resident_margin_bytes: margin, batch_mem: null,
       kv_alloc_bytes: kvAlloc, kv_read_bytes: kvRead, weight_active_bytes: wActive,
       single_session_tok_s: null, batch_star: null, batch_limited_by: null, aggregate_tok_s: null,
       per_session_tok_s: null, bytes_per_token_at_star: null, memory_power_tok_s: null,
-      large_memory_limit_tok_s: null, batch_rate: null, forced: null
+      large_memory_limit_tok_s: null, batch_rate: null, forced: null,
+      balance_batch: null, bound_by: null, compute_tok_s_at_star: null, step_time_s: null
     };
     function forced(bmem) {
       if (q.batch === null || q.batch === undefined) return null;
@@ -76,6 +95,12 @@
     else { bmem = MAX_BATCH; capped = true; }
     out.batch_mem = bmem;
     if (bmem === 0) { out.verdict = "no_session_fit"; out.forced = forced(0); return out; }
+    if (catchesUp(bmem)) {
+      var blo = 1, bhi = bmem;
+      if (catchesUp(1)) bhi = 1;
+      else { while (bhi - blo > 1) { var bmid = Math.floor((blo + bhi) / 2); if (catchesUp(bmid)) bhi = bmid; else blo = bmid; } }
+      out.balance_batch = bhi;
+    }
     out.single_session_tok_s = R / perToken(1);
     if (kvAlloc > 0 && wActive > 0) {
       out.large_memory_limit_tok_s = C * R / (kvAlloc * wActive);
@@ -94,13 +119,21 @@
       while (lo < hi) { var mid = Math.floor((lo + hi + 1) / 2); if (clears(mid)) lo = mid; else hi = mid - 1; }
       star = lo;
     }
-    var qStar = perToken(star);
+    var limited = star < bmem ? "floor" : (capped ? "search_cap" : "memory");
+    if (memToken(star) < qc && out.balance_batch !== null && out.balance_batch < star) {
+      star = out.balance_batch; limited = "compute";
+    }
+    var qStar = memToken(star);
     out.verdict = "floor_fit";
     out.batch_star = star;
-    out.batch_limited_by = star < bmem ? "floor" : (capped ? "search_cap" : "memory");
-    out.aggregate_tok_s = R / qStar;
+    out.batch_limited_by = limited;
+    out.aggregate_tok_s = R / perToken(star);
     out.per_session_tok_s = out.aggregate_tok_s / star;
     out.bytes_per_token_at_star = qStar;
+    var tMem = star * qStar / R, tCmp = c === null ? null : star * c;
+    out.bound_by = tCmp !== null && tCmp > tMem ? "compute" : "memory";
+    out.step_time_s = tCmp === null ? tMem : Math.max(tMem, tCmp);
+    out.compute_tok_s_at_star = tCmp === null ? null : star / tCmp;
     return out;
   }
 
@@ -186,8 +219,10 @@
 
   function decodeCurve(hw, m, q, batches) {
     var R = hw.bandwidth_bytes_per_s, kvRead = kvBytes(m.kv_read, q.read_context);
+    var c = computeSeconds(hw, m, q.read_context), qc = c === null ? 0 : R * c;
     return batches.map(function (b) {
-      var agg = R / (wBatch(m, b, q.expert_traffic) / b + kvRead);
+      var x = wBatch(m, b, q.expert_traffic) / b + kvRead;
+      var agg = R / (qc > 0 ? Math.max(x, qc) : x);
       return [agg, agg / b];
     });
   }
