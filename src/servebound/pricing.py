@@ -178,3 +178,18 @@ def resolve_price(
             "power_usd_per_hour": cost.power_usd_per_hour,
         },
     )
+
+
+def price_json(price: DevicePrice | None) -> dict[str, Any]:
+    """A row's [price] figures as JSON (null where unknown), each with its source."""
+    keys = (
+        "rental_usd_per_hour",
+        "rental_provider",
+        "rental_date",
+        "rental_source",
+        "purchase_usd",
+        "purchase_source",
+        "board_power_w",
+        "board_power_source",
+    )
+    return {key: None if price is None else getattr(price, key) for key in keys}

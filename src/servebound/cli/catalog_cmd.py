@@ -12,6 +12,7 @@ from servebound.catalog.hardware import CatalogHardware, get_hardware, list_hard
 from servebound.catalog.lint import lint_hardware_catalog
 from servebound.cli.app import JsonOpt, app, console, print_json
 from servebound.errors import InputError
+from servebound.pricing import price_json
 
 hardware_app = typer.Typer(help="The hardware catalog: every number with its source.", no_args_is_help=True)
 catalog_app = typer.Typer(help="Checks of the catalog data.", no_args_is_help=True)
@@ -32,6 +33,7 @@ def hardware_row_json(row: CatalogHardware) -> dict[str, Any]:
         "bandwidth_gb_per_s": row.bandwidth_gb_per_s,
         "compute_tflops": row.compute_tflops,
         "price_usd": row.price_usd,
+        "price": price_json(row.price),
         "provenance": row.hardware.provenance,
         "sparse_halved": list(row.sparse_halved),
         "derived": list(row.derived),
@@ -131,6 +133,15 @@ def hardware_show(
         table.add_row(f"{mode} dense", f"{value:,.1f} TFLOPS{tag}", row.source_for(mode) or "-")
     if row.price_usd is not None:
         table.add_row("price", f"{row.price_usd:,.0f} USD", row.source_for("price_usd") or "-")
+    p = row.price
+    if p.rental_usd_per_hour is not None:
+        table.add_row(
+            "on-demand rental",
+            f"{p.rental_usd_per_hour:,.2f} USD/h",
+            f"{p.rental_provider}, read {p.rental_date}: {p.rental_source}",
+        )
+    if p.board_power_w is not None:
+        table.add_row("board power", f"{p.board_power_w:,.0f} W", p.board_power_source or "-")
     console.print(table)
     if row.notes:
         console.print(f"notes: {row.notes}")

@@ -15,6 +15,7 @@ from servebound.core.prefill import prefill, prefill_range
 from servebound.core.workload import MAX_BATCH
 from servebound.errors import InputError
 from servebound.files import model_to_mapping
+from servebound.pricing import price_json
 from servebound.report import decode_json, hardware_json, range_json
 from servebound.validation import validation_json
 from servebound.web.errors import ERRORS
@@ -288,6 +289,7 @@ def _hardware_json(h: SiteHardware, *, full: bool = False) -> dict[str, Any]:
         out["notes"] = h.notes
         out["sparse_halved"] = list(h.sparse_halved)
         out["modes"] = [m for m in ARITHMETIC_MODES if m in h.hardware.compute_flop_per_s]
+        out["price"] = price_json(h.price)
     return out
 
 
