@@ -20,7 +20,7 @@ from servebound.pricing import resolve_price
 from servebound.web.figures import Chart, Mark, Series, render_chart
 from servebound.web.site import Pair, SiteHardware, clean_json
 
-#: Batches in a pair page's cost table (the figures sample 80; /api/cost and the CLI about 24).
+#: Batches in a pair page's cost table (the figures sample 40 to 48; /api/cost and the CLI about 24).
 PAGE_POINTS = 10
 
 
@@ -129,7 +129,7 @@ def cost_charts(pair: Pair, report: CostReport) -> list[Chart]:
     if curve is None:
         return []
     b_mem = report.decode.batch_mem or 1
-    batches = np.unique(np.round(np.geomspace(1, max(b_mem, 2), 80)).astype(np.int64))
+    batches = np.unique(np.round(np.geomspace(1, max(b_mem, 2), 48)).astype(np.int64))
     from servebound.core.cost import cost_curve
 
     c = cost_curve(
@@ -175,7 +175,7 @@ def cost_charts(pair: Pair, report: CostReport) -> list[Chart]:
     charts = [step_chart, cost]
     batch = report.decode.batch_star or 1
     top = max(2, report.workload.alloc_context_tokens)
-    contexts = np.unique(np.round(np.geomspace(1, top, 80)))
+    contexts = np.unique(np.round(np.geomspace(1, top, 40)))
     ctx = context_curve(
         pair.hardware.hardware,
         pair.model.adapter,
