@@ -1576,6 +1576,256 @@ def apply_prices(devices: list[dict[str, Any]]) -> None:
 
 # --- end h9 ------------------------------------------------------------------------------------------
 
+# --------------------------------------------------------------------------------------------------
+# h10: interconnect of multi-device systems (issue 10). Per-device GB/s EACH WAY (a vendor's
+# "bidirectional" figure halved), the scale-up domain size, and scale-out per device. Systems not
+# listed here carry no link: parallel layouts treat them as the ideal upper bound and say so.
+# --------------------------------------------------------------------------------------------------
+
+_NVLINK4 = (
+    "https://petronellatech.com/hardware/h100-h200-nvlink-cluster-scaling/ (NVLink 4: 18 links x 25 GB/s "
+    "each way = 900 GB/s bidirectional per GPU); https://www.dynasys.com.hk/blog/introducing-nvidia-hgx-h100-"
+    "an-accelerated-server-platform-for-ai-and-high-performance-computing/ (HGX H100: 4 NVSwitch, any GPU to "
+    "any other at 900 GB/s bidirectional)"
+)
+_NVLINK3 = (
+    "https://www.nvidia.com/de-de/data-center/nvlink/ (A100: 12 third-generation NVLinks, 600 GB/s total); "
+    "https://petronellatech.com/hardware/h100-h200-nvlink-cluster-scaling/ (NVLink 3: 12 links x 50 GB/s "
+    "bidirectional)"
+)
+_NVLINK5 = (
+    "https://alpha-one-index.github.io/ai-infra-index/specs/networking-interconnects.html (NVLink 5.0: "
+    "18 links x 100 GB/s bidirectional = 1,800 GB/s per GPU); https://flashgenius.net/guides/ai-server-"
+    "systems-amp-platform-design-ncp-aii-guide (DGX B200 NVLink/GPU 1.8 TB/s)"
+)
+_NVL72 = (
+    "https://docs.nvidia.com/enterprise-reference-architectures/nvl72-ai-factory/latest/components.html "
+    "(9 NVSwitch trays, non-blocking P2P between all 72 GPUs, 130 TB/s aggregate = 1.8 TB/s per GPU "
+    "bidirectional); " + _NVLINK5
+)
+_CX7_400 = (
+    "https://www.easymanua.ls/nvidia/dgx-h100/manual?p=19 (DGX H100: eight ConnectX-7 ports, one per GPU); "
+    "https://ubytelink.com/blog/what-is-nvidia-h100-interconnect-a-technical-deep-dive.html (ConnectX-7 "
+    "400 Gbps) -> 400 Gb/s = 50 GB/s each way per GPU"
+)
+_CX8_800 = (
+    "https://docs.nvidia.com/enterprise-reference-architectures/nvl72-ai-factory/latest/components.html "
+    "(GB300 compute tray: 4 Blackwell Ultra GPUs, 4 ConnectX-8); https://wccftech.com/nvidia-connectx-8-"
+    "supernic-designed-for-blackwell-systems-pcie-g6-800gbe-speed/amp (ConnectX-8: 800 Gb/s) -> 100 GB/s "
+    "each way per GPU"
+)
+_IF_MI300 = (
+    "https://www.wheelersnetwork.com/2024/01/ (MI300X: seven Infinity Fabric links, 128 GB/s "
+    "bidirectional each: 896 GB/s bidirectional, 448 GB/s each way per GPU, direct mesh of 8)"
+)
+_AMD_400 = (
+    "https://github.com/MicrosoftDocs/azure-docs/blob/main/articles/virtual-machines/sizes/gpu-accelerated/"
+    "nd-mi300x-v5-series.md (ND MI300X v5: 8 MI300X, InfiniBand 8x400 Gigabit NDR) -> 50 GB/s each way "
+    "per GPU"
+)
+_PCIE4 = (
+    "https://dev.to/jovan_chan_9500711396d4e6/multi-gpu-for-local-"
+    "ai-in-2026-nvlink-vs-pcie-and-when-a-second-card-actually-helps-1egf (PCIe 4.0 x16: 64 GB/s "
+    "bidirectional = 32 GB/s each way; no NVLink on 40/50-series GeForce)"
+)
+_PCIE5 = (
+    "https://dev.to/jovan_chan_9500711396d4e6/multi-gpu-for-local-"
+    "ai-in-2026-nvlink-vs-pcie-and-when-a-second-card-actually-helps-1egf (PCIe 5.0 x16: 128 GB/s "
+    "bidirectional = 64 GB/s each way); https://yourcareergpt.com/dual-4090-nvlink-ai-dilemma/ (PCIe "
+    "Gen 5.0 x16: 63 GB/s)"
+)
+_TB5 = (
+    "https://vuink.com/post/ratnqtrg-d-dpbz/ai/you-can-turn-a-cluster-of-macs-into-an-ai-supercomputer-in-"
+    "macos-tahoe-262-191500778-d-dhtml (macOS 26.2 clustering over Thunderbolt 5 at up to 80 Gb/s); "
+    "https://archive.is/latest/https://www.jeffgeerling.com/blog/2025/15-tb-vram-on-mac-studio-rdma-over-"
+    "thunderbolt-5 (four Mac Studio M3 Ultra, RDMA over Thunderbolt 5) -> 10 GB/s each way per cable"
+)
+_SPARK = (
+    "https://build.nvidia.com/spark/connect-two-sparks/stacked-sparks.md (two DGX Spark joined by one QSFP "
+    "cable: 200GbE direct connection over ConnectX-7); https://build.nvidia.com/spark/connect-multiple-"
+    "sparks/cable-devices (one cable; a second does not increase performance) -> 25 GB/s each way"
+)
+
+
+def _link(devices: int, up: float, up_link: str, up_source: str, out: float, out_link: str, out_source: str):
+    return {
+        "scale_up_devices": devices,
+        "scale_up_gb_per_s": up,
+        "scale_up_link": up_link,
+        "scale_out_gb_per_s": out,
+        "scale_out_link": out_link,
+        "sources": {"scale_up_gb_per_s": up_source, "scale_out_gb_per_s": out_source},
+    }
+
+
+_ONE_HOST = "none beyond this host (the domain is the whole system)"
+
+#: Interconnect per system id. Consumer and Apple systems are one domain: their scale-out equals the
+#: scale-up link (nothing leaves the box). Rates are upper bounds: two consumer cards often run x8/x8
+#: and without peer-to-peer (through host memory), which only lowers the ceiling further.
+INTERCONNECTS: dict[str, dict[str, Any]] = {
+    "8x-nvidia-a100-80gb-sxm": _link(
+        8,
+        300,
+        "NVLink 3 via NVSwitch (12 links x 25 GB/s each way)",
+        _NVLINK3,
+        25,
+        "ConnectX-6 HDR 200 Gb/s per GPU",
+        "https://alpha-one-index.github.io/ai-infra-index/specs/networking-interconnects.html "
+        "(A100 clusters: ConnectX-6 HDR 200G) -> 25 GB/s each way per GPU",
+    ),
+    "8x-nvidia-h100-sxm": _link(
+        8,
+        450,
+        "NVLink 4 via NVSwitch (18 links x 25 GB/s each way)",
+        _NVLINK4,
+        50,
+        "ConnectX-7 400 Gb/s per GPU",
+        _CX7_400,
+    ),
+    "8x-nvidia-h200-sxm": _link(
+        8,
+        450,
+        "NVLink 4 via NVSwitch (18 links x 25 GB/s each way)",
+        _NVLINK4,
+        50,
+        "ConnectX-7 400 Gb/s per GPU",
+        _CX7_400,
+    ),
+    "8x-nvidia-b200": _link(
+        8,
+        900,
+        "NVLink 5 via NVSwitch (18 links x 50 GB/s each way)",
+        _NVLINK5,
+        50,
+        "ConnectX-7 400 Gb/s per GPU",
+        "https://raw.githubusercontent.com/mlcommons/inference_results_v6.0/main/closed/Nebius/systems/"
+        "nebius_b200_n1.json (8x B200 node: 8x ConnectX-7 IB NDR 400Gb/s) -> 50 GB/s each way per GPU",
+    ),
+    "8x-nvidia-b300": _link(
+        8,
+        900,
+        "NVLink 5 via NVSwitch (18 links x 50 GB/s each way)",
+        _NVLINK5,
+        100,
+        "ConnectX-8 800 Gb/s per GPU",
+        _CX8_800,
+    ),
+    "nvidia-gb200-nvl72": _link(
+        72,
+        900,
+        "NVLink 5 via 9 NVSwitch trays (18 links x 50 GB/s each way)",
+        _NVL72,
+        50,
+        "ConnectX-7 400 Gb/s per GPU",
+        "https://raw.githubusercontent.com/mlcommons/inference_results_v6.1/main/closed/Crusoe/systems/"
+        "GB200-NVL72_GB200-186GB_aarch64x16_Dynamo.json (each 4-GPU node: 4x ConnectX-7) -> 400 Gb/s = "
+        "50 GB/s each way per GPU",
+    ),
+    "nvidia-gb300-nvl72": _link(
+        72,
+        900,
+        "NVLink 5 via 9 NVSwitch trays (18 links x 50 GB/s each way)",
+        _NVL72,
+        100,
+        "ConnectX-8 800 Gb/s per GPU",
+        _CX8_800,
+    ),
+    "8x-amd-mi300x": _link(
+        8,
+        448,
+        "Infinity Fabric (XGMI) direct mesh, 7 links x 64 GB/s each way",
+        _IF_MI300,
+        50,
+        "400 Gb/s NIC per GPU",
+        _AMD_400,
+    ),
+    "8x-amd-mi325x": _link(
+        8,
+        448,
+        "Infinity Fabric (XGMI) direct mesh, 7 links x 64 GB/s each way",
+        _IF_MI300 + "; MI325X keeps the MI300X platform's fabric",
+        50,
+        "400 Gb/s NIC per GPU",
+        _AMD_400 + " (same 8-GPU platform)",
+    ),
+    "8x-amd-mi355x": _link(
+        8,
+        537.6,
+        "Infinity Fabric (XGMI) direct mesh, 7 links x 76.8 GB/s each way",
+        "https://humeconsulting.co/amd-mi355x-strong-node-level-inference-but-not-yet-rack-scale "
+        "(Infinity Fabric/XGMI ~153 GB/s bidirectional per link) -> 7 x 153.6 / 2 = 537.6 GB/s each way",
+        50,
+        "Pollara 400 Gb/s NIC per GPU",
+        "https://rocm.docs.amd.com/en/latest/how-to/rocm-for-ai/inference/benchmark-docker/sglang-mori-"
+        "distributed.html (8x MI355X per node, 8x Pollara 400 AI NICs, 1:1 GPU to NIC) -> 50 GB/s each way",
+    ),
+    "2x-nvidia-rtx-3090": _link(
+        2,
+        32,
+        "PCIe 4.0 x16 (an NVLink bridge, 112.5 GB/s, is an option not assumed)",
+        _PCIE4,
+        32,
+        _ONE_HOST,
+        _PCIE4,
+    ),
+    "4x-nvidia-rtx-3090": _link(4, 32, "PCIe 4.0 x16", _PCIE4, 32, _ONE_HOST, _PCIE4),
+    "2x-nvidia-rtx-4090": _link(
+        2, 32, "PCIe 4.0 x16 (no NVLink on 40-series)", _PCIE4, 32, _ONE_HOST, _PCIE4
+    ),
+    "2x-nvidia-rtx-5090": _link(
+        2, 64, "PCIe 5.0 x16 (no NVLink on 50-series)", _PCIE5, 64, _ONE_HOST, _PCIE5
+    ),
+    "4x-nvidia-rtx-5090": _link(
+        4, 64, "PCIe 5.0 x16 (no NVLink on 50-series)", _PCIE5, 64, _ONE_HOST, _PCIE5
+    ),
+    "4x-nvidia-rtx-pro-6000-blackwell": _link(4, 64, "PCIe 5.0 x16", _PCIE5, 64, _ONE_HOST, _PCIE5),
+    "2x-nvidia-dgx-spark": _link(
+        2, 25, "ConnectX-7 200GbE, one QSFP cable", _SPARK, 25, "the same ConnectX-7 link", _SPARK
+    ),
+    "2x-apple-m3-ultra-512gb": _link(
+        2, 10, "Thunderbolt 5 (80 Gb/s), RDMA in macOS 26.2", _TB5, 10, "the same Thunderbolt 5 cable", _TB5
+    ),
+    "4x-apple-m3-ultra-512gb": _link(
+        4,
+        30,
+        "Thunderbolt 5 full mesh (3 cables per Mac x 10 GB/s each way)",
+        _TB5,
+        30,
+        "the same Thunderbolt 5 mesh",
+        _TB5,
+    ),
+}
+
+#: Systems added for issue 10 (Mac Studio clusters); numbers are N x the member's.
+H10_SYSTEMS: list[dict[str, Any]] = [
+    {"member": "apple-m3-ultra-512gb", "count": 2, "name": "2x Mac Studio M3 Ultra 512GB (Thunderbolt 5)"},
+    {"member": "apple-m3-ultra-512gb", "count": 4, "name": "4x Mac Studio M3 Ultra 512GB (Thunderbolt 5)"},
+]
+SYSTEMS += H10_SYSTEMS
+SYSTEM_NOTES["apple-m3-ultra-512gb"] = (
+    "Mac Studios share no memory; they talk over Thunderbolt 5 (RDMA from macOS 26.2)."
+)
+
+
+def with_interconnect(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Attach each system's stated link, and say in its notes whether layouts charge communication."""
+    for entry in entries:
+        link = INTERCONNECTS.get(entry["id"])
+        if link is None:
+            entry["notes"] = (
+                f"{entry['notes']} No link is stated: parallel layouts treat communication as free (the ideal "
+                "upper bound)."
+            )
+            continue
+        entry["interconnect"] = link
+        entry["notes"] = entry["notes"].replace(
+            "interconnect traffic is not modeled.",
+            "the aggregate rows are the ideal sum; parallel layouts (`servebound layout`) charge the link.",
+        )
+    return entries
+
+
 def main(argv: list[str]) -> int:
     tsv_path = Path(argv[1]) if len(argv) > 1 else Path("..") / "shared" / "reference" / "hardware.tsv"
     with tsv_path.open(encoding="utf-8", newline="") as handle:
@@ -1585,7 +1835,7 @@ def main(argv: list[str]) -> int:
     devices += [extra_device(spec) for spec in EXTRA_DEVICES]
     devices += [extra_device(spec) for spec in [*H11B_APPLE, *H11B_CARDS, *H11B_SOCS]]
     apply_prices(devices)
-    document = {"device": devices, "system": system_entries(rows_by_id)}
+    document = {"device": devices, "system": with_interconnect(system_entries(rows_by_id))}
     header = (
         "# servebound hardware catalog: one [[device]] per device or memory configuration, one [[system]]\n"
         "# per group of identical devices. Generated by scripts/tsv_to_hardware_toml.py from the shared\n"

@@ -35,6 +35,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from servebound.core.hardware import ARITHMETIC_MODES, Hardware
+from servebound.core.layout import Interconnect, System
 from servebound.errors import InputError
 
 GB = 1e9
@@ -154,6 +155,23 @@ class QuotedRow(_Strict):
     source: str | None = None
 
 
+class InterconnectSourcesRow(_Strict):
+    scale_up_gb_per_s: str | None = None
+    scale_out_gb_per_s: str | None = None
+
+
+class InterconnectRow(_Strict):
+    """``[system.interconnect]``: the scale-up domain (devices per domain, per-device GB/s each way to a
+    device of its domain, the link) and the per-device GB/s each way to a device of another domain."""
+
+    scale_up_devices: int
+    scale_up_gb_per_s: Finite
+    scale_up_link: str = Field(min_length=1, max_length=200)
+    scale_out_gb_per_s: Finite
+    scale_out_link: str = Field(min_length=1, max_length=200)
+    sources: InterconnectSourcesRow = InterconnectSourcesRow()
+
+
 class SystemRow(_Strict):
     """One ``[[system]]`` table: ``count`` identical ``member`` devices."""
 
@@ -166,6 +184,7 @@ class SystemRow(_Strict):
     aliases: tuple[str, ...] = ()
     notes: str = ""
     quoted: QuotedRow | None = None
+    interconnect: InterconnectRow | None = None
 
 
 class CatalogFile(_Strict):
@@ -180,10 +199,21 @@ class CatalogFile(_Strict):
 
 @dataclass(frozen=True)
 class SystemMembership:
-    """What a system is made of: ``count`` of the catalog device ``member_id``."""
+    """What a system is made of: ``count`` of the catalog device ``member_id`` (its row ``member``),
+    joined by ``interconnect`` (None: no link stated, the ideal upper bound) whose numbers have
+    ``interconnect_sources``."""
 
     member_id: str
     count: int
+    member: Hardware | None = None
+    interconnect: Interconnect | None = None
+    interconnect_sources: Mapping[str, str] = field(default_factory=dict)
+
+    def parallel_system(self) -> System:
+        """The core view for parallel layouts: the device, the count and the link (ideal if unstated)."""
+        assert self.member is not None
+        link = self.interconnect or Interconnect.ideal_for(self.count)
+        return System(device=self.member, count=self.count, interconnect=link)
 
 
 @dataclass(frozen=True)
@@ -354,6 +384,7 @@ def system_record(
     year: int | None = None,
     notes: str | None = None,
     aliases: tuple[str, ...] = (),
+    interconnect: InterconnectRow | None = None,
 ) -> CatalogHardware:
     """``count`` identical ``member`` devices as one row: every resource summed (Hardware.scaled)."""
     if member.is_system:
@@ -369,8 +400,20 @@ def system_record(
         sources["price_usd"] = f"{count} x {member.id} price (devices only, no host): {price_source}"
     default_notes = (
         f"{count} x {member.id} under ideal tensor/expert parallelism: capacity, bandwidth and compute "
-        "summed; interconnect traffic is not modeled."
+        "summed; no link is stated, so parallel layouts treat communication as free (the ideal upper "
+        "bound)."
     )
+    link: Interconnect | None = None
+    link_sources: dict[str, str] = {}
+    if interconnect is not None:
+        link = Interconnect(
+            scale_up_devices=interconnect.scale_up_devices,
+            scale_up_bytes_per_s=interconnect.scale_up_gb_per_s * GB,
+            scale_out_bytes_per_s=interconnect.scale_out_gb_per_s * GB,
+            scale_up_link=interconnect.scale_up_link,
+            scale_out_link=interconnect.scale_out_link,
+        )
+        link_sources = interconnect.sources.model_dump(exclude_none=True)
     return CatalogHardware(
         id=sid,
         name=sname,
@@ -386,7 +429,7 @@ def system_record(
         derived=member.derived,
         low_confidence=member.low_confidence,
         aliases=aliases,
-        system=SystemMembership(member.id, count),
+        system=SystemMembership(member.id, count, member.hardware, link, MappingProxyType(link_sources)),
         memory_label_gb=None if member.memory_label_gb is None else member.memory_label_gb * count,
         price=member.price.scaled(count, member.id),
     )
@@ -640,6 +683,7 @@ def build_catalog(parsed: CatalogFile) -> HardwareCatalog:
             year=row.year,
             notes=row.notes or None,
             aliases=tuple(row.aliases),
+            interconnect=row.interconnect,
         )
         for row in parsed.system
     ]

@@ -244,10 +244,10 @@ def _mode_problems(where: str, compute: dict[str, float]) -> list[str]:
 def system_problems(row: SystemRow, member: DeviceRow | None) -> list[str]:
     """A system's quoted vendor totals against count x member, and their source."""
     where = f"system '{row.id}'"
+    out: list[str] = _interconnect_problems(row, where)
     quoted = row.quoted
     if quoted is None or member is None:
-        return []
-    out: list[str] = []
+        return out
     pairs: list[tuple[str, float | None, float | None]] = [
         ("memory_gb", quoted.memory_gb, member.memory_gb),
         ("bandwidth_gb_per_s", quoted.bandwidth_gb_per_s, member.bandwidth_gb_per_s),
@@ -271,4 +271,24 @@ def system_problems(row: SystemRow, member: DeviceRow | None) -> list[str]:
             )
     if any_number and not (quoted.source and quoted.source.strip()):
         out.append(f"{where}: quoted totals have no source (add quoted.source)")
+    return out
+
+
+def _interconnect_problems(row: SystemRow, where: str) -> list[str]:
+    """A stated link: a domain of 1 to count devices, positive rates, and a source for each rate."""
+    link = row.interconnect
+    if link is None:
+        return []
+    out: list[str] = []
+    if not 1 <= link.scale_up_devices <= row.count:
+        out.append(
+            f"{where}: interconnect.scale_up_devices {link.scale_up_devices} must be 1 to count {row.count}"
+        )
+    for key in ("scale_up_gb_per_s", "scale_out_gb_per_s"):
+        value = getattr(link, key)
+        if not value > 0:
+            out.append(f"{where}: interconnect.{key} must be positive (got {value})")
+        source = getattr(link.sources, key)
+        if not (source and source.strip()):
+            out.append(f"{where}: interconnect.{key} has no source (add interconnect.sources.{key})")
     return out

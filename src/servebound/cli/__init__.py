@@ -16,6 +16,7 @@ from servebound.cli import (  # noqa: F401  (each module registers its commands)
     decode_cmd,
     economics_cmd,
     import_cmd,
+    layout_cmd,
     measure_cmd,
     models_cmd,
     prefill_cmd,

@@ -28,8 +28,19 @@ from servebound.cli.app import (
     print_json,
     render_assumptions,
 )
+from servebound.cli.layout_cmd import render_layout_rows, render_link
 from servebound.core.decode import DecodeResult
 from servebound.core.experts import ExpertTraffic
+from servebound.core.layout import times_at
+from servebound.core.model import ModelAdapter
+from servebound.core.workload import Workload
+from servebound.parallel import (
+    compute_seconds_per_session_step,
+    layout_assumptions,
+    layout_json,
+    run_layout,
+    system_json,
+)
 from servebound.report import decode_json, decode_notes, fmt_gb, fmt_int, fmt_rate, workload_assumptions
 
 VERDICT_TEXT = {
@@ -72,11 +83,35 @@ def decode_command(
             "--memory-only", help="Drop decode's compute roof: the memory-only ceiling, for comparison."
         ),
     ] = False,
+    layout: Annotated[
+        str | None,
+        typer.Option(
+            "--layout",
+            help="Parallel layout on a system, e.g. tp=8,ep=1,pp=1 (dp fills the system): charges the link.",
+        ),
+    ] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Decode ceilings: does it fit, one session's speed, useful aggregate across sessions."""
-    hw = load_hardware(hardware)
     mdl = load_model(model, kv_precision=kv_precision)
+    if layout is not None:
+        workload = build_workload(
+            overhead_gb=overhead_gb,
+            alloc_context=alloc_context,
+            read_context=read_context,
+            floor=floor,
+            batch=batch,
+            expert_traffic=expert_traffic,
+            draft=draft,
+            draft_tokens=draft_tokens,
+            acceptance=acceptance,
+            tokens_per_step=tokens_per_step,
+            kv_precision=kv_precision,
+            memory_only=memory_only,
+        )
+        decode_layout(hardware, mdl, workload, layout, json_out)
+        return
+    hw = load_hardware(hardware)
     workload = build_workload(
         overhead_gb=overhead_gb,
         alloc_context=alloc_context,
@@ -96,6 +131,47 @@ def decode_command(
         print_json(decode_json(result))
     else:
         render_decode(result)
+
+
+def decode_layout(hardware: str, mdl: ModelAdapter, workload: Workload, layout: str, json_out: bool) -> None:
+    """Decode on one parallel layout: the layout's ceilings in decode's field names, plus its own."""
+    workload = workload.for_model(mdl)
+    resolved, result = run_layout(hardware, mdl, workload, layout)
+    forced = None
+    if workload.forced_batch is not None:
+        b = workload.forced_batch
+        c = compute_seconds_per_session_step(resolved.system.device, mdl, workload)
+        times = times_at(resolved.system, mdl, result.layout, b, workload, compute_s_per_session_step=c)
+        lay = result.layout
+        forced = {
+            "batch": b,
+            "sessions": lay.dp * lay.pp * b,
+            "aggregate_tok_s": lay.dp * lay.pp * b / times.token_s,
+            "per_session_tok_s": 1.0 / times.token_s,
+            "clears_floor": 1.0 / times.token_s >= workload.floor_tok_per_s,
+            "fits_memory": result.batch_mem is not None and b <= result.batch_mem,
+        }
+    out = {
+        **layout_json(result),
+        "system": system_json(resolved),
+        "kv_alloc_bytes": mdl.kv_alloc.bytes_at(workload.alloc_context_tokens),
+        "kv_read_bytes": mdl.kv_read.bytes_at(workload.read_context_tokens),
+        "resident_margin_bytes": result.per_device.free_bytes + result.per_device.kv_bytes,
+        "forced": forced,
+        "assumptions": layout_assumptions(workload, result, resolved),
+    }
+    if json_out:
+        print_json(out)
+        return
+    render_link(resolved)
+    console.print(f"[bold]{mdl.name}[/bold] on {result.layout.label}: {VERDICT_TEXT[result.verdict.value]}")
+    render_layout_rows([result])
+    if forced is not None:
+        console.print(
+            f"forced micro-batch {forced['batch']:,}: {fmt_rate(forced['aggregate_tok_s'])} aggregate, "
+            f"{fmt_rate(forced['per_session_tok_s'])}/session"
+        )
+    render_assumptions(out["assumptions"])
 
 
 def render_decode(result: DecodeResult) -> None:

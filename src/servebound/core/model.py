@@ -104,6 +104,25 @@ class PrefillShape:
 
 
 @dataclass(frozen=True)
+class LayerShape:
+    """What a parallel layout needs beyond the adapter: how the model splits over devices.
+
+    ``layers``: transformer layers (pipeline stages split them; tensor-parallel all-reduces run twice
+    per layer). ``hidden_size``: the residual width d, the activation a token carries between devices.
+    ``query_heads``: a tensor-parallel degree must divide it (the greatest common divisor over
+    attention layers). ``cache_shards``: the heads the KV cache splits over (the fewest KV heads of any
+    attention layer; 1 for a latent cache); a tensor-parallel degree past it replicates the cache.
+    ``moe_layers``: layers with routed experts (each costs an expert dispatch and combine).
+    """
+
+    layers: int
+    hidden_size: int
+    query_heads: int
+    cache_shards: int
+    moe_layers: int = 0
+
+
+@dataclass(frozen=True)
 class ModelAdapter:
     """Adapter(M) = [W_resident, W_batch(n), K_alloc(L), K_read(L), rho, P_lin,active, a_attn].
 
@@ -123,6 +142,8 @@ class ModelAdapter:
     kv_precision: str | None = None
     kv_bytes_per_element: float | None = None
     sources: dict[str, str] = field(default_factory=dict, compare=False)
+    #: How the model splits over devices (parallel layouts); None when the source does not say.
+    shape: LayerShape | None = None
 
     def with_kv_scale(self, factor: float, precision: str | None) -> ModelAdapter:
         """The same model with its attention cache entries scaled to another element width."""

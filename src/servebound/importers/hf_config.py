@@ -17,6 +17,7 @@ scales are included through the format's bytes per element; padding is not.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections import Counter
 from collections.abc import Mapping
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from servebound.core.formats import FORMATS, KV_FORMATS
-from servebound.core.model import Experts, ModelAdapter, Weights
+from servebound.core.model import Experts, LayerShape, ModelAdapter, Weights
 from servebound.errors import InputError
 from servebound.importers.audit import ImportedModel, Step
 from servebound.importers.hf.blocks import Block, Count
@@ -477,6 +478,7 @@ def _assemble(
         kv_precision=kv_precision,
         kv_bytes_per_element=e_kv,
         sources={"config": label},
+        shape=_layer_shape(arch),
     )
     return ImportedModel(
         adapter=adapter,
@@ -486,6 +488,22 @@ def _assemble(
         total_params=float(counts.total.total),
         active_params=float(counts.active.total),
         facts=_facts(arch, raw, blocks, counts, multimodal),
+    )
+
+
+def _layer_shape(arch: Arch) -> LayerShape | None:
+    """How the model splits over devices: layers, residual width, the query heads a tensor-parallel
+    degree must divide (their greatest common divisor) and the heads the cache splits over (the
+    fewest of any attention layer). None without softmax attention (no head to split by)."""
+    attention = [b for layer in arch.layers for b in layer if b.query_heads]
+    if not attention:
+        return None
+    return LayerShape(
+        layers=len(arch.layers),
+        hidden_size=arch.hidden,
+        query_heads=math.gcd(*(b.query_heads for b in attention)),
+        cache_shards=min(b.cache_shards for b in attention),
+        moe_layers=sum(1 for layer in arch.layers if any(b.routed for b in layer)),
     )
 
 

@@ -92,6 +92,11 @@ class Block:
     matrices: tuple[Matrix, ...] = ()
     expert_matrices: tuple[Matrix, ...] = ()
     extra_local: tuple[LocalTerm, ...] = ()
+    #: Attention heads, for parallel layouts: ``query_heads`` a tensor-parallel split must divide, and
+    #: ``cache_shards`` the heads the cache splits over (KV heads; 1 for a latent or shared entry).
+    #: 0 in a block without softmax attention.
+    query_heads: int = 0
+    cache_shards: int = 0
 
     @property
     def linear_active_params(self) -> int:
@@ -189,6 +194,8 @@ def gqa_attention(
         global_flops_per_pair=flops if full else 0,
         local_flops_per_pair=0 if full else flops,
         flops_formula=flops_formula,
+        query_heads=q_heads,
+        cache_shards=kv_heads,
     )
 
 
@@ -253,6 +260,8 @@ def mla_attention(
             kv_formula=f"{kv_lora_rank} kv_lora_rank + {qk_rope_head_dim} qk_rope_head_dim",
             global_flops_per_pair=flops,
             flops_formula=flops_formula,
+            query_heads=heads,
+            cache_shards=1,
         )
     return Block(
         label=label,
@@ -274,6 +283,8 @@ def mla_attention(
             f"indexer 2 x {indexer.heads} x {indexer.head_dim} over every pair; "
             f"{flops_formula} over the top {indexer.topk}"
         ),
+        query_heads=heads,
+        cache_shards=1,
     )
 
 
@@ -401,6 +412,8 @@ def compressed_attention(
         local_flops_per_pair=4 * heads * head_dim,
         flops_formula="; ".join(flops_terms),
         extra_local=extra,
+        query_heads=heads,
+        cache_shards=1,
     )
 
 

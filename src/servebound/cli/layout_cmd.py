@@ -1,0 +1,209 @@
+"""`servebound layout` (every parallel layout of a system, ranked) and `servebound plan` (fleet sizing)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from servebound.api import load_model
+from servebound.cli.app import (
+    DEFAULT_ALLOC,
+    DEFAULT_FLOOR,
+    DEFAULT_OVERHEAD_GB,
+    DEFAULT_READ,
+    AllocOpt,
+    ExpertOpt,
+    FloorOpt,
+    HardwareOpt,
+    JsonOpt,
+    KVPrecisionOpt,
+    ModelOpt,
+    OverheadOpt,
+    ReadOpt,
+    app,
+    build_workload,
+    console,
+    print_json,
+    render_assumptions,
+)
+from servebound.core.experts import ExpertTraffic
+from servebound.core.layout import LayoutResult
+from servebound.errors import InputError
+from servebound.parallel import (
+    ResolvedSystem,
+    layout_assumptions,
+    layout_json,
+    plan_json,
+    run_layouts,
+    run_plan,
+    system_json,
+)
+from servebound.report import fmt_gb, fmt_rate
+
+GB = 1e9
+
+
+def _ms(seconds: float | None) -> str:
+    return "n/a" if seconds is None else f"{seconds * 1e3:,.3f} ms"
+
+
+def render_link(resolved: ResolvedSystem) -> None:
+    system = resolved.system
+    link = system.interconnect
+    console.print(f"[bold]{resolved.name}[/bold]: {system.count} x {system.device.name}")
+    if link.ideal:
+        console.print("  link: none stated; the ideal upper bound (communication free)")
+        return
+    console.print(
+        f"  scale-up: {link.scale_up_devices} devices per domain, {link.scale_up_bytes_per_s / GB:g} GB/s each way "
+        f"per device ({link.scale_up_link})"
+    )
+    console.print(
+        f"  scale-out: {link.scale_out_bytes_per_s / GB:g} GB/s each way per device ({link.scale_out_link})"
+    )
+
+
+def render_layout_rows(results: list[LayoutResult], limit: int | None = None) -> None:
+    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+    for column in (
+        "layout",
+        "verdict",
+        "b*",
+        "sessions",
+        "aggregate",
+        "per session",
+        "bound by",
+        "weights/dev",
+        "KV/dev",
+        "free/dev",
+        "comm/step",
+    ):
+        table.add_column(column, justify="left" if column in ("layout", "verdict", "bound by") else "right")
+    for r in results[:limit]:
+        t = r.times
+        table.add_row(
+            r.layout.label,
+            r.verdict.value,
+            "n/a" if r.batch_star is None else f"{r.batch_star:,}",
+            "n/a" if r.sessions is None else f"{r.sessions:,}",
+            fmt_rate(r.aggregate_tok_per_s),
+            fmt_rate(r.per_session_tok_per_s),
+            "n/a" if t is None else t.bound_by.value,
+            fmt_gb(r.per_device.weight_bytes),
+            fmt_gb(r.per_device.kv_bytes),
+            fmt_gb(r.per_device.free_bytes),
+            _ms(None if t is None else t.communication_s),
+        )
+    console.print(table)
+
+
+@app.command("layout")
+def layout_command(
+    hardware: HardwareOpt,
+    model: ModelOpt,
+    overhead_gb: OverheadOpt = DEFAULT_OVERHEAD_GB,
+    alloc_context: AllocOpt = DEFAULT_ALLOC,
+    read_context: ReadOpt = DEFAULT_READ,
+    floor: FloorOpt = DEFAULT_FLOOR,
+    expert_traffic: ExpertOpt = ExpertTraffic.EXPECTED,
+    kv_precision: KVPrecisionOpt = None,
+    top: Annotated[
+        int | None, typer.Option("--top", help="Show only the best N layouts (text output).")
+    ] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Every valid parallel layout (tp, ep, pp, dp) of a system for a model, best first."""
+    mdl = load_model(model, kv_precision=kv_precision)
+    workload = build_workload(
+        overhead_gb=overhead_gb,
+        alloc_context=alloc_context,
+        read_context=read_context,
+        floor=floor,
+        expert_traffic=expert_traffic,
+    )
+    if top is not None and top < 1:
+        raise InputError("top", f"must be at least 1 (got {top})")
+    resolved, results = run_layouts(hardware, mdl, workload.for_model(mdl))
+    if not results:
+        raise InputError("layout", f"no valid layout of {resolved.id} for {mdl.id}")
+    if json_out:
+        print_json(
+            {
+                "system": system_json(resolved),
+                "model": mdl.id,
+                "layouts": [layout_json(r) for r in results],
+                "assumptions": layout_assumptions(workload.for_model(mdl), results[0], resolved),
+            }
+        )
+        return
+    render_link(resolved)
+    best = results[0]
+    console.print(
+        f"{len(results)} layouts for [bold]{mdl.name}[/bold]; best: {best.layout.label} ({best.verdict.value})"
+    )
+    render_layout_rows(results, top)
+    render_assumptions(layout_assumptions(workload.for_model(mdl), best, resolved))
+
+
+@app.command("plan")
+def plan_command(
+    hardware: HardwareOpt,
+    model: ModelOpt,
+    prompt: Annotated[int, typer.Option("--prompt", help="L: prompt tokens per request.")],
+    output_tokens: Annotated[int, typer.Option("--output-tokens", help="G: output tokens per request.")],
+    users: Annotated[
+        float | None, typer.Option("--users", help="N concurrent users, each streaming an answer.")
+    ] = None,
+    requests_per_s: Annotated[
+        float | None, typer.Option("--requests-per-s", help="lambda: requests arriving per second.")
+    ] = None,
+    floor: FloorOpt = DEFAULT_FLOOR,
+    ttft_budget: Annotated[
+        float | None, typer.Option("--ttft-budget", help="tau*: first-token budget in seconds.")
+    ] = None,
+    usd_per_hour: Annotated[
+        float | None, typer.Option("--usd-per-hour", help="Price of one device-hour, for $/h and $/Mtok.")
+    ] = None,
+    overhead_gb: OverheadOpt = DEFAULT_OVERHEAD_GB,
+    kv_precision: KVPrecisionOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """How many systems (and devices) a stated traffic needs, prefill and decode shared or separate."""
+    mdl = load_model(model, kv_precision=kv_precision)
+    plan = run_plan(
+        hardware,
+        mdl,
+        prompt_tokens=prompt,
+        output_tokens=output_tokens,
+        floor_tok_s=floor,
+        users=users,
+        requests_per_s=requests_per_s,
+        ttft_budget_s=ttft_budget,
+        usd_per_device_hour=usd_per_hour,
+        overhead_bytes=overhead_gb * GB,
+    )
+    if json_out:
+        print_json(plan_json(plan))
+        return
+    render_link(plan.system)
+    lay = plan.layout
+    console.print(
+        f"serving layout: {lay.layout.label}: {lay.sessions:,} sessions at "
+        f"{fmt_rate(lay.per_session_tok_per_s)} each ({fmt_rate(lay.aggregate_tok_per_s)} per system)"
+    )
+    fleet = plan.fleet
+    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+    table.add_column("step")
+    table.add_column("value", justify="right")
+    table.add_column("how")
+    for step in fleet.steps:
+        value = f"{step.value:,.0f}" if float(step.value).is_integer() else f"{step.value:,.4g}"
+        table.add_row(step.name, value, step.formula)
+    console.print(table)
+    per = fleet.devices_per_system
+    console.print(
+        f"separate pools: {fleet.separate_systems} systems ({fleet.separate_systems * per} devices); "
+        f"shared pool: {fleet.shared_systems} systems ({fleet.shared_systems * per} devices)"
+    )

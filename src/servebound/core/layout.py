@@ -1,0 +1,571 @@
+"""Serving on many devices: the interconnect, parallel layouts and their per-device ceilings.
+
+A system is N identical devices (capacity C, bandwidth R, rates F each) grouped in scale-up domains of
+S devices. Every device sends at ``scale_up`` bytes/s each way to a device of its own domain and at
+``scale_out`` bytes/s to a device of another. A layout splits one model over them:
+
+* ``tp`` tensor parallel: each attention and dense MLP matrix split ``tp`` ways; two all-reduces of the
+  activations per layer.
+* ``ep`` expert parallel: the routed experts spread whole over ``ep`` devices; attention runs tensor
+  parallel ``tp`` ways and data parallel ``ep / tp`` ways over the same devices (``ep`` is 1, or a
+  multiple of ``tp``). One stage group has G = max(tp, ep) devices. Each MoE layer dispatches every
+  token to its k experts and combines the results back: an all-to-all each way.
+* ``pp`` pipeline stages: consecutive groups hold consecutive layers; a token's activations hop from
+  stage to stage. P = pp micro-batches of b sessions are in flight, so a replica holds B = P b sessions.
+* ``dp`` replicas of the whole pipeline.
+
+Per device, with W_d = W_resident - E w_e the weights outside the routed experts, K_alloc and K_read the
+per-session cache and h = min(tp, cache heads) the heads the cache splits over (a latent cache has 1):
+
+    weight bytes   W_d / (tp pp) + E w_e / (G pp)
+    KV bytes       P b (tp / G) K_alloc / (h pp) = b tp K_alloc / (G h)       (P = pp cancels)
+    memory time    [W_on / (tp pp) + w_e m(b) / (G pp) + b (tp / G) K_read / (h pp)] / R
+    compute time   b c / (G pp)               (c: seconds of one session's step at one device's rates)
+    all-reduce     2 (L / pp) * 2 (tp - 1) / tp * (b tp / G) d e_a / B_link
+    dispatch+comb. 2 (L_moe / pp) (b / G) k d e_a * sum over peers outside the device of 1/G / B_link
+    stage hop      (b / G) d e_a / B_link     (each device sends its share to its counterpart)
+
+with d the residual width and e_a the activation element bytes. A stage step takes at least
+t_s(b) = max(memory, compute, all-reduce + dispatch/combine) on the slowest device. A session's token
+passes every stage and every hop in sequence: tau(b) = pp t_s(b) + (pp - 1) t_hop(b). With pp
+micro-batches in flight the system emits T(b) = dp pp b / tau(b) tokens/s, each session r(b) = 1/tau(b).
+Every term of tau grows with b and tau(b)/b never grows, so r falls and T rises with b: the best usable
+micro-batch is the largest with r(b) >= r* that fits, found by bisection as in single-device decode.
+
+Averages stand for maxima: the per-device bytes and times are the mean over devices (the busiest device
+holds at least the mean), so the ceiling stays an upper bound. Link latency per message is not charged
+(it only lowers the ceiling further). With an ideal interconnect (no link stated, every rate infinite),
+tp = N reproduces the ``Nx-`` system exactly: the pooled C, R and F, and the pooled overhead.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from enum import StrEnum
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from servebound.core.experts import distinct_experts
+from servebound.core.hardware import Hardware
+from servebound.core.model import ModelAdapter
+from servebound.core.workload import MAX_BATCH, Workload, memory_fit_batch
+
+#: Activation element width between devices (bf16): the default e_a.
+DEFAULT_ACTIVATION_BYTES = 2.0
+
+
+@dataclass(frozen=True)
+class Interconnect:
+    """How a system's devices talk: ``scale_up_devices`` (S) per domain, per-device rates each way.
+
+    ``ideal`` marks the upper bound used when no link is stated: every rate infinite, one domain.
+    """
+
+    scale_up_devices: int
+    scale_up_bytes_per_s: float
+    scale_out_bytes_per_s: float
+    scale_up_link: str = ""
+    scale_out_link: str = ""
+    ideal: bool = False
+
+    @classmethod
+    def ideal_for(cls, devices: int) -> Interconnect:
+        """No link stated: the ideal upper bound (communication free, one domain of every device)."""
+        return cls(
+            scale_up_devices=devices,
+            scale_up_bytes_per_s=math.inf,
+            scale_out_bytes_per_s=math.inf,
+            scale_up_link="ideal (not modeled: communication free)",
+            scale_out_link="ideal (not modeled: communication free)",
+            ideal=True,
+        )
+
+    def weight_fetch_latency_s(self, weight_bytes: float, device_bandwidth_bytes_per_s: float) -> float:
+        """W / (S R): one domain's devices stream their share of the weights in parallel, so a step can
+        be no shorter than this (the latency floor a bigger scale-up domain lowers)."""
+        return weight_bytes / (self.scale_up_devices * device_bandwidth_bytes_per_s)
+
+
+@dataclass(frozen=True)
+class System:
+    """``count`` identical ``device`` rows joined by ``interconnect``."""
+
+    device: Hardware
+    count: int
+    interconnect: Interconnect
+
+
+@dataclass(frozen=True)
+class Layout:
+    """tp x ep x pp x dp; one stage group is G = max(tp, ep) devices, a replica G pp, all G pp dp."""
+
+    tp: int = 1
+    ep: int = 1
+    pp: int = 1
+    dp: int = 1
+
+    @property
+    def group(self) -> int:
+        return max(self.tp, self.ep)
+
+    @property
+    def devices(self) -> int:
+        return self.group * self.pp * self.dp
+
+    @property
+    def label(self) -> str:
+        return f"tp={self.tp},ep={self.ep},pp={self.pp},dp={self.dp}"
+
+
+class LayoutVerdict(StrEnum):
+    FLOOR_FIT = "floor_fit"
+    NO_FLOOR = "no_floor"
+    NO_SESSION_FIT = "no_session_fit"
+    NO_RESIDENT_FIT = "no_resident_fit"
+
+
+class BoundBy(StrEnum):
+    MEMORY = "memory"
+    COMPUTE = "compute"
+    COMMUNICATION = "communication"
+
+
+@dataclass(frozen=True)
+class PerDevice:
+    """One (average) device of the layout: capacity, its share of the overhead, weights, KV at the
+    evaluated batch, and what is left."""
+
+    capacity_bytes: float
+    overhead_bytes: float
+    weight_bytes: float
+    kv_bytes: float
+    free_bytes: float
+    kv_bytes_per_session: float
+
+
+@dataclass(frozen=True)
+class StepTimes:
+    """One stage step at micro-batch ``batch`` on the average device, and the token time tau."""
+
+    batch: int
+    memory_s: float
+    compute_s: float | None
+    all_reduce_s: float
+    all_to_all_s: float
+    hop_s: float
+    stage_s: float
+    token_s: float
+    bound_by: BoundBy
+
+    @property
+    def communication_s(self) -> float:
+        """All-reduce plus dispatch/combine within the stage, plus the hops a token makes."""
+        return self.all_reduce_s + self.all_to_all_s + self.hop_s
+
+
+@dataclass(frozen=True)
+class Links:
+    """Which link each collective crosses (``scale-up``, ``scale-out``, ``mixed`` or ``none``)."""
+
+    tensor_parallel: str
+    expert_parallel: str
+    pipeline: str
+
+
+@dataclass(frozen=True)
+class LayoutResult:
+    """The ceilings of one layout. ``batch_*`` count sessions of one micro-batch of one replica;
+    ``sessions`` is every session the system holds at b* (dp pp b*)."""
+
+    layout: Layout
+    devices: int
+    idle_devices: int
+    verdict: LayoutVerdict
+    per_device: PerDevice
+    links: Links
+    activation_bytes: float
+    weight_fetch_latency_s: float
+    compute_charged: bool
+    batch_mem: int | None = None
+    batch_star: int | None = None
+    sessions: int | None = None
+    single_session_tok_per_s: float | None = None
+    aggregate_tok_per_s: float | None = None
+    per_session_tok_per_s: float | None = None
+    times: StepTimes | None = None
+
+    @property
+    def fits(self) -> bool:
+        return self.verdict in (LayoutVerdict.FLOOR_FIT, LayoutVerdict.NO_FLOOR)
+
+
+def layout_problem(system: System, model: ModelAdapter, layout: Layout) -> str | None:
+    """Why ``layout`` cannot run ``model`` on ``system`` (one line naming the fix), or None."""
+    tp, ep, pp, dp = layout.tp, layout.ep, layout.pp, layout.dp
+    if min(tp, ep, pp, dp) < 1:
+        return "every degree must be at least 1"
+    if ep > 1 and ep % tp:
+        return f"ep={ep} must be 1 or a multiple of tp={tp} (attention runs tp-way inside the expert group)"
+    if layout.devices > system.count:
+        return (
+            f"{layout.label} needs {layout.devices} devices (max(tp, ep) x pp x dp); "
+            f"the system has {system.count}"
+        )
+    experts = model.weights.experts
+    if ep > 1 and experts is None:
+        return f"ep={ep} needs routed experts; '{model.id}' is dense (use ep=1)"
+    if experts is not None and experts.routed % ep:
+        return f"ep={ep} must divide the {experts.routed} routed experts"
+    shape = model.shape
+    if shape is None:
+        if tp > 1 or ep > 1 or pp > 1:
+            return (
+                f"'{model.id}' carries no layer shape (layers, hidden size, heads): only tp=1,ep=1,pp=1 "
+                "(replicas) apply; import it from its config.json for other layouts"
+            )
+        return None
+    if shape.query_heads % tp:
+        return f"tp={tp} must divide the {shape.query_heads} query heads"
+    if pp > shape.layers:
+        return f"pp={pp} exceeds the {shape.layers} layers"
+    return None
+
+
+def valid_layouts(system: System, model: ModelAdapter) -> Iterator[Layout]:
+    """Every valid layout, each with as many replicas as the devices allow (more never lowers a
+    ceiling): tp over the divisors of the query heads, ep over 1 and the multiples of tp that divide
+    the routed experts, pp over 1 .. layers."""
+    n = system.count
+    shape = model.shape
+    experts = model.weights.experts
+    heads = shape.query_heads if shape else 1
+    layers = shape.layers if shape else 1
+    tps = [t for t in range(1, min(n, heads) + 1) if heads % t == 0]
+    for tp in tps:
+        eps = [1]
+        if experts is not None and shape is not None:
+            eps += [
+                e
+                for e in range(max(tp, 2), min(n, experts.routed) + 1)
+                if e % tp == 0 and experts.routed % e == 0
+            ]
+        for ep in eps:
+            group = max(tp, ep)
+            for pp in range(1, min(layers, n // group) + 1):
+                layout = Layout(tp=tp, ep=ep, pp=pp, dp=n // (group * pp))
+                if layout_problem(system, model, layout) is None:
+                    yield layout
+
+
+def _placement(system: System, layout: Layout) -> tuple[float, float, float, Links]:
+    """The link rates each collective sees on its worst device, placing groups on consecutive devices
+    (stage groups inside a replica, replicas one after another).
+
+    Returns the all-reduce rate in bytes/s, the all-to-all seconds per byte a device's tokens send to
+    their experts, the seconds per byte of every pipeline hop on one token's path (summed), and which
+    links they cross.
+    """
+    link = system.interconnect
+    size = link.scale_up_devices
+    up, out = link.scale_up_bytes_per_s, link.scale_out_bytes_per_s
+    group, tp = layout.group, layout.tp
+
+    def domain(i: int) -> int:
+        return i // size
+
+    def kind(kinds: set[str]) -> str:
+        if not kinds:
+            return "none"
+        return kinds.pop() if len(kinds) == 1 else "mixed"
+
+    groups = layout.devices // group
+    # Tensor parallel: the slowest attention group's ring runs at its slowest link.
+    ar_rate, ar_kinds = math.inf, set()
+    if tp > 1:
+        for start in range(0, layout.devices, tp):
+            crosses = domain(start) != domain(start + tp - 1)
+            ar_kinds.add("scale-out" if crosses else "scale-up")
+            ar_rate = min(ar_rate, out if crosses else up)
+    # Expert parallel: a device sends 1/G of its tokens' expert copies to each other device of its group.
+    a2a_per_byte, a2a_kinds = 0.0, set()
+    if layout.ep > 1:
+        for g in range(groups):
+            start = g * group
+            for first in {start, start + group - 1}:
+                mates = sum(1 for j in range(start, start + group) if domain(j) == domain(first)) - 1
+                strangers = group - 1 - mates
+                if mates:
+                    a2a_kinds.add("scale-up")
+                if strangers:
+                    a2a_kinds.add("scale-out")
+                cost = max(
+                    mates / group / up if mates else 0.0, strangers / group / out if strangers else 0.0
+                )
+                a2a_per_byte = max(a2a_per_byte, cost)
+    # Pipeline: a token's path crosses pp - 1 boundaries; the worst replica's sum of seconds per byte.
+    hop_per_byte, hop_kinds = 0.0, set()
+    for r in range(layout.dp):
+        total = 0.0
+        for s in range(layout.pp - 1):
+            start = (r * layout.pp + s) * group
+            crosses = any(domain(i) != domain(i + group) for i in range(start, start + group))
+            hop_kinds.add("scale-out" if crosses else "scale-up")
+            total += 1.0 / (out if crosses else up)
+        hop_per_byte = max(hop_per_byte, total)
+    links = Links(kind(ar_kinds), kind(a2a_kinds), kind(hop_kinds))
+    return ar_rate, a2a_per_byte, hop_per_byte, links
+
+
+class _LayoutModel:
+    """The per-device bytes and times of one layout, vectorized over micro-batches."""
+
+    def __init__(
+        self,
+        system: System,
+        model: ModelAdapter,
+        workload: Workload,
+        layout: Layout,
+        compute_s_per_session_step: float | None,
+        activation_bytes: float,
+    ) -> None:
+        self.system, self.model, self.workload, self.layout = system, model, workload, layout
+        tp, pp, group = layout.tp, layout.pp, layout.group
+        weights = model.weights
+        experts = weights.experts
+        routed_bytes = (experts.routed * weights.expert_bytes) if experts else 0.0
+        shape = model.shape
+        heads = min(tp, shape.cache_shards) if shape is not None else 1
+        self.heads = max(1, heads)
+        self.weight_bytes = (weights.resident - routed_bytes) / (tp * pp) + routed_bytes / (group * pp)
+        self.overhead_bytes = workload.overhead_bytes / system.count
+        self.kv_alloc_session = model.kv_alloc.bytes_at(workload.alloc_context_tokens)
+        self.kv_read_session = model.kv_read.bytes_at(workload.read_context_tokens)
+        # Per session of a micro-batch, on one device: its share of the cache it holds and reads.
+        self.kv_alloc_per_session = tp * self.kv_alloc_session / (group * self.heads)
+        self.kv_read_per_session = tp * self.kv_read_session / (group * self.heads * pp)
+        self.compute = compute_s_per_session_step
+        self.activation_bytes = activation_bytes
+        ar_rate, a2a_per_byte, hop_per_byte, self.links = _placement(system, layout)
+        d = shape.hidden_size if shape is not None else 0
+        layers = shape.layers if shape is not None else 0
+        moe_layers = shape.moe_layers if shape is not None else 0
+        k = experts.per_token if experts else 0
+        # Seconds per session of the micro-batch for each communication term (all linear in b).
+        self.all_reduce_per_session = (
+            2 * (layers / pp) * 2 * (tp - 1) / tp * (tp / group) * d * activation_bytes / ar_rate
+            if tp > 1
+            else 0.0
+        )
+        self.all_to_all_per_session = 2 * (moe_layers / pp) * k / group * d * activation_bytes * a2a_per_byte
+        self.hop_per_session = d * activation_bytes / group * hop_per_byte
+
+    def memory_s(self, batch: ArrayLike) -> NDArray[np.float64]:
+        """Seconds the average device spends reading its weights and its sessions' cache in one step."""
+        b = np.asarray(batch, dtype=np.float64)
+        weights = self.model.weights
+        layout = self.layout
+        experts = weights.experts
+        swept = np.full_like(b, weights.always_on_bytes / (layout.tp * layout.pp))
+        if experts is not None:
+            touched = distinct_experts(b, experts.routed, experts.per_token, self.workload.expert_traffic)
+            swept = swept + weights.expert_bytes * touched / (layout.group * layout.pp)
+        seconds: NDArray[np.float64] = (
+            swept + b * self.kv_read_per_session
+        ) / self.system.device.bandwidth_bytes_per_s
+        return seconds
+
+    def times(self, batch: int) -> StepTimes:
+        memory = float(self.memory_s(batch))
+        layout = self.layout
+        compute = None if self.compute is None else batch * self.compute / (layout.group * layout.pp)
+        all_reduce = batch * self.all_reduce_per_session
+        all_to_all = batch * self.all_to_all_per_session
+        hop = batch * self.hop_per_session
+        stage = max(memory, compute or 0.0, all_reduce + all_to_all)
+        pp = layout.pp
+        token = pp * stage + hop
+        terms = {
+            BoundBy.MEMORY: pp * memory,
+            BoundBy.COMPUTE: pp * (compute or 0.0),
+            BoundBy.COMMUNICATION: pp * (all_reduce + all_to_all) + hop,
+        }
+        bound = max(terms, key=lambda key: terms[key])
+        return StepTimes(batch, memory, compute, all_reduce, all_to_all, hop, stage, token, bound)
+
+    def token_s(self, batch: int) -> float:
+        return self.times(batch).token_s
+
+
+def evaluate_layout(
+    system: System,
+    model: ModelAdapter,
+    layout: Layout,
+    workload: Workload | None = None,
+    *,
+    compute_s_per_session_step: float | None = None,
+    activation_bytes: float = DEFAULT_ACTIVATION_BYTES,
+) -> LayoutResult:
+    """The gates and ceilings of one valid layout (see the module docstring for every term).
+
+    ``compute_s_per_session_step`` is c, one session's decode-step compute time at one device's rates
+    (the compute roof's, evaluated by the caller); None leaves compute uncharged, which only loosens
+    the ceiling. A forced batch in the workload is ignored here (``times_at`` evaluates any batch).
+    """
+    workload = (workload or Workload()).for_model(model)
+    problem = layout_problem(system, model, layout)
+    if problem is not None:
+        raise ValueError(problem)
+    if workload.speculation is not None:
+        raise ValueError("parallel layouts do not model speculative decoding; drop the draft")
+    lm = _LayoutModel(system, model, workload, layout, compute_s_per_session_step, activation_bytes)
+    device = system.device
+    margin = device.memory_bytes - lm.overhead_bytes - lm.weight_bytes
+    fetch = system.interconnect.weight_fetch_latency_s(model.weights.resident, device.bandwidth_bytes_per_s)
+
+    def per_device(batch: int) -> PerDevice:
+        kv = batch * lm.kv_alloc_per_session
+        return PerDevice(
+            capacity_bytes=device.memory_bytes,
+            overhead_bytes=lm.overhead_bytes,
+            weight_bytes=lm.weight_bytes,
+            kv_bytes=kv,
+            free_bytes=margin - kv,
+            kv_bytes_per_session=lm.kv_alloc_per_session,
+        )
+
+    base = dict(
+        layout=layout,
+        devices=layout.devices,
+        idle_devices=system.count - layout.devices,
+        links=lm.links,
+        activation_bytes=activation_bytes,
+        weight_fetch_latency_s=fetch,
+        compute_charged=compute_s_per_session_step is not None,
+    )
+    if margin < 0:
+        return LayoutResult(verdict=LayoutVerdict.NO_RESIDENT_FIT, per_device=per_device(0), **base)  # type: ignore[arg-type]
+    batch_mem, _ = memory_fit_batch(margin, lm.kv_alloc_per_session)
+    if batch_mem == 0:
+        return LayoutResult(
+            verdict=LayoutVerdict.NO_SESSION_FIT,
+            per_device=per_device(0),
+            batch_mem=0,
+            **base,  # type: ignore[arg-type]
+        )
+    single = 1.0 / lm.token_s(1)
+    floor = workload.floor_tok_per_s
+
+    def clears(batch: int) -> bool:
+        return 1.0 / lm.token_s(batch) >= floor
+
+    if not clears(1):
+        times = lm.times(1)
+        return LayoutResult(
+            verdict=LayoutVerdict.NO_FLOOR,
+            per_device=per_device(1),
+            batch_mem=batch_mem,
+            single_session_tok_per_s=single,
+            times=times,
+            **base,  # type: ignore[arg-type]
+        )
+    upper = min(batch_mem, MAX_BATCH)
+    star = upper if clears(upper) else largest_true(clears, 1, upper)
+    times = lm.times(star)
+    sessions = layout.dp * layout.pp * star
+    return LayoutResult(
+        verdict=LayoutVerdict.FLOOR_FIT,
+        per_device=per_device(star),
+        batch_mem=batch_mem,
+        batch_star=star,
+        sessions=sessions,
+        single_session_tok_per_s=single,
+        aggregate_tok_per_s=sessions / times.token_s,
+        per_session_tok_per_s=1.0 / times.token_s,
+        times=times,
+        **base,  # type: ignore[arg-type]
+    )
+
+
+def times_at(
+    system: System,
+    model: ModelAdapter,
+    layout: Layout,
+    batch: int,
+    workload: Workload | None = None,
+    *,
+    compute_s_per_session_step: float | None = None,
+    activation_bytes: float = DEFAULT_ACTIVATION_BYTES,
+) -> StepTimes:
+    """Step and token times of ``layout`` at micro-batch ``batch`` (for forced batches and figures)."""
+    workload = (workload or Workload()).for_model(model)
+    lm = _LayoutModel(system, model, workload, layout, compute_s_per_session_step, activation_bytes)
+    return lm.times(batch)
+
+
+def largest_true(ok: Callable[[int], bool], lo: int, hi: int) -> int:
+    """Largest b in [lo, hi] with ok(b), given ok(lo) holds and ok is monotone (true then false)."""
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if ok(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def rank_key(result: LayoutResult) -> tuple[float, ...]:
+    """Best first: floor fits by aggregate, then the rest by single-session rate, then the non-fits by
+    free bytes per device; ties go to fewer devices, then fewer pipeline stages."""
+    order = {
+        LayoutVerdict.FLOOR_FIT: 0,
+        LayoutVerdict.NO_FLOOR: 1,
+        LayoutVerdict.NO_SESSION_FIT: 2,
+        LayoutVerdict.NO_RESIDENT_FIT: 3,
+    }[result.verdict]
+    if result.verdict is LayoutVerdict.FLOOR_FIT:
+        value = result.aggregate_tok_per_s or 0.0
+    elif result.verdict is LayoutVerdict.NO_FLOOR:
+        value = result.single_session_tok_per_s or 0.0
+    else:
+        value = result.per_device.free_bytes
+    return (order, -value, result.devices, result.layout.pp, result.layout.tp)
+
+
+def search_layouts(
+    system: System,
+    model: ModelAdapter,
+    workload: Workload | None = None,
+    *,
+    compute_s_per_session_step: float | None = None,
+    activation_bytes: float = DEFAULT_ACTIVATION_BYTES,
+) -> list[LayoutResult]:
+    """Every valid layout evaluated and ranked best first (``rank_key``)."""
+    results = [
+        evaluate_layout(
+            system,
+            model,
+            layout,
+            workload,
+            compute_s_per_session_step=compute_s_per_session_step,
+            activation_bytes=activation_bytes,
+        )
+        for layout in valid_layouts(system, model)
+    ]
+    return sorted(results, key=rank_key)
+
+
+def pipeline_hop_vs_expert_traffic(
+    experts_per_token: int, layers_per_stage: float, bandwidth_ratio: float
+) -> tuple[float, float]:
+    """The text's feasibility check for pipelining racks, per token and per byte of activation, in units
+    of 1 / scale-up bandwidth: a stage hop sends the token once over scale-out (``bandwidth_ratio`` times
+    slower), while inside the rack it fans out to k experts, twice (dispatch and combine), per layer:
+
+        hop = bandwidth_ratio  <=  expert traffic = 2 k layers_per_stage
+
+    Returns (hop, expert traffic); the hop never binds when the first is at most the second.
+    """
+    return float(bandwidth_ratio), 2.0 * experts_per_token * layers_per_stage

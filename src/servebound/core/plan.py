@@ -1,0 +1,178 @@
+"""Fleet sizing: how many systems a stated traffic needs at a per-session floor and a first-token budget.
+
+Every number comes from ceilings computed elsewhere, so the counts are lower bounds (no fleet smaller
+than this can serve the traffic; a real one needs more):
+
+* One system under its best layout holds ``sessions`` decode sessions at b*, each at ``r`` tok/s >= r*.
+* Concurrent decode sessions: N users (each streaming), or by Little's law lambda G / r for lambda
+  requests/s of G output tokens each (a session lasts G / r seconds).
+* Request rate: lambda given, or N r / G for N users who send their next prompt as the last answer ends.
+* One replica prefills a prompt of L tokens in t_pf (its stages one after another), and its pp stages
+  work on pp prompts at once: a system prefills dp pp L / t_pf tokens/s. The first token waits t_pf,
+  which must fit the budget.
+* Separate (disaggregated) pools: ceil(lambda L / P) prefill systems plus ceil(sessions / S) decode
+  systems. Shared pool: a system spends the fraction lambda L / (n P) of its time on prefill and
+  sessions / (n S) on decode, so n >= lambda L / P + sessions / S.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class PlanStep:
+    """One line of the arithmetic: a name, its value and how it was computed."""
+
+    name: str
+    value: float
+    formula: str
+
+
+@dataclass(frozen=True)
+class FleetPlan:
+    """Systems (and devices) needed for separate and shared pools, with every step."""
+
+    request_rate_per_s: float
+    concurrent_sessions: float
+    output_tok_per_s: float
+    prefill_tok_per_s: float
+    decode_systems: int
+    prefill_systems: int
+    separate_systems: int
+    shared_systems: int
+    devices_per_system: int
+    ttft_s: float
+    ttft_ok: bool | None
+    usd_per_hour_separate: float | None
+    usd_per_hour_shared: float | None
+    usd_per_mtok_output_shared: float | None
+    steps: tuple[PlanStep, ...]
+
+
+def plan_fleet(
+    *,
+    sessions_per_system: int,
+    per_session_tok_per_s: float,
+    prefill_s: float,
+    prefill_parallel_prompts: int,
+    prompt_tokens: int,
+    output_tokens: int,
+    devices_per_system: int,
+    users: float | None = None,
+    requests_per_s: float | None = None,
+    ttft_budget_s: float | None = None,
+    usd_per_device_hour: float | None = None,
+) -> FleetPlan:
+    """Size a fleet (see the module docstring); exactly one of ``users`` and ``requests_per_s``."""
+    if (users is None) == (requests_per_s is None):
+        raise ValueError("give exactly one of users and requests_per_s")
+    r = per_session_tok_per_s
+    g, length = output_tokens, prompt_tokens
+    steps: list[PlanStep] = []
+    if users is not None:
+        concurrent = float(users)
+        rate = users * r / g
+        steps.append(PlanStep("concurrent_sessions", concurrent, f"N users = {users:g}"))
+        steps.append(PlanStep("request_rate_per_s", rate, f"N r / G = {users:g} x {r:.4g} / {g}"))
+    else:
+        assert requests_per_s is not None
+        rate = float(requests_per_s)
+        concurrent = rate * g / r
+        steps.append(PlanStep("request_rate_per_s", rate, f"lambda = {rate:g}"))
+        steps.append(
+            PlanStep(
+                "concurrent_sessions", concurrent, f"Little's law lambda G / r = {rate:g} x {g} / {r:.4g}"
+            )
+        )
+    output_rate = concurrent * r
+    steps.append(PlanStep("output_tok_per_s", output_rate, f"sessions x r = {concurrent:.4g} x {r:.4g}"))
+    decode_systems = math.ceil(concurrent / sessions_per_system - 1e-12)
+    steps.append(
+        PlanStep(
+            "decode_systems",
+            decode_systems,
+            f"ceil(sessions / S) = ceil({concurrent:.4g} / {sessions_per_system})",
+        )
+    )
+    prefill_rate = prefill_parallel_prompts * length / prefill_s
+    steps.append(
+        PlanStep(
+            "prefill_tok_per_s_per_system",
+            prefill_rate,
+            f"P = dp pp L / t_pf = {prefill_parallel_prompts} x {length} / {prefill_s:.4g} s",
+        )
+    )
+    demand = rate * length
+    prefill_systems = math.ceil(demand / prefill_rate - 1e-12)
+    steps.append(
+        PlanStep(
+            "prefill_systems",
+            prefill_systems,
+            f"ceil(lambda L / P) = ceil({demand:.4g} / {prefill_rate:.4g})",
+        )
+    )
+    separate = prefill_systems + decode_systems
+    steps.append(
+        PlanStep("separate_systems", separate, f"{prefill_systems} prefill + {decode_systems} decode")
+    )
+    shared = max(1, math.ceil(demand / prefill_rate + concurrent / sessions_per_system - 1e-12))
+    steps.append(
+        PlanStep(
+            "shared_systems",
+            shared,
+            f"ceil(lambda L / P + sessions / S) = ceil({demand / prefill_rate:.4g} + "
+            f"{concurrent / sessions_per_system:.4g})",
+        )
+    )
+    ttft_ok = None if ttft_budget_s is None else prefill_s <= ttft_budget_s
+    steps.append(
+        PlanStep(
+            "ttft_s",
+            prefill_s,
+            "t_pf of one prompt on one replica"
+            + (
+                ""
+                if ttft_budget_s is None
+                else f"; budget {ttft_budget_s:g} s {'met' if ttft_ok else 'MISSED'}"
+            ),
+        )
+    )
+    per_hour_sep = per_hour_shared = per_mtok = None
+    if usd_per_device_hour is not None:
+        per_hour_sep = separate * devices_per_system * usd_per_device_hour
+        per_hour_shared = shared * devices_per_system * usd_per_device_hour
+        steps.append(
+            PlanStep(
+                "usd_per_hour_shared",
+                per_hour_shared,
+                f"{shared} systems x {devices_per_system} devices x ${usd_per_device_hour:g}/device-hour",
+            )
+        )
+        if output_rate > 0:
+            per_mtok = per_hour_shared / (output_rate * 3600) * 1e6
+            steps.append(
+                PlanStep(
+                    "usd_per_mtok_output_shared",
+                    per_mtok,
+                    f"$/h / (output tok/s x 3600) x 1e6 = {per_hour_shared:.4g} / ({output_rate:.4g} x 3600) x 1e6",
+                )
+            )
+    return FleetPlan(
+        request_rate_per_s=rate,
+        concurrent_sessions=concurrent,
+        output_tok_per_s=output_rate,
+        prefill_tok_per_s=demand,
+        decode_systems=decode_systems,
+        prefill_systems=prefill_systems,
+        separate_systems=separate,
+        shared_systems=shared,
+        devices_per_system=devices_per_system,
+        ttft_s=prefill_s,
+        ttft_ok=ttft_ok,
+        usd_per_hour_separate=per_hour_sep,
+        usd_per_hour_shared=per_hour_shared,
+        usd_per_mtok_output_shared=per_mtok,
+        steps=tuple(steps),
+    )

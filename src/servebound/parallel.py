@@ -1,0 +1,384 @@
+"""Serving on many devices at the edges: systems from what a user typed, ``--layout`` strings, the compute
+roof per device, layout and plan results as the contract's JSON. The math is in ``core.layout`` and
+``core.plan``."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from servebound.core.hardware import Hardware
+from servebound.core.layout import (
+    DEFAULT_ACTIVATION_BYTES,
+    Interconnect,
+    Layout,
+    LayoutResult,
+    System,
+    evaluate_layout,
+    layout_problem,
+    search_layouts,
+)
+from servebound.core.model import ModelAdapter
+from servebound.core.plan import FleetPlan, plan_fleet
+from servebound.core.prefill import prefill
+from servebound.core.workload import DEFAULT_OVERHEAD_BYTES, Workload
+from servebound.errors import InputError
+from servebound.resolve import resolve_hardware
+
+GB = 1e9
+_LAYOUT_KEYS = ("tp", "ep", "pp", "dp")
+_LAYOUT_PART = re.compile(r"^\s*(tp|ep|pp|dp)\s*=\s*(\d+)\s*$")
+
+
+@dataclass(frozen=True)
+class ResolvedSystem:
+    """A system and where it came from: ``sources`` for its link, ``price_usd`` when the catalog has one."""
+
+    id: str
+    name: str
+    system: System
+    link_sources: dict[str, str]
+
+
+def resolve_system(ref: str | Hardware | System) -> ResolvedSystem:
+    """A catalog system (its member device, count and link), ``Nx-<id>`` (ideal link), a single catalog
+    device or a hardware file (one device)."""
+    if isinstance(ref, System):
+        return ResolvedSystem(ref.device.id, ref.device.name, ref, {})
+    if isinstance(ref, Hardware):
+        return ResolvedSystem(ref.id, ref.name, System(ref, 1, Interconnect.ideal_for(1)), {})
+    if not _is_file(ref):
+        from servebound.catalog.hardware import get_hardware
+
+        row = get_hardware(ref)
+        if row.system is not None:
+            return ResolvedSystem(
+                row.id, row.name, row.system.parallel_system(), dict(row.system.interconnect_sources)
+            )
+        return ResolvedSystem(row.id, row.name, System(row.hardware, 1, Interconnect.ideal_for(1)), {})
+    hw = resolve_hardware(ref)
+    return ResolvedSystem(hw.id, hw.name, System(hw, 1, Interconnect.ideal_for(1)), {})
+
+
+def _is_file(ref: str) -> bool:
+    from pathlib import Path
+
+    return ref.lower().endswith((".toml", ".json")) or "/" in ref or "\\" in ref or Path(ref).is_file()
+
+
+def parse_layout(text: str, system: System, model: ModelAdapter) -> Layout:
+    """``tp=8,ep=1,pp=1[,dp=1]``: keys omitted are 1, except dp, which fills the system."""
+    values: dict[str, int] = {}
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        match = _LAYOUT_PART.match(part)
+        if match is None:
+            raise InputError(
+                "layout", f"{part.strip()!r} is not KEY=N with KEY one of tp, ep, pp, dp (e.g. tp=8,pp=1)"
+            )
+        key, value = match.group(1), int(match.group(2))
+        if key in values:
+            raise InputError("layout", f"{key} is given twice")
+        if value < 1:
+            raise InputError("layout", f"{key}={value}: every degree must be at least 1")
+        values[key] = value
+    if not values:
+        raise InputError("layout", "give at least one of tp, ep, pp, dp (e.g. --layout tp=8)")
+    tp, ep, pp = values.get("tp", 1), values.get("ep", 1), values.get("pp", 1)
+    group = max(tp, ep)
+    dp = values.get("dp", max(1, system.count // (group * pp)))
+    layout = Layout(tp=tp, ep=ep, pp=pp, dp=dp)
+    problem = layout_problem(system, model, layout)
+    if problem is not None:
+        raise InputError("layout", problem)
+    return layout
+
+
+def compute_seconds_per_session_step(
+    device: Hardware, model: ModelAdapter, workload: Workload
+) -> float | None:
+    """c: one session's decode-step compute time at one device's rates, from the compute roof; None when
+    compute is not charged (no rate, no prefill fields, or the roof is not available)."""
+    try:
+        from servebound.core.decode_compute import decode_compute  # type: ignore[import-not-found, unused-ignore]
+    except ImportError:
+        return None
+    roof = decode_compute(device, model, workload)
+    seconds = roof.seconds_per_session_step if roof.available else None
+    return None if seconds is None else float(seconds)
+
+
+def run_layout(
+    ref: str | Hardware | System,
+    model: ModelAdapter,
+    workload: Workload,
+    layout: str | Layout,
+    *,
+    activation_bytes: float = DEFAULT_ACTIVATION_BYTES,
+) -> tuple[ResolvedSystem, LayoutResult]:
+    """One layout of a system: its gates, ceilings, per-device bytes and step times."""
+    resolved = resolve_system(ref)
+    system = resolved.system
+    chosen = parse_layout(layout, system, model) if isinstance(layout, str) else layout
+    _check_speculation(workload)
+    c = compute_seconds_per_session_step(system.device, model, workload)
+    return resolved, evaluate_layout(
+        system, model, chosen, workload, compute_s_per_session_step=c, activation_bytes=activation_bytes
+    )
+
+
+def run_layouts(
+    ref: str | Hardware | System,
+    model: ModelAdapter,
+    workload: Workload,
+    *,
+    activation_bytes: float = DEFAULT_ACTIVATION_BYTES,
+) -> tuple[ResolvedSystem, list[LayoutResult]]:
+    """Every valid layout of a system, best first."""
+    resolved = resolve_system(ref)
+    _check_speculation(workload)
+    system = resolved.system
+    c = compute_seconds_per_session_step(system.device, model, workload)
+    return resolved, search_layouts(
+        system, model, workload, compute_s_per_session_step=c, activation_bytes=activation_bytes
+    )
+
+
+def _check_speculation(workload: Workload) -> None:
+    if workload.speculation is not None:
+        raise InputError("draft", "parallel layouts do not model speculative decoding; drop --draft")
+
+
+def replica_prefill_hardware(system: System, layout: Layout) -> Hardware:
+    """One replica as prefill sees a single prompt: its stages run one after another, so time is that of
+    G devices (bandwidth and compute times G) while capacity is the whole replica's (G pp devices).
+    Communication is not charged (an upper bound)."""
+    device = system.device
+    group = layout.group
+    return Hardware(
+        id=f"{device.id}-replica-{layout.label}",
+        name=f"{device.name} replica ({layout.label})",
+        memory_bytes=device.memory_bytes * group * layout.pp,
+        bandwidth_bytes_per_s=device.bandwidth_bytes_per_s * group,
+        compute_flop_per_s={k: v * group for k, v in device.compute_flop_per_s.items()},
+        provenance=device.provenance,
+        sources=device.sources,
+    )
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    """A fleet plan with the system, the layout it serves with, and the workload it was sized for."""
+
+    system: ResolvedSystem
+    layout: LayoutResult
+    workload: Workload
+    prompt_tokens: int
+    output_tokens: int
+    fleet: FleetPlan
+
+
+def run_plan(
+    ref: str | Hardware | System,
+    model: ModelAdapter,
+    *,
+    prompt_tokens: int,
+    output_tokens: int,
+    floor_tok_s: float,
+    users: float | None = None,
+    requests_per_s: float | None = None,
+    ttft_budget_s: float | None = None,
+    usd_per_device_hour: float | None = None,
+    overhead_bytes: float = DEFAULT_OVERHEAD_BYTES,
+) -> PlanResult:
+    """Size a fleet of ``ref`` systems for the traffic (see core.plan): contexts from the traffic (a session
+    reserves L + G tokens and reads L + G/2 on average), the best layout under the floor, prefill of one
+    prompt on one replica of that layout."""
+    for name, value in (("prompt", prompt_tokens), ("output_tokens", output_tokens)):
+        if value < 1:
+            raise InputError(name, f"must be a whole number of tokens >= 1 (got {value})")
+    if (users is None) == (requests_per_s is None):
+        raise InputError("users", "give exactly one of --users N or --requests-per-s X")
+    for name, rate in (("users", users), ("requests_per_s", requests_per_s)):
+        if rate is not None and not rate > 0:
+            raise InputError(name, f"must be positive (got {rate})")
+    if not floor_tok_s > 0:
+        raise InputError("floor", f"must be positive to size a fleet (got {floor_tok_s})")
+    if usd_per_device_hour is not None and not usd_per_device_hour >= 0:
+        raise InputError("usd_per_hour", f"must be >= 0 (got {usd_per_device_hour})")
+    alloc = prompt_tokens + output_tokens
+    workload = Workload(
+        overhead_bytes=overhead_bytes,
+        alloc_context_tokens=alloc,
+        read_context_tokens=prompt_tokens + output_tokens // 2,
+        floor_tok_per_s=floor_tok_s,
+    )
+    resolved, results = run_layouts(ref, model, workload)
+    fits = [r for r in results if r.verdict.value == "floor_fit"]
+    if not fits:
+        closest = results[0].verdict.value if results else "no layout"
+        raise InputError(
+            "hardware",
+            f"no layout of {resolved.id} serves {model.id} at {floor_tok_s:g} tok/s per session with "
+            f"{alloc} tokens reserved (closest: {closest}); lower --floor, shorten the traffic, or pick a "
+            "bigger system",
+        )
+    best = fits[0]
+    assert best.sessions is not None and best.per_session_tok_per_s is not None
+    pf = prefill(
+        replica_prefill_hardware(resolved.system, best.layout), model, prompt_tokens, workload=workload
+    )
+    fleet = plan_fleet(
+        sessions_per_system=best.sessions,
+        per_session_tok_per_s=best.per_session_tok_per_s,
+        prefill_s=pf.time_s,
+        prefill_parallel_prompts=best.layout.dp * best.layout.pp,
+        prompt_tokens=prompt_tokens,
+        output_tokens=output_tokens,
+        devices_per_system=resolved.system.count,
+        users=users,
+        requests_per_s=requests_per_s,
+        ttft_budget_s=ttft_budget_s,
+        usd_per_device_hour=usd_per_device_hour,
+    )
+    return PlanResult(resolved, best, workload, prompt_tokens, output_tokens, fleet)
+
+
+# --------------------------------------------------------------------------------------------------
+# JSON (the contract's names: _tok_s, _bytes, _s)
+# --------------------------------------------------------------------------------------------------
+
+
+def layout_json(result: LayoutResult) -> dict[str, Any]:
+    """One layout: the fields ``servebound layout`` lists and ``decode --layout`` adds."""
+    lay = result.layout
+    times = result.times
+    pd = result.per_device
+    return {
+        "layout": {
+            "tp": lay.tp,
+            "ep": lay.ep,
+            "pp": lay.pp,
+            "dp": lay.dp,
+            "label": lay.label,
+            "devices": result.devices,
+            "idle_devices": result.idle_devices,
+        },
+        "verdict": result.verdict.value,
+        "batch_mem": result.batch_mem,
+        "batch_star": result.batch_star,
+        "sessions": result.sessions,
+        "single_session_tok_s": result.single_session_tok_per_s,
+        "aggregate_tok_s": result.aggregate_tok_per_s,
+        "per_session_tok_s": result.per_session_tok_per_s,
+        "bound_by": None if times is None else times.bound_by.value,
+        "step_time_s": None if times is None else times.stage_s,
+        "token_time_s": None if times is None else times.token_s,
+        "memory_time_s": None if times is None else times.memory_s,
+        "compute_time_s": None if times is None else times.compute_s,
+        "communication_time_s": None if times is None else times.communication_s,
+        "all_reduce_time_s": None if times is None else times.all_reduce_s,
+        "all_to_all_time_s": None if times is None else times.all_to_all_s,
+        "pipeline_hop_time_s": None if times is None else times.hop_s,
+        "per_device": {
+            "capacity_bytes": pd.capacity_bytes,
+            "overhead_bytes": pd.overhead_bytes,
+            "weight_bytes": pd.weight_bytes,
+            "kv_bytes": pd.kv_bytes,
+            "kv_bytes_per_session": pd.kv_bytes_per_session,
+            "free_bytes": pd.free_bytes,
+        },
+        "links": {
+            "tensor_parallel": result.links.tensor_parallel,
+            "expert_parallel": result.links.expert_parallel,
+            "pipeline": result.links.pipeline,
+        },
+        "weight_fetch_latency_s": result.weight_fetch_latency_s,
+        "compute_charged": result.compute_charged,
+    }
+
+
+def system_json(resolved: ResolvedSystem) -> dict[str, Any]:
+    """The system and its link, with the link's sources (or the ideal-bound statement)."""
+    system = resolved.system
+    link = system.interconnect
+    return {
+        "id": resolved.id,
+        "name": resolved.name,
+        "device": system.device.id,
+        "devices": system.count,
+        "interconnect": {
+            "ideal": link.ideal,
+            "scale_up_devices": link.scale_up_devices,
+            "scale_up_gb_per_s": link.scale_up_bytes_per_s / GB,
+            "scale_up_link": link.scale_up_link,
+            "scale_out_gb_per_s": link.scale_out_bytes_per_s / GB,
+            "scale_out_link": link.scale_out_link,
+            "sources": resolved.link_sources,
+        },
+    }
+
+
+def layout_assumptions(workload: Workload, result: LayoutResult, resolved: ResolvedSystem) -> dict[str, Any]:
+    """Every input that moves a layout's ceilings."""
+    link = resolved.system.interconnect
+    return {
+        "overhead_gb_per_device": result.per_device.overhead_bytes / GB,
+        "overhead": "the system's O spread evenly over its devices",
+        "alloc_context_tokens": workload.alloc_context_tokens,
+        "read_context_tokens": workload.read_context_tokens,
+        "floor_tok_s": workload.floor_tok_per_s,
+        "expert_traffic": workload.expert_traffic.value,
+        "activation_bytes": result.activation_bytes,
+        "interconnect": "ideal upper bound: no link stated, communication free"
+        if link.ideal
+        else "stated link",
+        "compute": "charged at one device's rates"
+        if result.compute_charged
+        else "not charged (only loosens)",
+        "averages": "per-device bytes and times are the mean over devices (the busiest is no lighter)",
+        "latency": "per-message link latency not charged (only lowers the ceiling further)",
+        "pipeline": "pp micro-batches of b sessions in flight; a token passes every stage and hop in turn",
+    }
+
+
+def plan_json(plan: PlanResult) -> dict[str, Any]:
+    fleet = plan.fleet
+    return {
+        "system": system_json(plan.system),
+        "layout": layout_json(plan.layout),
+        "prompt_tokens": plan.prompt_tokens,
+        "output_tokens": plan.output_tokens,
+        "request_rate_per_s": fleet.request_rate_per_s,
+        "concurrent_sessions": fleet.concurrent_sessions,
+        "output_tok_s": fleet.output_tok_per_s,
+        "prefill_tok_s": fleet.prefill_tok_per_s,
+        "ttft_s": fleet.ttft_s,
+        "ttft_ok": fleet.ttft_ok,
+        "pools": {
+            "separate": {
+                "prefill_systems": fleet.prefill_systems,
+                "decode_systems": fleet.decode_systems,
+                "systems": fleet.separate_systems,
+                "devices": fleet.separate_systems * fleet.devices_per_system,
+                "usd_per_hour": fleet.usd_per_hour_separate,
+            },
+            "shared": {
+                "systems": fleet.shared_systems,
+                "devices": fleet.shared_systems * fleet.devices_per_system,
+                "usd_per_hour": fleet.usd_per_hour_shared,
+                "usd_per_mtok_output": fleet.usd_per_mtok_output_shared,
+            },
+        },
+        "steps": [{"name": s.name, "value": s.value, "formula": s.formula} for s in fleet.steps],
+        "assumptions": {
+            "alloc_context_tokens": plan.workload.alloc_context_tokens,
+            "read_context_tokens": plan.workload.read_context_tokens,
+            "floor_tok_s": plan.workload.floor_tok_per_s,
+            "contexts": "a session reserves L + G tokens and reads L + G/2 on average",
+            "prefill": "one prompt at a time per replica, one-shot, communication not charged",
+            "counts": "lower bounds: ceilings, so a real fleet needs at least this many",
+        },
+    }
