@@ -30,7 +30,8 @@ t_s(b) = max(memory, compute, all-reduce + dispatch/combine) on the slowest devi
 passes every stage and every hop in sequence: tau(b) = pp t_s(b) + (pp - 1) t_hop(b). With pp
 micro-batches in flight the system emits T(b) = dp pp b / tau(b) tokens/s, each session r(b) = 1/tau(b).
 Every term of tau grows with b and tau(b)/b never grows, so r falls and T rises with b: the best usable
-micro-batch is the largest with r(b) >= r* that fits, found by bisection as in single-device decode.
+micro-batch b* is the smallest reaching the largest aggregate among those with r(b) >= r* that fit (past
+the batch where compute or communication binds, T is flat), found by bisection as in single-device decode.
 
 Averages stand for maxima: the per-device bytes and times are the mean over devices (the busiest device
 holds at least the mean), so the ceiling stays an upper bound. Link latency per message is not charged
@@ -472,7 +473,8 @@ def evaluate_layout(
             **base,  # type: ignore[arg-type]
         )
     upper = min(batch_mem, MAX_BATCH)
-    star = upper if clears(upper) else largest_true(clears, 1, upper)
+    usable = upper if clears(upper) else largest_true(clears, 1, upper)
+    star = _smallest_reaching_best(lm, usable)
     times = lm.times(star)
     sessions = layout.dp * layout.pp * star
     return LayoutResult(
@@ -486,6 +488,39 @@ def evaluate_layout(
         per_session_tok_per_s=1.0 / times.token_s,
         times=times,
         **base,  # type: ignore[arg-type]
+    )
+
+
+def _smallest_reaching_best(lm: _LayoutModel, usable: int) -> int:
+    """b*: the smallest batch whose aggregate reaches the largest usable one. Once compute or
+    communication (both linear in b) binds every stage, b / tau(b) is flat and a larger batch only slows
+    each session; the aggregate never falls, so bisection finds the first batch on the plateau."""
+    best = usable / lm.token_s(usable)
+
+    def short(batch: int) -> bool:
+        return batch / lm.token_s(batch) < best * (1 - 1e-12)
+
+    if not short(1):
+        return 1
+    # largest batch still short of the plateau, plus one
+    return largest_true(short, 1, usable) + 1
+
+
+def per_device_bytes(
+    system: System, model: ModelAdapter, layout: Layout, batch: int, workload: Workload | None = None
+) -> PerDevice:
+    """The average device's bytes with ``batch`` sessions per micro-batch (pp micro-batches in flight)."""
+    workload = (workload or Workload()).for_model(model)
+    lm = _LayoutModel(system, model, workload, layout, None, DEFAULT_ACTIVATION_BYTES)
+    margin = system.device.memory_bytes - lm.overhead_bytes - lm.weight_bytes
+    kv = batch * lm.kv_alloc_per_session
+    return PerDevice(
+        capacity_bytes=system.device.memory_bytes,
+        overhead_bytes=lm.overhead_bytes,
+        weight_bytes=lm.weight_bytes,
+        kv_bytes=kv,
+        free_bytes=margin - kv,
+        kv_bytes_per_session=lm.kv_alloc_per_session,
     )
 
 

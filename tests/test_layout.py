@@ -1,0 +1,327 @@
+"""Parallel layouts: hand-checked cases from the serving-economics text and properties of the layout model."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from servebound import Experts, Hardware, KVShape, ModelAdapter, Weights, Workload, decode
+from servebound.catalog.hardware import get_hardware
+from servebound.catalog.models import get_model
+from servebound.core.layout import (
+    Interconnect,
+    Layout,
+    LayoutVerdict,
+    System,
+    evaluate_layout,
+    layout_problem,
+    per_device_bytes,
+    pipeline_hop_vs_expert_traffic,
+    search_layouts,
+    times_at,
+    valid_layouts,
+)
+from servebound.core.model import LayerShape
+
+GB = 1e9
+
+
+def dense_70b(bytes_per_param: float = 0.5) -> ModelAdapter:
+    """A Llama-3-70B-shaped dense model: 80 layers, d = 8192, 64 query heads over 8 KV heads of 128."""
+    kv_per_token = 80 * 2 * 8 * 128 * 2  # layers x (K, V) x kv heads x head_dim x bf16 bytes
+    return ModelAdapter(
+        id="dense-70b",
+        name="dense 70B",
+        weights=Weights.from_params(bytes_per_param=bytes_per_param, total_params=70e9, active_params=70e9),
+        kv_alloc=KVShape(global_bytes_per_token=kv_per_token),
+        kv_read=KVShape(global_bytes_per_token=kv_per_token),
+        shape=LayerShape(layers=80, hidden_size=8192, query_heads=64, cache_shards=8),
+    )
+
+
+def pcie_pair(memory_gb: float = 48, bandwidth_gb_s: float = 1000, link_gb_s: float = 32) -> System:
+    card = Hardware("card", "card", memory_gb * GB, bandwidth_gb_s * GB)
+    return System(card, 2, Interconnect(2, link_gb_s * GB, link_gb_s * GB, "PCIe 4.0 x16", "none"))
+
+
+# --------------------------------------------------------------------------------------------------
+# Hand-checked cases
+# --------------------------------------------------------------------------------------------------
+
+
+def test_two_cards_over_pcie_tp2_dense_70b_all_reduce_by_hand() -> None:
+    """Two 48 GB cards over PCIe 4.0 x16 (32 GB/s each way), TP = 2, a 4-bit dense 70B.
+
+    Per layer two all-reduces (after attention and after the MLP); a ring over 2 devices sends
+    2 (T - 1) / T = 1 times the message, and the message is b x d x 2 bytes. At b = 3:
+        80 layers x 2 x 1 x (3 x 8192 x 2 bytes) / 32e9 B/s = 7,864,320 / 32e9 = 245.76 us.
+    Memory: each card reads half the 35 GB of weights and half of each session's cache (8 KV heads
+    split 2 ways): (17.5e9 + 3 x 4000 x 327,680 / 2) / 1e12.
+    """
+    system, model = pcie_pair(), dense_70b()
+    workload = Workload(
+        overhead_bytes=2 * GB, alloc_context_tokens=8000, read_context_tokens=4000, floor_tok_per_s=1
+    )
+    t = times_at(system, model, Layout(tp=2), 3, workload)
+    assert t.all_reduce_s == pytest.approx(80 * 2 * 1 * (3 * 8192 * 2) / 32e9, rel=1e-12)
+    assert t.all_reduce_s == pytest.approx(245.76e-6, rel=1e-9)
+    assert t.all_to_all_s == 0 and t.hop_s == 0
+    kv_per_token = 80 * 2 * 8 * 128 * 2
+    assert t.memory_s == pytest.approx((35e9 / 2 + 3 * 4000 * kv_per_token / 2) / 1e12, rel=1e-12)
+    assert t.stage_s == max(t.memory_s, t.all_reduce_s)
+    assert t.bound_by.value == "memory"
+    # per device: half the weights, 1 GB of the overhead, half of each session's 8000-token cache
+    pd = per_device_bytes(system, model, Layout(tp=2), 3, workload)
+    assert pd.weight_bytes == pytest.approx(17.5e9)
+    assert pd.overhead_bytes == pytest.approx(1e9)
+    assert pd.kv_bytes == pytest.approx(3 * 8000 * kv_per_token / 2)
+
+
+def test_slow_link_makes_communication_bind() -> None:
+    """At 0.01 GB/s the all-reduce dwarfs the memory sweep: bound_by says communication."""
+    system, model = pcie_pair(link_gb_s=0.01), dense_70b()
+    workload = Workload(
+        overhead_bytes=2 * GB, alloc_context_tokens=8000, read_context_tokens=4000, floor_tok_per_s=0.1
+    )
+    result = evaluate_layout(system, model, Layout(tp=2), workload)
+    assert result.times is not None and result.times.bound_by.value == "communication"
+
+
+def test_deepseek_v3_256_experts_on_64_gpus_of_an_nvl72() -> None:
+    """256 routed experts over ep = 64 GPUs is 4 per GPU; 8 of the 72 stay idle; 72 does not divide 256."""
+    rack = get_hardware("nvidia-gb200-nvl72").system
+    assert rack is not None
+    system = rack.parallel_system()
+    model = get_model("deepseek-v3").adapter
+    experts = model.weights.experts
+    assert experts is not None and experts.routed == 256
+    layout = Layout(tp=1, ep=64)
+    assert layout_problem(system, model, layout) is None
+    result = evaluate_layout(system, model, layout, Workload())
+    assert result.devices == 64 and result.idle_devices == 8
+    routed = experts.routed * model.weights.expert_bytes
+    assert result.per_device.weight_bytes == pytest.approx(
+        (model.weights.resident - routed) + 4 * model.weights.expert_bytes, rel=1e-12
+    )
+    assert result.links.expert_parallel == "scale-up"
+    assert "must divide the 256 routed experts" in (layout_problem(system, model, Layout(tp=1, ep=72)) or "")
+    # the latent cache has one head: tp = 2 stores it twice, so per device it is 2 x larger than tp = 1
+    one = per_device_bytes(system, model, Layout(tp=1, ep=64), 10)
+    two = per_device_bytes(system, model, Layout(tp=2, ep=64), 10)
+    assert two.kv_bytes == pytest.approx(2 * one.kv_bytes)
+
+
+def moe_model(layers: int = 8, per_token: int = 8, routed: int = 64) -> ModelAdapter:
+    return ModelAdapter(
+        id="moe",
+        name="moe",
+        weights=Weights.from_params(
+            bytes_per_param=1.0, total_params=100e9, active_params=10e9, experts=Experts(routed, per_token)
+        ),
+        kv_alloc=KVShape(global_bytes_per_token=50_000),
+        kv_read=KVShape(global_bytes_per_token=50_000),
+        shape=LayerShape(layers=layers, hidden_size=4096, query_heads=32, cache_shards=8, moe_layers=layers),
+    )
+
+
+def test_pipeline_hop_costs_less_than_in_rack_expert_traffic() -> None:
+    """The text's inequality: a token crosses racks once per stage (8x slower link) but fans out to its
+    k = 8 experts twice per layer inside the rack; with one layer per stage, 8 <= 2 x 8 x 1 = 16."""
+    hop, experts = pipeline_hop_vs_expert_traffic(experts_per_token=8, layers_per_stage=1, bandwidth_ratio=8)
+    assert (hop, experts) == (8.0, 16.0) and hop <= experts
+    # The layout model agrees: two racks of 8 (one stage each), scale-out 8x slower than scale-up.
+    device = Hardware("gpu", "gpu", 1000 * GB, 8000 * GB)
+    system = System(device, 16, Interconnect(8, 800 * GB, 100 * GB, "scale-up", "scale-out"))
+    model = moe_model(layers=2, per_token=8, routed=64)  # pp = 2: one layer per stage
+    t = times_at(
+        system,
+        model,
+        Layout(tp=1, ep=8, pp=2),
+        64,
+        Workload(read_context_tokens=1000, alloc_context_tokens=1000),
+    )
+    # per device and per stage: hop (b/G) d e_a / B_out; experts 2 (L/pp) (b/G) k d e_a (G-1)/G / B_up
+    b, g, d, ea = 64, 8, 4096, 2.0
+    assert t.hop_s == pytest.approx((b / g) * d * ea / (100 * GB), rel=1e-12)
+    assert t.all_to_all_s == pytest.approx(2 * 1 * (b / g) * 8 * d * ea * (7 / 8) / (800 * GB), rel=1e-12)
+    assert t.hop_s <= t.all_to_all_s
+    assert t.all_to_all_s / t.hop_s == pytest.approx(experts / hop * 7 / 8, rel=1e-12)
+
+
+def test_kv_per_device_unchanged_as_pipeline_stages_grow() -> None:
+    """B = P b: with the micro-batch b fixed, P = pp micro-batches are in flight; the KV per device stays
+    the same while the weights per device fall as 1 / pp."""
+    device = Hardware("gpu", "gpu", 200 * GB, 8000 * GB)
+    system = System(device, 64, Interconnect.ideal_for(64))
+    model = dense_70b(bytes_per_param=2.0)
+    by_pp = {pp: per_device_bytes(system, model, Layout(tp=8, pp=pp), 32) for pp in (1, 2, 4, 8)}
+    kv = {pp: pd.kv_bytes for pp, pd in by_pp.items()}
+    assert len({round(v, 6) for v in kv.values()}) == 1
+    for pp, pd in by_pp.items():
+        assert pd.weight_bytes == pytest.approx(140e9 / (8 * pp), rel=1e-12)
+
+
+def test_search_is_ranked_and_every_layout_valid() -> None:
+    system = get_hardware("8x-nvidia-h100-sxm").system
+    assert system is not None
+    sys_ = system.parallel_system()
+    model = get_model("llama-3.1-70b").adapter
+    results = search_layouts(sys_, model, Workload())
+    assert {r.layout for r in results} == set(valid_layouts(sys_, model))
+    fits = [r for r in results if r.verdict is LayoutVerdict.FLOOR_FIT]
+    aggregates = [r.aggregate_tok_per_s for r in fits]
+    assert aggregates == sorted(aggregates, reverse=True)
+    assert results[0].layout == Layout(tp=8)
+
+
+# --------------------------------------------------------------------------------------------------
+# Properties
+# --------------------------------------------------------------------------------------------------
+
+
+@st.composite
+def dense_models(draw: st.DrawFn) -> ModelAdapter:
+    total = draw(st.floats(1, 400)) * 1e9
+    layers = draw(st.integers(4, 128))
+    per_token = draw(st.floats(1e3, 5e5))
+    return ModelAdapter(
+        id="m",
+        name="m",
+        weights=Weights.from_params(
+            bytes_per_param=draw(st.sampled_from([0.5, 1.0, 2.0])), total_params=total, active_params=total
+        ),
+        kv_alloc=KVShape(global_bytes_per_token=per_token),
+        kv_read=KVShape(global_bytes_per_token=per_token),
+        shape=LayerShape(
+            layers=layers,
+            hidden_size=draw(st.sampled_from([2048, 4096, 8192])),
+            query_heads=64,
+            cache_shards=64,
+        ),
+    )
+
+
+def workloads(draw: st.DrawFn) -> Workload:
+    alloc = draw(st.integers(1000, 200_000))
+    return Workload(
+        overhead_bytes=draw(st.floats(0, 16)) * GB,
+        alloc_context_tokens=alloc,
+        read_context_tokens=draw(st.integers(1, alloc)),
+        floor_tok_per_s=draw(st.floats(0.5, 100)),
+    )
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    model=dense_models(),
+    count=st.sampled_from([1, 2, 4, 8, 16]),
+    memory=st.floats(8, 300),
+    bandwidth=st.floats(100, 10_000),
+    data=st.data(),
+)
+def test_ideal_link_tp_only_equals_the_nx_system(
+    model: ModelAdapter, count: int, memory: float, bandwidth: float, data: st.DataObject
+) -> None:
+    """With an infinitely fast link, tp = N gives the pooled Nx system's decode result."""
+    workload = data.draw(st.composite(workloads)())
+    device = Hardware("d", "d", memory * GB, bandwidth * GB)
+    result = evaluate_layout(
+        System(device, count, Interconnect.ideal_for(count)), model, Layout(tp=count), workload
+    )
+    pooled = decode(device.scaled(count), model, workload)
+    assert result.verdict.value == pooled.verdict.value or (
+        # margin rounding at the boundary of one session
+        pooled.batch_mem is not None and pooled.batch_mem <= 1
+    )
+    if pooled.batch_star is not None and result.batch_star is not None:
+        assert abs(result.batch_star - pooled.batch_star) <= 1
+        if result.batch_star == pooled.batch_star:
+            assert result.aggregate_tok_per_s == pytest.approx(pooled.aggregate_tok_per_s, rel=1e-9)
+            assert result.per_session_tok_per_s == pytest.approx(pooled.per_session_tok_per_s, rel=1e-9)
+    if pooled.single_session_tok_per_s is not None and result.single_session_tok_per_s is not None:
+        assert result.single_session_tok_per_s == pytest.approx(pooled.single_session_tok_per_s, rel=1e-9)
+
+
+@settings(max_examples=150, deadline=None)
+@example(tp=2, pp=2, dp=1, link=0.001)
+@given(
+    tp=st.sampled_from([1, 2, 4]),
+    pp=st.sampled_from([1, 2, 4]),
+    dp=st.sampled_from([1, 2]),
+    link=st.floats(0.001, 2000),
+)
+def test_adding_communication_never_raises_a_ceiling(tp: int, pp: int, dp: int, link: float) -> None:
+    model = dense_70b()
+    device = Hardware("d", "d", 48 * GB, 1000 * GB)
+    count = tp * pp * dp
+    workload = Workload(
+        overhead_bytes=1 * GB, alloc_context_tokens=8000, read_context_tokens=4000, floor_tok_per_s=5
+    )
+    ideal = evaluate_layout(
+        System(device, count, Interconnect.ideal_for(count)), model, Layout(tp, 1, pp, dp), workload
+    )
+    linked = evaluate_layout(
+        System(device, count, Interconnect(max(1, tp), link * GB, link * GB / 8, "up", "out")),
+        model,
+        Layout(tp, 1, pp, dp),
+        workload,
+    )
+    if linked.verdict is LayoutVerdict.FLOOR_FIT:
+        assert ideal.verdict is LayoutVerdict.FLOOR_FIT
+        assert linked.aggregate_tok_per_s is not None and ideal.aggregate_tok_per_s is not None
+        assert linked.aggregate_tok_per_s <= ideal.aggregate_tok_per_s * (1 + 1e-12)
+    if linked.single_session_tok_per_s is not None:
+        assert ideal.single_session_tok_per_s is not None
+        assert linked.single_session_tok_per_s <= ideal.single_session_tok_per_s * (1 + 1e-12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    tp=st.sampled_from([1, 2, 4, 8, 16]),
+    ep_factor=st.sampled_from([0, 1, 2, 4]),
+    pp=st.sampled_from([1, 2, 3, 4]),
+    dp=st.sampled_from([1, 2, 3]),
+    batch=st.integers(0, 5000),
+    shards=st.sampled_from([1, 2, 8, 16]),
+)
+def test_per_device_bytes_sum_to_the_system(
+    tp: int, ep_factor: int, pp: int, dp: int, batch: int, shards: int
+) -> None:
+    """Summed over devices: every replica holds one copy of the routed experts, each attention group one
+    copy of the rest; every session's cache once per replica of its heads (tp / min(tp, heads))."""
+    ep = 1 if ep_factor == 0 else tp * ep_factor
+    model = ModelAdapter(
+        id="moe",
+        name="moe",
+        weights=Weights.from_params(
+            bytes_per_param=1.0, total_params=100e9, active_params=10e9, experts=Experts(64, 4)
+        ),
+        kv_alloc=KVShape(global_bytes_per_token=10_000, state_bytes=1e6),
+        kv_read=KVShape(global_bytes_per_token=10_000),
+        shape=LayerShape(layers=8, hidden_size=1024, query_heads=16, cache_shards=shards, moe_layers=8),
+    )
+    layout = Layout(tp, ep, pp, dp)
+    system = System(
+        Hardware("d", "d", 100 * GB, 1000 * GB), layout.devices, Interconnect.ideal_for(layout.devices)
+    )
+    if layout_problem(system, model, layout) is not None:
+        return
+    workload = Workload(alloc_context_tokens=1000, read_context_tokens=500)
+    pd = per_device_bytes(system, model, layout, batch, workload)
+    weights = model.weights
+    assert weights.experts is not None
+    routed = weights.experts.routed * weights.expert_bytes
+    group = layout.group
+    expected_weights = dp * ((group / tp) * (weights.resident - routed) + routed)
+    assert pd.weight_bytes * layout.devices == pytest.approx(expected_weights, rel=1e-12)
+    sessions = dp * pp * batch
+    copies = tp / min(tp, shards)
+    expected_kv = sessions * model.kv_alloc.bytes_at(1000) * copies
+    assert pd.kv_bytes * layout.devices == pytest.approx(expected_kv, rel=1e-12, abs=1e-6)
+    assert pd.overhead_bytes * layout.devices == pytest.approx(workload.overhead_bytes)
+    assert math.isclose(
+        pd.free_bytes + pd.kv_bytes + pd.weight_bytes + pd.overhead_bytes, 100 * GB, rel_tol=1e-12
+    )
