@@ -1,0 +1,182 @@
+"""`servebound layout`, `plan` and `decode --layout` end to end: the real entry point, JSON fields, errors."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from servebound.cli import main
+from servebound.core.plan import plan_fleet
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    status = main(list(args))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_layout_json_lists_every_layout_best_first(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(capsys, "layout", "-H", "nvidia-gb200-nvl72", "-m", "deepseek-v3", "--json")
+    assert status == 0
+    data = json.loads(out)
+    layouts = data["layouts"]
+    assert len(layouts) > 100
+    for entry in layouts:
+        for key in (
+            "layout",
+            "verdict",
+            "batch_star",
+            "aggregate_tok_s",
+            "per_session_tok_s",
+            "bound_by",
+            "per_device",
+        ):
+            assert key in entry
+        assert set(entry["per_device"]) >= {"weight_bytes", "kv_bytes", "free_bytes"}
+    fits = [e["aggregate_tok_s"] for e in layouts if e["verdict"] == "floor_fit"]
+    assert fits == sorted(fits, reverse=True)
+    assert data["system"]["interconnect"]["scale_up_devices"] == 72
+    assert data["system"]["interconnect"]["sources"]["scale_up_gb_per_s"]
+
+
+def test_decode_layout_adds_the_contract_fields(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(
+        capsys,
+        "decode",
+        "-H",
+        "2x-nvidia-rtx-3090",
+        "-m",
+        "llama-3.1-70b-q4_k_m",
+        "--layout",
+        "tp=2",
+        "--overhead-gb",
+        "2",
+        "--alloc-context",
+        "8000",
+        "--read-context",
+        "4000",
+        "--batch",
+        "2",
+        "--json",
+    )
+    assert status == 0
+    data = json.loads(out)
+    assert data["layout"]["tp"] == 2 and data["layout"]["dp"] == 1
+    assert data["bound_by"] in ("memory", "compute", "communication")
+    assert data["communication_time_s"] > 0
+    assert set(data["per_device"]) >= {"weight_bytes", "kv_bytes", "free_bytes"}
+    assert data["forced"]["batch"] == 2
+    # the all-reduce by hand at b*: 80 layers x 2 x (b d 2 bytes) / 32 GB/s
+    assert data["all_reduce_time_s"] == pytest.approx(
+        80 * 2 * data["batch_star"] * 8192 * 2 / 32e9, rel=1e-12
+    )
+
+
+def test_nx_system_without_a_link_says_ideal(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(capsys, "layout", "-H", "3x-amd-mi300x", "-m", "qwen3-30b-a3b", "--json")
+    assert status == 0
+    data = json.loads(out)
+    assert data["system"]["interconnect"]["ideal"] is True
+    assert "ideal upper bound" in data["assumptions"]["interconnect"]
+    assert all(e["communication_time_s"] in (0, None) for e in data["layouts"])
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--layout", "tp=3"], "tp=3 must divide the 64 query heads"),
+        (["--layout", "ep=2"], "ep=2 needs routed experts"),
+        (["--layout", "tp=16"], "needs 16 devices"),
+        (["--layout", "xx=2"], "is not KEY=N"),
+        (["--layout", "tp=0"], "at least 1"),
+    ],
+)
+def test_bad_layouts_are_one_line_errors(
+    capsys: pytest.CaptureFixture[str], args: list[str], needle: str
+) -> None:
+    status, out, err = run(capsys, "decode", "-H", "8x-nvidia-h100-sxm", "-m", "llama-3.1-70b", *args)
+    assert status == 2
+    assert needle in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_plan_json_shows_every_step(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(
+        capsys,
+        "plan",
+        "-H",
+        "8x-nvidia-h100-sxm",
+        "-m",
+        "llama-3.1-70b",
+        "--prompt",
+        "2000",
+        "--output-tokens",
+        "500",
+        "--requests-per-s",
+        "10",
+        "--ttft-budget",
+        "2",
+        "--usd-per-hour",
+        "2.5",
+        "--json",
+    )
+    assert status == 0
+    data = json.loads(out)
+    names = [s["name"] for s in data["steps"]]
+    for name in ("concurrent_sessions", "decode_systems", "prefill_systems", "shared_systems", "ttft_s"):
+        assert name in names
+    assert data["pools"]["shared"]["devices"] == 8 * data["pools"]["shared"]["systems"]
+    assert data["ttft_ok"] is True
+    assert data["assumptions"]["alloc_context_tokens"] == 2500
+
+
+def test_plan_needs_one_traffic_measure(capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = run(
+        capsys,
+        "plan",
+        "-H",
+        "8x-nvidia-h100-sxm",
+        "-m",
+        "llama-3.1-70b",
+        "--prompt",
+        "100",
+        "--output-tokens",
+        "10",
+    )
+    assert status == 2 and "--users N or --requests-per-s X" in err
+
+
+def test_plan_arithmetic_by_hand() -> None:
+    """10 req/s of 500 output tokens at 50 tok/s per session: 100 sessions (Little's law). A system holds
+    40, so 3 decode systems. Prefill: 2 prompts of 2000 tokens per 0.1 s = 40,000 tok/s per system
+    against 20,000 tok/s of demand: 1 prefill system. Shared: ceil(0.5 + 2.5) = 3."""
+    plan = plan_fleet(
+        sessions_per_system=40,
+        per_session_tok_per_s=50,
+        prefill_s=0.1,
+        prefill_parallel_prompts=2,
+        prompt_tokens=2000,
+        output_tokens=500,
+        devices_per_system=8,
+        requests_per_s=10,
+        usd_per_device_hour=2.0,
+    )
+    assert plan.concurrent_sessions == pytest.approx(100)
+    assert plan.decode_systems == 3 and plan.prefill_systems == 1
+    assert plan.separate_systems == 4 and plan.shared_systems == 3
+    assert plan.output_tok_per_s == pytest.approx(5000)
+    assert plan.usd_per_hour_shared == pytest.approx(3 * 8 * 2.0)
+    assert plan.usd_per_mtok_output_shared == pytest.approx(48 / (5000 * 3600) * 1e6)
+    users = plan_fleet(
+        sessions_per_system=40,
+        per_session_tok_per_s=50,
+        prefill_s=0.1,
+        prefill_parallel_prompts=2,
+        prompt_tokens=2000,
+        output_tokens=500,
+        devices_per_system=8,
+        users=100,
+    )
+    assert users.request_rate_per_s == pytest.approx(100 * 50 / 500)
+    assert math.isclose(users.concurrent_sessions, 100)
