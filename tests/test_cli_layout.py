@@ -96,7 +96,7 @@ def test_nx_system_without_a_link_says_ideal(capsys: pytest.CaptureFixture[str])
 def test_bad_layouts_are_one_line_errors(
     capsys: pytest.CaptureFixture[str], args: list[str], needle: str
 ) -> None:
-    status, out, err = run(capsys, "decode", "-H", "8x-nvidia-h100-sxm", "-m", "llama-3.1-70b", *args)
+    status, _, err = run(capsys, "decode", "-H", "8x-nvidia-h100-sxm", "-m", "llama-3.1-70b", *args)
     assert status == 2
     assert needle in err and err.count("\n") == 1 and "Traceback" not in err
 

@@ -325,3 +325,19 @@ def test_per_device_bytes_sum_to_the_system(
     assert math.isclose(
         pd.free_bytes + pd.kv_bytes + pd.weight_bytes + pd.overhead_bytes, 100 * GB, rel_tol=1e-12
     )
+
+
+def test_multi_device_reported_runs_sit_at_or_below_their_layout_ceilings() -> None:
+    """The sourced vLLM tensor-parallel and llama.cpp layer-split runs: each under its layout's ceiling,
+    which is never above the pooled Nx ceiling (the link only lowers it)."""
+    from servebound.validation import evaluate_reported_runs, load_reported_runs
+
+    entries = [e for e in load_reported_runs() if e.layout is not None]
+    layouts = {e.layout for e in entries}
+    assert {"tp=2", "tp=4", "tp=8", "pp=2"} <= layouts
+    for run in evaluate_reported_runs(entries):
+        assert run.at_or_below, run.entry.id
+        assert 0 < run.efficiency <= 1
+        pooled = next(w for w in run.check.warnings if w.startswith("layout "))
+        pooled_ceiling = float(pooled.rsplit("ceiling ", 1)[1].rstrip(")"))
+        assert run.check.ceiling_tok_per_s <= pooled_ceiling * (1 + 1e-3)

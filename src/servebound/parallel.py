@@ -18,6 +18,7 @@ from servebound.core.layout import (
     evaluate_layout,
     layout_problem,
     search_layouts,
+    times_at,
 )
 from servebound.core.model import ModelAdapter
 from servebound.core.plan import FleetPlan, plan_fleet
@@ -144,6 +145,21 @@ def run_layouts(
     return resolved, search_layouts(
         system, model, workload, compute_s_per_session_step=c, activation_bytes=activation_bytes
     )
+
+
+def layout_decode_ceiling(
+    ref: str | Hardware | System, model: ModelAdapter, layout: str, concurrency: int, workload: Workload
+) -> tuple[float, float, str]:
+    """Per-session and aggregate decode ceilings of ``layout`` with ``concurrency`` sessions in all:
+    a micro-batch of ceil(concurrency / (dp pp)) per replica, each session at 1 / tau(b)."""
+    resolved = resolve_system(ref)
+    system = resolved.system
+    chosen = parse_layout(layout, system, model)
+    lanes = chosen.dp * chosen.pp
+    batch = max(1, -(-concurrency // lanes))
+    c = compute_seconds_per_session_step(system.device, model, workload)
+    times = times_at(system, model, chosen, batch, workload, compute_s_per_session_step=c)
+    return 1.0 / times.token_s, concurrency / times.token_s, chosen.label
 
 
 def _check_speculation(workload: Workload) -> None:

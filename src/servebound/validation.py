@@ -26,7 +26,7 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from servebound.check import Metric, RunCheck, check_run, make_run
+from servebound.check import ABOVE_CEILING_TOLERANCE, Metric, RunCheck, check_run, make_run
 from servebound.core.model import ModelAdapter
 from servebound.errors import InputError
 from servebound.files import parse_model, validation_to_input_error
@@ -63,6 +63,9 @@ class ReportedRunEntry(BaseModel):
     source_kind: Literal["primary", "secondary", "unverified"]
     explanation: str | None = None
     notes: str = ""
+    #: A multi-device run's parallel layout (``tp=2`` for vLLM tensor parallel, ``pp=2`` for llama.cpp's
+    #: layer split): the ceiling is then the layout's, with the system's link charged.
+    layout: str | None = None
 
     @model_validator(mode="after")
     def _setting_matches_metric(self) -> ReportedRunEntry:
@@ -71,6 +74,8 @@ class ReportedRunEntry(BaseModel):
             raise ValueError("a decode run needs read_context (the mean context each step reads)")
         if not decode and self.prompt_tokens is None:
             raise ValueError("a prefill or TTFT run needs prompt_tokens")
+        if self.layout is not None and not decode:
+            raise ValueError("a layout is checked for decode runs only")
         return self
 
 
@@ -243,7 +248,36 @@ def evaluate_entry(entry: ReportedRunEntry) -> ReportedRun:
         expert_traffic=entry.expert_traffic,
     )
     check = check_run(entry.hardware, resolve_run_model(entry.model), run)
+    if entry.layout is not None:
+        check = _layout_check(entry, check)
     return ReportedRun(entry=entry, check=check, hardware_family=_hardware_family(entry.hardware))
+
+
+def _layout_check(entry: ReportedRunEntry, check: RunCheck) -> RunCheck:
+    """The same run against its layout's ceiling (never above the pooled one: communication only lowers
+    it). A micro-batch of ceil(concurrency / (dp pp)) sessions; per session 1 / tau, aggregate c / tau."""
+    from dataclasses import replace
+
+    from servebound.parallel import layout_decode_ceiling
+
+    assert entry.layout is not None and check.decode is not None
+    workload = check.decode.workload
+    per_session, aggregate, label = layout_decode_ceiling(
+        entry.hardware, check.model, entry.layout, entry.concurrency, workload
+    )
+    ceiling = per_session if entry.metric is Metric.PER_SESSION_TOK_S else aggregate
+    efficiency = check.measured_tok_per_s / ceiling
+    note = (
+        f"layout {label}: ceiling {ceiling:.4g} tok/s with the link charged (pooled Nx ceiling "
+        f"{check.ceiling_tok_per_s:.4g})"
+    )
+    return replace(
+        check,
+        ceiling_tok_per_s=ceiling,
+        efficiency=efficiency,
+        above_ceiling=efficiency > 1.0 + ABOVE_CEILING_TOLERANCE,
+        warnings=(*check.warnings, note),
+    )
 
 
 def evaluate_reported_runs(entries: Iterable[ReportedRunEntry] | None = None) -> tuple[ReportedRun, ...]:
