@@ -42,9 +42,11 @@ class ResolvedSystem:
     link_sources: dict[str, str]
 
 
-def resolve_system(ref: str | Hardware | System) -> ResolvedSystem:
+def resolve_system(ref: str | Hardware | System | ResolvedSystem) -> ResolvedSystem:
     """A catalog system (its member device, count and link), ``Nx-<id>`` (ideal link), a single catalog
-    device or a hardware file (one device)."""
+    device or a hardware file (one device); a resolved system passes through."""
+    if isinstance(ref, ResolvedSystem):
+        return ref
     if isinstance(ref, System):
         return ResolvedSystem(ref.device.id, ref.device.name, ref, {})
     if isinstance(ref, Hardware):
@@ -112,7 +114,7 @@ def compute_seconds_per_session_step(
 
 
 def run_layout(
-    ref: str | Hardware | System,
+    ref: str | Hardware | System | ResolvedSystem,
     model: ModelAdapter,
     workload: Workload,
     layout: str | Layout,
@@ -131,7 +133,7 @@ def run_layout(
 
 
 def run_layouts(
-    ref: str | Hardware | System,
+    ref: str | Hardware | System | ResolvedSystem,
     model: ModelAdapter,
     workload: Workload,
     *,
@@ -148,7 +150,11 @@ def run_layouts(
 
 
 def layout_decode_ceiling(
-    ref: str | Hardware | System, model: ModelAdapter, layout: str, concurrency: int, workload: Workload
+    ref: str | Hardware | System | ResolvedSystem,
+    model: ModelAdapter,
+    layout: str,
+    concurrency: int,
+    workload: Workload,
 ) -> tuple[float, float, str]:
     """Per-session and aggregate decode ceilings of ``layout`` with ``concurrency`` sessions in all:
     a micro-batch of ceil(concurrency / (dp pp)) per replica, each session at 1 / tau(b)."""
@@ -197,7 +203,7 @@ class PlanResult:
 
 
 def run_plan(
-    ref: str | Hardware | System,
+    ref: str | Hardware | System | ResolvedSystem,
     model: ModelAdapter,
     *,
     prompt_tokens: int,

@@ -24,6 +24,7 @@ from servebound.report import fmt_gb, fmt_int, fmt_rate
 from servebound.validation import ReportedRun, validation_json
 from servebound.web import figures
 from servebound.web.costview import CostView, economics_context, pair_cost, render_cost_charts
+from servebound.web.layouts import SystemLayouts, layout_model, system_layouts
 from servebound.web.mathml import mathml
 from servebound.web.pairdata import (
     DecodeView,
@@ -126,6 +127,7 @@ class HardwareContext:
     hw: SiteHardware
     rows: Sequence[RankDisplay]
     runs: Sequence[RunDisplay]
+    layouts: SystemLayouts | None = None
 
 
 @dataclass(frozen=True)
@@ -317,12 +319,24 @@ class Renderer:
         )
         return self._page("hardware_index", path, "Hardware", desc, context)
 
-    def hardware_page(self, hw: SiteHardware) -> Page:
+    def hardware_page(self, hw: SiteHardware, layout_model_id: str | None = None) -> Page:
+        """A device or system page; a system (more than one device) also shows its links and its parallel
+        layouts for ``layout_model_id`` (default: the best-ranked model with a layer shape)."""
         rows = rank_rows_for_hardware(self.site, hw, href=self.pair_href)
         desc = f"{hw.name}: {hw.memory_gb:,.0f} GB at {hw.bandwidth_gb_per_s:,.0f} GB/s; which models it serves and how fast."
         runs = self.run_displays(self.site.runs_on_hardware(hw.id))
+        layouts = None
+        if hw.parallel is not None and hw.parallel.count > 1:
+            natives = [m for m in self.site.models if m.native and m.adapter.shape is not None]
+            if layout_model_id is not None:
+                chosen: SiteModel | None = self.site.get_model(layout_model_id)
+            else:
+                by_name = {m.name: m.id for m in natives}
+                chosen = layout_model(hw, natives, [by_name[r.label] for r in rows if r.label in by_name])
+            if chosen is not None and chosen.adapter.shape is not None:
+                layouts = system_layouts(hw, chosen, natives)
         return self._page(
-            "hardware", f"/hardware/{quote(hw.id)}", hw.name, desc, HardwareContext(hw, rows, runs)
+            "hardware", f"/hardware/{quote(hw.id)}", hw.name, desc, HardwareContext(hw, rows, runs, layouts)
         )
 
     # --- models ----------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from servebound.api import make_workload
 from servebound.catalog.hardware import DevicePrice
 from servebound.core.experts import ExpertTraffic
 from servebound.core.hardware import Hardware
+from servebound.core.layout import System
 from servebound.core.model import ModelAdapter
 from servebound.core.prefill import PrefillRange, PrefillResult, prefill, prefill_range
 from servebound.core.workload import (
@@ -66,6 +67,10 @@ class SiteHardware:
     system: str | None = None
     #: The row's [price] figures (rental, purchase, board power), None for a user file.
     price: DevicePrice | None = None
+    #: For a multi-device system: its devices and link (the core view parallel layouts use), with the
+    #: link's sources; None for a single device.
+    parallel: System | None = field(default=None, compare=False)
+    link_sources: Mapping[str, str] = field(default_factory=dict, compare=False)
 
     @property
     def memory_gb(self) -> float:
@@ -140,6 +145,8 @@ def site_hardware(entry: Any) -> SiteHardware:
         sparse_halved=tuple(entry.sparse_halved),
         system=None if system is None else f"{system.count} x {system.member_id}",
         price=getattr(entry, "price", None),
+        parallel=None if system is None else system.parallel_system(),
+        link_sources={} if system is None else dict(system.interconnect_sources),
     )
 
 

@@ -174,6 +174,109 @@ def api_prefill(
     )
 
 
+def _system(web: Any, hardware: str) -> Any:
+    from servebound.core.layout import Interconnect, System
+    from servebound.parallel import ResolvedSystem
+
+    hw = web.get_hw(hardware)
+    system = hw.parallel or System(hw.hardware, 1, Interconnect.ideal_for(1))
+    return ResolvedSystem(hw.id, hw.name, system, dict(hw.link_sources))
+
+
+@router.get("/api/layout", tags=["ceilings"], responses=ERRORS)
+def api_layout(
+    web: Web,
+    hardware: Annotated[str, Query(description="system id (a device is a system of one)")],
+    model: Annotated[str, Query(description="model id")],
+    layout: Annotated[
+        str | None, Query(max_length=64, description="tp=T,ep=E,pp=P[,dp=D]: one layout (omit: every layout)")
+    ] = None,
+    overhead_gb: OverheadQ = None,
+    alloc_context: AllocQ = None,
+    read_context: ReadQ = None,
+    floor: FloorQ = None,
+    expert_traffic: TrafficParam = "expected",
+) -> dict[str, Any]:
+    """Parallel layouts of a system for a model: every valid one, best first (`servebound layout --json`),
+    or with layout= the one (`servebound decode --layout ... --json`'s layout fields)."""
+    from servebound.parallel import layout_assumptions, layout_json, run_layout, run_layouts, system_json
+
+    resolved = _system(web, hardware)
+    m = web.get_model(model)
+    query = parse_workload_query(
+        workload_params(
+            overhead_gb=overhead_gb,
+            alloc_context=alloc_context,
+            read_context=read_context,
+            floor=floor,
+            expert_traffic=expert_traffic,
+        )
+    )
+    workload = query.workload().for_model(m.adapter)
+    if layout is not None:
+        _, result = run_layout(resolved, m.adapter, workload, layout)
+        return clean_json(  # type: ignore[no-any-return]
+            {
+                **layout_json(result),
+                "system": system_json(resolved),
+                "model": m.id,
+                "assumptions": layout_assumptions(workload, result, resolved),
+            }
+        )
+    _, results = run_layouts(resolved, m.adapter, workload)
+    if not results:
+        raise InputError("layout", f"no valid layout of {resolved.id} for {m.id}")
+    return clean_json(  # type: ignore[no-any-return]
+        {
+            "system": system_json(resolved),
+            "model": m.id,
+            "layouts": [layout_json(r) for r in results],
+            "assumptions": layout_assumptions(workload, results[0], resolved),
+        }
+    )
+
+
+@router.get("/api/plan", tags=["ceilings"], responses=ERRORS)
+def api_plan(
+    web: Web,
+    hardware: Annotated[str, Query(description="system id")],
+    model: Annotated[str, Query(description="model id")],
+    prompt: Annotated[int, Query(ge=1, le=CTX, description="L: prompt tokens per request")],
+    output_tokens: Annotated[int, Query(ge=1, le=CTX, description="G: output tokens per request")],
+    users: Annotated[float | None, Query(gt=0, le=1e9, allow_inf_nan=False, description="N users")] = None,
+    requests_per_s: Annotated[
+        float | None, Query(gt=0, le=1e9, allow_inf_nan=False, description="lambda: requests per second")
+    ] = None,
+    floor: Annotated[
+        float, Query(gt=0, le=1e6, allow_inf_nan=False, description="r*: tok/s per session")
+    ] = 20.0,
+    ttft_budget: Annotated[float | None, Query(gt=0, allow_inf_nan=False, description="seconds")] = None,
+    usd_per_hour: Annotated[
+        float | None, Query(ge=0, allow_inf_nan=False, description="price of one device-hour")
+    ] = None,
+    overhead_gb: OverheadQ = None,
+) -> dict[str, Any]:
+    """Fleet sizing: `servebound plan --json` (systems and devices for separate and shared pools, every
+    step of the arithmetic)."""
+    from servebound.parallel import plan_json, run_plan
+
+    resolved = _system(web, hardware)
+    m = web.get_model(model)
+    plan = run_plan(
+        resolved,
+        m.adapter,
+        prompt_tokens=prompt,
+        output_tokens=output_tokens,
+        floor_tok_s=floor,
+        users=users,
+        requests_per_s=requests_per_s,
+        ttft_budget_s=ttft_budget,
+        usd_per_device_hour=usd_per_hour,
+        overhead_bytes=(8.0 if overhead_gb is None else overhead_gb) * GB,
+    )
+    return clean_json(plan_json(plan))  # type: ignore[no-any-return]
+
+
 @router.get("/api/hardware", tags=["catalog"], responses=ERRORS)
 def api_hardware_list(
     web: Web,

@@ -37,12 +37,15 @@ def hardware_index(request: Request, web: Web) -> Response:
 
 
 @router.get("/hardware/{ref}")
-def hardware_page(ref: str, web: Web) -> Response:
+def hardware_page(ref: str, request: Request, web: Web) -> Response:
+    """A hardware page; ``?model=`` chooses the model a system's layouts are shown for."""
     ref, markdown = split_md(ref)
     hw = web.get_hw(ref)
-    return page_response(
-        web.cache.get(f"/hardware/{hw.id}", lambda: web.renderer.hardware_page(hw)), markdown
-    )
+    model = request.query_params.get("model") or None
+    if model is not None:
+        model = web.get_model(model).id
+    key = f"/hardware/{hw.id}" + ("" if model is None else f"?model={model}")
+    return page_response(web.cache.get(key, lambda: web.renderer.hardware_page(hw, model)), markdown)
 
 
 @router.get("/models")

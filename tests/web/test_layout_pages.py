@@ -1,0 +1,75 @@
+"""A system's page shows its links and layouts; /api/layout and /api/plan answer as the CLI does."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from fastapi.testclient import TestClient
+
+from servebound.catalog.hardware import get_hardware
+from servebound.catalog.models import get_model
+from servebound.cli import main
+from servebound.web import create_app
+
+
+@pytest.fixture(scope="module")
+def client() -> TestClient:
+    hardware = [get_hardware(ref) for ref in ("2x-nvidia-rtx-3090", "8x-nvidia-h100-sxm", "nvidia-h100-sxm")]
+    models = [get_model(ref) for ref in ("llama-3.1-70b", "llama-3.1-70b-q4_k_m", "qwen3-30b-a3b")]
+    return TestClient(create_app(hardware=hardware, models=models))
+
+
+def test_system_page_shows_links_layouts_and_figures(client: TestClient) -> None:
+    page = client.get("/hardware/8x-nvidia-h100-sxm?model=llama-3.1-70b")
+    assert page.status_code == 200
+    html = page.text
+    assert 'id="layouts"' in html
+    assert "450.0 GB/s (NVLink 4" in html and "petronellatech.com" in html
+    assert "<code>tp=8,ep=1,pp=1,dp=1</code>" in html
+    assert 'id="layout-memory"' in html and 'id="layout-step"' in html
+    mirror = client.get("/hardware/8x-nvidia-h100-sxm.md?model=llama-3.1-70b").text
+    assert "## Links and parallel layouts" in mirror and "`tp=8,ep=1,pp=1,dp=1`" in mirror
+
+
+def test_single_device_page_has_no_layouts(client: TestClient) -> None:
+    assert 'id="layouts"' not in client.get("/hardware/nvidia-h100-sxm").text
+
+
+def test_api_layout_matches_the_cli(client: TestClient, capsys: pytest.CaptureFixture[str]) -> None:
+    setting = {"overhead_gb": 1, "alloc_context": 8000, "read_context": 4000}
+    params = {"hardware": "2x-nvidia-rtx-3090", "model": "llama-3.1-70b-q4_k_m", **setting}
+    api = client.get("/api/layout", params=params)
+    assert api.status_code == 200
+    flags = ["--overhead-gb", "1", "--alloc-context", "8000", "--read-context", "4000"]
+    assert main(["layout", "-H", "2x-nvidia-rtx-3090", "-m", "llama-3.1-70b-q4_k_m", *flags, "--json"]) == 0
+    cli = json.loads(capsys.readouterr().out)
+    assert api.json()["layouts"] == cli["layouts"]
+    assert api.json()["layouts"][0]["verdict"] == "floor_fit"
+    one = client.get("/api/layout", params={**params, "layout": "tp=2"}).json()
+    assert one["layout"]["label"] == "tp=2,ep=1,pp=1,dp=1" and one["communication_time_s"] > 0
+
+
+def test_api_layout_errors_have_the_error_shape(client: TestClient) -> None:
+    bad = client.get(
+        "/api/layout", params={"hardware": "2x-nvidia-rtx-3090", "model": "llama-3.1-70b", "layout": "ep=2"}
+    )
+    assert bad.status_code == 400
+    assert bad.json()["error"]["field"] == "layout" and "routed experts" in bad.json()["error"]["message"]
+
+
+def test_api_plan_shows_its_steps(client: TestClient) -> None:
+    params = {
+        "hardware": "8x-nvidia-h100-sxm",
+        "model": "llama-3.1-70b",
+        "prompt": 2000,
+        "output_tokens": 500,
+        "requests_per_s": 10,
+    }
+    plan = client.get("/api/plan", params=params)
+    assert plan.status_code == 200
+    body = plan.json()
+    assert body["pools"]["shared"]["systems"] >= 1
+    assert [s["name"] for s in body["steps"]][:2] == ["request_rate_per_s", "concurrent_sessions"]
+    both = client.get("/api/plan", params={**params, "users": 5})
+    assert both.status_code == 400 and both.json()["error"]["field"] == "users"
