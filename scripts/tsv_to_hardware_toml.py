@@ -1760,6 +1760,27 @@ INTERCONNECTS: dict[str, dict[str, Any]] = {
         "https://rocm.docs.amd.com/en/latest/how-to/rocm-for-ai/inference/benchmark-docker/sglang-mori-"
         "distributed.html (8x MI355X per node, 8x Pollara 400 AI NICs, 1:1 GPU to NIC) -> 50 GB/s each way",
     ),
+    "2x-nvidia-h100-sxm": _link(
+        2,
+        450,
+        "NVLink 4 via NVSwitch (2 GPUs of an 8-GPU HGX board)",
+        _NVLINK4,
+        50,
+        "ConnectX-7 400 Gb/s per GPU",
+        _CX7_400,
+    ),
+    "4x-nvidia-h100-sxm": _link(
+        4,
+        450,
+        "NVLink 4 via NVSwitch (4 GPUs of an 8-GPU HGX board)",
+        _NVLINK4,
+        50,
+        "ConnectX-7 400 Gb/s per GPU",
+        _CX7_400,
+    ),
+    "4x-nvidia-rtx-4090": _link(
+        4, 32, "PCIe 4.0 x16 (no NVLink on 40-series)", _PCIE4, 32, _ONE_HOST, _PCIE4
+    ),
     "2x-nvidia-rtx-3090": _link(
         2,
         32,
@@ -1799,6 +1820,17 @@ INTERCONNECTS: dict[str, dict[str, Any]] = {
 
 #: Systems added for issue 10 (Mac Studio clusters); numbers are N x the member's.
 H10_SYSTEMS: list[dict[str, Any]] = [
+    {
+        "member": "nvidia-h100-sxm",
+        "count": 2,
+        "name": "2x NVIDIA H100 SXM5 80GB (2 GPUs of an HGX H100 board)",
+    },
+    {
+        "member": "nvidia-h100-sxm",
+        "count": 4,
+        "name": "4x NVIDIA H100 SXM5 80GB (4 GPUs of an HGX H100 board)",
+    },
+    {"member": "nvidia-rtx-4090", "count": 4, "name": "4x NVIDIA GeForce RTX 4090 24GB"},
     {"member": "apple-m3-ultra-512gb", "count": 2, "name": "2x Mac Studio M3 Ultra 512GB (Thunderbolt 5)"},
     {"member": "apple-m3-ultra-512gb", "count": 4, "name": "4x Mac Studio M3 Ultra 512GB (Thunderbolt 5)"},
 ]
