@@ -180,3 +180,19 @@ def test_plan_arithmetic_by_hand() -> None:
     )
     assert users.request_rate_per_s == pytest.approx(100 * 50 / 500)
     assert math.isclose(users.concurrent_sessions, 100)
+
+
+def test_prefill_layout_charges_the_all_reduce_by_hand(capsys: pytest.CaptureFixture[str]) -> None:
+    """4,096 prompt tokens through TP = 2 over PCIe 4.0 x16: 80 layers x 2 all-reduces x 1 x
+    (4096 x 8192 x 2 bytes) / 32 GB/s = 335.54 ms of link time, added to the replica's prefill."""
+    args = ["prefill", "-H", "2x-nvidia-rtx-3090", "-m", "llama-3.1-70b-q4_k_m", "--prompt", "4096"]
+    args += ["--overhead-gb", "1", "--alloc-context", "8192", "--layout", "tp=2", "--json"]
+    status, out, _ = run(capsys, *args)
+    assert status == 0
+    data = json.loads(out)
+    assert data["all_reduce_time_s"] == pytest.approx(80 * 2 * 4096 * 8192 * 2 / 32e9, rel=1e-12)
+    assert data["layout"]["label"] == "tp=2,ep=1,pp=1,dp=1"
+    assert data["tok_s"] == pytest.approx(4096 / data["time_s"])
+    pooled_args = [a for a in args if a not in ("--layout", "tp=2")]
+    status, out, _ = run(capsys, *pooled_args)
+    assert status == 0 and data["tok_s"] <= json.loads(out)["tok_s"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -30,9 +30,70 @@ from servebound.cli.app import (
 )
 from servebound.core.experts import ExpertTraffic
 from servebound.core.hardware import ARITHMETIC_MODES
+from servebound.core.layout import per_device_bytes, prefill_communication
+from servebound.core.model import ModelAdapter
 from servebound.core.prefill import PrefillRange, PrefillResult, prefill, prefill_range
+from servebound.core.workload import Workload
 from servebound.errors import InputError
+from servebound.parallel import parse_layout, replica_prefill_hardware, resolve_system, system_json
 from servebound.report import fmt_rate, prefill_assumptions, prefill_json, range_json
+
+
+def layout_prefill_json(
+    hardware: str,
+    mdl: ModelAdapter,
+    workload: Workload,
+    layout: str,
+    prompt: int,
+    batch: int,
+    chunk: int | None,
+) -> dict[str, Any]:
+    """Prefill on one replica of a layout: the replica's stages in turn (compute and memory of G devices),
+    plus the link time of the tokens' all-reduces, dispatches and hops. The ceiling is b L / (t_pf + t_link)
+    when the link cannot overlap the math, so it only lowers the single-device-style ceiling."""
+    resolved = resolve_system(hardware)
+    system = resolved.system
+    chosen = parse_layout(layout, system, mdl)
+    pf = prefill(
+        replica_prefill_hardware(system, chosen),
+        mdl,
+        prompt,
+        workload=workload,
+        batch=batch,
+        chunk_tokens=chunk,
+    )
+    link = prefill_communication(system, mdl, chosen, batch * prompt, workload)
+    time_s = max(pf.time_s, link.all_reduce_s + link.all_to_all_s) + link.hop_s
+    out = prefill_json(pf)
+    bound = "communication" if link.all_reduce_s + link.all_to_all_s > pf.time_s else out["bound_by"]
+    per_device = per_device_bytes(system, mdl, chosen, batch, workload)
+    out.update(
+        {
+            "system": system_json(resolved),
+            "layout": {
+                "tp": chosen.tp,
+                "ep": chosen.ep,
+                "pp": chosen.pp,
+                "dp": chosen.dp,
+                "label": chosen.label,
+            },
+            "time_s": time_s,
+            "tok_s": batch * prompt / time_s,
+            "bound_by": bound,
+            "communication_time_s": link.total_s,
+            "all_reduce_time_s": link.all_reduce_s,
+            "all_to_all_time_s": link.all_to_all_s,
+            "pipeline_hop_time_s": link.hop_s,
+            "per_device": {
+                "capacity_bytes": per_device.capacity_bytes,
+                "overhead_bytes": per_device.overhead_bytes,
+                "weight_bytes": per_device.weight_bytes,
+                "kv_bytes": per_device.kv_bytes,
+                "free_bytes": per_device.free_bytes,
+            },
+        }
+    )
+    return out
 
 
 def _parse_batch(text: str) -> int | str:
@@ -79,11 +140,40 @@ def prefill_command(
     floor: FloorOpt = DEFAULT_FLOOR,
     expert_traffic: ExpertOpt = ExpertTraffic.EXPECTED,
     kv_precision: KVPrecisionOpt = None,
+    layout: Annotated[
+        str | None,
+        typer.Option(
+            "--layout", help="Parallel layout on a system, e.g. tp=8 (one replica prefills; link charged)."
+        ),
+    ] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Prefill ceilings: memory and compute rooflines, the modeled prefill time, which side binds."""
-    hw = load_hardware(hardware)
     mdl = load_model(model, kv_precision=kv_precision)
+    if layout is not None:
+        if range_ or batch == "max":
+            raise InputError("layout", "--layout evaluates one prompt setting: drop --range and --batch max")
+        if prompt is None:
+            raise InputError("prompt", "give --prompt L")
+        work = build_workload(
+            overhead_gb=overhead_gb,
+            alloc_context=alloc_context,
+            read_context=read_context,
+            floor=floor,
+            expert_traffic=expert_traffic,
+        ).for_model(mdl)
+        out = layout_prefill_json(hardware, mdl, work, layout, prompt, int(_parse_batch(batch)), chunk)
+        if json_out:
+            print_json(out)
+        else:
+            console.print(
+                f"[bold]{mdl.name}[/bold] on {out['system']['name']}, {out['layout']['label']}: "
+                f"{out['tok_s']:,.0f} tok/s prefill ceiling, {out['time_s'] * 1e3:,.2f} ms for "
+                f"{out['batch']} x {out['prompt_tokens']:,} tokens (bound by {out['bound_by']}); "
+                f"communication {out['communication_time_s'] * 1e3:,.3f} ms"
+            )
+        return
+    hw = load_hardware(hardware)
     workload = build_workload(
         overhead_gb=overhead_gb,
         alloc_context=alloc_context,

@@ -540,6 +540,44 @@ def times_at(
     return lm.times(batch)
 
 
+@dataclass(frozen=True)
+class PrefillCommunication:
+    """The link time of prefilling ``tokens`` tokens (b prompts of L) through one replica, per device:
+    the same all-reduce and dispatch/combine terms as decode with b L tokens in place of b sessions
+    (every stage in turn), and the pp - 1 hops of the activations."""
+
+    tokens: int
+    all_reduce_s: float
+    all_to_all_s: float
+    hop_s: float
+
+    @property
+    def total_s(self) -> float:
+        return self.all_reduce_s + self.all_to_all_s + self.hop_s
+
+
+def prefill_communication(
+    system: System,
+    model: ModelAdapter,
+    layout: Layout,
+    tokens: int,
+    workload: Workload | None = None,
+    *,
+    activation_bytes: float = DEFAULT_ACTIVATION_BYTES,
+) -> PrefillCommunication:
+    """Link seconds on the average device to prefill ``tokens`` tokens through one replica; the stages run
+    one after another, so the per-stage terms add up over pp stages."""
+    workload = (workload or Workload()).for_model(model)
+    lm = _LayoutModel(system, model, workload, layout, None, activation_bytes)
+    pp = layout.pp
+    return PrefillCommunication(
+        tokens=tokens,
+        all_reduce_s=pp * tokens * lm.all_reduce_per_session,
+        all_to_all_s=pp * tokens * lm.all_to_all_per_session,
+        hop_s=tokens * lm.hop_per_session,
+    )
+
+
 def largest_true(ok: Callable[[int], bool], lo: int, hi: int) -> int:
     """Largest b in [lo, hi] with ok(b), given ok(lo) holds and ok is monotone (true then false)."""
     while lo < hi:
