@@ -168,6 +168,51 @@ def layout_decode_ceiling(
     return 1.0 / times.token_s, concurrency / times.token_s, chosen.label
 
 
+def layout_cost_points(
+    ref: str | Hardware | System | ResolvedSystem,
+    model: ModelAdapter,
+    workload: Workload,
+    layout: str | Layout,
+    usd_per_hour: float,
+    batches: list[int] | None = None,
+) -> tuple[LayoutResult, list[dict[str, Any]]]:
+    """Cost per million output tokens over the micro-batch for one layout: the system's price per hour
+    over the tokens a second of it emits, dp pp b / tau(b). ``batches`` default to a log grid up to b_mem
+    plus b*; batches past b_mem are priced but marked ``fits_memory: false``."""
+    resolved = resolve_system(ref)
+    system = resolved.system
+    chosen = parse_layout(layout, system, model) if isinstance(layout, str) else layout
+    c = compute_seconds_per_session_step(system.device, model, workload)
+    result = evaluate_layout(system, model, chosen, workload, compute_s_per_session_step=c)
+    if batches is None:
+        top = max(1, min(result.batch_mem or 1, 1 << 20))
+        grid = {1 << i for i in range(top.bit_length())} | {top}
+        if result.batch_star is not None:
+            grid.add(result.batch_star)
+        batches = sorted(grid)
+    points = []
+    for b in batches:
+        if b < 1:
+            raise InputError("batches", f"every batch must be >= 1 (got {b})")
+        t = times_at(system, model, chosen, b, workload, compute_s_per_session_step=c)
+        tok_s = chosen.dp * chosen.pp * b / t.token_s
+        points.append(
+            {
+                "batch": b,
+                "sessions": chosen.dp * chosen.pp * b,
+                "step_time_s": t.stage_s,
+                "token_time_s": t.token_s,
+                "tok_s": tok_s,
+                "per_session_tok_s": 1.0 / t.token_s,
+                "bound_by": t.bound_by.value,
+                "communication_time_s": t.communication_s,
+                "fits_memory": result.batch_mem is not None and b <= result.batch_mem,
+                "usd_per_mtok_output": usd_per_hour / (tok_s * 3600) * 1e6,
+            }
+        )
+    return result, points
+
+
 def _check_speculation(workload: Workload) -> None:
     if workload.speculation is not None:
         raise InputError("draft", "parallel layouts do not model speculative decoding; drop --draft")
