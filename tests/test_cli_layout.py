@@ -196,3 +196,46 @@ def test_prefill_layout_charges_the_all_reduce_by_hand(capsys: pytest.CaptureFix
     pooled_args = [a for a in args if a not in ("--layout", "tp=2")]
     status, out, _ = run(capsys, *pooled_args)
     assert status == 0 and data["tok_s"] <= json.loads(out)["tok_s"]
+
+
+def test_cost_layout_prices_the_layouts_tokens(capsys: pytest.CaptureFixture[str]) -> None:
+    """cost --layout: USD per million output tokens = price per hour / (dp pp b / tau x 3600) x 1e6."""
+    status, out, _ = run(
+        capsys, "cost", "-H", "8x-nvidia-h100-sxm", "-m", "llama-3.1-70b", "--layout", "tp=8",
+        "--usd-per-hour", "20", "--batches", "1,4,16", "--json",
+    )  # fmt: skip
+    assert status == 0
+    data = json.loads(out)
+    assert data["usd_per_hour"] == 20 and data["layout"]["tp"] == 8
+    assert [p["batch"] for p in data["points"]] == [1, 4, 16]
+    for p in data["points"]:
+        assert p["tok_s"] == pytest.approx(p["sessions"] / p["token_time_s"])
+        assert p["usd_per_mtok_output"] == pytest.approx(20 / (p["tok_s"] * 3600) * 1e6)
+    costs = [p["usd_per_mtok_output"] for p in data["points"]]
+    assert costs == sorted(costs, reverse=True)
+
+
+def test_layouts_charge_the_compute_roof_unless_memory_only(capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["layout", "-H", "8x-nvidia-h100-sxm", "-m", "llama-3.1-8b", "--json"]
+    status, out, _ = run(capsys, *base)
+    assert status == 0
+    charged = json.loads(out)
+    assert charged["assumptions"]["compute"].startswith("charged")
+    assert all(e["compute_time_s"] is not None for e in charged["layouts"] if e["batch_star"])
+    status, out, _ = run(capsys, *base, "--memory-only")
+    assert status == 0
+    free = {e["layout"]["label"]: e for e in json.loads(out)["layouts"]}
+    for e in charged["layouts"]:
+        other = free[e["layout"]["label"]]
+        if e["single_session_tok_s"] and other["single_session_tok_s"]:
+            assert e["single_session_tok_s"] <= other["single_session_tok_s"] * (1 + 1e-12)
+
+
+def test_plan_prices_from_the_catalog_rental(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["plan", "-H", "8x-nvidia-h100-sxm", "-m", "llama-3.1-70b", "--prompt", "2000"]
+    status, out, _ = run(capsys, *args, "--output-tokens", "500", "--requests-per-s", "10", "--json")
+    assert status == 0
+    data = json.loads(out)
+    assert data["price_source"].startswith("catalog on-demand rental")
+    shared = data["pools"]["shared"]
+    assert shared["usd_per_hour"] == pytest.approx(shared["systems"] * 8 * 4.29)

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from servebound.core.decode_compute import decode_compute
 from servebound.core.hardware import Hardware
 from servebound.core.layout import (
     DEFAULT_ACTIVATION_BYTES,
@@ -102,12 +103,9 @@ def parse_layout(text: str, system: System, model: ModelAdapter) -> Layout:
 def compute_seconds_per_session_step(
     device: Hardware, model: ModelAdapter, workload: Workload
 ) -> float | None:
-    """c: one session's decode-step compute time at one device's rates, from the compute roof; None when
-    compute is not charged (no rate, no prefill fields, or the roof is not available)."""
-    try:
-        from servebound.core.decode_compute import decode_compute  # type: ignore[import-not-found, unused-ignore]
-    except ImportError:
-        return None
+    """c: one session's decode-step compute time at one device's rates, from the compute roof (the one
+    definition, ``core.decode_compute``); None when compute is not charged (no rate, no prefill fields,
+    or ``--memory-only``)."""
     roof = decode_compute(device, model, workload)
     seconds = roof.seconds_per_session_step if roof.available else None
     return None if seconds is None else float(seconds)
@@ -245,6 +243,7 @@ class PlanResult:
     prompt_tokens: int
     output_tokens: int
     fleet: FleetPlan
+    price_source: str | None = None
 
 
 def run_plan(
@@ -294,6 +293,17 @@ def run_plan(
         )
     best = fits[0]
     assert best.sessions is not None and best.per_session_tok_per_s is not None
+    price_source = "--usd-per-hour (given)" if usd_per_device_hour is not None else None
+    if usd_per_device_hour is None:
+        from servebound.pricing import catalog_price
+
+        listed = catalog_price(resolved.id)
+        if listed is not None and listed.rental_usd_per_hour is not None:
+            usd_per_device_hour = listed.rental_usd_per_hour / resolved.system.count
+            price_source = (
+                f"catalog on-demand rental, {listed.rental_provider}, read {listed.rental_date}: "
+                f"{listed.rental_source}"
+            )
     pf = prefill(
         replica_prefill_hardware(resolved.system, best.layout), model, prompt_tokens, workload=workload
     )
@@ -310,7 +320,7 @@ def run_plan(
         ttft_budget_s=ttft_budget_s,
         usd_per_device_hour=usd_per_device_hour,
     )
-    return PlanResult(resolved, best, workload, prompt_tokens, output_tokens, fleet)
+    return PlanResult(resolved, best, workload, prompt_tokens, output_tokens, fleet, price_source)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -440,6 +450,7 @@ def plan_json(plan: PlanResult) -> dict[str, Any]:
             },
         },
         "steps": [{"name": s.name, "value": s.value, "formula": s.formula} for s in fleet.steps],
+        "price_source": plan.price_source,
         "assumptions": {
             "alloc_context_tokens": plan.workload.alloc_context_tokens,
             "read_context_tokens": plan.workload.read_context_tokens,

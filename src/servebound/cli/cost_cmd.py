@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -30,6 +30,8 @@ from servebound.cli.app import (
 )
 from servebound.core.cost import DEFAULT_AMORTIZATION_YEARS, DEFAULT_USD_PER_KWH, DEFAULT_UTILIZATION
 from servebound.core.experts import ExpertTraffic
+from servebound.core.model import ModelAdapter
+from servebound.core.workload import Workload
 from servebound.cost_report import DEFAULT_COST_PROMPT_TOKENS, cost_json, cost_report
 from servebound.errors import InputError
 from servebound.pricing import OwnedInputs, Pricing, catalog_price, resolve_price
@@ -101,6 +103,12 @@ def cost_command(
     prompt: Annotated[
         int, typer.Option("--prompt", help="Prompt length whose input tokens are priced (prefill ceiling).")
     ] = DEFAULT_COST_PROMPT_TOKENS,
+    layout: Annotated[
+        str | None,
+        typer.Option(
+            "--layout", help="Parallel layout on a system, e.g. tp=8 (dp fills it): the link charged."
+        ),
+    ] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Cost per million tokens over batch: what a step costs, divided by the tokens it emits."""
@@ -130,6 +138,9 @@ def cost_command(
             usd_per_kwh=usd_per_kwh,
         ),
     )
+    if layout is not None:
+        cost_layout(hardware, mdl, workload, layout, price, parse_batches(batches), json_out)
+        return
     report = cost_report(hw, mdl, workload, price, batches=parse_batches(batches), prompt_tokens=prompt)
     out = cost_json(report)
     if json_out:
@@ -182,4 +193,68 @@ def cost_command(
     lines.append(f"price: {out['price_source']}")
     for line in [*lines, *out["notes"]]:
         console.print(f"- {line}")
+    render_assumptions(out["assumptions"])
+
+
+def cost_layout(
+    hardware: str,
+    mdl: ModelAdapter,
+    workload: Workload,
+    layout: str,
+    price: Any,
+    batches: list[int] | None,
+    json_out: bool,
+) -> None:
+    """Cost over the micro-batch of one parallel layout: the system's price per hour over the tokens a
+    second of it emits (dp pp b / tau(b)), with the layout's own fields."""
+    from servebound.parallel import (
+        layout_assumptions,
+        layout_cost_points,
+        layout_json,
+        resolve_system,
+        system_json,
+    )
+
+    resolved = resolve_system(hardware)
+    work = workload.for_model(mdl)
+    result, points = layout_cost_points(resolved, mdl, work, layout, price.usd_per_hour, batches)
+    out = {
+        **layout_json(result),
+        "system": system_json(resolved),
+        "points": points,
+        "usd_per_hour": price.usd_per_hour,
+        "price_source": price.source,
+        "price_basis": price.basis,
+        "assumptions": layout_assumptions(work, result, resolved),
+    }
+    if json_out:
+        print_json(out)
+        return
+    console.print(
+        f"[bold]{mdl.name}[/bold] on [bold]{resolved.name}[/bold], {result.layout.label}, at "
+        f"{price.usd_per_hour:,.4g} USD/h ({price.basis})"
+    )
+    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+    for column in (
+        "micro-batch",
+        "sessions",
+        "token time",
+        "aggregate",
+        "per session",
+        "bound by",
+        "USD / M output tok",
+    ):
+        table.add_column(column, justify="right")
+    for p in points:
+        table.add_row(
+            f"{p['batch']:,}" + ("" if p["fits_memory"] else " (does not fit)"),
+            f"{p['sessions']:,}",
+            f"{p['token_time_s'] * 1e3:,.3f} ms",
+            f"{p['tok_s']:,.0f} tok/s",
+            f"{p['per_session_tok_s']:,.1f} tok/s",
+            p["bound_by"],
+            f"{p['usd_per_mtok_output']:,.4g}",
+        )
+    console.print(table)
+    console.print(f"- price: {price.source}")
     render_assumptions(out["assumptions"])

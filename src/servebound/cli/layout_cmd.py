@@ -112,6 +112,9 @@ def layout_command(
     top: Annotated[
         int | None, typer.Option("--top", help="Show only the best N layouts (text output).")
     ] = None,
+    memory_only: Annotated[
+        bool, typer.Option("--memory-only", help="Drop decode's compute roof (memory and link only).")
+    ] = False,
     json_out: JsonOpt = False,
 ) -> None:
     """Every valid parallel layout (tp, ep, pp, dp) of a system for a model, best first."""
@@ -122,6 +125,7 @@ def layout_command(
         read_context=read_context,
         floor=floor,
         expert_traffic=expert_traffic,
+        memory_only=memory_only,
     )
     if top is not None and top < 1:
         raise InputError("top", f"must be at least 1 (got {top})")
