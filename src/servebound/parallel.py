@@ -26,7 +26,7 @@ from servebound.core.plan import FleetPlan, plan_fleet
 from servebound.core.prefill import prefill
 from servebound.core.workload import DEFAULT_OVERHEAD_BYTES, Workload
 from servebound.errors import InputError
-from servebound.resolve import resolve_hardware
+from servebound.resolve import _looks_like_file, resolve_hardware
 
 GB = 1e9
 _LAYOUT_KEYS = ("tp", "ep", "pp", "dp")
@@ -52,7 +52,7 @@ def resolve_system(ref: str | Hardware | System | ResolvedSystem) -> ResolvedSys
         return ResolvedSystem(ref.device.id, ref.device.name, ref, {})
     if isinstance(ref, Hardware):
         return ResolvedSystem(ref.id, ref.name, System(ref, 1, Interconnect.ideal_for(1)), {})
-    if not _is_file(ref):
+    if not _looks_like_file(ref):
         from servebound.catalog.hardware import get_hardware
 
         row = get_hardware(ref)
@@ -63,12 +63,6 @@ def resolve_system(ref: str | Hardware | System | ResolvedSystem) -> ResolvedSys
         return ResolvedSystem(row.id, row.name, System(row.hardware, 1, Interconnect.ideal_for(1)), {})
     hw = resolve_hardware(ref)
     return ResolvedSystem(hw.id, hw.name, System(hw, 1, Interconnect.ideal_for(1)), {})
-
-
-def _is_file(ref: str) -> bool:
-    from pathlib import Path
-
-    return ref.lower().endswith((".toml", ".json")) or "/" in ref or "\\" in ref or Path(ref).is_file()
 
 
 def parse_layout(text: str, system: System, model: ModelAdapter) -> Layout:
