@@ -71,6 +71,8 @@ def test_readme_examples_are_real_output(capsys: Any) -> None:
 
     for command in (
         "servebound decode --hardware examples/dgx-spark.toml --model examples/qwen3.6-35b-a3b-nvfp4.toml",
+        "servebound decode --hardware examples/dgx-spark.toml --model examples/qwen3.6-35b-a3b-nvfp4.toml "
+        "--range",
         "servebound prefill --hardware examples/dgx-spark.toml --model examples/laguna-s-2.1-nvfp4.toml "
         "--prompt 8192 --range",
     ):

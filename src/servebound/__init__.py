@@ -19,6 +19,8 @@ from servebound.core.decode import (
     step_curve,
 )
 from servebound.core.decode_compute import ComputeStatus, DecodeCompute, decode_compute
+from servebound.core.decode import BatchLimit, DecodeResult, Forced, Remedies, Verdict, curve
+from servebound.core.decode_range import ContextCurve, DecodeContextRange, decode_context_range
 from servebound.core.experts import ExpertTraffic, expected_distinct_experts
 from servebound.core.hardware import Hardware
 from servebound.core.kv import KVShape
@@ -40,6 +42,8 @@ __all__ = [
     "BatchLimit",
     "ComputeStatus",
     "DecodeCompute",
+    "ContextCurve",
+    "DecodeContextRange",
     "DecodeResult",
     "ExpertTraffic",
     "Experts",
@@ -62,6 +66,7 @@ __all__ = [
     "curve",
     "decode",
     "decode_compute",
+    "decode_context_range",
     "expected_distinct_experts",
     "load_hardware",
     "load_model",

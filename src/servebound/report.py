@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from servebound.core.decode import BatchLimit, DecodeResult, Verdict
 from servebound.core.decode_compute import ComputeStatus, compute_statement, decode_compute
+from servebound.core.decode_range import DecodeContextRange
 from servebound.core.experts import ExpertTraffic
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
@@ -125,6 +127,55 @@ def decode_json(result: DecodeResult) -> dict[str, Any]:
         "notes": decode_notes(result),
         "assumptions": workload_assumptions(result.workload, hardware=result.hardware, model=result.model),
     }
+
+
+def _nullable(values: Any) -> list[Any]:
+    return [None if not math.isfinite(v) else float(v) for v in values]
+
+
+def context_range_json(rng: DecodeContextRange) -> dict[str, Any]:
+    """`decode --range`: the single-session ceiling and the b* aggregate over every read context
+    0..max_read_context_tokens (each reserving max(alloc context, read context)), with their extremes
+    and the sampled curve for figures."""
+    out: dict[str, Any] = {
+        "verdict": rng.verdict.value,
+        "min_read_context_tokens": 0,
+        "max_read_context_tokens": rng.max_read_context_tokens,
+        "limited_by": rng.limited_by.value if rng.limited_by else None,
+        "alloc_context_rule": "each read context L reserves max(alloc_context_tokens, L) per session",
+        "floor_read_context_tokens": rng.floor_read_context_tokens,
+        "single_session": None,
+        "aggregate": None,
+        "points": None,
+    }
+    short, long_ = rng.at_shortest, rng.at_longest
+    if short is None or long_ is None or rng.curve is None:
+        return out
+    out["single_session"] = {
+        "hi_tok_s": short.single_session_tok_per_s,
+        "hi_read_context_tokens": 0,
+        "lo_tok_s": long_.single_session_tok_per_s,
+        "lo_read_context_tokens": rng.max_read_context_tokens,
+    }
+    edge = rng.at_floor_edge
+    if edge is not None:
+        out["aggregate"] = {
+            "hi_tok_s": short.aggregate_tok_per_s,
+            "hi_read_context_tokens": 0,
+            "hi_batch_star": short.batch_star,
+            "lo_tok_s": edge.aggregate_tok_per_s,
+            "lo_read_context_tokens": rng.floor_read_context_tokens,
+            "lo_batch_star": edge.batch_star,
+        }
+    c = rng.curve
+    out["points"] = {
+        "read_context_tokens": [int(v) for v in c.read_context_tokens],
+        "single_session_tok_s": _nullable(c.single_session_tok_per_s),
+        "batch_star": [int(v) if v > 0 else None for v in c.batch_star],
+        "aggregate_tok_s": _nullable(c.aggregate_tok_per_s),
+        "per_session_tok_s": _nullable(c.per_session_tok_per_s),
+    }
+    return out
 
 
 def _gb(value: float) -> str:

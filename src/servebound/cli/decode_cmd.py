@@ -30,6 +30,7 @@ from servebound.cli.app import (
 )
 from servebound.cli.layout_cmd import render_layout_rows, render_link
 from servebound.core.decode import DecodeResult
+from servebound.core.decode_range import DecodeContextRange, decode_context_range
 from servebound.core.experts import ExpertTraffic
 from servebound.core.layout import times_at
 from servebound.core.model import ModelAdapter
@@ -41,7 +42,15 @@ from servebound.parallel import (
     run_layout,
     system_json,
 )
-from servebound.report import decode_json, decode_notes, fmt_gb, fmt_int, fmt_rate, workload_assumptions
+from servebound.report import (
+    context_range_json,
+    decode_json,
+    decode_notes,
+    fmt_gb,
+    fmt_int,
+    fmt_rate,
+    workload_assumptions,
+)
 
 VERDICT_TEXT = {
     "floor_fit": "fits, and a batch clears the floor",
@@ -90,6 +99,14 @@ def decode_command(
             help="Parallel layout on a system, e.g. tp=8,ep=1,pp=1 (dp fills the system): charges the link.",
         ),
     ] = None,
+    range_: Annotated[
+        bool,
+        typer.Option(
+            "--range",
+            help="Also report the single-session ceiling and the b* aggregate over every read context "
+            "from 0 to the model's limit.",
+        ),
+    ] = False,
     json_out: JsonOpt = False,
 ) -> None:
     """Decode ceilings: does it fit, one session's speed, useful aggregate across sessions."""
@@ -127,10 +144,43 @@ def decode_command(
         memory_only=memory_only,
     )
     result = decode(hw, mdl, workload)
+    rng = decode_context_range(hw, mdl, workload) if range_ else None
     if json_out:
-        print_json(decode_json(result))
-    else:
-        render_decode(result)
+        out = decode_json(result)
+        if rng is not None:
+            out["context_range"] = context_range_json(rng)
+        print_json(out)
+        return
+    render_decode(result)
+    if rng is not None:
+        render_context_range(rng)
+
+
+def render_context_range(rng: DecodeContextRange) -> None:
+    """The range's two ends, one line each."""
+    short, long_ = rng.at_shortest, rng.at_longest
+    if short is None or long_ is None or rng.max_read_context_tokens is None or rng.limited_by is None:
+        console.print(f"context range: no read context fits ({VERDICT_TEXT[rng.verdict.value]})")
+        return
+    top = rng.max_read_context_tokens
+    console.print(
+        f"context range L_read = 0..{top:,} (limited by {rng.limited_by.value}; each L reserves "
+        f"max(L_alloc, L)):"
+    )
+    console.print(
+        f"  single session: {fmt_rate(short.single_session_tok_per_s)} at 0, "
+        f"{fmt_rate(long_.single_session_tok_per_s)} at {top:,}"
+    )
+    edge = rng.at_floor_edge
+    if edge is None or rng.floor_read_context_tokens is None:
+        console.print("  aggregate at b*: no batch clears the floor at any read context")
+        return
+    tail = "" if rng.floor_read_context_tokens == top else "; no batch clears the floor beyond it"
+    console.print(
+        f"  aggregate at b*: {fmt_rate(short.aggregate_tok_per_s)} (b* {fmt_int(short.batch_star)}) at 0, "
+        f"{fmt_rate(edge.aggregate_tok_per_s)} (b* {fmt_int(edge.batch_star)}) at "
+        f"{rng.floor_read_context_tokens:,}{tail}"
+    )
 
 
 def decode_layout(hardware: str, mdl: ModelAdapter, workload: Workload, layout: str, json_out: bool) -> None:

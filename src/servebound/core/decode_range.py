@@ -1,0 +1,265 @@
+"""Decode ceilings against read context: the single-session ceiling and the b* aggregate over every
+read context from 0 to the model's limit (benchmark tables read speed by depth: ``tg128 @ d32768``).
+
+Each read context ``L`` reserves ``max(L_alloc, L)`` per session: the workload's reservation, grown
+to hold the context being read when that is longer. Exact over every integer context without a loop
+over contexts, from three monotonicity facts:
+
+* K_read(L) never falls as L grows, so q(b, L) never falls and both the single-session ceiling
+  R / q(1, L) and the aggregate T(b, L) at any fixed batch never rise.
+* The floor test R / (b q(b, L)) >= r* is monotone in L, so the contexts where some batch clears it
+  form a prefix 0..L_floor, found by bisection on batch 1.
+* b_mem(L) and the floor-clearing set both shrink as L grows, so b*(L) never rises and the aggregate
+  at b* never rises: its highest value is at L = 0 and its lowest at L_floor.
+
+The extremes are therefore :func:`servebound.core.decode.decode` itself at those contexts; the curve
+for figures is one vectorized pass (a bisection over batches run on a whole array of contexts at once).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from enum import StrEnum
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from servebound.core.decode import DecodeResult, Verdict, _Traffic, decode
+from servebound.core.hardware import Hardware
+from servebound.core.kv import KVShape
+from servebound.core.model import ModelAdapter
+from servebound.core.workload import MAX_BATCH, Workload, memory_fit_batch
+
+Float = NDArray[np.float64]
+Int = NDArray[np.int64]
+
+#: Contexts sampled for the curve (log-spaced), besides 0, the top and the floor's edge.
+CURVE_POINTS = 96
+
+
+class ContextLimit(StrEnum):
+    """What set the longest read context of the range."""
+
+    CONTEXT_LIMIT = "context_limit"
+    ALLOC_CONTEXT = "alloc_context"
+    MEMORY = "memory"
+
+
+@dataclass(frozen=True)
+class ContextCurve:
+    """The ceilings at sampled read contexts (vectorized; None entries are NaN / -1 in the arrays).
+
+    ``batch_star`` is 0 where no batch clears the floor; ``aggregate_tok_per_s`` and
+    ``per_session_tok_per_s`` are NaN there.
+    """
+
+    read_context_tokens: Int
+    single_session_tok_per_s: Float
+    batch_star: Int
+    aggregate_tok_per_s: Float
+    per_session_tok_per_s: Float
+
+
+@dataclass(frozen=True)
+class DecodeContextRange:
+    """The single-session ceiling and the b* aggregate over every read context 0..``max_read_context``.
+
+    ``at_shortest`` and ``at_longest`` are the decode results at 0 and at the top of the range; the
+    single-session ceiling is highest at the first and lowest at the second. ``floor_read_context``
+    is the longest context at which some batch clears the floor (None when none does, even at 0);
+    the aggregate is highest at 0 and lowest there (``at_floor_edge``). ``verdict`` is the result's
+    at L = 0; when no session fits there the range is empty and every other field but the verdict
+    is None.
+    """
+
+    workload: Workload
+    verdict: Verdict
+    max_read_context_tokens: int | None
+    limited_by: ContextLimit | None
+    floor_read_context_tokens: int | None
+    at_shortest: DecodeResult | None
+    at_longest: DecodeResult | None
+    at_floor_edge: DecodeResult | None
+    curve: ContextCurve | None
+
+
+def _at(workload: Workload, read_context: int) -> Workload:
+    """The workload at one read context: the reservation grows to hold it when it is longer."""
+    return replace(
+        workload,
+        read_context_tokens=read_context,
+        alloc_context_tokens=max(workload.alloc_context_tokens, read_context),
+        forced_batch=None,
+        fit_contexts_to_model=False,
+    )
+
+
+def _last_true(ok: Callable[[int], bool], lo: int, hi: int) -> int:
+    """Largest L in [lo, hi] with ok(L), given ok(lo) holds and ok is true then false."""
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if ok(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _kv_bytes(shape: KVShape, contexts: Float) -> Float:
+    """K(L) over an array of contexts, the same arithmetic as KVShape.bytes_at."""
+    result: Float = (
+        shape.global_bytes_per_token * contexts
+        + shape.local_bytes_per_token * np.minimum(contexts, float(shape.window_tokens))
+        + shape.state_bytes
+    )
+    return result
+
+
+def decode_context_range(
+    hardware: Hardware, model: ModelAdapter, workload: Workload | None = None
+) -> DecodeContextRange:
+    """The decode ceilings over every read context from 0 to the model's context limit (the
+    workload's alloc context when the model states none), cut where one session stops fitting."""
+    workload = (workload or Workload()).for_model(model)
+    base = decode(hardware, model, _at(workload, 0))
+    if not base.fits:
+        return DecodeContextRange(workload, base.verdict, None, None, None, None, None, None, None)
+
+    if model.context_limit_tokens is not None:
+        top, limited_by = model.context_limit_tokens, ContextLimit.CONTEXT_LIMIT
+    else:
+        top, limited_by = workload.alloc_context_tokens, ContextLimit.ALLOC_CONTEXT
+    spec = workload.speculation
+    margin = base.resident_margin_bytes
+
+    def session_fits(context: int) -> bool:
+        alloc = max(workload.alloc_context_tokens, context)
+        kv = model.kv_alloc.bytes_at(alloc) + (spec.draft.kv_alloc.bytes_at(alloc) if spec else 0.0)
+        return memory_fit_batch(margin, kv)[0] >= 1
+
+    if not session_fits(top):
+        # The reservation fits at 0 (base fits), so the edge lies in [alloc context, top).
+        top = _last_true(session_fits, min(workload.alloc_context_tokens, top), top)
+        limited_by = ContextLimit.MEMORY
+
+    bandwidth = hardware.bandwidth_bytes_per_s
+    floor = workload.floor_tok_per_s
+
+    def batch1_clears(context: int) -> bool:
+        traffic = _Traffic(model, _at(workload, context))
+        return traffic.per_session_scalar(1, bandwidth) >= floor
+
+    floor_edge: int | None
+    if base.verdict is not Verdict.FLOOR_FIT:
+        floor_edge = None
+    elif batch1_clears(top):
+        floor_edge = top
+    else:
+        floor_edge = _last_true(batch1_clears, 0, top)
+
+    longest = decode(hardware, model, _at(workload, top))
+    at_floor = None if floor_edge is None else decode(hardware, model, _at(workload, floor_edge))
+    contexts = _curve_contexts(top, floor_edge)
+    return DecodeContextRange(
+        workload=workload,
+        verdict=base.verdict,
+        max_read_context_tokens=top,
+        limited_by=limited_by,
+        floor_read_context_tokens=floor_edge,
+        at_shortest=base,
+        at_longest=longest,
+        at_floor_edge=at_floor,
+        curve=context_curve(hardware, model, workload, contexts),
+    )
+
+
+def _curve_contexts(top: int, floor_edge: int | None) -> Int:
+    sampled = np.unique(np.rint(np.geomspace(1, max(top, 1), CURVE_POINTS)).astype(np.int64))
+    extra = [0, top]
+    if floor_edge is not None:
+        extra += [floor_edge, min(floor_edge + 1, top)]
+    return np.unique(np.concatenate([sampled[sampled <= top], np.asarray(extra, dtype=np.int64)]))
+
+
+def _memory_fit_batches(margin_bytes: float, kv_alloc_bytes: Float) -> Int:
+    """memory_fit_batch over an array of reservations: floor(margin / K_alloc), capped at MAX_BATCH."""
+    if margin_bytes < 0:
+        return np.zeros(kv_alloc_bytes.shape, dtype=np.int64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = margin_bytes / kv_alloc_bytes
+    capped = (kv_alloc_bytes <= 0) | ~(ratio <= MAX_BATCH)
+    batches: Int = np.where(capped, MAX_BATCH, np.floor(np.where(capped, 0.0, ratio))).astype(np.int64)
+    return batches
+
+
+def context_curve(
+    hardware: Hardware, model: ModelAdapter, workload: Workload, read_contexts: ArrayLike
+) -> ContextCurve:
+    """Single-session ceiling, b* and the aggregate at b* over an array of read contexts, vectorized.
+
+    The same arithmetic as :func:`decode` at each context (the reservation max(L_alloc, L), b_mem,
+    the closed-form b_rate, the exact floor test, b* by bisection), run on every context at once.
+    """
+    contexts = np.asarray(read_contexts, dtype=np.int64)
+    lf = contexts.astype(np.float64)
+    spec = workload.speculation
+    mode = workload.expert_traffic
+    bandwidth = hardware.bandwidth_bytes_per_s
+    floor = workload.floor_tok_per_s
+    weights = model.weights
+
+    private = _kv_bytes(model.kv_read, lf)
+    alloc = np.maximum(float(workload.alloc_context_tokens), lf)
+    kv_alloc = _kv_bytes(model.kv_alloc, alloc)
+    if spec is not None:
+        private = private + spec.draft_tokens * _kv_bytes(spec.draft.kv_read, lf)
+        kv_alloc = kv_alloc + _kv_bytes(spec.draft.kv_alloc, alloc)
+    resident = weights.resident + (spec.draft.weights.resident if spec else 0.0)
+    margin = hardware.memory_bytes - resident - workload.overhead_bytes
+
+    def per_token(batch: NDArray[np.float64]) -> Float:
+        # _Traffic.per_token, with the private read an array over contexts.
+        if spec is None:
+            q: Float = weights.batch(batch, mode) / batch + private
+            return q
+        gamma, rho = spec.draft_tokens, spec.tokens_per_step
+        shared = weights.batch(batch * (gamma + 1), mode) + gamma * spec.draft.weights.batch(batch, mode)
+        q = shared / (batch * rho) + private / rho
+        return q
+
+    def clears(batch: Int) -> NDArray[np.bool_]:
+        bf = batch.astype(np.float64)
+        ok: NDArray[np.bool_] = bandwidth / (bf * per_token(bf)) >= floor
+        return ok
+
+    ones = np.ones_like(contexts)
+    single = bandwidth / per_token(ones.astype(np.float64))
+    batch_mem = _memory_fit_batches(margin, kv_alloc)
+    upper = batch_mem.copy()
+    if spec is None and floor > 0:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            closed_form = (bandwidth / floor - weights.active) / private
+        limited = (private > 0) & (closed_form <= MAX_BATCH)
+        rate = np.where(limited, np.maximum(0.0, np.floor(np.where(limited, closed_form, 0.0))), 0.0)
+        upper = np.where(limited, np.maximum(1, np.minimum(upper, rate.astype(np.int64))), upper)
+    live = (batch_mem >= 1) & clears(ones)
+    upper = np.where(live, np.maximum(upper, 1), 1)
+    lo = ones.copy()
+    hi = np.where(clears(upper), lo, upper)
+    lo = np.where(clears(upper), upper, lo)
+    while np.any(lo < hi):
+        open_ = lo < hi
+        mid = (lo + hi + 1) // 2
+        ok = clears(mid)
+        lo, hi = np.where(open_ & ok, mid, lo), np.where(open_ & ~ok, mid - 1, hi)
+    star = np.where(live, lo, 0)
+    q_star = per_token(np.maximum(star, 1).astype(np.float64))
+    aggregate = np.where(live, bandwidth / q_star, np.nan)
+    return ContextCurve(
+        read_context_tokens=contexts,
+        single_session_tok_per_s=np.where(batch_mem >= 1, single, np.nan),
+        batch_star=star,
+        aggregate_tok_per_s=aggregate,
+        per_session_tok_per_s=aggregate / np.maximum(star, 1),
+    )

@@ -1,0 +1,189 @@
+"""Decode against read context: the range's extremes and curve equal decode() at every context."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from servebound import Experts, Hardware, KVShape, ModelAdapter, Speculation, Weights, Workload, decode
+from servebound.cli import main
+from servebound.core.decode_range import ContextLimit, context_curve, decode_context_range
+
+GB = 1e9
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def at(w: Workload, context: int) -> Workload:
+    return replace(w, read_context_tokens=context, alloc_context_tokens=max(w.alloc_context_tokens, context))
+
+
+def toy(limit: int | None, *, state: float = 0.0, window: int = 0, routed: int = 0) -> ModelAdapter:
+    experts = Experts(routed, 4) if routed else None
+    weights = Weights.from_params(
+        bytes_per_param=0.5, total_params=30e9, active_params=6e9 if routed else 30e9, experts=experts
+    )
+    kv = KVShape(200_000.0, 50_000.0, window, state)
+    return ModelAdapter("toy", "toy", weights, kv, kv, context_limit_tokens=limit)
+
+
+def brute(hw: Hardware, model: ModelAdapter, w: Workload, top: int) -> list[tuple[int, float, int, float]]:
+    """decode() at every integer read context 0..top: (L, single, b*, aggregate at b*)."""
+    rows = []
+    for context in range(top + 1):
+        r = decode(hw, model, at(w, context))
+        rows.append(
+            (context, r.single_session_tok_per_s or 0.0, r.batch_star or 0, r.aggregate_tok_per_s or 0.0)
+        )
+    return rows
+
+
+@pytest.mark.parametrize(
+    ("model", "floor"),
+    [
+        (toy(3000), 20.0),
+        (toy(3000, window=500, state=3e8), 20.0),
+        (toy(2500, routed=64), 30.0),
+        (toy(4000), 10.0),  # floor not reached at the top: the aggregate ends before the range does
+    ],
+)
+def test_extremes_and_curve_equal_decode_at_every_context(model: ModelAdapter, floor: float) -> None:
+    hw = Hardware("hw", "hw", memory_bytes=128 * GB, bandwidth_bytes_per_s=800 * GB)
+    w = Workload(alloc_context_tokens=2000, read_context_tokens=1000, floor_tok_per_s=floor)
+    rng = decode_context_range(hw, model, w)
+    assert rng.max_read_context_tokens is not None and rng.curve is not None
+    top = rng.max_read_context_tokens
+    rows = brute(hw, model, w, top)
+    singles = [r[1] for r in rows]
+    assert rng.at_shortest is not None and rng.at_longest is not None
+    assert rng.at_shortest.single_session_tok_per_s == max(singles)
+    assert rng.at_longest.single_session_tok_per_s == min(singles)
+    clearing = [r for r in rows if r[2] > 0]
+    assert rng.floor_read_context_tokens == max(r[0] for r in clearing)
+    assert [r[0] for r in clearing] == list(range(len(clearing)))  # a prefix 0..L_floor
+    assert rng.at_floor_edge is not None
+    assert rng.at_floor_edge.aggregate_tok_per_s == min(r[3] for r in clearing)
+    assert rng.at_shortest.aggregate_tok_per_s == max(r[3] for r in clearing)
+    # the vectorized curve, asked at every context, is decode() at every context
+    curve = context_curve(hw, model, w, np.arange(top + 1))
+    assert curve.batch_star.tolist() == [r[2] for r in rows]
+    assert curve.single_session_tok_per_s.tolist() == singles
+    agg = np.nan_to_num(curve.aggregate_tok_per_s, nan=0.0)
+    assert agg.tolist() == [r[3] for r in rows]
+
+
+def test_floor_edge_before_the_top() -> None:
+    hw = Hardware("hw", "hw", memory_bytes=128 * GB, bandwidth_bytes_per_s=800 * GB)
+    w = Workload(alloc_context_tokens=2000, read_context_tokens=1000, floor_tok_per_s=50.0)
+    rng = decode_context_range(hw, toy(60_000), w)
+    edge = rng.floor_read_context_tokens
+    assert edge is not None and rng.max_read_context_tokens is not None
+    assert edge < rng.max_read_context_tokens
+    assert decode(hw, toy(60_000), at(w, edge)).batch_star is not None
+    assert decode(hw, toy(60_000), at(w, edge + 1)).batch_star is None
+
+
+def test_memory_cuts_the_range() -> None:
+    hw = Hardware("hw", "hw", memory_bytes=40 * GB, bandwidth_bytes_per_s=800 * GB)
+    model = toy(1_000_000)
+    w = Workload(alloc_context_tokens=2000, read_context_tokens=1000)
+    rng = decode_context_range(hw, model, w)
+    assert rng.limited_by is ContextLimit.MEMORY and rng.max_read_context_tokens is not None
+    top = rng.max_read_context_tokens
+    # 40 - 15 - 8 = 17 GB for one session at 200 kB/token (no window): 85,000 tokens
+    assert top == 85_000
+    assert decode(hw, model, at(w, top)).batch_mem == 1
+    assert decode(hw, model, at(w, top + 1)).batch_mem == 0
+
+
+def test_nothing_fits_gives_an_empty_range() -> None:
+    hw = Hardware("hw", "hw", memory_bytes=16 * GB, bandwidth_bytes_per_s=800 * GB)
+    rng = decode_context_range(hw, toy(4096), Workload())
+    assert rng.verdict.value == "no_resident_fit"
+    assert rng.curve is None and rng.max_read_context_tokens is None
+
+
+@st.composite
+def cases(draw: st.DrawFn) -> tuple[Hardware, ModelAdapter, Workload]:
+    hw = Hardware(
+        "hw",
+        "hw",
+        memory_bytes=draw(st.floats(16, 1000)) * GB,
+        bandwidth_bytes_per_s=draw(st.floats(50, 8000)) * GB,
+    )
+    routed = draw(st.sampled_from([0, 8, 128]))
+    experts = Experts(routed, draw(st.integers(1, routed - 1))) if routed else None
+    total = draw(st.floats(0.5, 60)) * 1e9
+    weights = Weights.from_params(
+        bytes_per_param=draw(st.sampled_from([0.25, 0.5, 1.0])),
+        total_params=total,
+        active_params=total * (draw(st.floats(0.6, 1.0)) if routed else 1.0),
+        experts=experts,
+    )
+    kv = KVShape(
+        draw(st.floats(0, 4e5)),
+        draw(st.floats(0, 1e5)),
+        draw(st.integers(0, 8192)),
+        draw(st.sampled_from([0.0, 1e6, 5e8])),
+    )
+    model = ModelAdapter("m", "m", weights, kv, kv, context_limit_tokens=draw(st.integers(1, 2_000_000)))
+    spec = None
+    if draw(st.booleans()):
+        draft_w = Weights.from_params(bytes_per_param=0.5, total_params=0.5e9, active_params=0.5e9)
+        draft = ModelAdapter("d", "d", draft_w, KVShape(20_000.0), KVShape(20_000.0))
+        gamma = draw(st.integers(1, 6))
+        spec = Speculation(draft, gamma, Speculation.rho_from_acceptance(draw(st.floats(0, 1)), gamma))
+    alloc = draw(st.integers(1, 200_000))
+    w = Workload(
+        overhead_bytes=draw(st.floats(0, 8)) * GB,
+        alloc_context_tokens=alloc,
+        read_context_tokens=draw(st.integers(1, alloc)),
+        floor_tok_per_s=draw(st.floats(0, 100)),
+        speculation=spec,
+    )
+    return hw, model, w
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(cases())
+def test_curve_is_decode_at_each_sampled_context(case: tuple[Hardware, ModelAdapter, Workload]) -> None:
+    hw, model, w = case
+    rng = decode_context_range(hw, model, w)
+    if rng.curve is None:
+        assert not decode(hw, model, at(w, 0)).fits
+        return
+    c = rng.curve
+    for i, context in enumerate(c.read_context_tokens.tolist()):
+        r = decode(hw, model, at(w, context))
+        assert r.single_session_tok_per_s == c.single_session_tok_per_s[i]
+        assert (r.batch_star or 0) == c.batch_star[i]
+        if r.aggregate_tok_per_s is not None:
+            assert r.aggregate_tok_per_s == c.aggregate_tok_per_s[i]
+    # monotone: neither ceiling rises with the read context
+    assert np.all(np.diff(c.single_session_tok_per_s) <= 0)
+    agg = c.aggregate_tok_per_s[~np.isnan(c.aggregate_tok_per_s)]
+    assert np.all(np.diff(agg) <= 0)
+
+
+def test_cli_range_json_and_text(capsys: pytest.CaptureFixture[str]) -> None:
+    hw = str(ROOT / "examples" / "dgx-spark.toml")
+    model = str(ROOT / "examples" / "qwen3.6-35b-a3b-nvfp4.toml")
+    assert main(["decode", "-H", hw, "-m", model, "--range", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    cr = data["context_range"]
+    assert cr["min_read_context_tokens"] == 0
+    assert cr["single_session"]["hi_tok_s"] > cr["single_session"]["lo_tok_s"]
+    assert cr["aggregate"]["hi_tok_s"] >= data["aggregate_tok_s"] >= cr["aggregate"]["lo_tok_s"]
+    pts = cr["points"]
+    assert (
+        pts["read_context_tokens"][0] == 0 and pts["read_context_tokens"][-1] == cr["max_read_context_tokens"]
+    )
+    assert len(pts["aggregate_tok_s"]) == len(pts["read_context_tokens"])
+    assert main(["decode", "-H", hw, "-m", model, "--range"]) == 0
+    out = capsys.readouterr().out
+    assert "context range L_read = 0.." in out and "single session:" in out
