@@ -1,0 +1,427 @@
+"""Conformance vectors: inputs and the Python core's outputs, for any reimplementation of the math.
+
+Each vector names a ``kind`` (``decode``, ``context_range``, ``prefill``, ``prefill_range`` or
+``kv_inverse``), its inputs in the core's units (bytes, bytes/s, FLOP/s, tokens) and ``expected``, the
+core's answer. The browser calculator (web/static/calc.js) must reproduce every one to 1e-9 relative;
+the site publishes them at /conformance.json. The set is deterministic: catalog pairs at the default
+workload, then random workloads over catalog pairs and synthetic adapters (batch > 1, speculation,
+chunked prefill with batch and TTFT budgets, recurrent state, vanishing caches), covering every verdict.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import replace
+from typing import Any, Literal
+
+from servebound.core.decode import DecodeResult, decode
+from servebound.core.decode_range import decode_context_range
+from servebound.core.experts import ExpertTraffic
+from servebound.core.hardware import Hardware
+from servebound.core.kv import KVShape
+from servebound.core.model import Experts, ModelAdapter, PrefillShape, Weights
+from servebound.core.prefill import PrefillRange, PrefillResult, prefill, prefill_range
+from servebound.core.workload import Speculation, Workload
+
+#: Relative tolerance a reimplementation must meet on every number.
+TOLERANCE = 1e-9
+FORMAT_VERSION = 1
+
+_REMEDY_KEYS = (
+    "capacity_needed_bytes",
+    "max_overhead_bytes",
+    "max_alloc_context_tokens",
+    "batch1_tok_per_s",
+    "max_read_context_tokens",
+    "bandwidth_needed_bytes_per_s",
+)
+
+
+# --- inputs --------------------------------------------------------------------------------------
+
+
+def kv_json(shape: KVShape) -> dict[str, float]:
+    return {
+        "global": shape.global_bytes_per_token,
+        "local": shape.local_bytes_per_token,
+        "window": shape.window_tokens,
+        "state": shape.state_bytes,
+    }
+
+
+def model_json(model: ModelAdapter) -> dict[str, Any]:
+    """An adapter in the calculator's input form (bytes, FLOPs, tokens)."""
+    w = model.weights
+    pre = model.prefill
+    return {
+        "id": model.id,
+        "always_on_bytes": w.always_on_bytes,
+        "expert_bytes": w.expert_bytes,
+        "routed": w.experts.routed if w.experts else 0,
+        "per_token": w.experts.per_token if w.experts else 0,
+        "resident_bytes": w.resident,
+        "kv_alloc": kv_json(model.kv_alloc),
+        "kv_read": kv_json(model.kv_read),
+        "context_limit": model.context_limit_tokens,
+        "prefill": None
+        if pre is None
+        else {
+            "linear_active_params": pre.linear_active_params,
+            "global": pre.attention_global_flops_per_pair,
+            "local": pre.attention_local_flops_per_pair,
+            "window": pre.attention_window_tokens,
+            "state": pre.attention_state_flops_per_token,
+            "kv_write": pre.kv_write_bytes_per_token,
+            "linear_mode": pre.linear_mode,
+            "attention_mode": pre.attention_mode,
+        },
+    }
+
+
+def hardware_json(hw: Hardware) -> dict[str, Any]:
+    return {
+        "id": hw.id,
+        "memory_bytes": hw.memory_bytes,
+        "bandwidth_bytes_per_s": hw.bandwidth_bytes_per_s,
+        "compute_flop_per_s": dict(hw.compute_flop_per_s),
+    }
+
+
+def workload_json(w: Workload) -> dict[str, Any]:
+    spec = w.speculation
+    return {
+        "overhead_bytes": w.overhead_bytes,
+        "alloc_context": w.alloc_context_tokens,
+        "read_context": w.read_context_tokens,
+        "floor": w.floor_tok_per_s,
+        "batch": w.forced_batch,
+        "expert_traffic": w.expert_traffic.value,
+        "speculation": None
+        if spec is None
+        else {
+            "draft": model_json(spec.draft),
+            "draft_tokens": spec.draft_tokens,
+            "tokens_per_step": spec.tokens_per_step,
+        },
+    }
+
+
+# --- outputs -------------------------------------------------------------------------------------
+
+
+def decode_expected(r: DecodeResult) -> dict[str, Any]:
+    f = r.forced
+    return {
+        "verdict": r.verdict.value,
+        "resident_bytes": r.resident_bytes,
+        "resident_margin_bytes": r.resident_margin_bytes,
+        "kv_alloc_bytes": r.kv_alloc_bytes,
+        "kv_read_bytes": r.kv_read_bytes,
+        "weight_active_bytes": r.weight_active_bytes,
+        "batch_mem": r.batch_mem,
+        "batch_mem_capped": r.batch_mem_capped,
+        "batch_rate": r.batch_rate,
+        "batch_floor": r.batch_floor,
+        "batch_star": r.batch_star,
+        "batch_limited_by": r.batch_limited_by.value if r.batch_limited_by else None,
+        "single_session_tok_s": r.single_session_tok_per_s,
+        "aggregate_tok_s": r.aggregate_tok_per_s,
+        "per_session_tok_s": r.per_session_tok_per_s,
+        "bytes_per_token_at_star": r.bytes_per_token_at_star,
+        "memory_power_tok_s": r.memory_power_tok_per_s,
+        "large_memory_limit_tok_s": r.large_memory_limit_tok_per_s,
+        "forced": None
+        if f is None
+        else {
+            "batch": f.batch,
+            "aggregate_tok_s": f.aggregate_tok_per_s,
+            "per_session_tok_s": f.per_session_tok_per_s,
+            "clears_floor": f.clears_floor,
+            "fits_memory": f.fits_memory,
+        },
+        "remedies": {k: getattr(r.remedies, k) for k in _REMEDY_KEYS if getattr(r.remedies, k) is not None},
+    }
+
+
+def prefill_expected(r: PrefillResult) -> dict[str, Any]:
+    return {
+        "verdict": r.verdict.value,
+        "prompt_tokens": r.prompt_tokens,
+        "batch": r.batch,
+        "chunk": r.chunk_tokens,
+        "chunks": r.chunks,
+        "chunk_mode": r.chunk_mode.value,
+        "batch_mode": r.batch_mode.value,
+        "batch_mem": r.batch_mem,
+        "batch_mem_capped": r.batch_mem_capped,
+        "resident_margin_bytes": r.resident_margin_bytes,
+        "kv_alloc_bytes": r.kv_alloc_bytes,
+        "memory_tok_s": r.memory_tok_per_s,
+        "compute_tok_s": r.compute_tok_per_s,
+        "tok_s": r.tok_per_s,
+        "time_s": r.time_s,
+        "memory_time_s": r.memory_time_s,
+        "compute_time_s": r.compute_time_s,
+        "bound_by": r.bound_by.value,
+        "traffic_bytes": r.traffic_bytes,
+        "weight_sweep_bytes": r.weight_sweep_bytes,
+        "kv_reread_bytes": r.kv_reread_bytes,
+        "kv_write_bytes": r.kv_write_bytes,
+        "linear_flops": r.linear_flops,
+        "attention_flops": r.attention_flops,
+        "bytes_per_token": r.bytes_per_token,
+        "flops_per_token": r.flops_per_token,
+        "crossover_tokens": r.crossover_tokens,
+        "ttft_ok": r.ttft_ok,
+    }
+
+
+def prefill_range_expected(r: PrefillRange) -> dict[str, Any]:
+    return {
+        "verdict": r.verdict.value,
+        "batch": r.batch,
+        "max_prompt_tokens": r.max_prompt_tokens,
+        "limited_by": r.limited_by.value,
+        "lo_tok_s": r.lo_tok_per_s,
+        "lo_prompt_tokens": r.lo_prompt_tokens,
+        "lo_bound_by": r.lo_bound_by.value if r.lo_bound_by else None,
+        "hi_tok_s": r.hi_tok_per_s,
+        "hi_prompt_tokens": r.hi_prompt_tokens,
+        "hi_bound_by": r.hi_bound_by.value if r.hi_bound_by else None,
+    }
+
+
+def context_range_expected(hw: Hardware, model: ModelAdapter, w: Workload) -> tuple[Workload, dict[str, Any]]:
+    rng = decode_context_range(hw, model, w)
+    out: dict[str, Any] = {
+        "verdict": rng.verdict.value,
+        "max_read_context_tokens": rng.max_read_context_tokens,
+        "limited_by": rng.limited_by.value if rng.limited_by else None,
+        "floor_read_context_tokens": rng.floor_read_context_tokens,
+        "single_session": None,
+        "aggregate": None,
+    }
+    short, long_, edge = rng.at_shortest, rng.at_longest, rng.at_floor_edge
+    if short is not None and long_ is not None:
+        out["single_session"] = {
+            "hi_tok_s": short.single_session_tok_per_s,
+            "hi_read_context_tokens": 0,
+            "lo_tok_s": long_.single_session_tok_per_s,
+            "lo_read_context_tokens": rng.max_read_context_tokens,
+        }
+    if short is not None and edge is not None:
+        out["aggregate"] = {
+            "hi_tok_s": short.aggregate_tok_per_s,
+            "hi_read_context_tokens": 0,
+            "hi_batch_star": short.batch_star,
+            "lo_tok_s": edge.aggregate_tok_per_s,
+            "lo_read_context_tokens": rng.floor_read_context_tokens,
+            "lo_batch_star": edge.batch_star,
+        }
+    return rng.workload, out
+
+
+# --- synthetic adapters for the corners catalog pairs rarely reach --------------------------------
+
+
+def synthetic_models() -> list[ModelAdapter]:
+    """Recurrent state only, a vanishing cache, a sliding window, a tiny MoE, a dense model whose
+    per-token cache is lost next to its state (the KV inverse's bisection path)."""
+    shape = PrefillShape(
+        linear_active_params=2e9,
+        attention_global_flops_per_pair=4 * 2048 * 8,
+        attention_local_flops_per_pair=4 * 2048 * 16,
+        attention_window_tokens=1024,
+        kv_write_bytes_per_token=40_000.0,
+    )
+    dense = Weights.from_params(
+        bytes_per_param=1.0, total_params=8e9, active_params=8e9, embedding_params=5e8
+    )
+    moe = Weights.from_params(
+        bytes_per_param=0.5, total_params=60e9, active_params=6e9, experts=Experts(64, 6)
+    )
+    recurrent = KVShape(0.0, 0.0, 0, 3.2e7)
+    vanishing = KVShape(1e-9, 0.0, 0, 0.0)
+    window = KVShape(16_000.0, 48_000.0, 1024, 0.0)
+    lost = KVShape(1e-3, 0.0, 0, 1e16)
+    return [
+        ModelAdapter("syn-recurrent", "recurrent state only", dense, recurrent, recurrent, shape, 1_000_000),
+        ModelAdapter("syn-vanishing", "vanishing cache", dense, vanishing, vanishing, shape, 500_000),
+        ModelAdapter("syn-window", "sliding window", moe, window, window, shape, 131_072),
+        ModelAdapter("syn-none", "no cache at all", moe, KVShape(), KVShape(), shape, None),
+        ModelAdapter("syn-lost", "per-token size lost next to state", dense, lost, lost, None, None),
+    ]
+
+
+def _draft(rng: random.Random) -> ModelAdapter:
+    total = rng.choice([0.5e9, 1e9, 3e9])
+    kv = KVShape(rng.choice([8_000.0, 30_000.0]), 0.0, 0, 0.0)
+    weights = Weights.from_params(
+        bytes_per_param=rng.choice([0.5, 1.0, 2.0]), total_params=total, active_params=total
+    )
+    return ModelAdapter("draft", "draft", weights, kv, kv)
+
+
+def _random_workload(rng: random.Random, model: ModelAdapter, *, speculation: bool) -> Workload:
+    limit = model.context_limit_tokens or 1_000_000
+    alloc = int(math.exp(rng.uniform(math.log(16), math.log(min(limit, 1_000_000)))))
+    spec = None
+    if speculation:
+        gamma = rng.randint(1, 8)
+        if rng.random() < 0.5:
+            alpha = rng.choice([0.0, rng.random(), 1.0])
+            spec = Speculation(_draft(rng), gamma, Speculation.rho_from_acceptance(alpha, gamma), alpha)
+        else:
+            spec = Speculation(_draft(rng), gamma, rng.uniform(1.0, gamma + 1.0))
+    return Workload(
+        overhead_bytes=rng.choice([0.0, 2e9, 8e9, rng.uniform(0, 40e9)]),
+        alloc_context_tokens=alloc,
+        read_context_tokens=rng.randint(1, alloc),
+        floor_tok_per_s=rng.choice([0.0, 5.0, 20.0, rng.uniform(0.1, 400.0)]),
+        forced_batch=rng.choice([None, None, rng.randint(1, 4096)]),
+        expert_traffic=rng.choice(list(ExpertTraffic)),
+        speculation=spec,
+    )
+
+
+def _kv_inverse_cases(rng: random.Random) -> list[dict[str, Any]]:
+    out = []
+    for i in range(200):
+        shape = KVShape(
+            rng.choice([0.0, 1e-3, rng.uniform(1, 4e5)]),
+            rng.choice([0.0, rng.uniform(1, 2e5)]),
+            rng.choice([0, 0, rng.randint(1, 65_536)]),
+            rng.choice([0.0, rng.uniform(0, 1e9), 1e16]),
+        )
+        budget = rng.choice([shape.state_bytes * 0.5, rng.uniform(0, 1e12), 1e16 + rng.uniform(0, 1e4)])
+        if i % 10 == 0:
+            budget = shape.bytes_at(rng.randint(0, 10**6))  # exactly on a context
+        found = shape.max_context_within(budget)
+        out.append(
+            {
+                "kind": "kv_inverse",
+                "shape": kv_json(shape),
+                "budget_bytes": budget,
+                "expected": {"max_context": found},
+            }
+        )
+    return out
+
+
+def build_vectors(seed: int = 12) -> dict[str, Any]:
+    """The whole conformance set (deterministic for a seed)."""
+    from servebound.catalog import list_hardware
+    from servebound.catalog.models import get_model, profile_ids
+
+    rng = random.Random(seed)
+    hardware = [h.hardware for h in list_hardware()]
+    catalog_models = [get_model(p).adapter for p in profile_ids()]
+    synthetic = synthetic_models()
+    vectors: list[dict[str, Any]] = []
+
+    def add_decode(hw: Hardware, model: ModelAdapter, w: Workload) -> None:
+        r = decode(hw, model, w)
+        vectors.append(
+            {
+                "kind": "decode",
+                "hardware": hardware_json(hw),
+                "model": model_json(model),
+                "workload": workload_json(r.workload),
+                "expected": decode_expected(r),
+            }
+        )
+
+    # 1. Catalog pairs at the derivation's defaults (contexts capped at the model's limit).
+    default = Workload(fit_contexts_to_model=True)
+    for model in catalog_models:
+        for hw in rng.sample(hardware, 3):
+            add_decode(hw, model, default)
+
+    # 2. Random workloads over catalog pairs and the synthetic adapters.
+    pool = catalog_models + synthetic * 20
+    for i in range(900):
+        model = rng.choice(pool)
+        add_decode(rng.choice(hardware), model, _random_workload(rng, model, speculation=i % 4 == 0))
+
+    # 3. Decode against read context.
+    for i in range(150):
+        model = rng.choice(pool)
+        hw = rng.choice(hardware)
+        w, expected = context_range_expected(hw, model, _random_workload(rng, model, speculation=i % 5 == 0))
+        vectors.append(
+            {
+                "kind": "context_range",
+                "hardware": hardware_json(hw),
+                "model": model_json(model),
+                "workload": workload_json(w),
+                "expected": expected,
+            }
+        )
+
+    # 4. Prefill: batch, chunked, searched batch with TTFT budgets.
+    with_prefill = [m for m in pool if m.prefill is not None]
+    for _ in range(500):
+        model = rng.choice(with_prefill)
+        hw = rng.choice(hardware)
+        w = _random_workload(rng, model, speculation=False)
+        prompt = rng.randint(1, w.alloc_context_tokens)
+        if model.context_limit_tokens is not None:
+            prompt = min(prompt, model.context_limit_tokens)
+        batch: int | Literal["max"] = (
+            "max" if rng.random() < 0.25 else rng.choice([1, 1, rng.randint(2, 512)])
+        )
+        chunk = rng.choice([None, rng.randint(1, 8192), rng.randint(1, prompt)])
+        budget = rng.choice([None, None, 10 ** rng.uniform(-3, 3)])
+        r = prefill(
+            hw,
+            model,
+            prompt,
+            workload=w,
+            batch=batch,
+            chunk_tokens=chunk,
+            ttft_budget_s=budget,
+        )
+        vectors.append(
+            {
+                "kind": "prefill",
+                "hardware": hardware_json(hw),
+                "model": model_json(model),
+                "workload": workload_json(r.workload),
+                "prefill": {"prompt": prompt, "batch": batch, "chunk": chunk, "ttft_budget": budget},
+                "expected": prefill_expected(r),
+            }
+        )
+
+    # 5. Prefill over every prompt length (kept to models with a modest limit: the port loops).
+    short = [m for m in with_prefill if (m.context_limit_tokens or 0) <= 131_072]
+    for _ in range(60):
+        model = rng.choice(short)
+        hw = rng.choice(hardware)
+        w = replace(
+            _random_workload(rng, model, speculation=False), alloc_context_tokens=rng.randint(1, 65_536)
+        )
+        w = replace(w, read_context_tokens=min(w.read_context_tokens, w.alloc_context_tokens))
+        b = rng.choice([1, 1, rng.randint(2, 64)])
+        over = prefill_range(hw, model, workload=w, batch=b)
+        vectors.append(
+            {
+                "kind": "prefill_range",
+                "hardware": hardware_json(hw),
+                "model": model_json(model),
+                "workload": workload_json(w.for_model(model)),
+                "batch": b,
+                "expected": prefill_range_expected(over),
+            }
+        )
+
+    vectors += _kv_inverse_cases(rng)
+    return {
+        "format": FORMAT_VERSION,
+        "tolerance_relative": TOLERANCE,
+        "units": "bytes, bytes/s, FLOP/s, tokens, seconds; rates in tokens/s",
+        "generated_by": "servebound.conformance.build_vectors",
+        "seed": seed,
+        "count": len(vectors),
+        "vectors": vectors,
+    }
