@@ -3,7 +3,7 @@
 ``build_site(DIR)`` writes the site so ``python -m http.server`` on DIR serves it: a page at ``/x``
 is ``x/index.html`` (the server redirects ``/x`` to ``/x/``), its mirror ``x.md``. Pair pages are
 written for the default workload; on the static copy the calculator recomputes other workloads in the
-browser (``static/site.js`` ports the decode closed forms and prefill at batch 1).
+browser (``static/calc.js`` is the one port of the core, checked against its conformance vectors).
 
 Which pairs: the catalog holds each model in several weight formats (hundreds of profiles), and every
 profile on every hardware row would be tens of thousands of pages (about a gigabyte of HTML, several

@@ -1,230 +1,49 @@
 /* servebound's pair-page calculator: sliders, hover readouts, and figures redrawn in the browser.
  *
  * Served site (body data-mode="server"): the numbers come from the JSON API (/api/decode, /api/prefill).
- * Static copy (data-mode="static"): the numbers come from a port of the same closed forms below:
- * decode (gates, b_mem, b*, the floor search, forced batch) and prefill at batch 1, one shot, with the
- * crossover S* and the prompt-length range. Figures are drawn from the port in both modes.
- * tests/web/test_browser.py checks that the port's numbers equal the API's.
+ * Static copy (data-mode="static"): the numbers come from calc.js, the one port of the core's formulas
+ * (checked against the core's conformance vectors under Node). Figures are drawn from it in both modes.
+ * tests/web/test_browser.py checks that the page's numbers equal the API's.
  * No external asset, no framework: this file is the whole script.
  */
 (function () {
   "use strict";
 
-  // ---------------------------------------------------------------- the closed forms (a port)
-  var MAX_BATCH = 1000000000;
+  // ---------------------------------------------------------------- the math: calc.js, the one port
+  // calc.js (loaded before this file) holds every formula; tests/web/test_conformance.py checks it
+  // against the Python core's conformance vectors under Node. Here only the page's query becomes its input.
+  var calc = window.servebound_calc;
+  var MAX_BATCH = calc.MAX_BATCH;
 
-  function kvBytes(s, L) {
-    return s.global * L + s.local * Math.min(L, s.window) + s.state;
-  }
-
-  function maxContextWithin(s, budget) {
-    // largest integer L >= 0 with K(L) <= budget; -1 when K(0) exceeds it; null when unbounded
-    var guess = (function () {
-      if (budget < s.state) return -1;
-      var room = budget - s.state, steep = s.global + s.local;
-      if (s.window > 0 && steep > 0) {
-        var atWindow = steep * s.window;
-        if (room < atWindow) return Math.floor(room / steep);
-        room -= atWindow;
-        if (s.global <= 0) return null;
-        return s.window + Math.floor(room / s.global);
-      }
-      if (s.global <= 0) return null;
-      return Math.floor(room / s.global);
-    })();
-    if (guess === null || guess < 0) return guess;
-    while (guess > 0 && kvBytes(s, guess) > budget) guess -= 1;
-    while (kvBytes(s, guess + 1) <= budget) guess += 1;
-    return guess;
-  }
-
-  function distinct(n, E, k, traffic) {
-    if (traffic === "minimum") return k;
-    if (k >= E) return E;
-    return -E * Math.expm1(n * Math.log1p(-k / E));
-  }
-
-  function wBatch(m, n, traffic) {
-    if (!m.routed) return m.always_on_bytes;
-    return m.always_on_bytes + m.expert_bytes * distinct(n, m.routed, m.per_token, traffic);
-  }
-
-  // decode's compute roof (servebound.core.decode_compute): seconds per session per step at L_read,
-  // c = 2 P_lin / F_linear + a_attn(1, L) / F_attention; null without prefill fields or a needed rate.
-  function computeSeconds(hw, m, L) {
-    var p = m.prefill;
-    if (!p) return null;
-    var r = rates(hw, p);
-    if (!r.available) return null;
-    var inside = Math.min(Math.max(p.window - L, 0), 1);
-    var localSum = inside * L + inside * (inside + 1) / 2 + (1 - inside) * p.window;
-    var aAttn = p.global * (L + 1) + p.local * localSum + p.state;
-    var linear = 2.0 * p.linear_active_params;
-    return (r.linear !== null ? linear / r.linear : 0) + (r.attention !== null ? aAttn / r.attention : 0);
+  function workloadOf(q) {
+    return { overhead_bytes: q.overhead_gb * 1e9, alloc_context: q.alloc_context, read_context: q.read_context,
+             floor: q.floor, batch: q.batch, expert_traffic: q.expert_traffic, speculation: null };
   }
 
   function decode(hw, m, q) {
-    var C = hw.memory_bytes, R = hw.bandwidth_bytes_per_s, O = q.overhead_gb * 1e9;
-    var floor = q.floor, traffic = q.expert_traffic;
-    var resident = m.resident_bytes, margin = C - resident - O;
-    var kvAlloc = kvBytes(m.kv_alloc, q.alloc_context), kvRead = kvBytes(m.kv_read, q.read_context);
-    var wActive = m.always_on_bytes + (m.routed ? m.per_token : 0) * m.expert_bytes;
-    var c = computeSeconds(hw, m, q.read_context);
-    var qc = c === null ? 0 : R * c;
-    function memToken(b) { return wBatch(m, b, traffic) / b + kvRead; }
-    function perToken(b) { var x = memToken(b); return qc > 0 ? Math.max(x, qc) : x; }
-    function perSession(b) { return R / (b * perToken(b)); }
-    function catchesUp(b) { return qc > 0 && memToken(b) <= qc; }
-    var out = {
-      verdict: null, resident_bytes: resident, resident_margin_bytes: margin, batch_mem: null,
-      kv_alloc_bytes: kvAlloc, kv_read_bytes: kvRead, weight_active_bytes: wActive,
-      single_session_tok_s: null, batch_star: null, batch_limited_by: null, aggregate_tok_s: null,
-      per_session_tok_s: null, bytes_per_token_at_star: null, memory_power_tok_s: null,
-      large_memory_limit_tok_s: null, batch_rate: null, forced: null,
-      balance_batch: null, bound_by: null, compute_tok_s_at_star: null, step_time_s: null
-    };
-    function forced(bmem) {
-      if (q.batch === null || q.batch === undefined) return null;
-      var agg = R / perToken(q.batch), per = agg / q.batch;
-      return { batch: q.batch, aggregate_tok_s: agg, per_session_tok_s: per,
-               clears_floor: per >= floor, fits_memory: q.batch <= bmem };
-    }
-    if (margin < 0) { out.verdict = "no_resident_fit"; out.forced = forced(0); return out; }
-    var bmem, capped;
-    if (kvAlloc > 0) { var exact = Math.floor(margin / kvAlloc); capped = exact > MAX_BATCH; bmem = Math.min(exact, MAX_BATCH); }
-    else { bmem = MAX_BATCH; capped = true; }
-    out.batch_mem = bmem;
-    if (bmem === 0) { out.verdict = "no_session_fit"; out.forced = forced(0); return out; }
-    if (catchesUp(bmem)) {
-      var blo = 1, bhi = bmem;
-      if (catchesUp(1)) bhi = 1;
-      else { while (bhi - blo > 1) { var bmid = Math.floor((blo + bhi) / 2); if (catchesUp(bmid)) bhi = bmid; else blo = bmid; } }
-      out.balance_batch = bhi;
-    }
-    out.single_session_tok_s = R / perToken(1);
-    if (kvAlloc > 0 && wActive > 0) {
-      out.large_memory_limit_tok_s = C * R / (kvAlloc * wActive);
-      out.memory_power_tok_s = R * margin / (kvAlloc * wActive);
-    }
-    var brate = null;
-    if (kvRead > 0 && floor > 0) brate = Math.max(0, Math.floor((R / floor - wActive) / kvRead));
-    out.batch_rate = brate;
-    out.forced = forced(bmem);
-    function clears(b) { return perSession(b) >= floor; }
-    if (!clears(1)) { out.verdict = "no_floor"; return out; }
-    var upper = brate === null ? bmem : Math.max(1, Math.min(bmem, brate));
-    var star = upper;
-    if (!clears(upper)) {
-      var lo = 1, hi = upper;
-      while (lo < hi) { var mid = Math.floor((lo + hi + 1) / 2); if (clears(mid)) lo = mid; else hi = mid - 1; }
-      star = lo;
-    }
-    var limited = star < bmem ? "floor" : (capped ? "search_cap" : "memory");
-    if (memToken(star) < qc && out.balance_batch !== null && out.balance_batch < star) {
-      star = out.balance_batch; limited = "compute";
-    }
-    var qStar = memToken(star);
-    out.verdict = "floor_fit";
-    out.batch_star = star;
-    out.batch_limited_by = limited;
-    out.aggregate_tok_s = R / perToken(star);
-    out.per_session_tok_s = out.aggregate_tok_s / star;
-    out.bytes_per_token_at_star = qStar;
-    var tMem = star * qStar / R, tCmp = c === null ? null : star * c;
-    out.bound_by = tCmp !== null && tCmp > tMem ? "compute" : "memory";
-    out.step_time_s = tCmp === null ? tMem : Math.max(tMem, tCmp);
-    out.compute_tok_s_at_star = tCmp === null ? null : star / tCmp;
-    return out;
+    return calc.decode(hw, m, workloadOf(q));
   }
 
   function rates(hw, p) {
-    var F = hw.compute_flop_per_s;
-    var linear = F.hasOwnProperty(p.linear_mode) ? F[p.linear_mode] : null;
-    var attention = F.hasOwnProperty(p.attention_mode) ? F[p.attention_mode] : null;
-    var needsAttention = p.global > 0 || (p.local > 0 && p.window > 0) || p.state > 0;
-    var needsLinear = p.linear_active_params > 0;
-    var available = !((needsLinear && linear === null) || (needsAttention && attention === null));
-    return { R: hw.bandwidth_bytes_per_s, linear: linear, attention: attention, available: available };
+    return calc.rates(hw, p);
   }
 
   function prefillAt(hw, m, L, traffic, r) {
-    // batch 1, one shot: one weight sweep of L routings, no reread, the cache written once
-    var p = m.prefill;
-    var sweep = wBatch(m, 1 * L, traffic);
-    var write = L * p.kv_write;
-    var linearFlops = 2.0 * L * p.linear_active_params;
-    var inside = Math.min(Math.max(p.window - 0, 0), L);
-    var localSum = inside * 0 + inside * (inside + 1) / 2 + (L - inside) * p.window;
-    var aAttn = p.global * (0 + (L + 1) / 2) + p.local * localSum / L + p.state;
-    var attnFlops = L * aAttn;
-    var memoryTime = (sweep + 0 + write) / r.R;
-    var computeTime = null;
-    if (r.available) {
-      var lt = r.linear !== null ? linearFlops / r.linear : 0;
-      var at = r.attention !== null ? attnFlops / r.attention : 0;
-      computeTime = lt + at;
-    }
-    var time = computeTime === null ? memoryTime : Math.max(memoryTime, computeTime);
-    return {
-      prompt_tokens: L, time_s: time, memory_time_s: memoryTime, compute_time_s: computeTime,
-      tok_s: L / time, memory_tok_s: L / memoryTime, compute_tok_s: computeTime === null ? null : L / computeTime,
-      bound_by: computeTime === null || memoryTime >= computeTime ? "memory" : "compute",
-      bytes_per_token: (sweep + 0 + write) / L, flops_per_token: (linearFlops + attnFlops) / L
-    };
-  }
-
-  function crossover(hw, m, traffic, r) {
-    var p = m.prefill;
-    if (p.linear_active_params <= 0 || r.linear === null) return null;
-    var k = r.linear / (2.0 * p.linear_active_params * r.R);
-    if (!m.routed || traffic === "minimum") return k * wBatch(m, 1.0, traffic);
-    var saturated = m.always_on_bytes + m.routed * m.expert_bytes;
-    var lo = 0.0, hi = k * saturated;
-    for (var i = 0; i < 200; i++) {
-      var mid = (lo + hi) / 2.0;
-      if (mid - k * wBatch(m, mid, traffic) < 0.0) lo = mid; else hi = mid;
-      if (hi - lo <= 1e-12 * hi) break;
-    }
-    return hi;
+    var w = { overhead_bytes: 0, alloc_context: L, expert_traffic: traffic };
+    return calc.prefillCurve(hw, m, w, [L], 1)[0];
   }
 
   function prefill(hw, m, q) {
     if (!m.prefill) return null;
-    var r = rates(hw, m.prefill);
-    var out = prefillAt(hw, m, q.prompt, q.expert_traffic, r);
-    out.batch = 1;
-    out.chunk = q.prompt;
-    out.crossover_tokens = crossover(hw, m, q.expert_traffic, r);
-    // the prompt-length range: every integer length that fits, one shot at batch 1
-    var longest = m.context_limit !== null && m.context_limit !== undefined ? m.context_limit : q.alloc_context;
-    var limitedBy = m.context_limit ? "context_limit" : "alloc_context";
-    var margin = hw.memory_bytes - m.resident_bytes - q.overhead_gb * 1e9;
-    out.range = null;
-    if (margin >= 0) {
-      var fitting = maxContextWithin(m.kv_alloc, margin / 1);
-      if (fitting !== null && fitting < longest) { longest = fitting; limitedBy = "memory"; }
-      if (longest >= 1) {
-        var lo = Infinity, hi = -Infinity, loL = null, hiL = null;
-        for (var L = 1; L <= longest; L++) {
-          var t = prefillAt(hw, m, L, q.expert_traffic, r).tok_s;
-          if (t < lo) { lo = t; loL = L; }
-          if (t > hi) { hi = t; hiL = L; }
-        }
-        out.range = { lo_tok_s: lo, lo_prompt_tokens: loL, hi_tok_s: hi, hi_prompt_tokens: hiL,
-                      max_prompt_tokens: longest, limited_by: limitedBy };
-      }
-    }
+    var w = workloadOf(q);
+    var out = calc.prefill(hw, m, w, { prompt: q.prompt, batch: 1, chunk: null, ttft_budget: null });
+    var range = calc.prefillRange(hw, m, w, 1);
+    out.range = range.verdict === "fits" ? range : null;
     return out;
   }
 
   function decodeCurve(hw, m, q, batches) {
-    var R = hw.bandwidth_bytes_per_s, kvRead = kvBytes(m.kv_read, q.read_context);
-    var c = computeSeconds(hw, m, q.read_context), qc = c === null ? 0 : R * c;
-    return batches.map(function (b) {
-      var x = wBatch(m, b, q.expert_traffic) / b + kvRead;
-      var agg = R / (qc > 0 ? Math.max(x, qc) : x);
-      return [agg, agg / b];
-    });
+    return calc.decodeCurve(hw, m, workloadOf(q), batches);
   }
 
   // ---------------------------------------------------------------- formatting (the CLI's formats)
@@ -588,6 +407,6 @@
     }
   }
 
-  window.servebound = { decode: decode, prefill: prefill, maxContextWithin: maxContextWithin };
+  window.servebound = { decode: decode, prefill: prefill, maxContextWithin: calc.maxContextWithin };
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init); else init();
 })();
