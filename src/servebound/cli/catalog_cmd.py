@@ -31,6 +31,7 @@ def hardware_row_json(row: CatalogHardware) -> dict[str, Any]:
         "memory_gb": row.memory_gb,
         "memory_type": row.memory_type,
         "bandwidth_gb_per_s": row.bandwidth_gb_per_s,
+        "memory_power_gb2_per_s": row.hardware.memory_power_bytes2_per_s / 1e18,
         "compute_tflops": row.compute_tflops,
         "price_usd": row.price_usd,
         "price": price_json(row.price),
@@ -127,6 +128,11 @@ def hardware_show(
     )
     table.add_row(
         "bandwidth R", f"{row.bandwidth_gb_per_s:,.1f} GB/s", row.source_for("bandwidth_gb_per_s") or "-"
+    )
+    table.add_row(
+        "memory power D",
+        f"{row.hardware.memory_power_bytes2_per_s / 1e18:,.0f} GB²/s",
+        "D = C R: the area of the feasible (resident, flow) rectangle",
     )
     for mode, value in row.compute_tflops.items():
         tag = " (sparse figure halved)" if mode in row.sparse_halved else ""

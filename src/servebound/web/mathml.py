@@ -30,6 +30,12 @@ def mathml(latex: str, *, block: bool = False) -> Markup:
     return Markup(_convert(check_tex(latex), "block" if block else "inline"))
 
 
+def mathml_trusted(latex: str, *, block: bool = False) -> Markup:
+    """MathML for the project's own derivation text, which may use raw ``<``, ``>`` (as relations) and
+    ``&`` (alignment in ``aligned``) but holds no ``\\text{...}`` with markup characters."""
+    return Markup(_convert(latex.replace("<", r"\lt ").replace(">", r"\gt "), "block" if block else "inline"))
+
+
 def tex_number(value: float | int | None, digits: int = 4) -> str:
     """A number as TeX: thousands grouped with {,} and at most ``digits`` significant digits."""
     if value is None:

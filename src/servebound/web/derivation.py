@@ -1,0 +1,682 @@
+"""The derivation as a page: the source text parsed into blocks, every display formula numbered, the
+worked examples recomputed from the shipped example files, and the text's figures drawn on the server.
+
+The text is ``content/roofline-derivation.md`` (the project's source for every formula): plain paragraphs,
+one-line headings, ``$$...$$`` display math, ``$...$`` inline math, tab-separated tables and bullet or
+numbered lists. Rendering turns the math into MathML (no script), numbers the display formulas
+(1), (2), ... with anchors ``#eq-N`` that result pages link to, replaces the printed worked-example
+tables with the same tables computed live, and places each figure after the paragraph that describes it.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from importlib import resources
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+from markupsafe import Markup, escape
+from numpy.typing import NDArray
+
+from servebound.core.decode import DecodeResult, decode
+from servebound.core.hardware import Hardware
+from servebound.core.kv import KVShape
+from servebound.core.model import ModelAdapter, Weights
+from servebound.core.workload import Workload
+from servebound.resolve import resolve_hardware, resolve_model
+
+GB = 1e9
+
+#: The top-level sections of the text; every other one-line heading is a subsection.
+SECTIONS = (
+    "Four questions",
+    "Memory power",
+    "A first decode bound",
+    "Missing traffic",
+    "KV-aware bound",
+    "Prefill",
+    "Model adapters",
+    "Calculator procedure",
+    "Worked examples",
+    "Omitted rooflines",
+    "Cheat sheet",
+)
+
+#: Results link to the formula they evaluate: a name, and a TeX fragment found in exactly that display
+#: formula (the first display formula holding it).
+EQUATION_KEYS: dict[str, str] = {
+    "memory_power_scalar": r"D = C R .",
+    "feasible_rectangle": r"\mu(F) = C R",
+    "b_mem": r"b_{\mathrm{mem}}(L_{\mathrm{alloc}}) = \left\lfloor",
+    "q_kv": r"q_{\mathrm{KV}}(b, L_{\mathrm{read}}) = \frac",
+    "per_session": r"r(b, L_{\mathrm{read}}) = \frac{T(b, L_{\mathrm{read}})}{b}",
+    "b_rate": r"b_{\mathrm{rate}}(L_{\mathrm{read}}, r_\star) = \left\lfloor",
+    "kv_aware": r"T_{\max}(L_{\mathrm{alloc}}, L_{\mathrm{read}}, r_\star) \le \max_{b \in \mathcal{B}}",
+    "memory_power": r"T_{\max} \le \frac{D}{K_{\mathrm{alloc}}(L_{\mathrm{alloc}})\,W_{\mathrm{active}}}\left(1",
+    "large_memory": r"\text{large-memory limit}",
+    "single_session": r"T_{1,\max} \le",
+    "q_spec": r"q_{\mathrm{spec}}(b) = \frac",
+    "expected_experts": r"m(n) = E\left(1",
+    "w_batch": r"W_{\mathrm{batch}}(n) = e_w\big[",
+    "kv_hybrid": r"K_{\mathrm{read}}(L) = \kappa_{\mathrm{global}}\, L + \kappa_{\mathrm{local}}",
+    "prefill_time": r"t_{\mathrm{pf},\min}(b, L) = \max",
+    "prefill_throughput": r"T_{\mathrm{pf}} = \frac{bL}{t_{\mathrm{pf}}}",
+    "crossover": r"S^\star = \frac{W_{\mathrm{batch}}(S^\star)\, F}{2",
+    "prefill_range": r"T_{\mathrm{pf,lo}} = \min",
+}
+
+
+# --- the text ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Block:
+    """One block of the text. ``kind``: h1, h2, h3, p, eq (``number`` set), table (``rows``), ul, ol."""
+
+    kind: Literal["h1", "h2", "h3", "p", "eq", "table", "ul", "ol"]
+    text: str = ""
+    number: int = 0
+    rows: tuple[tuple[str, ...], ...] = ()
+    items: tuple[str, ...] = ()
+
+    @property
+    def anchor(self) -> str:
+        if self.kind == "eq":
+            return f"eq-{self.number}"
+        return "sec-" + re.sub(r"[^a-z0-9]+", "-", self.text.lower()).strip("-")
+
+
+@dataclass(frozen=True)
+class Derivation:
+    blocks: tuple[Block, ...]
+    equations: dict[str, int] = field(default_factory=dict)
+
+    def equation(self, name: str) -> int:
+        """The number of the formula a result named ``name`` evaluates (EQUATION_KEYS)."""
+        return self.equations[name]
+
+
+def source_text() -> str:
+    return resources.files("servebound.web").joinpath("content", "roofline-derivation.md").read_text("utf-8")
+
+
+def _is_heading(line: str) -> bool:
+    words = line.split()
+    return (
+        len(line) < 70
+        and "\t" not in line
+        and "$" not in line
+        and line[:1].isupper()
+        and not re.search(r"[.:,;?)]$", line)
+        and words[-1] not in {"is", "as", "to", "and", "of"}
+    )
+
+
+def parse(text: str) -> Derivation:
+    """The text as blocks, display formulas numbered in order."""
+    blocks: list[Block] = []
+    number = 0
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        line = lines[i].rstrip()
+        if not line.strip():
+            i += 1
+            continue
+        if line.startswith("# "):
+            blocks.append(Block("h1", line[2:].strip()))
+            i += 1
+        elif line.startswith("$$") and line.endswith("$$") and len(line) > 4:
+            number += 1
+            blocks.append(Block("eq", line[2:-2].strip(), number=number))
+            i += 1
+        elif "\t" in line:
+            rows = []
+            while i < len(lines) and "\t" in lines[i]:
+                rows.append(tuple(cell.strip() for cell in lines[i].split("\t")))
+                i += 1
+            blocks.append(Block("table", rows=tuple(rows)))
+        elif line.startswith("• "):
+            items = []
+            while i < len(lines) and lines[i].startswith("• "):
+                items.append(lines[i][2:].strip())
+                i += 1
+            blocks.append(Block("ul", items=tuple(items)))
+        elif re.match(r"\d+\. ", line):
+            items = []
+            while i < len(lines) and re.match(r"\d+\. ", lines[i]):
+                items.append(re.sub(r"^\d+\. ", "", lines[i]).strip())
+                i += 1
+            blocks.append(Block("ol", items=tuple(items)))
+        elif _is_heading(line):
+            blocks.append(Block("h2" if line in SECTIONS else "h3", line))
+            i += 1
+        else:
+            blocks.append(Block("p", line.strip()))
+            i += 1
+    equations: dict[str, int] = {}
+    for name, fragment in EQUATION_KEYS.items():
+        found = next((b.number for b in blocks if b.kind == "eq" and fragment in b.text), None)
+        if found is None:
+            raise ValueError(f"equation {name!r}: no display formula holds {fragment!r}")
+        equations[name] = found
+    return Derivation(tuple(blocks), equations)
+
+
+@functools.cache
+def derivation() -> Derivation:
+    return parse(source_text())
+
+
+# --- the toy setup of the figures -----------------------------------------------------------------
+
+#: The figures' toy setup, as the text states it: a 32B-class dense model at 4 bits (18 GB of weights,
+#: 6 GB of runtime overhead, 0.26 GB of KV per thousand tokens) on a 128 GB machine at 800 GB/s.
+TOY_CAPACITY_GB = 128.0
+TOY_BANDWIDTH_GB_PER_S = 800.0
+TOY_WEIGHTS_GB = 18.0
+TOY_OVERHEAD_GB = 6.0
+TOY_KV_GB_PER_1K = 0.26
+#: The read context follows the reservation at this fraction, the unread rest capped at 32k (the text's).
+TOY_READ_FRACTION = 0.9
+TOY_UNREAD_CAP = 32_000
+TOY_RESERVED = 4_000
+
+
+def read_following(reserved: int, fraction: float = TOY_READ_FRACTION, cap: int = TOY_UNREAD_CAP) -> int:
+    """L_read following L_alloc: the unread rest is (1 - fraction) of the reservation, at most ``cap``."""
+    return reserved - min(round((1.0 - fraction) * reserved), cap)
+
+
+@dataclass(frozen=True)
+class Toy:
+    """The figures' controls: reserved context, read fraction, model size, and a batch (None: maximize,
+    the largest batch that fits, which is what the memory-power bound takes)."""
+
+    reserved: int = TOY_RESERVED
+    fraction: float = TOY_READ_FRACTION
+    weights_gb: float = TOY_WEIGHTS_GB
+    batch: int | None = None
+
+    @property
+    def read(self) -> int:
+        return read_following(self.reserved, self.fraction)
+
+    @property
+    def hardware(self) -> Hardware:
+        return Hardware("toy", "toy machine", TOY_CAPACITY_GB * GB, TOY_BANDWIDTH_GB_PER_S * GB)
+
+    def model(self, *, private_reads: bool = True) -> ModelAdapter:
+        kv = KVShape(TOY_KV_GB_PER_1K * GB / 1000.0)
+        weights = Weights(embedding_bytes=0.0, always_on_bytes=self.weights_gb * GB)
+        return ModelAdapter("toy", "32B-class dense, 4-bit", weights, kv, kv if private_reads else KVShape())
+
+    def workload(self, batch: int | None = None) -> Workload:
+        return Workload(
+            overhead_bytes=TOY_OVERHEAD_GB * GB,
+            alloc_context_tokens=self.reserved,
+            read_context_tokens=self.read,
+            floor_tok_per_s=0.0,
+            forced_batch=batch,
+        )
+
+
+@dataclass(frozen=True)
+class Boards:
+    """The side-by-side boards' numbers at one batch: both accountings on the same machine."""
+
+    toy: Toy
+    batch: int
+    batch_mem: int
+    memory_power_tok_s: float | None
+    left_tok_s: float
+    right_tok_s: float
+    left_bytes: float
+    right_bytes: float
+    kv_alloc_bytes: float
+    kv_read_bytes: float
+
+
+def boards(toy: Toy) -> Boards:
+    """Memory-power accounting (weights only) against the KV-aware bound (weights plus every session's
+    read cells) at the same batch; in maximize mode the batch is b_mem."""
+    full = decode(toy.hardware, toy.model(), toy.workload())
+    batch_mem = full.batch_mem or 0
+    batch = toy.batch if toy.batch is not None else max(batch_mem, 1)
+    right = decode(toy.hardware, toy.model(), toy.workload(batch))
+    left = decode(toy.hardware, toy.model(private_reads=False), toy.workload(batch))
+    assert right.forced is not None and left.forced is not None
+    return Boards(
+        toy=toy,
+        batch=batch,
+        batch_mem=batch_mem,
+        memory_power_tok_s=full.memory_power_tok_per_s,
+        left_tok_s=left.forced.aggregate_tok_per_s,
+        right_tok_s=right.forced.aggregate_tok_per_s,
+        left_bytes=toy.weights_gb * GB,
+        right_bytes=toy.weights_gb * GB + batch * right.kv_read_bytes,
+        kv_alloc_bytes=right.kv_alloc_bytes,
+        kv_read_bytes=right.kv_read_bytes,
+    )
+
+
+# --- the worked examples --------------------------------------------------------------------------
+
+EXAMPLE_MACHINES = ("dgx-spark.toml", "apple-m5-max-128gb.toml")
+EXAMPLE_MODELS = ("qwen3.6-35b-a3b-nvfp4.toml", "gemma-4-26b-a4b-nvfp4.toml", "deepseek-v4-flash-q2.toml")
+#: Printed names of the text's tables for the example files.
+EXAMPLE_NAMES = {
+    "dgx-spark.toml": "DGX Spark",
+    "apple-m5-max-128gb.toml": "Apple M5 Max 128GB",
+    "qwen3.6-35b-a3b-nvfp4.toml": "Qwen3.6-35B-A3B",
+    "gemma-4-26b-a4b-nvfp4.toml": "Gemma 4 26B-A4B-it",
+    "deepseek-v4-flash-q2.toml": "DeepSeek V4 Flash (Q2)",
+}
+FORCED_BATCHES = (1, 4, 8, 16, 32, 64)
+
+
+def examples_dir() -> Path:
+    """The worked examples' files as the package ships them (web/examples: byte-identical copies of the
+    repository's examples/, which a test checks, so an installed site has them too)."""
+    return Path(str(resources.files("servebound.web").joinpath("examples")))
+
+
+@functools.cache
+def example_machine(name: str) -> Hardware:
+    return resolve_hardware(str(examples_dir() / name))
+
+
+@functools.cache
+def example_model(name: str) -> ModelAdapter:
+    return resolve_model(str(examples_dir() / name))
+
+
+def example_result(machine: str, model: str, batch: int | None = None) -> DecodeResult:
+    """The derivation's defaults: L_alloc 100,000, L_read 32,000, r* 20, O 8 GB, rho 1."""
+    return decode(example_machine(machine), example_model(model), Workload(forced_batch=batch))
+
+
+def fmt_tok(value: float | None) -> str:
+    return "n/a" if value is None else f"{round(value):,} tok/s"
+
+
+def fmt_k(value: float | None) -> str:
+    return "n/a" if value is None else f"{value / 1000:.1f}k tok/s"
+
+
+def machines_table() -> tuple[tuple[str, ...], ...]:
+    """The text's "Two machines" table, computed: C, R and D = C R."""
+    rows: list[tuple[str, ...]] = [("Hardware", "$C$", "$R$", r"$D = CR$")]
+    for m in EXAMPLE_MACHINES:
+        hw = example_machine(m)
+        rows.append(
+            (
+                EXAMPLE_NAMES[m],
+                f"{hw.memory_bytes / GB:,.0f} GB",
+                f"{hw.bandwidth_bytes_per_s / GB:,.0f} GB/s",
+                f"{hw.memory_power_bytes2_per_s / GB**2:,.0f} " + r"$\mathrm{GB}^2/\mathrm{s}$",
+            )
+        )
+    return tuple(rows)
+
+
+def results_table() -> tuple[tuple[str, ...], ...]:
+    """The text's "Results" table, computed for both machines and all three models."""
+    rows: list[tuple[str, ...]] = [
+        (
+            "Hardware",
+            "Model",
+            "Single-session estimate",
+            r"$b^\star$",
+            "KV-aware aggregate estimate",
+            "Memory-power estimate",
+        )
+    ]
+    for machine in EXAMPLE_MACHINES:
+        for model in EXAMPLE_MODELS:
+            r = example_result(machine, model)
+            rows.append(
+                (
+                    EXAMPLE_NAMES[machine],
+                    EXAMPLE_NAMES[model],
+                    fmt_tok(r.single_session_tok_per_s),
+                    "n/a" if r.batch_star is None else f"{r.batch_star:,}",
+                    fmt_tok(r.aggregate_tok_per_s),
+                    fmt_k(r.memory_power_tok_per_s),
+                )
+            )
+    return tuple(rows)
+
+
+def forced_table() -> tuple[tuple[str, ...], ...]:
+    """Forced concurrency: each model on each machine at fixed batches, with whether the batch fits
+    and clears the floor."""
+    rows: list[tuple[str, ...]] = [
+        ("Hardware", "Model", "Batch $b$", "Aggregate", "Per session", "Clears $r_\\star$", "Fits")
+    ]
+    for machine in EXAMPLE_MACHINES:
+        for model in EXAMPLE_MODELS:
+            for b in FORCED_BATCHES:
+                f = example_result(machine, model, b).forced
+                assert f is not None
+                rows.append(
+                    (
+                        EXAMPLE_NAMES[machine],
+                        EXAMPLE_NAMES[model],
+                        f"{b:,}",
+                        fmt_tok(f.aggregate_tok_per_s),
+                        f"{f.per_session_tok_per_s:,.1f} tok/s",
+                        "yes" if f.clears_floor else "no",
+                        "yes" if f.fits_memory else "no",
+                    )
+                )
+    return tuple(rows)
+
+
+def sanity_check() -> tuple[float, float, float]:
+    """Gemma at concurrency 16 on DGX Spark: the KV-aware aggregate and the reported run's share of it
+    (16 x 16 and 16 x 18 tok/s), against the aggregate rounded to whole tok/s as the text divides."""
+    f = example_result("dgx-spark.toml", "gemma-4-26b-a4b-nvfp4.toml", 16).forced
+    assert f is not None
+    shown = round(f.aggregate_tok_per_s)
+    return f.aggregate_tok_per_s, 256 / shown, 288 / shown
+
+
+#: Printed tables replaced by their live counterparts: the first cell of the printed header row.
+LIVE_TABLES = {"Hardware\t$C$": machines_table, "Hardware\tModel": results_table}
+
+
+def live_table_for(block: Block) -> tuple[tuple[str, ...], ...] | None:
+    if block.kind != "table" or not block.rows:
+        return None
+    head = "\t".join(block.rows[0][:2])
+    for key, make in LIVE_TABLES.items():
+        if head == key:
+            return make()
+    return None
+
+
+def printed_tables() -> Iterator[tuple[Block, tuple[tuple[str, ...], ...]]]:
+    """Each printed worked-example table with its live counterpart (for the tests and the page)."""
+    for block in derivation().blocks:
+        live = live_table_for(block)
+        if live is not None:
+            yield block, live
+
+
+# --- rendering helpers ------------------------------------------------------------------------------
+
+
+def inline_math(text: str) -> Markup:
+    """A line of the text with ``$...$`` turned into inline MathML and everything else escaped."""
+    from servebound.web.mathml import mathml_trusted
+
+    parts = re.split(r"(\$[^$]+\$)", text)
+    out = []
+    for part in parts:
+        if len(part) > 2 and part.startswith("$") and part.endswith("$"):
+            out.append(mathml_trusted(part[1:-1]))
+        else:
+            out.append(str(escape(part)))
+    return Markup("".join(out))
+
+
+def toy_with(**changes: object) -> Toy:
+    return replace(Toy(), **changes)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class ReservationSweep:
+    """Over reservations (maximize mode): sessions that fit, the memory-power bound, and the KV-aware
+    aggregate at that same batch with the read context following the reservation. Closed forms over
+    numpy arrays: b_mem = floor((C - W - O) / K_alloc(L)), T_mp = R (C - W - O) / (K_alloc W) and
+    T(b_mem) = R / (W / b_mem + K_read(L_read)), the toy's dense, full-attention adapter."""
+
+    reserved: NDArray[np.float64]
+    read: NDArray[np.float64]
+    batch_mem: NDArray[np.float64]
+    memory_power_tok_s: NDArray[np.float64]
+    kv_aware_tok_s: NDArray[np.float64]
+
+
+def reservation_sweep(
+    toy: Toy, reserved: NDArray[np.float64], weights_gb: NDArray[np.float64] | None = None
+) -> ReservationSweep:
+    """The sweep over reservations (and, when given, model sizes: the arrays broadcast)."""
+    per_token = TOY_KV_GB_PER_1K * GB / 1000.0
+    capacity, bandwidth = TOY_CAPACITY_GB * GB, TOY_BANDWIDTH_GB_PER_S * GB
+    weights = (toy.weights_gb if weights_gb is None else weights_gb) * GB
+    reserved = np.broadcast_to(reserved, np.broadcast_shapes(np.shape(reserved), np.shape(weights)))
+    margin = capacity - weights - TOY_OVERHEAD_GB * GB
+    unread = np.minimum(np.rint((1.0 - toy.fraction) * reserved), TOY_UNREAD_CAP)
+    read = reserved - unread
+    kv_alloc = per_token * reserved
+    batch_mem = np.floor(np.maximum(margin, 0.0) / kv_alloc)
+    memory_power = bandwidth * margin / (kv_alloc * weights)
+    with np.errstate(divide="ignore"):
+        kv_aware = np.where(batch_mem >= 1, bandwidth / (weights / batch_mem + per_token * read), np.nan)
+    return ReservationSweep(
+        reserved, read, batch_mem, np.where(batch_mem >= 1, memory_power, np.nan), kv_aware
+    )
+
+
+# --- the toy's controls (query parameters of /derivation) -----------------------------------------
+
+TOY_LIMITS = {
+    "reserved": (1, 1_000_000),
+    "fraction": (0.0, 1.0),
+    "weights_gb": (0.1, TOY_CAPACITY_GB),
+    "batch": (1, 100_000),
+}
+
+
+def toy_from_query(params: dict[str, str]) -> Toy:
+    """The figures' controls from a query; a bad value is an InputError naming the field."""
+    from servebound.errors import InputError
+
+    toy = Toy()
+    changes: dict[str, float | int | None] = {}
+    for name, (lo, hi) in TOY_LIMITS.items():
+        raw = params.get(name)
+        if raw is None or raw == "":
+            continue
+        try:
+            value: float | int = int(raw) if name in ("reserved", "batch") else float(raw)
+        except ValueError:
+            raise InputError(name, f"must be a number, got {raw!r}") from None
+        if not (lo <= value <= hi):
+            raise InputError(name, f"must be between {lo:g} and {hi:g}, got {value:g}")
+        changes[name] = value
+    if params.get("maximize") in ("1", "true", "on"):
+        changes["batch"] = None
+    return replace(toy, **changes)  # type: ignore[arg-type]
+
+
+def toy_query(toy: Toy) -> dict[str, str]:
+    out = {
+        "reserved": str(toy.reserved),
+        "fraction": f"{toy.fraction:g}",
+        "weights_gb": f"{toy.weights_gb:g}",
+    }
+    if toy.batch is not None:
+        out["batch"] = str(toy.batch)
+    return out
+
+
+# --- the page: HTML body and markdown mirror --------------------------------------------------------
+
+
+def _table_html(rows: tuple[tuple[str, ...], ...], css: str = "") -> str:
+    head, *body = rows
+    cls = f' class="{css}"' if css else ""
+    out = [f"<table{cls}><thead><tr>"]
+    out += [f"<th>{inline_math(c)}</th>" for c in head]
+    out.append("</tr></thead><tbody>")
+    for row in body:
+        out.append("<tr>" + "".join(f"<td>{inline_math(c)}</td>" for c in row) + "</tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def _table_md(rows: tuple[tuple[str, ...], ...]) -> str:
+    head, *body = rows
+    lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    lines += ["| " + " | ".join(r) + " |" for r in body]
+    return "\n".join(lines)
+
+
+def _controls_html(toy: Toy) -> str:
+    batch = "" if toy.batch is None else str(toy.batch)
+    checked = " checked" if toy.batch is None else ""
+    return (
+        '<form class="toy-controls" method="get" action="/derivation#fig-boards">'
+        "<details><summary>Advanced: the toy's controls</summary>"
+        f'<label>reserved context <input type="number" name="reserved" min="1" max="1000000" value="{toy.reserved}"></label> '
+        f'<label>read fraction <input type="number" name="fraction" min="0" max="1" step="0.05" value="{toy.fraction:g}"></label> '
+        f'<label>weights (GB) <input type="number" name="weights_gb" min="0.1" max="128" step="0.5" value="{toy.weights_gb:g}"></label> '
+        f'<label>batch <input type="number" name="batch" min="1" max="100000" value="{batch}"></label> '
+        f'<label><input type="checkbox" name="maximize" value="1"{checked}> maximize batch</label> '
+        '<button type="submit">Redraw</button></details></form>'
+    )
+
+
+def figures_for(toy: Toy) -> dict[str, Markup]:
+    from servebound.web import derivation_figures as f
+
+    return {
+        "feasibility": f.feasibility_svg(),
+        "boards": f.boards_svg(boards(toy)),
+        "read_context": f.read_context_chart(toy),
+        "model_size": f.model_size_chart(toy),
+        "containers": f.reservation_chart(toy),
+    }
+
+
+#: Where figures and live tables go: after the block whose text starts with the key.
+_AFTER_PARAGRAPH = {
+    "Each decode iteration must move every byte": ("boards",),
+    "The sliders show the two context lengths": ("read_context", "model_size"),
+    "The full memory-power bound goes one step further": ("containers",),
+}
+
+
+def _figure_html(name: str, svg: Markup, toy: Toy) -> str:
+    extra = _controls_html(toy) if name == "boards" else ""
+    return f'<figure class="derivation-figure" id="figure-{name}">{svg}{extra}</figure>'
+
+
+def _boards_text(b: Boards) -> str:
+    mp = "undefined" if b.memory_power_tok_s is None else f"{b.memory_power_tok_s:,.0f} tok/s"
+    return (
+        f"Figure (the two boards, toy setup, reserved {b.toy.reserved:,} tokens, read {b.toy.read:,}, batch "
+        f"{b.batch:,}): memory-power accounting {b.left_tok_s:,.0f} tok/s ({b.left_bytes / GB:,.1f} GB per "
+        f"iteration), KV-aware {b.right_tok_s:,.0f} tok/s ({b.right_bytes / GB:,.1f} GB per iteration); "
+        f"memory-power bound at b_mem = {b.batch_mem:,}: {mp}."
+    )
+
+
+def _after(block: Block) -> tuple[str, ...]:
+    if block.kind == "eq" and block.number == derivation().equation("feasible_rectangle"):
+        return ("feasibility",)
+    if block.kind != "p":
+        return ()
+    for start, names in _AFTER_PARAGRAPH.items():
+        if block.text.startswith(start):
+            return names
+    return ()
+
+
+def _is_forced_paragraph(block: Block) -> bool:
+    return block.kind == "p" and block.text.startswith("What if concurrency is fixed by policy")
+
+
+def _is_sanity_paragraph(block: Block) -> bool:
+    return block.kind == "p" and block.text.startswith("A reported but unverified DGX Spark run")
+
+
+def _sanity_text() -> str:
+    agg, lo, hi = sanity_check()
+    return (
+        f"Computed from the shipped example files: the KV-aware aggregate for Gemma at batch 16 on DGX Spark is "
+        f"{agg:,.1f} tok/s ({round(agg):,} shown), so the reported run reaches {lo:.0%} to {hi:.0%} of it."
+    )
+
+
+def render_html(toy: Toy | None = None) -> Markup:
+    """The derivation's body as HTML: headings with anchors, MathML, numbered formulas, live tables and
+    figures."""
+    from servebound.web.mathml import mathml_trusted
+
+    toy = toy or Toy()
+    figs = figures_for(toy)
+    out: list[str] = []
+    for block in derivation().blocks:
+        if block.kind == "h1":
+            continue
+        if block.kind in ("h2", "h3"):
+            out.append(f'<{block.kind} id="{block.anchor}">{escape(block.text)}</{block.kind}>')
+        elif block.kind == "p":
+            out.append(f"<p>{inline_math(block.text)}</p>")
+        elif block.kind == "eq":
+            out.append(
+                f'<div class="eq" id="{block.anchor}">{mathml_trusted(block.text, block=True)}'
+                f'<a class="eqno" href="#{block.anchor}">({block.number})</a></div>'
+            )
+        elif block.kind == "table":
+            live = live_table_for(block)
+            if live is not None:
+                out.append(_table_html(live, "live"))
+                out.append(
+                    '<p class="note">Computed live from the shipped example files (examples/); the printed '
+                    "text's rows are reproduced exactly.</p>"
+                )
+            else:
+                out.append(_table_html(block.rows))
+        elif block.kind in ("ul", "ol"):
+            out.append(f"<{block.kind}>" + "".join(f"<li>{inline_math(i)}</li>" for i in block.items))
+            out.append(f"</{block.kind}>")
+        for name in _after(block):
+            out.append(_figure_html(name, figs[name], toy))
+        if _is_forced_paragraph(block):
+            out.append(_table_html(forced_table(), "live forced"))
+        if _is_sanity_paragraph(block):
+            out.append(f'<p class="note live" id="sanity-live">{escape(_sanity_text())}</p>')
+    return Markup("".join(out))
+
+
+def render_markdown(toy: Toy | None = None) -> str:
+    """The markdown mirror: the same text, TeX kept, formulas tagged with their numbers, live tables."""
+    toy = toy or Toy()
+    out: list[str] = []
+    for block in derivation().blocks:
+        if block.kind == "h1":
+            continue
+        if block.kind == "h2":
+            out.append(f"## {block.text}")
+        elif block.kind == "h3":
+            out.append(f"### {block.text}")
+        elif block.kind == "p":
+            out.append(block.text)
+        elif block.kind == "eq":
+            out.append(f"$$ {block.text} \\tag{{{block.number}}} $$")
+        elif block.kind == "table":
+            live = live_table_for(block)
+            out.append(_table_md(live if live is not None else block.rows))
+        elif block.kind == "ul":
+            out.append("\n".join(f"- {i}" for i in block.items))
+        elif block.kind == "ol":
+            out.append("\n".join(f"{n}. {i}" for n, i in enumerate(block.items, 1)))
+        for name in _after(block):
+            if name == "boards":
+                out.append(_boards_text(boards(toy)))
+            else:
+                out.append(f"(Figure: {name.replace('_', ' ')}, drawn on the HTML page.)")
+        if _is_forced_paragraph(block):
+            out.append(_table_md(forced_table()))
+        if _is_sanity_paragraph(block):
+            out.append(_sanity_text())
+    return "\n\n".join(out) + "\n"

@@ -1,0 +1,109 @@
+"""The derivation page's content: the text parsed, formulas numbered, worked examples live, toy figures."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from servebound.core.decode import decode
+from servebound.errors import InputError
+from servebound.web import derivation as dv
+from servebound.web import derivation_figures as figs
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_every_printed_worked_example_cell_is_reproduced_live() -> None:
+    pairs = list(dv.printed_tables())
+    assert len(pairs) == 2  # "Two machines" and "Results"
+    for printed, live in pairs:
+        assert live[0] == printed.rows[0]
+        printed_rows = set(printed.rows[1:])
+        assert printed_rows <= set(live[1:]), sorted(printed_rows - set(live[1:]))
+    results = dict(pairs)
+    machines = {row[0] for row in next(v for k, v in results.items() if k.rows[0][1] == "Model")[1:]}
+    assert machines == {"DGX Spark", "Apple M5 Max 128GB"}  # both machines, all three models
+
+
+def test_sanity_check_is_the_texts() -> None:
+    agg, lo, hi = dv.sanity_check()
+    assert round(agg) == 333 and round(lo * 100) == 77 and round(hi * 100) == 86
+
+
+def test_forced_table_marks_fit_and_floor() -> None:
+    rows = dv.forced_table()[1:]
+    assert len(rows) == 2 * 3 * len(dv.FORCED_BATCHES)
+    gemma16 = next(r for r in rows if r[0] == "DGX Spark" and r[1].startswith("Gemma") and r[2] == "16")
+    assert gemma16[3] == "333 tok/s" and gemma16[5] == "yes" and gemma16[6] == "yes"
+    assert any(r[5] == "no" for r in rows)  # pushing past b* costs the floor somewhere
+
+
+def test_toy_figures_at_the_texts_numbers() -> None:
+    b = dv.boards(dv.Toy())
+    assert b.batch_mem == 100 and b.batch == 100
+    assert b.memory_power_tok_s is not None and round(b.memory_power_tok_s) == 4444
+    assert round(b.left_tok_s) == 4444  # memory-power accounting at b_mem is the bound itself
+    assert b.right_tok_s < b.left_tok_s
+    one_k = dv.boards(dv.Toy(reserved=1000))
+    assert one_k.memory_power_tok_s is not None and round(one_k.memory_power_tok_s) == 17778
+    svg = figs.boards_svg(b)
+    assert "4,444 tok/s" in svg and "b_mem = 100" in svg
+    assert "17,778 tok/s" in figs.boards_svg(one_k)
+    assert dv.Toy().read == 3600 and dv.read_following(1_000_000) == 968_000  # 90 %, rest capped at 32k
+
+
+def test_boards_show_containers_that_stop_fitting() -> None:
+    b = dv.boards(dv.Toy(batch=150))
+    assert b.batch == 150 and b.batch_mem == 100
+    assert "50 sessions do not fit" in figs.boards_svg(b)
+
+
+def test_sweeps_equal_the_core() -> None:
+    toy = dv.Toy()
+    reserved = np.asarray([1000.0, 4000.0, 32_000.0, 150_000.0])
+    sweep = dv.reservation_sweep(toy, reserved)
+    for i, r in enumerate(reserved):
+        t = replace(toy, reserved=int(r))
+        full = decode(t.hardware, t.model(), t.workload())
+        assert sweep.batch_mem[i] == full.batch_mem
+        assert sweep.memory_power_tok_s[i] == pytest.approx(full.memory_power_tok_per_s, rel=1e-12)
+        forced = decode(t.hardware, t.model(), t.workload(full.batch_mem)).forced
+        assert forced is not None
+        assert sweep.kv_aware_tok_s[i] == pytest.approx(forced.aggregate_tok_per_s, rel=1e-12)
+
+
+def test_formulas_numbered_and_keys_resolve() -> None:
+    d = dv.derivation()
+    numbers = [b.number for b in d.blocks if b.kind == "eq"]
+    assert numbers == list(range(1, len(numbers) + 1)) and len(numbers) >= 80
+    assert set(d.equations) == set(dv.EQUATION_KEYS)
+    headings = [b.text for b in d.blocks if b.kind == "h2"]
+    assert headings == list(dv.SECTIONS)
+    html = dv.render_html()
+    assert html.count('class="eqno"') == len(numbers)
+    assert "<math" in html and "$$" not in html
+    for name in ("fig-feasibility", "fig-boards", "fig-read-context", "fig-model-size", "fig-containers"):
+        assert f'id="{name}"' in html, name
+    md = dv.render_markdown()
+    assert (
+        "\\tag{1}" in md
+        and "| DGX Spark | Qwen3.6-35B-A3B | 149 tok/s | 17 | 346 tok/s | 18.2k tok/s |" in md
+    )
+
+
+def test_shipped_examples_are_the_repositorys() -> None:
+    for path in dv.examples_dir().iterdir():
+        assert path.read_bytes() == (ROOT / "examples" / path.name).read_bytes(), path.name
+
+
+def test_toy_query_is_validated() -> None:
+    assert dv.toy_from_query({"reserved": "1000", "maximize": "1"}) == dv.Toy(reserved=1000)
+    assert dv.toy_from_query({"batch": "20"}).batch == 20
+    with pytest.raises(InputError) as err:
+        dv.toy_from_query({"fraction": "2"})
+    assert err.value.field == "fraction"
+    with pytest.raises(InputError):
+        dv.toy_from_query({"reserved": "many"})
