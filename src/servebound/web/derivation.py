@@ -416,17 +416,13 @@ def inline_math(text: str) -> Markup:
     from servebound.web.mathml import mathml_trusted
 
     parts = re.split(r"(\$[^$]+\$)", text)
-    out = []
+    out: list[str] = []
     for part in parts:
         if len(part) > 2 and part.startswith("$") and part.endswith("$"):
-            out.append(mathml_trusted(part[1:-1]))
+            out.append(str(mathml_trusted(part[1:-1])))
         else:
             out.append(str(escape(part)))
     return Markup("".join(out))
-
-
-def toy_with(**changes: object) -> Toy:
-    return replace(Toy(), **changes)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
