@@ -53,9 +53,10 @@ def fetch(url: str) -> str:
 
 def test_report_and_progress(exported: tuple[Path, object, list[tuple[int, int, str]]]) -> None:
     out, report, calls = exported
-    # 7 fixed pages (home, methodology, license, validation, economics, the two indexes) + 5 hardware
+    # 8 fixed pages (home, methodology, derivation, license, validation, economics, the two indexes)
+    # + 5 hardware
     # + 3 models + 5 x 3 pairs (the example files are native profiles; no reported run names them)
-    assert report.pages == 7 + 5 + 3 + 15  # type: ignore[attr-defined]
+    assert report.pages == 8 + 5 + 3 + 15  # type: ignore[attr-defined]
     assert report.pairs == 15  # type: ignore[attr-defined]
     assert [c[0] for c in calls] == list(range(1, report.pages + 1))  # type: ignore[attr-defined]
     assert all(c[1] == report.pages for c in calls)  # type: ignore[attr-defined]

@@ -62,6 +62,12 @@ def documents(site: SiteData, max_pairs: int | None = None) -> list[Document]:
     docs = [
         Document("/", "servebound: how fast can this machine serve this model?", "Start here"),
         Document("/methodology", "Methodology: how servebound computes its ceilings", "Start here"),
+        Document(
+            "/derivation",
+            "The roofline derivation",
+            "Start here",
+            "every formula numbered, worked examples live, figures",
+        ),
         Document("/license", "License (CC BY 4.0)", "Start here"),
         Document(
             "/validation",
@@ -101,6 +107,7 @@ def iter_pages(renderer: Renderer, site: SiteData, max_pairs: int | None = None)
     """Every indexed page, rendered, in the order of :func:`documents`."""
     yield renderer.home()
     yield renderer.methodology()
+    yield renderer.derivation()
     yield renderer.license()
     yield renderer.validation_page()
     yield renderer.economics_page()
@@ -124,6 +131,7 @@ def iter_markdown(renderer: Renderer, site: SiteData, max_pairs: int | None = No
     """
     yield renderer.home().markdown
     yield renderer.methodology().markdown
+    yield renderer.derivation().markdown
     yield renderer.license().markdown
     yield renderer.validation_page().markdown
     yield renderer.economics_page().markdown

@@ -212,6 +212,16 @@ class ProseContext:
     sections: Sequence[tuple[str | None, Sequence[str], Sequence[str]]]
 
 
+@dataclass(frozen=True)
+class DerivationContext:
+    """The derivation: its table of contents, the HTML body and the markdown body (same blocks)."""
+
+    heading: str
+    toc: Sequence[tuple[str, str]]
+    body: Markup
+    markdown_body: str
+
+
 def _fields(*contexts: Any) -> dict[str, Any]:
     """A context's fields by name, unconverted (``dataclasses.asdict`` would copy nested records)."""
     return {f.name: getattr(c, f.name) for c in contexts for f in fields(c)}
@@ -533,6 +543,21 @@ class Renderer:
         title = "Methodology: how servebound computes its ceilings"
         desc = "The decode and prefill ceilings, the gates that bind them and the assumptions they rest on."
         return self._page("prose", "/methodology", title, desc, ProseContext(title, SECTIONS))
+
+    def derivation(self, toy: Any = None) -> Page:
+        """/derivation: the whole derivation, figures at the toy's controls (the text's defaults)."""
+        from servebound.web import derivation as dv
+
+        toy = toy or dv.Toy()
+        title = "The roofline derivation"
+        desc = (
+            "Memory power, the KV-aware decode bound, prefill, model adapters and worked examples, derived."
+        )
+        toc = [(b.anchor, b.text) for b in dv.derivation().blocks if b.kind == "h2"]
+        context = DerivationContext(title, toc, dv.render_html(toy), dv.render_markdown(toy))
+        query = dv.toy_query(toy) if toy != dv.Toy() else {}
+        path = "/derivation" + (f"?{urlencode(query)}" if query else "")
+        return self._page("derivation", path, title, desc, context)
 
     def license(self) -> Page:
         desc = f"The catalog content and pages are {LICENSE_NAME}; the code is Apache-2.0."

@@ -106,6 +106,17 @@ def methodology(request: Request, web: Web) -> Response:
     return page_response(web.cache.get("/methodology", web.renderer.methodology), _is_md(request))
 
 
+@router.get("/derivation")
+@router.get("/derivation.md")
+def derivation_page(request: Request, web: Web) -> Response:
+    from servebound.web.derivation import Toy, toy_from_query
+
+    toy = toy_from_query(dict(request.query_params))
+    if toy == Toy():
+        return page_response(web.cache.get("/derivation", web.renderer.derivation), _is_md(request))
+    return page_response(web.renderer.derivation(toy), _is_md(request))
+
+
 @router.get("/validation")
 @router.get("/validation.md")
 def validation_page(request: Request, web: Web) -> Response:
