@@ -288,3 +288,76 @@ def test_static_copy_computes_in_the_browser(browser: Any, static_site: str, ser
     page.wait_for_url("**/pair/nvidia-b200/hostile/**")
     assert not errors, errors
     page.close()
+
+
+FRAME_CHECK = """() => {
+  const out = [];
+  document.querySelectorAll('svg.chart').forEach(svg => {
+    const frame = svg.getBoundingClientRect();
+    svg.querySelectorAll('g.legend, text').forEach(node => {
+      const r = node.getBoundingClientRect();
+      if (r.width === 0 && r.height === 0) return;
+      if (r.left < frame.left - 0.5 || r.right > frame.right + 0.5 || r.top < frame.top - 0.5 || r.bottom > frame.bottom + 0.5)
+        out.push(svg.id + ': ' + (node.textContent || '').slice(0, 60));
+    });
+  });
+  return out;
+}"""
+
+
+def test_every_legend_inside_its_frame_at_1300px(browser: Any, server: str, static_site: str) -> None:
+    """Each figure's legend and labels stay inside the figure's frame (the memory bar's "free" label
+    used to be cut off), on a pair page (served and static, redrawn by the script) and /derivation."""
+    page = browser.new_page(viewport={"width": 1300, "height": 1000})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    for url in (server + PAIR, server + "/derivation", server + "/derivation?reserved=1000&batch=150"):
+        page.goto(url)
+        charts = page.eval_on_selector_all("svg.chart", "nodes => nodes.length")
+        assert charts >= 4, url
+        assert page.evaluate(FRAME_CHECK) == [], url
+    page.goto(static_site + PAIR)
+    page.click("summary")
+    page.locator('input[name="overhead_gb"]').fill("2")
+    page.wait_for_function("document.body.dataset.computed === 'browser'")
+    assert page.locator("#fig-memory g.legend").count() == 4
+    assert page.evaluate(FRAME_CHECK) == []
+    page.screenshot(path=str(SCREENSHOT_DIR / "pair-1300.png"), full_page=True)
+    assert not errors, errors
+    page.close()
+
+
+def test_static_copy_computes_speculation_and_the_context_figure(
+    browser: Any, static_site: str, server: str
+) -> None:
+    import httpx
+
+    page = browser.new_page(viewport={"width": 1300, "height": 1000})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(static_site + PAIR)
+    context_before = page.get_attribute("#fig-context polyline.series", "points")
+    page.click("summary")
+    page.locator('input[name="draft"]').fill("qwen3.6-35b-a3b-example")
+    page.locator('input[name="draft_tokens"]').fill("3")
+    page.locator('input[name="acceptance"]').fill("0.8")
+    page.locator('input[name="floor"]').fill("5")
+    page.wait_for_function("document.body.dataset.computed === 'browser'")
+    page.wait_for_timeout(300)
+    api = httpx.get(
+        f"{server}/api/decode",
+        params={
+            "hardware": "dgx-spark-example",
+            "model": "laguna-s-2.1-nvfp4-example",
+            "floor": 5,
+            "draft": "qwen3.6-35b-a3b-example",
+            "draft_tokens": 3,
+            "acceptance": 0.8,
+        },
+    ).json()
+    shown = numbers(page)
+    assert shown["single_session_tok_s"] == fmt_rate(api["single_session_tok_s"])
+    assert shown["aggregate_tok_s"] == fmt_rate(api["aggregate_tok_s"])
+    assert page.get_attribute("#fig-context polyline.series", "points") != context_before
+    assert not errors, errors
+    page.close()

@@ -67,7 +67,7 @@ def create_app(
     robots.txt, llms.txt and the sitemap (default: the request's own base URL).
     """
     site = _site_data(hardware, models)
-    renderer = Renderer(site, mode="server")
+    renderer = Renderer(site, mode="server", base_url=base_url)
     full = FullTextBuilder(
         lambda: site_export.iter_markdown(renderer, site), lambda: len(site_export.documents(site))
     )

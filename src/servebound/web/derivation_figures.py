@@ -81,9 +81,11 @@ def feasibility_svg(capacity_gb: float = TOY_CAPACITY_GB, bandwidth_gb_per_s: fl
         (capacity_gb * 0.3, bandwidth_gb_per_s * 1.3, "flux failure: r > R", "fail"),
     )
     for h, r, label, css in points:
+        right_side = X(h) > width - 200  # labels near the right edge run leftwards, inside the frame
+        tx, anchor = (X(h) - 8, "end") if right_side else (X(h) + 8, "start")
         out.append(
             f'<g class="point {css}"><circle cx="{X(h):.1f}" cy="{Y(r):.1f}" r="5"/>'
-            f'<text x="{X(h) + 8:.1f}" y="{Y(r) + 4:.1f}">{e(label)}</text>'
+            f'<text x="{tx:.1f}" y="{Y(r) + 4:.1f}" text-anchor="{anchor}">{e(label)}</text>'
             f"<title>workload h = {_num(h)} GB, r = {_num(r)} GB/s: {e(label)}</title></g>"
         )
     out.append("</svg>")

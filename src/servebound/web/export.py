@@ -172,7 +172,7 @@ def build_site(
     start = time.perf_counter()
     site = site or default_site_data()
     exported = set(pairs(site, max_pairs))
-    renderer = Renderer(site, mode="static", exported=lambda h, m: (h, m) in exported)
+    renderer = Renderer(site, mode="static", exported=lambda h, m: (h, m) in exported, base_url=base_url)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     docs = documents(site, max_pairs)
@@ -191,7 +191,7 @@ def build_site(
         pages.append(page)
         if progress is not None:
             progress(i, total, page.path)
-    write(out_dir / "llms.txt", llms_txt(docs, base_url))
+    write(out_dir / "llms.txt", llms_txt(docs, base_url, renderer.date))
     write(out_dir / "llms-full.txt", llms_full_txt((p.markdown for p in pages), base_url))
     write(out_dir / "robots.txt", robots_txt(base_url))
     write(out_dir / "sitemap.xml", sitemap_xml([d.path for d in docs], base_url))

@@ -12,6 +12,7 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from markupsafe import Markup, escape
@@ -19,10 +20,12 @@ from markupsafe import Markup, escape
 from servebound.core.decode import curve
 from servebound.core.prefill import prefill_curve
 from servebound.core.workload import MAX_BATCH
-from servebound.report import fmt_gb
+from servebound.report import fmt_gb, fmt_rate
 from servebound.web.site import GB, Pair
 
 WIDTH, HEIGHT = 640, 300
+#: A generous width per legend character at the charts' 11 px font (wrapping decisions only).
+LEGEND_CHAR_PX = 7.0
 LEFT, RIGHT, TOP, BOTTOM = 70, 20, 18, 46
 
 
@@ -361,7 +364,7 @@ def memory_bar(pair: Pair) -> Markup:
     parts, _ = memory_parts(pair)
     capacity = pair.decode_result.hardware.memory_bytes
     total = max(capacity, sum(p.bytes for p in parts))
-    width, height, left = 640, 84, 4
+    width, height, left = 640, 100, 4
     usable = width - 2 * left
     e = escape
     out = [
@@ -382,14 +385,17 @@ def memory_bar(pair: Pair) -> Markup:
     out.append(
         f'<line class="cap" x1="{cap_x:.1f}" x2="{cap_x:.1f}" y1="2" y2="44"><title>capacity C</title></line>'
     )
-    lx = float(left)
+    lx, ly = float(left), 56.0
     for p in parts:
         label = f"{p.name} {p.bytes / GB:,.1f} GB"
+        span = 14 + LEGEND_CHAR_PX * len(label)
+        if lx > left and lx + span > width - left:  # wrap: every legend entry stays inside the frame
+            lx, ly = float(left), ly + 18
         out.append(
-            f'<rect class="seg {e(p.css)}" x="{lx:.1f}" y="56" width="10" height="10"/>'
-            f'<text x="{lx + 14:.1f}" y="65">{e(label)}</text>'
+            f'<g class="legend"><rect class="seg {e(p.css)}" x="{lx:.1f}" y="{ly:.0f}" width="10" height="10"/>'
+            f'<text x="{lx + 14:.1f}" y="{ly + 9:.0f}">{e(label)}</text></g>'
         )
-        lx += 14 + 6.4 * len(label) + 12
+        lx += span + 12
     out.append("</svg>")
     return Markup("".join(out))
 
@@ -466,3 +472,62 @@ def efficiency_strip(chart_id: str, title: str, rows: Sequence[tuple[str, Sequen
     )
     out.append("</svg>")
     return Markup("".join(out))
+
+
+# --------------------------------------------------------------------------------------------------
+# Decode against read context (decode --range)
+# --------------------------------------------------------------------------------------------------
+
+
+def context_figure(pair: Pair) -> dict[str, Any]:
+    """The pair page's context-range chart (fig_context, context_top, context_note): the single-session
+    ceiling and the aggregate at b* over read contexts 1..the model's limit (log axis; the value at an
+    empty context goes in the caption), from servebound.core.decode_range."""
+    from servebound.core.decode_range import decode_context_range
+
+    result = pair.decode_result
+    rng = decode_context_range(result.hardware, result.model, result.workload)
+    empty: dict[str, Any] = {"fig_context": None, "context_top": None, "context_note": ""}
+    if rng.curve is None or rng.max_read_context_tokens is None or rng.at_shortest is None:
+        return empty
+    c = rng.curve
+    keep = c.read_context_tokens >= 1
+    xs = c.read_context_tokens[keep].astype(float).tolist()
+    if len(xs) < 2:
+        return empty
+    series = [Series("one session", xs, c.single_session_tok_per_s[keep].tolist(), "per", "tok/s")]
+    agg = c.aggregate_tok_per_s[keep]
+    if np.any(np.isfinite(agg)):
+        series.append(Series("aggregate at b*", xs, agg.tolist(), "agg", "tok/s"))
+    marks = [
+        Mark(
+            float(pair.workload.read_context_tokens),
+            f"L_read {pair.workload.read_context_tokens:,}",
+            "forced",
+        )
+    ]
+    edge = rng.floor_read_context_tokens
+    if edge is not None and edge < rng.max_read_context_tokens:
+        marks.append(Mark(float(max(edge, 1)), f"floor holds up to {edge:,}", "floor"))
+    chart = Chart(
+        id="fig-context",
+        title="Decode ceilings against read context (depth)",
+        x_label="read context L_read (tokens)",
+        y_label="tok/s",
+        series=tuple(series),
+        x_log=True,
+        y_log=True,
+        x_marks=tuple(marks),
+        x_unit="tokens",
+    )
+    s = rng.at_shortest
+    note = f"one session {fmt_rate(s.single_session_tok_per_s)}" + (
+        f", aggregate {fmt_rate(s.aggregate_tok_per_s)} at b* = {s.batch_star:,}"
+        if s.aggregate_tok_per_s is not None and s.batch_star is not None
+        else ""
+    )
+    return {
+        "fig_context": render_chart(chart),
+        "context_top": rng.max_read_context_tokens,
+        "context_note": note,
+    }

@@ -53,8 +53,9 @@ class Document:
     description: str = ""
 
 
-def llms_txt(documents: Iterable[Document], base_url: str) -> str:
-    """The llmstxt.org index: a title, a summary, then a link to every markdown mirror by section."""
+def llms_txt(documents: Iterable[Document], base_url: str, date: str) -> str:
+    """The llmstxt.org index: a title, a summary, then a link to every markdown mirror by section,
+    each entry with the date its page was computed."""
     docs = list(documents)
     lines = [
         f"# {SITE_NAME}",
@@ -72,7 +73,7 @@ def llms_txt(documents: Iterable[Document], base_url: str) -> str:
         lines += [f"## {group}", ""]
         for doc in items:
             note = f": {doc.description}" if doc.description else ""
-            lines.append(f"- [{_link_text(doc.title)}]({base_url}{mirror_path(doc.path)}){note}")
+            lines.append(f"- [{_link_text(doc.title)}]({base_url}{mirror_path(doc.path)}) ({date}){note}")
         lines.append("")
     return "\n".join(lines)
 
@@ -81,7 +82,9 @@ def _link_text(title: str) -> str:
     return title.replace("[", "(").replace("]", ")").replace("\n", " ")
 
 
-DELIMITER = "\n\n=====  =====  =====\n\n"
+#: The line between documents in llms-full.txt, announced word for word in its header.
+DELIMITER_LINE = "=====  =====  ====="
+DELIMITER = f"\n\n{DELIMITER_LINE}\n\n"
 
 
 def llms_full_header(base_url: str) -> str:
@@ -91,8 +94,9 @@ def llms_full_header(base_url: str) -> str:
         f"License: {LICENSE_NAME} ({LICENSE_URL}). Share and adapt, including for training, with attribution "
         f"to {SITE_NAME}.\n"
         f"Base URL: {base_url}\n"
-        "Each document below starts with a frontmatter block (title, url, license) and ends at a line of "
-        "five equals signs.\n"
+        "Each document below starts with a frontmatter block between two `---` lines (title, url, canonical "
+        f"URL, date, description, license, attribution); documents are separated by the line "
+        f"`{DELIMITER_LINE}`.\n"
     )
 
 
@@ -104,7 +108,12 @@ def llms_full_body(markdowns: Iterable[str]) -> str:
 
 def llms_full_txt(markdowns: Iterable[str], base_url: str) -> str:
     """The whole site as one text file: a header, then each page's markdown mirror."""
-    return llms_full_header(base_url) + llms_full_body(markdowns)
+    return llms_full_header(base_url) + absolute_canonicals(llms_full_body(markdowns), base_url)
+
+
+def absolute_canonicals(text: str, base_url: str) -> str:
+    """Frontmatter ``canonical:`` lines made absolute (pages rendered without a base URL carry the path)."""
+    return text.replace("\ncanonical: /", f"\ncanonical: {base_url}/")
 
 
 def robots_txt(base_url: str) -> str:

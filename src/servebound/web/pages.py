@@ -68,6 +68,7 @@ from servebound.web.text import (
     md_url,
     mirror_path,
     pair_path,
+    site_date,
 )
 from servebound.web.work import Work, decode_work, prefill_work
 
@@ -177,6 +178,8 @@ class PairContext:
     runs: Sequence[RunDisplay]
     figure_points: Sequence[tuple[str, str, str]]
     cost: CostView
+    #: Derivation formula numbers by EQUATION_KEYS name (links into /derivation).
+    eq: dict[str, int]
 
 
 @dataclass(frozen=True)
@@ -192,6 +195,9 @@ class PairFigures:
     ranges: dict[str, int]
     pair_data: Markup
     cost_figures: Sequence[Markup]
+    fig_context: Markup | None
+    context_top: int | None
+    context_note: str
 
 
 @dataclass(frozen=True)
@@ -222,6 +228,12 @@ class DerivationContext:
     markdown_body: str
 
 
+def _equations() -> dict[str, int]:
+    from servebound.web.derivation import derivation
+
+    return dict(derivation().equations)
+
+
 def _fields(*contexts: Any) -> dict[str, Any]:
     """A context's fields by name, unconverted (``dataclasses.asdict`` would copy nested records)."""
     return {f.name: getattr(c, f.name) for c in contexts for f in fields(c)}
@@ -232,11 +244,19 @@ class Renderer:
     ``static``."""
 
     def __init__(
-        self, site: SiteData, *, mode: str = "server", exported: Callable[[str, str], bool] | None = None
+        self,
+        site: SiteData,
+        *,
+        mode: str = "server",
+        exported: Callable[[str, str], bool] | None = None,
+        base_url: str = "",
     ) -> None:
         self.site = site
         self.mode = mode
         self.exported = exported
+        #: Prefixes each page's canonical URL (rel="canonical", the mirrors' frontmatter) when given.
+        self.base_url = base_url.rstrip("/")
+        self.date = site_date()
         formats = dict(
             fmt_gb=fmt_gb, fmt_int=fmt_int, fmt_rate=fmt_rate, fmt_params=fmt_params, fmt_seconds=fmt_seconds
         )
@@ -268,6 +288,8 @@ class Renderer:
             "mirror": mirror_path(path),
             "mode": self.mode,
             "script": script,
+            "canonical": self.base_url + path,
+            "date": self.date,
         }
 
     def _html(self, template: str, path: str, title: str, description: str, **ctx: Any) -> str:
@@ -409,7 +431,7 @@ class Renderer:
         """A pair page's path, title, description and the context its HTML and its mirror share."""
         hw, m = pair.hardware, pair.model
         d, p = DecodeView.of(pair.decode), PrefillView.of(pair.prefill)
-        params = pair.query.params()
+        params = pair.path_params
         single = fmt_rate(d.single_session_tok_s)
         agg = fmt_rate(d.aggregate_tok_s)
         api_decode = "/api/decode?" + urlencode({"hardware": hw.id, "model": m.id, **api_params(pair.query)})
@@ -449,6 +471,7 @@ class Renderer:
             runs=self.run_displays(self.site.runs_for_pair(hw.id, m.id)),
             figure_points=figure_points(pair),
             cost=pair_cost(pair),
+            eq=_equations(),
         )
         title = f"{m.name} on {hw.name}"
         desc = f"{verdict}. One session {single}; useful aggregate {agg}."
@@ -479,6 +502,7 @@ class Renderer:
             ranges=ranges,
             pair_data=Markup(script_json(pair_data(pair))),
             cost_figures=render_cost_charts(pair, context.cost),
+            **figures.context_figure(pair),
         )
         html = self._html("pair.html", path, title, desc, script=True, **_fields(context, extra))
         return Page(path, title, desc, html, self._markdown("pair.md", path, title, desc, **_fields(context)))

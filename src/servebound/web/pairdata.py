@@ -171,6 +171,8 @@ class DecodeView:
     forced: ForcedView | None
     notes: tuple[str, ...]
     assumptions: Mapping[str, Any]
+    memory_power_tok_s: float | None = None
+    large_memory_limit_tok_s: float | None = None
 
     @classmethod
     def of(cls, d: Mapping[str, Any]) -> DecodeView:
@@ -190,6 +192,8 @@ class DecodeView:
             forced=forced,
             notes=tuple(d["notes"]),
             assumptions=d["assumptions"],
+            memory_power_tok_s=d["memory_power_tok_s"],
+            large_memory_limit_tok_s=d["large_memory_limit_tok_s"],
         )
 
 

@@ -333,10 +333,18 @@ class WorkloadQuery:
     #: False when neither context was in the query: the defaults then follow the model's context limit,
     #: as the CLI's do when its flags are omitted.
     contexts_given: bool = False
+    #: Speculative decoding: the draft's model id, gamma, and alpha or rho (the CLI's --draft flags).
+    draft: str | None = None
+    draft_tokens: int | None = None
+    acceptance: float | None = None
+    tokens_per_step: float | None = None
 
-    def workload(self) -> Workload:
-        """The same validated Workload the CLI builds from the same flags."""
+    def workload(self, draft: ModelAdapter | None = None) -> Workload:
+        """The same validated Workload the CLI builds from the same flags (``draft``: the resolved
+        model of ``self.draft``)."""
         given = self.contexts_given
+        if self.draft is not None and draft is None:
+            raise InputError("draft", "the draft model could not be resolved")
         return make_workload(
             overhead_gb=self.overhead_gb,
             alloc_context=self.alloc_context if given else None,
@@ -344,6 +352,10 @@ class WorkloadQuery:
             floor_tok_s=self.floor,
             batch=self.batch,
             expert_traffic=self.expert_traffic,
+            draft=draft,
+            draft_tokens=self.draft_tokens,
+            acceptance=self.acceptance,
+            tokens_per_step=self.tokens_per_step,
         )
 
     def params(self) -> dict[str, str]:
@@ -358,6 +370,10 @@ class WorkloadQuery:
             "batch",
             "prompt",
             "expert_traffic",
+            "draft",
+            "draft_tokens",
+            "acceptance",
+            "tokens_per_step",
         ):
             value = getattr(self, key)
             if value != getattr(default, key) and value is not None:
@@ -369,7 +385,19 @@ class WorkloadQuery:
         return not self.params()
 
 
-QUERY_FIELDS = ("alloc_context", "read_context", "floor", "overhead_gb", "batch", "prompt", "expert_traffic")
+QUERY_FIELDS = (
+    "alloc_context",
+    "read_context",
+    "floor",
+    "overhead_gb",
+    "batch",
+    "prompt",
+    "expert_traffic",
+    "draft",
+    "draft_tokens",
+    "acceptance",
+    "tokens_per_step",
+)
 
 
 def _int_param(field: str, text: str) -> int:
@@ -415,6 +443,17 @@ def parse_workload_query(params: Mapping[str, str]) -> WorkloadQuery:
             raise InputError("prompt", f"must be a whole number of tokens >= 1 (got {q['prompt']})")
     if "expert_traffic" in raw:
         q["expert_traffic"] = raw["expert_traffic"].strip()
+    if "draft" in raw:
+        q["draft"] = raw["draft"].strip()
+    if "draft_tokens" in raw:
+        q["draft_tokens"] = _int_param("draft_tokens", raw["draft_tokens"])
+    for key in ("acceptance", "tokens_per_step"):
+        if key in raw:
+            q[key] = _float_param(key, raw[key])
+    if "draft" not in q and any(k in q for k in ("draft_tokens", "acceptance", "tokens_per_step")):
+        raise InputError(
+            "draft", "speculative decoding needs a draft model (draft=<model id>) with draft_tokens"
+        )
     for key in ("alloc_context", "read_context"):
         if key in q and q[key] > MAX_SITE_CONTEXT_TOKENS:
             raise InputError(
@@ -428,7 +467,8 @@ def parse_workload_query(params: Mapping[str, str]) -> WorkloadQuery:
             "raise alloc_context too",
         )
     query = WorkloadQuery(**q, contexts_given="alloc_context" in q or "read_context" in q)
-    query.workload()  # every remaining check, with the CLI's own messages
+    if query.draft is None:
+        query.workload()  # every remaining check, with the CLI's own messages (a draft is checked once resolved)
     if query.prompt is not None and query.prompt > query.alloc_context:
         raise InputError(
             "prompt", f"{query.prompt:,} exceeds alloc_context {query.alloc_context:,}; raise alloc_context"
@@ -461,6 +501,13 @@ class Pair:
     prefill: dict[str, Any] | None
     prefill_error: str | None
     prompt_tokens: int | None
+    #: The query as asked, before default contexts followed the model's limit: the page's own path
+    #: carries only what was asked, so a default page has a clean path on every model.
+    requested: WorkloadQuery | None = None
+
+    @property
+    def path_params(self) -> dict[str, str]:
+        return (self.requested or self.query).params()
 
 
 def default_prompt(model: ModelAdapter, query: WorkloadQuery) -> int:
@@ -472,14 +519,20 @@ def default_prompt(model: ModelAdapter, query: WorkloadQuery) -> int:
 
 
 def compute_pair(
-    hw: SiteHardware, model: SiteModel, query: WorkloadQuery, *, with_range: bool = True
+    hw: SiteHardware,
+    model: SiteModel,
+    query: WorkloadQuery,
+    *,
+    with_range: bool = True,
+    draft: SiteModel | None = None,
 ) -> Pair:
     """Decode (as ``servebound decode --json``) and prefill (as ``servebound prefill --json --range``).
 
     ``with_range=False`` leaves out the prompt-length range (half the cost of a pair), which only the
     HTML page shows: the markdown mirror is the same either way (llms-full.txt computes without it).
     """
-    workload = query.workload()
+    requested = query
+    workload = query.workload(draft.adapter if draft is not None else None)
     result = api_decode(hw.hardware, model.adapter, workload)
     decoded = decode_json(result)
     # Default contexts follow the model's limit: show the contexts actually used.
@@ -499,7 +552,7 @@ def compute_pair(
             if query.prompt is not None:
                 raise
             error = str(exc)
-    return Pair(hw, model, query, workload, result, decoded, pre, rng, pre_json, error, prompt)
+    return Pair(hw, model, query, workload, result, decoded, pre, rng, pre_json, error, prompt, requested)
 
 
 def _prefill_cached(

@@ -3,12 +3,27 @@ markdown escaping (the markdown templates' ``md`` filter)."""
 
 from __future__ import annotations
 
+import datetime
+import os
 from collections.abc import Mapping
 from urllib.parse import quote, urlencode
 
 LICENSE_NAME = "CC BY 4.0"
 LICENSE_URL = "https://creativecommons.org/licenses/by/4.0/"
 SITE_NAME = "servebound"
+
+
+def site_date() -> str:
+    """The date the pages carry (llms.txt entries, each mirror's frontmatter): the day they were
+    computed, in UTC, or the day of ``SOURCE_DATE_EPOCH`` when set (reproducible builds)."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    moment = (
+        datetime.datetime.fromtimestamp(int(epoch), datetime.UTC)
+        if epoch and epoch.isdigit()
+        else datetime.datetime.now(datetime.UTC)
+    )
+    return moment.date().isoformat()
+
 
 VERDICT_TEXT = {
     "floor_fit": "Fits, and a batch clears the floor",

@@ -34,10 +34,21 @@ class Work:
     title: str
     tex: str
     gate: str
+    #: The derivation formula this result evaluates (a key of derivation.EQUATION_KEYS).
+    equation: str | None = None
 
     @property
     def math(self) -> Markup:
         return mathml(self.tex, block=True)
+
+    @property
+    def equation_number(self) -> int | None:
+        """The formula's number on /derivation (its anchor is ``#eq-N``)."""
+        if self.equation is None:
+            return None
+        from servebound.web.derivation import derivation
+
+        return derivation().equation(self.equation)
 
 
 def _gb(value: float | None) -> str:
@@ -57,8 +68,24 @@ def _mode(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9]", "", name) or "mode"
 
 
+#: Which derivation formula each shown result evaluates.
+EQUATION_OF = {
+    "resident_margin_bytes": "b_mem",
+    "batch_mem": "b_mem",
+    "single_session_tok_s": "single_session",
+    "aggregate_tok_s": "kv_aware",
+    "per_session_tok_s": "per_session",
+    "memory_power_tok_s": "memory_power",
+    "large_memory_limit_tok_s": "large_memory",
+    "forced": "q_kv",
+    "time_s": "prefill_time",
+    "tok_s": "prefill_throughput",
+    "crossover_tokens": "crossover",
+}
+
+
 def _work(key: str, title: str, tex: str, gate: str) -> Work:
-    return Work(key, title, check_tex(tex), gate)
+    return Work(key, title, check_tex(tex), gate, EQUATION_OF.get(key))
 
 
 def decode_work(pair: Pair) -> list[Work]:
@@ -149,6 +176,17 @@ def decode_work(pair: Pair) -> list[Work]:
                 rf"{_gb(d['weight_active_bytes'])}}}\left(1 - \frac{{{_gb(d['resident_bytes'])} + {_gb(O)}}}{{{_gb(C)}}}\right)"
                 rf" = {_rate(d['memory_power_tok_s'])}",
                 "ignores per-session context reads, so it sits above the KV-aware ceiling",
+            )
+        )
+    if d["large_memory_limit_tok_s"] is not None:
+        out.append(
+            _work(
+                "large_memory_limit_tok_s",
+                "Large-memory limit (the loosest line)",
+                rf"\frac{{CR}}{{K_{{\mathrm{{alloc}}}} W_{{\mathrm{{active}}}}}}"
+                rf" = \frac{{{_gb(C)} \times {_rate(R / GB, 'GB/s')}}}{{{_gb(d['kv_alloc_bytes'])} \times "
+                rf"{_gb(d['weight_active_bytes'])}}} = {_rate(d['large_memory_limit_tok_s'])}",
+                "drops the resident model and overhead as well: the simplified D/(KW)",
             )
         )
     if d["forced"] is not None:

@@ -67,8 +67,22 @@ def api_decode(
         int | None, Query(ge=1, le=MAX_BATCH, description="force the batch to B sessions")
     ] = None,
     expert_traffic: TrafficParam = "expected",
+    draft: Annotated[str | None, Query(description="speculative decoding: the draft model id")] = None,
+    draft_tokens: Annotated[
+        int | None, Query(ge=1, le=64, description="gamma: tokens drafted per step")
+    ] = None,
+    acceptance: Annotated[
+        float | None, Query(ge=0, le=1, allow_inf_nan=False, description="alpha: per-token acceptance")
+    ] = None,
+    tokens_per_step: Annotated[
+        float | None, Query(ge=1, allow_inf_nan=False, description="rho, given directly (<= gamma + 1)")
+    ] = None,
+    range: Annotated[
+        bool, Query(description="also context_range: ceilings over every read context 0..the model's limit")
+    ] = False,
 ) -> dict[str, Any]:
-    """The decode ceilings: the same object as `servebound decode --json`."""
+    """The decode ceilings: the same object as `servebound decode --json` (with the same --draft flags,
+    and `--range` as range=true)."""
     hw, m = web.get_hw(hardware), web.get_model(model)
     query = parse_workload_query(
         workload_params(
@@ -78,13 +92,22 @@ def api_decode(
             floor=floor,
             batch=batch,
             expert_traffic=expert_traffic,
+            draft=draft,
+            draft_tokens=draft_tokens,
+            acceptance=acceptance,
+            tokens_per_step=tokens_per_step,
         )
     )
     from servebound.api import decode
+    from servebound.core.decode_range import decode_context_range
+    from servebound.report import context_range_json
 
-    return clean_json(  # type: ignore[no-any-return]
-        decode_json(decode(hw.hardware, m.adapter, query.workload()))
-    )
+    draft_model = web.get_model(query.draft).adapter if query.draft else None
+    workload = query.workload(draft_model)
+    out = decode_json(decode(hw.hardware, m.adapter, workload))
+    if range:
+        out["context_range"] = context_range_json(decode_context_range(hw.hardware, m.adapter, workload))
+    return clean_json(out)  # type: ignore[no-any-return]
 
 
 @router.get("/api/prefill", tags=["ceilings"], responses=ERRORS)

@@ -6,7 +6,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import PlainTextResponse, Response
 
 from servebound.web import export as site_export
-from servebound.web.machine import llms_full_header, llms_txt, robots_txt, sitemap_xml
+from servebound.web.machine import absolute_canonicals, llms_full_header, llms_txt, robots_txt, sitemap_xml
 from servebound.web.state import MARKDOWN, Web
 
 router = APIRouter(include_in_schema=False)
@@ -19,7 +19,9 @@ def robots(request: Request, web: Web) -> Response:
 
 @router.get("/llms.txt")
 def llms(request: Request, web: Web) -> Response:
-    return Response(llms_txt(site_export.documents(web.site), web.base(request)), media_type=MARKDOWN)
+    return Response(
+        llms_txt(site_export.documents(web.site), web.base(request), web.renderer.date), media_type=MARKDOWN
+    )
 
 
 @router.get("/llms-full.txt")
@@ -37,7 +39,7 @@ def llms_full(request: Request, web: Web) -> Response:
     url = web.base(request)
     text = web.full_text.get(url)
     if text is None:
-        text = llms_full_header(url) + body
+        text = llms_full_header(url) + absolute_canonicals(body, url)
         web.full_text.clear()  # one base URL in practice; keep one copy of a large file
         web.full_text[url] = text
     return PlainTextResponse(text)

@@ -93,8 +93,10 @@ def pair_page(request: Request, hw_ref: str, model_ref: str, web: Web) -> Respon
         params.pop("batch", None)
     query = parse_workload_query(params)
 
+    draft = web.get_model(query.draft) if query.draft else None
+
     def build() -> Page:
-        return web.renderer.pair_page(compute_pair(hw, m, query))
+        return web.renderer.pair_page(compute_pair(hw, m, query, draft=draft))
 
     page = web.cache.get(f"/pair/{hw.id}/{m.id}", build) if query.is_default else build()
     return page_response(page, markdown)

@@ -16,8 +16,14 @@
   var MAX_BATCH = calc.MAX_BATCH;
 
   function workloadOf(q) {
+    var spec = null;
+    if (q.draftModel && q.draft_tokens) {
+      var g = q.draft_tokens, rho = q.tokens_per_step;
+      if (rho === null && q.acceptance !== null) rho = q.acceptance >= 1 ? g + 1 : (1 - Math.pow(q.acceptance, g + 1)) / (1 - q.acceptance);
+      if (rho !== null) spec = { draft: q.draftModel, draft_tokens: g, tokens_per_step: rho };
+    }
     return { overhead_bytes: q.overhead_gb * 1e9, alloc_context: q.alloc_context, read_context: q.read_context,
-             floor: q.floor, batch: q.batch, expert_traffic: q.expert_traffic, speculation: null };
+             floor: q.floor, batch: q.batch, expert_traffic: q.expert_traffic, speculation: spec };
   }
 
   function decode(hw, m, q) {
@@ -239,7 +245,25 @@
       if (svgT) drawChart(svgT, { id: "fig-prefill-time", xLog: true, yLog: true, xLabel: "prompt length L (tokens)", yLabel: "seconds",
         series: [{ name: "t_pf,min", css: "per", unit: "s", x: lengths, y: rows.map(function (o) { return o.time_s; }) }], xMarks: pm });
     }
+    drawContext(data, q);
     drawMemory(data, q, d);
+  }
+
+  function drawContext(data, q) {
+    var svg = document.getElementById("fig-context");
+    if (!svg) return;
+    var hw = data.hardware, m = data.model, w = workloadOf(q);
+    var rng = calc.contextRange(hw, m, w);
+    if (rng.max_read_context_tokens === null || rng.max_read_context_tokens < 2) return;
+    var contexts = logSpaced(rng.max_read_context_tokens, 90).filter(function (L) { return L >= 1; });
+    var rows = calc.contextCurve(hw, m, w, contexts);
+    var series = [{ name: "one session", css: "per", unit: "tok/s", x: contexts, y: rows.map(function (r) { return r.single_session_tok_s; }) }];
+    var agg = rows.map(function (r) { return r.aggregate_tok_s === null ? NaN : r.aggregate_tok_s; });
+    if (agg.some(function (v) { return isFinite(v); })) series.push({ name: "aggregate at b*", css: "agg", unit: "tok/s", x: contexts, y: agg });
+    var marks = [{ value: q.read_context, label: "L_read " + FMT.int(q.read_context), css: "forced" }];
+    var edge = rng.floor_read_context_tokens;
+    if (edge !== null && edge < rng.max_read_context_tokens) marks.push({ value: Math.max(edge, 1), label: "floor holds up to " + FMT.int(edge), css: "floor" });
+    drawChart(svg, { id: "fig-context", xLog: true, yLog: true, xLabel: "read context L_read (tokens)", yLabel: "tok/s", series: series, xMarks: marks });
   }
 
   function drawMemory(data, q, d) {
@@ -266,12 +290,15 @@
     });
     var capX = 4 + usable * C / total;
     svg.appendChild(el("line", { "class": "cap", x1: capX, x2: capX, y1: 2, y2: 44 }));
-    var lx = 4;
+    var lx = 4, ly = 56;
     parts.forEach(function (p) {
-      var label = p[0] + " " + grouped(p[1] / 1e9, 1) + " GB";
-      svg.appendChild(el("rect", { "class": "seg " + p[2], x: lx, y: 56, width: 10, height: 10 }));
-      svg.appendChild(el("text", { x: lx + 14, y: 65 }, label));
-      lx += 14 + 6.4 * label.length + 12;
+      var label = p[0] + " " + grouped(p[1] / 1e9, 1) + " GB", span = 14 + 7.0 * label.length;
+      if (lx > 4 && lx + span > 636) { lx = 4; ly += 18; }  // wrap: every entry stays inside the frame
+      var g = el("g", { "class": "legend" });
+      g.appendChild(el("rect", { "class": "seg " + p[2], x: lx, y: ly, width: 10, height: 10 }));
+      g.appendChild(el("text", { x: lx + 14, y: ly + 9 }, label));
+      svg.appendChild(g);
+      lx += span + 12;
     });
   }
 
@@ -303,6 +330,10 @@
     q.batch = fd.get("maximize") ? null : parseInt(fd.get("batch"), 10);
     q.prompt = parseInt(fd.get("prompt"), 10);
     q.expert_traffic = fd.get("expert_traffic") || "expected";
+    q.draft = (fd.get("draft") || "").trim() || null;
+    q.draft_tokens = fd.get("draft_tokens") ? parseInt(fd.get("draft_tokens"), 10) : null;
+    q.acceptance = fd.get("acceptance") ? parseFloat(fd.get("acceptance")) : null;
+    q.tokens_per_step = fd.get("tokens_per_step") ? parseFloat(fd.get("tokens_per_step")) : null;
     if (q.read_context > q.alloc_context) q.read_context = q.alloc_context;
     var limit = data.model.context_limit;
     if (q.prompt > q.alloc_context) q.prompt = q.alloc_context;
@@ -314,6 +345,12 @@
     var parts = ["alloc_context=" + q.alloc_context, "read_context=" + q.read_context, "floor=" + q.floor,
                  "overhead_gb=" + q.overhead_gb, "expert_traffic=" + q.expert_traffic];
     if (q.batch !== null) parts.push("batch=" + q.batch);
+    if (q.draft) {
+      parts.push("draft=" + encodeURIComponent(q.draft));
+      if (q.draft_tokens !== null) parts.push("draft_tokens=" + q.draft_tokens);
+      if (q.acceptance !== null) parts.push("acceptance=" + q.acceptance);
+      if (q.tokens_per_step !== null) parts.push("tokens_per_step=" + q.tokens_per_step);
+    }
     return parts.join("&");
   }
 
@@ -323,9 +360,22 @@
     });
   }
 
-  var pending = 0;
+  var pending = 0, drafts = {};
   function recompute(form, data) {
     var q = readForm(form, data);
+    if (q.draft && document.body.dataset.mode === "static") {
+      // The static copy computes speculation in the browser: the draft's adapter comes from /data/models/.
+      if (!drafts[q.draft]) {
+        fetchJSON("/data/models/" + encodeURIComponent(q.draft) + ".json").then(function (j) {
+          drafts[q.draft] = j; recompute(form, data);
+        }).catch(function (err) {
+          var note = document.getElementById("calc-status");
+          if (note) note.textContent = "draft: no model " + q.draft + " (" + (err.message || err) + ")";
+        });
+        return;
+      }
+      q.draftModel = drafts[q.draft];
+    }
     var ticket = ++pending;
     var local = decode(data.hardware, data.model, q);
     var localPre = prefill(data.hardware, data.model, q);
@@ -390,7 +440,7 @@
         recompute(form, data);
       });
     });
-    form.querySelectorAll("input[type=checkbox], select").forEach(function (input) {
+    form.querySelectorAll("input[type=checkbox], input[type=number], input[type=text], select").forEach(function (input) {
       input.addEventListener("change", function () { recompute(form, data); });
     });
     form.addEventListener("submit", function (ev) { ev.preventDefault(); recompute(form, data); });

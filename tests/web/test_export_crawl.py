@@ -1,0 +1,157 @@
+"""The whole static export, crawled through a plain file server: every link, sitemap entry and llms.txt
+entry answers, and every in-page anchor it names exists. No dead links, no query strings in paths."""
+
+from __future__ import annotations
+
+import functools
+import html.parser
+import http.server
+import re
+import threading
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections import deque
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from servebound.web import build_site
+from servebound.web.machine import DELIMITER_LINE
+
+BASE = "https://servebound.example"
+
+pytestmark = pytest.mark.slow
+
+
+class _Links(html.parser.HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[str] = []
+        self.ids: set[str] = set()
+        self.canonical: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if a.get("id"):
+            self.ids.add(str(a["id"]))
+        if tag == "link" and a.get("rel") == "canonical":
+            self.canonical = a.get("href")
+        for key in ("href", "src"):
+            value = a.get(key)
+            if value and tag in ("a", "link", "script", "img"):
+                self.links.append(value)
+        if tag == "form" and a.get("action"):
+            self.links.append(str(a["action"]))
+
+
+@pytest.fixture(scope="module")
+def whole_export(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("whole-site")
+    build_site(out, base_url=BASE)
+    return out
+
+
+@pytest.fixture(scope="module")
+def server(whole_export: Path) -> Iterator[str]:
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+    handler = functools.partial(Quiet, directory=str(whole_export))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def _get(url: str) -> tuple[int, str, str]:
+    try:
+        with urllib.request.urlopen(url) as r:
+            return r.status, r.headers.get("Content-Type", ""), r.read().decode("utf-8", "replace")
+    except urllib.error.HTTPError as err:
+        return err.code, "", ""
+
+
+def test_no_query_string_in_any_exported_path(whole_export: Path) -> None:
+    bad = [
+        str(p.relative_to(whole_export)) for p in whole_export.rglob("*") if "?" in p.name or "&" in p.name
+    ]
+    assert not bad, bad[:10]
+
+
+def test_crawl_every_link_sitemap_and_llms_entry(server: str) -> None:
+    local = lambda url: url.replace(BASE, server, 1) if url.startswith(BASE) else url  # noqa: E731
+    seeds = ["/", "/llms.txt", "/sitemap.xml", "/robots.txt", "/llms-full.txt"]
+    status, _, sitemap = _get(server + "/sitemap.xml")
+    assert status == 200
+    sitemap_urls = re.findall(r"<loc>([^<]+)</loc>", sitemap)
+    status, _, llms = _get(server + "/llms.txt")
+    assert status == 200
+    llms_urls = re.findall(r"\]\((https?://[^)\s]+)\)", llms)
+    assert sitemap_urls and llms_urls
+    # every llms.txt entry carries its date
+    entries = [line for line in llms.splitlines() if line.startswith("- [")]
+    assert entries and all(re.search(r"\) \(\d{4}-\d{2}-\d{2}\)", line) for line in entries)
+    queue: deque[tuple[str, str]] = deque((server + s, "seed") for s in seeds)
+    queue += ((local(u), "sitemap.xml") for u in sitemap_urls)
+    queue += ((local(u), "llms.txt") for u in llms_urls)
+    seen: set[str] = set()
+    anchors: list[tuple[str, str, str]] = []
+    ids: dict[str, set[str]] = {}
+    broken: list[tuple[str, int, str]] = []
+    non_canonical: list[str] = []
+    while queue:
+        url, source = queue.popleft()
+        target, _, fragment = url.partition("#")
+        if fragment:
+            anchors.append((target, fragment, source))
+        if target in seen:
+            continue
+        seen.add(target)
+        status, ctype, body = _get(target)
+        if status != 200:
+            broken.append((target, status, source))
+            continue
+        path = urllib.parse.urlsplit(target).path
+        if "text/html" in ctype:
+            parser = _Links()
+            parser.feed(body)
+            ids[target] = parser.ids
+            expected = BASE + (path[: -len("index.html")] if path.endswith("index.html") else path)
+            if parser.canonical is None or parser.canonical.rstrip("/") != expected.rstrip("/"):
+                non_canonical.append(f"{path}: {parser.canonical}")
+            for link in parser.links:
+                if link.startswith(("mailto:", "javascript:")) or (
+                    link.startswith("http") and not link.startswith(BASE)
+                ):
+                    continue
+                queue.append((local(urllib.parse.urljoin(target, link)), path))
+        elif path.endswith(".md"):
+            for link in re.findall(r"\]\((/[^)\s]*)\)", body):
+                queue.append((server + link, path))
+    missing_anchors = [
+        (t, f, s) for t, f, s in anchors if t in ids and f not in ids[t] and not f.startswith(":~:")
+    ]
+    assert not broken, f"{len(broken)} broken links, e.g. {broken[:10]}"
+    assert not missing_anchors, missing_anchors[:10]
+    assert not non_canonical, non_canonical[:10]
+    assert len(seen) > 1000  # the whole site: every page and mirror, not a sample
+
+
+def test_llms_full_frontmatter_and_delimiter(server: str) -> None:
+    status, _, text = _get(server + "/llms-full.txt")
+    assert status == 200
+    header, *documents = text.split(f"\n{DELIMITER_LINE}\n")
+    assert f"`{DELIMITER_LINE}`" in header  # the header announces the delimiter it uses
+    assert len(documents) > 100
+    for doc in documents:
+        front = doc.strip().split("---")[1]
+        for key in ("title:", "date:", "canonical:", "license:"):
+            assert f"\n{key}" in front, (key, front[:200])
+        canonical = re.search(r"\ncanonical: (\S+)", front)
+        assert canonical and canonical.group(1).startswith(BASE + "/")
+        assert re.search(r"\ndate: \d{4}-\d{2}-\d{2}\n", front)
