@@ -8,7 +8,16 @@ from __future__ import annotations
 import statistics
 import time
 
-from servebound import Experts, Hardware, KVShape, ModelAdapter, Weights, Workload, decode
+from servebound import (
+    Experts,
+    Hardware,
+    KVShape,
+    ModelAdapter,
+    Weights,
+    Workload,
+    decode,
+    decode_context_range,
+)
 
 GB = 1e9
 
@@ -48,6 +57,24 @@ def main() -> None:
             f"decode, b_mem = 10^7, {label:22s}: median {us:7.1f} us  "
             f"(b* = {result.batch_star:,}, limited by {result.batch_limited_by})"
         )
+    # decode --range: every read context 0..1,000,000 (a MoE whose floor edge sits inside the range).
+    spark = Hardware("spark", "spark", 128 * GB, 273 * GB)
+    long_moe = ModelAdapter(
+        "moe-1m",
+        "moe-1m",
+        Weights(0.0, 5 * GB, 0.0234 * GB, Experts(256, 8)),
+        KVShape(global_bytes_per_token=10_250.0),
+        KVShape(global_bytes_per_token=10_215.6),
+        context_limit_tokens=1_000_000,
+    )
+    rng = decode_context_range(spark, long_moe, Workload())
+    ms = median_us(lambda: decode_context_range(spark, long_moe, Workload()), repeat=200) / 1e3
+    print(
+        f"decode --range over read contexts 0..{rng.max_read_context_tokens:,}: median {ms:.2f} ms "
+        f"(floor holds up to {rng.floor_read_context_tokens:,}; curve of {len(rng.curve.read_context_tokens)} points)"
+        if rng.curve is not None and rng.floor_read_context_tokens is not None
+        else "decode --range: empty"
+    )
 
 
 if __name__ == "__main__":

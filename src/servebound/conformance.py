@@ -10,6 +10,8 @@ chunked prefill with batch and TTFT budgets, recurrent state, vanishing caches),
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 import random
 from dataclasses import replace
@@ -307,6 +309,12 @@ def _kv_inverse_cases(rng: random.Random) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+@functools.cache
+def conformance_text(seed: int = 12) -> str:
+    """The vectors as the site publishes them (/conformance.json), built once per process."""
+    return json.dumps(build_vectors(seed), allow_nan=False, separators=(",", ":"))
 
 
 def build_vectors(seed: int = 12) -> dict[str, Any]:

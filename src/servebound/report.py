@@ -23,6 +23,7 @@ def hardware_json(hw: Hardware) -> dict[str, Any]:
         "name": hw.name,
         "memory_gb": hw.memory_bytes / GB,
         "bandwidth_gb_per_s": hw.bandwidth_bytes_per_s / GB,
+        "memory_power_gb2_per_s": hw.memory_power_bytes2_per_s / GB**2,
         "compute_tflops": {mode: rate / 1e12 for mode, rate in hw.compute_flop_per_s.items()},
         "provenance": hw.provenance,
     }

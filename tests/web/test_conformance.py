@@ -8,6 +8,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from fastapi.testclient import TestClient
+
 from servebound.conformance import build_vectors
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -71,3 +73,9 @@ def test_the_runner_catches_a_drifted_port(tmp_path: Path) -> None:
         drifted = tmp_path / "drifted.js"
         drifted.write_text(source.replace(old, new))
         assert run_vectors(vectors, tmp_path, drifted)["mismatch_count"] > 0
+
+
+def test_site_publishes_the_vectors(client: TestClient) -> None:
+    r = client.get("/conformance.json")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("application/json")
+    assert r.json() == json.loads(json.dumps(build_vectors()))

@@ -91,8 +91,9 @@ SECTIONS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
             "The pages, their markdown mirrors, the JSON API and the command line all call the same "
             "functions: a pair page's numbers equal `servebound decode --json` and `servebound prefill --json` "
             "for the same inputs. On the static copy of the site, the calculator recomputes in the browser "
-            "from a JavaScript port of the same closed forms (decode, and prefill at batch 1), tested against "
-            "the API.",
+            "with calc.js, the one JavaScript port of the core, which reproduces every conformance vector the "
+            "core publishes at /conformance.json to 1e-9. The whole derivation, formula by formula, is at "
+            "/derivation.",
         ),
         (),
     ),

@@ -36,6 +36,8 @@ VERDICT_TEXT = {
 def mirror_path(path: str) -> str:
     """The markdown mirror of a page path: the same URL plus ``.md`` (``/`` is ``/index.md``)."""
     base, _, query = path.partition("?")
+    if base.rstrip("/") == "/pair":
+        return path  # the pair picker's redirect (served: a 303; static: a script) has no mirror
     base = "/index" if base in ("", "/") else base.rstrip("/")
     return f"{base}.md" + (f"?{query}" if query else "")
 

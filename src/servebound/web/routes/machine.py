@@ -45,6 +45,14 @@ def llms_full(request: Request, web: Web) -> Response:
     return PlainTextResponse(text)
 
 
+@router.get("/conformance.json")
+def conformance() -> Response:
+    """Conformance vectors: inputs and the core's outputs, for any reimplementation of the math."""
+    from servebound.conformance import conformance_text
+
+    return Response(conformance_text(), media_type="application/json")
+
+
 @router.get("/sitemap.xml")
 def sitemap(request: Request, web: Web) -> Response:
     paths = [d.path for d in site_export.documents(web.site)]
