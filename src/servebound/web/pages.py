@@ -598,7 +598,7 @@ class Renderer:
     def pair_redirect(self) -> str:
         """The static copy's ``/pair/`` page (HTML only): its script opens the chosen pair."""
         return self._html(
-            "pair_redirect.html", "/", "Opening the pair", "Redirect to a pair page", script=True
+            "pair_redirect.html", "/pair/", "Opening the pair", "Redirect to a pair page", script=True
         )
 
     def error(
