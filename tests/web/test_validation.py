@@ -20,6 +20,7 @@ from servebound.catalog.models import get_model
 from servebound.cli import main
 from servebound.validation import reported_runs_for, validation_summary
 from servebound.web import build_site, create_app
+from servebound.web.machine import absolute_canonicals
 from servebound.web.pages import md
 from servebound.web.site import SiteData
 from tests.web.conftest import hostile_model, site_lists
@@ -303,7 +304,9 @@ def test_llms_full_is_every_mirror_in_index_order(client: TestClient) -> None:
     assert len(docs) == len(links)
     for link, doc in zip(links, docs, strict=True):
         mirror = client.get(urllib.parse.unquote(link)).text
-        assert doc == mirror.rstrip() + "\n", link
+        # llms-full.txt names each document's canonical URL absolutely (its header's base URL); a mirror
+        # served without a configured base URL carries the path.
+        assert doc == absolute_canonicals(mirror.rstrip() + "\n", "http://testserver"), link
 
 
 def test_llms_full_answers_503_while_the_background_build_runs() -> None:
