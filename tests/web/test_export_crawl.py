@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import functools
 import html.parser
-import os
 import http.server
+import os
 import re
 import threading
 import urllib.error
