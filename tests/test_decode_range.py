@@ -11,7 +11,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from servebound import Experts, Hardware, KVShape, ModelAdapter, Speculation, Weights, Workload, decode
+from servebound import (
+    Experts,
+    Hardware,
+    KVShape,
+    ModelAdapter,
+    PrefillShape,
+    Speculation,
+    Weights,
+    Workload,
+    decode,
+)
 from servebound.cli import main
 from servebound.core.decode_range import ContextLimit, context_curve, decode_context_range
 
@@ -77,6 +87,28 @@ def test_extremes_and_curve_equal_decode_at_every_context(model: ModelAdapter, f
     assert agg.tolist() == [r[3] for r in rows]
 
 
+def test_compute_bound_contexts_equal_decode() -> None:
+    """A datacenter-like machine at short contexts: the compute roof binds and b* is the balance batch."""
+    hw = Hardware("dc", "dc", 180 * GB, 8000 * GB, compute_flop_per_s={"bf16": 2.25e15})
+    weights = Weights.from_params(bytes_per_param=2.0, total_params=8e9, active_params=8e9)
+    kv = KVShape(131_072.0)
+    pre = PrefillShape(linear_active_params=7e9, attention_global_flops_per_pair=4 * 4096 * 32)
+    model = ModelAdapter("m", "m", weights, kv, kv, pre, context_limit_tokens=4000)
+    w = Workload(alloc_context_tokens=2000, read_context_tokens=100)
+    rng = decode_context_range(hw, model, w)
+    assert rng.max_read_context_tokens == 4000 and rng.curve is not None
+    rows = brute(hw, model, w, 4000)
+    curve = context_curve(hw, model, w, np.arange(4001))
+    assert curve.batch_star.tolist() == [r[2] for r in rows]
+    assert np.nan_to_num(curve.aggregate_tok_per_s).tolist() == [r[3] for r in rows]
+    assert curve.single_session_tok_per_s.tolist() == [r[1] for r in rows]
+    assert decode(hw, model, at(w, 100)).batch_limited_by is not None
+    assert decode(hw, model, at(w, 100)).batch_limited_by.value == "compute"
+    assert rng.at_shortest is not None and rng.at_floor_edge is not None
+    assert rng.at_shortest.aggregate_tok_per_s == max(r[3] for r in rows)
+    assert rng.at_floor_edge.aggregate_tok_per_s == min(r[3] for r in rows if r[2] > 0)
+
+
 def test_floor_edge_before_the_top() -> None:
     hw = Hardware("hw", "hw", memory_bytes=128 * GB, bandwidth_bytes_per_s=800 * GB)
     w = Workload(alloc_context_tokens=2000, read_context_tokens=1000, floor_tok_per_s=50.0)
@@ -110,11 +142,13 @@ def test_nothing_fits_gives_an_empty_range() -> None:
 
 @st.composite
 def cases(draw: st.DrawFn) -> tuple[Hardware, ModelAdapter, Workload]:
+    rates = draw(st.sampled_from([{}, {"bf16": 50e12}, {"bf16": 2e15, "fp8": 4e15}, {"fp8": 1e14}]))
     hw = Hardware(
         "hw",
         "hw",
         memory_bytes=draw(st.floats(16, 1000)) * GB,
         bandwidth_bytes_per_s=draw(st.floats(50, 8000)) * GB,
+        compute_flop_per_s=rates,
     )
     routed = draw(st.sampled_from([0, 8, 128]))
     experts = Experts(routed, draw(st.integers(1, routed - 1))) if routed else None
@@ -131,11 +165,30 @@ def cases(draw: st.DrawFn) -> tuple[Hardware, ModelAdapter, Workload]:
         draw(st.integers(0, 8192)),
         draw(st.sampled_from([0.0, 1e6, 5e8])),
     )
-    model = ModelAdapter("m", "m", weights, kv, kv, context_limit_tokens=draw(st.integers(1, 2_000_000)))
+    prefill = None
+    if draw(st.booleans()):
+        prefill = PrefillShape(
+            linear_active_params=total * draw(st.floats(0.05, 1.0)),
+            attention_global_flops_per_pair=draw(st.floats(0, 1e6)),
+            attention_local_flops_per_pair=draw(st.floats(0, 1e6)),
+            attention_window_tokens=draw(st.integers(0, 4096)),
+            kv_write_bytes_per_token=1000.0,
+        )
+    model = ModelAdapter(
+        "m", "m", weights, kv, kv, prefill, context_limit_tokens=draw(st.integers(1, 2_000_000))
+    )
     spec = None
     if draw(st.booleans()):
         draft_w = Weights.from_params(bytes_per_param=0.5, total_params=0.5e9, active_params=0.5e9)
-        draft = ModelAdapter("d", "d", draft_w, KVShape(20_000.0), KVShape(20_000.0))
+        draft_pre = PrefillShape(linear_active_params=0.5e9, attention_global_flops_per_pair=4096.0)
+        draft = ModelAdapter(
+            "d",
+            "d",
+            draft_w,
+            KVShape(20_000.0),
+            KVShape(20_000.0),
+            draft_pre if draw(st.booleans()) else None,
+        )
         gamma = draw(st.integers(1, 6))
         spec = Speculation(draft, gamma, Speculation.rho_from_acceptance(draw(st.floats(0, 1)), gamma))
     alloc = draw(st.integers(1, 200_000))
@@ -149,7 +202,7 @@ def cases(draw: st.DrawFn) -> tuple[Hardware, ModelAdapter, Workload]:
     return hw, model, w
 
 
-@settings(max_examples=150, deadline=None, derandomize=True)
+@settings(max_examples=300, deadline=None, derandomize=True)
 @given(cases())
 def test_curve_is_decode_at_each_sampled_context(case: tuple[Hardware, ModelAdapter, Workload]) -> None:
     hw, model, w = case

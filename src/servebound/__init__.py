@@ -19,7 +19,6 @@ from servebound.core.decode import (
     step_curve,
 )
 from servebound.core.decode_compute import ComputeStatus, DecodeCompute, decode_compute
-from servebound.core.decode import BatchLimit, DecodeResult, Forced, Remedies, Verdict, curve
 from servebound.core.decode_range import ContextCurve, DecodeContextRange, decode_context_range
 from servebound.core.experts import ExpertTraffic, expected_distinct_experts
 from servebound.core.hardware import Hardware
@@ -41,8 +40,8 @@ __all__ = [
     "MAX_BATCH",
     "BatchLimit",
     "ComputeStatus",
-    "DecodeCompute",
     "ContextCurve",
+    "DecodeCompute",
     "DecodeContextRange",
     "DecodeResult",
     "ExpertTraffic",

@@ -99,6 +99,7 @@ def workload_json(w: Workload) -> dict[str, Any]:
         "floor": w.floor_tok_per_s,
         "batch": w.forced_batch,
         "expert_traffic": w.expert_traffic.value,
+        "memory_only": w.memory_only,
         "speculation": None
         if spec is None
         else {
@@ -133,6 +134,12 @@ def decode_expected(r: DecodeResult) -> dict[str, Any]:
         "bytes_per_token_at_star": r.bytes_per_token_at_star,
         "memory_power_tok_s": r.memory_power_tok_per_s,
         "large_memory_limit_tok_s": r.large_memory_limit_tok_per_s,
+        "balance_batch": r.balance_batch,
+        "bound_by": r.bound_by.value if r.bound_by else None,
+        "step_time_s": r.step_time_s,
+        "compute_tok_s_at_star": r.compute_tok_per_s_at_star,
+        "memory_tok_s_at_star": r.memory_tok_per_s_at_star,
+        "decode_flops_per_token": r.decode_flops_per_token,
         "forced": None
         if f is None
         else {
@@ -262,7 +269,8 @@ def _draft(rng: random.Random) -> ModelAdapter:
     weights = Weights.from_params(
         bytes_per_param=rng.choice([0.5, 1.0, 2.0]), total_params=total, active_params=total
     )
-    return ModelAdapter("draft", "draft", weights, kv, kv)
+    pre = PrefillShape(linear_active_params=total * 0.9, attention_global_flops_per_pair=4 * 2048 * 16)
+    return ModelAdapter("draft", "draft", weights, kv, kv, pre if rng.random() < 0.5 else None)
 
 
 def _random_workload(rng: random.Random, model: ModelAdapter, *, speculation: bool) -> Workload:
@@ -284,6 +292,7 @@ def _random_workload(rng: random.Random, model: ModelAdapter, *, speculation: bo
         forced_batch=rng.choice([None, None, rng.randint(1, 4096)]),
         expert_traffic=rng.choice(list(ExpertTraffic)),
         speculation=spec,
+        memory_only=rng.random() < 0.1,
     )
 
 

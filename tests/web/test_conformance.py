@@ -51,6 +51,14 @@ def test_calc_js_matches_the_core_on_every_vector(tmp_path: Path) -> None:
         v["model"]["kv_alloc"]["state"] > 0 and v["model"]["kv_alloc"]["global"] == 0 for v in decode_inputs
     )
     assert any(v["expected"]["batch_limited_by"] == "search_cap" for v in decode_inputs)
+    # decode's compute roof: compute-bound b* (the balance batch), memory-only requests, a draft's compute
+    assert any(v["expected"]["batch_limited_by"] == "compute" for v in decode_inputs)
+    assert any(v["expected"]["bound_by"] == "compute" for v in decode_inputs)
+    assert any(v["workload"]["memory_only"] for v in decode_inputs)
+    assert any(
+        v["workload"]["speculation"] and v["workload"]["speculation"]["draft"]["prefill"]
+        for v in decode_inputs
+    )
     assert any(v["prefill"]["chunk"] for v in vectors["vectors"] if v["kind"] == "prefill")
     result = run_vectors(vectors, tmp_path)
     assert result["count"] == vectors["count"]
@@ -59,7 +67,8 @@ def test_calc_js_matches_the_core_on_every_vector(tmp_path: Path) -> None:
 
 
 def test_the_runner_catches_a_drifted_port(tmp_path: Path) -> None:
-    """The KV inverse without its bisection fallback, and b_rate without the MAX_BATCH cap, both fail."""
+    """The KV inverse without its bisection fallback, b_rate without the MAX_BATCH cap, and b* without
+    the compute roof's balance batch: each drifted port fails."""
     vectors = build_vectors()
     source = CALC.read_text()
     for old, new in (
@@ -68,6 +77,7 @@ def test_the_runner_catches_a_drifted_port(tmp_path: Path) -> None:
             "brate = closed <= MAX_BATCH ? Math.max(0, Math.floor(closed)) : null;",
             "brate = Math.max(0, Math.floor(closed));",
         ),
+        ('{ star = balance; by = "compute"; }', "{ }"),
     ):
         assert old in source
         drifted = tmp_path / "drifted.js"

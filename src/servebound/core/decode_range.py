@@ -26,6 +26,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from servebound.core.decode import DecodeResult, Verdict, _Traffic, decode
+from servebound.core.decode_compute import decode_compute, seconds_per_session_step_over_contexts
 from servebound.core.hardware import Hardware
 from servebound.core.kv import KVShape
 from servebound.core.model import ModelAdapter
@@ -147,8 +148,9 @@ def decode_context_range(
     floor = workload.floor_tok_per_s
 
     def batch1_clears(context: int) -> bool:
-        traffic = _Traffic(model, _at(workload, context))
-        return traffic.per_session_scalar(1, bandwidth) >= floor
+        at = _at(workload, context)
+        compute_bytes = decode_compute(hardware, model, at).bytes_equivalent(bandwidth)
+        return _Traffic(model, at, compute_bytes).per_session_scalar(1, bandwidth) >= floor
 
     floor_edge: int | None
     if base.verdict is not Verdict.FLOOR_FIT:
@@ -186,7 +188,7 @@ def _memory_fit_batches(margin_bytes: float, kv_alloc_bytes: Float) -> Int:
     """memory_fit_batch over an array of reservations: floor(margin / K_alloc), capped at MAX_BATCH."""
     if margin_bytes < 0:
         return np.zeros(kv_alloc_bytes.shape, dtype=np.int64)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         ratio = margin_bytes / kv_alloc_bytes
     capped = (kv_alloc_bytes <= 0) | ~(ratio <= MAX_BATCH)
     batches: Int = np.where(capped, MAX_BATCH, np.floor(np.where(capped, 0.0, ratio))).astype(np.int64)
@@ -199,7 +201,9 @@ def context_curve(
     """Single-session ceiling, b* and the aggregate at b* over an array of read contexts, vectorized.
 
     The same arithmetic as :func:`decode` at each context (the reservation max(L_alloc, L), b_mem,
-    the closed-form b_rate, the exact floor test, b* by bisection), run on every context at once.
+    the closed-form b_rate, the exact floor test with the compute roof, b* by bisection, the balance
+    batch), run on every context at once. The compute roof's seconds per session step c(L) come from
+    decode_compute's own vectorized form; with speculation, from decode_compute at each sampled context.
     """
     contexts = np.asarray(read_contexts, dtype=np.int64)
     lf = contexts.astype(np.float64)
@@ -218,6 +222,20 @@ def context_curve(
     resident = weights.resident + (spec.draft.weights.resident if spec else 0.0)
     margin = hardware.memory_bytes - resident - workload.overhead_bytes
 
+    rho = workload.tokens_per_step
+    if spec is None:
+        seconds = seconds_per_session_step_over_contexts(hardware, model, workload, lf)
+        compute_bytes = np.zeros_like(lf) if seconds is None else bandwidth * seconds / rho
+    else:
+        compute_bytes = np.asarray(
+            [
+                decode_compute(hardware, model, _at(workload, int(c))).bytes_equivalent(bandwidth)
+                for c in contexts
+            ],
+            dtype=np.float64,
+        )
+    charged = compute_bytes > 0.0
+
     def per_token(batch: NDArray[np.float64]) -> Float:
         # _Traffic.per_token, with the private read an array over contexts.
         if spec is None:
@@ -228,17 +246,26 @@ def context_curve(
         q = shared / (batch * rho) + private / rho
         return q
 
+    def effective(batch: NDArray[np.float64]) -> Float:
+        q = per_token(batch)
+        out: Float = np.where(charged, np.maximum(q, compute_bytes), q)
+        return out
+
     def clears(batch: Int) -> NDArray[np.bool_]:
         bf = batch.astype(np.float64)
-        ok: NDArray[np.bool_] = bandwidth / (bf * per_token(bf)) >= floor
+        ok: NDArray[np.bool_] = bandwidth / (bf * effective(bf)) >= floor
+        return ok
+
+    def catches_up(batch: Int) -> NDArray[np.bool_]:
+        ok: NDArray[np.bool_] = charged & (per_token(batch.astype(np.float64)) <= compute_bytes)
         return ok
 
     ones = np.ones_like(contexts)
-    single = bandwidth / per_token(ones.astype(np.float64))
+    single = bandwidth / effective(ones.astype(np.float64))
     batch_mem = _memory_fit_batches(margin, kv_alloc)
     upper = batch_mem.copy()
     if spec is None and floor > 0:
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             closed_form = (bandwidth / floor - weights.active) / private
         limited = (private > 0) & (closed_form <= MAX_BATCH)
         rate = np.where(limited, np.maximum(0.0, np.floor(np.where(limited, closed_form, 0.0))), 0.0)
@@ -253,9 +280,22 @@ def context_curve(
         mid = (lo + hi + 1) // 2
         ok = clears(mid)
         lo, hi = np.where(open_ & ok, mid, lo), np.where(open_ & ~ok, mid - 1, hi)
-    star = np.where(live, lo, 0)
-    q_star = per_token(np.maximum(star, 1).astype(np.float64))
-    aggregate = np.where(live, bandwidth / q_star, np.nan)
+    usable = np.maximum(lo, 1)
+    # The balance batch: the smallest b <= b_mem with t_cmp(b) >= t_mem(b) (a suffix of the batches).
+    top = np.maximum(batch_mem, 1)
+    has_balance = (batch_mem >= 1) & catches_up(top)
+    b_lo, b_hi = ones.copy(), top.copy()
+    at_one = catches_up(ones)
+    b_hi = np.where(at_one, 1, b_hi)
+    while np.any(has_balance & ~at_one & (b_hi - b_lo > 1)):
+        open_ = has_balance & ~at_one & (b_hi - b_lo > 1)
+        mid = (b_lo + b_hi) // 2
+        ok = catches_up(mid)
+        b_lo, b_hi = np.where(open_ & ~ok, mid, b_lo), np.where(open_ & ok, mid, b_hi)
+    # Past the balance batch the aggregate is flat at rho / c: b* is the smallest batch reaching it.
+    flat = has_balance & (per_token(usable.astype(np.float64)) < compute_bytes) & (b_hi < usable)
+    star = np.where(live, np.where(flat, b_hi, usable), 0)
+    aggregate = np.where(live, bandwidth / effective(np.maximum(star, 1).astype(np.float64)), np.nan)
     return ContextCurve(
         read_context_tokens=contexts,
         single_session_tok_per_s=np.where(batch_mem >= 1, single, np.nan),

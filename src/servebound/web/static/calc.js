@@ -94,17 +94,76 @@
     return [Math.floor(ratio), false];
   }
 
+  // ------------------------------------------------------------------ decode's compute roof
+  /* F_hw lookups for the modes a prefill adapter selects (servebound.core.rates.mode_rates) */
+  function modeRates(hw, p, linearMode, attentionMode) {
+    var F = hw.compute_flop_per_s || {};
+    var has = function (k) { return Object.prototype.hasOwnProperty.call(F, k); };
+    var lm = linearMode || p.linear_mode, am = attentionMode || p.attention_mode;
+    var linear = has(lm) ? F[lm] : null, attention = has(am) ? F[am] : null;
+    var needsLinear = p.linear_active_params > 0;
+    var needsAttention = p.global > 0 || (p.local > 0 && p.window > 0) || p.state > 0;
+    var missing = [];
+    if (needsLinear && linear === null) missing.push(lm);
+    if (needsAttention && attention === null && missing.indexOf(am) < 0) missing.push(am);
+    return { linear: linear, attention: attention, missing: missing, available: missing.length === 0 };
+  }
+
+  /* one session's `tokens` new tokens after `prefix`: [linear FLOPs, attention FLOPs, seconds | null] */
+  function scalarStep(p, r, tokens, prefix) {
+    var linear = 2.0 * p.linear_active_params * tokens;
+    var attention = tokens * attentionPerToken(p, tokens, prefix);
+    if (!r.available) return [linear, attention, null];
+    return [linear, attention, (r.linear ? linear / r.linear : 0.0) + (r.attention ? attention / r.attention : 0.0)];
+  }
+
+  /* servebound.core.decode_compute.decode_compute: c, the compute seconds per session per step at
+   * L_read (n = 1, or gamma + 1 with a draft, whose gamma one-token steps join when it can be charged) */
+  function decodeCompute(hw, m, w) {
+    var spec = w.speculation || null, n = spec ? spec.draft_tokens + 1 : 1;
+    var rho = spec ? spec.tokens_per_step : 1.0, L = w.read_context, p = m.prefill;
+    if (!p) return { status: "no_prefill_fields", seconds: null, flops: null, rho: rho };
+    var step = scalarStep(p, modeRates(hw, p), n, L), seconds = step[2], draftFlops = 0.0;
+    if (spec && spec.draft_tokens > 0 && spec.draft.prefill) {
+      var dp = spec.draft.prefill, ds = scalarStep(dp, modeRates(hw, dp), 1, L);
+      if (ds[2] !== null) {
+        draftFlops = spec.draft_tokens * (ds[0] + ds[1]);
+        if (seconds !== null) seconds += spec.draft_tokens * ds[2];
+      }
+    }
+    var status = w.memory_only ? "memory_only" : (seconds === null ? "missing_rate" : "charged");
+    if (w.memory_only) seconds = null;
+    return { status: status, seconds: seconds, flops: step[0] + step[1] + draftFlops, rho: rho };
+  }
+
   // ------------------------------------------------------------------ decode
-  function traffic(m, w, readContext) {
+  /* q(b) (the memory line) and q_eff(b) = max(q(b), R c / rho) (the step's time per emitted token) */
+  function traffic(m, w, readContext, computeBytes) {
     var kvRead = kvBytes(m.kv_read, readContext), spec = w.speculation || null, mode = w.expert_traffic;
     var draftRead = spec ? kvBytes(spec.draft.kv_read, readContext) : 0;
+    var cb = computeBytes || 0.0;
     function perToken(b) {
       if (!spec) return wBatch(m, b, mode) / b + kvRead;
       var g = spec.draft_tokens, rho = spec.tokens_per_step;
       var shared = wBatch(m, b * (g + 1), mode) + g * wBatch(spec.draft, b, mode);
       return shared / (b * rho) + (kvRead + g * draftRead) / rho;
     }
-    return { kvRead: kvRead, perToken: perToken };
+    function effective(b) { var q = perToken(b); return cb <= 0.0 ? q : Math.max(q, cb); }
+    function catchesUp(b) { return cb > 0.0 && perToken(b) <= cb; }
+    return { kvRead: kvRead, perToken: perToken, effective: effective, catchesUp: catchesUp, computeBytes: cb };
+  }
+
+  function computeBytesOf(hw, m, w) {
+    var c = decodeCompute(hw, m, w);
+    return c.status === "charged" && c.seconds !== null ? hw.bandwidth_bytes_per_s * c.seconds / c.rho : 0.0;
+  }
+
+  function balanceBatch(t, bmem) {
+    if (bmem < 1 || !t.catchesUp(bmem)) return null;
+    if (t.catchesUp(1)) return 1;
+    var lo = 1, hi = bmem;
+    while (hi - lo > 1) { var mid = Math.floor((lo + hi) / 2); if (t.catchesUp(mid)) hi = mid; else lo = mid; }
+    return hi;
   }
 
   function largestTrue(ok, lo, hi) {
@@ -121,18 +180,22 @@
     var resident = m.resident_bytes + (spec ? spec.draft.resident_bytes : 0);
     var margin = C - resident - w.overhead_bytes;
     var kvAlloc = kvBytes(m.kv_alloc, w.alloc_context) + (spec ? kvBytes(spec.draft.kv_alloc, w.alloc_context) : 0);
-    var t = traffic(m, w, w.read_context), active = wActive(m);
+    var comp = decodeCompute(hw, m, w);
+    var t = traffic(m, w, w.read_context, comp.status === "charged" && comp.seconds !== null ? R * comp.seconds / comp.rho : 0.0);
+    var active = wActive(m), rho = comp.rho;
     var out = {
       verdict: null, resident_bytes: resident, resident_margin_bytes: margin, kv_alloc_bytes: kvAlloc,
       kv_read_bytes: t.kvRead, weight_active_bytes: active, batch_mem: null, batch_mem_capped: false,
       batch_rate: null, batch_floor: null, batch_star: null, batch_limited_by: null,
       single_session_tok_s: null, aggregate_tok_s: null, per_session_tok_s: null,
       bytes_per_token_at_star: null, memory_power_tok_s: null, large_memory_limit_tok_s: null,
-      forced: null, remedies: {}
+      forced: null, remedies: {}, balance_batch: null, bound_by: null, step_time_s: null,
+      compute_tok_s_at_star: null, memory_tok_s_at_star: null,
+      decode_flops_per_token: comp.flops === null ? null : comp.flops / rho
     };
     function forced(bmem) {
       if (w.batch === null || w.batch === undefined) return null;
-      var agg = R / t.perToken(w.batch), per = agg / w.batch;
+      var agg = R / t.effective(w.batch), per = agg / w.batch;
       return { batch: w.batch, aggregate_tok_s: agg, per_session_tok_s: per, clears_floor: per >= floor,
                fits_memory: w.batch <= bmem };
     }
@@ -156,8 +219,10 @@
                        max_alloc_context_tokens: found === null ? null : Math.max(found, 0) };
       return out;
     }
-    var single = R / t.perToken(1);
+    var single = R / t.effective(1);
     out.single_session_tok_s = single;
+    var balance = balanceBatch(t, bmem);
+    out.balance_batch = balance;
     if (kvAlloc > 0 && active > 0) {
       out.large_memory_limit_tok_s = C * R / (kvAlloc * active);
       out.memory_power_tok_s = R * margin / (kvAlloc * active);
@@ -169,7 +234,7 @@
     }
     out.batch_rate = brate;
     out.forced = forced(bmem);
-    function clears(b) { return R / (b * t.perToken(b)) >= floor; }
+    function clears(b) { return R / (b * t.effective(b)) >= floor; }
     if (!clears(1)) {
       out.verdict = "no_floor";
       var maxRead = null;
@@ -183,23 +248,32 @@
       return out;
     }
     var upper = brate === null ? bmem : Math.max(1, Math.min(bmem, brate));
-    var star = clears(upper) ? upper : largestTrue(clears, 1, upper);
-    var by = star < bmem ? "floor" : (fit[1] ? "search_cap" : "memory");
+    var usable = clears(upper) ? upper : largestTrue(clears, 1, upper);
+    var by = usable < bmem ? "floor" : (fit[1] ? "search_cap" : "memory");
+    var star = usable;
+    // past the balance batch the aggregate is flat at rho / c: b* is the smallest batch reaching it
+    if (t.perToken(usable) < t.computeBytes && balance !== null && balance < usable) { star = balance; by = "compute"; }
     var qStar = t.perToken(star);
     out.verdict = "floor_fit";
     out.batch_star = star;
-    out.batch_floor = by === "floor" ? star : null;
+    out.batch_floor = usable < bmem ? usable : null;
     out.batch_limited_by = by;
-    out.aggregate_tok_s = R / qStar;
+    out.aggregate_tok_s = R / t.effective(star);
     out.per_session_tok_s = out.aggregate_tok_s / star;
     out.bytes_per_token_at_star = qStar;
+    var tMem = star * rho * qStar / R;
+    var tCmp = comp.status === "charged" && comp.seconds !== null ? star * comp.seconds : null;
+    out.bound_by = tCmp !== null && tCmp > tMem ? "compute" : "memory";
+    out.step_time_s = tCmp === null ? tMem : Math.max(tMem, tCmp);
+    out.compute_tok_s_at_star = tCmp === null ? null : star * rho / tCmp;
+    out.memory_tok_s_at_star = R / qStar;
     return out;
   }
 
   /* T(b) and r(b) over batches (servebound.core.decode.curve). */
   function decodeCurve(hw, m, w, batches) {
-    var t = traffic(m, w, w.read_context), R = hw.bandwidth_bytes_per_s;
-    return batches.map(function (b) { var agg = R / t.perToken(b); return [agg, agg / b]; });
+    var R = hw.bandwidth_bytes_per_s, t = traffic(m, w, w.read_context, computeBytesOf(hw, m, w));
+    return batches.map(function (b) { var agg = R / t.effective(b); return [agg, agg / b]; });
   }
 
   // ------------------------------------------------------------------ decode against read context
@@ -230,7 +304,10 @@
     }
     if (!sessionFits(top)) { top = largestTrue(sessionFits, Math.min(w.alloc_context, top), top); by = "memory"; }
     var R = hw.bandwidth_bytes_per_s;
-    function batch1Clears(L) { return R / traffic(m, w, L).perToken(1) >= w.floor; }
+    function batch1Clears(L) {
+      var at = atContext(w, L);
+      return R / traffic(m, at, L, computeBytesOf(hw, m, at)).effective(1) >= w.floor;
+    }
     var edge = null;
     if (base.verdict === "floor_fit") edge = batch1Clears(top) ? top : largestTrue(batch1Clears, 0, top);
     var longest = decode(hw, m, atContext(w, top));
@@ -411,6 +488,7 @@
     kvBytes: kvBytes, grows: grows, maxContextWithin: maxContextWithin, distinct: distinct, wBatch: wBatch,
     wActive: wActive, memoryFitBatch: memoryFitBatch, decode: decode, decodeCurve: decodeCurve,
     contextRange: contextRange, contextCurve: contextCurve, rates: rates, prefill: prefill,
+    modeRates: modeRates, decodeCompute: decodeCompute,
     prefillCurve: prefillCurve, prefillRange: prefillRange, crossover: crossover
   };
   if (typeof module !== "undefined" && module.exports) module.exports = api;
