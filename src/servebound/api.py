@@ -10,6 +10,7 @@ from servebound.core.experts import ExpertTraffic
 from servebound.core.formats import KV_FORMATS
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
+from servebound.core.units import GB
 from servebound.core.workload import (
     DEFAULT_ALLOC_CONTEXT_TOKENS,
     DEFAULT_FLOOR_TOK_PER_S,
@@ -20,8 +21,6 @@ from servebound.core.workload import (
 )
 from servebound.errors import InputError
 from servebound.resolve import resolve_hardware, resolve_model
-
-GB = 1e9
 
 
 def load_hardware(ref: str | Hardware) -> Hardware:

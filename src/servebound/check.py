@@ -52,10 +52,9 @@ from servebound.core.formats import KV_FORMATS
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.prefill import PrefillResult, prefill
+from servebound.core.units import GB
 from servebound.errors import InputError
 from servebound.files import validation_to_input_error
-
-GB = 1e9
 
 #: Result files are read whole; a llama-bench or vLLM result is kilobytes (megabytes with details).
 MAX_RESULT_FILE_BYTES = 64 * 2**20

@@ -19,10 +19,9 @@ from servebound.core.formats import KV_FORMATS
 from servebound.core.hardware import ARITHMETIC_MODES, Hardware
 from servebound.core.kv import KVShape
 from servebound.core.model import Experts, ModelAdapter, PrefillShape, Weights
+from servebound.core.units import GB, TFLOPS
 from servebound.errors import InputError
 
-GB = 1e9
-TFLOPS = 1e12
 MAX_FILE_BYTES = 4_000_000
 
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]

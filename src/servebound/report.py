@@ -12,9 +12,31 @@ from servebound.core.experts import ExpertTraffic
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.prefill import PrefillRange, PrefillResult
+from servebound.core.reading import is_estimate
+from servebound.core.units import GB, TFLOPS
 from servebound.core.workload import MAX_BATCH, Workload
 
-GB = 1e9
+#: One sentence per decode verdict, shared by the CLI, the notes and the site (which capitalises it).
+VERDICT_TEXT: dict[str, str] = {
+    "floor_fit": "fits, and a batch clears the floor",
+    "no_floor": "fits, but no batch satisfies the floor",
+    "no_session_fit": "the weights fit, but no session fits",
+    "no_resident_fit": "does not fit in memory",
+}
+
+#: One sentence per prefill verdict.
+PREFILL_VERDICT_TEXT: dict[str, str] = {
+    "fits": "fits",
+    "over_budget": "fits, but no setting meets the TTFT budget",
+    "no_batch_fit": "the requested batch does not fit in memory",
+    "no_session_fit": "the weights fit, but no session fits",
+    "no_resident_fit": "does not fit in memory",
+}
+
+
+def sentence(text: str) -> str:
+    """A verdict sentence as the start of a sentence (capital first letter)."""
+    return text[:1].upper() + text[1:]
 
 
 def hardware_json(hw: Hardware) -> dict[str, Any]:
@@ -24,7 +46,7 @@ def hardware_json(hw: Hardware) -> dict[str, Any]:
         "memory_gb": hw.memory_bytes / GB,
         "bandwidth_gb_per_s": hw.bandwidth_bytes_per_s / GB,
         "memory_power_gb2_per_s": hw.memory_power_bytes2_per_s / GB**2,
-        "compute_tflops": {mode: rate / 1e12 for mode, rate in hw.compute_flop_per_s.items()},
+        "compute_tflops": {mode: rate / TFLOPS for mode, rate in hw.compute_flop_per_s.items()},
         "provenance": hw.provenance,
     }
 
@@ -34,7 +56,7 @@ def workload_assumptions(workload: Workload, *, hardware: Hardware, model: Model
     spec = workload.speculation
     moe = model.weights.experts is not None
     mode = workload.expert_traffic
-    estimate = (moe and mode is ExpertTraffic.EXPECTED) or hardware.provenance != "peak"
+    estimate = is_estimate(hardware, model, mode)
     out: dict[str, Any] = {
         "overhead_gb": workload.overhead_bytes / GB,
         "alloc_context_tokens": workload.alloc_context_tokens,
@@ -259,7 +281,7 @@ def decode_notes(result: DecodeResult) -> list[str]:
             notes.append(f"Or with a KV cache in {', '.join(rem.kv_precisions_that_fit)} (--kv-precision).")
     elif r.verdict is Verdict.NO_FLOOR:
         notes.append(
-            f"Fits, but no batch satisfies the floor: batch 1 reaches {rem.batch1_tok_per_s:,.1f} tok/s, "
+            f"{sentence(VERDICT_TEXT['no_floor'])}: batch 1 reaches {rem.batch1_tok_per_s:,.1f} tok/s, "
             f"below {w.floor_tok_per_s:g} tok/s/session."
         )
         if rem.max_read_context_tokens is not None:
@@ -345,8 +367,8 @@ def prefill_assumptions(result: PrefillResult) -> dict[str, Any]:
             "alloc_context_tokens": a.alloc_context_tokens,
             "linear_mode": a.linear_mode,
             "attention_mode": a.attention_mode,
-            "linear_tflops": None if a.linear_flop_per_s is None else a.linear_flop_per_s / 1e12,
-            "attention_tflops": None if a.attention_flop_per_s is None else a.attention_flop_per_s / 1e12,
+            "linear_tflops": None if a.linear_flop_per_s is None else a.linear_flop_per_s / TFLOPS,
+            "attention_tflops": None if a.attention_flop_per_s is None else a.attention_flop_per_s / TFLOPS,
             "compute_available": a.compute_available,
             "missing_modes": list(a.missing_modes),
             "workspace_gb": a.workspace_bytes / GB,

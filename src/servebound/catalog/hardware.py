@@ -34,12 +34,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from servebound.core.hardware import ARITHMETIC_MODES, Hardware
+from servebound.core.hardware import ARITHMETIC_MODES, ArithmeticMode, Hardware
 from servebound.core.layout import Interconnect, System
+from servebound.core.units import GB, TFLOPS
 from servebound.errors import InputError
 
-GB = 1e9
-TFLOPS = 1e12
 MAX_SYSTEM_COUNT = 1024
 
 #: Device classes, as the shared hardware.tsv README defines them (``CPU`` is reserved).
@@ -64,7 +63,7 @@ _NX_NO_HYPHEN = re.compile(r"^(\d+)x([a-z].*)$")
 _VENDOR_PREFIX = re.compile(r"^[a-z0-9]+-")
 
 Finite = Annotated[float, Field(allow_inf_nan=False)]
-Mode = Literal["fp4", "fp8", "int8", "bf16", "fp16", "fp16_acc16", "fp32"]
+Mode = ArithmeticMode
 
 
 # --------------------------------------------------------------------------------------------------

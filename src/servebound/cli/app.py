@@ -12,6 +12,7 @@ from rich.console import Console
 
 from servebound.api import load_model, make_workload
 from servebound.core.experts import ExpertTraffic
+from servebound.core.units import GB
 from servebound.core.workload import (
     DEFAULT_FLOOR_TOK_PER_S,
     DEFAULT_OVERHEAD_BYTES,
@@ -70,7 +71,7 @@ KVPrecisionOpt = Annotated[
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (the contract's fields).")]
 
-DEFAULT_OVERHEAD_GB = DEFAULT_OVERHEAD_BYTES / 1e9
+DEFAULT_OVERHEAD_GB = DEFAULT_OVERHEAD_BYTES / GB
 #: None: the derivation's defaults (100,000 / 32,000), capped per model at its context limit.
 DEFAULT_ALLOC: int | None = None
 DEFAULT_READ: int | None = None

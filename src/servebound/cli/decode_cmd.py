@@ -34,6 +34,7 @@ from servebound.core.decode_range import DecodeContextRange, decode_context_rang
 from servebound.core.experts import ExpertTraffic
 from servebound.core.layout import times_at
 from servebound.core.model import ModelAdapter
+from servebound.core.units import GB
 from servebound.core.workload import Workload
 from servebound.parallel import (
     compute_seconds_per_session_step,
@@ -43,6 +44,7 @@ from servebound.parallel import (
     system_json,
 )
 from servebound.report import (
+    VERDICT_TEXT,
     context_range_json,
     decode_json,
     decode_notes,
@@ -51,13 +53,6 @@ from servebound.report import (
     fmt_rate,
     workload_assumptions,
 )
-
-VERDICT_TEXT = {
-    "floor_fit": "fits, and a batch clears the floor",
-    "no_floor": "fits, but no batch satisfies the floor",
-    "no_session_fit": "weights fit, but no session fits",
-    "no_resident_fit": "does not fit in memory",
-}
 
 
 @app.command("decode")
@@ -234,7 +229,7 @@ def render_decode(result: DecodeResult) -> None:
     table.add_column("value", justify="right")
     table.add_column("how")
     table.add_row("capacity C", fmt_gb(hw.memory_bytes), hw.provenance)
-    table.add_row("bandwidth R", f"{hw.bandwidth_bytes_per_s / 1e9:,.1f} GB/s", hw.provenance)
+    table.add_row("bandwidth R", f"{hw.bandwidth_bytes_per_s / GB:,.1f} GB/s", hw.provenance)
     table.add_row("W_resident", fmt_gb(r.resident_bytes), "weights held in memory")
     table.add_row("W_active", fmt_gb(r.weight_active_bytes), "W_batch(1) at minimum expert traffic")
     table.add_row("resident margin", fmt_gb(r.resident_margin_bytes), "C - W_resident - O")

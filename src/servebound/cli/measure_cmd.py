@@ -11,6 +11,7 @@ from rich.table import Table
 
 from servebound.catalog.hardware import CatalogHardware, list_hardware
 from servebound.cli.app import JsonOpt, app, console, print_json
+from servebound.core.units import GB, TFLOPS
 from servebound.errors import InputError
 
 
@@ -118,10 +119,10 @@ def measure_command(
             ratio,
         )
 
-    row("memory C", hw.memory_bytes / 1e9, spec.memory_gb if spec else None, "GB")
-    row("bandwidth R", hw.bandwidth_bytes_per_s / 1e9, spec.bandwidth_gb_per_s if spec else None, "GB/s")
+    row("memory C", hw.memory_bytes / GB, spec.memory_gb if spec else None, "GB")
+    row("bandwidth R", hw.bandwidth_bytes_per_s / GB, spec.bandwidth_gb_per_s if spec else None, "GB/s")
     for mode, rate in hw.compute_flop_per_s.items():
-        row(f"{mode} dense", rate / 1e12, spec.compute_tflops.get(mode) if spec else None, "TFLOPS")
+        row(f"{mode} dense", rate / TFLOPS, spec.compute_tflops.get(mode) if spec else None, "TFLOPS")
     console.print(table)
     for mode, why in measurement.matmul.unavailable.items():
         console.print(f"- {mode}: not measured ({why})")

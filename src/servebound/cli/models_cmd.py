@@ -26,6 +26,7 @@ from servebound.cli.app import (
     print_json,
 )
 from servebound.core.decode import Verdict, decode
+from servebound.core.units import GB
 from servebound.errors import InputError
 from servebound.rank import DEFAULT_RANK_PROMPT_TOKENS, rank_hardware, rank_models, rank_row_json
 from servebound.report import decode_json, fmt_rate
@@ -34,8 +35,6 @@ models_app = typer.Typer(
     help="The model catalog: audited profiles built from real configs.", no_args_is_help=True
 )
 app.add_typer(models_app, name="models")
-
-GB = 1e9
 
 
 def _size(value: str | None, field: str) -> float | None:

@@ -36,7 +36,7 @@ from servebound.core.prefill import PrefillRange, PrefillResult, prefill, prefil
 from servebound.core.workload import Workload
 from servebound.errors import InputError
 from servebound.parallel import parse_layout, replica_prefill_hardware, resolve_system, system_json
-from servebound.report import fmt_rate, prefill_assumptions, prefill_json, range_json
+from servebound.report import PREFILL_VERDICT_TEXT, fmt_rate, prefill_assumptions, prefill_json, range_json
 
 
 def layout_prefill_json(
@@ -229,15 +229,6 @@ def prefill_command(
         render_range(rng)
 
 
-VERDICT_TEXT = {
-    "fits": "fits",
-    "over_budget": "fits, but no setting meets the TTFT budget",
-    "no_batch_fit": "the requested batch does not fit in memory",
-    "no_session_fit": "weights fit, but no session fits",
-    "no_resident_fit": "does not fit in memory",
-}
-
-
 def render_prefill(r: PrefillResult) -> None:
     """The human report, in the derivation's terms."""
     policy = (
@@ -245,7 +236,7 @@ def render_prefill(r: PrefillResult) -> None:
     )
     console.print(
         f"[bold]{r.model.name}[/bold] on [bold]{r.hardware.name}[/bold], prompt {r.prompt_tokens:,} tokens, "
-        f"batch {r.batch:,}, chunk {r.chunk_tokens:,}{policy}: {VERDICT_TEXT[r.verdict.value]}"
+        f"batch {r.batch:,}, chunk {r.chunk_tokens:,}{policy}: {PREFILL_VERDICT_TEXT[r.verdict.value]}"
     )
     table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
     table.add_column("quantity")

@@ -26,10 +26,11 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from servebound.core.decode_compute import DecodeCompute, decode_compute
-from servebound.core.experts import ExpertTraffic
 from servebound.core.formats import KV_FORMATS
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
+from servebound.core.reading import is_estimate
+from servebound.core.search import largest_true
 from servebound.core.workload import MAX_BATCH, Workload, memory_fit_batch
 
 
@@ -223,18 +224,6 @@ def step_curve(hardware: Hardware, model: ModelAdapter, workload: Workload, batc
     return StepCurve(b, t_mem, t_cmp, t, aggregate, aggregate / b, compute)
 
 
-def _largest_true(ok: object, lo: int, hi: int) -> int:
-    """Largest b in [lo, hi] with ok(b), given ok(lo) holds and ok is monotone (true then false)."""
-    assert callable(ok)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if ok(mid):
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
 def decode(hardware: Hardware, model: ModelAdapter, workload: Workload | None = None) -> DecodeResult:
     """Run the derivation's decode procedure: gates, b_mem, b_rate, the exact floor test, b*, ceilings."""
     workload = (workload or Workload()).for_model(model)
@@ -251,9 +240,7 @@ def decode(hardware: Hardware, model: ModelAdapter, workload: Workload | None = 
     compute = decode_compute(hardware, model, workload)
     traffic = _Traffic(model, workload, compute.bytes_equivalent(bandwidth))
     w_active = model.weights.active
-    is_estimate = (
-        model.weights.experts is not None and workload.expert_traffic is ExpertTraffic.EXPECTED
-    ) or hardware.provenance != "peak"
+    estimate = is_estimate(hardware, model, workload.expert_traffic)
 
     def result(verdict: Verdict, **fields: Any) -> DecodeResult:
         return DecodeResult(
@@ -266,7 +253,7 @@ def decode(hardware: Hardware, model: ModelAdapter, workload: Workload | None = 
             kv_alloc_bytes=kv_alloc,
             kv_read_bytes=traffic.kv_read,
             weight_active_bytes=w_active,
-            is_estimate=is_estimate,
+            is_estimate=estimate,
             compute=compute if compute.flops_per_token is not None else None,
             **fields,
         )
@@ -325,7 +312,7 @@ def decode(hardware: Hardware, model: ModelAdapter, workload: Workload | None = 
         )
 
     upper = batch_mem if batch_rate is None else max(1, min(batch_mem, batch_rate))
-    usable = upper if clears(upper) else _largest_true(clears, 1, upper)
+    usable = upper if clears(upper) else largest_true(clears, 1, upper)
     if usable < batch_mem:
         limited_by = BatchLimit.FLOOR
     elif batch_mem_capped:

@@ -5,13 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Literal, get_args
 
-#: Arithmetic modes a hardware row may quote, in the order reports list them. A mode names the operand
-#: and the accumulate format (the derivation's F_hw(phi)): ``fp16`` is FP16 operands with FP32
-#: accumulate, ``fp16_acc16`` FP16 operands with FP16 accumulate, the mode GeForce tensor cores run at
-#: twice the ``fp16`` rate and llama.cpp's CUDA backend uses for its FP16 cuBLAS GEMMs. A row that does
-#: not quote ``fp16_acc16`` leaves that mode unavailable, never borrowed from ``fp16``.
-ARITHMETIC_MODES: tuple[str, ...] = ("fp4", "fp8", "int8", "bf16", "fp16", "fp16_acc16", "fp32")
+#: An arithmetic mode a hardware row may quote (the one definition; schemas and the API use it). A mode
+#: names the operand and the accumulate format (the derivation's F_hw(phi)): ``fp16`` is FP16 operands
+#: with FP32 accumulate, ``fp16_acc16`` FP16 operands with FP16 accumulate, the mode GeForce tensor cores
+#: run at twice the ``fp16`` rate and llama.cpp's CUDA backend uses for its FP16 cuBLAS GEMMs. A row that
+#: does not quote ``fp16_acc16`` leaves that mode unavailable, never borrowed from ``fp16``.
+ArithmeticMode = Literal["fp4", "fp8", "int8", "bf16", "fp16", "fp16_acc16", "fp32"]
+#: The same modes as a tuple, in the order reports list them.
+ARITHMETIC_MODES: tuple[str, ...] = get_args(ArithmeticMode)
 
 
 def _frozen(mapping: Mapping[str, float] | None) -> Mapping[str, float]:

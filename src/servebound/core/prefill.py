@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
@@ -46,6 +45,8 @@ from servebound.core.hardware import Hardware
 from servebound.core.kv import KVShape
 from servebound.core.model import ModelAdapter, PrefillShape
 from servebound.core.rates import mode_rates
+from servebound.core.reading import is_estimate
+from servebound.core.search import largest_true
 from servebound.core.workload import Workload, memory_fit_batch
 from servebound.errors import InputError
 
@@ -514,9 +515,6 @@ def _assumptions(
         missing.append(linear_mode)
     if rates.needs_attention and rates.attention is None and attention_mode not in missing:
         missing.append(attention_mode)
-    is_estimate = (
-        model.weights.experts is not None and workload.expert_traffic is ExpertTraffic.EXPECTED
-    ) or hardware.provenance != "peak"
     return PrefillAssumptions(
         overhead_bytes=workload.overhead_bytes,
         alloc_context_tokens=workload.alloc_context_tokens,
@@ -527,7 +525,7 @@ def _assumptions(
         compute_available=rates.compute_available,
         missing_modes=tuple(missing),
         expert_traffic=workload.expert_traffic,
-        is_estimate=is_estimate,
+        is_estimate=is_estimate(hardware, model, workload.expert_traffic),
         hardware_provenance=hardware.provenance,
     )
 
@@ -542,17 +540,6 @@ def _positive_int(field: str, value: object) -> int:
     if number < 1:
         raise InputError(field, f"must be at least 1, got {number}")
     return int(number)
-
-
-def _largest_true(ok: Callable[[int], bool], lo: int, hi: int) -> int:
-    """Largest b in [lo, hi] with ok(b), given ok(lo) holds and ok is true then false."""
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if ok(mid):
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
 
 
 def prefill(
@@ -622,7 +609,7 @@ def prefill(
             verdict, chosen = PrefillVerdict.OVER_BUDGET, 1
         else:
             verdict = PrefillVerdict.FITS
-            chosen = batch_mem if within_budget(batch_mem) else _largest_true(within_budget, 1, batch_mem)
+            chosen = batch_mem if within_budget(batch_mem) else largest_true(within_budget, 1, batch_mem)
     elif given > batch_mem:
         verdict, chosen = PrefillVerdict.NO_BATCH_FIT, given
     else:

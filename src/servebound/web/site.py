@@ -23,6 +23,7 @@ from servebound.core.hardware import Hardware
 from servebound.core.layout import System
 from servebound.core.model import ModelAdapter
 from servebound.core.prefill import PrefillRange, PrefillResult, prefill, prefill_range
+from servebound.core.units import GB as GB  # re-exported for the web modules
 from servebound.core.workload import (
     DEFAULT_ALLOC_CONTEXT_TOKENS,
     DEFAULT_FLOOR_TOK_PER_S,
@@ -35,8 +36,6 @@ from servebound.errors import InputError
 from servebound.rank import DEFAULT_RANK_PROMPT_TOKENS
 from servebound.report import decode_json
 from servebound.validation import ReportedRun, ValidationSummary, reported_runs_for, validation_summary
-
-GB = 1e9
 
 #: The site computes prompt-length ranges over every integer length, so it caps the reserved context.
 MAX_SITE_CONTEXT_TOKENS = 2_000_000

@@ -1,0 +1,19 @@
+"""Things defined once: the per-mode schema tables follow the one list of arithmetic modes."""
+
+from __future__ import annotations
+
+from typing import get_args
+
+from servebound.catalog.hardware import ComputeRow, SourcesRow
+from servebound.core.hardware import ARITHMETIC_MODES, ArithmeticMode
+from servebound.files import ComputeFile
+
+
+def test_arithmetic_modes_are_the_literal() -> None:
+    assert ARITHMETIC_MODES == get_args(ArithmeticMode)
+
+
+def test_per_mode_schema_fields_follow_the_modes() -> None:
+    assert tuple(ComputeFile.model_fields) == ARITHMETIC_MODES
+    assert tuple(ComputeRow.model_fields) == ARITHMETIC_MODES
+    assert tuple(SourcesRow.model_fields)[-len(ARITHMETIC_MODES) :] == ARITHMETIC_MODES
