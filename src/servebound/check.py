@@ -36,7 +36,6 @@ Metric definitions, mapped honestly:
 
 from __future__ import annotations
 
-import json
 import math
 import shlex
 from dataclasses import dataclass
@@ -46,6 +45,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from servebound import bounded
 from servebound.api import decode, load_hardware, load_model, make_workload
 from servebound.core.decode import DecodeResult
 from servebound.core.formats import KV_FORMATS
@@ -476,33 +476,16 @@ def check_run(
 
 
 def _read_json_values(path: str | Path, what: str) -> list[Any]:
-    """A JSON document, or JSON Lines (one value per line), bounded in size."""
+    """A JSON document, or JSON Lines (one value per line), bounded, under the one data-file policy."""
     file = Path(path)
+    raw = bounded.read_bytes(file, what, max_bytes=MAX_RESULT_FILE_BYTES)
     try:
-        size = file.stat().st_size
-    except OSError as exc:
-        raise InputError(what, f"cannot read {file}: {exc.strerror or exc}") from None
-    if size > MAX_RESULT_FILE_BYTES:
-        raise InputError(
-            what, f"{file} is {size} bytes; result files are at most {MAX_RESULT_FILE_BYTES} bytes"
-        )
-    try:
-        text = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(what, f"cannot read {file} as UTF-8 text: {exc}") from None
-    try:
-        return [json.loads(text)]
-    except json.JSONDecodeError as whole_error:
-        lines = [line for line in text.splitlines() if line.strip()]
-        if len(lines) < 2:
-            raise InputError(what, f"{file} is not valid JSON: {whole_error}") from None
-        values = []
-        for number, line in enumerate(lines, start=1):
-            try:
-                values.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise InputError(what, f"{file} line {number} is not valid JSON: {exc}") from None
-        return values
+        return [bounded.parse_json(raw, f"{what} {file}")]
+    except InputError as whole_error:
+        lines = [line for line in raw.splitlines() if line.strip()]
+        if len(lines) < 2 or "not valid JSON" not in whole_error.problem:
+            raise
+        return [bounded.parse_json(line, f"{what} {file} line {n}") for n, line in enumerate(lines, start=1)]
 
 
 class _LlamaBenchRecord(BaseModel):

@@ -7,14 +7,13 @@ README lists. Every problem becomes an InputError naming the dotted field path a
 from __future__ import annotations
 
 import json
-import math
-import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import tomli_w
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from servebound import bounded
 from servebound.core.formats import KV_FORMATS
 from servebound.core.hardware import ARITHMETIC_MODES, Hardware
 from servebound.core.kv import KVShape
@@ -350,53 +349,17 @@ def validation_to_input_error(error: ValidationError, prefix: str = "") -> Input
 
 
 def read_mapping(path: Path, what: str) -> dict[str, Any]:
-    """Read a TOML or JSON file (by suffix; TOML otherwise), bounded, as a mapping."""
-    try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise InputError(what, f"cannot read {path}: {exc.strerror or exc}") from None
-    if size > MAX_FILE_BYTES:
-        raise InputError(what, f"{path} is {size} bytes; {what} files are at most {MAX_FILE_BYTES} bytes")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(what, f"cannot read {path} as UTF-8 text: {exc}") from None
-    try:
-        data = (
-            json.loads(text, parse_constant=_reject_constant)
-            if path.suffix.lower() == ".json"
-            else tomllib.loads(text)
-        )
-    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise InputError(
-            what, f"{path} is not valid {'JSON' if path.suffix.lower() == '.json' else 'TOML'}: {exc}"
-        ) from None
-    except ValueError as exc:
-        raise InputError(what, f"{path}: {exc}") from None
-    except RecursionError:
-        raise InputError(what, f"{path} is nested too deeply to be a {what} file") from None
-    if not isinstance(data, dict):
-        raise InputError(what, f"{path} must hold a table/object at the top level")
-    try:
-        _reject_non_finite(data, what)
-    except RecursionError:
-        raise InputError(what, f"{path} is nested too deeply to be a {what} file") from None
-    return data
-
-
-def _reject_constant(name: str) -> float:
-    raise ValueError(f"{name} is not a number a file may hold")
-
-
-def _reject_non_finite(data: object, path: str) -> None:
-    if isinstance(data, float) and not math.isfinite(data):
-        raise InputError(path, f"must be a finite number (got {data})")
-    if isinstance(data, dict):
-        for key, value in data.items():
-            _reject_non_finite(value, f"{path}.{key}" if path not in ("hardware", "model") else str(key))
-    elif isinstance(data, list):
-        for item in data:
-            _reject_non_finite(item, path)
+    """Read a TOML or JSON file (by suffix; TOML otherwise), bounded, as a mapping (see bounded.py)."""
+    raw = bounded.read_bytes(path, what, max_bytes=MAX_FILE_BYTES)
+    if path.suffix.lower() == ".json":
+        data = bounded.parse_json(raw, what)
+    else:
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(what, f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        data = bounded.parse_toml(text, what)
+    return bounded.require_object(data, what)
 
 
 def parse_hardware(data: dict[str, Any]) -> HardwareFile:

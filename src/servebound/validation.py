@@ -16,7 +16,6 @@ catalog does not hold, such as Llama 2 7B as llama.cpp's GGUF files, with their 
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -26,6 +25,7 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from servebound import bounded
 from servebound.check import ABOVE_CEILING_TOLERANCE, Metric, RunCheck, check_run, make_run
 from servebound.core.model import ModelAdapter
 from servebound.errors import InputError
@@ -176,7 +176,7 @@ def load_reported_runs() -> tuple[ReportedRunEntry, ...]:
         .joinpath("data", "reported_runs.toml")
         .read_text(encoding="utf-8")
     )
-    return parse_reported_runs(tomllib.loads(text))
+    return parse_reported_runs(bounded.parse_toml(text, "reported_runs.toml"))
 
 
 def run_model_ids() -> list[str]:
@@ -195,7 +195,7 @@ def load_run_model_file(model_id: str) -> ModelAdapter:
         .joinpath("data", "run_models", f"{model_id}.toml")
         .read_text(encoding="utf-8")
     )
-    return parse_model(tomllib.loads(text)).to_adapter()
+    return parse_model(bounded.parse_toml(text, f"run model {model_id}")).to_adapter()
 
 
 def resolve_run_model(ref: str) -> ModelAdapter:

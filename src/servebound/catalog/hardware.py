@@ -24,7 +24,6 @@ import dataclasses
 import functools
 import math
 import re
-import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
@@ -34,6 +33,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from servebound import bounded
 from servebound.core.hardware import ARITHMETIC_MODES, ArithmeticMode, Hardware
 from servebound.core.layout import Interconnect, System
 from servebound.core.units import GB, TFLOPS
@@ -56,6 +56,9 @@ ALL_CLASSES: tuple[str, ...] = DEVICE_CLASSES + SYSTEM_CLASSES
 
 #: Keys a ``[device.sources]`` table may hold: one per number, or ``compute`` for every compute mode.
 SOURCE_KEYS: tuple[str, ...] = ("memory_gb", "bandwidth_gb_per_s", "price_usd", "compute", *ARITHMETIC_MODES)
+
+#: A hardware catalog file a user passes is read bounded (the shipped one is about 0.2 MB).
+MAX_CATALOG_BYTES = 16_000_000
 
 SLUG_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _NX_FORM = re.compile(r"^(\d+)x-(.+)$")
@@ -648,14 +651,12 @@ def read_catalog_document(path: str | Path | None = None) -> tuple[dict[str, Any
         origin = "hardware catalog"
     else:
         origin = str(path)
+        raw = bounded.read_bytes(path, "hardware catalog", max_bytes=MAX_CATALOG_BYTES)
         try:
-            text = Path(path).read_text("utf-8")
-        except OSError as exc:
-            raise InputError("hardware catalog", f"cannot read {path}: {exc.strerror or exc}") from None
-    try:
-        return tomllib.loads(text), origin
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError("hardware catalog", f"{origin} is not valid TOML: {exc}") from None
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError("hardware catalog", f"{origin} is not UTF-8 text ({exc.reason})") from None
+    return bounded.parse_toml(text, f"hardware catalog {origin}"), origin
 
 
 def build_catalog(parsed: CatalogFile) -> HardwareCatalog:

@@ -9,8 +9,6 @@ in a profile can be shown from its config (``servebound models show ID --explain
 
 from __future__ import annotations
 
-import json
-import tomllib
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -18,6 +16,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from servebound import bounded
 from servebound.catalog.published import PublishedCheck, compare_published, published_table
 from servebound.core.formats import FORMATS
 from servebound.core.model import ModelAdapter
@@ -120,14 +119,16 @@ def _data_text(*parts: str) -> str:
 def model_index() -> tuple[ModelEntry, ...]:
     """The validated models.toml, read once."""
     try:
-        index = ModelIndex.model_validate(tomllib.loads(_data_text("models.toml")))
+        index = ModelIndex.model_validate(bounded.parse_toml(_data_text("models.toml"), "models.toml"))
     except ValidationError as exc:
         raise validation_to_input_error(exc, "models.toml: ") from None
     return tuple(index.model)
 
 
 def _quant_method(entry: ModelEntry) -> str:
-    config = json.loads(_data_text("models", entry.config, "config.json"))
+    config = bounded.parse_json(
+        _data_text("models", entry.config, "config.json"), f"{entry.config}/config.json"
+    )
     quant = (
         config.get("quantization_config") or config.get("text_config", {}).get("quantization_config") or {}
     )

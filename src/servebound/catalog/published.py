@@ -9,12 +9,12 @@ the printed figure's last digit.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Any
 
+from servebound import bounded
 from servebound.importers.audit import ImportedModel
 
 
@@ -40,7 +40,7 @@ class PublishedCheck:
 def published_table() -> dict[str, dict[str, Any]]:
     """Every published entry, keyed by the config folder name."""
     text = resources.files("servebound.catalog").joinpath("data", "published_params.toml").read_text("utf-8")
-    return tomllib.loads(text)
+    return bounded.parse_toml(text, "published_params.toml")
 
 
 def _fact(imported: ImportedModel, key: str) -> float:

@@ -27,6 +27,7 @@ from typing import Any
 
 from gguf.constants import GGML_QUANT_SIZES, MODEL_ARCH_NAMES, GGMLQuantizationType
 
+from servebound import bounded
 from servebound.core.formats import KV_FORMATS, kv_bytes_per_element
 from servebound.core.kv import KVShape
 from servebound.core.model import ModelAdapter, PrefillShape
@@ -155,7 +156,10 @@ class _Cursor:
 def _value(cursor: _Cursor, value_type: int, key: str, keep: bool, depth: int = 0) -> Any:
     if value_type in _SCALARS:
         code, size = _SCALARS[value_type]
-        return cursor.scalar(code, size, f"value of {key!r}")
+        value = cursor.scalar(code, size, f"value of {key!r}")
+        if keep and isinstance(value, float):
+            bounded.check_finite(value, f"{cursor.field}: metadata {key!r}")
+        return value
     if value_type == _STRING:
         return cursor.string(f"value of {key!r}", MAX_STRING_BYTES, keep)
     if value_type != _ARRAY:
@@ -177,6 +181,9 @@ def _value(cursor: _Cursor, value_type: int, key: str, keep: bool, depth: int = 
         code, size = _SCALARS[item_type]
         values = struct.unpack_from(f"{cursor.order}{count}{code}", cursor.buffer, cursor.pos)
         cursor.pos += count * size
+        for item in values:
+            if isinstance(item, float):
+                bounded.check_finite(item, f"{cursor.field}: metadata {key!r}")
         return list(values)
     items = [_value(cursor, item_type, key, keep, depth + 1) for _ in range(count)]
     return items if keep else None

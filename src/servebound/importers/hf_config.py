@@ -16,7 +16,6 @@ scales are included through the format's bytes per element; padding is not.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections import Counter
@@ -24,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from servebound import bounded
 from servebound.core.formats import FORMATS, KV_FORMATS
 from servebound.core.model import Experts, LayerShape, ModelAdapter, Weights
 from servebound.errors import InputError
@@ -153,35 +153,11 @@ def _fetch(repo_id: str, *, offline: bool) -> Path:
         ) from exc
 
 
-def _reject_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
-    seen: dict[str, object] = {}
-    for key, value in pairs:
-        if key in seen:
-            raise InputError(f"config.json {key}", "the key appears twice; keep one")
-        seen[key] = value
-    return seen
-
-
 def _parse(path: Path) -> dict[str, object]:
-    """Read at most MAX_CONFIG_BYTES + 1 bytes; refuse bigger files, non-UTF-8, bad JSON, non-objects."""
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(MAX_CONFIG_BYTES + 1)
-    except OSError as exc:
-        raise InputError("source", f"cannot read {path.name}: {exc.strerror}") from exc
-    if len(data) > MAX_CONFIG_BYTES:
-        raise InputError("source", f"{path.name} is larger than {MAX_CONFIG_BYTES} bytes; not a config.json")
-    try:
-        parsed = json.loads(data.decode("utf-8"), object_pairs_hook=_reject_duplicates)
-    except UnicodeDecodeError as exc:
-        raise InputError("source", f"{path.name} is not UTF-8 text") from exc
-    except json.JSONDecodeError as exc:
-        raise InputError("source", f"{path.name} is not valid JSON: {exc.msg} at line {exc.lineno}") from exc
-    except RecursionError as exc:
-        raise InputError("source", f"{path.name} nests too deeply") from exc
-    if not isinstance(parsed, dict):
-        raise InputError("source", f"{path.name} must hold a JSON object, got {type(parsed).__name__}")
-    return parsed
+    """Read at most MAX_CONFIG_BYTES + 1 bytes under the one data-file policy (servebound.bounded)."""
+    field = f"source {path.name}"
+    data = bounded.read_json(path, field, max_bytes=MAX_CONFIG_BYTES)
+    return bounded.require_object(data, field)
 
 
 def _language_model(raw: Mapping[str, object]) -> tuple[Cfg, str, bool]:

@@ -11,7 +11,6 @@ into the adapter's audited byte form.
 from __future__ import annotations
 
 import importlib
-import json
 import os
 import struct
 from collections import Counter
@@ -20,6 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from servebound import bounded
 from servebound.core.kv import KVShape
 from servebound.core.model import ModelAdapter, Weights
 from servebound.errors import InputError
@@ -110,46 +110,13 @@ class SafetensorsIndex:
 # Bounded JSON -------------------------------------------------------------------------------------
 
 
-def _no_duplicates(field: str) -> Any:
-    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        seen: dict[str, Any] = {}
-        for key, value in pairs:
-            if key in seen:
-                raise InputError(field, f"duplicate key {key!r} in the JSON")
-            seen[key] = value
-        return seen
-
-    return hook
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
 def _parse_json(raw: bytes, field: str) -> Any:
-    """JSON with duplicate keys, NaN/Infinity, bad UTF-8 and runaway nesting rejected as InputError."""
-    try:
-        text = raw.decode("utf-8")
-        return json.loads(text, object_pairs_hook=_no_duplicates(field), parse_constant=_reject_constant)
-    except InputError:
-        raise
-    except UnicodeDecodeError as error:
-        raise InputError(field, f"header is not UTF-8 ({error.reason} at byte {error.start})") from None
-    except RecursionError:
-        raise InputError(field, "JSON is nested too deeply") from None
-    except ValueError as error:
-        raise InputError(field, f"not valid JSON ({error})") from None
+    """JSON under the one data-file policy (servebound.bounded)."""
+    return bounded.parse_json(raw, field)
 
 
 def _read_json_file(path: Path, field: str) -> Any:
-    try:
-        size = path.stat().st_size
-        if size > MAX_JSON_FILE_BYTES:
-            raise InputError(field, f"{path.name} is {size} bytes, over the {MAX_JSON_FILE_BYTES} byte cap")
-        raw = path.read_bytes()
-    except OSError as error:
-        raise InputError(field, f"cannot read {path.name}: {error.strerror}") from None
-    return _parse_json(raw, f"{field} ({path.name})")
+    return bounded.read_json(path, f"{field} ({path.name})", max_bytes=MAX_JSON_FILE_BYTES)
 
 
 # One file's header --------------------------------------------------------------------------------

@@ -1,0 +1,147 @@
+"""The one reader of untrusted data files: one policy, one wording, for every file servebound opens.
+
+Hardware and model files (TOML or JSON), config.json, safetensors headers and index files, benchmark
+result files and the catalog's own data all pass through here. Each refusal is one InputError naming the
+field (the file and, where known, the key):
+
+- more bytes than the caller's cap (read bounded: at most cap + 1 bytes ever leave the disk);
+- text that is not UTF-8;
+- JSON that does not parse, or a duplicate key in one object (TOML: tomllib refuses duplicates itself);
+- NaN or Infinity (JSON's non-standard constants, TOML's ``nan``/``inf``), at any depth;
+- nesting deeper than ``MAX_DEPTH`` objects/arrays (no real config comes near it).
+
+GGUF metadata is binary, not JSON; its reader applies the same policy (duplicate keys and non-finite
+floats refused) with ``check_finite`` from here.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from servebound.errors import InputError
+
+#: Deepest nesting of objects/arrays a data file may have (config.json files nest 3 or 4 deep).
+MAX_DEPTH = 64
+
+
+def _no_duplicates(field: str) -> Any:
+    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in seen:
+                raise InputError(
+                    field, f"duplicate key {key!r} in the JSON (the key appears twice; keep one)"
+                )
+            seen[key] = value
+        return seen
+
+    return hook
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a finite number; write a number")
+
+
+def _join(path: str, key: object) -> str:
+    return f"{path}.{key}" if path else str(key)
+
+
+def check_tree(data: object, field: str) -> None:
+    """Refuse non-finite floats and nesting deeper than MAX_DEPTH, naming the dotted key (iterative)."""
+    if isinstance(data, float):
+        check_finite(data, field)
+    stack: list[tuple[dict[str, Any] | list[Any], str, int]] = []
+    if isinstance(data, dict | list):
+        stack.append((data, "", 1))
+    while stack:
+        container, path, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise InputError(_where(field, path), f"is nested too deeply (more than {MAX_DEPTH} levels)")
+        pairs = container.items() if isinstance(container, dict) else enumerate(container)
+        for key, item in pairs:
+            if isinstance(item, dict | list):
+                stack.append((item, _join(path, key) if isinstance(container, dict) else path, depth + 1))
+            elif isinstance(item, float) and not math.isfinite(item):
+                check_finite(item, _where(field, _join(path, key) if isinstance(container, dict) else path))
+
+
+def _where(field: str, path: str) -> str:
+    """``model.weights.total_params`` for a one-word field, ``config.json rope_theta`` otherwise."""
+    if not path:
+        return field
+    return f"{field}{' ' if ' ' in field or '.' in field else '.'}{path}"
+
+
+def check_finite(value: float, field: str) -> None:
+    """A float a file holds must be a finite number."""
+    if not math.isfinite(value):
+        raise InputError(field, f"must be a finite number (got {value}); NaN and Infinity are refused")
+
+
+def parse_json(raw: bytes | str, field: str) -> Any:
+    """JSON text under the policy: duplicate keys, NaN/Infinity, bad UTF-8 and deep nesting refused."""
+    try:
+        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+        data = json.loads(text, object_pairs_hook=_no_duplicates(field), parse_constant=_no_constant)
+    except InputError:
+        raise
+    except UnicodeDecodeError as error:
+        raise InputError(field, f"is not UTF-8 text ({error.reason} at byte {error.start})") from None
+    except RecursionError:
+        raise InputError(
+            field, f"is not valid JSON: nested too deeply (more than {MAX_DEPTH} levels)"
+        ) from None
+    except json.JSONDecodeError as error:
+        raise InputError(field, f"is not valid JSON: {error.msg} at line {error.lineno}") from None
+    except ValueError as error:
+        raise InputError(field, f"is not valid JSON: {error}") from None
+    check_tree(data, field)
+    return data
+
+
+def parse_toml(text: str, field: str) -> dict[str, Any]:
+    """TOML text under the same policy (tomllib itself refuses duplicate keys)."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise InputError(field, f"is not valid TOML: {error}") from None
+    except RecursionError:
+        raise InputError(
+            field, f"is not valid TOML: nested too deeply (more than {MAX_DEPTH} levels)"
+        ) from None
+    check_tree(data, field)
+    return data
+
+
+def read_bytes(path: str | os.PathLike[str], field: str, *, max_bytes: int) -> bytes:
+    """At most ``max_bytes`` bytes of a file; a bigger file, a folder or a missing file is refused."""
+    file = Path(path)
+    try:
+        with file.open("rb") as handle:
+            raw = handle.read(max_bytes + 1)
+    except IsADirectoryError:
+        raise InputError(field, f"{file} is a folder, not a file") from None
+    except OSError as error:
+        raise InputError(field, f"cannot read {file.name}: {error.strerror or error}") from None
+    if len(raw) > max_bytes:
+        raise InputError(field, f"{file.name} is larger than the {max_bytes} byte cap for this kind of file")
+    return raw
+
+
+def read_json(path: str | os.PathLike[str], field: str, *, max_bytes: int) -> Any:
+    """A JSON file, bounded, under the policy."""
+    return parse_json(read_bytes(path, field, max_bytes=max_bytes), field)
+
+
+def require_object(data: Any, field: str) -> dict[str, Any]:
+    """The top level of a data file must be a JSON object / TOML table."""
+    if not isinstance(data, dict):
+        raise InputError(
+            field, f"must hold a JSON object (a table) at the top level, got {type(data).__name__}"
+        )
+    return data
