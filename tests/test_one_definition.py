@@ -10,7 +10,7 @@ from servebound.files import ComputeFile
 
 
 def test_arithmetic_modes_are_the_literal() -> None:
-    assert ARITHMETIC_MODES == get_args(ArithmeticMode)
+    assert get_args(ArithmeticMode) == ARITHMETIC_MODES
 
 
 def test_per_mode_schema_fields_follow_the_modes() -> None:
