@@ -145,3 +145,16 @@ def require_object(data: Any, field: str) -> dict[str, Any]:
             field, f"must hold a JSON object (a table) at the top level, got {type(data).__name__}"
         )
     return data
+
+
+def read_json_values(path: str | os.PathLike[str], field: str, *, max_bytes: int) -> list[Any]:
+    """A JSON document, or JSON Lines (one value per line), bounded, under the policy."""
+    file = Path(path)
+    raw = read_bytes(file, field, max_bytes=max_bytes)
+    try:
+        return [parse_json(raw, f"{field} {file}")]
+    except InputError as whole_error:
+        lines = [line for line in raw.splitlines() if line.strip()]
+        if len(lines) < 2 or "not valid JSON" not in whole_error.problem:
+            raise
+        return [parse_json(line, f"{field} {file} line {n}") for n, line in enumerate(lines, start=1)]

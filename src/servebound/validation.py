@@ -1,458 +1,50 @@
-"""Reported runs: published measurements checked against their ceilings.
-
-``catalog/data/reported_runs.toml`` holds measurements others published, each with its source (a URL
-and the quoted figure), engine and version, quantization, context (read vs allocated), concurrency and
-metric definition. :func:`evaluate_reported_runs` checks each against the ceiling for its own setting
-(:func:`servebound.check.check_run`); :func:`validation_summary` counts how many sit at or below it and
-describes the efficiency distribution overall, by engine, by hardware family and by phase;
-:func:`reported_runs_for` picks the runs of one (hardware, model) pair for its page.
-
-A run above its ceiling stays in the data with an ``explanation`` of why (the file is rejected without
-one): an above-ceiling run is a finding about the inputs, never something to hide.
-
-Models: a catalog profile id, or an id from ``catalog/data/run_models/`` (model files for models the
-catalog does not hold, such as Llama 2 7B as llama.cpp's GGUF files, with their byte arithmetic).
-"""
-
-from __future__ import annotations
-
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from functools import cache
-from importlib import resources
-from typing import Annotated, Any, Literal
-
-import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
-
-from servebound import bounded
-from servebound.check import ABOVE_CEILING_TOLERANCE, Metric, RunCheck, check_run, make_run
-from servebound.core.model import ModelAdapter
-from servebound.errors import InputError
-from servebound.files import parse_model, validation_to_input_error
-
-#: Quantiles reported for every group of efficiencies.
-QUANTILES = (0.25, 0.5, 0.75)
-
-
-class ReportedRunEntry(BaseModel):
-    """One ``[[run]]`` of reported_runs.toml (every key is checked; unknown keys are errors)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    id: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")]
-    hardware: str = Field(min_length=1)
-    model: str = Field(min_length=1)
-    engine: str = Field(min_length=1)
-    engine_version: str = Field(min_length=1)
-    quantization: str = Field(min_length=1)
-    metric: Metric
-    measured: float = Field(gt=0, allow_inf_nan=False)
-    concurrency: int = Field(default=1, ge=1)
-    read_context: int | None = Field(default=None, ge=1)
-    alloc_context: int | None = Field(default=None, ge=1)
-    prompt_tokens: int | None = Field(default=None, ge=1)
-    chunk_tokens: int | None = Field(default=None, ge=1)
-    kv_precision: str | None = None
-    linear_mode: str | None = None
-    attention_mode: str | None = None
-    expert_traffic: Literal["expected", "minimum"] = "expected"
-    metric_definition: str = Field(min_length=1)
-    context_definition: str = Field(min_length=1)
-    source_url: str = Field(pattern=r"^(https?://|doc:)")
-    source_quote: str = Field(min_length=1)
-    source_kind: Literal["primary", "secondary", "unverified"]
-    explanation: str | None = None
-    notes: str = ""
-    #: A multi-device run's parallel layout (``tp=2`` for vLLM tensor parallel, ``pp=2`` for llama.cpp's
-    #: layer split): the ceiling is then the layout's, with the system's link charged.
-    layout: str | None = None
-
-    @model_validator(mode="after")
-    def _setting_matches_metric(self) -> ReportedRunEntry:
-        decode = self.metric in (Metric.PER_SESSION_TOK_S, Metric.AGGREGATE_TOK_S)
-        if decode and self.read_context is None:
-            raise ValueError("a decode run needs read_context (the mean context each step reads)")
-        if not decode and self.prompt_tokens is None:
-            raise ValueError("a prefill or TTFT run needs prompt_tokens")
-        if self.layout is not None and not decode:
-            raise ValueError("a layout is checked for decode runs only")
-        return self
-
-
-class ReportedRunsFile(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    run: list[ReportedRunEntry]
-
-
-@dataclass(frozen=True)
-class ReportedRun:
-    """A reported run evaluated: the entry, the check against its ceiling, and its hardware family."""
-
-    entry: ReportedRunEntry
-    check: RunCheck
-    hardware_family: str
-
-    @property
-    def efficiency(self) -> float:
-        return self.check.efficiency
-
-    @property
-    def at_or_below(self) -> bool:
-        return not self.check.above_ceiling
-
-
-@dataclass(frozen=True)
-class EfficiencyStats:
-    """The efficiency distribution of a group of runs: count, how many at or below 1, and quantiles
-    (linear interpolation between order statistics, numpy's default)."""
-
-    count: int
-    at_or_below: int
-    min: float
-    p25: float
-    median: float
-    p75: float
-    max: float
-
-    @property
-    def at_or_below_rate(self) -> float:
-        return self.at_or_below / self.count
-
-
-@dataclass(frozen=True)
-class ValidationSummary:
-    """What ``servebound validate`` prints and the validation page shows."""
-
-    runs: tuple[ReportedRun, ...]
-    overall: EfficiencyStats
-    by_engine: dict[str, EfficiencyStats]
-    by_hardware_family: dict[str, EfficiencyStats]
-    by_phase: dict[str, EfficiencyStats]
-
-    @property
-    def total(self) -> int:
-        return len(self.runs)
-
-    @property
-    def at_or_below(self) -> int:
-        return self.overall.at_or_below
-
-    @property
-    def above(self) -> tuple[ReportedRun, ...]:
-        return tuple(run for run in self.runs if not run.at_or_below)
-
-
-# --- loading -----------------------------------------------------------------------------------------
-
-
-def parse_reported_runs(
-    data: dict[str, Any], origin: str = "reported_runs.toml"
-) -> tuple[ReportedRunEntry, ...]:
-    """Validate a reported-runs document: schema, unique ids. InputError names the run and field."""
-    try:
-        parsed = ReportedRunsFile.model_validate(data)
-    except ValidationError as exc:
-        error = validation_to_input_error(exc, f"{origin}: ")
-        runs = data.get("run")
-        loc = exc.errors(include_url=False)[0].get("loc", ())
-        if isinstance(runs, list) and len(loc) > 1 and isinstance(loc[1], int) and loc[1] < len(runs):
-            raw = runs[loc[1]]
-            if isinstance(raw, dict) and "id" in raw:
-                raise InputError(error.field, f"{error.problem} (run id {raw['id']!r})") from None
-        raise error from None
-    seen: set[str] = set()
-    for entry in parsed.run:
-        if entry.id in seen:
-            raise InputError(f"{origin}: run.id", f"duplicate id {entry.id!r}")
-        seen.add(entry.id)
-    return tuple(parsed.run)
-
-
-@cache
-def load_reported_runs() -> tuple[ReportedRunEntry, ...]:
-    """The shipped reported runs, validated once."""
-    text = (
-        resources.files("servebound.catalog")
-        .joinpath("data", "reported_runs.toml")
-        .read_text(encoding="utf-8")
-    )
-    return parse_reported_runs(bounded.parse_toml(text, "reported_runs.toml"))
-
-
-def run_model_ids() -> list[str]:
-    """Ids of the model files under catalog/data/run_models/ (models the catalog does not hold)."""
-    folder = resources.files("servebound.catalog").joinpath("data", "run_models")
-    return sorted(item.name.removesuffix(".toml") for item in folder.iterdir() if item.name.endswith(".toml"))
-
-
-@cache
-def load_run_model_file(model_id: str) -> ModelAdapter:
-    """A model from catalog/data/run_models/<id>.toml."""
-    if model_id not in run_model_ids():
-        raise InputError("model", f"{model_id!r} is not a run model; known: {', '.join(run_model_ids())}")
-    text = (
-        resources.files("servebound.catalog")
-        .joinpath("data", "run_models", f"{model_id}.toml")
-        .read_text(encoding="utf-8")
-    )
-    return parse_model(bounded.parse_toml(text, f"run model {model_id}")).to_adapter()
-
-
-def resolve_run_model(ref: str) -> ModelAdapter:
-    """A run model id, else a catalog profile id (or a model file path)."""
-    if ref in run_model_ids():
-        return load_run_model_file(ref)
-    from servebound.api import load_model
-
-    return load_model(ref)
-
-
-def _hardware_family(hardware_id: str) -> str:
-    from servebound.catalog.hardware import get_hardware
-
-    try:
-        return get_hardware(hardware_id).device_class
-    except InputError:
-        return "measured or custom"
-
-
-# --- evaluation --------------------------------------------------------------------------------------
-
-
-def evaluate_entry(entry: ReportedRunEntry) -> ReportedRun:
-    """Check one reported run against the ceiling for its setting."""
-    try:
-        run = make_run(
-            entry.metric,
-            entry.measured,
-            concurrency=entry.concurrency,
-            read_context=entry.read_context,
-            alloc_context=entry.alloc_context,
-            prompt_tokens=entry.prompt_tokens,
-            chunk_tokens=entry.chunk_tokens,
-            kv_precision=entry.kv_precision,
-            linear_mode=entry.linear_mode,
-            attention_mode=entry.attention_mode,
-            engine=entry.engine,
-            engine_version=entry.engine_version,
-        )
-    except InputError as exc:
-        raise InputError(f"reported run {entry.id}: {exc.field}", exc.problem) from None
-    from dataclasses import replace
-
-    run = replace(
-        run,
-        metric_definition=entry.metric_definition,
-        source=entry.source_url,
-        label=entry.id,
-        expert_traffic=entry.expert_traffic,
-    )
-    check = check_run(entry.hardware, resolve_run_model(entry.model), run)
-    if entry.layout is not None:
-        check = _layout_check(entry, check)
-    return ReportedRun(entry=entry, check=check, hardware_family=_hardware_family(entry.hardware))
-
-
-def _layout_check(entry: ReportedRunEntry, check: RunCheck) -> RunCheck:
-    """The same run against its layout's ceiling (never above the pooled one: communication only lowers
-    it). A micro-batch of ceil(concurrency / (dp pp)) sessions; per session 1 / tau, aggregate c / tau."""
-    from dataclasses import replace
-
-    from servebound.parallel import layout_decode_ceiling
-
-    assert entry.layout is not None and check.decode is not None
-    workload = check.decode.workload
-    per_session, aggregate, label = layout_decode_ceiling(
-        entry.hardware, check.model, entry.layout, entry.concurrency, workload
-    )
-    ceiling = per_session if entry.metric is Metric.PER_SESSION_TOK_S else aggregate
-    efficiency = check.measured_tok_per_s / ceiling
-    note = (
-        f"layout {label}: ceiling {ceiling:.4g} tok/s with the link charged (pooled Nx ceiling "
-        f"{check.ceiling_tok_per_s:.4g})"
-    )
-    return replace(
-        check,
-        ceiling_tok_per_s=ceiling,
-        efficiency=efficiency,
-        above_ceiling=efficiency > 1.0 + ABOVE_CEILING_TOLERANCE,
-        warnings=(*check.warnings, note),
-    )
-
-
-def evaluate_reported_runs(entries: Iterable[ReportedRunEntry] | None = None) -> tuple[ReportedRun, ...]:
-    """Every reported run (the shipped file by default) checked against its ceiling.
-
-    Raises InputError when a run above its ceiling carries no ``explanation``: such a run must be
-    investigated and explained in its entry, never dropped.
-    """
-    evaluated = tuple(evaluate_entry(e) for e in (load_reported_runs() if entries is None else entries))
-    for run in evaluated:
-        if not run.at_or_below and not (run.entry.explanation or "").strip():
-            raise InputError(
-                f"reported run {run.entry.id}: explanation",
-                f"the run is at {100 * run.efficiency:.1f} % of its ceiling; a run above the ceiling "
-                "needs an explanation of what in the inputs does not describe it",
-            )
-    return evaluated
-
-
-def efficiency_stats(efficiencies: Sequence[float]) -> EfficiencyStats:
-    """Count, at-or-below count and quantiles of a non-empty group of efficiencies."""
-    if not efficiencies:
-        raise InputError("runs", "no runs to summarise")
-    values = np.asarray(efficiencies, dtype=np.float64)
-    p25, median, p75 = (float(q) for q in np.quantile(values, QUANTILES))
-    return EfficiencyStats(
-        count=len(values),
-        at_or_below=int(np.sum(values <= 1.0 + 1e-6)),
-        min=float(values.min()),
-        p25=p25,
-        median=median,
-        p75=p75,
-        max=float(values.max()),
-    )
-
-
-def _grouped(runs: Sequence[ReportedRun], key: Any) -> dict[str, EfficiencyStats]:
-    groups: dict[str, list[float]] = {}
-    for run in runs:
-        groups.setdefault(key(run), []).append(run.efficiency)
-    return {name: efficiency_stats(values) for name, values in sorted(groups.items())}
-
-
-def validation_summary(runs: Sequence[ReportedRun] | None = None) -> ValidationSummary:
-    """The at-or-below count and efficiency distribution over reported runs (the shipped ones by
-    default), overall and by engine, hardware family and phase."""
-    evaluated = tuple(evaluate_reported_runs() if runs is None else runs)
-    return ValidationSummary(
-        runs=evaluated,
-        overall=efficiency_stats([run.efficiency for run in evaluated]),
-        by_engine=_grouped(evaluated, lambda run: run.entry.engine),
-        by_hardware_family=_grouped(evaluated, lambda run: run.hardware_family),
-        by_phase=_grouped(evaluated, lambda run: run.check.run.phase.value),
-    )
-
-
-def reported_runs_for(
-    hardware_id: str, model_id: str, runs: Sequence[ReportedRun] | None = None
-) -> tuple[ReportedRun, ...]:
-    """The reported runs of one (hardware, model) pair, for its page: exact ids as the entries give
-    them (catalog hardware ids and catalog or run-model ids)."""
-    evaluated = evaluate_reported_runs() if runs is None else runs
-    return tuple(
-        run for run in evaluated if run.entry.hardware == hardware_id and run.entry.model == model_id
-    )
-
-
-# --- views -------------------------------------------------------------------------------------------
-
-
-def stats_json(stats: EfficiencyStats) -> dict[str, Any]:
-    return {
-        "count": stats.count,
-        "at_or_below": stats.at_or_below,
-        "at_or_below_rate": stats.at_or_below_rate,
-        "min": stats.min,
-        "p25": stats.p25,
-        "median": stats.median,
-        "p75": stats.p75,
-        "max": stats.max,
-    }
-
-
-def reported_run_json(run: ReportedRun) -> dict[str, Any]:
-    """One reported run as measured next to ceiling, with its source and explanation."""
-    entry, check = run.entry, run.check
-    return {
-        "id": entry.id,
-        "hardware": entry.hardware,
-        "hardware_family": run.hardware_family,
-        "model": entry.model,
-        "engine": entry.engine,
-        "engine_version": entry.engine_version,
-        "quantization": entry.quantization,
-        "phase": check.run.phase.value,
-        "metric": entry.metric.value,
-        "measured": entry.measured,
-        "measured_tok_s": check.measured_tok_per_s,
-        "ceiling_tok_s": check.ceiling_tok_per_s,
-        "efficiency": check.efficiency,
-        "at_or_below": run.at_or_below,
-        "bound_by": check.bound_by,
-        "reading": check.reading,
-        "concurrency": entry.concurrency,
-        "read_context_tokens": entry.read_context,
-        "alloc_context_tokens": entry.alloc_context,
-        "prompt_tokens": entry.prompt_tokens,
-        "metric_definition": entry.metric_definition,
-        "context_definition": entry.context_definition,
-        "source_url": entry.source_url,
-        "source_quote": entry.source_quote,
-        "source_kind": entry.source_kind,
-        "explanation": entry.explanation,
-        "notes": entry.notes,
-        "warnings": list(check.warnings),
-    }
-
-
-def validation_json(summary: ValidationSummary) -> dict[str, Any]:
-    """The ``servebound validate --json`` object."""
-    return {
-        "total": summary.total,
-        "at_or_below": summary.at_or_below,
-        "at_or_below_rate": summary.overall.at_or_below_rate,
-        "efficiency": stats_json(summary.overall),
-        "by_engine": {name: stats_json(s) for name, s in summary.by_engine.items()},
-        "by_hardware_family": {name: stats_json(s) for name, s in summary.by_hardware_family.items()},
-        "by_phase": {name: stats_json(s) for name, s in summary.by_phase.items()},
-        "runs": [reported_run_json(run) for run in summary.runs],
-    }
-
-
-def format_summary(summary: ValidationSummary) -> str:
-    """Human lines: the at-or-below rate, the distributions, and every above-ceiling run explained."""
-
-    def row(name: str, s: EfficiencyStats) -> str:
-        return (
-            f"  {name:28s} {s.count:3d} runs  {s.at_or_below:3d} at or below  "
-            f"efficiency min {100 * s.min:5.1f} %  p25 {100 * s.p25:5.1f} %  median {100 * s.median:5.1f} %  "
-            f"p75 {100 * s.p75:5.1f} %  max {100 * s.max:5.1f} %"
-        )
-
-    lines = [
-        f"{summary.total} reported runs, {summary.at_or_below} at or below their ceiling "
-        f"({100 * summary.overall.at_or_below_rate:.0f} %)",
-        row("all", summary.overall),
-        "by engine:",
-        *(row(name, s) for name, s in summary.by_engine.items()),
-        "by hardware family:",
-        *(row(name, s) for name, s in summary.by_hardware_family.items()),
-        "by phase:",
-        *(row(name, s) for name, s in summary.by_phase.items()),
-    ]
-    if summary.above:
-        lines.append("above the ceiling (investigated):")
-        for run in summary.above:
-            lines.append(f"  {run.entry.id}: {100 * run.efficiency:.1f} %: {run.entry.explanation}")
-    return "\n".join(lines)
-
+"""The old import path of the validation: its code lives in ``servebound.runs`` (``reported``: the
+reported-run catalog; ``validation``: the runs evaluated and summarised). Kept so callers keep working."""
+
+from servebound.runs.reported import (
+    ReportedRunEntry,
+    ReportedRunsFile,
+    load_reported_runs,
+    load_run_model_file,
+    parse_reported_runs,
+    resolve_run_model,
+    run_model_ids,
+)
+from servebound.runs.validation import (
+    QUANTILES,
+    EfficiencyStats,
+    ReportedRun,
+    ValidationSummary,
+    efficiency_stats,
+    evaluate_entry,
+    evaluate_reported_runs,
+    format_summary,
+    reported_run_json,
+    reported_runs_for,
+    stats_json,
+    validation_json,
+    validation_summary,
+)
 
 __all__ = [
+    "QUANTILES",
     "EfficiencyStats",
     "ReportedRun",
     "ReportedRunEntry",
+    "ReportedRunsFile",
     "ValidationSummary",
     "efficiency_stats",
     "evaluate_entry",
     "evaluate_reported_runs",
     "format_summary",
     "load_reported_runs",
+    "load_run_model_file",
     "parse_reported_runs",
     "reported_run_json",
     "reported_runs_for",
     "resolve_run_model",
     "run_model_ids",
+    "stats_json",
     "validation_json",
     "validation_summary",
 ]

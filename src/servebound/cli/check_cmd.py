@@ -57,7 +57,9 @@ def check_command(
     json_out: JsonOpt = False,
 ) -> None:
     """How close a measured run came to its ceiling: measured / ceiling, flagged loudly above 100%."""
-    from servebound.check import check_json, check_run, format_check, make_run, read_result_file
+    from servebound.runs.ceiling import check_json, check_run, format_check
+    from servebound.runs.measured import make_run
+    from servebound.runs.result_files import read_result_file
 
     if file is not None:
         if measured is not None or metric is not None:
@@ -96,7 +98,7 @@ def check_command(
 @app.command("validate")
 def validate_command(json_out: JsonOpt = False) -> None:
     """The reported runs against their ceilings: the at-or-below rate and the efficiency distribution."""
-    from servebound.validation import format_summary, validation_json, validation_summary
+    from servebound.runs.validation import format_summary, validation_json, validation_summary
 
     summary = validation_summary()
     if json_out:
