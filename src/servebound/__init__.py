@@ -5,36 +5,100 @@ The public API::
     from servebound import decode, load_hardware, load_model, make_workload
     result = decode("nvidia-dgx-spark", "my-model.toml", make_workload(read_context=8000))
     result.aggregate_tok_per_s, result.batch_star, result.verdict
+
+These names (``__all__``) are the public surface; every module under the package is internal and may
+change. The names are imported on first use, so ``import servebound`` and the CLI start fast.
 """
 
-from servebound.api import decode, load_hardware, load_model, make_workload, with_kv_precision
-from servebound.core.decode import (
-    BatchLimit,
-    DecodeResult,
-    Forced,
-    Remedies,
-    StepCurve,
-    Verdict,
-    curve,
-    step_curve,
-)
-from servebound.core.decode_compute import ComputeStatus, DecodeCompute, decode_compute
-from servebound.core.decode_range import ContextCurve, DecodeContextRange, decode_context_range
-from servebound.core.experts import ExpertTraffic, expected_distinct_experts
-from servebound.core.hardware import Hardware
-from servebound.core.kv import KVShape
-from servebound.core.model import Experts, ModelAdapter, PrefillShape, Weights
-from servebound.core.prefill import (
-    PrefillCurve,
-    PrefillRange,
-    PrefillResult,
-    PrefillVerdict,
-    prefill,
-    prefill_curve,
-    prefill_range,
-)
-from servebound.core.workload import MAX_BATCH, Speculation, Workload
-from servebound.errors import InputError
+import importlib as _importlib
+import typing as _typing
+
+if _typing.TYPE_CHECKING:
+    from servebound.api import decode, load_hardware, load_model, make_workload, with_kv_precision
+    from servebound.core.decode import (
+        BatchLimit,
+        DecodeResult,
+        Forced,
+        Remedies,
+        StepCurve,
+        Verdict,
+        curve,
+        step_curve,
+    )
+    from servebound.core.decode_compute import ComputeStatus, DecodeCompute, decode_compute
+    from servebound.core.decode_range import ContextCurve, DecodeContextRange, decode_context_range
+    from servebound.core.experts import ExpertTraffic, expected_distinct_experts
+    from servebound.core.hardware import Hardware
+    from servebound.core.kv import KVShape
+    from servebound.core.model import Experts, ModelAdapter, PrefillShape, Weights
+    from servebound.core.prefill import (
+        PrefillCurve,
+        PrefillRange,
+        PrefillResult,
+        PrefillVerdict,
+        prefill,
+        prefill_curve,
+        prefill_range,
+    )
+    from servebound.core.workload import MAX_BATCH, Speculation, Workload
+    from servebound.errors import InputError
+
+#: Where each public name lives; imported on first use, so `import servebound` (and the CLI) stay fast.
+_HOMES = {
+    "decode": "servebound.api",
+    "load_hardware": "servebound.api",
+    "load_model": "servebound.api",
+    "make_workload": "servebound.api",
+    "with_kv_precision": "servebound.api",
+    "BatchLimit": "servebound.core.decode",
+    "DecodeResult": "servebound.core.decode",
+    "Forced": "servebound.core.decode",
+    "Remedies": "servebound.core.decode",
+    "Verdict": "servebound.core.decode",
+    "curve": "servebound.core.decode",
+    "StepCurve": "servebound.core.decode",
+    "step_curve": "servebound.core.decode",
+    "ComputeStatus": "servebound.core.decode_compute",
+    "DecodeCompute": "servebound.core.decode_compute",
+    "decode_compute": "servebound.core.decode_compute",
+    "ContextCurve": "servebound.core.decode_range",
+    "DecodeContextRange": "servebound.core.decode_range",
+    "decode_context_range": "servebound.core.decode_range",
+    "ExpertTraffic": "servebound.core.experts",
+    "expected_distinct_experts": "servebound.core.experts",
+    "Hardware": "servebound.core.hardware",
+    "KVShape": "servebound.core.kv",
+    "Experts": "servebound.core.model",
+    "ModelAdapter": "servebound.core.model",
+    "PrefillShape": "servebound.core.model",
+    "Weights": "servebound.core.model",
+    "PrefillCurve": "servebound.core.prefill",
+    "PrefillRange": "servebound.core.prefill",
+    "PrefillResult": "servebound.core.prefill",
+    "PrefillVerdict": "servebound.core.prefill",
+    "prefill": "servebound.core.prefill",
+    "prefill_curve": "servebound.core.prefill",
+    "prefill_range": "servebound.core.prefill",
+    "MAX_BATCH": "servebound.core.workload",
+    "Speculation": "servebound.core.workload",
+    "Workload": "servebound.core.workload",
+    "InputError": "servebound.errors",
+}
+
+
+def __getattr__(name: str) -> _typing.Any:
+    """Import a public name from its home module on first use (PEP 562)."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'servebound' has no attribute {name!r}")
+    value = getattr(_importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 __all__ = [
     "MAX_BATCH",

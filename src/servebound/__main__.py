@@ -1,7 +1,5 @@
-"""`python -m servebound` runs the CLI."""
+"""`python -m servebound` runs the CLI, as the console script does."""
 
-import sys
+from servebound.cli import console_main
 
-from servebound.cli import main
-
-sys.exit(main())
+console_main()

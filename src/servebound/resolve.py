@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from servebound._record_cache import cached
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.errors import InputError
-from servebound.files import load_hardware_file, load_model_file
 
 _FILE_SUFFIXES = (".toml", ".json")
 
@@ -27,12 +27,10 @@ def resolve_hardware(ref: str, field: str = "hardware") -> Hardware:
     if _looks_like_file(ref):
         if not Path(ref).is_file():
             raise InputError(field, _missing_file(ref, "a hardware file or a catalog id"))
+        from servebound.files import load_hardware_file  # pydantic: only for a user's file
+
         return load_hardware_file(ref)
-    try:
-        from servebound.catalog.hardware import get_hardware
-    except ImportError:  # pragma: no cover - the catalog ships with the package
-        raise InputError(field, f"{ref!r} is not a file and no hardware catalog is installed") from None
-    return get_hardware(ref).hardware
+    return cached("hardware", ref, lambda: _catalog_hardware(ref))
 
 
 def resolve_model(ref: str, field: str = "model") -> ModelAdapter:
@@ -40,9 +38,19 @@ def resolve_model(ref: str, field: str = "model") -> ModelAdapter:
     if _looks_like_file(ref):
         if not Path(ref).is_file():
             raise InputError(field, _missing_file(ref, "a model file or a catalog id"))
+        from servebound.files import load_model_file  # pydantic: only for a user's file
+
         return load_model_file(ref)
-    try:
-        from servebound.catalog.models import get_model
-    except ImportError:  # pragma: no cover - the catalog ships with the package
-        raise InputError(field, f"{ref!r} is not a file and no model catalog is installed") from None
+    return cached("model", ref, lambda: _catalog_model(ref))
+
+
+def _catalog_hardware(ref: str) -> Hardware:
+    from servebound.catalog.hardware import get_hardware
+
+    return get_hardware(ref).hardware
+
+
+def _catalog_model(ref: str) -> ModelAdapter:
+    from servebound.catalog.models import get_model
+
     return get_model(ref).adapter

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from servebound.catalog.hardware import CatalogHardware, get_hardware, list_hardware
 from servebound.catalog.lint import lint_hardware_catalog
-from servebound.cli.app import JsonOpt, app, console, print_json
+from servebound.cli.common import JsonOpt, app, console, print_json
 from servebound.errors import InputError
 from servebound.pricing import price_json
 

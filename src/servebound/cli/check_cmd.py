@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from servebound.cli.app import JsonOpt, app, console, print_json
+from servebound.cli.common import JsonOpt, app, console, print_json
 from servebound.errors import InputError
 
 

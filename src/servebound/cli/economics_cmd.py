@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from servebound.api import load_hardware, load_model
-from servebound.cli.app import (
+from servebound.cli.common import (
     DEFAULT_ALLOC,
     DEFAULT_READ,
     AllocOpt,

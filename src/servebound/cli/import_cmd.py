@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 import typer
 from rich.table import Table
 
-from servebound.cli.app import app, console, print_json
+from servebound.cli.common import app, console, print_json
 from servebound.errors import InputError
 from servebound.files import dumps_model, model_to_mapping, parse_model
 from servebound.importers.audit import ImportedModel

@@ -10,7 +10,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from servebound.catalog.hardware import CatalogHardware, list_hardware
-from servebound.cli.app import JsonOpt, app, console, print_json
+from servebound.cli.common import JsonOpt, app, console, print_json
 from servebound.core.units import GB, TFLOPS
 from servebound.errors import InputError
 

@@ -10,7 +10,7 @@ from rich.table import Table
 from servebound.api import load_hardware
 from servebound.catalog.hardware import list_hardware
 from servebound.catalog.models import CatalogModel, catalog_profile, get_model, list_models
-from servebound.cli.app import (
+from servebound.cli.common import (
     DEFAULT_ALLOC,
     DEFAULT_FLOOR,
     DEFAULT_OVERHEAD_GB,

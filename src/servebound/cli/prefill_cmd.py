@@ -8,7 +8,7 @@ import typer
 from rich.table import Table
 
 from servebound.api import load_hardware, load_model
-from servebound.cli.app import (
+from servebound.cli.common import (
     DEFAULT_ALLOC,
     DEFAULT_FLOOR,
     DEFAULT_OVERHEAD_GB,

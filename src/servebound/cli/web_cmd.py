@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from servebound.cli.app import app, console
+from servebound.cli.common import app, console
 from servebound.errors import InputError
 
 

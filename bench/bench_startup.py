@@ -1,0 +1,85 @@
+"""CLI start-up: cold processes of `servebound --help` and one `decode` on a catalog pair.
+
+Run: python bench/bench_startup.py [--runs N]. Each figure is the median wall time of N fresh
+processes (`python -m servebound ...`, the console script's work), after one warm-up run that fills the
+bytecode cache and the catalog record cache (a fresh folder; one case runs with the cache off); `python -c pass` is the interpreter's own floor on this machine. The spread (min-max)
+shows how busy the machine was; the CPU time (user + system) of the process is steadier on a shared
+machine than its wall time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+CASES = {
+    "python -c pass (the floor)": [sys.executable, "-c", "pass"],
+    "servebound --help": [sys.executable, "-m", "servebound", "--help"],
+    "servebound decode (catalog pair)": [
+        sys.executable,
+        "-m",
+        "servebound",
+        "decode",
+        "--hardware",
+        "nvidia-dgx-spark",
+        "--model",
+        "qwen3.6-35b-a3b-nvfp4",
+    ],
+    "servebound decode (catalog pair), record cache off": [
+        sys.executable,
+        "-m",
+        "servebound",
+        "decode",
+        "--hardware",
+        "nvidia-dgx-spark",
+        "--model",
+        "qwen3.6-35b-a3b-nvfp4",
+    ],
+    "servebound decode --json (catalog pair)": [
+        sys.executable,
+        "-m",
+        "servebound",
+        "decode",
+        "--hardware",
+        "nvidia-dgx-spark",
+        "--model",
+        "qwen3.6-35b-a3b-nvfp4",
+        "--json",
+    ],
+}
+
+
+def run_once(command: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Wall seconds and CPU seconds (user + system) of one fresh process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, env=env)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=15)
+    runs = parser.parse_args().runs
+    cache = tempfile.mkdtemp(prefix="servebound-bench-")
+    for label, command in CASES.items():
+        env = {**os.environ, "SERVEBOUND_CACHE_DIR": "off" if "cache off" in label else cache}
+        run_once(command, env)  # warm-up: bytecode cache, page cache, record cache
+        walls, cpus = zip(*(run_once(command, env) for _ in range(runs)), strict=True)
+        print(
+            f"{label}: wall median {statistics.median(walls) * 1e3:.0f} ms "
+            f"(min {min(walls) * 1e3:.0f}, max {max(walls) * 1e3:.0f}); "
+            f"CPU median {statistics.median(cpus) * 1e3:.0f} ms; {runs} cold processes"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,140 @@
+"""A start-up cache of catalog records for the ``servebound`` command (never for user files).
+
+Building one catalog record validates the whole catalog file (pydantic) and, for a model, runs the
+config importer: most of a command's start-up. The command line keeps the finished core records
+(``Hardware``, ``ModelAdapter``) in one JSON file under ``$SERVEBOUND_CACHE_DIR`` (default
+``$XDG_CACHE_HOME/servebound`` or ``~/.cache/servebound``; ``off`` disables it), keyed by the size and
+modification time of every file of the installed package, code and data alike: any change to either
+gives a new key, so a cached record is always the one the current catalog and code would build.
+
+A record is cached only when it survives the round trip to JSON and back unchanged. Only the console
+script and ``python -m servebound`` turn the cache on (``enable``); the Python API, the site and the
+tests always build records from the validated catalog. The file is read with the bounded reader.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+from servebound import bounded
+from servebound.core.hardware import Hardware
+from servebound.core.kv import KVShape
+from servebound.core.model import Experts, ModelAdapter, PrefillShape, Weights
+from servebound.errors import InputError
+
+T = TypeVar("T")
+
+#: The record types a cache file may hold, by name (nothing else is ever constructed from it).
+RECORDS: dict[str, type] = {
+    cls.__name__: cls for cls in (Hardware, ModelAdapter, Weights, Experts, KVShape, PrefillShape)
+}
+MAX_CACHE_BYTES = 8_000_000
+
+_state = {"enabled": False}
+
+
+def enable() -> None:
+    """Turn the cache on for this process (the command line does, once, before it runs a command)."""
+    _state["enabled"] = True
+
+
+def cache_folder() -> Path | None:
+    """Where the cache lives, or None when ``SERVEBOUND_CACHE_DIR=off``."""
+    chosen = os.environ.get("SERVEBOUND_CACHE_DIR")
+    if chosen == "off":
+        return None
+    if chosen:
+        return Path(chosen)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "servebound"
+
+
+def package_key() -> str:
+    """A digest of the size and mtime of every file of the package, and of the Python version."""
+    digest = hashlib.sha256(sys.version.encode())
+    root = Path(__file__).parent
+    for folder, subfolders, files in os.walk(root):
+        subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
+        for name in sorted(files):
+            stat = os.stat(os.path.join(folder, name))
+            digest.update(f"{folder[len(str(root)) :]}/{name}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()[:20]
+
+
+def encode(value: Any) -> Any:
+    """A core record as plain JSON values; TypeError for anything that is not a known record."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        name = type(value).__name__
+        if RECORDS.get(name) is not type(value):
+            raise TypeError(f"{name} is not a cacheable record")
+        fields = {f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value) if f.init}
+        return {"record": name, "fields": fields}
+    if isinstance(value, Mapping):
+        if not all(isinstance(key, str) for key in value):
+            raise TypeError("mapping keys must be strings")
+        return {"mapping": {key: encode(item) for key, item in value.items()}}
+    if isinstance(value, tuple):
+        return {"tuple": [encode(item) for item in value]}
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    raise TypeError(f"{type(value).__name__} is not cacheable")
+
+
+def decode(value: Any) -> Any:
+    """The inverse of ``encode``."""
+    if isinstance(value, dict):
+        if "record" in value:
+            cls = RECORDS[value["record"]]
+            return cls(**{key: decode(item) for key, item in value["fields"].items()})
+        if "mapping" in value:
+            return {key: decode(item) for key, item in value["mapping"].items()}
+        if "tuple" in value:
+            return tuple(decode(item) for item in value["tuple"])
+        raise TypeError("unknown cache entry")
+    return value
+
+
+def _same(a: Any, b: Any) -> bool:
+    return bool(a == b) and (not isinstance(a, ModelAdapter) or dict(a.sources) == dict(b.sources))
+
+
+def cached(kind: str, ref: str, build: Callable[[], T]) -> T:
+    """``build()``, or the record cached for (kind, ref) under the current package key."""
+    folder = cache_folder() if _state["enabled"] else None
+    if folder is None:
+        return build()
+    key = package_key()
+    path = folder / f"records-{key}.json"
+    table: dict[str, Any] = {}
+    try:
+        loaded = bounded.read_json(path, "record cache", max_bytes=MAX_CACHE_BYTES) if path.is_file() else {}
+        table = loaded if isinstance(loaded, dict) else {}
+        hit = table.get(kind, {}).get(ref)
+        if hit is not None:
+            record: T = decode(hit)
+            return record
+    except (InputError, TypeError, KeyError, ValueError, AttributeError):
+        table = {}
+    value = build()
+    try:
+        entry = encode(value)
+        if not _same(decode(json.loads(json.dumps(entry))), value):
+            return value
+        table.setdefault(kind, {})[ref] = entry
+        folder.mkdir(parents=True, exist_ok=True)
+        temporary = folder / f".records-{key}-{os.getpid()}.tmp"
+        temporary.write_text(json.dumps(table), encoding="utf-8")
+        os.replace(temporary, path)
+        for old in folder.glob("records-*.json"):
+            if old != path:
+                old.unlink(missing_ok=True)
+    except (OSError, TypeError, ValueError):
+        pass
+    return value

@@ -1,0 +1,162 @@
+"""The Typer app every command registers on, the options decode and prefill share, and output helpers.
+
+Command modules import from here (light: no command, no catalog); ``servebound.cli.app`` is the same
+app with every command registered, and ``servebound.cli`` runs it importing only the invoked command.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from servebound.cli import HELP
+from servebound.core.experts import ExpertTraffic
+from servebound.core.units import GB
+from servebound.core.workload import (
+    DEFAULT_FLOOR_TOK_PER_S,
+    DEFAULT_OVERHEAD_BYTES,
+    Workload,
+)
+
+app = typer.Typer(
+    name="servebound",
+    help=HELP,
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+@app.callback()
+def _root() -> None:
+    pass
+
+
+#: Piped output (files, CI logs, the README examples) is laid out 160 columns wide; a terminal uses its own.
+console = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 160)
+
+HardwareOpt = Annotated[
+    str, typer.Option("--hardware", "-H", help="Hardware file (TOML/JSON), catalog id or NxID.")
+]
+ModelOpt = Annotated[str, typer.Option("--model", "-m", help="Model file (TOML/JSON) or catalog id.")]
+OverheadOpt = Annotated[
+    float,
+    typer.Option("--overhead-gb", help="O: runtime memory overhead in GB, subtracted from capacity once."),
+]
+AllocOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--alloc-context",
+        help="L_alloc: tokens of KV reserved per session [default: 100000, capped at the model's context limit].",
+        show_default=False,
+    ),
+]
+ReadOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--read-context",
+        help="L_read: average tokens of context read per step [default: 32000, at most L_alloc].",
+        show_default=False,
+    ),
+]
+FloorOpt = Annotated[float, typer.Option("--floor", help="r*: minimum useful tok/s per session.")]
+ExpertOpt = Annotated[
+    ExpertTraffic,
+    typer.Option("--expert-traffic", help="expected: m(n) estimate; minimum: k experts, a guaranteed bound."),
+]
+KVPrecisionOpt = Annotated[
+    str | None,
+    typer.Option("--kv-precision", help="Re-express the cache at bf16, fp16, fp8, q8_0, q4_0 or fp32."),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (the contract's fields).")]
+
+DEFAULT_OVERHEAD_GB = DEFAULT_OVERHEAD_BYTES / GB
+#: None: the derivation's defaults (100,000 / 32,000), capped per model at its context limit.
+DEFAULT_ALLOC: int | None = None
+DEFAULT_READ: int | None = None
+DEFAULT_FLOOR = DEFAULT_FLOOR_TOK_PER_S
+
+
+def build_workload(
+    *,
+    overhead_gb: float,
+    alloc_context: int | None,
+    read_context: int | None,
+    floor: float,
+    batch: int | None = None,
+    expert_traffic: ExpertTraffic = ExpertTraffic.EXPECTED,
+    draft: str | None = None,
+    draft_tokens: int | None = None,
+    acceptance: float | None = None,
+    tokens_per_step: float | None = None,
+    kv_precision: str | None = None,
+    memory_only: bool = False,
+) -> Workload:
+    """One place where decode and prefill flags become a validated Workload."""
+    from servebound.api import load_model, make_workload
+
+    draft_model = load_model(draft, kv_precision=kv_precision) if draft else None
+    return make_workload(
+        overhead_gb=overhead_gb,
+        alloc_context=alloc_context,
+        read_context=read_context,
+        floor_tok_s=floor,
+        batch=batch,
+        expert_traffic=expert_traffic,
+        draft=draft_model,
+        draft_tokens=draft_tokens,
+        acceptance=acceptance,
+        tokens_per_step=tokens_per_step,
+        memory_only=memory_only,
+    )
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    return value
+
+
+def print_json(obj: dict[str, Any]) -> None:
+    """Strict JSON on stdout: never NaN or Infinity."""
+    sys.stdout.write(json.dumps(_clean(obj), indent=2, allow_nan=False) + "\n")
+
+
+def render_assumptions(assumptions: dict[str, Any]) -> None:
+    """The assumptions block: every input that moves the result, one per line."""
+    console.print("[bold]assumptions[/bold]")
+    for key, value in assumptions.items():
+        if isinstance(value, dict):
+            value = ", ".join(f"{k}={v}" for k, v in value.items())
+        console.print(f"  {key}: {value}")
+
+
+__all__ = [
+    "DEFAULT_ALLOC",
+    "DEFAULT_FLOOR",
+    "DEFAULT_OVERHEAD_GB",
+    "DEFAULT_READ",
+    "AllocOpt",
+    "ExpertOpt",
+    "FloorOpt",
+    "HardwareOpt",
+    "JsonOpt",
+    "KVPrecisionOpt",
+    "ModelOpt",
+    "OverheadOpt",
+    "ReadOpt",
+    "app",
+    "build_workload",
+    "console",
+    "print_json",
+    "render_assumptions",
+]
