@@ -1,0 +1,120 @@
+"""Start-up by design: a command imports what it needs and no more, the root help comes from a registry
+checked against the commands, the record cache gives back exactly what the catalog builds, and the
+public surface is exactly ``servebound.__all__``. (Timings live in bench/bench_startup.py.)"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+import typer
+
+import servebound
+from servebound import _record_cache
+from servebound.catalog.hardware import list_hardware
+from servebound.catalog.models import get_model, profile_ids
+from servebound.cli import COMMANDS, first_paragraph
+from servebound.cli.app import app, command_modules
+
+DECODE = ["decode", "--hardware", "nvidia-dgx-spark", "--model", "qwen3.6-35b-a3b-nvfp4", "--json"]
+
+
+def test_the_registry_is_the_commands() -> None:
+    group = typer.main.get_command(app)
+    assert isinstance(group, typer.core.TyperGroup)
+    registered = {name: first_paragraph(command.help) for name, command in group.commands.items()}
+    assert registered == {name: text for name, (_, text) in COMMANDS.items()}, (
+        "a command is missing from or misdescribed in COMMANDS (servebound/cli/__init__.py)"
+    )
+    for name, (module, _) in COMMANDS.items():
+        assert module in command_modules(), name
+
+
+def loaded_modules(code: str, env: dict[str, str] | None = None) -> tuple[set[str], str]:
+    probe = f"{code}\nimport sys, json\nprint(json.dumps(sorted(sys.modules)), file=sys.stderr)"
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, **(env or {})},
+    )
+    return set(json.loads(done.stderr.strip().splitlines()[-1])), done.stdout
+
+
+def test_help_imports_no_command() -> None:
+    modules, out = loaded_modules("from servebound.cli import main\nmain(['--help'])")
+    assert "decode" in out and "prefill" in out
+    heavy = {"numpy", "pydantic", "fastapi", "jinja2", "servebound.cli.common", "servebound.api"}
+    assert not modules & heavy, modules & heavy
+    assert not [m for m in modules if m.endswith("_cmd")]
+
+
+def test_import_servebound_is_light() -> None:
+    modules, _ = loaded_modules("import servebound")
+    assert not modules & {"numpy", "pydantic", "servebound.api", "servebound.cli"}
+
+
+def test_decode_on_a_cached_catalog_pair_skips_the_catalog(tmp_path: Path) -> None:
+    code = (
+        "import sys\nfrom servebound import _record_cache\nfrom servebound.cli import main\n"
+        f"_record_cache.enable()\nmain({DECODE!r})"
+    )
+    env = {"SERVEBOUND_CACHE_DIR": str(tmp_path)}
+    first_modules, first = loaded_modules(code, env)
+    assert "servebound.catalog.hardware" in first_modules and len(list(tmp_path.glob("records-*.json"))) == 1
+    modules, cached = loaded_modules(code, env)
+    assert cached == first
+    # (typer itself imports pydantic to coerce parameters; the catalog's schemas are never built)
+    assert not modules & {
+        "servebound.catalog.hardware",
+        "servebound.catalog.models",
+        "servebound.files",
+    }
+    _, uncached = loaded_modules(code, {"SERVEBOUND_CACHE_DIR": "off"})
+    assert uncached == first
+
+
+def test_a_user_file_is_always_validated(tmp_path: Path) -> None:
+    path = tmp_path / "hw.json"
+    path.write_text('{"name": "J", "memory_gb": 128, "bandwidth_gb_per_s": 273}')
+    code = (
+        "from servebound import _record_cache\nfrom servebound.cli import main\n_record_cache.enable()\n"
+        f"main(['decode', '-H', {str(path)!r}, '-m', 'qwen3.6-35b-a3b-nvfp4', '--json'])"
+    )
+    modules, _ = loaded_modules(code, {"SERVEBOUND_CACHE_DIR": str(tmp_path / "cache")})
+    assert "servebound.files" in modules
+
+
+def test_every_catalog_record_survives_the_cache_round_trip() -> None:
+    records: list[object] = [row.hardware for row in list_hardware()]
+    records += [get_model(pid).adapter for pid in profile_ids()[::7]]
+    for record in records:
+        back = _record_cache.decode(json.loads(json.dumps(_record_cache.encode(record))))
+        assert back == record and type(back) is type(record)
+        assert dict(getattr(back, "sources", {})) == dict(getattr(record, "sources", {}))
+
+
+def test_the_cache_refuses_what_it_cannot_rebuild() -> None:
+    with pytest.raises(TypeError):
+        _record_cache.encode(object())
+    with pytest.raises(KeyError):
+        _record_cache.decode({"record": "os.system", "fields": {}})
+
+
+def test_all_is_exactly_the_public_names() -> None:
+    assert len(set(servebound.__all__)) == len(servebound.__all__)  # (its order is ruff's RUF022)
+    for name in servebound.__all__:
+        getattr(servebound, name)
+    public = {
+        name
+        for name, value in vars(servebound).items()
+        if not name.startswith("_") and not isinstance(value, types.ModuleType)
+    }
+    assert sorted(public) == sorted(servebound.__all__)
+    assert set(dir(servebound)) >= set(servebound.__all__)
