@@ -9,6 +9,7 @@ from servebound.core.decode import BatchLimit, DecodeResult, Verdict
 from servebound.core.decode_compute import ComputeStatus, compute_statement, decode_compute
 from servebound.core.decode_range import DecodeContextRange
 from servebound.core.experts import ExpertTraffic
+from servebound.core.fields import documented_json
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.prefill import PrefillRange, PrefillResult
@@ -105,7 +106,6 @@ def _reading_why(moe: bool, mode: ExpertTraffic, provenance: str) -> str:
 
 def decode_json(result: DecodeResult) -> dict[str, Any]:
     """The contract's `servebound decode --json` object, plus our own extra fields."""
-    forced = result.forced
     remedies = {k: v for k, v in vars(result.remedies).items() if v not in (None, ())}
     if "kv_precisions_that_fit" in remedies:
         remedies["kv_precisions_that_fit"] = list(remedies["kv_precisions_that_fit"])
@@ -113,39 +113,8 @@ def decode_json(result: DecodeResult) -> dict[str, Any]:
         "verdict": result.verdict.value,
         "hardware": hardware_json(result.hardware),
         "model": {"id": result.model.id, "name": result.model.name},
-        "resident_bytes": result.resident_bytes,
-        "resident_margin_bytes": result.resident_margin_bytes,
-        "batch_mem": result.batch_mem,
-        "batch_mem_capped": result.batch_mem_capped,
-        "batch_rate": result.batch_rate,
-        "batch_floor": result.batch_floor,
-        "kv_alloc_bytes": result.kv_alloc_bytes,
-        "kv_read_bytes": result.kv_read_bytes,
-        "weight_active_bytes": result.weight_active_bytes,
-        "single_session_tok_s": result.single_session_tok_per_s,
-        "batch_star": result.batch_star,
-        "batch_limited_by": result.batch_limited_by.value if result.batch_limited_by else None,
-        "aggregate_tok_s": result.aggregate_tok_per_s,
-        "per_session_tok_s": result.per_session_tok_per_s,
-        "bytes_per_token_at_star": result.bytes_per_token_at_star,
-        "memory_power_tok_s": result.memory_power_tok_per_s,
-        "large_memory_limit_tok_s": result.large_memory_limit_tok_per_s,
-        "decode_flops_per_token": result.decode_flops_per_token,
-        "bound_by": result.bound_by.value if result.bound_by else None,
-        "compute_tok_s_at_star": result.compute_tok_per_s_at_star,
-        "memory_tok_s_at_star": result.memory_tok_per_s_at_star,
-        "balance_batch": result.balance_batch,
-        "step_time_s": result.step_time_s,
+        **documented_json(result),
         "decode_compute": _compute_json(result),
-        "forced": None
-        if forced is None
-        else {
-            "batch": forced.batch,
-            "aggregate_tok_s": forced.aggregate_tok_per_s,
-            "per_session_tok_s": forced.per_session_tok_per_s,
-            "clears_floor": forced.clears_floor,
-            "fits_memory": forced.fits_memory,
-        },
         "remedies": remedies,
         "notes": decode_notes(result),
         "assumptions": workload_assumptions(result.workload, hardware=result.hardware, model=result.model),
@@ -394,35 +363,7 @@ def prefill_json(result: PrefillResult, range_result: PrefillRange | None = None
         "verdict": r.verdict.value,
         "hardware": hardware_json(r.hardware),
         "model": {"id": r.model.id, "name": r.model.name},
-        "prompt_tokens": r.prompt_tokens,
-        "batch": r.batch,
-        "chunk": r.chunk_tokens,
-        "chunk_mode": r.chunk_mode.value,
-        "chunks": r.chunks,
-        "batch_mode": r.batch_mode.value,
-        "batch_mem": r.batch_mem,
-        "memory_tok_s": r.memory_tok_per_s,
-        "compute_tok_s": r.compute_tok_per_s,
-        "tok_s": r.tok_per_s,
-        "time_s": r.time_s,
-        "memory_time_s": r.memory_time_s,
-        "compute_time_s": r.compute_time_s,
-        "linear_time_s": r.linear_time_s,
-        "attention_time_s": r.attention_time_s,
-        "bound_by": r.bound_by.value,
-        "bytes_per_token": r.bytes_per_token,
-        "flops_per_token": r.flops_per_token,
-        "traffic_bytes": r.traffic_bytes,
-        "weight_sweep_bytes": r.weight_sweep_bytes,
-        "kv_reread_bytes": r.kv_reread_bytes,
-        "kv_write_bytes": r.kv_write_bytes,
-        "linear_flops": r.linear_flops,
-        "attention_flops": r.attention_flops,
-        "crossover_tokens": r.crossover_tokens,
-        "ttft_budget_s": r.ttft_budget_s,
-        "ttft_ok": r.ttft_ok,
-        "resident_margin_bytes": r.resident_margin_bytes,
-        "kv_alloc_bytes": r.kv_alloc_bytes,
+        **documented_json(r),
         "assumptions": prefill_assumptions(r),
     }
     if range_result is not None:

@@ -26,6 +26,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from servebound.core.decode_compute import DecodeCompute, decode_compute
+from servebound.core.fields import documented, documented_property
 from servebound.core.formats import KV_FORMATS
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
@@ -64,11 +65,15 @@ class DecodeBoundBy(StrEnum):
 class Forced:
     """The ceilings at a batch fixed by policy."""
 
-    batch: int
-    aggregate_tok_per_s: float
-    per_session_tok_per_s: float
-    clears_floor: bool
-    fits_memory: bool
+    batch: int = documented("B, the concurrency fixed by --batch", "sessions")
+    aggregate_tok_per_s: float = documented(
+        "T(B), the aggregate decode ceiling at B", "tok/s", json="aggregate_tok_s"
+    )
+    per_session_tok_per_s: float = documented(
+        "r(B) = T(B) / B, the per-session ceiling at B", "tok/s", json="per_session_tok_s"
+    )
+    clears_floor: bool = documented("whether r(B) reaches the floor r*")
+    fits_memory: bool = documented("whether B sessions fit in memory (B <= b_mem)")
 
 
 @dataclass(frozen=True)
@@ -102,35 +107,107 @@ class DecodeResult:
     hardware: Hardware
     model: ModelAdapter
     workload: Workload
-    verdict: Verdict
-    resident_bytes: float
-    resident_margin_bytes: float
-    kv_alloc_bytes: float
-    kv_read_bytes: float
-    weight_active_bytes: float
-    is_estimate: bool
-    remedies: Remedies = Remedies()
-    batch_mem: int | None = None
-    batch_mem_capped: bool = False
-    batch_rate: int | None = None
-    batch_floor: int | None = None
-    batch_star: int | None = None
-    batch_limited_by: BatchLimit | None = None
-    single_session_tok_per_s: float | None = None
-    aggregate_tok_per_s: float | None = None
-    per_session_tok_per_s: float | None = None
-    bytes_per_token_at_star: float | None = None
-    memory_power_tok_per_s: float | None = None
-    large_memory_limit_tok_per_s: float | None = None
-    forced: Forced | None = None
-    compute: DecodeCompute | None = None
-    balance_batch: int | None = None
-    bound_by: DecodeBoundBy | None = None
-    step_time_s: float | None = None
-    compute_tok_per_s_at_star: float | None = None
-    memory_tok_per_s_at_star: float | None = None
+    verdict: Verdict = documented(
+        "`floor_fit`, `no_floor`, `no_session_fit` or `no_resident_fit`: the first gate that fails"
+    )
+    resident_bytes: float = documented("W_resident, the weights held in memory", "bytes")
+    resident_margin_bytes: float = documented("C - W_resident - O, the memory left for caches", "bytes")
+    kv_alloc_bytes: float = documented("K_alloc(L_alloc), the cache reserved per session", "bytes")
+    kv_read_bytes: float = documented("K_read(L_read), the cache read per session per step", "bytes")
+    weight_active_bytes: float = documented("W_active, the weights one token sweeps", "bytes")
+    is_estimate: bool = documented(
+        "an estimate (expected expert traffic or measured rates) rather than a bound; "
+        "the JSON gives it as `assumptions.reading`",
+        json=None,
+    )
+    remedies: Remedies = documented(
+        "what would pass the gate that failed (capacity, overhead, contexts, KV formats, bandwidth); "
+        "only the applicable ones",
+        json=None,
+        default=Remedies(),
+    )
+    batch_mem: int | None = documented(
+        "b_mem, the sessions that fit in memory (null when none does)", "sessions", default=None
+    )
+    batch_mem_capped: bool = documented(
+        "b_mem reached the search cap (the cache does not grow with context or is tiny)", default=False
+    )
+    batch_rate: int | None = documented(
+        "b_rate, the closed-form necessary floor condition", "sessions", default=None
+    )
+    batch_floor: int | None = documented(
+        "b_floor, the largest batch whose per-session rate clears the floor", "sessions", default=None
+    )
+    batch_star: int | None = documented(
+        "b*, the usable batch with the largest aggregate (null unless floor_fit)", "sessions", default=None
+    )
+    batch_limited_by: BatchLimit | None = documented(
+        "what stopped b* from growing: `memory`, `floor` or `search_cap`", default=None
+    )
+    single_session_tok_per_s: float | None = documented(
+        "R / (W_batch(1) + K_read), one session alone", "tok/s", json="single_session_tok_s", default=None
+    )
+    aggregate_tok_per_s: float | None = documented(
+        "T(b*), the KV-aware aggregate ceiling at b* (null unless floor_fit)",
+        "tok/s",
+        json="aggregate_tok_s",
+        default=None,
+    )
+    per_session_tok_per_s: float | None = documented(
+        "r(b*), the per-session ceiling at b* (null unless floor_fit)",
+        "tok/s",
+        json="per_session_tok_s",
+        default=None,
+    )
+    bytes_per_token_at_star: float | None = documented(
+        "q(b*), the bytes moved per generated token at b*", "bytes", default=None
+    )
+    memory_power_tok_per_s: float | None = documented(
+        "D / (K_alloc W_active) x (1 - (W_resident + O) / C)",
+        "tok/s",
+        json="memory_power_tok_s",
+        default=None,
+    )
+    large_memory_limit_tok_per_s: float | None = documented(
+        "D / (K_alloc W_active), the limit as capacity grows",
+        "tok/s",
+        json="large_memory_limit_tok_s",
+        default=None,
+    )
+    forced: Forced | None = documented(
+        "with --batch: `{batch, aggregate_tok_s, per_session_tok_s, clears_floor, fits_memory}`", default=None
+    )
+    compute: DecodeCompute | None = documented(
+        "the step's compute roof (FLOPs per token, modes, rates, status); the JSON gives it as "
+        "`decode_compute`",
+        json=None,
+        default=None,
+    )
+    balance_batch: int | None = documented(
+        "the smallest b <= b_mem with t_cmp(b) >= t_mem(b) (null when compute never catches up or is "
+        "unavailable)",
+        "sessions",
+        default=None,
+    )
+    bound_by: DecodeBoundBy | None = documented(
+        "`memory` or `compute`: the line of the two-line roofline that sets t(b*)", default=None
+    )
+    step_time_s: float | None = documented(
+        "t(b*) = max(t_mem(b*), t_cmp(b*)), one decode step", "s", default=None
+    )
+    compute_tok_per_s_at_star: float | None = documented(
+        "b* rho / t_cmp(b*), the compute line at b* (null without a rate)",
+        "tok/s",
+        json="compute_tok_s_at_star",
+        default=None,
+    )
+    memory_tok_per_s_at_star: float | None = documented(
+        "b* rho / t_mem(b*), the memory line at b*", "tok/s", json="memory_tok_s_at_star", default=None
+    )
 
-    @property
+    @documented_property(
+        "FLOPs per emitted token at L_read (null when the model has no prefill fields)", "FLOP"
+    )
     def decode_flops_per_token(self) -> float | None:
         """FLOPs per emitted token at L_read (None when the model has no prefill fields)."""
         return None if self.compute is None else self.compute.flops_per_token

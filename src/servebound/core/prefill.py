@@ -41,6 +41,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from servebound.core.experts import ExpertTraffic
+from servebound.core.fields import documented
 from servebound.core.hardware import Hardware
 from servebound.core.kv import KVShape
 from servebound.core.model import ModelAdapter, PrefillShape
@@ -146,38 +147,48 @@ class PrefillResult:
     model: ModelAdapter
     workload: Workload
     assumptions: PrefillAssumptions
-    verdict: PrefillVerdict
-    prompt_tokens: int
-    batch: int
-    batch_mode: BatchMode
-    chunk_tokens: int
-    chunk_mode: ChunkMode
-    chunks: int
-    resident_bytes: float
-    resident_margin_bytes: float
-    kv_alloc_bytes: float
-    batch_mem: int
-    batch_mem_capped: bool
-    memory_tok_per_s: float
-    compute_tok_per_s: float | None
-    tok_per_s: float
-    time_s: float
-    memory_time_s: float
-    compute_time_s: float | None
-    linear_time_s: float | None
-    attention_time_s: float | None
-    bound_by: BoundBy
-    traffic_bytes: float
-    weight_sweep_bytes: float
-    kv_reread_bytes: float
-    kv_write_bytes: float
-    linear_flops: float
-    attention_flops: float
-    bytes_per_token: float
-    flops_per_token: float
-    crossover_tokens: float | None
-    ttft_budget_s: float | None
-    ttft_ok: bool | None
+    verdict: PrefillVerdict = documented(
+        "`fits`, `over_budget`, `no_batch_fit`, `no_session_fit` or `no_resident_fit`: the first gate that fails"
+    )
+    prompt_tokens: int = documented("L, the prompt length evaluated", "tokens")
+    batch: int = documented("b, prompts prefilled together (the best one when searching)", "prompts")
+    batch_mode: BatchMode = documented("`given` (fixed) or `max` (the largest batch the gates admit)")
+    chunk_tokens: int = documented("c, the chunk width used (c = L is one-shot)", "tokens", json="chunk")
+    chunk_mode: ChunkMode = documented("`one_shot` (c = L, the ceiling) or `policy` (a given c < L)")
+    chunks: int = documented("ceil(L / c), the chunks per prompt")
+    resident_bytes: float = documented("W_resident, the weights held in memory", "bytes", json=None)
+    resident_margin_bytes: float = documented("C - W_resident - O, the memory left for caches", "bytes")
+    kv_alloc_bytes: float = documented("K_alloc(L_alloc), the cache reserved per prompt", "bytes")
+    batch_mem: int = documented("b_mem, the prompts whose reserved caches fit in memory", "prompts")
+    batch_mem_capped: bool = documented("b_mem reached the search cap", json=None)
+    memory_tok_per_s: float = documented(
+        "b L / (Q_pf / R), the memory roofline", "tok/s", json="memory_tok_s"
+    )
+    compute_tok_per_s: float | None = documented(
+        "b L / (A_linear / F_linear + A_attention / F_attention); null when a rate is unknown",
+        "tok/s",
+        json="compute_tok_s",
+    )
+    tok_per_s: float = documented("b L / t_pf,min, the combined ceiling", "tok/s", json="tok_s")
+    time_s: float = documented("t_pf,min, the modeled prefill time for the batch", "s")
+    memory_time_s: float = documented("Q_pf / R", "s")
+    compute_time_s: float | None = documented("A_linear / F_linear + A_attention / F_attention", "s")
+    linear_time_s: float | None = documented("A_linear / F_linear", "s")
+    attention_time_s: float | None = documented("A_attention / F_attention", "s")
+    bound_by: BoundBy = documented("`memory` or `compute`: the roofline that sets t_pf,min")
+    traffic_bytes: float = documented("Q_pf, the bytes the batch moves", "bytes")
+    weight_sweep_bytes: float = documented("the weight sweeps, one per chunk", "bytes")
+    kv_reread_bytes: float = documented("the cache reread by later chunks", "bytes")
+    kv_write_bytes: float = documented("kappa_KV,w x b L, the cache written", "bytes")
+    linear_flops: float = documented("A_linear, the linear-layer work", "FLOP")
+    attention_flops: float = documented("A_attention, the attention work", "FLOP")
+    bytes_per_token: float = documented("Q_pf / (b L)", "bytes")
+    flops_per_token: float = documented("(A_linear + A_attention) / (b L)", "FLOP")
+    crossover_tokens: float | None = documented(
+        "S*, where the weight sweep time equals the linear math time (null without a linear rate)", "tokens"
+    )
+    ttft_budget_s: float | None = documented("tau*, the --ttft-budget given (null without one)", "s")
+    ttft_ok: bool | None = documented("with --ttft-budget: whether t_pf,min fits the budget")
 
     @property
     def admissible(self) -> bool:

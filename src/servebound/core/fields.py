@@ -1,0 +1,116 @@
+"""Result fields that document themselves: help text, unit and JSON name, written once on the field.
+
+A result record declares each field with :func:`documented`; the JSON views (``report.py``) emit the
+documented fields under their JSON names, and the README's field tables are generated from the same
+metadata (``scripts/readme_fields.py``; ``tests/test_result_fields.py`` fails when they differ). A field
+added without documentation fails that test too, so a new field is one line here plus a regenerated
+table.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import MISSING
+from enum import Enum
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+#: Fields that carry a result's inputs rather than a result (documented with the inputs, not here).
+INPUT_FIELDS = frozenset({"hardware", "model", "workload", "assumptions"})
+
+
+def documented(help: str, unit: str = "", *, json: str | None = "", default: Any = MISSING) -> Any:
+    """A dataclass field with its documentation.
+
+    ``help``: what the field is, in the derivation's symbols. ``unit``: ``tok/s``, ``bytes``, ``s`` ...
+    (empty for counts of things named in the help, enums and flags). ``json``: the name in the JSON
+    views; empty means the attribute's own name, None keeps the field out of the JSON views.
+    """
+    metadata = {"help": help, "unit": unit, "json": json}
+    if default is MISSING:
+        return dataclasses.field(metadata=metadata)
+    return dataclasses.field(default=default, metadata=metadata)
+
+
+def documented_property(
+    help: str, unit: str = "", *, json: str | None = ""
+) -> Callable[[Callable[[Any], T]], property]:
+    """A read-only property of a result record documented like a field (and emitted in its JSON view)."""
+
+    def wrap(getter: Callable[[Any], T]) -> property:
+        getter.__field_doc__ = {"help": help, "unit": unit, "json": json}  # type: ignore[attr-defined]
+        return property(getter)
+
+    return wrap
+
+
+@dataclasses.dataclass(frozen=True)
+class FieldDoc:
+    """One documented field: its attribute, its JSON name (None: not in JSON), help and unit."""
+
+    attribute: str
+    json: str | None
+    help: str
+    unit: str
+
+
+def field_docs(record: type[Any]) -> tuple[FieldDoc, ...]:
+    """The documented fields of a result record in declaration order, then its documented properties."""
+    found: list[tuple[str, Mapping[str, Any]]] = [
+        (item.name, item.metadata) for item in dataclasses.fields(record)
+    ]
+    found += [
+        (name, getattr(value.fget, "__field_doc__", {}))
+        for name, value in vars(record).items()
+        if isinstance(value, property)
+    ]
+    return tuple(
+        FieldDoc(
+            attribute=name,
+            json=name if meta["json"] == "" else meta["json"],
+            help=meta["help"],
+            unit=meta["unit"],
+        )
+        for name, meta in found
+        if "help" in meta
+    )
+
+
+def undocumented(record: type[Any]) -> list[str]:
+    """Fields of a result record with no documentation (inputs excepted): each one is a bug."""
+    return [
+        item.name
+        for item in dataclasses.fields(record)
+        if "help" not in item.metadata and item.name not in INPUT_FIELDS
+    ]
+
+
+def json_value(value: Any) -> Any:
+    """A field value as JSON: an enum by its value, a documented record as its JSON object."""
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, tuple):
+        return [json_value(item) for item in value]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type) and field_docs(type(value)):
+        return documented_json(value)
+    return value
+
+
+def documented_json(record: Any) -> dict[str, Any]:
+    """The documented fields of a record under their JSON names (the fields kept out of JSON skipped)."""
+    return {
+        doc.json: json_value(getattr(record, doc.attribute))
+        for doc in field_docs(type(record))
+        if doc.json is not None
+    }
+
+
+def markdown_table(record: type[Any]) -> str:
+    """The README's table of a record's JSON fields, generated from the field documentation."""
+    lines = ["| field | unit | meaning |", "| --- | --- | --- |"]
+    for doc in field_docs(record):
+        if doc.json is not None:
+            lines.append(f"| `{doc.json}` | {doc.unit} | {doc.help} |")
+    return "\n".join(lines)

@@ -1,0 +1,52 @@
+"""Results that document themselves: every result field has help text, the JSON views emit exactly the
+documented fields (plus the inputs and views named here), and the README's tables are the generated ones."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from servebound import decode, load_hardware, load_model, make_workload, prefill
+from servebound.core.decode import DecodeResult, Forced
+from servebound.core.fields import field_docs, undocumented
+from servebound.core.prefill import PrefillResult
+from servebound.report import decode_json, prefill_json
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: JSON keys that are views of the inputs or prose, documented in the README's text, not as fields.
+VIEW_KEYS = {"hardware", "model", "assumptions", "remedies", "notes", "range", "decode_compute"}
+
+
+def readme_fields() -> object:
+    spec = importlib.util.spec_from_file_location("readme_fields", ROOT / "scripts" / "readme_fields.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("record", [DecodeResult, Forced, PrefillResult])
+def test_every_result_field_is_documented(record: type) -> None:
+    assert undocumented(record) == [], f"document these {record.__name__} fields with documented(...)"
+    for doc in field_docs(record):
+        assert doc.help.strip() and "|" not in doc.help, doc
+
+
+def test_the_readme_tables_are_generated_from_the_fields() -> None:
+    module = readme_fields()
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "<!-- fields: decode -->" in text and "<!-- fields: prefill -->" in text
+    assert module.render(text) == text, "run `python scripts/readme_fields.py` and commit README.md"  # type: ignore[attr-defined]
+
+
+def test_the_json_views_are_the_documented_fields() -> None:
+    hw, model = load_hardware("nvidia-dgx-spark"), load_model("qwen3.6-35b-a3b-nvfp4")
+    decoded = decode_json(decode(hw, model, make_workload(batch=4)))
+    names = {doc.json for doc in field_docs(DecodeResult) if doc.json}
+    assert set(decoded) - VIEW_KEYS == names
+    assert set(decoded["forced"]) == {doc.json for doc in field_docs(Forced)}
+    prefilled = prefill_json(prefill(hw, model, 4096))
+    assert set(prefilled) - VIEW_KEYS == {doc.json for doc in field_docs(PrefillResult) if doc.json}
