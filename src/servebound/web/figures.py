@@ -19,9 +19,10 @@ from markupsafe import Markup, escape
 
 from servebound.core.decode import curve
 from servebound.core.prefill import prefill_curve
+from servebound.core.units import GB
 from servebound.core.workload import MAX_BATCH
 from servebound.report import fmt_gb, fmt_rate
-from servebound.web.site import GB, Pair
+from servebound.web.site import Pair
 
 WIDTH, HEIGHT = 640, 300
 #: A generous width per legend character at the charts' 11 px font (wrapping decisions only).

@@ -21,7 +21,7 @@ from markupsafe import Markup
 
 from servebound.core.model import ModelAdapter
 from servebound.report import fmt_gb, fmt_int, fmt_rate
-from servebound.validation import ReportedRun, validation_json
+from servebound.runs.validation import ReportedRun, validation_json
 from servebound.web import figures
 from servebound.web.costview import CostView, economics_context, pair_cost, render_cost_charts
 from servebound.web.layouts import SystemLayouts, layout_model, system_layouts

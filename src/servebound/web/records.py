@@ -11,7 +11,7 @@ from urllib.parse import quote
 from servebound.core.decode import DecodeResult
 from servebound.rank import rank_hardware, rank_models, rank_row_json
 from servebound.report import fmt_int, fmt_rate
-from servebound.validation import ReportedRun, reported_run_json
+from servebound.runs.validation import ReportedRun, reported_run_json
 from servebound.web import figures
 from servebound.web.site import SiteData, SiteHardware, SiteModel, fmt_seconds
 from servebound.web.text import VERDICT_TEXT, pair_path, percent

@@ -23,7 +23,7 @@ from servebound.core.hardware import Hardware
 from servebound.core.layout import System
 from servebound.core.model import ModelAdapter
 from servebound.core.prefill import PrefillRange, PrefillResult, prefill, prefill_range
-from servebound.core.units import GB as GB  # re-exported for the web modules
+from servebound.core.units import GB
 from servebound.core.workload import (
     DEFAULT_ALLOC_CONTEXT_TOKENS,
     DEFAULT_FLOOR_TOK_PER_S,
@@ -35,7 +35,7 @@ from servebound.core.workload import (
 from servebound.errors import InputError
 from servebound.rank import DEFAULT_RANK_PROMPT_TOKENS
 from servebound.report import decode_json
-from servebound.validation import ReportedRun, ValidationSummary, reported_runs_for, validation_summary
+from servebound.runs.validation import ReportedRun, ValidationSummary, reported_runs_for, validation_summary
 
 #: The site computes prompt-length ranges over every integer length, so it caps the reserved context.
 MAX_SITE_CONTEXT_TOKENS = 2_000_000
@@ -420,35 +420,60 @@ def _float_param(field: str, text: str) -> float:
 
 
 def parse_workload_query(params: Mapping[str, str]) -> WorkloadQuery:
-    """Validate the workload query parameters; InputError naming the field for any bad value.
+    """A page's workload query string, parsed once and validated (``workload_query``).
 
     Empty values mean "default" (a GET form sends empty fields). ``batch=max`` is the maximize mode.
     """
     raw = {k: v for k, v in params.items() if k in QUERY_FIELDS and v is not None and str(v).strip() != ""}
     q: dict[str, Any] = {}
-    for key in ("alloc_context", "read_context"):
+    for key in ("alloc_context", "read_context", "prompt", "draft_tokens"):
         if key in raw:
             q[key] = _int_param(key, raw[key])
-    for key in ("floor", "overhead_gb"):
+    for key in ("floor", "overhead_gb", "acceptance", "tokens_per_step"):
         if key in raw:
             q[key] = _float_param(key, raw[key])
     if "batch" in raw and raw["batch"].strip().lower() != "max":
         q["batch"] = _int_param("batch", raw["batch"])
-        if not 1 <= q["batch"] <= MAX_BATCH:
-            raise InputError("batch", f"must be between 1 and {MAX_BATCH:,} (got {q['batch']:,}); or 'max'")
-    if "prompt" in raw:
-        q["prompt"] = _int_param("prompt", raw["prompt"])
-        if q["prompt"] < 1:
-            raise InputError("prompt", f"must be a whole number of tokens >= 1 (got {q['prompt']})")
-    if "expert_traffic" in raw:
-        q["expert_traffic"] = raw["expert_traffic"].strip()
-    if "draft" in raw:
-        q["draft"] = raw["draft"].strip()
-    if "draft_tokens" in raw:
-        q["draft_tokens"] = _int_param("draft_tokens", raw["draft_tokens"])
-    for key in ("acceptance", "tokens_per_step"):
+    for key in ("expert_traffic", "draft"):
         if key in raw:
-            q[key] = _float_param(key, raw[key])
+            q[key] = raw[key].strip()
+    return workload_query(**q)
+
+
+def workload_query(
+    *,
+    alloc_context: int | None = None,
+    read_context: int | None = None,
+    floor: float | None = None,
+    overhead_gb: float | None = None,
+    batch: int | None = None,
+    prompt: int | None = None,
+    expert_traffic: str | None = None,
+    draft: str | None = None,
+    draft_tokens: int | None = None,
+    acceptance: float | None = None,
+    tokens_per_step: float | None = None,
+) -> WorkloadQuery:
+    """Typed workload values (a page's parsed query or the API's typed parameters), validated once:
+    the site's own bounds here, every other check by the CLI's ``make_workload`` with its messages."""
+    given = {
+        "alloc_context": alloc_context,
+        "read_context": read_context,
+        "floor": floor,
+        "overhead_gb": overhead_gb,
+        "batch": batch,
+        "prompt": prompt,
+        "expert_traffic": expert_traffic,
+        "draft": draft,
+        "draft_tokens": draft_tokens,
+        "acceptance": acceptance,
+        "tokens_per_step": tokens_per_step,
+    }
+    q: dict[str, Any] = {key: value for key, value in given.items() if value is not None}
+    if batch is not None and not 1 <= batch <= MAX_BATCH:
+        raise InputError("batch", f"must be between 1 and {MAX_BATCH:,} (got {batch:,}); or 'max'")
+    if prompt is not None and prompt < 1:
+        raise InputError("prompt", f"must be a whole number of tokens >= 1 (got {prompt})")
     if "draft" not in q and any(k in q for k in ("draft_tokens", "acceptance", "tokens_per_step")):
         raise InputError(
             "draft", "speculative decoding needs a draft model (draft=<model id>) with draft_tokens"

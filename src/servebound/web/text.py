@@ -8,6 +8,9 @@ import os
 from collections.abc import Mapping
 from urllib.parse import quote, urlencode
 
+from servebound.report import VERDICT_TEXT as _VERDICTS
+from servebound.report import sentence
+
 LICENSE_NAME = "CC BY 4.0"
 LICENSE_URL = "https://creativecommons.org/licenses/by/4.0/"
 SITE_NAME = "servebound"
@@ -25,12 +28,8 @@ def site_date() -> str:
     return moment.date().isoformat()
 
 
-VERDICT_TEXT = {
-    "floor_fit": "Fits, and a batch clears the floor",
-    "no_floor": "Fits, but no batch clears the per-session floor",
-    "no_session_fit": "The weights fit, but no session fits",
-    "no_resident_fit": "Does not fit in memory",
-}
+#: The decode verdict sentences (report.VERDICT_TEXT, the CLI's), capitalised to open a line.
+VERDICT_TEXT = {verdict: sentence(text) for verdict, text in _VERDICTS.items()}
 
 
 def mirror_path(path: str) -> str:

@@ -11,12 +11,13 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
+from servebound.core.units import GB
 from servebound.web.mathml import check_tex, mathml, tex_number
-from servebound.web.site import GB, Pair
+from servebound.web.site import Pair
 
 GATE_TEXT = {
     "floor_fit": "every gate passes: the weights fit, sessions fit, and a batch clears the floor",
-    "no_floor": "the weights and sessions fit, but no batch clears the per-session floor",
+    "no_floor": "the weights and sessions fit, but no batch satisfies the floor",
     "no_session_fit": "the weights fit, but one session's reserved cache does not",
     "no_resident_fit": "the weights plus overhead exceed capacity",
 }

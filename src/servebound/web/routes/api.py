@@ -10,25 +10,25 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
 
-from servebound.core.hardware import ARITHMETIC_MODES
+from servebound.core.hardware import ARITHMETIC_MODES, ArithmeticMode
 from servebound.core.prefill import prefill, prefill_range
+from servebound.core.units import GB
 from servebound.core.workload import MAX_BATCH
 from servebound.errors import InputError
 from servebound.files import model_to_mapping
 from servebound.pricing import price_json
 from servebound.report import decode_json, hardware_json, range_json
-from servebound.validation import validation_json
+from servebound.runs.validation import validation_json
 from servebound.web.errors import ERRORS
 from servebound.web.pages import HardwareFilters, rank_rows_for_hardware, rank_rows_for_model
 from servebound.web.routes.pages import number
 from servebound.web.site import (
-    GB,
     MAX_SITE_CONTEXT_TOKENS,
     SiteHardware,
     SiteModel,
     clean_json,
-    parse_workload_query,
     prefill_json,
+    workload_query,
 )
 from servebound.web.state import Web
 
@@ -48,10 +48,6 @@ FloorQ = Annotated[float | None, Query(ge=0, allow_inf_nan=False, description="r
 TrafficParam = Annotated[
     Literal["expected", "minimum"], Query(description="expected: m(n); minimum: k experts")
 ]
-
-
-def workload_params(**values: Any) -> dict[str, str]:
-    return {k: (f"{v!r}" if isinstance(v, float) else str(v)) for k, v in values.items() if v is not None}
 
 
 @router.get("/api/decode", tags=["ceilings"], responses=ERRORS)
@@ -84,19 +80,17 @@ def api_decode(
     """The decode ceilings: the same object as `servebound decode --json` (with the same --draft flags,
     and `--range` as range=true)."""
     hw, m = web.get_hw(hardware), web.get_model(model)
-    query = parse_workload_query(
-        workload_params(
-            overhead_gb=overhead_gb,
-            alloc_context=alloc_context,
-            read_context=read_context,
-            floor=floor,
-            batch=batch,
-            expert_traffic=expert_traffic,
-            draft=draft,
-            draft_tokens=draft_tokens,
-            acceptance=acceptance,
-            tokens_per_step=tokens_per_step,
-        )
+    query = workload_query(
+        overhead_gb=overhead_gb,
+        alloc_context=alloc_context,
+        read_context=read_context,
+        floor=floor,
+        batch=batch,
+        expert_traffic=expert_traffic,
+        draft=draft,
+        draft_tokens=draft_tokens,
+        acceptance=acceptance,
+        tokens_per_step=tokens_per_step,
     )
     from servebound.api import decode
     from servebound.core.decode_range import decode_context_range
@@ -121,12 +115,8 @@ def api_prefill(
     ] = None,
     chunk: Annotated[int | None, Query(ge=1, description="chunk tokens (default: one shot)")] = None,
     batch: Annotated[str, Query(pattern=r"^(max|[0-9]{1,10})$", description="B, or max")] = "1",
-    linear_mode: Annotated[
-        Literal["fp4", "fp8", "int8", "bf16", "fp16", "fp16_acc16", "fp32"] | None, Query()
-    ] = None,
-    attention_mode: Annotated[
-        Literal["fp4", "fp8", "int8", "bf16", "fp16", "fp16_acc16", "fp32"] | None, Query()
-    ] = None,
+    linear_mode: Annotated[ArithmeticMode | None, Query()] = None,
+    attention_mode: Annotated[ArithmeticMode | None, Query()] = None,
     ttft_budget: Annotated[
         float | None, Query(gt=0, allow_inf_nan=False, description="TTFT budget in seconds")
     ] = None,
@@ -139,15 +129,13 @@ def api_prefill(
 ) -> dict[str, Any]:
     """The prefill ceiling: the same object as `servebound prefill --json` (with `range` when asked)."""
     hw, m = web.get_hw(hardware), web.get_model(model)
-    query = parse_workload_query(
-        workload_params(
-            overhead_gb=overhead_gb,
-            alloc_context=alloc_context,
-            read_context=read_context,
-            floor=floor,
-            expert_traffic=expert_traffic,
-            prompt=prompt,
-        )
+    query = workload_query(
+        overhead_gb=overhead_gb,
+        alloc_context=alloc_context,
+        read_context=read_context,
+        floor=floor,
+        expert_traffic=expert_traffic,
+        prompt=prompt,
     )
     workload = query.workload()
     if m.adapter.prefill is None:
@@ -376,14 +364,12 @@ def api_rank(
     all_formats=true."""
     if (hardware is None) == (model is None):
         raise InputError("hardware", "give exactly one of hardware= or model=")
-    query = parse_workload_query(
-        workload_params(
-            overhead_gb=overhead_gb,
-            alloc_context=alloc_context,
-            read_context=read_context,
-            floor=floor,
-            expert_traffic=expert_traffic,
-        )
+    query = workload_query(
+        overhead_gb=overhead_gb,
+        alloc_context=alloc_context,
+        read_context=read_context,
+        floor=floor,
+        expert_traffic=expert_traffic,
     )
     workload = query.workload()
     if hardware is not None:
