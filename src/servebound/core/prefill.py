@@ -553,6 +553,35 @@ def _positive_int(field: str, value: object) -> int:
     return int(number)
 
 
+def _checked_setting(
+    model: ModelAdapter,
+    workload: Workload,
+    prompt_tokens: int,
+    chunk_tokens: int | None,
+    ttft_budget_s: float | None,
+    batch: int | Literal["max"],
+) -> tuple[int, int, bool, int]:
+    """(prompt, chunk, searching, given batch), or an InputError naming the argument."""
+    prompt = _positive_int("prompt_tokens", prompt_tokens)
+    limit = model.context_limit_tokens
+    if limit is not None and prompt > limit:
+        raise InputError(
+            "prompt_tokens", f"{prompt} exceeds the context limit of model '{model.id}' ({limit} tokens)"
+        )
+    if prompt > workload.alloc_context_tokens:
+        raise InputError(
+            "prompt_tokens",
+            f"{prompt} exceeds the reserved context alloc_context_tokens={workload.alloc_context_tokens}; "
+            f"raise --alloc-context to at least {prompt}",
+        )
+    chunk = prompt if chunk_tokens is None else min(_positive_int("chunk_tokens", chunk_tokens), prompt)
+    if ttft_budget_s is not None and not (math.isfinite(ttft_budget_s) and ttft_budget_s > 0):
+        raise InputError("ttft_budget_s", f"must be a positive number of seconds, got {ttft_budget_s!r}")
+    searching = batch == "max"
+    given = 1 if searching else _positive_int("batch", batch)
+    return prompt, chunk, searching, given
+
+
 def prefill(
     hardware: Hardware,
     model: ModelAdapter,
@@ -580,23 +609,9 @@ def prefill(
     """
     workload = (workload or Workload()).for_model(model)
     shape = _prefill_shape(model)
-    prompt = _positive_int("prompt_tokens", prompt_tokens)
-    limit = model.context_limit_tokens
-    if limit is not None and prompt > limit:
-        raise InputError(
-            "prompt_tokens", f"{prompt} exceeds the context limit of model '{model.id}' ({limit} tokens)"
-        )
-    if prompt > workload.alloc_context_tokens:
-        raise InputError(
-            "prompt_tokens",
-            f"{prompt} exceeds the reserved context alloc_context_tokens={workload.alloc_context_tokens}; "
-            f"raise --alloc-context to at least {prompt}",
-        )
-    chunk = prompt if chunk_tokens is None else min(_positive_int("chunk_tokens", chunk_tokens), prompt)
-    if ttft_budget_s is not None and not (math.isfinite(ttft_budget_s) and ttft_budget_s > 0):
-        raise InputError("ttft_budget_s", f"must be a positive number of seconds, got {ttft_budget_s!r}")
-    searching = batch == "max"
-    given = 1 if searching else _positive_int("batch", batch)
+    prompt, chunk, searching, given = _checked_setting(
+        model, workload, prompt_tokens, chunk_tokens, ttft_budget_s, batch
+    )
 
     rates, linear_mode, attention_mode = _rates(hardware, shape, linear_mode, attention_mode)
     assumptions = _assumptions(hardware, model, workload, rates, linear_mode, attention_mode)
