@@ -18,40 +18,14 @@ import sys
 import tempfile
 import time
 
+PAIR = ["--hardware", "nvidia-dgx-spark", "--model", "qwen3.6-35b-a3b-nvfp4"]
+SERVEBOUND = [sys.executable, "-m", "servebound"]
 CASES = {
     "python -c pass (the floor)": [sys.executable, "-c", "pass"],
-    "servebound --help": [sys.executable, "-m", "servebound", "--help"],
-    "servebound decode (catalog pair)": [
-        sys.executable,
-        "-m",
-        "servebound",
-        "decode",
-        "--hardware",
-        "nvidia-dgx-spark",
-        "--model",
-        "qwen3.6-35b-a3b-nvfp4",
-    ],
-    "servebound decode (catalog pair), record cache off": [
-        sys.executable,
-        "-m",
-        "servebound",
-        "decode",
-        "--hardware",
-        "nvidia-dgx-spark",
-        "--model",
-        "qwen3.6-35b-a3b-nvfp4",
-    ],
-    "servebound decode --json (catalog pair)": [
-        sys.executable,
-        "-m",
-        "servebound",
-        "decode",
-        "--hardware",
-        "nvidia-dgx-spark",
-        "--model",
-        "qwen3.6-35b-a3b-nvfp4",
-        "--json",
-    ],
+    "servebound --help": [*SERVEBOUND, "--help"],
+    "servebound decode (catalog pair)": [*SERVEBOUND, "decode", *PAIR],
+    "servebound decode (catalog pair), record cache off": [*SERVEBOUND, "decode", *PAIR],
+    "servebound decode --json (catalog pair)": [*SERVEBOUND, "decode", *PAIR, "--json"],
 }
 
 
