@@ -1,6 +1,9 @@
 """The command line: a thin layer over servebound's Python API.
 
-`main` turns every InputError and usage error into one line on stderr and exit status 2.
+`main` turns every InputError and usage error into one line on stderr and exit status 2. It starts
+fast: the root group (``LazyGroup``) lists the commands from ``COMMANDS`` and imports only the module of
+the command it runs, so `servebound --help` imports no command and `servebound decode` no web stack.
+``servebound.cli.app`` is the same app with every command registered, for tools that walk them all.
 """
 
 from __future__ import annotations
