@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from servebound.core.decode import BatchLimit, DecodeResult, Verdict
 from servebound.core.decode_compute import ComputeStatus, compute_statement, decode_compute
@@ -12,10 +12,12 @@ from servebound.core.experts import ExpertTraffic
 from servebound.core.fields import documented_json
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
-from servebound.core.prefill import PrefillRange, PrefillResult
 from servebound.core.reading import is_estimate
 from servebound.core.units import GB, TFLOPS
 from servebound.core.workload import MAX_BATCH, Workload
+
+if TYPE_CHECKING:  # prefill's views need no prefill code at import: `servebound decode` skips it
+    from servebound.core.prefill import PrefillRange, PrefillResult
 
 #: One sentence per decode verdict, shared by the CLI, the notes and the site (which capitalises it).
 VERDICT_TEXT: dict[str, str] = {
