@@ -134,19 +134,25 @@ class LazyGroup(TyperGroup):
             self._listing = False
 
 
-_launcher = typer.Typer(
-    cls=LazyGroup,
-    name="servebound",
-    help=HELP,
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
+def root_app(cls: type[TyperGroup] | None = None) -> typer.Typer:
+    """The root Typer app with the tool's settings: the launcher's (``LazyGroup``) and the full app's."""
+    app = typer.Typer(
+        cls=cls,
+        name="servebound",
+        help=HELP,
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+    )
+    app.callback()(_no_options)
+    return app
 
 
-@_launcher.callback()
-def _root() -> None:
-    pass
+def _no_options() -> None:
+    """The root takes no options of its own."""
+
+
+_launcher = root_app(LazyGroup)
 
 
 def first_paragraph(text: str | None) -> str:

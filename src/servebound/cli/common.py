@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from servebound.cli import HELP
+from servebound.cli import root_app
 from servebound.core.experts import ExpertTraffic
 from servebound.core.units import GB
 from servebound.core.workload import (
@@ -23,18 +23,7 @@ from servebound.core.workload import (
     Workload,
 )
 
-app = typer.Typer(
-    name="servebound",
-    help=HELP,
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
-
-
-@app.callback()
-def _root() -> None:
-    pass
+app = root_app()
 
 
 #: Piped output (files, CI logs, the README examples) is laid out 160 columns wide; a terminal uses its own.
