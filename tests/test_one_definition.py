@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import get_args
 
-from servebound.catalog.hardware import ComputeRow, SourcesRow
+from servebound.catalog.hardware_schema import ComputeRow, SourcesRow
 from servebound.core.hardware import ARITHMETIC_MODES, ArithmeticMode
 from servebound.files import ComputeFile
 

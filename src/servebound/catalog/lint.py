@@ -23,13 +23,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from servebound.catalog.hardware import (
-    CatalogFile,
-    DeviceRow,
-    SystemRow,
-    read_catalog_document,
-    structural_problems,
-)
+from servebound.catalog.hardware import read_catalog_document, structural_problems
+from servebound.catalog.hardware_schema import CatalogFile, DeviceRow, SystemRow
 from servebound.core.hardware import ARITHMETIC_MODES
 from servebound.errors import InputError
 

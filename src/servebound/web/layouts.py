@@ -13,11 +13,12 @@ import numpy as np
 from markupsafe import Markup
 
 from servebound.core.layout import Layout, LayoutResult, System, per_device_bytes, times_at
+from servebound.core.units import GB
 from servebound.core.workload import Workload
 from servebound.parallel import ResolvedSystem, compute_seconds_per_session_step, run_layouts
 from servebound.report import fmt_gb, fmt_rate
 from servebound.web.figures import Chart, Series, render_chart
-from servebound.web.site import GB, SiteHardware, SiteModel
+from servebound.web.site import SiteHardware, SiteModel
 
 #: Layouts listed on a system page (the JSON API lists all).
 TOP_LAYOUTS = 12

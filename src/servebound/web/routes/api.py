@@ -214,14 +214,12 @@ def api_layout(
 
     resolved = _system(web, hardware)
     m = web.get_model(model)
-    query = parse_workload_query(
-        workload_params(
-            overhead_gb=overhead_gb,
-            alloc_context=alloc_context,
-            read_context=read_context,
-            floor=floor,
-            expert_traffic=expert_traffic,
-        )
+    query = workload_query(
+        overhead_gb=overhead_gb,
+        alloc_context=alloc_context,
+        read_context=read_context,
+        floor=floor,
+        expert_traffic=expert_traffic,
     )
     workload = query.workload().for_model(m.adapter)
     if layout is not None:

@@ -22,8 +22,8 @@ from servebound.economics_view import (
 from servebound.errors import InputError
 from servebound.pricing import OwnedInputs, resolve_price
 from servebound.web.errors import ERRORS
-from servebound.web.routes.api import AllocQ, FloorQ, OverheadQ, ReadQ, TrafficParam, workload_params
-from servebound.web.site import MAX_SITE_CONTEXT_TOKENS, clean_json, parse_workload_query
+from servebound.web.routes.api import AllocQ, FloorQ, OverheadQ, ReadQ, TrafficParam
+from servebound.web.site import MAX_SITE_CONTEXT_TOKENS, clean_json, workload_query
 from servebound.web.state import Web
 
 router = APIRouter()
@@ -75,14 +75,12 @@ def api_cost(
 ) -> dict[str, Any]:
     """The cost curve over batch: the same object as `servebound cost --json`."""
     hw, m = web.get_hw(hardware), web.get_model(model)
-    query = parse_workload_query(
-        workload_params(
-            overhead_gb=overhead_gb,
-            alloc_context=alloc_context,
-            read_context=read_context,
-            floor=floor,
-            expert_traffic=expert_traffic,
-        )
+    query = workload_query(
+        overhead_gb=overhead_gb,
+        alloc_context=alloc_context,
+        read_context=read_context,
+        floor=floor,
+        expert_traffic=expert_traffic,
     )
     workload = query.workload()
     if memory_only:
@@ -120,7 +118,7 @@ def api_balance(
     """F e_w / 2R per mode, and a model's balance batch (`servebound economics balance --json`)."""
     hw = web.get_hw(hardware)
     m = web.get_model(model) if model else None
-    query = parse_workload_query(workload_params(read_context=read_context, alloc_context=alloc_context))
+    query = workload_query(read_context=read_context, alloc_context=alloc_context)
     return _quantities(
         balance(hw.hardware, bytes_per_weight, model=m.adapter if m else None, workload=query.workload())
     )
