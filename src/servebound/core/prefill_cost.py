@@ -1,0 +1,272 @@
+"""What a prefill setting costs: per prompt token traffic and arithmetic, and the vectorized evaluation
+of settings (arrays of batches, prompt lengths and chunks in one numpy pass).
+
+The formulas are the derivation's prefill part (see ``core.prefill`` for the summary and the three
+facts that keep every evaluation closed-form); ``core.prefill`` turns these costs into ceilings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from servebound.core.experts import ExpertTraffic
+from servebound.core.kv import KVShape
+from servebound.core.model import ModelAdapter, PrefillShape
+from servebound.errors import InputError
+
+Float = NDArray[np.float64]
+
+
+def prefill_shape(model: ModelAdapter) -> PrefillShape:
+    if model.prefill is None:
+        raise InputError(
+            "prefill",
+            f"model '{model.id}' has no [prefill] fields; add linear_active_params, the attention FLOP "
+            "coefficients and kv_write_bytes_per_token to its [prefill] table (or import it from "
+            "config.json) to compute prefill ceilings",
+        )
+    return model.prefill
+
+
+# --- per-token quantities -------------------------------------------------------------------------
+
+
+def attention_flops_per_token(
+    shape: PrefillShape, chunk_tokens: ArrayLike, prefix_tokens: ArrayLike
+) -> Float:
+    """a_attn(c, l): attention FLOPs per new token of a chunk of c tokens after a cached prefix of l.
+
+    Global layers see the average attended context l + (c+1)/2; local layers cap each token's length
+    at the window before averaging: sum_{j=1..c} min(l+j, w) = u l + u(u+1)/2 + (c-u) w with
+    u = clip(w - l, 0, c) the tokens still inside the window. Closed form, vectorized.
+    """
+    c = np.asarray(chunk_tokens, dtype=np.float64)
+    prefix = np.asarray(prefix_tokens, dtype=np.float64)
+    window = float(shape.attention_window_tokens)
+    inside = np.clip(window - prefix, 0.0, c)
+    local_sum = inside * prefix + inside * (inside + 1.0) / 2.0 + (c - inside) * window
+    result: Float = (
+        shape.attention_global_flops_per_pair * (prefix + (c + 1.0) / 2.0)
+        + shape.attention_local_flops_per_pair * local_sum / c
+        + shape.attention_state_flops_per_token
+    )
+    return result
+
+
+def attention_flops_per_token_scalar(shape: PrefillShape, chunk_tokens: int, prefix_tokens: float) -> float:
+    """:func:`attention_flops_per_token` for one (c, l) in plain floats (decode's per-pair fast path;
+    a property test holds the two equal)."""
+    c = float(chunk_tokens)
+    prefix = float(prefix_tokens)
+    window = float(shape.attention_window_tokens)
+    inside = min(max(window - prefix, 0.0), c)
+    local_sum = inside * prefix + inside * (inside + 1.0) / 2.0 + (c - inside) * window
+    return (
+        shape.attention_global_flops_per_pair * (prefix + (c + 1.0) / 2.0)
+        + shape.attention_local_flops_per_pair * local_sum / c
+        + shape.attention_state_flops_per_token
+    )
+
+
+def compute_per_prompt_token(shape: PrefillShape, chunk_tokens: ArrayLike, prefix_tokens: ArrayLike) -> Float:
+    """a_pf(c, l) = 2 P_lin,active + a_attn(c, l), FLOPs per prompt token (A_extra omitted)."""
+    per_token: Float = 2.0 * shape.linear_active_params + attention_flops_per_token(
+        shape, chunk_tokens, prefix_tokens
+    )
+    return per_token
+
+
+def traffic_per_prompt_token(
+    model: ModelAdapter,
+    batch: ArrayLike,
+    chunk_tokens: ArrayLike,
+    prefix_tokens: float,
+    expert_traffic: ExpertTraffic = ExpertTraffic.EXPECTED,
+) -> Float:
+    """q_pf(b, c, l) = W_batch(bc)/(bc) + K_read(l)/c + kappa_KV,w, bytes per prompt token.
+
+    Kernel-dependent terms are dropped (ceiling-safe). At l = 0 there is no earlier chunk and nothing
+    to reread. At c = 1, l = L_read this is decode's q_KV(b) plus the KV write term.
+    """
+    shape = prefill_shape(model)
+    b = np.asarray(batch, dtype=np.float64)
+    c = np.asarray(chunk_tokens, dtype=np.float64)
+    reread = model.kv_read.bytes_at(prefix_tokens) if prefix_tokens > 0 else 0.0
+    per_token: Float = (
+        model.weights.batch(b * c, expert_traffic) / (b * c) + reread / c + shape.kv_write_bytes_per_token
+    )
+    return per_token
+
+
+def crossover_tokens(
+    model: ModelAdapter,
+    *,
+    linear_flop_per_s: float,
+    bandwidth_bytes_per_s: float,
+    expert_traffic: ExpertTraffic = ExpertTraffic.EXPECTED,
+) -> float | None:
+    """S*, the tokens per weight sweep where sweep time equals linear math time (attention omitted):
+    S* = W_batch(S*) F_linear / (2 P_lin,active R).
+
+    Solved as a fixed point, not with the sparsity-scaled approximation: g(S) = S - k W_batch(S) with
+    k = F / (2 P R) is convex (W_batch is concave), g(0) <= 0 and g(k W_sat) >= 0 for the saturated
+    sweep W_sat, so bisection on [0, k W_sat] finds the one positive root. For a dense model, or with
+    minimum expert traffic, W_batch is constant and S* = W_active k exactly. None when P_lin is zero.
+    """
+    shape = prefill_shape(model)
+    if shape.linear_active_params <= 0:
+        return None
+    k = linear_flop_per_s / (2.0 * shape.linear_active_params * bandwidth_bytes_per_s)
+    weights = model.weights
+
+    def sweep(tokens: float) -> float:
+        return float(weights.batch(tokens, expert_traffic))
+
+    if weights.experts is None or expert_traffic is ExpertTraffic.MINIMUM:
+        return k * sweep(1.0)
+    saturated = weights.always_on_bytes + weights.experts.routed * weights.expert_bytes
+    lo, hi = 0.0, k * saturated
+    for _ in range(200):
+        mid = (lo + hi) / 2.0
+        if mid - k * sweep(mid) < 0.0:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-12 * hi:
+            break
+    return hi
+
+
+# --- the vectorized evaluation of settings -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Rates:
+    bandwidth: float
+    linear: float | None
+    attention: float | None
+    needs_linear: bool
+    needs_attention: bool
+
+    @property
+    def compute_available(self) -> bool:
+        return not (
+            (self.needs_linear and self.linear is None) or (self.needs_attention and self.attention is None)
+        )
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Totals and times for arrays of settings (b, L, c), broadcast together."""
+
+    batch: NDArray[np.int64]
+    prompt: NDArray[np.int64]
+    chunk: NDArray[np.int64]
+    chunks: NDArray[np.int64]
+    sweep_bytes: Float
+    reread_bytes: Float
+    write_bytes: Float
+    linear_flops: Float
+    attention_flops: Float
+    memory_time: Float
+    linear_time: Float | None
+    attention_time: Float | None
+
+    @property
+    def traffic_bytes(self) -> Float:
+        total: Float = self.sweep_bytes + self.reread_bytes + self.write_bytes
+        return total
+
+    @property
+    def compute_time(self) -> Float | None:
+        if self.linear_time is None or self.attention_time is None:
+            return None
+        total: Float = self.linear_time + self.attention_time
+        return total
+
+    @property
+    def time(self) -> Float:
+        compute = self.compute_time
+        return self.memory_time if compute is None else np.maximum(self.memory_time, compute)
+
+    @property
+    def tokens(self) -> Float:
+        return (self.batch * self.prompt).astype(np.float64)
+
+
+def _summed_reread_bytes(shape: KVShape, chunk: NDArray[np.int64], chunks: NDArray[np.int64]) -> Float:
+    """sum_{i=1..n-1} K_read(i c): one session's prefix rereads over n chunks of width c (the first
+    chunk rereads nothing). K = g L + local min(L, w) + state, and i c <= w exactly for i <= w // c, so
+    with k = n - 1 and p = min(k, w // c):  g c k(k+1)/2 + local (c p(p+1)/2 + w (k - p)) + state k.
+    """
+    rereads = np.maximum(chunks - 1, 0).astype(np.float64)
+    c = chunk.astype(np.float64)
+    window = shape.window_tokens
+    inside = np.minimum(rereads, (window // chunk).astype(np.float64)) if window > 0 else np.zeros_like(c)
+    total: Float = (
+        shape.global_bytes_per_token * c * rereads * (rereads + 1.0) / 2.0
+        + shape.local_bytes_per_token * (c * inside * (inside + 1.0) / 2.0 + window * (rereads - inside))
+        + shape.state_bytes * rereads
+    )
+    return total
+
+
+def evaluate_settings(
+    model: ModelAdapter,
+    shape: PrefillShape,
+    rates: Rates,
+    expert_traffic: ExpertTraffic,
+    batch: ArrayLike,
+    prompt_tokens: ArrayLike,
+    chunk_tokens: ArrayLike | None,
+) -> Evaluation:
+    b, prompt = np.broadcast_arrays(
+        np.asarray(batch, dtype=np.int64), np.asarray(prompt_tokens, dtype=np.int64)
+    )
+    weights = model.weights
+    if chunk_tokens is None:
+        # One shot (the range's case): one sweep of b L routings, and no earlier chunk to reread.
+        bf = b.astype(np.float64)
+        tokens = bf * prompt
+        chunk, chunks = prompt, np.ones_like(prompt)
+        sweep = weights.batch(tokens, expert_traffic)
+        reread = np.zeros_like(tokens)
+    else:
+        chunk = np.minimum(np.asarray(chunk_tokens, dtype=np.int64), prompt)
+        b, prompt, chunk = np.broadcast_arrays(b, prompt, chunk)
+        bf = b.astype(np.float64)
+        tokens = bf * prompt
+        full = prompt // chunk
+        last = prompt - full * chunk
+        chunks = full + (last > 0)
+        sweep = full * weights.batch(bf * chunk, expert_traffic)
+        sweep = sweep + np.where(last > 0, weights.batch(bf * last, expert_traffic), 0.0)
+        reread = bf * _summed_reread_bytes(model.kv_read, chunk, chunks)
+    write = tokens * shape.kv_write_bytes_per_token
+    linear_flops = 2.0 * tokens * shape.linear_active_params
+    # Chunking never changes the total attention arithmetic: the chunk sum equals the one-shot L a_attn(L, 0).
+    attention_flops = tokens * attention_flops_per_token(shape, prompt, 0.0)
+    memory_time = (sweep + reread + write) / rates.bandwidth
+    linear_time = attention_time = None
+    if rates.compute_available:
+        linear_time = linear_flops / rates.linear if rates.linear is not None else np.zeros_like(tokens)
+        attention_time = (
+            attention_flops / rates.attention if rates.attention is not None else np.zeros_like(tokens)
+        )
+    return Evaluation(
+        batch=b,
+        prompt=prompt,
+        chunk=chunk,
+        chunks=chunks,
+        sweep_bytes=sweep,
+        reread_bytes=reread,
+        write_bytes=write,
+        linear_flops=linear_flops,
+        attention_flops=attention_flops,
+        memory_time=memory_time,
+        linear_time=linear_time,
+        attention_time=attention_time,
+    )
