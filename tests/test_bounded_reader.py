@@ -171,3 +171,15 @@ def test_benchmark_result_file(capsys: pytest.CaptureFixture[str], tmp_path: Pat
     refused(capsys, ["check", "-H", HW, "-m", MODEL, "--file", dup], "duplicate key 'avg_ts'")
     nan = write(tmp_path, "bench2.json", '[{"n_prompt": 0, "n_gen": 128, "avg_ts": NaN}]')
     refused(capsys, ["check", "-H", HW, "-m", MODEL, "--file", nan], "NaN")
+
+
+def test_infinity_only_where_real_configs_write_no_limit() -> None:
+    # Hugging Face writes Mamba-2's unbounded limit as Infinity; servebound never reads that key.
+    data = bounded.parse_json(
+        '{"time_step_limit": [0.0, Infinity], "n": {"time_step_limit": -Infinity}}', "c"
+    )
+    assert data["time_step_limit"][1] == float("inf")
+    with pytest.raises(InputError, match=r"c\.rope_theta: must be a finite number"):
+        bounded.parse_json('{"rope_theta": Infinity}', "c")
+    with pytest.raises(InputError, match="NaN"):
+        bounded.parse_json('{"time_step_limit": [0.0, NaN]}', "c")

@@ -7,7 +7,8 @@ field (the file and, where known, the key):
 - more bytes than the caller's cap (read bounded: at most cap + 1 bytes ever leave the disk);
 - text that is not UTF-8;
 - JSON that does not parse, or a duplicate key in one object (TOML: tomllib refuses duplicates itself);
-- NaN or Infinity (JSON's non-standard constants, TOML's ``nan``/``inf``), at any depth;
+- NaN or Infinity (JSON's non-standard constants, TOML's ``nan``/``inf``), at any depth (Infinity
+  only under the ``UNBOUNDED_KEYS`` real configs use for "no limit");
 - nesting deeper than ``MAX_DEPTH`` objects/arrays (no real config comes near it).
 
 GGUF metadata is binary, not JSON; its reader applies the same policy (duplicate keys and non-finite
@@ -28,6 +29,12 @@ from servebound.errors import InputError
 #: Deepest nesting of objects/arrays a data file may have (config.json files nest 3 or 4 deep).
 MAX_DEPTH = 64
 
+#: The one exception to "no Infinity": keys real Hugging Face configs write as an unbounded limit
+#: (Python's json writes float("inf") as ``Infinity``; Mamba-2 and Nemotron-H give
+#: ``time_step_limit: [0.0, Infinity]``). servebound never reads them; anywhere else Infinity is
+#: refused, and NaN is refused everywhere.
+UNBOUNDED_KEYS = frozenset({"time_step_limit"})
+
 
 def _no_duplicates(field: str) -> Any:
     def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -43,8 +50,11 @@ def _no_duplicates(field: str) -> Any:
     return hook
 
 
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a finite number; write a number")
+def _constant(name: str) -> float:
+    """JSON's non-standard constants: NaN is never a value; +-Infinity is kept for check_tree to judge."""
+    if name == "NaN":
+        raise ValueError("NaN is not a number a file may hold; write a number")
+    return float(name.replace("Infinity", "inf"))
 
 
 def _join(path: str, key: object) -> str:
@@ -64,10 +74,13 @@ def check_tree(data: object, field: str) -> None:
             raise InputError(_where(field, path), f"is nested too deeply (more than {MAX_DEPTH} levels)")
         pairs = container.items() if isinstance(container, dict) else enumerate(container)
         for key, item in pairs:
+            where = _join(path, key) if isinstance(container, dict) else path
             if isinstance(item, dict | list):
-                stack.append((item, _join(path, key) if isinstance(container, dict) else path, depth + 1))
+                stack.append((item, where, depth + 1))
             elif isinstance(item, float) and not math.isfinite(item):
-                check_finite(item, _where(field, _join(path, key) if isinstance(container, dict) else path))
+                if math.isinf(item) and where.rpartition(".")[2] in UNBOUNDED_KEYS:
+                    continue
+                check_finite(item, _where(field, where))
 
 
 def _where(field: str, path: str) -> str:
@@ -87,7 +100,7 @@ def parse_json(raw: bytes | str, field: str) -> Any:
     """JSON text under the policy: duplicate keys, NaN/Infinity, bad UTF-8 and deep nesting refused."""
     try:
         text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-        data = json.loads(text, object_pairs_hook=_no_duplicates(field), parse_constant=_no_constant)
+        data = json.loads(text, object_pairs_hook=_no_duplicates(field), parse_constant=_constant)
     except InputError:
         raise
     except UnicodeDecodeError as error:
