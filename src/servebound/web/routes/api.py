@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query
 
 from servebound.core.hardware import ARITHMETIC_MODES, ArithmeticMode
 from servebound.core.prefill import prefill, prefill_range
@@ -50,19 +50,35 @@ TrafficParam = Annotated[
 ]
 
 
+def workload_params(
+    overhead_gb: OverheadQ = None,
+    alloc_context: AllocQ = None,
+    read_context: ReadQ = None,
+    floor: FloorQ = None,
+    expert_traffic: TrafficParam = "expected",
+) -> dict[str, Any]:
+    """The workload query parameters every ceiling endpoint takes, typed once (a dependency)."""
+    return {
+        "overhead_gb": overhead_gb,
+        "alloc_context": alloc_context,
+        "read_context": read_context,
+        "floor": floor,
+        "expert_traffic": expert_traffic,
+    }
+
+
+WorkloadParams = Annotated[dict[str, Any], Depends(workload_params)]
+
+
 @router.get("/api/decode", tags=["ceilings"], responses=ERRORS)
 def api_decode(
     web: Web,
     hardware: Annotated[str, Query(description="hardware id (see /api/hardware)")],
     model: Annotated[str, Query(description="model id (see /api/models)")],
-    overhead_gb: OverheadQ = None,
-    alloc_context: AllocQ = None,
-    read_context: ReadQ = None,
-    floor: FloorQ = None,
+    params: WorkloadParams,
     batch: Annotated[
         int | None, Query(ge=1, le=MAX_BATCH, description="force the batch to B sessions")
     ] = None,
-    expert_traffic: TrafficParam = "expected",
     draft: Annotated[str | None, Query(description="speculative decoding: the draft model id")] = None,
     draft_tokens: Annotated[
         int | None, Query(ge=1, le=64, description="gamma: tokens drafted per step")
@@ -81,12 +97,8 @@ def api_decode(
     and `--range` as range=true)."""
     hw, m = web.get_hw(hardware), web.get_model(model)
     query = workload_query(
-        overhead_gb=overhead_gb,
-        alloc_context=alloc_context,
-        read_context=read_context,
-        floor=floor,
+        **params,
         batch=batch,
-        expert_traffic=expert_traffic,
         draft=draft,
         draft_tokens=draft_tokens,
         acceptance=acceptance,
@@ -109,6 +121,7 @@ def api_prefill(
     web: Web,
     hardware: Annotated[str, Query(description="hardware id")],
     model: Annotated[str, Query(description="model id")],
+    params: WorkloadParams,
     prompt: Annotated[
         int | None,
         Query(ge=1, le=CTX, description="L: prompt tokens, <= alloc_context (optional with range)"),
@@ -120,23 +133,11 @@ def api_prefill(
     ttft_budget: Annotated[
         float | None, Query(gt=0, allow_inf_nan=False, description="TTFT budget in seconds")
     ] = None,
-    overhead_gb: OverheadQ = None,
-    alloc_context: AllocQ = None,
-    read_context: ReadQ = None,
-    floor: FloorQ = None,
-    expert_traffic: TrafficParam = "expected",
     include_range: Annotated[bool, Query(alias="range", description="add the prompt-length range")] = False,
 ) -> dict[str, Any]:
     """The prefill ceiling: the same object as `servebound prefill --json` (with `range` when asked)."""
     hw, m = web.get_hw(hardware), web.get_model(model)
-    query = workload_query(
-        overhead_gb=overhead_gb,
-        alloc_context=alloc_context,
-        read_context=read_context,
-        floor=floor,
-        expert_traffic=expert_traffic,
-        prompt=prompt,
-    )
+    query = workload_query(**params, prompt=prompt)
     workload = query.workload()
     if m.adapter.prefill is None:
         raise InputError("model", f"model '{m.id}' has no prefill fields, so no prefill ceiling")
@@ -345,13 +346,9 @@ def api_validation(web: Web) -> dict[str, Any]:
 @router.get("/api/rank", tags=["ceilings"], responses=ERRORS)
 def api_rank(
     web: Web,
+    params: WorkloadParams,
     hardware: Annotated[str | None, Query(description="rank every model on this hardware")] = None,
     model: Annotated[str | None, Query(description="rank every hardware row for this model")] = None,
-    overhead_gb: OverheadQ = None,
-    alloc_context: AllocQ = None,
-    read_context: ReadQ = None,
-    floor: FloorQ = None,
-    expert_traffic: TrafficParam = "expected",
     all_formats: Annotated[
         bool, Query(description="with hardware=: every weight format, not only each model's native one")
     ] = False,
@@ -362,13 +359,7 @@ def api_rank(
     all_formats=true."""
     if (hardware is None) == (model is None):
         raise InputError("hardware", "give exactly one of hardware= or model=")
-    query = workload_query(
-        overhead_gb=overhead_gb,
-        alloc_context=alloc_context,
-        read_context=read_context,
-        floor=floor,
-        expert_traffic=expert_traffic,
-    )
+    query = workload_query(**params)
     workload = query.workload()
     if hardware is not None:
         hw = web.get_hw(hardware)
