@@ -178,6 +178,19 @@ def _positive(field: str, value: object) -> float:
     return float(value)
 
 
+def _within_alloc(
+    field: str, tokens: int | None, alloc_context: int | None, *, missing: str, over: str
+) -> tuple[int, int]:
+    """(tokens, alloc): a required token count and the reservation it must fit (alloc defaults to it)."""
+    if tokens is None:
+        raise InputError(field, missing)
+    count = _positive_int(field, tokens)
+    alloc = count if alloc_context is None else _positive_int("alloc_context", alloc_context)
+    if count > alloc:
+        raise InputError(field, f"{count} exceeds alloc_context {alloc}{over}")
+    return count, alloc
+
+
 def make_run(
     metric: str | Metric,
     value: float,
@@ -213,17 +226,13 @@ def make_run(
             "kv_precision", f"unknown cache format {kv_precision!r}; use one of {', '.join(KV_FORMATS)}"
         )
     if _PHASE_OF[kind] is Phase.DECODE:
-        if read_context is None:
-            raise InputError(
-                "read_context", "a decode run needs the context each step reads (tokens); give --read-context"
-            )
-        read = _positive_int("read_context", read_context)
-        alloc = read if alloc_context is None else _positive_int("alloc_context", alloc_context)
-        if read > alloc:
-            raise InputError(
-                "read_context",
-                f"{read} exceeds alloc_context {alloc}: a session cannot read more than it reserves",
-            )
+        read, alloc = _within_alloc(
+            "read_context",
+            read_context,
+            alloc_context,
+            missing="a decode run needs the context each step reads (tokens); give --read-context",
+            over=": a session cannot read more than it reserves",
+        )
         return MeasuredRun(
             metric=kind,
             value=measured,
@@ -236,16 +245,13 @@ def make_run(
             label=f"decode at concurrency {batch}, read context {read}",
             metric_definition=_METRIC_WORDS[kind],
         )
-    if prompt_tokens is None:
-        raise InputError(
-            "prompt_tokens", "a prefill or TTFT run needs the prompt length in tokens; give --prompt"
-        )
-    prompt = _positive_int("prompt_tokens", prompt_tokens)
-    alloc = prompt if alloc_context is None else _positive_int("alloc_context", alloc_context)
-    if prompt > alloc:
-        raise InputError(
-            "prompt_tokens", f"{prompt} exceeds alloc_context {alloc}; a prompt must fit its reservation"
-        )
+    prompt, alloc = _within_alloc(
+        "prompt_tokens",
+        prompt_tokens,
+        alloc_context,
+        missing="a prefill or TTFT run needs the prompt length in tokens; give --prompt",
+        over="; a prompt must fit its reservation",
+    )
     chunk = None if chunk_tokens is None else _positive_int("chunk_tokens", chunk_tokens)
     return MeasuredRun(
         metric=kind,
