@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
 
+from servebound.core.hardware import ArithmeticMode
 from servebound.cost_report import DEFAULT_COST_PROMPT_TOKENS, cost_json, cost_report
 from servebound.economics_view import (
     balance,
@@ -22,14 +23,13 @@ from servebound.economics_view import (
 from servebound.errors import InputError
 from servebound.pricing import OwnedInputs, resolve_price
 from servebound.web.errors import ERRORS
-from servebound.web.routes.api import AllocQ, FloorQ, OverheadQ, ReadQ, TrafficParam
+from servebound.web.routes.api import AllocQ, ReadQ, WorkloadParams
 from servebound.web.site import MAX_SITE_CONTEXT_TOKENS, clean_json, workload_query
 from servebound.web.state import Web
 
 router = APIRouter()
 
 PositiveQ = Annotated[float | None, Query(gt=0, allow_inf_nan=False)]
-Mode = Literal["fp4", "fp8", "int8", "bf16", "fp16", "fp32"]
 
 
 def _quantities(items: list[Any]) -> dict[str, Any]:
@@ -53,6 +53,7 @@ def api_cost(
     web: Web,
     hardware: Annotated[str, Query(description="hardware id")],
     model: Annotated[str, Query(description="model id")],
+    params: WorkloadParams,
     usd_per_hour: Annotated[
         float | None, Query(gt=0, le=1e7, allow_inf_nan=False, description="system price per hour (override)")
     ] = None,
@@ -67,21 +68,10 @@ def api_cost(
         int, Query(ge=1, le=MAX_SITE_CONTEXT_TOKENS, description="prompt tokens priced")
     ] = DEFAULT_COST_PROMPT_TOKENS,
     memory_only: bool = False,
-    overhead_gb: OverheadQ = None,
-    alloc_context: AllocQ = None,
-    read_context: ReadQ = None,
-    floor: FloorQ = None,
-    expert_traffic: TrafficParam = "expected",
 ) -> dict[str, Any]:
     """The cost curve over batch: the same object as `servebound cost --json`."""
     hw, m = web.get_hw(hardware), web.get_model(model)
-    query = workload_query(
-        overhead_gb=overhead_gb,
-        alloc_context=alloc_context,
-        read_context=read_context,
-        floor=floor,
-        expert_traffic=expert_traffic,
-    )
+    query = workload_query(**params)
     workload = query.workload()
     if memory_only:
         from dataclasses import replace
@@ -156,7 +146,7 @@ def api_breakpoint(
     active_params: Annotated[float, Query(gt=0, le=1e15, allow_inf_nan=False)],
     breakpoint_tokens: Annotated[float, Query(gt=0, le=1e12, allow_inf_nan=False)],
     hardware: str | None = None,
-    mode: Mode = "fp8",
+    mode: ArithmeticMode = "fp8",
     tflops: PositiveQ = None,
     bandwidth_gb_per_s: PositiveQ = None,
 ) -> dict[str, Any]:
