@@ -26,14 +26,14 @@ from typing import Any, TypeVar
 from servebound import bounded
 from servebound.core.hardware import Hardware
 from servebound.core.kv import KVShape
-from servebound.core.model import Experts, ModelAdapter, PrefillShape, Weights
+from servebound.core.model import Experts, LayerShape, ModelAdapter, PrefillShape, Weights
 from servebound.errors import InputError
 
 T = TypeVar("T")
 
 #: The record types a cache file may hold, by name (nothing else is ever constructed from it).
 RECORDS: dict[str, type] = {
-    cls.__name__: cls for cls in (Hardware, ModelAdapter, Weights, Experts, KVShape, PrefillShape)
+    cls.__name__: cls for cls in (Hardware, ModelAdapter, Weights, Experts, KVShape, PrefillShape, LayerShape)
 }
 MAX_CACHE_BYTES = 8_000_000
 

@@ -24,11 +24,11 @@ from servebound.core.layout import (
 from servebound.core.model import ModelAdapter
 from servebound.core.plan import FleetPlan, plan_fleet
 from servebound.core.prefill import prefill
+from servebound.core.units import GB
 from servebound.core.workload import DEFAULT_OVERHEAD_BYTES, Workload
 from servebound.errors import InputError
 from servebound.resolve import _looks_like_file, resolve_hardware
 
-GB = 1e9
 _LAYOUT_KEYS = ("tp", "ep", "pp", "dp")
 _LAYOUT_PART = re.compile(r"^\s*(tp|ep|pp|dp)\s*=\s*(\d+)\s*$")
 

@@ -1,4 +1,5 @@
-"""The hardware catalog file's shape (pydantic): device, system and quoted rows with their sources.
+"""The hardware catalog file's shape (pydantic rows: devices, systems, quoted totals, prices, links, with
+their sources) and the structural rules every loader applies (ids, classes, system members).
 
 Ranges and sources are checked by the lint (catalog/lint.py), so that one run reports every problem of
 a broken file rather than the first. ``catalog.hardware`` turns validated rows into records.
@@ -6,11 +7,31 @@ a broken file rather than the first. ``catalog.hardware`` turns validated rows i
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from servebound.core.hardware import ArithmeticMode
+
+MAX_SYSTEM_COUNT = 1024
+
+#: Device classes, as the shared hardware.tsv README defines them (``CPU`` is reserved).
+DEVICE_CLASSES: tuple[str, ...] = (
+    "datacenter GPU",
+    "workstation GPU",
+    "consumer GPU",
+    "unified-memory SoC",
+    "accelerator",
+    "CPU",
+)
+#: Classes of ``[[system]]`` rows.
+SYSTEM_CLASSES: tuple[str, ...] = ("multi-device system", "rack-scale system")
+ALL_CLASSES: tuple[str, ...] = DEVICE_CLASSES + SYSTEM_CLASSES
+
+SLUG_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+_NX_FORM = re.compile(r"^(\d+)x-(.+)$")
+_NX_NO_HYPHEN = re.compile(r"^(\d+)x([a-z].*)$")
 
 Finite = Annotated[float, Field(allow_inf_nan=False)]
 Mode = ArithmeticMode
@@ -133,3 +154,62 @@ class SystemRow(_Strict):
 class CatalogFile(_Strict):
     device: tuple[DeviceRow, ...] = ()
     system: tuple[SystemRow, ...] = ()
+
+
+# --------------------------------------------------------------------------------------------------
+# Structural checks shared by the loader (which raises) and the lint (which reports)
+# --------------------------------------------------------------------------------------------------
+
+
+def structural_problems(catalog: CatalogFile) -> list[str]:
+    """Problems that make the catalog unusable: bad or duplicate ids and aliases, unknown classes,
+    systems whose member is missing or whose count is out of range."""
+    problems: list[str] = []
+    owners: dict[str, str] = {}
+
+    def claim(name: str, owner: str, what: str) -> None:
+        if not SLUG_PATTERN.match(name):
+            problems.append(
+                f"{owner}: {what} '{name}' is not a slug (use lowercase letters, digits, hyphens)"
+            )
+            return
+        if name in owners:
+            problems.append(f"{owner}: {what} '{name}' is already used by {owners[name]}")
+            return
+        if _NX_FORM.match(name) and what == "alias":
+            problems.append(f"{owner}: alias '{name}' has the NxID form reserved for systems")
+        owners[name] = owner
+
+    for device in catalog.device:
+        claim(device.id, f"device '{device.id}'", "id")
+        if _NX_FORM.match(device.id) or _NX_NO_HYPHEN.match(device.id):
+            problems.append(
+                f"device '{device.id}': a device id must not start with a count; 'Nx' names systems"
+            )
+        if device.device_class not in DEVICE_CLASSES:
+            problems.append(
+                f"device '{device.id}': class '{device.device_class}' is not one of "
+                + ", ".join(DEVICE_CLASSES)
+            )
+    device_ids = {device.id for device in catalog.device}
+    for row in catalog.system:
+        claim(row.id, f"system '{row.id}'", "id")
+        if row.system_class not in SYSTEM_CLASSES:
+            problems.append(
+                f"system '{row.id}': class '{row.system_class}' is not one of {', '.join(SYSTEM_CLASSES)}"
+            )
+        if row.member not in device_ids:
+            problems.append(f"system '{row.id}': member '{row.member}' is not a device in the catalog")
+        if not 1 <= row.count <= MAX_SYSTEM_COUNT:
+            problems.append(f"system '{row.id}': count {row.count} is out of range (1 to {MAX_SYSTEM_COUNT})")
+        match = _NX_FORM.match(row.id)
+        if match and (int(match.group(1)), match.group(2)) != (row.count, row.member):
+            problems.append(f"system '{row.id}': an NxID id must be '{row.count}x-{row.member}'")
+    for device in catalog.device:
+        for alias in device.aliases:
+            claim(alias, f"device '{device.id}'", "alias")
+    for row in catalog.system:
+        for alias in row.aliases:
+            claim(alias, f"system '{row.id}'", "alias")
+    # Vendor-free aliases are implicit: skip (not report) the ones an explicit name already holds.
+    return problems

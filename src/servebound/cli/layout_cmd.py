@@ -30,6 +30,7 @@ from servebound.cli.common import (
 )
 from servebound.core.experts import ExpertTraffic
 from servebound.core.layout import LayoutResult
+from servebound.core.units import GB
 from servebound.errors import InputError
 from servebound.parallel import (
     ResolvedSystem,
@@ -41,8 +42,6 @@ from servebound.parallel import (
     system_json,
 )
 from servebound.report import fmt_gb, fmt_rate
-
-GB = 1e9
 
 
 def _ms(seconds: float | None) -> str:

@@ -42,7 +42,7 @@ tp = N reproduces the ``Nx-`` system exactly: the pooled C, R and F, and the poo
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -52,6 +52,7 @@ from numpy.typing import ArrayLike, NDArray
 from servebound.core.experts import distinct_experts
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
+from servebound.core.search import largest_true
 from servebound.core.workload import MAX_BATCH, Workload, memory_fit_batch
 
 #: Activation element width between devices (bf16): the default e_a.
@@ -576,17 +577,6 @@ def prefill_communication(
         all_to_all_s=pp * tokens * lm.all_to_all_per_session,
         hop_s=tokens * lm.hop_per_session,
     )
-
-
-def largest_true(ok: Callable[[int], bool], lo: int, hi: int) -> int:
-    """Largest b in [lo, hi] with ok(b), given ok(lo) holds and ok is monotone (true then false)."""
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if ok(mid):
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
 
 
 def rank_key(result: LayoutResult) -> tuple[float, ...]:

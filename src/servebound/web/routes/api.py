@@ -200,14 +200,10 @@ def api_layout(
     web: Web,
     hardware: Annotated[str, Query(description="system id (a device is a system of one)")],
     model: Annotated[str, Query(description="model id")],
+    params: WorkloadParams,
     layout: Annotated[
         str | None, Query(max_length=64, description="tp=T,ep=E,pp=P[,dp=D]: one layout (omit: every layout)")
     ] = None,
-    overhead_gb: OverheadQ = None,
-    alloc_context: AllocQ = None,
-    read_context: ReadQ = None,
-    floor: FloorQ = None,
-    expert_traffic: TrafficParam = "expected",
 ) -> dict[str, Any]:
     """Parallel layouts of a system for a model: every valid one, best first (`servebound layout --json`),
     or with layout= the one (`servebound decode --layout ... --json`'s layout fields)."""
@@ -215,14 +211,7 @@ def api_layout(
 
     resolved = _system(web, hardware)
     m = web.get_model(model)
-    query = workload_query(
-        overhead_gb=overhead_gb,
-        alloc_context=alloc_context,
-        read_context=read_context,
-        floor=floor,
-        expert_traffic=expert_traffic,
-    )
-    workload = query.workload().for_model(m.adapter)
+    workload = workload_query(**params).workload().for_model(m.adapter)
     if layout is not None:
         _, result = run_layout(resolved, m.adapter, workload, layout)
         return clean_json(  # type: ignore[no-any-return]
