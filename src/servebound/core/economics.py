@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from servebound.core.experts import ExpertTraffic
 from servebound.core.model import Weights
+from servebound.core.prefill_cost import sweep_fixed_point
 
 #: Chinchilla's compute-optimal tokens per parameter.
 CHINCHILLA_TOKENS_PER_PARAM = 20.0
@@ -63,28 +64,6 @@ def sparsity_balance_batch(multiplies_per_weight: float, total_params: float, ac
     return multiplies_per_weight * total_params / active_params
 
 
-def _fixed_point(weights: Weights, mode: ExpertTraffic, k: float) -> float:
-    """The positive root of b = k W_batch(b) (W_batch concave and increasing: b - k W(b) is convex,
-    non-positive at 0 and non-negative at k W_sat), by bisection; closed form when W is constant."""
-
-    def sweep(tokens: float) -> float:
-        return float(weights.batch(tokens, mode))
-
-    if weights.experts is None or mode is ExpertTraffic.MINIMUM:
-        return k * sweep(1.0)
-    saturated = weights.always_on_bytes + weights.experts.routed * weights.expert_bytes
-    lo, hi = 0.0, k * saturated
-    for _ in range(200):
-        mid = (lo + hi) / 2.0
-        if mid - k * sweep(mid) < 0.0:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= 1e-12 * hi:
-            break
-    return hi
-
-
 def balance_batch(
     weights: Weights,
     *,
@@ -100,7 +79,7 @@ def balance_batch(
     denominator = bandwidth_bytes_per_s * seconds_per_session_step - kv_read_bytes
     if denominator <= 0:
         return None
-    return _fixed_point(weights, expert_traffic, 1.0 / denominator)
+    return sweep_fixed_point(weights, expert_traffic, 1.0 / denominator)
 
 
 # --- step time, trains and traffic --------------------------------------------------------------------

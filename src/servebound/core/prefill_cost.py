@@ -14,7 +14,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from servebound.core.experts import ExpertTraffic
 from servebound.core.kv import KVShape
-from servebound.core.model import ModelAdapter, PrefillShape
+from servebound.core.model import ModelAdapter, PrefillShape, Weights
 from servebound.errors import InputError
 
 Float = NDArray[np.float64]
@@ -101,6 +101,29 @@ def traffic_per_prompt_token(
     return per_token
 
 
+def sweep_fixed_point(weights: Weights, mode: ExpertTraffic, k: float) -> float:
+    """The positive root of b = k W_batch(b) (W_batch concave and increasing: b - k W(b) is convex,
+    non-positive at 0 and non-negative at k W_sat), by bisection; closed form when W is constant.
+    The prefill crossover S* and the decode balance batch both solve it."""
+
+    def sweep(tokens: float) -> float:
+        return float(weights.batch(tokens, mode))
+
+    if weights.experts is None or mode is ExpertTraffic.MINIMUM:
+        return k * sweep(1.0)
+    saturated = weights.always_on_bytes + weights.experts.routed * weights.expert_bytes
+    lo, hi = 0.0, k * saturated
+    for _ in range(200):
+        mid = (lo + hi) / 2.0
+        if mid - k * sweep(mid) < 0.0:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-12 * hi:
+            break
+    return hi
+
+
 def crossover_tokens(
     model: ModelAdapter,
     *,
@@ -120,24 +143,7 @@ def crossover_tokens(
     if shape.linear_active_params <= 0:
         return None
     k = linear_flop_per_s / (2.0 * shape.linear_active_params * bandwidth_bytes_per_s)
-    weights = model.weights
-
-    def sweep(tokens: float) -> float:
-        return float(weights.batch(tokens, expert_traffic))
-
-    if weights.experts is None or expert_traffic is ExpertTraffic.MINIMUM:
-        return k * sweep(1.0)
-    saturated = weights.always_on_bytes + weights.experts.routed * weights.expert_bytes
-    lo, hi = 0.0, k * saturated
-    for _ in range(200):
-        mid = (lo + hi) / 2.0
-        if mid - k * sweep(mid) < 0.0:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= 1e-12 * hi:
-            break
-    return hi
+    return sweep_fixed_point(model.weights, expert_traffic, k)
 
 
 # --- the vectorized evaluation of settings -------------------------------------------------------
