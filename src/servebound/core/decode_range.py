@@ -18,7 +18,6 @@ for figures is one vectorized pass (a bisection over batches run on a whole arra
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
@@ -30,6 +29,7 @@ from servebound.core.decode_compute import decode_compute, seconds_per_session_s
 from servebound.core.hardware import Hardware
 from servebound.core.kv import KVShape
 from servebound.core.model import ModelAdapter
+from servebound.core.search import largest_true
 from servebound.core.workload import MAX_BATCH, Workload, memory_fit_batch
 
 Float = NDArray[np.float64]
@@ -96,17 +96,6 @@ def _at(workload: Workload, read_context: int) -> Workload:
     )
 
 
-def _last_true(ok: Callable[[int], bool], lo: int, hi: int) -> int:
-    """Largest L in [lo, hi] with ok(L), given ok(lo) holds and ok is true then false."""
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if ok(mid):
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
 def _kv_bytes(shape: KVShape, contexts: Float) -> Float:
     """K(L) over an array of contexts, the same arithmetic as KVShape.bytes_at."""
     result: Float = (
@@ -141,7 +130,7 @@ def decode_context_range(
 
     if not session_fits(top):
         # The reservation fits at 0 (base fits), so the edge lies in [alloc context, top).
-        top = _last_true(session_fits, min(workload.alloc_context_tokens, top), top)
+        top = largest_true(session_fits, min(workload.alloc_context_tokens, top), top)
         limited_by = ContextLimit.MEMORY
 
     bandwidth = hardware.bandwidth_bytes_per_s
@@ -158,7 +147,7 @@ def decode_context_range(
     elif batch1_clears(top):
         floor_edge = top
     else:
-        floor_edge = _last_true(batch1_clears, 0, top)
+        floor_edge = largest_true(batch1_clears, 0, top)
 
     longest = decode(hardware, model, _at(workload, top))
     at_floor = None if floor_edge is None else decode(hardware, model, _at(workload, floor_edge))

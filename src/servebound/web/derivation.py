@@ -26,10 +26,9 @@ from servebound.core.decode import DecodeResult, decode
 from servebound.core.hardware import Hardware
 from servebound.core.kv import KVShape
 from servebound.core.model import ModelAdapter, Weights
+from servebound.core.units import GB
 from servebound.core.workload import Workload
 from servebound.resolve import resolve_hardware, resolve_model
-
-GB = 1e9
 
 #: The top-level sections of the text; every other one-line heading is a subsection.
 SECTIONS = (

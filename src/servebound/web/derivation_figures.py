@@ -12,8 +12,8 @@ import math
 import numpy as np
 from markupsafe import Markup, escape
 
+from servebound.core.units import GB
 from servebound.web.derivation import (
-    GB,
     TOY_CAPACITY_GB,
     TOY_KV_GB_PER_1K,
     TOY_OVERHEAD_GB,
