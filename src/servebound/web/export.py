@@ -26,7 +26,8 @@ from pathlib import Path
 
 from servebound.web.machine import Document, llms_full_txt, llms_txt, robots_txt, sitemap_xml
 from servebound.web.pages import Page, Renderer, mirror_path, model_data, pair_path, script_json
-from servebound.web.site import SiteData, WorkloadQuery, compute_pair, default_site_data
+from servebound.web.query import WorkloadQuery
+from servebound.web.site import SiteData, compute_pair, default_site_data
 
 Progress = Callable[[int, int, str], None]
 

@@ -37,6 +37,7 @@ from servebound.web.pairdata import (
     script_json,
     workload_text,
 )
+from servebound.web.query import MAX_SITE_CONTEXT_TOKENS, WorkloadQuery
 from servebound.web.records import (
     HardwareFilters,
     ModelFilters,
@@ -50,12 +51,10 @@ from servebound.web.records import (
     stats_rows,
 )
 from servebound.web.site import (
-    MAX_SITE_CONTEXT_TOKENS,
     Pair,
     SiteData,
     SiteHardware,
     SiteModel,
-    WorkloadQuery,
     fmt_params,
     fmt_seconds,
 )

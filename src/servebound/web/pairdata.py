@@ -11,7 +11,8 @@ from typing import Any
 from servebound.core.units import GB
 from servebound.report import fmt_rate
 from servebound.web import figures
-from servebound.web.site import Pair, SiteModel, WorkloadQuery
+from servebound.web.query import WorkloadQuery
+from servebound.web.site import Pair, SiteModel
 from servebound.web.text import VERDICT_TEXT
 from servebound.web.work import GATE_TEXT
 

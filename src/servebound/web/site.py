@@ -16,29 +16,22 @@ from typing import Any
 
 from servebound import report
 from servebound.api import decode as api_decode
-from servebound.api import make_workload
 from servebound.catalog.hardware import DevicePrice
-from servebound.core.experts import ExpertTraffic
 from servebound.core.hardware import Hardware
 from servebound.core.layout import System
 from servebound.core.model import ModelAdapter
 from servebound.core.prefill import PrefillRange, PrefillResult, prefill, prefill_range
 from servebound.core.units import GB
 from servebound.core.workload import (
-    DEFAULT_ALLOC_CONTEXT_TOKENS,
-    DEFAULT_FLOOR_TOK_PER_S,
-    DEFAULT_OVERHEAD_BYTES,
-    DEFAULT_READ_CONTEXT_TOKENS,
-    MAX_BATCH,
     Workload,
 )
 from servebound.errors import InputError
 from servebound.rank import DEFAULT_RANK_PROMPT_TOKENS
 from servebound.report import decode_json
 from servebound.runs.validation import ReportedRun, ValidationSummary, reported_runs_for, validation_summary
+from servebound.web.query import MAX_SITE_CONTEXT_TOKENS as MAX_SITE_CONTEXT_TOKENS
+from servebound.web.query import WorkloadQuery
 
-#: The site computes prompt-length ranges over every integer length, so it caps the reserved context.
-MAX_SITE_CONTEXT_TOKENS = 2_000_000
 #: The default prompt of a pair page (cut to the reserved context and the model's limit).
 DEFAULT_PROMPT_TOKENS = DEFAULT_RANK_PROMPT_TOKENS
 
@@ -308,196 +301,6 @@ def catalog_models() -> list[Any]:
     except ImportError:
         return []
     return list(model_catalog.list_models())
-
-
-# --------------------------------------------------------------------------------------------------
-# The workload as query parameters
-# --------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class WorkloadQuery:
-    """The pair page's query parameters, in the contract's edge units, already validated.
-
-    ``batch`` None means the maximize-batch mode (b*); ``prompt`` None means the default prompt.
-    """
-
-    alloc_context: int = DEFAULT_ALLOC_CONTEXT_TOKENS
-    read_context: int = DEFAULT_READ_CONTEXT_TOKENS
-    floor: float = DEFAULT_FLOOR_TOK_PER_S
-    overhead_gb: float = DEFAULT_OVERHEAD_BYTES / GB
-    batch: int | None = None
-    prompt: int | None = None
-    expert_traffic: str = ExpertTraffic.EXPECTED.value
-    #: False when neither context was in the query: the defaults then follow the model's context limit,
-    #: as the CLI's do when its flags are omitted.
-    contexts_given: bool = False
-    #: Speculative decoding: the draft's model id, gamma, and alpha or rho (the CLI's --draft flags).
-    draft: str | None = None
-    draft_tokens: int | None = None
-    acceptance: float | None = None
-    tokens_per_step: float | None = None
-
-    def workload(self, draft: ModelAdapter | None = None) -> Workload:
-        """The same validated Workload the CLI builds from the same flags (``draft``: the resolved
-        model of ``self.draft``)."""
-        given = self.contexts_given
-        if self.draft is not None and draft is None:
-            raise InputError("draft", "the draft model could not be resolved")
-        return make_workload(
-            overhead_gb=self.overhead_gb,
-            alloc_context=self.alloc_context if given else None,
-            read_context=self.read_context if given else None,
-            floor_tok_s=self.floor,
-            batch=self.batch,
-            expert_traffic=self.expert_traffic,
-            draft=draft,
-            draft_tokens=self.draft_tokens,
-            acceptance=self.acceptance,
-            tokens_per_step=self.tokens_per_step,
-        )
-
-    def params(self) -> dict[str, str]:
-        """The non-default values, as a query string would carry them."""
-        out: dict[str, str] = {}
-        default = WorkloadQuery()
-        for key in (
-            "alloc_context",
-            "read_context",
-            "floor",
-            "overhead_gb",
-            "batch",
-            "prompt",
-            "expert_traffic",
-            "draft",
-            "draft_tokens",
-            "acceptance",
-            "tokens_per_step",
-        ):
-            value = getattr(self, key)
-            if value != getattr(default, key) and value is not None:
-                out[key] = f"{value:g}" if isinstance(value, float) else str(value)
-        return out
-
-    @property
-    def is_default(self) -> bool:
-        return not self.params()
-
-
-QUERY_FIELDS = (
-    "alloc_context",
-    "read_context",
-    "floor",
-    "overhead_gb",
-    "batch",
-    "prompt",
-    "expert_traffic",
-    "draft",
-    "draft_tokens",
-    "acceptance",
-    "tokens_per_step",
-)
-
-
-def _int_param(field: str, text: str) -> int:
-    try:
-        value = float(text.strip().replace(",", "").replace("_", ""))
-    except ValueError:
-        raise InputError(field, f"must be a whole number (got {text!r})") from None
-    if not math.isfinite(value) or value != int(value):
-        raise InputError(field, f"must be a whole number (got {text!r})")
-    return int(value)
-
-
-def _float_param(field: str, text: str) -> float:
-    try:
-        value = float(text.strip().replace(",", "").replace("_", ""))
-    except ValueError:
-        raise InputError(field, f"must be a number (got {text!r})") from None
-    if not math.isfinite(value):
-        raise InputError(field, f"must be a finite number (got {text!r})")
-    return value
-
-
-def parse_workload_query(params: Mapping[str, str]) -> WorkloadQuery:
-    """A page's workload query string, parsed once and validated (``workload_query``).
-
-    Empty values mean "default" (a GET form sends empty fields). ``batch=max`` is the maximize mode.
-    """
-    raw = {k: v for k, v in params.items() if k in QUERY_FIELDS and v is not None and str(v).strip() != ""}
-    q: dict[str, Any] = {}
-    for key in ("alloc_context", "read_context", "prompt", "draft_tokens"):
-        if key in raw:
-            q[key] = _int_param(key, raw[key])
-    for key in ("floor", "overhead_gb", "acceptance", "tokens_per_step"):
-        if key in raw:
-            q[key] = _float_param(key, raw[key])
-    if "batch" in raw and raw["batch"].strip().lower() != "max":
-        q["batch"] = _int_param("batch", raw["batch"])
-    for key in ("expert_traffic", "draft"):
-        if key in raw:
-            q[key] = raw[key].strip()
-    return workload_query(**q)
-
-
-def workload_query(
-    *,
-    alloc_context: int | None = None,
-    read_context: int | None = None,
-    floor: float | None = None,
-    overhead_gb: float | None = None,
-    batch: int | None = None,
-    prompt: int | None = None,
-    expert_traffic: str | None = None,
-    draft: str | None = None,
-    draft_tokens: int | None = None,
-    acceptance: float | None = None,
-    tokens_per_step: float | None = None,
-) -> WorkloadQuery:
-    """Typed workload values (a page's parsed query or the API's typed parameters), validated once:
-    the site's own bounds here, every other check by the CLI's ``make_workload`` with its messages."""
-    given = {
-        "alloc_context": alloc_context,
-        "read_context": read_context,
-        "floor": floor,
-        "overhead_gb": overhead_gb,
-        "batch": batch,
-        "prompt": prompt,
-        "expert_traffic": expert_traffic,
-        "draft": draft,
-        "draft_tokens": draft_tokens,
-        "acceptance": acceptance,
-        "tokens_per_step": tokens_per_step,
-    }
-    q: dict[str, Any] = {key: value for key, value in given.items() if value is not None}
-    if batch is not None and not 1 <= batch <= MAX_BATCH:
-        raise InputError("batch", f"must be between 1 and {MAX_BATCH:,} (got {batch:,}); or 'max'")
-    if prompt is not None and prompt < 1:
-        raise InputError("prompt", f"must be a whole number of tokens >= 1 (got {prompt})")
-    if "draft" not in q and any(k in q for k in ("draft_tokens", "acceptance", "tokens_per_step")):
-        raise InputError(
-            "draft", "speculative decoding needs a draft model (draft=<model id>) with draft_tokens"
-        )
-    for key in ("alloc_context", "read_context"):
-        if key in q and q[key] > MAX_SITE_CONTEXT_TOKENS:
-            raise InputError(
-                key,
-                f"the site computes up to {MAX_SITE_CONTEXT_TOKENS:,} tokens (got {q[key]:,}); use the CLI beyond",
-            )
-    if "read_context" in q and "alloc_context" not in q and q["read_context"] > DEFAULT_ALLOC_CONTEXT_TOKENS:
-        raise InputError(
-            "read_context",
-            f"{q['read_context']:,} exceeds alloc_context {DEFAULT_ALLOC_CONTEXT_TOKENS:,} (the default); "
-            "raise alloc_context too",
-        )
-    query = WorkloadQuery(**q, contexts_given="alloc_context" in q or "read_context" in q)
-    if query.draft is None:
-        query.workload()  # every remaining check, with the CLI's own messages (a draft is checked once resolved)
-    if query.prompt is not None and query.prompt > query.alloc_context:
-        raise InputError(
-            "prompt", f"{query.prompt:,} exceeds alloc_context {query.alloc_context:,}; raise alloc_context"
-        )
-    return query
 
 
 # --------------------------------------------------------------------------------------------------

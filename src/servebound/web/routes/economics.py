@@ -23,8 +23,9 @@ from servebound.economics_view import (
 from servebound.errors import InputError
 from servebound.pricing import OwnedInputs, resolve_price
 from servebound.web.errors import ERRORS
+from servebound.web.query import MAX_SITE_CONTEXT_TOKENS, workload_query
 from servebound.web.routes.api import AllocQ, ReadQ, WorkloadParams
-from servebound.web.site import MAX_SITE_CONTEXT_TOKENS, clean_json, workload_query
+from servebound.web.site import clean_json
 from servebound.web.state import Web
 
 router = APIRouter()

@@ -7,7 +7,8 @@ from fastapi.responses import RedirectResponse, Response
 
 from servebound.errors import InputError
 from servebound.web.pages import HardwareFilters, ModelFilters, Page, Renderer, pair_path
-from servebound.web.site import compute_pair, parse_workload_query
+from servebound.web.query import parse_workload_query
+from servebound.web.site import compute_pair
 from servebound.web.state import Web, page_response, split_md
 
 router = APIRouter(include_in_schema=False)
