@@ -11,7 +11,9 @@ import http.server
 import socket
 import threading
 import time
+import urllib.parse
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,7 @@ from servebound.web import build_site, create_app  # noqa: E402
 from servebound.web.site import SiteData  # noqa: E402
 from tests.conftest import same_number  # noqa: E402
 from tests.web.conftest import site_lists  # noqa: E402
+from tests.web.figure_compare import same_figure  # noqa: E402
 
 ARGS = [
     "--headless",
@@ -361,3 +364,76 @@ def test_static_copy_computes_speculation_and_the_context_figure(
     assert page.get_attribute("#fig-context polyline.series", "points") != context_before
     assert not errors, errors
     page.close()
+
+
+FIGURES = ("fig-feasibility", "fig-boards", "fig-read-context", "fig-model-size", "fig-containers")
+SVGS = "ids => ids.map(id => document.getElementById(id).outerHTML)"
+
+
+def test_derivation_controls_redraw_in_place(browser: Any, server: str, static_site: str) -> None:
+    """On the served site and on the static export, moving the toy's controls redraws every figure in
+    the browser (calc.js), with the same SVG the server draws for the same query parameters and the
+    numbers the core computes; the legends stay in their frames at a 1,300-pixel window; the static
+    copy draws a query it is opened with."""
+    from servebound.web import derivation as dv
+
+    nojs = browser.new_context(java_script_enabled=False, viewport={"width": 1300, "height": 1000})
+    served = nojs.new_page()
+    for base in (server, static_site):
+        page = browser.new_page(viewport={"width": 1300, "height": 1000})
+        errors: list[str] = []
+        page.on("pageerror", lambda e, errors=errors: errors.append(str(e)))
+        page.goto(base + "/derivation")
+        page.wait_for_function("document.body.dataset.toyReady === '1'")
+        before = page.text_content('#fig-boards [data-k="right_tok_s"]')
+        assert before == f"{dv.boards(dv.Toy()).right_tok_s:,.0f} tok/s"
+        # a real keypress moves the batch slider (and leaves maximize), the boxes take typed values
+        batch = page.locator('input.toy-slider[data-name="batch"]')
+        batch.focus()
+        for _ in range(3):
+            page.keyboard.press("ArrowRight")
+        page.locator('input[name="weights_gb"]').fill("24")
+        page.locator('input[name="overhead_gb"]').fill("4.5")
+        page.locator('input[name="kv_gb_per_1k"]').fill("0.13")
+        page.locator('input[name="reserved"]').fill("20000")
+        page.locator('input[name="fraction"]').fill("0.5")
+        page.locator('input[name="unread_cap"]').fill("6000")
+        page.locator('input[name="capacity_gb"]').fill("96")
+        page.locator('input[name="bandwidth_gb_per_s"]').fill("546")
+        page.wait_for_function("(document.body.dataset.toyDrawn || '').includes('bandwidth_gb_per_s=546')")
+        query = page.get_attribute("body", "data-toy-drawn")
+        assert query is not None and "batch=" in query
+        assert page.url.endswith("?" + query)
+        toy = dv.toy_from_query(dict(urllib.parse.parse_qsl(query)))
+        assert toy.batch is not None and toy.batch > 1 and toy.unread_cap == 6000
+        b = dv.boards(toy)
+        shown = page.text_content('#fig-boards [data-k="right_tok_s"]')
+        assert shown == f"{b.right_tok_s:,.0f} tok/s" and shown != before
+        assert page.text_content('#fig-boards [data-k="left_tok_s"]') == f"{b.left_tok_s:,.0f} tok/s"
+        drawn = page.evaluate(SVGS, list(FIGURES))
+        served.goto(server + "/derivation?" + query)
+        for mine, theirs in zip(drawn, served.evaluate(SVGS, list(FIGURES)), strict=True):
+            same_figure(mine, theirs)
+        assert page.evaluate(FRAME_CHECK) == []
+        # maximize fills memory as the text defines it: b_mem sessions, the memory-power bound
+        page.locator('input[name="maximize"]').check()
+        page.wait_for_function("!(document.body.dataset.toyDrawn || '').includes('batch=')")
+        full = dv.boards(replace(toy, batch=None))
+        assert page.text_content('#fig-boards [data-k="memory_power_tok_s"]') == (
+            f"memory-power bound (maximize batch, b_mem = {full.batch_mem:,}): "
+            f"{full.memory_power_tok_s:,.0f} tok/s"
+        )
+        # a bad value names its field and keeps the last figure
+        page.locator('input[name="fraction"]').fill("2")
+        assert page.text_content("#toy-status").startswith("fraction: must be between 0 and 1")
+        if base == static_site:  # the static host ignores the query: the script draws it
+            page.goto(static_site + "/derivation?" + query)
+            page.wait_for_function("document.body.dataset.toyReady === '1'")
+            for mine, theirs in zip(
+                page.evaluate(SVGS, list(FIGURES)), served.evaluate(SVGS, list(FIGURES)), strict=True
+            ):
+                same_figure(mine, theirs)
+            page.screenshot(path=str(SCREENSHOT_DIR / "derivation-static-1300.png"), full_page=False)
+        assert not errors, errors
+        page.close()
+    nojs.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -107,3 +108,50 @@ def test_toy_query_is_validated() -> None:
     assert err.value.field == "fraction"
     with pytest.raises(InputError):
         dv.toy_from_query({"reserved": "many"})
+
+
+SHARED_SPEC = ROOT.parent / "shared" / "spec" / "roofline-derivation.md"
+
+
+@pytest.mark.skipif(
+    not SHARED_SPEC.exists(), reason="../shared/spec/roofline-derivation.md is absent (a checkout without ../shared)"
+)
+def test_shipped_text_is_the_shared_spec() -> None:
+    """The derivation the package ships (web/content) is the project's source text, byte for byte."""
+    shipped = resources.files("servebound.web").joinpath("content", "roofline-derivation.md")
+    assert shipped.read_bytes() == SHARED_SPEC.read_bytes()
+    assert dv.source_text() == SHARED_SPEC.read_text("utf-8")
+
+
+def test_every_control_is_a_query_parameter() -> None:
+    toy = dv.Toy(
+        reserved=20_000,
+        fraction=0.5,
+        weights_gb=24.0,
+        batch=7,
+        overhead_gb=4.5,
+        kv_gb_per_1k=0.13,
+        unread_cap=6000,
+        capacity_gb=96.0,
+        bandwidth_gb_per_s=546.0,
+    )
+    assert dv.toy_from_query(dv.toy_query(toy)) == toy
+    assert dv.toy_from_query(dv.toy_query(dv.Toy(fraction=1 / 3))) == dv.Toy(fraction=1 / 3)
+    assert dv.toy_from_query({"capacity_gb": "64", "bandwidth_gb_per_s": "273"}).hardware.memory_bytes == 64e9
+    with pytest.raises(InputError) as err:
+        dv.toy_from_query({"capacity_gb": "8", "overhead_gb": "8"})
+    assert err.value.field == "overhead_gb"
+    with pytest.raises(InputError) as err:
+        dv.toy_from_query({"unread_cap": "1.5"})
+    assert err.value.field == "unread_cap"
+    with pytest.raises(InputError) as err:
+        dv.toy_from_query({"kv_gb_per_1k": "0"})
+    assert err.value.field == "kv_gb_per_1k"
+    desc = dv.toy_description(toy)
+    assert desc["toy"]["unread_cap"] == 6000 and {c["name"] for c in desc["controls"]} == set(dv.TOY_LIMITS)
+
+
+def test_form_carries_the_toy_for_the_script() -> None:
+    html = dv.render_html(dv.Toy(capacity_gb=96.0))
+    assert 'id="toy-controls"' in html and "data-toy=" in html and 'name="capacity_gb"' in html
+    assert "C = 96 GB" in html  # the feasibility rectangle follows the machine

@@ -11,6 +11,7 @@ tables with the same tables computed live, and places each figure after the para
 from __future__ import annotations
 
 import functools
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -27,7 +28,7 @@ from servebound.core.hardware import Hardware
 from servebound.core.kv import KVShape
 from servebound.core.model import ModelAdapter, Weights
 from servebound.core.units import GB
-from servebound.core.workload import Workload
+from servebound.core.workload import MAX_BATCH, Workload
 from servebound.resolve import resolve_hardware, resolve_model
 
 #: The top-level sections of the text; every other one-line heading is a subsection.
@@ -187,41 +188,55 @@ TOY_RESERVED = 4_000
 
 
 def read_following(reserved: int, fraction: float = TOY_READ_FRACTION, cap: int = TOY_UNREAD_CAP) -> int:
-    """L_read following L_alloc: the unread rest is (1 - fraction) of the reservation, at most ``cap``."""
+    """L_read following L_alloc: the unread rest is (1 - fraction) of the reservation (rounded half to
+    even), at most ``cap``. calc.js's readFollowing is its port (checked under Node)."""
     return reserved - min(round((1.0 - fraction) * reserved), cap)
 
 
 @dataclass(frozen=True)
 class Toy:
-    """The figures' controls: reserved context, read fraction, model size, and a batch (None: maximize,
-    the largest batch that fits, which is what the memory-power bound takes)."""
+    """The figures' controls: the toy machine (capacity, bandwidth), the model (weights, KV per thousand
+    tokens), the runtime overhead, the reservation and how the read context follows it (fraction and
+    cap of the unread rest), and a batch (None: maximize, the largest batch that fits, which is what the
+    memory-power bound takes). The defaults are the text's."""
 
     reserved: int = TOY_RESERVED
     fraction: float = TOY_READ_FRACTION
     weights_gb: float = TOY_WEIGHTS_GB
     batch: int | None = None
+    overhead_gb: float = TOY_OVERHEAD_GB
+    kv_gb_per_1k: float = TOY_KV_GB_PER_1K
+    unread_cap: int = TOY_UNREAD_CAP
+    capacity_gb: float = TOY_CAPACITY_GB
+    bandwidth_gb_per_s: float = TOY_BANDWIDTH_GB_PER_S
 
     @property
     def read(self) -> int:
-        return read_following(self.reserved, self.fraction)
+        return read_following(self.reserved, self.fraction, self.unread_cap)
 
     @property
     def hardware(self) -> Hardware:
-        return Hardware("toy", "toy machine", TOY_CAPACITY_GB * GB, TOY_BANDWIDTH_GB_PER_S * GB)
+        return Hardware("toy", "toy machine", self.capacity_gb * GB, self.bandwidth_gb_per_s * GB)
 
-    def model(self, *, private_reads: bool = True) -> ModelAdapter:
-        kv = KVShape(TOY_KV_GB_PER_1K * GB / 1000.0)
-        weights = Weights(embedding_bytes=0.0, always_on_bytes=self.weights_gb * GB)
+    def model(self, *, private_reads: bool = True, weights_gb: float | None = None) -> ModelAdapter:
+        kv = KVShape(self.kv_gb_per_1k * GB / 1000.0)
+        w = self.weights_gb if weights_gb is None else weights_gb
+        weights = Weights(embedding_bytes=0.0, always_on_bytes=w * GB)
         return ModelAdapter("toy", "32B-class dense, 4-bit", weights, kv, kv if private_reads else KVShape())
 
     def workload(self, batch: int | None = None) -> Workload:
         return Workload(
-            overhead_bytes=TOY_OVERHEAD_GB * GB,
+            overhead_bytes=self.overhead_gb * GB,
             alloc_context_tokens=self.reserved,
             read_context_tokens=self.read,
             floor_tok_per_s=0.0,
             forced_batch=batch,
         )
+
+    @property
+    def margin_gb(self) -> float:
+        """The room left for sessions: C - W - O."""
+        return self.capacity_gb - self.weights_gb - self.overhead_gb
 
 
 @dataclass(frozen=True)
@@ -442,15 +457,15 @@ def reservation_sweep(
     toy: Toy, reserved: NDArray[np.float64], weights_gb: NDArray[np.float64] | None = None
 ) -> ReservationSweep:
     """The sweep over reservations (and, when given, model sizes: the arrays broadcast)."""
-    per_token = TOY_KV_GB_PER_1K * GB / 1000.0
-    capacity, bandwidth = TOY_CAPACITY_GB * GB, TOY_BANDWIDTH_GB_PER_S * GB
+    per_token = toy.kv_gb_per_1k * GB / 1000.0
+    capacity, bandwidth = toy.capacity_gb * GB, toy.bandwidth_gb_per_s * GB
     weights = (toy.weights_gb if weights_gb is None else weights_gb) * GB
     reserved = np.broadcast_to(reserved, np.broadcast_shapes(np.shape(reserved), np.shape(weights)))
-    margin = capacity - weights - TOY_OVERHEAD_GB * GB
-    unread = np.minimum(np.rint((1.0 - toy.fraction) * reserved), TOY_UNREAD_CAP)
+    margin = capacity - weights - toy.overhead_gb * GB
+    unread = np.minimum(np.rint((1.0 - toy.fraction) * reserved), toy.unread_cap)
     read = reserved - unread
     kv_alloc = per_token * reserved
-    batch_mem = np.floor(np.maximum(margin, 0.0) / kv_alloc)
+    batch_mem = np.minimum(np.floor(np.maximum(margin, 0.0) / kv_alloc), MAX_BATCH)  # the core's cap
     memory_power = bandwidth * margin / (kv_alloc * weights)
     with np.errstate(divide="ignore"):
         kv_aware = np.where(batch_mem >= 1, bandwidth / (weights / batch_mem + per_token * read), np.nan)
@@ -461,12 +476,18 @@ def reservation_sweep(
 
 # --- the toy's controls (query parameters of /derivation) -----------------------------------------
 
-TOY_LIMITS = {
+TOY_LIMITS: dict[str, tuple[float, float]] = {
     "reserved": (1, 1_000_000),
     "fraction": (0.0, 1.0),
-    "weights_gb": (0.1, TOY_CAPACITY_GB),
+    "weights_gb": (0.1, 10_000.0),
     "batch": (1, 100_000),
+    "overhead_gb": (0.0, 10_000.0),
+    "kv_gb_per_1k": (0.001, 100.0),
+    "unread_cap": (0, 1_000_000),
+    "capacity_gb": (1.0, 100_000.0),
+    "bandwidth_gb_per_s": (1.0, 1_000_000.0),
 }
+TOY_INTEGERS = ("reserved", "batch", "unread_cap")
 
 
 def toy_from_query(params: dict[str, str]) -> Toy:
@@ -480,26 +501,62 @@ def toy_from_query(params: dict[str, str]) -> Toy:
         if raw is None or raw == "":
             continue
         try:
-            value: float | int = int(raw) if name in ("reserved", "batch") else float(raw)
+            value: float | int = int(raw) if name in TOY_INTEGERS else float(raw)
         except ValueError:
-            raise InputError(name, f"must be a number, got {raw!r}") from None
+            kind = "a whole number" if name in TOY_INTEGERS else "a number"
+            raise InputError(name, f"must be {kind}, got {raw!r}") from None
         if not (lo <= value <= hi):
             raise InputError(name, f"must be between {lo:g} and {hi:g}, got {value:g}")
         changes[name] = value
     if params.get("maximize") in ("1", "true", "on"):
         changes["batch"] = None
-    return replace(toy, **changes)  # type: ignore[arg-type]
+    toy = replace(toy, **changes)  # type: ignore[arg-type]
+    if toy.overhead_gb >= toy.capacity_gb:
+        raise InputError(
+            "overhead_gb",
+            f"must be below capacity_gb ({toy.capacity_gb:g}), got {toy.overhead_gb:g}: lower the overhead or raise the capacity",
+        )
+    return toy
+
+
+def _query_number(value: float) -> str:
+    text = f"{value:g}"
+    return text if float(text) == value else repr(value)
 
 
 def toy_query(toy: Toy) -> dict[str, str]:
+    """The query that draws ``toy``: reserved, fraction and weights always, the rest where they differ
+    from the text's defaults (the script writes the same query into the address bar)."""
+    default = Toy()
     out = {
         "reserved": str(toy.reserved),
-        "fraction": f"{toy.fraction:g}",
-        "weights_gb": f"{toy.weights_gb:g}",
+        "fraction": _query_number(toy.fraction),
+        "weights_gb": _query_number(toy.weights_gb),
     }
     if toy.batch is not None:
         out["batch"] = str(toy.batch)
+    for name in ("overhead_gb", "kv_gb_per_1k", "unread_cap", "capacity_gb", "bandwidth_gb_per_s"):
+        value = getattr(toy, name)
+        if value != getattr(default, name):
+            out[name] = str(value) if name in TOY_INTEGERS else _query_number(value)
     return out
+
+
+def toy_description(toy: Toy) -> dict[str, object]:
+    """What the page's script needs to redraw the figures in place (data-toy on the controls): the
+    parameters drawn, the text's defaults, each control's limits. The script computes every number
+    with calc.js and draws with the same layout as derivation_figures."""
+    from dataclasses import asdict
+
+    return {
+        "toy": asdict(toy),
+        "defaults": asdict(Toy()),
+        "limits": {k: list(v) for k, v in TOY_LIMITS.items()},
+        "integers": list(TOY_INTEGERS),
+        "controls": [
+            {"name": n, "label": label, "slider": list(span)} for n, label, _, span in TOY_FIELDS
+        ],
+    }
 
 
 # --- the page: HTML body and markdown mirror --------------------------------------------------------
@@ -524,17 +581,40 @@ def _table_md(rows: tuple[tuple[str, ...], ...]) -> str:
     return "\n".join(lines)
 
 
+#: The controls: name, label, the number box's step, and the live slider's span (low, high, step, log
+#: scale) that static/derivation.js adds (the number box takes anything within TOY_LIMITS).
+TOY_FIELDS: tuple[tuple[str, str, str, tuple[float, float, float, bool]], ...] = (
+    ("weights_gb", "weights W (GB)", "0.5", (0.5, 120.0, 0.5, False)),
+    ("overhead_gb", "overhead O (GB)", "0.5", (0.0, 60.0, 0.5, False)),
+    ("kv_gb_per_1k", "KV per 1k tokens (GB)", "0.01", (0.01, 2.0, 0.01, False)),
+    ("reserved", "reserved context L_alloc", "1", (100.0, 1_000_000.0, 0.01, True)),
+    ("fraction", "read fraction", "0.05", (0.0, 1.0, 0.05, False)),
+    ("unread_cap", "unread cap (tokens)", "1000", (0.0, 200_000.0, 1000.0, False)),
+    ("capacity_gb", "capacity C (GB)", "1", (16.0, 1024.0, 8.0, False)),
+    ("bandwidth_gb_per_s", "bandwidth R (GB/s)", "10", (50.0, 8000.0, 10.0, False)),
+    ("batch", "batch b", "1", (1.0, 500.0, 1.0, False)),
+)
+
+
 def _controls_html(toy: Toy) -> str:
-    batch = "" if toy.batch is None else str(toy.batch)
+    """The toy's controls as a GET form: the page without script redraws through the server; the
+    script (static/derivation.js) turns them into live controls that redraw in place."""
+    fields = []
+    for name, label, step, _ in TOY_FIELDS:
+        value = getattr(toy, name)
+        shown = "" if value is None else (str(value) if name in TOY_INTEGERS else _query_number(value))
+        lo, hi = TOY_LIMITS[name]
+        fields.append(
+            f'<label>{escape(label)} <input type="number" name="{name}" min="{lo:g}" max="{hi:g}" '
+            f'step="{step}" value="{shown}"></label> '
+        )
     checked = " checked" if toy.batch is None else ""
+    data = escape(json.dumps(toy_description(toy), allow_nan=False))
     return (
-        '<form class="toy-controls" method="get" action="/derivation#fig-boards">'
+        f'<form class="toy-controls" id="toy-controls" method="get" action="/derivation#fig-boards" data-toy="{data}">'
         "<details><summary>Advanced: the toy's controls</summary>"
-        f'<label>reserved context <input type="number" name="reserved" min="1" max="1000000" value="{toy.reserved}"></label> '
-        f'<label>read fraction <input type="number" name="fraction" min="0" max="1" step="0.05" value="{toy.fraction:g}"></label> '
-        f'<label>weights (GB) <input type="number" name="weights_gb" min="0.1" max="128" step="0.5" value="{toy.weights_gb:g}"></label> '
-        f'<label>batch <input type="number" name="batch" min="1" max="100000" value="{batch}"></label> '
-        f'<label><input type="checkbox" name="maximize" value="1"{checked}> maximize batch</label> '
+        + "".join(fields)
+        + f'<label><input type="checkbox" name="maximize" value="1"{checked}> maximize batch</label> '
         '<button type="submit">Redraw</button></details></form>'
     )
 
@@ -543,7 +623,7 @@ def figures_for(toy: Toy) -> dict[str, Markup]:
     from servebound.web import derivation_figures as f
 
     return {
-        "feasibility": f.feasibility_svg(),
+        "feasibility": f.feasibility_svg(toy.capacity_gb, toy.bandwidth_gb_per_s),
         "boards": f.boards_svg(boards(toy)),
         "read_context": f.read_context_chart(toy),
         "model_size": f.model_size_chart(toy),

@@ -14,10 +14,8 @@ from markupsafe import Markup, escape
 
 from servebound.core.units import GB
 from servebound.web.derivation import (
+    TOY_BANDWIDTH_GB_PER_S,
     TOY_CAPACITY_GB,
-    TOY_KV_GB_PER_1K,
-    TOY_OVERHEAD_GB,
-    TOY_UNREAD_CAP,
     Boards,
     Toy,
     read_following,
@@ -32,7 +30,9 @@ def _num(v: float) -> str:
     return f"{v:,.0f}"
 
 
-def feasibility_svg(capacity_gb: float = TOY_CAPACITY_GB, bandwidth_gb_per_s: float = 800.0) -> Markup:
+def feasibility_svg(
+    capacity_gb: float = TOY_CAPACITY_GB, bandwidth_gb_per_s: float = TOY_BANDWIDTH_GB_PER_S
+) -> Markup:
     """The feasible set F(C, R): the rectangle 0 <= h <= C, 0 <= r <= R of area C R, with a workload
     inside it and one failing each way."""
     width, height, left, bottom, top, right = 640, 300, 70, 46, 18, 20
@@ -104,7 +104,7 @@ def boards_svg(b: Boards) -> Markup:
     width, height = 640, 370
     board_w, board_h, board_y = 300, 200, 44
     cells = BOARD_COLS * BOARD_ROWS
-    usable = (TOY_CAPACITY_GB - TOY_OVERHEAD_GB) * GB
+    usable = (toy.capacity_gb - toy.overhead_gb) * GB
     cell_bytes = usable / cells
     cw, ch = board_w / BOARD_COLS, board_h / BOARD_ROWS
     weight_cells = round(toy.weights_gb * GB / cell_bytes)
@@ -185,10 +185,10 @@ def boards_svg(b: Boards) -> Markup:
 def read_context_chart(toy: Toy) -> Markup:
     """L_read following L_alloc: the read fraction, with the unread rest capped at 32k."""
     reserved = np.unique(np.rint(np.geomspace(1_000, 1_000_000, 80)))
-    read = np.asarray([read_following(int(r), toy.fraction) for r in reserved], dtype=np.float64)
+    read = np.asarray([read_following(int(r), toy.fraction, toy.unread_cap) for r in reserved], dtype=np.float64)
     chart = Chart(
         id="fig-read-context",
-        title=f"Read context following the reservation at {toy.fraction:.0%}, unread rest capped at {TOY_UNREAD_CAP:,}",
+        title=f"Read context following the reservation at {toy.fraction:.0%}, unread rest capped at {toy.unread_cap:,}",
         x_label="reserved context L_alloc (tokens)",
         y_label="read context L_read (tokens)",
         series=(
@@ -208,8 +208,7 @@ def reservation_chart(toy: Toy) -> Markup:
     session's cache passes the room left after weights and overhead."""
     reserved = np.unique(np.rint(np.geomspace(500, 1_000_000, 120)))
     sweep = reservation_sweep(toy, reserved)
-    margin = TOY_CAPACITY_GB - toy.weights_gb - TOY_OVERHEAD_GB
-    last_fit = math.floor(margin / TOY_KV_GB_PER_1K * 1000)
+    last_fit = math.floor(toy.margin_gb / toy.kv_gb_per_1k * 1000)
     chart = Chart(
         id="fig-containers",
         title="Memory-power bound and KV-aware aggregate at the largest fitting batch, against the reservation",
@@ -235,7 +234,7 @@ def reservation_chart(toy: Toy) -> Markup:
 
 def model_size_chart(toy: Toy) -> Markup:
     """Growing the model slows both accountings in step while its weights eat the sessions' room."""
-    top = TOY_CAPACITY_GB - TOY_OVERHEAD_GB - TOY_KV_GB_PER_1K * toy.reserved / 1000
+    top = toy.capacity_gb - toy.overhead_gb - toy.kv_gb_per_1k * toy.reserved / 1000
     sizes = np.geomspace(1.0, max(top, 1.5), 100)
     sweep = reservation_sweep(toy, np.asarray(float(toy.reserved)), sizes)
     chart = Chart(

@@ -118,7 +118,9 @@ def render_chart(chart: Chart) -> Markup:
     ys_all = [y for s in chart.series for y in s.ys if math.isfinite(y) and (y > 0 or not chart.y_log)]
     x_lo, x_hi = min(xs_all), max(xs_all)
     y_vals = ys_all + [m.value for m in chart.y_marks if m.value > 0]
-    if chart.y_log:
+    if chart.y_log and not y_vals:  # nothing to draw (no session fits anywhere): an empty decade
+        y_lo, y_hi = 1.0, 10.0
+    elif chart.y_log:
         y_lo, y_hi = min(y_vals), max(y_vals)
         y_lo, y_hi = 10 ** math.floor(math.log10(y_lo)), 10 ** math.ceil(math.log10(y_hi))
     else:

@@ -483,7 +483,17 @@
              lo_prompt_tokens: loL, lo_bound_by: loBy, hi_tok_s: hi, hi_prompt_tokens: hiL, hi_bound_by: hiBy };
   }
 
+  // ------------------------------------------------------------------ the derivation's toy
+  /* servebound.web.derivation.read_following: L_read following L_alloc, the unread rest
+   * (1 - fraction) L_alloc rounded half to even (Python's round), at most `cap` */
+  function readFollowing(reserved, fraction, cap) {
+    var x = (1.0 - fraction) * reserved, r = Math.round(x);
+    if (x - Math.floor(x) === 0.5) r = Math.floor(x) % 2 === 0 ? Math.floor(x) : Math.floor(x) + 1;
+    return reserved - Math.min(r, cap);
+  }
+
   var api = {
+    readFollowing: readFollowing,
     MAX_BATCH: MAX_BATCH, CONTEXT_CAP: CONTEXT_CAP,
     kvBytes: kvBytes, grows: grows, maxContextWithin: maxContextWithin, distinct: distinct, wBatch: wBatch,
     wActive: wActive, memoryFitBatch: memoryFitBatch, decode: decode, decodeCurve: decodeCurve,

@@ -1,0 +1,551 @@
+/* /derivation's live controls: the toy setup's figures redrawn in place as a control moves.
+ *
+ * The page works without this file: the server draws every figure (servebound.web.derivation_figures)
+ * at the text's defaults or at the query's parameters, and the controls are a GET form. This file turns
+ * that form into live controls, on the served site and on the static export alike (no round trip):
+ *   - every number comes from calc.js (the one port of the core, checked against its conformance
+ *     vectors under Node): the boards' rates, b_mem, the memory-power bound, the sweeps, L_read;
+ *   - the figures are re-rendered as the same SVG markup the server writes for the same parameters
+ *     (a port of derivation_figures and figures.render_chart, with Python's number formats);
+ *     tests/web/test_browser.py compares the two element by element;
+ *   - what the controls are (names, limits, slider spans, the parameters drawn) comes from the server,
+ *     in the form's data-toy attribute.
+ */
+(function (root) {
+  "use strict";
+
+  // calc.js loads first on the page; under Node (tests/web/run_derivation.js) it is required
+  var calc = root.servebound_calc || (typeof require === "function" ? require("./calc.js") : null);
+  var GB = 1e9;
+
+  // ---------------------------------------------------------------- Python's number formats
+  /* f"{v:.{d}f}": correctly rounded, exact ties to even (toFixed rounds exact ties up) */
+  function fixed(v, d) {
+    if (!isFinite(v)) return v > 0 ? "inf" : v < 0 ? "-inf" : "nan";
+    var a = Math.abs(v), s = a.toFixed(d);
+    var exact = a.toFixed(100).replace(/0+$/, "");
+    var dot = exact.indexOf(".");
+    if (dot >= 0 && exact.length - dot - 1 === d + 1 && exact.charAt(exact.length - 1) === "5") {
+      var down = exact.slice(0, exact.length - 1);
+      if (d === 0) down = down.slice(0, -1);
+      if (+down.charAt(down.length - 1) % 2 === 0) s = down;
+    }
+    return (v < 0 || Object.is(v, -0) ? "-" : "") + s;
+  }
+  function group(s) {
+    var neg = s.charAt(0) === "-", body = neg ? s.slice(1) : s, dot = body.indexOf(".");
+    var whole = dot < 0 ? body : body.slice(0, dot), frac = dot < 0 ? "" : body.slice(dot);
+    return (neg ? "-" : "") + whole.replace(/\B(?=(\d{3})+(?!\d))/g, ",") + frac;
+  }
+  function num(v) { return group(fixed(v, 0)); }            // f"{v:,.0f}"
+  function int(v) { return group(String(v)); }             // f"{n:,}" for an int
+  function expPart(e) { return "e" + (e < 0 ? "-" : "+") + (Math.abs(e) < 10 ? "0" : "") + Math.abs(e); }
+  /* f"{v:.{p}g}" (p = 6 for ":g") */
+  function fmtG(v, p) {
+    p = p || 6;
+    if (v === 0) return Object.is(v, -0) ? "-0" : "0";
+    if (!isFinite(v)) return v > 0 ? "inf" : v < 0 ? "-inf" : "nan";
+    var parts = v.toExponential(p - 1).split("e"), e = +parts[1];
+    if (e >= -4 && e < p) {
+      var s = fixed(v, p - 1 - e);
+      return s.indexOf(".") >= 0 ? s.replace(/0+$/, "").replace(/\.$/, "") : s;
+    }
+    var m = parts[0].indexOf(".") >= 0 ? parts[0].replace(/0+$/, "").replace(/\.$/, "") : parts[0];
+    return m + expPart(e);
+  }
+  /* repr(float) / str(float): json.dumps' numbers and a float in an f-string */
+  function pyRepr(v) {
+    if (Number.isInteger(v) && Math.abs(v) < 1e16) return String(v) + ".0";
+    var a = Math.abs(v);
+    if (a >= 1e16 || (a < 1e-4 && a > 0)) {
+      var parts = v.toExponential().split("e");
+      return parts[0] + expPart(+parts[1]);
+    }
+    return String(v);
+  }
+  function esc(s) {
+    return String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
+      .replace(/"/g, "&#34;").replace(/'/g, "&#39;");
+  }
+
+  // ---------------------------------------------------------------- numpy's grids
+  function linspace(start, stop, n) {
+    var out = [], step = (stop - start) / (n - 1);
+    for (var i = 0; i < n; i++) out.push(i * step + start);
+    out[n - 1] = stop;
+    return out;
+  }
+  function geomspace(start, stop, n) {
+    var out = linspace(Math.log10(start), Math.log10(stop), n).map(function (y) { return Math.pow(10, y); });
+    out[0] = start;
+    out[n - 1] = stop;
+    return out;
+  }
+  function rint(x) {
+    var f = Math.floor(x);
+    return x - f === 0.5 ? (f % 2 === 0 ? f : f + 1) : Math.round(x);
+  }
+  function unique(xs) {
+    var sorted = xs.slice().sort(function (a, b) { return a - b; }), out = [];
+    sorted.forEach(function (x) { if (!out.length || out[out.length - 1] !== x) out.push(x); });
+    return out;
+  }
+
+  // ---------------------------------------------------------------- the toy through calc.js
+  function hardware(t) {
+    return { memory_bytes: t.capacity_gb * GB, bandwidth_bytes_per_s: t.bandwidth_gb_per_s * GB, compute_flop_per_s: {} };
+  }
+  function shape(perToken) { return { global: perToken, local: 0, window: 0, state: 0 }; }
+  function model(t, privateReads, weightsGb) {
+    var kv = t.kv_gb_per_1k * GB / 1000.0, w = (weightsGb === undefined ? t.weights_gb : weightsGb) * GB;
+    return { always_on_bytes: w, expert_bytes: 0, routed: 0, per_token: 0, resident_bytes: w,
+             kv_alloc: shape(kv), kv_read: privateReads ? shape(kv) : shape(0), context_limit: null, prefill: null };
+  }
+  function readOf(t, reserved) { return calc.readFollowing(reserved, t.fraction, t.unread_cap); }
+  function workload(t, reserved, batch) {
+    return { overhead_bytes: t.overhead_gb * GB, alloc_context: reserved, read_context: readOf(t, reserved),
+             floor: 0.0, batch: batch, expert_traffic: "expected", speculation: null };
+  }
+
+  /* servebound.web.derivation.boards */
+  function boards(t) {
+    var hw = hardware(t), full = calc.decode(hw, model(t, true), workload(t, t.reserved, null));
+    var bmem = full.batch_mem || 0, batch = t.batch !== null ? t.batch : Math.max(bmem, 1);
+    var right = calc.decode(hw, model(t, true), workload(t, t.reserved, batch));
+    var left = calc.decode(hw, model(t, false), workload(t, t.reserved, batch));
+    return { batch: batch, batch_mem: bmem, memory_power_tok_s: full.memory_power_tok_s,
+             left_tok_s: left.forced.aggregate_tok_s, right_tok_s: right.forced.aggregate_tok_s,
+             left_bytes: t.weights_gb * GB, right_bytes: t.weights_gb * GB + batch * right.kv_read_bytes,
+             kv_alloc_bytes: right.kv_alloc_bytes, kv_read_bytes: right.kv_read_bytes };
+  }
+
+  /* maximize mode at each reservation (or weight size): b_mem, the memory-power bound and the KV-aware
+   * aggregate at b_mem (with no floor, b* is b_mem); NaN where no session fits */
+  function sweepPoint(t, reserved, weightsGb) {
+    var d = calc.decode(hardware(t), model(t, true, weightsGb), workload(t, reserved, null));
+    var fits = d.batch_mem !== null && d.batch_mem >= 1;
+    return { mp: fits ? d.memory_power_tok_s : NaN, kv: fits ? d.aggregate_tok_s : NaN };
+  }
+
+  // ---------------------------------------------------------------- figures.render_chart
+  var W = 640, H = 300, LEFT = 70, RIGHT = 20, TOP = 18, BOTTOM = 46;
+
+  function niceStep(span) {
+    var raw = span / 5, mag = Math.pow(10.0, Math.floor(Math.log10(raw))), ms = [1.0, 2.0, 2.5, 5.0, 10.0];
+    for (var i = 0; i < ms.length; i++) if (raw <= ms[i] * mag) return ms[i] * mag;
+    return 10 * mag;
+  }
+  function ticks(lo, hi, log) {
+    var out = [];
+    if (log) {
+      var first = Math.floor(Math.log10(lo)), last = Math.ceil(Math.log10(hi));
+      var stride = Math.max(1, Math.ceil((last - first) / 8));
+      for (var e = first; e <= last; e += stride) { var t = Math.pow(10.0, e); if (lo <= t && t <= hi * 1.0001) out.push(t); }
+      return out;
+    }
+    var step = hi > lo ? niceStep(hi - lo) : 1.0, start = Math.ceil(lo / step) * step;
+    var n = Math.trunc((hi - start) / step + 1e-9) + 1;
+    for (var i = 0; i < n; i++) out.push(start + i * step);
+    return out;
+  }
+  function shortNumber(v) {
+    var a = Math.abs(v), units = [[1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "k"]];
+    for (var i = 0; i < units.length; i++) if (a >= units[i][0]) return fmtG(v / units[i][0]) + units[i][1];
+    return a >= 1 || a === 0 ? fmtG(v) : fmtG(v, 3);
+  }
+  function Scale(lo, hi, log, a, b) {
+    if (log) { lo = Math.max(lo, 1e-12); hi = hi <= lo ? Math.max(hi, lo * 10) : hi; }
+    else if (hi <= lo) hi = lo + 1.0;
+    var f = function (v) {
+      var t = log ? (Math.log10(Math.max(v, 1e-300)) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo)) : (v - lo) / (hi - lo);
+      return a + t * (b - a);
+    };
+    f.lo = lo; f.hi = hi;
+    return f;
+  }
+  function value(v, unit) {
+    var text = Math.abs(v) >= 100 ? num(v) : group(fmtG(v, 3));
+    return (text + " " + unit).trim();
+  }
+  function jsonSeries(data) {
+    var list = function (xs) { return "[" + xs.map(pyRepr).join(", ") + "]"; };
+    var s = "[" + data.map(function (d) {
+      return "{" + ["\"name\": " + JSON.stringify(d.name), "\"css\": " + JSON.stringify(d.css),
+        "\"unit\": " + JSON.stringify(d.unit), "\"x\": " + list(d.x), "\"y\": " + list(d.y)].join(", ") + "}";
+    }).join(", ") + "]";
+    return s.replace(/</g, "\\u003c").replace(/&/g, "\\u0026");
+  }
+  function keep(y, chart) { return isFinite(y) && (y > 0 || !chart.yLog); }
+
+  /* chart: {id, title, xLabel, yLabel, series: [{name, x, y, css, unit}], xLog, yLog, xMarks, yMarks,
+   * shadeFromX, xUnit} */
+  function renderChart(chart) {
+    var xsAll = [], ys = [];
+    chart.series.forEach(function (s) {
+      s.x.forEach(function (x) { xsAll.push(x); });
+      s.y.forEach(function (y) { if (keep(y, chart)) ys.push(y); });
+    });
+    var xLo = Math.min.apply(null, xsAll), xHi = Math.max.apply(null, xsAll);
+    (chart.yMarks || []).forEach(function (m) { if (m.value > 0) ys.push(m.value); });
+    var yLo, yHi;
+    if (chart.yLog && !ys.length) { yLo = 1.0; yHi = 10.0; }
+    else if (chart.yLog) {
+      yLo = Math.pow(10, Math.floor(Math.log10(Math.min.apply(null, ys))));
+      yHi = Math.pow(10, Math.ceil(Math.log10(Math.max.apply(null, ys))));
+    } else {
+      yLo = 0.0; yHi = ys.length ? Math.max.apply(null, ys) * 1.08 : 1.0;
+      var st = niceStep(yHi); yHi = Math.ceil(yHi / st) * st;
+    }
+    var sx = Scale(xLo, xHi, chart.xLog, LEFT, W - RIGHT), sy = Scale(yLo, yHi, chart.yLog, H - BOTTOM, TOP);
+    var id = esc(chart.id), out = [
+      '<svg class="chart" id="' + id + '" viewBox="0 0 ' + W + " " + H + '" role="img" aria-labelledby="' + id + '-t" ' +
+      'data-xlog="' + (chart.xLog ? 1 : 0) + '" data-ylog="' + (chart.yLog ? 1 : 0) + '" data-x0="' + fmtG(sx.lo) +
+      '" data-x1="' + fmtG(sx.hi) + '" data-y0="' + fmtG(sy.lo) + '" data-y1="' + fmtG(sy.hi) + '">',
+      '<title id="' + id + '-t">' + esc(chart.title) + "</title>"
+    ];
+    if (chart.shadeFromX !== null && chart.shadeFromX !== undefined && chart.shadeFromX < sx.hi) {
+      var x0 = sx(Math.max(chart.shadeFromX, sx.lo));
+      out.push('<rect class="nofit" x="' + fixed(x0, 1) + '" y="' + TOP + '" width="' + fixed(W - RIGHT - x0, 1) +
+        '" height="' + (H - BOTTOM - TOP) + '"><title>batches beyond b_mem do not fit in memory</title></rect>');
+    }
+    ticks(sx.lo, sx.hi, chart.xLog).forEach(function (t) {
+      var x = fixed(sx(t), 1);
+      out.push('<line class="grid" x1="' + x + '" x2="' + x + '" y1="' + TOP + '" y2="' + (H - BOTTOM) + '"/>');
+      out.push('<text class="tick" x="' + x + '" y="' + (H - BOTTOM + 16) + '" text-anchor="middle">' + esc(shortNumber(t)) + "</text>");
+    });
+    ticks(sy.lo, sy.hi, chart.yLog).forEach(function (t) {
+      var y = sy(t);
+      out.push('<line class="grid" x1="' + LEFT + '" x2="' + (W - RIGHT) + '" y1="' + fixed(y, 1) + '" y2="' + fixed(y, 1) + '"/>');
+      out.push('<text class="tick" x="' + (LEFT - 6) + '" y="' + fixed(y + 4, 1) + '" text-anchor="end">' + esc(shortNumber(t)) + "</text>");
+    });
+    out.push('<line class="axis" x1="' + LEFT + '" x2="' + (W - RIGHT) + '" y1="' + (H - BOTTOM) + '" y2="' + (H - BOTTOM) + '"/>' +
+      '<line class="axis" x1="' + LEFT + '" x2="' + LEFT + '" y1="' + TOP + '" y2="' + (H - BOTTOM) + '"/>' +
+      '<text class="label" x="' + pyRepr((LEFT + W - RIGHT) / 2) + '" y="' + (H - 8) + '" text-anchor="middle">' + esc(chart.xLabel) + "</text>" +
+      '<text class="label" transform="translate(14 ' + pyRepr((TOP + H - BOTTOM) / 2) + ') rotate(-90)" text-anchor="middle">' +
+      esc(chart.yLabel) + "</text>");
+    (chart.yMarks || []).forEach(function (m) {
+      if (!(sy.lo <= m.value && m.value <= sy.hi)) return;
+      var y = sy(m.value);
+      out.push('<g class="mark ' + esc(m.css) + '"><line x1="' + LEFT + '" x2="' + (W - RIGHT) + '" y1="' + fixed(y, 1) + '" y2="' +
+        fixed(y, 1) + '"/><text x="' + (W - RIGHT - 4) + '" y="' + fixed(y - 4, 1) + '" text-anchor="end">' + esc(m.label) + "</text></g>");
+    });
+    (chart.xMarks || []).forEach(function (m, i) {
+      if (!(sx.lo <= m.value && m.value <= sx.hi)) return;
+      var x = sx(m.value), anchor = x > W - 120 ? "end" : "start", dx = anchor === "end" ? -4 : 4;
+      out.push('<g class="mark ' + esc(m.css) + '"><line x1="' + fixed(x, 1) + '" x2="' + fixed(x, 1) + '" y1="' + TOP + '" y2="' +
+        (H - BOTTOM) + '"/><text x="' + fixed(x + dx, 1) + '" y="' + (TOP + 12 + 14 * i) + '" text-anchor="' + anchor + '">' +
+        esc(m.label) + "</text></g>");
+    });
+    var data = [];
+    chart.series.forEach(function (s) {
+      var px = [], py = [], path = [];
+      s.x.forEach(function (x, i) {
+        var y = s.y[i];
+        if (!keep(y, chart)) return;
+        px.push(x); py.push(y); path.push(fixed(sx(x), 1) + "," + fixed(sy(y), 1));
+      });
+      out.push('<polyline class="series ' + esc(s.css) + '" points="' + path.join(" ") + '"><title>' + esc(s.name) + "</title></polyline>");
+      data.push({ name: s.name, css: s.css, unit: s.unit, x: px, y: py });
+    });
+    chart.series.forEach(function (s) {
+      var stride = Math.max(1, Math.floor(s.x.length / 24));
+      for (var i = 0; i < s.x.length; i += stride) {
+        var x = s.x[i], y = s.y[i];
+        if (!isFinite(y) || (chart.yLog && y <= 0)) continue;
+        out.push('<circle class="dot ' + esc(s.css) + '" cx="' + fixed(sx(x), 1) + '" cy="' + fixed(sy(y), 1) + '" r="3"><title>' +
+          esc(s.name + ": " + value(y, s.unit) + " at " + value(x, chart.xUnit || "")) + "</title></circle>");
+      }
+    });
+    var lx = LEFT + 8;
+    chart.series.forEach(function (s, i) {
+      var y = H - BOTTOM - 8 - 14 * (chart.series.length - 1 - i);
+      out.push('<g class="legend"><line class="series ' + esc(s.css) + '" x1="' + lx + '" x2="' + (lx + 18) + '" y1="' + (y - 4) +
+        '" y2="' + (y - 4) + '"/><text x="' + (lx + 22) + '" y="' + y + '">' + esc(s.name) + "</text></g>");
+    });
+    out.push('<text class="readout" x="' + (W - RIGHT) + '" y="' + (H - BOTTOM - 6) + '" text-anchor="end"></text>');
+    out.push('<desc class="series-data">' + esc(jsonSeries(data)) + "</desc>");
+    out.push("</svg>");
+    return out.join("");
+  }
+
+  // ---------------------------------------------------------------- derivation_figures
+  function feasibilitySvg(C, R) {
+    var width = 640, height = 300, left = 70, bottom = 46, top = 18, right = 20;
+    var sx = (width - left - right) / (C * 1.5), sy = (height - top - bottom) / (R * 1.5);
+    var X = function (h) { return left + h * sx; }, Y = function (r) { return height - bottom - r * sy; };
+    var area = C * R, out = [
+      '<svg class="chart derivation" id="fig-feasibility" viewBox="0 0 ' + width + " " + height + '" role="img" ' +
+      'aria-labelledby="fig-feasibility-t">',
+      '<title id="fig-feasibility-t">Feasible workloads (h, r) on a machine with C = ' + num(C) + " GB and R = " + num(R) +
+      " GB/s: a rectangle of area C R = " + num(area) + " GB²/s</title>",
+      '<rect class="feasible" x="' + fixed(X(0), 1) + '" y="' + fixed(Y(R), 1) + '" width="' + fixed(C * sx, 1) + '" height="' +
+      fixed(R * sy, 1) + '"><title>feasible: h &lt;= C and r &lt;= R</title></rect>',
+      '<text class="label" x="' + fixed(X(C / 2), 1) + '" y="' + fixed(Y(R / 2), 1) + '" text-anchor="middle">area C R = ' +
+      num(area) + " GB²/s</text>",
+      '<line class="axis" x1="' + left + '" x2="' + (width - right) + '" y1="' + (height - bottom) + '" y2="' + (height - bottom) + '"/>',
+      '<line class="axis" x1="' + left + '" x2="' + left + '" y1="' + top + '" y2="' + (height - bottom) + '"/>',
+      '<text class="label" x="' + pyRepr((left + width - right) / 2) + '" y="' + (height - 8) + '" text-anchor="middle">resident state h (GB)</text>',
+      '<text class="label" transform="translate(14 ' + pyRepr((top + height - bottom) / 2) + ') rotate(-90)" text-anchor="middle">flow r (GB/s)</text>'
+    ];
+    linspace(0, C * 1.5, 7).forEach(function (h) {
+      out.push('<text class="tick" x="' + fixed(X(h), 1) + '" y="' + (height - bottom + 16) + '" text-anchor="middle">' + num(h) + "</text>");
+    });
+    linspace(0, R * 1.5, 7).forEach(function (r) {
+      out.push('<text class="tick" x="' + (left - 6) + '" y="' + fixed(Y(r) + 4, 1) + '" text-anchor="end">' + num(r) + "</text>");
+    });
+    out.push('<g class="mark bmem"><line x1="' + fixed(X(C), 1) + '" x2="' + fixed(X(C), 1) + '" y1="' + top + '" y2="' + (height - bottom) +
+      '"/><text x="' + fixed(X(C) + 4, 1) + '" y="' + (top + 12) + '">h = C</text></g>' +
+      '<g class="mark bstar"><line x1="' + left + '" x2="' + (width - right) + '" y1="' + fixed(Y(R), 1) + '" y2="' + fixed(Y(R), 1) +
+      '"/><text x="' + (width - right - 4) + '" y="' + fixed(Y(R) - 4, 1) + '" text-anchor="end">r = R</text></g>');
+    [[C * 0.5, R * 0.7, "fits", "feasible"], [C * 1.3, R * 0.4, "capacity failure: h > C", "fail"],
+     [C * 0.3, R * 1.3, "flux failure: r > R", "fail"]].forEach(function (p) {
+      var h = p[0], r = p[1], rightSide = X(h) > width - 200;
+      var tx = rightSide ? X(h) - 8 : X(h) + 8, anchor = rightSide ? "end" : "start";
+      out.push('<g class="point ' + p[3] + '"><circle cx="' + fixed(X(h), 1) + '" cy="' + fixed(Y(r), 1) + '" r="5"/>' +
+        '<text x="' + fixed(tx, 1) + '" y="' + fixed(Y(r) + 4, 1) + '" text-anchor="' + anchor + '">' + esc(p[2]) + "</text>" +
+        "<title>workload h = " + num(h) + " GB, r = " + num(r) + " GB/s: " + esc(p[2]) + "</title></g>");
+    });
+    out.push("</svg>");
+    return out.join("");
+  }
+
+  var COLS = 24, ROWS = 16;
+
+  function boardsSvg(t, b) {
+    var width = 640, height = 370, boardW = 300, boardH = 200, boardY = 44, cells = COLS * ROWS;
+    var usable = (t.capacity_gb - t.overhead_gb) * GB, cellBytes = usable / cells;
+    var cw = boardW / COLS, ch = boardH / ROWS;
+    var weightCells = rint(t.weights_gb * GB / cellBytes), perSession = b.kv_alloc_bytes / cellBytes;
+    var readShare = b.kv_alloc_bytes > 0 ? b.kv_read_bytes / b.kv_alloc_bytes : 0.0;
+    var fitting = Math.min(b.batch, b.batch_mem), overflow = b.batch - fitting;
+    var out = [
+      '<svg class="chart derivation boards" id="fig-boards" viewBox="0 0 ' + width + " " + height + '" role="img" ' +
+      'aria-labelledby="fig-boards-t">',
+      '<title id="fig-boards-t">The two bounds side by side at batch ' + int(b.batch) + ": memory-power accounting " +
+      num(b.left_tok_s) + " tok/s, KV-aware " + num(b.right_tok_s) + " tok/s</title>"
+    ];
+    [["left", 10], ["right", 330]].forEach(function (sd) {
+      var side = sd[0], x0 = sd[1], chargeReads = side === "right";
+      out.push('<text class="label board-title" x="' + x0 + '" y="20">' + (side === "left" ? "memory-power accounting" : "KV-aware bound") + "</text>");
+      out.push('<text class="tick" x="' + x0 + '" y="36">' + (side === "left" ? "weights only" : "weights + every session’s reads") +
+        " charged per iteration</text>");
+      for (var i = 0; i < cells; i++) {
+        var x = x0 + (i % COLS) * cw, y = boardY + Math.floor(i / COLS) * ch, css;
+        if (i < weightCells) css = "cell w lit";
+        else {
+          var pos = perSession > 0 ? (i - weightCells + 0.5) / perSession : Infinity, session = Math.trunc(pos);
+          if (session >= fitting) css = "cell free";
+          else css = "cell kv s" + (session % 2) + (chargeReads && pos - session < readShare ? " lit" : "");
+        }
+        out.push('<rect class="' + css + '" x="' + fixed(x, 1) + '" y="' + fixed(y, 1) + '" width="' + fixed(cw - 1, 1) +
+          '" height="' + fixed(ch - 1, 1) + '"/>');
+      }
+      var moved = side === "left" ? b.left_bytes : b.right_bytes, rate = side === "left" ? b.left_tok_s : b.right_tok_s;
+      out.push('<text class="counter" x="' + x0 + '" y="' + (boardY + boardH + 22) + '" data-k="' + side + '_tok_s">' + num(rate) +
+        " tok/s</text>" + '<text class="tick" x="' + x0 + '" y="' + (boardY + boardH + 38) + '">' + group(fixed(moved / GB, 1)) +
+        " GB moved per iteration, batch " + int(b.batch) + "</text>");
+      if (overflow > 0) {
+        out.push('<rect class="cell nofit" x="' + x0 + '" y="' + (boardY + boardH + 44) + '" width="' + boardW + '" height="10"/>' +
+          '<text class="tick fail" x="' + x0 + '" y="' + (boardY + boardH + 66) + '">' + int(overflow) + " sessions do not fit</text>");
+      }
+    });
+    var line = b.memory_power_tok_s !== null
+      ? "memory-power bound (maximize batch, b_mem = " + int(b.batch_mem) + "): " + num(b.memory_power_tok_s) + " tok/s"
+      : "memory-power bound undefined: no session fits";
+    out.push('<text class="label" x="10" y="' + (height - 42) + '" data-k="memory_power_tok_s">' + esc(line) + "</text>");
+    var lx = 10.0;
+    [["w lit", "weights"], ["kv s0", "KV reserved"], ["kv s0 lit", "KV read per iteration"], ["free", "free"]].forEach(function (l) {
+      out.push('<g class="legend"><rect class="cell ' + l[0] + '" x="' + fixed(lx, 1) + '" y="' + (height - 24) + '" width="10" height="10"/>' +
+        '<text x="' + fixed(lx + 14, 1) + '" y="' + (height - 15) + '">' + esc(l[1]) + "</text></g>");
+      lx += 14 + 6.2 * l[1].length + 14;
+    });
+    out.push('<text class="tick" x="' + (width - 10) + '" y="' + (height - 15) + '" text-anchor="end">reserved ' + int(t.reserved) +
+      ", read " + int(readOf(t, t.reserved)) + " tokens</text>");
+    out.push("</svg>");
+    return out.join("");
+  }
+
+  function readContextChart(t) {
+    var reserved = unique(geomspace(1000, 1000000, 80).map(rint));
+    var read = reserved.map(function (r) { return readOf(t, r); });
+    return renderChart({
+      id: "fig-read-context",
+      title: "Read context following the reservation at " + fixed(t.fraction * 100, 0) + "%, unread rest capped at " + int(t.unread_cap),
+      xLabel: "reserved context L_alloc (tokens)", yLabel: "read context L_read (tokens)",
+      series: [{ name: "L_read", x: reserved, y: read, css: "agg", unit: "tokens" },
+               { name: "L_alloc (all read)", x: reserved, y: reserved, css: "mem", unit: "tokens" }],
+      xLog: true, yLog: true, xMarks: [{ value: t.reserved, label: "reserved " + int(t.reserved), css: "forced" }], xUnit: "tokens"
+    });
+  }
+
+  function reservationChart(t) {
+    var reserved = unique(geomspace(500, 1000000, 120).map(rint));
+    var pts = reserved.map(function (r) { return sweepPoint(t, r); });
+    var lastFit = Math.floor((t.capacity_gb - t.weights_gb - t.overhead_gb) / t.kv_gb_per_1k * 1000);
+    return renderChart({
+      id: "fig-containers",
+      title: "Memory-power bound and KV-aware aggregate at the largest fitting batch, against the reservation",
+      xLabel: "reserved context L_alloc (tokens)", yLabel: "tok/s",
+      series: [{ name: "memory-power bound", x: reserved, y: pts.map(function (p) { return p.mp; }), css: "mem", unit: "tok/s" },
+               { name: "KV-aware at b_mem", x: reserved, y: pts.map(function (p) { return p.kv; }), css: "agg", unit: "tok/s" }],
+      xLog: true, yLog: true,
+      xMarks: [{ value: t.reserved, label: "reserved " + int(t.reserved), css: "forced" },
+               { value: lastFit, label: "one session stops fitting past " + int(lastFit), css: "bmem" }],
+      shadeFromX: lastFit, xUnit: "tokens"
+    });
+  }
+
+  function modelSizeChart(t) {
+    var top = t.capacity_gb - t.overhead_gb - t.kv_gb_per_1k * t.reserved / 1000;
+    var sizes = geomspace(1.0, Math.max(top, 1.5), 100);
+    var pts = sizes.map(function (w) { return sweepPoint(t, t.reserved, w); });
+    return renderChart({
+      id: "fig-model-size",
+      title: "Both bounds against the model's weight size at a " + int(t.reserved) + "-token reservation",
+      xLabel: "weights W (GB)", yLabel: "tok/s",
+      series: [{ name: "memory-power bound", x: sizes, y: pts.map(function (p) { return p.mp; }), css: "mem", unit: "tok/s" },
+               { name: "KV-aware at b_mem", x: sizes, y: pts.map(function (p) { return p.kv; }), css: "agg", unit: "tok/s" }],
+      xLog: true, yLog: true, xMarks: [{ value: t.weights_gb, label: "W = " + fmtG(t.weights_gb) + " GB", css: "forced" }], xUnit: "GB"
+    });
+  }
+
+  /* every figure's markup for the toy t, by the id of the svg it replaces */
+  function figures(t) {
+    return {
+      "fig-feasibility": feasibilitySvg(t.capacity_gb, t.bandwidth_gb_per_s),
+      "fig-boards": boardsSvg(t, boards(t)),
+      "fig-read-context": readContextChart(t),
+      "fig-model-size": modelSizeChart(t),
+      "fig-containers": reservationChart(t)
+    };
+  }
+
+  // ---------------------------------------------------------------- the controls
+  function check(desc, name, raw) {
+    var lim = desc.limits[name], integer = desc.integers.indexOf(name) >= 0;
+    var v = Number(raw);
+    if (raw === "" || !isFinite(v) || (integer && !Number.isInteger(v)))
+      return { error: name + ": must be " + (integer ? "a whole number" : "a number") + ", got " + JSON.stringify(raw) };
+    if (!(lim[0] <= v && v <= lim[1])) return { error: name + ": must be between " + fmtG(lim[0]) + " and " + fmtG(lim[1]) + ", got " + fmtG(v) };
+    return { value: v };
+  }
+
+  /* servebound.web.derivation.toy_query */
+  function queryNumber(v) { var s = fmtG(v); return +s === v ? s : pyRepr(v); }
+  function query(desc, t) {
+    var parts = ["reserved=" + t.reserved, "fraction=" + queryNumber(t.fraction), "weights_gb=" + queryNumber(t.weights_gb)];
+    if (t.batch !== null) parts.push("batch=" + t.batch);
+    ["overhead_gb", "kv_gb_per_1k", "unread_cap", "capacity_gb", "bandwidth_gb_per_s"].forEach(function (k) {
+      if (t[k] !== desc.defaults[k]) parts.push(k + "=" + (desc.integers.indexOf(k) >= 0 ? String(t[k]) : queryNumber(t[k])));
+    });
+    return parts.join("&");
+  }
+
+  function sliderToValue(span, pos) { return span[3] ? Math.round(Math.pow(10, pos)) : pos; }
+  function valueToSlider(span, v) { return span[3] ? Math.log10(Math.max(v, 1)) : v; }
+
+  function init() {
+    var form = document.getElementById("toy-controls");
+    if (!form || !calc) return;
+    var desc = JSON.parse(form.getAttribute("data-toy"));
+    var drawn = desc.toy, status = document.createElement("p");
+    status.id = "toy-status";
+    status.className = "note";
+    status.setAttribute("aria-live", "polite");
+    var details = form.querySelector("details");
+    if (details) details.open = true;
+    var button = form.querySelector("button[type=submit]");
+    if (button) button.hidden = true;
+    form.classList.add("live");
+    (details || form).appendChild(status);
+    var maximize = form.querySelector('input[name="maximize"]');
+
+    desc.controls.forEach(function (c) {
+      var box = form.querySelector('input[name="' + c.name + '"]'), span = c.slider;
+      if (!box) return;
+      var slider = document.createElement("input");
+      slider.type = "range";
+      slider.className = "toy-slider";
+      slider.setAttribute("data-name", c.name);
+      slider.setAttribute("aria-label", c.label);
+      slider.min = String(span[3] ? Math.log10(span[0]) : span[0]);
+      slider.max = String(span[3] ? Math.log10(span[1]) : span[1]);
+      slider.step = String(span[2]);
+      box.parentNode.insertBefore(slider, box);
+      if (box.value !== "") slider.value = String(valueToSlider(span, +box.value));
+      slider.addEventListener("input", function () {
+        box.value = String(sliderToValue(span, +slider.value));
+        if (c.name === "batch" && maximize) maximize.checked = false;
+        redraw();
+      });
+      box.addEventListener("input", function () {
+        if (box.value !== "") slider.value = String(valueToSlider(span, +box.value));
+        if (c.name === "batch" && maximize && box.value !== "") maximize.checked = false;
+        redraw();
+      });
+    });
+    if (maximize) maximize.addEventListener("change", redraw);
+    form.addEventListener("submit", function (ev) { ev.preventDefault(); redraw(); });
+
+    function read() {
+      var t = {}, errors = [];
+      desc.controls.forEach(function (c) {
+        var box = form.querySelector('input[name="' + c.name + '"]');
+        if (c.name === "batch") return;
+        var r = check(desc, c.name, box.value.trim());
+        if (r.error) { errors.push(r.error); t[c.name] = desc.toy[c.name]; } else t[c.name] = r.value;
+      });
+      var batchBox = form.querySelector('input[name="batch"]');
+      if (maximize.checked || batchBox.value.trim() === "") t.batch = null;
+      else {
+        var b = check(desc, "batch", batchBox.value.trim());
+        if (b.error) { errors.push(b.error); t.batch = null; } else t.batch = b.value;
+      }
+      if (!errors.length && t.overhead_gb >= t.capacity_gb)
+        errors.push("overhead_gb: must be below capacity_gb (" + fmtG(t.capacity_gb) + "), got " + fmtG(t.overhead_gb) + ": lower the overhead or raise the capacity");
+      return { toy: t, errors: errors };
+    }
+
+    function draw(t) {
+      var svgs = figures(t);
+      Object.keys(svgs).forEach(function (id) {
+        var old = document.getElementById(id);
+        if (old) old.outerHTML = svgs[id];
+      });
+      drawn = t;
+    }
+
+    function redraw() {
+      var r = read();
+      if (r.errors.length) { status.textContent = r.errors.join("; "); status.classList.add("error"); return; }
+      status.classList.remove("error");
+      draw(r.toy);
+      status.textContent = "Figures redrawn in your browser (calc.js) for the controls above.";
+      document.body.setAttribute("data-toy-drawn", query(desc, r.toy));
+      var path = location.pathname.replace(/\.md$/, "");
+      history.replaceState(null, "", path + "?" + query(desc, r.toy) + location.hash);
+    }
+
+    // A query the server did not draw (the static export ignores it): apply it here.
+    var params = new URLSearchParams(location.search), changed = false;
+    desc.controls.forEach(function (c) {
+      var box = form.querySelector('input[name="' + c.name + '"]');
+      if (params.has(c.name) && box && params.get(c.name) !== box.value) { box.value = params.get(c.name); changed = true; }
+    });
+    var wantMax = ["1", "true", "on"].indexOf(params.get("maximize")) >= 0 || !params.get("batch");
+    if (changed && wantMax !== maximize.checked) maximize.checked = wantMax;
+    if (changed) {
+      desc.controls.forEach(function (c) {
+        var box = form.querySelector('input[name="' + c.name + '"]'), slider = form.querySelector('input[data-name="' + c.name + '"]');
+        if (box && slider && box.value !== "") slider.value = String(valueToSlider(c.slider, +box.value));
+      });
+      redraw();
+    }
+    document.body.setAttribute("data-toy-ready", "1");
+  }
+
+  var api = { figures: figures, boards: boards, query: query, fixed: fixed, fmtG: fmtG, pyRepr: pyRepr };
+  if (typeof module !== "undefined" && module.exports) { module.exports = api; return; }
+  root.servebound_derivation = api;
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init); else init();
+})(typeof self !== "undefined" ? self : this);
