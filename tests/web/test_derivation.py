@@ -114,7 +114,8 @@ SHARED_SPEC = ROOT.parent / "shared" / "spec" / "roofline-derivation.md"
 
 
 @pytest.mark.skipif(
-    not SHARED_SPEC.exists(), reason="../shared/spec/roofline-derivation.md is absent (a checkout without ../shared)"
+    not SHARED_SPEC.exists(),
+    reason="../shared/spec/roofline-derivation.md is absent (a checkout without ../shared)",
 )
 def test_shipped_text_is_the_shared_spec() -> None:
     """The derivation the package ships (web/content) is the project's source text, byte for byte."""

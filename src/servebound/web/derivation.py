@@ -553,9 +553,7 @@ def toy_description(toy: Toy) -> dict[str, object]:
         "defaults": asdict(Toy()),
         "limits": {k: list(v) for k, v in TOY_LIMITS.items()},
         "integers": list(TOY_INTEGERS),
-        "controls": [
-            {"name": n, "label": label, "slider": list(span)} for n, label, _, span in TOY_FIELDS
-        ],
+        "controls": [{"name": n, "label": label, "slider": list(span)} for n, label, _, span in TOY_FIELDS],
     }
 
 

@@ -185,7 +185,9 @@ def boards_svg(b: Boards) -> Markup:
 def read_context_chart(toy: Toy) -> Markup:
     """L_read following L_alloc: the read fraction, with the unread rest capped at 32k."""
     reserved = np.unique(np.rint(np.geomspace(1_000, 1_000_000, 80)))
-    read = np.asarray([read_following(int(r), toy.fraction, toy.unread_cap) for r in reserved], dtype=np.float64)
+    read = np.asarray(
+        [read_following(int(r), toy.fraction, toy.unread_cap) for r in reserved], dtype=np.float64
+    )
     chart = Chart(
         id="fig-read-context",
         title=f"Read context following the reservation at {toy.fraction:.0%}, unread rest capped at {toy.unread_cap:,}",
