@@ -60,6 +60,7 @@ def test_boards_show_containers_that_stop_fitting() -> None:
     b = dv.boards(dv.Toy(batch=150))
     assert b.batch == 150 and b.batch_mem == 100
     assert "50 sessions do not fit" in figs.boards_svg(b)
+    assert "1 session does not fit" in figs.boards_svg(dv.boards(dv.Toy(batch=101)))
 
 
 def test_sweeps_equal_the_core() -> None:

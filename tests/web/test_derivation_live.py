@@ -26,6 +26,7 @@ EDGE_TOYS = (
     dv.Toy(),
     dv.Toy(reserved=1000),  # the text's 17,778 tok/s
     dv.Toy(batch=150),  # 50 sessions do not fit
+    dv.Toy(batch=101),  # one does not
     dv.Toy(batch=1),
     dv.Toy(weights_gb=200.0),  # the weights alone do not fit
     dv.Toy(reserved=1_000_000),  # no session fits

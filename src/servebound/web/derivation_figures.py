@@ -153,7 +153,7 @@ def boards_svg(b: Boards) -> Markup:
         if overflow > 0:
             out.append(
                 f'<rect class="cell nofit" x="{x0}" y="{board_y + board_h + 44}" width="{board_w}" height="10"/>'
-                f'<text class="tick fail" x="{x0}" y="{board_y + board_h + 66}">{overflow:,} sessions do not fit</text>'
+                f'<text class="tick fail" x="{x0}" y="{board_y + board_h + 66}">{overflow:,} {"session does" if overflow == 1 else "sessions do"} not fit</text>'
             )
     line = (
         f"memory-power bound (maximize batch, b_mem = {b.batch_mem:,}): {_num(b.memory_power_tok_s)} tok/s"

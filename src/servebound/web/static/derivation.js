@@ -346,7 +346,7 @@
         " GB moved per iteration, batch " + int(b.batch) + "</text>");
       if (overflow > 0) {
         out.push('<rect class="cell nofit" x="' + x0 + '" y="' + (boardY + boardH + 44) + '" width="' + boardW + '" height="10"/>' +
-          '<text class="tick fail" x="' + x0 + '" y="' + (boardY + boardH + 66) + '">' + int(overflow) + " sessions do not fit</text>");
+          '<text class="tick fail" x="' + x0 + '" y="' + (boardY + boardH + 66) + '">' + int(overflow) + (overflow === 1 ? " session does" : " sessions do") + " not fit</text>");
       }
     });
     var line = b.memory_power_tok_s !== null
@@ -472,7 +472,8 @@
       slider.max = String(span[3] ? Math.log10(span[1]) : span[1]);
       slider.step = String(span[2]);
       box.parentNode.insertBefore(slider, box);
-      if (box.value !== "") slider.value = String(valueToSlider(span, +box.value));
+      // maximize leaves the batch box empty: the slider starts at the batch drawn, b_mem
+      slider.value = String(valueToSlider(span, box.value !== "" ? +box.value : boards(desc.toy).batch));
       slider.addEventListener("input", function () {
         box.value = String(sliderToValue(span, +slider.value));
         if (c.name === "batch" && maximize) maximize.checked = false;
