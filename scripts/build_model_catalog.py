@@ -73,6 +73,36 @@ EXTRA |= {
     )
 }
 
+#: h11d: configs found as verbatim copies in public repositories (a model folder checked into a repository,
+#: or a README quoting the file whole), each read through the public code index at the commit named.
+EXTRA |= {
+    folder: {
+        "hf_id": folder.replace("__", "/"),
+        "source_repo": repo,
+        "source_commit": commit,
+        "source_path": path,
+        "status": status,
+    }
+    for folder, repo, commit, path, status in (
+        (
+            "Qwen__Qwen3-Coder-30B-A3B-Instruct",
+            "sagui-nlp/nanoGPT-moe",
+            "2675cf4c69f867983cca63c64bb7c46dfef122a1",
+            "Qwen3-Coder-30B-A3B-Instruct/config.json",
+            "UNVERIFIED (no oracle hash); a model folder checked in whole, identical to ztxz16/fastllm's copy "
+            "(Qwen3-Coder-30B-A3B-Instruct/config.json at f8f04c33abb63f6cd4e45f9427a55949a8ebbb44, CRLF line ends)",
+        ),
+        (
+            "google__gemma-3-1b-it",
+            "Liwink/gemma-jax",
+            "c6f41d37e374a9b9d74fe2542a7bdb914bf3341e",
+            "models/README.md",
+            "UNVERIFIED (no oracle hash); the README's json block quoting the config whole "
+            "(transformers_version 4.52.4), copied out of the block with its final newline",
+        ),
+    )
+}
+
 
 def slug(hf_id: str) -> str:
     name = hf_id.split("/")[-1].split(" ")[0].lower()
