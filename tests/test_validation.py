@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from servebound.catalog.models import profile_ids
 from servebound.errors import InputError
 from servebound.validation import (
     ReportedRun,
@@ -14,8 +15,6 @@ from servebound.validation import (
     load_reported_runs,
     parse_reported_runs,
     reported_runs_for,
-    resolve_run_model,
-    run_model_ids,
     validation_json,
     validation_summary,
 )
@@ -152,15 +151,14 @@ def test_pair_lookup(shipped: tuple[ReportedRun, ...]) -> None:
     assert reported_runs_for("nvidia-rtx-4090", "no-such-model", shipped) == ()
 
 
-def test_run_models_load_with_their_byte_arithmetic() -> None:
-    assert "llama-2-7b-q4_0" in run_model_ids()
-    q4 = resolve_run_model("llama-2-7b-q4_0")
+def test_every_run_names_a_catalog_profile(shipped: tuple[ReportedRun, ...]) -> None:
+    """Runs resolve to the catalog profile of the file that was run (no model files of their own)."""
+    profiles = set(profile_ids())
+    assert {r.entry.model for r in shipped} <= profiles
     # 3.56 GiB as llama-bench prints it: 3,825,065,984 bytes / 2^30 = 3.5624
-    assert q4.weights.resident / 2**30 == pytest.approx(3.5624, abs=1e-4)
-    assert resolve_run_model("llama-2-7b-f16").weights.resident / 2**30 == pytest.approx(12.5518, abs=1e-4)
-    assert resolve_run_model("llama-2-7b-q8_0").weights.resident / 2**30 == pytest.approx(6.6686, abs=1e-4)
-    assert resolve_run_model("llama-2-7b-q4_1").weights.resident / 2**30 == pytest.approx(3.9470, abs=1e-4)
-    assert resolve_run_model("llama-3.1-8b").id == "llama-3.1-8b"  # catalog profiles resolve too
+    q4 = next(r for r in shipped if r.entry.model == "llama-2-7b-q4_0")
+    assert q4.check.model.id == "llama-2-7b-q4_0"
+    assert q4.check.model.weights.resident / 2**30 == pytest.approx(3.5624, abs=1e-4)
 
 
 def test_shipped_runs_span_the_machines_people_run_on(shipped: tuple[ReportedRun, ...]) -> None:

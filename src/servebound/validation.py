@@ -5,10 +5,7 @@ from servebound.runs.reported import (
     ReportedRunEntry,
     ReportedRunsFile,
     load_reported_runs,
-    load_run_model_file,
     parse_reported_runs,
-    resolve_run_model,
-    run_model_ids,
 )
 from servebound.runs.validation import (
     QUANTILES,
@@ -38,12 +35,9 @@ __all__ = [
     "evaluate_reported_runs",
     "format_summary",
     "load_reported_runs",
-    "load_run_model_file",
     "parse_reported_runs",
     "reported_run_json",
     "reported_runs_for",
-    "resolve_run_model",
-    "run_model_ids",
     "stats_json",
     "validation_json",
     "validation_summary",

@@ -26,7 +26,7 @@ from servebound.web.site import SiteData
 from tests.web.conftest import hostile_model, site_lists
 
 #: Catalog rows and profiles with reported runs: the derivation's DGX Spark + Gemma run (a catalog
-#: pair), RTX 3060 runs on a run-model file only, the DGX Spark prefill run above its ceiling (its row
+#: pair), RTX 3060 runs on a profile this site leaves out (llama-2-7b-q4_0), the DGX Spark prefill run above its ceiling (its row
 #: publishes no int8 rate), and the RTX 4080 + Qwen runs.
 RUN_HW = ("nvidia-dgx-spark", "nvidia-rtx-3060-12gb", "nvidia-rtx-4080")
 RUN_MODELS = ("gemma-4-26b-a4b-nvfp4", "qwen2.5-7b-q4_k_m")
@@ -140,13 +140,13 @@ def test_pair_without_runs_says_so_in_one_line(rc: TestClient) -> None:
     assert section.strip() == "No published runs for this pair yet ([every run](/validation.md))."
 
 
-# --- hardware pages: runs on models without a profile --------------------------------------------------
+# --- hardware pages: runs on models the site has no page for --------------------------------------------------
 
 
-def test_runs_on_run_model_files_appear_on_the_hardware_page(rc: TestClient) -> None:
+def test_runs_on_models_without_a_page_appear_on_the_hardware_page(rc: TestClient) -> None:
     summary = validation_summary()
     runs = [r for r in summary.runs if r.entry.hardware == "nvidia-rtx-3060-12gb"]
-    assert {r.entry.model for r in runs} == {"llama-2-7b-q4_0"}  # a run-model file, not a profile
+    assert {r.entry.model for r in runs} == {"llama-2-7b-q4_0"}  # a catalog profile this site leaves out
     html = rc.get("/hardware/nvidia-rtx-3060-12gb").text
     assert '<h2 id="runs">Published runs on this hardware</h2>' in html
     mirror = rc.get("/hardware/nvidia-rtx-3060-12gb.md").text
@@ -155,7 +155,7 @@ def test_runs_on_run_model_files_appear_on_the_hardware_page(rc: TestClient) -> 
         assert f'href="/validation#run-{run.entry.id}"' in html
         assert f"| `{run.entry.id}` |" in mirror
         assert pct(run.efficiency) in html and pct(run.efficiency) in mirror
-    assert "llama-2-7b-q4_0 (run model file)" in html
+    assert "llama-2-7b-q4_0 (no page on this site)" in html
 
 
 def test_above_ceiling_run_shows_its_explanation(rc: TestClient) -> None:
@@ -248,7 +248,7 @@ def test_validation_page_numbers_equal_the_cli(rc: TestClient, cli_validation: d
     # the pair link of the one run whose pair this site lists, and its hardware link
     assert 'href="/pair/nvidia-dgx-spark/gemma-4-26b-a4b-nvfp4"' in html
     assert 'href="/hardware/nvidia-rtx-3060-12gb"' in html
-    assert "(run model file)" in text
+    assert "(no page on this site)" in text
 
 
 def test_validation_figure_draws_every_run(rc: TestClient, cli_validation: dict[str, Any]) -> None:

@@ -4,8 +4,8 @@ The file holds measurements others published, each with its source (a URL and th
 engine and version, quantization, context (read vs allocated), concurrency and metric definition. A run
 above its ceiling stays in the data with an ``explanation`` of why (the file is rejected without one).
 
-Models: a catalog profile id, or an id from ``catalog/data/run_models/`` (model files for models the
-catalog does not hold, such as Llama 2 7B as llama.cpp's GGUF files, with their byte arithmetic).
+Models: a catalog profile id naming the file that was run (Llama 2 7B's llama.cpp file types are
+``llama-2-7b-q4_0``, ``-q8_0``, ...; ggml-org's gpt-oss GGUFs are ``gpt-oss-20b-mxfp4_moe``), or a model file.
 """
 
 from __future__ import annotations
@@ -17,9 +17,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from servebound import bounded
-from servebound.core.model import ModelAdapter
 from servebound.errors import InputError
-from servebound.files import parse_model, validation_to_input_error
+from servebound.files import validation_to_input_error
 from servebound.runs.measured import Metric
 
 
@@ -104,31 +103,3 @@ def load_reported_runs() -> tuple[ReportedRunEntry, ...]:
         .read_text(encoding="utf-8")
     )
     return parse_reported_runs(bounded.parse_toml(text, "reported_runs.toml"))
-
-
-def run_model_ids() -> list[str]:
-    """Ids of the model files under catalog/data/run_models/ (models the catalog does not hold)."""
-    folder = resources.files("servebound.catalog").joinpath("data", "run_models")
-    return sorted(item.name.removesuffix(".toml") for item in folder.iterdir() if item.name.endswith(".toml"))
-
-
-@cache
-def load_run_model_file(model_id: str) -> ModelAdapter:
-    """A model from catalog/data/run_models/<id>.toml."""
-    if model_id not in run_model_ids():
-        raise InputError("model", f"{model_id!r} is not a run model; known: {', '.join(run_model_ids())}")
-    text = (
-        resources.files("servebound.catalog")
-        .joinpath("data", "run_models", f"{model_id}.toml")
-        .read_text(encoding="utf-8")
-    )
-    return parse_model(bounded.parse_toml(text, f"run model {model_id}")).to_adapter()
-
-
-def resolve_run_model(ref: str) -> ModelAdapter:
-    """A run model id, else a catalog profile id (or a model file path)."""
-    if ref in run_model_ids():
-        return load_run_model_file(ref)
-    from servebound.api import load_model
-
-    return load_model(ref)

@@ -8,8 +8,8 @@ describes the efficiency distribution overall, by engine, by hardware family and
 A run above its ceiling stays in the data with an ``explanation`` of why (the file is rejected without
 one): an above-ceiling run is a finding about the inputs, never something to hide.
 
-Models: a catalog profile id, or an id from ``catalog/data/run_models/`` (model files for models the
-catalog does not hold, such as Llama 2 7B as llama.cpp's GGUF files, with their byte arithmetic).
+Models: a catalog profile id naming the file that was run (Llama 2 7B's llama.cpp file types are
+``llama-2-7b-q4_0``, ``-q8_0``, ...; ggml-org's gpt-oss GGUFs are ``gpt-oss-20b-mxfp4_moe``), or a model file.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import numpy as np
 from servebound.errors import InputError
 from servebound.runs.ceiling import check_run
 from servebound.runs.measured import ABOVE_CEILING_TOLERANCE, Metric, RunCheck, make_run
-from servebound.runs.reported import ReportedRunEntry, load_reported_runs, resolve_run_model
+from servebound.runs.reported import ReportedRunEntry, load_reported_runs
 
 #: Quantiles reported for every group of efficiencies.
 QUANTILES = (0.25, 0.5, 0.75)
@@ -130,7 +130,7 @@ def evaluate_entry(entry: ReportedRunEntry) -> ReportedRun:
         label=entry.id,
         expert_traffic=entry.expert_traffic,
     )
-    check = check_run(entry.hardware, resolve_run_model(entry.model), run)
+    check = check_run(entry.hardware, entry.model, run)
     if entry.layout is not None:
         check = _layout_check(entry, check)
     return ReportedRun(entry=entry, check=check, hardware_family=_hardware_family(entry.hardware))

@@ -214,7 +214,7 @@ def run_display(run: ReportedRun, site: SiteData, href: Callable[[str, str], str
         data=data,
         hardware_name=hw.name if hw is not None else entry.hardware,
         hardware_href=f"/hardware/{quote(hw.id)}" if hw is not None else None,
-        model_label=model.name if model is not None else f"{entry.model} (run model file)",
+        model_label=model.name if model is not None else f"{entry.model} (no page on this site)",
         pair_href=href(entry.hardware, entry.model) if hw is not None and model is not None else None,
         measured=measured,
         ceiling=ceiling,
