@@ -225,3 +225,16 @@ def test_fp16_accumulate_mode_doubles_a_geforce_f16_prefill_ceiling() -> None:
     assert acc16.check.ceiling_tok_per_s / acc32.check.ceiling_tok_per_s == pytest.approx(
         330.3 / 165.2, rel=0.02
     )
+
+
+def test_gpt_oss_runs_on_dgx_spark_use_the_gguf_profile(shipped: tuple[ReportedRun, ...]) -> None:
+    """ggml-org's gpt-oss GGUFs keep attention, embedding and head in Q8_0: the runs name that file's profile
+    and sit below its ceiling; the BF16 + MXFP4 release's profile (more bytes per token) would put the
+    20B tg32 run above its ceiling, which is why the runs must not use it."""
+    runs = [r for r in shipped if r.entry.id.startswith("llamacpp-benches-dgx-spark-gpt-oss-")]
+    assert {r.entry.model for r in runs} == {"gpt-oss-20b-mxfp4_moe", "gpt-oss-120b-mxfp4_moe"}
+    assert len(runs) == 46 and all(r.check.run.phase.value == "decode" and r.at_or_below for r in runs)
+    tg32 = next(r for r in runs if r.entry.id == "llamacpp-benches-dgx-spark-gpt-oss-20b-mxfp4_moe-tg32")
+    native = tg32.entry.model_copy(update={"model": "gpt-oss-20b", "explanation": "the release, not the file"})
+    (release,) = evaluate_reported_runs([native])
+    assert release.check.ceiling_tok_per_s < tg32.check.measured_tok_per_s < tg32.check.ceiling_tok_per_s
