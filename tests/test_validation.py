@@ -235,6 +235,8 @@ def test_gpt_oss_runs_on_dgx_spark_use_the_gguf_profile(shipped: tuple[ReportedR
     assert {r.entry.model for r in runs} == {"gpt-oss-20b-mxfp4_moe", "gpt-oss-120b-mxfp4_moe"}
     assert len(runs) == 46 and all(r.check.run.phase.value == "decode" and r.at_or_below for r in runs)
     tg32 = next(r for r in runs if r.entry.id == "llamacpp-benches-dgx-spark-gpt-oss-20b-mxfp4_moe-tg32")
-    native = tg32.entry.model_copy(update={"model": "gpt-oss-20b", "explanation": "the release, not the file"})
+    native = tg32.entry.model_copy(
+        update={"model": "gpt-oss-20b", "explanation": "the release, not the file"}
+    )
     (release,) = evaluate_reported_runs([native])
     assert release.check.ceiling_tok_per_s < tg32.check.measured_tok_per_s < tg32.check.ceiling_tok_per_s
