@@ -237,6 +237,13 @@ def test_linear_mode_follows_the_weight_type(tmp_path: Path, kind: T, mode: str)
     model = import_gguf(path)
     assert model.facts["linear_dominant_type"] == kind.name
     assert model.adapter.prefill is not None and model.adapter.prefill.linear_mode == mode
+    # only F16 names a faster mode: llama.cpp's CUDA backend multiplies F16 weights with FP16 accumulate
+    engine_mode = "fp16_acc16" if kind is T.F16 else None
+    assert model.adapter.prefill.linear_mode_if_published == engine_mode
+    assert any(
+        s.quantity == "prefill.linear_mode" and ("fp16_acc16" in s.formula) == (kind is T.F16)
+        for s in model.steps
+    )
 
 
 def test_tiny_dense_tied_and_kv_precision(tmp_path: Path) -> None:

@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from servebound.catalog.hardware import get_hardware
+from servebound.catalog.models import get_model
 from servebound.core.decode import curve as decode_curve
 from servebound.core.experts import ExpertTraffic
 from servebound.core.hardware import Hardware
@@ -28,6 +30,7 @@ from servebound.core.prefill import (
     prefill_range,
     traffic_per_prompt_token,
 )
+from servebound.core.rates import linear_mode_for, mode_rates
 from servebound.core.workload import Workload
 from servebound.errors import InputError
 from servebound.files import parse_hardware, parse_model
@@ -533,3 +536,69 @@ def test_laguna_range_peaks_where_the_rooflines_cross() -> None:
     assert rng.hi_tok_per_s >= max(below.tok_per_s, above.tok_per_s)
     # With attention charged, compute binds before the linear-only crossover S* = 8,262.6.
     assert 2_066 < hi < 8_263
+
+
+# ---------------------------------------------------------------------------------------------------
+# The linear mode on a given row: llama.cpp's F16 files name fp16_acc16 where the row publishes it
+
+
+def _f16_shape(preferred: str | None = "fp16_acc16") -> PrefillShape:
+    return PrefillShape(linear_active_params=1e9, linear_mode="fp16", linear_mode_if_published=preferred)
+
+
+def _rated(**rates: float) -> Hardware:
+    return Hardware(
+        id="toy", name="toy", memory_bytes=24e9, bandwidth_bytes_per_s=1e12, compute_flop_per_s=rates
+    )
+
+
+def test_linear_mode_for_charges_the_engine_mode_where_the_row_publishes_it() -> None:
+    geforce = _rated(fp16=165.2e12, fp16_acc16=330.3e12, bf16=165.2e12)
+    mode, why = linear_mode_for(geforce, _f16_shape())
+    assert mode == "fp16_acc16" and "where the hardware publishes it" in why
+    rates = mode_rates(geforce, _f16_shape())
+    assert rates.linear_flop_per_s == 330.3e12 and rates.linear_mode_choice == why
+
+
+def test_linear_mode_for_says_so_where_the_row_lacks_the_engine_mode() -> None:
+    apple = _rated(fp16=27.2e12, bf16=27.2e12)
+    mode, why = linear_mode_for(apple, _f16_shape())
+    assert mode == "fp16" and "publishes no fp16_acc16 rate" in why
+    # a row with neither mode: the compute result is unavailable (missing fp16), never another mode's rate
+    bare = _rated(fp32=31e12)
+    rates = mode_rates(bare, _f16_shape())
+    assert (
+        rates.linear_mode == "fp16" and rates.linear_flop_per_s is None and rates.missing_modes == ("fp16",)
+    )
+
+
+def test_linear_mode_for_a_given_mode_wins_and_plain_models_keep_theirs() -> None:
+    geforce = _rated(fp16=165.2e12, fp16_acc16=330.3e12)
+    assert linear_mode_for(geforce, _f16_shape(), "fp16") == ("fp16", "fp16: given for this run")
+    assert linear_mode_for(geforce, _f16_shape(None))[0] == "fp16"
+
+
+def test_prefill_states_the_mode_choice_in_its_assumptions() -> None:
+    """Llama 2 7B F16 (llama.cpp's file type): fp16_acc16 on an RTX 4090, fp16 on an M2 Ultra, each said."""
+    model = get_model("llama-2-7b-f16").adapter
+    geforce = prefill(get_hardware("nvidia-rtx-4090").hardware, model, 512)
+    apple = prefill(get_hardware("apple-m2-ultra-192gb").hardware, model, 512)
+    assert geforce.assumptions.linear_mode == "fp16_acc16" and apple.assumptions.linear_mode == "fp16"
+    assert "publishes no fp16_acc16" in apple.assumptions.linear_mode_choice
+    assert geforce.assumptions.linear_flop_per_s == get_hardware("nvidia-rtx-4090").hardware.compute_rate(
+        "fp16_acc16"
+    )
+    # the safetensors release (FP16; vLLM and friends accumulate in FP32) names no engine mode
+    release = get_model("llama-2-7b").adapter.prefill
+    assert release is not None and release.linear_mode == "fp16" and release.linear_mode_if_published is None
+
+
+def test_model_files_carry_the_engine_mode_and_refuse_an_unknown_one() -> None:
+    raw = {**LAGUNA["model"], "prefill": {**LAGUNA["model"]["prefill"], "linear_mode": "fp16"}}
+    with_engine = {**raw, "prefill": {**raw["prefill"], "linear_mode_if_published": "fp16_acc16"}}
+    adapter = parse_model(with_engine).to_adapter()
+    assert adapter.prefill is not None and adapter.prefill.linear_mode_if_published == "fp16_acc16"
+    assert parse_model(raw).to_adapter().prefill.linear_mode_if_published is None  # type: ignore[union-attr]
+    bad = {**raw, "prefill": {**raw["prefill"], "linear_mode_if_published": "fp16_fast"}}
+    with pytest.raises(InputError, match="linear_mode_if_published"):
+        parse_model(bad)

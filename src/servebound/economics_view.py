@@ -13,6 +13,7 @@ from servebound.core.decode_compute import decode_compute
 from servebound.core.hardware import ARITHMETIC_MODES, Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.prefill import crossover_tokens
+from servebound.core.rates import linear_mode_for
 from servebound.core.workload import Workload
 from servebound.errors import InputError
 
@@ -118,11 +119,10 @@ def balance(
             f"model '{model.id}' has no [prefill] fields (P_lin,active); the balance batch needs them",
         )
     workload = (workload or Workload()).for_model(model)
-    f_lin = hardware.compute_rate(shape.linear_mode)
+    mode, _ = linear_mode_for(hardware, shape)
+    f_lin = hardware.compute_rate(mode)
     if f_lin is None:
-        raise InputError(
-            "hardware", f"'{hardware.id}' has no {shape.linear_mode} rate (the model's linear mode)"
-        )
+        raise InputError("hardware", f"'{hardware.id}' has no {mode} rate (the model's linear mode)")
     weights = model.weights
     routed = weights.experts
     if routed is not None:
@@ -136,7 +136,7 @@ def balance(
                 f"{_g(r / 1e12)} TB/s) = {_g(approx)}",
                 approx,
                 "sessions",
-                {"mode": shape.linear_mode, "experts": routed.routed, "per_token": routed.per_token},
+                {"mode": mode, "experts": routed.routed, "per_token": routed.per_token},
             )
         )
     exact = crossover_tokens(
@@ -151,7 +151,7 @@ def balance(
             f"{_g(float(weights.batch(exact or 1.0, workload.expert_traffic)) / 1e9)} GB)",
             exact,
             "sessions",
-            {"mode": shape.linear_mode, "expert_traffic": workload.expert_traffic.value},
+            {"mode": mode, "expert_traffic": workload.expert_traffic.value},
         )
     )
     compute = decode_compute(hardware, model, workload)

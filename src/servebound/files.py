@@ -165,11 +165,12 @@ class PrefillFile(_Strict):
     kv_write_bytes_per_token: NonNegative = 0.0
     linear_mode: str = "bf16"
     attention_mode: str = "bf16"
+    linear_mode_if_published: str | None = None
 
     @model_validator(mode="after")
     def _known_modes(self) -> PrefillFile:
-        for key in ("linear_mode", "attention_mode"):
-            if getattr(self, key) not in ARITHMETIC_MODES:
+        for key in ("linear_mode", "attention_mode", "linear_mode_if_published"):
+            if getattr(self, key) is not None and getattr(self, key) not in ARITHMETIC_MODES:
                 raise ValueError(
                     f"{key} {getattr(self, key)!r} is not an arithmetic mode; use one of {', '.join(ARITHMETIC_MODES)}"
                 )
@@ -298,6 +299,7 @@ class ModelFile(_Strict):
                 kv_write_bytes_per_token=p.kv_write_bytes_per_token,
                 linear_mode=p.linear_mode,
                 attention_mode=p.attention_mode,
+                linear_mode_if_published=p.linear_mode_if_published,
             )
         kv_precision = self.kv.precision
         return ModelAdapter(
@@ -424,6 +426,8 @@ def model_to_mapping(model: ModelAdapter, *, audit: dict[str, Any] | None = None
             "linear_mode": p.linear_mode,
             "attention_mode": p.attention_mode,
         }
+        if p.linear_mode_if_published is not None:
+            out["prefill"]["linear_mode_if_published"] = p.linear_mode_if_published
     if model.sources:
         out["source"] = {k: v for k, v in model.sources.items() if k in SourceFile.model_fields}
     if audit:

@@ -183,6 +183,7 @@ def _compute_json(result: DecodeResult) -> dict[str, Any]:
     return {
         "status": compute.status.value,
         "linear_mode": None if rates is None else rates.linear_mode,
+        "linear_mode_choice": None if rates is None else rates.linear_mode_choice,
         "attention_mode": None if rates is None else rates.attention_mode,
         "linear_tflops": None
         if rates is None or rates.linear_flop_per_s is None
@@ -337,6 +338,7 @@ def prefill_assumptions(result: PrefillResult) -> dict[str, Any]:
             "overhead_gb": a.overhead_bytes / GB,
             "alloc_context_tokens": a.alloc_context_tokens,
             "linear_mode": a.linear_mode,
+            "linear_mode_choice": a.linear_mode_choice,
             "attention_mode": a.attention_mode,
             "linear_tflops": None if a.linear_flop_per_s is None else a.linear_flop_per_s / TFLOPS,
             "attention_tflops": None if a.attention_flop_per_s is None else a.attention_flop_per_s / TFLOPS,

@@ -101,6 +101,11 @@ class PrefillShape:
     kv_write_bytes_per_token: float = 0.0
     linear_mode: str = "bf16"
     attention_mode: str = "bf16"
+    #: A mode the model's engine runs the linear math at instead of ``linear_mode`` on hardware whose
+    #: row publishes a rate for it (llama.cpp's F16 files: its CUDA backend multiplies F16 weights
+    #: with FP16 accumulate, ``fp16_acc16``). Where the row has no such rate ``linear_mode`` is charged;
+    #: :func:`servebound.core.rates.linear_mode_for` makes the choice and says which and why.
+    linear_mode_if_published: str | None = None
 
 
 @dataclass(frozen=True)

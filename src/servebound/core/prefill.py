@@ -122,7 +122,8 @@ class PrefillAssumptions:
     row does not publish that mode; ``compute_available`` is False when a needed rate is missing (then
     the combined ceiling is the memory one). ``kernel_terms_dropped``: q_attn^HBM and q_act are left
     out of the traffic (ceiling-safe). ``is_estimate``: expected MoE routing or measured (not peak)
-    hardware rates make the result an estimate rather than a bound.
+    hardware rates make the result an estimate rather than a bound. ``linear_mode_choice`` says why
+    ``linear_mode`` was charged (:func:`servebound.core.rates.linear_mode_for`).
     """
 
     overhead_bytes: float
@@ -138,6 +139,7 @@ class PrefillAssumptions:
     hardware_provenance: str
     workspace_bytes: float = WORKSPACE_BYTES
     kernel_terms_dropped: bool = True
+    linear_mode_choice: str = ""
 
 
 @dataclass(frozen=True)
@@ -266,6 +268,7 @@ def _rates(
         attention=found.attention_flop_per_s,
         needs_linear=found.needs_linear,
         needs_attention=found.needs_attention,
+        linear_mode_choice=found.linear_mode_choice,
     )
     return rates, found.linear_mode, found.attention_mode
 
@@ -288,6 +291,7 @@ def _assumptions(
         alloc_context_tokens=workload.alloc_context_tokens,
         linear_mode=linear_mode,
         attention_mode=attention_mode,
+        linear_mode_choice=rates.linear_mode_choice,
         linear_flop_per_s=rates.linear,
         attention_flop_per_s=rates.attention,
         compute_available=rates.compute_available,

@@ -156,6 +156,7 @@ class Rates:
     attention: float | None
     needs_linear: bool
     needs_attention: bool
+    linear_mode_choice: str = ""
 
     @property
     def compute_available(self) -> bool:

@@ -23,6 +23,7 @@ class ModeRates:
     attention_flop_per_s: float | None
     needs_linear: bool
     needs_attention: bool
+    linear_mode_choice: str = ""
 
     @property
     def missing_modes(self) -> tuple[str, ...]:
@@ -38,12 +39,39 @@ class ModeRates:
         return not self.missing_modes
 
 
+def linear_mode_for(
+    hardware: Hardware, shape: PrefillShape, linear_mode: str | None = None
+) -> tuple[str, str]:
+    """The mode the linear math is charged at on ``hardware``, and a sentence saying why.
+
+    A mode given by the caller wins. Otherwise the model's ``linear_mode_if_published`` is charged where
+    the hardware row publishes a rate for it, and the model's ``linear_mode`` where it does not: both are
+    modes the model's engine uses (llama.cpp's F16 files run at ``fp16_acc16`` on its CUDA backend and
+    accumulate in FP32, ``fp16``, elsewhere), so neither is a rate borrowed for another mode. A row that
+    publishes neither leaves the compute roofline unavailable, as for any missing mode.
+    """
+    if linear_mode is not None:
+        return linear_mode, f"{linear_mode}: given for this run"
+    preferred = shape.linear_mode_if_published
+    if preferred is None or preferred == shape.linear_mode:
+        return shape.linear_mode, f"{shape.linear_mode}: the model's linear mode"
+    if hardware.compute_rate(preferred) is not None:
+        return preferred, (
+            f"{preferred}: the model's engine uses it where the hardware publishes it "
+            f"(else {shape.linear_mode})"
+        )
+    return shape.linear_mode, (
+        f"{shape.linear_mode}: the hardware publishes no {preferred} rate, the mode the model's engine "
+        f"uses where one is published"
+    )
+
+
 def mode_rates(
     hardware: Hardware, shape: PrefillShape, linear_mode: str | None = None, attention_mode: str | None = None
 ) -> ModeRates:
     """Look up F_hw for the adapter's (or the given) linear and attention modes: the one lookup that
     prefill and decode share."""
-    linear = linear_mode or shape.linear_mode
+    linear, choice = linear_mode_for(hardware, shape, linear_mode)
     attention = attention_mode or shape.attention_mode
     needs_attention = (
         shape.attention_global_flops_per_pair > 0
@@ -57,4 +85,5 @@ def mode_rates(
         attention_flop_per_s=hardware.compute_rate(attention),
         needs_linear=shape.linear_active_params > 0,
         needs_attention=needs_attention,
+        linear_mode_choice=choice,
     )

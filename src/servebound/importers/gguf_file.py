@@ -33,7 +33,7 @@ from servebound.core.kv import KVShape
 from servebound.core.model import ModelAdapter, PrefillShape
 from servebound.errors import InputError
 from servebound.importers.audit import ImportedModel, Step
-from servebound.importers.modes import linear_mode
+from servebound.importers.modes import LLAMA_CPP_IF_PUBLISHED, linear_mode
 from servebound.importers.tensor_roles import ByteForm, TensorEntry, TensorRole, byte_form, classify_gguf
 
 GGUF_MAGIC = b"GGUF"
@@ -667,6 +667,7 @@ def import_gguf(path: str | os.PathLike[str], *, kv_precision: str = "fp16") -> 
         attention_window_tokens=kv.window_tokens,
         kv_write_bytes_per_token=kv.global_bytes_per_token + kv.local_bytes_per_token,
         linear_mode=mode,
+        linear_mode_if_published=LLAMA_CPP_IF_PUBLISHED.get(linear_type.lower()),
     )
 
     by_type: Counter[str] = Counter()
@@ -738,6 +739,12 @@ def import_gguf(path: str | os.PathLike[str], *, kv_precision: str = "fp16") -> 
             + (
                 "; llama.cpp multiplies int8-quantized activations against block-quantized weights"
                 if mode == "int8"
+                else ""
+            )
+            + (
+                f"; {prefill.linear_mode_if_published} where the hardware publishes it (llama.cpp's CUDA "
+                f"backend multiplies {linear_type} weights with FP16 accumulate; elsewhere {mode})"
+                if prefill.linear_mode_if_published
                 else ""
             ),
         ),

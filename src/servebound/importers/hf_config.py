@@ -20,7 +20,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from servebound import bounded
@@ -34,7 +34,7 @@ from servebound.importers.hf.families import FAMILIES, SUPPORTED_MODEL_TYPES, WR
 from servebound.importers.hf.llama_cpp import LLAMA_CPP_MIXES, q4_k_m_layout, use_more_bits
 from servebound.importers.hf.release import release_plan
 from servebound.importers.hf.storage import StoragePlan, StoredBytes, mix_bytes, plan_bytes
-from servebound.importers.modes import linear_mode
+from servebound.importers.modes import LLAMA_CPP_IF_PUBLISHED, linear_mode
 
 __all__ = [
     "LLAMA_CPP_MIXES",
@@ -438,6 +438,17 @@ def _assemble(
     weights, weight_steps = _weights(stored, counts)
     kv_alloc, kv_read, kv_steps = kv_shapes(blocks, e_kv, kv_precision)
     prefill, prefill_steps = prefill_shape(blocks, kv_alloc, storage.mode, kv_precision)
+    if storage.mix is not None and storage.mix in LLAMA_CPP_IF_PUBLISHED:
+        engine_mode = LLAMA_CPP_IF_PUBLISHED[storage.mix]
+        prefill = replace(prefill, linear_mode_if_published=engine_mode)
+        prefill_steps.append(
+            Step(
+                "prefill.linear_mode",
+                0.0,
+                f"{storage.mode}; {engine_mode} where the hardware publishes it (llama.cpp's CUDA backend "
+                f"multiplies {storage.mix.upper()} weights with FP16 accumulate; elsewhere {storage.mode})",
+            )
+        )
     # stored.steps (bytes per parameter) lead the byte lines, after the parameter lines' assumptions
     assumptions = [s for s in steps if s.quantity == "assumption"]
     steps = assumptions + stored.steps + [s for s in steps if s.quantity != "assumption"]

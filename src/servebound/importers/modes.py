@@ -14,7 +14,7 @@ MXFP4, Q4_1, Q6_K, IQ4_XS ...); both ask :func:`linear_mode`.
 
 from __future__ import annotations
 
-__all__ = ["FLOAT_LINEAR_MODES", "linear_mode"]
+__all__ = ["FLOAT_LINEAR_MODES", "LLAMA_CPP_IF_PUBLISHED", "linear_mode"]
 
 #: Float and FP4 storage formats, by lower-case name, and the mode they multiply in.
 FLOAT_LINEAR_MODES: dict[str, str] = {
@@ -34,6 +34,12 @@ FLOAT_LINEAR_MODES: dict[str, str] = {
     "mlx_6bit": "fp16",
     "mlx_8bit": "fp16",
 }
+
+#: Modes llama.cpp runs a ggml type's matrix multiplies at where the hardware row publishes them, over
+#: :func:`linear_mode`'s (``PrefillShape.linear_mode_if_published``): its CUDA backend multiplies F16
+#: weights through cuBLAS with FP16 accumulate (``fp16_acc16``); its Metal and CPU paths accumulate in
+#: FP32 (``fp16``), and rows without an ``fp16_acc16`` rate (Apple, AMD, DGX Spark) are charged that.
+LLAMA_CPP_IF_PUBLISHED: dict[str, str] = {"f16": "fp16_acc16"}
 
 _BLOCK_PREFIXES = ("q", "iq", "tq")
 

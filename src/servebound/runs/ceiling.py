@@ -16,6 +16,7 @@ from servebound.core.formats import KV_FORMATS
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.prefill import prefill
+from servebound.core.rates import linear_mode_for
 from servebound.core.units import GB
 from servebound.errors import InputError
 from servebound.runs.measured import (
@@ -150,8 +151,9 @@ def check_run(
         raise InputError(
             "model", f"model '{adapter.id}' has no [prefill] fields, so no prefill ceiling can be computed"
         )
-    linear = _pick_mode(hw, run.linear_mode, adapter.prefill.linear_mode, "linear", warnings)
-    attention = _pick_mode(hw, run.attention_mode, adapter.prefill.attention_mode, "attention", warnings)
+    model_linear, _ = linear_mode_for(hw, adapter.prefill)
+    _pick_mode(hw, run.linear_mode, model_linear, "linear", warnings)
+    _pick_mode(hw, run.attention_mode, adapter.prefill.attention_mode, "attention", warnings)
     alloc = max(run.alloc_context_tokens or run.prompt_tokens, run.prompt_tokens)
     workload = make_workload(
         overhead_gb=overhead_gb, alloc_context=alloc, read_context=min(alloc, run.prompt_tokens)
@@ -164,8 +166,8 @@ def check_run(
         workload=workload,
         batch=batch,
         chunk_tokens=run.chunk_tokens,
-        linear_mode=linear,
-        attention_mode=attention,
+        linear_mode=run.linear_mode,
+        attention_mode=run.attention_mode,
     )
     measured = run.measured_tok_per_s
     efficiency = measured / pf.tok_per_s

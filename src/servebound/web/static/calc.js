@@ -8,7 +8,8 @@
  * Inputs use the core's units: bytes, bytes/s, FLOP/s, tokens. A model is
  *   {always_on_bytes, expert_bytes, routed, per_token, resident_bytes,
  *    kv_alloc: {global, local, window, state}, kv_read: {...}, context_limit,
- *    prefill: {linear_active_params, global, local, window, state, kv_write, linear_mode, attention_mode}}
+ *    prefill: {linear_active_params, global, local, window, state, kv_write, linear_mode,
+ *              linear_mode_if_published, attention_mode}}
  * and a workload {overhead_bytes, alloc_context, read_context, floor, batch, expert_traffic,
  *   speculation: {draft: model, draft_tokens, tokens_per_step} | null}.
  */
@@ -95,11 +96,19 @@
   }
 
   // ------------------------------------------------------------------ decode's compute roof
+  /* The linear math's mode on this row (servebound.core.rates.linear_mode_for): a given mode, else the
+     model's engine mode where the row publishes it (llama.cpp's F16 files: fp16_acc16), else linear_mode */
+  function linearModeFor(hw, p, linearMode) {
+    if (linearMode) return linearMode;
+    var F = hw.compute_flop_per_s || {}, pref = p.linear_mode_if_published;
+    return pref && Object.prototype.hasOwnProperty.call(F, pref) ? pref : p.linear_mode;
+  }
+
   /* F_hw lookups for the modes a prefill adapter selects (servebound.core.rates.mode_rates) */
   function modeRates(hw, p, linearMode, attentionMode) {
     var F = hw.compute_flop_per_s || {};
     var has = function (k) { return Object.prototype.hasOwnProperty.call(F, k); };
-    var lm = linearMode || p.linear_mode, am = attentionMode || p.attention_mode;
+    var lm = linearModeFor(hw, p, linearMode), am = attentionMode || p.attention_mode;
     var linear = has(lm) ? F[lm] : null, attention = has(am) ? F[am] : null;
     var needsLinear = p.linear_active_params > 0;
     var needsAttention = p.global > 0 || (p.local > 0 && p.window > 0) || p.state > 0;
@@ -336,7 +345,7 @@
   // ------------------------------------------------------------------ prefill
   function rates(hw, p, linearMode, attentionMode) {
     var F = hw.compute_flop_per_s || {};
-    linearMode = linearMode || p.linear_mode;
+    linearMode = linearModeFor(hw, p, linearMode);
     attentionMode = attentionMode || p.attention_mode;
     var has = function (k) { return Object.prototype.hasOwnProperty.call(F, k); };
     var linear = has(linearMode) ? F[linearMode] : null;
