@@ -136,10 +136,18 @@ def test_shipped_summary(shipped: tuple[ReportedRun, ...]) -> None:
     assert summary.at_or_below == sum(r.at_or_below for r in shipped)
     assert sum(s.count for s in summary.by_engine.values()) == summary.total
     assert sum(s.count for s in summary.by_hardware_family.values()) == summary.total
+    assert sum(s.count for s in summary.by_model_family.values()) == summary.total
     assert summary.overall.min <= summary.overall.p25 <= summary.overall.median <= summary.overall.p75
     out = validation_json(summary)
     assert out["total"] == summary.total and len(out["runs"]) == summary.total
-    assert {"efficiency", "by_engine", "by_hardware_family", "by_phase", "at_or_below_rate"} <= set(out)
+    assert {
+        "efficiency",
+        "by_engine",
+        "by_hardware_family",
+        "by_phase",
+        "by_model_family",
+        "at_or_below_rate",
+    } <= set(out)
 
 
 def test_pair_lookup(shipped: tuple[ReportedRun, ...]) -> None:
@@ -233,6 +241,7 @@ def test_gpt_oss_runs_on_dgx_spark_use_the_gguf_profile(shipped: tuple[ReportedR
     20B tg32 run above its ceiling, which is why the runs must not use it."""
     runs = [r for r in shipped if r.entry.id.startswith("llamacpp-benches-dgx-spark-gpt-oss-")]
     assert {r.entry.model for r in runs} == {"gpt-oss-20b-mxfp4_moe", "gpt-oss-120b-mxfp4_moe"}
+    assert {r.model_family for r in runs} == {"gpt_oss"}
     assert len(runs) == 46 and all(r.check.run.phase.value == "decode" and r.at_or_below for r in runs)
     tg32 = next(r for r in runs if r.entry.id == "llamacpp-benches-dgx-spark-gpt-oss-20b-mxfp4_moe-tg32")
     native = tg32.entry.model_copy(

@@ -227,6 +227,7 @@ def test_validation_page_numbers_equal_the_cli(rc: TestClient, cli_validation: d
         ("by_engine", "Engine"),
         ("by_hardware_family", "Hardware family"),
         ("by_phase", "Phase"),
+        ("by_model_family", "Model family"),
     ):
         rows += [(f"{label}: {name}", stats) for name, stats in data[key].items()]
     for label, stats in rows:

@@ -31,11 +31,13 @@ QUANTILES = (0.25, 0.5, 0.75)
 
 @dataclass(frozen=True)
 class ReportedRun:
-    """A reported run evaluated: the entry, the check against its ceiling, and its hardware family."""
+    """A reported run evaluated: the entry, the check against its ceiling, its hardware family and its
+    model family (the catalog's, from the config's model_type)."""
 
     entry: ReportedRunEntry
     check: RunCheck
     hardware_family: str
+    model_family: str = "model file"
 
     @property
     def efficiency(self) -> float:
@@ -73,6 +75,7 @@ class ValidationSummary:
     by_engine: dict[str, EfficiencyStats]
     by_hardware_family: dict[str, EfficiencyStats]
     by_phase: dict[str, EfficiencyStats]
+    by_model_family: dict[str, EfficiencyStats]
 
     @property
     def total(self) -> int:
@@ -88,6 +91,15 @@ class ValidationSummary:
 
 
 # --- loading -----------------------------------------------------------------------------------------
+
+
+def _model_family(model_id: str) -> str:
+    from servebound.catalog.models import get_model
+
+    try:
+        return get_model(model_id).family
+    except InputError:
+        return "model file"
 
 
 def _hardware_family(hardware_id: str) -> str:
@@ -133,7 +145,12 @@ def evaluate_entry(entry: ReportedRunEntry) -> ReportedRun:
     check = check_run(entry.hardware, entry.model, run)
     if entry.layout is not None:
         check = _layout_check(entry, check)
-    return ReportedRun(entry=entry, check=check, hardware_family=_hardware_family(entry.hardware))
+    return ReportedRun(
+        entry=entry,
+        check=check,
+        hardware_family=_hardware_family(entry.hardware),
+        model_family=_model_family(entry.model),
+    )
 
 
 def _layout_check(entry: ReportedRunEntry, check: RunCheck) -> RunCheck:
@@ -206,7 +223,7 @@ def _grouped(runs: Sequence[ReportedRun], key: Any) -> dict[str, EfficiencyStats
 
 def validation_summary(runs: Sequence[ReportedRun] | None = None) -> ValidationSummary:
     """The at-or-below count and efficiency distribution over reported runs (the shipped ones by
-    default), overall and by engine, hardware family and phase."""
+    default), overall and by engine, hardware family, phase and model family."""
     evaluated = tuple(evaluate_reported_runs() if runs is None else runs)
     return ValidationSummary(
         runs=evaluated,
@@ -214,6 +231,7 @@ def validation_summary(runs: Sequence[ReportedRun] | None = None) -> ValidationS
         by_engine=_grouped(evaluated, lambda run: run.entry.engine),
         by_hardware_family=_grouped(evaluated, lambda run: run.hardware_family),
         by_phase=_grouped(evaluated, lambda run: run.check.run.phase.value),
+        by_model_family=_grouped(evaluated, lambda run: run.model_family),
     )
 
 
@@ -252,6 +270,7 @@ def reported_run_json(run: ReportedRun) -> dict[str, Any]:
         "hardware": entry.hardware,
         "hardware_family": run.hardware_family,
         "model": entry.model,
+        "model_family": run.model_family,
         "engine": entry.engine,
         "engine_version": entry.engine_version,
         "quantization": entry.quantization,
@@ -289,6 +308,7 @@ def validation_json(summary: ValidationSummary) -> dict[str, Any]:
         "by_engine": {name: stats_json(s) for name, s in summary.by_engine.items()},
         "by_hardware_family": {name: stats_json(s) for name, s in summary.by_hardware_family.items()},
         "by_phase": {name: stats_json(s) for name, s in summary.by_phase.items()},
+        "by_model_family": {name: stats_json(s) for name, s in summary.by_model_family.items()},
         "runs": [reported_run_json(run) for run in summary.runs],
     }
 
@@ -313,6 +333,8 @@ def format_summary(summary: ValidationSummary) -> str:
         *(row(name, s) for name, s in summary.by_hardware_family.items()),
         "by phase:",
         *(row(name, s) for name, s in summary.by_phase.items()),
+        "by model family:",
+        *(row(name, s) for name, s in summary.by_model_family.items()),
     ]
     if summary.above:
         lines.append("above the ceiling (investigated):")

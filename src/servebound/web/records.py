@@ -255,6 +255,7 @@ def stats_rows(data: Mapping[str, Any]) -> list[StatsRow]:
         ("by_engine", "Engine"),
         ("by_hardware_family", "Hardware family"),
         ("by_phase", "Phase"),
+        ("by_model_family", "Model family"),
     ):
         rows += [row(f"{label}: {name}", s) for name, s in data[key].items()]
     return rows
