@@ -268,3 +268,19 @@ def test_scalar_attention_flops_equal_the_vector_ones(model: ModelAdapter, chunk
     assert attention_flops_per_token_scalar(shape, chunk, prefix) == pytest.approx(
         vector, rel=1e-12, abs=1e-9
     )
+
+
+def test_unreachable_floor_with_a_vanishing_read_size() -> None:
+    """W_active above R / floor with a subnormal K_read: the closed form for b_rate is -inf, so no batch
+    clears the floor (b_rate = 0), instead of an overflow (found by hypothesis)."""
+    tiny = 5e-324
+    model = ModelAdapter(
+        "m",
+        "M",
+        Weights(0.0, 1e12),
+        KVShape(global_bytes_per_token=tiny),
+        KVShape(global_bytes_per_token=tiny),
+    )
+    hw = Hardware("h", "H", 2e13, 1e12, {"bf16": 1e15})
+    result = decode(hw, model, Workload(alloc_context_tokens=1, read_context_tokens=1, floor_tok_per_s=50.0))
+    assert result.batch_rate == 0

@@ -366,8 +366,9 @@ def decode(hardware: Hardware, model: ModelAdapter, workload: Workload | None = 
     batch_rate: int | None = None
     if spec is None and traffic.kv_read > 0 and floor > 0:
         closed_form = (bandwidth / floor - w_active) / traffic.kv_read
-        # A vanishing floor or read size sends the ratio past any batch (or to inf): no rate limit.
-        batch_rate = max(0, math.floor(closed_form)) if closed_form <= MAX_BATCH else None
+        # A vanishing floor or read size sends the ratio past any batch (or to inf): no rate limit; an
+        # unreachable floor with a vanishing read size sends it to -inf: no batch clears it.
+        batch_rate = max(0, math.floor(max(closed_form, -1.0))) if closed_form <= MAX_BATCH else None
 
     def clears(batch: int) -> bool:
         return traffic.per_session_scalar(batch, bandwidth) >= floor
