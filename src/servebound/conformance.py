@@ -76,6 +76,7 @@ def model_json(model: ModelAdapter) -> dict[str, Any]:
             "state": pre.attention_state_flops_per_token,
             "kv_write": pre.kv_write_bytes_per_token,
             "linear_mode": pre.linear_mode,
+            "linear_mode_if_published": pre.linear_mode_if_published,
             "attention_mode": pre.attention_mode,
         },
     }
