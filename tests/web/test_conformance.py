@@ -60,6 +60,13 @@ def test_calc_js_matches_the_core_on_every_vector(tmp_path: Path) -> None:
         for v in decode_inputs
     )
     assert any(v["prefill"]["chunk"] for v in vectors["vectors"] if v["kind"] == "prefill")
+    # llama.cpp's F16 profiles on rows that publish fp16_acc16: the port must choose the engine's mode
+    assert any(
+        (v.get("model") or {}).get("prefill")
+        and v["model"]["prefill"]["linear_mode_if_published"] == "fp16_acc16"
+        and "fp16_acc16" in v["hardware"]["compute_flop_per_s"]
+        for v in vectors["vectors"]
+    )
     result = run_vectors(vectors, tmp_path)
     assert result["count"] == vectors["count"]
     assert result["checked_numbers"] > 20_000
