@@ -1276,6 +1276,77 @@ RACKS: list[dict[str, Any]] = [
 ]
 
 
+# --- h14: runtime overhead per row ------------------------------------------------------------------
+# O is what the machine keeps from the model: on unified memory the OS's share, on a discrete card the
+# runtime's context and workspace. Each row gets O by its class, with the reasoning as its source.
+
+#: vLLM, the usual server on datacenter cards, takes --gpu-memory-utilization 0.9 by default: 10 % of
+#: the card is left to the CUDA context, CUDA graphs and the activation peak (8 GB of an 80 GB card,
+#: where the derivation's 8 GB comes from).
+VLLM_RESERVE = 0.10
+VLLM_SOURCE = (
+    "10 % of memory: vLLM's default --gpu-memory-utilization 0.9 leaves it to the CUDA context, CUDA "
+    "graphs and the activation peak (https://huggingface.co/neuralmagic/Mistral-7B-Instruct-v0.3-GPTQ-4bit/"
+    "discussions/1: 'It will use 90% of the total GPU memory by default'; "
+    "https://docs.hivenet.com/tutorials/more-guides/advanced-vllm-settings: GPU memory fraction default 0.9)"
+)
+#: A consumer or workstation card runs llama.cpp and its kin: the CUDA/ROCm context (a few hundred MB)
+#: plus the compute buffer (105 MiB at 512 tokens on an RTX 4080, llamafile #552; 672 MiB at 4,096
+#: tokens with pipeline parallelism on an RTX 4070 Ti, llama.cpp #6122): about 1 GB.
+DISCRETE_RUNTIME_GB = 1.0
+DISCRETE_SOURCE = (
+    "1 GB: the CUDA/ROCm context (a few hundred MB) plus llama.cpp's compute buffer (105 MiB at 512 "
+    "tokens on an RTX 4080, github.com/mozilla-ai/llamafile/pull/552; 672 MiB at 4,096 tokens on an RTX "
+    "4070 Ti, github.com/ggml-org/llama.cpp/pull/6122); a card that also drives a display keeps a few "
+    "hundred MB more (pass --overhead-gb)"
+)
+#: macOS lets the GPU wire at most recommendedMaxWorkingSetSize of unified memory by default: ggml's
+#: Metal logs show 22906.50 MB on 32 GB machines (2/3), 51539.61 MB on a 64 GB M2 Max and 103079.22 MB
+#: on 128 GB (3/4). The OS's share is the rest.
+def apple_share(memory_gb: float) -> tuple[float, str]:
+    usable = 2 / 3 if memory_gb * 1e9 / 2**30 <= 36.01 else 3 / 4  # the rule is in GiB: 36 GiB = 38.65 GB
+    overhead = round(memory_gb * (1 - usable), 1)
+    return overhead, (
+        f"{overhead:g} GB, the OS's share: macOS lets the GPU wire {'2/3' if usable < 0.7 else '3/4'} of "
+        "unified memory by default (ggml_metal_init's recommendedMaxWorkingSetSize: 22906.50 MB on 32 GB "
+        "Macs, 51539.61 MB on a 64 GB M2 Max, 103079.22 MB on 128 GB; 2/3 up to 36 GB, 3/4 above); "
+        "raising iogpu.wired_limit_mb frees more (pass --overhead-gb)"
+    )
+
+
+UNIFIED_OS_GB = 8.0
+UNIFIED_OS_SOURCE = (
+    "8 GB, the OS's share of unified memory: a Linux desktop (DGX OS, JetPack, a Strix Halo install) and "
+    "the runtime share the pool, and no runtime publishes a reserve for it; the derivation's 8 GB is kept"
+)
+
+
+def runtime_overhead(device: dict[str, Any]) -> tuple[float, str]:
+    """O for one device row, and why."""
+    memory, cls = float(device["memory_gb"]), device["class"]
+    if cls == "unified-memory SoC":
+        if device["vendor"] == "Apple":
+            return apple_share(memory)
+        return UNIFIED_OS_GB, UNIFIED_OS_SOURCE
+    if cls in ("consumer GPU", "workstation GPU"):
+        return DISCRETE_RUNTIME_GB, DISCRETE_SOURCE
+    return round(memory * VLLM_RESERVE, 1), f"{round(memory * VLLM_RESERVE, 1):g} GB = " + VLLM_SOURCE
+
+
+def with_runtime_overhead(device: dict[str, Any]) -> dict[str, Any]:
+    overhead, why = runtime_overhead(device)
+    out: dict[str, Any] = {}
+    for key, value in device.items():
+        if key == "provenance":
+            out["runtime_overhead_gb"] = overhead
+        out[key] = value
+    out["sources"] = {**device["sources"], "runtime_overhead_gb": why}
+    return out
+
+
+# --- end h14 -----------------------------------------------------------------------------------------
+
+
 def split_outside_parens(text: str, sep: str = "; ") -> list[str]:
     """Split on ``sep`` only where no parenthesis is open."""
     parts, depth, start, i = [], 0, 0, 0
@@ -1867,6 +1938,7 @@ def main(argv: list[str]) -> int:
     devices += [extra_device(spec) for spec in EXTRA_DEVICES]
     devices += [extra_device(spec) for spec in [*H11B_APPLE, *H11B_CARDS, *H11B_SOCS]]
     apply_prices(devices)
+    devices = [with_runtime_overhead(d) for d in devices]
     document = {"device": devices, "system": with_interconnect(system_entries(rows_by_id))}
     header = (
         "# servebound hardware catalog: one [[device]] per device or memory configuration, one [[system]]\n"

@@ -1,15 +1,29 @@
 from __future__ import annotations
 
+import os
 import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 from servebound import Experts, Hardware, KVShape, ModelAdapter, Weights
 
 GOLDEN = Path(__file__).parent / "golden"
 GB = 1e9
+
+# Hypothesis in CI is deterministic: each test draws the same examples on every run (derandomize), and
+# no example database carries a failure from one run into the next. Locally ("dev") examples stay
+# random, so new failures can still be found; each one found becomes an explicit @example.
+# HYPOTHESIS_PROFILE=ci reproduces CI's examples on a workstation.
+CI = bool(os.environ.get("CI"))
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+settings.register_profile("dev")
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if CI else "dev"))
+
+#: Examples for the fuzzers of untrusted headers (GGUF, safetensors): a fixed, larger count in CI.
+FUZZ_EXAMPLES = 600 if settings.default.derandomize else 300
 
 
 def load_golden(name: str) -> dict[str, Any]:

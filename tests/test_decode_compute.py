@@ -232,6 +232,20 @@ no_rate_machines = st.builds(
     hw=Hardware("h", "H", 1e12, 1e12, {"fp4": 1e15}),
     wl=Workload(alloc_context_tokens=10, read_context_tokens=10),
 )
+# Found at random (h14's hypothesis runs): a subnormal read size under weights past R / r* sent the
+# b_rate closed form to -inf, and math.floor raised OverflowError.
+@example(
+    model=ModelAdapter(
+        "m",
+        "M",
+        Weights(0.0, 1e9),
+        KVShape(global_bytes_per_token=5e-324),
+        KVShape(global_bytes_per_token=5e-324),
+        PrefillShape(linear_active_params=1e9),
+    ),
+    hw=Hardware("h", "H", 1e12, 1e10, {"fp4": 1e15}),
+    wl=Workload(alloc_context_tokens=10, read_context_tokens=10, floor_tok_per_s=100),
+)
 @given(models(), no_rate_machines, workloads())
 def test_rows_without_rates_equal_todays(model: ModelAdapter, hw: Hardware, wl: Workload) -> None:
     """No rate for the model's modes: every field equals the memory-only result exactly."""

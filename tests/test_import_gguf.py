@@ -17,12 +17,13 @@ from gguf import GGUFReader, GGUFWriter
 from gguf.constants import GGML_QUANT_SIZES
 from gguf.constants import GGMLQuantizationType as T
 from gguf.quants import quantize
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from servebound.errors import InputError
 from servebound.importers.gguf_file import import_gguf, read_gguf_header
 from servebound.importers.tensor_roles import TensorRole, classify_gguf
+from tests.conftest import FUZZ_EXAMPLES
 
 
 def smollm2_path() -> Path:
@@ -444,8 +445,31 @@ def tiny_header() -> bytes:
     return write_gguf(folder / "t.gguf", "llama", dense_meta, dense_tensors()).read_bytes()
 
 
-@settings(max_examples=300, deadline=None)
+# Byte offsets of header values in tiny_header(), checked by test_tiny_header_offsets: the low byte
+# of llama.block_count (2), embedding_length (64), head_count (4) and head_count_kv (2).
+BLOCK_COUNT_AT, EMBEDDING_AT, HEADS_AT, KV_HEADS_AT = 98, 172, 255, 300
+
+
+def test_tiny_header_offsets() -> None:
+    """The fuzz test's explicit examples hit the keys they name (GGUFWriter's layout is stable)."""
+    data = tiny_header()
+    for key, at, value in [
+        (b"llama.block_count", BLOCK_COUNT_AT, 2),
+        (b"llama.embedding_length", EMBEDDING_AT, 64),
+        (b"llama.attention.head_count", HEADS_AT, 4),
+        (b"llama.attention.head_count_kv", KV_HEADS_AT, 2),
+    ]:
+        assert data.index(key) + len(key) + 4 == at
+        assert struct.unpack_from("<I", data, at)[0] == value
+
+
+@settings(max_examples=FUZZ_EXAMPLES, deadline=None)
 @given(spots=st.lists(st.tuples(st.integers(0, 1500), st.integers(0, 255)), min_size=1, max_size=4))
+# Found by this test at random (issue 14): block_count 0 raised ValueError from max() of no layers.
+@example(spots=[(BLOCK_COUNT_AT, 0)])
+@example(spots=[(HEADS_AT, 0)])
+@example(spots=[(EMBEDDING_AT, 0)])
+@example(spots=[(KV_HEADS_AT, 5)])
 def test_corrupted_header_raises_only_input_error(
     tmp_path_factory: pytest.TempPathFactory, spots: list[tuple[int, int]]
 ) -> None:
@@ -456,3 +480,72 @@ def test_corrupted_header_raises_only_input_error(
     path.write_bytes(bytes(data))
     with contextlib.suppress(InputError):
         import_gguf(path)
+
+
+# Headers that contradict their tensors (issue 14) -----------------------------------------------------
+
+
+def contradicting(tmp_path: Path, name: str, **keys: int) -> Path:
+    """The tiny dense file (two layers of tensors) with header keys overwritten."""
+
+    def meta(writer: GGUFWriter) -> None:
+        writer.add_block_count(keys.get("block_count", 2))
+        writer.add_context_length(128)
+        writer.add_embedding_length(keys.get("embedding_length", 64))
+        writer.add_feed_forward_length(128)
+        writer.add_head_count(keys.get("head_count", 4))
+        writer.add_head_count_kv(keys.get("head_count_kv", 2))
+
+    return write_gguf(tmp_path / f"{name}.gguf", "llama", meta, dense_tensors())
+
+
+@pytest.mark.parametrize(
+    ("keys", "message"),
+    [
+        ({"block_count": 0}, r"llama\.block_count: is 0; a model has at least one layer"),
+        ({"block_count": 60_000}, r"block_count: is 60000 but the tensors hold layers blk\.0 to blk\.1"),
+        ({"block_count": 1}, r"block_count: is 1 but the tensors hold layers blk\.0 to blk\.1"),
+        ({"head_count": 0}, r"head_count: is 0 for layer 0, which holds attention tensor 'blk\.0\.attn_"),
+        ({"embedding_length": 0}, r"embedding_length: is 0; the hidden size must be positive"),
+        ({"embedding_length": 4096}, r"embedding_length: is 4096 but token_embd\.weight rows hold 64"),
+        ({"head_count_kv": 8}, r"head_count_kv: 8 KV heads exceed head_count 4"),
+    ],
+)
+def test_header_contradicting_its_tensors_is_an_input_error(
+    tmp_path: Path, keys: dict[str, int], message: str
+) -> None:
+    """Each of these imported and decoded as "fits" before: the header now answers to its tensors."""
+    path = contradicting(tmp_path, "contradicting", **keys)
+    with pytest.raises(InputError, match=message) as raised:
+        import_gguf(path)
+    assert "contradicting.gguf" in str(raised.value)
+
+
+def test_block_count_zero_through_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`servebound import gguf`, `decode -m` and `check -m` answer the fuzz test's case with one line
+    and exit 2."""
+    from servebound.cli import main
+
+    path = str(contradicting(tmp_path, "zero", block_count=0))
+    hardware = str(Path(__file__).resolve().parents[1] / "examples" / "dgx-spark.toml")
+    for argv in (
+        ["import", "gguf", path],
+        ["decode", "-H", hardware, "-m", path],
+        [
+            "check",
+            "-H",
+            hardware,
+            "-m",
+            path,
+            "--metric",
+            "per_session_tok_s",
+            "--measured",
+            "10",
+            "--read-context",
+            "100",
+        ],
+    ):
+        assert main(argv) == 2
+        _, err = capsys.readouterr()
+        assert err.startswith("servebound: error: GGUF file zero.gguf: llama.block_count: is 0"), err
+        assert "Traceback" not in err and err.count("\n") == 1

@@ -18,12 +18,15 @@ from servebound.core.kv import KVShape
 from servebound.errors import InputError
 from servebound.importers.safetensors_headers import (
     MAX_HEADER_BYTES,
+    MAX_HEADER_OBJECTS,
+    MAX_READ_HEADER_BYTES,
     import_safetensors,
     read_safetensors_checkpoint,
     read_safetensors_header,
     read_safetensors_index,
 )
 from servebound.importers.tensor_roles import TensorRole, classify_hf
+from tests.conftest import FUZZ_EXAMPLES
 
 KV = KVShape(global_bytes_per_token=2 * 2 * 1 * 8 * 2)  # 2 (K,V) x 2 layers x 1 kv head x dim 8 x 2 B
 
@@ -298,7 +301,33 @@ def test_header_cap_is_the_formats_own() -> None:
     assert MAX_HEADER_BYTES == 100_000_000
 
 
-@settings(max_examples=200, deadline=None)
+def test_a_huge_header_fails_before_it_is_read(tmp_path: Path) -> None:
+    """Issue 14: a 75 MB header cost 19.5 s and 924 MB before failing. The length alone refuses it
+    now; the file is sparse, so the test writes 8 bytes."""
+    path = tmp_path / "huge.safetensors"
+    with path.open("wb") as handle:
+        handle.write(struct.pack("<Q", 75_000_000))
+        handle.truncate(8 + 75_000_000 + 16)
+    with pytest.raises(InputError, match=f"over servebound's {MAX_READ_HEADER_BYTES} byte cap"):
+        read_safetensors_header(path)
+
+
+def test_a_header_of_millions_of_objects_fails_before_parsing(tmp_path: Path) -> None:
+    raw = b"[" + b",".join([b"{}"] * (MAX_HEADER_OBJECTS + 1)) + b"]"
+    path = tmp_path / "objects.safetensors"
+    path.write_bytes(struct.pack("<Q", len(raw)) + raw)
+    with pytest.raises(InputError, match=f"over the {MAX_HEADER_OBJECTS} cap"):
+        read_safetensors_header(path)
+
+
+def test_missing_kv_names_what_to_do(tmp_path: Path) -> None:
+    """The error used to say "pass kv", which is no command-line option."""
+    save_file(dense_tensors(tied=False), str(tmp_path / "model.safetensors"))
+    with pytest.raises(InputError, match=r"put the model's config\.json there.*servebound import hf"):
+        import_safetensors(tmp_path / "model.safetensors")
+
+
+@settings(max_examples=FUZZ_EXAMPLES, deadline=None)
 @given(junk=st.binary(max_size=300), claimed=st.one_of(st.none(), st.integers(0, 2**64 - 1)))
 def test_arbitrary_bytes_raise_only_input_error(
     tmp_path_factory: pytest.TempPathFactory, junk: bytes, claimed: int | None

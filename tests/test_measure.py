@@ -310,3 +310,15 @@ def test_slug() -> None:
 
 def test_public_names_exist() -> None:
     assert all(hasattr(measure, name) for name in measure.__all__)
+
+
+def test_quick_preset_bounds_its_arrays() -> None:
+    """Issue 14: `measure --quick` peaked at 3.7 GB on a large-cache server (three 4 x LLC arrays)."""
+    from servebound.measure import PRESETS, QUICK_CPU_ARRAY_CAP_BYTES, preset_cpu_array_bytes
+
+    big_cache, plenty = 256 * 2**20, 512 * 2**30
+    assert preset_cpu_array_bytes(PRESETS["quick"], big_cache, plenty) == QUICK_CPU_ARRAY_CAP_BYTES
+    assert 3 * QUICK_CPU_ARRAY_CAP_BYTES < 0.85e9
+    # the default preset still sizes past the cache, and neither takes over a sixth of free memory each
+    assert preset_cpu_array_bytes(PRESETS["default"], big_cache, plenty) == 4 * big_cache
+    assert preset_cpu_array_bytes(PRESETS["quick"], None, 300 * 2**20) == 50 * 2**20

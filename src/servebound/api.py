@@ -71,7 +71,7 @@ def _finite(
 
 def make_workload(
     *,
-    overhead_gb: float = DEFAULT_OVERHEAD_BYTES / GB,
+    overhead_gb: float | None = None,
     alloc_context: int | None = None,
     read_context: int | None = None,
     floor_tok_s: float = DEFAULT_FLOOR_TOK_PER_S,
@@ -87,13 +87,15 @@ def make_workload(
 
     Contexts left as None take the derivation's defaults (L_alloc = 100,000, L_read = 32,000), capped
     per model at its context limit when the model is shorter; contexts given are used as given.
+    ``overhead_gb`` None takes the hardware row's runtime overhead, or 8 GB where it states none.
     """
     defaults = alloc_context is None and read_context is None
     if alloc_context is None:
         alloc_context = DEFAULT_ALLOC_CONTEXT_TOKENS
     if read_context is None:
         read_context = min(DEFAULT_READ_CONTEXT_TOKENS, alloc_context)
-    _finite("overhead_gb", overhead_gb, maximum=MAX_EDGE_GB)
+    if overhead_gb is not None:
+        _finite("overhead_gb", overhead_gb, maximum=MAX_EDGE_GB)
     for field, value in (("alloc_context", alloc_context), ("read_context", read_context)):
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise InputError(field, f"must be a whole number of tokens >= 1 (got {value!r})")
@@ -140,7 +142,9 @@ def make_workload(
             "draft", "--draft-tokens, --acceptance and --tokens-per-step need a draft model (--draft)"
         )
     return Workload(
-        overhead_bytes=overhead_gb * GB,
+        overhead_bytes=DEFAULT_OVERHEAD_BYTES if overhead_gb is None else overhead_gb * GB,
+        overhead_from_hardware=overhead_gb is None,
+        overhead_source=None if overhead_gb is None else f"given: {overhead_gb:g} GB",
         alloc_context_tokens=alloc_context,
         read_context_tokens=read_context,
         floor_tok_per_s=floor_tok_s,

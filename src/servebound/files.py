@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import tomli_w
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from servebound import bounded
 from servebound.core.formats import KV_FORMATS
@@ -25,6 +25,37 @@ MAX_FILE_BYTES = 4_000_000
 
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+
+
+def _real(what: str, low: float, high: float, *, zero: bool = False) -> AfterValidator:
+    """Values beyond any real machine or model are errors, not numbers to compute with: past ``high``
+    the arithmetic overflows (1e308 GB became inf) and below ``low`` it underflows (a 1e-300 byte
+    weight divided by zero). The bounds sit orders of magnitude outside every real value, so only a
+    unit slip or a hostile file reaches them. ``zero`` keeps 0 meaning "none" where it does."""
+
+    def check(value: float) -> float:
+        if zero and value == 0:
+            return value
+        if value < low:
+            floor = f"{low:g}" + (" (or 0)" if zero else "")
+            raise ValueError(f"{value:g} is below any real {what}; at least {floor}: check the unit")
+        if value > high:
+            raise ValueError(f"{value:g} is beyond any real {what}; at most {high:g}: check the unit")
+        return value
+
+    return AfterValidator(check)
+
+
+#: Bounds of the file values (a petabyte of memory, 10 PB/s, 10 exaflop/s; a 0.01-byte weight is a
+#: 0.08-bit one; a byte count other than 0 is at least one byte).
+MemoryGB = Annotated[Positive, _real("memory size in GB", 1e-6, 1e6)]
+BandwidthGB = Annotated[Positive, _real("bandwidth in GB/s", 1e-6, 1e7)]
+Tflops = Annotated[Positive, _real("rate in TFLOPS", 1e-6, 1e7)]
+BytesPerParam = Annotated[Positive, _real("bytes per parameter", 0.01, 64)]
+Params = Annotated[Positive, _real("parameter count", 1, 1e15)]
+WeightBytes = Annotated[NonNegative, _real("byte count", 1, 1e16, zero=True)]
+TokenBytes = Annotated[NonNegative, _real("bytes per token", 1e-3, 1e10, zero=True)]
+FlopsPerPair = Annotated[NonNegative, _real("FLOPs per token pair", 1e-3, 1e12, zero=True)]
 Count = Annotated[int, Field(ge=0)]
 Slug = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=120)]
 
@@ -36,13 +67,13 @@ class _Strict(BaseModel):
 
 
 class ComputeFile(_Strict):
-    fp4: Positive | None = None
-    fp8: Positive | None = None
-    int8: Positive | None = None
-    bf16: Positive | None = None
-    fp16: Positive | None = None
-    fp16_acc16: Positive | None = None
-    fp32: Positive | None = None
+    fp4: Tflops | None = None
+    fp8: Tflops | None = None
+    int8: Tflops | None = None
+    bf16: Tflops | None = None
+    fp16: Tflops | None = None
+    fp16_acc16: Tflops | None = None
+    fp32: Tflops | None = None
 
 
 class HardwareFile(_Strict):
@@ -50,9 +81,11 @@ class HardwareFile(_Strict):
 
     id: Slug | None = None
     name: str = Field(min_length=1, max_length=200)
-    memory_gb: Positive
-    bandwidth_gb_per_s: Positive
+    memory_gb: MemoryGB
+    bandwidth_gb_per_s: BandwidthGB
     compute_tflops: ComputeFile = ComputeFile()
+    #: O for this machine (the OS's share, the runtime's context); omitted, the workload's 8 GB applies.
+    runtime_overhead_gb: Annotated[NonNegative, _real("runtime overhead in GB", 0, 1e6)] | None = None
     provenance: Literal["peak", "measured"] = "peak"
     measured_on: str | None = None
     method: str | None = None
@@ -69,20 +102,23 @@ class HardwareFile(_Strict):
             compute_flop_per_s=rates,
             provenance=self.provenance,
             sources=self.sources or {},
+            runtime_overhead_bytes=None
+            if self.runtime_overhead_gb is None
+            else self.runtime_overhead_gb * GB,
         )
 
 
 class WeightsFile(_Strict):
     """Either the parameter form (bytes_per_param with counts) or the audited byte form."""
 
-    bytes_per_param: Positive | None = None
-    total_params: Positive | None = None
-    active_params: Positive | None = None
-    embedding_params: NonNegative = 0.0
-    embedding_bytes: NonNegative | None = None
-    always_on_bytes: NonNegative | None = None
-    expert_bytes: NonNegative | None = None
-    resident_gb: Positive | None = None
+    bytes_per_param: BytesPerParam | None = None
+    total_params: Params | None = None
+    active_params: Params | None = None
+    embedding_params: Annotated[NonNegative, _real("parameter count", 1, 1e15, zero=True)] = 0.0
+    embedding_bytes: WeightBytes | None = None
+    always_on_bytes: WeightBytes | None = None
+    expert_bytes: WeightBytes | None = None
+    resident_gb: MemoryGB | None = None
     precision: str | None = Field(default=None, max_length=40)
 
     @model_validator(mode="after")
@@ -129,10 +165,10 @@ class ExpertsFile(_Strict):
 
 
 class KVPartFile(_Strict):
-    global_bytes_per_token: NonNegative = 0.0
-    local_bytes_per_token: NonNegative = 0.0
+    global_bytes_per_token: TokenBytes = 0.0
+    local_bytes_per_token: TokenBytes = 0.0
     window: Count = 0
-    state_bytes: NonNegative = 0.0
+    state_bytes: WeightBytes = 0.0
 
     @model_validator(mode="after")
     def _window_for_local(self) -> KVPartFile:
@@ -157,12 +193,14 @@ class KVFile(_Strict):
 
 
 class PrefillFile(_Strict):
-    linear_active_params: Positive
-    attention_global_flops_per_pair: NonNegative = 0.0
-    attention_local_flops_per_pair: NonNegative = 0.0
+    linear_active_params: Params
+    attention_global_flops_per_pair: FlopsPerPair = 0.0
+    attention_local_flops_per_pair: FlopsPerPair = 0.0
     attention_window: Count = 0
-    attention_state_flops_per_token: NonNegative = 0.0
-    kv_write_bytes_per_token: NonNegative = 0.0
+    attention_state_flops_per_token: Annotated[
+        NonNegative, _real("FLOPs per token", 1e-3, 1e15, zero=True)
+    ] = 0.0
+    kv_write_bytes_per_token: TokenBytes = 0.0
     linear_mode: str = "bf16"
     attention_mode: str = "bf16"
     linear_mode_if_published: str | None = None
@@ -190,7 +228,7 @@ class ModelFile(_Strict):
 
     id: Slug | None = None
     name: str = Field(min_length=1, max_length=200)
-    context_limit: Annotated[int, Field(ge=1)] | None = None
+    context_limit: Annotated[int, Field(ge=1, le=10**9)] | None = None
     weights: WeightsFile
     experts: ExpertsFile | None = None
     kv: KVFile

@@ -5,9 +5,9 @@ Pure orchestration over the decode and prefill ceilings: records in, sorted rows
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from servebound.core.decode import DecodeResult, Verdict, decode
 from servebound.core.hardware import Hardware
@@ -18,6 +18,13 @@ from servebound.errors import InputError
 
 #: The prompt length whose first-token wait a ranking reports unless told otherwise.
 DEFAULT_RANK_PROMPT_TOKENS = 8192
+
+#: Orders of a ranking. Rows that serve at the floor always come first, then the other verdicts; within
+#: a verdict: ``size`` the largest model (W_resident) first, the question "what is the best model this
+#: machine serves"; ``useful`` the highest useful aggregate; ``single`` the fastest single session;
+#: ``ttft`` the shortest first-token wait; ``per-dollar`` the most useful tok/s per 1,000 USD.
+RankSort = Literal["size", "useful", "single", "ttft", "per-dollar"]
+RANK_SORTS: tuple[RankSort, ...] = ("size", "useful", "single", "ttft", "per-dollar")
 
 
 @dataclass(frozen=True)
@@ -30,6 +37,14 @@ class RankRow:
     decode: DecodeResult
     prefill: PrefillResult | None
     price_usd: float | None = None
+    #: The prompt asked for; None where the caller did not say.
+    prompt_tokens: int | None = None
+
+    @property
+    def prompt_beyond_context(self) -> bool:
+        """The prompt asked for is longer than the model's context: no wait is reported for it."""
+        limit = self.model.context_limit_tokens
+        return self.prompt_tokens is not None and limit is not None and self.prompt_tokens > limit
 
     @property
     def ttft_s(self) -> float | None:
@@ -50,13 +65,17 @@ class RankRow:
 
 
 def _prefill_or_none(
-    hw: Hardware, model: ModelAdapter, workload: Workload, prompt_tokens: int
+    hw: Hardware, model: ModelAdapter, workload: Workload, prompt_tokens: int, fits: bool
 ) -> PrefillResult | None:
-    if model.prefill is None:
+    """The wait for exactly ``prompt_tokens``, or None: where the pair does not fit there is no wait,
+    and a prompt past the model's context (or the workload's allocation) is not shortened to fit."""
+    if model.prefill is None or not fits:
         return None
     limit = min(model.context_limit_tokens or prompt_tokens, workload.alloc_context_tokens)
+    if prompt_tokens > limit:
+        return None
     try:
-        return prefill(hw, model, min(prompt_tokens, limit), workload=workload)
+        return prefill(hw, model, prompt_tokens, workload=workload)
     except InputError:
         return None
 
@@ -65,13 +84,44 @@ def _row(
     hw: Hardware, model: ModelAdapter, workload: Workload, prompt_tokens: int, price: float | None
 ) -> RankRow:
     result = decode(hw, model, workload)
-    wait = _prefill_or_none(hw, model, workload, prompt_tokens) if result.fits else None
-    return RankRow(hw, model, result, wait, price)
+    wait = _prefill_or_none(hw, model, workload, prompt_tokens, result.fits)
+    return RankRow(hw, model, result, wait, price, prompt_tokens)
+
+
+_VERDICT_ORDER = {
+    Verdict.FLOOR_FIT: 0,
+    Verdict.NO_FLOOR: 1,
+    Verdict.NO_SESSION_FIT: 2,
+    Verdict.NO_RESIDENT_FIT: 3,
+}
 
 
 def _order(row: RankRow) -> tuple[int, float, float]:
-    order = {Verdict.FLOOR_FIT: 0, Verdict.NO_FLOOR: 1, Verdict.NO_SESSION_FIT: 2, Verdict.NO_RESIDENT_FIT: 3}
-    return (order[row.decode.verdict], -row.useful_tok_per_s, -(row.decode.single_session_tok_per_s or 0.0))
+    return (
+        _VERDICT_ORDER[row.decode.verdict],
+        -row.useful_tok_per_s,
+        -(row.decode.single_session_tok_per_s or 0.0),
+    )
+
+
+_SORT_KEYS: dict[str, Callable[[RankRow], tuple[Any, ...]]] = {
+    "useful": _order,
+    "size": lambda r: (_VERDICT_ORDER[r.decode.verdict], -r.model.weights.resident, *_order(r)[1:]),
+    "single": lambda r: (_VERDICT_ORDER[r.decode.verdict], -(r.decode.single_session_tok_per_s or 0.0)),
+    "ttft": lambda r: (_VERDICT_ORDER[r.decode.verdict], r.ttft_s is None, r.ttft_s or 0.0),
+    "per-dollar": lambda r: (
+        _VERDICT_ORDER[r.decode.verdict],
+        r.tok_per_s_per_kusd is None,
+        -(r.tok_per_s_per_kusd or 0.0),
+    ),
+}
+
+
+def sort_rows(rows: Iterable[RankRow], sort: RankSort) -> list[RankRow]:
+    """Rows in one of RANK_SORTS; the verdict (floor first) always leads."""
+    if sort not in _SORT_KEYS:
+        raise InputError("sort", f"unknown order {sort!r}; use one of {', '.join(RANK_SORTS)}")
+    return sorted(rows, key=_SORT_KEYS[sort])
 
 
 def rank_models(
@@ -80,16 +130,12 @@ def rank_models(
     workload: Workload | None = None,
     *,
     prompt_tokens: int = DEFAULT_RANK_PROMPT_TOKENS,
+    sort: RankSort = "size",
 ) -> list[RankRow]:
-    """Every model on one machine: those that serve usefully first, by useful aggregate, then single session."""
+    """Every model on one machine, those that serve at the floor first, in ``sort`` order (by default
+    the largest model first: the best model the machine serves at the floor heads the list)."""
     workload = workload or Workload()
-    rows = [
-        RankRow(
-            hardware, m, decode(hardware, m, workload), _prefill_or_none(hardware, m, workload, prompt_tokens)
-        )
-        for m in models
-    ]
-    return sorted(rows, key=_order)
+    return sort_rows((_row(hardware, m, workload, prompt_tokens, None) for m in models), sort)
 
 
 def rank_hardware(
@@ -99,24 +145,12 @@ def rank_hardware(
     *,
     prompt_tokens: int = DEFAULT_RANK_PROMPT_TOKENS,
     per_dollar: bool = False,
+    sort: RankSort | None = None,
 ) -> list[RankRow]:
     """Every machine (with its price, or None) for one model: by useful aggregate, or per dollar."""
     workload = workload or Workload()
-    rows = [
-        RankRow(
-            hw,
-            model,
-            decode(hw, model, workload),
-            _prefill_or_none(hw, model, workload, prompt_tokens),
-            price,
-        )
-        for hw, price in machines
-    ]
-    if per_dollar:
-        return sorted(
-            rows, key=lambda r: (_order(r)[0], r.tok_per_s_per_kusd is None, -(r.tok_per_s_per_kusd or 0))
-        )
-    return sorted(rows, key=_order)
+    rows = (_row(hw, model, workload, prompt_tokens, price) for hw, price in machines)
+    return sort_rows(rows, sort or ("per-dollar" if per_dollar else "useful"))
 
 
 def rank_row_json(row: RankRow) -> dict[str, Any]:
@@ -125,6 +159,7 @@ def rank_row_json(row: RankRow) -> dict[str, Any]:
     return {
         "hardware": {"id": row.hardware.id, "name": row.hardware.name},
         "model": {"id": row.model.id, "name": row.model.name},
+        "resident_gb": row.model.weights.resident / 1e9,
         "verdict": d.verdict.value,
         "single_session_tok_s": d.single_session_tok_per_s,
         "aggregate_tok_s": d.aggregate_tok_per_s,

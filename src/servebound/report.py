@@ -62,6 +62,7 @@ def workload_assumptions(workload: Workload, *, hardware: Hardware, model: Model
     estimate = is_estimate(hardware, model, mode)
     out: dict[str, Any] = {
         "overhead_gb": workload.overhead_bytes / GB,
+        "overhead_source": workload.overhead_source or f"workload: {workload.overhead_bytes / GB:g} GB",
         "alloc_context_tokens": workload.alloc_context_tokens,
         "read_context_tokens": workload.read_context_tokens,
         "floor_tok_s": workload.floor_tok_per_s,
@@ -360,8 +361,26 @@ def prefill_assumptions(result: PrefillResult) -> dict[str, Any]:
     return out
 
 
+#: Prefill verdicts under which nothing runs: no session fits in memory, so there is no wait to report.
+NOTHING_FITS = frozenset({"no_resident_fit", "no_session_fit"})
+#: The fields of a wait that does not exist where nothing fits: null, not the formula's number.
+_WAIT_FIELDS = (
+    "memory_tok_s",
+    "compute_tok_s",
+    "tok_s",
+    "time_s",
+    "memory_time_s",
+    "compute_time_s",
+    "linear_time_s",
+    "attention_time_s",
+    "bound_by",
+    "ttft_ok",
+)
+
+
 def prefill_json(result: PrefillResult, range_result: PrefillRange | None = None) -> dict[str, Any]:
-    """The contract's `servebound prefill --json` object, plus our own extra fields."""
+    """The contract's `servebound prefill --json` object, plus our own extra fields. Where nothing
+    fits (``no_resident_fit``, ``no_session_fit``) the rates and times are null: there is no wait."""
     r = result
     out: dict[str, Any] = {
         "verdict": r.verdict.value,
@@ -370,6 +389,8 @@ def prefill_json(result: PrefillResult, range_result: PrefillRange | None = None
         **documented_json(r),
         "assumptions": prefill_assumptions(r),
     }
+    if r.verdict.value in NOTHING_FITS:
+        out.update(dict.fromkeys(_WAIT_FIELDS))
     if range_result is not None:
         out["range"] = range_json(range_result)
     return out
@@ -400,6 +421,20 @@ def fmt_rate(value: float | None, unit: str = "tok/s") -> str:
     if value >= 100:
         return f"{value:,.0f} {unit}"
     return f"{value:,.1f} {unit}"
+
+
+def fmt_wait(seconds: float | None) -> str:
+    """A wait in a unit that shows its digits: µs, ms or s, three significant figures."""
+    if seconds is None or not math.isfinite(seconds):
+        return "-"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if seconds >= scale or unit == "µs":
+            return (
+                f"{seconds / scale:,.3g} {unit}"
+                if seconds / scale < 1000
+                else f"{seconds / scale:,.0f} {unit}"
+            )
+    return "-"  # pragma: no cover - the loop always returns
 
 
 def fmt_gb(value_bytes: float | None) -> str:

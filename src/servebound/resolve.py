@@ -9,23 +9,73 @@ from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.errors import InputError
 
-_FILE_SUFFIXES = (".toml", ".json")
+_FILE_SUFFIXES = (".toml", ".json", ".gguf", ".safetensors")
+#: The longest reference looked up: ids and paths are a few hundred characters at most, and a longer
+#: one must fail before any file-system call or fuzzy match costs time (issue 14).
+MAX_REF_CHARS = 1024
+
+
+def check_ref_length(ref: str, field: str) -> None:
+    """An id or path longer than MAX_REF_CHARS is an error, before any work is spent on it."""
+    if len(ref) > MAX_REF_CHARS:
+        raise InputError(
+            field, f"{len(ref)} characters is longer than any id or path ({MAX_REF_CHARS} at most)"
+        )
+
+
+def _is_file(ref: str) -> bool:
+    """Path.is_file, with a name the OS refuses (too long, a NUL byte) being no file."""
+    try:
+        return Path(ref).is_file()
+    except (OSError, ValueError):
+        return False
+
+
+def _exists(ref: str) -> bool:
+    try:
+        return Path(ref).exists()
+    except (OSError, ValueError):
+        return False
 
 
 def _looks_like_file(ref: str) -> bool:
-    return ref.lower().endswith(_FILE_SUFFIXES) or "/" in ref or "\\" in ref or Path(ref).is_file()
+    return ref.lower().endswith(_FILE_SUFFIXES) or "/" in ref or "\\" in ref or _is_file(ref)
+
+
+def _imported_model(ref: str) -> ModelAdapter | None:
+    """A checkpoint file given as a model, imported on the fly with exact bytes (the same as
+    `servebound import gguf|safetensors`); None for a model file. A Hugging Face config.json names
+    the command that converts it, since its weight format is a choice the config does not make."""
+    name = Path(ref).name.lower()
+    if name.endswith(".gguf"):
+        from servebound.importers.gguf_file import import_gguf
+
+        return import_gguf(ref).adapter
+    if name.endswith((".safetensors", ".safetensors.index.json")):
+        from servebound.importers.safetensors_headers import import_safetensors
+
+        return import_safetensors(ref).adapter
+    if name == "config.json":
+        raise InputError(
+            "model",
+            f"{ref} is a Hugging Face config.json, not a model file; convert it with "
+            f"`servebound import hf {ref} --weight-format bf16 -o model.toml` (pick the weight format "
+            "the checkpoint uses) and pass model.toml",
+        )
+    return None
 
 
 def _missing_file(ref: str, wanted: str) -> str:
-    if Path(ref).exists():
+    if _exists(ref):
         return f"{ref!r} is not a file (give {wanted})"
     return f"file {ref!r} does not exist (give {wanted})"
 
 
 def resolve_hardware(ref: str, field: str = "hardware") -> Hardware:
     """A hardware file path, a catalog id, or an NxID system of a catalog device."""
+    check_ref_length(ref, field)
     if _looks_like_file(ref):
-        if not Path(ref).is_file():
+        if not _is_file(ref):
             raise InputError(field, _missing_file(ref, "a hardware file or a catalog id"))
         from servebound.files import load_hardware_file  # pydantic: only for a user's file
 
@@ -34,10 +84,14 @@ def resolve_hardware(ref: str, field: str = "hardware") -> Hardware:
 
 
 def resolve_model(ref: str, field: str = "model") -> ModelAdapter:
-    """A model file path or a catalog model id."""
+    """A model file path, a GGUF or safetensors checkpoint (imported on the fly), or a catalog model id."""
+    check_ref_length(ref, field)
     if _looks_like_file(ref):
-        if not Path(ref).is_file():
-            raise InputError(field, _missing_file(ref, "a model file or a catalog id"))
+        if not _is_file(ref):
+            raise InputError(field, _missing_file(ref, "a model file, a .gguf or a catalog id"))
+        imported = _imported_model(ref)
+        if imported is not None:
+            return imported
         from servebound.files import load_model_file  # pydantic: only for a user's file
 
         return load_model_file(ref)

@@ -196,11 +196,16 @@ def test_the_browser_port_equals_the_api(
 
     page = browser.new_page()
     page.goto(f"{server}/pair/nvidia-h100-sxm/{model}")
+    # the row's runtime overhead (10 % of the H100's memory), which the API applies when none is given
+    row_overhead = page.evaluate(
+        "JSON.parse(document.getElementById('pair-data').textContent).query.overhead_gb"
+    )
+    assert row_overhead == pytest.approx(8.6)
     q = {
         "alloc_context": 100000,
         "read_context": 32000,
         "floor": 20.0,
-        "overhead_gb": 8.0,
+        "overhead_gb": row_overhead,
         "batch": None,
         "prompt": 4096,
         "expert_traffic": "expected",
@@ -437,3 +442,54 @@ def test_derivation_controls_redraw_in_place(browser: Any, server: str, static_s
         assert not errors, errors
         page.close()
     nojs.close()
+
+
+def test_static_copy_reads_the_workload_from_its_url(browser: Any, static_site: str, server: str) -> None:
+    """Issue 14: a shared static link showed other numbers than its URL names, and the floor label
+    stayed at the old floor after the slider moved."""
+    import httpx
+
+    page = browser.new_page(viewport={"width": 1100, "height": 1400})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(static_site + PAIR + "/?floor=5&alloc_context=32000&read_context=8000")
+    page.wait_for_function("document.body.dataset.computed === 'browser'")
+    params = {"hardware": "dgx-spark-example", "model": "laguna-s-2.1-nvfp4-example"}
+    api = httpx.get(
+        f"{server}/api/decode", params={**params, "floor": 5, "alloc_context": 32000, "read_context": 8000}
+    ).json()
+    shown = numbers(page)
+    assert shown["aggregate_tok_s"] == fmt_rate(api["aggregate_tok_s"])
+    assert shown["batch_star"] == f"{api['batch_star']:,}"
+    assert shown["floor_tok_s"] == "5"
+    assert page.input_value('input[name="alloc_context"]') == "32000"
+    page.click("summary")
+    page.locator('input[name="floor"]').fill("12")
+    page.wait_for_function("document.querySelector('[data-k=floor_tok_s]').textContent === '12'")
+    assert "floor=12" in page.url
+    assert not errors, errors
+    page.close()
+
+
+def test_no_first_token_wait_where_nothing_fits(browser: Any, static_site: str, server: str) -> None:
+    """The 71 GB Laguna on a 24 GB card: no wait beside "does not fit", served or static, and the
+    browser's port agrees with prefill --json (time_s null)."""
+    import httpx
+
+    path = "/pair/nvidia-rtx-4090/laguna-s-2.1-nvfp4-example"
+    api = httpx.get(
+        f"{server}/api/prefill",
+        params={"hardware": "nvidia-rtx-4090", "model": "laguna-s-2.1-nvfp4-example", "prompt": 4096},
+    ).json()
+    assert api["verdict"] == "no_resident_fit" and api["time_s"] is None
+    for site in (server, static_site):
+        page = browser.new_page()
+        page.goto(site + path)
+        assert page.text_content('[data-k="prefill.time_s"]') == "none"
+        assert "there is no wait to report" in (page.text_content("#results") or "")
+        page.close()
+    page = browser.new_page()
+    page.goto(static_site + path + "/?floor=10")
+    page.wait_for_function("document.body.dataset.computed === 'browser'")
+    assert page.text_content('[data-k="prefill.time_s"]') == "none"
+    page.close()

@@ -93,7 +93,7 @@ def test_prefill_page_and_api_equal_the_cli(client: TestClient, capsys: pytest.C
     ).json()
     assert api == cli
     html = client.get(f"{pair}?prompt=4096&alloc_context=65536&overhead_gb=6").text
-    assert f'data-k="prefill.time_s" data-f="s">{fmt_seconds(cli["time_s"])}<' in html  # type: ignore[arg-type]
+    assert f'data-k="prefill.time_s" data-f="wait">{fmt_seconds(cli["time_s"])}<' in html  # type: ignore[arg-type]
     assert f'data-k="prefill.tok_s" data-f="rate">{fmt_rate(cli["tok_s"])}<' in html  # type: ignore[arg-type]
     assert f"{cli['crossover_tokens']:,.0f}" in html
     rng = cli["range"]

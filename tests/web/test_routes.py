@@ -208,16 +208,18 @@ def test_api_catalog_routes(client: TestClient) -> None:
     ]
     laguna = client.get("/api/models/laguna-s-2.1-nvfp4-example").json()
     assert laguna["prefill"]["linear_active_params"] > 0 and "audit" in laguna
-    # "fits on": the 24 GB card holds only the 8 GB hostile model (8 GB weights + 8 GB overhead + a session)
+    # "fits on": the 24 GB card, with its row's 1 GB runtime overhead, holds the 17.5 GB example
+    # (17.5 + 1 + a 1.025 GB session) and the 8 GB hostile model, not the 71 GB Laguna
     fits = client.get("/api/models?fits=nvidia-rtx-4090").json()
-    assert [m["id"] for m in fits["models"]] == ["hostile"]
+    assert [m["id"] for m in fits["models"]] == ["qwen3.6-35b-a3b-example", "hostile"]
 
 
 def test_rank_routes(client: TestClient) -> None:
     by_hw = client.get("/api/rank?hardware=nvidia-b200").json()
     assert by_hw["hardware"]["id"] == "nvidia-b200" and len(by_hw["rows"]) == 3
-    aggregates = [r["aggregate_tok_s"] or 0 for r in by_hw["rows"] if r["verdict"] == "floor_fit"]
-    assert aggregates == sorted(aggregates, reverse=True)
+    # The largest model the machine serves at the floor first, as `servebound rank -H` orders.
+    sizes = [r["resident_gb"] for r in by_hw["rows"] if r["verdict"] == "floor_fit"]
+    assert sizes == sorted(sizes, reverse=True)
     by_model = client.get("/api/rank?model=hostile&floor=5").json()
     assert len(by_model["rows"]) == 5 and by_model["rows"][0]["verdict"] == "floor_fit"
 
@@ -244,7 +246,7 @@ def test_browse_filters(client: TestClient) -> None:
     assert client.get("/hardware?sort=bogus").status_code == 400
     assert client.get("/hardware?min_memory_gb=lots").status_code == 400
     fits = client.get("/models?fits=nvidia-rtx-4090").text
-    assert "1 of 3 profiles that fit on" in fits
+    assert "2 of 3 profiles that fit on" in fits
     assert client.get("/models?fits=no-such-card").status_code == 404
 
 

@@ -51,10 +51,17 @@ from servebound.catalog.hardware_schema import structural_problems as structural
 from servebound.core.hardware import ARITHMETIC_MODES, Hardware
 from servebound.core.layout import Interconnect, System
 from servebound.core.units import GB, TFLOPS
-from servebound.errors import InputError
+from servebound.errors import InputError, check_id_length
 
 #: Keys a ``[device.sources]`` table may hold: one per number, or ``compute`` for every compute mode.
-SOURCE_KEYS: tuple[str, ...] = ("memory_gb", "bandwidth_gb_per_s", "price_usd", "compute", *ARITHMETIC_MODES)
+SOURCE_KEYS: tuple[str, ...] = (
+    "memory_gb",
+    "bandwidth_gb_per_s",
+    "price_usd",
+    "runtime_overhead_gb",
+    "compute",
+    *ARITHMETIC_MODES,
+)
 
 #: A hardware catalog file a user passes is read bounded (the shipped one is about 0.2 MB).
 MAX_CATALOG_BYTES = 16_000_000
@@ -209,6 +216,7 @@ def _device_record(row: DeviceRow) -> CatalogHardware:
         compute_flop_per_s={mode: value * TFLOPS for mode, value in compute.items()},
         provenance=row.provenance,
         sources={k: v for k, v in sources.items() if k != "price_usd"},
+        runtime_overhead_bytes=None if row.runtime_overhead_gb is None else row.runtime_overhead_gb * GB,
     )
     return CatalogHardware(
         id=row.id,
@@ -329,6 +337,7 @@ class HardwareCatalog:
 
     def get(self, ref: str) -> CatalogHardware:
         """A catalog id, alias or NxID system; InputError with suggestions when unknown."""
+        check_id_length(ref, "hardware")
         key = normalize_ref(ref)
         if key in self.index:
             return self.by_id[self.index[key]]

@@ -62,6 +62,8 @@ class SourcesRow(_Strict):
     memory_gb: str | None = None
     bandwidth_gb_per_s: str | None = None
     price_usd: str | None = None
+    #: The reasoning behind runtime_overhead_gb (the OS's share, a runtime's context and workspace).
+    runtime_overhead_gb: str | None = None
     compute: str | None = None
     fp4: str | None = None
     fp8: str | None = None
@@ -98,6 +100,8 @@ class DeviceRow(_Strict):
     memory_label_gb: Finite | None = None
     bandwidth_gb_per_s: Finite
     price_usd: Finite | None = None
+    #: O for this row: what the OS (unified memory) or the runtime (a discrete card) keeps.
+    runtime_overhead_gb: Finite | None = None
     provenance: Literal["peak", "measured"] = "peak"
     sparse_halved: tuple[Mode, ...] = ()
     derived: tuple[Mode, ...] = ()

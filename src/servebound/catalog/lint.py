@@ -3,7 +3,7 @@
 Checks, beyond the schema (extra or mistyped keys) and the loader's structural rules (slug ids,
 duplicate ids or aliases, known classes, systems whose member exists):
 
-* every number has a source: ``memory_gb``, ``bandwidth_gb_per_s``, ``price_usd`` and each compute
+* every number has a source: ``memory_gb``, ``bandwidth_gb_per_s``, ``price_usd``, ``runtime_overhead_gb`` and each compute
   mode (its own ``sources.<mode>`` or the shared ``sources.compute``); a system's quoted totals need
   ``quoted.source``;
 * units are consistent: memory in decimal GB and bandwidth in GB/s within the sane range of the
@@ -101,6 +101,13 @@ def device_problems(row: DeviceRow) -> list[str]:
         return bool(text and text.strip())
 
     numbers = ["memory_gb", "bandwidth_gb_per_s", *(["price_usd"] if row.price_usd is not None else [])]
+    if row.runtime_overhead_gb is not None:
+        numbers.append("runtime_overhead_gb")
+        if not 0 <= row.runtime_overhead_gb < row.memory_gb:
+            out.append(
+                f"{where}: runtime_overhead_gb {row.runtime_overhead_gb:g} must lie in [0, memory_gb "
+                f"{row.memory_gb:g})"
+            )
     for key in numbers:
         if not sourced(key):
             out.append(f"{where}: {key} has no source (add sources.{key})")
@@ -116,6 +123,8 @@ def device_problems(row: DeviceRow) -> list[str]:
             out.append(f"{where}: sources.{key} is given but compute_tflops.{key} is not")
         elif key == "price_usd" and row.price_usd is None:
             out.append(f"{where}: sources.price_usd is given but price_usd is not")
+        elif key == "runtime_overhead_gb" and row.runtime_overhead_gb is None:
+            out.append(f"{where}: sources.runtime_overhead_gb is given but runtime_overhead_gb is not")
         elif not text.strip():
             out.append(f"{where}: sources.{key} is empty")
 

@@ -20,7 +20,7 @@ from servebound import bounded
 from servebound.catalog.published import PublishedCheck, compare_published, published_table
 from servebound.core.formats import FORMATS
 from servebound.core.model import ModelAdapter
-from servebound.errors import InputError
+from servebound.errors import InputError, check_id_length
 from servebound.files import validation_to_input_error
 from servebound.importers.audit import ImportedModel
 from servebound.importers.hf.llama_cpp import LLAMA_CPP_MIXES
@@ -198,6 +198,7 @@ def profile_ids() -> list[str]:
 
 def get_model(ref: str) -> CatalogModel:
     """A catalog profile by id; unknown ids raise InputError with the closest ids."""
+    check_id_length(ref, "model")
     key = ref.strip().lower()
     if key in _profile_ids():
         return _build(key)

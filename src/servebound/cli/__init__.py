@@ -11,12 +11,13 @@ from __future__ import annotations
 import inspect
 import sys
 from importlib import import_module
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from typer.core import TyperCommand, TyperGroup
 
 from servebound.errors import InputError
+from servebound.terminal import visible
 
 #: The tool's one-line description (the root of `servebound --help`).
 HELP = "How fast can this machine serve this LLM? Ceilings from first principles."
@@ -144,12 +145,29 @@ def root_app(cls: type[TyperGroup] | None = None) -> typer.Typer:
         add_completion=False,
         pretty_exceptions_enable=False,
     )
-    app.callback()(_no_options)
+    app.callback()(_root_options)
     return app
 
 
-def _no_options() -> None:
-    """The root takes no options of its own."""
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            number = version("servebound")
+        except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
+            number = "unknown (not installed)"
+        sys.stdout.write(f"servebound {number}\n")
+        raise typer.Exit(0)
+
+
+def _root_options(
+    show_version: Annotated[
+        bool,
+        typer.Option("--version", help="Print the version and exit.", is_eager=True, callback=_print_version),
+    ] = False,
+) -> None:
+    """The root's one option: --version."""
 
 
 _launcher = root_app(LazyGroup)
@@ -169,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         status = command.main(args=argv, prog_name="servebound", standalone_mode=False)
     except InputError as error:
-        print(f"servebound: error: {error}", file=sys.stderr)
+        print(f"servebound: error: {visible(str(error))}", file=sys.stderr)
         return 2
     except typer.Abort:
         print("servebound: aborted", file=sys.stderr)
@@ -178,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(getattr(done, "exit_code", 0))
     except typer.TyperException as error:  # usage errors: a bad flag value, a missing option
         message = error.format_message() if hasattr(error, "format_message") else str(error)
-        print(f"servebound: error: {' '.join(message.split())}", file=sys.stderr)
+        print(f"servebound: error: {visible(' '.join(message.split()))}", file=sys.stderr)
         return int(getattr(error, "exit_code", 2))
     return status if isinstance(status, int) else 0
 

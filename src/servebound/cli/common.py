@@ -9,39 +9,90 @@ from __future__ import annotations
 import json
 import math
 import sys
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from typer.core import TyperOption
 
 from servebound.cli import root_app
 from servebound.core.experts import ExpertTraffic
-from servebound.core.units import GB
 from servebound.core.workload import (
     DEFAULT_FLOOR_TOK_PER_S,
-    DEFAULT_OVERHEAD_BYTES,
     Workload,
 )
+from servebound.errors import InputError
+from servebound.terminal import visible
 
 app = root_app()
 
 
+def _flag_shows_no_type(self: TyperOption, ctx: Any) -> str | None:
+    """A flag (--json, --help) takes no value, so its help row shows no type (it read `<bool>`)."""
+    return None if getattr(self, "is_flag", False) else _OPTION_TYPE(self, ctx)
+
+
+_OPTION_TYPE = TyperOption.display_type_rich
+TyperOption.display_type_rich = _flag_shows_no_type  # type: ignore[method-assign]
+
+
+class SafeConsole(Console):
+    """A console whose every string (printed text, table cells) passes through :func:`visible`."""
+
+    def render_str(self, text: str, **kwargs: Any) -> Any:
+        return super().render_str(visible(text), **kwargs)
+
+
 #: Piped output (files, CI logs, the README examples) is laid out 160 columns wide; a terminal uses its own.
-console = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 160)
+console = SafeConsole(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 160)
+
+
+def checked_output(path: Path, formats: dict[str, str], *, overwrite: bool = True) -> str:
+    """Check an --output path before any work is done: its folder exists, its suffix names a format
+    this command writes (``formats`` maps suffix to format), and it is not a folder. Returns the format."""
+    fmt = formats.get(path.suffix.lower())
+    if fmt is None:
+        raise InputError(
+            "output",
+            f"{visible(str(path))}: this command writes {' or '.join(sorted(set(formats.values())))}; "
+            f"name the file {' or '.join(formats)}",
+        )
+    folder = path.parent
+    if not folder.is_dir():
+        raise InputError("output", f"folder {visible(str(folder))} does not exist; create it first")
+    if path.is_dir():
+        raise InputError("output", f"{visible(str(path))} is a folder; give a file name")
+    if path.exists() and not overwrite:
+        raise InputError(
+            "output", f"{visible(str(path))} already exists; choose another path or allow overwriting"
+        )
+    return fmt
+
 
 HardwareOpt = Annotated[
     str, typer.Option("--hardware", "-H", help="Hardware file (TOML/JSON), catalog id or NxID.")
 ]
-ModelOpt = Annotated[str, typer.Option("--model", "-m", help="Model file (TOML/JSON) or catalog id.")]
+ModelOpt = Annotated[
+    str,
+    typer.Option(
+        "--model", "-m", help="Model file (TOML/JSON), a .gguf or .safetensors checkpoint, or a catalog id."
+    ),
+]
 OverheadOpt = Annotated[
-    float,
-    typer.Option("--overhead-gb", help="O: runtime memory overhead in GB, subtracted from capacity once."),
+    float | None,
+    typer.Option(
+        "--overhead-gb",
+        help="O: runtime memory overhead in GB, subtracted from capacity once (default: the hardware "
+        "row's, the OS's share of unified memory or a card's runtime context; 8 where it states none).",
+        show_default=False,
+    ),
 ]
 AllocOpt = Annotated[
     int | None,
     typer.Option(
         "--alloc-context",
-        help="L_alloc: tokens of KV reserved per session [default: 100000, capped at the model's context limit].",
+        help="L_alloc: tokens of KV reserved per session (default: 100,000, capped at the model's context limit).",
         show_default=False,
     ),
 ]
@@ -49,7 +100,7 @@ ReadOpt = Annotated[
     int | None,
     typer.Option(
         "--read-context",
-        help="L_read: average tokens of context read per step [default: 32000, at most L_alloc].",
+        help="L_read: average tokens of context read per step (default: 32,000, at most L_alloc).",
         show_default=False,
     ),
 ]
@@ -64,7 +115,8 @@ KVPrecisionOpt = Annotated[
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (the contract's fields).")]
 
-DEFAULT_OVERHEAD_GB = DEFAULT_OVERHEAD_BYTES / GB
+#: None: the hardware row's runtime overhead, or the derivation's 8 GB where the row states none.
+DEFAULT_OVERHEAD_GB: float | None = None
 #: None: the derivation's defaults (100,000 / 32,000), capped per model at its context limit.
 DEFAULT_ALLOC: int | None = None
 DEFAULT_READ: int | None = None
@@ -73,7 +125,7 @@ DEFAULT_FLOOR = DEFAULT_FLOOR_TOK_PER_S
 
 def build_workload(
     *,
-    overhead_gb: float,
+    overhead_gb: float | None,
     alloc_context: int | None,
     read_context: int | None,
     floor: float,
@@ -145,6 +197,7 @@ __all__ = [
     "ReadOpt",
     "app",
     "build_workload",
+    "checked_output",
     "console",
     "print_json",
     "render_assumptions",

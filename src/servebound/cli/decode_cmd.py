@@ -234,10 +234,14 @@ def render_decode(result: DecodeResult) -> None:
     table.add_row("W_active", fmt_gb(r.weight_active_bytes), "W_batch(1) at minimum expert traffic")
     table.add_row("resident margin", fmt_gb(r.resident_margin_bytes), "C - W_resident - O")
     table.add_row(
-        "K_alloc", fmt_gb(r.kv_alloc_bytes), f"per session at {r.workload.alloc_context_tokens:,} tokens"
+        "K_alloc",
+        fmt_gb(r.kv_alloc_bytes),
+        f"per session at {r.workload.alloc_context_tokens:,} tokens, {_cache(r.model)}",
     )
     table.add_row(
-        "K_read", fmt_gb(r.kv_read_bytes), f"per token at {r.workload.read_context_tokens:,} tokens"
+        "K_read",
+        fmt_gb(r.kv_read_bytes),
+        f"per token at {r.workload.read_context_tokens:,} tokens, {_cache(r.model)}",
     )
     table.add_row(
         "b_mem", fmt_int(r.batch_mem) + (" (cap)" if r.batch_mem_capped else ""), "floor(margin / K_alloc)"
@@ -284,3 +288,12 @@ def render_decode(result: DecodeResult) -> None:
     for note in decode_notes(r):
         console.print(f"- {note}")
     render_assumptions(workload_assumptions(r.workload, hardware=hw, model=r.model))
+
+
+def _cache(model: ModelAdapter) -> str:
+    """The cache's element format, where the K rows are printed: the same pair at another precision
+    gives another K and another answer, so the report says which one it used."""
+    if model.kv_precision:
+        width = f", {model.kv_bytes_per_element:g} B/element" if model.kv_bytes_per_element else ""
+        return f"{model.kv_precision} cache{width}"
+    return "cache precision not stated"

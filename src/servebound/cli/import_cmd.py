@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 import typer
 from rich.table import Table
 
-from servebound.cli.common import app, console, print_json
+from servebound.cli.common import app, checked_output, console, print_json
 from servebound.errors import InputError
 from servebound.files import dumps_model, model_to_mapping, parse_model
 from servebound.importers.audit import ImportedModel
@@ -79,11 +79,13 @@ def import_command(
     ] = False,
 ) -> None:
     """Import a real model file into the contract's model form (reads headers and configs, never weights)."""
+    fmt: Literal["toml", "json"] = "toml"
+    if output is not None:
+        fmt = "json" if checked_output(output, {".toml": "toml", ".json": "json"}) == "json" else "toml"
     imported = import_any(kind, source, weight_format=weight_format, kv_precision=kv_precision)
     mapping = model_to_mapping(imported.adapter, audit=audit_mapping(imported))
     parse_model(mapping)  # what we write must load back
     if output is not None:
-        fmt: Literal["toml", "json"] = "json" if output.suffix.lower() == ".json" else "toml"
         try:
             output.write_text(dumps_model(mapping, fmt), encoding="utf-8")
         except OSError as exc:

@@ -10,7 +10,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from servebound.catalog.hardware import CatalogHardware, list_hardware
-from servebound.cli.common import JsonOpt, app, console, print_json
+from servebound.cli.common import JsonOpt, app, checked_output, console, print_json
 from servebound.core.units import GB, TFLOPS
 from servebound.errors import InputError
 
@@ -58,6 +58,8 @@ def measure_command(
     """Measure sustained memory bandwidth (STREAM copy and triad) and dense matmul rates; write a hardware file."""
     from servebound.measure import hardware_file, measure_machine, write_hardware_file
 
+    if output is not None:  # before minutes of measuring, not after
+        checked_output(output, {".toml": "TOML"}, overwrite=overwrite)
     array_bytes = None
     if array_mb is not None:
         if not array_mb > 0:

@@ -28,8 +28,14 @@ from servebound.cli.common import (
 from servebound.core.decode import Verdict, decode
 from servebound.core.units import GB
 from servebound.errors import InputError
-from servebound.rank import DEFAULT_RANK_PROMPT_TOKENS, rank_hardware, rank_models, rank_row_json
-from servebound.report import decode_json, fmt_rate
+from servebound.rank import (
+    DEFAULT_RANK_PROMPT_TOKENS,
+    RANK_SORTS,
+    rank_hardware,
+    rank_models,
+    rank_row_json,
+)
+from servebound.report import decode_json, fmt_rate, fmt_wait
 
 models_app = typer.Typer(
     help="The model catalog: audited profiles built from real configs.", no_args_is_help=True
@@ -193,69 +199,131 @@ def rank_command(
         str | None, typer.Option("--model", "-m", help="Rank catalog hardware for this model.")
     ] = None,
     prompt: Annotated[
-        int, typer.Option("--prompt", help="Prompt tokens for the first-token wait.")
+        int,
+        typer.Option(
+            "--prompt",
+            help="Prompt tokens for the first-token wait; a model whose context is shorter shows none.",
+        ),
     ] = DEFAULT_RANK_PROMPT_TOKENS,
+    sort: Annotated[
+        str | None,
+        typer.Option(
+            "--sort",
+            help="Order within each verdict: size (largest model first; default with --hardware), "
+            "useful (default with --model), single, ttft, per-dollar (--model only).",
+            show_default=False,
+        ),
+    ] = None,
     per_dollar: Annotated[
         bool, typer.Option("--per-dollar", help="With --model: order by useful tok/s per 1,000 USD.")
     ] = False,
     all_formats: Annotated[
         bool, typer.Option("--all-formats", help="With --hardware: every weight format.")
     ] = False,
-    limit: Annotated[int, typer.Option("--limit", help="Rows to print (JSON prints all).")] = 30,
+    limit: Annotated[int, typer.Option("--limit", help="Rows to print, at least 1 (JSON prints all).")] = 30,
     overhead_gb: OverheadOpt = DEFAULT_OVERHEAD_GB,
     alloc_context: AllocOpt = DEFAULT_ALLOC,
     read_context: ReadOpt = DEFAULT_READ,
     floor: FloorOpt = DEFAULT_FLOOR,
     json_out: JsonOpt = False,
 ) -> None:
-    """Which models a machine serves and how fast, or which machines serve a model best."""
+    """Which models a machine serves (largest first), or which machines serve a model best."""
     if (hardware is None) == (model is None):
         raise InputError("rank", "give exactly one of --hardware ID or --model ID")
     if prompt < 1:
         raise InputError("prompt", f"must be >= 1 token (got {prompt})")
+    if limit < 1:
+        raise InputError("limit", f"must be >= 1 row (got {limit}); --json prints every row")
+    if per_dollar and hardware is not None:
+        raise InputError("per_dollar", "applies to --model (machines have prices, models do not)")
+    if all_formats and model is not None:
+        raise InputError("all_formats", "applies to --hardware (it adds every weight format of each model)")
+    if per_dollar and sort not in (None, "per-dollar"):
+        raise InputError("sort", f"--per-dollar is --sort per-dollar; give one of them (got --sort {sort})")
+    order = sort or ("per-dollar" if per_dollar else "size" if hardware is not None else "useful")
+    if order not in RANK_SORTS:
+        raise InputError("sort", f"unknown order {order!r}; use one of {', '.join(RANK_SORTS)}")
+    if order == "per-dollar" and hardware is not None:
+        raise InputError("sort", "per-dollar applies to --model (machines have prices, models do not)")
     workload = build_workload(
         overhead_gb=overhead_gb, alloc_context=alloc_context, read_context=read_context, floor=floor
     )
+    if prompt > workload.alloc_context_tokens:
+        raise InputError(
+            "prompt",
+            f"{prompt:,} tokens is more than the {workload.alloc_context_tokens:,} tokens of KV each "
+            "session holds; raise --alloc-context to at least the prompt",
+        )
+    systems: dict[str, str] = {}
     if hardware is not None:
         hw = load_hardware(hardware)
         rows = rank_models(
-            hw, [m.adapter for m in list_models(native_only=not all_formats)], workload, prompt_tokens=prompt
+            hw,
+            [m.adapter for m in list_models(native_only=not all_formats)],
+            workload,
+            prompt_tokens=prompt,
+            sort=order,
         )
     else:
         from servebound.api import load_model
 
         mdl = load_model(model or "")
-        machines = [(r.hardware, r.price_usd) for r in list_hardware()]
-        rows = rank_hardware(mdl, machines, workload, prompt_tokens=prompt, per_dollar=per_dollar)
+        catalog = list_hardware()
+        systems = {r.id: f"{r.system.count} x {r.system.member_id}" for r in catalog if r.system is not None}
+        machines = [(r.hardware, r.price_usd) for r in catalog]
+        rows = rank_hardware(mdl, machines, workload, prompt_tokens=prompt, sort=order)
     if json_out:
-        print_json({"rows": [rank_row_json(r) for r in rows]})
+        print_json({"sort": order, "rows": [rank_row_json(r) for r in rows]})
         return
     table = Table(box=None, header_style="bold", pad_edge=False)
     first = "model" if hardware is not None else "hardware"
-    for column in (first, "verdict", "single", "b*", "useful aggregate", f"TTFT @{prompt:,}", "per 1k USD"):
+    columns = [first, "verdict"]
+    if hardware is not None:
+        columns.append("W_resident")
+    columns += ["single", "b*", "useful aggregate", f"TTFT @{prompt:,}", "per 1k USD"]
+    for column in columns:
         table.add_column(
             column, no_wrap=column == first, justify="left" if column in (first, "verdict") else "right"
         )
-    for r in rows[:limit]:
+    shown = rows[:limit]
+    for r in shown:
         d = r.decode
-        table.add_row(
-            r.model.id if hardware is not None else r.hardware.id,
-            "serves" if d.verdict is Verdict.FLOOR_FIT else d.verdict.value,
+        if hardware is not None:
+            label = r.model.id
+        else:
+            label = r.hardware.id + (" †" if r.hardware.id in systems else "")
+        cells = [label, "serves" if d.verdict is Verdict.FLOOR_FIT else d.verdict.value]
+        if hardware is not None:
+            cells.append(f"{r.model.weights.resident / GB:,.1f} GB")
+        if r.ttft_s is not None:
+            wait = fmt_wait(r.ttft_s) + ("" if r.prefill and r.prefill.compute_tok_per_s else "*")
+        elif r.prompt_beyond_context:
+            wait = "beyond context"
+        else:
+            wait = "-"
+        cells += [
             fmt_rate(d.single_session_tok_per_s),
             "-" if d.batch_star is None else f"{d.batch_star:,}",
             fmt_rate(d.aggregate_tok_per_s),
-            "-"
-            if r.ttft_s is None
-            else f"{r.ttft_s:,.2f} s{'' if r.prefill and r.prefill.compute_tok_per_s else '*'}",
+            wait,
             "-" if r.tok_per_s_per_kusd is None else f"{r.tok_per_s_per_kusd:,.1f}",
-        )
+        ]
+        table.add_row(*cells)
     console.print(table)
-    if any(r.prefill is not None and r.prefill.compute_tok_per_s is None for r in rows[:limit]):
+    if any(r.prefill is not None and r.prefill.compute_tok_per_s is None for r in shown):
         console.print(
             "* no published compute rate for the model's arithmetic modes: the wait shown is the memory side only"
         )
+    if any(r.hardware.id in systems for r in shown):
+        members = ", ".join(
+            f"{i} = {systems[i]}" for i in dict.fromkeys(r.hardware.id for r in shown) if i in systems
+        )
+        console.print(
+            "† ideal sum of several devices (capacity, bandwidth and compute added, perfect parallelism, "
+            f"no interconnect cost): an upper bound no real deployment reaches; {members}"
+        )
     console.print(
-        f"{len(rows)} rows; workload: "
+        f"{len(rows)} rows, {len(shown)} shown, ordered by {order} within each verdict; workload: "
         + ", ".join(
             f"{k}={v}"
             for k, v in decode_json(rows[0].decode)["assumptions"].items()

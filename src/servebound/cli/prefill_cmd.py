@@ -36,7 +36,14 @@ from servebound.core.prefill import PrefillRange, PrefillResult, prefill, prefil
 from servebound.core.workload import Workload
 from servebound.errors import InputError
 from servebound.parallel import parse_layout, replica_prefill_hardware, resolve_system, system_json
-from servebound.report import PREFILL_VERDICT_TEXT, fmt_rate, prefill_assumptions, prefill_json, range_json
+from servebound.report import (
+    NOTHING_FITS,
+    PREFILL_VERDICT_TEXT,
+    fmt_rate,
+    prefill_assumptions,
+    prefill_json,
+    range_json,
+)
 
 
 def layout_prefill_json(
@@ -93,6 +100,8 @@ def layout_prefill_json(
             },
         }
     )
+    if pf.verdict.value in NOTHING_FITS:  # no replica holds a session: no wait, as prefill --json says
+        out.update({"time_s": None, "tok_s": None, "bound_by": None})
     return out
 
 
@@ -248,6 +257,11 @@ def render_prefill(r: PrefillResult) -> None:
     table.add_row(
         "FLOPs per prompt token", f"{r.flops_per_token / 1e9:,.3f} GFLOP", "(A_linear + A_attention) / (b L)"
     )
+    if r.verdict.value in NOTHING_FITS:
+        table.add_row("modeled prefill time", "none", "nothing fits in memory, so nothing runs")
+        console.print(table)
+        render_assumptions(prefill_assumptions(r))
+        return
     table.add_row("memory ceiling", fmt_rate(r.memory_tok_per_s), "b L / (Q_pf / R)")
     compute = (
         fmt_rate(r.compute_tok_per_s)

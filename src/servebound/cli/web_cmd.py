@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import socket
 from pathlib import Path
 from typing import Annotated
 
@@ -22,12 +24,31 @@ def serve_command(
     """Serve the site and the JSON API (pages, markdown mirrors, /api/, /llms.txt) with the embedded catalog."""
     if not 0 < port < 65536:
         raise InputError("port", f"must be between 1 and 65535 (got {port})")
+    _check_bindable(
+        host, port
+    )  # before the banner: a busy port is one error line, not a URL then a bind error
     from servebound.web import serve
 
     console.print(
         f"servebound: http://{host}:{port}/  (API: /api/, OpenAPI: /openapi.json, for machines: /llms.txt)"
     )
     serve(host=host, port=port)
+
+
+def _check_bindable(host: str, port: int) -> None:
+    """InputError unless ``host:port`` can be bound now (the server binds it again a moment later)."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as exc:
+        raise InputError("host", f"{host!r} is not an address this machine can listen on ({exc})") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            reason = "is in use" if exc.errno == errno.EADDRINUSE else f"cannot be bound ({exc.strerror})"
+            raise InputError("port", f"{host}:{port} {reason}; choose another with --port") from None
 
 
 @app.command("build-site")

@@ -303,7 +303,7 @@ def step_curve(hardware: Hardware, model: ModelAdapter, workload: Workload, batc
 
 def decode(hardware: Hardware, model: ModelAdapter, workload: Workload | None = None) -> DecodeResult:
     """Run the derivation's decode procedure: gates, b_mem, b_rate, the exact floor test, b*, ceilings."""
-    workload = (workload or Workload()).for_model(model)
+    workload = (workload or Workload()).for_model(model).for_hardware(hardware)
     capacity = hardware.memory_bytes
     bandwidth = hardware.bandwidth_bytes_per_s
     floor = workload.floor_tok_per_s

@@ -28,7 +28,10 @@ class Hardware:
     ``memory_bytes`` is C before runtime overhead, ``bandwidth_bytes_per_s`` is R,
     ``compute_flop_per_s`` maps an arithmetic mode (``bf16``, ``fp8`` ...) to a dense rate.
     ``provenance`` says whether R and F are vendor peaks (``peak``, the ceiling reading)
-    or ``measured`` sustained rates (the estimate reading).
+    or ``measured`` sustained rates (the estimate reading). ``runtime_overhead_bytes`` is O as the
+    row states it (the OS's share of unified memory, a discrete card's runtime context and workspace),
+    with its reasoning under ``sources["runtime_overhead_gb"]``; None where the row states none, and
+    the workload's O (8 GB by default) applies.
     """
 
     id: str
@@ -38,6 +41,7 @@ class Hardware:
     compute_flop_per_s: Mapping[str, float] = field(default_factory=dict)
     provenance: str = "peak"
     sources: Mapping[str, str] = field(default_factory=dict)
+    runtime_overhead_bytes: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "compute_flop_per_s", _frozen(self.compute_flop_per_s))
@@ -61,5 +65,15 @@ class Hardware:
             bandwidth_bytes_per_s=self.bandwidth_bytes_per_s * count,
             compute_flop_per_s={k: v * count for k, v in self.compute_flop_per_s.items()},
             provenance=self.provenance,
-            sources=self.sources,
+            sources={
+                **self.sources,
+                **(
+                    {"runtime_overhead_gb": f"{count} x the member's: {self.sources['runtime_overhead_gb']}"}
+                    if "runtime_overhead_gb" in self.sources
+                    else {}
+                ),
+            },
+            runtime_overhead_bytes=None
+            if self.runtime_overhead_bytes is None
+            else self.runtime_overhead_bytes * count,
         )

@@ -368,7 +368,7 @@ def prefill(
     anything else is an InputError naming ``prompt_tokens``. Failing gates and a budget no setting
     meets are verdicts in the result, never exceptions.
     """
-    workload = (workload or Workload()).for_model(model)
+    workload = (workload or Workload()).for_model(model).for_hardware(hardware)
     shape = prefill_shape(model)
     prompt, chunk, searching, given = _checked_setting(
         model, workload, prompt_tokens, chunk_tokens, ttft_budget_s, batch
@@ -474,7 +474,7 @@ def prefill_curve(
     The same evaluation as :func:`prefill` without gates or searches: every entry is the formula at
     that (b, L, c), with ``chunk_tokens`` None for one-shot (each chunk is capped at its prompt).
     """
-    workload = (workload or Workload()).for_model(model)
+    workload = (workload or Workload()).for_model(model).for_hardware(hardware)
     shape = prefill_shape(model)
     prompts = np.asarray(prompt_tokens, dtype=np.int64)
     batches = np.asarray(batch, dtype=np.int64)
@@ -505,6 +505,11 @@ def prefill_curve(
     )
 
 
+#: Prompt lengths evaluated per vectorized block by :func:`prefill_range` (about 10 float64 arrays of
+#: this length live at once: some 20 MB).
+RANGE_BLOCK_LENGTHS = 1 << 18
+
+
 def prefill_range(
     hardware: Hardware,
     model: ModelAdapter,
@@ -521,7 +526,7 @@ def prefill_range(
     cache. K_alloc never falls with L, so the set is a prefix 1..L_fit found in closed form, and the
     ceilings over it are one vectorized pass (exact at every integer length, no sampling).
     """
-    workload = (workload or Workload()).for_model(model)
+    workload = (workload or Workload()).for_model(model).for_hardware(hardware)
     shape = prefill_shape(model)
     b = _positive_int("batch", batch)
     rates, linear_mode, attention_mode = _rates(hardware, shape, linear_mode, attention_mode)
@@ -549,14 +554,22 @@ def prefill_range(
         return empty(
             PrefillVerdict.NO_BATCH_FIT if one_fits else PrefillVerdict.NO_SESSION_FIT, 0, limited_by
         )
-    lengths = np.arange(1, longest + 1, dtype=np.int64)
-    ev = evaluate_settings(model, shape, rates, workload.expert_traffic, b, lengths, None)
-    time = ev.time
-    throughput = ev.tokens / time
-    lo, hi = int(np.argmin(throughput)), int(np.argmax(throughput))
-
-    def bound(index: int) -> BoundBy:
-        return BoundBy.MEMORY if ev.memory_time[index] >= time[index] else BoundBy.COMPUTE
+    # One vectorized pass per block of lengths: a 10M-token context in one pass held some 1 GB of
+    # temporaries (issue 14); blocks keep the scan exact at every length with bounded memory.
+    lo = hi = 0
+    lo_rate, hi_rate = math.inf, -math.inf
+    lo_bound = hi_bound = BoundBy.MEMORY
+    for start in range(1, longest + 1, RANGE_BLOCK_LENGTHS):
+        lengths = np.arange(start, min(longest, start + RANGE_BLOCK_LENGTHS - 1) + 1, dtype=np.int64)
+        ev = evaluate_settings(model, shape, rates, workload.expert_traffic, b, lengths, None)
+        throughput = ev.tokens / ev.time
+        i_lo, i_hi = int(np.argmin(throughput)), int(np.argmax(throughput))
+        if throughput[i_lo] < lo_rate:  # strict: the first length wins a tie, as one argmin would
+            lo, lo_rate = start + i_lo, float(throughput[i_lo])
+            lo_bound = BoundBy.MEMORY if ev.memory_time[i_lo] >= ev.time[i_lo] else BoundBy.COMPUTE
+        if throughput[i_hi] > hi_rate:
+            hi, hi_rate = start + i_hi, float(throughput[i_hi])
+            hi_bound = BoundBy.MEMORY if ev.memory_time[i_hi] >= ev.time[i_hi] else BoundBy.COMPUTE
 
     return PrefillRange(
         assumptions=assumptions,
@@ -564,12 +577,12 @@ def prefill_range(
         batch=b,
         max_prompt_tokens=longest,
         limited_by=limited_by,
-        lo_tok_per_s=float(throughput[lo]),
-        lo_prompt_tokens=lo + 1,
-        lo_bound_by=bound(lo),
-        hi_tok_per_s=float(throughput[hi]),
-        hi_prompt_tokens=hi + 1,
-        hi_bound_by=bound(hi),
+        lo_tok_per_s=lo_rate,
+        lo_prompt_tokens=lo,
+        lo_bound_by=lo_bound,
+        hi_tok_per_s=hi_rate,
+        hi_prompt_tokens=hi,
+        hi_bound_by=hi_bound,
     )
 
 

@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass, replace
 
 from servebound.core.experts import ExpertTraffic
+from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 
 #: The derivation's defaults (the original calculator's): O = 8 GB, L_alloc = 100k, L_read = 32k, r* = 20.
@@ -72,6 +73,29 @@ class Workload:
     #: capped at that limit (``for_model``), and the result says so through ``contexts_capped_from``.
     fit_contexts_to_model: bool = False
     contexts_capped_from: tuple[int, int] | None = None
+    #: O is a default, not the caller's: a hardware row that states its runtime overhead gets that
+    #: instead (``for_hardware``). ``overhead_source`` says which O applied and why.
+    overhead_from_hardware: bool = False
+    overhead_source: str | None = None
+
+    def for_hardware(self, hardware: Hardware) -> Workload:
+        """The hardware row's runtime overhead where O was left to it and the row states one; else
+        self, with the source of the O that applies."""
+        if not self.overhead_from_hardware:
+            return self
+        if hardware.runtime_overhead_bytes is None:
+            return replace(
+                self,
+                overhead_from_hardware=False,
+                overhead_source=f"default {self.overhead_bytes / 1e9:g} GB: the hardware states no runtime overhead",
+            )
+        basis = hardware.sources.get("runtime_overhead_gb", "stated by the hardware row")
+        return replace(
+            self,
+            overhead_bytes=hardware.runtime_overhead_bytes,
+            overhead_from_hardware=False,
+            overhead_source=f"hardware row: {basis}",
+        )
 
     def for_model(self, model: ModelAdapter) -> Workload:
         """Default contexts capped at the model's context limit (L_read at most L_alloc); else self."""

@@ -592,30 +592,20 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "model"
 
 
-def import_gguf(path: str | os.PathLike[str], *, kv_precision: str = "fp16") -> ImportedModel:
-    """Import a GGUF file (or a split GGUF, given any of its files): exact bytes per role, KV shape and
-    prefill fields from its header.
+@dataclass(frozen=True)
+class _Layers:
+    """The header's layer counts: ``block_count`` blocks, of which the last ``nextn`` are MTP blocks
+    and the first ``decoder`` the layers a token passes through; E and k (None for a dense model)."""
 
-    Bytes: every tensor's ggml type and shape give exact bytes (any quantization mix). ``token_embd``
-    is the untied embedding unless ``output.weight`` is absent (tied: the table is swept as the head
-    and counts as always-on); ``blk.N.ffn_*_exps`` are the routed experts, one expert being their total
-    / expert_count; everything else in the blocks, shared experts included, is always-on; MTP blocks
-    (past block_count - nextn_predict_layers) are resident only. ``resident_bytes`` is every tensor
-    byte.
+    block_count: int
+    nextn: int
+    decoder: int
+    experts: int | None
+    per_token: int | None
 
-    KV: per token, the sum over attention layers of head_count_kv x (key_length + value_length)
-    elements at ``kv_precision`` (a cache format name; fp16 = 2 bytes), full-attention layers in the
-    global term and sliding-window layers in the local one. Recurrent layers add llama.cpp's f32 state.
-    Weight precision: the type holding the most bytes, and 8 x bytes / elements bits per weight.
-    """
-    if kv_precision not in KV_FORMATS:
-        raise InputError(
-            "kv_precision", f"unknown cache format {kv_precision!r}; known: {', '.join(KV_FORMATS)}"
-        )
-    file = Path(path)
-    field = f"GGUF file {file.name}"
-    headers = read_gguf_split(path)
-    header = _merged(headers, field)
+
+def _architecture(header: GGUFHeader, field: str) -> tuple[str, bool, _Meta]:
+    """``general.architecture``, whether the installed gguf package knows it, and its key reader."""
     arch = header.metadata.get("general.architecture")
     if not isinstance(arch, str) or not arch:
         raise InputError(
@@ -627,38 +617,107 @@ def import_gguf(path: str | os.PathLike[str], *, kv_precision: str = "fp16") -> 
         raise InputError(
             f"{field}: general.architecture", f"unknown architecture {arch!r}: no {arch}.block_count{hint}"
         )
-    meta = _Meta(header, arch, field)
+    return arch, known, _Meta(header, arch, field)
+
+
+def _layers(meta: _Meta) -> _Layers:
+    """Block, MTP and decoder layer counts and the expert counts, each checked against the others."""
+    key = f"{meta.field}: {meta.arch}"
     block_count = meta.count("block_count", required=True)
     assert block_count is not None
+    if block_count == 0:
+        raise InputError(f"{key}.block_count", "is 0; a model has at least one layer")
     if block_count > MAX_BLOCKS:
-        raise InputError(f"{field}: {arch}.block_count", f"{block_count} layers exceeds the cap {MAX_BLOCKS}")
+        raise InputError(f"{key}.block_count", f"{block_count} layers exceeds the cap {MAX_BLOCKS}")
     nextn = meta.count("nextn_predict_layers") or 0
-    if nextn > block_count:
+    if nextn >= block_count:
         raise InputError(
-            f"{field}: {arch}.nextn_predict_layers", f"{nextn} exceeds block_count {block_count}"
+            f"{key}.nextn_predict_layers",
+            f"{nextn} leaves no decoder layer of block_count {block_count}",
         )
-    layers = block_count - nextn
     experts = meta.count("expert_count") or None
     per_token = meta.count("expert_used_count") or None
     if experts and per_token and per_token > experts:
-        raise InputError(f"{field}: {arch}.expert_used_count", f"{per_token} exceeds expert_count {experts}")
+        raise InputError(f"{key}.expert_used_count", f"{per_token} exceeds expert_count {experts}")
+    return _Layers(block_count, nextn, block_count - nextn, experts, per_token)
 
-    entries = _entries(header, layers if nextn else None)
-    _check_expert_shapes(header, entries, experts, field)
-    form = byte_form(entries, experts)
-    if form.routed_experts and not per_token:
-        raise InputError(f"{field}: {arch}.expert_used_count", "missing, but the file has routed experts")
 
-    attention = _attention(meta, layers)
+#: Tensors that only an attention layer holds (llama.cpp names: q/k/v, fused qkv, MLA's projections).
+_ATTENTION_TENSOR = re.compile(r"^blk\.(\d+)\.attn_(?:q|k|v|qkv|q_a|q_b|kv_a_mqa|kv_b|k_b|v_b)\.weight$")
+
+
+def _check_header_against_tensors(header: GGUFHeader, meta: _Meta, layers: _Layers) -> None:
+    """The header's shape keys must agree with the tensors it lists: a contradiction (a corrupted or
+    hand-edited header) would otherwise import and decode as a different model.
+
+    - every ``blk.N`` index is below block_count, and the highest is block_count - 1 (or the last
+      decoder layer, where a converter dropped the MTP blocks);
+    - embedding_length is positive and equals ``token_embd.weight``'s row length (ne[0]);
+    - a layer holding attention projections has head_count > 0, and no layer has more KV heads than
+      query heads.
+    """
+    key = f"{meta.field}: {meta.arch}"
+    indices = {int(m.group(1)) for t in header.tensors if (m := re.match(r"^blk\.(\d+)\.", t.name))}
+    if not indices:
+        raise InputError(f"{key}.block_count", f"is {layers.block_count} but the file lists no blk.N tensors")
+    top = max(indices) + 1
+    if top > layers.block_count or top not in (layers.block_count, layers.decoder):
+        raise InputError(
+            f"{key}.block_count",
+            f"is {layers.block_count} but the tensors hold layers blk.0 to blk.{top - 1}",
+        )
+    embedding = meta.count("embedding_length", required=True)
+    if not embedding:
+        raise InputError(f"{key}.embedding_length", "is 0; the hidden size must be positive")
+    table = next((t for t in header.tensors if t.name == "token_embd.weight"), None)
+    if table is not None and table.shape and table.shape[0] != embedding:
+        raise InputError(
+            f"{key}.embedding_length",
+            f"is {embedding} but token_embd.weight rows hold {table.shape[0]} elements",
+        )
+    heads = meta.per_layer("attention.head_count", layers.decoder, None)
+    if heads is None:
+        raise InputError(f"{key}.attention.head_count", "missing from the metadata")
+    kv_heads = meta.per_layer("attention.head_count_kv", layers.decoder, None) or heads
+    for tensor in header.tensors:
+        match = _ATTENTION_TENSOR.match(tensor.name)
+        if match and int(match.group(1)) < layers.decoder and heads[int(match.group(1))] == 0:
+            raise InputError(
+                f"{key}.attention.head_count",
+                f"is 0 for layer {match.group(1)}, which holds attention tensor {tensor.name!r}",
+            )
+    for layer, (n_heads, n_kv) in enumerate(zip(heads, kv_heads, strict=True)):
+        if n_kv > n_heads:
+            raise InputError(
+                f"{key}.attention.head_count_kv",
+                f"{n_kv} KV heads exceed head_count {n_heads} (layer {layer}); "
+                "each KV head serves one or more query heads",
+            )
+
+
+def _kv_shape(meta: _Meta, attention: _Attention, element_bytes: float) -> tuple[KVShape, str]:
+    """The cache per token at the chosen precision, and the recurrent state's formula."""
     state_elements, state_formula = _recurrent_state_elements(meta, attention.recurrent_layers)
-    element_bytes = kv_bytes_per_element(kv_precision)
     kv = KVShape(
         global_bytes_per_token=attention.kv_global_elements * element_bytes,
         local_bytes_per_token=attention.kv_local_elements * element_bytes,
         window_tokens=attention.window if attention.kv_local_elements else 0,
         state_bytes=float(state_elements * RECURRENT_STATE_BYTES_PER_ELEMENT),
     )
-    linear = _linear_active_elements(header, entries, form, per_token)
+    return kv, state_formula
+
+
+def _prefill_shape(
+    header: GGUFHeader,
+    entries: list[TensorEntry],
+    form: ByteForm,
+    layers: _Layers,
+    attention: _Attention,
+    kv: KVShape,
+    field: str,
+) -> tuple[PrefillShape, str]:
+    """Prefill's inputs, and the ggml type that set its linear mode."""
+    linear = _linear_active_elements(header, entries, form, layers.per_token)
     linear_type, mode = _linear_type_and_mode(header, entries, field)
     prefill = PrefillShape(
         linear_active_params=linear,
@@ -669,32 +728,41 @@ def import_gguf(path: str | os.PathLike[str], *, kv_precision: str = "fp16") -> 
         linear_mode=mode,
         linear_mode_if_published=LLAMA_CPP_IF_PUBLISHED.get(linear_type.lower()),
     )
+    return prefill, linear_type
 
-    by_type: Counter[str] = Counter()
-    for tensor in header.tensors:
-        by_type[tensor.ggml_type] += tensor.size_bytes
-    dominant = by_type.most_common(1)[0][0] if by_type else "none"
-    total_bytes = header.tensor_bytes
-    total_elements = form.total_elements
-    bits = 8.0 * total_bytes / total_elements if total_elements else math.nan
-    name = header.metadata.get("general.name")
-    name = name if isinstance(name, str) and name else file.stem
-    context = meta.count("context_length")
 
-    adapter = ModelAdapter(
-        id=_slug(file.stem),
-        name=name,
-        weights=form.weights(per_token),
-        kv_alloc=kv,
-        kv_read=kv,
-        prefill=prefill,
-        context_limit_tokens=context,
-        weight_precision=dominant.lower(),
-        kv_precision=kv_precision,
-        kv_bytes_per_element=element_bytes,
-        sources={"weights": "GGUF tensor infos", "kv": "GGUF metadata"},
-    )
-    steps = (
+@dataclass(frozen=True)
+class _Derived:
+    """What the steps derived from one header, gathered for the adapter, the audit and the facts."""
+
+    header: GGUFHeader
+    layers: _Layers
+    form: ByteForm
+    attention: _Attention
+    kv: KVShape
+    state_formula: str
+    kv_precision: str
+    element_bytes: float
+    prefill: PrefillShape
+    linear_type: str
+
+    @property
+    def bytes_by_type(self) -> Counter[str]:
+        by_type: Counter[str] = Counter()
+        for tensor in self.header.tensors:
+            by_type[tensor.ggml_type] += tensor.size_bytes
+        return by_type
+
+    @property
+    def bits_per_weight(self) -> float:
+        elements = self.form.total_elements
+        return 8.0 * self.header.tensor_bytes / elements if elements else math.nan
+
+
+def _audit_steps(d: _Derived) -> tuple[Step, ...]:
+    """Each derived quantity with the arithmetic that gave it."""
+    form, kv, attention, experts = d.form, d.kv, d.attention, d.layers.experts
+    return (
         Step(
             "embedding_bytes",
             float(form.untied_embedding_bytes),
@@ -721,24 +789,32 @@ def import_gguf(path: str | os.PathLike[str], *, kv_precision: str = "fp16") -> 
         Step(
             "kv.global_bytes_per_token",
             kv.global_bytes_per_token,
-            f"{attention.kv_global_elements} elements x {element_bytes} B ({kv_precision}): "
+            f"{attention.kv_global_elements} elements x {d.element_bytes} B ({d.kv_precision}): "
             + attention.formula,
         ),
         Step(
             "kv.local_bytes_per_token",
             kv.local_bytes_per_token,
-            f"{attention.kv_local_elements} elements x {element_bytes} B",
+            f"{attention.kv_local_elements} elements x {d.element_bytes} B",
         ),
-        Step("kv.state_bytes", kv.state_bytes, f"{state_formula}, f32"),
-        Step("bits_per_weight", bits, f"8 x {total_bytes} B / {total_elements} elements"),
-        Step("linear_active_params", linear, "matrix elements of the blocks, routed experts x k / E"),
+        Step("kv.state_bytes", kv.state_bytes, f"{d.state_formula}, f32"),
+        Step(
+            "bits_per_weight",
+            d.bits_per_weight,
+            f"8 x {d.header.tensor_bytes} B / {form.total_elements} elements",
+        ),
+        Step(
+            "linear_active_params",
+            d.prefill.linear_active_params,
+            "matrix elements of the blocks, routed experts x k / E",
+        ),
         Step(
             "prefill.linear_mode",
             0.0,
-            f"{mode}: {linear_type} holds the most bytes of the block matrices"
+            f"{d.prefill.linear_mode}: {d.linear_type} holds the most bytes of the block matrices"
             + (
                 "; llama.cpp multiplies int8-quantized activations against block-quantized weights"
-                if mode == "int8"
+                if d.prefill.linear_mode == "int8"
                 else ""
             )
             + (
@@ -754,43 +830,126 @@ def import_gguf(path: str | os.PathLike[str], *, kv_precision: str = "fp16") -> 
             "sum over full-attention layers of 2 x heads x (key_length + value_length)",
         ),
     )
-    facts: dict[str, object] = {
+
+
+def _facts(
+    d: _Derived, headers: tuple[GGUFHeader, ...], meta: _Meta, known: bool, dominant: str
+) -> dict[str, object]:
+    """What else the header said, for the audit trail."""
+    header, layers, attention = d.header, d.layers, d.attention
+    data_bytes = sum(h.data_section_bytes for h in headers)
+    return {
         "gguf_version": header.version,
         "architecture_known_to_gguf": known,
-        "block_count": block_count,
-        "nextn_predict_layers": nextn,
-        "context_length": context,
+        "block_count": layers.block_count,
+        "nextn_predict_layers": layers.nextn,
+        "context_length": meta.count("context_length"),
         "embedding_length": meta.count("embedding_length"),
         "head_count": meta.get("attention.head_count"),
         "head_count_kv": meta.get("attention.head_count_kv"),
         "key_length": attention.key_length,
         "value_length": attention.value_length,
         "sliding_window": attention.window,
-        "expert_count": experts,
-        "expert_used_count": per_token,
-        "tied_embedding": form.tied,
+        "expert_count": layers.experts,
+        "expert_used_count": layers.per_token,
+        "tied_embedding": d.form.tied,
         "tensor_count": len(header.tensors),
-        "bytes_by_type": dict(by_type.most_common()),
+        "bytes_by_type": dict(d.bytes_by_type.most_common()),
         "dominant_type": dominant,
-        "linear_dominant_type": linear_type,
-        "bits_per_weight": bits,
+        "linear_dominant_type": d.linear_type,
+        "bits_per_weight": d.bits_per_weight,
         "files": len(headers),
-        "tensor_data_bytes": sum(h.data_section_bytes for h in headers),
-        "alignment_padding_bytes": sum(h.data_section_bytes for h in headers) - total_bytes,
-        "mtp_bytes": form.mtp_bytes,
+        "tensor_data_bytes": data_bytes,
+        "alignment_padding_bytes": data_bytes - header.tensor_bytes,
+        "mtp_bytes": d.form.mtp_bytes,
         "recurrent_layers": attention.recurrent_layers,
         "file_type": header.metadata.get("general.file_type"),
     }
+
+
+def _imported(
+    path: str | os.PathLike[str],
+    d: _Derived,
+    headers: tuple[GGUFHeader, ...],
+    arch: str,
+    meta: _Meta,
+    known: bool,
+) -> ImportedModel:
+    """The adapter with its audit trail."""
+    file = Path(path)
+    by_type = d.bytes_by_type
+    dominant = by_type.most_common(1)[0][0] if by_type else "none"
+    name = d.header.metadata.get("general.name")
+    adapter = ModelAdapter(
+        id=_slug(file.stem),
+        name=name if isinstance(name, str) and name else file.stem,
+        weights=d.form.weights(d.layers.per_token),
+        kv_alloc=d.kv,
+        kv_read=d.kv,
+        prefill=d.prefill,
+        context_limit_tokens=meta.count("context_length"),
+        weight_precision=dominant.lower(),
+        kv_precision=d.kv_precision,
+        kv_bytes_per_element=d.element_bytes,
+        sources={"weights": "GGUF tensor infos", "kv": "GGUF metadata"},
+    )
     return ImportedModel(
         adapter=adapter,
         architecture=arch,
         source=str(path),
-        steps=steps,
-        total_params=float(total_elements),
-        active_params=float(form.active_elements(per_token)),
-        checkpoint_bytes=float(total_bytes),
-        facts=facts,
+        steps=_audit_steps(d),
+        total_params=float(d.form.total_elements),
+        active_params=float(d.form.active_elements(d.layers.per_token)),
+        checkpoint_bytes=float(d.header.tensor_bytes),
+        facts=_facts(d, headers, meta, known, dominant),
     )
+
+
+def import_gguf(path: str | os.PathLike[str], *, kv_precision: str = "fp16") -> ImportedModel:
+    """Import a GGUF file (or a split GGUF, given any of its files): exact bytes per role, KV shape and
+    prefill fields from its header.
+
+    Bytes: every tensor's ggml type and shape give exact bytes (any quantization mix). ``token_embd``
+    is the untied embedding unless ``output.weight`` is absent (tied: the table is swept as the head
+    and counts as always-on); ``blk.N.ffn_*_exps`` are the routed experts, one expert being their total
+    / expert_count; everything else in the blocks, shared experts included, is always-on; MTP blocks
+    (past block_count - nextn_predict_layers) are resident only. ``resident_bytes`` is every tensor
+    byte.
+
+    KV: per token, the sum over attention layers of head_count_kv x (key_length + value_length)
+    elements at ``kv_precision`` (a cache format name; fp16 = 2 bytes), full-attention layers in the
+    global term and sliding-window layers in the local one. Recurrent layers add llama.cpp's f32 state.
+    Weight precision: the type holding the most bytes, and 8 x bytes / elements bits per weight.
+
+    The steps: read the (split) header; name its architecture; count its layers and experts; check
+    the header's shape keys against the tensors it lists; classify tensors into byte roles; derive
+    attention, KV and prefill shapes; assemble the adapter with its audit steps and facts.
+    """
+    if kv_precision not in KV_FORMATS:
+        raise InputError(
+            "kv_precision", f"unknown cache format {kv_precision!r}; known: {', '.join(KV_FORMATS)}"
+        )
+    field = f"GGUF file {Path(path).name}"
+    headers = read_gguf_split(path)
+    header = _merged(headers, field)
+    arch, known, meta = _architecture(header, field)
+    layers = _layers(meta)
+    _check_header_against_tensors(header, meta, layers)
+
+    entries = _entries(header, layers.decoder if layers.nextn else None)
+    _check_expert_shapes(header, entries, layers.experts, field)
+    form = byte_form(entries, layers.experts)
+    if form.routed_experts and not layers.per_token:
+        raise InputError(f"{field}: {arch}.expert_used_count", "missing, but the file has routed experts")
+
+    attention = _attention(meta, layers.decoder)
+    element_bytes = kv_bytes_per_element(kv_precision)
+    kv, state_formula = _kv_shape(meta, attention, element_bytes)
+    prefill, linear_type = _prefill_shape(header, entries, form, layers, attention, kv, field)
+    derived = _Derived(
+        header, layers, form, attention, kv, state_formula, kv_precision, element_bytes, prefill, linear_type
+    )
+    return _imported(path, derived, headers, arch, meta, known)
 
 
 __all__ = ["GGUFHeader", "GGUFTensor", "import_gguf", "read_gguf_header", "read_gguf_split"]

@@ -131,6 +131,9 @@ def _load(source: str | Path, *, offline: bool) -> tuple[dict[str, object], str]
         return _parse(path), _label(path)
     text = str(source)
     if _HUB_ID.match(text) and not text.endswith(".json"):
+        copy = _catalog_copy(text)
+        if copy is not None:
+            return _parse(copy), text
         return _parse(_fetch(text, offline=offline)), text
     raise InputError("source", f"{source}: no such file or folder, and not a hub id of the form org/name")
 
@@ -139,8 +142,54 @@ def _label(path: Path) -> str:
     return path.parent.name.replace("__", "/") if path.name == "config.json" else path.stem
 
 
+def _catalog_copy(repo_id: str) -> Path | None:
+    """The config.json the model catalog ships for ``repo_id`` (``org__name/config.json``, matched
+    without case, as the Hub matches ids), or None: a catalog model imports with no network."""
+    folder = Path(__file__).resolve().parents[1] / "catalog" / "data" / "models"
+    wanted = repo_id.replace("/", "__").lower()
+    if folder.is_dir():
+        for entry in folder.iterdir():
+            if entry.name.lower() == wanted and (entry / "config.json").is_file():
+                return entry / "config.json"
+    return None
+
+
+#: Seconds to wait for the Hub's host before calling it unreachable.
+HUB_CONNECT_TIMEOUT_S = 3.0
+
+
+def _hub_reachable() -> bool:
+    """One TCP connection to the Hub's endpoint, bounded: huggingface_hub alone retries an unreachable
+    host for some 24 s, logging each retry."""
+    import socket
+    from urllib.parse import urlsplit
+
+    from huggingface_hub import constants
+
+    url = urlsplit(constants.ENDPOINT)
+    port = url.port or (443 if url.scheme == "https" else 80)
+    try:
+        with socket.create_connection((url.hostname or "", port), timeout=HUB_CONNECT_TIMEOUT_S):
+            return True
+    except (OSError, UnicodeError):
+        return False
+
+
+_NO_HUB = (
+    "without network access, download config.json elsewhere and pass its path (or a folder holding "
+    "it); `servebound models list` shows the models whose config.json ships with servebound"
+)
+
+
 def _fetch(repo_id: str, *, offline: bool) -> Path:
-    """Download config.json only; no network gives an InputError that says what to do instead."""
+    """Download config.json only, quietly; no network gives an InputError at once that says what to do."""
+    import logging
+
+    if not offline and not _hub_reachable():
+        raise InputError("source", f"cannot reach the Hugging Face Hub to fetch {repo_id!r}; {_NO_HUB}")
+    hub_log = logging.getLogger("huggingface_hub")
+    level = hub_log.level
+    hub_log.setLevel(logging.ERROR)  # no retry chatter before our one-line error
     try:
         from huggingface_hub import hf_hub_download
 
@@ -149,8 +198,10 @@ def _fetch(repo_id: str, *, offline: bool) -> Path:
         raise InputError(
             "source",
             f"could not fetch config.json of {repo_id!r} from the Hugging Face Hub ({type(exc).__name__}); "
-            "without network access, download config.json elsewhere and pass its path",
+            + _NO_HUB,
         ) from exc
+    finally:
+        hub_log.setLevel(level)
 
 
 def _parse(path: Path) -> dict[str, object]:

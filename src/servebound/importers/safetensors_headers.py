@@ -26,10 +26,19 @@ from servebound.errors import InputError
 from servebound.importers.audit import ImportedModel, Step
 from servebound.importers.tensor_roles import ByteForm, TensorEntry, TensorRole, byte_form, classify_hf
 
-#: The largest header this reader accepts; the safetensors format itself caps headers at 100 MB.
+#: The safetensors format's own cap on a header.
 MAX_HEADER_BYTES = 100_000_000
-#: The largest index.json or config.json read whole.
-MAX_JSON_FILE_BYTES = 100_000_000
+#: The largest header this reader parses, checked from the 8-byte length before anything else is read.
+#: A tensor's entry is about 100 bytes of JSON, so 16 MB holds some 160,000 tensors, more than any
+#: published file (the largest checkpoints spread fewer than 100,000 over many shards); a header near
+#: the format's 100 MB cap cost 20 s and 900 MB to parse before it failed (issue 14).
+MAX_READ_HEADER_BYTES = 16_000_000
+#: JSON objects a header may hold (one per tensor, plus __metadata__ and the whole): counted in the raw
+#: bytes before parsing, so a header of millions of tiny objects fails before they are built.
+MAX_HEADER_OBJECTS = 250_000
+#: The largest index.json or config.json read whole (an index lists every tensor of the checkpoint in
+#: about 100 bytes each).
+MAX_JSON_FILE_BYTES = 32_000_000
 #: Element counts beyond this cannot be stored by any reader (signed 64-bit).
 MAX_ELEMENTS = 2**63 - 1
 
@@ -193,6 +202,12 @@ def read_safetensors_header(path: str | os.PathLike[str]) -> SafetensorsHeader:
                 raise InputError(
                     field, f"header length {header_bytes} is over the {MAX_HEADER_BYTES} byte cap"
                 )
+            if header_bytes > MAX_READ_HEADER_BYTES:
+                raise InputError(
+                    field,
+                    f"header length {header_bytes} is over servebound's {MAX_READ_HEADER_BYTES} byte cap "
+                    "(about 160,000 tensors, more than any published file holds)",
+                )
             if 8 + header_bytes > size:
                 raise InputError(
                     field, f"header length {header_bytes} is larger than the {size - 8} bytes after it"
@@ -202,6 +217,11 @@ def read_safetensors_header(path: str | os.PathLike[str]) -> SafetensorsHeader:
         raise InputError(field, f"cannot read: {error.strerror}") from None
     if len(raw) != header_bytes:
         raise InputError(field, f"truncated: header length {header_bytes}, read {len(raw)}")
+    objects = raw.count(b"{")
+    if objects > MAX_HEADER_OBJECTS:
+        raise InputError(
+            field, f"header holds {objects} JSON objects, over the {MAX_HEADER_OBJECTS} cap (one per tensor)"
+        )
     document = _parse_json(raw, field)
     if not isinstance(document, dict):
         raise InputError(field, "header must be a JSON object")
@@ -576,7 +596,8 @@ def import_safetensors(
         raise InputError(
             "experts_per_token",
             f"the checkpoint has {form.routed_experts} routed experts but no config gives k; "
-            "put config.json beside the shards or pass experts_per_token",
+            "put the model's config.json beside the shards (from Python: "
+            "import_safetensors(..., experts_per_token=K))",
         )
     if form.routed_experts and per_token and per_token > form.routed_experts:
         raise InputError("experts_per_token", f"k = {per_token} exceeds E = {form.routed_experts}")
@@ -588,8 +609,9 @@ def import_safetensors(
     else:
         raise InputError(
             "kv",
-            "the KV-cache shape comes from config.json, and none was found or the config importer is "
-            "unavailable; put config.json beside the shards or pass kv",
+            "the KV-cache shape comes from config.json, and none was found beside the shards; put the "
+            "model's config.json there, or import the config with `servebound import hf CONFIG` "
+            "(from Python: import_safetensors(..., kv=KVShape(...)))",
         )
 
     checkpoint_bytes = checkpoint.checkpoint_bytes
@@ -657,6 +679,8 @@ def import_safetensors(
 __all__ = [
     "DTYPE_BITS",
     "MAX_HEADER_BYTES",
+    "MAX_HEADER_OBJECTS",
+    "MAX_READ_HEADER_BYTES",
     "SafetensorsCheckpoint",
     "SafetensorsHeader",
     "SafetensorsIndex",

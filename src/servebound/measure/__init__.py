@@ -34,6 +34,7 @@ from servebound.measure.matmul import (
 
 __all__ = [
     "PRESETS",
+    "QUICK_CPU_ARRAY_CAP_BYTES",
     "BandwidthMeasurement",
     "DetectedGpu",
     "DetectedMachine",
@@ -51,6 +52,7 @@ __all__ = [
     "measure_numpy_matmul",
     "measure_torch_bandwidth",
     "measure_torch_matmul",
+    "preset_cpu_array_bytes",
     "write_hardware_file",
 ]
 
@@ -72,14 +74,22 @@ class MeasurePreset:
     matmul_call_s: float
     cpu_max_n: int
     gpu_max_n: int
+    #: An upper bound on each CPU array whatever the cache (None: none). ``quick`` promises a bounded
+    #: footprint: 4 x a large server's last-level cache made three 1 GB arrays (3.7 GB peak RSS).
+    cpu_array_cap_bytes: int | None = None
 
+
+#: ``quick``'s bound on each CPU bandwidth array: three arrays then stay under 850 MB. On a machine
+#: whose last-level cache exceeds 64 MiB the quick figure may read partly from cache; the default
+#: preset sizes arrays to 4 x the cache.
+QUICK_CPU_ARRAY_CAP_BYTES = 256 * 2**20
 
 #: ``default`` aims at well under 30 s on a desktop; ``quick`` at a few seconds.
 PRESETS: dict[str, MeasurePreset] = {
     preset.name: preset
     for preset in (
         MeasurePreset("default", DEFAULT_CPU_ARRAY_BYTES, None, 10, 5, 0.2, 4096, 8192),
-        MeasurePreset("quick", 64 * 2**20, 256 * 2**20, 4, 3, 0.03, 2048, 4096),
+        MeasurePreset("quick", 64 * 2**20, 256 * 2**20, 4, 3, 0.03, 2048, 4096, QUICK_CPU_ARRAY_CAP_BYTES),
     )
 }
 
@@ -124,6 +134,15 @@ def _find_gpu(machine: DetectedMachine, device: str) -> DetectedGpu:
     raise InputError("device", f"no device {device!r} on this machine; measurable here: {known}")
 
 
+def preset_cpu_array_bytes(
+    preset: MeasurePreset, last_level_cache_bytes: int | None, available_bytes: int
+) -> int:
+    """Bytes per CPU bandwidth array under ``preset``: max(4 x last-level cache, the preset's floor),
+    at most a sixth of free memory, and at most the preset's cap."""
+    size = default_cpu_array_bytes(last_level_cache_bytes, available_bytes, preset.cpu_array_floor_bytes)
+    return size if preset.cpu_array_cap_bytes is None else min(size, preset.cpu_array_cap_bytes)
+
+
 def measure_machine(
     device: str | None = None,
     preset: str | MeasurePreset = "default",
@@ -158,10 +177,8 @@ def measure_machine(
     if device == "cpu":
         import psutil
 
-        floor = default_cpu_array_bytes(
-            machine.last_level_cache_bytes,
-            int(psutil.virtual_memory().available),
-            preset.cpu_array_floor_bytes,
+        floor = preset_cpu_array_bytes(
+            preset, machine.last_level_cache_bytes, int(psutil.virtual_memory().available)
         )
         bandwidth = measure_cpu_bandwidth(
             array_bytes=array_bytes or floor,

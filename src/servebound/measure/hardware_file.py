@@ -177,5 +177,8 @@ def write_hardware_file(
     if target.exists() and not overwrite:
         raise InputError("output", f"{target} already exists; choose another path or allow overwriting")
     written = hardware_file(measurement, measured_on=measured_on, hardware_id=hardware_id, name=name)
-    target.write_text(written.text, encoding="utf-8")
+    try:
+        target.write_text(written.text, encoding="utf-8")
+    except OSError as exc:
+        raise InputError("output", f"cannot write {target}: {exc.strerror or exc}") from None
     return written

@@ -11,7 +11,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Res
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from servebound.errors import InputError
+from servebound.errors import MAX_ID_CHARS, InputError, shown
 from servebound.web.state import NotFoundError, WebState
 
 
@@ -33,6 +33,10 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
+#: The longest error message sent back; longer ones are cut (their length is said).
+MAX_MESSAGE_CHARS = 2_000
+
+
 def error_json(status: int, field: str, message: str) -> JSONResponse:
     return JSONResponse({"error": {"status": status, "field": field, "message": message}}, status_code=status)
 
@@ -48,6 +52,8 @@ def _wants_text(request: Request) -> bool:
 def error_response(
     request: Request, status: int, field: str, message: str, suggestions: Any = None
 ) -> Response:
+    # An error never echoes a hostile input whole (a 100 kB id came back as 200 kB).
+    field, message = shown(field, MAX_ID_CHARS), shown(message, MAX_MESSAGE_CHARS)
     if _wants_json(request):
         return error_json(status, field, message)
     if _wants_text(request):
@@ -81,7 +87,7 @@ async def _validation(request: Request, exc: Exception) -> Response:
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, StarletteHTTPException)
     if exc.status_code == 404:
-        return error_response(request, 404, "path", f"no page at {request.url.path}")
+        return error_response(request, 404, "path", f"no page at {shown(request.url.path)}")
     if exc.status_code == 405:
         response = error_response(request, 405, "method", f"{request.method} is not allowed here; use GET")
         if exc.headers:

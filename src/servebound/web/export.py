@@ -17,12 +17,14 @@ further (tests).
 
 from __future__ import annotations
 
+import re
 import shutil
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from servebound.web.machine import Document, llms_full_txt, llms_txt, robots_txt, sitemap_xml
 from servebound.web.pages import Page, Renderer, mirror_path, model_data, pair_path, script_json
@@ -171,6 +173,7 @@ def build_site(
     served (absolute URLs in robots.txt, llms.txt and sitemap.xml). ``max_pairs`` caps the pair pages.
     """
     start = time.perf_counter()
+    base_path = urlsplit(base_url).path.rstrip("/")
     site = site or default_site_data()
     exported = set(pairs(site, max_pairs))
     renderer = Renderer(site, mode="static", exported=lambda h, m: (h, m) in exported, base_url=base_url)
@@ -179,21 +182,25 @@ def build_site(
     docs = documents(site, max_pairs)
     total = len(docs)
     written: list[Path] = []
-    pages: list[Page] = []
+    # Only the mirrors are kept for llms-full.txt: holding every page's HTML too took the full
+    # export to 1.33 GB peak RSS (issue 14).
+    markdowns: list[str] = []
 
     def write(path: Path, text: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
+        if base_path and path.suffix in (".html", ".md"):
+            text = under_base(text, base_path, markdown=path.suffix == ".md")
         path.write_text(text, encoding="utf-8")
         written.append(path)
 
     for i, page in enumerate(iter_pages(renderer, site, max_pairs), start=1):
         write(_html_file(out_dir, page.path), page.html)
         write(_md_file(out_dir, page.path), page.markdown)
-        pages.append(page)
+        markdowns.append(page.markdown)
         if progress is not None:
             progress(i, total, page.path)
     write(out_dir / "llms.txt", llms_txt(docs, base_url, renderer.date))
-    write(out_dir / "llms-full.txt", llms_full_txt((p.markdown for p in pages), base_url))
+    write(out_dir / "llms-full.txt", llms_full_txt(markdowns, base_url))
     write(out_dir / "robots.txt", robots_txt(base_url))
     from servebound.conformance import conformance_text
 
@@ -219,12 +226,26 @@ def build_site(
     size = sum(p.stat().st_size for p in written)
     return BuildReport(
         out_dir=out_dir,
-        pages=len(pages),
+        pages=len(markdowns),
         pairs=len(pairs(site, max_pairs)),
         files=len(written),
         bytes=size,
         seconds=time.perf_counter() - start,
     )
+
+
+_ROOT_LINK = re.compile(r'(\s(?:href|src|action)=")/(?!/)')
+_ROOT_MD_LINK = re.compile(r"(\]\()/(?!/)")
+
+
+def under_base(text: str, base_path: str, *, markdown: bool = False) -> str:
+    """Site-root links (``href="/static/..."``, ``](/hardware)``) moved under ``base_path``, for a
+    copy served below a domain's root (``--base-url https://example.org/sub``); the page's script
+    learns the base from ``<html data-base>``."""
+    if markdown:
+        return _ROOT_MD_LINK.sub(lambda m: f"{m.group(1)}{base_path}/", text)
+    text = _ROOT_LINK.sub(lambda m: f"{m.group(1)}{base_path}/", text)
+    return text.replace('<html lang="en">', f'<html lang="en" data-base="{base_path}">', 1)
 
 
 def _pair_redirect_page(renderer: Renderer) -> str:

@@ -22,6 +22,7 @@ from markupsafe import Markup
 from servebound.core.model import ModelAdapter
 from servebound.report import fmt_gb, fmt_int, fmt_rate
 from servebound.runs.validation import ReportedRun, validation_json
+from servebound.terminal import visible_value
 from servebound.web import figures
 from servebound.web.costview import CostView, economics_context, pair_cost, render_cost_charts
 from servebound.web.layouts import SystemLayouts, layout_model, system_layouts
@@ -263,6 +264,7 @@ class Renderer:
             loader=PackageLoader("servebound.web", "templates"),
             autoescape=select_autoescape(["html"]),
             trim_blocks=False,
+            finalize=visible_value,
         )
         self.env.globals.update(formats, mathml=mathml)
         self.md_env = Environment(
@@ -271,6 +273,7 @@ class Renderer:
             trim_blocks=True,
             lstrip_blocks=True,
             keep_trailing_newline=True,
+            finalize=visible_value,  # a name's escape sequences reach no terminal that prints a mirror
         )
         self.md_env.globals.update(
             formats, license_name=LICENSE_NAME, license_url=LICENSE_URL, site_name=SITE_NAME
@@ -487,7 +490,7 @@ class Renderer:
                 pair.query.alloc_context,
                 min(MAX_SITE_CONTEXT_TOKENS, m.adapter.context_limit_tokens or 1_000_000),
             ),
-            "overhead_max": max(64, math.ceil(pair.query.overhead_gb)),
+            "overhead_max": max(64, math.ceil(pair.workload.overhead_bytes / 1e9)),
             "batch_max": max(256, min(1_000_000, int((d.batch_mem or 0) * 2)), pair.query.batch or 1),
             "prompt_max": max(pair.prompt_tokens or 1, pair.query.alloc_context),
         }

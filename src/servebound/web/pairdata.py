@@ -42,7 +42,7 @@ def api_params(q: WorkloadQuery, *, prefill: bool = False) -> dict[str, str]:
 def workload_text(pair: Pair) -> dict[str, str]:
     q = pair.query
     out = {
-        "overhead_gb": f"{q.overhead_gb:g}",
+        "overhead_gb": f"{pair.workload.overhead_bytes / 1e9:g}",
         "alloc_context": f"{q.alloc_context:,}",
         "read_context": f"{q.read_context:,}",
         "floor": f"{q.floor:g} tok/s",
@@ -126,7 +126,7 @@ def pair_data(pair: Pair) -> dict[str, Any]:
             "alloc_context": pair.query.alloc_context,
             "read_context": pair.query.read_context,
             "floor": pair.query.floor,
-            "overhead_gb": pair.query.overhead_gb,
+            "overhead_gb": pair.workload.overhead_bytes / 1e9,
             "batch": pair.query.batch,
             "prompt": pair.prompt_tokens,
             "expert_traffic": pair.query.expert_traffic,
@@ -216,9 +216,15 @@ class PrefillView:
     prompt_tokens: int
     tok_s: float | None
     time_s: float | None
-    bound_by: str
+    bound_by: str | None
     crossover_tokens: float | None
     range: PrefillRangeView | None
+    verdict: str = "fits"
+
+    @property
+    def nothing_fits(self) -> bool:
+        """No session fits in memory: there is no first-token wait to show (time_s is null)."""
+        return self.time_s is None
 
     @classmethod
     def of(cls, p: Mapping[str, Any] | None) -> PrefillView | None:
@@ -226,4 +232,12 @@ class PrefillView:
             return None
         r = p.get("range")
         rng = None if not r else PrefillRangeView(r["lo_tok_s"], r["hi_tok_s"], r["max_prompt_tokens"])
-        return cls(p["prompt_tokens"], p["tok_s"], p["time_s"], p["bound_by"], p.get("crossover_tokens"), rng)
+        return cls(
+            p["prompt_tokens"],
+            p["tok_s"],
+            p["time_s"],
+            p["bound_by"],
+            p.get("crossover_tokens"),
+            rng,
+            p.get("verdict", "fits"),
+        )

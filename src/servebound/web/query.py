@@ -11,11 +11,9 @@ from typing import Any
 from servebound.api import make_workload
 from servebound.core.experts import ExpertTraffic
 from servebound.core.model import ModelAdapter
-from servebound.core.units import GB
 from servebound.core.workload import (
     DEFAULT_ALLOC_CONTEXT_TOKENS,
     DEFAULT_FLOOR_TOK_PER_S,
-    DEFAULT_OVERHEAD_BYTES,
     DEFAULT_READ_CONTEXT_TOKENS,
     MAX_BATCH,
     Workload,
@@ -36,7 +34,8 @@ class WorkloadQuery:
     alloc_context: int = DEFAULT_ALLOC_CONTEXT_TOKENS
     read_context: int = DEFAULT_READ_CONTEXT_TOKENS
     floor: float = DEFAULT_FLOOR_TOK_PER_S
-    overhead_gb: float = DEFAULT_OVERHEAD_BYTES / GB
+    #: None: the hardware row's runtime overhead (8 GB where it states none), as the CLI's default.
+    overhead_gb: float | None = None
     batch: int | None = None
     prompt: int | None = None
     expert_traffic: str = ExpertTraffic.EXPECTED.value

@@ -119,7 +119,8 @@ def rank_rows_for_hardware(
     *,
     native_only: bool = False,
 ) -> list[RankDisplay]:
-    """Every model on this machine, best useful throughput first (``servebound.rank.rank_models``)."""
+    """Every model on this machine, those that serve at the floor first, the largest first
+    (``servebound.rank.rank_models``, as `servebound rank --hardware`)."""
     models = [m for m in site.models if m.native or not native_only]
     by_adapter = {id(m.adapter): m for m in models}
     rows = rank_models(hw.hardware, [m.adapter for m in models], workload)

@@ -25,7 +25,7 @@ from servebound.core.units import GB
 from servebound.core.workload import (
     Workload,
 )
-from servebound.errors import InputError
+from servebound.errors import MAX_ID_CHARS, InputError, check_id_length
 from servebound.rank import DEFAULT_RANK_PROMPT_TOKENS
 from servebound.report import decode_json
 from servebound.runs.validation import ReportedRun, ValidationSummary, reported_runs_for, validation_summary
@@ -258,6 +258,7 @@ class SiteData:
 
     def get_hardware(self, ref: str) -> SiteHardware:
         """A listed row by id; with the packaged catalog also aliases and ``Nx-<device>`` systems."""
+        check_id_length(ref, "hardware")
         if ref in self.hardware_by_id:
             return self.hardware_by_id[ref]
         if self._catalog is not None:
@@ -268,6 +269,7 @@ class SiteData:
         raise InputError("hardware", f"'{ref}' is not a hardware id on this site")
 
     def get_model(self, ref: str) -> SiteModel:
+        check_id_length(ref, "model")
         if ref in self.models_by_id:
             return self.models_by_id[ref]
         raise InputError("model", f"'{ref}' is not a model id on this site")
@@ -280,6 +282,8 @@ class SiteData:
 
 
 def _closest(ref: str, choices: Sequence[str], limit: int) -> list[str]:
+    if len(ref) > MAX_ID_CHARS:  # fuzzy matching costs time in the id's length: no suggestion past it
+        return []
     from rapidfuzz import fuzz, process, utils
 
     found = process.extract(ref, choices, scorer=fuzz.WRatio, processor=utils.default_process, limit=limit)
@@ -359,7 +363,7 @@ def compute_pair(
     HTML page shows: the markdown mirror is the same either way (llms-full.txt computes without it).
     """
     requested = query
-    workload = query.workload(draft.adapter if draft is not None else None)
+    workload = query.workload(draft.adapter if draft is not None else None).for_hardware(hw.hardware)
     result = api_decode(hw.hardware, model.adapter, workload)
     decoded = decode_json(result)
     # Default contexts follow the model's limit: show the contexts actually used.
@@ -393,6 +397,8 @@ def _prefill_cached(
         floor_tok_per_s=workload.floor_tok_per_s,
         expert_traffic=workload.expert_traffic,
         fit_contexts_to_model=workload.fit_contexts_to_model,
+        overhead_from_hardware=workload.overhead_from_hardware,
+        overhead_source=workload.overhead_source,
     )
     result = prefill(hardware, model, prompt, workload=base)
     return result, prefill_range(hardware, model, workload=base) if with_range else None

@@ -3,18 +3,19 @@ llms-full.txt builder; route handlers receive it through the :data:`Web` depende
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Annotated
+from typing import Annotated, ParamSpec, TypeVar
 
 from fastapi import Depends, Request
 from fastapi.responses import HTMLResponse, Response
 
-from servebound.errors import InputError
+from servebound.errors import MAX_ID_CHARS, InputError, shown
 from servebound.web.machine import llms_full_body
 from servebound.web.pages import Page, Renderer
 from servebound.web.site import SiteData, SiteHardware, SiteModel
@@ -142,13 +143,23 @@ class WebState:
     full: FullTextBuilder
     base_url: str = ""
     cache: PageCache = field(default_factory=PageCache)
-    full_text: dict[str, str] = field(default_factory=dict)
+    #: llms-full.txt per base URL, encoded once: (UTF-8 bytes, their gzip). One base URL in practice.
+    full_text: dict[str, tuple[bytes, bytes]] = field(default_factory=dict)
+    #: Guards full_text, so concurrent first requests encode and compress it once.
+    full_text_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def base(self, request: Request) -> str:
         """The base of absolute URLs: the app's ``base_url``, else the request's own."""
         return self.base_url or str(request.base_url).rstrip("/")
 
     def get_hw(self, ref: str) -> SiteHardware:
+        if len(ref) > MAX_ID_CHARS:  # no lookup, no fuzzy match, no echo of the whole id
+            raise NotFoundError(
+                "hardware",
+                f"'{shown(ref)}' is longer than any hardware id ({MAX_ID_CHARS} characters at most); "
+                "see /hardware for every row",
+                [],
+            )
         try:
             return self.site.get_hardware(ref)
         except InputError:
@@ -160,6 +171,13 @@ class WebState:
             ) from None
 
     def get_model(self, ref: str) -> SiteModel:
+        if len(ref) > MAX_ID_CHARS:
+            raise NotFoundError(
+                "model",
+                f"'{shown(ref)}' is longer than any model id ({MAX_ID_CHARS} characters at most); "
+                "see /models for every profile",
+                [],
+            )
         try:
             return self.site.get_model(ref)
         except InputError:
@@ -188,3 +206,37 @@ def page_response(page: Page, markdown: bool) -> Response:
 
 def split_md(ref: str) -> tuple[str, bool]:
     return (ref[:-3], True) if ref.endswith(".md") else (ref, False)
+
+
+T = TypeVar("T")
+P = ParamSpec("P")
+
+# Heavy work -------------------------------------------------------------------------------------------
+
+#: Requests that render a page, rank a catalog or scan every prompt length take tens to hundreds of
+#: milliseconds of CPU under one GIL; they run one at a time, so a crowd of them (or an attacker's
+#: loop) leaves the cheap requests (``/api/decode``, cached pages) their share of the process.
+#: ``bench/bench_load.py`` measures it.
+HEAVY_CONCURRENCY = 1
+_HEAVY = threading.BoundedSemaphore(HEAVY_CONCURRENCY)
+
+
+def heavy(fn: Callable[[], T]) -> Callable[[], T]:
+    """``fn`` run under the heavy-work gate (route level only: the gate is not reentrant)."""
+
+    def run() -> T:
+        with _HEAVY:
+            return fn()
+
+    return run
+
+
+def heavy_route(handler: Callable[P, T]) -> Callable[P, T]:
+    """A route handler that runs under the heavy-work gate; FastAPI still reads its signature."""
+
+    @functools.wraps(handler)
+    def run(*args: P.args, **kwargs: P.kwargs) -> T:
+        with _HEAVY:
+            return handler(*args, **kwargs)
+
+    return run

@@ -24,13 +24,18 @@ from servebound.web.pages import HardwareFilters, rank_rows_for_hardware, rank_r
 from servebound.web.query import MAX_SITE_CONTEXT_TOKENS, workload_query
 from servebound.web.routes.pages import number
 from servebound.web.site import SiteHardware, SiteModel, clean_json, prefill_json
-from servebound.web.state import Web
+from servebound.web.state import Web, heavy_route
 
 router = APIRouter()
 
 CTX = MAX_SITE_CONTEXT_TOKENS
 OverheadQ = Annotated[
-    float | None, Query(ge=0, allow_inf_nan=False, description="O: runtime overhead in GB (8)")
+    float | None,
+    Query(
+        ge=0,
+        allow_inf_nan=False,
+        description="O: runtime overhead in GB (the hardware row's; 8 where it states none)",
+    ),
 ]
 AllocQ = Annotated[
     int | None, Query(ge=1, le=CTX, description="L_alloc: tokens reserved per session (100,000)")
@@ -111,6 +116,7 @@ def api_decode(
 
 
 @router.get("/api/prefill", tags=["ceilings"], responses=ERRORS)
+@heavy_route
 def api_prefill(
     web: Web,
     hardware: Annotated[str, Query(description="hardware id")],
@@ -327,6 +333,7 @@ def api_validation(web: Web) -> dict[str, Any]:
 
 
 @router.get("/api/rank", tags=["ceilings"], responses=ERRORS)
+@heavy_route
 def api_rank(
     web: Web,
     params: WorkloadParams,

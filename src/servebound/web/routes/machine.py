@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import gzip
+from collections.abc import AsyncIterator
+
 from fastapi import APIRouter, Request
-from fastapi.responses import PlainTextResponse, Response
+from fastapi.responses import PlainTextResponse, Response, StreamingResponse
 
 from servebound.web import export as site_export
 from servebound.web.machine import absolute_canonicals, llms_full_header, llms_txt, robots_txt, sitemap_xml
@@ -37,12 +40,47 @@ def llms_full(request: Request, web: Web) -> Response:
             headers={"Retry-After": str(wait)},
         )
     url = web.base(request)
-    text = web.full_text.get(url)
-    if text is None:
-        text = llms_full_header(url) + absolute_canonicals(body, url)
-        web.full_text.clear()  # one base URL in practice; keep one copy of a large file
-        web.full_text[url] = text
-    return PlainTextResponse(text)
+    with web.full_text_lock:  # encoded and compressed once, not per request (RSS grew with clients)
+        encoded = web.full_text.get(url)
+        if encoded is None:
+            raw = (llms_full_header(url) + absolute_canonicals(body, url)).encode("utf-8")
+            encoded = (raw, gzip.compress(raw, compresslevel=6, mtime=0))
+            web.full_text.clear()  # one base URL in practice; keep one copy of a large file
+            web.full_text[url] = encoded
+    raw, packed = encoded
+    headers = {"Vary": "Accept-Encoding"}
+    body_bytes = raw
+    if _accepts_gzip(request.headers.get("accept-encoding", "")):
+        headers["Content-Encoding"] = "gzip"
+        body_bytes = packed
+    headers["Content-Length"] = str(len(body_bytes))
+    # Streamed in slices of the one stored copy: a whole-body send is copied into the connection's
+    # write buffer, one 70 MB copy per slow reader; slices wait for the reader (flow control).
+    return StreamingResponse(_slices(body_bytes), media_type="text/plain; charset=utf-8", headers=headers)
+
+
+#: Bytes per slice of a streamed llms-full.txt.
+STREAM_SLICE_BYTES = 256 * 1024
+
+
+async def _slices(data: bytes) -> AsyncIterator[bytes]:
+    view = memoryview(data)
+    for start in range(0, len(view), STREAM_SLICE_BYTES):
+        yield bytes(view[start : start + STREAM_SLICE_BYTES])
+
+
+def _accepts_gzip(header: str) -> bool:
+    """Whether an Accept-Encoding header takes gzip (``gzip`` or ``*``, with a q-value above 0)."""
+    for item in header.split(","):
+        name, _, params = item.strip().partition(";")
+        if name.strip().lower() in ("gzip", "*"):
+            q = params.strip().removeprefix("q=").strip() if params.strip().startswith("q=") else "1"
+            try:
+                if float(q) > 0:
+                    return True
+            except ValueError:
+                continue
+    return False
 
 
 @router.get("/conformance.json")

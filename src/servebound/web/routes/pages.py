@@ -9,7 +9,7 @@ from servebound.errors import InputError
 from servebound.web.pages import HardwareFilters, ModelFilters, Page, Renderer, pair_path
 from servebound.web.query import parse_workload_query
 from servebound.web.site import compute_pair
-from servebound.web.state import Web, page_response, split_md
+from servebound.web.state import Web, heavy, page_response, split_md
 
 router = APIRouter(include_in_schema=False)
 
@@ -34,7 +34,7 @@ def hardware_index(request: Request, web: Web) -> Response:
         min_memory_gb=number("min_memory_gb", p.get("min_memory_gb")),
         sort=_choice("sort", p.get("sort") or "name", list(Renderer.HARDWARE_SORTS)),
     )
-    return page_response(web.renderer.hardware_index(f), _is_md(request))
+    return page_response(heavy(lambda: web.renderer.hardware_index(f))(), _is_md(request))
 
 
 @router.get("/hardware/{ref}")
@@ -46,7 +46,7 @@ def hardware_page(ref: str, request: Request, web: Web) -> Response:
     if model is not None:
         model = web.get_model(model).id
     key = f"/hardware/{hw.id}" + ("" if model is None else f"?model={model}")
-    return page_response(web.cache.get(key, lambda: web.renderer.hardware_page(hw, model)), markdown)
+    return page_response(web.cache.get(key, heavy(lambda: web.renderer.hardware_page(hw, model))), markdown)
 
 
 @router.get("/models")
@@ -63,14 +63,16 @@ def models_index(request: Request, web: Web) -> Response:
         fits=fits,
         sort=_choice("sort", p.get("sort") or "name", list(Renderer.MODEL_SORTS)),
     )
-    return page_response(web.renderer.models_index(f), _is_md(request))
+    return page_response(heavy(lambda: web.renderer.models_index(f))(), _is_md(request))
 
 
 @router.get("/models/{ref}")
 def model_page(ref: str, web: Web) -> Response:
     ref, markdown = split_md(ref)
     m = web.get_model(ref)
-    return page_response(web.cache.get(f"/models/{m.id}", lambda: web.renderer.model_page(m)), markdown)
+    return page_response(
+        web.cache.get(f"/models/{m.id}", heavy(lambda: web.renderer.model_page(m))), markdown
+    )
 
 
 @router.get("/pair")
@@ -99,6 +101,7 @@ def pair_page(request: Request, hw_ref: str, model_ref: str, web: Web) -> Respon
     def build() -> Page:
         return web.renderer.pair_page(compute_pair(hw, m, query, draft=draft))
 
+    build = heavy(build)
     page = web.cache.get(f"/pair/{hw.id}/{m.id}", build) if query.is_default else build()
     return page_response(page, markdown)
 
@@ -123,13 +126,13 @@ def derivation_page(request: Request, web: Web) -> Response:
 @router.get("/validation")
 @router.get("/validation.md")
 def validation_page(request: Request, web: Web) -> Response:
-    return page_response(web.cache.get("/validation", web.renderer.validation_page), _is_md(request))
+    return page_response(web.cache.get("/validation", heavy(web.renderer.validation_page)), _is_md(request))
 
 
 @router.get("/economics")
 @router.get("/economics.md")
 def economics_page(request: Request, web: Web) -> Response:
-    return page_response(web.cache.get("/economics", web.renderer.economics_page), _is_md(request))
+    return page_response(web.cache.get("/economics", heavy(web.renderer.economics_page)), _is_md(request))
 
 
 @router.get("/license")

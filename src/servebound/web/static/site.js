@@ -45,6 +45,8 @@
     var out = calc.prefill(hw, m, w, { prompt: q.prompt, batch: 1, chunk: null, ttft_budget: null });
     var range = calc.prefillRange(hw, m, w, 1);
     out.range = range.verdict === "fits" ? range : null;
+    // As prefill --json: where nothing fits (no_resident_fit, no_session_fit) there is no wait to report.
+    if (NOTHING_FITS[out.verdict]) { var kept = out.range; out = noWait(out); out.range = kept; }
     return out;
   }
 
@@ -61,8 +63,23 @@
     gb: function (v) { return v === null || v === undefined ? "n/a" : grouped(v / 1e9, 3) + " GB"; },
     int: function (v) { return v === null || v === undefined ? "n/a" : grouped(v, 0); },
     int0: function (v) { return v === null || v === undefined ? "n/a" : grouped(v, 0); },
-    s: function (v) { return v === null || v === undefined ? "n/a" : (v >= 1 ? grouped(v, 2) + " s" : grouped(v * 1e3, 1) + " ms"); }
+    s: function (v) { return v === null || v === undefined ? "n/a" : (v >= 1 ? grouped(v, 2) + " s" : grouped(v * 1e3, 1) + " ms"); },
+    // a first-token wait: none where nothing fits (prefill --json gives time_s null there)
+    wait: function (v) { return v === null || v === undefined ? "none" : FMT.s(v); },
+    num: function (v) { return v === null || v === undefined ? "n/a" : String(+v); }
   };
+  // Where the site is served from: "" at a domain's root, "/sub" for build-site --base-url https://host/sub.
+  var BASE = (document.documentElement.getAttribute("data-base") || "").replace(/\/$/, "");
+  // Verdicts under which nothing fits in memory: no prompt is processed, so there is no wait.
+  var NOTHING_FITS = { no_resident_fit: true, no_session_fit: true };
+  function noWait(p) {
+    if (!p) return p;
+    var out = {};
+    for (var k in p) if (p.hasOwnProperty(k)) out[k] = p[k];
+    ["time_s", "tok_s", "memory_tok_s", "compute_tok_s", "memory_time_s", "compute_time_s", "linear_time_s",
+     "attention_time_s", "bound_by", "ttft_ok"].forEach(function (k) { out[k] = null; });
+    return out;
+  }
   function shortNumber(v) {
     var a = Math.abs(v), units = [[1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "k"]];
     for (var i = 0; i < units.length; i++) if (a >= units[i][0]) return +(v / units[i][0]).toPrecision(6) + units[i][1];
@@ -306,8 +323,8 @@
     return key.split(".").reduce(function (o, k) { return o === null || o === undefined ? null : o[k]; }, obj);
   }
 
-  function showNumbers(data, d, p) {
-    var all = { prefill: p };
+  function showNumbers(data, d, p, q) {
+    var all = { prefill: NOTHING_FITS[d.verdict] ? noWait(p) : p, floor_tok_s: q.floor };
     for (var k in d) if (d.hasOwnProperty(k)) all[k] = d[k];
     all.verdict_text = data.verdicts[d.verdict];
     all.fits_text = d.verdict === "floor_fit" || d.verdict === "no_floor" ? "Yes: " + FMT.int(d.batch_mem) + " sessions fit" : data.verdicts[d.verdict];
@@ -386,19 +403,19 @@
     if (stale) { stale.hidden = false; stale.querySelector("a").setAttribute("href", pageUrl); }
     if (document.body.dataset.mode === "server") {
       var ids = "hardware=" + encodeURIComponent(data.hardware.id) + "&model=" + encodeURIComponent(data.model.id);
-      var calls = [fetchJSON("/api/decode?" + ids + "&" + queryString(q))];
-      if (data.model.prefill) calls.push(fetchJSON("/api/prefill?" + ids + "&prompt=" + q.prompt + "&range=true&overhead_gb=" + q.overhead_gb +
+      var calls = [fetchJSON(BASE + "/api/decode?" + ids + "&" + queryString(q))];
+      if (data.model.prefill) calls.push(fetchJSON(BASE + "/api/prefill?" + ids + "&prompt=" + q.prompt + "&range=true&overhead_gb=" + q.overhead_gb +
         "&alloc_context=" + q.alloc_context + "&expert_traffic=" + q.expert_traffic));
       Promise.all(calls).then(function (res) {
         if (ticket !== pending) return;
         var d = res[0], p = res[1] || null;
-        showNumbers(data, d, p);
+        showNumbers(data, d, p, q);
         drawFigures(data, q, d, p || localPre);
         if (note) note.textContent = "Numbers from the JSON API.";
         document.body.setAttribute("data-computed", "api");
       }).catch(function (err) { if (note) note.textContent = String(err.message || err); });
     } else {
-      showNumbers(data, local, localPre);
+      showNumbers(data, local, localPre, q);
       drawFigures(data, q, local, localPre);
       if (note) note.textContent = "Numbers computed in your browser.";
       document.body.setAttribute("data-computed", "browser");
@@ -408,16 +425,16 @@
 
   function init() {
     // The static copy's /pair/?hardware=..&model=.. (the home form) goes to the pair's page.
-    if (/^\/pair\/?$/.test(location.pathname)) {
+    if (/^\/pair\/?$/.test(location.pathname.slice(BASE.length))) {
       var sp = new URLSearchParams(location.search);
       var H = sp.get("hardware"), M = sp.get("model");
       if (H && M) {
         // Pages exist for native-format profiles; other profiles open the native page's calculator.
-        fetchJSON("/data/models/" + encodeURIComponent(M) + ".json").then(function (j) {
-          if (j.exported_hardware.indexOf(H) >= 0) location.replace("/pair/" + encodeURIComponent(H) + "/" + encodeURIComponent(M) + "/");
-          else location.replace("/pair/" + encodeURIComponent(H) + "/" + encodeURIComponent(j.native_id) + "/?profile=" + encodeURIComponent(M));
+        fetchJSON(BASE + "/data/models/" + encodeURIComponent(M) + ".json").then(function (j) {
+          if (j.exported_hardware.indexOf(H) >= 0) location.replace(BASE + "/pair/" + encodeURIComponent(H) + "/" + encodeURIComponent(M) + "/");
+          else location.replace(BASE + "/pair/" + encodeURIComponent(H) + "/" + encodeURIComponent(j.native_id) + "/?profile=" + encodeURIComponent(M));
         }).catch(function () {
-          location.replace("/pair/" + encodeURIComponent(H) + "/" + encodeURIComponent(M) + "/");
+          location.replace(BASE + "/pair/" + encodeURIComponent(H) + "/" + encodeURIComponent(M) + "/");
         });
       }
       return;
@@ -444,9 +461,12 @@
       input.addEventListener("change", function () { recompute(form, data); });
     });
     form.addEventListener("submit", function (ev) { ev.preventDefault(); recompute(form, data); });
+    // The static copy has no server to read the URL: a shared link's workload is applied here, so the
+    // page shows the numbers its URL names (the served site renders them from the query already).
+    var fromUrl = document.body.dataset.mode === "static" && applyQuery(form, new URLSearchParams(location.search));
     var profile = new URLSearchParams(location.search).get("profile");
     if (profile && profile !== data.model.id && document.body.dataset.mode === "static") {
-      fetchJSON("/data/models/" + encodeURIComponent(profile) + ".json").then(function (j) {
+      fetchJSON(BASE + "/data/models/" + encodeURIComponent(profile) + ".json").then(function (j) {
         data.model = j;
         var h1 = document.querySelector("main h1");
         if (h1) h1.firstChild.textContent = j.name + " on ";
@@ -454,7 +474,28 @@
         if (details) details.open = true;
         recompute(form, data);
       }).catch(function (err) { status.textContent = "Could not load profile " + profile + ": " + err; });
+    } else if (fromUrl) {
+      recompute(form, data);
     }
+  }
+
+  // Set the form from a URL's workload parameters (the names queryString writes); true if any was set.
+  function applyQuery(form, sp) {
+    var any = false;
+    ["alloc_context", "read_context", "floor", "overhead_gb", "batch", "prompt"].forEach(function (name) {
+      var value = sp.get(name);
+      var input = form.querySelector("input[name=" + name + "]");
+      if (value === null || value === "" || !input || !isFinite(Number(value))) return;
+      if (Number(input.max) < Number(value)) input.max = value;
+      input.value = value;
+      var out = input.parentNode.querySelector("output");
+      if (out) out.textContent = Number(input.value).toLocaleString("en-US");
+      if (name === "batch") { var maximize = document.getElementById("maximize"); if (maximize) maximize.checked = false; }
+      any = true;
+    });
+    var traffic = sp.get("expert_traffic"), select = form.querySelector("select[name=expert_traffic]");
+    if (select && (traffic === "expected" || traffic === "minimum")) { select.value = traffic; any = true; }
+    return any;
   }
 
   window.servebound = { decode: decode, prefill: prefill, maxContextWithin: calc.maxContextWithin };

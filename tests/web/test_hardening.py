@@ -1,0 +1,141 @@
+"""Issue 14's reproducers on the site: long ids refused before any work and never echoed whole,
+llms-full.txt encoded once and served gzip, a static copy under a base path, no wait where nothing fits."""
+
+from __future__ import annotations
+
+import gzip
+import re
+from pathlib import Path
+
+import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+
+from servebound.errors import MAX_ID_CHARS
+from servebound.web import build_site
+from servebound.web.site import SiteData
+from tests.web.conftest import site_lists
+
+#: httpx refuses URLs past 64 kB; the raw-socket load test in bench/ sends 100 kB ids.
+LONG = "a" * 60_000
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        f"/pair/nvidia-h100-sxm/{LONG}",
+        f"/pair/{LONG}/hostile",
+        f"/pair/nvidia-h100-sxm/{LONG}.md",
+        f"/hardware/{LONG}",
+        f"/models/{LONG}",
+        f"/api/decode?hardware=nvidia-h100-sxm&model={LONG}",
+        f"/api/prefill?hardware={LONG}&model=hostile&prompt=100",
+        f"/api/rank?hardware={LONG}",
+        f"/no/such/page/{LONG}",
+    ],
+)
+def test_a_long_id_is_refused_without_echoing_it(client: TestClient, path: str) -> None:
+    """A 100 kB id cost 3 s of fuzzy matching and came back as 200 kB; now a 404 of a few kB."""
+    response = client.get(path)
+    assert response.status_code == 404
+    assert len(response.content) < 4_000 and LONG not in response.text
+    assert re.search(r"60,0\d\d characters", response.text)
+    if path.startswith("/api/"):
+        error = response.json()["error"]
+        assert error["status"] == 404 and error["field"] in ("hardware", "model")
+        assert f"({MAX_ID_CHARS} characters at most)" in error["message"]
+
+
+def test_a_long_query_value_is_not_echoed_whole(client: TestClient) -> None:
+    response = client.get(f"/api/decode?hardware=nvidia-h100-sxm&model=hostile&floor={'9' * 50_000}x")
+    assert response.status_code == 400 and len(response.content) < 4_000
+
+
+def test_llms_full_is_encoded_once_and_served_gzip(app: FastAPI) -> None:
+    client = TestClient(app)
+    plain = client.get("/llms-full.txt", headers={"Accept-Encoding": "identity"})
+    assert plain.status_code == 200 and "content-encoding" not in plain.headers
+    assert plain.headers["vary"] == "Accept-Encoding"
+    stored = app.state.web.full_text
+    ((raw, packed),) = stored.values()
+    packed_response = client.get("/llms-full.txt", headers={"Accept-Encoding": "gzip, deflate"})
+    assert packed_response.headers["content-encoding"] == "gzip"
+    assert packed_response.content == plain.content == raw == gzip.decompress(packed)
+    assert len(packed) < len(raw) / 3
+    # the same bytes objects serve every later request: nothing is encoded again
+    client.get("/llms-full.txt")
+    assert next(iter(stored.values()))[0] is raw and next(iter(stored.values()))[1] is packed
+    no_gzip = client.get("/llms-full.txt", headers={"Accept-Encoding": "gzip;q=0, br"})
+    assert "content-encoding" not in no_gzip.headers
+
+
+def test_build_site_under_a_base_path(tmp_path: Path) -> None:
+    """`--base-url https://example.org/sub` linked /static/ and / at the domain root."""
+    hardware, models = site_lists()
+    build_site(tmp_path, site=SiteData(hardware, models), base_url="https://example.org/sub", max_pairs=2)
+    pages = list(tmp_path.rglob("*.html"))
+    assert len(pages) > 10
+    root_link = re.compile(r'\s(?:href|src|action)="/(?!sub/|sub"|/)')
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        assert not root_link.search(text), (page, root_link.search(text))
+        assert '<html lang="en" data-base="/sub">' in text, page
+    home = (tmp_path / "index.html").read_text(encoding="utf-8")
+    assert 'href="/sub/static/site.css"' in home and 'href="/sub/"' in home
+    mirror = (tmp_path / "index.md").read_text(encoding="utf-8")
+    assert "](/hardware" not in mirror
+    llms = (tmp_path / "llms.txt").read_text(encoding="utf-8")
+    assert "https://example.org/sub/" in llms
+
+
+def test_build_site_at_the_root_is_unchanged(tmp_path: Path) -> None:
+    hardware, models = site_lists()
+    build_site(tmp_path, site=SiteData(hardware, models), base_url="https://example.org", max_pairs=1)
+    home = (tmp_path / "index.html").read_text(encoding="utf-8")
+    assert 'href="/static/site.css"' in home and "data-base" not in home
+
+
+def test_pair_where_nothing_fits_has_no_wait(client: TestClient) -> None:
+    """The RTX 4090 + a 71 GB model said "does not fit" beside a first-token wait."""
+    path = "/pair/nvidia-rtx-4090/laguna-s-2.1-nvfp4-example"
+    html = client.get(path).text
+    assert 'data-k="prefill.time_s" data-f="wait">none<' in html
+    markdown = client.get(path + ".md").text
+    assert "- First-token wait: none: nothing fits in memory (no_resident_fit)" in markdown
+    assert re.search(r"First-token wait: [\d.]+ (ms|s)", markdown) is None
+    data = client.get(
+        "/api/prefill",
+        params={"hardware": "nvidia-rtx-4090", "model": "laguna-s-2.1-nvfp4-example", "prompt": 4096},
+    ).json()
+    assert data["verdict"] == "no_resident_fit" and data["time_s"] is None and data["tok_s"] is None
+
+
+def test_the_site_default_overhead_is_the_rows(client: TestClient) -> None:
+    """The pair page and the API take the hardware row's runtime overhead, as the CLI does."""
+    api = client.get("/api/decode", params={"hardware": "nvidia-rtx-4090", "model": "hostile"}).json()
+    assert api["assumptions"]["overhead_gb"] == 1.0
+    assert api["assumptions"]["overhead_source"].startswith("hardware row: 1 GB")
+    spark = client.get("/api/decode", params={"hardware": "dgx-spark-example", "model": "hostile"}).json()
+    assert spark["assumptions"]["overhead_gb"] == 8.0
+    given = client.get(
+        "/api/decode", params={"hardware": "nvidia-rtx-4090", "model": "hostile", "overhead_gb": 3}
+    ).json()
+    assert given["assumptions"]["overhead_gb"] == 3.0
+    html = client.get("/pair/nvidia-rtx-4090/hostile").text
+    assert 'name="overhead_gb" min="0" max="64" step="0.5" value="1.0"' in html
+
+
+def test_markdown_mirrors_escape_terminal_control_characters() -> None:
+    """A model named with escape sequences reaches no terminal raw through `curl .../x.md`."""
+    from dataclasses import replace
+
+    from servebound.web import create_app
+    from tests.web.conftest import hostile_model
+
+    hardware, _ = site_lists()
+    evil = replace(hostile_model(), id="evil", name="evil\x1b[2J\x1b]0;owned\x07")
+    client = TestClient(create_app(hardware=hardware, models=[evil]))
+    for path in ("/models/evil.md", "/pair/nvidia-h100-sxm/evil.md", "/models/evil", "/llms-full.txt"):
+        text = client.get(path).text
+        assert "evil\\x1b[2J" in text or "evil\\u001b[2J" in text, path
+        assert "\x1b" not in text and "\x07" not in text, path
