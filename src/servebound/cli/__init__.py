@@ -61,7 +61,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "rank": (
         "models_cmd",
-        "Which models a machine serves and how fast, or which machines serve a model best.",
+        "Which models a machine serves (largest first), or which machines serve a model best.",
     ),
     "prefill": (
         "prefill_cmd",
