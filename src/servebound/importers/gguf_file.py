@@ -818,9 +818,10 @@ def _audit_steps(d: _Derived) -> tuple[Step, ...]:
                 else ""
             )
             + (
-                f"; {prefill.linear_mode_if_published} where the hardware publishes it (llama.cpp's CUDA "
-                f"backend multiplies {linear_type} weights with FP16 accumulate; elsewhere {mode})"
-                if prefill.linear_mode_if_published
+                f"; {d.prefill.linear_mode_if_published} where the hardware publishes it (llama.cpp's CUDA "
+                f"backend multiplies {d.linear_type} weights with FP16 accumulate; elsewhere "
+                f"{d.prefill.linear_mode})"
+                if d.prefill.linear_mode_if_published
                 else ""
             ),
         ),
