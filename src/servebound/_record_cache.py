@@ -20,21 +20,30 @@ import json
 import os
 import sys
 from collections.abc import Callable, Mapping
+from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
 
 from servebound import bounded
-from servebound.core.hardware import Hardware
-from servebound.core.kv import KVShape
-from servebound.core.model import Experts, LayerShape, ModelAdapter, PrefillShape, Weights
 from servebound.errors import InputError
 
 T = TypeVar("T")
 
-#: The record types a cache file may hold, by name (nothing else is ever constructed from it).
-RECORDS: dict[str, type] = {
-    cls.__name__: cls for cls in (Hardware, ModelAdapter, Weights, Experts, KVShape, PrefillShape, LayerShape)
-}
+
+@cache
+def records() -> dict[str, type]:
+    """The record types a cache file may hold, by name (nothing else is ever constructed from it).
+
+    Imported on first use, so turning the cache on (``enable``) costs a command like ``--help`` no
+    import of the core (and numpy)."""
+    from servebound.core.hardware import Hardware
+    from servebound.core.kv import KVShape
+    from servebound.core.model import Experts, LayerShape, ModelAdapter, PrefillShape, Weights
+
+    kinds = (Hardware, ModelAdapter, Weights, Experts, KVShape, PrefillShape, LayerShape)
+    return {cls.__name__: cls for cls in kinds}
+
+
 MAX_CACHE_BYTES = 8_000_000
 
 _state = {"enabled": False}
@@ -72,7 +81,7 @@ def encode(value: Any) -> Any:
     """A core record as plain JSON values; TypeError for anything that is not a known record."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         name = type(value).__name__
-        if RECORDS.get(name) is not type(value):
+        if records().get(name) is not type(value):
             raise TypeError(f"{name} is not a cacheable record")
         fields = {f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value) if f.init}
         return {"record": name, "fields": fields}
@@ -91,7 +100,7 @@ def decode(value: Any) -> Any:
     """The inverse of ``encode``."""
     if isinstance(value, dict):
         if "record" in value:
-            cls = RECORDS[value["record"]]
+            cls = records()[value["record"]]
             return cls(**{key: decode(item) for key, item in value["fields"].items()})
         if "mapping" in value:
             return {key: decode(item) for key, item in value["mapping"].items()}
@@ -102,6 +111,8 @@ def decode(value: Any) -> Any:
 
 
 def _same(a: Any, b: Any) -> bool:
+    from servebound.core.model import ModelAdapter
+
     return bool(a == b) and (not isinstance(a, ModelAdapter) or dict(a.sources) == dict(b.sources))
 
 
