@@ -84,11 +84,21 @@ def create_app(
     return app
 
 
+#: The GIL switch interval ``serve`` sets (CPython's default is 5 ms).
+SWITCH_INTERVAL_S = 0.0005
+
+
 def serve(host: str = "127.0.0.1", port: int = 8000) -> None:
     """Run the site with uvicorn on ``host:port`` (localhost by default); llms-full.txt is built in a
     background thread from the start (503 with Retry-After until it is ready)."""
+    import sys
+
     import uvicorn
 
+    # A heavy request (a page render, a ranking) holds the GIL for up to one switch interval at a time
+    # while cheap requests wait for it: a shorter interval than CPython's 5 ms keeps their latency, and
+    # so their share of the process, when both run (bench/bench_load.py measures it).
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     app = create_app()
     app.state.llms_full.start()  # llms-full.txt builds while the server starts (see the module docstring)
     uvicorn.run(app, host=host, port=port, log_level="info")
