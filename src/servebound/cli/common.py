@@ -6,11 +6,15 @@ app with every command registered, and ``servebound.cli`` runs it importing only
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import math
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -155,6 +159,61 @@ def build_workload(
         tokens_per_step=tokens_per_step,
         memory_only=memory_only,
     )
+
+
+@dataclass(frozen=True)
+class WorkloadFlags:
+    """The workload flags every ceiling command takes (``--overhead-gb`` .. ``--kv-precision``): one
+    declaration, added to a command by ``with_workload_flags``."""
+
+    overhead_gb: OverheadOpt = DEFAULT_OVERHEAD_GB
+    alloc_context: AllocOpt = DEFAULT_ALLOC
+    read_context: ReadOpt = DEFAULT_READ
+    floor: FloorOpt = DEFAULT_FLOOR
+    expert_traffic: ExpertOpt = ExpertTraffic.EXPECTED
+    kv_precision: KVPrecisionOpt = None
+
+    def workload(self, **extra: Any) -> Workload:
+        """These flags (and a command's own, e.g. ``batch``) as a validated Workload."""
+        return build_workload(
+            overhead_gb=self.overhead_gb,
+            alloc_context=self.alloc_context,
+            read_context=self.read_context,
+            floor=self.floor,
+            expert_traffic=self.expert_traffic,
+            kv_precision=self.kv_precision,
+            **extra,
+        )
+
+
+_Command = TypeVar("_Command", bound=Callable[..., Any])
+
+
+def with_workload_flags(command: _Command) -> _Command:
+    """Declare ``WorkloadFlags``' options on ``command`` (after --hardware and --model) and hand them to
+    it as one ``flags`` argument. Typer reads the rewritten signature, so the flags, their help and
+    defaults are exactly those of the record."""
+    signature = inspect.signature(command, eval_str=True)
+    own = [p for p in signature.parameters.values() if p.name != "flags"]
+    hints = inspect.get_annotations(WorkloadFlags, eval_str=True)
+    shared = [
+        inspect.Parameter(
+            f.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=f.default, annotation=hints[f.name]
+        )
+        for f in fields(WorkloadFlags)
+    ]
+    leading = [p for p in own if p.default is inspect.Parameter.empty]
+    rest = [p for p in own if p.default is not inspect.Parameter.empty]
+    parameters = leading + shared + rest
+
+    @functools.wraps(command)
+    def run(**kwargs: Any) -> Any:
+        flags = WorkloadFlags(**{f.name: kwargs.pop(f.name) for f in fields(WorkloadFlags)})
+        return command(flags=flags, **kwargs)
+
+    run.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+    run.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": signature.return_annotation}
+    return run  # type: ignore[return-value]
 
 
 def _clean(value: Any) -> Any:

@@ -9,27 +9,17 @@ from rich.table import Table
 
 from servebound.api import load_hardware, load_model
 from servebound.cli.common import (
-    DEFAULT_ALLOC,
-    DEFAULT_FLOOR,
-    DEFAULT_OVERHEAD_GB,
-    DEFAULT_READ,
-    AllocOpt,
-    ExpertOpt,
-    FloorOpt,
     HardwareOpt,
     JsonOpt,
-    KVPrecisionOpt,
     ModelOpt,
-    OverheadOpt,
-    ReadOpt,
+    WorkloadFlags,
     app,
-    build_workload,
     console,
     print_json,
     render_assumptions,
+    with_workload_flags,
 )
 from servebound.core.cost import DEFAULT_AMORTIZATION_YEARS, DEFAULT_USD_PER_KWH, DEFAULT_UTILIZATION
-from servebound.core.experts import ExpertTraffic
 from servebound.core.model import ModelAdapter
 from servebound.core.workload import Workload
 from servebound.cost_report import DEFAULT_COST_PROMPT_TOKENS, cost_json, cost_report
@@ -75,15 +65,11 @@ def parse_batches(text: str | None) -> list[int] | None:
 
 
 @app.command("cost")
+@with_workload_flags
 def cost_command(
     hardware: HardwareOpt,
     model: ModelOpt,
-    overhead_gb: OverheadOpt = DEFAULT_OVERHEAD_GB,
-    alloc_context: AllocOpt = DEFAULT_ALLOC,
-    read_context: ReadOpt = DEFAULT_READ,
-    floor: FloorOpt = DEFAULT_FLOOR,
-    expert_traffic: ExpertOpt = ExpertTraffic.EXPECTED,
-    kv_precision: KVPrecisionOpt = None,
+    flags: WorkloadFlags,
     memory_only: Annotated[
         bool, typer.Option("--memory-only", help="Drop decode's compute roof (the memory-only curve).")
     ] = False,
@@ -115,14 +101,8 @@ def cost_command(
     if prompt < 1:
         raise InputError("prompt", f"must be a whole number of tokens >= 1 (got {prompt})")
     hw = load_hardware(hardware)
-    mdl = load_model(model, kv_precision=kv_precision)
-    workload = build_workload(
-        overhead_gb=overhead_gb,
-        alloc_context=alloc_context,
-        read_context=read_context,
-        floor=floor,
-        expert_traffic=expert_traffic,
-        kv_precision=kv_precision,
+    mdl = load_model(model, kv_precision=flags.kv_precision)
+    workload = flags.workload(
         memory_only=memory_only,
     )
     price = resolve_price(
