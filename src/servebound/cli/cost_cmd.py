@@ -22,7 +22,7 @@ from servebound.cli.common import (
 from servebound.core.cost import DEFAULT_AMORTIZATION_YEARS, DEFAULT_USD_PER_KWH, DEFAULT_UTILIZATION
 from servebound.core.model import ModelAdapter
 from servebound.core.workload import Workload
-from servebound.cost_report import DEFAULT_COST_PROMPT_TOKENS, cost_json, cost_report
+from servebound.cost_report import DEFAULT_COST_PROMPT_TOKENS, cost_json, cost_report, parse_batches
 from servebound.errors import InputError
 from servebound.pricing import OwnedInputs, Pricing, catalog_price, resolve_price
 
@@ -49,19 +49,6 @@ PowerOpt = Annotated[
     typer.Option("--power-w", help="Owned: power draw of the system in W [default: board power]."),
 ]
 KwhOpt = Annotated[float, typer.Option("--usd-per-kwh", help="Owned: electricity price.")]
-
-
-def parse_batches(text: str | None) -> list[int] | None:
-    """``1,8,64`` -> [1, 8, 64]; a bad entry is an error naming the flag."""
-    if text is None:
-        return None
-    out: list[int] = []
-    for part in text.split(","):
-        part = part.strip()
-        if not part.isdigit():
-            raise InputError("batches", f"give whole numbers separated by commas, e.g. 1,8,64 (got {part!r})")
-        out.append(int(part))
-    return out
 
 
 @app.command("cost")

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query
 
 from servebound.core.hardware import ArithmeticMode
-from servebound.cost_report import DEFAULT_COST_PROMPT_TOKENS, cost_json, cost_report
+from servebound.cost_report import DEFAULT_COST_PROMPT_TOKENS, cost_json, cost_report, parse_batches
 from servebound.economics_view import (
     balance,
     breakpoint_kv,
@@ -35,18 +35,6 @@ PositiveQ = Annotated[float | None, Query(gt=0, allow_inf_nan=False)]
 
 def _quantities(items: list[Any]) -> dict[str, Any]:
     return clean_json({"quantities": [item.json() for item in items]})  # type: ignore[no-any-return]
-
-
-def _batches(text: str | None) -> list[int] | None:
-    if text is None:
-        return None
-    out = []
-    for part in text.split(","):
-        part = part.strip()
-        if not part.isdigit():
-            raise InputError("batches", f"give whole numbers separated by commas, e.g. 1,8,64 (got {part!r})")
-        out.append(int(part))
-    return out
 
 
 @router.get("/api/cost", tags=["cost"], responses=ERRORS)
@@ -86,7 +74,7 @@ def api_cost(
         owned=OwnedInputs(purchase_usd, amortization_years, utilization, power_w, usd_per_kwh),
     )
     report = cost_report(
-        hw.hardware, m.adapter, workload, price, batches=_batches(batches), prompt_tokens=prompt
+        hw.hardware, m.adapter, workload, price, batches=parse_batches(batches), prompt_tokens=prompt
     )
     return clean_json(cost_json(report))  # type: ignore[no-any-return]
 
