@@ -51,6 +51,7 @@ from enum import StrEnum
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from servebound.core.decode import Verdict
 from servebound.core.experts import distinct_experts
 from servebound.core.model import ModelAdapter
 from servebound.core.search import largest_true
@@ -84,11 +85,8 @@ __all__ = [
 DEFAULT_ACTIVATION_BYTES = 2.0
 
 
-class LayoutVerdict(StrEnum):
-    FLOOR_FIT = "floor_fit"
-    NO_FLOOR = "no_floor"
-    NO_SESSION_FIT = "no_session_fit"
-    NO_RESIDENT_FIT = "no_resident_fit"
+#: A layout passes the same stack of gates as one device's decode, with the same names.
+LayoutVerdict = Verdict
 
 
 class BoundBy(StrEnum):
