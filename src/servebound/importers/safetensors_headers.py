@@ -32,6 +32,7 @@ from servebound.importers.safetensors_classify import (
     index_only,
     weight_format_of,
 )
+from servebound.importers.tensor_roles import ByteForm
 
 #: The safetensors format's own cap on a header.
 MAX_HEADER_BYTES = 100_000_000
@@ -357,6 +358,62 @@ def read_safetensors_checkpoint(source: str | os.PathLike[str]) -> SafetensorsCh
 # Classification -------------------------------------------------------------------------------------
 
 
+def _config_file(
+    source: str | os.PathLike[str], config: str | os.PathLike[str] | ImportedModel | None
+) -> tuple[Path | None, dict[str, Any]]:
+    """The config.json to use (the one given, else the one beside the shards) and its parsed object."""
+    folder = Path(source) if Path(source).is_dir() else Path(source).parent
+    config_path: Path | None = None
+    if isinstance(config, str | os.PathLike):
+        config_path = Path(config)
+    elif config is None and (folder / "config.json").is_file():
+        config_path = folder / "config.json"
+    if config_path is None:
+        return None, {}
+    loaded = _read_json_file(config_path, "config")
+    if not isinstance(loaded, dict):
+        raise InputError("config", f"{config_path.name} must be a JSON object")
+    return config_path, loaded
+
+
+def _checkpoint_facts(
+    checkpoint: SafetensorsCheckpoint,
+    form: ByteForm,
+    tensor_count: int,
+    by_dtype: dict[str, int],
+    config_model: ImportedModel | None,
+) -> dict[str, object]:
+    """The import's facts: the files, tensors and bytes by dtype, and the cross-checks against the
+    index's declared total and the config's parameter count."""
+    checkpoint_bytes = checkpoint.checkpoint_bytes
+    total_elements = form.total_elements
+    facts: dict[str, object] = dict(config_model.facts) if config_model else {}
+    facts.update(
+        {
+            "files": len(checkpoint.headers),
+            "tensor_count": tensor_count,
+            "bytes_by_dtype": by_dtype,
+            "tied_embedding": form.tied,
+            "routed_experts": form.routed_experts,
+            "mtp_bytes": form.mtp_bytes,
+            "vision_bytes": form.vision_bytes,
+            "tensor_elements": total_elements,
+        }
+    )
+    trailing = sum(h.data_bytes for h in checkpoint.headers) - checkpoint_bytes
+    if trailing:
+        facts["unreferenced_data_bytes"] = trailing
+    if checkpoint.index is not None and checkpoint.index.total_size_bytes is not None:
+        facts["index_total_size_bytes"] = checkpoint.index.total_size_bytes
+        facts["index_total_size_difference_bytes"] = checkpoint.index.total_size_bytes - checkpoint_bytes
+    if config_model is not None and config_model.total_params is not None:
+        facts["config_total_params"] = config_model.total_params
+        facts["tensor_minus_config_params"] = total_elements - config_model.total_params
+        if any(t.dtype in {"U8", "I8", "F4"} and "blocks" in t.name for t in checkpoint.tensors):
+            facts["param_check_note"] = "packed blocks (MXFP4) count storage elements, not parameters"
+    return facts
+
+
 def import_safetensors(
     source: str | os.PathLike[str],
     *,
@@ -381,18 +438,7 @@ def import_safetensors(
     total.
     """
     checkpoint = read_safetensors_checkpoint(source)
-    folder = Path(source) if Path(source).is_dir() else Path(source).parent
-    raw_config: dict[str, Any] = {}
-    config_path: Path | None = None
-    if isinstance(config, str | os.PathLike):
-        config_path = Path(config)
-    elif config is None and (folder / "config.json").is_file():
-        config_path = folder / "config.json"
-    if config_path is not None:
-        loaded = _read_json_file(config_path, "config")
-        if not isinstance(loaded, dict):
-            raise InputError("config", f"{config_path.name} must be a JSON object")
-        raw_config = loaded
+    config_path, raw_config = _config_file(source, config)
 
     dominant, by_dtype = dominant_dtype(checkpoint.tensors)
     weight_format = weight_format_of(dominant, raw_config)
@@ -460,32 +506,9 @@ def import_safetensors(
     )
     total_elements = form.total_elements
     active_elements = form.active_elements(per_token)
-    facts: dict[str, object] = dict(config_model.facts) if config_model else {}
-    facts.update(
-        {
-            "files": len(checkpoint.headers),
-            "tensor_count": len(entries),
-            "bytes_by_dtype": by_dtype,
-            "tied_embedding": form.tied,
-            "routed_experts": form.routed_experts,
-            "mtp_bytes": form.mtp_bytes,
-            "vision_bytes": form.vision_bytes,
-            "tensor_elements": total_elements,
-        }
-    )
+    facts = _checkpoint_facts(checkpoint, form, len(entries), by_dtype, config_model)
     if config_problem is not None:
         facts["config_import_problem"] = config_problem
-    trailing = sum(h.data_bytes for h in checkpoint.headers) - checkpoint_bytes
-    if trailing:
-        facts["unreferenced_data_bytes"] = trailing
-    if checkpoint.index is not None and checkpoint.index.total_size_bytes is not None:
-        facts["index_total_size_bytes"] = checkpoint.index.total_size_bytes
-        facts["index_total_size_difference_bytes"] = checkpoint.index.total_size_bytes - checkpoint_bytes
-    if config_model is not None and config_model.total_params is not None:
-        facts["config_total_params"] = config_model.total_params
-        facts["tensor_minus_config_params"] = total_elements - config_model.total_params
-        if any(t.dtype in {"U8", "I8", "F4"} and "blocks" in t.name for t in checkpoint.tensors):
-            facts["param_check_note"] = "packed blocks (MXFP4) count storage elements, not parameters"
     return ImportedModel(
         adapter=adapter,
         architecture=str(
