@@ -26,6 +26,7 @@ from servebound.core.kv import KVShape
 from servebound.core.model import Experts, ModelAdapter, PrefillShape, Weights
 from servebound.core.prefill import PrefillRange, PrefillResult, prefill, prefill_range
 from servebound.core.workload import Speculation, Workload
+from servebound.report import range_ends_json
 
 #: Relative tolerance a reimplementation must meet on every number.
 TOLERANCE = 1e-9
@@ -142,23 +143,7 @@ def context_range_expected(hw: Hardware, model: ModelAdapter, w: Workload) -> tu
         "single_session": None,
         "aggregate": None,
     }
-    short, long_, edge = rng.at_shortest, rng.at_longest, rng.at_floor_edge
-    if short is not None and long_ is not None:
-        out["single_session"] = {
-            "hi_tok_s": short.single_session_tok_per_s,
-            "hi_read_context_tokens": 0,
-            "lo_tok_s": long_.single_session_tok_per_s,
-            "lo_read_context_tokens": rng.max_read_context_tokens,
-        }
-    if short is not None and edge is not None:
-        out["aggregate"] = {
-            "hi_tok_s": short.aggregate_tok_per_s,
-            "hi_read_context_tokens": 0,
-            "hi_batch_star": short.batch_star,
-            "lo_tok_s": edge.aggregate_tok_per_s,
-            "lo_read_context_tokens": rng.floor_read_context_tokens,
-            "lo_batch_star": edge.batch_star,
-        }
+    out.update(range_ends_json(rng))
     return rng.workload, out
 
 
