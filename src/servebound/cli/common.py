@@ -186,15 +186,17 @@ class WorkloadFlags:
         )
 
 
+#: Every workload flag at its default (what a command's ``flags`` parameter defaults to).
+DEFAULT_WORKLOAD_FLAGS = WorkloadFlags()
+
 _Command = TypeVar("_Command", bound=Callable[..., Any])
 
 
 def with_workload_flags(command: _Command) -> _Command:
-    """Declare ``WorkloadFlags``' options on ``command`` (after --hardware and --model) and hand them to
-    it as one ``flags`` argument. Typer reads the rewritten signature, so the flags, their help and
-    defaults are exactly those of the record."""
+    """Declare ``WorkloadFlags``' options on ``command`` where its ``flags`` parameter stands (so its
+    help lists them in that place) and hand them to it as that one argument. Typer reads the rewritten
+    signature, so the flags, their help and defaults are exactly those of the record."""
     signature = inspect.signature(command, eval_str=True)
-    own = [p for p in signature.parameters.values() if p.name != "flags"]
     hints = inspect.get_annotations(WorkloadFlags, eval_str=True)
     shared = [
         inspect.Parameter(
@@ -202,9 +204,9 @@ def with_workload_flags(command: _Command) -> _Command:
         )
         for f in fields(WorkloadFlags)
     ]
-    leading = [p for p in own if p.default is inspect.Parameter.empty]
-    rest = [p for p in own if p.default is not inspect.Parameter.empty]
-    parameters = leading + shared + rest
+    own = list(signature.parameters.values())
+    at = [p.name for p in own].index("flags")
+    parameters = own[:at] + shared + own[at + 1 :]
 
     @functools.wraps(command)
     def run(**kwargs: Any) -> Any:

@@ -9,6 +9,7 @@ from rich.table import Table
 
 from servebound.api import load_hardware, load_model
 from servebound.cli.common import (
+    DEFAULT_WORKLOAD_FLAGS,
     HardwareOpt,
     JsonOpt,
     ModelOpt,
@@ -56,7 +57,7 @@ KwhOpt = Annotated[float, typer.Option("--usd-per-kwh", help="Owned: electricity
 def cost_command(
     hardware: HardwareOpt,
     model: ModelOpt,
-    flags: WorkloadFlags,
+    flags: WorkloadFlags = DEFAULT_WORKLOAD_FLAGS,
     memory_only: Annotated[
         bool, typer.Option("--memory-only", help="Drop decode's compute roof (the memory-only curve).")
     ] = False,

@@ -11,6 +11,7 @@ from servebound.api import load_model
 from servebound.cli.common import (
     DEFAULT_FLOOR,
     DEFAULT_OVERHEAD_GB,
+    DEFAULT_WORKLOAD_FLAGS,
     FloorOpt,
     HardwareOpt,
     JsonOpt,
@@ -99,7 +100,7 @@ def render_layout_rows(results: list[LayoutResult], limit: int | None = None) ->
 def layout_command(
     hardware: HardwareOpt,
     model: ModelOpt,
-    flags: WorkloadFlags,
+    flags: WorkloadFlags = DEFAULT_WORKLOAD_FLAGS,
     top: Annotated[
         int | None, typer.Option("--top", help="Show only the best N layouts (text output).")
     ] = None,
