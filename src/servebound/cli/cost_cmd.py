@@ -8,18 +8,8 @@ import typer
 from rich.table import Table
 
 from servebound.api import load_hardware, load_model
-from servebound.cli.common import (
-    DEFAULT_WORKLOAD_FLAGS,
-    HardwareOpt,
-    JsonOpt,
-    ModelOpt,
-    WorkloadFlags,
-    app,
-    console,
-    print_json,
-    render_assumptions,
-    with_workload_flags,
-)
+from servebound.cli.common import HardwareOpt, JsonOpt, ModelOpt, WorkloadFlags, app, with_workload_flags
+from servebound.cli.output import console, print_json, render_assumptions
 from servebound.core.cost import DEFAULT_AMORTIZATION_YEARS, DEFAULT_USD_PER_KWH, DEFAULT_UTILIZATION
 from servebound.core.model import ModelAdapter
 from servebound.core.workload import Workload
@@ -57,7 +47,7 @@ KwhOpt = Annotated[float, typer.Option("--usd-per-kwh", help="Owned: electricity
 def cost_command(
     hardware: HardwareOpt,
     model: ModelOpt,
-    flags: WorkloadFlags = DEFAULT_WORKLOAD_FLAGS,
+    flags: WorkloadFlags = WorkloadFlags(),
     memory_only: Annotated[
         bool, typer.Option("--memory-only", help="Drop decode's compute roof (the memory-only curve).")
     ] = False,

@@ -8,19 +8,9 @@ import typer
 from rich.table import Table
 
 from servebound.api import decode, load_hardware, load_model
-from servebound.cli.common import (
-    DEFAULT_WORKLOAD_FLAGS,
-    HardwareOpt,
-    JsonOpt,
-    ModelOpt,
-    WorkloadFlags,
-    app,
-    console,
-    print_json,
-    render_assumptions,
-    with_workload_flags,
-)
+from servebound.cli.common import HardwareOpt, JsonOpt, ModelOpt, WorkloadFlags, app, with_workload_flags
 from servebound.cli.layout_cmd import render_layout_rows, render_link
+from servebound.cli.output import console, print_json, render_assumptions
 from servebound.core.decode import DecodeResult
 from servebound.core.decode_range import DecodeContextRange, decode_context_range
 from servebound.core.layout import times_at
@@ -51,7 +41,7 @@ from servebound.report import (
 def decode_command(
     hardware: HardwareOpt,
     model: ModelOpt,
-    flags: WorkloadFlags = DEFAULT_WORKLOAD_FLAGS,
+    flags: WorkloadFlags = WorkloadFlags(),
     batch: Annotated[int | None, typer.Option("--batch", help="Force the concurrency to B sessions.")] = None,
     draft: Annotated[
         str | None,

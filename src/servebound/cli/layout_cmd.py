@@ -11,7 +11,6 @@ from servebound.api import load_model
 from servebound.cli.common import (
     DEFAULT_FLOOR,
     DEFAULT_OVERHEAD_GB,
-    DEFAULT_WORKLOAD_FLAGS,
     FloorOpt,
     HardwareOpt,
     JsonOpt,
@@ -20,11 +19,9 @@ from servebound.cli.common import (
     OverheadOpt,
     WorkloadFlags,
     app,
-    console,
-    print_json,
-    render_assumptions,
     with_workload_flags,
 )
+from servebound.cli.output import console, print_json, render_assumptions
 from servebound.core.layout import LayoutResult
 from servebound.core.units import GB
 from servebound.core.workload import DEFAULT_OVERHEAD_BYTES
@@ -100,7 +97,7 @@ def render_layout_rows(results: list[LayoutResult], limit: int | None = None) ->
 def layout_command(
     hardware: HardwareOpt,
     model: ModelOpt,
-    flags: WorkloadFlags = DEFAULT_WORKLOAD_FLAGS,
+    flags: WorkloadFlags = WorkloadFlags(),
     top: Annotated[
         int | None, typer.Option("--top", help="Show only the best N layouts (text output).")
     ] = None,

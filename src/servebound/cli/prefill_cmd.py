@@ -8,18 +8,8 @@ import typer
 from rich.table import Table
 
 from servebound.api import load_hardware, load_model
-from servebound.cli.common import (
-    DEFAULT_WORKLOAD_FLAGS,
-    HardwareOpt,
-    JsonOpt,
-    ModelOpt,
-    WorkloadFlags,
-    app,
-    console,
-    print_json,
-    render_assumptions,
-    with_workload_flags,
-)
+from servebound.cli.common import HardwareOpt, JsonOpt, ModelOpt, WorkloadFlags, app, with_workload_flags
+from servebound.cli.output import console, print_json, render_assumptions
 from servebound.core.hardware import ARITHMETIC_MODES
 from servebound.core.layout import per_device_bytes, prefill_communication
 from servebound.core.model import ModelAdapter
@@ -135,7 +125,7 @@ def prefill_command(
         bool,
         typer.Option("--range", help="Also report T_pf,lo and T_pf,hi over every prompt length that fits."),
     ] = False,
-    flags: WorkloadFlags = DEFAULT_WORKLOAD_FLAGS,
+    flags: WorkloadFlags = WorkloadFlags(),
     layout: Annotated[
         str | None,
         typer.Option(
