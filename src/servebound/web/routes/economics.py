@@ -12,9 +12,9 @@ from servebound.core.hardware import ArithmeticMode
 from servebound.cost_report import DEFAULT_COST_PROMPT_TOKENS, cost_json, cost_report, parse_batches
 from servebound.economics_view import (
     balance,
-    breakpoint_kv,
+    breakpoint_of,
     cache_tier,
-    drain,
+    drain_of,
     lecture,
     price_ratio,
     training,
@@ -108,12 +108,8 @@ def api_drain(
     web: Web, hardware: str | None = None, capacity_gb: PositiveQ = None, bandwidth_gb_per_s: PositiveQ = None
 ) -> dict[str, Any]:
     """C / R (`servebound economics drain --json`)."""
-    if hardware is not None:
-        h = web.get_hw(hardware).hardware
-        return _quantities([drain(h.memory_bytes, h.bandwidth_bytes_per_s)])
-    if capacity_gb is None or bandwidth_gb_per_s is None:
-        raise InputError("hardware", "give hardware, or both capacity_gb and bandwidth_gb_per_s")
-    return _quantities([drain(capacity_gb * 1e9, bandwidth_gb_per_s * 1e9)])
+    hw = web.get_hw(hardware).hardware if hardware is not None else None
+    return _quantities([drain_of(hw, capacity_gb, bandwidth_gb_per_s, cli=False)])
 
 
 @router.get("/api/economics/trains", tags=["economics"], responses=ERRORS)
@@ -140,17 +136,9 @@ def api_breakpoint(
     bandwidth_gb_per_s: PositiveQ = None,
 ) -> dict[str, Any]:
     """KV bytes per token from a surcharge breakpoint (`servebound economics breakpoint --json`)."""
-    if hardware is not None:
-        h = web.get_hw(hardware).hardware
-        rate = h.compute_rate(mode)
-        if rate is None:
-            raise InputError("mode", f"'{h.id}' has no {mode} rate; pick another mode or give tflops")
-        f, r = rate, h.bandwidth_bytes_per_s
-    elif tflops is None or bandwidth_gb_per_s is None:
-        raise InputError("hardware", "give hardware, or both tflops and bandwidth_gb_per_s")
-    else:
-        f, r = tflops * 1e12, bandwidth_gb_per_s * 1e9
-    return _quantities([breakpoint_kv(active_params, f, r, breakpoint_tokens)])
+    hw = web.get_hw(hardware).hardware if hardware is not None else None
+    shown = breakpoint_of(active_params, breakpoint_tokens, hw, mode, tflops, bandwidth_gb_per_s, cli=False)
+    return _quantities([shown])
 
 
 @router.get("/api/economics/price-ratio", tags=["economics"], responses=ERRORS)
