@@ -281,6 +281,21 @@ def drain_of(
     return drain(capacity_gb * 1e9, bandwidth_gb_per_s * 1e9)
 
 
+def trains_of(
+    batch: float, steps_per_s: float | None, interval_ms: float | None, *, cli: bool
+) -> list[Shown]:
+    """``trains`` with the interval given as departures per second or as milliseconds (exactly one)."""
+    if (steps_per_s is None) == (interval_ms is None):
+        steps, interval = _name("steps_per_s", cli), _name("interval_ms", cli)
+        raise InputError("steps_per_s", f"give exactly one of {steps} or {interval}")
+    if steps_per_s is not None:
+        if not steps_per_s > 0:
+            raise InputError("steps_per_s", f"must be positive (got {steps_per_s:g})")
+        return trains(batch, 1.0 / steps_per_s)
+    assert interval_ms is not None
+    return trains(batch, interval_ms / 1e3)
+
+
 def breakpoint_of(
     active_params: float,
     breakpoint_tokens: float,

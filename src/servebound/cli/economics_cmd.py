@@ -29,9 +29,8 @@ from servebound.economics_view import (
     lecture,
     price_ratio,
     training,
-    trains,
+    trains_of,
 )
-from servebound.errors import InputError
 
 economics_app = typer.Typer(
     name="economics",
@@ -104,16 +103,7 @@ def trains_command(
     json_out: JsonOpt = False,
 ) -> None:
     """Batches departing every tau: b / tau tokens per second, worst-case queueing 2 tau."""
-    if (steps_per_s is None) == (interval_ms is None):
-        raise InputError("steps_per_s", "give exactly one of --steps-per-s or --interval-ms")
-    if steps_per_s is not None:
-        if not steps_per_s > 0:
-            raise InputError("steps_per_s", f"must be positive (got {steps_per_s:g})")
-        interval = 1.0 / steps_per_s
-    else:
-        assert interval_ms is not None
-        interval = interval_ms / 1e3
-    show(trains(batch, interval), json_out)
+    show(trains_of(batch, steps_per_s, interval_ms, cli=True), json_out)
 
 
 @economics_app.command("breakpoint")

@@ -18,9 +18,8 @@ from servebound.economics_view import (
     lecture,
     price_ratio,
     training,
-    trains,
+    trains_of,
 )
-from servebound.errors import InputError
 from servebound.pricing import OwnedInputs, resolve_price
 from servebound.web.errors import ERRORS
 from servebound.web.query import MAX_SITE_CONTEXT_TOKENS, workload_query
@@ -119,10 +118,7 @@ def api_trains(
     interval_ms: PositiveQ = None,
 ) -> dict[str, Any]:
     """b / tau and 2 tau (`servebound economics trains --json`)."""
-    if (steps_per_s is None) == (interval_ms is None):
-        raise InputError("steps_per_s", "give exactly one of steps_per_s or interval_ms")
-    interval = 1.0 / steps_per_s if steps_per_s is not None else (interval_ms or 0.0) / 1e3
-    return _quantities(trains(batch, interval))
+    return _quantities(trains_of(batch, steps_per_s, interval_ms, cli=False))
 
 
 @router.get("/api/economics/breakpoint", tags=["economics"], responses=ERRORS)
