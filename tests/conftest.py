@@ -64,3 +64,12 @@ def same_number(actual: object, expected: object, rel: float = 1e-12) -> bool:
     if expected is None or actual is None:
         return actual is expected
     return bool(actual == pytest.approx(expected, rel=rel))
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """The real entry point in process: exit status, stdout and stderr."""
+    from servebound.cli import main
+
+    status = main(list(args))
+    out, err = capsys.readouterr()
+    return status, out, err

@@ -10,15 +10,9 @@ import pytest
 from safetensors.numpy import save_file
 
 from servebound.catalog.models import get_model, lint_model_catalog, list_models, model_index, profile_ids
-from servebound.cli import main
 from servebound.errors import InputError
+from tests.conftest import run_cli as run
 from tests.conftest import same_number
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    status = main(list(args))
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 def test_catalog_size_and_span() -> None:

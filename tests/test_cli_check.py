@@ -7,14 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from servebound.cli import main
+from tests.conftest import run_cli as run
 from tests.test_check import llama_bench_record, vllm_result, write_json
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    status = main(list(args))
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 def test_check_llama_bench_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -7,14 +7,8 @@ import math
 
 import pytest
 
-from servebound.cli import main
 from servebound.core.plan import plan_fleet
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    status = main(list(args))
-    out, err = capsys.readouterr()
-    return status, out, err
+from tests.conftest import run_cli as run
 
 
 def test_layout_json_lists_every_layout_best_first(capsys: pytest.CaptureFixture[str]) -> None:

@@ -7,17 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from servebound.cli import main
+from tests.conftest import run_cli as run
 
 ROOT = Path(__file__).resolve().parents[1]
 HW = str(ROOT / "examples" / "dgx-spark.toml")
 MODEL = str(ROOT / "examples" / "laguna-s-2.1-nvfp4.toml")
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    status = main(list(args))
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 def test_json_has_the_contract_fields(capsys: pytest.CaptureFixture[str]) -> None:

@@ -17,6 +17,7 @@ import random
 from dataclasses import replace
 from typing import Any, Literal
 
+from servebound.calc_inputs import hardware_json, kv_json, model_json, workload_json
 from servebound.core.decode import DecodeResult, decode
 from servebound.core.decode_range import decode_context_range
 from servebound.core.experts import ExpertTraffic
@@ -25,6 +26,7 @@ from servebound.core.kv import KVShape
 from servebound.core.model import Experts, ModelAdapter, PrefillShape, Weights
 from servebound.core.prefill import PrefillRange, PrefillResult, prefill, prefill_range
 from servebound.core.workload import Speculation, Workload
+from servebound.report import range_ends_json
 
 #: Relative tolerance a reimplementation must meet on every number.
 TOLERANCE = 1e-9
@@ -38,77 +40,6 @@ _REMEDY_KEYS = (
     "max_read_context_tokens",
     "bandwidth_needed_bytes_per_s",
 )
-
-
-# --- inputs --------------------------------------------------------------------------------------
-
-
-def kv_json(shape: KVShape) -> dict[str, float]:
-    return {
-        "global": shape.global_bytes_per_token,
-        "local": shape.local_bytes_per_token,
-        "window": shape.window_tokens,
-        "state": shape.state_bytes,
-    }
-
-
-def model_json(model: ModelAdapter) -> dict[str, Any]:
-    """An adapter in the calculator's input form (bytes, FLOPs, tokens)."""
-    w = model.weights
-    pre = model.prefill
-    return {
-        "id": model.id,
-        "always_on_bytes": w.always_on_bytes,
-        "expert_bytes": w.expert_bytes,
-        "routed": w.experts.routed if w.experts else 0,
-        "per_token": w.experts.per_token if w.experts else 0,
-        "resident_bytes": w.resident,
-        "kv_alloc": kv_json(model.kv_alloc),
-        "kv_read": kv_json(model.kv_read),
-        "context_limit": model.context_limit_tokens,
-        "prefill": None
-        if pre is None
-        else {
-            "linear_active_params": pre.linear_active_params,
-            "global": pre.attention_global_flops_per_pair,
-            "local": pre.attention_local_flops_per_pair,
-            "window": pre.attention_window_tokens,
-            "state": pre.attention_state_flops_per_token,
-            "kv_write": pre.kv_write_bytes_per_token,
-            "linear_mode": pre.linear_mode,
-            "linear_mode_if_published": pre.linear_mode_if_published,
-            "attention_mode": pre.attention_mode,
-        },
-    }
-
-
-def hardware_json(hw: Hardware) -> dict[str, Any]:
-    return {
-        "id": hw.id,
-        "memory_bytes": hw.memory_bytes,
-        "bandwidth_bytes_per_s": hw.bandwidth_bytes_per_s,
-        "compute_flop_per_s": dict(hw.compute_flop_per_s),
-    }
-
-
-def workload_json(w: Workload) -> dict[str, Any]:
-    spec = w.speculation
-    return {
-        "overhead_bytes": w.overhead_bytes,
-        "alloc_context": w.alloc_context_tokens,
-        "read_context": w.read_context_tokens,
-        "floor": w.floor_tok_per_s,
-        "batch": w.forced_batch,
-        "expert_traffic": w.expert_traffic.value,
-        "memory_only": w.memory_only,
-        "speculation": None
-        if spec is None
-        else {
-            "draft": model_json(spec.draft),
-            "draft_tokens": spec.draft_tokens,
-            "tokens_per_step": spec.tokens_per_step,
-        },
-    }
 
 
 # --- outputs -------------------------------------------------------------------------------------
@@ -212,23 +143,7 @@ def context_range_expected(hw: Hardware, model: ModelAdapter, w: Workload) -> tu
         "single_session": None,
         "aggregate": None,
     }
-    short, long_, edge = rng.at_shortest, rng.at_longest, rng.at_floor_edge
-    if short is not None and long_ is not None:
-        out["single_session"] = {
-            "hi_tok_s": short.single_session_tok_per_s,
-            "hi_read_context_tokens": 0,
-            "lo_tok_s": long_.single_session_tok_per_s,
-            "lo_read_context_tokens": rng.max_read_context_tokens,
-        }
-    if short is not None and edge is not None:
-        out["aggregate"] = {
-            "hi_tok_s": short.aggregate_tok_per_s,
-            "hi_read_context_tokens": 0,
-            "hi_batch_star": short.batch_star,
-            "lo_tok_s": edge.aggregate_tok_per_s,
-            "lo_read_context_tokens": rng.floor_read_context_tokens,
-            "lo_batch_star": edge.batch_star,
-        }
+    out.update(range_ends_json(rng))
     return rng.workload, out
 
 

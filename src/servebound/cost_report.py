@@ -21,6 +21,21 @@ from servebound.pricing import ResolvedPrice
 
 #: The prompt length whose input tokens are priced unless told otherwise.
 DEFAULT_COST_PROMPT_TOKENS = 8192
+
+
+def parse_batches(text: str | None) -> list[int] | None:
+    """``1,8,64`` -> [1, 8, 64]; a bad entry is an error naming the flag."""
+    if text is None:
+        return None
+    out: list[int] = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part.isdigit():
+            raise InputError("batches", f"give whole numbers separated by commas, e.g. 1,8,64 (got {part!r})")
+        out.append(int(part))
+    return out
+
+
 #: Batches on the default log grid (b* and the balance batch are added).
 GRID_POINTS = 24
 MAX_GIVEN_BATCHES = 200

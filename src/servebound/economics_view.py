@@ -261,6 +261,70 @@ def breakpoint_kv(
     )
 
 
+def _name(name: str, cli: bool) -> str:
+    """A parameter as its caller spells it: ``--capacity-gb`` on the command line, ``capacity_gb`` in
+    the API."""
+    return "--" + name.replace("_", "-") if cli else name
+
+
+def drain_of(
+    hw: Hardware | None, capacity_gb: float | None, bandwidth_gb_per_s: float | None, *, cli: bool
+) -> Shown:
+    """C / R of a hardware row, or of a capacity and bandwidth stated instead of one."""
+    if hw is not None:
+        return drain(hw.memory_bytes, hw.bandwidth_bytes_per_s)
+    if capacity_gb is None or bandwidth_gb_per_s is None:
+        hardware, capacity, bandwidth = (
+            _name(n, cli) for n in ("hardware", "capacity_gb", "bandwidth_gb_per_s")
+        )
+        raise InputError("hardware", f"give {hardware}, or both {capacity} and {bandwidth}")
+    return drain(capacity_gb * 1e9, bandwidth_gb_per_s * 1e9)
+
+
+def trains_of(
+    batch: float, steps_per_s: float | None, interval_ms: float | None, *, cli: bool
+) -> list[Shown]:
+    """``trains`` with the interval given as departures per second or as milliseconds (exactly one)."""
+    if (steps_per_s is None) == (interval_ms is None):
+        steps, interval = _name("steps_per_s", cli), _name("interval_ms", cli)
+        raise InputError("steps_per_s", f"give exactly one of {steps} or {interval}")
+    if steps_per_s is not None:
+        if not steps_per_s > 0:
+            raise InputError("steps_per_s", f"must be positive (got {steps_per_s:g})")
+        return trains(batch, 1.0 / steps_per_s)
+    assert interval_ms is not None
+    return trains(batch, interval_ms / 1e3)
+
+
+def breakpoint_of(
+    active_params: float,
+    breakpoint_tokens: float,
+    hw: Hardware | None,
+    mode: str,
+    tflops: float | None,
+    bandwidth_gb_per_s: float | None,
+    *,
+    cli: bool,
+) -> Shown:
+    """``breakpoint_kv`` on a hardware row's rate in ``mode`` and its bandwidth, or on F and R stated
+    instead of one."""
+    hardware, mode_name, flops, bandwidth = (
+        _name(n, cli) for n in ("hardware", "mode", "tflops", "bandwidth_gb_per_s")
+    )
+    if hw is not None:
+        rate = hw.compute_rate(mode)
+        if rate is None:
+            raise InputError(
+                "mode", f"'{hw.id}' has no {mode} rate; pick another {mode_name} or give {flops}"
+            )
+        f, r = rate, hw.bandwidth_bytes_per_s
+    elif tflops is None or bandwidth_gb_per_s is None:
+        raise InputError("hardware", f"give {hardware}, or both {flops} and {bandwidth}")
+    else:
+        f, r = tflops * 1e12, bandwidth_gb_per_s * 1e9
+    return breakpoint_kv(active_params, f, r, breakpoint_tokens)
+
+
 def price_ratio(output_usd_per_mtok: float, input_usd_per_mtok: float) -> Shown:
     _positive("output_usd", output_usd_per_mtok)
     _positive("input_usd", input_usd_per_mtok)

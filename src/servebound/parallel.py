@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from servebound.core.cost import usd_per_mtok_at_rate
 from servebound.core.decode_compute import decode_compute
 from servebound.core.hardware import Hardware
 from servebound.core.layout import (
@@ -199,7 +200,7 @@ def layout_cost_points(
                 "bound_by": t.bound_by.value,
                 "communication_time_s": t.communication_s,
                 "fits_memory": result.batch_mem is not None and b <= result.batch_mem,
-                "usd_per_mtok_output": usd_per_hour / (tok_s * 3600) * 1e6,
+                "usd_per_mtok_output": usd_per_mtok_at_rate(usd_per_hour, tok_s),
             }
         )
     return result, points

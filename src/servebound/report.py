@@ -128,6 +128,30 @@ def _nullable(values: Any) -> list[Any]:
     return [None if not math.isfinite(v) else float(v) for v in values]
 
 
+def range_ends_json(rng: DecodeContextRange) -> dict[str, Any]:
+    """The extremes of `decode --range`: ``single_session`` from read context 0 to the longest, and
+    ``aggregate`` from 0 to the floor's edge; each only where both its ends exist."""
+    out: dict[str, Any] = {}
+    short, long_, edge = rng.at_shortest, rng.at_longest, rng.at_floor_edge
+    if short is not None and long_ is not None:
+        out["single_session"] = {
+            "hi_tok_s": short.single_session_tok_per_s,
+            "hi_read_context_tokens": 0,
+            "lo_tok_s": long_.single_session_tok_per_s,
+            "lo_read_context_tokens": rng.max_read_context_tokens,
+        }
+    if short is not None and edge is not None:
+        out["aggregate"] = {
+            "hi_tok_s": short.aggregate_tok_per_s,
+            "hi_read_context_tokens": 0,
+            "hi_batch_star": short.batch_star,
+            "lo_tok_s": edge.aggregate_tok_per_s,
+            "lo_read_context_tokens": rng.floor_read_context_tokens,
+            "lo_batch_star": edge.batch_star,
+        }
+    return out
+
+
 def context_range_json(rng: DecodeContextRange) -> dict[str, Any]:
     """`decode --range`: the single-session ceiling and the b* aggregate over every read context
     0..max_read_context_tokens (each reserving max(alloc context, read context)), with their extremes
@@ -146,22 +170,7 @@ def context_range_json(rng: DecodeContextRange) -> dict[str, Any]:
     short, long_ = rng.at_shortest, rng.at_longest
     if short is None or long_ is None or rng.curve is None:
         return out
-    out["single_session"] = {
-        "hi_tok_s": short.single_session_tok_per_s,
-        "hi_read_context_tokens": 0,
-        "lo_tok_s": long_.single_session_tok_per_s,
-        "lo_read_context_tokens": rng.max_read_context_tokens,
-    }
-    edge = rng.at_floor_edge
-    if edge is not None:
-        out["aggregate"] = {
-            "hi_tok_s": short.aggregate_tok_per_s,
-            "hi_read_context_tokens": 0,
-            "hi_batch_star": short.batch_star,
-            "lo_tok_s": edge.aggregate_tok_per_s,
-            "lo_read_context_tokens": rng.floor_read_context_tokens,
-            "lo_batch_star": edge.batch_star,
-        }
+    out.update(range_ends_json(rng))
     c = rng.curve
     out["points"] = {
         "read_context_tokens": [int(v) for v in c.read_context_tokens],

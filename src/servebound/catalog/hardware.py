@@ -49,7 +49,7 @@ from servebound.catalog.hardware_schema import SLUG_PATTERN as SLUG_PATTERN
 from servebound.catalog.hardware_schema import SYSTEM_CLASSES as SYSTEM_CLASSES
 from servebound.catalog.hardware_schema import structural_problems as structural_problems
 from servebound.core.hardware import ARITHMETIC_MODES, Hardware
-from servebound.core.layout import Interconnect, System
+from servebound.core.system import Interconnect, System
 from servebound.core.units import GB, TFLOPS
 from servebound.errors import InputError, check_id_length
 

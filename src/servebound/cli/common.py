@@ -1,4 +1,5 @@
-"""The Typer app every command registers on, the options decode and prefill share, and output helpers.
+"""The Typer app every command registers on and the options the commands share (output helpers are
+``cli.output``, re-exported here).
 
 Command modules import from here (light: no command, no catalog); ``servebound.cli.app`` is the same
 app with every command registered, and ``servebound.cli`` runs it importing only the invoked command.
@@ -6,24 +7,22 @@ app with every command registered, and ``servebound.cli`` runs it importing only
 
 from __future__ import annotations
 
-import json
-import math
-import sys
-from pathlib import Path
-from typing import Annotated, Any
+import functools
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from typing import Annotated, Any, TypeVar
 
 import typer
-from rich.console import Console
 from typer.core import TyperOption
 
 from servebound.cli import root_app
+from servebound.cli.output import checked_output, console, print_json, render_assumptions
 from servebound.core.experts import ExpertTraffic
 from servebound.core.workload import (
     DEFAULT_FLOOR_TOK_PER_S,
     Workload,
 )
-from servebound.errors import InputError
-from servebound.terminal import visible
 
 app = root_app()
 
@@ -35,39 +34,6 @@ def _flag_shows_no_type(self: TyperOption, ctx: Any) -> str | None:
 
 _OPTION_TYPE = TyperOption.display_type_rich
 TyperOption.display_type_rich = _flag_shows_no_type  # type: ignore[method-assign]
-
-
-class SafeConsole(Console):
-    """A console whose every string (printed text, table cells) passes through :func:`visible`."""
-
-    def render_str(self, text: str, **kwargs: Any) -> Any:
-        return super().render_str(visible(text), **kwargs)
-
-
-#: Piped output (files, CI logs, the README examples) is laid out 160 columns wide; a terminal uses its own.
-console = SafeConsole(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 160)
-
-
-def checked_output(path: Path, formats: dict[str, str], *, overwrite: bool = True) -> str:
-    """Check an --output path before any work is done: its folder exists, its suffix names a format
-    this command writes (``formats`` maps suffix to format), and it is not a folder. Returns the format."""
-    fmt = formats.get(path.suffix.lower())
-    if fmt is None:
-        raise InputError(
-            "output",
-            f"{visible(str(path))}: this command writes {' or '.join(sorted(set(formats.values())))}; "
-            f"name the file {' or '.join(formats)}",
-        )
-    folder = path.parent
-    if not folder.is_dir():
-        raise InputError("output", f"folder {visible(str(folder))} does not exist; create it first")
-    if path.is_dir():
-        raise InputError("output", f"{visible(str(path))} is a folder; give a file name")
-    if path.exists() and not overwrite:
-        raise InputError(
-            "output", f"{visible(str(path))} already exists; choose another path or allow overwriting"
-        )
-    return fmt
 
 
 HardwareOpt = Annotated[
@@ -157,28 +123,58 @@ def build_workload(
     )
 
 
-def _clean(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_clean(v) for v in value]
-    return value
+@dataclass(frozen=True)
+class WorkloadFlags:
+    """The workload flags every ceiling command takes (``--overhead-gb`` .. ``--kv-precision``): one
+    declaration, added to a command by ``with_workload_flags``."""
+
+    overhead_gb: OverheadOpt = DEFAULT_OVERHEAD_GB
+    alloc_context: AllocOpt = DEFAULT_ALLOC
+    read_context: ReadOpt = DEFAULT_READ
+    floor: FloorOpt = DEFAULT_FLOOR
+    expert_traffic: ExpertOpt = ExpertTraffic.EXPECTED
+    kv_precision: KVPrecisionOpt = None
+
+    def workload(self, **extra: Any) -> Workload:
+        """These flags (and a command's own, e.g. ``batch``) as a validated Workload."""
+        return build_workload(
+            overhead_gb=self.overhead_gb,
+            alloc_context=self.alloc_context,
+            read_context=self.read_context,
+            floor=self.floor,
+            expert_traffic=self.expert_traffic,
+            kv_precision=self.kv_precision,
+            **extra,
+        )
 
 
-def print_json(obj: dict[str, Any]) -> None:
-    """Strict JSON on stdout: never NaN or Infinity."""
-    sys.stdout.write(json.dumps(_clean(obj), indent=2, allow_nan=False) + "\n")
+_Command = TypeVar("_Command", bound=Callable[..., Any])
 
 
-def render_assumptions(assumptions: dict[str, Any]) -> None:
-    """The assumptions block: every input that moves the result, one per line."""
-    console.print("[bold]assumptions[/bold]")
-    for key, value in assumptions.items():
-        if isinstance(value, dict):
-            value = ", ".join(f"{k}={v}" for k, v in value.items())
-        console.print(f"  {key}: {value}")
+def with_workload_flags(command: _Command) -> _Command:
+    """Declare ``WorkloadFlags``' options on ``command`` where its ``flags`` parameter stands (so its
+    help lists them in that place) and hand them to it as that one argument. Typer reads the rewritten
+    signature, so the flags, their help and defaults are exactly those of the record."""
+    signature = inspect.signature(command, eval_str=True)
+    hints = inspect.get_annotations(WorkloadFlags, eval_str=True)
+    shared = [
+        inspect.Parameter(
+            f.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=f.default, annotation=hints[f.name]
+        )
+        for f in fields(WorkloadFlags)
+    ]
+    own = list(signature.parameters.values())
+    at = [p.name for p in own].index("flags")
+    parameters = own[:at] + shared + own[at + 1 :]
+
+    @functools.wraps(command)
+    def run(**kwargs: Any) -> Any:
+        flags = WorkloadFlags(**{f.name: kwargs.pop(f.name) for f in fields(WorkloadFlags)})
+        return command(flags=flags, **kwargs)
+
+    run.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+    run.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": signature.return_annotation}
+    return run  # type: ignore[return-value]
 
 
 __all__ = [

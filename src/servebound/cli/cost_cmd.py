@@ -8,31 +8,12 @@ import typer
 from rich.table import Table
 
 from servebound.api import load_hardware, load_model
-from servebound.cli.common import (
-    DEFAULT_ALLOC,
-    DEFAULT_FLOOR,
-    DEFAULT_OVERHEAD_GB,
-    DEFAULT_READ,
-    AllocOpt,
-    ExpertOpt,
-    FloorOpt,
-    HardwareOpt,
-    JsonOpt,
-    KVPrecisionOpt,
-    ModelOpt,
-    OverheadOpt,
-    ReadOpt,
-    app,
-    build_workload,
-    console,
-    print_json,
-    render_assumptions,
-)
+from servebound.cli.common import HardwareOpt, JsonOpt, ModelOpt, WorkloadFlags, app, with_workload_flags
+from servebound.cli.output import console, print_json, render_assumptions
 from servebound.core.cost import DEFAULT_AMORTIZATION_YEARS, DEFAULT_USD_PER_KWH, DEFAULT_UTILIZATION
-from servebound.core.experts import ExpertTraffic
 from servebound.core.model import ModelAdapter
 from servebound.core.workload import Workload
-from servebound.cost_report import DEFAULT_COST_PROMPT_TOKENS, cost_json, cost_report
+from servebound.cost_report import DEFAULT_COST_PROMPT_TOKENS, cost_json, cost_report, parse_batches
 from servebound.errors import InputError
 from servebound.pricing import OwnedInputs, Pricing, catalog_price, resolve_price
 
@@ -61,29 +42,12 @@ PowerOpt = Annotated[
 KwhOpt = Annotated[float, typer.Option("--usd-per-kwh", help="Owned: electricity price.")]
 
 
-def parse_batches(text: str | None) -> list[int] | None:
-    """``1,8,64`` -> [1, 8, 64]; a bad entry is an error naming the flag."""
-    if text is None:
-        return None
-    out: list[int] = []
-    for part in text.split(","):
-        part = part.strip()
-        if not part.isdigit():
-            raise InputError("batches", f"give whole numbers separated by commas, e.g. 1,8,64 (got {part!r})")
-        out.append(int(part))
-    return out
-
-
 @app.command("cost")
+@with_workload_flags
 def cost_command(
     hardware: HardwareOpt,
     model: ModelOpt,
-    overhead_gb: OverheadOpt = DEFAULT_OVERHEAD_GB,
-    alloc_context: AllocOpt = DEFAULT_ALLOC,
-    read_context: ReadOpt = DEFAULT_READ,
-    floor: FloorOpt = DEFAULT_FLOOR,
-    expert_traffic: ExpertOpt = ExpertTraffic.EXPECTED,
-    kv_precision: KVPrecisionOpt = None,
+    flags: WorkloadFlags = WorkloadFlags(),
     memory_only: Annotated[
         bool, typer.Option("--memory-only", help="Drop decode's compute roof (the memory-only curve).")
     ] = False,
@@ -115,14 +79,8 @@ def cost_command(
     if prompt < 1:
         raise InputError("prompt", f"must be a whole number of tokens >= 1 (got {prompt})")
     hw = load_hardware(hardware)
-    mdl = load_model(model, kv_precision=kv_precision)
-    workload = build_workload(
-        overhead_gb=overhead_gb,
-        alloc_context=alloc_context,
-        read_context=read_context,
-        floor=floor,
-        expert_traffic=expert_traffic,
-        kv_precision=kv_precision,
+    mdl = load_model(model, kv_precision=flags.kv_precision)
+    workload = flags.workload(
         memory_only=memory_only,
     )
     price = resolve_price(

@@ -8,30 +8,11 @@ import typer
 from rich.table import Table
 
 from servebound.api import decode, load_hardware, load_model
-from servebound.cli.common import (
-    DEFAULT_ALLOC,
-    DEFAULT_FLOOR,
-    DEFAULT_OVERHEAD_GB,
-    DEFAULT_READ,
-    AllocOpt,
-    ExpertOpt,
-    FloorOpt,
-    HardwareOpt,
-    JsonOpt,
-    KVPrecisionOpt,
-    ModelOpt,
-    OverheadOpt,
-    ReadOpt,
-    app,
-    build_workload,
-    console,
-    print_json,
-    render_assumptions,
-)
+from servebound.cli.common import HardwareOpt, JsonOpt, ModelOpt, WorkloadFlags, app, with_workload_flags
 from servebound.cli.layout_cmd import render_layout_rows, render_link
+from servebound.cli.output import console, print_json, render_assumptions
 from servebound.core.decode import DecodeResult
 from servebound.core.decode_range import DecodeContextRange, decode_context_range
-from servebound.core.experts import ExpertTraffic
 from servebound.core.layout import times_at
 from servebound.core.model import ModelAdapter
 from servebound.core.units import GB
@@ -56,16 +37,12 @@ from servebound.report import (
 
 
 @app.command("decode")
+@with_workload_flags
 def decode_command(
     hardware: HardwareOpt,
     model: ModelOpt,
-    overhead_gb: OverheadOpt = DEFAULT_OVERHEAD_GB,
-    alloc_context: AllocOpt = DEFAULT_ALLOC,
-    read_context: ReadOpt = DEFAULT_READ,
-    floor: FloorOpt = DEFAULT_FLOOR,
+    flags: WorkloadFlags = WorkloadFlags(),
     batch: Annotated[int | None, typer.Option("--batch", help="Force the concurrency to B sessions.")] = None,
-    expert_traffic: ExpertOpt = ExpertTraffic.EXPECTED,
-    kv_precision: KVPrecisionOpt = None,
     draft: Annotated[
         str | None,
         typer.Option("--draft", help="Speculative decoding: the draft model (file or catalog id)."),
@@ -105,39 +82,20 @@ def decode_command(
     json_out: JsonOpt = False,
 ) -> None:
     """Decode ceilings: does it fit, one session's speed, useful aggregate across sessions."""
-    mdl = load_model(model, kv_precision=kv_precision)
-    if layout is not None:
-        workload = build_workload(
-            overhead_gb=overhead_gb,
-            alloc_context=alloc_context,
-            read_context=read_context,
-            floor=floor,
-            batch=batch,
-            expert_traffic=expert_traffic,
-            draft=draft,
-            draft_tokens=draft_tokens,
-            acceptance=acceptance,
-            tokens_per_step=tokens_per_step,
-            kv_precision=kv_precision,
-            memory_only=memory_only,
-        )
-        decode_layout(hardware, mdl, workload, layout, json_out)
-        return
-    hw = load_hardware(hardware)
-    workload = build_workload(
-        overhead_gb=overhead_gb,
-        alloc_context=alloc_context,
-        read_context=read_context,
-        floor=floor,
+    mdl = load_model(model, kv_precision=flags.kv_precision)
+    own = dict(
         batch=batch,
-        expert_traffic=expert_traffic,
         draft=draft,
         draft_tokens=draft_tokens,
         acceptance=acceptance,
         tokens_per_step=tokens_per_step,
-        kv_precision=kv_precision,
         memory_only=memory_only,
     )
+    if layout is not None:
+        decode_layout(hardware, mdl, flags.workload(**own), layout, json_out)
+        return
+    hw = load_hardware(hardware)
+    workload = flags.workload(**own)
     result = decode(hw, mdl, workload)
     rng = decode_context_range(hw, mdl, workload) if range_ else None
     if json_out:

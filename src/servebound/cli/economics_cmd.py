@@ -23,15 +23,14 @@ from servebound.economics_view import (
     LECTURE_BLACKWELL,
     Shown,
     balance,
-    breakpoint_kv,
+    breakpoint_of,
     cache_tier,
-    drain,
+    drain_of,
     lecture,
     price_ratio,
     training,
-    trains,
+    trains_of,
 )
-from servebound.errors import InputError
 
 economics_app = typer.Typer(
     name="economics",
@@ -90,13 +89,8 @@ def drain_command(
     json_out: JsonOpt = False,
 ) -> None:
     """C / R: the time to read all of memory once, the natural step time."""
-    if hardware is not None:
-        hw = load_hardware(hardware)
-        show([drain(hw.memory_bytes, hw.bandwidth_bytes_per_s)], json_out)
-        return
-    if capacity_gb is None or bandwidth_gb_per_s is None:
-        raise InputError("hardware", "give --hardware, or both --capacity-gb and --bandwidth-gb-per-s")
-    show([drain(capacity_gb * 1e9, bandwidth_gb_per_s * 1e9)], json_out)
+    hw = load_hardware(hardware) if hardware is not None else None
+    show([drain_of(hw, capacity_gb, bandwidth_gb_per_s, cli=True)], json_out)
 
 
 @economics_app.command("trains")
@@ -109,16 +103,7 @@ def trains_command(
     json_out: JsonOpt = False,
 ) -> None:
     """Batches departing every tau: b / tau tokens per second, worst-case queueing 2 tau."""
-    if (steps_per_s is None) == (interval_ms is None):
-        raise InputError("steps_per_s", "give exactly one of --steps-per-s or --interval-ms")
-    if steps_per_s is not None:
-        if not steps_per_s > 0:
-            raise InputError("steps_per_s", f"must be positive (got {steps_per_s:g})")
-        interval = 1.0 / steps_per_s
-    else:
-        assert interval_ms is not None
-        interval = interval_ms / 1e3
-    show(trains(batch, interval), json_out)
+    show(trains_of(batch, steps_per_s, interval_ms, cli=True), json_out)
 
 
 @economics_app.command("breakpoint")
@@ -138,17 +123,9 @@ def breakpoint_command(
     json_out: JsonOpt = False,
 ) -> None:
     """KV bytes per token that put the KV/compute crossover at a long-context surcharge breakpoint."""
-    if hardware is not None:
-        hw = load_hardware(hardware)
-        rate = hw.compute_rate(mode)
-        if rate is None:
-            raise InputError("mode", f"'{hw.id}' has no {mode} rate; pick another --mode or give --tflops")
-        f, r = rate, hw.bandwidth_bytes_per_s
-    else:
-        if tflops is None or bandwidth_gb_per_s is None:
-            raise InputError("hardware", "give --hardware, or both --tflops and --bandwidth-gb-per-s")
-        f, r = tflops * 1e12, bandwidth_gb_per_s * 1e9
-    show([breakpoint_kv(active_params, f, r, breakpoint_tokens)], json_out)
+    hw = load_hardware(hardware) if hardware is not None else None
+    shown = breakpoint_of(active_params, breakpoint_tokens, hw, mode, tflops, bandwidth_gb_per_s, cli=True)
+    show([shown], json_out)
 
 
 @economics_app.command("price-ratio")

@@ -9,26 +9,19 @@ from rich.table import Table
 
 from servebound.api import load_model
 from servebound.cli.common import (
-    DEFAULT_ALLOC,
     DEFAULT_FLOOR,
     DEFAULT_OVERHEAD_GB,
-    DEFAULT_READ,
-    AllocOpt,
-    ExpertOpt,
     FloorOpt,
     HardwareOpt,
     JsonOpt,
     KVPrecisionOpt,
     ModelOpt,
     OverheadOpt,
-    ReadOpt,
+    WorkloadFlags,
     app,
-    build_workload,
-    console,
-    print_json,
-    render_assumptions,
+    with_workload_flags,
 )
-from servebound.core.experts import ExpertTraffic
+from servebound.cli.output import console, print_json, render_assumptions
 from servebound.core.layout import LayoutResult
 from servebound.core.units import GB
 from servebound.core.workload import DEFAULT_OVERHEAD_BYTES
@@ -100,15 +93,11 @@ def render_layout_rows(results: list[LayoutResult], limit: int | None = None) ->
 
 
 @app.command("layout")
+@with_workload_flags
 def layout_command(
     hardware: HardwareOpt,
     model: ModelOpt,
-    overhead_gb: OverheadOpt = DEFAULT_OVERHEAD_GB,
-    alloc_context: AllocOpt = DEFAULT_ALLOC,
-    read_context: ReadOpt = DEFAULT_READ,
-    floor: FloorOpt = DEFAULT_FLOOR,
-    expert_traffic: ExpertOpt = ExpertTraffic.EXPECTED,
-    kv_precision: KVPrecisionOpt = None,
+    flags: WorkloadFlags = WorkloadFlags(),
     top: Annotated[
         int | None, typer.Option("--top", help="Show only the best N layouts (text output).")
     ] = None,
@@ -118,13 +107,8 @@ def layout_command(
     json_out: JsonOpt = False,
 ) -> None:
     """Every valid parallel layout (tp, ep, pp, dp) of a system for a model, best first."""
-    mdl = load_model(model, kv_precision=kv_precision)
-    workload = build_workload(
-        overhead_gb=overhead_gb,
-        alloc_context=alloc_context,
-        read_context=read_context,
-        floor=floor,
-        expert_traffic=expert_traffic,
+    mdl = load_model(model, kv_precision=flags.kv_precision)
+    workload = flags.workload(
         memory_only=memory_only,
     )
     if top is not None and top < 1:

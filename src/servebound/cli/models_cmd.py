@@ -31,6 +31,7 @@ from servebound.errors import InputError
 from servebound.rank import (
     DEFAULT_RANK_PROMPT_TOKENS,
     RANK_SORTS,
+    RankRow,
     rank_hardware,
     rank_models,
     rank_row_json,
@@ -190,6 +191,65 @@ def models_show(
         console.print(steps)
 
 
+def _render_rank(
+    rows: list[RankRow], *, by_model: bool, prompt: int, limit: int, order: str, systems: dict[str, str]
+) -> None:
+    """The rank as a table: models on one machine (``by_model``) or machines for one model, with the
+    footnotes its marks need and the workload it assumed."""
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    first = "model" if by_model else "hardware"
+    columns = [first, "verdict"]
+    if by_model:
+        columns.append("W_resident")
+    columns += ["single", "b*", "useful aggregate", f"TTFT @{prompt:,}", "per 1k USD"]
+    for column in columns:
+        table.add_column(
+            column, no_wrap=column == first, justify="left" if column in (first, "verdict") else "right"
+        )
+    shown = rows[:limit]
+    for r in shown:
+        d = r.decode
+        label = r.model.id if by_model else r.hardware.id + (" †" if r.hardware.id in systems else "")
+        cells = [label, "serves" if d.verdict is Verdict.FLOOR_FIT else d.verdict.value]
+        if by_model:
+            cells.append(f"{r.model.weights.resident / GB:,.1f} GB")
+        if r.ttft_s is not None:
+            wait = fmt_wait(r.ttft_s) + ("" if r.prefill and r.prefill.compute_tok_per_s else "*")
+        elif r.prompt_beyond_context:
+            wait = "beyond context"
+        else:
+            wait = "-"
+        cells += [
+            fmt_rate(d.single_session_tok_per_s),
+            "-" if d.batch_star is None else f"{d.batch_star:,}",
+            fmt_rate(d.aggregate_tok_per_s),
+            wait,
+            "-" if r.tok_per_s_per_kusd is None else f"{r.tok_per_s_per_kusd:,.1f}",
+        ]
+        table.add_row(*cells)
+    console.print(table)
+    if any(r.prefill is not None and r.prefill.compute_tok_per_s is None for r in shown):
+        console.print(
+            "* no published compute rate for the model's arithmetic modes: the wait shown is the memory side only"
+        )
+    if any(r.hardware.id in systems for r in shown):
+        members = ", ".join(
+            f"{i} = {systems[i]}" for i in dict.fromkeys(r.hardware.id for r in shown) if i in systems
+        )
+        console.print(
+            "† ideal sum of several devices (capacity, bandwidth and compute added, perfect parallelism, "
+            f"no interconnect cost): an upper bound no real deployment reaches; {members}"
+        )
+    console.print(
+        f"{len(rows)} rows, {len(shown)} shown, ordered by {order} within each verdict; workload: "
+        + ", ".join(
+            f"{k}={v}"
+            for k, v in decode_json(rows[0].decode)["assumptions"].items()
+            if k in ("overhead_gb", "alloc_context_tokens", "read_context_tokens", "floor_tok_s")
+        )
+    )
+
+
 @app.command("rank")
 def rank_command(
     hardware: Annotated[
@@ -275,58 +335,6 @@ def rank_command(
     if json_out:
         print_json({"sort": order, "rows": [rank_row_json(r) for r in rows]})
         return
-    table = Table(box=None, header_style="bold", pad_edge=False)
-    first = "model" if hardware is not None else "hardware"
-    columns = [first, "verdict"]
-    if hardware is not None:
-        columns.append("W_resident")
-    columns += ["single", "b*", "useful aggregate", f"TTFT @{prompt:,}", "per 1k USD"]
-    for column in columns:
-        table.add_column(
-            column, no_wrap=column == first, justify="left" if column in (first, "verdict") else "right"
-        )
-    shown = rows[:limit]
-    for r in shown:
-        d = r.decode
-        if hardware is not None:
-            label = r.model.id
-        else:
-            label = r.hardware.id + (" †" if r.hardware.id in systems else "")
-        cells = [label, "serves" if d.verdict is Verdict.FLOOR_FIT else d.verdict.value]
-        if hardware is not None:
-            cells.append(f"{r.model.weights.resident / GB:,.1f} GB")
-        if r.ttft_s is not None:
-            wait = fmt_wait(r.ttft_s) + ("" if r.prefill and r.prefill.compute_tok_per_s else "*")
-        elif r.prompt_beyond_context:
-            wait = "beyond context"
-        else:
-            wait = "-"
-        cells += [
-            fmt_rate(d.single_session_tok_per_s),
-            "-" if d.batch_star is None else f"{d.batch_star:,}",
-            fmt_rate(d.aggregate_tok_per_s),
-            wait,
-            "-" if r.tok_per_s_per_kusd is None else f"{r.tok_per_s_per_kusd:,.1f}",
-        ]
-        table.add_row(*cells)
-    console.print(table)
-    if any(r.prefill is not None and r.prefill.compute_tok_per_s is None for r in shown):
-        console.print(
-            "* no published compute rate for the model's arithmetic modes: the wait shown is the memory side only"
-        )
-    if any(r.hardware.id in systems for r in shown):
-        members = ", ".join(
-            f"{i} = {systems[i]}" for i in dict.fromkeys(r.hardware.id for r in shown) if i in systems
-        )
-        console.print(
-            "† ideal sum of several devices (capacity, bandwidth and compute added, perfect parallelism, "
-            f"no interconnect cost): an upper bound no real deployment reaches; {members}"
-        )
-    console.print(
-        f"{len(rows)} rows, {len(shown)} shown, ordered by {order} within each verdict; workload: "
-        + ", ".join(
-            f"{k}={v}"
-            for k, v in decode_json(rows[0].decode)["assumptions"].items()
-            if k in ("overhead_gb", "alloc_context_tokens", "read_context_tokens", "floor_tok_s")
-        )
+    _render_rank(
+        rows, by_model=hardware is not None, prompt=prompt, limit=limit, order=order, systems=systems
     )

@@ -8,27 +8,8 @@ import typer
 from rich.table import Table
 
 from servebound.api import load_hardware, load_model
-from servebound.cli.common import (
-    DEFAULT_ALLOC,
-    DEFAULT_FLOOR,
-    DEFAULT_OVERHEAD_GB,
-    DEFAULT_READ,
-    AllocOpt,
-    ExpertOpt,
-    FloorOpt,
-    HardwareOpt,
-    JsonOpt,
-    KVPrecisionOpt,
-    ModelOpt,
-    OverheadOpt,
-    ReadOpt,
-    app,
-    build_workload,
-    console,
-    print_json,
-    render_assumptions,
-)
-from servebound.core.experts import ExpertTraffic
+from servebound.cli.common import HardwareOpt, JsonOpt, ModelOpt, WorkloadFlags, app, with_workload_flags
+from servebound.cli.output import console, print_json, render_assumptions
 from servebound.core.hardware import ARITHMETIC_MODES
 from servebound.core.layout import per_device_bytes, prefill_communication
 from servebound.core.model import ModelAdapter
@@ -118,6 +99,7 @@ def _parse_batch(text: str) -> int | str:
 
 
 @app.command("prefill")
+@with_workload_flags
 def prefill_command(
     hardware: HardwareOpt,
     model: ModelOpt,
@@ -143,12 +125,7 @@ def prefill_command(
         bool,
         typer.Option("--range", help="Also report T_pf,lo and T_pf,hi over every prompt length that fits."),
     ] = False,
-    overhead_gb: OverheadOpt = DEFAULT_OVERHEAD_GB,
-    alloc_context: AllocOpt = DEFAULT_ALLOC,
-    read_context: ReadOpt = DEFAULT_READ,
-    floor: FloorOpt = DEFAULT_FLOOR,
-    expert_traffic: ExpertOpt = ExpertTraffic.EXPECTED,
-    kv_precision: KVPrecisionOpt = None,
+    flags: WorkloadFlags = WorkloadFlags(),
     layout: Annotated[
         str | None,
         typer.Option(
@@ -158,19 +135,13 @@ def prefill_command(
     json_out: JsonOpt = False,
 ) -> None:
     """Prefill ceilings: memory and compute rooflines, the modeled prefill time, which side binds."""
-    mdl = load_model(model, kv_precision=kv_precision)
+    mdl = load_model(model, kv_precision=flags.kv_precision)
     if layout is not None:
         if range_ or batch == "max":
             raise InputError("layout", "--layout evaluates one prompt setting: drop --range and --batch max")
         if prompt is None:
             raise InputError("prompt", "give --prompt L")
-        work = build_workload(
-            overhead_gb=overhead_gb,
-            alloc_context=alloc_context,
-            read_context=read_context,
-            floor=floor,
-            expert_traffic=expert_traffic,
-        ).for_model(mdl)
+        work = flags.workload().for_model(mdl)
         out = layout_prefill_json(hardware, mdl, work, layout, prompt, int(_parse_batch(batch)), chunk)
         if json_out:
             print_json(out)
@@ -183,13 +154,7 @@ def prefill_command(
             )
         return
     hw = load_hardware(hardware)
-    workload = build_workload(
-        overhead_gb=overhead_gb,
-        alloc_context=alloc_context,
-        read_context=read_context,
-        floor=floor,
-        expert_traffic=expert_traffic,
-    )
+    workload = flags.workload()
     if ttft_budget is not None and not ttft_budget > 0:
         raise InputError("ttft_budget", f"must be a positive number of seconds (got {ttft_budget})")
     if chunk is not None and chunk < 1:

@@ -301,6 +301,23 @@ def step_curve(hardware: Hardware, model: ModelAdapter, workload: Workload, batc
     return StepCurve(b, t_mem, t_cmp, t, aggregate, aggregate / b, compute)
 
 
+def _batch_star(
+    traffic: _Traffic, usable: int, batch_mem: int, batch_mem_capped: bool, balance: int | None
+) -> tuple[int, BatchLimit]:
+    """b* and what limited it, from the largest usable batch: the floor, memory or the search cap, or,
+    past the balance batch where the aggregate is flat at rho / c, compute (the smallest batch reaching
+    the plateau is b*)."""
+    if usable < batch_mem:
+        limited_by = BatchLimit.FLOOR
+    elif batch_mem_capped:
+        limited_by = BatchLimit.SEARCH_CAP
+    else:
+        limited_by = BatchLimit.MEMORY
+    if float(traffic.per_token(usable)) < traffic.compute_bytes and balance is not None and balance < usable:
+        return balance, BatchLimit.COMPUTE
+    return usable, limited_by
+
+
 def decode(hardware: Hardware, model: ModelAdapter, workload: Workload | None = None) -> DecodeResult:
     """Run the derivation's decode procedure: gates, b_mem, b_rate, the exact floor test, b*, ceilings."""
     workload = (workload or Workload()).for_model(model).for_hardware(hardware)
@@ -391,17 +408,7 @@ def decode(hardware: Hardware, model: ModelAdapter, workload: Workload | None = 
 
     upper = batch_mem if batch_rate is None else max(1, min(batch_mem, batch_rate))
     usable = upper if clears(upper) else largest_true(clears, 1, upper)
-    if usable < batch_mem:
-        limited_by = BatchLimit.FLOOR
-    elif batch_mem_capped:
-        limited_by = BatchLimit.SEARCH_CAP
-    else:
-        limited_by = BatchLimit.MEMORY
-    batch_star = usable
-    # Past the balance batch the aggregate is flat at rho / c: the smallest batch reaching it is b*.
-    if float(traffic.per_token(usable)) < traffic.compute_bytes and balance is not None and balance < usable:
-        batch_star = balance
-        limited_by = BatchLimit.COMPUTE
+    batch_star, limited_by = _batch_star(traffic, usable, batch_mem, batch_mem_capped, balance)
     q_star = float(traffic.per_token(batch_star))
     aggregate = bandwidth / float(traffic.effective(batch_star))
     rho = workload.tokens_per_step

@@ -1,4 +1,7 @@
-"""Serving on many devices: the interconnect, parallel layouts and their per-device ceilings.
+"""Serving on many devices: the ceilings of a parallel layout on a system, per device.
+
+The system, its interconnect and the layouts themselves (which are valid, and why not) are in
+``core.system``; this module holds the math on them.
 
 A system is N identical devices (capacity C, bandwidth R, rates F each) grouped in scale-up domains of
 S devices. Every device sends at ``scale_up`` bytes/s each way to a device of its own domain and at
@@ -42,91 +45,48 @@ tp = N reproduces the ``Nx-`` system exactly: the pooled C, R and F, and the poo
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from servebound.core.decode import Verdict
 from servebound.core.experts import distinct_experts
-from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.search import largest_true
+from servebound.core.system import Interconnect, Layout, System, layout_problem, valid_layouts
 from servebound.core.workload import MAX_BATCH, Workload, memory_fit_batch
+
+__all__ = [
+    "DEFAULT_ACTIVATION_BYTES",
+    "BoundBy",
+    "Interconnect",
+    "Layout",
+    "LayoutResult",
+    "LayoutVerdict",
+    "Links",
+    "PerDevice",
+    "PrefillCommunication",
+    "StepTimes",
+    "System",
+    "evaluate_layout",
+    "layout_problem",
+    "per_device_bytes",
+    "pipeline_hop_vs_expert_traffic",
+    "prefill_communication",
+    "rank_key",
+    "search_layouts",
+    "times_at",
+    "valid_layouts",
+]
 
 #: Activation element width between devices (bf16): the default e_a.
 DEFAULT_ACTIVATION_BYTES = 2.0
 
 
-@dataclass(frozen=True)
-class Interconnect:
-    """How a system's devices talk: ``scale_up_devices`` (S) per domain, per-device rates each way.
-
-    ``ideal`` marks the upper bound used when no link is stated: every rate infinite, one domain.
-    """
-
-    scale_up_devices: int
-    scale_up_bytes_per_s: float
-    scale_out_bytes_per_s: float
-    scale_up_link: str = ""
-    scale_out_link: str = ""
-    ideal: bool = False
-
-    @classmethod
-    def ideal_for(cls, devices: int) -> Interconnect:
-        """No link stated: the ideal upper bound (communication free, one domain of every device)."""
-        return cls(
-            scale_up_devices=devices,
-            scale_up_bytes_per_s=math.inf,
-            scale_out_bytes_per_s=math.inf,
-            scale_up_link="ideal (not modeled: communication free)",
-            scale_out_link="ideal (not modeled: communication free)",
-            ideal=True,
-        )
-
-    def weight_fetch_latency_s(self, weight_bytes: float, device_bandwidth_bytes_per_s: float) -> float:
-        """W / (S R): one domain's devices stream their share of the weights in parallel, so a step can
-        be no shorter than this (the latency floor a bigger scale-up domain lowers)."""
-        return weight_bytes / (self.scale_up_devices * device_bandwidth_bytes_per_s)
-
-
-@dataclass(frozen=True)
-class System:
-    """``count`` identical ``device`` rows joined by ``interconnect``."""
-
-    device: Hardware
-    count: int
-    interconnect: Interconnect
-
-
-@dataclass(frozen=True)
-class Layout:
-    """tp x ep x pp x dp; one stage group is G = max(tp, ep) devices, a replica G pp, all G pp dp."""
-
-    tp: int = 1
-    ep: int = 1
-    pp: int = 1
-    dp: int = 1
-
-    @property
-    def group(self) -> int:
-        return max(self.tp, self.ep)
-
-    @property
-    def devices(self) -> int:
-        return self.group * self.pp * self.dp
-
-    @property
-    def label(self) -> str:
-        return f"tp={self.tp},ep={self.ep},pp={self.pp},dp={self.dp}"
-
-
-class LayoutVerdict(StrEnum):
-    FLOOR_FIT = "floor_fit"
-    NO_FLOOR = "no_floor"
-    NO_SESSION_FIT = "no_session_fit"
-    NO_RESIDENT_FIT = "no_resident_fit"
+#: A layout passes the same stack of gates as one device's decode, with the same names.
+LayoutVerdict = Verdict
 
 
 class BoundBy(StrEnum):
@@ -202,64 +162,6 @@ class LayoutResult:
     @property
     def fits(self) -> bool:
         return self.verdict in (LayoutVerdict.FLOOR_FIT, LayoutVerdict.NO_FLOOR)
-
-
-def layout_problem(system: System, model: ModelAdapter, layout: Layout) -> str | None:
-    """Why ``layout`` cannot run ``model`` on ``system`` (one line naming the fix), or None."""
-    tp, ep, pp, dp = layout.tp, layout.ep, layout.pp, layout.dp
-    if min(tp, ep, pp, dp) < 1:
-        return "every degree must be at least 1"
-    if ep > 1 and ep % tp:
-        return f"ep={ep} must be 1 or a multiple of tp={tp} (attention runs tp-way inside the expert group)"
-    if layout.devices > system.count:
-        return (
-            f"{layout.label} needs {layout.devices} devices (max(tp, ep) x pp x dp); "
-            f"the system has {system.count}"
-        )
-    experts = model.weights.experts
-    if ep > 1 and experts is None:
-        return f"ep={ep} needs routed experts; '{model.id}' is dense (use ep=1)"
-    if experts is not None and experts.routed % ep:
-        return f"ep={ep} must divide the {experts.routed} routed experts"
-    shape = model.shape
-    if shape is None:
-        if tp > 1 or ep > 1 or pp > 1:
-            return (
-                f"'{model.id}' carries no layer shape (layers, hidden size, heads): only tp=1,ep=1,pp=1 "
-                "(replicas) apply; import it from its config.json for other layouts"
-            )
-        return None
-    if shape.query_heads % tp:
-        return f"tp={tp} must divide the {shape.query_heads} query heads"
-    if pp > shape.layers:
-        return f"pp={pp} exceeds the {shape.layers} layers"
-    return None
-
-
-def valid_layouts(system: System, model: ModelAdapter) -> Iterator[Layout]:
-    """Every valid layout, each with as many replicas as the devices allow (more never lowers a
-    ceiling): tp over the divisors of the query heads, ep over 1 and the multiples of tp that divide
-    the routed experts, pp over 1 .. layers."""
-    n = system.count
-    shape = model.shape
-    experts = model.weights.experts
-    heads = shape.query_heads if shape else 1
-    layers = shape.layers if shape else 1
-    tps = [t for t in range(1, min(n, heads) + 1) if heads % t == 0]
-    for tp in tps:
-        eps = [1]
-        if experts is not None and shape is not None:
-            eps += [
-                e
-                for e in range(max(tp, 2), min(n, experts.routed) + 1)
-                if e % tp == 0 and experts.routed % e == 0
-            ]
-        for ep in eps:
-            group = max(tp, ep)
-            for pp in range(1, min(layers, n // group) + 1):
-                layout = Layout(tp=tp, ep=ep, pp=pp, dp=n // (group * pp))
-                if layout_problem(system, model, layout) is None:
-                    yield layout
 
 
 def _placement(system: System, layout: Layout) -> tuple[float, float, float, Links]:

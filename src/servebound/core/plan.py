@@ -20,6 +20,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from servebound.core.cost import usd_per_mtok_at_rate
+
 
 @dataclass(frozen=True)
 class PlanStep:
@@ -71,21 +73,7 @@ def plan_fleet(
     r = per_session_tok_per_s
     g, length = output_tokens, prompt_tokens
     steps: list[PlanStep] = []
-    if users is not None:
-        concurrent = float(users)
-        rate = users * r / g
-        steps.append(PlanStep("concurrent_sessions", concurrent, f"N users = {users:g}"))
-        steps.append(PlanStep("request_rate_per_s", rate, f"N r / G = {users:g} x {r:.4g} / {g}"))
-    else:
-        assert requests_per_s is not None
-        rate = float(requests_per_s)
-        concurrent = rate * g / r
-        steps.append(PlanStep("request_rate_per_s", rate, f"lambda = {rate:g}"))
-        steps.append(
-            PlanStep(
-                "concurrent_sessions", concurrent, f"Little's law lambda G / r = {rate:g} x {g} / {r:.4g}"
-            )
-        )
+    rate, concurrent = _traffic(users, requests_per_s, r, g, steps)
     output_rate = concurrent * r
     steps.append(PlanStep("output_tok_per_s", output_rate, f"sessions x r = {concurrent:.4g} x {r:.4g}"))
     decode_systems = math.ceil(concurrent / sessions_per_system - 1e-12)
@@ -142,23 +130,9 @@ def plan_fleet(
     per_hour_sep = per_hour_shared = per_mtok = None
     if usd_per_device_hour is not None:
         per_hour_sep = separate * devices_per_system * usd_per_device_hour
-        per_hour_shared = shared * devices_per_system * usd_per_device_hour
-        steps.append(
-            PlanStep(
-                "usd_per_hour_shared",
-                per_hour_shared,
-                f"{shared} systems x {devices_per_system} devices x ${usd_per_device_hour:g}/device-hour",
-            )
+        per_hour_shared, per_mtok = _shared_cost(
+            shared, devices_per_system, usd_per_device_hour, output_rate, steps
         )
-        if output_rate > 0:
-            per_mtok = per_hour_shared / (output_rate * 3600) * 1e6
-            steps.append(
-                PlanStep(
-                    "usd_per_mtok_output_shared",
-                    per_mtok,
-                    f"$/h / (output tok/s x 3600) x 1e6 = {per_hour_shared:.4g} / ({output_rate:.4g} x 3600) x 1e6",
-                )
-            )
     return FleetPlan(
         request_rate_per_s=rate,
         concurrent_sessions=concurrent,
@@ -176,3 +150,48 @@ def plan_fleet(
         usd_per_mtok_output_shared=per_mtok,
         steps=tuple(steps),
     )
+
+
+def _traffic(
+    users: float | None, requests_per_s: float | None, r: float, g: int, steps: list[PlanStep]
+) -> tuple[float, float]:
+    """The request rate and the concurrent sessions, from N users or from lambda (Little's law)."""
+    if users is not None:
+        concurrent = float(users)
+        rate = users * r / g
+        steps.append(PlanStep("concurrent_sessions", concurrent, f"N users = {users:g}"))
+        steps.append(PlanStep("request_rate_per_s", rate, f"N r / G = {users:g} x {r:.4g} / {g}"))
+        return rate, concurrent
+    assert requests_per_s is not None
+    rate = float(requests_per_s)
+    concurrent = rate * g / r
+    steps.append(PlanStep("request_rate_per_s", rate, f"lambda = {rate:g}"))
+    steps.append(
+        PlanStep("concurrent_sessions", concurrent, f"Little's law lambda G / r = {rate:g} x {g} / {r:.4g}")
+    )
+    return rate, concurrent
+
+
+def _shared_cost(
+    shared: int, devices: int, usd_per_device_hour: float, output_rate: float, steps: list[PlanStep]
+) -> tuple[float, float | None]:
+    """The shared pool's USD per hour and, when it emits tokens, its USD per million output tokens."""
+    per_hour = shared * devices * usd_per_device_hour
+    steps.append(
+        PlanStep(
+            "usd_per_hour_shared",
+            per_hour,
+            f"{shared} systems x {devices} devices x ${usd_per_device_hour:g}/device-hour",
+        )
+    )
+    if output_rate <= 0:
+        return per_hour, None
+    per_mtok = usd_per_mtok_at_rate(per_hour, output_rate)
+    steps.append(
+        PlanStep(
+            "usd_per_mtok_output_shared",
+            per_mtok,
+            f"$/h / (output tok/s x 3600) x 1e6 = {per_hour:.4g} / ({output_rate:.4g} x 3600) x 1e6",
+        )
+    )
+    return per_hour, per_mtok

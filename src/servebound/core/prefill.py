@@ -33,20 +33,15 @@ from __future__ import annotations
 
 import math
 import operator
-from dataclasses import dataclass
-from enum import StrEnum
 from typing import Literal
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
-from servebound.core.experts import ExpertTraffic
-from servebound.core.fields import documented
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter, PrefillShape
 from servebound.core.prefill_cost import (
     Evaluation,
-    Float,
     Rates,
     attention_flops_per_token,
     attention_flops_per_token_scalar,
@@ -56,204 +51,23 @@ from servebound.core.prefill_cost import (
     prefill_shape,
     traffic_per_prompt_token,
 )
+from servebound.core.prefill_records import (
+    WORKSPACE_BYTES,
+    BatchMode,
+    BoundBy,
+    ChunkMode,
+    PrefillAssumptions,
+    PrefillCurve,
+    PrefillRange,
+    PrefillResult,
+    PrefillVerdict,
+    RangeLimit,
+)
 from servebound.core.rates import mode_rates
 from servebound.core.reading import is_estimate
 from servebound.core.search import largest_true
 from servebound.core.workload import Workload, memory_fit_batch
 from servebound.errors import InputError
-
-#: Omega_pf, the temporary prefill workspace in the capacity gate: zero in this theoretical bound.
-WORKSPACE_BYTES = 0.0
-
-
-class PrefillVerdict(StrEnum):
-    """The first gate that fails names the verdict.
-
-    ``fits``: the setting fits memory (and the TTFT budget, when one was given).
-    ``over_budget``: it fits memory, but no fitting setting finishes within the budget; the result
-    holds the setting with the shortest wait (batch 1 when searching, the given batch otherwise).
-    ``no_batch_fit``: a given batch exceeds the largest fitting batch (the numbers are the formula's
-    at that batch, as decode's forced batch). ``no_session_fit`` and ``no_resident_fit`` as in decode.
-    """
-
-    FITS = "fits"
-    OVER_BUDGET = "over_budget"
-    NO_BATCH_FIT = "no_batch_fit"
-    NO_SESSION_FIT = "no_session_fit"
-    NO_RESIDENT_FIT = "no_resident_fit"
-
-
-class ChunkMode(StrEnum):
-    """``one_shot``: c = L, the true ceiling at fixed batch. ``policy``: a given c < L, the ceiling of
-    a scheduler that caps its chunks at c (a one-shot implementation may legitimately exceed it)."""
-
-    ONE_SHOT = "one_shot"
-    POLICY = "policy"
-
-
-class BatchMode(StrEnum):
-    """``given``: the batch was fixed by the caller. ``max``: the largest batch passing the capacity
-    gate and, with a budget, the TTFT budget (throughput never falls as the batch grows)."""
-
-    GIVEN = "given"
-    MAX = "max"
-
-
-class BoundBy(StrEnum):
-    """Which roofline sets t_pf,min (memory when compute is unavailable or the two tie)."""
-
-    MEMORY = "memory"
-    COMPUTE = "compute"
-
-
-class RangeLimit(StrEnum):
-    """What set the longest prompt length of a range."""
-
-    CONTEXT_LIMIT = "context_limit"
-    ALLOC_CONTEXT = "alloc_context"
-    MEMORY = "memory"
-
-
-@dataclass(frozen=True)
-class PrefillAssumptions:
-    """Every input that moves a prefill result, stated with it.
-
-    ``linear_flop_per_s`` / ``attention_flop_per_s`` are F_hw of the two modes, None when the hardware
-    row does not publish that mode; ``compute_available`` is False when a needed rate is missing (then
-    the combined ceiling is the memory one). ``kernel_terms_dropped``: q_attn^HBM and q_act are left
-    out of the traffic (ceiling-safe). ``is_estimate``: expected MoE routing or measured (not peak)
-    hardware rates make the result an estimate rather than a bound. ``linear_mode_choice`` says why
-    ``linear_mode`` was charged (:func:`servebound.core.rates.linear_mode_for`).
-    """
-
-    overhead_bytes: float
-    alloc_context_tokens: int
-    linear_mode: str
-    attention_mode: str
-    linear_flop_per_s: float | None
-    attention_flop_per_s: float | None
-    compute_available: bool
-    missing_modes: tuple[str, ...]
-    expert_traffic: ExpertTraffic
-    is_estimate: bool
-    hardware_provenance: str
-    workspace_bytes: float = WORKSPACE_BYTES
-    kernel_terms_dropped: bool = True
-    linear_mode_choice: str = ""
-
-
-@dataclass(frozen=True)
-class PrefillResult:
-    """The prefill ceiling for one prompt length at the chosen (or searched) setting.
-
-    Times are for the whole batch: ``time_s`` is t_pf,min, ``memory_time_s`` Q_pf / R and
-    ``compute_time_s`` A_linear / F_linear + A_attention / F_attention (None when compute is
-    unavailable). Throughputs are b L divided by those times. ``chunk_tokens`` is the width actually
-    used (a chunk at least as long as the prompt is one-shot). ``crossover_tokens`` is S*, the tokens
-    per weight sweep at which sweep time equals linear math time (None without a linear rate).
-    ``ttft_ok`` is None when no budget was given.
-    """
-
-    hardware: Hardware
-    model: ModelAdapter
-    workload: Workload
-    assumptions: PrefillAssumptions
-    verdict: PrefillVerdict = documented(
-        "`fits`, `over_budget`, `no_batch_fit`, `no_session_fit` or `no_resident_fit`: the first gate that fails"
-    )
-    prompt_tokens: int = documented("L, the prompt length evaluated", "tokens")
-    batch: int = documented("b, prompts prefilled together (the best one when searching)", "prompts")
-    batch_mode: BatchMode = documented("`given` (fixed) or `max` (the largest batch the gates admit)")
-    chunk_tokens: int = documented("c, the chunk width used (c = L is one-shot)", "tokens", json="chunk")
-    chunk_mode: ChunkMode = documented("`one_shot` (c = L, the ceiling) or `policy` (a given c < L)")
-    chunks: int = documented("ceil(L / c), the chunks per prompt")
-    resident_bytes: float = documented("W_resident, the weights held in memory", "bytes", json=None)
-    resident_margin_bytes: float = documented("C - W_resident - O, the memory left for caches", "bytes")
-    kv_alloc_bytes: float = documented("K_alloc(L_alloc), the cache reserved per prompt", "bytes")
-    batch_mem: int = documented("b_mem, the prompts whose reserved caches fit in memory", "prompts")
-    batch_mem_capped: bool = documented("b_mem reached the search cap", json=None)
-    memory_tok_per_s: float = documented(
-        "b L / (Q_pf / R), the memory roofline", "tok/s", json="memory_tok_s"
-    )
-    compute_tok_per_s: float | None = documented(
-        "b L / (A_linear / F_linear + A_attention / F_attention); null when a rate is unknown",
-        "tok/s",
-        json="compute_tok_s",
-    )
-    tok_per_s: float = documented("b L / t_pf,min, the combined ceiling", "tok/s", json="tok_s")
-    time_s: float = documented("t_pf,min, the modeled prefill time for the batch", "s")
-    memory_time_s: float = documented("Q_pf / R", "s")
-    compute_time_s: float | None = documented("A_linear / F_linear + A_attention / F_attention", "s")
-    linear_time_s: float | None = documented("A_linear / F_linear", "s")
-    attention_time_s: float | None = documented("A_attention / F_attention", "s")
-    bound_by: BoundBy = documented("`memory` or `compute`: the roofline that sets t_pf,min")
-    traffic_bytes: float = documented("Q_pf, the bytes the batch moves", "bytes")
-    weight_sweep_bytes: float = documented("the weight sweeps, one per chunk", "bytes")
-    kv_reread_bytes: float = documented("the cache reread by later chunks", "bytes")
-    kv_write_bytes: float = documented("kappa_KV,w x b L, the cache written", "bytes")
-    linear_flops: float = documented("A_linear, the linear-layer work", "FLOP")
-    attention_flops: float = documented("A_attention, the attention work", "FLOP")
-    bytes_per_token: float = documented("Q_pf / (b L)", "bytes")
-    flops_per_token: float = documented("(A_linear + A_attention) / (b L)", "FLOP")
-    crossover_tokens: float | None = documented(
-        "S*, where the weight sweep time equals the linear math time (null without a linear rate)", "tokens"
-    )
-    ttft_budget_s: float | None = documented("tau*, the --ttft-budget given (null without one)", "s")
-    ttft_ok: bool | None = documented("with --ttft-budget: whether t_pf,min fits the budget")
-
-    @property
-    def admissible(self) -> bool:
-        """The setting passes every gate (memory, and the budget when one was given)."""
-        return self.verdict is PrefillVerdict.FITS
-
-
-@dataclass(frozen=True)
-class PrefillCurve:
-    """Prefill ceilings over arrays of prompt lengths (and batches), for figures and tables.
-
-    ``compute_tok_per_s`` and ``compute_time_s`` are None when a needed rate is missing.
-    ``bound_by_memory`` is True where the memory roofline sets the time. No capacity gate is applied.
-    """
-
-    prompt_tokens: NDArray[np.int64]
-    batch: NDArray[np.int64]
-    chunk_tokens: NDArray[np.int64]
-    memory_tok_per_s: Float
-    compute_tok_per_s: Float | None
-    tok_per_s: Float
-    time_s: Float
-    memory_time_s: Float
-    compute_time_s: Float | None
-    bytes_per_token: Float
-    flops_per_token: Float
-    bound_by_memory: NDArray[np.bool_]
-    assumptions: PrefillAssumptions
-
-
-@dataclass(frozen=True)
-class PrefillRange:
-    """T_pf,lo and T_pf,hi over every integer prompt length 1..``max_prompt_tokens`` at one batch,
-    one-shot, each with the length where it occurs (the shortest such length on ties).
-
-    ``max_prompt_tokens`` is the longest length that fits: the model's context limit (the workload's
-    alloc context when the model states none), cut by the capacity gate with each length reserving
-    its own cache, W_resident + O + b K_alloc(L) <= C; ``limited_by`` says which. When no length fits,
-    the verdict says why and the ceilings are None. T_pf,lo is still a ceiling at its length, never a
-    floor on what real software achieves.
-    """
-
-    assumptions: PrefillAssumptions
-    verdict: PrefillVerdict
-    batch: int
-    max_prompt_tokens: int
-    limited_by: RangeLimit
-    lo_tok_per_s: float | None
-    lo_prompt_tokens: int | None
-    lo_bound_by: BoundBy | None
-    hi_tok_per_s: float | None
-    hi_prompt_tokens: int | None
-    hi_bound_by: BoundBy | None
-
 
 # --- public procedures ---------------------------------------------------------------------------
 

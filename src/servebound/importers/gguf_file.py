@@ -1,480 +1,44 @@
 """Exact weight bytes, KV shape and prefill fields from a GGUF file's header, never its tensor data.
 
-A GGUF file is: magic ``GGUF``, version (2 or 3), tensor count and metadata count (u64 each), the
-metadata key/value pairs, one info record per tensor (name, dims, ggml type, offset into the data
-section), padding to ``general.alignment`` and the tensor data. This module walks that header over a
-memory map with every count and length checked against the bytes that remain and against fixed caps,
-so a hostile file fails fast with an InputError naming the file. It skips values it does not need
-(tokenizer arrays are stepped over, not decoded) and never touches the data section.
-
-Bytes per tensor come from the gguf package's block table ``GGML_QUANT_SIZES``: a type stores
-``block`` elements in ``type_size`` bytes, so a tensor of n elements holds n / block * type_size bytes
-(Q4_0 is (32, 2 + 16): an fp16 scale and 32 nibbles), whatever the quantization mix of the file.
+``gguf_reader`` reads the header (every count and length checked); this module turns its metadata and
+tensor table into an adapter: the attention layout, the KV shape, the prefill fields, exact bytes per
+tensor role, and the audit steps that show each number's derivation.
 """
 
 from __future__ import annotations
 
 import math
-import mmap
 import os
 import re
-import struct
 from collections import Counter
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
-from gguf.constants import GGML_QUANT_SIZES, MODEL_ARCH_NAMES, GGMLQuantizationType
-
-from servebound import bounded
 from servebound.core.formats import KV_FORMATS, kv_bytes_per_element
 from servebound.core.kv import KVShape
 from servebound.core.model import ModelAdapter, PrefillShape
 from servebound.errors import InputError
 from servebound.importers.audit import ImportedModel, Step
+from servebound.importers.gguf_meta import (
+    RECURRENT_STATE_BYTES_PER_ELEMENT,
+    Attention,
+    Layers,
+    Meta,
+    architecture,
+    attention_layout,
+    layer_counts,
+    recurrent_state_elements,
+    slug,
+)
+from servebound.importers.gguf_reader import (
+    GGUFHeader,
+    GGUFTensor,
+    merged_header,
+    read_gguf_header,
+    read_gguf_split,
+)
 from servebound.importers.modes import LLAMA_CPP_IF_PUBLISHED, linear_mode
 from servebound.importers.tensor_roles import ByteForm, TensorEntry, TensorRole, byte_form, classify_gguf
-
-GGUF_MAGIC = b"GGUF"
-SUPPORTED_VERSIONS = (2, 3)
-DEFAULT_ALIGNMENT = 32
-#: ggml's GGML_MAX_DIMS.
-MAX_DIMS = 4
-MAX_TENSORS = 1_000_000
-MAX_METADATA = 1_000_000
-MAX_KEY_BYTES = 65_536
-MAX_STRING_BYTES = 64 * 1024 * 1024
-#: Array entries stepped over (vocabularies and merges run to a few hundred thousand; stepping over
-#: the cap's worth of strings takes a few seconds, the worst a hostile file can cost).
-MAX_ARRAY_ITEMS = 1 << 22
-#: Arrays up to this length (outside tokenizer.*) are decoded; longer ones are only stepped over.
-KEEP_ARRAY_ITEMS = 1 << 16
-MAX_ELEMENTS = 2**63 - 1
-#: Layers a file may claim (the largest published models have a few hundred); per-layer lists are
-#: built from block_count, so a corrupted count must not allocate gigabytes.
-MAX_BLOCKS = 1 << 16
-
-#: Layers sliding-window per period where the file gives a window but no pattern (llama.cpp's
-#: set_swa_pattern: layer i slides when i % period < period - 1).
-DEFAULT_SWA_PERIOD = {"gemma2": 2, "gemma3": 6, "gpt-oss": 2, "cohere2": 4}
-
-# GGUF metadata value types: (struct code, bytes) for scalars; 8 is a string, 9 an array.
-_SCALARS: dict[int, tuple[str, int]] = {
-    0: ("B", 1),
-    1: ("b", 1),
-    2: ("H", 2),
-    3: ("h", 2),
-    4: ("I", 4),
-    5: ("i", 4),
-    6: ("f", 4),
-    7: ("?", 1),
-    10: ("Q", 8),
-    11: ("q", 8),
-    12: ("d", 8),
-}
-_STRING, _ARRAY = 8, 9
-
-
-@dataclass(frozen=True)
-class GGUFTensor:
-    """One tensor info record: ``shape`` in ggml order (ne[0] is the contiguous row length)."""
-
-    name: str
-    ggml_type: str
-    shape: tuple[int, ...]
-    elements: int
-    size_bytes: int
-    offset: int
-
-
-@dataclass(frozen=True)
-class GGUFHeader:
-    """A validated GGUF header: metadata (values it kept), tensors and where the data section starts."""
-
-    path: str
-    version: int
-    metadata: Mapping[str, Any]
-    tensors: tuple[GGUFTensor, ...]
-    alignment: int
-    data_offset: int
-    file_bytes: int
-
-    @property
-    def tensor_bytes(self) -> int:
-        return sum(t.size_bytes for t in self.tensors)
-
-    @property
-    def data_section_bytes(self) -> int:
-        """File size after the aligned header: tensor bytes plus alignment padding."""
-        return self.file_bytes - self.data_offset
-
-
-class _Cursor:
-    """Bounds-checked little- or big-endian reads over a byte buffer."""
-
-    def __init__(self, buffer: Any, size: int, order: str, field: str) -> None:
-        self.buffer, self.size, self.order, self.field, self.pos = buffer, size, order, field, 0
-
-    def remaining(self) -> int:
-        return self.size - self.pos
-
-    def need(self, count: int, what: str) -> None:
-        if count > self.remaining():
-            raise InputError(
-                self.field,
-                f"truncated: {what} needs {count} bytes at offset {self.pos}, {self.remaining()} remain",
-            )
-
-    def scalar(self, code: str, size: int, what: str) -> Any:
-        self.need(size, what)
-        (value,) = struct.unpack_from(self.order + code, self.buffer, self.pos)
-        self.pos += size
-        return value
-
-    def u32(self, what: str) -> int:
-        return int(self.scalar("I", 4, what))
-
-    def u64(self, what: str) -> int:
-        return int(self.scalar("Q", 8, what))
-
-    def string(self, what: str, cap: int, keep: bool = True) -> str | None:
-        length = self.u64(f"{what} length")
-        if length > cap:
-            raise InputError(self.field, f"{what} claims {length} bytes, over the {cap} byte cap")
-        self.need(length, what)
-        start = self.pos
-        self.pos += length
-        if not keep:
-            return None
-        try:
-            return bytes(self.buffer[start : self.pos]).decode("utf-8")
-        except UnicodeDecodeError:
-            raise InputError(self.field, f"{what} at offset {start} is not UTF-8") from None
-
-
-def _value(cursor: _Cursor, value_type: int, key: str, keep: bool, depth: int = 0) -> Any:
-    if value_type in _SCALARS:
-        code, size = _SCALARS[value_type]
-        value = cursor.scalar(code, size, f"value of {key!r}")
-        if keep and isinstance(value, float):
-            bounded.check_finite(value, f"{cursor.field}: metadata {key!r}")
-        return value
-    if value_type == _STRING:
-        return cursor.string(f"value of {key!r}", MAX_STRING_BYTES, keep)
-    if value_type != _ARRAY:
-        raise InputError(cursor.field, f"metadata {key!r} has unknown value type {value_type}")
-    if depth > 2:
-        raise InputError(cursor.field, f"metadata {key!r} nests arrays too deeply")
-    item_type = cursor.u32(f"array type of {key!r}")
-    count = cursor.u64(f"array length of {key!r}")
-    smallest = _SCALARS[item_type][1] if item_type in _SCALARS else 8 if item_type == _STRING else 12
-    if count > MAX_ARRAY_ITEMS or count * smallest > cursor.remaining():
-        raise InputError(
-            cursor.field, f"metadata {key!r} claims {count} array items, more than the file or cap allows"
-        )
-    keep = keep and count <= KEEP_ARRAY_ITEMS
-    if item_type in _SCALARS and not keep:
-        cursor.pos += count * smallest
-        return None
-    if item_type in _SCALARS:
-        code, size = _SCALARS[item_type]
-        values = struct.unpack_from(f"{cursor.order}{count}{code}", cursor.buffer, cursor.pos)
-        cursor.pos += count * size
-        for item in values:
-            if isinstance(item, float):
-                bounded.check_finite(item, f"{cursor.field}: metadata {key!r}")
-        return list(values)
-    items = [_value(cursor, item_type, key, keep, depth + 1) for _ in range(count)]
-    return items if keep else None
-
-
-def _checked_elements(dims: list[int], field: str, name: str) -> int:
-    elements = 1
-    for dim in dims:
-        elements *= dim
-        if elements > MAX_ELEMENTS:
-            raise InputError(field, f"tensor {name!r} shape {dims} has more than 2^63 elements")
-    return elements
-
-
-def _tensor_info(cursor: _Cursor) -> tuple[str, list[int], int, int]:
-    name = cursor.string("tensor name", MAX_KEY_BYTES)
-    assert name is not None
-    n_dims = cursor.u32(f"dimension count of {name!r}")
-    if n_dims > MAX_DIMS:
-        raise InputError(cursor.field, f"tensor {name!r} has {n_dims} dimensions; ggml allows {MAX_DIMS}")
-    dims = [cursor.u64(f"dimension of {name!r}") for _ in range(n_dims)]
-    type_id = cursor.u32(f"type of {name!r}")
-    offset = cursor.u64(f"offset of {name!r}")
-    return name, dims, type_id, offset
-
-
-def read_gguf_header(path: str | os.PathLike[str]) -> GGUFHeader:
-    """Read and validate a GGUF header without touching tensor data.
-
-    Raises InputError naming the file for a wrong magic or version, a truncated header, counts or
-    lengths beyond what the file holds or the caps allow, duplicate keys or tensor names, unknown value
-    or ggml types, shapes that overflow or do not fill whole blocks, misaligned, overlapping or
-    out-of-file tensor data.
-    """
-    file = Path(path)
-    field = f"GGUF file {file.name}"
-    try:
-        with file.open("rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            if size < 24:
-                raise InputError(field, f"truncated: {size} bytes, shorter than the 24-byte GGUF preamble")
-            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as buffer:
-                return _parse(buffer, size, str(file), field)
-    except OSError as error:
-        raise InputError(field, f"cannot read: {error.strerror}") from None
-
-
-def _parse(buffer: Any, size: int, path: str, field: str) -> GGUFHeader:
-    if bytes(buffer[:4]) != GGUF_MAGIC:
-        raise InputError(field, f"wrong magic {bytes(buffer[:4])!r}; a GGUF file starts with b'GGUF'")
-    (version,) = struct.unpack_from("<I", buffer, 4)
-    order = "<"
-    if version & 0xFFFF == 0:  # written on a big-endian machine
-        order = ">"
-        (version,) = struct.unpack_from(">I", buffer, 4)
-    if version not in SUPPORTED_VERSIONS:
-        raise InputError(field, f"GGUF version {version} is not supported (only {SUPPORTED_VERSIONS})")
-    cursor = _Cursor(buffer, size, order, field)
-    cursor.pos = 8
-    tensor_count = cursor.u64("tensor count")
-    kv_count = cursor.u64("metadata count")
-    if tensor_count > MAX_TENSORS or tensor_count * 25 > cursor.remaining():
-        raise InputError(field, f"tensor count {tensor_count} is more than the file or the cap allows")
-    if kv_count > MAX_METADATA or kv_count * 13 > cursor.remaining():
-        raise InputError(field, f"metadata count {kv_count} is more than the file or the cap allows")
-
-    metadata: dict[str, Any] = {}
-    for _ in range(kv_count):
-        key = cursor.string("metadata key", MAX_KEY_BYTES)
-        assert key is not None
-        if key in metadata:
-            raise InputError(field, f"duplicate metadata key {key!r}")
-        value_type = cursor.u32(f"value type of {key!r}")
-        metadata[key] = _value(cursor, value_type, key, keep=not key.startswith("tokenizer.ggml."))
-
-    infos = [_tensor_info(cursor) for _ in range(tensor_count)]
-    alignment = metadata.get("general.alignment", DEFAULT_ALIGNMENT)
-    if not isinstance(alignment, int) or alignment <= 0 or alignment & (alignment - 1):
-        raise InputError(field, f"general.alignment {alignment!r} is not a positive power of two")
-    data_offset = cursor.pos + (-cursor.pos) % alignment
-    if data_offset > size:
-        raise InputError(field, "truncated: the file ends before its data section")
-
-    tensors: list[GGUFTensor] = []
-    seen: set[str] = set()
-    for name, dims, type_id, offset in infos:
-        if name in seen:
-            raise InputError(field, f"duplicate tensor name {name!r}")
-        seen.add(name)
-        try:
-            ggml_type = GGMLQuantizationType(type_id)
-            block, type_size = GGML_QUANT_SIZES[ggml_type]
-        except (ValueError, KeyError):
-            raise InputError(field, f"tensor {name!r} has unknown ggml type {type_id}") from None
-        elements = _checked_elements(dims, field, name)
-        if dims and dims[0] % block:
-            raise InputError(
-                field,
-                f"tensor {name!r}: row length {dims[0]} is not a whole number of {block}-element blocks",
-            )
-        size_bytes = elements // block * type_size
-        if offset % alignment:
-            raise InputError(field, f"tensor {name!r}: data offset {offset} is not {alignment}-byte aligned")
-        if data_offset + offset + size_bytes > size:
-            raise InputError(
-                field,
-                f"truncated: tensor {name!r} ends at byte {data_offset + offset + size_bytes}, "
-                f"past the file's {size}",
-            )
-        tensors.append(GGUFTensor(name, ggml_type.name, tuple(dims), elements, size_bytes, offset))
-    previous: GGUFTensor | None = None
-    for tensor in sorted(tensors, key=lambda t: t.offset):
-        if (
-            previous is not None
-            and tensor.size_bytes
-            and tensor.offset < previous.offset + previous.size_bytes
-        ):
-            raise InputError(field, f"tensors {previous.name!r} and {tensor.name!r} overlap")
-        if tensor.size_bytes:
-            previous = tensor
-    version_int = int(version)
-    return GGUFHeader(path, version_int, metadata, tuple(tensors), alignment, data_offset, size)
-
-
-# Metadata -> adapter --------------------------------------------------------------------------------
-
-
-class _Meta:
-    """Typed look-ups of ``{arch}.*`` keys, with errors that name the key."""
-
-    def __init__(self, header: GGUFHeader, arch: str, field: str) -> None:
-        self.values, self.arch, self.field = header.metadata, arch, field
-
-    def get(self, key: str) -> Any:
-        return self.values.get(f"{self.arch}.{key}")
-
-    def count(self, key: str, required: bool = False) -> int | None:
-        value = self.get(key)
-        if value is None:
-            if required:
-                raise InputError(f"{self.field}: {self.arch}.{key}", "missing from the metadata")
-            return None
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise InputError(
-                f"{self.field}: {self.arch}.{key}", f"must be a non-negative integer, got {value!r}"
-            )
-        return value
-
-    def per_layer(self, key: str, layers: int, default: int | None) -> list[int] | None:
-        """An integer or a per-layer array (hybrid models give 0 for layers without attention)."""
-        value = self.get(key)
-        name = f"{self.field}: {self.arch}.{key}"
-        if value is None:
-            return None if default is None else [default] * layers
-        if isinstance(value, list):
-            if len(value) != layers or any(
-                isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in value
-            ):
-                raise InputError(name, f"must hold {layers} non-negative integers, one per layer")
-            return list(value)
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise InputError(name, f"must be a non-negative integer or a per-layer array, got {value!r:.60}")
-        return [value] * layers
-
-
-@dataclass(frozen=True)
-class _Attention:
-    kv_global_elements: int  # cached elements per token over full-attention layers
-    kv_local_elements: int
-    window: int
-    flops_global: float
-    flops_local: float
-    recurrent_layers: int
-    key_length: int
-    value_length: int
-    formula: str
-
-
-def _sliding_layers(meta: _Meta, layers: int) -> tuple[list[bool], int, str]:
-    window = meta.count("attention.sliding_window") or 0
-    if window == 0:
-        return [False] * layers, 0, "no sliding window"
-    pattern = meta.get("attention.sliding_window_pattern")
-    if isinstance(pattern, list):
-        if len(pattern) != layers:
-            raise InputError(
-                f"{meta.field}: {meta.arch}.attention.sliding_window_pattern", f"must hold {layers} entries"
-            )
-        return [bool(p) for p in pattern], window, "per-layer sliding_window_pattern"
-    period = pattern if isinstance(pattern, int) and not isinstance(pattern, bool) else None
-    source = "sliding_window_pattern"
-    if period is None:
-        period = DEFAULT_SWA_PERIOD.get(meta.arch)
-        source = f"llama.cpp's period for {meta.arch}"
-    if period is None:
-        return [False] * layers, 0, f"sliding_window {window} given without a layer pattern: all layers full"
-    slides = [period == 0 or i % period < period - 1 for i in range(layers)]
-    return slides, window, f"layer i slides when i % {period} < {period - 1} ({source})"
-
-
-def _attention(meta: _Meta, layers: int) -> _Attention:
-    embedding = meta.count("embedding_length", required=True)
-    assert embedding is not None
-    heads = meta.per_layer("attention.head_count", layers, None)
-    if heads is None:
-        raise InputError(f"{meta.field}: {meta.arch}.attention.head_count", "missing from the metadata")
-    kv_heads = meta.per_layer("attention.head_count_kv", layers, None) or list(heads)
-    first_heads = max(heads) or 1
-    key_length = meta.count("attention.key_length") or embedding // first_heads
-    value_length = meta.count("attention.value_length") or key_length
-    key_swa = meta.count("attention.key_length_swa") or key_length
-    value_swa = meta.count("attention.value_length_swa") or value_length
-    latent = meta.count("attention.kv_lora_rank")
-    key_mla = meta.count("attention.key_length_mla")
-    value_mla = meta.count("attention.value_length_mla")
-    slides, window, swa_note = _sliding_layers(meta, layers)
-    interval = meta.count("full_attention_interval")
-    global_elements = local_elements = 0
-    flops_global = flops_local = 0.0
-    recurrent = 0
-    for layer in range(layers):
-        attends = kv_heads[layer] > 0 and (not interval or (layer + 1) % interval == 0)
-        if not attends:
-            recurrent += 1
-            continue
-        k_len, v_len = (key_swa, value_swa) if slides[layer] else (key_length, value_length)
-        if latent and key_mla:
-            # MLA as llama.cpp caches it: one latent row (kv_lora_rank + rope dims = key_length) per
-            # token serves as both K and V; attention math runs at the decompressed head sizes.
-            cached = kv_heads[layer] * k_len
-            flops = 2.0 * heads[layer] * (key_mla + (value_mla or key_mla))
-        else:
-            cached = kv_heads[layer] * (k_len + v_len)
-            flops = 2.0 * heads[layer] * (k_len + v_len)
-        if slides[layer]:
-            local_elements += cached
-            flops_local += flops
-        else:
-            global_elements += cached
-            flops_global += flops
-    formula = (
-        f"sum over {layers - recurrent} attention layers of head_count_kv x (key_length + value_length); "
-        f"key_length {key_length}, value_length {value_length}; {swa_note}"
-    )
-    if latent and key_mla:
-        formula = f"MLA latent: sum over layers of key_length {key_length} (kv_lora_rank {latent} + rope)"
-    return _Attention(
-        global_elements,
-        local_elements,
-        window,
-        flops_global,
-        flops_local,
-        recurrent,
-        key_length,
-        value_length,
-        formula,
-    )
-
-
-def _recurrent_state_elements(meta: _Meta, recurrent_layers: int) -> tuple[int, str]:
-    """llama.cpp's recurrent cache per layer: conv (d_conv - 1) x (d_inner + 2 n_group d_state) plus
-    the scan state d_state x d_inner (Mamba, Mamba-2, gated delta nets); RWKV: token shift
-    token_shift_count x n_embd plus n_embd x wkv head size."""
-    if recurrent_layers == 0:
-        return 0, "no recurrent layers"
-    conv, inner, state = (
-        meta.count("ssm.conv_kernel"),
-        meta.count("ssm.inner_size"),
-        meta.count("ssm.state_size"),
-    )
-    if conv is not None and inner is not None and state is not None:
-        groups = meta.count("ssm.group_count") or 0
-        per_layer = max(conv - 1, 0) * (inner + 2 * groups * state) + state * inner
-        return recurrent_layers * per_layer, (
-            f"{recurrent_layers} layers x ((d_conv {conv} - 1) x (d_inner {inner} + 2 x groups {groups} x "
-            f"d_state {state}) + d_state x d_inner)"
-        )
-    head_size = meta.count("wkv.head_size")
-    embedding = meta.count("embedding_length") or 0
-    if head_size is not None:
-        shift = meta.count("token_shift_count") or 2
-        per_layer = shift * embedding + embedding * head_size
-        return recurrent_layers * per_layer, (
-            f"{recurrent_layers} layers x (token_shift {shift} x n_embd {embedding}"
-            f" + n_embd x head {head_size})"
-        )
-    return 0, f"{recurrent_layers} layers without attention whose state this importer does not model"
-
-
-#: llama.cpp stores recurrent state in f32.
-RECURRENT_STATE_BYTES_PER_ELEMENT = 4
 
 
 def _entries(header: GGUFHeader, mtp_first: int | None) -> list[TensorEntry]:
@@ -545,108 +109,10 @@ def _linear_type_and_mode(header: GGUFHeader, entries: list[TensorEntry], field:
         ) from None
 
 
-_SPLIT_NAME = re.compile(r"^(?P<stem>.*)-(?P<no>\d{5})-of-(?P<count>\d{5})\.gguf$")
-
-
-def read_gguf_split(path: str | os.PathLike[str]) -> tuple[GGUFHeader, ...]:
-    """The headers of every file of a split GGUF (``name-00001-of-00003.gguf``), given any one of
-    them; a single-file GGUF gives one header. Metadata lives in the first file."""
-    first = read_gguf_header(path)
-    count = first.metadata.get("split.count")
-    if not isinstance(count, int) or count <= 1:
-        return (first,)
-    file = Path(path)
-    match = _SPLIT_NAME.match(file.name)
-    if match is None or int(match["count"]) != count:
-        raise InputError(
-            f"GGUF file {file.name}",
-            f"split.count is {count} but the name is not NAME-0000i-of-{count:05d}.gguf",
-        )
-    names = [file.with_name(f"{match['stem']}-{i:05d}-of-{count:05d}.gguf") for i in range(1, count + 1)]
-    missing = [n.name for n in names if not n.is_file()]
-    if missing:
-        raise InputError(f"GGUF file {file.name}", f"split files missing beside it: {', '.join(missing)}")
-    headers = tuple(read_gguf_header(n) for n in names)
-    expected = headers[0].metadata.get("split.tensors.count")
-    found = sum(len(h.tensors) for h in headers)
-    if isinstance(expected, int) and expected != found:
-        raise InputError(
-            f"GGUF file {file.name}", f"split.tensors.count is {expected}, the files hold {found}"
-        )
-    return headers
-
-
-def _merged(headers: tuple[GGUFHeader, ...], field: str) -> GGUFHeader:
-    """One header over all split files: the first file's metadata, every file's tensors."""
-    if len(headers) == 1:
-        return headers[0]
-    tensors = tuple(t for h in headers for t in h.tensors)
-    names = Counter(t.name for t in tensors)
-    doubled = [name for name, n in names.items() if n > 1]
-    if doubled:
-        raise InputError(field, f"tensor {doubled[0]!r} is in more than one split file")
-    return replace(headers[0], tensors=tensors)
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "model"
-
-
-@dataclass(frozen=True)
-class _Layers:
-    """The header's layer counts: ``block_count`` blocks, of which the last ``nextn`` are MTP blocks
-    and the first ``decoder`` the layers a token passes through; E and k (None for a dense model)."""
-
-    block_count: int
-    nextn: int
-    decoder: int
-    experts: int | None
-    per_token: int | None
-
-
-def _architecture(header: GGUFHeader, field: str) -> tuple[str, bool, _Meta]:
-    """``general.architecture``, whether the installed gguf package knows it, and its key reader."""
-    arch = header.metadata.get("general.architecture")
-    if not isinstance(arch, str) or not arch:
-        raise InputError(
-            f"{field}: general.architecture", "missing; the file does not say what model it holds"
-        )
-    known = arch in MODEL_ARCH_NAMES.values()
-    if f"{arch}.block_count" not in header.metadata:
-        hint = "" if known else "; it is not an architecture the installed gguf package knows (upgrade gguf?)"
-        raise InputError(
-            f"{field}: general.architecture", f"unknown architecture {arch!r}: no {arch}.block_count{hint}"
-        )
-    return arch, known, _Meta(header, arch, field)
-
-
-def _layers(meta: _Meta) -> _Layers:
-    """Block, MTP and decoder layer counts and the expert counts, each checked against the others."""
-    key = f"{meta.field}: {meta.arch}"
-    block_count = meta.count("block_count", required=True)
-    assert block_count is not None
-    if block_count == 0:
-        raise InputError(f"{key}.block_count", "is 0; a model has at least one layer")
-    if block_count > MAX_BLOCKS:
-        raise InputError(f"{key}.block_count", f"{block_count} layers exceeds the cap {MAX_BLOCKS}")
-    nextn = meta.count("nextn_predict_layers") or 0
-    if nextn >= block_count:
-        raise InputError(
-            f"{key}.nextn_predict_layers",
-            f"{nextn} leaves no decoder layer of block_count {block_count}",
-        )
-    experts = meta.count("expert_count") or None
-    per_token = meta.count("expert_used_count") or None
-    if experts and per_token and per_token > experts:
-        raise InputError(f"{key}.expert_used_count", f"{per_token} exceeds expert_count {experts}")
-    return _Layers(block_count, nextn, block_count - nextn, experts, per_token)
-
-
-#: Tensors that only an attention layer holds (llama.cpp names: q/k/v, fused qkv, MLA's projections).
 _ATTENTION_TENSOR = re.compile(r"^blk\.(\d+)\.attn_(?:q|k|v|qkv|q_a|q_b|kv_a_mqa|kv_b|k_b|v_b)\.weight$")
 
 
-def _check_header_against_tensors(header: GGUFHeader, meta: _Meta, layers: _Layers) -> None:
+def _check_header_against_tensors(header: GGUFHeader, meta: Meta, layers: Layers) -> None:
     """The header's shape keys must agree with the tensors it lists: a contradiction (a corrupted or
     hand-edited header) would otherwise import and decode as a different model.
 
@@ -695,9 +161,9 @@ def _check_header_against_tensors(header: GGUFHeader, meta: _Meta, layers: _Laye
             )
 
 
-def _kv_shape(meta: _Meta, attention: _Attention, element_bytes: float) -> tuple[KVShape, str]:
+def _kv_shape(meta: Meta, attention: Attention, element_bytes: float) -> tuple[KVShape, str]:
     """The cache per token at the chosen precision, and the recurrent state's formula."""
-    state_elements, state_formula = _recurrent_state_elements(meta, attention.recurrent_layers)
+    state_elements, state_formula = recurrent_state_elements(meta, attention.recurrent_layers)
     kv = KVShape(
         global_bytes_per_token=attention.kv_global_elements * element_bytes,
         local_bytes_per_token=attention.kv_local_elements * element_bytes,
@@ -711,8 +177,8 @@ def _prefill_shape(
     header: GGUFHeader,
     entries: list[TensorEntry],
     form: ByteForm,
-    layers: _Layers,
-    attention: _Attention,
+    layers: Layers,
+    attention: Attention,
     kv: KVShape,
     field: str,
 ) -> tuple[PrefillShape, str]:
@@ -736,9 +202,9 @@ class _Derived:
     """What the steps derived from one header, gathered for the adapter, the audit and the facts."""
 
     header: GGUFHeader
-    layers: _Layers
+    layers: Layers
     form: ByteForm
-    attention: _Attention
+    attention: Attention
     kv: KVShape
     state_formula: str
     kv_precision: str
@@ -834,7 +300,7 @@ def _audit_steps(d: _Derived) -> tuple[Step, ...]:
 
 
 def _facts(
-    d: _Derived, headers: tuple[GGUFHeader, ...], meta: _Meta, known: bool, dominant: str
+    d: _Derived, headers: tuple[GGUFHeader, ...], meta: Meta, known: bool, dominant: str
 ) -> dict[str, object]:
     """What else the header said, for the audit trail."""
     header, layers, attention = d.header, d.layers, d.attention
@@ -873,7 +339,7 @@ def _imported(
     d: _Derived,
     headers: tuple[GGUFHeader, ...],
     arch: str,
-    meta: _Meta,
+    meta: Meta,
     known: bool,
 ) -> ImportedModel:
     """The adapter with its audit trail."""
@@ -882,7 +348,7 @@ def _imported(
     dominant = by_type.most_common(1)[0][0] if by_type else "none"
     name = d.header.metadata.get("general.name")
     adapter = ModelAdapter(
-        id=_slug(file.stem),
+        id=slug(file.stem),
         name=name if isinstance(name, str) and name else file.stem,
         weights=d.form.weights(d.layers.per_token),
         kv_alloc=d.kv,
@@ -932,9 +398,9 @@ def import_gguf(path: str | os.PathLike[str], *, kv_precision: str = "fp16") -> 
         )
     field = f"GGUF file {Path(path).name}"
     headers = read_gguf_split(path)
-    header = _merged(headers, field)
-    arch, known, meta = _architecture(header, field)
-    layers = _layers(meta)
+    header = merged_header(headers, field)
+    arch, known, meta = architecture(header, field)
+    layers = layer_counts(meta)
     _check_header_against_tensors(header, meta, layers)
 
     entries = _entries(header, layers.decoder if layers.nextn else None)
@@ -943,7 +409,7 @@ def import_gguf(path: str | os.PathLike[str], *, kv_precision: str = "fp16") -> 
     if form.routed_experts and not layers.per_token:
         raise InputError(f"{field}: {arch}.expert_used_count", "missing, but the file has routed experts")
 
-    attention = _attention(meta, layers.decoder)
+    attention = attention_layout(meta, layers.decoder)
     element_bytes = kv_bytes_per_element(kv_precision)
     kv, state_formula = _kv_shape(meta, attention, element_bytes)
     prefill, linear_type = _prefill_shape(header, entries, form, layers, attention, kv, field)

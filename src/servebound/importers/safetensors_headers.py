@@ -10,10 +10,8 @@ into the adapter's audited byte form.
 
 from __future__ import annotations
 
-import importlib
 import os
 import struct
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -23,8 +21,18 @@ from servebound import bounded
 from servebound.core.kv import KVShape
 from servebound.core.model import ModelAdapter, Weights
 from servebound.errors import InputError
-from servebound.importers.audit import ImportedModel, Step
-from servebound.importers.tensor_roles import ByteForm, TensorEntry, TensorRole, byte_form, classify_hf
+from servebound.importers.audit import ImportedModel
+from servebound.importers.safetensors_classify import (
+    CONFIG_PER_TOKEN,
+    audit_steps,
+    classify_checkpoint,
+    config_importer_model,
+    config_int,
+    dominant_dtype,
+    index_only,
+    weight_format_of,
+)
+from servebound.importers.tensor_roles import ByteForm
 
 #: The safetensors format's own cap on a header.
 MAX_HEADER_BYTES = 100_000_000
@@ -65,10 +73,6 @@ DTYPE_BITS: dict[str, int] = {
     "F64": 64,
     "C64": 64,
 }
-
-_CONFIG_LAYERS = ("num_hidden_layers", "n_layer", "num_layers")
-_CONFIG_EXPERTS = ("num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts")
-_CONFIG_PER_TOKEN = ("num_experts_per_tok", "experts_per_token", "num_experts_per_token", "moe_k")
 
 
 @dataclass(frozen=True)
@@ -354,181 +358,60 @@ def read_safetensors_checkpoint(source: str | os.PathLike[str]) -> SafetensorsCh
 # Classification -------------------------------------------------------------------------------------
 
 
-def _config_int(config: Mapping[str, Any], keys: tuple[str, ...]) -> int | None:
-    for scope in (config, config.get("text_config") or {}):
-        if not isinstance(scope, Mapping):
-            continue
-        for key in keys:
-            value = scope.get(key)
-            if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-                return value
-    return None
+def _config_file(
+    source: str | os.PathLike[str], config: str | os.PathLike[str] | ImportedModel | None
+) -> tuple[Path | None, dict[str, Any]]:
+    """The config.json to use (the one given, else the one beside the shards) and its parsed object."""
+    folder = Path(source) if Path(source).is_dir() else Path(source).parent
+    config_path: Path | None = None
+    if isinstance(config, str | os.PathLike):
+        config_path = Path(config)
+    elif config is None and (folder / "config.json").is_file():
+        config_path = folder / "config.json"
+    if config_path is None:
+        return None, {}
+    loaded = _read_json_file(config_path, "config")
+    if not isinstance(loaded, dict):
+        raise InputError("config", f"{config_path.name} must be a JSON object")
+    return config_path, loaded
 
 
-def _expert_count(entries: list[TensorEntry], shapes: Mapping[str, tuple[int, ...]]) -> int | None:
-    """E from the tensor names alone: the most distinct expert indices in one layer, or the leading
-    dimension of a fused expert tensor (gpt-oss stores [E, ...] per layer)."""
-    per_layer: dict[int | None, set[int]] = {}
-    fused: list[int] = []
-    for entry in entries:
-        if entry.role is not TensorRole.ROUTED_EXPERT:
-            continue
-        if entry.expert is not None:
-            per_layer.setdefault(entry.layer, set()).add(entry.expert)
-        elif shapes.get(entry.name):
-            fused.append(shapes[entry.name][0])
-    counts = [len(indices) for indices in per_layer.values()] + fused
-    return max(counts) if counts else None
-
-
-def classify_checkpoint(
-    checkpoint: SafetensorsCheckpoint, config: Mapping[str, Any] | None = None
-) -> tuple[ByteForm, list[TensorEntry]]:
-    """The byte form of a checkpoint with headers. ``config`` (a parsed config.json) supplies
-    ``num_hidden_layers`` (layers past it are MTP) and the routed expert count E; without it E is read
-    off the tensor names or the fused tensors' leading dimension."""
-    config = config or {}
-    layers = _config_int(config, _CONFIG_LAYERS)
-    entries: list[TensorEntry] = []
-    shapes: dict[str, tuple[int, ...]] = {}
-    for tensor in checkpoint.tensors:
-        base = classify_hf(tensor.name, layers)
-        entries.append(replace(base, size_bytes=tensor.size_bytes, elements=tensor.elements))
-        shapes[tensor.name] = tensor.shape
-    routed = _config_int(config, _CONFIG_EXPERTS) or _expert_count(entries, shapes)
-    return byte_form(entries, routed), entries
-
-
-# The importer ------------------------------------------------------------------------------------------
-
-
-def _config_model(config_path: Path, weight_format: str, kv_precision: str) -> ImportedModel | None:
-    """The config.json importer's result when that importer is installed, else None."""
-    try:
-        hf_config = importlib.import_module("servebound.importers.hf_config")
-    except ImportError:
-        return None
-    importer = getattr(hf_config, "import_hf_config", None)
-    if not callable(importer):
-        return None
-    result = importer(str(config_path), weight_format=weight_format, kv_precision=kv_precision)
-    return result if isinstance(result, ImportedModel) else None
-
-
-def _dominant_dtype(tensors: tuple[SafetensorsTensor, ...]) -> tuple[str, dict[str, int]]:
-    by_dtype: Counter[str] = Counter()
-    for tensor in tensors:
-        by_dtype[tensor.dtype] += tensor.size_bytes
-    dominant = by_dtype.most_common(1)[0][0] if by_dtype else "unknown"
-    return dominant, dict(by_dtype.most_common())
-
-
-#: The config importer's weight format for a checkpoint's dominant dtype (it prices the prefill
-#: linear mode; the bytes themselves come from the headers).
-_FORMAT_OF_DTYPE = {
-    "F32": "fp32",
-    "F16": "fp16",
-    "BF16": "bf16",
-    "F8_E4M3": "fp8",
-    "F8_E5M2": "fp8",
-    "F4": "nvfp4",
-}
-_FORMAT_OF_QUANT_METHOD = {"mxfp4": "mxfp4", "fp8": "fp8", "nvfp4": "nvfp4", "modelopt": "nvfp4"}
-
-
-def _weight_format(dominant: str, config: Mapping[str, Any]) -> str:
-    """The weight format name: the config's quant_method where it names one, else the dominant dtype."""
-    quant = config.get("quantization_config")
-    if isinstance(quant, Mapping) and isinstance(quant.get("quant_method"), str):
-        method = str(quant["quant_method"]).lower()
-        if method in _FORMAT_OF_QUANT_METHOD:
-            return _FORMAT_OF_QUANT_METHOD[method]
-    return _FORMAT_OF_DTYPE.get(dominant, "bf16")
-
-
-def _steps(form: ByteForm, per_token: int | None, checkpoint_bytes: int) -> list[Step]:
-    steps = [
-        Step(
-            "embedding_bytes",
-            float(form.untied_embedding_bytes),
-            "0: the embedding is tied to the head and swept with it"
-            if form.tied
-            else f"untied input embedding tensors = {form.embedding_bytes} B",
-        ),
-        Step(
-            "always_on_bytes",
-            float(form.swept_bytes),
-            f"always-on tensors {form.always_on_bytes} B + head {form.head_bytes} B"
-            + (f" + tied embedding {form.tied_table_bytes} B" if form.tied else ""),
-        ),
-    ]
-    if form.routed_experts:
-        steps.append(
-            Step(
-                "expert_bytes",
-                form.expert_bytes,
-                f"routed-expert tensors {form.routed_expert_bytes} B / E = {form.routed_experts}",
-            )
-        )
-    steps.append(
-        Step(
-            "resident_bytes",
-            float(form.resident_bytes),
-            f"every tensor byte, MTP {form.mtp_bytes} B and vision {form.vision_bytes} B included",
-        )
-    )
-    steps.append(
-        Step("checkpoint_bytes", float(checkpoint_bytes), "sum over tensors of data_offsets end - begin")
-    )
-    if per_token:
-        steps.append(
-            Step(
-                "active_elements",
-                form.active_elements(per_token),
-                f"embedding + head + always-on elements + k = {per_token} x one expert's elements",
-            )
-        )
-    return steps
-
-
-def _index_only(
-    checkpoint: SafetensorsCheckpoint, config_model: ImportedModel | None, config: Mapping[str, Any]
-) -> ImportedModel:
-    index = checkpoint.index
-    assert index is not None
-    if config_model is None:
-        raise InputError(
-            "source",
-            f"{Path(index.path).name} lists tensor names and total bytes only; per-tensor bytes need the "
-            "shard files beside it, and the adapter needs a config.json beside it",
-        )
-    layers = _config_int(config, _CONFIG_LAYERS)
-    roles = Counter(classify_hf(name, layers).role.value for name in index.weight_map)
-    facts: dict[str, object] = dict(config_model.facts)
+def _checkpoint_facts(
+    checkpoint: SafetensorsCheckpoint,
+    form: ByteForm,
+    tensor_count: int,
+    by_dtype: dict[str, int],
+    config_model: ImportedModel | None,
+) -> dict[str, object]:
+    """The import's facts: the files, tensors and bytes by dtype, and the cross-checks against the
+    index's declared total and the config's parameter count."""
+    checkpoint_bytes = checkpoint.checkpoint_bytes
+    total_elements = form.total_elements
+    facts: dict[str, object] = dict(config_model.facts) if config_model else {}
     facts.update(
         {
-            "safetensors_index_only": True,
-            "tensor_count": len(index.weight_map),
-            "tensors_by_role": dict(roles),
-            "shards": list(index.shards),
+            "files": len(checkpoint.headers),
+            "tensor_count": tensor_count,
+            "bytes_by_dtype": by_dtype,
+            "tied_embedding": form.tied,
+            "routed_experts": form.routed_experts,
+            "mtp_bytes": form.mtp_bytes,
+            "vision_bytes": form.vision_bytes,
+            "tensor_elements": total_elements,
         }
     )
-    adapter = config_model.adapter
-    steps = list(config_model.steps)
-    if index.total_size_bytes is not None:
-        weights = replace(adapter.weights, resident_bytes=float(index.total_size_bytes))
-        adapter = replace(adapter, weights=weights)
-        steps.append(
-            Step("resident_bytes", float(index.total_size_bytes), "metadata.total_size of the index")
-        )
-    return replace(
-        config_model,
-        adapter=adapter,
-        source=str(checkpoint.source),
-        steps=tuple(steps),
-        checkpoint_bytes=float(index.total_size_bytes) if index.total_size_bytes is not None else None,
-        facts=facts,
-    )
+    trailing = sum(h.data_bytes for h in checkpoint.headers) - checkpoint_bytes
+    if trailing:
+        facts["unreferenced_data_bytes"] = trailing
+    if checkpoint.index is not None and checkpoint.index.total_size_bytes is not None:
+        facts["index_total_size_bytes"] = checkpoint.index.total_size_bytes
+        facts["index_total_size_difference_bytes"] = checkpoint.index.total_size_bytes - checkpoint_bytes
+    if config_model is not None and config_model.total_params is not None:
+        facts["config_total_params"] = config_model.total_params
+        facts["tensor_minus_config_params"] = total_elements - config_model.total_params
+        if any(t.dtype in {"U8", "I8", "F4"} and "blocks" in t.name for t in checkpoint.tensors):
+            facts["param_check_note"] = "packed blocks (MXFP4) count storage elements, not parameters"
+    return facts
 
 
 def import_safetensors(
@@ -555,33 +438,22 @@ def import_safetensors(
     total.
     """
     checkpoint = read_safetensors_checkpoint(source)
-    folder = Path(source) if Path(source).is_dir() else Path(source).parent
-    raw_config: dict[str, Any] = {}
-    config_path: Path | None = None
-    if isinstance(config, str | os.PathLike):
-        config_path = Path(config)
-    elif config is None and (folder / "config.json").is_file():
-        config_path = folder / "config.json"
-    if config_path is not None:
-        loaded = _read_json_file(config_path, "config")
-        if not isinstance(loaded, dict):
-            raise InputError("config", f"{config_path.name} must be a JSON object")
-        raw_config = loaded
+    config_path, raw_config = _config_file(source, config)
 
-    dominant, by_dtype = _dominant_dtype(checkpoint.tensors)
-    weight_format = _weight_format(dominant, raw_config)
+    dominant, by_dtype = dominant_dtype(checkpoint.tensors)
+    weight_format = weight_format_of(dominant, raw_config)
     config_model: ImportedModel | None = config if isinstance(config, ImportedModel) else None
     config_problem: str | None = None
     if config_model is None and config_path is not None:
         try:
-            config_model = _config_model(config_path, weight_format, kv_precision)
+            config_model = config_importer_model(config_path, weight_format, kv_precision)
         except InputError as error:
             if kv is None:
                 raise
             config_problem = str(error)  # the KV shape was given; the names still classify
 
     if not checkpoint.headers:
-        return _index_only(checkpoint, config_model, raw_config)
+        return index_only(checkpoint, config_model, raw_config)
 
     form, entries = classify_checkpoint(checkpoint, raw_config)
     config_experts = config_model.adapter.weights.experts if config_model else None
@@ -591,7 +463,7 @@ def import_safetensors(
     if per_token is None and config_experts is not None:
         per_token = config_experts.per_token
     if per_token is None:
-        per_token = _config_int(raw_config, _CONFIG_PER_TOKEN)
+        per_token = config_int(raw_config, CONFIG_PER_TOKEN)
     if form.routed_experts and not per_token:
         raise InputError(
             "experts_per_token",
@@ -615,7 +487,7 @@ def import_safetensors(
         )
 
     checkpoint_bytes = checkpoint.checkpoint_bytes
-    steps = _steps(form, per_token, checkpoint_bytes)
+    steps = audit_steps(form, per_token, checkpoint_bytes)
     name = Path(source).name if Path(source).is_dir() else Path(source).parent.name or Path(source).stem
     base = config_model.adapter if config_model is not None else None
     weights: Weights = form.weights(per_token)
@@ -634,32 +506,9 @@ def import_safetensors(
     )
     total_elements = form.total_elements
     active_elements = form.active_elements(per_token)
-    facts: dict[str, object] = dict(config_model.facts) if config_model else {}
-    facts.update(
-        {
-            "files": len(checkpoint.headers),
-            "tensor_count": len(entries),
-            "bytes_by_dtype": by_dtype,
-            "tied_embedding": form.tied,
-            "routed_experts": form.routed_experts,
-            "mtp_bytes": form.mtp_bytes,
-            "vision_bytes": form.vision_bytes,
-            "tensor_elements": total_elements,
-        }
-    )
+    facts = _checkpoint_facts(checkpoint, form, len(entries), by_dtype, config_model)
     if config_problem is not None:
         facts["config_import_problem"] = config_problem
-    trailing = sum(h.data_bytes for h in checkpoint.headers) - checkpoint_bytes
-    if trailing:
-        facts["unreferenced_data_bytes"] = trailing
-    if checkpoint.index is not None and checkpoint.index.total_size_bytes is not None:
-        facts["index_total_size_bytes"] = checkpoint.index.total_size_bytes
-        facts["index_total_size_difference_bytes"] = checkpoint.index.total_size_bytes - checkpoint_bytes
-    if config_model is not None and config_model.total_params is not None:
-        facts["config_total_params"] = config_model.total_params
-        facts["tensor_minus_config_params"] = total_elements - config_model.total_params
-        if any(t.dtype in {"U8", "I8", "F4"} and "blocks" in t.name for t in checkpoint.tensors):
-            facts["param_check_note"] = "packed blocks (MXFP4) count storage elements, not parameters"
     return ImportedModel(
         adapter=adapter,
         architecture=str(

@@ -13,7 +13,7 @@ import numpy as np
 from markupsafe import Markup, escape
 
 from servebound.core.units import GB
-from servebound.web.derivation import (
+from servebound.web.derivation_toy import (
     TOY_BANDWIDTH_GB_PER_S,
     TOY_CAPACITY_GB,
     Boards,

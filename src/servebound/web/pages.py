@@ -12,21 +12,33 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from typing import Any, ClassVar
 from urllib.parse import quote, urlencode
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
-from servebound.core.model import ModelAdapter
 from servebound.report import fmt_gb, fmt_int, fmt_rate
 from servebound.runs.validation import ReportedRun, validation_json
 from servebound.terminal import visible_value
 from servebound.web import figures
-from servebound.web.costview import CostView, economics_context, pair_cost, render_cost_charts
-from servebound.web.layouts import SystemLayouts, layout_model, system_layouts
+from servebound.web.costview import economics_context, pair_cost, render_cost_charts
+from servebound.web.layouts import layout_model, system_layouts
 from servebound.web.mathml import mathml
+from servebound.web.page_contexts import (
+    DerivationContext,
+    HardwareContext,
+    HardwareIndexContext,
+    HomeContext,
+    ModelContext,
+    ModelsIndexContext,
+    Page,
+    PairContext,
+    PairFigures,
+    ProseContext,
+    ValidationContext,
+)
 from servebound.web.pairdata import (
     DecodeView,
     PrefillView,
@@ -38,14 +50,12 @@ from servebound.web.pairdata import (
     script_json,
     workload_text,
 )
-from servebound.web.query import MAX_SITE_CONTEXT_TOKENS, WorkloadQuery
+from servebound.web.query import MAX_SITE_CONTEXT_TOKENS
 from servebound.web.records import (
     HardwareFilters,
     ModelFilters,
     ModelRow,
-    RankDisplay,
     RunDisplay,
-    StatsRow,
     rank_rows_for_hardware,
     rank_rows_for_model,
     run_display,
@@ -89,143 +99,6 @@ __all__ = [
     "rank_rows_for_model",
     "script_json",
 ]
-
-
-@dataclass(frozen=True)
-class Page:
-    """One page: its canonical path, title, a one-line description, the HTML and the markdown mirror."""
-
-    path: str
-    title: str
-    description: str
-    html: str
-    markdown: str
-
-
-# --- the page contexts: one per page, shared by its HTML and its markdown template -------------------
-
-
-@dataclass(frozen=True)
-class HomeContext:
-    hardware: Sequence[SiteHardware]
-    models: Sequence[SiteModel]
-    default_hw: str | None
-    default_model: str | None
-
-
-@dataclass(frozen=True)
-class HardwareIndexContext:
-    rows: Sequence[SiteHardware]
-    total: int
-    f: HardwareFilters
-    vendors: Sequence[str]
-    classes: Sequence[str]
-    sorts: Sequence[str]
-
-
-@dataclass(frozen=True)
-class HardwareContext:
-    hw: SiteHardware
-    rows: Sequence[RankDisplay]
-    runs: Sequence[RunDisplay]
-    layouts: SystemLayouts | None = None
-
-
-@dataclass(frozen=True)
-class ModelsIndexContext:
-    rows: Sequence[ModelRow]
-    total: int
-    f: ModelFilters
-    fits_hw: SiteHardware | None
-    hardware: Sequence[SiteHardware]
-    families: Sequence[str]
-    sorts: Sequence[str]
-
-
-@dataclass(frozen=True)
-class ModelContext:
-    m: SiteModel
-    a: ModelAdapter
-    rows: Sequence[RankDisplay]
-    diff_total: float | None
-    diff_active: float | None
-
-
-@dataclass(frozen=True)
-class PairContext:
-    """What a pair page's HTML and its mirror share (the mirror needs nothing more)."""
-
-    hw: SiteHardware
-    m: SiteModel
-    d: DecodeView
-    p: PrefillView | None
-    q: WorkloadQuery
-    prefill_error: str | None
-    verdict_text: str
-    fits_text: str
-    single: str
-    agg: str
-    workload: dict[str, str]
-    overhead_bytes: float
-    capacity_bytes: float
-    floor: float
-    work: Sequence[Work]
-    assumptions: Sequence[tuple[str, str]]
-    query_string: str
-    api_decode: str
-    api_prefill: str | None
-    prompt_tokens: int | None
-    runs: Sequence[RunDisplay]
-    figure_points: Sequence[tuple[str, str, str]]
-    cost: CostView
-    #: Derivation formula numbers by EQUATION_KEYS name (links into /derivation).
-    eq: dict[str, int]
-
-
-@dataclass(frozen=True)
-class PairFigures:
-    """What only a pair page's HTML draws: the figures, the sliders' ranges and the script's data."""
-
-    membar: Any
-    sessions: Any
-    fig_aggregate: Markup
-    fig_per_session: Markup
-    fig_prefill_rate: Markup | None
-    fig_prefill_time: Markup | None
-    ranges: dict[str, int]
-    pair_data: Markup
-    cost_figures: Sequence[Markup]
-    fig_context: Markup | None
-    context_top: int | None
-    context_note: str
-
-
-@dataclass(frozen=True)
-class ValidationContext:
-    data: dict[str, Any]
-    rate: str
-    groups: Sequence[StatsRow]
-    runs: Sequence[RunDisplay]
-    above: Sequence[RunDisplay]
-    figs: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class ProseContext:
-    """A page of prose: sections of (heading, paragraphs, display formulas in TeX)."""
-
-    heading: str
-    sections: Sequence[tuple[str | None, Sequence[str], Sequence[str]]]
-
-
-@dataclass(frozen=True)
-class DerivationContext:
-    """The derivation: its table of contents, the HTML body and the markdown body (same blocks)."""
-
-    heading: str
-    toc: Sequence[tuple[str, str]]
-    body: Markup
-    markdown_body: str
 
 
 def _equations() -> dict[str, int]:

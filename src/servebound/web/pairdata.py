@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from servebound.calc_inputs import hardware_json, model_json
 from servebound.core.units import GB
 from servebound.report import fmt_rate
 from servebound.web import figures
@@ -65,47 +66,17 @@ def figure_points(pair: Pair) -> list[tuple[str, str, str]]:
     ]
 
 
-def _kv(shape: Any) -> dict[str, float]:
-    return {
-        "global": shape.global_bytes_per_token,
-        "local": shape.local_bytes_per_token,
-        "window": shape.window_tokens,
-        "state": shape.state_bytes,
-    }
-
-
 def model_data(m: SiteModel) -> dict[str, Any]:
-    """A model's adapter quantities for the in-browser calculator (bytes, FLOPs, tokens)."""
-    a = m.adapter
-    w = a.weights
-    pre = a.prefill
+    """A model's adapter quantities for the in-browser calculator (bytes, FLOPs, tokens): the catalog's
+    names, then the calculator's input form of the adapter."""
+    adapter = {k: v for k, v in model_json(m.adapter).items() if k != "id"}
     return {
         "id": m.id,
         "name": m.name,
         "native": m.native,
         "base_id": m.base_id or m.id,
-        "embedding_bytes": w.embedding_bytes,
-        "always_on_bytes": w.always_on_bytes,
-        "expert_bytes": w.expert_bytes,
-        "routed": w.experts.routed if w.experts else 0,
-        "per_token": w.experts.per_token if w.experts else 0,
-        "resident_bytes": w.resident,
-        "kv_alloc": _kv(a.kv_alloc),
-        "kv_read": _kv(a.kv_read),
-        "context_limit": a.context_limit_tokens,
-        "prefill": None
-        if pre is None
-        else {
-            "linear_active_params": pre.linear_active_params,
-            "global": pre.attention_global_flops_per_pair,
-            "local": pre.attention_local_flops_per_pair,
-            "window": pre.attention_window_tokens,
-            "state": pre.attention_state_flops_per_token,
-            "kv_write": pre.kv_write_bytes_per_token,
-            "linear_mode": pre.linear_mode,
-            "linear_mode_if_published": pre.linear_mode_if_published,
-            "attention_mode": pre.attention_mode,
-        },
+        "embedding_bytes": m.adapter.weights.embedding_bytes,
+        **adapter,
     }
 
 
@@ -116,9 +87,7 @@ def pair_data(pair: Pair) -> dict[str, Any]:
         "hardware": {
             "id": pair.hardware.id,
             "name": pair.hardware.name,
-            "memory_bytes": hw.memory_bytes,
-            "bandwidth_bytes_per_s": hw.bandwidth_bytes_per_s,
-            "compute_flop_per_s": dict(hw.compute_flop_per_s),
+            **{k: v for k, v in hardware_json(hw).items() if k != "id"},
             "provenance": hw.provenance,
         },
         "model": model_data(pair.model),

@@ -71,19 +71,7 @@ class WorkloadQuery:
         """The non-default values, as a query string would carry them."""
         out: dict[str, str] = {}
         default = WorkloadQuery()
-        for key in (
-            "alloc_context",
-            "read_context",
-            "floor",
-            "overhead_gb",
-            "batch",
-            "prompt",
-            "expert_traffic",
-            "draft",
-            "draft_tokens",
-            "acceptance",
-            "tokens_per_step",
-        ):
+        for key in QUERY_FIELDS:
             value = getattr(self, key)
             if value != getattr(default, key) and value is not None:
                 out[key] = f"{value:g}" if isinstance(value, float) else str(value)
@@ -94,6 +82,7 @@ class WorkloadQuery:
         return not self.params()
 
 
+#: The workload fields a query string carries, in its order.
 QUERY_FIELDS = (
     "alloc_context",
     "read_context",

@@ -18,9 +18,9 @@ from servebound import report
 from servebound.api import decode as api_decode
 from servebound.catalog.hardware import DevicePrice
 from servebound.core.hardware import Hardware
-from servebound.core.layout import System
 from servebound.core.model import ModelAdapter
 from servebound.core.prefill import PrefillRange, PrefillResult, prefill, prefill_range
+from servebound.core.system import System
 from servebound.core.units import GB
 from servebound.core.workload import (
     Workload,

@@ -8,9 +8,9 @@ import math
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, ParamSpec, TypeVar
+from typing import Annotated, ParamSpec, Protocol, TypeVar
 
 from fastapi import Depends, Request
 from fastapi.responses import HTMLResponse, Response
@@ -153,40 +153,53 @@ class WebState:
         return self.base_url or str(request.base_url).rstrip("/")
 
     def get_hw(self, ref: str) -> SiteHardware:
-        if len(ref) > MAX_ID_CHARS:  # no lookup, no fuzzy match, no echo of the whole id
-            raise NotFoundError(
-                "hardware",
-                f"'{shown(ref)}' is longer than any hardware id ({MAX_ID_CHARS} characters at most); "
-                "see /hardware for every row",
-                [],
-            )
-        try:
-            return self.site.get_hardware(ref)
-        except InputError:
-            close = self.site.suggest_hardware(ref)
-            raise NotFoundError(
-                "hardware",
-                f"'{ref}' is not a hardware id here; see /hardware for every row",
-                [(f"/hardware/{h.id}", h.name) for h in close],
-            ) from None
+        return _lookup(
+            "hardware", ref, self.site.get_hardware, self.site.suggest_hardware, "/hardware", "row"
+        )
 
     def get_model(self, ref: str) -> SiteModel:
-        if len(ref) > MAX_ID_CHARS:
-            raise NotFoundError(
-                "model",
-                f"'{shown(ref)}' is longer than any model id ({MAX_ID_CHARS} characters at most); "
-                "see /models for every profile",
-                [],
-            )
-        try:
-            return self.site.get_model(ref)
-        except InputError:
-            close = self.site.suggest_models(ref)
-            raise NotFoundError(
-                "model",
-                f"'{ref}' is not a model id here; see /models for every profile",
-                [(f"/models/{m.id}", m.name) for m in close],
-            ) from None
+        return _lookup("model", ref, self.site.get_model, self.site.suggest_models, "/models", "profile")
+
+
+class _Listed(Protocol):
+    """A catalog row as a 404 lists it: its id and its name."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
+
+_Row = TypeVar("_Row", bound=_Listed)
+
+
+def _lookup(
+    kind: str,
+    ref: str,
+    get: Callable[[str], _Row],
+    suggest: Callable[[str], Sequence[_Row]],
+    index: str,
+    every: str,
+) -> _Row:
+    """A hardware row or model by id; an unknown id is a 404 naming the closest ids, an overlong one a
+    404 that neither looks it up nor echoes it whole."""
+    if len(ref) > MAX_ID_CHARS:  # no lookup, no fuzzy match, no echo of the whole id
+        raise NotFoundError(
+            kind,
+            f"'{shown(ref)}' is longer than any {kind} id ({MAX_ID_CHARS} characters at most); "
+            f"see {index} for every {every}",
+            [],
+        )
+    try:
+        return get(ref)
+    except InputError:
+        close = suggest(ref)
+        raise NotFoundError(
+            kind,
+            f"'{ref}' is not a {kind} id here; see {index} for every {every}",
+            [(f"{index}/{row.id}", row.name) for row in close],
+        ) from None
 
 
 def web_state(request: Request) -> WebState:

@@ -293,6 +293,16 @@ def _per_token(elements: int, ratio: int) -> float:
     return elements // ratio if elements % ratio == 0 else elements / ratio
 
 
+#: The roles of compressed attention's matrices by the names its parts carry.
+_COMPRESSED_ATTENTION_ROLES = {
+    "q_a": "attn_q_a",
+    "q_b": "attn_q_b",
+    "kv": "attn_kv",
+    "o_a": "attn_output_a",
+    "o_b": "attn_output_b",
+}
+
+
 def compressed_attention(
     *,
     hidden: int,
@@ -383,16 +393,7 @@ def compressed_attention(
                 f"indexer 2 x {indexer.heads} x {indexer.head_dim} / {ratio} over every compressed key; "
                 f"4 x {heads} x {head_dim} / {ratio} over the top {indexer.topk} (first {span} tokens)"
             )
-    matrices, matrix_total, listed = matrix_terms(
-        parts,
-        {
-            "q_a": "attn_q_a",
-            "q_b": "attn_q_b",
-            "kv": "attn_kv",
-            "o_a": "attn_output_a",
-            "o_b": "attn_output_b",
-        },
-    )
+    matrices, matrix_total, listed = matrix_terms(parts, _COMPRESSED_ATTENTION_ROLES)
     state_bytes = state_elements * state_bytes_per_element
     if state_elements:
         kv_terms[-1] += f"; compressor buffers {state_elements} x {state_bytes_per_element:g} B per session"

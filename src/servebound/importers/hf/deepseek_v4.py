@@ -12,9 +12,9 @@ from servebound.importers.hf.blocks import (
     compressed_attention,
     hyper_connection_head,
     hyper_connections,
-    moe_block,
 )
 from servebound.importers.hf.config import Arch, Cfg, make_arch
+from servebound.importers.hf.mla import deepseek_moe
 
 #: The compression ratio whose layers the reference gives an indexer and overlapping pools (CSA).
 V4_SPARSE_RATIO = 4
@@ -77,15 +77,8 @@ def deepseek_v4(c: Cfg, model_type: str) -> Arch:
             ratio=ratio, indexer=indexer if sparse else None, label=label, **attention_args
         )
         hashed = i < hash_layers
-        mlp = moe_block(
-            hidden=hidden,
-            routed=routed,
-            per_token=c.integer("num_experts_per_tok"),
-            width=width,
-            gated=True,
-            label="MoE (hash-routed)" if hashed else "MoE",
-            shared_width=c.integer("n_shared_experts", 0, minimum=0) * width,
-            correction_bias=not hashed,
+        mlp = deepseek_moe(
+            c, hidden, routed, width, "MoE (hash-routed)" if hashed else "MoE", correction_bias=not hashed
         )
         return [
             attention,

@@ -7,6 +7,21 @@ from servebound.importers.hf.config import Arch, Cfg, make_arch
 from servebound.importers.hf.moe import mtp_like
 
 
+def deepseek_moe(c: Cfg, hidden: int, routed: int, width: int, label: str, *, correction_bias: bool) -> Block:
+    """DeepSeek's MoE layer: E routed experts of ``width``, k from num_experts_per_tok, and
+    n_shared_experts shared experts of the same width (DeepSeek V2/V3/V4, Kimi K2, GLM)."""
+    return moe_block(
+        hidden=hidden,
+        routed=routed,
+        per_token=c.integer("num_experts_per_tok"),
+        width=width,
+        gated=True,
+        label=label,
+        shared_width=c.integer("n_shared_experts", 0, minimum=0) * width,
+        correction_bias=correction_bias,
+    )
+
+
 def mla_moe(c: Cfg, model_type: str) -> Arch:
     hidden = c.integer("hidden_size")
     layers = c.integer("num_hidden_layers")
@@ -35,15 +50,8 @@ def mla_moe(c: Cfg, model_type: str) -> Arch:
             label="MLA + sparse indexer" if indexer else "MLA",
         )
         if routed and i >= dense_from and i % freq == 0:
-            mlp = moe_block(
-                hidden=hidden,
-                routed=routed,
-                per_token=c.integer("num_experts_per_tok"),
-                width=width,
-                gated=True,
-                label="MoE",
-                shared_width=c.integer("n_shared_experts", 0, minimum=0) * width,
-                correction_bias=c.data.get("topk_method") == "noaux_tc",
+            mlp = deepseek_moe(
+                c, hidden, routed, width, "MoE", correction_bias=c.data.get("topk_method") == "noaux_tc"
             )
         else:
             mlp = dense_mlp(

@@ -187,7 +187,7 @@ def api_prefill(
 
 
 def _system(web: Any, hardware: str) -> Any:
-    from servebound.core.layout import Interconnect, System
+    from servebound.core.system import Interconnect, System
     from servebound.parallel import ResolvedSystem
 
     hw = web.get_hw(hardware)

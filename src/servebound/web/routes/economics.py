@@ -9,18 +9,17 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query
 
 from servebound.core.hardware import ArithmeticMode
-from servebound.cost_report import DEFAULT_COST_PROMPT_TOKENS, cost_json, cost_report
+from servebound.cost_report import DEFAULT_COST_PROMPT_TOKENS, cost_json, cost_report, parse_batches
 from servebound.economics_view import (
     balance,
-    breakpoint_kv,
+    breakpoint_of,
     cache_tier,
-    drain,
+    drain_of,
     lecture,
     price_ratio,
     training,
-    trains,
+    trains_of,
 )
-from servebound.errors import InputError
 from servebound.pricing import OwnedInputs, resolve_price
 from servebound.web.errors import ERRORS
 from servebound.web.query import MAX_SITE_CONTEXT_TOKENS, workload_query
@@ -35,18 +34,6 @@ PositiveQ = Annotated[float | None, Query(gt=0, allow_inf_nan=False)]
 
 def _quantities(items: list[Any]) -> dict[str, Any]:
     return clean_json({"quantities": [item.json() for item in items]})  # type: ignore[no-any-return]
-
-
-def _batches(text: str | None) -> list[int] | None:
-    if text is None:
-        return None
-    out = []
-    for part in text.split(","):
-        part = part.strip()
-        if not part.isdigit():
-            raise InputError("batches", f"give whole numbers separated by commas, e.g. 1,8,64 (got {part!r})")
-        out.append(int(part))
-    return out
 
 
 @router.get("/api/cost", tags=["cost"], responses=ERRORS)
@@ -86,7 +73,7 @@ def api_cost(
         owned=OwnedInputs(purchase_usd, amortization_years, utilization, power_w, usd_per_kwh),
     )
     report = cost_report(
-        hw.hardware, m.adapter, workload, price, batches=_batches(batches), prompt_tokens=prompt
+        hw.hardware, m.adapter, workload, price, batches=parse_batches(batches), prompt_tokens=prompt
     )
     return clean_json(cost_json(report))  # type: ignore[no-any-return]
 
@@ -120,12 +107,8 @@ def api_drain(
     web: Web, hardware: str | None = None, capacity_gb: PositiveQ = None, bandwidth_gb_per_s: PositiveQ = None
 ) -> dict[str, Any]:
     """C / R (`servebound economics drain --json`)."""
-    if hardware is not None:
-        h = web.get_hw(hardware).hardware
-        return _quantities([drain(h.memory_bytes, h.bandwidth_bytes_per_s)])
-    if capacity_gb is None or bandwidth_gb_per_s is None:
-        raise InputError("hardware", "give hardware, or both capacity_gb and bandwidth_gb_per_s")
-    return _quantities([drain(capacity_gb * 1e9, bandwidth_gb_per_s * 1e9)])
+    hw = web.get_hw(hardware).hardware if hardware is not None else None
+    return _quantities([drain_of(hw, capacity_gb, bandwidth_gb_per_s, cli=False)])
 
 
 @router.get("/api/economics/trains", tags=["economics"], responses=ERRORS)
@@ -135,10 +118,7 @@ def api_trains(
     interval_ms: PositiveQ = None,
 ) -> dict[str, Any]:
     """b / tau and 2 tau (`servebound economics trains --json`)."""
-    if (steps_per_s is None) == (interval_ms is None):
-        raise InputError("steps_per_s", "give exactly one of steps_per_s or interval_ms")
-    interval = 1.0 / steps_per_s if steps_per_s is not None else (interval_ms or 0.0) / 1e3
-    return _quantities(trains(batch, interval))
+    return _quantities(trains_of(batch, steps_per_s, interval_ms, cli=False))
 
 
 @router.get("/api/economics/breakpoint", tags=["economics"], responses=ERRORS)
@@ -152,17 +132,9 @@ def api_breakpoint(
     bandwidth_gb_per_s: PositiveQ = None,
 ) -> dict[str, Any]:
     """KV bytes per token from a surcharge breakpoint (`servebound economics breakpoint --json`)."""
-    if hardware is not None:
-        h = web.get_hw(hardware).hardware
-        rate = h.compute_rate(mode)
-        if rate is None:
-            raise InputError("mode", f"'{h.id}' has no {mode} rate; pick another mode or give tflops")
-        f, r = rate, h.bandwidth_bytes_per_s
-    elif tflops is None or bandwidth_gb_per_s is None:
-        raise InputError("hardware", "give hardware, or both tflops and bandwidth_gb_per_s")
-    else:
-        f, r = tflops * 1e12, bandwidth_gb_per_s * 1e9
-    return _quantities([breakpoint_kv(active_params, f, r, breakpoint_tokens)])
+    hw = web.get_hw(hardware).hardware if hardware is not None else None
+    shown = breakpoint_of(active_params, breakpoint_tokens, hw, mode, tflops, bandwidth_gb_per_s, cli=False)
+    return _quantities([shown])
 
 
 @router.get("/api/economics/price-ratio", tags=["economics"], responses=ERRORS)

@@ -115,7 +115,7 @@ def methodology(request: Request, web: Web) -> Response:
 @router.get("/derivation")
 @router.get("/derivation.md")
 def derivation_page(request: Request, web: Web) -> Response:
-    from servebound.web.derivation import Toy, toy_from_query
+    from servebound.web.derivation_toy import Toy, toy_from_query
 
     toy = toy_from_query(dict(request.query_params))
     if toy == Toy():

@@ -1,0 +1,75 @@
+"""The command line's output plumbing: the console (every string made visible), strict JSON on stdout,
+the assumptions block, and the check of an --output path."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from servebound.errors import InputError
+from servebound.terminal import visible
+
+
+class SafeConsole(Console):
+    """A console whose every string (printed text, table cells) passes through :func:`visible`."""
+
+    def render_str(self, text: str, **kwargs: Any) -> Any:
+        return super().render_str(visible(text), **kwargs)
+
+
+#: Piped output (files, CI logs, the README examples) is laid out 160 columns wide; a terminal uses its own.
+console = SafeConsole(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 160)
+
+
+def checked_output(path: Path, formats: dict[str, str], *, overwrite: bool = True) -> str:
+    """Check an --output path before any work is done: its folder exists, its suffix names a format
+    this command writes (``formats`` maps suffix to format), and it is not a folder. Returns the format."""
+    fmt = formats.get(path.suffix.lower())
+    if fmt is None:
+        raise InputError(
+            "output",
+            f"{visible(str(path))}: this command writes {' or '.join(sorted(set(formats.values())))}; "
+            f"name the file {' or '.join(formats)}",
+        )
+    folder = path.parent
+    if not folder.is_dir():
+        raise InputError("output", f"folder {visible(str(folder))} does not exist; create it first")
+    if path.is_dir():
+        raise InputError("output", f"{visible(str(path))} is a folder; give a file name")
+    if path.exists() and not overwrite:
+        raise InputError(
+            "output", f"{visible(str(path))} already exists; choose another path or allow overwriting"
+        )
+    return fmt
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    return value
+
+
+def print_json(obj: dict[str, Any]) -> None:
+    """Strict JSON on stdout: never NaN or Infinity."""
+    sys.stdout.write(json.dumps(_clean(obj), indent=2, allow_nan=False) + "\n")
+
+
+def render_assumptions(assumptions: dict[str, Any]) -> None:
+    """The assumptions block: every input that moves the result, one per line."""
+    console.print("[bold]assumptions[/bold]")
+    for key, value in assumptions.items():
+        if isinstance(value, dict):
+            value = ", ".join(f"{k}={v}" for k, v in value.items())
+        console.print(f"  {key}: {value}")
+
+
+__all__ = ["SafeConsole", "checked_output", "console", "print_json", "render_assumptions"]

@@ -1,0 +1,40 @@
+"""Split by job: no module of the package over 600 lines, no function over 120 (issue 13). Generated
+data (catalog TOML, JSON) is not Python and is not counted."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "servebound"
+MAX_MODULE_LINES = 600
+MAX_FUNCTION_LINES = 120
+
+
+def modules() -> list[Path]:
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+def test_the_package_has_modules() -> None:
+    assert len(modules()) > 50  # the walk sees the tree (a wrong root would pass every size check)
+
+
+def test_no_module_over_600_lines() -> None:
+    long = {
+        str(path.relative_to(PACKAGE)): n
+        for path in modules()
+        if (n := len(path.read_text("utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert long == {}, f"split these by job: {long}"
+
+
+def test_no_function_over_120_lines() -> None:
+    long = {}
+    for path in modules():
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                assert node.end_lineno is not None
+                lines = node.end_lineno - node.lineno + 1
+                if lines > MAX_FUNCTION_LINES:
+                    long[f"{path.relative_to(PACKAGE)}:{node.name}"] = lines
+    assert long == {}, f"name the steps of these: {long}"
