@@ -233,3 +233,27 @@ def test_plan_prices_from_the_catalog_rental(capsys: pytest.CaptureFixture[str])
     assert data["price_source"].startswith("catalog on-demand rental")
     shared = data["pools"]["shared"]
     assert shared["usd_per_hour"] == pytest.approx(shared["systems"] * 8 * 4.29)
+
+
+def test_layouts_take_the_rows_overhead_as_decode_does(capsys: pytest.CaptureFixture[str]) -> None:
+    """Left to the hardware, O is the system row's (8 x the H100's 10 %) in layout and plan as in decode:
+    tp = 8 on the HGX board, whose link never binds here, gives decode's own b* and aggregate."""
+    pair = ("-H", "8x-nvidia-h100-sxm", "-m", "llama-3.1-70b", "--json")
+    _, out, _ = run(capsys, "decode", *pair)
+    plain = json.loads(out)
+    _, out, _ = run(capsys, "layout", *pair)
+    layouts = json.loads(out)
+    best = layouts["layouts"][0]
+    assert (best["layout"]["tp"], best["layout"]["pp"], best["layout"]["dp"]) == (8, 1, 1)
+    assert best["batch_star"] == plain["batch_star"]
+    assert best["aggregate_tok_s"] == pytest.approx(plain["aggregate_tok_s"], rel=1e-9)
+    source = layouts["assumptions"]["overhead_source"]
+    assert (
+        source.startswith("hardware row: 8 x the member's")
+        and source == plain["assumptions"]["overhead_source"]
+    )
+    assert layouts["assumptions"]["overhead_gb_per_device"] == pytest.approx(
+        plain["assumptions"]["overhead_gb"] / 8
+    )
+    _, out, _ = run(capsys, "layout", *pair, "--overhead-gb", "8")
+    assert json.loads(out)["assumptions"]["overhead_gb_per_device"] == pytest.approx(1.0)

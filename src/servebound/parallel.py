@@ -252,7 +252,7 @@ def run_plan(
     requests_per_s: float | None = None,
     ttft_budget_s: float | None = None,
     usd_per_device_hour: float | None = None,
-    overhead_bytes: float = DEFAULT_OVERHEAD_BYTES,
+    overhead_bytes: float | None = None,
 ) -> PlanResult:
     """Size a fleet of ``ref`` systems for the traffic (see core.plan): contexts from the traffic (a session
     reserves L + G tokens and reads L + G/2 on average), the best layout under the floor, prefill of one
@@ -271,7 +271,8 @@ def run_plan(
         raise InputError("usd_per_hour", f"must be >= 0 (got {usd_per_device_hour})")
     alloc = prompt_tokens + output_tokens
     workload = Workload(
-        overhead_bytes=overhead_bytes,
+        overhead_bytes=DEFAULT_OVERHEAD_BYTES if overhead_bytes is None else overhead_bytes,
+        overhead_from_hardware=overhead_bytes is None,
         alloc_context_tokens=alloc,
         read_context_tokens=prompt_tokens + output_tokens // 2,
         floor_tok_per_s=floor_tok_s,
@@ -399,6 +400,9 @@ def layout_assumptions(workload: Workload, result: LayoutResult, resolved: Resol
     return {
         "overhead_gb_per_device": result.per_device.overhead_bytes / GB,
         "overhead": "the system's O spread evenly over its devices",
+        "overhead_source": workload.for_hardware(
+            resolved.system.device.scaled(resolved.system.count)
+        ).overhead_source,
         "alloc_context_tokens": workload.alloc_context_tokens,
         "read_context_tokens": workload.read_context_tokens,
         "floor_tok_s": workload.floor_tok_per_s,

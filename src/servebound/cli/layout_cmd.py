@@ -24,7 +24,6 @@ from servebound.cli.common import (
 from servebound.cli.output import console, print_json, render_assumptions
 from servebound.core.layout import LayoutResult
 from servebound.core.units import GB
-from servebound.core.workload import DEFAULT_OVERHEAD_BYTES
 from servebound.errors import InputError
 from servebound.parallel import (
     ResolvedSystem,
@@ -170,8 +169,8 @@ def plan_command(
         requests_per_s=requests_per_s,
         ttft_budget_s=ttft_budget,
         usd_per_device_hour=usd_per_hour,
-        # the layout model spreads one O over the system's devices; 8 GB unless --overhead-gb says
-        overhead_bytes=DEFAULT_OVERHEAD_BYTES if overhead_gb is None else overhead_gb * GB,
+        # the layout model spreads one O over the system's devices: the rows' unless --overhead-gb says
+        overhead_bytes=None if overhead_gb is None else overhead_gb * GB,
     )
     if json_out:
         print_json(plan_json(plan))

@@ -223,6 +223,13 @@ def _placement(system: System, layout: Layout) -> tuple[float, float, float, Lin
     return ar_rate, a2a_per_byte, hop_per_byte, links
 
 
+def system_workload(system: System, model: ModelAdapter, workload: Workload | None) -> Workload:
+    """The workload a layout is evaluated under: default contexts capped at the model's limit, and O
+    the system's runtime overhead (N x the member row's) where it was left to the hardware, as decode
+    takes it for the same ``Nx-`` system; each device then carries O / N."""
+    return (workload or Workload()).for_model(model).for_hardware(system.device.scaled(system.count))
+
+
 class _LayoutModel:
     """The per-device bytes and times of one layout, vectorized over micro-batches."""
 
@@ -318,7 +325,7 @@ def evaluate_layout(
     (the compute roof's, evaluated by the caller); None leaves compute uncharged, which only loosens
     the ceiling. A forced batch in the workload is ignored here (``times_at`` evaluates any batch).
     """
-    workload = (workload or Workload()).for_model(model)
+    workload = system_workload(system, model, workload)
     problem = layout_problem(system, model, layout)
     if problem is not None:
         raise ValueError(problem)
@@ -413,7 +420,7 @@ def per_device_bytes(
     system: System, model: ModelAdapter, layout: Layout, batch: int, workload: Workload | None = None
 ) -> PerDevice:
     """The average device's bytes with ``batch`` sessions per micro-batch (pp micro-batches in flight)."""
-    workload = (workload or Workload()).for_model(model)
+    workload = system_workload(system, model, workload)
     lm = _LayoutModel(system, model, workload, layout, None, DEFAULT_ACTIVATION_BYTES)
     margin = system.device.memory_bytes - lm.overhead_bytes - lm.weight_bytes
     kv = batch * lm.kv_alloc_per_session
@@ -438,7 +445,7 @@ def times_at(
     activation_bytes: float = DEFAULT_ACTIVATION_BYTES,
 ) -> StepTimes:
     """Step and token times of ``layout`` at micro-batch ``batch`` (for forced batches and figures)."""
-    workload = (workload or Workload()).for_model(model)
+    workload = system_workload(system, model, workload)
     lm = _LayoutModel(system, model, workload, layout, compute_s_per_session_step, activation_bytes)
     return lm.times(batch)
 
@@ -470,7 +477,7 @@ def prefill_communication(
 ) -> PrefillCommunication:
     """Link seconds on the average device to prefill ``tokens`` tokens through one replica; the stages run
     one after another, so the per-stage terms add up over pp stages."""
-    workload = (workload or Workload()).for_model(model)
+    workload = system_workload(system, model, workload)
     lm = _LayoutModel(system, model, workload, layout, None, activation_bytes)
     pp = layout.pp
     return PrefillCommunication(

@@ -325,7 +325,7 @@ def format_summary(summary: ValidationSummary) -> str:
 
     lines = [
         f"{summary.total} reported runs, {summary.at_or_below} at or below their ceiling "
-        f"({100 * summary.overall.at_or_below_rate:.0f} %)",
+        f"({100 * summary.overall.at_or_below_rate:.1f} %)",
         row("all", summary.overall),
         "by engine:",
         *(row(name, s) for name, s in summary.by_engine.items()),

@@ -402,7 +402,7 @@ class Renderer:
         data = validation_json(summary)
         runs = self.run_displays(summary.runs)
         title = "Validation: published runs against their ceilings"
-        rate = f"{100 * data['at_or_below_rate']:.0f} %"
+        rate = f"{100 * data['at_or_below_rate']:.1f} %"
         desc = (
             f"{data['total']} published measurements checked against the ceiling for their own setting: "
             f"{data['at_or_below']} at or below it ({rate})."

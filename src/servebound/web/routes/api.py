@@ -271,7 +271,7 @@ def api_plan(
         requests_per_s=requests_per_s,
         ttft_budget_s=ttft_budget,
         usd_per_device_hour=usd_per_hour,
-        overhead_bytes=(8.0 if overhead_gb is None else overhead_gb) * GB,
+        overhead_bytes=None if overhead_gb is None else overhead_gb * GB,
     )
     return clean_json(plan_json(plan))  # type: ignore[no-any-return]
 
