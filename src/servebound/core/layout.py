@@ -227,7 +227,10 @@ def system_workload(system: System, model: ModelAdapter, workload: Workload | No
     """The workload a layout is evaluated under: default contexts capped at the model's limit, and O
     the system's runtime overhead (N x the member row's) where it was left to the hardware, as decode
     takes it for the same ``Nx-`` system; each device then carries O / N."""
-    return (workload or Workload()).for_model(model).for_hardware(system.device.scaled(system.count))
+    workload = (workload or Workload()).for_model(model)
+    if not workload.overhead_from_hardware:  # resolved already (or given): no system row to build
+        return workload
+    return workload.for_hardware(system.device.scaled(system.count))
 
 
 class _LayoutModel:
@@ -515,6 +518,7 @@ def search_layouts(
     activation_bytes: float = DEFAULT_ACTIVATION_BYTES,
 ) -> list[LayoutResult]:
     """Every valid layout evaluated and ranked best first (``rank_key``)."""
+    workload = system_workload(system, model, workload)  # once for the search, not once per layout
     results = [
         evaluate_layout(
             system,
