@@ -80,6 +80,23 @@ def test_decode_on_a_cached_catalog_pair_skips_the_catalog(tmp_path: Path) -> No
     assert uncached == first
 
 
+@pytest.mark.parametrize("extra", [[], ["--json"]])
+def test_one_decode_evaluates_floats_without_numpy(tmp_path: Path, extra: list[str]) -> None:
+    """The core's formulas take floats or arrays (servebound.core.arith): one decode, of an MoE model
+    under expected expert traffic, runs on floats and never imports numpy; --range (a curve) does."""
+    pair = [arg for arg in DECODE if arg != "--json"]
+    env = {"SERVEBOUND_CACHE_DIR": str(tmp_path)}
+
+    def modules_of(args: list[str]) -> set[str]:
+        code = f"from servebound import _record_cache\nfrom servebound.cli import main\n_record_cache.enable()\nmain({args!r})"
+        return loaded_modules(code, env)[0]
+
+    plain = modules_of(pair + extra)
+    assert "numpy" not in plain
+    assert not plain & {"servebound.core.decode_range", "servebound.core.layout", "servebound.cli.layout_cmd"}
+    assert "numpy" in modules_of([*pair, *extra, "--range"])
+
+
 def test_a_user_file_is_always_validated(tmp_path: Path) -> None:
     path = tmp_path / "hw.json"
     path.write_text('{"name": "J", "memory_gb": 128, "bandwidth_gb_per_s": 273}')

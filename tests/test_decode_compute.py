@@ -278,7 +278,7 @@ def test_scalar_attention_flops_equal_the_vector_ones(model: ModelAdapter, chunk
 
     shape = model.prefill
     assert shape is not None
-    vector = float(attention_flops_per_token(shape, chunk, prefix))
+    vector = float(attention_flops_per_token(shape, np.asarray([chunk]), np.asarray([prefix]))[0])
     assert attention_flops_per_token_scalar(shape, chunk, prefix) == pytest.approx(
         vector, rel=1e-12, abs=1e-9
     )

@@ -84,7 +84,9 @@ def test_extremes_and_curve_equal_decode_at_every_context(model: ModelAdapter, f
     assert curve.batch_star.tolist() == [r[2] for r in rows]
     assert curve.single_session_tok_per_s.tolist() == singles
     agg = np.nan_to_num(curve.aggregate_tok_per_s, nan=0.0)
-    assert agg.tolist() == [r[3] for r in rows]
+    # decode() evaluates expm1 in m(n) with the C library, the curve with numpy's vectorized routine:
+    # the two may differ in the last bit (about 7 % of arguments), so the aggregates agree to a few ulp.
+    assert agg.tolist() == pytest.approx([r[3] for r in rows], rel=1e-15, abs=0.0)
 
 
 def test_compute_bound_contexts_equal_decode() -> None:

@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Any
 
 from servebound.core.decode import BatchLimit, DecodeResult, Verdict
 from servebound.core.decode_compute import ComputeStatus, compute_statement, decode_compute
-from servebound.core.decode_range import DecodeContextRange
 from servebound.core.experts import ExpertTraffic
 from servebound.core.fields import documented_json
 from servebound.core.hardware import Hardware
@@ -16,7 +15,8 @@ from servebound.core.reading import is_estimate
 from servebound.core.units import GB, TFLOPS
 from servebound.core.workload import MAX_BATCH, Workload
 
-if TYPE_CHECKING:  # prefill's views need no prefill code at import: `servebound decode` skips it
+if TYPE_CHECKING:  # prefill's and the range's views need no code at import: `servebound decode` skips it
+    from servebound.core.decode_range import DecodeContextRange
     from servebound.core.prefill import PrefillRange, PrefillResult
 
 #: One sentence per decode verdict, shared by the CLI, the notes and the site (which capitalises it).

@@ -2,28 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 
 from servebound.api import decode, load_hardware, load_model
 from servebound.cli.common import HardwareOpt, JsonOpt, ModelOpt, WorkloadFlags, app, with_workload_flags
-from servebound.cli.layout_cmd import render_layout_rows, render_link
 from servebound.cli.output import console, print_json, render_assumptions
 from servebound.core.decode import DecodeResult
-from servebound.core.decode_range import DecodeContextRange, decode_context_range
-from servebound.core.layout import times_at
 from servebound.core.model import ModelAdapter
 from servebound.core.units import GB
 from servebound.core.workload import Workload
-from servebound.parallel import (
-    compute_seconds_per_session_step,
-    layout_assumptions,
-    layout_json,
-    run_layout,
-    system_json,
-)
 from servebound.report import (
     VERDICT_TEXT,
     context_range_json,
@@ -34,6 +24,9 @@ from servebound.report import (
     fmt_rate,
     workload_assumptions,
 )
+
+if TYPE_CHECKING:
+    from servebound.core.decode_range import DecodeContextRange
 
 
 @app.command("decode")
@@ -97,7 +90,11 @@ def decode_command(
     hw = load_hardware(hardware)
     workload = flags.workload(**own)
     result = decode(hw, mdl, workload)
-    rng = decode_context_range(hw, mdl, workload) if range_ else None
+    rng = None
+    if range_:  # imported here: a plain decode never loads the range code (start-up time)
+        from servebound.core.decode_range import decode_context_range
+
+        rng = decode_context_range(hw, mdl, workload)
     if json_out:
         out = decode_json(result)
         if rng is not None:
@@ -138,6 +135,17 @@ def render_context_range(rng: DecodeContextRange) -> None:
 
 def decode_layout(hardware: str, mdl: ModelAdapter, workload: Workload, layout: str, json_out: bool) -> None:
     """Decode on one parallel layout: the layout's ceilings in decode's field names, plus its own."""
+    # Imported here: a decode without --layout never loads the layout code (start-up time).
+    from servebound.cli.layout_cmd import render_layout_rows, render_link
+    from servebound.core.layout import times_at
+    from servebound.parallel import (
+        compute_seconds_per_session_step,
+        layout_assumptions,
+        layout_json,
+        run_layout,
+        system_json,
+    )
+
     workload = workload.for_model(mdl)
     resolved, result = run_layout(hardware, mdl, workload, layout)
     forced = None

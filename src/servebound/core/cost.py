@@ -17,14 +17,16 @@ Prefill prices input tokens the same way: p / T_pf at the stated prompt length.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
-from numpy.typing import ArrayLike, NDArray
-
+from servebound.core.arith import np
 from servebound.core.decode import StepCurve, step_curve
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.workload import Workload
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
 
 SECONDS_PER_HOUR = 3600.0
 #: Hours in a year of 365.25 days, for amortization.

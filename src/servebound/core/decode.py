@@ -20,11 +20,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-from numpy.typing import ArrayLike, NDArray
-
+from servebound.core.arith import Values, as_values, maximum
 from servebound.core.decode_compute import DecodeCompute, decode_compute
 from servebound.core.fields import documented, documented_property
 from servebound.core.formats import KV_FORMATS
@@ -33,6 +31,11 @@ from servebound.core.model import ModelAdapter
 from servebound.core.reading import is_estimate
 from servebound.core.search import largest_true
 from servebound.core.workload import MAX_BATCH, Workload, memory_fit_batch
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from servebound.core.arith import Floats
 
 
 class Verdict(StrEnum):
@@ -232,9 +235,9 @@ class _Traffic:
         if spec is not None:
             self.draft_kv_read = spec.draft.kv_read.bytes_at(workload.read_context_tokens)
 
-    def per_token(self, batch: ArrayLike) -> NDArray[np.float64]:
-        """q_KV(b) = W_batch(b)/b + K_read, or q_spec(b) with a draft."""
-        b = np.asarray(batch, dtype=np.float64)
+    def per_token(self, batch: Values) -> Values:
+        """q_KV(b) = W_batch(b)/b + K_read, or q_spec(b) with a draft (one batch or an array)."""
+        b = as_values(batch)
         spec = self.spec
         if spec is None:
             return self.model.weights.batch(b, self.mode) / b + self.kv_read
@@ -246,10 +249,10 @@ class _Traffic:
         private = self.kv_read + gamma * self.draft_kv_read
         return shared / (b * rho) + private / rho
 
-    def effective(self, batch: ArrayLike) -> NDArray[np.float64]:
+    def effective(self, batch: Values) -> Values:
         """q_eff(b) = max(q(b), R c / rho): the step's time per emitted token, in bytes at R."""
         q = self.per_token(batch)
-        return q if self.compute_bytes <= 0.0 else np.maximum(q, self.compute_bytes)
+        return q if self.compute_bytes <= 0.0 else maximum(q, self.compute_bytes)
 
     def per_session_scalar(self, batch: int, bandwidth: float) -> float:
         return float(bandwidth / (batch * self.effective(batch)))
@@ -261,14 +264,14 @@ class _Traffic:
 
 def curve(
     hardware: Hardware, model: ModelAdapter, workload: Workload, batches: ArrayLike
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+) -> tuple[Floats, Floats]:
     """Aggregate T(b) and per-session r(b) over an array of batches, vectorized (for figures and tables).
 
     With the compute roof unless the workload is memory-only (or compute is unavailable)."""
     workload = workload.for_model(model)
     compute = decode_compute(hardware, model, workload)
     traffic = _Traffic(model, workload, compute.bytes_equivalent(hardware.bandwidth_bytes_per_s))
-    b = np.asarray(batches, dtype=np.float64)
+    b = as_values(batches)
     aggregate = hardware.bandwidth_bytes_per_s / traffic.effective(b)
     return aggregate, aggregate / b
 
@@ -278,12 +281,12 @@ class StepCurve:
     """The two lines of the roofline over an array of batches: t_mem(b), t_cmp(b) (None without
     compute) and t(b) = max of the two, seconds per step; T(b) = b rho / t(b) and r(b) = T(b) / b."""
 
-    batch: NDArray[np.float64]
-    memory_time_s: NDArray[np.float64]
-    compute_time_s: NDArray[np.float64] | None
-    step_time_s: NDArray[np.float64]
-    tok_per_s: NDArray[np.float64]
-    per_session_tok_per_s: NDArray[np.float64]
+    batch: Floats
+    memory_time_s: Floats
+    compute_time_s: Floats | None
+    step_time_s: Floats
+    tok_per_s: Floats
+    per_session_tok_per_s: Floats
     compute: DecodeCompute
 
 
@@ -292,11 +295,11 @@ def step_curve(hardware: Hardware, model: ModelAdapter, workload: Workload, batc
     workload = workload.for_model(model)
     compute = decode_compute(hardware, model, workload)
     traffic = _Traffic(model, workload)
-    b = np.asarray(batches, dtype=np.float64)
+    b = as_values(batches)
     rho = workload.tokens_per_step
     t_mem = b * rho * traffic.per_token(b) / hardware.bandwidth_bytes_per_s
     t_cmp = compute.time_s(b)
-    t = t_mem if t_cmp is None else np.maximum(t_mem, t_cmp)
+    t = t_mem if t_cmp is None else maximum(t_mem, t_cmp)
     aggregate = b * rho / t
     return StepCurve(b, t_mem, t_cmp, t, aggregate, aggregate / b, compute)
 

@@ -25,15 +25,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
-import numpy as np
-from numpy.typing import ArrayLike, NDArray
-
+from servebound.core.arith import Values, as_values
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter, PrefillShape
-from servebound.core.prefill import attention_flops_per_token, attention_flops_per_token_scalar
+from servebound.core.prefill_cost import attention_flops_per_token
 from servebound.core.rates import ModeRates, mode_rates
 from servebound.core.workload import Workload
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from servebound.core.arith import Floats
 
 
 class ComputeStatus(StrEnum):
@@ -45,40 +49,24 @@ class ComputeStatus(StrEnum):
     MISSING_RATE = "missing_rate"
 
 
-def _step_flops_and_seconds(
-    shape: PrefillShape, rates: ModeRates, tokens: int, prefix_tokens: ArrayLike
-) -> tuple[float, NDArray[np.float64], NDArray[np.float64] | None]:
-    """FLOPs (linear, attention) of one session's ``tokens`` new tokens after ``prefix_tokens`` (an
-    array of prefixes allowed), and their time at the given rates (None when a needed rate is missing)."""
+def _step(
+    shape: PrefillShape, rates: ModeRates, tokens: int, prefix_tokens: Values
+) -> tuple[float, Values, Values | None]:
+    """FLOPs (linear, attention) of one session's ``tokens`` new tokens after ``prefix_tokens`` (one
+    prefix or an array of prefixes), and their time at the given rates (None when a needed rate is
+    missing)."""
     linear = 2.0 * shape.linear_active_params * tokens
-    attention: NDArray[np.float64] = tokens * attention_flops_per_token(shape, tokens, prefix_tokens)
+    attention = tokens * attention_flops_per_token(shape, float(tokens), prefix_tokens)
     if not rates.available:
         return linear, attention, None
-    seconds: NDArray[np.float64] = np.asarray(
-        (linear / rates.linear_flop_per_s if rates.linear_flop_per_s else 0.0)
-        + (attention / rates.attention_flop_per_s if rates.attention_flop_per_s else 0.0),
-        dtype=np.float64,
-    )
-    return linear, attention, seconds
-
-
-def _scalar_step(
-    shape: PrefillShape, rates: ModeRates, tokens: int, prefix_tokens: int
-) -> tuple[float, float, float | None]:
-    """:func:`_step_flops_and_seconds` for one prefix, in plain floats (the per-pair path)."""
-    linear = 2.0 * shape.linear_active_params * tokens
-    attention = tokens * attention_flops_per_token_scalar(shape, tokens, prefix_tokens)
-    if not rates.available:
-        return linear, attention, None
-    seconds = (linear / rates.linear_flop_per_s if rates.linear_flop_per_s else 0.0) + (
-        attention / rates.attention_flop_per_s if rates.attention_flop_per_s else 0.0
-    )
-    return linear, attention, seconds
+    linear_s = linear / rates.linear_flop_per_s if rates.linear_flop_per_s else 0.0
+    attention_s = attention / rates.attention_flop_per_s if rates.attention_flop_per_s else 0.0 * attention
+    return linear, attention, linear_s + attention_s
 
 
 def seconds_per_session_step_over_contexts(
     hardware: Hardware, model: ModelAdapter, workload: Workload, contexts: ArrayLike
-) -> NDArray[np.float64] | None:
+) -> Floats | None:
     """c(L) for an array of read contexts in ordinary decoding: the same lookups and FLOP counts as
     :func:`decode_compute`, vectorized over L for figures. None when compute is unavailable (no
     prefill fields, a missing rate, memory-only) and for speculation (use decode_compute per context)."""
@@ -86,7 +74,7 @@ def seconds_per_session_step_over_contexts(
     if shape is None or workload.memory_only or workload.speculation is not None:
         return None
     rates = mode_rates(hardware, shape)
-    return _step_flops_and_seconds(shape, rates, 1, np.asarray(contexts, dtype=np.float64))[2]
+    return _step(shape, rates, 1, as_values(contexts))[2]
 
 
 @dataclass(frozen=True)
@@ -138,11 +126,11 @@ class DecodeCompute:
         c = self.seconds_per_session_step
         return None if not self.available or c is None or c <= 0 else self.tokens_per_step / c
 
-    def time_s(self, batch: ArrayLike) -> NDArray[np.float64] | None:
-        """t_cmp(b) = b c in seconds, vectorized over batches (None without compute)."""
+    def time_s(self, batch: Values) -> Values | None:
+        """t_cmp(b) = b c in seconds, for one batch or an array of batches (None without compute)."""
         if not self.available or self.seconds_per_session_step is None:
             return None
-        return np.asarray(batch, dtype=np.float64) * self.seconds_per_session_step
+        return as_values(batch) * self.seconds_per_session_step
 
     def bytes_equivalent(self, bandwidth_bytes_per_s: float) -> float:
         """R c / rho: the compute roof as bytes per emitted token, so T(b) = R / max(q(b), this).
@@ -189,7 +177,7 @@ def decode_compute(
             seconds_per_session_step=None,
         )
     rates = mode_rates(hardware, shape, linear_mode, attention_mode)
-    linear, attention, seconds = _scalar_step(shape, rates, n, context)
+    linear, attention, seconds = _step(shape, rates, n, context)
     draft_flops = 0.0
     draft_note: str | None = None
     if spec is not None and spec.draft_tokens > 0:
@@ -200,7 +188,7 @@ def decode_compute(
             )
         else:
             draft_rates = mode_rates(hardware, draft_shape)
-            d_linear, d_attention, d_seconds = _scalar_step(draft_shape, draft_rates, 1, context)
+            d_linear, d_attention, d_seconds = _step(draft_shape, draft_rates, 1, context)
             if d_seconds is None:
                 draft_note = (
                     f"omitted: no {'/'.join(draft_rates.missing_modes)} rate for the draft's modes "
@@ -236,8 +224,8 @@ def decode_compute(
 
 
 def decode_compute_time_s(
-    hardware: Hardware, model: ModelAdapter, workload: Workload | None, batch: ArrayLike
-) -> NDArray[np.float64] | None:
+    hardware: Hardware, model: ModelAdapter, workload: Workload | None, batch: Values
+) -> Values | None:
     """t_cmp(b) in seconds for an array of batches, or None when compute is unavailable."""
     return decode_compute(hardware, model, workload).time_s(batch)
 

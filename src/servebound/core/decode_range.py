@@ -20,10 +20,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
-import numpy as np
-from numpy.typing import ArrayLike, NDArray
-
+from servebound.core.arith import np
 from servebound.core.decode import DecodeResult, Verdict, _Traffic, decode
 from servebound.core.decode_compute import decode_compute, seconds_per_session_step_over_contexts
 from servebound.core.hardware import Hardware
@@ -32,8 +31,11 @@ from servebound.core.model import ModelAdapter
 from servebound.core.search import largest_true
 from servebound.core.workload import MAX_BATCH, Workload, memory_fit_batch
 
-Float = NDArray[np.float64]
-Int = NDArray[np.int64]
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+
+    Float = NDArray[np.float64]
+    Int = NDArray[np.int64]
 
 #: Contexts sampled for the curve (log-spaced), besides 0, the top and the floor's edge.
 CURVE_POINTS = 96

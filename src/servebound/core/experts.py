@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from enum import StrEnum
 
-import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from servebound.core.arith import Values, as_values, expm1, filled
 
 
 class ExpertTraffic(StrEnum):
@@ -16,19 +16,18 @@ class ExpertTraffic(StrEnum):
     MINIMUM = "minimum"
 
 
-def expected_distinct_experts(routings: ArrayLike, routed: int, per_token: int) -> NDArray[np.float64]:
-    """m(n) = E (1 - (1 - k/E)^n), written with expm1/log1p so it stays exact for tiny k/E and huge n."""
-    n = np.asarray(routings, dtype=np.float64)
+def expected_distinct_experts(routings: Values, routed: int, per_token: int) -> Values:
+    """m(n) = E (1 - (1 - k/E)^n), written with expm1/log1p so it stays exact for tiny k/E and huge n.
+
+    ``routings`` is one count (a float back) or an array of counts (an array back)."""
+    n = as_values(routings)
     if per_token >= routed:
-        return np.full_like(n, float(routed))
-    touched: NDArray[np.float64] = -routed * np.expm1(n * np.log1p(-per_token / routed))
-    return touched
+        return filled(n, float(routed))
+    return -routed * expm1(n * math.log1p(-per_token / routed))
 
 
-def distinct_experts(
-    routings: ArrayLike, routed: int, per_token: int, mode: ExpertTraffic
-) -> NDArray[np.float64]:
+def distinct_experts(routings: Values, routed: int, per_token: int, mode: ExpertTraffic) -> Values:
     """m(n) in the chosen traffic mode."""
     if mode is ExpertTraffic.MINIMUM:
-        return np.full_like(np.asarray(routings, dtype=np.float64), float(per_token))
+        return filled(as_values(routings), float(per_token))
     return expected_distinct_experts(routings, routed, per_token)

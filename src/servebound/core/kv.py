@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from servebound.core.arith import Values, as_values, minimum
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from servebound.core.arith import Floats
 
 #: Context lengths past 2^53 tokens are not representable exactly and mean "unbounded" here.
 CONTEXT_CAP = 2**53
@@ -26,24 +31,17 @@ class KVShape:
     window_tokens: int = 0
     state_bytes: float = 0.0
 
-    def bytes_at(self, context_tokens: float) -> float:
-        """K(L) for a context of ``context_tokens`` tokens."""
-        local_tokens = min(context_tokens, self.window_tokens)
+    def bytes_at(self, context_tokens: Values) -> Values:
+        """K(L) for a context of ``context_tokens`` tokens (one length, or an array of lengths)."""
         return (
             self.global_bytes_per_token * context_tokens
-            + self.local_bytes_per_token * local_tokens
+            + self.local_bytes_per_token * minimum(context_tokens, float(self.window_tokens))
             + self.state_bytes
         )
 
-    def bytes_over(self, context_tokens: ArrayLike) -> NDArray[np.float64]:
-        """K(L) over an array of contexts: :meth:`bytes_at`'s formula, vectorized (figures)."""
-        c = np.asarray(context_tokens, dtype=np.float64)
-        out: NDArray[np.float64] = (
-            self.global_bytes_per_token * c
-            + self.local_bytes_per_token * np.minimum(c, self.window_tokens)
-            + self.state_bytes
-        )
-        return out
+    def bytes_over(self, context_tokens: ArrayLike) -> Floats:
+        """K(L) over an array of contexts (figures): :meth:`bytes_at` on a float64 array."""
+        return self.bytes_at(as_values(context_tokens))
 
     @property
     def grows_with_context(self) -> bool:

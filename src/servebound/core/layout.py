@@ -47,16 +47,18 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
-import numpy as np
-from numpy.typing import ArrayLike, NDArray
-
+from servebound.core.arith import np
 from servebound.core.decode import Verdict
 from servebound.core.experts import distinct_experts
 from servebound.core.model import ModelAdapter
 from servebound.core.search import largest_true
 from servebound.core.system import Interconnect, Layout, System, layout_problem, valid_layouts
 from servebound.core.workload import MAX_BATCH, Workload, memory_fit_batch
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
 
 __all__ = [
     "DEFAULT_ACTIVATION_BYTES",

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-import numpy as np
-from numpy.typing import ArrayLike, NDArray
-
+from servebound.core.arith import Values, as_values, filled
 from servebound.core.experts import ExpertTraffic, distinct_experts
 from servebound.core.kv import KVShape
 
@@ -77,11 +75,12 @@ class Weights:
         per_token = self.experts.per_token if self.experts else 0
         return self.always_on_bytes + per_token * self.expert_bytes
 
-    def batch(self, routings: ArrayLike, mode: ExpertTraffic = ExpertTraffic.EXPECTED) -> NDArray[np.float64]:
-        """W_batch(n): always-on bytes plus one expert's bytes per distinct expert touched by n routings."""
-        n = np.asarray(routings, dtype=np.float64)
+    def batch(self, routings: Values, mode: ExpertTraffic = ExpertTraffic.EXPECTED) -> Values:
+        """W_batch(n): always-on bytes plus one expert's bytes per distinct expert touched by n routings
+        (one count or an array of counts)."""
+        n = as_values(routings)
         if self.experts is None:
-            return np.full_like(n, self.always_on_bytes)
+            return filled(n, self.always_on_bytes)
         touched = distinct_experts(n, self.experts.routed, self.experts.per_token, mode)
         return self.always_on_bytes + self.expert_bytes * touched
 

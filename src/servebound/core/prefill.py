@@ -33,11 +33,9 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import numpy as np
-from numpy.typing import ArrayLike
-
+from servebound.core.arith import np
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter, PrefillShape
 from servebound.core.prefill_cost import (
@@ -68,6 +66,9 @@ from servebound.core.reading import is_estimate
 from servebound.core.search import largest_true
 from servebound.core.workload import Workload, memory_fit_batch
 from servebound.errors import InputError
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 # --- public procedures ---------------------------------------------------------------------------
 

@@ -8,16 +8,18 @@ facts that keep every evaluation closed-form); ``core.prefill`` turns these cost
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, overload
 
-import numpy as np
-from numpy.typing import ArrayLike, NDArray
-
+from servebound.core.arith import as_values, clip, np
 from servebound.core.experts import ExpertTraffic
 from servebound.core.kv import KVShape
 from servebound.core.model import ModelAdapter, PrefillShape, Weights
 from servebound.errors import InputError
 
-Float = NDArray[np.float64]
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+
+    from servebound.core.arith import Floats as Float
 
 
 def prefill_shape(model: ModelAdapter) -> PrefillShape:
@@ -34,41 +36,35 @@ def prefill_shape(model: ModelAdapter) -> PrefillShape:
 # --- per-token quantities -------------------------------------------------------------------------
 
 
+@overload
+def attention_flops_per_token(shape: PrefillShape, chunk_tokens: float, prefix_tokens: float) -> float: ...
+@overload
 def attention_flops_per_token(
     shape: PrefillShape, chunk_tokens: ArrayLike, prefix_tokens: ArrayLike
-) -> Float:
-    """a_attn(c, l): attention FLOPs per new token of a chunk of c tokens after a cached prefix of l.
+) -> Float: ...
+def attention_flops_per_token(shape: PrefillShape, chunk_tokens: Any, prefix_tokens: Any) -> Any:
+    """a_attn(c, l): attention FLOPs per new token of a chunk of c tokens after a cached prefix of l
+    (floats give a float, arrays an array).
 
     Global layers see the average attended context l + (c+1)/2; local layers cap each token's length
     at the window before averaging: sum_{j=1..c} min(l+j, w) = u l + u(u+1)/2 + (c-u) w with
     u = clip(w - l, 0, c) the tokens still inside the window. Closed form, vectorized.
     """
-    c = np.asarray(chunk_tokens, dtype=np.float64)
-    prefix = np.asarray(prefix_tokens, dtype=np.float64)
+    c = as_values(chunk_tokens)
+    prefix = as_values(prefix_tokens)
     window = float(shape.attention_window_tokens)
-    inside = np.clip(window - prefix, 0.0, c)
-    local_sum = inside * prefix + inside * (inside + 1.0) / 2.0 + (c - inside) * window
-    result: Float = (
-        shape.attention_global_flops_per_pair * (prefix + (c + 1.0) / 2.0)
-        + shape.attention_local_flops_per_pair * local_sum / c
-        + shape.attention_state_flops_per_token
-    )
-    return result
-
-
-def attention_flops_per_token_scalar(shape: PrefillShape, chunk_tokens: int, prefix_tokens: float) -> float:
-    """:func:`attention_flops_per_token` for one (c, l) in plain floats (decode's per-pair fast path;
-    a property test holds the two equal)."""
-    c = float(chunk_tokens)
-    prefix = float(prefix_tokens)
-    window = float(shape.attention_window_tokens)
-    inside = min(max(window - prefix, 0.0), c)
+    inside = clip(window - prefix, 0.0, c)
     local_sum = inside * prefix + inside * (inside + 1.0) / 2.0 + (c - inside) * window
     return (
         shape.attention_global_flops_per_pair * (prefix + (c + 1.0) / 2.0)
         + shape.attention_local_flops_per_pair * local_sum / c
         + shape.attention_state_flops_per_token
     )
+
+
+def attention_flops_per_token_scalar(shape: PrefillShape, chunk_tokens: int, prefix_tokens: float) -> float:
+    """:func:`attention_flops_per_token` for one (c, l) as a plain float (its scalar path)."""
+    return attention_flops_per_token(shape, float(chunk_tokens), float(prefix_tokens))
 
 
 def compute_per_prompt_token(shape: PrefillShape, chunk_tokens: ArrayLike, prefix_tokens: ArrayLike) -> Float:

@@ -6,16 +6,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
-import numpy as np
-from numpy.typing import NDArray
-
+from servebound.core.arith import np
 from servebound.core.experts import ExpertTraffic
 from servebound.core.fields import documented
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
-from servebound.core.prefill_cost import Float
 from servebound.core.workload import Workload
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from servebound.core.arith import Floats as Float
 
 #: Omega_pf, the temporary prefill workspace in the capacity gate: zero in this theoretical bound.
 WORKSPACE_BYTES = 0.0
