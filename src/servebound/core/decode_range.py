@@ -19,7 +19,6 @@ for figures is one vectorized pass (a bisection over batches run on a whole arra
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from servebound.core.arith import np
@@ -29,7 +28,7 @@ from servebound.core.hardware import Hardware
 from servebound.core.kv import KVShape
 from servebound.core.model import ModelAdapter
 from servebound.core.search import largest_true
-from servebound.core.workload import MAX_BATCH, Workload, memory_fit_batch
+from servebound.core.workload import MAX_BATCH, RangeLimit, Workload, memory_fit_batch, range_top
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -41,12 +40,8 @@ if TYPE_CHECKING:
 CURVE_POINTS = 96
 
 
-class ContextLimit(StrEnum):
-    """What set the longest read context of the range."""
-
-    CONTEXT_LIMIT = "context_limit"
-    ALLOC_CONTEXT = "alloc_context"
-    MEMORY = "memory"
+#: What set the longest read context of the range (the prefill range's enum: one definition).
+ContextLimit = RangeLimit
 
 
 @dataclass(frozen=True)
@@ -118,10 +113,7 @@ def decode_context_range(
     if not base.fits:
         return DecodeContextRange(workload, base.verdict, None, None, None, None, None, None, None)
 
-    if model.context_limit_tokens is not None:
-        top, limited_by = model.context_limit_tokens, ContextLimit.CONTEXT_LIMIT
-    else:
-        top, limited_by = workload.alloc_context_tokens, ContextLimit.ALLOC_CONTEXT
+    top, limited_by = range_top(model, workload)
     spec = workload.speculation
     margin = base.resident_margin_bytes
 

@@ -59,12 +59,11 @@ from servebound.core.prefill_records import (
     PrefillRange,
     PrefillResult,
     PrefillVerdict,
-    RangeLimit,
 )
 from servebound.core.rates import mode_rates
 from servebound.core.reading import is_estimate
 from servebound.core.search import largest_true
-from servebound.core.workload import Workload, memory_fit_batch
+from servebound.core.workload import RangeLimit, Workload, memory_fit_batch, range_top
 from servebound.errors import InputError
 
 if TYPE_CHECKING:
@@ -346,10 +345,7 @@ def prefill_range(
     b = _positive_int("batch", batch)
     rates, linear_mode, attention_mode = _rates(hardware, shape, linear_mode, attention_mode)
     assumptions = _assumptions(hardware, model, workload, rates, linear_mode, attention_mode)
-    if model.context_limit_tokens is not None:
-        longest, limited_by = model.context_limit_tokens, RangeLimit.CONTEXT_LIMIT
-    else:
-        longest, limited_by = workload.alloc_context_tokens, RangeLimit.ALLOC_CONTEXT
+    longest, limited_by = range_top(model, workload)
     margin = hardware.memory_bytes - model.weights.resident - workload.overhead_bytes - WORKSPACE_BYTES
 
     def empty(verdict: PrefillVerdict, longest_fitting: int, limit: RangeLimit) -> PrefillRange:

@@ -13,7 +13,7 @@ from servebound.core.experts import ExpertTraffic
 from servebound.core.fields import documented
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
-from servebound.core.workload import Workload
+from servebound.core.workload import RangeLimit, Workload
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -62,14 +62,6 @@ class BoundBy(StrEnum):
 
     MEMORY = "memory"
     COMPUTE = "compute"
-
-
-class RangeLimit(StrEnum):
-    """What set the longest prompt length of a range."""
-
-    CONTEXT_LIMIT = "context_limit"
-    ALLOC_CONTEXT = "alloc_context"
-    MEMORY = "memory"
 
 
 @dataclass(frozen=True)

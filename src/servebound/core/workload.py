@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from enum import StrEnum
 
 from servebound.core.experts import ExpertTraffic
 from servebound.core.hardware import Hardware
@@ -114,3 +115,19 @@ class Workload:
     def tokens_per_step(self) -> float:
         """rho: 1 for ordinary decoding."""
         return self.speculation.tokens_per_step if self.speculation else 1.0
+
+
+class RangeLimit(StrEnum):
+    """What set the longest context of a range: decode's read contexts, prefill's prompt lengths."""
+
+    CONTEXT_LIMIT = "context_limit"
+    ALLOC_CONTEXT = "alloc_context"
+    MEMORY = "memory"
+
+
+def range_top(model: ModelAdapter, workload: Workload) -> tuple[int, RangeLimit]:
+    """Where a range over contexts ends before memory is asked: the model's context limit, or the
+    workload's alloc context when the model states none."""
+    if model.context_limit_tokens is not None:
+        return model.context_limit_tokens, RangeLimit.CONTEXT_LIMIT
+    return workload.alloc_context_tokens, RangeLimit.ALLOC_CONTEXT
