@@ -28,6 +28,7 @@ from servebound.core.fields import documented, documented_property
 from servebound.core.formats import KV_FORMATS
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
+from servebound.core.rates import BoundBy, bound_by
 from servebound.core.reading import is_estimate
 from servebound.core.search import largest_true
 from servebound.core.workload import MAX_BATCH, Workload, memory_fit_batch
@@ -57,11 +58,8 @@ class BatchLimit(StrEnum):
     COMPUTE = "compute"
 
 
-class DecodeBoundBy(StrEnum):
-    """Which line of the two-line roofline sets the step time at b* (memory on a tie)."""
-
-    MEMORY = "memory"
-    COMPUTE = "compute"
+#: Which line of the two-line roofline sets the step time at b* (the one enum of core.rates).
+DecodeBoundBy = BoundBy
 
 
 @dataclass(frozen=True)
@@ -427,7 +425,7 @@ def decode(hardware: Hardware, model: ModelAdapter, workload: Workload | None = 
         aggregate_tok_per_s=aggregate,
         per_session_tok_per_s=aggregate / batch_star,
         bytes_per_token_at_star=q_star,
-        bound_by=DecodeBoundBy.COMPUTE if t_cmp is not None and t_cmp > t_mem else DecodeBoundBy.MEMORY,
+        bound_by=bound_by(t_mem, t_cmp),
         step_time_s=t_mem if t_cmp is None else max(t_mem, t_cmp),
         compute_tok_per_s_at_star=None if t_cmp is None else batch_star * rho / t_cmp,
         memory_tok_per_s_at_star=bandwidth / q_star,

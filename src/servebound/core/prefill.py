@@ -52,7 +52,6 @@ from servebound.core.prefill_cost import (
 from servebound.core.prefill_records import (
     WORKSPACE_BYTES,
     BatchMode,
-    BoundBy,
     ChunkMode,
     PrefillAssumptions,
     PrefillCurve,
@@ -60,7 +59,7 @@ from servebound.core.prefill_records import (
     PrefillResult,
     PrefillVerdict,
 )
-from servebound.core.rates import mode_rates
+from servebound.core.rates import BoundBy, bound_by, mode_rates
 from servebound.core.reading import is_estimate
 from servebound.core.search import largest_true
 from servebound.core.workload import RangeLimit, Workload, memory_fit_batch, range_top
@@ -257,7 +256,7 @@ def prefill(
         compute_time_s=compute_time,
         linear_time_s=None if ev.linear_time is None else float(ev.linear_time[()]),
         attention_time_s=None if ev.attention_time is None else float(ev.attention_time[()]),
-        bound_by=BoundBy.MEMORY if compute_time is None or memory_time >= compute_time else BoundBy.COMPUTE,
+        bound_by=bound_by(memory_time, compute_time),
         traffic_bytes=traffic,
         weight_sweep_bytes=float(ev.sweep_bytes[()]),
         kv_reread_bytes=float(ev.reread_bytes[()]),
@@ -377,10 +376,10 @@ def prefill_range(
         i_lo, i_hi = int(np.argmin(throughput)), int(np.argmax(throughput))
         if throughput[i_lo] < lo_rate:  # strict: the first length wins a tie, as one argmin would
             lo, lo_rate = start + i_lo, float(throughput[i_lo])
-            lo_bound = BoundBy.MEMORY if ev.memory_time[i_lo] >= ev.time[i_lo] else BoundBy.COMPUTE
+            lo_bound = bound_by(float(ev.memory_time[i_lo]), float(ev.time[i_lo]))
         if throughput[i_hi] > hi_rate:
             hi, hi_rate = start + i_hi, float(throughput[i_hi])
-            hi_bound = BoundBy.MEMORY if ev.memory_time[i_hi] >= ev.time[i_hi] else BoundBy.COMPUTE
+            hi_bound = bound_by(float(ev.memory_time[i_hi]), float(ev.time[i_hi]))
 
     return PrefillRange(
         assumptions=assumptions,

@@ -13,6 +13,7 @@ from servebound.core.experts import ExpertTraffic
 from servebound.core.fields import documented
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
+from servebound.core.rates import BoundBy
 from servebound.core.workload import RangeLimit, Workload
 
 if TYPE_CHECKING:
@@ -55,13 +56,6 @@ class BatchMode(StrEnum):
 
     GIVEN = "given"
     MAX = "max"
-
-
-class BoundBy(StrEnum):
-    """Which roofline sets t_pf,min (memory when compute is unavailable or the two tie)."""
-
-    MEMORY = "memory"
-    COMPUTE = "compute"
 
 
 @dataclass(frozen=True)

@@ -3,9 +3,23 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 from servebound.core.hardware import Hardware
 from servebound.core.model import PrefillShape
+
+
+class BoundBy(StrEnum):
+    """Which line of the roofline sets a time: memory or compute (memory on a tie, and memory when
+    compute is unavailable). Decode's step at b* and prefill's t_pf,min both report it."""
+
+    MEMORY = "memory"
+    COMPUTE = "compute"
+
+
+def bound_by(memory_s: float, compute_s: float | None) -> BoundBy:
+    """The line that sets max(memory_s, compute_s): compute only when strictly slower."""
+    return BoundBy.COMPUTE if compute_s is not None and compute_s > memory_s else BoundBy.MEMORY
 
 
 @dataclass(frozen=True)
