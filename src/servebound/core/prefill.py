@@ -37,10 +37,9 @@ from typing import TYPE_CHECKING, Literal
 
 from servebound.core.arith import np
 from servebound.core.hardware import Hardware
-from servebound.core.model import ModelAdapter, PrefillShape
+from servebound.core.model import ModelAdapter
 from servebound.core.prefill_cost import (
     Evaluation,
-    Rates,
     attention_flops_per_token,
     attention_flops_per_token_scalar,
     compute_per_prompt_token,
@@ -59,7 +58,7 @@ from servebound.core.prefill_records import (
     PrefillResult,
     PrefillVerdict,
 )
-from servebound.core.rates import BoundBy, bound_by, mode_rates
+from servebound.core.rates import BoundBy, ModeRates, bound_by, mode_rates
 from servebound.core.reading import is_estimate
 from servebound.core.search import largest_true
 from servebound.core.workload import RangeLimit, Workload, memory_fit_batch, range_top
@@ -71,44 +70,19 @@ if TYPE_CHECKING:
 # --- public procedures ---------------------------------------------------------------------------
 
 
-def _rates(
-    hardware: Hardware, shape: PrefillShape, linear_mode: str | None, attention_mode: str | None
-) -> tuple[Rates, str, str]:
-    found = mode_rates(hardware, shape, linear_mode, attention_mode)
-    rates = Rates(
-        bandwidth=hardware.bandwidth_bytes_per_s,
-        linear=found.linear_flop_per_s,
-        attention=found.attention_flop_per_s,
-        needs_linear=found.needs_linear,
-        needs_attention=found.needs_attention,
-        linear_mode_choice=found.linear_mode_choice,
-    )
-    return rates, found.linear_mode, found.attention_mode
-
-
 def _assumptions(
-    hardware: Hardware,
-    model: ModelAdapter,
-    workload: Workload,
-    rates: Rates,
-    linear_mode: str,
-    attention_mode: str,
+    hardware: Hardware, model: ModelAdapter, workload: Workload, rates: ModeRates
 ) -> PrefillAssumptions:
-    missing = []
-    if rates.needs_linear and rates.linear is None:
-        missing.append(linear_mode)
-    if rates.needs_attention and rates.attention is None and attention_mode not in missing:
-        missing.append(attention_mode)
     return PrefillAssumptions(
         overhead_bytes=workload.overhead_bytes,
         alloc_context_tokens=workload.alloc_context_tokens,
-        linear_mode=linear_mode,
-        attention_mode=attention_mode,
+        linear_mode=rates.linear_mode,
+        attention_mode=rates.attention_mode,
         linear_mode_choice=rates.linear_mode_choice,
-        linear_flop_per_s=rates.linear,
-        attention_flop_per_s=rates.attention,
-        compute_available=rates.compute_available,
-        missing_modes=tuple(missing),
+        linear_flop_per_s=rates.linear_flop_per_s,
+        attention_flop_per_s=rates.attention_flop_per_s,
+        compute_available=rates.available,
+        missing_modes=rates.missing_modes,
         expert_traffic=workload.expert_traffic,
         is_estimate=is_estimate(hardware, model, workload.expert_traffic),
         hardware_provenance=hardware.provenance,
@@ -187,15 +161,17 @@ def prefill(
         model, workload, prompt_tokens, chunk_tokens, ttft_budget_s, batch
     )
 
-    rates, linear_mode, attention_mode = _rates(hardware, shape, linear_mode, attention_mode)
-    assumptions = _assumptions(hardware, model, workload, rates, linear_mode, attention_mode)
+    rates = mode_rates(hardware, shape, linear_mode, attention_mode)
+    assumptions = _assumptions(hardware, model, workload, rates)
     resident = model.weights.resident
     margin = hardware.memory_bytes - resident - workload.overhead_bytes - WORKSPACE_BYTES
     kv_alloc = model.kv_alloc.bytes_at(workload.alloc_context_tokens)
     batch_mem, capped = memory_fit_batch(margin, kv_alloc)
 
     def evaluate(b: int) -> Evaluation:
-        return evaluate_settings(model, shape, rates, workload.expert_traffic, b, prompt, chunk)
+        return evaluate_settings(
+            model, shape, rates, hardware.bandwidth_bytes_per_s, workload.expert_traffic, b, prompt, chunk
+        )
 
     def within_budget(b: int) -> bool:
         return ttft_budget_s is None or float(evaluate(b).time[()]) <= ttft_budget_s
@@ -224,11 +200,11 @@ def prefill(
     flops = float(ev.linear_flops[()] + ev.attention_flops[()])
     traffic = float(ev.traffic_bytes[()])
     crossover = None
-    if rates.linear is not None:
+    if rates.linear_flop_per_s is not None:
         crossover = crossover_tokens(
             model,
-            linear_flop_per_s=rates.linear,
-            bandwidth_bytes_per_s=rates.bandwidth,
+            linear_flop_per_s=rates.linear_flop_per_s,
+            bandwidth_bytes_per_s=hardware.bandwidth_bytes_per_s,
             expert_traffic=workload.expert_traffic,
         )
     return PrefillResult(
@@ -296,8 +272,10 @@ def prefill_curve(
     if batches.size and batches.min() < 1:
         raise InputError("batch", "every batch must be at least 1")
     chunk = None if chunk_tokens is None else _positive_int("chunk_tokens", chunk_tokens)
-    rates, linear_mode, attention_mode = _rates(hardware, shape, linear_mode, attention_mode)
-    ev = evaluate_settings(model, shape, rates, workload.expert_traffic, batches, prompts, chunk)
+    rates = mode_rates(hardware, shape, linear_mode, attention_mode)
+    ev = evaluate_settings(
+        model, shape, rates, hardware.bandwidth_bytes_per_s, workload.expert_traffic, batches, prompts, chunk
+    )
     tokens = ev.tokens
     compute_time = ev.compute_time
     time = ev.time
@@ -314,7 +292,7 @@ def prefill_curve(
         bytes_per_token=ev.traffic_bytes / tokens,
         flops_per_token=(ev.linear_flops + ev.attention_flops) / tokens,
         bound_by_memory=ev.memory_time >= time,
-        assumptions=_assumptions(hardware, model, workload, rates, linear_mode, attention_mode),
+        assumptions=_assumptions(hardware, model, workload, rates),
     )
 
 
@@ -342,8 +320,8 @@ def prefill_range(
     workload = (workload or Workload()).for_model(model).for_hardware(hardware)
     shape = prefill_shape(model)
     b = _positive_int("batch", batch)
-    rates, linear_mode, attention_mode = _rates(hardware, shape, linear_mode, attention_mode)
-    assumptions = _assumptions(hardware, model, workload, rates, linear_mode, attention_mode)
+    rates = mode_rates(hardware, shape, linear_mode, attention_mode)
+    assumptions = _assumptions(hardware, model, workload, rates)
     longest, limited_by = range_top(model, workload)
     margin = hardware.memory_bytes - model.weights.resident - workload.overhead_bytes - WORKSPACE_BYTES
 
@@ -371,7 +349,9 @@ def prefill_range(
     lo_bound = hi_bound = BoundBy.MEMORY
     for start in range(1, longest + 1, RANGE_BLOCK_LENGTHS):
         lengths = np.arange(start, min(longest, start + RANGE_BLOCK_LENGTHS - 1) + 1, dtype=np.int64)
-        ev = evaluate_settings(model, shape, rates, workload.expert_traffic, b, lengths, None)
+        ev = evaluate_settings(
+            model, shape, rates, hardware.bandwidth_bytes_per_s, workload.expert_traffic, b, lengths, None
+        )
         throughput = ev.tokens / ev.time
         i_lo, i_hi = int(np.argmin(throughput)), int(np.argmax(throughput))
         if throughput[i_lo] < lo_rate:  # strict: the first length wins a tie, as one argmin would

@@ -14,6 +14,7 @@ from servebound.core.arith import as_values, clip, np
 from servebound.core.experts import ExpertTraffic
 from servebound.core.kv import KVShape
 from servebound.core.model import ModelAdapter, PrefillShape, Weights
+from servebound.core.rates import ModeRates
 from servebound.errors import InputError
 
 if TYPE_CHECKING:
@@ -146,22 +147,6 @@ def crossover_tokens(
 
 
 @dataclass(frozen=True)
-class Rates:
-    bandwidth: float
-    linear: float | None
-    attention: float | None
-    needs_linear: bool
-    needs_attention: bool
-    linear_mode_choice: str = ""
-
-    @property
-    def compute_available(self) -> bool:
-        return not (
-            (self.needs_linear and self.linear is None) or (self.needs_attention and self.attention is None)
-        )
-
-
-@dataclass(frozen=True)
 class Evaluation:
     """Totals and times for arrays of settings (b, L, c), broadcast together."""
 
@@ -220,7 +205,8 @@ def _summed_reread_bytes(shape: KVShape, chunk: NDArray[np.int64], chunks: NDArr
 def evaluate_settings(
     model: ModelAdapter,
     shape: PrefillShape,
-    rates: Rates,
+    rates: ModeRates,
+    bandwidth: float,
     expert_traffic: ExpertTraffic,
     batch: ArrayLike,
     prompt_tokens: ArrayLike,
@@ -252,12 +238,18 @@ def evaluate_settings(
     linear_flops = 2.0 * tokens * shape.linear_active_params
     # Chunking never changes the total attention arithmetic: the chunk sum equals the one-shot L a_attn(L, 0).
     attention_flops = tokens * attention_flops_per_token(shape, prompt, 0.0)
-    memory_time = (sweep + reread + write) / rates.bandwidth
+    memory_time = (sweep + reread + write) / bandwidth
     linear_time = attention_time = None
-    if rates.compute_available:
-        linear_time = linear_flops / rates.linear if rates.linear is not None else np.zeros_like(tokens)
+    if rates.available:
+        linear_time = (
+            linear_flops / rates.linear_flop_per_s
+            if rates.linear_flop_per_s is not None
+            else np.zeros_like(tokens)
+        )
         attention_time = (
-            attention_flops / rates.attention if rates.attention is not None else np.zeros_like(tokens)
+            attention_flops / rates.attention_flop_per_s
+            if rates.attention_flop_per_s is not None
+            else np.zeros_like(tokens)
         )
     return Evaluation(
         batch=b,
