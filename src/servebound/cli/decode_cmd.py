@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.table import Table
 
 from servebound.api import decode, load_hardware, load_model
 from servebound.cli.common import HardwareOpt, JsonOpt, ModelOpt, WorkloadFlags, app, with_workload_flags
@@ -187,6 +186,8 @@ def decode_layout(hardware: str, mdl: ModelAdapter, workload: Workload, layout: 
 
 def render_decode(result: DecodeResult) -> None:
     """The human report: the gates, the ceilings, the notes, the assumptions."""
+    from rich.table import Table  # here, not at import: --json never draws a table (start-up time)
+
     r = result
     hw = r.hardware
     console.print(f"[bold]{r.model.name}[/bold] on [bold]{hw.name}[/bold]: {VERDICT_TEXT[r.verdict.value]}")
