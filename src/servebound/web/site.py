@@ -389,16 +389,10 @@ def compute_pair(
 def _prefill_cached(
     hardware: Hardware, model: ModelAdapter, prompt: int, workload: Workload, with_range: bool = True
 ) -> tuple[PrefillResult, PrefillRange | None]:
-    # prefill ignores forced batches: the page's prefill is batch 1, one-shot (the CLI's default).
-    base = Workload(
-        overhead_bytes=workload.overhead_bytes,
-        alloc_context_tokens=workload.alloc_context_tokens,
-        read_context_tokens=workload.read_context_tokens,
-        floor_tok_per_s=workload.floor_tok_per_s,
-        expert_traffic=workload.expert_traffic,
-        fit_contexts_to_model=workload.fit_contexts_to_model,
-        overhead_from_hardware=workload.overhead_from_hardware,
-        overhead_source=workload.overhead_source,
+    # prefill ignores forced batches: the page's prefill is batch 1, one-shot (the CLI's default). The
+    # decode-only settings (batch, speculation, memory-only, contexts already capped) are dropped.
+    base = replace(
+        workload, forced_batch=None, speculation=None, memory_only=False, contexts_capped_from=None
     )
     result = prefill(hardware, model, prompt, workload=base)
     return result, prefill_range(hardware, model, workload=base) if with_range else None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
@@ -18,10 +20,29 @@ def _is_md(request: Request) -> bool:
     return request.url.path.endswith(".md")
 
 
-@router.get("/")
-@router.get("/index.md")
-def home(request: Request, web: Web) -> Response:
-    return page_response(web.cache.get("/", web.renderer.home), _is_md(request))
+#: The pages built from the site alone, each cached under its path: (path, its markdown mirror's path,
+#: the renderer's method, whether it runs under the heavy-work gate).
+_FIXED_PAGES: tuple[tuple[str, str, str, bool], ...] = (
+    ("/", "/index.md", "home", False),
+    ("/methodology", "/methodology.md", "methodology", False),
+    ("/validation", "/validation.md", "validation_page", True),
+    ("/economics", "/economics.md", "economics_page", True),
+    ("/license", "/license.md", "license", False),
+)
+
+
+def _fixed_page(path: str, method: str, gated: bool) -> Callable[[Request, Web], Response]:
+    def page(request: Request, web: Web) -> Response:
+        render: Callable[[], Page] = getattr(web.renderer, method)
+        return page_response(web.cache.get(path, heavy(render) if gated else render), _is_md(request))
+
+    return page
+
+
+for _path, _md_path, _method, _gated in _FIXED_PAGES:
+    _handler = _fixed_page(_path, _method, _gated)
+    router.get(_path)(_handler)
+    router.get(_md_path)(_handler)
 
 
 @router.get("/hardware")
@@ -106,12 +127,6 @@ def pair_page(request: Request, hw_ref: str, model_ref: str, web: Web) -> Respon
     return page_response(page, markdown)
 
 
-@router.get("/methodology")
-@router.get("/methodology.md")
-def methodology(request: Request, web: Web) -> Response:
-    return page_response(web.cache.get("/methodology", web.renderer.methodology), _is_md(request))
-
-
 @router.get("/derivation")
 @router.get("/derivation.md")
 def derivation_page(request: Request, web: Web) -> Response:
@@ -121,24 +136,6 @@ def derivation_page(request: Request, web: Web) -> Response:
     if toy == Toy():
         return page_response(web.cache.get("/derivation", web.renderer.derivation), _is_md(request))
     return page_response(web.renderer.derivation(toy), _is_md(request))
-
-
-@router.get("/validation")
-@router.get("/validation.md")
-def validation_page(request: Request, web: Web) -> Response:
-    return page_response(web.cache.get("/validation", heavy(web.renderer.validation_page)), _is_md(request))
-
-
-@router.get("/economics")
-@router.get("/economics.md")
-def economics_page(request: Request, web: Web) -> Response:
-    return page_response(web.cache.get("/economics", heavy(web.renderer.economics_page)), _is_md(request))
-
-
-@router.get("/license")
-@router.get("/license.md")
-def license_page(request: Request, web: Web) -> Response:
-    return page_response(web.cache.get("/license", web.renderer.license), _is_md(request))
 
 
 def number(field: str, text: str | None) -> float | None:

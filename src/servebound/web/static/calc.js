@@ -492,6 +492,28 @@
              lo_prompt_tokens: loL, lo_bound_by: loBy, hi_tok_s: hi, hi_prompt_tokens: hiL, hi_bound_by: hiBy };
   }
 
+  // ------------------------------------------------------------------ chart axes
+  /* servebound.web.figures._nice_step and _ticks: derivation.js's live figures and site.js's charts
+   * both draw their axes with these, so their ticks fall where the server's do */
+  function niceStep(span) {
+    var raw = span / 5, mag = Math.pow(10.0, Math.floor(Math.log10(raw))), ms = [1.0, 2.0, 2.5, 5.0, 10.0];
+    for (var i = 0; i < ms.length; i++) if (raw <= ms[i] * mag) return ms[i] * mag;
+    return 10 * mag;
+  }
+  function ticks(lo, hi, log) {
+    var out = [];
+    if (log) {
+      var first = Math.floor(Math.log10(lo)), last = Math.ceil(Math.log10(hi));
+      var stride = Math.max(1, Math.ceil((last - first) / 8));
+      for (var e = first; e <= last; e += stride) { var t = Math.pow(10.0, e); if (lo <= t && t <= hi * 1.0001) out.push(t); }
+      return out;
+    }
+    var step = hi > lo ? niceStep(hi - lo) : 1.0, start = Math.ceil(lo / step) * step;
+    var n = Math.trunc((hi - start) / step + 1e-9) + 1;
+    for (var i = 0; i < n; i++) out.push(start + i * step);
+    return out;
+  }
+
   // ------------------------------------------------------------------ the derivation's toy
   /* servebound.web.derivation.read_following: L_read following L_alloc, the unread rest
    * (1 - fraction) L_alloc rounded half to even (Python's round), at most `cap` */
@@ -502,7 +524,7 @@
   }
 
   var api = {
-    readFollowing: readFollowing,
+    readFollowing: readFollowing, niceStep: niceStep, ticks: ticks,
     MAX_BATCH: MAX_BATCH, CONTEXT_CAP: CONTEXT_CAP,
     kvBytes: kvBytes, grows: grows, maxContextWithin: maxContextWithin, distinct: distinct, wBatch: wBatch,
     wActive: wActive, memoryFitBatch: memoryFitBatch, decode: decode, decodeCurve: decodeCurve,

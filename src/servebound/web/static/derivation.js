@@ -130,24 +130,7 @@
   // ---------------------------------------------------------------- figures.render_chart
   var W = 640, H = 300, LEFT = 70, RIGHT = 20, TOP = 18, BOTTOM = 46;
 
-  function niceStep(span) {
-    var raw = span / 5, mag = Math.pow(10.0, Math.floor(Math.log10(raw))), ms = [1.0, 2.0, 2.5, 5.0, 10.0];
-    for (var i = 0; i < ms.length; i++) if (raw <= ms[i] * mag) return ms[i] * mag;
-    return 10 * mag;
-  }
-  function ticks(lo, hi, log) {
-    var out = [];
-    if (log) {
-      var first = Math.floor(Math.log10(lo)), last = Math.ceil(Math.log10(hi));
-      var stride = Math.max(1, Math.ceil((last - first) / 8));
-      for (var e = first; e <= last; e += stride) { var t = Math.pow(10.0, e); if (lo <= t && t <= hi * 1.0001) out.push(t); }
-      return out;
-    }
-    var step = hi > lo ? niceStep(hi - lo) : 1.0, start = Math.ceil(lo / step) * step;
-    var n = Math.trunc((hi - start) / step + 1e-9) + 1;
-    for (var i = 0; i < n; i++) out.push(start + i * step);
-    return out;
-  }
+  var niceStep = calc.niceStep, ticks = calc.ticks;
   function shortNumber(v) {
     var a = Math.abs(v), units = [[1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "k"]];
     for (var i = 0; i < units.length; i++) if (a >= units[i][0]) return fmtG(v / units[i][0]) + units[i][1];

@@ -90,24 +90,7 @@
   var W = 640, H = 300, LEFT = 70, RIGHT = 20, TOP = 18, BOTTOM = 46;
   var SVGNS = "http://www.w3.org/2000/svg";
 
-  function niceStep(span) {
-    var raw = span / 5, mag = Math.pow(10, Math.floor(Math.log10(raw)));
-    var ms = [1, 2, 2.5, 5, 10];
-    for (var i = 0; i < ms.length; i++) if (raw <= ms[i] * mag) return ms[i] * mag;
-    return 10 * mag;
-  }
-  function ticks(lo, hi, log) {
-    var out = [];
-    if (log) {
-      var first = Math.floor(Math.log10(lo)), last = Math.ceil(Math.log10(hi));
-      var step = Math.max(1, Math.ceil((last - first) / 8));
-      for (var e = first; e <= last; e += step) { var t = Math.pow(10, e); if (t >= lo && t <= hi * 1.0001) out.push(t); }
-      return out;
-    }
-    var s = hi > lo ? niceStep(hi - lo) : 1, start = Math.ceil(lo / s) * s;
-    for (var v = start; v <= hi + 1e-9 * s; v += s) out.push(v);
-    return out;
-  }
+  var niceStep = calc.niceStep, ticks = calc.ticks;
   function scale(lo, hi, log, a, b) {
     if (log) { lo = Math.max(lo, 1e-12); if (hi <= lo) hi = lo * 10; } else if (hi <= lo) hi = lo + 1;
     var f = function (v) {
