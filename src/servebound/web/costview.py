@@ -59,7 +59,7 @@ def pair_cost(pair: Pair) -> CostView:
     params = {k: v for k, v in pair.query.params().items() if k != "batch"}
     api = "/api/cost?" + urlencode({"hardware": hw.id, "model": m.id, **params})
     try:
-        price = resolve_price(hw.hardware, hw.price)
+        price = resolve_price(hw.hardware, hw.row_price)
     except InputError as exc:
         return CostView(
             reason=f"No price for this row ({exc.problem}); /api/cost takes usd_per_hour.", api_cost=api

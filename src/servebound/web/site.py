@@ -11,17 +11,18 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
+from functools import cached_property
 from typing import Any
 
 from servebound import report
 from servebound.api import decode as api_decode
-from servebound.catalog.hardware import DevicePrice
+from servebound.catalog.hardware import CatalogHardware, DevicePrice
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.prefill import PrefillRange, PrefillResult, prefill, prefill_range
 from servebound.core.system import System
-from servebound.core.units import GB
+from servebound.core.units import TFLOPS
 from servebound.core.workload import (
     Workload,
 )
@@ -42,39 +43,37 @@ DEFAULT_PROMPT_TOKENS = DEFAULT_RANK_PROMPT_TOKENS
 
 
 @dataclass(frozen=True)
-class SiteHardware:
-    """A hardware row as the site lists it (a catalog row, or a bare Hardware record in tests)."""
+class SiteHardware(CatalogHardware):
+    """A hardware row as the site lists it: a catalog row (a bare Hardware record, in tests or from a
+    user's file, becomes a row of vendor "(user file)"), with the site's views of its system."""
 
-    id: str
-    name: str
-    vendor: str
-    device_class: str
-    year: int | None
-    memory_type: str
-    price_usd: float | None
-    hardware: Hardware
-    sources: Mapping[str, str] = field(default_factory=dict)
-    notes: str = ""
-    sparse_halved: tuple[str, ...] = ()
-    system: str | None = None
-    #: The row's [price] figures (rental, purchase, board power), None for a user file.
-    price: DevicePrice | None = None
-    #: For a multi-device system: its devices and link (the core view parallel layouts use), with the
-    #: link's sources; None for a single device.
-    parallel: System | None = field(default=None, compare=False)
-    link_sources: Mapping[str, str] = field(default_factory=dict, compare=False)
+    #: The row is a user's hardware file, not a catalog row: it carries no [price] figures.
+    user_file: bool = False
 
     @property
-    def memory_gb(self) -> float:
-        return self.hardware.memory_bytes / GB
-
-    @property
-    def bandwidth_gb_per_s(self) -> float:
-        return self.hardware.bandwidth_bytes_per_s / GB
+    def row_price(self) -> DevicePrice | None:
+        """The row's [price] figures (rental, purchase, board power); None for a user's file."""
+        return None if self.user_file else self.price
 
     @property
     def compute_tflops(self) -> dict[str, float]:
-        return {mode: rate / 1e12 for mode, rate in self.hardware.compute_flop_per_s.items()}
+        """Dense rates in TFLOPS per mode, in the order the row states them (a user's file keeps its own)."""
+        return {mode: rate / TFLOPS for mode, rate in self.hardware.compute_flop_per_s.items()}
+
+    @property
+    def system_label(self) -> str | None:
+        """What a multi-device system is made of (``8 x nvidia-h100-sxm``); None for a single device."""
+        return None if self.system is None else f"{self.system.count} x {self.system.member_id}"
+
+    @cached_property
+    def parallel(self) -> System | None:
+        """For a multi-device system: its devices and link (the core view parallel layouts use)."""
+        return None if self.system is None else self.system.parallel_system()
+
+    @property
+    def link_sources(self) -> Mapping[str, str]:
+        """The sources of a system's link numbers (empty for a single device)."""
+        return {} if self.system is None else dict(self.system.interconnect_sources)
 
 
 @dataclass(frozen=True)
@@ -106,8 +105,8 @@ class SiteModel:
         return self.adapter.weights.experts is not None
 
 
-def site_hardware(entry: Any) -> SiteHardware:
-    """A catalog row (CatalogHardware or anything shaped like it) or a bare Hardware record."""
+def site_hardware(entry: Hardware | CatalogHardware) -> SiteHardware:
+    """A catalog row or a bare Hardware record, as the site lists it."""
     if isinstance(entry, SiteHardware):
         return entry
     if isinstance(entry, Hardware):
@@ -121,25 +120,9 @@ def site_hardware(entry: Any) -> SiteHardware:
             price_usd=None,
             hardware=entry,
             sources=dict(entry.sources),
+            user_file=True,
         )
-    system = getattr(entry, "system", None)
-    return SiteHardware(
-        id=entry.id,
-        name=entry.name,
-        vendor=entry.vendor,
-        device_class=entry.device_class,
-        year=entry.year,
-        memory_type=entry.memory_type,
-        price_usd=entry.price_usd,
-        hardware=entry.hardware,
-        sources=dict(entry.sources),
-        notes=entry.notes,
-        sparse_halved=tuple(entry.sparse_halved),
-        system=None if system is None else f"{system.count} x {system.member_id}",
-        price=getattr(entry, "price", None),
-        parallel=None if system is None else system.parallel_system(),
-        link_sources={} if system is None else dict(system.interconnect_sources),
-    )
+    return SiteHardware(**{f.name: getattr(entry, f.name) for f in fields(CatalogHardware)})
 
 
 def _source_dict(source: Any) -> dict[str, str]:

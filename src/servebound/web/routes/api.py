@@ -373,14 +373,14 @@ def _hardware_json(h: SiteHardware, *, full: bool = False) -> dict[str, Any]:
         "year": h.year,
         "memory_type": h.memory_type,
         "price_usd": h.price_usd,
-        "system": h.system,
+        "system": h.system_label,
     }
     if full:
         out["sources"] = dict(h.sources)
         out["notes"] = h.notes
         out["sparse_halved"] = list(h.sparse_halved)
         out["modes"] = [m for m in ARITHMETIC_MODES if m in h.hardware.compute_flop_per_s]
-        out["price"] = price_json(h.price)
+        out["price"] = price_json(h.row_price)
     return out
 
 

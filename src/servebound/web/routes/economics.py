@@ -67,7 +67,7 @@ def api_cost(
         workload = replace(workload, memory_only=True)
     price = resolve_price(
         hw.hardware,
-        hw.price,
+        hw.row_price,
         usd_per_hour=usd_per_hour,
         pricing=pricing,
         owned=OwnedInputs(purchase_usd, amortization_years, utilization, power_w, usd_per_kwh),
