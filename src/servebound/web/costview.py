@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 from urllib.parse import urlencode
 
@@ -149,28 +150,27 @@ def cost_charts(pair: Pair, report: CostReport) -> list[Chart]:
         series.append(Series("compute t_cmp(b)", xs, (steps.compute_time_s * 1e3).tolist(), "cmp", "ms"))
     series.append(Series("step t(b) = max", xs, (steps.step_time_s * 1e3).tolist(), "agg", "ms"))
     name = f"{pair.model.name} on {pair.hardware.name}"
-    step_chart = Chart(
-        id="fig-step-time",
-        title=f"Decode step time against batch for {name}: memory line, compute line and their max",
+    # The step-time and cost charts share the batch axis (log-log, with the balance batch and b* marked).
+    against_batch = partial(
+        Chart,
         x_label="batch b (concurrent sessions)",
-        y_label="step time (ms)",
-        series=tuple(series),
         x_log=True,
         y_log=True,
         x_marks=tuple(marks),
         x_unit="sessions",
     )
-    cost = Chart(
+    step_chart = against_batch(
+        id="fig-step-time",
+        title=f"Decode step time against batch for {name}: memory line, compute line and their max",
+        y_label="step time (ms)",
+        series=tuple(series),
+    )
+    cost = against_batch(
         id="fig-cost-batch",
         title=f"Cost per million output tokens against batch for {name}",
-        x_label="batch b (concurrent sessions)",
         y_label="USD per million output tokens",
         series=(Series("cost p t(b) / b", xs, c.usd_per_mtok_output.tolist(), "per", "USD/Mtok"),),
-        x_log=True,
-        y_log=True,
-        x_marks=tuple(marks),
         y_marks=(Mark(c.floor_usd_per_mtok, "cost floor", "floor"),) if c.floor_usd_per_mtok > 0 else (),
-        x_unit="sessions",
     )
     charts = [step_chart, cost]
     batch = report.decode.batch_star or 1

@@ -12,6 +12,7 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -256,32 +257,29 @@ def decode_charts(pair: Pair) -> tuple[Chart, Chart]:
         marks.append(Mark(float(d["batch_star"]), f"b* = {d['batch_star']:,}", "bstar"))
     if d["forced"]:
         marks.append(Mark(float(d["forced"]["batch"]), f"batch {d['forced']['batch']:,}", "forced"))
-    shade = float(d["batch_mem"]) if d["batch_mem"] is not None else 1.0
-    x_log = xs[-1] / xs[0] >= 50
-    agg = Chart(
-        id="fig-aggregate",
-        title=f"Aggregate decode ceiling T(b) against batch b for {pair.model.name} on {pair.hardware.name}",
+    # Both charts share the batch axis: its scale, the batch marks and the shading past b_mem.
+    against_batch = partial(
+        Chart,
         x_label="batch b (concurrent sessions)",
-        y_label="aggregate tok/s",
-        series=(Series("aggregate T(b)", xs, aggregate.tolist(), "agg", "tok/s"),),
-        x_log=x_log,
+        x_log=xs[-1] / xs[0] >= 50,
         x_marks=tuple(marks),
-        shade_from_x=shade,
+        shade_from_x=float(d["batch_mem"]) if d["batch_mem"] is not None else 1.0,
         x_unit="sessions",
     )
+    agg = against_batch(
+        id="fig-aggregate",
+        title=f"Aggregate decode ceiling T(b) against batch b for {pair.model.name} on {pair.hardware.name}",
+        y_label="aggregate tok/s",
+        series=(Series("aggregate T(b)", xs, aggregate.tolist(), "agg", "tok/s"),),
+    )
     floor = pair.workload.floor_tok_per_s
-    per = Chart(
+    per = against_batch(
         id="fig-per-session",
         title=f"Per-session decode ceiling r(b) against batch b, with the floor r* = {floor:g} tok/s",
-        x_label="batch b (concurrent sessions)",
         y_label="tok/s per session",
         series=(Series("per session r(b)", xs, per_session.tolist(), "per", "tok/s"),),
-        x_log=x_log,
         y_log=bool(per_session.max() / max(per_session.min(), 1e-300) > 100),
-        x_marks=tuple(marks),
         y_marks=(Mark(floor, f"floor r* = {floor:g}", "floor"),) if floor > 0 else (),
-        shade_from_x=shade,
-        x_unit="sessions",
     )
     return agg, per
 
@@ -311,25 +309,21 @@ def prefill_charts(pair: Pair) -> tuple[Chart, Chart] | None:
     series.append(Series("memory roofline", xs, c.memory_tok_per_s.tolist(), "mem", "tok/s"))
     if c.compute_tok_per_s is not None:
         series.append(Series("compute roofline", xs, c.compute_tok_per_s.tolist(), "cmp", "tok/s"))
-    throughput = Chart(
+    # Both charts share the prompt-length axis, with the crossover and the prompt marked.
+    against_prompt = partial(
+        Chart, x_label="prompt length L (tokens)", y_log=True, x_marks=tuple(marks), x_unit="tokens"
+    )
+    throughput = against_prompt(
         id="fig-prefill-rate",
         title="Prefill throughput ceiling against prompt length (batch 1, one shot)",
-        x_label="prompt length L (tokens)",
         y_label="prefill tok/s",
         series=tuple(series),
-        y_log=True,
-        x_marks=tuple(marks),
-        x_unit="tokens",
     )
-    time = Chart(
+    time = against_prompt(
         id="fig-prefill-time",
         title="Modeled prefill time (time to first token, lower bound) against prompt length",
-        x_label="prompt length L (tokens)",
         y_label="seconds",
         series=(Series("t_pf,min", xs, c.time_s.tolist(), "per", "s"),),
-        y_log=True,
-        x_marks=tuple(marks),
-        x_unit="tokens",
     )
     return throughput, time
 
