@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -116,6 +117,26 @@ def matrix_terms(
     return " + ".join(shown), total, matrices
 
 
+def matrix_block(
+    label: str,
+    parts: list[tuple[str, int, int]],
+    small: int,
+    small_text: str,
+    roles: Mapping[str, str] | None = None,
+    **fields: Any,
+) -> Block:
+    """A block of the matrices ``parts`` (see :func:`matrix_terms`) plus ``small`` 1-D parameters,
+    shown as ``small_text``; ``fields`` are the block's cache and FLOP fields."""
+    matrices, matrix_total, listed = matrix_terms(parts, roles)
+    return Block(
+        label=label,
+        formula=f"{matrices} = {matrix_total}; small: {small_text} = {small}",
+        always=Count(matrix_total, small),
+        matrices=listed,
+        **fields,
+    )
+
+
 def gqa_attention(
     *,
     hidden: int,
@@ -146,16 +167,6 @@ def gqa_attention(
     roles = {"q": "attn_q", "k": "attn_k", "v": "attn_v", "o": "attn_output"}
     if fused_qkv:
         roles |= dict.fromkeys(("q", "k", "v"), "attn_qkv")
-    matrices, matrix_total, listed = matrix_terms(
-        [
-            ("q", hidden, q_out),
-            ("k", hidden, kv_out),
-            ("v", 0 if k_eq_v else hidden, kv_out),
-            ("o", q_heads * head_dim, hidden),
-            ("gate", hidden if head_gate else 0, q_heads),
-        ],
-        roles,
-    )
     small = norms * hidden
     small_terms = [f"{norms} norms x {hidden}"]
     if q_bias:
@@ -182,11 +193,18 @@ def gqa_attention(
     flops = 4 * q_heads * head_dim
     flops_formula = f"4 x {q_heads} query heads x {head_dim} head_dim"
     full = window is None
-    return Block(
-        label=label,
-        formula=f"{matrices} = {matrix_total}; small: {' + '.join(small_terms)} = {small}",
-        always=Count(matrix_total, small),
-        matrices=listed,
+    return matrix_block(
+        label,
+        [
+            ("q", hidden, q_out),
+            ("k", hidden, kv_out),
+            ("v", 0 if k_eq_v else hidden, kv_out),
+            ("o", q_heads * head_dim, hidden),
+            ("gate", hidden if head_gate else 0, q_heads),
+        ],
+        small,
+        " + ".join(small_terms),
+        roles,
         kv_global_elements=elements if full else 0,
         kv_local_elements=0 if full else elements,
         window_tokens=0 if full else int(window or 0),
@@ -393,15 +411,15 @@ def compressed_attention(
                 f"indexer 2 x {indexer.heads} x {indexer.head_dim} / {ratio} over every compressed key; "
                 f"4 x {heads} x {head_dim} / {ratio} over the top {indexer.topk} (first {span} tokens)"
             )
-    matrices, matrix_total, listed = matrix_terms(parts, _COMPRESSED_ATTENTION_ROLES)
     state_bytes = state_elements * state_bytes_per_element
     if state_elements:
         kv_terms[-1] += f"; compressor buffers {state_elements} x {state_bytes_per_element:g} B per session"
-    return Block(
-        label=label,
-        formula=f"{matrices} = {matrix_total}; small: {' + '.join(small_terms)} = {small}",
-        always=Count(matrix_total, small),
-        matrices=listed,
+    return matrix_block(
+        label,
+        parts,
+        small,
+        " + ".join(small_terms),
+        _COMPRESSED_ATTENTION_ROLES,
         kv_global_elements=global_elements,
         kv_local_elements=head_dim,
         window_tokens=window,

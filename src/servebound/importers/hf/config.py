@@ -18,7 +18,9 @@ from servebound.importers.hf.blocks import (
     Block,
     Count,
     gqa_attention,
+    moe_block,
 )
+from servebound.importers.hf.mixers import StateStorage
 
 #: Layer counts are walked one by one; past this a config is hostile or broken (the GGUF reader's cap too).
 MAX_LAYERS = 65_536
@@ -200,6 +202,13 @@ def state_dtype_of(c: Cfg, *keys: str) -> tuple[str, float]:
     return dtype, DTYPE_BYTES.get(dtype, 2.0)
 
 
+def state_storage_of(c: Cfg, *keys: str) -> StateStorage:
+    """A recurrent mixer's state at the first dtype ``keys`` name (see :func:`state_dtype_of`), its
+    convolution inputs at the model dtype."""
+    state_dtype, state_bytes = state_dtype_of(c, *keys)
+    return StateStorage(state_dtype, state_bytes, DTYPE_BYTES.get(dtype_of(c), 2.0))
+
+
 def layer_types_of(c: Cfg, layers: int, allowed: set[str]) -> list[str] | None:
     if not c.has("layer_types"):
         return None
@@ -231,5 +240,22 @@ def full_attention(
         head_dim=head_dim_of(c, hidden, heads),
         window=window,
         label=label or ("full attention" if window is None else "sliding attention"),
+        **options,
+    )
+
+
+def gated_moe(
+    c: Cfg, hidden: int, routed: str, width: str, *, per_token: str = "num_experts_per_tok", **options: Any
+) -> Block:
+    """A gated MoE layer labelled "MoE" whose expert count, experts per token and expert width are the
+    config's ``routed``, ``per_token`` and ``width`` keys; ``options`` pass to ``moe_block`` (shared
+    experts, gates, biases)."""
+    return moe_block(
+        hidden=hidden,
+        routed=c.integer(routed),
+        per_token=c.integer(per_token),
+        width=c.integer(width),
+        gated=True,
+        label="MoE",
         **options,
     )

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from servebound.errors import InputError
-from servebound.importers.hf.blocks import Block, dense_mlp, gqa_attention, moe_block
-from servebound.importers.hf.config import Arch, Cfg, kv_heads_of, layer_types_of, make_arch
+from servebound.importers.hf.blocks import Block, dense_mlp, gqa_attention
+from servebound.importers.hf.config import Arch, Cfg, gated_moe, kv_heads_of, layer_types_of, make_arch
 from servebound.importers.hf.dense import dense_decoder
 
 #: Gemma3TextConfig defaults (transformers), used by Google's sparse gemma-3 -it configs.
@@ -71,14 +71,7 @@ def gemma4_text(c: Cfg, model_type: str) -> Arch:
         ]
         if moe:
             blocks.append(
-                moe_block(
-                    hidden=hidden,
-                    routed=c.integer("num_experts"),
-                    per_token=c.integer("top_k_experts"),
-                    width=c.integer("moe_intermediate_size"),
-                    gated=True,
-                    label="MoE",
-                )
+                gated_moe(c, hidden, "num_experts", "moe_intermediate_size", per_token="top_k_experts")
             )
         out.append(blocks)
     return make_arch(c, model_type, hidden, out, tied_default=True)

@@ -13,14 +13,13 @@ from servebound.importers.hf.blocks import (
     moe_block,
 )
 from servebound.importers.hf.config import (
-    DTYPE_BYTES,
     Arch,
     Cfg,
-    dtype_of,
     full_attention,
+    gated_moe,
     layer_types_of,
     make_arch,
-    state_dtype_of,
+    state_storage_of,
 )
 from servebound.importers.hf.mixers import gated_delta_net, mamba2_mixer
 from servebound.importers.hf.moe import mtp_like
@@ -35,10 +34,9 @@ def qwen_hybrid(c: Cfg, model_type: str) -> Arch:
     if kinds is None:
         interval = c.integer("full_attention_interval")
         kinds = ["full_attention" if (i + 1) % interval == 0 else "linear_attention" for i in range(layers)]
-    state_dtype, state_bytes = state_dtype_of(c, "mamba_ssm_dtype")
+    storage = state_storage_of(c, "mamba_ssm_dtype")
     if not c.has("mamba_ssm_dtype"):
-        c.notes.append(f"delta-net state dtype not in config: using the model dtype {state_dtype}")
-    conv_dtype = dtype_of(c)
+        c.notes.append(f"delta-net state dtype not in config: using the model dtype {storage.state_dtype}")
     gated_output = c.flag("attn_output_gate", True)
     is_moe = c.has("num_experts")
     only_dense = set(c.items("mlp_only_layers")) if c.has("mlp_only_layers") else set()
@@ -62,19 +60,15 @@ def qwen_hybrid(c: Cfg, model_type: str) -> Arch:
                 key_head_dim=c.integer("linear_key_head_dim"),
                 value_head_dim=c.integer("linear_value_head_dim"),
                 conv_kernel=c.integer("linear_conv_kernel_dim"),
-                state_bytes_per_element=state_bytes,
-                state_dtype=state_dtype,
-                conv_bytes_per_element=DTYPE_BYTES.get(conv_dtype, 2.0),
+                storage=storage,
                 label="gated delta-net",
             )
         if is_moe and i not in only_dense:
-            mlp = moe_block(
-                hidden=hidden,
-                routed=c.integer("num_experts"),
-                per_token=c.integer("num_experts_per_tok"),
-                width=c.integer("moe_intermediate_size"),
-                gated=True,
-                label="MoE",
+            mlp = gated_moe(
+                c,
+                hidden,
+                "num_experts",
+                "moe_intermediate_size",
                 shared_width=c.integer("shared_expert_intermediate_size", 0, minimum=0),
                 shared_gate=True,
             )
@@ -97,8 +91,7 @@ def nemotron_h(c: Cfg, model_type: str) -> Arch:
             c.name("hybrid_override_pattern"),
             f"expected {layers} characters from M, *, -, E; got {pattern!r}",
         )
-    state_dtype, state_bytes = state_dtype_of(c, "mamba_ssm_cache_dtype")
-    conv_bytes = DTYPE_BYTES.get(dtype_of(c), 2.0)
+    storage = state_storage_of(c, "mamba_ssm_cache_dtype")
     out: list[list[Block]] = []
     for symbol in pattern:
         if symbol == "M":
@@ -110,9 +103,7 @@ def nemotron_h(c: Cfg, model_type: str) -> Arch:
                 d_state=c.integer("ssm_state_size"),
                 d_conv=c.integer("conv_kernel"),
                 conv_bias=c.flag("use_conv_bias", True),
-                state_bytes_per_element=state_bytes,
-                state_dtype=state_dtype,
-                conv_bytes_per_element=conv_bytes,
+                storage=storage,
                 label="Mamba-2",
             )
         elif symbol == "*":
@@ -174,8 +165,7 @@ def granite_hybrid(c: Cfg, model_type: str) -> Arch:
     kinds = layer_types_of(c, layers, {"mamba", "attention"})
     if kinds is None:
         raise InputError(c.name("layer_types"), "missing; granitemoehybrid needs mamba/attention per layer")
-    state_dtype, state_bytes = state_dtype_of(c, "mamba_ssm_cache_dtype")
-    conv_bytes = DTYPE_BYTES.get(dtype_of(c), 2.0)
+    storage = state_storage_of(c, "mamba_ssm_cache_dtype")
     routed = c.integer("num_local_experts", 0, minimum=0)
     out: list[list[Block]] = []
     for kind in kinds:
@@ -190,9 +180,7 @@ def granite_hybrid(c: Cfg, model_type: str) -> Arch:
                 d_state=c.integer("mamba_d_state"),
                 d_conv=c.integer("mamba_d_conv"),
                 conv_bias=c.flag("mamba_conv_bias", True),
-                state_bytes_per_element=state_bytes,
-                state_dtype=state_dtype,
-                conv_bytes_per_element=conv_bytes,
+                storage=storage,
                 label="Mamba-2",
                 norms=2,
             )
@@ -207,15 +195,7 @@ def granite_hybrid(c: Cfg, model_type: str) -> Arch:
             )
         shared = c.integer("shared_intermediate_size", 0, minimum=0)
         if routed:
-            mlp = moe_block(
-                hidden=hidden,
-                routed=routed,
-                per_token=c.integer("num_experts_per_tok"),
-                width=c.integer("intermediate_size"),
-                gated=True,
-                label="MoE",
-                shared_width=shared,
-            )
+            mlp = gated_moe(c, hidden, "num_local_experts", "intermediate_size", shared_width=shared)
         else:
             mlp = dense_mlp(hidden=hidden, width=shared, gated=True, label="shared MLP")
         out.append([mixer, mlp])

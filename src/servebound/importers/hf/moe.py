@@ -3,8 +3,19 @@
 from __future__ import annotations
 
 from servebound.errors import InputError
+from servebound.importers.hf import config
 from servebound.importers.hf.blocks import Block, Count, dense_mlp, gqa_attention, moe_block
 from servebound.importers.hf.config import Arch, Cfg, head_dim_of, kv_heads_of, layer_types_of, make_arch
+
+#: Config keys of the routed expert count and expert width where a family does not use num_experts and
+#: moe_intermediate_size.
+EXPERT_KEYS = {
+    "mixtral": ("num_local_experts", "intermediate_size"),
+    "gpt_oss": ("num_local_experts", "intermediate_size"),
+    "minimax_m2": ("num_local_experts", "intermediate_size"),
+    "minimax": ("num_local_experts", "intermediate_size"),
+    "glm4_moe": ("n_routed_experts", "moe_intermediate_size"),
+}
 
 
 def gqa_moe(c: Cfg, model_type: str) -> Arch:
@@ -20,20 +31,25 @@ def gqa_moe(c: Cfg, model_type: str) -> Arch:
         kinds = ["sliding_attention" if sliding_all else "full_attention"] * layers
     if "sliding_attention" in kinds and window is None:
         raise InputError(c.name("sliding_window"), "missing, but some layers are sliding-window layers")
-    if model_type in {"mixtral", "gpt_oss", "minimax_m2", "minimax"}:
-        routed, width = c.integer("num_local_experts"), c.integer("intermediate_size")
-    elif model_type in {"glm4_moe"}:
-        routed, width = c.integer("n_routed_experts"), c.integer("moe_intermediate_size")
-    else:
-        routed, width = c.integer("num_experts"), c.integer("moe_intermediate_size")
-    per_token = c.integer("num_experts_per_tok")
+    routed_key, width_key = EXPERT_KEYS.get(model_type, ("num_experts", "moe_intermediate_size"))
     shared = 0
     if model_type in {"qwen2_moe", "laguna"}:
         shared = c.integer("shared_expert_intermediate_size", 0, minimum=0)
     elif model_type == "glm4_moe":
-        shared = c.integer("n_shared_experts", 0, minimum=0) * width
+        shared = c.integer("n_shared_experts", 0, minimum=0) * c.integer(width_key)
     elif model_type == "minimax_m2":
         shared = c.integer("shared_intermediate_size", 0, minimum=0)
+    moe = config.gated_moe(
+        c,
+        hidden,
+        routed_key,
+        width_key,
+        shared_width=shared,
+        shared_gate=model_type == "qwen2_moe" and shared > 0,
+        router_bias=model_type == "gpt_oss",
+        correction_bias=model_type in {"glm4_moe", "minimax_m2", "laguna"},
+        expert_bias=model_type == "gpt_oss",
+    )
     dense_from = 0
     mlp_kinds: list[str]
     if model_type == "laguna":
@@ -80,19 +96,7 @@ def gqa_moe(c: Cfg, model_type: str) -> Arch:
                 hidden=hidden, width=c.integer("intermediate_size"), gated=True, label="dense MLP"
             )
         else:
-            mlp = moe_block(
-                hidden=hidden,
-                routed=routed,
-                per_token=per_token,
-                width=width,
-                gated=True,
-                label="MoE",
-                shared_width=shared,
-                shared_gate=model_type == "qwen2_moe" and shared > 0,
-                router_bias=model_type == "gpt_oss",
-                correction_bias=model_type in {"glm4_moe", "minimax_m2", "laguna"},
-                expert_bias=model_type == "gpt_oss",
-            )
+            mlp = moe
         out.append([attention, mlp])
     mtp: list[Block] = []
     if model_type == "glm4_moe":

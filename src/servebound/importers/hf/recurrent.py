@@ -6,15 +6,15 @@ from servebound.errors import InputError
 from servebound.importers.hf.blocks import (
     Block,
     dense_mlp,
-    moe_block,
 )
 from servebound.importers.hf.config import (
     Arch,
     Cfg,
     full_attention,
+    gated_moe,
     head_dim_of,
     make_arch,
-    state_dtype_of,
+    state_storage_of,
 )
 from servebound.importers.hf.mixers import lightning_attention, mamba1_mixer
 from servebound.importers.hf.moe import gqa_moe
@@ -26,7 +26,6 @@ def mamba(c: Cfg, model_type: str) -> Arch:
     d_inner = c.integer("intermediate_size")
     d_state = c.integer("state_size")
     dt_rank = c.integer("time_step_rank")
-    state_dtype, state_bytes = state_dtype_of(c)
     block = mamba1_mixer(
         hidden=hidden,
         d_inner=d_inner,
@@ -35,9 +34,7 @@ def mamba(c: Cfg, model_type: str) -> Arch:
         dt_rank=dt_rank,
         conv_bias=c.flag("use_conv_bias", True),
         proj_bias=c.flag("use_bias", False),
-        state_bytes_per_element=state_bytes,
-        state_dtype=state_dtype,
-        conv_bytes_per_element=state_bytes,
+        storage=state_storage_of(c),
         label="Mamba-1",
     )
     return make_arch(c, model_type, hidden, [[block] for _ in range(layers)], tied_default=True)
@@ -50,7 +47,7 @@ def jamba(c: Cfg, model_type: str) -> Arch:
     layers = c.integer("num_hidden_layers")
     attn_period, attn_offset = c.integer("attn_layer_period"), c.integer("attn_layer_offset", minimum=0)
     moe_period, moe_offset = c.integer("expert_layer_period"), c.integer("expert_layer_offset", minimum=0)
-    state_dtype, state_bytes = state_dtype_of(c)
+    storage = state_storage_of(c)
     expand = c.integer("mamba_expand")
     d_state = c.integer("mamba_d_state")
     out: list[list[Block]] = []
@@ -71,21 +68,12 @@ def jamba(c: Cfg, model_type: str) -> Arch:
                 dt_rank=c.integer("mamba_dt_rank") if dt_rank not in (None, "auto") else -(-hidden // 16),
                 conv_bias=c.flag("mamba_conv_bias", True),
                 proj_bias=c.flag("mamba_proj_bias", False),
-                state_bytes_per_element=state_bytes,
-                state_dtype=state_dtype,
-                conv_bytes_per_element=state_bytes,
+                storage=storage,
                 label="Mamba-1",
                 norms=2,
             )
         if i % moe_period == moe_offset and c.integer("num_experts", 1) > 1:
-            mlp = moe_block(
-                hidden=hidden,
-                routed=c.integer("num_experts"),
-                per_token=c.integer("num_experts_per_tok"),
-                width=c.integer("intermediate_size"),
-                gated=True,
-                label="MoE",
-            )
+            mlp = gated_moe(c, hidden, "num_experts", "intermediate_size")
         else:
             mlp = dense_mlp(hidden=hidden, width=c.integer("intermediate_size"), gated=True, label="MLP")
         out.append([mixer, mlp])
@@ -118,14 +106,7 @@ def minimax(c: Cfg, model_type: str) -> Arch:
             )
         else:
             raise InputError(c.name("attn_type_list"), f"entries must be 0 or 1, got {kind!r}")
-        mlp = moe_block(
-            hidden=hidden,
-            routed=c.integer("num_local_experts"),
-            per_token=c.integer("num_experts_per_tok"),
-            width=c.integer("intermediate_size"),
-            gated=True,
-            label="MoE",
-        )
+        mlp = gated_moe(c, hidden, "num_local_experts", "intermediate_size")
         out.append([mixer, mlp])
     c.notes.append("lightning-attention state assumed float32 (heads x head_dim x head_dim per layer)")
     return make_arch(c, model_type, hidden, out)
