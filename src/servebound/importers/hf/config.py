@@ -154,6 +154,15 @@ def head_dim_of(c: Cfg, hidden: int, heads: int) -> int:
     return hidden // heads
 
 
+def decoder_shape(c: Cfg) -> tuple[int, int, int, int, int]:
+    """A GQA decoder's hidden size, layers, query heads, KV heads and head_dim (see :func:`kv_heads_of`,
+    :func:`head_dim_of`)."""
+    hidden = c.integer("hidden_size")
+    layers = c.integer("num_hidden_layers")
+    heads = c.integer("num_attention_heads")
+    return hidden, layers, heads, kv_heads_of(c, heads), head_dim_of(c, hidden, heads)
+
+
 def kv_heads_of(c: Cfg, heads: int) -> int:
     if c.has("num_key_value_heads"):
         return c.integer("num_key_value_heads")

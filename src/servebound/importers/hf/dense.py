@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from servebound.errors import InputError
 from servebound.importers.hf.blocks import Block, dense_mlp, gqa_attention
-from servebound.importers.hf.config import Arch, Cfg, head_dim_of, kv_heads_of, layer_types_of, make_arch
+from servebound.importers.hf.config import Arch, Cfg, decoder_shape, layer_types_of, make_arch
 
 #: Families whose output projection takes ``attention_bias`` too (Qwen2 and GLM-4 bias q, k, v only).
 O_BIAS_FAMILIES = frozenset({"llama", "granite", "olmo", "olmo2", "olmo3", "mistral", "smollm3"})
@@ -21,11 +21,7 @@ NORMS_PER_LAYER = {"gemma": 4, "gemma2": 4, "gemma3_text": 4, "glm4": 4, "olmo":
 
 
 def dense_decoder(c: Cfg, model_type: str) -> Arch:
-    hidden = c.integer("hidden_size")
-    layers = c.integer("num_hidden_layers")
-    heads = c.integer("num_attention_heads")
-    kv = kv_heads_of(c, heads)
-    head_dim = head_dim_of(c, hidden, heads)
+    hidden, layers, heads, kv, head_dim = decoder_shape(c)
     width = c.integer("intermediate_size")
     gemma = model_type in {"gemma", "gemma2", "gemma3_text"}
     tied = c.flag("tie_word_embeddings", gemma)

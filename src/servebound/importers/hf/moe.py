@@ -5,7 +5,7 @@ from __future__ import annotations
 from servebound.errors import InputError
 from servebound.importers.hf import config
 from servebound.importers.hf.blocks import Block, Count, dense_mlp, gqa_attention, moe_block
-from servebound.importers.hf.config import Arch, Cfg, head_dim_of, kv_heads_of, layer_types_of, make_arch
+from servebound.importers.hf.config import Arch, Cfg, decoder_shape, layer_types_of, make_arch
 
 #: Config keys of the routed expert count and expert width where a family does not use num_experts and
 #: moe_intermediate_size.
@@ -19,11 +19,7 @@ EXPERT_KEYS = {
 
 
 def gqa_moe(c: Cfg, model_type: str) -> Arch:
-    hidden = c.integer("hidden_size")
-    layers = c.integer("num_hidden_layers")
-    heads = c.integer("num_attention_heads")
-    kv = kv_heads_of(c, heads)
-    head_dim = head_dim_of(c, hidden, heads)
+    hidden, layers, heads, kv, head_dim = decoder_shape(c)
     window = c.opt_integer("sliding_window")
     kinds = layer_types_of(c, layers, {"full_attention", "sliding_attention"})
     if kinds is None:
@@ -127,11 +123,7 @@ def mtp_like(layer: list[Block], hidden: int, modules: int) -> list[Block]:
 
 
 def llama4_text(c: Cfg, model_type: str) -> Arch:
-    hidden = c.integer("hidden_size")
-    layers = c.integer("num_hidden_layers")
-    heads = c.integer("num_attention_heads")
-    kv = kv_heads_of(c, heads)
-    head_dim = head_dim_of(c, hidden, heads)
+    hidden, layers, heads, kv, head_dim = decoder_shape(c)
     chunk = c.integer("attention_chunk_size")
     step = c.integer("interleave_moe_layer_step", 1)
     if c.has("no_rope_layers"):
