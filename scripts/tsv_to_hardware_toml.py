@@ -560,7 +560,9 @@ def apple(
     slug = chip.lower().replace(" ", "-")
     tflops = round(full_tflops * gpu / full, 3)
     binned = gpu < full
-    fp32_src = HF_APPLE_FULL if not binned else f"{HF_APPLE_FULL} x {gpu}/{full} cores; cross-check {HMC_M3_MAX}"
+    fp32_src = (
+        HF_APPLE_FULL if not binned else f"{HF_APPLE_FULL} x {gpu}/{full} cores; cross-check {HMC_M3_MAX}"
+    )
     note = (
         f"{chip} with the {gpu}-core GPU and {mem} GB (row added by h11b for the Apple variants benchmark "
         f"threads report). memory_gb = {mem} x 2^30 bytes, as macOS reports it; the label stays in the name. "
@@ -656,7 +658,10 @@ def card(
         "memory_type": mem_type,
         "bandwidth_gb_per_s": bw,
         "compute_tflops": rates,
-        "sources": {"memory_gb": f"{capacity}; label {label_gb} GB: {sources['bandwidth_gb_per_s']}", **sources},
+        "sources": {
+            "memory_gb": f"{capacity}; label {label_gb} GB: {sources['bandwidth_gb_per_s']}",
+            **sources,
+        },
         "notes": f"Row added by h11b for the cards benchmark threads use. memory_gb is the capacity in bytes "
         f"as the device reports it; the marketed {label_gb} GB stays in the name. {notes}",
         "derived": list(derived),
@@ -727,49 +732,89 @@ def blackwell_geforce(fp32: float) -> dict[str, float]:
 
 H11B_CARDS: list[dict[str, Any]] = [
     card(
-        "nvidia-rtx-2080-ti", "NVIDIA GeForce RTX 2080 Ti 11GB", "NVIDIA", 2018, 11, "GDDR6", 616,
+        "nvidia-rtx-2080-ti",
+        "NVIDIA GeForce RTX 2080 Ti 11GB",
+        "NVIDIA",
+        2018,
+        11,
+        "GDDR6",
+        616,
         {"int8": 227.7, "fp16": 56.9, "fp16_acc16": 113.8, "fp32": 14.2},
-        {"bandwidth_gb_per_s": TEKSPEK_30, "compute": f"{TURING_WP}; fp32 {TEKSPEK_30} lists 13,448 at the 1545 MHz "
-         "reference boost"},
+        {
+            "bandwidth_gb_per_s": TEKSPEK_30,
+            "compute": f"{TURING_WP}; fp32 {TEKSPEK_30} lists 13,448 at the 1545 MHz reference boost",
+        },
         "Turing TU102, 68 SMs. fp16_acc16 113.8 and int8 227.7 are the Founders Edition figures NVIDIA's Turing "
         "presentation rounds to 114 / 228 (68 SMs x 1024 FLOP x 1635 MHz); partner cards boost higher still, so "
         "the higher clock is the ceiling. DERIVED (h11c audit): fp16 56.9 = half of it (GeForce FP32 accumulate, "
         "the convention of the other GeForce rows; the whitepaper that states it was not opened) and fp32 14.2 = "
         "4352 cores x 2 x the same 1635 MHz. No BF16 on Turing tensor cores.",
-        derived=("fp16", "fp32"), aliases=("2080-ti",),
+        derived=("fp16", "fp32"),
+        aliases=("2080-ti",),
     ),
     card(
-        "nvidia-rtx-3060-ti", "NVIDIA GeForce RTX 3060 Ti 8GB", "NVIDIA", 2020, 8, "GDDR6", 448,
+        "nvidia-rtx-3060-ti",
+        "NVIDIA GeForce RTX 3060 Ti 8GB",
+        "NVIDIA",
+        2020,
+        8,
+        "GDDR6",
+        448,
         {**ampere_geforce(38, 1665), "fp32": 16.2},
         {"bandwidth_gb_per_s": TEKSPEK_30, "compute": f"38 SMs x 1665 MHz x {GA102_WP}; fp32 {TEKSPEK_30}"},
-        f"Ampere GA104, 38 SMs. {GEFORCE_ACC}", derived=("int8", "bf16", "fp16", "fp16_acc16"),
+        f"Ampere GA104, 38 SMs. {GEFORCE_ACC}",
+        derived=("int8", "bf16", "fp16", "fp16_acc16"),
         aliases=("3060-ti",),
     ),
     card(
-        "nvidia-rtx-3070", "NVIDIA GeForce RTX 3070 8GB", "NVIDIA", 2020, 8, "GDDR6", 448,
+        "nvidia-rtx-3070",
+        "NVIDIA GeForce RTX 3070 8GB",
+        "NVIDIA",
+        2020,
+        8,
+        "GDDR6",
+        448,
         {**ampere_geforce(46, 1725), "fp32": 20.31},
         {
             "memory_reported": f"{GLS} gls/RTX3070_smi.py (captured nvidia-smi: 'NVIDIA GeForce RTX 3070 ... 0MiB / "
             "8192MiB' = 8 GiB)",
-            "bandwidth_gb_per_s": TEKSPEK_30, "compute": f"46 SMs x 1725 MHz x {GA102_WP}; fp32 {TEKSPEK_30}",
+            "bandwidth_gb_per_s": TEKSPEK_30,
+            "compute": f"46 SMs x 1725 MHz x {GA102_WP}; fp32 {TEKSPEK_30}",
         },
         f"Ampere GA104, 46 SMs (the GA102 whitepaper's Appendix lists the 3070 at 81.3 FP16-accumulate and 162.6 "
         f"INT8, the same figures; not opened in the h11c audit). {GEFORCE_ACC}",
-        reported_mib=8192, derived=("int8", "bf16", "fp16", "fp16_acc16"), aliases=("3070",),
+        reported_mib=8192,
+        derived=("int8", "bf16", "fp16", "fp16_acc16"),
+        aliases=("3070",),
     ),
     card(
-        "nvidia-rtx-3080", "NVIDIA GeForce RTX 3080 10GB", "NVIDIA", 2020, 10, "GDDR6X", 760,
+        "nvidia-rtx-3080",
+        "NVIDIA GeForce RTX 3080 10GB",
+        "NVIDIA",
+        2020,
+        10,
+        "GDDR6X",
+        760,
         {**ampere_geforce(68, 1710), "fp32": 29.77},
         {
             "memory_reported": f"{GLS} gls/RTX3080_smi.py (captured nvidia-smi: 'NVIDIA GeForce RTX 3080 ... 0MiB / "
             "10240MiB' = 10 GiB)",
-            "bandwidth_gb_per_s": TEKSPEK_30, "compute": f"68 SMs x 1710 MHz x {GA102_WP}; fp32 {TEKSPEK_30}",
+            "bandwidth_gb_per_s": TEKSPEK_30,
+            "compute": f"68 SMs x 1710 MHz x {GA102_WP}; fp32 {TEKSPEK_30}",
         },
-        f"Ampere GA102, 68 SMs (119 / 59.5 / 238 by the per-SM rates). {GEFORCE_ACC}", reported_mib=10240,
-        derived=("int8", "bf16", "fp16", "fp16_acc16"), aliases=("3080",),
+        f"Ampere GA102, 68 SMs (119 / 59.5 / 238 by the per-SM rates). {GEFORCE_ACC}",
+        reported_mib=10240,
+        derived=("int8", "bf16", "fp16", "fp16_acc16"),
+        aliases=("3080",),
     ),
     card(
-        "nvidia-rtx-3080-ti", "NVIDIA GeForce RTX 3080 Ti 12GB", "NVIDIA", 2021, 12, "GDDR6X", 912,
+        "nvidia-rtx-3080-ti",
+        "NVIDIA GeForce RTX 3080 Ti 12GB",
+        "NVIDIA",
+        2021,
+        12,
+        "GDDR6X",
+        912,
         {**ampere_geforce(80, 1665), "fp32": 34.1},
         {
             "bandwidth_gb_per_s": "https://wccftech.com/nvidia-geforce-rtx-3080-ti-12-gb-gddr6x-10240-cuda-cores-"
@@ -779,11 +824,18 @@ H11B_CARDS: list[dict[str, Any]] = [
             "compute": f"80 SMs x 1665 MHz x {GA102_WP}; fp32 = 10240 x 2 x 1665 MHz (the 1665 MHz boost is NVIDIA's "
             "3080 Ti spec, not read in a stored source by the h11c audit)",
         },
-        f"Ampere GA102, 80 SMs. {GEFORCE_ACC}", derived=("int8", "bf16", "fp16", "fp16_acc16", "fp32"),
+        f"Ampere GA102, 80 SMs. {GEFORCE_ACC}",
+        derived=("int8", "bf16", "fp16", "fp16_acc16", "fp32"),
         aliases=("3080-ti",),
     ),
     card(
-        "nvidia-rtx-4060-ti-16gb", "NVIDIA GeForce RTX 4060 Ti 16GB", "NVIDIA", 2023, 16, "GDDR6", 288,
+        "nvidia-rtx-4060-ti-16gb",
+        "NVIDIA GeForce RTX 4060 Ti 16GB",
+        "NVIDIA",
+        2023,
+        16,
+        "GDDR6",
+        288,
         {**ada_geforce(34, 2535), "fp32": 22.06},
         {
             "memory_reported": VLAD_SMI,
@@ -792,11 +844,19 @@ H11B_CARDS: list[dict[str, Any]] = [
             "compute": f"34 SMs x 2535 MHz x {ADA_WP}; {GPU_SPECS} (88 / 177 / 177 dense)",
         },
         f"Ada AD106, 34 SMs. Capacity cross-checked (h11c audit): {GLS} gls/RTX4060Ti_smi.py, captured nvidia-smi "
-        f"'NVIDIA GeForce RTX 4060 Ti ... 0MiB / 16380MiB'. {GEFORCE_ACC}", reported_mib=16380,
-        derived=("fp8", "int8", "bf16", "fp16", "fp16_acc16"), aliases=("4060-ti-16gb",),
+        f"'NVIDIA GeForce RTX 4060 Ti ... 0MiB / 16380MiB'. {GEFORCE_ACC}",
+        reported_mib=16380,
+        derived=("fp8", "int8", "bf16", "fp16", "fp16_acc16"),
+        aliases=("4060-ti-16gb",),
     ),
     card(
-        "nvidia-rtx-4070-ti-super", "NVIDIA GeForce RTX 4070 Ti SUPER 16GB", "NVIDIA", 2024, 16, "GDDR6X", 672,
+        "nvidia-rtx-4070-ti-super",
+        "NVIDIA GeForce RTX 4070 Ti SUPER 16GB",
+        "NVIDIA",
+        2024,
+        16,
+        "GDDR6X",
+        672,
         {**ada_geforce(66, 2610), "fp32": 44.1},
         {
             "memory_reported": VLAD_SMI,
@@ -804,11 +864,19 @@ H11B_CARDS: list[dict[str, Any]] = [
             "176 / 352*, FP8 352 / 704*, INT8 352 / 704*)",
             "compute": f"66 SMs x 2610 MHz x {ADA_WP}; {GPU_SPECS} (176 / 352 / 352 dense)",
         },
-        f"Ada AD103, 66 SMs. {GEFORCE_ACC}", reported_mib=16376,
-        derived=("fp8", "int8", "bf16", "fp16", "fp16_acc16"), aliases=("4070-ti-super",),
+        f"Ada AD103, 66 SMs. {GEFORCE_ACC}",
+        reported_mib=16376,
+        derived=("fp8", "int8", "bf16", "fp16", "fp16_acc16"),
+        aliases=("4070-ti-super",),
     ),
     card(
-        "nvidia-rtx-4070-ti", "NVIDIA GeForce RTX 4070 Ti 12GB", "NVIDIA", 2023, 12, "GDDR6X", 504,
+        "nvidia-rtx-4070-ti",
+        "NVIDIA GeForce RTX 4070 Ti 12GB",
+        "NVIDIA",
+        2023,
+        12,
+        "GDDR6X",
+        504,
         {**ada_geforce(60, 2610), "fp32": 40.09},
         {
             "memory_reported": VLAD_SMI,
@@ -816,11 +884,19 @@ H11B_CARDS: list[dict[str, Any]] = [
             "320*, FP8 320 / 640*)",
             "compute": f"60 SMs x 2610 MHz x {ADA_WP}; {GPU_SPECS} (160 / 320 dense)",
         },
-        f"Ada AD104, 60 SMs. {GEFORCE_ACC}", reported_mib=12282,
-        derived=("fp8", "int8", "bf16", "fp16", "fp16_acc16"), aliases=("4070-ti",),
+        f"Ada AD104, 60 SMs. {GEFORCE_ACC}",
+        reported_mib=12282,
+        derived=("fp8", "int8", "bf16", "fp16", "fp16_acc16"),
+        aliases=("4070-ti",),
     ),
     card(
-        "nvidia-rtx-4080-super", "NVIDIA GeForce RTX 4080 SUPER 16GB", "NVIDIA", 2024, 16, "GDDR6X", 736,
+        "nvidia-rtx-4080-super",
+        "NVIDIA GeForce RTX 4080 SUPER 16GB",
+        "NVIDIA",
+        2024,
+        16,
+        "GDDR6X",
+        736,
         {**ada_geforce(80, 2550), "fp32": 52.22},
         {
             "memory_reported": VLAD_SMI,
@@ -828,11 +904,19 @@ H11B_CARDS: list[dict[str, Any]] = [
             "/ 418*, FP8 418 / 836*, INT8 418 / 836*)",
             "compute": f"80 SMs x 2550 MHz x {ADA_WP}; {GPU_SPECS} (209 / 418 / 418 dense)",
         },
-        f"Ada AD103, 80 SMs. {GEFORCE_ACC}", reported_mib=16376,
-        derived=("fp8", "int8", "bf16", "fp16", "fp16_acc16"), aliases=("4080-super",),
+        f"Ada AD103, 80 SMs. {GEFORCE_ACC}",
+        reported_mib=16376,
+        derived=("fp8", "int8", "bf16", "fp16", "fp16_acc16"),
+        aliases=("4080-super",),
     ),
     card(
-        "nvidia-rtx-5070-ti", "NVIDIA GeForce RTX 5070 Ti 16GB", "NVIDIA", 2025, 16, "GDDR7", 896,
+        "nvidia-rtx-5070-ti",
+        "NVIDIA GeForce RTX 5070 Ti 16GB",
+        "NVIDIA",
+        2025,
+        16,
+        "GDDR7",
+        896,
         {**blackwell_geforce(43.94), "fp32": 43.94},
         {
             "bandwidth_gb_per_s": NV_5070,
@@ -840,10 +924,17 @@ H11B_CARDS: list[dict[str, Any]] = [
             f"({BLACKWELL_GEFORCE})",
         },
         f"Blackwell GB203, 70 SMs. {BLACKWELL_RATIOS} {GEFORCE_ACC.split(' Tensor rates')[0]}",
-        derived=("fp4", "fp8", "int8", "bf16", "fp16", "fp16_acc16", "fp32"), aliases=("5070-ti",),
+        derived=("fp4", "fp8", "int8", "bf16", "fp16", "fp16_acc16", "fp32"),
+        aliases=("5070-ti",),
     ),
     card(
-        "nvidia-a10", "NVIDIA A10 24GB", "NVIDIA", 2021, 24, "GDDR6 (ECC)", 600,
+        "nvidia-a10",
+        "NVIDIA A10 24GB",
+        "NVIDIA",
+        2021,
+        24,
+        "GDDR6 (ECC)",
+        600,
         {"int8": 250, "bf16": 125, "fp16": 125, "fp16_acc16": 125, "fp32": 31.2},
         {
             "memory_reported": f"{VLAD_SMI}; {GLS} gls/A10_smi.py (captured nvidia-smi: 'NVIDIA A10 ... 1MiB / "
@@ -855,10 +946,18 @@ H11B_CARDS: list[dict[str, Any]] = [
         },
         "Ampere GA102 datacenter card (not a GeForce: FP32 accumulate at the full tensor rate). Capacity with ECC on, "
         "the datacenter default; with ECC off the driver reports more.",
-        reported_mib=23028, device_class="datacenter GPU", aliases=("a10",),
+        reported_mib=23028,
+        device_class="datacenter GPU",
+        aliases=("a10",),
     ),
     card(
-        "amd-radeon-rx-7800-xt", "AMD Radeon RX 7800 XT 16GB", "AMD", 2023, 16, "GDDR6", 624,
+        "amd-radeon-rx-7800-xt",
+        "AMD Radeon RX 7800 XT 16GB",
+        "AMD",
+        2023,
+        16,
+        "GDDR6",
+        624,
         {"fp16": 74.64, "fp32": 37.32},
         {
             "bandwidth_gb_per_s": "https://www.gpu-monkey.com/en/gpu-amd_radeon_rx_7800_xt (read in the h11c audit: 16 "
@@ -869,10 +968,18 @@ H11B_CARDS: list[dict[str, Any]] = [
             "fp16": "= 2 x fp32 (RDNA3 packed/WMMA FP16 rate, as the 7900 XTX row's 122.8 = 2 x 61.4); "
             "https://cputronic.com/gpu/amd-radeon-rx-7800-xt",
         },
-        f"RDNA3 Navi 32, 60 CUs. {AMD_RDNA}", derived=("fp16",), aliases=("7800-xt",),
+        f"RDNA3 Navi 32, 60 CUs. {AMD_RDNA}",
+        derived=("fp16",),
+        aliases=("7800-xt",),
     ),
     card(
-        "amd-radeon-rx-7600-xt", "AMD Radeon RX 7600 XT 16GB", "AMD", 2024, 16, "GDDR6", 288,
+        "amd-radeon-rx-7600-xt",
+        "AMD Radeon RX 7600 XT 16GB",
+        "AMD",
+        2024,
+        16,
+        "GDDR6",
+        288,
         {"fp16": 45.14, "fp32": 22.57},
         {
             "bandwidth_gb_per_s": "https://pcspecchart.com/pc_parts/gpu/10 (read in the h11c audit: RX 7600 XT 2048 "
@@ -883,11 +990,18 @@ H11B_CARDS: list[dict[str, Any]] = [
             "fp16": "= 2 x fp32 (RDNA3 convention of the 7900 XTX row; https://fpsbench.com/compare/gpu/amd-radeon-rx-"
             "7600-vs-intel-hd-graphics-p4600 lists the same Navi 33's FP16 as 2:1)",
         },
-        f"RDNA3 Navi 33, 32 CUs, 16 GB on a 128-bit bus. {AMD_RDNA}", derived=("fp16", "fp32"),
+        f"RDNA3 Navi 33, 32 CUs, 16 GB on a 128-bit bus. {AMD_RDNA}",
+        derived=("fp16", "fp32"),
         aliases=("7600-xt",),
     ),
     card(
-        "amd-radeon-rx-6900-xt", "AMD Radeon RX 6900 XT 16GB", "AMD", 2020, 16, "GDDR6", 512,
+        "amd-radeon-rx-6900-xt",
+        "AMD Radeon RX 6900 XT 16GB",
+        "AMD",
+        2020,
+        16,
+        "GDDR6",
+        512,
         {"fp16": 46.08, "fp32": 23.04},
         {
             "bandwidth_gb_per_s": "https://www.tomshardware.com/uk/news/nvidia-driver-geforce-rtx-3080-ti-ampere-gpu "
@@ -896,10 +1010,18 @@ H11B_CARDS: list[dict[str, Any]] = [
             "fp16": "= 2 x fp32: RDNA2 packed FP16 (rapid packed math); no matrix units on RDNA2",
         },
         "RDNA2 Navi 21, 80 CUs. RDNA2 has no matrix cores: fp16 is the packed-math vector rate; no BF16/INT8 "
-        "matrix rate.", derived=("fp16", "fp32"), aliases=("6900-xt",),
+        "matrix rate.",
+        derived=("fp16", "fp32"),
+        aliases=("6900-xt",),
     ),
     card(
-        "amd-radeon-vii", "AMD Radeon VII 16GB", "AMD", 2019, 16, "HBM2", 1024,
+        "amd-radeon-vii",
+        "AMD Radeon VII 16GB",
+        "AMD",
+        2019,
+        16,
+        "HBM2",
+        1024,
         {"int8": 55.3, "fp16": 27.7, "fp32": 13.8},
         {
             "bandwidth_gb_per_s": "https://guru3d.com/review/amd-radeon-vii-16-gb-review/page-5 (read in the h11c "
@@ -909,10 +1031,17 @@ H11B_CARDS: list[dict[str, Any]] = [
             "TFLOPS, FP16 27.7, Int8 55.3 TOPS)",
         },
         "GCN5 Vega 20 (60 of 64 CUs). HBM2 label 16 GB = four 4 GiB stacks. Rates are vector (packed) rates: "
-        "Vega 20 has no matrix cores.", aliases=("radeon-vii",),
+        "Vega 20 has no matrix cores.",
+        aliases=("radeon-vii",),
     ),
     card(
-        "intel-arc-a770-16gb", "Intel Arc A770 16GB", "Intel", 2022, 16, "GDDR6", 560,
+        "intel-arc-a770-16gb",
+        "Intel Arc A770 16GB",
+        "Intel",
+        2022,
+        16,
+        "GDDR6",
+        560,
         {"fp32": 19.66},
         {
             "bandwidth_gb_per_s": "https://www.svethardware.cz/intel-zverejnil-oficialni-specifikace-grafickych-karet-"
@@ -935,7 +1064,13 @@ H11B_CARDS: list[dict[str, Any]] = [
 
 H11B_CARDS += [
     card(
-        "nvidia-rtx-5070", "NVIDIA GeForce RTX 5070 12GB", "NVIDIA", 2025, 12, "GDDR7", 672,
+        "nvidia-rtx-5070",
+        "NVIDIA GeForce RTX 5070 12GB",
+        "NVIDIA",
+        2025,
+        12,
+        "GDDR7",
+        672,
         {**blackwell_geforce(30.87), "fp32": 30.87},
         {
             "bandwidth_gb_per_s": NV_5070_FPS,
@@ -943,10 +1078,17 @@ H11B_CARDS += [
             f"ratios ({BLACKWELL_GEFORCE})",
         },
         f"Blackwell GB205, 48 SMs. {BLACKWELL_RATIOS} {GEFORCE_ACC.split(' Tensor rates')[0]}",
-        derived=("fp4", "fp8", "int8", "bf16", "fp16", "fp16_acc16"), aliases=("5070",),
+        derived=("fp4", "fp8", "int8", "bf16", "fp16", "fp16_acc16"),
+        aliases=("5070",),
     ),
     card(
-        "nvidia-rtx-5060-ti-16gb", "NVIDIA GeForce RTX 5060 Ti 16GB", "NVIDIA", 2025, 16, "GDDR7", 448,
+        "nvidia-rtx-5060-ti-16gb",
+        "NVIDIA GeForce RTX 5060 Ti 16GB",
+        "NVIDIA",
+        2025,
+        16,
+        "GDDR7",
+        448,
         {**blackwell_geforce(23.7), "fp32": 23.7},
         {
             "bandwidth_gb_per_s": NV_5060TI,
@@ -958,7 +1100,13 @@ H11B_CARDS += [
         aliases=("5060-ti-16gb",),
     ),
     card(
-        "amd-radeon-rx-7900-xt", "AMD Radeon RX 7900 XT 20GB", "AMD", 2022, 20, "GDDR6", 800,
+        "amd-radeon-rx-7900-xt",
+        "AMD Radeon RX 7900 XT 20GB",
+        "AMD",
+        2022,
+        20,
+        "GDDR6",
+        800,
         {"fp16": 103, "fp32": 51.5},
         {
             "bandwidth_gb_per_s": "https://www.guru3d.com/review/powercolor-radeon-rx-7900-xtx-hellhound-spectral-white-"
@@ -968,10 +1116,18 @@ H11B_CARDS += [
             "radeon-rx-7900-xt, read: boost 2394 MHz, 51.48 TFLOPS; guru3d's table above: 51.6 / 52)",
             "fp16": "= 2 x fp32 (RDNA3 convention of the 7900 XTX row)",
         },
-        f"RDNA3 Navi 31, 84 CUs. {AMD_RDNA}", derived=("fp16", "fp32"), aliases=("7900-xt",),
+        f"RDNA3 Navi 31, 84 CUs. {AMD_RDNA}",
+        derived=("fp16", "fp32"),
+        aliases=("7900-xt",),
     ),
     card(
-        "nvidia-a40", "NVIDIA A40 48GB", "NVIDIA", 2020, 48, "GDDR6 (ECC)", 696,
+        "nvidia-a40",
+        "NVIDIA A40 48GB",
+        "NVIDIA",
+        2020,
+        48,
+        "GDDR6 (ECC)",
+        696,
         {"int8": 299.3, "bf16": 149.7, "fp16": 149.7, "fp16_acc16": 149.7, "fp32": 37.4},
         {
             "memory_reported": f"{GLS} gls/A40x10_smi.py (captured nvidia-smi: 'NVIDIA A40 ... 1MiB / 46068MiB', ECC "
@@ -986,10 +1142,18 @@ H11B_CARDS += [
         "Ampere GA102 datacenter card: FP32 accumulate at the full tensor rate. Capacity (h11c audit): 46068 MiB as "
         "nvidia-smi reports it with ECC on, the datacenter default (the 48 GiB label was used before; with ECC off "
         "the driver reports more). fp32 37.4 is the A40 datasheet's, linked from the README but not opened.",
-        reported_mib=46068, device_class="datacenter GPU", aliases=("a40",),
+        reported_mib=46068,
+        device_class="datacenter GPU",
+        aliases=("a40",),
     ),
     card(
-        "nvidia-v100-sxm2-32gb", "NVIDIA Tesla V100 SXM2 32GB", "NVIDIA", 2018, 32, "HBM2", 900,
+        "nvidia-v100-sxm2-32gb",
+        "NVIDIA Tesla V100 SXM2 32GB",
+        "NVIDIA",
+        2018,
+        32,
+        "HBM2",
+        900,
         {"fp16": 125, "fp16_acc16": 125, "fp32": 15.7},
         {
             "bandwidth_gb_per_s": "NVIDIA's V100 SXM2 figure 900 GB/s (A100 whitepaper Table 1, not opened in the "
@@ -1002,10 +1166,17 @@ H11B_CARDS += [
         },
         "Volta GV100, 80 SMs; four 8 GiB HBM2 stacks (the 16 GB V100-SXM2 reports 16384 MiB = 16 GiB: "
         f"{GLS} gls/V100_x8_smi.py). No BF16 or INT8 tensor mode on Volta.",
-        device_class="datacenter GPU", aliases=("v100",),
+        device_class="datacenter GPU",
+        aliases=("v100",),
     ),
     card(
-        "nvidia-t4", "NVIDIA T4 16GB", "NVIDIA", 2018, 16, "GDDR6", 320,
+        "nvidia-t4",
+        "NVIDIA T4 16GB",
+        "NVIDIA",
+        2018,
+        16,
+        "GDDR6",
+        320,
         {"int8": 130.25, "fp16": 65.13, "fp16_acc16": 65.13, "fp32": 8.14},
         {
             "bandwidth_gb_per_s": "https://sysrqmts.com/pt/gpus/compare/nvidia-rtx-a4000-vs-nvidia-tesla-t4 (read in "
@@ -1020,7 +1191,9 @@ H11B_CARDS += [
         "is the DRAM on the card; with ECC on (the T4 default) nvidia-smi reports less (15360 or 15109 MiB in "
         "public logs the h11c audit found without recording a repository path; a Colab T4's deviceQuery shows "
         "15095 MBytes: github:sylvia-ymlin/cuda-kernels-from-scratch README.md), so memory_gb is an upper bound.",
-        derived=("int8",), device_class="datacenter GPU", aliases=("t4",),
+        derived=("int8",),
+        device_class="datacenter GPU",
+        aliases=("t4",),
     ),
 ]
 
@@ -1060,55 +1233,110 @@ H11B_SOCS: list[dict[str, Any]] = [
 
 #: Existing rows: capacity in bytes as the device reports it (label in the name), with its source.
 H11B_CAPACITY: dict[str, tuple[float, str]] = {
-    "nvidia-h100-sxm": (85.521, f"81559 MiB ({NVSMI}: {GLS} gls/H100SXMx8_smi.py, captured 'NVIDIA H100 80GB "
-                        f"HBM3 ... 1MiB /  81559MiB'; {GPU_SPECS} lists the H100 PCIe at 81559 MiB too)"),
+    "nvidia-h100-sxm": (
+        85.521,
+        f"81559 MiB ({NVSMI}: {GLS} gls/H100SXMx8_smi.py, captured 'NVIDIA H100 80GB "
+        f"HBM3 ... 1MiB /  81559MiB'; {GPU_SPECS} lists the H100 PCIe at 81559 MiB too)",
+    ),
     "nvidia-h100-pcie": (85.521, f"81559 MiB ({VLAD_SMI}: H100 PCIe 81559)"),
-    "nvidia-h200-sxm": (150.756, f"143771 MiB ({NVSMI}: {GLS} gls/H200_smi.py, captured 'NVIDIA H200 ... 1MiB / "
-                        "143771MiB', 700 W)"),
-    "nvidia-a100-80gb-sxm": (85.899, f"81920 MiB ({NVSMI}: {GLS} gls/A100SXMx4_smi.py, captured 'NVIDIA "
-                             "A100-SXM4-80GB ... 1MiB /  81920MiB')"),
-    "nvidia-a100-40gb-sxm": (42.950, "40960 MiB = 40 GiB (five 8 GiB HBM2 stacks; the 80 GB part reports "
-                             f"81920 MiB = 80 GiB, {GLS} gls/A100SXMx4_smi.py, this one half of it; public logs "
-                             "show 40960MiB for the A100-SXM4-40GB, found by the h11c audit without recording a "
-                             "repository path)"),
-    "nvidia-b300": (288.400, f"275040 MiB ({AIC}/b300_sxm.yaml: 'mem_capacity: 288400343040 # 275040MiB "
-                    "reported by nvidia-smi')"),
-    "nvidia-l40s": (48.305, f"46068 MiB ({GLS} gls/L40S_smi.py, captured 'NVIDIA L40S ... 1MiB /  46068MiB'; "
-                    f"{AIC}/l40s.yaml 'mem_capacity: 48305799168 # 46068 MiB'; ECC on)"),
-    "nvidia-l4": (24.153, f"23034 MiB ({GLS} gls/L4_smi.py, captured 'NVIDIA L4 ... 1MiB /  23034MiB'; "
-                  f"{VLAD_SMI}: L4 23034; ECC on)"),
-    "nvidia-rtx-6000-ada": (51.527, f"49140 MiB ({GLS} gls/RTX6000Ada_x8_smi.py, captured 'NVIDIA RTX 6000 Ada "
-                            f"Gene... 2MiB /  49140MiB', ECC off; {VLAD_SMI}: RTX 6000 Ada 49140)"),
-    "nvidia-rtx-5090": (34.191, f"32607 MiB ({GLS} gls/RTX5090_smi.py, captured 'NVIDIA GeForce RTX 5090 ... 2MiB "
-                        "/  32607MiB' and nvidia-smi -a 'FB Memory Usage Total : 32607 MiB'; h11c audit: corrected "
-                        f"from the 32752 MiB of {GPU_SPECS}, whose RTX 5090 row is flagged there as preliminary)"),
-    "nvidia-rtx-4090": (25.757, f"24564 MiB ({GLS} gls/RTX4090_smi.py, captured 'NVIDIA GeForce RTX 4090 ... 2MiB "
-                        f"/  24564MiB'; {VLAD_SMI}: RTX 4090 24564)"),
-    "nvidia-rtx-4080": (17.171, f"16376 MiB (the AD103 16 GB board as {VLAD_SMI} lists the RTX 4080 SUPER: "
-                        "16376; a public RTX 4080 nvidia-smi capture reads '2028MiB /  16376MiB', found by the "
-                        "h11c audit without recording a repository path; 16 GiB = 17.18e9 of DRAM)"),
+    "nvidia-h200-sxm": (
+        150.756,
+        f"143771 MiB ({NVSMI}: {GLS} gls/H200_smi.py, captured 'NVIDIA H200 ... 1MiB / 143771MiB', 700 W)",
+    ),
+    "nvidia-a100-80gb-sxm": (
+        85.899,
+        f"81920 MiB ({NVSMI}: {GLS} gls/A100SXMx4_smi.py, captured 'NVIDIA "
+        "A100-SXM4-80GB ... 1MiB /  81920MiB')",
+    ),
+    "nvidia-a100-40gb-sxm": (
+        42.950,
+        "40960 MiB = 40 GiB (five 8 GiB HBM2 stacks; the 80 GB part reports "
+        f"81920 MiB = 80 GiB, {GLS} gls/A100SXMx4_smi.py, this one half of it; public logs "
+        "show 40960MiB for the A100-SXM4-40GB, found by the h11c audit without recording a "
+        "repository path)",
+    ),
+    "nvidia-b300": (
+        288.400,
+        f"275040 MiB ({AIC}/b300_sxm.yaml: 'mem_capacity: 288400343040 # 275040MiB reported by nvidia-smi')",
+    ),
+    "nvidia-l40s": (
+        48.305,
+        f"46068 MiB ({GLS} gls/L40S_smi.py, captured 'NVIDIA L40S ... 1MiB /  46068MiB'; "
+        f"{AIC}/l40s.yaml 'mem_capacity: 48305799168 # 46068 MiB'; ECC on)",
+    ),
+    "nvidia-l4": (
+        24.153,
+        f"23034 MiB ({GLS} gls/L4_smi.py, captured 'NVIDIA L4 ... 1MiB /  23034MiB'; "
+        f"{VLAD_SMI}: L4 23034; ECC on)",
+    ),
+    "nvidia-rtx-6000-ada": (
+        51.527,
+        f"49140 MiB ({GLS} gls/RTX6000Ada_x8_smi.py, captured 'NVIDIA RTX 6000 Ada "
+        f"Gene... 2MiB /  49140MiB', ECC off; {VLAD_SMI}: RTX 6000 Ada 49140)",
+    ),
+    "nvidia-rtx-5090": (
+        34.191,
+        f"32607 MiB ({GLS} gls/RTX5090_smi.py, captured 'NVIDIA GeForce RTX 5090 ... 2MiB "
+        "/  32607MiB' and nvidia-smi -a 'FB Memory Usage Total : 32607 MiB'; h11c audit: corrected "
+        f"from the 32752 MiB of {GPU_SPECS}, whose RTX 5090 row is flagged there as preliminary)",
+    ),
+    "nvidia-rtx-4090": (
+        25.757,
+        f"24564 MiB ({GLS} gls/RTX4090_smi.py, captured 'NVIDIA GeForce RTX 4090 ... 2MiB "
+        f"/  24564MiB'; {VLAD_SMI}: RTX 4090 24564)",
+    ),
+    "nvidia-rtx-4080": (
+        17.171,
+        f"16376 MiB (the AD103 16 GB board as {VLAD_SMI} lists the RTX 4080 SUPER: "
+        "16376; a public RTX 4080 nvidia-smi capture reads '2028MiB /  16376MiB', found by the "
+        "h11c audit without recording a repository path; 16 GiB = 17.18e9 of DRAM)",
+    ),
     "nvidia-rtx-5080": (17.180, f"16 GiB: {GDDR_GIB}"),
-    "nvidia-rtx-3090": (25.770, f"24 GiB: {GDDR_GIB}; {GLS} gls/RTX3090_smi.py, captured 'NVIDIA GeForce RTX 3090 "
-                        "... 2MiB /  24576MiB' = 24 GiB"),
+    "nvidia-rtx-3090": (
+        25.770,
+        f"24 GiB: {GDDR_GIB}; {GLS} gls/RTX3090_smi.py, captured 'NVIDIA GeForce RTX 3090 "
+        "... 2MiB /  24576MiB' = 24 GiB",
+    ),
     "nvidia-rtx-3060-12gb": (12.885, f"12 GiB: {GDDR_GIB}"),
-    "nvidia-rtx-pro-6000-blackwell": (102.642, f"97887 MiB ({AIC}/rtx_pro_6000_server.yaml: 'mem_capacity: "
-                                      "102641958912 # 97887 MiB reported by nvidia-smi'; h11c audit: corrected from "
-                                      "96 GiB = 103.079e9, which the card does not report; public Workstation and "
-                                      "Max-Q Edition nvidia-smi lines read 97887MiB as well)"),
-    "nvidia-rtx-a6000": (51.540, f"48 GiB: {GDDR_GIB}; with ECC on the driver reports 46068 MiB ({GLS} "
-                         "gls/RTX_A6000_x9_smi.py, captured 'NVIDIA RTX A6000 ... 1MiB /  46068MiB'), with ECC off "
-                         "about 48 GiB (the RTX 6000 Ada, ECC off, reports 49140 MiB), so 48 GiB is the upper bound"),
+    "nvidia-rtx-pro-6000-blackwell": (
+        102.642,
+        f"97887 MiB ({AIC}/rtx_pro_6000_server.yaml: 'mem_capacity: "
+        "102641958912 # 97887 MiB reported by nvidia-smi'; h11c audit: corrected from "
+        "96 GiB = 103.079e9, which the card does not report; public Workstation and "
+        "Max-Q Edition nvidia-smi lines read 97887MiB as well)",
+    ),
+    "nvidia-rtx-a6000": (
+        51.540,
+        f"48 GiB: {GDDR_GIB}; with ECC on the driver reports 46068 MiB ({GLS} "
+        "gls/RTX_A6000_x9_smi.py, captured 'NVIDIA RTX A6000 ... 1MiB /  46068MiB'), with ECC off "
+        "about 48 GiB (the RTX 6000 Ada, ECC off, reports 49140 MiB), so 48 GiB is the upper bound",
+    ),
     "amd-radeon-rx-7900-xtx": (25.770, f"24 GiB: {GDDR_GIB}"),
     "amd-radeon-ai-pro-r9700": (34.360, f"32 GiB: {GDDR_GIB}"),
     "intel-arc-b580": (12.885, f"12 GiB: {GDDR_GIB}"),
 }
 for _apple_id, _gib in (
-    ("apple-m1-max-32gb", 32), ("apple-m1-max-64gb", 64), ("apple-m2-ultra-64gb", 64),
-    ("apple-m2-ultra-192gb", 192), ("apple-m3-max-36gb", 36), ("apple-m3-max-96gb", 96),
-    ("apple-m3-max-128gb", 128), ("apple-m3-ultra-96gb", 96), ("apple-m3-ultra-256gb", 256),
-    ("apple-m3-ultra-512gb", 512), ("apple-m4-16gb", 16), ("apple-m4-32gb", 32), ("apple-m4-pro-24gb", 24),
-    ("apple-m4-pro-64gb", 64), ("apple-m4-max-36gb", 36), ("apple-m4-max-48gb", 48), ("apple-m4-max-64gb", 64),
-    ("apple-m4-max-128gb", 128), ("apple-m5-32gb", 32), ("apple-m5-max-128gb", 128), ("apple-m5-max-36gb", 36),
+    ("apple-m1-max-32gb", 32),
+    ("apple-m1-max-64gb", 64),
+    ("apple-m2-ultra-64gb", 64),
+    ("apple-m2-ultra-192gb", 192),
+    ("apple-m3-max-36gb", 36),
+    ("apple-m3-max-96gb", 96),
+    ("apple-m3-max-128gb", 128),
+    ("apple-m3-ultra-96gb", 96),
+    ("apple-m3-ultra-256gb", 256),
+    ("apple-m3-ultra-512gb", 512),
+    ("apple-m4-16gb", 16),
+    ("apple-m4-32gb", 32),
+    ("apple-m4-pro-24gb", 24),
+    ("apple-m4-pro-64gb", 64),
+    ("apple-m4-max-36gb", 36),
+    ("apple-m4-max-48gb", 48),
+    ("apple-m4-max-64gb", 64),
+    ("apple-m4-max-128gb", 128),
+    ("apple-m5-32gb", 32),
+    ("apple-m5-max-128gb", 128),
+    ("apple-m5-max-36gb", 36),
     ("apple-m5-pro-64gb", 64),
 ):
     H11B_CAPACITY[_apple_id] = (round(_gib * 2**30 / 1e9, 3), f"{_gib} x 2^30 bytes: {APPLE_MEMSIZE}")
@@ -1125,25 +1353,49 @@ def _binned(full_id: str, full: float, gpu: int, cores: int) -> tuple[float, str
 #: binned Apple GPUs by core share.
 H11B_ADDED_COMPUTE: dict[str, dict[str, tuple[float, str]]] = {
     "nvidia-rtx-4090": {"fp16_acc16": (330.3, ADA_WP)},
-    "nvidia-rtx-4080": {"fp16_acc16": (194.9, f"= 2 x the row's FP32-accumulate 97.5 (the Ada GeForce ratio, "
-                                       f"{ADA_WP}); the whitepaper's RTX 4080 column (194.9) was not opened")},
+    "nvidia-rtx-4080": {
+        "fp16_acc16": (
+            194.9,
+            f"= 2 x the row's FP32-accumulate 97.5 (the Ada GeForce ratio, "
+            f"{ADA_WP}); the whitepaper's RTX 4080 column (194.9) was not opened",
+        )
+    },
     "nvidia-rtx-5090": {"fp16_acc16": (419.0, BLACKWELL_GEFORCE)},
-    "nvidia-rtx-5080": {"fp16_acc16": (225.2, f"= 2 x the row's FP32-accumulate 112.6 (the RTX 5090's ratio, "
-                                       f"{BLACKWELL_GEFORCE})")},
+    "nvidia-rtx-5080": {
+        "fp16_acc16": (
+            225.2,
+            f"= 2 x the row's FP32-accumulate 112.6 (the RTX 5090's ratio, {BLACKWELL_GEFORCE})",
+        )
+    },
     "nvidia-rtx-3090": {"fp16_acc16": (142.0, f"{GA102_WP}")},
-    "nvidia-rtx-3060-12gb": {"fp16_acc16": (50.94, f"2 x the row's 25.47 FP32-accumulate rate: {GA102_WP}; "
-                                            f"{HMC_3060} / 8")},
+    "nvidia-rtx-3060-12gb": {
+        "fp16_acc16": (50.94, f"2 x the row's 25.47 FP32-accumulate rate: {GA102_WP}; {HMC_3060} / 8")
+    },
     "nvidia-a100-80gb-sxm": {"fp16_acc16": (312.0, A100_WP)},
     "nvidia-a100-40gb-sxm": {"fp16_acc16": (312.0, A100_WP)},
     "nvidia-h100-sxm": {"fp16_acc16": (989.0, H100_WP)},
     "nvidia-h100-pcie": {"fp16_acc16": (756.0, H100_WP)},
     "nvidia-h200-sxm": {"fp16_acc16": (989.0, H100_WP)},
-    "nvidia-rtx-a6000": {"fp16_acc16": (154.8, f"{A6000_TENSOR}; pro Ampere runs FP32 accumulate at the full "
-                                        "rate, so both accumulates are 154.8")},
-    "nvidia-rtx-6000-ada": {"fp16_acc16": (364.2, f"{RTX_6000_ADA_DATASHEET} / 4; pro Ada (like the L40S) runs "
-                                           "both accumulates at one rate")},
-    "nvidia-l40s": {"fp16_acc16": (362.05, "NVIDIA's L40S table (the row's fp16 362.05): one FP16 tensor rate for "
-                                   "both accumulates on this datacenter Ada part")},
+    "nvidia-rtx-a6000": {
+        "fp16_acc16": (
+            154.8,
+            f"{A6000_TENSOR}; pro Ampere runs FP32 accumulate at the full "
+            "rate, so both accumulates are 154.8",
+        )
+    },
+    "nvidia-rtx-6000-ada": {
+        "fp16_acc16": (
+            364.2,
+            f"{RTX_6000_ADA_DATASHEET} / 4; pro Ada (like the L40S) runs both accumulates at one rate",
+        )
+    },
+    "nvidia-l40s": {
+        "fp16_acc16": (
+            362.05,
+            "NVIDIA's L40S table (the row's fp16 362.05): one FP16 tensor rate for "
+            "both accumulates on this datacenter Ada part",
+        )
+    },
     "apple-m3-max-36gb": {"fp32": _binned("apple-m3-max-128gb", 14.2, 30, 40)},
     "apple-m3-max-96gb": {"fp32": _binned("apple-m3-max-128gb", 14.2, 30, 40)},
     "apple-m3-ultra-96gb": {"fp32": _binned("apple-m3-ultra-512gb", 28.4, 60, 80)},
@@ -1171,8 +1423,12 @@ H11B_CURATION: dict[str, dict[str, Any]] = {
             "rate of its own; the older note above explains why HF's figure alone is the full GPU's.",
         }
         for row_id in (
-            "apple-m3-max-36gb", "apple-m3-max-96gb", "apple-m3-ultra-96gb", "apple-m4-pro-24gb",
-            "apple-m4-max-36gb", "apple-m5-max-36gb",
+            "apple-m3-max-36gb",
+            "apple-m3-max-96gb",
+            "apple-m3-ultra-96gb",
+            "apple-m4-pro-24gb",
+            "apple-m4-max-36gb",
+            "apple-m5-max-36gb",
         )
     },
     "nvidia-dgx-spark": {
@@ -1215,7 +1471,9 @@ def merge_h11b() -> None:
             if extra.get(key):
                 cur[key] = [*cur.get(key, []), *extra[key]]
         if extra.get("add_note"):
-            cur["add_note"] = f"{cur['add_note']} {extra['add_note']}" if cur.get("add_note") else extra["add_note"]
+            cur["add_note"] = (
+                f"{cur['add_note']} {extra['add_note']}" if cur.get("add_note") else extra["add_note"]
+            )
 
 
 merge_h11b()
@@ -1300,6 +1558,8 @@ DISCRETE_SOURCE = (
     "4070 Ti, github.com/ggml-org/llama.cpp/pull/6122); a card that also drives a display keeps a few "
     "hundred MB more (pass --overhead-gb)"
 )
+
+
 #: macOS lets the GPU wire at most recommendedMaxWorkingSetSize of unified memory by default: ggml's
 #: Metal logs show 22906.50 MB on 32 GB machines (2/3), 51539.61 MB on a 64 GB M2 Max and 103079.22 MB
 #: on 128 GB (3/4). The OS's share is the rest.
