@@ -140,37 +140,36 @@ def read_vllm_bench(path: str | Path) -> list[MeasuredRun]:
             notes=tuple(notes),
         )
         context_words = f"read context = mean input + mean output / 2 = {mean_in:.1f} + {mean_out:.1f}/2"
+        decode: dict[str, Any] = dict(
+            common,
+            concurrency=concurrency,
+            concurrency_definition=concurrency_words if how == "derived" else "given",
+            read_context_tokens=read,
+            alloc_context_tokens=alloc,
+        )
         if res.mean_tpot_ms is not None:
             runs.append(
                 MeasuredRun(
                     metric=Metric.PER_SESSION_TOK_S,
                     value=1000.0 / res.mean_tpot_ms,
-                    concurrency=concurrency,
-                    concurrency_definition=concurrency_words if how == "derived" else "given",
-                    read_context_tokens=read,
-                    alloc_context_tokens=alloc,
                     label=f"1000 / mean TPOT at concurrency {concurrency}",
                     metric_definition=(
                         f"1000 / mean_tpot_ms ({res.mean_tpot_ms:.4g} ms): TPOT is (latency - TTFT) / "
                         f"(output tokens - 1) per request, the first token excluded; {concurrency_words}; {context_words}"
                     ),
-                    **common,
+                    **decode,
                 )
             )
         runs.append(
             MeasuredRun(
                 metric=Metric.AGGREGATE_TOK_S,
                 value=res.output_throughput,
-                concurrency=concurrency,
-                concurrency_definition=concurrency_words if how == "derived" else "given",
-                read_context_tokens=read,
-                alloc_context_tokens=alloc,
                 label=f"output throughput at concurrency {concurrency}",
                 metric_definition=(
                     "output_throughput: total output tokens / benchmark duration (prefill time and ramp "
                     f"included, so below the decode ceiling by construction); {concurrency_words}; {context_words}"
                 ),
-                **common,
+                **decode,
             )
         )
         if res.mean_ttft_ms is not None:
