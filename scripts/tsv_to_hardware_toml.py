@@ -672,26 +672,79 @@ def card(
     return row
 
 
+#: Decimals a derived rate is rounded to: 8-bit and narrower modes to 0.1, 16-bit modes to 0.01.
+RATE_DECIMALS = {"fp4": 1, "fp8": 1, "int8": 1, "bf16": 2, "fp16": 2, "fp16_acc16": 2}
+#: Dense FLOP (OP for int8) per SM per clock of GA10x GeForce tensor cores (GA102 whitepaper), FP16 and
+#: BF16 at FP32 accumulate; Ada adds FP8 at the INT8 rate.
+AMPERE_PER_SM = {"int8": 2048, "bf16": 512, "fp16": 512, "fp16_acc16": 1024}
+ADA_PER_SM = {"fp8": 2048, **AMPERE_PER_SM}
+#: Blackwell GeForce dense tensor rates as multiples of the FP32 rate (the RTX 5090's published ratios).
+BLACKWELL_FP32_RATIOS = {"fp4": 16, "fp8": 8, "int8": 8, "bf16": 2, "fp16": 2, "fp16_acc16": 4}
+
+
+def scaled_rates(base: float, factors: dict[str, int]) -> dict[str, float]:
+    """Each mode's rate = its factor x ``base``, rounded to the mode's RATE_DECIMALS."""
+    return {mode: round(factor * base, RATE_DECIMALS[mode]) for mode, factor in factors.items()}
+
+
 def ampere_geforce(sms: int, boost_mhz: int) -> dict[str, float]:
     """GA10x GeForce dense rates from SMs x boost clock and the whitepaper's per-SM rates."""
-    clk = sms * boost_mhz * 1e6 / 1e12
-    return {
-        "int8": round(2048 * clk, 1),
-        "bf16": round(512 * clk, 2),
-        "fp16": round(512 * clk, 2),
-        "fp16_acc16": round(1024 * clk, 2),
-    }
+    return scaled_rates(sms * boost_mhz * 1e6 / 1e12, AMPERE_PER_SM)
 
 
-def ada_geforce(sms: int, boost_mhz: int) -> dict[str, float]:
-    clk = sms * boost_mhz * 1e6 / 1e12
-    return {
-        "fp8": round(2048 * clk, 1),
-        "int8": round(2048 * clk, 1),
-        "bf16": round(512 * clk, 2),
-        "fp16": round(512 * clk, 2),
-        "fp16_acc16": round(1024 * clk, 2),
-    }
+#: Per architecture: dense FLOP per SM per clock by mode, the whitepaper they come from, and the modes a
+#: row derives from them (its fp32 is the spec table's).
+SM_ARCHS: dict[str, tuple[dict[str, int], str, tuple[str, ...]]] = {
+    "ampere": (AMPERE_PER_SM, GA102_WP, ("int8", "bf16", "fp16", "fp16_acc16")),
+    "ada": (ADA_PER_SM, ADA_WP, ("fp8", "int8", "bf16", "fp16", "fp16_acc16")),
+}
+
+
+def geforce_card(
+    row_id: str,
+    name: str,
+    year: int,
+    label_gb: int,
+    mem_type: str,
+    bw: float,
+    clock: tuple[int, int, float],
+    notes: str,
+    *,
+    arch: str,
+    spec: tuple[str, str] | None = None,
+    reported: tuple[int, str] | None = None,
+    aliases: tuple[str, ...],
+) -> dict[str, Any]:
+    """An Ampere or Ada GeForce card: ``clock`` is (SMs, boost MHz, fp32 TFLOPS); tensor rates are SMs x
+    boost x the architecture's per-SM rates. ``spec`` (a gpu_specs row and its dense tensor figures)
+    sources the bandwidth and cross-checks the rates; without it TechSpek's table does. ``reported`` is
+    the MiB the driver reports and where that was read."""
+    per_sm, whitepaper, derived = SM_ARCHS[arch]
+    sms, boost_mhz, fp32 = clock
+    if spec is not None:
+        bandwidth, cross_check = f"{GPU_SPECS} ({spec[0]})", f"{GPU_SPECS} ({spec[1]} dense)"
+    else:
+        bandwidth, cross_check = TEKSPEK_30, f"fp32 {TEKSPEK_30}"
+    capacity = {"memory_reported": reported[1]} if reported else {}
+    return card(
+        row_id,
+        name,
+        "NVIDIA",
+        year,
+        label_gb,
+        mem_type,
+        bw,
+        {**scaled_rates(sms * boost_mhz * 1e6 / 1e12, per_sm), "fp32": fp32},
+        {
+            **capacity,
+            "bandwidth_gb_per_s": bandwidth,
+            "compute": f"{sms} SMs x {boost_mhz} MHz x {whitepaper}; {cross_check}",
+        },
+        notes,
+        reported_mib=reported[0] if reported else None,
+        derived=derived,
+        aliases=aliases,
+    )
 
 
 GEFORCE_ACC = (
@@ -720,14 +773,45 @@ BLACKWELL_RATIOS = (
 
 def blackwell_geforce(fp32: float) -> dict[str, float]:
     """Blackwell GeForce dense tensor rates from the FP32 rate and the RTX 5090's published ratios."""
-    return {
-        "fp4": round(16 * fp32, 1),
-        "fp8": round(8 * fp32, 1),
-        "int8": round(8 * fp32, 1),
-        "bf16": round(2 * fp32, 2),
-        "fp16": round(2 * fp32, 2),
-        "fp16_acc16": round(4 * fp32, 2),
-    }
+    return scaled_rates(fp32, BLACKWELL_FP32_RATIOS)
+
+
+#: The tensor modes a Blackwell GeForce row derives from its fp32 rate.
+BLACKWELL_TENSOR = ("fp4", "fp8", "int8", "bf16", "fp16", "fp16_acc16")
+
+
+def blackwell_card(
+    row_id: str,
+    name: str,
+    label_gb: int,
+    bw: float,
+    fp32: float,
+    spec: str,
+    fp32_words: str,
+    die: str,
+    *,
+    derived: tuple[str, ...],
+    aliases: tuple[str, ...],
+) -> dict[str, Any]:
+    """A 2025 Blackwell GeForce card on GDDR7: bandwidth from ``spec``, fp32 from the arithmetic
+    ``fp32_words`` on it, tensor modes from fp32 and the RTX 5090's ratios."""
+    return card(
+        row_id,
+        name,
+        "NVIDIA",
+        2025,
+        label_gb,
+        "GDDR7",
+        bw,
+        {**blackwell_geforce(fp32), "fp32": fp32},
+        {
+            "bandwidth_gb_per_s": spec,
+            "compute": f"{fp32_words} ({spec}); tensor modes = fp32 x the RTX 5090's ratios ({BLACKWELL_GEFORCE})",
+        },
+        f"Blackwell {die}. {BLACKWELL_RATIOS} {GEFORCE_ACC.split(' Tensor rates')[0]}",
+        derived=derived,
+        aliases=aliases,
+    )
 
 
 H11B_CARDS: list[dict[str, Any]] = [
@@ -752,59 +836,51 @@ H11B_CARDS: list[dict[str, Any]] = [
         derived=("fp16", "fp32"),
         aliases=("2080-ti",),
     ),
-    card(
+    geforce_card(
         "nvidia-rtx-3060-ti",
         "NVIDIA GeForce RTX 3060 Ti 8GB",
-        "NVIDIA",
         2020,
         8,
         "GDDR6",
         448,
-        {**ampere_geforce(38, 1665), "fp32": 16.2},
-        {"bandwidth_gb_per_s": TEKSPEK_30, "compute": f"38 SMs x 1665 MHz x {GA102_WP}; fp32 {TEKSPEK_30}"},
+        (38, 1665, 16.2),
         f"Ampere GA104, 38 SMs. {GEFORCE_ACC}",
-        derived=("int8", "bf16", "fp16", "fp16_acc16"),
+        arch="ampere",
         aliases=("3060-ti",),
     ),
-    card(
+    geforce_card(
         "nvidia-rtx-3070",
         "NVIDIA GeForce RTX 3070 8GB",
-        "NVIDIA",
         2020,
         8,
         "GDDR6",
         448,
-        {**ampere_geforce(46, 1725), "fp32": 20.31},
-        {
-            "memory_reported": f"{GLS} gls/RTX3070_smi.py (captured nvidia-smi: 'NVIDIA GeForce RTX 3070 ... 0MiB / "
-            "8192MiB' = 8 GiB)",
-            "bandwidth_gb_per_s": TEKSPEK_30,
-            "compute": f"46 SMs x 1725 MHz x {GA102_WP}; fp32 {TEKSPEK_30}",
-        },
+        (46, 1725, 20.31),
         f"Ampere GA104, 46 SMs (the GA102 whitepaper's Appendix lists the 3070 at 81.3 FP16-accumulate and 162.6 "
         f"INT8, the same figures; not opened in the h11c audit). {GEFORCE_ACC}",
-        reported_mib=8192,
-        derived=("int8", "bf16", "fp16", "fp16_acc16"),
+        arch="ampere",
+        reported=(
+            8192,
+            f"{GLS} gls/RTX3070_smi.py (captured nvidia-smi: 'NVIDIA GeForce RTX 3070 ... 0MiB / "
+            "8192MiB' = 8 GiB)",
+        ),
         aliases=("3070",),
     ),
-    card(
+    geforce_card(
         "nvidia-rtx-3080",
         "NVIDIA GeForce RTX 3080 10GB",
-        "NVIDIA",
         2020,
         10,
         "GDDR6X",
         760,
-        {**ampere_geforce(68, 1710), "fp32": 29.77},
-        {
-            "memory_reported": f"{GLS} gls/RTX3080_smi.py (captured nvidia-smi: 'NVIDIA GeForce RTX 3080 ... 0MiB / "
-            "10240MiB' = 10 GiB)",
-            "bandwidth_gb_per_s": TEKSPEK_30,
-            "compute": f"68 SMs x 1710 MHz x {GA102_WP}; fp32 {TEKSPEK_30}",
-        },
+        (68, 1710, 29.77),
         f"Ampere GA102, 68 SMs (119 / 59.5 / 238 by the per-SM rates). {GEFORCE_ACC}",
-        reported_mib=10240,
-        derived=("int8", "bf16", "fp16", "fp16_acc16"),
+        arch="ampere",
+        reported=(
+            10240,
+            f"{GLS} gls/RTX3080_smi.py (captured nvidia-smi: 'NVIDIA GeForce RTX 3080 ... 0MiB / "
+            "10240MiB' = 10 GiB)",
+        ),
         aliases=("3080",),
     ),
     card(
@@ -828,103 +904,85 @@ H11B_CARDS: list[dict[str, Any]] = [
         derived=("int8", "bf16", "fp16", "fp16_acc16", "fp32"),
         aliases=("3080-ti",),
     ),
-    card(
+    geforce_card(
         "nvidia-rtx-4060-ti-16gb",
         "NVIDIA GeForce RTX 4060 Ti 16GB",
-        "NVIDIA",
         2023,
         16,
         "GDDR6",
         288,
-        {**ada_geforce(34, 2535), "fp32": 22.06},
-        {
-            "memory_reported": VLAD_SMI,
-            "bandwidth_gb_per_s": f"{GPU_SPECS} (RTX 4060 Ti 16 Gb: 16380 MiB, 288 GB/s, FP32 22.06, FP16 tensor "
-            "88 / 177*, FP8 177 / 353*, INT8 177 / 353*)",
-            "compute": f"34 SMs x 2535 MHz x {ADA_WP}; {GPU_SPECS} (88 / 177 / 177 dense)",
-        },
+        (34, 2535, 22.06),
         f"Ada AD106, 34 SMs. Capacity cross-checked (h11c audit): {GLS} gls/RTX4060Ti_smi.py, captured nvidia-smi "
         f"'NVIDIA GeForce RTX 4060 Ti ... 0MiB / 16380MiB'. {GEFORCE_ACC}",
-        reported_mib=16380,
-        derived=("fp8", "int8", "bf16", "fp16", "fp16_acc16"),
+        arch="ada",
+        spec=(
+            "RTX 4060 Ti 16 Gb: 16380 MiB, 288 GB/s, FP32 22.06, FP16 tensor 88 / 177*, FP8 177 / 353*, INT8 177 / 353*",
+            "88 / 177 / 177",
+        ),
+        reported=(16380, VLAD_SMI),
         aliases=("4060-ti-16gb",),
     ),
-    card(
+    geforce_card(
         "nvidia-rtx-4070-ti-super",
         "NVIDIA GeForce RTX 4070 Ti SUPER 16GB",
-        "NVIDIA",
         2024,
         16,
         "GDDR6X",
         672,
-        {**ada_geforce(66, 2610), "fp32": 44.1},
-        {
-            "memory_reported": VLAD_SMI,
-            "bandwidth_gb_per_s": f"{GPU_SPECS} (RTX 4070 Ti SUPER: 16376 MiB, 672 GB/s, FP32 44.10, FP16 tensor "
-            "176 / 352*, FP8 352 / 704*, INT8 352 / 704*)",
-            "compute": f"66 SMs x 2610 MHz x {ADA_WP}; {GPU_SPECS} (176 / 352 / 352 dense)",
-        },
+        (66, 2610, 44.1),
         f"Ada AD103, 66 SMs. {GEFORCE_ACC}",
-        reported_mib=16376,
-        derived=("fp8", "int8", "bf16", "fp16", "fp16_acc16"),
+        arch="ada",
+        spec=(
+            "RTX 4070 Ti SUPER: 16376 MiB, 672 GB/s, FP32 44.10, FP16 tensor 176 / 352*, FP8 352 / 704*, INT8 352 / 704*",
+            "176 / 352 / 352",
+        ),
+        reported=(16376, VLAD_SMI),
         aliases=("4070-ti-super",),
     ),
-    card(
+    geforce_card(
         "nvidia-rtx-4070-ti",
         "NVIDIA GeForce RTX 4070 Ti 12GB",
-        "NVIDIA",
         2023,
         12,
         "GDDR6X",
         504,
-        {**ada_geforce(60, 2610), "fp32": 40.09},
-        {
-            "memory_reported": VLAD_SMI,
-            "bandwidth_gb_per_s": f"{GPU_SPECS} (RTX 4070 Ti: 12282 MiB, 504 GB/s, FP32 40.09, FP16 tensor 160 / "
-            "320*, FP8 320 / 640*)",
-            "compute": f"60 SMs x 2610 MHz x {ADA_WP}; {GPU_SPECS} (160 / 320 dense)",
-        },
+        (60, 2610, 40.09),
         f"Ada AD104, 60 SMs. {GEFORCE_ACC}",
-        reported_mib=12282,
-        derived=("fp8", "int8", "bf16", "fp16", "fp16_acc16"),
+        arch="ada",
+        spec=(
+            "RTX 4070 Ti: 12282 MiB, 504 GB/s, FP32 40.09, FP16 tensor 160 / 320*, FP8 320 / 640*",
+            "160 / 320",
+        ),
+        reported=(12282, VLAD_SMI),
         aliases=("4070-ti",),
     ),
-    card(
+    geforce_card(
         "nvidia-rtx-4080-super",
         "NVIDIA GeForce RTX 4080 SUPER 16GB",
-        "NVIDIA",
         2024,
         16,
         "GDDR6X",
         736,
-        {**ada_geforce(80, 2550), "fp32": 52.22},
-        {
-            "memory_reported": VLAD_SMI,
-            "bandwidth_gb_per_s": f"{GPU_SPECS} (RTX 4080 SUPER: 16376 MiB, 736 GB/s, FP32 52.22, FP16 tensor 209 "
-            "/ 418*, FP8 418 / 836*, INT8 418 / 836*)",
-            "compute": f"80 SMs x 2550 MHz x {ADA_WP}; {GPU_SPECS} (209 / 418 / 418 dense)",
-        },
+        (80, 2550, 52.22),
         f"Ada AD103, 80 SMs. {GEFORCE_ACC}",
-        reported_mib=16376,
-        derived=("fp8", "int8", "bf16", "fp16", "fp16_acc16"),
+        arch="ada",
+        spec=(
+            "RTX 4080 SUPER: 16376 MiB, 736 GB/s, FP32 52.22, FP16 tensor 209 / 418*, FP8 418 / 836*, INT8 418 / 836*",
+            "209 / 418 / 418",
+        ),
+        reported=(16376, VLAD_SMI),
         aliases=("4080-super",),
     ),
-    card(
+    blackwell_card(
         "nvidia-rtx-5070-ti",
         "NVIDIA GeForce RTX 5070 Ti 16GB",
-        "NVIDIA",
-        2025,
         16,
-        "GDDR7",
         896,
-        {**blackwell_geforce(43.94), "fp32": 43.94},
-        {
-            "bandwidth_gb_per_s": NV_5070,
-            "compute": f"fp32 = 8960 cores x 2 x 2.452 GHz ({NV_5070}); tensor modes = fp32 x the RTX 5090's ratios "
-            f"({BLACKWELL_GEFORCE})",
-        },
-        f"Blackwell GB203, 70 SMs. {BLACKWELL_RATIOS} {GEFORCE_ACC.split(' Tensor rates')[0]}",
-        derived=("fp4", "fp8", "int8", "bf16", "fp16", "fp16_acc16", "fp32"),
+        43.94,
+        NV_5070,
+        "fp32 = 8960 cores x 2 x 2.452 GHz",
+        "GB203, 70 SMs",
+        derived=(*BLACKWELL_TENSOR, "fp32"),
         aliases=("5070-ti",),
     ),
     card(
@@ -1063,40 +1121,28 @@ H11B_CARDS: list[dict[str, Any]] = [
 ]
 
 H11B_CARDS += [
-    card(
+    blackwell_card(
         "nvidia-rtx-5070",
         "NVIDIA GeForce RTX 5070 12GB",
-        "NVIDIA",
-        2025,
         12,
-        "GDDR7",
         672,
-        {**blackwell_geforce(30.87), "fp32": 30.87},
-        {
-            "bandwidth_gb_per_s": NV_5070_FPS,
-            "compute": f"fp32 30.87 = 6144 x 2 x 2.512 GHz ({NV_5070_FPS}); tensor modes = fp32 x the RTX 5090's "
-            f"ratios ({BLACKWELL_GEFORCE})",
-        },
-        f"Blackwell GB205, 48 SMs. {BLACKWELL_RATIOS} {GEFORCE_ACC.split(' Tensor rates')[0]}",
-        derived=("fp4", "fp8", "int8", "bf16", "fp16", "fp16_acc16"),
+        30.87,
+        NV_5070_FPS,
+        "fp32 30.87 = 6144 x 2 x 2.512 GHz",
+        "GB205, 48 SMs",
+        derived=BLACKWELL_TENSOR,
         aliases=("5070",),
     ),
-    card(
+    blackwell_card(
         "nvidia-rtx-5060-ti-16gb",
         "NVIDIA GeForce RTX 5060 Ti 16GB",
-        "NVIDIA",
-        2025,
         16,
-        "GDDR7",
         448,
-        {**blackwell_geforce(23.7), "fp32": 23.7},
-        {
-            "bandwidth_gb_per_s": NV_5060TI,
-            "compute": f"fp32 23.70 = 4608 x 2 x 2.572 GHz ({NV_5060TI}); tensor modes = fp32 x the RTX 5090's "
-            f"ratios ({BLACKWELL_GEFORCE})",
-        },
-        f"Blackwell GB206, 36 SMs. {BLACKWELL_RATIOS} {GEFORCE_ACC.split(' Tensor rates')[0]}",
-        derived=("fp4", "fp8", "int8", "bf16", "fp16", "fp16_acc16", "fp32"),
+        23.7,
+        NV_5060TI,
+        "fp32 23.70 = 4608 x 2 x 2.572 GHz",
+        "GB206, 36 SMs",
+        derived=(*BLACKWELL_TENSOR, "fp32"),
         aliases=("5060-ti-16gb",),
     ),
     card(
@@ -1978,18 +2024,39 @@ _SPARK = (
 )
 
 
-def _link(devices: int, up: float, up_link: str, up_source: str, out: float, out_link: str, out_source: str):
+#: One link of a system: GB/s each way per device, what the link is, and the source of the rate.
+Link = tuple[float, str, str]
+
+
+def _link(devices: int, up: Link, out: Link) -> dict[str, Any]:
+    """A system's interconnect: ``devices`` in the scale-up domain on the ``up`` link, ``out`` beyond it."""
     return {
         "scale_up_devices": devices,
-        "scale_up_gb_per_s": up,
-        "scale_up_link": up_link,
-        "scale_out_gb_per_s": out,
-        "scale_out_link": out_link,
-        "sources": {"scale_up_gb_per_s": up_source, "scale_out_gb_per_s": out_source},
+        "scale_up_gb_per_s": up[0],
+        "scale_up_link": up[1],
+        "scale_out_gb_per_s": out[0],
+        "scale_out_link": out[1],
+        "sources": {"scale_up_gb_per_s": up[2], "scale_out_gb_per_s": out[2]},
     }
 
 
 _ONE_HOST = "none beyond this host (the domain is the whole system)"
+
+
+def _one_host(devices: int, up: Link) -> dict[str, Any]:
+    """A system that is one host: its scale-out is the scale-up link, nothing leaves the box."""
+    return _link(devices, up, (up[0], _ONE_HOST, up[2]))
+
+
+_NVSWITCH_4: Link = (450, "NVLink 4 via NVSwitch (18 links x 25 GB/s each way)", _NVLINK4)
+_NVSWITCH_5: Link = (900, "NVLink 5 via NVSwitch (18 links x 50 GB/s each way)", _NVLINK5)
+_NVL72_TRAYS: Link = (900, "NVLink 5 via 9 NVSwitch trays (18 links x 50 GB/s each way)", _NVL72)
+_XGMI_MI300: Link = (448, "Infinity Fabric (XGMI) direct mesh, 7 links x 64 GB/s each way", _IF_MI300)
+_CX7: Link = (50, "ConnectX-7 400 Gb/s per GPU", _CX7_400)
+_CX8: Link = (100, "ConnectX-8 800 Gb/s per GPU", _CX8_800)
+_AMD_NIC: Link = (50, "400 Gb/s NIC per GPU", _AMD_400)
+_PCIE4_40_SERIES: Link = (32, "PCIe 4.0 x16 (no NVLink on 40-series)", _PCIE4)
+_PCIE5_50_SERIES: Link = (64, "PCIe 5.0 x16 (no NVLink on 50-series)", _PCIE5)
 
 #: Interconnect per system id. Consumer and Apple systems are one domain: their scale-out equals the
 #: scale-up link (nothing leaves the box). Rates are upper bounds: two consumer cards often run x8/x8
@@ -1997,155 +2064,87 @@ _ONE_HOST = "none beyond this host (the domain is the whole system)"
 INTERCONNECTS: dict[str, dict[str, Any]] = {
     "8x-nvidia-a100-80gb-sxm": _link(
         8,
-        300,
-        "NVLink 3 via NVSwitch (12 links x 25 GB/s each way)",
-        _NVLINK3,
-        25,
-        "ConnectX-6 HDR 200 Gb/s per GPU",
-        "https://alpha-one-index.github.io/ai-infra-index/specs/networking-interconnects.html "
-        "(A100 clusters: ConnectX-6 HDR 200G) -> 25 GB/s each way per GPU",
+        (300, "NVLink 3 via NVSwitch (12 links x 25 GB/s each way)", _NVLINK3),
+        (
+            25,
+            "ConnectX-6 HDR 200 Gb/s per GPU",
+            "https://alpha-one-index.github.io/ai-infra-index/specs/networking-interconnects.html "
+            "(A100 clusters: ConnectX-6 HDR 200G) -> 25 GB/s each way per GPU",
+        ),
     ),
-    "8x-nvidia-h100-sxm": _link(
-        8,
-        450,
-        "NVLink 4 via NVSwitch (18 links x 25 GB/s each way)",
-        _NVLINK4,
-        50,
-        "ConnectX-7 400 Gb/s per GPU",
-        _CX7_400,
-    ),
-    "8x-nvidia-h200-sxm": _link(
-        8,
-        450,
-        "NVLink 4 via NVSwitch (18 links x 25 GB/s each way)",
-        _NVLINK4,
-        50,
-        "ConnectX-7 400 Gb/s per GPU",
-        _CX7_400,
-    ),
+    "8x-nvidia-h100-sxm": _link(8, _NVSWITCH_4, _CX7),
+    "8x-nvidia-h200-sxm": _link(8, _NVSWITCH_4, _CX7),
     "8x-nvidia-b200": _link(
         8,
-        900,
-        "NVLink 5 via NVSwitch (18 links x 50 GB/s each way)",
-        _NVLINK5,
-        50,
-        "ConnectX-7 400 Gb/s per GPU",
-        "https://raw.githubusercontent.com/mlcommons/inference_results_v6.0/main/closed/Nebius/systems/"
-        "nebius_b200_n1.json (8x B200 node: 8x ConnectX-7 IB NDR 400Gb/s) -> 50 GB/s each way per GPU",
+        _NVSWITCH_5,
+        (
+            50,
+            "ConnectX-7 400 Gb/s per GPU",
+            "https://raw.githubusercontent.com/mlcommons/inference_results_v6.0/main/closed/Nebius/systems/"
+            "nebius_b200_n1.json (8x B200 node: 8x ConnectX-7 IB NDR 400Gb/s) -> 50 GB/s each way per GPU",
+        ),
     ),
-    "8x-nvidia-b300": _link(
-        8,
-        900,
-        "NVLink 5 via NVSwitch (18 links x 50 GB/s each way)",
-        _NVLINK5,
-        100,
-        "ConnectX-8 800 Gb/s per GPU",
-        _CX8_800,
-    ),
+    "8x-nvidia-b300": _link(8, _NVSWITCH_5, _CX8),
     "nvidia-gb200-nvl72": _link(
         72,
-        900,
-        "NVLink 5 via 9 NVSwitch trays (18 links x 50 GB/s each way)",
-        _NVL72,
-        50,
-        "ConnectX-7 400 Gb/s per GPU",
-        "https://raw.githubusercontent.com/mlcommons/inference_results_v6.1/main/closed/Crusoe/systems/"
-        "GB200-NVL72_GB200-186GB_aarch64x16_Dynamo.json (each 4-GPU node: 4x ConnectX-7) -> 400 Gb/s = "
-        "50 GB/s each way per GPU",
+        _NVL72_TRAYS,
+        (
+            50,
+            "ConnectX-7 400 Gb/s per GPU",
+            "https://raw.githubusercontent.com/mlcommons/inference_results_v6.1/main/closed/Crusoe/systems/"
+            "GB200-NVL72_GB200-186GB_aarch64x16_Dynamo.json (each 4-GPU node: 4x ConnectX-7) -> 400 Gb/s = "
+            "50 GB/s each way per GPU",
+        ),
     ),
-    "nvidia-gb300-nvl72": _link(
-        72,
-        900,
-        "NVLink 5 via 9 NVSwitch trays (18 links x 50 GB/s each way)",
-        _NVL72,
-        100,
-        "ConnectX-8 800 Gb/s per GPU",
-        _CX8_800,
-    ),
-    "8x-amd-mi300x": _link(
-        8,
-        448,
-        "Infinity Fabric (XGMI) direct mesh, 7 links x 64 GB/s each way",
-        _IF_MI300,
-        50,
-        "400 Gb/s NIC per GPU",
-        _AMD_400,
-    ),
+    "nvidia-gb300-nvl72": _link(72, _NVL72_TRAYS, _CX8),
+    "8x-amd-mi300x": _link(8, _XGMI_MI300, _AMD_NIC),
     "8x-amd-mi325x": _link(
         8,
-        448,
-        "Infinity Fabric (XGMI) direct mesh, 7 links x 64 GB/s each way",
-        _IF_MI300 + "; MI325X keeps the MI300X platform's fabric",
-        50,
-        "400 Gb/s NIC per GPU",
-        _AMD_400 + " (same 8-GPU platform)",
+        (_XGMI_MI300[0], _XGMI_MI300[1], _IF_MI300 + "; MI325X keeps the MI300X platform's fabric"),
+        (_AMD_NIC[0], _AMD_NIC[1], _AMD_400 + " (same 8-GPU platform)"),
     ),
     "8x-amd-mi355x": _link(
         8,
-        537.6,
-        "Infinity Fabric (XGMI) direct mesh, 7 links x 76.8 GB/s each way",
-        "https://humeconsulting.co/amd-mi355x-strong-node-level-inference-but-not-yet-rack-scale "
-        "(Infinity Fabric/XGMI ~153 GB/s bidirectional per link) -> 7 x 153.6 / 2 = 537.6 GB/s each way",
-        50,
-        "Pollara 400 Gb/s NIC per GPU",
-        "https://rocm.docs.amd.com/en/latest/how-to/rocm-for-ai/inference/benchmark-docker/sglang-mori-"
-        "distributed.html (8x MI355X per node, 8x Pollara 400 AI NICs, 1:1 GPU to NIC) -> 50 GB/s each way",
+        (
+            537.6,
+            "Infinity Fabric (XGMI) direct mesh, 7 links x 76.8 GB/s each way",
+            "https://humeconsulting.co/amd-mi355x-strong-node-level-inference-but-not-yet-rack-scale "
+            "(Infinity Fabric/XGMI ~153 GB/s bidirectional per link) -> 7 x 153.6 / 2 = 537.6 GB/s each way",
+        ),
+        (
+            50,
+            "Pollara 400 Gb/s NIC per GPU",
+            "https://rocm.docs.amd.com/en/latest/how-to/rocm-for-ai/inference/benchmark-docker/sglang-mori-"
+            "distributed.html (8x MI355X per node, 8x Pollara 400 AI NICs, 1:1 GPU to NIC) -> 50 GB/s each way",
+        ),
     ),
     "2x-nvidia-h100-sxm": _link(
-        2,
-        450,
-        "NVLink 4 via NVSwitch (2 GPUs of an 8-GPU HGX board)",
-        _NVLINK4,
-        50,
-        "ConnectX-7 400 Gb/s per GPU",
-        _CX7_400,
+        2, (450, "NVLink 4 via NVSwitch (2 GPUs of an 8-GPU HGX board)", _NVLINK4), _CX7
     ),
     "4x-nvidia-h100-sxm": _link(
-        4,
-        450,
-        "NVLink 4 via NVSwitch (4 GPUs of an 8-GPU HGX board)",
-        _NVLINK4,
-        50,
-        "ConnectX-7 400 Gb/s per GPU",
-        _CX7_400,
+        4, (450, "NVLink 4 via NVSwitch (4 GPUs of an 8-GPU HGX board)", _NVLINK4), _CX7
     ),
-    "4x-nvidia-rtx-4090": _link(
-        4, 32, "PCIe 4.0 x16 (no NVLink on 40-series)", _PCIE4, 32, _ONE_HOST, _PCIE4
+    "4x-nvidia-rtx-4090": _one_host(4, _PCIE4_40_SERIES),
+    "2x-nvidia-rtx-3090": _one_host(
+        2, (32, "PCIe 4.0 x16 (an NVLink bridge, 112.5 GB/s, is an option not assumed)", _PCIE4)
     ),
-    "2x-nvidia-rtx-3090": _link(
-        2,
-        32,
-        "PCIe 4.0 x16 (an NVLink bridge, 112.5 GB/s, is an option not assumed)",
-        _PCIE4,
-        32,
-        _ONE_HOST,
-        _PCIE4,
-    ),
-    "4x-nvidia-rtx-3090": _link(4, 32, "PCIe 4.0 x16", _PCIE4, 32, _ONE_HOST, _PCIE4),
-    "2x-nvidia-rtx-4090": _link(
-        2, 32, "PCIe 4.0 x16 (no NVLink on 40-series)", _PCIE4, 32, _ONE_HOST, _PCIE4
-    ),
-    "2x-nvidia-rtx-5090": _link(
-        2, 64, "PCIe 5.0 x16 (no NVLink on 50-series)", _PCIE5, 64, _ONE_HOST, _PCIE5
-    ),
-    "4x-nvidia-rtx-5090": _link(
-        4, 64, "PCIe 5.0 x16 (no NVLink on 50-series)", _PCIE5, 64, _ONE_HOST, _PCIE5
-    ),
-    "4x-nvidia-rtx-pro-6000-blackwell": _link(4, 64, "PCIe 5.0 x16", _PCIE5, 64, _ONE_HOST, _PCIE5),
+    "4x-nvidia-rtx-3090": _one_host(4, (32, "PCIe 4.0 x16", _PCIE4)),
+    "2x-nvidia-rtx-4090": _one_host(2, _PCIE4_40_SERIES),
+    "2x-nvidia-rtx-5090": _one_host(2, _PCIE5_50_SERIES),
+    "4x-nvidia-rtx-5090": _one_host(4, _PCIE5_50_SERIES),
+    "4x-nvidia-rtx-pro-6000-blackwell": _one_host(4, (64, "PCIe 5.0 x16", _PCIE5)),
     "2x-nvidia-dgx-spark": _link(
-        2, 25, "ConnectX-7 200GbE, one QSFP cable", _SPARK, 25, "the same ConnectX-7 link", _SPARK
+        2, (25, "ConnectX-7 200GbE, one QSFP cable", _SPARK), (25, "the same ConnectX-7 link", _SPARK)
     ),
     "2x-apple-m3-ultra-512gb": _link(
-        2, 10, "Thunderbolt 5 (80 Gb/s), RDMA in macOS 26.2", _TB5, 10, "the same Thunderbolt 5 cable", _TB5
+        2,
+        (10, "Thunderbolt 5 (80 Gb/s), RDMA in macOS 26.2", _TB5),
+        (10, "the same Thunderbolt 5 cable", _TB5),
     ),
     "4x-apple-m3-ultra-512gb": _link(
         4,
-        30,
-        "Thunderbolt 5 full mesh (3 cables per Mac x 10 GB/s each way)",
-        _TB5,
-        30,
-        "the same Thunderbolt 5 mesh",
-        _TB5,
+        (30, "Thunderbolt 5 full mesh (3 cables per Mac x 10 GB/s each way)", _TB5),
+        (30, "the same Thunderbolt 5 mesh", _TB5),
     ),
 }
 
