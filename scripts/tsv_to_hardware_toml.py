@@ -806,7 +806,8 @@ def blackwell_card(
         {**blackwell_geforce(fp32), "fp32": fp32},
         {
             "bandwidth_gb_per_s": spec,
-            "compute": f"{fp32_words} ({spec}); tensor modes = fp32 x the RTX 5090's ratios ({BLACKWELL_GEFORCE})",
+            "compute": f"{fp32_words} ({spec}); tensor modes = fp32 x the RTX 5090's ratios "
+            f"({BLACKWELL_GEFORCE})",
         },
         f"Blackwell {die}. {BLACKWELL_RATIOS} {GEFORCE_ACC.split(' Tensor rates')[0]}",
         derived=derived,
@@ -916,7 +917,8 @@ H11B_CARDS: list[dict[str, Any]] = [
         f"'NVIDIA GeForce RTX 4060 Ti ... 0MiB / 16380MiB'. {GEFORCE_ACC}",
         arch="ada",
         spec=(
-            "RTX 4060 Ti 16 Gb: 16380 MiB, 288 GB/s, FP32 22.06, FP16 tensor 88 / 177*, FP8 177 / 353*, INT8 177 / 353*",
+            "RTX 4060 Ti 16 Gb: 16380 MiB, 288 GB/s, FP32 22.06, FP16 tensor 88 / 177*, FP8 177 / 353*, "
+            "INT8 177 / 353*",
             "88 / 177 / 177",
         ),
         reported=(16380, VLAD_SMI),
@@ -933,7 +935,8 @@ H11B_CARDS: list[dict[str, Any]] = [
         f"Ada AD103, 66 SMs. {GEFORCE_ACC}",
         arch="ada",
         spec=(
-            "RTX 4070 Ti SUPER: 16376 MiB, 672 GB/s, FP32 44.10, FP16 tensor 176 / 352*, FP8 352 / 704*, INT8 352 / 704*",
+            "RTX 4070 Ti SUPER: 16376 MiB, 672 GB/s, FP32 44.10, FP16 tensor 176 / 352*, FP8 352 / 704*, "
+            "INT8 352 / 704*",
             "176 / 352 / 352",
         ),
         reported=(16376, VLAD_SMI),
@@ -967,7 +970,8 @@ H11B_CARDS: list[dict[str, Any]] = [
         f"Ada AD103, 80 SMs. {GEFORCE_ACC}",
         arch="ada",
         spec=(
-            "RTX 4080 SUPER: 16376 MiB, 736 GB/s, FP32 52.22, FP16 tensor 209 / 418*, FP8 418 / 836*, INT8 418 / 836*",
+            "RTX 4080 SUPER: 16376 MiB, 736 GB/s, FP32 52.22, FP16 tensor 209 / 418*, FP8 418 / 836*, "
+            "INT8 418 / 836*",
             "209 / 418 / 418",
         ),
         reported=(16376, VLAD_SMI),
@@ -2115,7 +2119,8 @@ INTERCONNECTS: dict[str, dict[str, Any]] = {
             50,
             "Pollara 400 Gb/s NIC per GPU",
             "https://rocm.docs.amd.com/en/latest/how-to/rocm-for-ai/inference/benchmark-docker/sglang-mori-"
-            "distributed.html (8x MI355X per node, 8x Pollara 400 AI NICs, 1:1 GPU to NIC) -> 50 GB/s each way",
+            "distributed.html (8x MI355X per node, 8x Pollara 400 AI NICs, 1:1 GPU to NIC) -> 50 GB/s each "
+            "way",
         ),
     ),
     "2x-nvidia-h100-sxm": _link(

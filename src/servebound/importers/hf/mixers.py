@@ -44,12 +44,13 @@ def _convolved_state_block(
         small_text,
         state_bytes=state_elements * state_bytes + conv_dim * (conv_kernel - 1) * conv_bytes,
         kv_formula=(
-            f"{state_text} x {state_bytes:g} B ({storage.state_dtype}) + conv {conv_dim} x {conv_kernel - 1} x "
-            f"{conv_bytes:g} B"
+            f"{state_text} x {state_bytes:g} B ({storage.state_dtype}) "
+            f"+ conv {conv_dim} x {conv_kernel - 1} x {conv_bytes:g} B"
         ),
         state_flops_per_token=6 * state_elements + 2 * conv_dim * conv_kernel,
         flops_formula=(
-            f"estimate 6 x {state_elements} state elements ({flops_text}) + 2 x {conv_dim} x {conv_kernel} conv"
+            f"estimate 6 x {state_elements} state elements ({flops_text}) "
+            f"+ 2 x {conv_dim} x {conv_kernel} conv"
         ),
     )
 
