@@ -6,8 +6,9 @@ config.json (a cold process); the others are warm, in-process medians.
 
 from __future__ import annotations
 
-import statistics
 import time
+
+from timing import median_s
 
 
 def main() -> None:
@@ -25,14 +26,8 @@ def main() -> None:
         f"cold: import + load catalogs + build {len(natives)} profiles + rank them on one device: {cold * 1e3:.0f} ms"
     )
 
-    samples = []
-    for _ in range(20):
-        t = time.perf_counter()
-        rank_models(spark, natives)
-        samples.append(time.perf_counter() - t)
-    print(
-        f"warm: rank {len(rows)} models on one device (decode + prefill each): {statistics.median(samples) * 1e3:.1f} ms"
-    )
+    ms = median_s(lambda: rank_models(spark, natives), 20) * 1e3
+    print(f"warm: rank {len(rows)} models on one device (decode + prefill each): {ms:.1f} ms")
 
     profiles = [m.adapter for m in list_models(native_only=False)]
     machines = [r.hardware for r in list_hardware()]

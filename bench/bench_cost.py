@@ -6,19 +6,7 @@ Run: python bench/bench_cost.py. Warm, in-process medians.
 
 from __future__ import annotations
 
-import statistics
-import time
-from collections.abc import Callable
-
-
-def median_ms(fn: Callable[[], object], runs: int = 30) -> float:
-    fn()
-    samples = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - t)
-    return statistics.median(samples) * 1e3
+from timing import median_s
 
 
 def main() -> None:
@@ -38,9 +26,9 @@ def main() -> None:
         ("qwen3-30b-a3b", make_workload(alloc_context=4000, read_context=2000), "MoE, 4k reserved"),
     ):
         model = load_model(model_id)
-        ms = median_ms(lambda m=model, w=workload: cost_json(cost_report(hw, m, w, price)))
+        seconds = median_s(lambda m=model, w=workload: cost_json(cost_report(hw, m, w, price)), 30, warm=True)
         points = len(cost_json(cost_report(hw, model, workload, price))["points"])
-        print(f"cost curve, nvidia-b200 x {model_id}, {label}: {points} points in {ms:.2f} ms")
+        print(f"cost curve, nvidia-b200 x {model_id}, {label}: {points} points in {seconds * 1e3:.2f} ms")
 
 
 if __name__ == "__main__":

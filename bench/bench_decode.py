@@ -5,9 +5,6 @@ Run: python bench/bench_decode.py. Prints the median of many in-process evaluati
 
 from __future__ import annotations
 
-import statistics
-import time
-
 from servebound import (
     Experts,
     Hardware,
@@ -18,18 +15,9 @@ from servebound import (
     decode,
     decode_context_range,
 )
+from timing import median_s
 
 GB = 1e9
-
-
-def median_us(fn: object, repeat: int = 2000) -> float:
-    assert callable(fn)
-    samples = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples) * 1e6
 
 
 def main() -> None:
@@ -52,7 +40,7 @@ def main() -> None:
     for label, model, work in cases:
         result = decode(hw, model, work)
         assert result.batch_mem == 10**7, result.batch_mem
-        us = median_us(lambda model=model, work=work: decode(hw, model, work))
+        us = median_s(lambda model=model, work=work: decode(hw, model, work), 2000) * 1e6
         print(
             f"decode, b_mem = 10^7, {label:22s}: median {us:7.1f} us  "
             f"(b* = {result.batch_star:,}, limited by {result.batch_limited_by})"
@@ -68,7 +56,7 @@ def main() -> None:
         context_limit_tokens=1_000_000,
     )
     rng = decode_context_range(spark, long_moe, Workload())
-    ms = median_us(lambda: decode_context_range(spark, long_moe, Workload()), repeat=200) / 1e3
+    ms = median_s(lambda: decode_context_range(spark, long_moe, Workload()), 200) * 1e3
     print(
         f"decode --range over read contexts 0..{rng.max_read_context_tokens:,}: median {ms:.2f} ms "
         f"(floor holds up to {rng.floor_read_context_tokens:,}; curve of {len(rng.curve.read_context_tokens)} points)"

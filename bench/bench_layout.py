@@ -5,22 +5,10 @@ Run: python bench/bench_layout.py. Prints the median of in-process runs (catalog
 
 from __future__ import annotations
 
-import statistics
-import time
-from collections.abc import Callable
-
 from servebound.catalog.models import get_model
 from servebound.core.workload import Workload
 from servebound.parallel import run_layouts, run_plan
-
-
-def median_ms(fn: Callable[[], object], repeat: int = 20) -> float:
-    samples = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples) * 1e3
+from timing import median_s
 
 
 def main() -> None:
@@ -34,12 +22,12 @@ def main() -> None:
         model = get_model(model_id).adapter
         workload = Workload().for_model(model)
         _, results = run_layouts(system, model, workload)
-        ms = median_ms(
-            lambda system=system, model=model, workload=workload: run_layouts(system, model, workload)
+        seconds = median_s(
+            lambda system=system, model=model, workload=workload: run_layouts(system, model, workload), 20
         )
         best = results[0]
         print(
-            f"layout search {system} x {model_id}: {len(results)} layouts, median {ms:.1f} ms (best {best.layout.label})"
+            f"layout search {system} x {model_id}: {len(results)} layouts, median {seconds * 1e3:.1f} ms (best {best.layout.label})"
         )
     model = get_model("llama-3.1-70b").adapter
 
@@ -53,7 +41,7 @@ def main() -> None:
             requests_per_s=10,
         )
 
-    print(f"plan 8x-nvidia-h100-sxm x llama-3.1-70b, 10 req/s: median {median_ms(plan):.1f} ms")
+    print(f"plan 8x-nvidia-h100-sxm x llama-3.1-70b, 10 req/s: median {median_s(plan, 20) * 1e3:.1f} ms")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
 import tomllib
 from dataclasses import replace
 from pathlib import Path
@@ -18,6 +17,7 @@ from pathlib import Path
 from servebound.core.prefill import prefill, prefill_range
 from servebound.core.workload import Workload
 from servebound.files import parse_hardware, parse_model
+from timing import median_s, timed_runs
 
 GOLDEN = Path(__file__).resolve().parent.parent / "tests" / "golden" / "laguna_s_spark.toml"
 
@@ -33,12 +33,8 @@ def main() -> None:
     model = replace(parse_model(data["model"]).to_adapter(), context_limit_tokens=args.lengths)
     workload = Workload(alloc_context_tokens=args.lengths)
 
-    prefill_range(hardware, model, workload=workload)  # warm up imports and numpy
-    times = []
-    for _ in range(args.repeats):
-        start = time.perf_counter()
-        result = prefill_range(hardware, model, workload=workload)
-        times.append(time.perf_counter() - start)
+    result = prefill_range(hardware, model, workload=workload)  # warms up imports and numpy
+    times = timed_runs(lambda: prefill_range(hardware, model, workload=workload), args.repeats)
     print(
         f"prefill_range over {result.max_prompt_tokens:,} lengths: median {statistics.median(times) * 1e3:.1f} ms "
         f"(min {min(times) * 1e3:.1f}, max {max(times) * 1e3:.1f}, {args.repeats} runs); "
@@ -46,14 +42,10 @@ def main() -> None:
         f"hi {result.hi_tok_per_s:,.1f} tok/s at L={result.hi_prompt_tokens:,}"
     )
 
-    times = []
-    for _ in range(args.repeats):
-        start = time.perf_counter()
-        prefill(hardware, model, args.lengths, workload=workload, chunk_tokens=1)
-        times.append(time.perf_counter() - start)
-    print(
-        f"prefill with chunk 1 over {args.lengths:,} tokens: median {statistics.median(times) * 1e3:.2f} ms"
+    seconds = median_s(
+        lambda: prefill(hardware, model, args.lengths, workload=workload, chunk_tokens=1), args.repeats
     )
+    print(f"prefill with chunk 1 over {args.lengths:,} tokens: median {seconds * 1e3:.2f} ms")
 
 
 if __name__ == "__main__":

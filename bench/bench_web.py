@@ -14,7 +14,6 @@ also times ``build_site`` over the packaged catalogs into a temporary folder.
 from __future__ import annotations
 
 import argparse
-import statistics
 import tempfile
 import threading
 import time
@@ -25,17 +24,15 @@ import httpx
 from fastapi.testclient import TestClient
 
 from servebound.web import build_site, create_app
+from timing import median_s
 
 
 def median_ms(client: TestClient, url: str, repeat: int) -> float:
-    client.get(url)  # warm
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
+    def get() -> None:
         r = client.get(url)
-        times.append(time.perf_counter() - t)
         assert r.status_code == 200, (url, r.status_code)
-    return statistics.median(times) * 1e3
+
+    return median_s(get, repeat, warm=True) * 1e3
 
 
 def load(url: str, requests: int, threads: int) -> float:
