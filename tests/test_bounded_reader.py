@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from servebound import bounded
-from servebound.cli import main
 from servebound.errors import InputError
+from tests.conftest import run_cli as run
 
 HW = "nvidia-dgx-spark"
 MODEL = "qwen3.6-35b-a3b-nvfp4"
@@ -27,14 +27,8 @@ CONFIG_OK = (
 )
 
 
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
-    status = main(list(args))
-    _, err = capsys.readouterr()
-    return status, err
-
-
 def refused(capsys: pytest.CaptureFixture[str], args: list[str], *words: str) -> None:
-    status, err = run(capsys, *args)
+    status, _, err = run(capsys, *args)
     assert status == 2, err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
     for word in words:

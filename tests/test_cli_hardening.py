@@ -12,17 +12,11 @@ import numpy as np
 import pytest
 from gguf import GGUFWriter
 
-from servebound.cli import main
+from tests.conftest import run_cli as run
 
 ROOT = Path(__file__).resolve().parents[1]
 HW = str(ROOT / "examples" / "dgx-spark.toml")
 MODEL = str(ROOT / "examples" / "qwen3.6-35b-a3b-nvfp4.toml")
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    status = main(list(args))
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 def one_line_error(capsys: pytest.CaptureFixture[str], *args: str) -> str:

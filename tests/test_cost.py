@@ -19,6 +19,7 @@ from servebound.core.hardware import Hardware
 from servebound.core.workload import Workload
 from servebound.errors import InputError
 from servebound.pricing import OwnedInputs, catalog_price, resolve_price
+from tests.conftest import run_cli as run
 from tests.test_decode_compute import dense, machines, models, workloads
 
 
@@ -108,16 +109,8 @@ def test_cost_per_token_never_rises_with_batch(
     np.testing.assert_allclose(c.usd_per_mtok_output, usd / 3600 / steps.tok_per_s * 1e6, rtol=1e-12)
 
 
-def _run(capsys: Any, *args: str) -> tuple[int, str, str]:
-    from servebound.cli import main
-
-    status = main(list(args))
-    out = capsys.readouterr()
-    return status, out.out, out.err
-
-
 def test_cli_cost_json_keys(capsys: Any) -> None:
-    status, out, _ = _run(
+    status, out, _ = run(
         capsys, "cost", "-H", "nvidia-b200", "-m", "llama-3.1-8b", "--read-context", "100",
         "--alloc-context", "200", "--floor", "1", "--json",
     )  # fmt: skip
@@ -136,11 +129,11 @@ def test_cli_cost_json_keys(capsys: Any) -> None:
 
 
 def test_cli_cost_errors(capsys: Any) -> None:
-    status, _, err = _run(capsys, "cost", "-H", "nvidia-gb200", "-m", "llama-3.1-8b")
+    status, _, err = run(capsys, "cost", "-H", "nvidia-gb200", "-m", "llama-3.1-8b")
     assert status == 2 and "--usd-per-hour" in err and "Traceback" not in err
-    status, _, err = _run(capsys, "cost", "-H", "nvidia-b200", "-m", "llama-3.1-8b", "--batches", "1,x")
+    status, _, err = run(capsys, "cost", "-H", "nvidia-b200", "-m", "llama-3.1-8b", "--batches", "1,x")
     assert status == 2 and "batches" in err
-    status, out, _ = _run(
+    status, out, _ = run(
         capsys, "cost", "-H", "nvidia-gb200", "-m", "llama-3.1-8b", "--usd-per-hour", "10", "--batches", "1,4",
         "--json",
     )  # fmt: skip

@@ -20,6 +20,7 @@ from servebound.core.prefill import crossover_tokens
 from servebound.core.workload import Workload
 from servebound.economics_view import lecture
 from tests.conftest import load_golden
+from tests.conftest import run_cli as run
 from tests.test_decode_compute import dense, models
 
 GOLDEN = load_golden("serving_economics.toml")
@@ -140,22 +141,14 @@ def test_weights_only_balance_is_the_prefill_crossover(
     assert ours == pytest.approx(theirs, rel=1e-9)
 
 
-def _run(capsys: Any, *args: str) -> tuple[int, str, str]:
-    from servebound.cli import main
-
-    status = main(list(args))
-    out = capsys.readouterr()
-    return status, out.out, out.err
-
-
 def test_cli_economics(capsys: Any) -> None:
-    status, out, _ = _run(
+    status, out, _ = run(
         capsys, "economics", "drain", "--capacity-gb", "288", "--bandwidth-gb-per-s", "20000"
     )
     assert status == 0 and "288 GB / 20 TB/s = 14.4 ms" in out
-    status, out, _ = _run(capsys, "economics", "trains", "--batch", "2000", "--steps-per-s", "64", "--json")
+    status, out, _ = run(capsys, "economics", "trains", "--batch", "2000", "--steps-per-s", "64", "--json")
     assert status == 0 and json.loads(out)["quantities"][0]["value"] == 128_000
-    status, out, _ = _run(
+    status, out, _ = run(
         capsys,
         "economics",
         "training",
@@ -167,16 +160,16 @@ def test_cli_economics(capsys: Any) -> None:
         "1e11",
     )
     assert status == 0 and "2.592e+14" in out and "129.6x" in out
-    status, out, _ = _run(capsys, "economics", "breakpoint", "-H", "nvidia-b200", "--active-params", "1e11",
-                          "--breakpoint-tokens", "200000")  # fmt: skip
+    status, out, _ = run(capsys, "economics", "breakpoint", "-H", "nvidia-b200", "--active-params", "1e11",
+                         "--breakpoint-tokens", "200000")  # fmt: skip
     assert status == 0 and "1,778 B" in out
-    status, out, _ = _run(capsys, "economics", "balance", "-H", "nvidia-b200", "-m", "llama-3.1-8b")
+    status, out, _ = run(capsys, "economics", "balance", "-H", "nvidia-b200", "-m", "llama-3.1-8b")
     assert status == 0 and "balance batch, weights only" in out
-    status, out, _ = _run(capsys, "economics", "cache-tier", "--hold-s", "300")
+    status, out, _ = run(capsys, "economics", "cache-tier", "--hold-s", "300")
     assert status == 0 and "-> flash" in out
-    status, out, _ = _run(capsys, "economics", "price-ratio", "--output-usd", "15", "--input-usd", "3")
+    status, out, _ = run(capsys, "economics", "price-ratio", "--output-usd", "15", "--input-usd", "3")
     assert status == 0 and "80%" in out
-    status, out, _ = _run(capsys, "economics", "lecture")
+    status, out, _ = run(capsys, "economics", "lecture")
     assert status == 0 and "128,000" in out
 
 
@@ -190,5 +183,5 @@ def test_cli_economics_errors(capsys: Any) -> None:
         ("economics", "breakpoint", "-H", "nvidia-rtx-3090", "--mode", "fp4", "--active-params", "1e11",
          "--breakpoint-tokens", "1000"),
     ):  # fmt: skip
-        status, _, err = _run(capsys, *args)
+        status, _, err = run(capsys, *args)
         assert status == 2 and err.startswith("servebound: error:") and "Traceback" not in err, args
