@@ -98,8 +98,11 @@ def q(rows: int, cols: int, kind: T) -> tuple[np.ndarray, T]:
     return quantize(RNG.standard_normal((rows, cols)).astype(np.float32), kind), kind
 
 
-def write_gguf(path: Path, arch: str, meta: Callable[[GGUFWriter], None], tensors: dict[str, object]) -> Path:
-    writer = GGUFWriter(path, arch)
+def write_gguf(
+    path: Path, arch: str, meta: Callable[[GGUFWriter], None], tensors: dict[str, object], **options: int
+) -> Path:
+    """Write a GGUF file with gguf's own writer; `options` go to GGUFWriter (split_max_tensors=...)."""
+    writer = GGUFWriter(path, arch, **options)
     meta(writer)
     for name, value in tensors.items():
         if isinstance(value, tuple):
@@ -118,18 +121,7 @@ def write_gguf(path: Path, arch: str, meta: Callable[[GGUFWriter], None], tensor
 def test_split_file_equals_one_file(tmp_path: Path) -> None:
     """GGUFWriter's own split (NAME-0000i-of-0000n.gguf, metadata in the first) imports like one file."""
     whole = import_gguf(write_gguf(tmp_path / "one.gguf", "llama", dense_meta, dense_tensors()))
-    writer = GGUFWriter(tmp_path / "split.gguf", "llama", split_max_tensors=8)
-    dense_meta(writer)
-    for name, value in dense_tensors().items():
-        if isinstance(value, tuple):
-            writer.add_tensor(name, value[0], raw_dtype=value[1])
-        else:
-            assert isinstance(value, np.ndarray)
-            writer.add_tensor(name, value)
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
+    write_gguf(tmp_path / "split.gguf", "llama", dense_meta, dense_tensors(), split_max_tensors=8)
     files = sorted(tmp_path.glob("split-*-of-*.gguf"))
     assert len(files) == 3
     for file in files:

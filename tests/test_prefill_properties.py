@@ -21,6 +21,7 @@ from servebound.core.prefill import (
     traffic_per_prompt_token,
 )
 from servebound.core.workload import Workload
+from tests.test_prefill import brute_totals
 
 REL = 1e-9
 MAX_PROMPT = 400
@@ -114,17 +115,9 @@ def test_splitting_chunks_never_raises_the_ceiling(
 def test_closed_forms_equal_the_chunk_by_chunk_sum(
     model: ModelAdapter, prompt: int, chunk: int, batch: int
 ) -> None:
-    shape = model.prefill
-    assert shape is not None
     hw = Hardware("h", "H", 1e15, 1e12, {"bf16": 1e15})
     r = prefill(hw, model, prompt, workload=workload(), batch=batch, chunk_tokens=chunk)
-    traffic = attention = 0.0
-    prefix = 0
-    while prefix < prompt:
-        width = min(chunk, prompt - prefix)
-        traffic += batch * width * float(traffic_per_prompt_token(model, batch, width, prefix))
-        attention += batch * width * float(attention_flops_per_token(shape, width, prefix))
-        prefix += width
+    traffic, attention = brute_totals(model, batch, prompt, chunk)
     assert r.traffic_bytes == pytest.approx(traffic, rel=REL)
     assert r.attention_flops == pytest.approx(attention, rel=REL, abs=1e-6)
 
