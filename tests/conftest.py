@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import os
 import tomllib
 from pathlib import Path
@@ -73,3 +74,10 @@ def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, s
     status = main(list(args))
     out, err = capsys.readouterr()
     return status, out, err
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> Any:
+    """A command that must succeed (exit status 0; its stderr shown if not): its output parsed as JSON."""
+    status, out, err = run_cli(capsys, *args)
+    assert status == 0, err
+    return json.loads(out)

@@ -25,7 +25,7 @@ def test_check_llama_bench_file(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     assert 0 < decode["efficiency"] <= 1 and decode["reproduce_command"].startswith("llama-bench")
 
 
-def test_check_vllm_file_and_plain_flags(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_check_vllm_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     path = write_json(tmp_path / "vllm.json", vllm_result())
     status, out, _ = run(
         capsys, "check", "-H", "nvidia-h100-sxm", "-m", "llama-3.1-8b-instruct", "--file", str(path), "--json"
@@ -34,39 +34,21 @@ def test_check_vllm_file_and_plain_flags(capsys: pytest.CaptureFixture[str], tmp
         "per_session_tok_s",
         "aggregate_tok_s",
     }
-    status, out, _ = run(
-        capsys,
-        "check",
-        "-H",
-        "nvidia-rtx-4090",
-        "-m",
-        "llama-3.1-8b-q4_k_m",
-        "--metric",
-        "per_session_tok_s",
-        "--measured",
-        "120",
-        "--read-context",
-        "512",
-    )
-    assert status == 0 and "efficiency" in out
 
 
-def test_above_the_ceiling_is_loud(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, _ = run(
-        capsys,
-        "check",
-        "-H",
-        "nvidia-rtx-4090",
-        "-m",
-        "llama-3.1-8b-q4_k_m",
-        "--metric",
-        "per_session_tok_s",
-        "--measured",
-        "900",
-        "--read-context",
-        "512",
-    )
-    assert status == 3 and "ABOVE THE CEILING" in out
+@pytest.mark.parametrize(
+    ("measured", "status", "needle"),
+    [
+        ("120", 0, "efficiency"),  # the plain flags, under the ceiling
+        ("900", 3, "ABOVE THE CEILING"),  # above it: loud, and its own exit status
+    ],
+)
+def test_check_plain_flags(
+    capsys: pytest.CaptureFixture[str], measured: str, status: int, needle: str
+) -> None:
+    args = ["check", "-H", "nvidia-rtx-4090", "-m", "llama-3.1-8b-q4_k_m", "--metric", "per_session_tok_s"]
+    got, out, _ = run(capsys, *args, "--measured", measured, "--read-context", "512")
+    assert got == status and needle in out
 
 
 def test_check_bad_input(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

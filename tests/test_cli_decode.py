@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_cli as run
+from tests.conftest import run_json
 
 ROOT = Path(__file__).resolve().parents[1]
 HW = str(ROOT / "examples" / "dgx-spark.toml")
@@ -17,9 +18,7 @@ MODEL = str(ROOT / "examples" / "qwen3.6-35b-a3b-nvfp4.toml")
 
 
 def test_json_has_the_contract_fields(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, _ = run(capsys, "decode", "--hardware", HW, "--model", MODEL, "--batch", "16", "--json")
-    assert status == 0
-    data = json.loads(out)
+    data = run_json(capsys, "decode", "--hardware", HW, "--model", MODEL, "--batch", "16", "--json")
     for field in (
         "verdict",
         "resident_margin_bytes",
@@ -49,9 +48,7 @@ def test_json_has_the_contract_fields(capsys: pytest.CaptureFixture[str]) -> Non
 
 
 def test_minimum_expert_traffic_is_a_bound(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, _ = run(capsys, "decode", "-H", HW, "-m", MODEL, "--expert-traffic", "minimum", "--json")
-    assert status == 0
-    data = json.loads(out)
+    data = run_json(capsys, "decode", "-H", HW, "-m", MODEL, "--expert-traffic", "minimum", "--json")
     assert data["assumptions"]["reading"] == "bound"
     # Minimum traffic replaces m(n) by k: b* reaches b_rate's closed form (37) exactly.
     assert data["batch_star"] == data["batch_rate"] == 37
@@ -226,39 +223,11 @@ def test_speculative_flags(capsys: pytest.CaptureFixture[str], tmp_path: Path) -
         'name = "draft"\n[weights]\nbytes_per_param = 0.5\ntotal_params = 0.6e9\n'
         "[kv.alloc]\nglobal_bytes_per_token = 1000\n",
     )
-    status, out, _ = run(
-        capsys,
-        "decode",
-        "-H",
-        HW,
-        "-m",
-        MODEL,
-        "--draft",
-        draft,
-        "--draft-tokens",
-        "3",
-        "--acceptance",
-        "0.7",
-        "--json",
-    )
-    assert status == 0
-    spec = json.loads(out)["assumptions"]["speculation"]
+    speculative = ["decode", "-H", HW, "-m", MODEL, "--draft", draft, "--draft-tokens", "3"]
+    spec = run_json(capsys, *speculative, "--acceptance", "0.7", "--json")["assumptions"]["speculation"]
     # rho = (1 - 0.7^4) / 0.3 = 2.533
     assert spec["tokens_per_step"] == pytest.approx((1 - 0.7**4) / 0.3)
-    status, _, err = run(
-        capsys,
-        "decode",
-        "-H",
-        HW,
-        "-m",
-        MODEL,
-        "--draft",
-        draft,
-        "--draft-tokens",
-        "3",
-        "--tokens-per-step",
-        "9",
-    )
+    status, _, err = run(capsys, *speculative, "--tokens-per-step", "9")
     assert status == 2 and "tokens_per_step" in err
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 
@@ -9,12 +10,11 @@ import pytest
 
 from servebound.core.plan import plan_fleet
 from tests.conftest import run_cli as run
+from tests.conftest import run_json
 
 
 def test_layout_json_lists_every_layout_best_first(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, _ = run(capsys, "layout", "-H", "nvidia-gb200-nvl72", "-m", "deepseek-v3", "--json")
-    assert status == 0
-    data = json.loads(out)
+    data = run_json(capsys, "layout", "-H", "nvidia-gb200-nvl72", "-m", "deepseek-v3", "--json")
     layouts = data["layouts"]
     assert len(layouts) > 100
     for entry in layouts:
@@ -36,7 +36,7 @@ def test_layout_json_lists_every_layout_best_first(capsys: pytest.CaptureFixture
 
 
 def test_decode_layout_adds_the_contract_fields(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, _ = run(
+    data = run_json(
         capsys,
         "decode",
         "-H",
@@ -55,8 +55,6 @@ def test_decode_layout_adds_the_contract_fields(capsys: pytest.CaptureFixture[st
         "2",
         "--json",
     )
-    assert status == 0
-    data = json.loads(out)
     assert data["layout"]["tp"] == 2 and data["layout"]["dp"] == 1
     assert data["bound_by"] in ("memory", "compute", "communication")
     assert data["communication_time_s"] > 0
@@ -69,9 +67,7 @@ def test_decode_layout_adds_the_contract_fields(capsys: pytest.CaptureFixture[st
 
 
 def test_nx_system_without_a_link_says_ideal(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, _ = run(capsys, "layout", "-H", "3x-amd-mi300x", "-m", "qwen3-30b-a3b", "--json")
-    assert status == 0
-    data = json.loads(out)
+    data = run_json(capsys, "layout", "-H", "3x-amd-mi300x", "-m", "qwen3-30b-a3b", "--json")
     assert data["system"]["interconnect"]["ideal"] is True
     assert "ideal upper bound" in data["assumptions"]["interconnect"]
     assert all(e["communication_time_s"] in (0, None) for e in data["layouts"])
@@ -95,28 +91,13 @@ def test_bad_layouts_are_one_line_errors(
     assert needle in err and err.count("\n") == 1 and "Traceback" not in err
 
 
+#: One fleet plan's system and model.
+PLAN = ("plan", "-H", "8x-nvidia-h100-sxm", "-m", "llama-3.1-70b")
+
+
 def test_plan_json_shows_every_step(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, _ = run(
-        capsys,
-        "plan",
-        "-H",
-        "8x-nvidia-h100-sxm",
-        "-m",
-        "llama-3.1-70b",
-        "--prompt",
-        "2000",
-        "--output-tokens",
-        "500",
-        "--requests-per-s",
-        "10",
-        "--ttft-budget",
-        "2",
-        "--usd-per-hour",
-        "2.5",
-        "--json",
-    )
-    assert status == 0
-    data = json.loads(out)
+    traffic = ["--prompt", "2000", "--output-tokens", "500", "--requests-per-s", "10"]
+    data = run_json(capsys, *PLAN, *traffic, "--ttft-budget", "2", "--usd-per-hour", "2.5", "--json")
     names = [s["name"] for s in data["steps"]]
     for name in ("concurrent_sessions", "decode_systems", "prefill_systems", "shared_systems", "ttft_s"):
         assert name in names
@@ -126,18 +107,7 @@ def test_plan_json_shows_every_step(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_plan_needs_one_traffic_measure(capsys: pytest.CaptureFixture[str]) -> None:
-    status, _, err = run(
-        capsys,
-        "plan",
-        "-H",
-        "8x-nvidia-h100-sxm",
-        "-m",
-        "llama-3.1-70b",
-        "--prompt",
-        "100",
-        "--output-tokens",
-        "10",
-    )
+    status, _, err = run(capsys, *PLAN, "--prompt", "100", "--output-tokens", "10")
     assert status == 2 and "--users N or --requests-per-s X" in err
 
 
@@ -145,7 +115,8 @@ def test_plan_arithmetic_by_hand() -> None:
     """10 req/s of 500 output tokens at 50 tok/s per session: 100 sessions (Little's law). A system holds
     40, so 3 decode systems. Prefill: 2 prompts of 2000 tokens per 0.1 s = 40,000 tok/s per system
     against 20,000 tok/s of demand: 1 prefill system. Shared: ceil(0.5 + 2.5) = 3."""
-    plan = plan_fleet(
+    fleet = functools.partial(
+        plan_fleet,
         sessions_per_system=40,
         per_session_tok_per_s=50,
         prefill_s=0.1,
@@ -153,25 +124,15 @@ def test_plan_arithmetic_by_hand() -> None:
         prompt_tokens=2000,
         output_tokens=500,
         devices_per_system=8,
-        requests_per_s=10,
-        usd_per_device_hour=2.0,
     )
+    plan = fleet(requests_per_s=10, usd_per_device_hour=2.0)
     assert plan.concurrent_sessions == pytest.approx(100)
     assert plan.decode_systems == 3 and plan.prefill_systems == 1
     assert plan.separate_systems == 4 and plan.shared_systems == 3
     assert plan.output_tok_per_s == pytest.approx(5000)
     assert plan.usd_per_hour_shared == pytest.approx(3 * 8 * 2.0)
     assert plan.usd_per_mtok_output_shared == pytest.approx(48 / (5000 * 3600) * 1e6)
-    users = plan_fleet(
-        sessions_per_system=40,
-        per_session_tok_per_s=50,
-        prefill_s=0.1,
-        prefill_parallel_prompts=2,
-        prompt_tokens=2000,
-        output_tokens=500,
-        devices_per_system=8,
-        users=100,
-    )
+    users = fleet(users=100)
     assert users.request_rate_per_s == pytest.approx(100 * 50 / 500)
     assert math.isclose(users.concurrent_sessions, 100)
 
@@ -181,9 +142,7 @@ def test_prefill_layout_charges_the_all_reduce_by_hand(capsys: pytest.CaptureFix
     (4096 x 8192 x 2 bytes) / 32 GB/s = 335.54 ms of link time, added to the replica's prefill."""
     args = ["prefill", "-H", "2x-nvidia-rtx-3090", "-m", "llama-3.1-70b-q4_k_m", "--prompt", "4096"]
     args += ["--overhead-gb", "1", "--alloc-context", "8192", "--layout", "tp=2", "--json"]
-    status, out, _ = run(capsys, *args)
-    assert status == 0
-    data = json.loads(out)
+    data = run_json(capsys, *args)
     assert data["all_reduce_time_s"] == pytest.approx(80 * 2 * 4096 * 8192 * 2 / 32e9, rel=1e-12)
     assert data["layout"]["label"] == "tp=2,ep=1,pp=1,dp=1"
     assert data["tok_s"] == pytest.approx(4096 / data["time_s"])
@@ -194,12 +153,10 @@ def test_prefill_layout_charges_the_all_reduce_by_hand(capsys: pytest.CaptureFix
 
 def test_cost_layout_prices_the_layouts_tokens(capsys: pytest.CaptureFixture[str]) -> None:
     """cost --layout: USD per million output tokens = price per hour / (dp pp b / tau x 3600) x 1e6."""
-    status, out, _ = run(
+    data = run_json(
         capsys, "cost", "-H", "8x-nvidia-h100-sxm", "-m", "llama-3.1-70b", "--layout", "tp=8",
         "--usd-per-hour", "20", "--batches", "1,4,16", "--json",
     )  # fmt: skip
-    assert status == 0
-    data = json.loads(out)
     assert data["usd_per_hour"] == 20 and data["layout"]["tp"] == 8
     assert [p["batch"] for p in data["points"]] == [1, 4, 16]
     for p in data["points"]:
@@ -211,9 +168,7 @@ def test_cost_layout_prices_the_layouts_tokens(capsys: pytest.CaptureFixture[str
 
 def test_layouts_charge_the_compute_roof_unless_memory_only(capsys: pytest.CaptureFixture[str]) -> None:
     base = ["layout", "-H", "8x-nvidia-h100-sxm", "-m", "llama-3.1-8b", "--json"]
-    status, out, _ = run(capsys, *base)
-    assert status == 0
-    charged = json.loads(out)
+    charged = run_json(capsys, *base)
     assert charged["assumptions"]["compute"].startswith("charged")
     assert all(e["compute_time_s"] is not None for e in charged["layouts"] if e["batch_star"])
     status, out, _ = run(capsys, *base, "--memory-only")
@@ -227,9 +182,7 @@ def test_layouts_charge_the_compute_roof_unless_memory_only(capsys: pytest.Captu
 
 def test_plan_prices_from_the_catalog_rental(capsys: pytest.CaptureFixture[str]) -> None:
     args = ["plan", "-H", "8x-nvidia-h100-sxm", "-m", "llama-3.1-70b", "--prompt", "2000"]
-    status, out, _ = run(capsys, *args, "--output-tokens", "500", "--requests-per-s", "10", "--json")
-    assert status == 0
-    data = json.loads(out)
+    data = run_json(capsys, *args, "--output-tokens", "500", "--requests-per-s", "10", "--json")
     assert data["price_source"].startswith("catalog on-demand rental")
     shared = data["pools"]["shared"]
     assert shared["usd_per_hour"] == pytest.approx(shared["systems"] * 8 * 4.29)

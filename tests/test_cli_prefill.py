@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_cli as run
+from tests.conftest import run_json
 
 ROOT = Path(__file__).resolve().parents[1]
 HW = str(ROOT / "examples" / "dgx-spark.toml")
@@ -15,9 +16,7 @@ MODEL = str(ROOT / "examples" / "laguna-s-2.1-nvfp4.toml")
 
 
 def test_json_has_the_contract_fields(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, _ = run(capsys, "prefill", "-H", HW, "-m", MODEL, "--prompt", "8192", "--range", "--json")
-    assert status == 0
-    data = json.loads(out)
+    data = run_json(capsys, "prefill", "-H", HW, "-m", MODEL, "--prompt", "8192", "--range", "--json")
     for field in (
         "prompt_tokens",
         "batch",

@@ -20,6 +20,7 @@ from servebound.core.workload import Workload
 from servebound.errors import InputError
 from servebound.pricing import OwnedInputs, catalog_price, resolve_price
 from tests.conftest import run_cli as run
+from tests.conftest import run_json
 from tests.test_decode_compute import dense, machines, models, workloads
 
 
@@ -110,12 +111,10 @@ def test_cost_per_token_never_rises_with_batch(
 
 
 def test_cli_cost_json_keys(capsys: Any) -> None:
-    status, out, _ = run(
+    data = run_json(
         capsys, "cost", "-H", "nvidia-b200", "-m", "llama-3.1-8b", "--read-context", "100",
         "--alloc-context", "200", "--floor", "1", "--json",
     )  # fmt: skip
-    assert status == 0
-    data = json.loads(out)
     assert {"points", "balance_batch", "usd_per_hour", "price_source", "assumptions"} <= set(data)
     assert data["usd_per_hour"] == 6.99 and data["balance_batch"] is not None
     keys = {"batch", "step_time_s", "tok_s", "per_session_tok_s", "bound_by", "usd_per_mtok_output"}

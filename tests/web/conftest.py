@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import http.server
+import re
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -52,3 +58,35 @@ def app() -> FastAPI:
 @pytest.fixture(scope="session")
 def client(app: FastAPI) -> TestClient:
     return TestClient(app)
+
+
+@contextlib.contextmanager
+def file_server(folder: Path) -> Iterator[str]:
+    """A plain, quiet HTTP file server over ``folder`` on a free local port, for as long as the block
+    runs; yields its base URL."""
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+    handler = functools.partial(Quiet, directory=str(folder))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def dead_links(folder: Path) -> list[str]:
+    """The site paths (href="/...") on the exported pages under ``folder`` that name neither a file nor a
+    folder with an index.html there, sorted."""
+    missing = set()
+    for page in folder.rglob("*.html"):
+        for href in re.findall(r'href="(/[^"#?]*)', page.read_text("utf-8")):
+            target = folder / href.lstrip("/")
+            if not (target.is_file() or (target / "index.html").is_file()):
+                missing.add(href)
+    return sorted(missing)

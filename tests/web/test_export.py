@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import functools
-import http.server
-import threading
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,7 +10,7 @@ import pytest
 
 from servebound.web import build_site
 from servebound.web.site import SiteData
-from tests.web.conftest import HOSTILE, site_lists
+from tests.web.conftest import HOSTILE, dead_links, file_server, site_lists
 
 
 @pytest.fixture(scope="module")
@@ -32,17 +29,8 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object, li
 
 @pytest.fixture(scope="module")
 def served(exported: tuple[Path, object, object]) -> Iterator[str]:
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass
-
-    handler = functools.partial(Quiet, directory=str(exported[0]))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with file_server(exported[0]) as url:
+        yield url
 
 
 def fetch(url: str) -> str:
@@ -102,13 +90,5 @@ def test_http_server_serves_the_whole_site(served: str) -> None:
 
 
 def test_every_internal_link_resolves(exported: tuple[Path, object, object]) -> None:
-    import re
-
-    out = exported[0]
-    missing = set()
-    for page in out.rglob("*.html"):
-        for href in re.findall(r'href="(/[^"#?]*)', page.read_text("utf-8")):
-            target = out / href.lstrip("/")
-            if not (target.is_file() or (target / "index.html").is_file()):
-                missing.add(href)
-    assert not missing, sorted(missing)[:10]
+    missing = dead_links(exported[0])
+    assert not missing, missing[:10]

@@ -10,12 +10,9 @@ is run) and with SERVEBOUND_CRAWL_ALL=1 it crawls every pair page too (README gi
 
 from __future__ import annotations
 
-import functools
 import html.parser
-import http.server
 import os
 import re
-import threading
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -27,6 +24,7 @@ import pytest
 
 from servebound.web import build_site
 from servebound.web.machine import DELIMITER_LINE
+from tests.web.conftest import file_server
 
 BASE = "https://servebound.example"
 CRAWL_ALL = os.environ.get("SERVEBOUND_CRAWL_ALL") == "1" or os.environ.get("CI") == "true"
@@ -65,17 +63,8 @@ def whole_export(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def server(whole_export: Path) -> Iterator[str]:
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass
-
-    handler = functools.partial(Quiet, directory=str(whole_export))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
+    with file_server(whole_export) as url:
+        yield url
 
 
 def _get(url: str) -> tuple[int, str, str]:

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from servebound.catalog.hardware import get_hardware
@@ -23,7 +22,7 @@ from servebound.web import build_site, create_app
 from servebound.web.machine import absolute_canonicals
 from servebound.web.pages import md
 from servebound.web.site import SiteData
-from tests.web.conftest import hostile_model, site_lists
+from tests.web.conftest import dead_links, hostile_model, site_lists
 
 #: Catalog rows and profiles with reported runs: the derivation's DGX Spark + Gemma run (a catalog
 #: pair), RTX 3060 runs on a profile this site leaves out (llama-2-7b-q4_0), the DGX Spark prefill run above its ceiling (its row
@@ -39,14 +38,9 @@ def run_site_lists() -> tuple[list[object], list[object]]:
 
 
 @pytest.fixture(scope="module")
-def run_app() -> FastAPI:
+def rc() -> TestClient:
     hardware, models = run_site_lists()
-    return create_app(hardware=hardware, models=models)
-
-
-@pytest.fixture(scope="module")
-def rc(run_app: FastAPI) -> TestClient:
-    return TestClient(run_app)
+    return TestClient(create_app(hardware=hardware, models=models))
 
 
 @pytest.fixture(scope="module")
@@ -111,8 +105,8 @@ def test_pair_page_shows_its_runs_next_to_the_ceiling(rc: TestClient) -> None:
     assert "Setting: 16 sessions; reads 32,000 tokens per step of 100,000 reserved" in part
 
 
-def test_every_pair_with_runs_shows_each_of_them(rc: TestClient, run_app: FastAPI) -> None:
-    site: SiteData = run_app.state.site
+def test_every_pair_with_runs_shows_each_of_them(rc: TestClient) -> None:
+    site: SiteData = rc.app.state.site
     shown = 0
     for hw in site.hardware:
         for m in site.models:
@@ -348,10 +342,5 @@ def test_static_export_writes_the_pairs_with_runs_and_the_validation_page(tmp_pa
     assert 'href="/api/validation"' not in validation  # a static copy has no API
     assert (tmp_path / "validation.md").is_file()
     assert "(https://example.org/validation.md)" in (tmp_path / "llms.txt").read_text("utf-8")
-    missing = set()
-    for page in tmp_path.rglob("*.html"):
-        for href in re.findall(r'href="(/[^"#?]*)', page.read_text("utf-8")):
-            target = tmp_path / href.lstrip("/")
-            if not (target.is_file() or (target / "index.html").is_file()):
-                missing.add(href)
-    assert not missing, sorted(missing)[:10]
+    missing = dead_links(tmp_path)
+    assert not missing, missing[:10]
