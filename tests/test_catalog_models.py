@@ -12,7 +12,7 @@ from safetensors.numpy import save_file
 from servebound.catalog.models import get_model, lint_model_catalog, list_models, model_index, profile_ids
 from servebound.errors import InputError
 from tests.conftest import run_cli as run
-from tests.conftest import same_number
+from tests.conftest import run_json, same_number
 
 
 def test_catalog_size_and_span() -> None:
@@ -194,20 +194,9 @@ def test_import_real_gguf_then_decode(capsys: pytest.CaptureFixture[str], tmp_pa
     assert status == 0, err
     data = json.loads(out_file.read_text())
     assert data["kv"]["alloc"]["global_bytes_per_token"] == 2 * 30 * 3 * 64 * 2  # 23,040 at f16
-    status, out, _ = run(
-        capsys,
-        "decode",
-        "-H",
-        "nvidia-rtx-4090",
-        "-m",
-        str(out_file),
-        "--alloc-context",
-        "8192",
-        "--read-context",
-        "2048",
-        "--json",
-    )
-    assert status == 0 and json.loads(out)["verdict"] == "floor_fit"
+    contexts = ["--alloc-context", "8192", "--read-context", "2048"]
+    data = run_json(capsys, "decode", "-H", "nvidia-rtx-4090", "-m", str(out_file), *contexts, "--json")
+    assert data["verdict"] == "floor_fit"
 
 
 def test_cli_rank_and_api_rank_agree(capsys: pytest.CaptureFixture[str]) -> None:
@@ -230,25 +219,14 @@ def test_cli_rank_and_api_rank_agree(capsys: pytest.CaptureFixture[str]) -> None
 
 def test_default_contexts_follow_the_model_limit(capsys: pytest.CaptureFixture[str]) -> None:
     # SmolLM2-1.7B is trained for 8,192 tokens: the 100,000-token default reservation is capped there.
-    status, out, _ = run(capsys, "decode", "-H", "nvidia-rtx-4090", "-m", "smollm2-1.7b-instruct", "--json")
-    data = json.loads(out)
-    assert status == 0 and data["verdict"] == "floor_fit"
+    smollm = ["decode", "-H", "nvidia-rtx-4090", "-m", "smollm2-1.7b-instruct"]
+    data = run_json(capsys, *smollm, "--json")
+    assert data["verdict"] == "floor_fit"
     assert (
         data["assumptions"]["alloc_context_tokens"] == 8192
         and data["assumptions"]["read_context_tokens"] == 8192
     )
     assert any("context limit" in note for note in data["notes"])
-    status, out, _ = run(
-        capsys,
-        "decode",
-        "-H",
-        "nvidia-rtx-4090",
-        "-m",
-        "smollm2-1.7b-instruct",
-        "--alloc-context",
-        "100000",
-        "--json",
-    )
-    data = json.loads(out)
+    data = run_json(capsys, *smollm, "--alloc-context", "100000", "--json")
     assert data["assumptions"]["alloc_context_tokens"] == 100_000  # given contexts are used as given
     assert any("exceeds the model's stated limit" in note for note in data["notes"])

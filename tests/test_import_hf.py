@@ -92,51 +92,39 @@ def test_llama_kv_is_two_tensors_per_layer() -> None:
 
 
 @needs_reference
-def test_gemma3_sliding_and_global_layers() -> None:
+@pytest.mark.parametrize(
+    ("name", "global_bytes", "local_bytes", "window"),
+    [
+        # 62 layers, every 6th global (sliding_window_pattern default 6): 10 global, 52 sliding
+        ("google__gemma-3-27b-it", 10 * 2 * 16 * 128 * 2, 52 * 2 * 16 * 128 * 2, 1024),
+        # defaults: 4 kv heads, head_dim 256; 34 layers -> 5 global (5, 11, 17, 23, 29), 29 sliding
+        ("google__gemma-3-4b-it", 5 * 2 * 4 * 256 * 2, 29 * 2 * 4 * 256 * 2, 1024),
+        # 5 global layers x 1 (K=V) x 2 global kv heads x 512 global_head_dim x 2 B;
+        # 25 sliding layers x 2 x 8 kv heads x 256 head_dim x 2 B, window 1024
+        ("google__gemma-4-26B-A4B", 5 * 1 * 2 * 512 * 2, 25 * 2 * 8 * 256 * 2, 1024),
+        # alternating windows: 12 full layers, 12 of 128 tokens
+        ("openai__gpt-oss-20b", 12 * 2 * 8 * 64 * 2, 12 * 2 * 8 * 64 * 2, 128),
+        # chunked attention is a local window: every 4th of 48 layers is a global NoPE layer: 12 global,
+        # 36 chunked (8192)
+        ("meta-llama__Llama-4-Scout-17B-16E-Instruct", 12 * 2 * 8 * 128 * 2, 36 * 2 * 8 * 128 * 2, 8192),
+    ],
+)
+def test_sliding_and_global_layers(name: str, global_bytes: int, local_bytes: int, window: int) -> None:
+    kv = import_hf_config(ref(name)).adapter.kv_alloc
+    assert kv.global_bytes_per_token == global_bytes
+    assert kv.local_bytes_per_token == local_bytes
+    assert kv.window_tokens == window
+
+
+@needs_reference
+def test_gemma3_is_multimodal_with_the_default_pattern() -> None:
     imported = import_hf_config(ref("google__gemma-3-27b-it"))
-    kv = imported.adapter.kv_alloc
-    # 62 layers, every 6th global (sliding_window_pattern default 6): 10 global, 52 sliding
-    assert kv.global_bytes_per_token == 10 * 2 * 16 * 128 * 2
-    assert kv.local_bytes_per_token == 52 * 2 * 16 * 128 * 2
-    assert kv.window_tokens == 1024
     assert imported.facts["multimodal"] is True
     assert any("sliding_window_pattern absent" in s.formula for s in imported.steps)
 
 
 @needs_reference
-def test_gemma3_4b_sparse_config_uses_documented_defaults() -> None:
-    kv = import_hf_config(ref("google__gemma-3-4b-it")).adapter.kv_alloc
-    # defaults: 4 kv heads, head_dim 256; 34 layers -> 5 global (5, 11, 17, 23, 29), 29 sliding
-    assert kv.global_bytes_per_token == 5 * 2 * 4 * 256 * 2
-    assert kv.local_bytes_per_token == 29 * 2 * 4 * 256 * 2
-
-
-@needs_reference
-def test_gemma4_global_layers_share_k_and_v() -> None:
-    kv = import_hf_config(ref("google__gemma-4-26B-A4B")).adapter.kv_alloc
-    # 5 global layers x 1 (K=V) x 2 global kv heads x 512 global_head_dim x 2 B
-    assert kv.global_bytes_per_token == 5 * 1 * 2 * 512 * 2
-    # 25 sliding layers x 2 x 8 kv heads x 256 head_dim x 2 B, window 1024
-    assert kv.local_bytes_per_token == 25 * 2 * 8 * 256 * 2
-    assert kv.window_tokens == 1024
-
-
-@needs_reference
-def test_gpt_oss_alternating_windows() -> None:
-    kv = import_hf_config(ref("openai__gpt-oss-20b")).adapter.kv_alloc
-    assert kv.global_bytes_per_token == 12 * 2 * 8 * 64 * 2
-    assert kv.local_bytes_per_token == 12 * 2 * 8 * 64 * 2
-    assert kv.window_tokens == 128
-
-
-@needs_reference
-def test_llama4_chunked_attention_is_a_local_window() -> None:
-    imported = import_hf_config(ref("meta-llama__Llama-4-Scout-17B-16E-Instruct"))
-    kv = imported.adapter.kv_alloc
-    # every 4th of 48 layers is a global NoPE layer: 12 global, 36 chunked (8192)
-    assert kv.global_bytes_per_token == 12 * 2 * 8 * 128 * 2
-    assert kv.local_bytes_per_token == 36 * 2 * 8 * 128 * 2
-    assert kv.window_tokens == 8192
+def test_llama4_maverick_interleaves_moe_layers() -> None:
     maverick = import_hf_config(ref("meta-llama__Llama-4-Maverick-17B-128E-Instruct"))
     assert maverick.facts["moe_layers"] == 24  # interleave_moe_layer_step 2
 
