@@ -13,12 +13,13 @@ from hypothesis import strategies as st
 
 from servebound.core.decode import BatchLimit, DecodeBoundBy, Verdict, decode, step_curve
 from servebound.core.decode_compute import ComputeStatus, decode_compute
-from servebound.core.experts import ExpertTraffic
 from servebound.core.hardware import Hardware
 from servebound.core.kv import KVShape
-from servebound.core.model import Experts, ModelAdapter, PrefillShape, Weights
+from servebound.core.model import ModelAdapter, PrefillShape, Weights
 from servebound.core.workload import Speculation, Workload
 from tests.conftest import derivation_model
+from tests.strategies import adapters
+from tests.strategies import workloads as shared_workloads
 
 GB = 1e9
 
@@ -114,35 +115,14 @@ def test_derivation_tables_with_compute_rates(decode_golden: dict[str, Any]) -> 
 # --- invariants ------------------------------------------------------------------------------------
 
 
-@st.composite
-def models(draw: st.DrawFn) -> ModelAdapter:
-    experts = None
-    expert_bytes = 0.0
-    if draw(st.booleans()):
-        routed = draw(st.integers(2, 256))
-        experts = Experts(routed, draw(st.integers(1, routed - 1)))
-        expert_bytes = draw(st.floats(1e5, 1e9))
-    kv = KVShape(
-        global_bytes_per_token=draw(st.floats(0, 4e5)),
-        local_bytes_per_token=draw(st.floats(0, 4e5)),
-        window_tokens=draw(st.integers(0, 4096)),
-        state_bytes=draw(st.floats(0, 1e7)),
+def models() -> st.SearchStrategy[ModelAdapter]:
+    return adapters(
+        max_routed=256,
+        always_on_bytes=(1e7, 1e11),
+        kv_bytes_per_token=4e5,
+        window_tokens=4096,
+        linear_modes=("bf16", "fp8"),
     )
-    shape = PrefillShape(
-        linear_active_params=draw(st.floats(1e6, 1e11)),
-        attention_global_flops_per_pair=draw(st.floats(0, 1e7)),
-        attention_local_flops_per_pair=draw(st.floats(0, 1e7)),
-        attention_window_tokens=draw(st.integers(0, 4096)),
-        kv_write_bytes_per_token=draw(st.floats(0, 1e6)),
-        linear_mode=draw(st.sampled_from(["bf16", "fp8"])),
-    )
-    weights = Weights(
-        embedding_bytes=draw(st.floats(0, 1e9)),
-        always_on_bytes=draw(st.floats(1e7, 1e11)),
-        expert_bytes=expert_bytes,
-        experts=experts,
-    )
-    return ModelAdapter("m", "M", weights, kv, kv, shape)
 
 
 machines = st.builds(
@@ -154,16 +134,8 @@ machines = st.builds(
 )
 
 
-@st.composite
-def workloads(draw: st.DrawFn) -> Workload:
-    alloc = draw(st.integers(1, 200_000))
-    return Workload(
-        overhead_bytes=draw(st.floats(0, 8e9)),
-        alloc_context_tokens=alloc,
-        read_context_tokens=draw(st.integers(1, alloc)),
-        floor_tok_per_s=draw(st.floats(0, 100)),
-        expert_traffic=draw(st.sampled_from(list(ExpertTraffic))),
-    )
+def workloads() -> st.SearchStrategy[Workload]:
+    return shared_workloads(alloc_tokens=(1, 200_000), overhead_gb=8, floor_tok_per_s=(0, 100))
 
 
 @settings(max_examples=200, deadline=None)

@@ -22,6 +22,7 @@ from servebound import (
     expected_distinct_experts,
 )
 from servebound.core.decode import curve
+from tests.strategies import workloads as shared_workloads
 
 GB = 1e9
 
@@ -61,16 +62,8 @@ def models(draw: st.DrawFn, moe: bool | None = None) -> ModelAdapter:
     return ModelAdapter("m", "m", weights, kv, kv)
 
 
-@st.composite
-def workloads(draw: st.DrawFn) -> Workload:
-    alloc = draw(st.integers(1, 1_000_000))
-    return Workload(
-        overhead_bytes=draw(st.floats(0, 16)) * GB,
-        alloc_context_tokens=alloc,
-        read_context_tokens=draw(st.integers(1, alloc)),
-        floor_tok_per_s=draw(st.floats(0.5, 200)),
-        expert_traffic=draw(st.sampled_from(list(ExpertTraffic))),
-    )
+def workloads() -> st.SearchStrategy[Workload]:
+    return shared_workloads(alloc_tokens=(1, 1_000_000), overhead_gb=16, floor_tok_per_s=(0.5, 200))
 
 
 @settings(max_examples=300, deadline=None)

@@ -26,6 +26,7 @@ from servebound.core.layout import (
     valid_layouts,
 )
 from servebound.core.model import LayerShape
+from tests.strategies import workloads as shared_workloads
 
 GB = 1e9
 
@@ -205,13 +206,9 @@ def dense_models(draw: st.DrawFn) -> ModelAdapter:
     )
 
 
-def workloads(draw: st.DrawFn) -> Workload:
-    alloc = draw(st.integers(1000, 200_000))
-    return Workload(
-        overhead_bytes=draw(st.floats(0, 16)) * GB,
-        alloc_context_tokens=alloc,
-        read_context_tokens=draw(st.integers(1, alloc)),
-        floor_tok_per_s=draw(st.floats(0.5, 100)),
+def workloads() -> st.SearchStrategy[Workload]:
+    return shared_workloads(
+        alloc_tokens=(1000, 200_000), overhead_gb=16, floor_tok_per_s=(0.5, 100), expert_traffic=False
     )
 
 
@@ -260,7 +257,7 @@ def test_ideal_link_tp_only_equals_the_nx_system(
     model: ModelAdapter, count: int, memory: float, bandwidth: float, data: st.DataObject
 ) -> None:
     """With an infinitely fast link, tp = N gives the pooled Nx system's decode result."""
-    workload = data.draw(st.composite(workloads)())
+    workload = data.draw(workloads())
     device = Hardware("d", "d", memory * GB, bandwidth * GB)
     result = evaluate_layout(
         System(device, count, Interconnect.ideal_for(count)), model, Layout(tp=count), workload

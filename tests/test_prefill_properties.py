@@ -10,8 +10,7 @@ from hypothesis import strategies as st
 from servebound.core.decode import curve as decode_curve
 from servebound.core.experts import ExpertTraffic
 from servebound.core.hardware import Hardware
-from servebound.core.kv import KVShape
-from servebound.core.model import Experts, ModelAdapter, PrefillShape, Weights
+from servebound.core.model import ModelAdapter, PrefillShape
 from servebound.core.prefill import (
     PrefillVerdict,
     attention_flops_per_token,
@@ -21,43 +20,22 @@ from servebound.core.prefill import (
     traffic_per_prompt_token,
 )
 from servebound.core.workload import Workload
+from tests.strategies import adapters
 from tests.test_prefill import brute_totals
 
 REL = 1e-9
 MAX_PROMPT = 400
 
 
-@st.composite
-def models(draw: st.DrawFn, moe: bool | None = None) -> ModelAdapter:
-    routed_experts = draw(st.booleans()) if moe is None else moe
-    experts = None
-    expert_bytes = 0.0
-    if routed_experts:
-        routed = draw(st.integers(2, 128))
-        experts = Experts(routed, draw(st.integers(1, routed - 1)))
-        expert_bytes = draw(st.floats(1e5, 1e9))
-    window = draw(st.integers(0, 64))
-    kv = KVShape(
-        global_bytes_per_token=draw(st.floats(0, 1e6)),
-        local_bytes_per_token=draw(st.floats(0, 1e6)),
-        window_tokens=window,
-        state_bytes=draw(st.floats(0, 1e7)),
+def models(moe: bool | None = None) -> st.SearchStrategy[ModelAdapter]:
+    return adapters(
+        moe=moe,
+        max_routed=128,
+        always_on_bytes=(1e6, 1e10),
+        kv_bytes_per_token=1e6,
+        window_tokens=64,
+        state_flops_per_token=1e8,
     )
-    shape = PrefillShape(
-        linear_active_params=draw(st.floats(1e6, 1e11)),
-        attention_global_flops_per_pair=draw(st.floats(0, 1e7)),
-        attention_local_flops_per_pair=draw(st.floats(0, 1e7)),
-        attention_window_tokens=draw(st.integers(0, 64)),
-        attention_state_flops_per_token=draw(st.floats(0, 1e8)),
-        kv_write_bytes_per_token=draw(st.floats(0, 1e6)),
-    )
-    weights = Weights(
-        embedding_bytes=draw(st.floats(0, 1e9)),
-        always_on_bytes=draw(st.floats(1e6, 1e10)),
-        expert_bytes=expert_bytes,
-        experts=experts,
-    )
-    return ModelAdapter("m", "M", weights, kv, kv, shape)
 
 
 machines = st.builds(
