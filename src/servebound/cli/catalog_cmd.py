@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import asdict, dataclass
 from typing import Annotated, Any
 
 import typer
@@ -10,7 +11,7 @@ from rich.table import Table
 
 from servebound.catalog.hardware import CatalogHardware, get_hardware, list_hardware
 from servebound.catalog.lint import lint_hardware_catalog
-from servebound.cli.common import JsonOpt, app, console, print_json
+from servebound.cli.common import JsonOpt, app, console, print_json, with_flags
 from servebound.errors import InputError
 from servebound.pricing import price_json
 
@@ -46,38 +47,41 @@ def hardware_row_json(row: CatalogHardware) -> dict[str, Any]:
     }
 
 
-@hardware_app.command("list")
-def hardware_list(
-    vendor: Annotated[
-        str | None, typer.Option("--vendor", help="NVIDIA, AMD, Apple, Intel, Google ...")
-    ] = None,
-    cls: Annotated[
-        str | None, typer.Option("--class", help="e.g. 'consumer GPU', 'unified-memory SoC'.")
-    ] = None,
+@dataclass(frozen=True)
+class HardwareFilters:
+    """`hardware list`'s filters (``--vendor`` .. ``--systems``), added by ``with_flags``: the keywords
+    of ``list_hardware``."""
+
+    vendor: Annotated[str | None, typer.Option("--vendor", help="NVIDIA, AMD, Apple, Intel, Google ...")] = (
+        None
+    )
+    cls: Annotated[str | None, typer.Option("--class", help="e.g. 'consumer GPU', 'unified-memory SoC'.")] = (
+        None
+    )
     min_memory_gb: Annotated[
         float | None, typer.Option("--min-memory-gb", help="At least this much memory.")
-    ] = None,
-    max_price_usd: Annotated[
-        float | None, typer.Option("--max-price-usd", help="At most this price.")
-    ] = None,
-    mode: Annotated[str | None, typer.Option("--mode", help="Publishes a dense rate for this mode.")] = None,
-    systems: Annotated[
+    ] = None
+    max_price_usd: Annotated[float | None, typer.Option("--max-price-usd", help="At most this price.")] = None
+    mode: Annotated[str | None, typer.Option("--mode", help="Publishes a dense rate for this mode.")] = None
+    include_systems: Annotated[
         bool, typer.Option("--systems/--no-systems", help="Include multi-device systems.")
-    ] = True,
+    ] = True
+
+
+_NO_FILTERS = HardwareFilters()
+
+
+@hardware_app.command("list")
+@with_flags(HardwareFilters, "filters")
+def hardware_list(
+    filters: HardwareFilters = _NO_FILTERS,
     json_out: JsonOpt = False,
 ) -> None:
     """List catalog hardware, filtered."""
-    for field, value in (("min_memory_gb", min_memory_gb), ("max_price_usd", max_price_usd)):
+    for field, value in (("min_memory_gb", filters.min_memory_gb), ("max_price_usd", filters.max_price_usd)):
         if value is not None and not (math.isfinite(value) and value >= 0):
             raise InputError(field, f"must be a finite number >= 0 (got {value})")
-    rows = list_hardware(
-        vendor=vendor,
-        cls=cls,
-        min_memory_gb=min_memory_gb,
-        max_price_usd=max_price_usd,
-        mode=mode,
-        include_systems=systems,
-    )
+    rows = list_hardware(**asdict(filters))
     if json_out:
         print_json({"hardware": [hardware_row_json(r) for r in rows]})
         return

@@ -151,30 +151,42 @@ class WorkloadFlags:
 _Command = TypeVar("_Command", bound=Callable[..., Any])
 
 
-def with_workload_flags(command: _Command) -> _Command:
-    """Declare ``WorkloadFlags``' options on ``command`` where its ``flags`` parameter stands (so its
-    help lists them in that place) and hand them to it as that one argument. Typer reads the rewritten
-    signature, so the flags, their help and defaults are exactly those of the record."""
-    signature = inspect.signature(command, eval_str=True)
-    hints = inspect.get_annotations(WorkloadFlags, eval_str=True)
-    shared = [
-        inspect.Parameter(
-            f.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=f.default, annotation=hints[f.name]
-        )
-        for f in fields(WorkloadFlags)
-    ]
-    own = list(signature.parameters.values())
-    at = [p.name for p in own].index("flags")
-    parameters = own[:at] + shared + own[at + 1 :]
+def with_flags(record: type, param: str) -> Callable[[_Command], _Command]:
+    """Declare the fields of the frozen dataclass ``record`` as options of a command, where its
+    ``param`` parameter stands (so its help lists them in that place), and hand them to it as that one
+    argument. Typer reads the rewritten signature, so the flags, their help and defaults are exactly the
+    record's. Stacks: each use replaces one parameter."""
 
-    @functools.wraps(command)
-    def run(**kwargs: Any) -> Any:
-        flags = WorkloadFlags(**{f.name: kwargs.pop(f.name) for f in fields(WorkloadFlags)})
-        return command(flags=flags, **kwargs)
+    def decorate(command: _Command) -> _Command:
+        signature = inspect.signature(command, eval_str=True)
+        hints = inspect.get_annotations(record, eval_str=True)
+        names = [f.name for f in fields(record)]
+        shared = [
+            inspect.Parameter(
+                f.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=f.default, annotation=hints[f.name]
+            )
+            for f in fields(record)
+        ]
+        own = list(signature.parameters.values())
+        at = [p.name for p in own].index(param)
+        parameters = own[:at] + shared + own[at + 1 :]
 
-    run.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
-    run.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": signature.return_annotation}
-    return run  # type: ignore[return-value]
+        @functools.wraps(command)
+        def run(**kwargs: Any) -> Any:
+            flags = record(**{name: kwargs.pop(name) for name in names})
+            return command(**{param: flags}, **kwargs)
+
+        run.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+        run.__annotations__ = {p.name: p.annotation for p in parameters} | {
+            "return": signature.return_annotation
+        }
+        return run  # type: ignore[return-value]
+
+    return decorate
+
+
+#: ``WorkloadFlags``' options on a command, in place of its ``flags`` parameter.
+with_workload_flags = with_flags(WorkloadFlags, "flags")
 
 
 __all__ = [

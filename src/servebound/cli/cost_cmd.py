@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 
 from servebound.api import load_hardware, load_model
-from servebound.cli.common import HardwareOpt, JsonOpt, ModelOpt, WorkloadFlags, app, with_workload_flags
+from servebound.cli.common import HardwareOpt, JsonOpt, ModelOpt, WorkloadFlags, app, with_flags
 from servebound.cli.output import console, print_json, render_assumptions
 from servebound.core.cost import DEFAULT_AMORTIZATION_YEARS, DEFAULT_USD_PER_KWH, DEFAULT_UTILIZATION
 from servebound.core.model import ModelAdapter
@@ -42,8 +43,24 @@ PowerOpt = Annotated[
 KwhOpt = Annotated[float, typer.Option("--usd-per-kwh", help="Owned: electricity price.")]
 
 
+@dataclass(frozen=True)
+class OwnedFlags(OwnedInputs):
+    """The owned-cost inputs as the command's flags (``--purchase-usd`` .. ``--usd-per-kwh``), added by
+    ``with_flags`` and passed on as the OwnedInputs they are."""
+
+    purchase_usd: PurchaseOpt = None
+    amortization_years: YearsOpt = DEFAULT_AMORTIZATION_YEARS
+    utilization: UtilizationOpt = DEFAULT_UTILIZATION
+    power_w: PowerOpt = None
+    usd_per_kwh: KwhOpt = DEFAULT_USD_PER_KWH
+
+
+_OWNED_DEFAULTS = OwnedFlags()
+
+
 @app.command("cost")
-@with_workload_flags
+@with_flags(WorkloadFlags, "flags")
+@with_flags(OwnedFlags, "owned")
 def cost_command(
     hardware: HardwareOpt,
     model: ModelOpt,
@@ -53,11 +70,7 @@ def cost_command(
     ] = False,
     usd_per_hour: UsdPerHourOpt = None,
     pricing: PricingOpt = Pricing.AUTO,
-    purchase_usd: PurchaseOpt = None,
-    amortization_years: YearsOpt = DEFAULT_AMORTIZATION_YEARS,
-    utilization: UtilizationOpt = DEFAULT_UTILIZATION,
-    power_w: PowerOpt = None,
-    usd_per_kwh: KwhOpt = DEFAULT_USD_PER_KWH,
+    owned: OwnedFlags = _OWNED_DEFAULTS,
     batches: Annotated[
         str | None,
         typer.Option(
@@ -88,13 +101,7 @@ def cost_command(
         catalog_price(hardware),
         usd_per_hour=usd_per_hour,
         pricing=pricing,
-        owned=OwnedInputs(
-            purchase_usd=purchase_usd,
-            amortization_years=amortization_years,
-            utilization=utilization,
-            power_w=power_w,
-            usd_per_kwh=usd_per_kwh,
-        ),
+        owned=owned,
     )
     if layout is not None:
         cost_layout(hardware, mdl, workload, layout, price, parse_batches(batches), json_out)

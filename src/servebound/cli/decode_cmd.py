@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from servebound.api import decode, load_hardware, load_model
-from servebound.cli.common import HardwareOpt, JsonOpt, ModelOpt, WorkloadFlags, app, with_workload_flags
+from servebound.cli.common import HardwareOpt, JsonOpt, ModelOpt, WorkloadFlags, app, with_flags
 from servebound.cli.output import console, print_json, render_assumptions
 from servebound.core.decode import DecodeResult
 from servebound.core.model import ModelAdapter
@@ -28,34 +29,46 @@ if TYPE_CHECKING:
     from servebound.core.decode_range import DecodeContextRange
 
 
-@app.command("decode")
-@with_workload_flags
-def decode_command(
-    hardware: HardwareOpt,
-    model: ModelOpt,
-    flags: WorkloadFlags = WorkloadFlags(),
-    batch: Annotated[int | None, typer.Option("--batch", help="Force the concurrency to B sessions.")] = None,
+@dataclass(frozen=True)
+class DecodeFlags:
+    """Decode's own workload flags (``--batch`` .. ``--memory-only``), added by ``with_flags`` and handed
+    to the workload with the shared ones."""
+
+    batch: Annotated[int | None, typer.Option("--batch", help="Force the concurrency to B sessions.")] = None
     draft: Annotated[
         str | None,
         typer.Option("--draft", help="Speculative decoding: the draft model (file or catalog id)."),
-    ] = None,
+    ] = None
     draft_tokens: Annotated[
         int | None, typer.Option("--draft-tokens", help="gamma: tokens drafted per step.")
-    ] = None,
+    ] = None
     acceptance: Annotated[
         float | None,
         typer.Option("--acceptance", help="alpha: per-token acceptance; rho = (1-a^(g+1))/(1-a)."),
-    ] = None,
+    ] = None
     tokens_per_step: Annotated[
         float | None,
         typer.Option("--tokens-per-step", help="rho: tokens emitted per session per step, given directly."),
-    ] = None,
+    ] = None
     memory_only: Annotated[
         bool,
         typer.Option(
             "--memory-only", help="Drop decode's compute roof: the memory-only ceiling, for comparison."
         ),
-    ] = False,
+    ] = False
+
+
+_DECODE_DEFAULTS = DecodeFlags()
+
+
+@app.command("decode")
+@with_flags(WorkloadFlags, "flags")
+@with_flags(DecodeFlags, "own")
+def decode_command(
+    hardware: HardwareOpt,
+    model: ModelOpt,
+    flags: WorkloadFlags = WorkloadFlags(),
+    own: DecodeFlags = _DECODE_DEFAULTS,
     layout: Annotated[
         str | None,
         typer.Option(
@@ -75,19 +88,11 @@ def decode_command(
 ) -> None:
     """Decode ceilings: does it fit, one session's speed, useful aggregate across sessions."""
     mdl = load_model(model, kv_precision=flags.kv_precision)
-    own = dict(
-        batch=batch,
-        draft=draft,
-        draft_tokens=draft_tokens,
-        acceptance=acceptance,
-        tokens_per_step=tokens_per_step,
-        memory_only=memory_only,
-    )
     if layout is not None:
-        decode_layout(hardware, mdl, flags.workload(**own), layout, json_out)
+        decode_layout(hardware, mdl, flags.workload(**asdict(own)), layout, json_out)
         return
     hw = load_hardware(hardware)
-    workload = flags.workload(**own)
+    workload = flags.workload(**asdict(own))
     result = decode(hw, mdl, workload)
     rng = None
     if range_:  # imported here: a plain decode never loads the range code (start-up time)
