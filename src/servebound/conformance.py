@@ -24,9 +24,9 @@ from servebound.core.experts import ExpertTraffic
 from servebound.core.hardware import Hardware
 from servebound.core.kv import KVShape
 from servebound.core.model import Experts, ModelAdapter, PrefillShape, Weights
-from servebound.core.prefill import PrefillRange, PrefillResult, prefill, prefill_range
+from servebound.core.prefill import PrefillResult, prefill, prefill_range
 from servebound.core.workload import Speculation, Workload
-from servebound.report import range_ends_json
+from servebound.report import range_ends_json, range_json
 
 #: Relative tolerance a reimplementation must meet on every number.
 TOLERANCE = 1e-9
@@ -115,21 +115,6 @@ def prefill_expected(r: PrefillResult) -> dict[str, Any]:
         "flops_per_token": r.flops_per_token,
         "crossover_tokens": r.crossover_tokens,
         "ttft_ok": r.ttft_ok,
-    }
-
-
-def prefill_range_expected(r: PrefillRange) -> dict[str, Any]:
-    return {
-        "verdict": r.verdict.value,
-        "batch": r.batch,
-        "max_prompt_tokens": r.max_prompt_tokens,
-        "limited_by": r.limited_by.value,
-        "lo_tok_s": r.lo_tok_per_s,
-        "lo_prompt_tokens": r.lo_prompt_tokens,
-        "lo_bound_by": r.lo_bound_by.value if r.lo_bound_by else None,
-        "hi_tok_s": r.hi_tok_per_s,
-        "hi_prompt_tokens": r.hi_prompt_tokens,
-        "hi_bound_by": r.hi_bound_by.value if r.hi_bound_by else None,
     }
 
 
@@ -344,7 +329,7 @@ def build_vectors(seed: int = 12) -> dict[str, Any]:
                 "model": model_json(model),
                 "workload": workload_json(w.for_model(model)),
                 "batch": b,
-                "expected": prefill_range_expected(over),
+                "expected": range_json(over),
             }
         )
 
