@@ -112,23 +112,21 @@ class DevicePrice:
 
     def scaled(self, count: int, member_id: str) -> DevicePrice:
         """``count`` devices: every cost and power figure times the count, the sources saying so."""
+        amounts: dict[str, Any] = {key: _times(getattr(self, key), count) for key in _PRICE_AMOUNTS}
+        sources: dict[str, Any] = {
+            key: None if (text := getattr(self, key)) is None else f"{count} x {member_id}: {text}"
+            for key in _PRICE_SOURCES
+        }
+        return dataclasses.replace(self, **amounts, **sources)
 
-        def times(value: float | None) -> float | None:
-            return None if value is None else value * count
 
-        def said(text: str | None) -> str | None:
-            return None if text is None else f"{count} x {member_id}: {text}"
+#: A DevicePrice's figures that scale with the device count, and the sources that say so.
+_PRICE_AMOUNTS = ("rental_usd_per_hour", "purchase_usd", "board_power_w")
+_PRICE_SOURCES = ("rental_source", "purchase_source", "board_power_source")
 
-        return DevicePrice(
-            rental_usd_per_hour=times(self.rental_usd_per_hour),
-            rental_provider=self.rental_provider,
-            rental_date=self.rental_date,
-            rental_source=said(self.rental_source),
-            purchase_usd=times(self.purchase_usd),
-            purchase_source=said(self.purchase_source),
-            board_power_w=times(self.board_power_w),
-            board_power_source=said(self.board_power_source),
-        )
+
+def _times(value: float | None, count: int) -> float | None:
+    return None if value is None else value * count
 
 
 @dataclass(frozen=True)
@@ -219,36 +217,36 @@ def _device_record(row: DeviceRow) -> CatalogHardware:
         runtime_overhead_bytes=None if row.runtime_overhead_gb is None else row.runtime_overhead_gb * GB,
     )
     return CatalogHardware(
-        id=row.id,
-        name=row.name,
-        vendor=row.vendor,
-        device_class=row.device_class,
-        year=row.year,
-        memory_type=row.memory_type,
-        price_usd=row.price_usd,
+        **row.model_dump(include=set(_ROW_KEPT)),
         hardware=hardware,
         sources=sources,
-        notes=row.notes,
-        sparse_halved=tuple(row.sparse_halved),
-        derived=tuple(row.derived),
-        low_confidence=row.low_confidence,
-        aliases=tuple(row.aliases),
-        memory_label_gb=row.memory_label_gb,
         price=_device_price(row, sources.get("price_usd")),
     )
 
 
+#: The device row's fields a catalog record keeps as they are (units, sources and price are converted).
+_ROW_KEPT = (
+    "id",
+    "name",
+    "vendor",
+    "device_class",
+    "year",
+    "memory_type",
+    "price_usd",
+    "notes",
+    "sparse_halved",
+    "derived",
+    "low_confidence",
+    "aliases",
+    "memory_label_gb",
+)
+
+
 def _device_price(row: DeviceRow, purchase_source: str | None) -> DevicePrice:
-    table = row.price or PriceRow()
     return DevicePrice(
-        rental_usd_per_hour=table.rental_usd_per_hour,
-        rental_provider=table.rental_provider,
-        rental_date=table.rental_date,
-        rental_source=table.rental_source,
+        **(row.price or PriceRow()).model_dump(),
         purchase_usd=row.price_usd,
         purchase_source=purchase_source if row.price_usd is not None else None,
-        board_power_w=table.board_power_w,
-        board_power_source=table.board_power_source,
     )
 
 
@@ -292,23 +290,19 @@ def system_record(
             scale_out_link=interconnect.scale_out_link,
         )
         link_sources = interconnect.sources.model_dump(exclude_none=True)
-    return CatalogHardware(
+    return dataclasses.replace(
+        member,
         id=sid,
         name=sname,
-        vendor=member.vendor,
         device_class=system_class,
         year=year if year is not None else member.year,
-        memory_type=member.memory_type,
-        price_usd=None if member.price_usd is None else member.price_usd * count,
+        price_usd=_times(member.price_usd, count),
         hardware=scaled,
         sources=sources,
         notes=notes if notes is not None else default_notes,
-        sparse_halved=member.sparse_halved,
-        derived=member.derived,
-        low_confidence=member.low_confidence,
         aliases=aliases,
         system=SystemMembership(member.id, count, member.hardware, link, MappingProxyType(link_sources)),
-        memory_label_gb=None if member.memory_label_gb is None else member.memory_label_gb * count,
+        memory_label_gb=_times(member.memory_label_gb, count),
         price=member.price.scaled(count, member.id),
     )
 
@@ -392,50 +386,6 @@ class HardwareCatalog:
         close = self.suggestions(key)
         hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ";"
         return f"'{ref}' is not in the catalog{hint} `servebound hardware list` shows all"
-
-    def select(
-        self,
-        vendor: str | None = None,
-        cls: str | None = None,
-        min_memory_gb: float | None = None,
-        max_price_usd: float | None = None,
-        mode: str | None = None,
-        include_systems: bool = True,
-    ) -> list[CatalogHardware]:
-        """Rows matching every filter given, in catalog order.
-
-        ``vendor`` and ``cls`` match case-insensitively (``cls`` also as a slug: ``consumer-gpu``);
-        ``mode`` keeps rows that publish a rate for that arithmetic mode; ``max_price_usd`` drops rows
-        without a price.
-        """
-        if cls is not None:
-            wanted = normalize_ref(cls)
-            classes = {normalize_ref(c): c for c in ALL_CLASSES}
-            if wanted not in classes:
-                raise InputError(
-                    "class", f"'{cls}' is not a hardware class; use one of {', '.join(ALL_CLASSES)}"
-                )
-            cls = classes[wanted]
-        if mode is not None and mode not in ARITHMETIC_MODES:
-            raise InputError(
-                "mode", f"'{mode}' is not an arithmetic mode; use one of {', '.join(ARITHMETIC_MODES)}"
-            )
-        out: list[CatalogHardware] = []
-        for entry in self.entries:
-            if not include_systems and entry.is_system:
-                continue
-            if vendor is not None and entry.vendor.lower() != vendor.strip().lower():
-                continue
-            if cls is not None and entry.device_class != cls:
-                continue
-            if min_memory_gb is not None and entry.memory_gb < min_memory_gb:
-                continue
-            if max_price_usd is not None and (entry.price_usd is None or entry.price_usd > max_price_usd):
-                continue
-            if mode is not None and mode not in entry.compute_tflops:
-                continue
-            out.append(entry)
-        return out
 
 
 def parse_catalog_data(data: Mapping[str, Any], origin: str = "hardware catalog") -> CatalogFile:
@@ -554,12 +504,35 @@ def list_hardware(
     include_systems: bool = True,
     catalog: HardwareCatalog | None = None,
 ) -> list[CatalogHardware]:
-    """Catalog rows matching every filter given (see HardwareCatalog.select), in catalog order."""
-    return (catalog or load_hardware_catalog()).select(
-        vendor=vendor,
-        cls=cls,
-        min_memory_gb=min_memory_gb,
-        max_price_usd=max_price_usd,
-        mode=mode,
-        include_systems=include_systems,
-    )
+    """Rows of ``catalog`` (the packaged one by default) matching every filter given, in catalog order.
+
+    ``vendor`` and ``cls`` match case-insensitively (``cls`` also as a slug: ``consumer-gpu``);
+    ``mode`` keeps rows that publish a rate for that arithmetic mode; ``max_price_usd`` drops rows
+    without a price.
+    """
+    if cls is not None:
+        wanted = normalize_ref(cls)
+        classes = {normalize_ref(c): c for c in ALL_CLASSES}
+        if wanted not in classes:
+            raise InputError("class", f"'{cls}' is not a hardware class; use one of {', '.join(ALL_CLASSES)}")
+        cls = classes[wanted]
+    if mode is not None and mode not in ARITHMETIC_MODES:
+        raise InputError(
+            "mode", f"'{mode}' is not an arithmetic mode; use one of {', '.join(ARITHMETIC_MODES)}"
+        )
+    out: list[CatalogHardware] = []
+    for entry in catalog or load_hardware_catalog():
+        if not include_systems and entry.is_system:
+            continue
+        if vendor is not None and entry.vendor.lower() != vendor.strip().lower():
+            continue
+        if cls is not None and entry.device_class != cls:
+            continue
+        if min_memory_gb is not None and entry.memory_gb < min_memory_gb:
+            continue
+        if max_price_usd is not None and (entry.price_usd is None or entry.price_usd > max_price_usd):
+            continue
+        if mode is not None and mode not in entry.compute_tflops:
+            continue
+        out.append(entry)
+    return out
