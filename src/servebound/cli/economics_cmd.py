@@ -42,6 +42,9 @@ app.add_typer(economics_app, name="economics")
 HardwareOptional = Annotated[
     str | None, typer.Option("--hardware", "-H", help="Hardware file (TOML/JSON), catalog id or NxID.")
 ]
+BandwidthOpt = Annotated[
+    float | None, typer.Option("--bandwidth-gb-per-s", help="R in GB/s (instead of --hardware).")
+]
 
 
 def show(items: list[Shown], json_out: bool) -> None:
@@ -83,9 +86,7 @@ def drain_command(
     capacity_gb: Annotated[
         float | None, typer.Option("--capacity-gb", help="C in GB (instead of --hardware).")
     ] = None,
-    bandwidth_gb_per_s: Annotated[
-        float | None, typer.Option("--bandwidth-gb-per-s", help="R in GB/s (instead of --hardware).")
-    ] = None,
+    bandwidth_gb_per_s: BandwidthOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
     """C / R: the time to read all of memory once, the natural step time."""
@@ -117,9 +118,7 @@ def breakpoint_command(
     tflops: Annotated[
         float | None, typer.Option("--tflops", help="F in TFLOP/s (instead of --hardware).")
     ] = None,
-    bandwidth_gb_per_s: Annotated[
-        float | None, typer.Option("--bandwidth-gb-per-s", help="R in GB/s (instead of --hardware).")
-    ] = None,
+    bandwidth_gb_per_s: BandwidthOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
     """KV bytes per token that put the KV/compute crossover at a long-context surcharge breakpoint."""
