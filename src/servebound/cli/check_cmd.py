@@ -2,16 +2,51 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from servebound.cli.common import JsonOpt, app, console, print_json
+from servebound.cli.common import JsonOpt, app, console, print_json, with_flags
 from servebound.errors import InputError
 
 
+@dataclass(frozen=True)
+class RunFlags:
+    """How the measured run was made (``--concurrency`` .. ``--engine``), added by ``with_flags``: the
+    keywords of ``make_run``."""
+
+    concurrency: Annotated[int, typer.Option("--concurrency", help="Sessions decoding at once (batch).")] = 1
+    read_context: Annotated[
+        int | None, typer.Option("--read-context", help="Average context read per step.")
+    ] = None
+    alloc_context: Annotated[
+        int | None, typer.Option("--alloc-context", help="Context reserved per session.")
+    ] = None
+    prompt_tokens: Annotated[
+        int | None, typer.Option("--prompt", help="Prompt tokens (prefill metrics).")
+    ] = None
+    chunk_tokens: Annotated[
+        int | None, typer.Option("--chunk", help="Prefill chunk width the engine used.")
+    ] = None
+    kv_precision: Annotated[str | None, typer.Option("--kv-precision", help="Cache format the run used.")] = (
+        None
+    )
+    linear_mode: Annotated[
+        str | None, typer.Option("--linear-mode", help="Arithmetic mode of the linear layers.")
+    ] = None
+    attention_mode: Annotated[
+        str | None, typer.Option("--attention-mode", help="Arithmetic mode of attention.")
+    ] = None
+    engine: Annotated[str, typer.Option("--engine", help="Engine name, for the report.")] = "unspecified"
+
+
+_RUN_DEFAULTS = RunFlags()
+
+
 @app.command("check")
+@with_flags(RunFlags, "run")
 def check_command(
     hardware: Annotated[
         str, typer.Option("--hardware", "-H", help="The machine the run used (file or catalog id).")
@@ -32,25 +67,7 @@ def check_command(
     measured: Annotated[
         float | None, typer.Option("--measured", help="The figure you measured, in the metric's unit.")
     ] = None,
-    concurrency: Annotated[int, typer.Option("--concurrency", help="Sessions decoding at once (batch).")] = 1,
-    read_context: Annotated[
-        int | None, typer.Option("--read-context", help="Average context read per step.")
-    ] = None,
-    alloc_context: Annotated[
-        int | None, typer.Option("--alloc-context", help="Context reserved per session.")
-    ] = None,
-    prompt: Annotated[int | None, typer.Option("--prompt", help="Prompt tokens (prefill metrics).")] = None,
-    chunk: Annotated[int | None, typer.Option("--chunk", help="Prefill chunk width the engine used.")] = None,
-    kv_precision: Annotated[
-        str | None, typer.Option("--kv-precision", help="Cache format the run used.")
-    ] = None,
-    linear_mode: Annotated[
-        str | None, typer.Option("--linear-mode", help="Arithmetic mode of the linear layers.")
-    ] = None,
-    attention_mode: Annotated[
-        str | None, typer.Option("--attention-mode", help="Arithmetic mode of attention.")
-    ] = None,
-    engine: Annotated[str, typer.Option("--engine", help="Engine name, for the report.")] = "unspecified",
+    run: RunFlags = _RUN_DEFAULTS,
     overhead_gb: Annotated[
         float, typer.Option("--overhead-gb", help="Overhead for the memory-fit note only.")
     ] = 0.0,
@@ -70,22 +87,8 @@ def check_command(
             raise InputError(
                 "measured", "give --metric and --measured (or --file with a llama-bench or vLLM result)"
             )
-        runs = [
-            make_run(
-                metric,
-                measured,
-                concurrency=concurrency,
-                read_context=read_context,
-                alloc_context=alloc_context,
-                prompt_tokens=prompt,
-                chunk_tokens=chunk,
-                kv_precision=kv_precision,
-                linear_mode=linear_mode,
-                attention_mode=attention_mode,
-                engine=engine,
-            )
-        ]
-    checks = [check_run(hardware, model, run, overhead_gb=overhead_gb) for run in runs]
+        runs = [make_run(metric, measured, **asdict(run))]
+    checks = [check_run(hardware, model, r, overhead_gb=overhead_gb) for r in runs]
     if json_out:
         print_json({"checks": [check_json(c) for c in checks]})
     else:
