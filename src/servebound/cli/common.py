@@ -89,40 +89,6 @@ DEFAULT_READ: int | None = None
 DEFAULT_FLOOR = DEFAULT_FLOOR_TOK_PER_S
 
 
-def build_workload(
-    *,
-    overhead_gb: float | None,
-    alloc_context: int | None,
-    read_context: int | None,
-    floor: float,
-    batch: int | None = None,
-    expert_traffic: ExpertTraffic = ExpertTraffic.EXPECTED,
-    draft: str | None = None,
-    draft_tokens: int | None = None,
-    acceptance: float | None = None,
-    tokens_per_step: float | None = None,
-    kv_precision: str | None = None,
-    memory_only: bool = False,
-) -> Workload:
-    """One place where decode and prefill flags become a validated Workload."""
-    from servebound.api import load_model, make_workload
-
-    draft_model = load_model(draft, kv_precision=kv_precision) if draft else None
-    return make_workload(
-        overhead_gb=overhead_gb,
-        alloc_context=alloc_context,
-        read_context=read_context,
-        floor_tok_s=floor,
-        batch=batch,
-        expert_traffic=expert_traffic,
-        draft=draft_model,
-        draft_tokens=draft_tokens,
-        acceptance=acceptance,
-        tokens_per_step=tokens_per_step,
-        memory_only=memory_only,
-    )
-
-
 @dataclass(frozen=True)
 class WorkloadFlags:
     """The workload flags every ceiling command takes (``--overhead-gb`` .. ``--kv-precision``): one
@@ -135,15 +101,18 @@ class WorkloadFlags:
     expert_traffic: ExpertOpt = ExpertTraffic.EXPECTED
     kv_precision: KVPrecisionOpt = None
 
-    def workload(self, **extra: Any) -> Workload:
-        """These flags (and a command's own, e.g. ``batch``) as a validated Workload."""
-        return build_workload(
+    def workload(self, *, draft: str | None = None, **extra: Any) -> Workload:
+        """These flags (and a command's own, e.g. ``batch``; ``draft`` a model file or catalog id, loaded
+        at ``--kv-precision``) as a validated Workload."""
+        from servebound.api import load_model, make_workload
+
+        return make_workload(
             overhead_gb=self.overhead_gb,
             alloc_context=self.alloc_context,
             read_context=self.read_context,
-            floor=self.floor,
+            floor_tok_s=self.floor,
             expert_traffic=self.expert_traffic,
-            kv_precision=self.kv_precision,
+            draft=load_model(draft, kv_precision=self.kv_precision) if draft else None,
             **extra,
         )
 
@@ -204,7 +173,6 @@ __all__ = [
     "OverheadOpt",
     "ReadOpt",
     "app",
-    "build_workload",
     "checked_output",
     "console",
     "print_json",

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from servebound.api import load_hardware, load_model
+from servebound.api import load_hardware, load_model, make_workload
 from servebound.cli.common import (
     DEFAULT_ALLOC,
     DEFAULT_READ,
@@ -15,7 +15,6 @@ from servebound.cli.common import (
     JsonOpt,
     ReadOpt,
     app,
-    build_workload,
     console,
     print_json,
 )
@@ -74,8 +73,8 @@ def balance_command(
     """F / (2R) multiplies per weight per mode, and a model's balance batch."""
     hw = load_hardware(hardware)
     mdl = load_model(model) if model else None
-    workload = build_workload(
-        overhead_gb=8.0, alloc_context=alloc_context, read_context=read_context, floor=0.0
+    workload = make_workload(
+        overhead_gb=8.0, alloc_context=alloc_context, read_context=read_context, floor_tok_s=0.0
     )
     show(balance(hw, bytes_per_weight, model=mdl, workload=workload), json_out)
 

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from servebound.api import load_hardware
+from servebound.api import load_hardware, make_workload
 from servebound.catalog.hardware import list_hardware
 from servebound.catalog.models import CatalogModel, catalog_profile, get_model, list_models
 from servebound.cli.common import (
@@ -21,7 +21,6 @@ from servebound.cli.common import (
     OverheadOpt,
     ReadOpt,
     app,
-    build_workload,
     console,
     print_json,
 )
@@ -103,12 +102,7 @@ def models_list(
     )
     if fits is not None:
         hw = load_hardware(fits)
-        workload = build_workload(
-            overhead_gb=DEFAULT_OVERHEAD_GB,
-            alloc_context=DEFAULT_ALLOC,
-            read_context=DEFAULT_READ,
-            floor=DEFAULT_FLOOR,
-        )
+        workload = make_workload()  # the default workload
         rows = [m for m in rows if decode(hw, m.adapter, workload).fits]
     if json_out:
         print_json({"models": [model_row_json(m) for m in rows]})
@@ -305,8 +299,8 @@ def rank_command(
         raise InputError("sort", f"unknown order {order!r}; use one of {', '.join(RANK_SORTS)}")
     if order == "per-dollar" and hardware is not None:
         raise InputError("sort", "per-dollar applies to --model (machines have prices, models do not)")
-    workload = build_workload(
-        overhead_gb=overhead_gb, alloc_context=alloc_context, read_context=read_context, floor=floor
+    workload = make_workload(
+        overhead_gb=overhead_gb, alloc_context=alloc_context, read_context=read_context, floor_tok_s=floor
     )
     if prompt > workload.alloc_context_tokens:
         raise InputError(
