@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import MISSING, dataclass, fields
 from typing import Annotated, Any, TypeVar
 
 import typer
@@ -132,7 +132,10 @@ def with_flags(record: type, param: str) -> Callable[[_Command], _Command]:
         names = [f.name for f in fields(record)]
         shared = [
             inspect.Parameter(
-                f.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=f.default, annotation=hints[f.name]
+                f.name,
+                inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                default=inspect.Parameter.empty if f.default is MISSING else f.default,
+                annotation=hints[f.name],
             )
             for f in fields(record)
         ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
 from typing import Annotated
 
 import typer
@@ -19,6 +20,7 @@ from servebound.cli.common import (
     OverheadOpt,
     WorkloadFlags,
     app,
+    with_flags,
     with_workload_flags,
 )
 from servebound.cli.output import console, print_json, render_assumptions
@@ -134,25 +136,34 @@ def layout_command(
     render_assumptions(layout_assumptions(workload.for_model(mdl), best, resolved))
 
 
+@dataclass(frozen=True)
+class PlanTraffic:
+    """`plan`'s traffic and price flags (``--prompt`` .. ``--usd-per-hour``), added by ``with_flags``:
+    the keywords of ``run_plan``."""
+
+    prompt_tokens: Annotated[int, typer.Option("--prompt", help="L: prompt tokens per request.")]
+    output_tokens: Annotated[int, typer.Option("--output-tokens", help="G: output tokens per request.")]
+    users: Annotated[
+        float | None, typer.Option("--users", help="N concurrent users, each streaming an answer.")
+    ] = None
+    requests_per_s: Annotated[
+        float | None, typer.Option("--requests-per-s", help="lambda: requests arriving per second.")
+    ] = None
+    floor_tok_s: FloorOpt = DEFAULT_FLOOR
+    ttft_budget_s: Annotated[
+        float | None, typer.Option("--ttft-budget", help="tau*: first-token budget in seconds.")
+    ] = None
+    usd_per_device_hour: Annotated[
+        float | None, typer.Option("--usd-per-hour", help="Price of one device-hour, for $/h and $/Mtok.")
+    ] = None
+
+
 @app.command("plan")
+@with_flags(PlanTraffic, "traffic")
 def plan_command(
     hardware: HardwareOpt,
     model: ModelOpt,
-    prompt: Annotated[int, typer.Option("--prompt", help="L: prompt tokens per request.")],
-    output_tokens: Annotated[int, typer.Option("--output-tokens", help="G: output tokens per request.")],
-    users: Annotated[
-        float | None, typer.Option("--users", help="N concurrent users, each streaming an answer.")
-    ] = None,
-    requests_per_s: Annotated[
-        float | None, typer.Option("--requests-per-s", help="lambda: requests arriving per second.")
-    ] = None,
-    floor: FloorOpt = DEFAULT_FLOOR,
-    ttft_budget: Annotated[
-        float | None, typer.Option("--ttft-budget", help="tau*: first-token budget in seconds.")
-    ] = None,
-    usd_per_hour: Annotated[
-        float | None, typer.Option("--usd-per-hour", help="Price of one device-hour, for $/h and $/Mtok.")
-    ] = None,
+    traffic: PlanTraffic,
     overhead_gb: OverheadOpt = DEFAULT_OVERHEAD_GB,
     kv_precision: KVPrecisionOpt = None,
     json_out: JsonOpt = False,
@@ -162,13 +173,7 @@ def plan_command(
     plan = run_plan(
         hardware,
         mdl,
-        prompt_tokens=prompt,
-        output_tokens=output_tokens,
-        floor_tok_s=floor,
-        users=users,
-        requests_per_s=requests_per_s,
-        ttft_budget_s=ttft_budget,
-        usd_per_device_hour=usd_per_hour,
+        **asdict(traffic),
         # the layout model spreads one O over the system's devices: the rows' unless --overhead-gb says
         overhead_bytes=None if overhead_gb is None else overhead_gb * GB,
     )
