@@ -448,7 +448,7 @@ def plan_json(plan: PlanResult) -> dict[str, Any]:
                 "usd_per_mtok_output": fleet.usd_per_mtok_output_shared,
             },
         },
-        "steps": [{"name": s.name, "value": s.value, "formula": s.formula} for s in fleet.steps],
+        "steps": [{"name": s.quantity, "value": s.value, "formula": s.formula} for s in fleet.steps],
         "price_source": plan.price_source,
         "assumptions": {
             "alloc_context_tokens": plan.workload.alloc_context_tokens,

@@ -193,7 +193,7 @@ def plan_command(
     table.add_column("how")
     for step in fleet.steps:
         value = f"{step.value:,.0f}" if float(step.value).is_integer() else f"{step.value:,.4g}"
-        table.add_row(step.name, value, step.formula)
+        table.add_row(step.quantity, value, step.formula)
     console.print(table)
     per = fleet.devices_per_system
     console.print(

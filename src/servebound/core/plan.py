@@ -21,15 +21,7 @@ import math
 from dataclasses import dataclass
 
 from servebound.core.cost import usd_per_mtok_at_rate
-
-
-@dataclass(frozen=True)
-class PlanStep:
-    """One line of the arithmetic: a name, its value and how it was computed."""
-
-    name: str
-    value: float
-    formula: str
+from servebound.core.steps import Step
 
 
 @dataclass(frozen=True)
@@ -50,7 +42,7 @@ class FleetPlan:
     usd_per_hour_separate: float | None
     usd_per_hour_shared: float | None
     usd_per_mtok_output_shared: float | None
-    steps: tuple[PlanStep, ...]
+    steps: tuple[Step, ...]
 
 
 def plan_fleet(
@@ -72,13 +64,13 @@ def plan_fleet(
         raise ValueError("give exactly one of users and requests_per_s")
     r = per_session_tok_per_s
     g, length = output_tokens, prompt_tokens
-    steps: list[PlanStep] = []
+    steps: list[Step] = []
     rate, concurrent = _traffic(users, requests_per_s, r, g, steps)
     output_rate = concurrent * r
-    steps.append(PlanStep("output_tok_per_s", output_rate, f"sessions x r = {concurrent:.4g} x {r:.4g}"))
+    steps.append(Step("output_tok_per_s", output_rate, f"sessions x r = {concurrent:.4g} x {r:.4g}"))
     decode_systems = math.ceil(concurrent / sessions_per_system - 1e-12)
     steps.append(
-        PlanStep(
+        Step(
             "decode_systems",
             decode_systems,
             f"ceil(sessions / S) = ceil({concurrent:.4g} / {sessions_per_system})",
@@ -86,7 +78,7 @@ def plan_fleet(
     )
     prefill_rate = prefill_parallel_prompts * length / prefill_s
     steps.append(
-        PlanStep(
+        Step(
             "prefill_tok_per_s_per_system",
             prefill_rate,
             f"P = dp pp L / t_pf = {prefill_parallel_prompts} x {length} / {prefill_s:.4g} s",
@@ -95,19 +87,17 @@ def plan_fleet(
     demand = rate * length
     prefill_systems = math.ceil(demand / prefill_rate - 1e-12)
     steps.append(
-        PlanStep(
+        Step(
             "prefill_systems",
             prefill_systems,
             f"ceil(lambda L / P) = ceil({demand:.4g} / {prefill_rate:.4g})",
         )
     )
     separate = prefill_systems + decode_systems
-    steps.append(
-        PlanStep("separate_systems", separate, f"{prefill_systems} prefill + {decode_systems} decode")
-    )
+    steps.append(Step("separate_systems", separate, f"{prefill_systems} prefill + {decode_systems} decode"))
     shared = max(1, math.ceil(demand / prefill_rate + concurrent / sessions_per_system - 1e-12))
     steps.append(
-        PlanStep(
+        Step(
             "shared_systems",
             shared,
             f"ceil(lambda L / P + sessions / S) = ceil({demand / prefill_rate:.4g} + "
@@ -116,7 +106,7 @@ def plan_fleet(
     )
     ttft_ok = None if ttft_budget_s is None else prefill_s <= ttft_budget_s
     steps.append(
-        PlanStep(
+        Step(
             "ttft_s",
             prefill_s,
             "t_pf of one prompt on one replica"
@@ -153,32 +143,32 @@ def plan_fleet(
 
 
 def _traffic(
-    users: float | None, requests_per_s: float | None, r: float, g: int, steps: list[PlanStep]
+    users: float | None, requests_per_s: float | None, r: float, g: int, steps: list[Step]
 ) -> tuple[float, float]:
     """The request rate and the concurrent sessions, from N users or from lambda (Little's law)."""
     if users is not None:
         concurrent = float(users)
         rate = users * r / g
-        steps.append(PlanStep("concurrent_sessions", concurrent, f"N users = {users:g}"))
-        steps.append(PlanStep("request_rate_per_s", rate, f"N r / G = {users:g} x {r:.4g} / {g}"))
+        steps.append(Step("concurrent_sessions", concurrent, f"N users = {users:g}"))
+        steps.append(Step("request_rate_per_s", rate, f"N r / G = {users:g} x {r:.4g} / {g}"))
         return rate, concurrent
     assert requests_per_s is not None
     rate = float(requests_per_s)
     concurrent = rate * g / r
-    steps.append(PlanStep("request_rate_per_s", rate, f"lambda = {rate:g}"))
+    steps.append(Step("request_rate_per_s", rate, f"lambda = {rate:g}"))
     steps.append(
-        PlanStep("concurrent_sessions", concurrent, f"Little's law lambda G / r = {rate:g} x {g} / {r:.4g}")
+        Step("concurrent_sessions", concurrent, f"Little's law lambda G / r = {rate:g} x {g} / {r:.4g}")
     )
     return rate, concurrent
 
 
 def _shared_cost(
-    shared: int, devices: int, usd_per_device_hour: float, output_rate: float, steps: list[PlanStep]
+    shared: int, devices: int, usd_per_device_hour: float, output_rate: float, steps: list[Step]
 ) -> tuple[float, float | None]:
     """The shared pool's USD per hour and, when it emits tokens, its USD per million output tokens."""
     per_hour = shared * devices * usd_per_device_hour
     steps.append(
-        PlanStep(
+        Step(
             "usd_per_hour_shared",
             per_hour,
             f"{shared} systems x {devices} devices x ${usd_per_device_hour:g}/device-hour",
@@ -188,7 +178,7 @@ def _shared_cost(
         return per_hour, None
     per_mtok = usd_per_mtok_at_rate(per_hour, output_rate)
     steps.append(
-        PlanStep(
+        Step(
             "usd_per_mtok_output_shared",
             per_mtok,
             f"$/h / (output tok/s x 3600) x 1e6 = {per_hour:.4g} / ({output_rate:.4g} x 3600) x 1e6",

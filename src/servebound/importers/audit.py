@@ -6,15 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from servebound.core.model import ModelAdapter
-
-
-@dataclass(frozen=True)
-class Step:
-    """One derived quantity: its name (a model-file key where one exists), value and the arithmetic."""
-
-    quantity: str
-    value: float
-    formula: str
+from servebound.core.steps import Step
 
 
 @dataclass(frozen=True)

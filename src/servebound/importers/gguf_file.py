@@ -17,8 +17,9 @@ from pathlib import Path
 from servebound.core.formats import KV_FORMATS, kv_bytes_per_element
 from servebound.core.kv import KVShape
 from servebound.core.model import ModelAdapter, PrefillShape
+from servebound.core.steps import Step
 from servebound.errors import InputError
-from servebound.importers.audit import ImportedModel, Step
+from servebound.importers.audit import ImportedModel
 from servebound.importers.gguf_meta import (
     RECURRENT_STATE_BYTES_PER_ELEMENT,
     Attention,

@@ -26,8 +26,9 @@ from pathlib import Path
 from servebound import bounded
 from servebound.core.formats import FORMATS, KV_FORMATS
 from servebound.core.model import Experts, LayerShape, ModelAdapter, Weights
+from servebound.core.steps import Step
 from servebound.errors import InputError
-from servebound.importers.audit import ImportedModel, Step
+from servebound.importers.audit import ImportedModel
 from servebound.importers.hf.blocks import Block, Count
 from servebound.importers.hf.cache import kv_shapes, prefill_shape
 from servebound.importers.hf.families import FAMILIES, SUPPORTED_MODEL_TYPES, WRAPPERS, Arch, Cfg

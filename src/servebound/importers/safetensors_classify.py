@@ -12,8 +12,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from servebound.core.steps import Step
 from servebound.errors import InputError
-from servebound.importers.audit import ImportedModel, Step
+from servebound.importers.audit import ImportedModel
 from servebound.importers.tensor_roles import ByteForm, TensorEntry, TensorRole, byte_form, classify_hf
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from collections import Counter
 
 from servebound.core.kv import KVShape
 from servebound.core.model import PrefillShape
-from servebound.importers.audit import Step
+from servebound.core.steps import Step
 from servebound.importers.hf.blocks import Block
 
 

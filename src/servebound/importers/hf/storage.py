@@ -17,7 +17,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from servebound.core.formats import FORMATS, BlockLayout
-from servebound.importers.audit import Step
+from servebound.core.steps import Step
 from servebound.importers.hf.blocks import Block, Count, Matrix
 from servebound.importers.hf.config import Arch
 from servebound.importers.hf.llama_cpp import (
