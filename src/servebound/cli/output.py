@@ -4,7 +4,6 @@ the assumptions block, and the check of an --output path."""
 from __future__ import annotations
 
 import json
-import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,6 +11,7 @@ from typing import Any
 from rich.console import Console
 
 from servebound.errors import InputError
+from servebound.strict_json import clean_json
 from servebound.terminal import visible
 
 
@@ -48,19 +48,9 @@ def checked_output(path: Path, formats: dict[str, str], *, overwrite: bool = Tru
     return fmt
 
 
-def _clean(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_clean(v) for v in value]
-    return value
-
-
 def print_json(obj: dict[str, Any]) -> None:
     """Strict JSON on stdout: never NaN or Infinity."""
-    sys.stdout.write(json.dumps(_clean(obj), indent=2, allow_nan=False) + "\n")
+    sys.stdout.write(json.dumps(clean_json(obj), indent=2, allow_nan=False) + "\n")
 
 
 def render_assumptions(assumptions: dict[str, Any]) -> None:

@@ -18,8 +18,9 @@ from servebound.cost_report import CostReport, cost_json, cost_report
 from servebound.economics_view import Shown, lecture
 from servebound.errors import InputError
 from servebound.pricing import resolve_price
+from servebound.strict_json import clean_json
 from servebound.web.figures import Chart, Mark, Series, render_chart
-from servebound.web.site import Pair, SiteHardware, clean_json
+from servebound.web.site import Pair, SiteHardware
 
 #: Batches in a pair page's cost table (the figures sample 40 to 48; /api/cost and the CLI about 24).
 PAGE_POINTS = 10

@@ -8,7 +8,6 @@ lists, so a query cannot name a path.
 
 from __future__ import annotations
 
-import math
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
@@ -379,17 +378,6 @@ def _prefill_cached(
     )
     result = prefill(hardware, model, prompt, workload=base)
     return result, prefill_range(hardware, model, workload=base) if with_range else None
-
-
-def clean_json(value: Any) -> Any:
-    """Strict JSON, as the CLI's --json prints it: non-finite floats become null."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: clean_json(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [clean_json(v) for v in value]
-    return value
 
 
 # --------------------------------------------------------------------------------------------------

@@ -19,11 +19,12 @@ from servebound.files import model_to_mapping
 from servebound.pricing import price_json
 from servebound.report import decode_json, hardware_json, range_json
 from servebound.runs.validation import validation_json
+from servebound.strict_json import clean_json
 from servebound.web.errors import ERRORS
 from servebound.web.pages import HardwareFilters, rank_rows_for_hardware, rank_rows_for_model
 from servebound.web.query import MAX_SITE_CONTEXT_TOKENS, workload_query
 from servebound.web.routes.pages import number
-from servebound.web.site import SiteHardware, SiteModel, clean_json, prefill_json
+from servebound.web.site import SiteHardware, SiteModel, prefill_json
 from servebound.web.state import Web, heavy_route
 
 router = APIRouter()

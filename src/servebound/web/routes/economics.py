@@ -21,10 +21,10 @@ from servebound.economics_view import (
     trains_of,
 )
 from servebound.pricing import OwnedInputs, resolve_price
+from servebound.strict_json import clean_json
 from servebound.web.errors import ERRORS
 from servebound.web.query import MAX_SITE_CONTEXT_TOKENS, workload_query
 from servebound.web.routes.api import AllocQ, ReadQ, WorkloadParams
-from servebound.web.site import clean_json
 from servebound.web.state import Web
 
 router = APIRouter()
