@@ -214,3 +214,41 @@ def cost_json(report: CostReport) -> dict[str, Any]:
         "notes": [*r.notes, *decode_notes(d)],
         "assumptions": assumptions,
     }
+
+
+def fmt_money(value: float) -> str:
+    """A USD figure: four significant digits below 1,000, whole dollars above."""
+    return f"{value:,.4g}" if value < 1000 else f"{value:,.0f}"
+
+
+def cost_summary(data: dict[str, Any]) -> list[str]:
+    """The cost curve's findings as sentences, from its JSON object (``cost_json``): the CLI prints them
+    as a list under its table, the pair page under its figures (one wording for both)."""
+    lines = [
+        f"b* = {data['batch_star'] or '-'}, balance batch = {data['balance_batch'] or 'none within b_mem'}, "
+        f"b_mem = {data['batch_mem'] or '-'}."
+    ]
+    if data["usd_per_mtok_input"] is not None:
+        lines.append(
+            f"Input tokens: {fmt_money(data['usd_per_mtok_input'])} USD per million at the prefill ceiling for "
+            f"{data['prompt_tokens']:,}-token prompts ({data['input_tok_s']:,.0f} tok/s)."
+        )
+    if data["input_note"]:
+        lines.append(f"Input: {data['input_note']}.")
+    if data["trade"]:
+        t = data["trade"]
+        lines.append(
+            f"Fast against slow: batch {t['fast_batch']} runs {t['speed_ratio']:,.2f}x faster per session than "
+            f"b* = {t['slow_batch']:,}, for {t['price_ratio']:,.2f}x the price per token."
+        )
+    if data["cost_floor"]:
+        lines.append(
+            f"Cost floor: {fmt_money(data['cost_floor']['usd_per_mtok'])} USD per million tokens (the KV read and "
+            "compute of each token, which no batch amortizes)."
+        )
+    if data["latency_floor"]:
+        lines.append(
+            f"Latency floor: {data['latency_floor']['step_time_s'] * 1e3:,.3f} ms per step (the weight fetch "
+            "W_batch(1) / R): no price buys a faster step on this row."
+        )
+    return lines

@@ -14,7 +14,13 @@ from servebound.cli.output import console, print_json, render_assumptions
 from servebound.core.cost import DEFAULT_AMORTIZATION_YEARS, DEFAULT_USD_PER_KWH, DEFAULT_UTILIZATION
 from servebound.core.model import ModelAdapter
 from servebound.core.workload import Workload
-from servebound.cost_report import DEFAULT_COST_PROMPT_TOKENS, cost_json, cost_report, parse_batches
+from servebound.cost_report import (
+    DEFAULT_COST_PROMPT_TOKENS,
+    cost_json,
+    cost_report,
+    cost_summary,
+    parse_batches,
+)
 from servebound.errors import InputError
 from servebound.pricing import OwnedInputs, Pricing, catalog_price, resolve_price
 
@@ -127,35 +133,8 @@ def cost_command(
             f"{p['usd_per_mtok_output']:,.4g}",
         )
     console.print(table)
-    lines = [
-        f"b* = {out['batch_star'] or '-'}, balance batch = {out['balance_batch'] or '-'}, b_mem = {out['batch_mem'] or '-'}",
-    ]
-    if out["usd_per_mtok_input"] is not None:
-        lines.append(
-            f"input: {out['usd_per_mtok_input']:,.4g} USD / M tokens at the prefill ceiling for "
-            f"{out['prompt_tokens']:,}-token prompts ({out['input_tok_s']:,.0f} tok/s)"
-        )
-    if out["input_note"]:
-        lines.append(f"input: {out['input_note']}")
-    if out["trade"]:
-        t = out["trade"]
-        lines.append(
-            f"fast/slow: batch {t['fast_batch']} runs {t['speed_ratio']:,.2f}x faster per session than batch "
-            f"{t['slow_batch']:,} for {t['price_ratio']:,.2f}x the price per token"
-        )
-    if out["cost_floor"]:
-        f = out["cost_floor"]
-        lines.append(
-            f"cost floor: {f['usd_per_mtok']:,.4g} USD / M tokens (KV read and compute per token, which no batch "
-            "amortizes)"
-        )
-    if out["latency_floor"]:
-        lat = out["latency_floor"]
-        lines.append(
-            f"latency floor: {lat['step_time_s'] * 1e3:,.3f} ms per step (the weight fetch W_batch(1) / R), "
-            "whatever the price"
-        )
-    lines.append(f"price: {out['price_source']}")
+    lines = cost_summary(out)
+    lines.append(f"Price: {out['price_source']}.")
     for line in [*lines, *out["notes"]]:
         console.print(f"- {line}")
     render_assumptions(out["assumptions"])

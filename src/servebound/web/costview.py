@@ -14,7 +14,7 @@ import numpy as np
 from markupsafe import Markup
 
 from servebound.core.cost import context_curve
-from servebound.cost_report import CostReport, cost_json, cost_report
+from servebound.cost_report import CostReport, cost_json, cost_report, cost_summary, fmt_money
 from servebound.economics_view import Shown, lecture
 from servebound.errors import InputError
 from servebound.pricing import resolve_price
@@ -51,10 +51,6 @@ class CostView:
     report: CostReport | None = None
 
 
-def _money(x: float) -> str:
-    return f"{x:,.4g}" if x < 1000 else f"{x:,.0f}"
-
-
 def pair_cost(pair: Pair) -> CostView:
     """The cost section for a pair at its workload, priced as `servebound cost` prices it by default."""
     hw, m = pair.hardware, pair.model
@@ -79,37 +75,14 @@ def pair_cost(pair: Pair) -> CostView:
             f"{p['tok_s']:,.0f}",
             f"{p['per_session_tok_s']:,.1f}",
             p["bound_by"],
-            _money(p["usd_per_mtok_output"]),
+            fmt_money(p["usd_per_mtok_output"]),
         )
         for p in data["points"]
     ]
-    lines = [
-        f"b* = {data['batch_star'] or '-'}; balance batch = {data['balance_batch'] or 'none within b_mem'}."
-    ]
-    if data["usd_per_mtok_input"] is not None:
-        lines.append(
-            f"Input tokens: {_money(data['usd_per_mtok_input'])} USD per million at the prefill ceiling for "
-            f"{data['prompt_tokens']:,}-token prompts."
-        )
-    if data["trade"]:
-        t = data["trade"]
-        lines.append(
-            f"Fast against slow: batch {t['fast_batch']} runs {t['speed_ratio']:,.2f}x faster per session than "
-            f"b* = {t['slow_batch']:,}, for {t['price_ratio']:,.1f}x the price per token."
-        )
-    if data["cost_floor"]:
-        lines.append(
-            f"Cost floor: {_money(data['cost_floor']['usd_per_mtok'])} USD per million tokens (the KV read and "
-            "compute of each token, which no batch amortizes)."
-        )
-    if data["latency_floor"]:
-        lines.append(
-            f"Latency floor: {data['latency_floor']['step_time_s'] * 1e3:,.3f} ms per step (the weight fetch): "
-            "no price buys a faster step on this row."
-        )
+    lines = cost_summary(data)
     view = CostView(
         reason=None,
-        usd_per_hour=_money(price.usd_per_hour),
+        usd_per_hour=fmt_money(price.usd_per_hour),
         basis=price.basis,
         price_source=price.source,
         rows=rows,
