@@ -68,7 +68,7 @@ def layout_prefill_json(
             "time_s": time_s,
             "tok_s": batch * prompt / time_s,
             "bound_by": bound,
-            "communication_time_s": link.total_s,
+            "communication_time_s": link.communication_s,
             "all_reduce_time_s": link.all_reduce_s,
             "all_to_all_time_s": link.all_to_all_s,
             "pipeline_hop_time_s": link.hop_s,

@@ -111,23 +111,30 @@ class PerDevice:
 
 
 @dataclass(frozen=True)
-class StepTimes:
-    """One stage step at micro-batch ``batch`` on the average device, and the token time tau."""
+class LinkSeconds:
+    """Link time on the average device: all-reduce and dispatch/combine (all-to-all) within a stage,
+    and the pipeline hops; of one decode step (``StepTimes``) or one prefill pass (``PrefillCommunication``)."""
 
-    batch: int
-    memory_s: float
-    compute_s: float | None
     all_reduce_s: float
     all_to_all_s: float
     hop_s: float
-    stage_s: float
-    token_s: float
-    bound_by: BoundBy
 
     @property
     def communication_s(self) -> float:
         """All-reduce plus dispatch/combine within the stage, plus the hops a token makes."""
         return self.all_reduce_s + self.all_to_all_s + self.hop_s
+
+
+@dataclass(frozen=True)
+class StepTimes(LinkSeconds):
+    """One stage step at micro-batch ``batch`` on the average device, and the token time tau."""
+
+    batch: int
+    memory_s: float
+    compute_s: float | None
+    stage_s: float
+    token_s: float
+    bound_by: BoundBy
 
 
 @dataclass(frozen=True)
@@ -309,7 +316,17 @@ class _LayoutModel:
             BoundBy.COMMUNICATION: pp * (all_reduce + all_to_all) + hop,
         }
         bound = max(terms, key=lambda key: terms[key])
-        return StepTimes(batch, memory, compute, all_reduce, all_to_all, hop, stage, token, bound)
+        return StepTimes(
+            all_reduce_s=all_reduce,
+            all_to_all_s=all_to_all,
+            hop_s=hop,
+            batch=batch,
+            memory_s=memory,
+            compute_s=compute,
+            stage_s=stage,
+            token_s=token,
+            bound_by=bound,
+        )
 
     def token_s(self, batch: int) -> float:
         return self.times(batch).token_s
@@ -456,19 +473,12 @@ def times_at(
 
 
 @dataclass(frozen=True)
-class PrefillCommunication:
+class PrefillCommunication(LinkSeconds):
     """The link time of prefilling ``tokens`` tokens (b prompts of L) through one replica, per device:
     the same all-reduce and dispatch/combine terms as decode with b L tokens in place of b sessions
     (every stage in turn), and the pp - 1 hops of the activations."""
 
     tokens: int
-    all_reduce_s: float
-    all_to_all_s: float
-    hop_s: float
-
-    @property
-    def total_s(self) -> float:
-        return self.all_reduce_s + self.all_to_all_s + self.hop_s
 
 
 def prefill_communication(
