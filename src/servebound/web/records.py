@@ -4,7 +4,7 @@ page's distribution rows, each with its figures formatted once for both the HTML
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from typing import Any
 from urllib.parse import quote
 
@@ -17,35 +17,48 @@ from servebound.web.site import SiteData, SiteHardware, SiteModel, fmt_seconds
 from servebound.web.text import VERDICT_TEXT, pair_path, percent
 
 
-@dataclass(frozen=True)
-class HardwareFilters:
-    vendor: str | None = None
-    cls: str | None = None
-    min_memory_gb: float | None = None
-    sort: str = "name"
+def _same(wanted: str | None, value: str) -> bool:
+    """A text filter: unset (None or empty) keeps every row; else the same text, case aside."""
+    return not wanted or value.lower() == wanted.lower()
 
-    def keep(self, h: SiteHardware) -> bool:
-        if self.vendor and h.vendor.lower() != self.vendor.lower():
-            return False
-        if self.cls and h.device_class.lower() != self.cls.lower():
-            return False
-        return not (self.min_memory_gb is not None and h.memory_gb < self.min_memory_gb)
+
+def _within(value: float, low: float | None, high: float | None) -> bool:
+    """A number filter: below ``low`` or above ``high`` (each optional) drops the row."""
+    return not (low is not None and value < low) and not (high is not None and value > high)
+
+
+@dataclass(frozen=True)
+class BrowseFilters:
+    """A browse page's filters (a subclass's fields, in query-string order)."""
 
     def params(self) -> dict[str, str]:
+        """The filters set, as the query string carries them: texts as they are, numbers as ``:g``;
+        unset (None or an empty text) and default values (the name sort) are left out, a zero is not."""
         out = {}
-        if self.vendor:
-            out["vendor"] = self.vendor
-        if self.cls:
-            out["class"] = self.cls
-        if self.min_memory_gb is not None:
-            out["min_memory_gb"] = f"{self.min_memory_gb:g}"
-        if self.sort != "name":
-            out["sort"] = self.sort
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value not in (None, "", f.default):
+                out[f.metadata.get("query", f.name)] = value if isinstance(value, str) else f"{value:g}"
         return out
 
 
 @dataclass(frozen=True)
-class ModelFilters:
+class HardwareFilters(BrowseFilters):
+    vendor: str | None = None
+    cls: str | None = field(default=None, metadata={"query": "class"})
+    min_memory_gb: float | None = None
+    sort: str = "name"
+
+    def keep(self, h: SiteHardware) -> bool:
+        return (
+            _same(self.vendor, h.vendor)
+            and _same(self.cls, h.device_class)
+            and _within(h.memory_gb, self.min_memory_gb, None)
+        )
+
+
+@dataclass(frozen=True)
+class ModelFilters(BrowseFilters):
     family: str | None = None
     min_params_b: float | None = None
     max_params_b: float | None = None
@@ -53,26 +66,8 @@ class ModelFilters:
     sort: str = "name"
 
     def keep(self, m: SiteModel) -> bool:
-        if self.family and m.family.lower() != self.family.lower():
-            return False
         size = (m.size_params or 0) / 1e9
-        if self.min_params_b is not None and size < self.min_params_b:
-            return False
-        return not (self.max_params_b is not None and size > self.max_params_b)
-
-    def params(self) -> dict[str, str]:
-        out = {}
-        if self.family:
-            out["family"] = self.family
-        if self.min_params_b is not None:
-            out["min_params_b"] = f"{self.min_params_b:g}"
-        if self.max_params_b is not None:
-            out["max_params_b"] = f"{self.max_params_b:g}"
-        if self.fits:
-            out["fits"] = self.fits
-        if self.sort != "name":
-            out["sort"] = self.sort
-        return out
+        return _same(self.family, m.family) and _within(size, self.min_params_b, self.max_params_b)
 
 
 @dataclass(frozen=True)
