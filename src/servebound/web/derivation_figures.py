@@ -17,6 +17,7 @@ from servebound.web.derivation_toy import (
     TOY_BANDWIDTH_GB_PER_S,
     TOY_CAPACITY_GB,
     Boards,
+    ReservationSweep,
     Toy,
     read_following,
     reservation_sweep,
@@ -205,52 +206,66 @@ def read_context_chart(toy: Toy) -> Markup:
     return render_chart(chart)
 
 
+def _bounds_chart(
+    chart_id: str,
+    title: str,
+    x_label: str,
+    xs: np.ndarray,
+    sweep: ReservationSweep,
+    x_marks: tuple[Mark, ...],
+    x_unit: str,
+    shade_from_x: float | None = None,
+) -> Markup:
+    """Both accountings against one swept input, log-log: the memory-power bound and the KV-aware
+    aggregate at the largest fitting batch (a ``reservation_sweep``)."""
+    x = xs.tolist()
+    chart = Chart(
+        id=chart_id,
+        title=title,
+        x_label=x_label,
+        y_label="tok/s",
+        series=(
+            Series("memory-power bound", x, sweep.memory_power_tok_s.tolist(), "mem", "tok/s"),
+            Series("KV-aware at b_mem", x, sweep.kv_aware_tok_s.tolist(), "agg", "tok/s"),
+        ),
+        y_log=True,
+        x_marks=x_marks,
+        shade_from_x=shade_from_x,
+        x_unit=x_unit,
+    )
+    return render_chart(chart)
+
+
 def reservation_chart(toy: Toy) -> Markup:
     """Both bounds in maximize mode against the reservation: the containers stop fitting where one
     session's cache passes the room left after weights and overhead."""
     reserved = np.unique(np.rint(np.geomspace(500, 1_000_000, 120)))
-    sweep = reservation_sweep(toy, reserved)
     last_fit = math.floor(toy.margin_gb / toy.kv_gb_per_1k * 1000)
-    chart = Chart(
-        id="fig-containers",
-        title="Memory-power bound and KV-aware aggregate at the largest fitting batch, against the reservation",
-        x_label="reserved context L_alloc (tokens)",
-        y_label="tok/s",
-        series=(
-            Series(
-                "memory-power bound", reserved.tolist(), sweep.memory_power_tok_s.tolist(), "mem", "tok/s"
-            ),
-            Series("KV-aware at b_mem", reserved.tolist(), sweep.kv_aware_tok_s.tolist(), "agg", "tok/s"),
-        ),
-        x_log=True,
-        y_log=True,
-        x_marks=(
+    return _bounds_chart(
+        "fig-containers",
+        "Memory-power bound and KV-aware aggregate at the largest fitting batch, against the reservation",
+        "reserved context L_alloc (tokens)",
+        reserved,
+        reservation_sweep(toy, reserved),
+        (
             Mark(toy.reserved, f"reserved {toy.reserved:,}", "forced"),
             Mark(last_fit, f"one session stops fitting past {last_fit:,}", "bmem"),
         ),
+        "tokens",
         shade_from_x=last_fit,
-        x_unit="tokens",
     )
-    return render_chart(chart)
 
 
 def model_size_chart(toy: Toy) -> Markup:
     """Growing the model slows both accountings in step while its weights eat the sessions' room."""
     top = toy.capacity_gb - toy.overhead_gb - toy.kv_gb_per_1k * toy.reserved / 1000
     sizes = np.geomspace(1.0, max(top, 1.5), 100)
-    sweep = reservation_sweep(toy, np.asarray(float(toy.reserved)), sizes)
-    chart = Chart(
-        id="fig-model-size",
-        title=f"Both bounds against the model's weight size at a {toy.reserved:,}-token reservation",
-        x_label="weights W (GB)",
-        y_label="tok/s",
-        series=(
-            Series("memory-power bound", sizes.tolist(), sweep.memory_power_tok_s.tolist(), "mem", "tok/s"),
-            Series("KV-aware at b_mem", sizes.tolist(), sweep.kv_aware_tok_s.tolist(), "agg", "tok/s"),
-        ),
-        x_log=True,
-        y_log=True,
-        x_marks=(Mark(toy.weights_gb, f"W = {toy.weights_gb:g} GB", "forced"),),
-        x_unit="GB",
+    return _bounds_chart(
+        "fig-model-size",
+        f"Both bounds against the model's weight size at a {toy.reserved:,}-token reservation",
+        "weights W (GB)",
+        sizes,
+        reservation_sweep(toy, np.asarray(float(toy.reserved)), sizes),
+        (Mark(toy.weights_gb, f"W = {toy.weights_gb:g} GB", "forced"),),
+        "GB",
     )
-    return render_chart(chart)
