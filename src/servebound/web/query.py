@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from servebound.api import make_workload
 from servebound.core.experts import ExpertTraffic
@@ -82,20 +82,24 @@ class WorkloadQuery:
         return not self.params()
 
 
+class QueryValues(TypedDict, total=False):
+    """The workload values a query string carries, typed, in its order (None or absent: the default)."""
+
+    alloc_context: int | None
+    read_context: int | None
+    floor: float | None
+    overhead_gb: float | None
+    batch: int | None
+    prompt: int | None
+    expert_traffic: str | None
+    draft: str | None
+    draft_tokens: int | None
+    acceptance: float | None
+    tokens_per_step: float | None
+
+
 #: The workload fields a query string carries, in its order.
-QUERY_FIELDS = (
-    "alloc_context",
-    "read_context",
-    "floor",
-    "overhead_gb",
-    "batch",
-    "prompt",
-    "expert_traffic",
-    "draft",
-    "draft_tokens",
-    "acceptance",
-    "tokens_per_step",
-)
+QUERY_FIELDS = tuple(QueryValues.__annotations__)
 
 
 def _int_param(field: str, text: str) -> int:
@@ -139,36 +143,11 @@ def parse_workload_query(params: Mapping[str, str]) -> WorkloadQuery:
     return workload_query(**q)
 
 
-def workload_query(
-    *,
-    alloc_context: int | None = None,
-    read_context: int | None = None,
-    floor: float | None = None,
-    overhead_gb: float | None = None,
-    batch: int | None = None,
-    prompt: int | None = None,
-    expert_traffic: str | None = None,
-    draft: str | None = None,
-    draft_tokens: int | None = None,
-    acceptance: float | None = None,
-    tokens_per_step: float | None = None,
-) -> WorkloadQuery:
+def workload_query(**given: Unpack[QueryValues]) -> WorkloadQuery:
     """Typed workload values (a page's parsed query or the API's typed parameters), validated once:
     the site's own bounds here, every other check by the CLI's ``make_workload`` with its messages."""
-    given = {
-        "alloc_context": alloc_context,
-        "read_context": read_context,
-        "floor": floor,
-        "overhead_gb": overhead_gb,
-        "batch": batch,
-        "prompt": prompt,
-        "expert_traffic": expert_traffic,
-        "draft": draft,
-        "draft_tokens": draft_tokens,
-        "acceptance": acceptance,
-        "tokens_per_step": tokens_per_step,
-    }
     q: dict[str, Any] = {key: value for key, value in given.items() if value is not None}
+    batch, prompt = given.get("batch"), given.get("prompt")
     if batch is not None and not 1 <= batch <= MAX_BATCH:
         raise InputError("batch", f"must be between 1 and {MAX_BATCH:,} (got {batch:,}); or 'max'")
     if prompt is not None and prompt < 1:
