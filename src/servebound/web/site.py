@@ -14,7 +14,6 @@ from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from typing import Any
 
-from servebound import report
 from servebound.api import decode as api_decode
 from servebound.catalog.hardware import CatalogHardware, DevicePrice
 from servebound.core.hardware import Hardware
@@ -27,7 +26,7 @@ from servebound.core.workload import (
 )
 from servebound.errors import MAX_ID_CHARS, InputError, check_id_length
 from servebound.rank import DEFAULT_RANK_PROMPT_TOKENS
-from servebound.report import decode_json
+from servebound.report import decode_json, prefill_json
 from servebound.runs.validation import ReportedRun, ValidationSummary, reported_runs_for, validation_summary
 from servebound.web.query import MAX_SITE_CONTEXT_TOKENS as MAX_SITE_CONTEXT_TOKENS
 from servebound.web.query import WorkloadQuery
@@ -292,11 +291,6 @@ def catalog_models() -> list[Any]:
 # --------------------------------------------------------------------------------------------------
 # One pair, computed
 # --------------------------------------------------------------------------------------------------
-
-
-def prefill_json(result: PrefillResult, rng: PrefillRange | None = None) -> dict[str, Any]:
-    """The contract's ``servebound prefill --json`` object (the shared view in ``servebound.report``)."""
-    return report.prefill_json(result, rng)
 
 
 @dataclass(frozen=True)

@@ -17,14 +17,14 @@ from servebound.core.workload import MAX_BATCH
 from servebound.errors import InputError
 from servebound.files import model_to_mapping
 from servebound.pricing import price_json
-from servebound.report import decode_json, hardware_json, range_json
+from servebound.report import decode_json, hardware_json, prefill_json, range_json
 from servebound.runs.validation import validation_json
 from servebound.strict_json import clean_json
 from servebound.web.errors import ERRORS
 from servebound.web.pages import HardwareFilters, rank_rows_for_hardware, rank_rows_for_model
 from servebound.web.query import MAX_SITE_CONTEXT_TOKENS, workload_query
 from servebound.web.routes.pages import number
-from servebound.web.site import SiteHardware, SiteModel, prefill_json
+from servebound.web.site import SiteHardware, SiteModel
 from servebound.web.state import Web, heavy_route
 
 router = APIRouter()
@@ -45,6 +45,8 @@ ReadQ = Annotated[
     int | None, Query(ge=1, le=CTX, description="L_read: tokens read per step, <= L_alloc (32,000)")
 ]
 FloorQ = Annotated[float | None, Query(ge=0, allow_inf_nan=False, description="r*: tok/s per session (20)")]
+HardwareQ = Annotated[str, Query(description="hardware id")]
+ModelQ = Annotated[str, Query(description="model id")]
 TrafficParam = Annotated[
     Literal["expected", "minimum"], Query(description="expected: m(n); minimum: k experts")
 ]
@@ -120,8 +122,8 @@ def api_decode(
 @heavy_route
 def api_prefill(
     web: Web,
-    hardware: Annotated[str, Query(description="hardware id")],
-    model: Annotated[str, Query(description="model id")],
+    hardware: HardwareQ,
+    model: ModelQ,
     params: WorkloadParams,
     prompt: Annotated[
         int | None,
@@ -151,27 +153,19 @@ def api_prefill(
         raise InputError("chunk", f"must be a whole number of tokens >= 1 (got {chunk})")
     if prompt is None and not include_range:
         raise InputError("prompt", "give prompt= (or range=true for every prompt length)")
-    if prompt is None:  # as `servebound prefill --range` without --prompt
-        only = prefill_range(
+    result = None  # without prompt=, the range alone (as `servebound prefill --range` without --prompt)
+    if prompt is not None:
+        result = prefill(
             hw.hardware,
             m.adapter,
+            prompt,
             workload=workload,
-            batch=1 if size == "max" else size,
+            batch=size,
+            chunk_tokens=chunk,
+            ttft_budget_s=ttft_budget,
             linear_mode=linear_mode,
             attention_mode=attention_mode,
         )
-        return clean_json({"range": range_json(only)})  # type: ignore[no-any-return]
-    result = prefill(
-        hw.hardware,
-        m.adapter,
-        prompt,
-        workload=workload,
-        batch=size,
-        chunk_tokens=chunk,
-        ttft_budget_s=ttft_budget,
-        linear_mode=linear_mode,
-        attention_mode=attention_mode,
-    )
     rng = None
     if include_range:
         rng = prefill_range(
@@ -182,9 +176,10 @@ def api_prefill(
             linear_mode=linear_mode,
             attention_mode=attention_mode,
         )
-    return clean_json(  # type: ignore[no-any-return]
-        prefill_json(result, rng)
-    )
+    if result is None:
+        assert rng is not None  # no prompt= passes the checks above only with range=true
+        return clean_json({"range": range_json(rng)})  # type: ignore[no-any-return]
+    return clean_json(prefill_json(result, rng))  # type: ignore[no-any-return]
 
 
 def _system(web: Any, hardware: str) -> Any:
@@ -200,7 +195,7 @@ def _system(web: Any, hardware: str) -> Any:
 def api_layout(
     web: Web,
     hardware: Annotated[str, Query(description="system id (a device is a system of one)")],
-    model: Annotated[str, Query(description="model id")],
+    model: ModelQ,
     params: WorkloadParams,
     layout: Annotated[
         str | None, Query(max_length=64, description="tp=T,ep=E,pp=P[,dp=D]: one layout (omit: every layout)")
@@ -240,7 +235,7 @@ def api_layout(
 def api_plan(
     web: Web,
     hardware: Annotated[str, Query(description="system id")],
-    model: Annotated[str, Query(description="model id")],
+    model: ModelQ,
     prompt: Annotated[int, Query(ge=1, le=CTX, description="L: prompt tokens per request")],
     output_tokens: Annotated[int, Query(ge=1, le=CTX, description="G: output tokens per request")],
     users: Annotated[float | None, Query(gt=0, le=1e9, allow_inf_nan=False, description="N users")] = None,

@@ -24,7 +24,7 @@ from servebound.pricing import OwnedInputs, resolve_price
 from servebound.strict_json import clean_json
 from servebound.web.errors import ERRORS
 from servebound.web.query import MAX_SITE_CONTEXT_TOKENS, workload_query
-from servebound.web.routes.api import AllocQ, ReadQ, WorkloadParams
+from servebound.web.routes.api import AllocQ, HardwareQ, ModelQ, ReadQ, WorkloadParams
 from servebound.web.state import Web
 
 router = APIRouter()
@@ -39,8 +39,8 @@ def _quantities(items: list[Any]) -> dict[str, Any]:
 @router.get("/api/cost", tags=["cost"], responses=ERRORS)
 def api_cost(
     web: Web,
-    hardware: Annotated[str, Query(description="hardware id")],
-    model: Annotated[str, Query(description="model id")],
+    hardware: HardwareQ,
+    model: ModelQ,
     params: WorkloadParams,
     usd_per_hour: Annotated[
         float | None, Query(gt=0, le=1e7, allow_inf_nan=False, description="system price per hour (override)")
