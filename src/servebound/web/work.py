@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from markupsafe import Markup
 
@@ -89,6 +90,20 @@ def _work(key: str, title: str, tex: str, gate: str) -> Work:
     return Work(key, title, check_tex(tex), gate, EQUATION_OF.get(key))
 
 
+def _gate(ok: bool, passes: str, fails: str) -> str:
+    """A gate's sentence: ``passes: ...`` or ``fails: ...``."""
+    return f"passes: {passes}" if ok else f"fails: {fails}"
+
+
+def _d_over_kw_numbers(d: dict[str, Any], C: float, R: float) -> str:
+    """D / (K W) with the numbers in: the memory-power ceiling's first factor and the whole
+    large-memory limit."""
+    return (
+        rf"\frac{{{_gb(C)} \times {_rate(R / GB, 'GB/s')}}}{{{_gb(d['kv_alloc_bytes'])} \times "
+        rf"{_gb(d['weight_active_bytes'])}}}"
+    )
+
+
 def decode_work(pair: Pair) -> list[Work]:
     """Resident fit, b_mem, single session, aggregate and per session at b*, memory power."""
     d = pair.decode
@@ -102,9 +117,11 @@ def decode_work(pair: Pair) -> list[Work]:
             "Does it fit?",
             rf"C - W_{{\mathrm{{resident}}}} - O = {_gb(C)} - {_gb(d['resident_bytes'])} - {_gb(O)}"
             rf" = {_gb(d['resident_margin_bytes'])}",
-            "passes: the weights and overhead fit"
-            if d["resident_margin_bytes"] >= 0
-            else "fails: the weights and overhead exceed capacity",
+            _gate(
+                d["resident_margin_bytes"] >= 0,
+                "the weights and overhead fit",
+                "the weights and overhead exceed capacity",
+            ),
         )
     ]
     if d["batch_mem"] is not None:
@@ -116,9 +133,11 @@ def decode_work(pair: Pair) -> list[Work]:
                 rf"{{K_{{\mathrm{{alloc}}}}({tex_number(w.alloc_context_tokens)})}} \right\rfloor"
                 rf" = \left\lfloor \frac{{{_gb(d['resident_margin_bytes'])}}}{{{_gb(d['kv_alloc_bytes'])}}} \right\rfloor"
                 rf" = {tex_number(d['batch_mem'])}",
-                "passes: at least one session fits"
-                if d["batch_mem"] >= 1
-                else "fails: one session's reserved cache does not fit",
+                _gate(
+                    d["batch_mem"] >= 1,
+                    "at least one session fits",
+                    "one session's reserved cache does not fit",
+                ),
             )
         )
     if d["single_session_tok_s"] is not None:
@@ -166,15 +185,15 @@ def decode_work(pair: Pair) -> list[Work]:
                 "the floor holds at b*",
             )
         )
+    d_over_kw = r"\frac{CR}{K_{\mathrm{alloc}} W_{\mathrm{active}}}"
+    d_over_kw_numbers = _d_over_kw_numbers(d, C, R)
     if d["memory_power_tok_s"] is not None:
         out.append(
             _work(
                 "memory_power_tok_s",
                 "Memory-power ceiling (the loose orientation line)",
-                rf"\frac{{CR}}{{K_{{\mathrm{{alloc}}}} W_{{\mathrm{{active}}}}}}"
-                rf"\left(1 - \frac{{W_{{\mathrm{{resident}}}} + O}}{{C}}\right)"
-                rf" = \frac{{{_gb(C)} \times {_rate(R / GB, 'GB/s')}}}{{{_gb(d['kv_alloc_bytes'])} \times "
-                rf"{_gb(d['weight_active_bytes'])}}}\left(1 - \frac{{{_gb(d['resident_bytes'])} + {_gb(O)}}}{{{_gb(C)}}}\right)"
+                rf"{d_over_kw}\left(1 - \frac{{W_{{\mathrm{{resident}}}} + O}}{{C}}\right)"
+                rf" = {d_over_kw_numbers}\left(1 - \frac{{{_gb(d['resident_bytes'])} + {_gb(O)}}}{{{_gb(C)}}}\right)"
                 rf" = {_rate(d['memory_power_tok_s'])}",
                 "ignores per-session context reads, so it sits above the KV-aware ceiling",
             )
@@ -184,9 +203,7 @@ def decode_work(pair: Pair) -> list[Work]:
             _work(
                 "large_memory_limit_tok_s",
                 "Large-memory limit (the loosest line)",
-                rf"\frac{{CR}}{{K_{{\mathrm{{alloc}}}} W_{{\mathrm{{active}}}}}}"
-                rf" = \frac{{{_gb(C)} \times {_rate(R / GB, 'GB/s')}}}{{{_gb(d['kv_alloc_bytes'])} \times "
-                rf"{_gb(d['weight_active_bytes'])}}} = {_rate(d['large_memory_limit_tok_s'])}",
+                rf"{d_over_kw} = {d_over_kw_numbers} = {_rate(d['large_memory_limit_tok_s'])}",
                 "drops the resident model and overhead as well: the simplified D/(KW)",
             )
         )
