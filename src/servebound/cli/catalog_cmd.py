@@ -7,11 +7,11 @@ from dataclasses import asdict, dataclass
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 from servebound.catalog.hardware import CatalogHardware, get_hardware, list_hardware
 from servebound.catalog.lint import lint_hardware_catalog
 from servebound.cli.common import JsonOpt, app, console, print_json, with_flags
+from servebound.cli.output import new_table
 from servebound.errors import InputError
 from servebound.pricing import price_json
 
@@ -85,16 +85,9 @@ def hardware_list(
     if json_out:
         print_json({"hardware": [hardware_row_json(r) for r in rows]})
         return
-    table = Table(box=None, header_style="bold", pad_edge=False)
-    for column, justify in (
-        ("id", "left"),
-        ("class", "left"),
-        ("memory GB", "right"),
-        ("GB/s", "right"),
-        ("bf16 TFLOPS", "right"),
-        ("price USD", "right"),
-    ):
-        table.add_column(column, justify=justify, no_wrap=column == "id")  # type: ignore[arg-type]
+    table = new_table(
+        "id", "class", "memory GB", "GB/s", "bf16 TFLOPS", "price USD", left=("id", "class"), no_wrap=("id",)
+    )
     for r in rows:
         bf16 = r.compute_tflops.get("bf16")
         table.add_row(
@@ -123,10 +116,7 @@ def hardware_show(
     console.print(
         f"[bold]{row.name}[/bold] ({row.id}): {row.vendor}, {row.device_class}, {row.year or 'year n/a'}"
     )
-    table = Table(box=None, header_style="bold", pad_edge=False)
-    table.add_column("quantity")
-    table.add_column("value", justify="right")
-    table.add_column("source")
+    table = new_table("quantity", "value", "source", right=("value",))
     table.add_row(
         "memory C", f"{row.memory_gb:,.1f} GB ({row.memory_type})", row.source_for("memory_gb") or "-"
     )

@@ -6,11 +6,10 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 from servebound.api import load_hardware, load_model
 from servebound.cli.common import HardwareOpt, JsonOpt, ModelOpt, WorkloadFlags, app, with_flags
-from servebound.cli.output import console, print_json, render_assumptions
+from servebound.cli.output import console, new_table, print_json, render_assumptions
 from servebound.core.cost import DEFAULT_AMORTIZATION_YEARS, DEFAULT_USD_PER_KWH, DEFAULT_UTILIZATION
 from servebound.core.model import ModelAdapter
 from servebound.core.workload import Workload
@@ -120,9 +119,9 @@ def cost_command(
     console.print(
         f"[bold]{mdl.name}[/bold] on [bold]{hw.name}[/bold] at {price.usd_per_hour:,.4g} USD/h ({price.basis})"
     )
-    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
-    for column in ("batch", "step time", "aggregate", "per session", "bound by", "USD / M output tok"):
-        table.add_column(column, justify="right")
+    table = new_table(
+        "batch", "step time", "aggregate", "per session", "bound by", "USD / M output tok", left=()
+    )
     for p in out["points"]:
         table.add_row(
             f"{p['batch']:,}",
@@ -178,8 +177,7 @@ def cost_layout(
         f"[bold]{mdl.name}[/bold] on [bold]{resolved.name}[/bold], {result.layout.label}, at "
         f"{price.usd_per_hour:,.4g} USD/h ({price.basis})"
     )
-    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
-    for column in (
+    table = new_table(
         "micro-batch",
         "sessions",
         "token time",
@@ -187,8 +185,8 @@ def cost_layout(
         "per session",
         "bound by",
         "USD / M output tok",
-    ):
-        table.add_column(column, justify="right")
+        left=(),
+    )
     for p in points:
         table.add_row(
             f"{p['batch']:,}" + ("" if p["fits_memory"] else " (does not fit)"),

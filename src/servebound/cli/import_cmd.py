@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import typer
-from rich.table import Table
 
 from servebound.cli.common import app, checked_output, console, print_json
+from servebound.cli.output import steps_json, steps_table
 from servebound.errors import InputError
 from servebound.files import dumps_model, model_to_mapping, parse_model
 from servebound.importers.audit import ImportedModel
@@ -93,19 +93,11 @@ def import_command(
     if json_out:
         payload: dict[str, Any] = {"model": mapping}
         if explain:
-            payload["steps"] = [
-                {"quantity": s.quantity, "value": s.value, "formula": s.formula} for s in imported.steps
-            ]
+            payload["steps"] = steps_json(imported.steps)
         print_json(payload)
         return
     if explain:
-        table = Table(box=None, header_style="bold", pad_edge=False)
-        table.add_column("quantity")
-        table.add_column("value", justify="right")
-        table.add_column("from the source")
-        for step in imported.steps:
-            table.add_row(step.quantity, f"{step.value:,.6g}", step.formula)
-        console.print(table)
+        console.print(steps_table(imported.steps, "from the source"))
     if output is None and not explain:
         console.print(dumps_model(mapping, "toml"), markup=False)
     elif output is not None:

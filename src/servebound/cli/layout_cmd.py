@@ -6,7 +6,6 @@ from dataclasses import asdict, dataclass
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from servebound.api import load_model
 from servebound.cli.common import (
@@ -23,7 +22,7 @@ from servebound.cli.common import (
     with_flags,
     with_workload_flags,
 )
-from servebound.cli.output import console, print_json, render_assumptions
+from servebound.cli.output import console, new_table, print_json, render_assumptions, steps_table
 from servebound.core.layout import LayoutResult
 from servebound.core.units import GB
 from servebound.errors import InputError
@@ -43,6 +42,11 @@ def _ms(seconds: float | None) -> str:
     return "n/a" if seconds is None else f"{seconds * 1e3:,.3f} ms"
 
 
+def _plan_value(value: float) -> str:
+    """A plan step's value: whole numbers (systems, devices, sessions) with no decimals."""
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.4g}"
+
+
 def render_link(resolved: ResolvedSystem) -> None:
     system = resolved.system
     link = system.interconnect
@@ -60,8 +64,7 @@ def render_link(resolved: ResolvedSystem) -> None:
 
 
 def render_layout_rows(results: list[LayoutResult], limit: int | None = None) -> None:
-    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
-    for column in (
+    table = new_table(
         "layout",
         "verdict",
         "b*",
@@ -73,8 +76,8 @@ def render_layout_rows(results: list[LayoutResult], limit: int | None = None) ->
         "KV/dev",
         "free/dev",
         "comm/step",
-    ):
-        table.add_column(column, justify="left" if column in ("layout", "verdict", "bound by") else "right")
+        left=("layout", "verdict", "bound by"),
+    )
     for r in results[:limit]:
         t = r.times
         table.add_row(
@@ -187,14 +190,7 @@ def plan_command(
         f"{fmt_rate(lay.per_session_tok_per_s)} each ({fmt_rate(lay.aggregate_tok_per_s)} per system)"
     )
     fleet = plan.fleet
-    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
-    table.add_column("step")
-    table.add_column("value", justify="right")
-    table.add_column("how")
-    for step in fleet.steps:
-        value = f"{step.value:,.0f}" if float(step.value).is_integer() else f"{step.value:,.4g}"
-        table.add_row(step.quantity, value, step.formula)
-    console.print(table)
+    console.print(steps_table(fleet.steps, "how", first="step", value=_plan_value))
     per = fleet.devices_per_system
     console.print(
         f"separate pools: {fleet.separate_systems} systems ({fleet.separate_systems * per} devices); "

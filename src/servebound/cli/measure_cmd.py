@@ -7,10 +7,10 @@ from typing import Annotated, Any
 
 import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from servebound.catalog.hardware import CatalogHardware, list_hardware
 from servebound.cli.common import JsonOpt, app, checked_output, console, print_json
+from servebound.cli.output import new_table
 from servebound.core.units import GB, TFLOPS
 from servebound.errors import InputError
 
@@ -106,11 +106,13 @@ def measure_command(
     console.print(
         f"[bold]{hw.name}[/bold] measured in {measurement.elapsed_s:.1f} s ({measurement.preset} preset)"
     )
-    table = Table(box=None, header_style="bold", pad_edge=False)
-    table.add_column("quantity")
-    table.add_column("measured", justify="right")
-    table.add_column(f"catalog spec ({spec.id})" if spec else "catalog spec", justify="right")
-    table.add_column("measured / spec", justify="right")
+    table = new_table(
+        "quantity",
+        "measured",
+        f"catalog spec ({spec.id})" if spec else "catalog spec",
+        "measured / spec",
+        left=("quantity",),
+    )
 
     def row(label: str, measured: float | None, spec_value: float | None, unit: str) -> None:
         ratio = "" if not (measured and spec_value) else f"{measured / spec_value:.0%}"

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 from servebound.api import load_hardware, make_workload
 from servebound.catalog.hardware import list_hardware
@@ -24,6 +23,7 @@ from servebound.cli.common import (
     console,
     print_json,
 )
+from servebound.cli.output import new_table, steps_json, steps_table
 from servebound.core.decode import Verdict, decode
 from servebound.core.units import GB
 from servebound.errors import InputError
@@ -107,13 +107,17 @@ def models_list(
     if json_out:
         print_json({"models": [model_row_json(m) for m in rows]})
         return
-    table = Table(box=None, header_style="bold", pad_edge=False)
-    for column in ("id", "family", "format", "total", "active", "resident GB", "vs card"):
-        table.add_column(
-            column,
-            no_wrap=column == "id",
-            justify="left" if column in ("id", "family", "format") else "right",
-        )
+    table = new_table(
+        "id",
+        "family",
+        "format",
+        "total",
+        "active",
+        "resident GB",
+        "vs card",
+        left=("id", "family", "format"),
+        no_wrap=("id",),
+    )
     for m in rows:
         total, _ = m.published_difference()
         table.add_row(
@@ -142,9 +146,7 @@ def models_show(
     data = model_row_json(m)
     if json_out:
         if explain:
-            data["steps"] = [
-                {"quantity": s.quantity, "value": s.value, "formula": s.formula} for s in m.imported.steps
-            ]
+            data["steps"] = steps_json(m.imported.steps)
         print_json(data)
         return
     console.print(f"[bold]{m.name}[/bold] ({m.id}), family {m.family}")
@@ -152,10 +154,7 @@ def models_show(
     console.print(
         f"source: {src['repository']} config.json, revision {src['revision'] or 'n/a'} ({src['verification']})"
     )
-    table = Table(box=None, header_style="bold", pad_edge=False)
-    table.add_column("quantity")
-    table.add_column("servebound", justify="right")
-    table.add_column("model card", justify="right")
+    table = new_table("quantity", "servebound", "model card", right=("servebound", "model card"))
     pub_total, pub_active = data["published_total_params"], data["published_active_params"]
     table.add_row(
         "total params",
@@ -176,13 +175,7 @@ def models_show(
     if data["published_source"]:
         console.print(f"model card: {data['published_source']}")
     if explain:
-        steps = Table(box=None, header_style="bold", pad_edge=False)
-        steps.add_column("quantity")
-        steps.add_column("value", justify="right")
-        steps.add_column("from config.json")
-        for s in m.imported.steps:
-            steps.add_row(s.quantity, f"{s.value:,.6g}", s.formula)
-        console.print(steps)
+        console.print(steps_table(m.imported.steps, "from config.json"))
 
 
 def _render_rank(
@@ -190,16 +183,12 @@ def _render_rank(
 ) -> None:
     """The rank as a table: models on one machine (``by_model``) or machines for one model, with the
     footnotes its marks need and the workload it assumed."""
-    table = Table(box=None, header_style="bold", pad_edge=False)
     first = "model" if by_model else "hardware"
     columns = [first, "verdict"]
     if by_model:
         columns.append("W_resident")
     columns += ["single", "b*", "useful aggregate", f"TTFT @{prompt:,}", "per 1k USD"]
-    for column in columns:
-        table.add_column(
-            column, no_wrap=column == first, justify="left" if column in (first, "verdict") else "right"
-        )
+    table = new_table(*columns, left=(first, "verdict"), no_wrap=(first,))
     shown = rows[:limit]
     for r in shown:
         d = r.decode

@@ -1,18 +1,24 @@
 """The command line's output plumbing: the console (every string made visible), strict JSON on stdout,
-the assumptions block, and the check of an --output path."""
+the one table style, shown arithmetic (steps), the assumptions block, and the check of an --output path."""
 
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
 from servebound.errors import InputError
 from servebound.strict_json import clean_json
 from servebound.terminal import visible
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from servebound.core.steps import Step
 
 
 class SafeConsole(Console):
@@ -53,6 +59,45 @@ def print_json(obj: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(clean_json(obj), indent=2, allow_nan=False) + "\n")
 
 
+def new_table(
+    *columns: str,
+    right: Collection[str] = (),
+    left: Collection[str] | None = None,
+    no_wrap: Collection[str] = (),
+) -> Table:
+    """The command line's one table style (bold headers, no box, no edge padding): ``columns`` in order,
+    right-justified where named in ``right`` (or, with ``left`` given, where not named in it), those in
+    ``no_wrap`` never wrapped. (rich's Table is imported here, when a human report draws one: --json
+    never does.)"""
+    from rich.table import Table
+
+    drawn = Table(box=None, header_style="bold", pad_edge=False)
+    for column in columns:
+        at_right = column not in left if left is not None else column in right
+        drawn.add_column(column, justify="right" if at_right else "left", no_wrap=column in no_wrap)
+    return drawn
+
+
+def _six_digits(value: float) -> str:
+    return f"{value:,.6g}"
+
+
+def steps_table(
+    steps: Iterable[Step], how: str, *, first: str = "quantity", value: Callable[[float], str] = _six_digits
+) -> Table:
+    """Shown arithmetic as a table: each step's quantity, its value (``value`` formats it) and how it
+    was computed (the ``how`` column's header names where from)."""
+    drawn = new_table(first, "value", how, right=("value",))
+    for step in steps:
+        drawn.add_row(step.quantity, value(step.value), step.formula)
+    return drawn
+
+
+def steps_json(steps: Iterable[Step]) -> list[dict[str, Any]]:
+    """Shown arithmetic in --json: each step's quantity, value and formula."""
+    return [{"quantity": s.quantity, "value": s.value, "formula": s.formula} for s in steps]
+
+
 def render_assumptions(assumptions: dict[str, Any]) -> None:
     """The assumptions block: every input that moves the result, one per line."""
     console.print("[bold]assumptions[/bold]")
@@ -62,4 +107,13 @@ def render_assumptions(assumptions: dict[str, Any]) -> None:
         console.print(f"  {key}: {value}")
 
 
-__all__ = ["SafeConsole", "checked_output", "console", "print_json", "render_assumptions"]
+__all__ = [
+    "SafeConsole",
+    "checked_output",
+    "console",
+    "new_table",
+    "print_json",
+    "render_assumptions",
+    "steps_json",
+    "steps_table",
+]

@@ -5,11 +5,10 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 from servebound.api import load_hardware, load_model
 from servebound.cli.common import HardwareOpt, JsonOpt, ModelOpt, WorkloadFlags, app, with_workload_flags
-from servebound.cli.output import console, print_json, render_assumptions
+from servebound.cli.output import console, new_table, print_json, render_assumptions
 from servebound.core.hardware import ARITHMETIC_MODES
 from servebound.core.layout import per_device_bytes, prefill_communication
 from servebound.core.model import ModelAdapter
@@ -212,10 +211,7 @@ def render_prefill(r: PrefillResult) -> None:
         f"[bold]{r.model.name}[/bold] on [bold]{r.hardware.name}[/bold], prompt {r.prompt_tokens:,} tokens, "
         f"batch {r.batch:,}, chunk {r.chunk_tokens:,}{policy}: {PREFILL_VERDICT_TEXT[r.verdict.value]}"
     )
-    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
-    table.add_column("quantity")
-    table.add_column("value", justify="right")
-    table.add_column("how")
+    table = new_table("quantity", "value", "how", right=("value",))
     table.add_row(
         "bytes per prompt token", f"{r.bytes_per_token:,.1f} B", "Q_pf / (b L): sweep + reread + KV write"
     )
