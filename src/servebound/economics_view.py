@@ -5,7 +5,7 @@ API and the /economics page (one view, so the three never drift). The numbers co
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from servebound.core import economics as econ
@@ -31,15 +31,8 @@ class Shown:
     note: str | None = None
 
     def json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "formula": self.formula,
-            "substituted": self.substituted,
-            "value": self.value,
-            "unit": self.unit,
-            "inputs": self.inputs,
-            "note": self.note,
-        }
+        """Every field, under its own name (the --json and /api/economics keys)."""
+        return asdict(self)
 
 
 def _g(x: float) -> str:
