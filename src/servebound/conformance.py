@@ -21,6 +21,7 @@ from servebound.calc_inputs import hardware_json, kv_json, model_json, workload_
 from servebound.core.decode import DecodeResult, decode
 from servebound.core.decode_range import decode_context_range
 from servebound.core.experts import ExpertTraffic
+from servebound.core.fields import documented_json
 from servebound.core.hardware import Hardware
 from servebound.core.kv import KVShape
 from servebound.core.model import Experts, ModelAdapter, PrefillShape, Weights
@@ -46,76 +47,22 @@ _REMEDY_KEYS = (
 
 
 def decode_expected(r: DecodeResult) -> dict[str, Any]:
-    f = r.forced
-    return {
-        "verdict": r.verdict.value,
-        "resident_bytes": r.resident_bytes,
-        "resident_margin_bytes": r.resident_margin_bytes,
-        "kv_alloc_bytes": r.kv_alloc_bytes,
-        "kv_read_bytes": r.kv_read_bytes,
-        "weight_active_bytes": r.weight_active_bytes,
-        "batch_mem": r.batch_mem,
-        "batch_mem_capped": r.batch_mem_capped,
-        "batch_rate": r.batch_rate,
-        "batch_floor": r.batch_floor,
-        "batch_star": r.batch_star,
-        "batch_limited_by": r.batch_limited_by.value if r.batch_limited_by else None,
-        "single_session_tok_s": r.single_session_tok_per_s,
-        "aggregate_tok_s": r.aggregate_tok_per_s,
-        "per_session_tok_s": r.per_session_tok_per_s,
-        "bytes_per_token_at_star": r.bytes_per_token_at_star,
-        "memory_power_tok_s": r.memory_power_tok_per_s,
-        "large_memory_limit_tok_s": r.large_memory_limit_tok_per_s,
-        "balance_batch": r.balance_batch,
-        "bound_by": r.bound_by.value if r.bound_by else None,
-        "step_time_s": r.step_time_s,
-        "compute_tok_s_at_star": r.compute_tok_per_s_at_star,
-        "memory_tok_s_at_star": r.memory_tok_per_s_at_star,
-        "decode_flops_per_token": r.decode_flops_per_token,
-        "forced": None
-        if f is None
-        else {
-            "batch": f.batch,
-            "aggregate_tok_s": f.aggregate_tok_per_s,
-            "per_session_tok_s": f.per_session_tok_per_s,
-            "clears_floor": f.clears_floor,
-            "fits_memory": f.fits_memory,
-        },
-        "remedies": {k: getattr(r.remedies, k) for k in _REMEDY_KEYS if getattr(r.remedies, k) is not None},
-    }
+    """The documented decode fields under their JSON names (as ``decode --json`` writes them), and the
+    remedies a failed gate has."""
+    remedies = {k: getattr(r.remedies, k) for k in _REMEDY_KEYS if getattr(r.remedies, k) is not None}
+    return {**documented_json(r), "remedies": remedies}
+
+
+#: Documented prefill fields the browser port does not compute: the split of the time, and the budget
+#: (an input) it was judged against.
+_PREFILL_NOT_PORTED = ("linear_time_s", "attention_time_s", "ttft_budget_s")
 
 
 def prefill_expected(r: PrefillResult) -> dict[str, Any]:
-    return {
-        "verdict": r.verdict.value,
-        "prompt_tokens": r.prompt_tokens,
-        "batch": r.batch,
-        "chunk": r.chunk_tokens,
-        "chunks": r.chunks,
-        "chunk_mode": r.chunk_mode.value,
-        "batch_mode": r.batch_mode.value,
-        "batch_mem": r.batch_mem,
-        "batch_mem_capped": r.batch_mem_capped,
-        "resident_margin_bytes": r.resident_margin_bytes,
-        "kv_alloc_bytes": r.kv_alloc_bytes,
-        "memory_tok_s": r.memory_tok_per_s,
-        "compute_tok_s": r.compute_tok_per_s,
-        "tok_s": r.tok_per_s,
-        "time_s": r.time_s,
-        "memory_time_s": r.memory_time_s,
-        "compute_time_s": r.compute_time_s,
-        "bound_by": r.bound_by.value,
-        "traffic_bytes": r.traffic_bytes,
-        "weight_sweep_bytes": r.weight_sweep_bytes,
-        "kv_reread_bytes": r.kv_reread_bytes,
-        "kv_write_bytes": r.kv_write_bytes,
-        "linear_flops": r.linear_flops,
-        "attention_flops": r.attention_flops,
-        "bytes_per_token": r.bytes_per_token,
-        "flops_per_token": r.flops_per_token,
-        "crossover_tokens": r.crossover_tokens,
-        "ttft_ok": r.ttft_ok,
-    }
+    """The documented prefill fields the port computes (as ``prefill --json`` writes them), and whether
+    b_mem was capped."""
+    out = {k: v for k, v in documented_json(r).items() if k not in _PREFILL_NOT_PORTED}
+    return {**out, "batch_mem_capped": r.batch_mem_capped}
 
 
 def context_range_expected(hw: Hardware, model: ModelAdapter, w: Workload) -> tuple[Workload, dict[str, Any]]:
