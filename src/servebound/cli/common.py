@@ -11,7 +11,7 @@ import functools
 import inspect
 from collections.abc import Callable
 from dataclasses import MISSING, dataclass, fields
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeVar, get_type_hints
 
 import typer
 from typer.core import TyperOption
@@ -90,27 +90,42 @@ DEFAULT_FLOOR = DEFAULT_FLOOR_TOK_PER_S
 
 
 @dataclass(frozen=True)
-class WorkloadFlags:
-    """The workload flags every ceiling command takes (``--overhead-gb`` .. ``--kv-precision``): one
-    declaration, added to a command by ``with_workload_flags``."""
+class ContextFlags:
+    """The memory and floor flags (``--overhead-gb`` .. ``--floor``): the whole workload of ``rank``, and
+    the start of ``WorkloadFlags``."""
 
     overhead_gb: OverheadOpt = DEFAULT_OVERHEAD_GB
     alloc_context: AllocOpt = DEFAULT_ALLOC
     read_context: ReadOpt = DEFAULT_READ
     floor: FloorOpt = DEFAULT_FLOOR
-    expert_traffic: ExpertOpt = ExpertTraffic.EXPECTED
-    kv_precision: KVPrecisionOpt = None
 
-    def workload(self, *, draft: str | None = None, **extra: Any) -> Workload:
-        """These flags (and a command's own, e.g. ``batch``; ``draft`` a model file or catalog id, loaded
-        at ``--kv-precision``) as a validated Workload."""
-        from servebound.api import load_model, make_workload
+    def workload(self, **extra: Any) -> Workload:
+        """These flags (and a command's own, e.g. ``batch``) as a validated Workload."""
+        from servebound.api import make_workload
 
         return make_workload(
             overhead_gb=self.overhead_gb,
             alloc_context=self.alloc_context,
             read_context=self.read_context,
             floor_tok_s=self.floor,
+            **extra,
+        )
+
+
+@dataclass(frozen=True)
+class WorkloadFlags(ContextFlags):
+    """The workload flags every ceiling command takes (``--overhead-gb`` .. ``--kv-precision``): one
+    declaration, added to a command by ``with_workload_flags``."""
+
+    expert_traffic: ExpertOpt = ExpertTraffic.EXPECTED
+    kv_precision: KVPrecisionOpt = None
+
+    def workload(self, *, draft: str | None = None, **extra: Any) -> Workload:
+        """These flags (and a command's own, e.g. ``batch``; ``draft`` a model file or catalog id, loaded
+        at ``--kv-precision``) as a validated Workload."""
+        from servebound.api import load_model
+
+        return super().workload(
             expert_traffic=self.expert_traffic,
             draft=load_model(draft, kv_precision=self.kv_precision) if draft else None,
             **extra,
@@ -128,7 +143,7 @@ def with_flags(record: type, param: str) -> Callable[[_Command], _Command]:
 
     def decorate(command: _Command) -> _Command:
         signature = inspect.signature(command, eval_str=True)
-        hints = inspect.get_annotations(record, eval_str=True)
+        hints = get_type_hints(record, include_extras=True)  # a base record's fields too
         names = [f.name for f in fields(record)]
         shared = [
             inspect.Parameter(

@@ -9,20 +9,7 @@ import typer
 from servebound.api import load_hardware, make_workload
 from servebound.catalog.hardware import list_hardware
 from servebound.catalog.models import CatalogModel, catalog_profile, get_model, list_models
-from servebound.cli.common import (
-    DEFAULT_ALLOC,
-    DEFAULT_FLOOR,
-    DEFAULT_OVERHEAD_GB,
-    DEFAULT_READ,
-    AllocOpt,
-    FloorOpt,
-    JsonOpt,
-    OverheadOpt,
-    ReadOpt,
-    app,
-    console,
-    print_json,
-)
+from servebound.cli.common import ContextFlags, JsonOpt, app, console, print_json, with_flags
 from servebound.cli.output import new_table, steps_json, steps_table
 from servebound.core.decode import Verdict, decode
 from servebound.core.units import GB
@@ -233,7 +220,11 @@ def _render_rank(
     )
 
 
+_DEFAULT_CONTEXT = ContextFlags()
+
+
 @app.command("rank")
+@with_flags(ContextFlags, "flags")
 def rank_command(
     hardware: Annotated[
         str | None, typer.Option("--hardware", "-H", help="Rank catalog models on this hardware.")
@@ -264,10 +255,7 @@ def rank_command(
         bool, typer.Option("--all-formats", help="With --hardware: every weight format.")
     ] = False,
     limit: Annotated[int, typer.Option("--limit", help="Rows to print, at least 1 (JSON prints all).")] = 30,
-    overhead_gb: OverheadOpt = DEFAULT_OVERHEAD_GB,
-    alloc_context: AllocOpt = DEFAULT_ALLOC,
-    read_context: ReadOpt = DEFAULT_READ,
-    floor: FloorOpt = DEFAULT_FLOOR,
+    flags: ContextFlags = _DEFAULT_CONTEXT,
     json_out: JsonOpt = False,
 ) -> None:
     """Which models a machine serves (largest first), or which machines serve a model best."""
@@ -288,9 +276,7 @@ def rank_command(
         raise InputError("sort", f"unknown order {order!r}; use one of {', '.join(RANK_SORTS)}")
     if order == "per-dollar" and hardware is not None:
         raise InputError("sort", "per-dollar applies to --model (machines have prices, models do not)")
-    workload = make_workload(
-        overhead_gb=overhead_gb, alloc_context=alloc_context, read_context=read_context, floor_tok_s=floor
-    )
+    workload = flags.workload()
     if prompt > workload.alloc_context_tokens:
         raise InputError(
             "prompt",
