@@ -36,9 +36,9 @@ _OPTION_TYPE = TyperOption.display_type_rich
 TyperOption.display_type_rich = _flag_shows_no_type  # type: ignore[method-assign]
 
 
-HardwareOpt = Annotated[
-    str, typer.Option("--hardware", "-H", help="Hardware file (TOML/JSON), catalog id or NxID.")
-]
+#: --hardware's help, where a command requires it (HardwareOpt) and where it is one choice of several.
+HARDWARE_HELP = "Hardware file (TOML/JSON), catalog id or NxID."
+HardwareOpt = Annotated[str, typer.Option("--hardware", "-H", help=HARDWARE_HELP)]
 ModelOpt = Annotated[
     str,
     typer.Option(
@@ -181,6 +181,7 @@ __all__ = [
     "DEFAULT_FLOOR",
     "DEFAULT_OVERHEAD_GB",
     "DEFAULT_READ",
+    "HARDWARE_HELP",
     "AllocOpt",
     "ExpertOpt",
     "FloorOpt",

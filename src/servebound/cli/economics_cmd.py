@@ -11,6 +11,7 @@ from servebound.api import load_hardware, load_model, make_workload
 from servebound.cli.common import (
     DEFAULT_ALLOC,
     DEFAULT_READ,
+    HARDWARE_HELP,
     AllocOpt,
     JsonOpt,
     ReadOpt,
@@ -38,9 +39,7 @@ economics_app = typer.Typer(
 )
 app.add_typer(economics_app, name="economics")
 
-HardwareOptional = Annotated[
-    str | None, typer.Option("--hardware", "-H", help="Hardware file (TOML/JSON), catalog id or NxID.")
-]
+HardwareOptional = Annotated[str | None, typer.Option("--hardware", "-H", help=HARDWARE_HELP)]
 BandwidthOpt = Annotated[
     float | None, typer.Option("--bandwidth-gb-per-s", help="R in GB/s (instead of --hardware).")
 ]
