@@ -9,7 +9,7 @@ import typer
 
 from servebound.api import decode, load_hardware, load_model
 from servebound.cli.common import HardwareOpt, JsonOpt, ModelOpt, WorkloadFlags, app, with_flags
-from servebound.cli.output import console, print_json, render_assumptions
+from servebound.cli.output import console, new_table, print_json, render_assumptions
 from servebound.core.decode import DecodeResult
 from servebound.core.model import ModelAdapter
 from servebound.core.units import GB
@@ -191,15 +191,10 @@ def decode_layout(hardware: str, mdl: ModelAdapter, workload: Workload, layout: 
 
 def render_decode(result: DecodeResult) -> None:
     """The human report: the gates, the ceilings, the notes, the assumptions."""
-    from rich.table import Table  # here, not at import: --json never draws a table (start-up time)
-
     r = result
     hw = r.hardware
     console.print(f"[bold]{r.model.name}[/bold] on [bold]{hw.name}[/bold]: {VERDICT_TEXT[r.verdict.value]}")
-    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
-    table.add_column("quantity")
-    table.add_column("value", justify="right")
-    table.add_column("how")
+    table = new_table("quantity", "value", "how", right=("value",))
     table.add_row("capacity C", fmt_gb(hw.memory_bytes), hw.provenance)
     table.add_row("bandwidth R", f"{hw.bandwidth_bytes_per_s / GB:,.1f} GB/s", hw.provenance)
     table.add_row("W_resident", fmt_gb(r.resident_bytes), "weights held in memory")
