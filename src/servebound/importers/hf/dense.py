@@ -8,9 +8,11 @@ place their two after attention and MLP), and which projections take ``attention
 
 from __future__ import annotations
 
+from typing import Any
+
 from servebound.errors import InputError
-from servebound.importers.hf.blocks import Block, dense_mlp, gqa_attention
-from servebound.importers.hf.config import Arch, Cfg, decoder_shape, layer_types_of, make_arch
+from servebound.importers.hf.blocks import Block, dense_mlp
+from servebound.importers.hf.config import Arch, Cfg, decoder_shape, full_attention, layer_types_of, make_arch
 
 #: Families whose output projection takes ``attention_bias`` too (Qwen2 and GLM-4 bias q, k, v only).
 O_BIAS_FAMILIES = frozenset({"llama", "granite", "olmo", "olmo2", "olmo3", "mistral", "smollm3"})
@@ -21,7 +23,7 @@ NORMS_PER_LAYER = {"gemma": 4, "gemma2": 4, "gemma3_text": 4, "glm4": 4, "olmo":
 
 
 def dense_decoder(c: Cfg, model_type: str) -> Arch:
-    hidden, layers, heads, kv, head_dim = decoder_shape(c)
+    hidden, layers, *_ = decoder_shape(c)  # its notes (KV heads, head_dim) lead the audit
     width = c.integer("intermediate_size")
     gemma = model_type in {"gemma", "gemma2", "gemma3_text"}
     tied = c.flag("tie_word_embeddings", gemma)
@@ -45,7 +47,7 @@ def dense_decoder(c: Cfg, model_type: str) -> Arch:
     if "sliding_attention" in kinds and window is None:
         raise InputError(c.name("sliding_window"), "missing, but some layers are sliding-window layers")
     bias = c.flag("attention_bias", False)
-    attention_args: dict[str, object] = {
+    attention_args: dict[str, Any] = {
         "q_bias": bias or model_type == "qwen2",
         "kv_bias": bias or model_type == "qwen2",
         "o_bias": bias and model_type in O_BIAS_FAMILIES,
@@ -56,15 +58,8 @@ def dense_decoder(c: Cfg, model_type: str) -> Arch:
     mlp_bias = c.flag("mlp_bias", False)
     out: list[list[Block]] = []
     for kind in kinds:
-        sliding = kind == "sliding_attention"
-        attention = gqa_attention(
-            hidden=hidden,
-            q_heads=heads,
-            kv_heads=kv,
-            head_dim=head_dim,
-            window=window if sliding else None,
-            label="sliding attention" if sliding else "full attention",
-            **attention_args,  # type: ignore[arg-type]
+        attention = full_attention(
+            c, hidden, window=window if kind == "sliding_attention" else None, **attention_args
         )
         out.append([attention, dense_mlp(hidden=hidden, width=width, gated=True, label="MLP", bias=mlp_bias)])
     return make_arch(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from servebound.errors import InputError
 from servebound.importers.hf import config
-from servebound.importers.hf.blocks import Block, Count, dense_mlp, gqa_attention, moe_block
+from servebound.importers.hf.blocks import Block, Count, dense_mlp, moe_block
 from servebound.importers.hf.config import Arch, Cfg, decoder_shape, layer_types_of, make_arch
 
 #: Config keys of the routed expert count and expert width where a family does not use num_experts and
@@ -19,7 +19,7 @@ EXPERT_KEYS = {
 
 
 def gqa_moe(c: Cfg, model_type: str) -> Arch:
-    hidden, layers, heads, kv, head_dim = decoder_shape(c)
+    hidden, layers, heads, *_ = decoder_shape(c)  # its notes (KV heads, head_dim) lead the audit
     window = c.opt_integer("sliding_window")
     kinds = layer_types_of(c, layers, {"full_attention", "sliding_attention"})
     if kinds is None:
@@ -73,12 +73,11 @@ def gqa_moe(c: Cfg, model_type: str) -> Arch:
     out: list[list[Block]] = []
     for kind, mlp_kind, q_heads in zip(kinds, mlp_kinds, per_layer_heads, strict=True):
         sliding = kind == "sliding_attention"
-        attention = gqa_attention(
-            hidden=hidden,
-            q_heads=q_heads,
-            kv_heads=kv,
-            head_dim=head_dim,
+        attention = config.full_attention(
+            c,
+            hidden,
             window=window if sliding else None,
+            q_heads=q_heads,
             label=("sliding attention" if sliding else "full attention") + f" ({q_heads} q heads)",
             q_bias=bias or model_type == "qwen2_moe",
             kv_bias=bias or model_type == "qwen2_moe",
@@ -123,7 +122,7 @@ def mtp_like(layer: list[Block], hidden: int, modules: int) -> list[Block]:
 
 
 def llama4_text(c: Cfg, model_type: str) -> Arch:
-    hidden, layers, heads, kv, head_dim = decoder_shape(c)
+    hidden, layers, *_ = decoder_shape(c)  # its notes (KV heads, head_dim) lead the audit
     chunk = c.integer("attention_chunk_size")
     step = c.integer("interleave_moe_layer_step", 1)
     if c.has("no_rope_layers"):
@@ -138,11 +137,9 @@ def llama4_text(c: Cfg, model_type: str) -> Arch:
     moe_layers = set(range(step - 1, layers, step))
     out: list[list[Block]] = []
     for i in range(layers):
-        attention = gqa_attention(
-            hidden=hidden,
-            q_heads=heads,
-            kv_heads=kv,
-            head_dim=head_dim,
+        attention = config.full_attention(
+            c,
+            hidden,
             window=chunk if rope[i] else None,
             label="chunked attention" if rope[i] else "global NoPE attention",
         )
