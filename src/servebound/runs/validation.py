@@ -15,7 +15,7 @@ Models: a catalog profile id naming the file that was run (Llama 2 7B's llama.cp
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -51,19 +51,16 @@ class ReportedRun:
 @dataclass(frozen=True)
 class EfficiencyStats:
     """The efficiency distribution of a group of runs: count, how many at or below 1, and quantiles
-    (linear interpolation between order statistics, numpy's default)."""
+    (linear interpolation between order statistics, numpy's default). Its fields are its JSON form."""
 
     count: int
     at_or_below: int
+    at_or_below_rate: float
     min: float
     p25: float
     median: float
     p75: float
     max: float
-
-    @property
-    def at_or_below_rate(self) -> float:
-        return self.at_or_below / self.count
 
 
 @dataclass(frozen=True)
@@ -203,9 +200,11 @@ def efficiency_stats(efficiencies: Sequence[float]) -> EfficiencyStats:
         raise InputError("runs", "no runs to summarise")
     values = np.asarray(efficiencies, dtype=np.float64)
     p25, median, p75 = (float(q) for q in np.quantile(values, QUANTILES))
+    at_or_below = int(np.sum(values <= 1.0 + 1e-6))
     return EfficiencyStats(
         count=len(values),
-        at_or_below=int(np.sum(values <= 1.0 + 1e-6)),
+        at_or_below=at_or_below,
+        at_or_below_rate=at_or_below / len(values),
         min=float(values.min()),
         p25=p25,
         median=median,
@@ -250,16 +249,7 @@ def reported_runs_for(
 
 
 def stats_json(stats: EfficiencyStats) -> dict[str, Any]:
-    return {
-        "count": stats.count,
-        "at_or_below": stats.at_or_below,
-        "at_or_below_rate": stats.at_or_below_rate,
-        "min": stats.min,
-        "p25": stats.p25,
-        "median": stats.median,
-        "p75": stats.p75,
-        "max": stats.max,
-    }
+    return asdict(stats)
 
 
 def reported_run_json(run: ReportedRun) -> dict[str, Any]:
