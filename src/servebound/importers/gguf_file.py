@@ -97,8 +97,7 @@ def _linear_type_and_mode(header: GGUFHeader, entries: list[TensorEntry], field:
         if swept and entry.layer is not None and len(tensor.shape) >= 2:
             by_type[tensor.ggml_type] += tensor.size_bytes
     if not by_type:
-        for tensor in header.tensors:
-            by_type[tensor.ggml_type] += tensor.size_bytes
+        by_type = header.bytes_by_type
     if not by_type:
         return "none", "bf16"
     dominant = by_type.most_common(1)[0][0]
@@ -214,13 +213,6 @@ class _Derived:
     linear_type: str
 
     @property
-    def bytes_by_type(self) -> Counter[str]:
-        by_type: Counter[str] = Counter()
-        for tensor in self.header.tensors:
-            by_type[tensor.ggml_type] += tensor.size_bytes
-        return by_type
-
-    @property
     def bits_per_weight(self) -> float:
         elements = self.form.total_elements
         return 8.0 * self.header.tensor_bytes / elements if elements else math.nan
@@ -322,7 +314,7 @@ def _facts(
         "expert_used_count": layers.per_token,
         "tied_embedding": d.form.tied,
         "tensor_count": len(header.tensors),
-        "bytes_by_type": dict(d.bytes_by_type.most_common()),
+        "bytes_by_type": dict(d.header.bytes_by_type.most_common()),
         "dominant_type": dominant,
         "linear_dominant_type": d.linear_type,
         "bits_per_weight": d.bits_per_weight,
@@ -345,7 +337,7 @@ def _imported(
 ) -> ImportedModel:
     """The adapter with its audit trail."""
     file = Path(path)
-    by_type = d.bytes_by_type
+    by_type = d.header.bytes_by_type
     dominant = by_type.most_common(1)[0][0] if by_type else "none"
     name = d.header.metadata.get("general.name")
     adapter = ModelAdapter(

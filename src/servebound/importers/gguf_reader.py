@@ -93,6 +93,14 @@ class GGUFHeader:
         return sum(t.size_bytes for t in self.tensors)
 
     @property
+    def bytes_by_type(self) -> Counter[str]:
+        """Tensor bytes per ggml type."""
+        by_type: Counter[str] = Counter()
+        for tensor in self.tensors:
+            by_type[tensor.ggml_type] += tensor.size_bytes
+        return by_type
+
+    @property
     def data_section_bytes(self) -> int:
         """File size after the aligned header: tensor bytes plus alignment padding."""
         return self.file_bytes - self.data_offset
