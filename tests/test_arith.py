@@ -36,7 +36,7 @@ def test_floats_stay_floats_and_arrays_stay_arrays() -> None:
     assert isinstance(as_values(np.float64(2.5)), float)  # numpy's float64 scalar is a float
     assert as_values([1, 2]).dtype == np.float64
     assert isinstance(maximum(np.asarray([1.0]), 2.0), np.ndarray)
-    assert expm1(1e-20) == 1e-20  # exact for tiny x, as log1p/expm1 are used for
+    assert expm1(1e-20) == 1e-20  # exact for tiny x: why m(n) is written with expm1 and log1p
     assert expm1(np.asarray([1e-20]))[0] == 1e-20
 
 

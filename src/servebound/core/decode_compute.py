@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from servebound.core.arith import Values, as_values
+from servebound.core.arith import Values, as_values, filled
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter, PrefillShape
 from servebound.core.prefill_cost import attention_flops_per_token
@@ -60,7 +60,9 @@ def _step(
     if not rates.available:
         return linear, attention, None
     linear_s = linear / rates.linear_flop_per_s if rates.linear_flop_per_s else 0.0
-    attention_s = attention / rates.attention_flop_per_s if rates.attention_flop_per_s else 0.0 * attention
+    attention_s = (
+        attention / rates.attention_flop_per_s if rates.attention_flop_per_s else filled(attention, 0.0)
+    )
     return linear, attention, linear_s + attention_s
 
 

@@ -41,7 +41,6 @@ from servebound.core.model import ModelAdapter
 from servebound.core.prefill_cost import (
     Evaluation,
     attention_flops_per_token,
-    attention_flops_per_token_scalar,
     compute_per_prompt_token,
     crossover_tokens,
     evaluate_settings,
@@ -388,7 +387,6 @@ __all__ = [
     "PrefillVerdict",
     "RangeLimit",
     "attention_flops_per_token",
-    "attention_flops_per_token_scalar",
     "compute_per_prompt_token",
     "crossover_tokens",
     "prefill",

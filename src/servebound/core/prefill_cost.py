@@ -63,11 +63,6 @@ def attention_flops_per_token(shape: PrefillShape, chunk_tokens: Any, prefix_tok
     )
 
 
-def attention_flops_per_token_scalar(shape: PrefillShape, chunk_tokens: int, prefix_tokens: float) -> float:
-    """:func:`attention_flops_per_token` for one (c, l) as a plain float (its scalar path)."""
-    return attention_flops_per_token(shape, float(chunk_tokens), float(prefix_tokens))
-
-
 def compute_per_prompt_token(shape: PrefillShape, chunk_tokens: ArrayLike, prefix_tokens: ArrayLike) -> Float:
     """a_pf(c, l) = 2 P_lin,active + a_attn(c, l), FLOPs per prompt token (A_extra omitted)."""
     per_token: Float = 2.0 * shape.linear_active_params + attention_flops_per_token(

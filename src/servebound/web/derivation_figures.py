@@ -207,6 +207,7 @@ def read_context_chart(toy: Toy) -> Markup:
 
 
 def _bounds_chart(
+    *,
     chart_id: str,
     title: str,
     x_label: str,
@@ -242,16 +243,16 @@ def reservation_chart(toy: Toy) -> Markup:
     reserved = np.unique(np.rint(np.geomspace(500, 1_000_000, 120)))
     last_fit = math.floor(toy.margin_gb / toy.kv_gb_per_1k * 1000)
     return _bounds_chart(
-        "fig-containers",
-        "Memory-power bound and KV-aware aggregate at the largest fitting batch, against the reservation",
-        "reserved context L_alloc (tokens)",
-        reserved,
-        reservation_sweep(toy, reserved),
-        (
+        chart_id="fig-containers",
+        title="Memory-power bound and KV-aware aggregate at the largest fitting batch, against the reservation",
+        x_label="reserved context L_alloc (tokens)",
+        xs=reserved,
+        sweep=reservation_sweep(toy, reserved),
+        x_marks=(
             Mark(toy.reserved, f"reserved {toy.reserved:,}", "forced"),
             Mark(last_fit, f"one session stops fitting past {last_fit:,}", "bmem"),
         ),
-        "tokens",
+        x_unit="tokens",
         shade_from_x=last_fit,
     )
 
@@ -261,11 +262,11 @@ def model_size_chart(toy: Toy) -> Markup:
     top = toy.capacity_gb - toy.overhead_gb - toy.kv_gb_per_1k * toy.reserved / 1000
     sizes = np.geomspace(1.0, max(top, 1.5), 100)
     return _bounds_chart(
-        "fig-model-size",
-        f"Both bounds against the model's weight size at a {toy.reserved:,}-token reservation",
-        "weights W (GB)",
-        sizes,
-        reservation_sweep(toy, np.asarray(float(toy.reserved)), sizes),
-        (Mark(toy.weights_gb, f"W = {toy.weights_gb:g} GB", "forced"),),
-        "GB",
+        chart_id="fig-model-size",
+        title=f"Both bounds against the model's weight size at a {toy.reserved:,}-token reservation",
+        x_label="weights W (GB)",
+        xs=sizes,
+        sweep=reservation_sweep(toy, np.asarray(float(toy.reserved)), sizes),
+        x_marks=(Mark(toy.weights_gb, f"W = {toy.weights_gb:g} GB", "forced"),),
+        x_unit="GB",
     )
