@@ -242,3 +242,20 @@ def test_cli_range_json_and_text(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["decode", "-H", hw, "-m", model, "--range"]) == 0
     out = capsys.readouterr().out
     assert "context range L_read = 0.." in out and "single session:" in out
+
+
+def test_the_curve_takes_the_rows_runtime_overhead_as_decode_does() -> None:
+    """A workload that leaves O to the hardware row (the CLI's and the API's) gets the row's O at every
+    context of the curve, as decode() does at its ends (a B200 row states 10 % of its memory)."""
+    hw = Hardware(
+        "dc", "dc", memory_bytes=180 * GB, bandwidth_bytes_per_s=8000 * GB, runtime_overhead_bytes=18 * GB
+    )
+    weights = Weights.from_params(bytes_per_param=2.0, total_params=7.6e9, active_params=7.6e9)
+    kv = KVShape(57_344.0)
+    model = ModelAdapter("m", "m", weights, kv, kv, context_limit_tokens=32_768)
+    w = Workload(overhead_from_hardware=True)
+    rng = decode_context_range(hw, model, w)
+    assert rng.at_shortest is not None and rng.curve is not None
+    assert rng.curve.batch_star[0] == rng.at_shortest.batch_star
+    assert rng.curve.aggregate_tok_per_s[0] == rng.at_shortest.aggregate_tok_per_s
+    assert rng.workload.overhead_bytes == 18 * GB

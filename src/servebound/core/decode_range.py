@@ -25,7 +25,6 @@ from servebound.core.arith import np
 from servebound.core.decode import DecodeResult, Verdict, _Traffic, decode
 from servebound.core.decode_compute import decode_compute, seconds_per_session_step_over_contexts
 from servebound.core.hardware import Hardware
-from servebound.core.kv import KVShape
 from servebound.core.model import ModelAdapter
 from servebound.core.search import largest_true
 from servebound.core.workload import MAX_BATCH, RangeLimit, Workload, memory_fit_batch, range_top
@@ -93,22 +92,12 @@ def _at(workload: Workload, read_context: int) -> Workload:
     )
 
 
-def _kv_bytes(shape: KVShape, contexts: Float) -> Float:
-    """K(L) over an array of contexts, the same arithmetic as KVShape.bytes_at."""
-    result: Float = (
-        shape.global_bytes_per_token * contexts
-        + shape.local_bytes_per_token * np.minimum(contexts, float(shape.window_tokens))
-        + shape.state_bytes
-    )
-    return result
-
-
 def decode_context_range(
     hardware: Hardware, model: ModelAdapter, workload: Workload | None = None
 ) -> DecodeContextRange:
     """The decode ceilings over every read context from 0 to the model's context limit (the
     workload's alloc context when the model states none), cut where one session stops fitting."""
-    workload = (workload or Workload()).for_model(model)
+    workload = (workload or Workload()).for_model(model).for_hardware(hardware)
     base = decode(hardware, model, _at(workload, 0))
     if not base.fits:
         return DecodeContextRange(workload, base.verdict, None, None, None, None, None, None, None)
@@ -188,6 +177,7 @@ def context_curve(
     batch), run on every context at once. The compute roof's seconds per session step c(L) come from
     decode_compute's own vectorized form; with speculation, from decode_compute at each sampled context.
     """
+    workload = workload.for_hardware(hardware)  # the row's runtime overhead, as decode() takes it
     contexts = np.asarray(read_contexts, dtype=np.int64)
     lf = contexts.astype(np.float64)
     spec = workload.speculation
@@ -196,12 +186,12 @@ def context_curve(
     floor = workload.floor_tok_per_s
     weights = model.weights
 
-    private = _kv_bytes(model.kv_read, lf)
+    private = model.kv_read.bytes_at(lf)
     alloc = np.maximum(float(workload.alloc_context_tokens), lf)
-    kv_alloc = _kv_bytes(model.kv_alloc, alloc)
+    kv_alloc = model.kv_alloc.bytes_at(alloc)
     if spec is not None:
-        private = private + spec.draft_tokens * _kv_bytes(spec.draft.kv_read, lf)
-        kv_alloc = kv_alloc + _kv_bytes(spec.draft.kv_alloc, alloc)
+        private = private + spec.draft_tokens * spec.draft.kv_read.bytes_at(lf)
+        kv_alloc = kv_alloc + spec.draft.kv_alloc.bytes_at(alloc)
     resident = weights.resident + (spec.draft.weights.resident if spec else 0.0)
     margin = hardware.memory_bytes - resident - workload.overhead_bytes
 
