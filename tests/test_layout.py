@@ -373,3 +373,25 @@ def test_multi_device_reported_runs_sit_at_or_below_their_layout_ceilings() -> N
         pooled = next(w for w in run.check.warnings if w.startswith("layout "))
         pooled_ceiling = float(pooled.rsplit("ceiling ", 1)[1].rstrip(")"))
         assert run.check.ceiling_tok_per_s <= pooled_ceiling * (1 + 1e-3)
+
+
+def test_a_replica_for_prefill_holds_every_devices_runtime_overhead() -> None:
+    """The replica prefill runs on is G pp devices: its capacity and runtime overhead are theirs summed
+    (as the layout charges O per device), its bandwidth and compute one stage group's."""
+    from servebound.parallel import replica_prefill_hardware
+
+    device = Hardware(
+        "gpu",
+        "GPU",
+        memory_bytes=180 * GB,
+        bandwidth_bytes_per_s=8000 * GB,
+        compute_flop_per_s={"bf16": 2.25e15},
+        runtime_overhead_bytes=18 * GB,
+        sources={"runtime_overhead_gb": "10 % of memory"},
+    )
+    replica = replica_prefill_hardware(System(device, 8, Interconnect.ideal_for(8)), Layout(tp=2, pp=2))
+    assert replica.memory_bytes == 4 * 180 * GB
+    assert replica.runtime_overhead_bytes == 4 * 18 * GB
+    assert replica.bandwidth_bytes_per_s == 2 * 8000 * GB
+    assert replica.compute_flop_per_s == {"bf16": 2 * 2.25e15}
+    assert replica.id == f"gpu-replica-{Layout(tp=2, pp=2).label}"

@@ -5,7 +5,7 @@ roof per device, layout and plan results as the contract's JSON. The math is in 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from servebound.core.cost import usd_per_mtok_at_rate
@@ -217,14 +217,14 @@ def replica_prefill_hardware(system: System, layout: Layout) -> Hardware:
     Communication is not charged (an upper bound)."""
     device = system.device
     group = layout.group
-    return Hardware(
+    # The replica's G pp devices hold memory and each its runtime overhead (Hardware.scaled); a prompt's
+    # time sees one stage group at a time.
+    return replace(
+        device.scaled(group * layout.pp),
         id=f"{device.id}-replica-{layout.label}",
         name=f"{device.name} replica ({layout.label})",
-        memory_bytes=device.memory_bytes * group * layout.pp,
         bandwidth_bytes_per_s=device.bandwidth_bytes_per_s * group,
         compute_flop_per_s={k: v * group for k, v in device.compute_flop_per_s.items()},
-        provenance=device.provenance,
-        sources=device.sources,
     )
 
 
