@@ -23,6 +23,7 @@ from servebound.core.arith import np
 from servebound.core.decode import StepCurve, step_curve
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
+from servebound.core.search import largest_true
 from servebound.core.workload import Workload
 
 if TYPE_CHECKING:
@@ -193,13 +194,7 @@ def context_curve(
 
         lo, hi = max(1, int(L.min())), int(L.max())
         if not memory_ahead(lo) and memory_ahead(hi):
-            while hi - lo > 1:
-                mid = (lo + hi) // 2
-                if memory_ahead(mid):
-                    hi = mid
-                else:
-                    lo = mid
-            crossover = hi
+            crossover = largest_true(lambda t: not memory_ahead(t), lo, hi) + 1
     return ContextCurve(
         batch=batch,
         contexts=L,

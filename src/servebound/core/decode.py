@@ -440,14 +440,8 @@ def _balance_batch(traffic: _Traffic, batch_mem: int) -> int | None:
         return None
     if traffic.compute_catches_up(1):
         return 1
-    lo, hi = 1, batch_mem  # not at lo, yes at hi
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if traffic.compute_catches_up(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    # Not at 1, yes at b_mem: one past the largest batch where memory is still ahead.
+    return largest_true(lambda b: not traffic.compute_catches_up(b), 1, batch_mem) + 1
 
 
 def _forced(workload: Workload, traffic: _Traffic, bandwidth: float, batch_mem: int) -> Forced | None:
