@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from servebound.core.decode import DecodeResult, Verdict, decode
+from servebound.core.decode import VERDICT_ORDER, DecodeResult, decode
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.prefill import PrefillResult, prefill
@@ -88,17 +88,9 @@ def _row(
     return RankRow(hw, model, result, wait, price, prompt_tokens)
 
 
-_VERDICT_ORDER = {
-    Verdict.FLOOR_FIT: 0,
-    Verdict.NO_FLOOR: 1,
-    Verdict.NO_SESSION_FIT: 2,
-    Verdict.NO_RESIDENT_FIT: 3,
-}
-
-
 def _order(row: RankRow) -> tuple[int, float, float]:
     return (
-        _VERDICT_ORDER[row.decode.verdict],
+        VERDICT_ORDER[row.decode.verdict],
         -row.useful_tok_per_s,
         -(row.decode.single_session_tok_per_s or 0.0),
     )
@@ -106,11 +98,11 @@ def _order(row: RankRow) -> tuple[int, float, float]:
 
 _SORT_KEYS: dict[str, Callable[[RankRow], tuple[Any, ...]]] = {
     "useful": _order,
-    "size": lambda r: (_VERDICT_ORDER[r.decode.verdict], -r.model.weights.resident, *_order(r)[1:]),
-    "single": lambda r: (_VERDICT_ORDER[r.decode.verdict], -(r.decode.single_session_tok_per_s or 0.0)),
-    "ttft": lambda r: (_VERDICT_ORDER[r.decode.verdict], r.ttft_s is None, r.ttft_s or 0.0),
+    "size": lambda r: (VERDICT_ORDER[r.decode.verdict], -r.model.weights.resident, *_order(r)[1:]),
+    "single": lambda r: (VERDICT_ORDER[r.decode.verdict], -(r.decode.single_session_tok_per_s or 0.0)),
+    "ttft": lambda r: (VERDICT_ORDER[r.decode.verdict], r.ttft_s is None, r.ttft_s or 0.0),
     "per-dollar": lambda r: (
-        _VERDICT_ORDER[r.decode.verdict],
+        VERDICT_ORDER[r.decode.verdict],
         r.tok_per_s_per_kusd is None,
         -(r.tok_per_s_per_kusd or 0.0),
     ),

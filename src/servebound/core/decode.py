@@ -48,6 +48,10 @@ class Verdict(StrEnum):
     NO_RESIDENT_FIT = "no_resident_fit"
 
 
+#: Best first, for sorting results: the gates in the order they are passed (floor_fit first).
+VERDICT_ORDER: dict[Verdict, int] = {verdict: rank for rank, verdict in enumerate(Verdict)}
+
+
 class BatchLimit(StrEnum):
     """What stopped b* from growing: memory (b_mem), the per-session floor, the search cap, or the
     compute roof (past the balance batch the aggregate is flat, so b* is the balance batch)."""

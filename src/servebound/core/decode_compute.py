@@ -225,13 +225,6 @@ def decode_compute(
     )
 
 
-def decode_compute_time_s(
-    hardware: Hardware, model: ModelAdapter, workload: Workload | None, batch: Values
-) -> Values | None:
-    """t_cmp(b) in seconds for an array of batches, or None when compute is unavailable."""
-    return decode_compute(hardware, model, workload).time_s(batch)
-
-
 def compute_statement(compute: DecodeCompute) -> str:
     """One sentence for the assumptions: what the compute roof charged, or why it is omitted."""
     status = compute.status

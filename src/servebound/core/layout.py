@@ -50,7 +50,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from servebound.core.arith import np
-from servebound.core.decode import Verdict
+from servebound.core.decode import VERDICT_ORDER, Verdict
 from servebound.core.experts import distinct_experts
 from servebound.core.model import ModelAdapter
 from servebound.core.search import largest_true
@@ -506,12 +506,7 @@ def prefill_communication(
 def rank_key(result: LayoutResult) -> tuple[float, ...]:
     """Best first: floor fits by aggregate, then the rest by single-session rate, then the non-fits by
     free bytes per device; ties go to fewer devices, then fewer pipeline stages."""
-    order = {
-        LayoutVerdict.FLOOR_FIT: 0,
-        LayoutVerdict.NO_FLOOR: 1,
-        LayoutVerdict.NO_SESSION_FIT: 2,
-        LayoutVerdict.NO_RESIDENT_FIT: 3,
-    }[result.verdict]
+    order = VERDICT_ORDER[result.verdict]
     if result.verdict is LayoutVerdict.FLOOR_FIT:
         value = result.aggregate_tok_per_s or 0.0
     elif result.verdict is LayoutVerdict.NO_FLOOR:
