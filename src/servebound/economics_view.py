@@ -119,7 +119,7 @@ def balance(
     weights = model.weights
     routed = weights.experts
     if routed is not None:
-        saturated = weights.always_on_bytes + routed.routed * weights.expert_bytes
+        saturated = weights.saturated
         approx = f_lin * saturated / (2.0 * shape.linear_active_params * r)
         out.append(
             Shown(

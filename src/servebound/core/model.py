@@ -70,6 +70,12 @@ class Weights:
         return self.embedding_bytes + self.always_on_bytes + routed * self.expert_bytes
 
     @property
+    def saturated(self) -> float:
+        """W_sat = W_batch(inf): always-on plus every routed expert, the most one sweep can fetch."""
+        routed = self.experts.routed if self.experts else 0
+        return self.always_on_bytes + routed * self.expert_bytes
+
+    @property
     def active(self) -> float:
         """W_active = W_batch(1) under minimum traffic: always-on plus k experts."""
         per_token = self.experts.per_token if self.experts else 0

@@ -103,8 +103,7 @@ def sweep_fixed_point(weights: Weights, mode: ExpertTraffic, k: float) -> float:
 
     if weights.experts is None or mode is ExpertTraffic.MINIMUM:
         return k * sweep(1.0)
-    saturated = weights.always_on_bytes + weights.experts.routed * weights.expert_bytes
-    lo, hi = 0.0, k * saturated
+    lo, hi = 0.0, k * weights.saturated
     for _ in range(200):
         mid = (lo + hi) / 2.0
         if mid - k * sweep(mid) < 0.0:
