@@ -167,7 +167,9 @@ def cost_json(report: CostReport) -> dict[str, Any]:
                     "usd_per_mtok_output": float(curve.usd_per_mtok_output[i]),
                 }
             )
-    assumptions = workload_assumptions(r.workload, hardware=r.hardware, model=r.model)
+    assumptions = workload_assumptions(
+        r.workload, hardware=r.hardware, model=r.model, compute=r.decode.compute
+    )
     assumptions.update(r.price.assumptions)
     assumptions["prompt_tokens"] = r.prompt_tokens
     assumptions["input_pricing"] = (

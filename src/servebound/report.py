@@ -6,7 +6,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from servebound.core.decode import BatchLimit, DecodeResult, Verdict
-from servebound.core.decode_compute import ComputeStatus, compute_statement, decode_compute
+from servebound.core.decode_compute import ComputeStatus, DecodeCompute, compute_statement
 from servebound.core.experts import ExpertTraffic
 from servebound.core.fields import documented_json
 from servebound.core.hardware import Hardware
@@ -54,7 +54,9 @@ def hardware_json(hw: Hardware) -> dict[str, Any]:
     }
 
 
-def workload_assumptions(workload: Workload, *, hardware: Hardware, model: ModelAdapter) -> dict[str, Any]:
+def workload_assumptions(
+    workload: Workload, *, hardware: Hardware, model: ModelAdapter, compute: DecodeCompute | None = None
+) -> dict[str, Any]:
     """Every input that moves a decode or prefill result, named as the CLI flags name them."""
     spec = workload.speculation
     moe = model.weights.experts is not None
@@ -75,7 +77,8 @@ def workload_assumptions(workload: Workload, *, hardware: Hardware, model: Model
         "bandwidth_source": hardware.provenance,
         "memory_gb": hardware.memory_bytes / GB,
         "bandwidth_gb_per_s": hardware.bandwidth_bytes_per_s / GB,
-        "decode_compute": compute_statement(decode_compute(hardware, model, workload)),
+        # decode's compute roof, as the result computed it (prefill's views pass none)
+        **({} if compute is None else {"decode_compute": compute_statement(compute)}),
         "memory_only": workload.memory_only,
         "prefix_sharing": "none: private caches per session",
         "max_batch_searched": MAX_BATCH,
@@ -120,7 +123,9 @@ def decode_json(result: DecodeResult) -> dict[str, Any]:
         "decode_compute": _compute_json(result),
         "remedies": remedies,
         "notes": decode_notes(result),
-        "assumptions": workload_assumptions(result.workload, hardware=result.hardware, model=result.model),
+        "assumptions": workload_assumptions(
+            result.workload, hardware=result.hardware, model=result.model, compute=result.compute
+        ),
     }
 
 
@@ -188,7 +193,8 @@ def _gb(value: float) -> str:
 
 def _compute_json(result: DecodeResult) -> dict[str, Any]:
     """The compute roof's inputs: status, modes, rates (TFLOPS), per-step FLOPs and seconds."""
-    compute = result.compute or decode_compute(result.hardware, result.model, result.workload)
+    compute = result.compute
+    assert compute is not None  # decode() always records its compute roof
     rates = compute.rates
     return {
         "status": compute.status.value,
@@ -338,7 +344,6 @@ def prefill_assumptions(result: PrefillResult) -> dict[str, Any]:
     """The shared workload assumptions plus what moves a prefill result."""
     a = result.assumptions
     out = workload_assumptions(result.workload, hardware=result.hardware, model=result.model)
-    out.pop("decode_compute", None)
     out.pop("memory_only", None)
     out.update(
         {

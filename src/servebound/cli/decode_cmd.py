@@ -254,7 +254,7 @@ def render_decode(result: DecodeResult) -> None:
     console.print(table)
     for note in decode_notes(r):
         console.print(f"- {note}")
-    render_assumptions(workload_assumptions(r.workload, hardware=hw, model=r.model))
+    render_assumptions(workload_assumptions(r.workload, hardware=hw, model=r.model, compute=r.compute))
 
 
 def _cache(model: ModelAdapter) -> str:

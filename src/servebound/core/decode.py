@@ -353,7 +353,7 @@ def decode(hardware: Hardware, model: ModelAdapter, workload: Workload | None = 
             kv_read_bytes=traffic.kv_read,
             weight_active_bytes=w_active,
             is_estimate=estimate,
-            compute=compute if compute.flops_per_token is not None else None,
+            compute=compute,
             **fields,
         )
 
