@@ -65,8 +65,10 @@ def cache_folder() -> Path | None:
     return Path(base) / "servebound"
 
 
+@cache
 def package_key() -> str:
-    """A digest of the size and mtime of every file of the package, and of the Python version."""
+    """A digest of the size and mtime of every file of the package, and of the Python version (once per
+    process: a command looks up its hardware and its model, and the package does not change between)."""
     digest = hashlib.sha256(sys.version.encode())
     root = Path(__file__).parent
     for folder, subfolders, files in os.walk(root):
