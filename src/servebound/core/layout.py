@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from servebound.core.arith import np
+from servebound.core.arith import Values, as_values, filled
 from servebound.core.decode import VERDICT_ORDER, Verdict
 from servebound.core.experts import distinct_experts
 from servebound.core.model import ModelAdapter
@@ -58,7 +58,7 @@ from servebound.core.system import Interconnect, Layout, System, layout_problem,
 from servebound.core.workload import MAX_BATCH, Workload, memory_fit_batch
 
 if TYPE_CHECKING:
-    from numpy.typing import ArrayLike, NDArray
+    pass
 
 __all__ = [
     "DEFAULT_ACTIVATION_BYTES",
@@ -285,23 +285,38 @@ class _LayoutModel:
         self.all_to_all_per_session = 2 * (moe_layers / pp) * k / group * d * activation_bytes * a2a_per_byte
         self.hop_per_session = d * activation_bytes / group * hop_per_byte
 
-    def memory_s(self, batch: ArrayLike) -> NDArray[np.float64]:
-        """Seconds the average device spends reading its weights and its sessions' cache in one step."""
-        b = np.asarray(batch, dtype=np.float64)
+    def memory_s(self, batch: Values) -> Values:
+        """Seconds the average device spends reading its weights and its sessions' cache in one step
+        (one micro-batch or an array of them)."""
+        b = as_values(batch)
         weights = self.model.weights
         layout = self.layout
         experts = weights.experts
-        swept = np.full_like(b, weights.always_on_bytes / (layout.tp * layout.pp))
+        swept = filled(b, weights.always_on_bytes / (layout.tp * layout.pp))
         if experts is not None:
             touched = distinct_experts(b, experts.routed, experts.per_token, self.workload.expert_traffic)
             swept = swept + weights.expert_bytes * touched / (layout.group * layout.pp)
-        seconds: NDArray[np.float64] = (
-            swept + b * self.kv_read_per_session
-        ) / self.system.device.bandwidth_bytes_per_s
-        return seconds
+        return (swept + b * self.kv_read_per_session) / self.system.device.bandwidth_bytes_per_s
+
+    @property
+    def margin_bytes(self) -> float:
+        """What one device has left for caches: its memory less its overhead and weight share."""
+        return self.system.device.memory_bytes - self.overhead_bytes - self.weight_bytes
+
+    def per_device(self, batch: int) -> PerDevice:
+        """The average device's bytes with ``batch`` sessions per micro-batch."""
+        kv = batch * self.kv_alloc_per_session
+        return PerDevice(
+            capacity_bytes=self.system.device.memory_bytes,
+            overhead_bytes=self.overhead_bytes,
+            weight_bytes=self.weight_bytes,
+            kv_bytes=kv,
+            free_bytes=self.margin_bytes - kv,
+            kv_bytes_per_session=self.kv_alloc_per_session,
+        )
 
     def times(self, batch: int) -> StepTimes:
-        memory = float(self.memory_s(batch))
+        memory = float(self.memory_s(float(batch)))
         layout = self.layout
         compute = None if self.compute is None else batch * self.compute / (layout.group * layout.pp)
         all_reduce = batch * self.all_reduce_per_session
@@ -355,19 +370,9 @@ def evaluate_layout(
         raise ValueError("parallel layouts do not model speculative decoding; drop the draft")
     lm = _LayoutModel(system, model, workload, layout, compute_s_per_session_step, activation_bytes)
     device = system.device
-    margin = device.memory_bytes - lm.overhead_bytes - lm.weight_bytes
+    margin = lm.margin_bytes
     fetch = system.interconnect.weight_fetch_latency_s(model.weights.resident, device.bandwidth_bytes_per_s)
-
-    def per_device(batch: int) -> PerDevice:
-        kv = batch * lm.kv_alloc_per_session
-        return PerDevice(
-            capacity_bytes=device.memory_bytes,
-            overhead_bytes=lm.overhead_bytes,
-            weight_bytes=lm.weight_bytes,
-            kv_bytes=kv,
-            free_bytes=margin - kv,
-            kv_bytes_per_session=lm.kv_alloc_per_session,
-        )
+    per_device = lm.per_device
 
     base = dict(
         layout=layout,
@@ -443,17 +448,7 @@ def per_device_bytes(
 ) -> PerDevice:
     """The average device's bytes with ``batch`` sessions per micro-batch (pp micro-batches in flight)."""
     workload = system_workload(system, model, workload)
-    lm = _LayoutModel(system, model, workload, layout, None, DEFAULT_ACTIVATION_BYTES)
-    margin = system.device.memory_bytes - lm.overhead_bytes - lm.weight_bytes
-    kv = batch * lm.kv_alloc_per_session
-    return PerDevice(
-        capacity_bytes=system.device.memory_bytes,
-        overhead_bytes=lm.overhead_bytes,
-        weight_bytes=lm.weight_bytes,
-        kv_bytes=kv,
-        free_bytes=margin - kv,
-        kv_bytes_per_session=lm.kv_alloc_per_session,
-    )
+    return _LayoutModel(system, model, workload, layout, None, DEFAULT_ACTIVATION_BYTES).per_device(batch)
 
 
 def times_at(
