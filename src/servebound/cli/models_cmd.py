@@ -22,7 +22,7 @@ from servebound.rank import (
     rank_models,
     rank_row_json,
 )
-from servebound.report import decode_json, fmt_rate, fmt_wait
+from servebound.report import fmt_rate, fmt_wait
 
 models_app = typer.Typer(
     help="The model catalog: audited profiles built from real configs.", no_args_is_help=True
@@ -210,13 +210,11 @@ def _render_rank(
             "† ideal sum of several devices (capacity, bandwidth and compute added, perfect parallelism, "
             f"no interconnect cost): an upper bound no real deployment reaches; {members}"
         )
+    w = rows[0].decode.workload  # the workload as decode resolved it (the first row's overhead)
     console.print(
         f"{len(rows)} rows, {len(shown)} shown, ordered by {order} within each verdict; workload: "
-        + ", ".join(
-            f"{k}={v}"
-            for k, v in decode_json(rows[0].decode)["assumptions"].items()
-            if k in ("overhead_gb", "alloc_context_tokens", "read_context_tokens", "floor_tok_s")
-        )
+        f"overhead_gb={w.overhead_bytes / GB}, alloc_context_tokens={w.alloc_context_tokens}, "
+        f"read_context_tokens={w.read_context_tokens}, floor_tok_s={w.floor_tok_per_s}"
     )
 
 
