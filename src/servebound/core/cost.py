@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from servebound.core.arith import np
-from servebound.core.decode import StepCurve, step_curve
+from servebound.core.decode import StepCurve, private_read_bytes, step_curve
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.search import largest_true
@@ -113,11 +113,7 @@ def cost_curve(
     cost = usd_per_mtok(usd_per_hour, steps.step_time_s, steps.batch * rho)
     bandwidth = hardware.bandwidth_bytes_per_s
     context = workload.read_context_tokens
-    private = model.kv_read.bytes_at(context)
-    spec = workload.speculation
-    if spec is not None:
-        private += spec.draft_tokens * spec.draft.kv_read.bytes_at(context)
-    kv_s = private / (rho * bandwidth)
+    kv_s = private_read_bytes(model, workload.speculation, context) / (rho * bandwidth)
     c = steps.compute.seconds_per_session_step if steps.compute.available else None
     compute_s = None if c is None else c / rho
     floor_s = kv_s if compute_s is None else max(kv_s, compute_s)

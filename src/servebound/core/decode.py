@@ -31,7 +31,7 @@ from servebound.core.model import ModelAdapter
 from servebound.core.rates import BoundBy, bound_by
 from servebound.core.reading import is_estimate
 from servebound.core.search import largest_true
-from servebound.core.workload import MAX_BATCH, Workload, memory_fit_batch
+from servebound.core.workload import MAX_BATCH, Speculation, Workload, memory_fit_batch
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -223,6 +223,16 @@ class DecodeResult:
         return self.verdict in (Verdict.FLOOR_FIT, Verdict.NO_FLOOR)
 
 
+def private_read_bytes(model: ModelAdapter, speculation: Speculation | None, contexts: Values) -> Values:
+    """The cache bytes one session reads per step at read context L (one or an array): K_read(L), plus
+    gamma K_read,draft(L) with a draft. No batch shares them (decode, its context range and the cost
+    floor all read this)."""
+    private = model.kv_read.bytes_at(contexts)
+    if speculation is not None:
+        private = private + speculation.draft_tokens * speculation.draft.kv_read.bytes_at(contexts)
+    return private
+
+
 class _Traffic:
     """q(b) and b*q(b) for one setting: the only place per-token decode traffic is computed."""
 
@@ -232,10 +242,8 @@ class _Traffic:
         self.compute_bytes = compute_bytes
         self.mode = workload.expert_traffic
         self.kv_read = model.kv_read.bytes_at(workload.read_context_tokens)
-        spec = workload.speculation
-        self.spec = spec
-        if spec is not None:
-            self.draft_kv_read = spec.draft.kv_read.bytes_at(workload.read_context_tokens)
+        self.spec = workload.speculation
+        self.private = private_read_bytes(model, self.spec, workload.read_context_tokens)
 
     def per_token(self, batch: Values) -> Values:
         """q_KV(b) = W_batch(b)/b + K_read, or q_spec(b) with a draft (one batch or an array)."""
@@ -248,8 +256,7 @@ class _Traffic:
         shared = self.model.weights.batch(b * (gamma + 1), self.mode) + gamma * spec.draft.weights.batch(
             b, self.mode
         )
-        private = self.kv_read + gamma * self.draft_kv_read
-        return shared / (b * rho) + private / rho
+        return shared / (b * rho) + self.private / rho
 
     def effective(self, batch: Values) -> Values:
         """q_eff(b) = max(q(b), R c / rho): the step's time per emitted token, in bytes at R."""

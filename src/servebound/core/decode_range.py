@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from servebound.core.arith import np
-from servebound.core.decode import DecodeResult, Verdict, _Traffic, decode
+from servebound.core.decode import DecodeResult, Verdict, _Traffic, decode, private_read_bytes
 from servebound.core.decode_compute import decode_compute, seconds_per_session_step_over_contexts
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
@@ -186,11 +186,10 @@ def context_curve(
     floor = workload.floor_tok_per_s
     weights = model.weights
 
-    private = model.kv_read.bytes_at(lf)
+    private = private_read_bytes(model, spec, lf)
     alloc = np.maximum(float(workload.alloc_context_tokens), lf)
     kv_alloc = model.kv_alloc.bytes_at(alloc)
     if spec is not None:
-        private = private + spec.draft_tokens * spec.draft.kv_read.bytes_at(lf)
         kv_alloc = kv_alloc + spec.draft.kv_alloc.bytes_at(alloc)
     resident = weights.resident + (spec.draft.weights.resident if spec else 0.0)
     margin = hardware.memory_bytes - resident - workload.overhead_bytes
