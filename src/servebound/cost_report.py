@@ -87,7 +87,6 @@ def cost_report(
     *,
     batches: list[int] | None = None,
     prompt_tokens: int = DEFAULT_COST_PROMPT_TOKENS,
-    grid_points: int = GRID_POINTS,
 ) -> CostReport:
     """The priced cost curve: points over batches (given, or a log grid 1..b_mem plus b* and the
     balance batch), input tokens priced at the prefill ceiling for ``prompt_tokens`` (largest fitting
@@ -100,7 +99,7 @@ def cost_report(
     else:
         grid = [
             int(b)
-            for b in batch_grid(result.batch_mem or 0, grid_points, (result.batch_star, result.balance_batch))
+            for b in batch_grid(result.batch_mem or 0, GRID_POINTS, (result.batch_star, result.balance_batch))
         ]
     if not grid:
         notes.append(f"No batch fits in memory ({result.verdict.value}): nothing to price.")

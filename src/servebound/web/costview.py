@@ -22,9 +22,6 @@ from servebound.strict_json import clean_json
 from servebound.web.figures import Chart, Mark, Series, render_chart
 from servebound.web.site import Pair, SiteHardware
 
-#: Batches in a pair page's cost table (the figures sample 40 to 48; /api/cost and the CLI about 24).
-PAGE_POINTS = 10
-
 
 @dataclass(frozen=True)
 class CostRow:
