@@ -19,15 +19,15 @@ from servebound.files import model_to_mapping
 from servebound.pricing import price_json
 from servebound.report import decode_json, hardware_json, prefill_json, range_json
 from servebound.runs.validation import validation_json
-from servebound.strict_json import clean_json
 from servebound.web.errors import ERRORS
 from servebound.web.pages import HardwareFilters, rank_rows_for_hardware, rank_rows_for_model
 from servebound.web.query import MAX_SITE_CONTEXT_TOKENS, workload_query
+from servebound.web.responses import StrictJSONResponse
 from servebound.web.routes.pages import number
 from servebound.web.site import SiteHardware, SiteModel
 from servebound.web.state import Web, heavy_route
 
-router = APIRouter()
+router = APIRouter(default_response_class=StrictJSONResponse)
 
 CTX = MAX_SITE_CONTEXT_TOKENS
 OverheadQ = Annotated[
@@ -115,7 +115,7 @@ def api_decode(
     out = decode_json(decode(hw.hardware, m.adapter, workload))
     if range:
         out["context_range"] = context_range_json(decode_context_range(hw.hardware, m.adapter, workload))
-    return clean_json(out)  # type: ignore[no-any-return]
+    return out
 
 
 @router.get("/api/prefill", tags=["ceilings"], responses=ERRORS)
@@ -178,8 +178,8 @@ def api_prefill(
         )
     if result is None:
         assert rng is not None  # no prompt= passes the checks above only with range=true
-        return clean_json({"range": range_json(rng)})  # type: ignore[no-any-return]
-    return clean_json(prefill_json(result, rng))  # type: ignore[no-any-return]
+        return {"range": range_json(rng)}
+    return prefill_json(result, rng)
 
 
 def _system(web: Any, hardware: str) -> Any:
@@ -210,25 +210,21 @@ def api_layout(
     workload = workload_query(**params).workload().for_model(m.adapter)
     if layout is not None:
         _, result = run_layout(resolved, m.adapter, workload, layout)
-        return clean_json(  # type: ignore[no-any-return]
-            {
-                **layout_json(result),
-                "system": system_json(resolved),
-                "model": m.id,
-                "assumptions": layout_assumptions(workload, result, resolved),
-            }
-        )
+        return {
+            **layout_json(result),
+            "system": system_json(resolved),
+            "model": m.id,
+            "assumptions": layout_assumptions(workload, result, resolved),
+        }
     _, results = run_layouts(resolved, m.adapter, workload)
     if not results:
         raise InputError("layout", f"no valid layout of {resolved.id} for {m.id}")
-    return clean_json(  # type: ignore[no-any-return]
-        {
-            "system": system_json(resolved),
-            "model": m.id,
-            "layouts": [layout_json(r) for r in results],
-            "assumptions": layout_assumptions(workload, results[0], resolved),
-        }
-    )
+    return {
+        "system": system_json(resolved),
+        "model": m.id,
+        "layouts": [layout_json(r) for r in results],
+        "assumptions": layout_assumptions(workload, results[0], resolved),
+    }
 
 
 @router.get("/api/plan", tags=["ceilings"], responses=ERRORS)
@@ -269,7 +265,7 @@ def api_plan(
         usd_per_device_hour=usd_per_hour,
         overhead_bytes=None if overhead_gb is None else overhead_gb * GB,
     )
-    return clean_json(plan_json(plan))  # type: ignore[no-any-return]
+    return plan_json(plan)
 
 
 @router.get("/api/hardware", tags=["catalog"], responses=ERRORS)
@@ -323,9 +319,7 @@ def api_models_one(web: Web, model_id: str) -> dict[str, Any]:
 def api_validation(web: Web) -> dict[str, Any]:
     """Published runs against their ceilings: the same object as `servebound validate --json`
     (total, at_or_below, the efficiency distribution by engine, hardware family and phase, every run)."""
-    return clean_json(  # type: ignore[no-any-return]
-        validation_json(web.site.validation())
-    )
+    return validation_json(web.site.validation())
 
 
 @router.get("/api/rank", tags=["ceilings"], responses=ERRORS)
@@ -350,15 +344,11 @@ def api_rank(
     if hardware is not None:
         hw = web.get_hw(hardware)
         rows = rank_rows_for_hardware(web.site, hw, workload, native_only=not all_formats)
-        return clean_json(  # type: ignore[no-any-return]
-            {"hardware": {"id": hw.id, "name": hw.name}, "rows": [r.json for r in rows]}
-        )
+        return {"hardware": {"id": hw.id, "name": hw.name}, "rows": [r.json for r in rows]}
     assert model is not None
     m = web.get_model(model)
     rows = rank_rows_for_model(web.site, m, workload)
-    return clean_json(  # type: ignore[no-any-return]
-        {"model": {"id": m.id, "name": m.name}, "rows": [r.json for r in rows]}
-    )
+    return {"model": {"id": m.id, "name": m.name}, "rows": [r.json for r in rows]}
 
 
 def _hardware_json(h: SiteHardware, *, full: bool = False) -> dict[str, Any]:

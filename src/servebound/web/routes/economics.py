@@ -21,19 +21,19 @@ from servebound.economics_view import (
     trains_of,
 )
 from servebound.pricing import OwnedInputs, resolve_price
-from servebound.strict_json import clean_json
 from servebound.web.errors import ERRORS
 from servebound.web.query import MAX_SITE_CONTEXT_TOKENS, workload_query
+from servebound.web.responses import StrictJSONResponse
 from servebound.web.routes.api import AllocQ, HardwareQ, ModelQ, ReadQ, WorkloadParams
 from servebound.web.state import Web
 
-router = APIRouter()
+router = APIRouter(default_response_class=StrictJSONResponse)
 
 PositiveQ = Annotated[float | None, Query(gt=0, allow_inf_nan=False)]
 
 
 def _quantities(items: list[Any]) -> dict[str, Any]:
-    return clean_json({"quantities": [item.json() for item in items]})  # type: ignore[no-any-return]
+    return {"quantities": [item.json() for item in items]}
 
 
 @router.get("/api/cost", tags=["cost"], responses=ERRORS)
@@ -75,7 +75,7 @@ def api_cost(
     report = cost_report(
         hw.hardware, m.adapter, workload, price, batches=parse_batches(batches), prompt_tokens=prompt
     )
-    return clean_json(cost_json(report))  # type: ignore[no-any-return]
+    return cost_json(report)
 
 
 @router.get("/api/economics/lecture", tags=["economics"], responses=ERRORS)
