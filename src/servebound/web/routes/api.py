@@ -23,7 +23,6 @@ from servebound.web.errors import ERRORS
 from servebound.web.pages import HardwareFilters, rank_rows_for_hardware, rank_rows_for_model
 from servebound.web.query import MAX_SITE_CONTEXT_TOKENS, workload_query
 from servebound.web.responses import StrictJSONResponse
-from servebound.web.routes.pages import number
 from servebound.web.site import SiteHardware, SiteModel
 from servebound.web.state import Web, heavy_route
 
@@ -147,10 +146,6 @@ def api_prefill(
     size: int | Literal["max"] = "max" if batch == "max" else int(batch)
     if size != "max" and size < 1:
         raise InputError("batch", f"must be >= 1 or 'max' (got {batch})")
-    if ttft_budget is not None and not (ttft_budget > 0 and ttft_budget < float("inf")):
-        raise InputError("ttft_budget", f"must be a positive number of seconds (got {ttft_budget!r})")
-    if chunk is not None and chunk < 1:
-        raise InputError("chunk", f"must be a whole number of tokens >= 1 (got {chunk})")
     if prompt is None and not include_range:
         raise InputError("prompt", "give prompt= (or range=true for every prompt length)")
     result = None  # without prompt=, the range alone (as `servebound prefill --range` without --prompt)
@@ -275,8 +270,6 @@ def api_hardware_list(
     min_memory_gb: Annotated[float | None, Query(allow_inf_nan=False)] = None,
 ) -> dict[str, Any]:
     """Every hardware row (optionally filtered), in the contract's hardware-file units."""
-    if min_memory_gb is not None:
-        number("min_memory_gb", repr(min_memory_gb))
     f = HardwareFilters(vendor=vendor or None, min_memory_gb=min_memory_gb)
     rows = [_hardware_json(h) for h in web.site.hardware if f.keep(h)]
     return {"count": len(rows), "hardware": rows, "license": "CC BY 4.0"}
