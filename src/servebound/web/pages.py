@@ -259,19 +259,10 @@ class Renderer:
     def models_index(self, filters: ModelFilters | None = None) -> Page:
         f = filters or ModelFilters()
         fits_hw = self.site.get_hardware(f.fits) if f.fits else None
-        rows: list[ModelRow] = []
-        for m in self.site.models:
-            if not f.keep(m):
-                continue
-            result = None
-            if fits_hw is not None:
-                from servebound.api import decode
-
-                result = decode(fits_hw.hardware, m.adapter)
-                if not result.fits:
-                    continue
-            href = self.pair_href(fits_hw.id, m.id) if fits_hw else f"/models/{quote(m.id)}"
-            rows.append(ModelRow(m, result, href))
+        rows = [
+            ModelRow(m, result, self.pair_href(fits_hw.id, m.id) if fits_hw else f"/models/{quote(m.id)}")
+            for m, result in f.select(self.site.models, fits_hw)
+        ]
         rows.sort(key=self.MODEL_SORTS[f.sort])
         path = "/models" + (f"?{urlencode(f.params())}" if f.params() else "")
         desc = (

@@ -3,7 +3,7 @@ page's distribution rows, each with its figures formatted once for both the HTML
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 from urllib.parse import quote
@@ -68,6 +68,26 @@ class ModelFilters(BrowseFilters):
     def keep(self, m: SiteModel) -> bool:
         size = (m.size_params or 0) / 1e9
         return _same(self.family, m.family) and _within(size, self.min_params_b, self.max_params_b)
+
+    def select(
+        self, models: Iterable[SiteModel], fits_hw: SiteHardware | None
+    ) -> list[tuple[SiteModel, DecodeResult | None]]:
+        """The models these filters keep, in their order, each with its default decode on ``fits_hw``;
+        with ``fits_hw`` (the ``fits`` id, looked up by the caller) only those that fit, without it
+        every kept model with None."""
+        out: list[tuple[SiteModel, DecodeResult | None]] = []
+        for m in models:
+            if not self.keep(m):
+                continue
+            result = None
+            if fits_hw is not None:
+                from servebound.api import decode
+
+                result = decode(fits_hw.hardware, m.adapter)
+                if not result.fits:
+                    continue
+            out.append((m, result))
+        return out
 
 
 @dataclass(frozen=True)

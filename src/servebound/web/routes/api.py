@@ -20,7 +20,7 @@ from servebound.pricing import price_json
 from servebound.report import decode_json, hardware_json, prefill_json, range_json
 from servebound.runs.validation import validation_json
 from servebound.web.errors import ERRORS
-from servebound.web.pages import HardwareFilters, rank_rows_for_hardware, rank_rows_for_model
+from servebound.web.pages import HardwareFilters, ModelFilters, rank_rows_for_hardware, rank_rows_for_model
 from servebound.web.query import MAX_SITE_CONTEXT_TOKENS, workload_query
 from servebound.web.responses import StrictJSONResponse
 from servebound.web.site import SiteHardware, SiteModel
@@ -289,16 +289,7 @@ def api_models_list(
 ) -> dict[str, Any]:
     """Every model profile (optionally filtered), with its adapter quantities."""
     fits_hw = web.get_hw(fits) if fits else None
-    rows = []
-    for m in web.site.models:
-        if family and m.family.lower() != family.lower():
-            continue
-        if fits_hw is not None:
-            from servebound.api import decode
-
-            if not decode(fits_hw.hardware, m.adapter).fits:
-                continue
-        rows.append(_model_json(m))
+    rows = [_model_json(m) for m, _ in ModelFilters(family=family).select(web.site.models, fits_hw)]
     return {"count": len(rows), "models": rows, "license": "CC BY 4.0"}
 
 
