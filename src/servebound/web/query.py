@@ -48,9 +48,9 @@ class WorkloadQuery:
     acceptance: float | None = None
     tokens_per_step: float | None = None
 
-    def workload(self, draft: ModelAdapter | None = None) -> Workload:
+    def workload(self, draft: ModelAdapter | None = None, *, memory_only: bool = False) -> Workload:
         """The same validated Workload the CLI builds from the same flags (``draft``: the resolved
-        model of ``self.draft``)."""
+        model of ``self.draft``; ``memory_only``: the memory roof alone, as ``--memory-only``)."""
         given = self.contexts_given
         if self.draft is not None and draft is None:
             raise InputError("draft", "the draft model could not be resolved")
@@ -65,6 +65,7 @@ class WorkloadQuery:
             draft_tokens=self.draft_tokens,
             acceptance=self.acceptance,
             tokens_per_step=self.tokens_per_step,
+            memory_only=memory_only,
         )
 
     def params(self) -> dict[str, str]:

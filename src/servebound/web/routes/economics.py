@@ -60,11 +60,7 @@ def api_cost(
     """The cost curve over batch: the same object as `servebound cost --json`."""
     hw, m = web.get_hw(hardware), web.get_model(model)
     query = workload_query(**params)
-    workload = query.workload()
-    if memory_only:
-        from dataclasses import replace
-
-        workload = replace(workload, memory_only=True)
+    workload = query.workload(memory_only=memory_only)
     price = resolve_price(
         hw.hardware,
         hw.row_price,
