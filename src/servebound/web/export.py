@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 import shutil
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -60,8 +60,9 @@ def pairs(site: SiteData, max_pairs: int | None = None) -> list[tuple[str, str]]
     return out
 
 
-def documents(site: SiteData, max_pairs: int | None = None) -> list[Document]:
-    """Every page the site indexes, with its title and a group (for llms.txt and the sitemap)."""
+def documents(site: SiteData, pair_ids: Sequence[tuple[str, str]] | None = None) -> list[Document]:
+    """Every page the site indexes, with its title and a group (for llms.txt and the sitemap);
+    ``pair_ids``: the pairs with a page (default: every one, :func:`pairs`)."""
     docs = [
         Document("/", "servebound: how fast can this machine serve this model?", "Start here"),
         Document("/methodology", "Methodology: how servebound computes its ceilings", "Start here"),
@@ -101,13 +102,15 @@ def documents(site: SiteData, max_pairs: int | None = None) -> list[Document]:
     names_m = {m.id: m.name for m in site.models}
     docs += [
         Document(pair_path(h, m), f"{names_m[m]} on {names_hw[h]}", "Pairs (default workload)")
-        for h, m in pairs(site, max_pairs)
+        for h, m in (pairs(site) if pair_ids is None else pair_ids)
     ]
     return docs
 
 
-def iter_pages(renderer: Renderer, site: SiteData, max_pairs: int | None = None) -> Iterator[Page]:
-    """Every indexed page, rendered, in the order of :func:`documents`."""
+def iter_pages(
+    renderer: Renderer, site: SiteData, pair_ids: Sequence[tuple[str, str]] | None = None
+) -> Iterator[Page]:
+    """Every indexed page, rendered, in the order of :func:`documents` (``pair_ids`` as there)."""
     yield renderer.home()
     yield renderer.methodology()
     yield renderer.derivation()
@@ -121,12 +124,15 @@ def iter_pages(renderer: Renderer, site: SiteData, max_pairs: int | None = None)
     for m in site.models:
         yield renderer.model_page(m)
     query = WorkloadQuery()
-    for hw_id, model_id in pairs(site, max_pairs):
+    for hw_id, model_id in pairs(site) if pair_ids is None else pair_ids:
         yield renderer.pair_page(compute_pair(site.hardware_by_id[hw_id], site.models_by_id[model_id], query))
 
 
-def iter_markdown(renderer: Renderer, site: SiteData, max_pairs: int | None = None) -> Iterator[str]:
-    """Every indexed page's markdown mirror, in the order of :func:`documents`, for llms-full.txt.
+def iter_markdown(
+    renderer: Renderer, site: SiteData, pair_ids: Sequence[tuple[str, str]] | None = None
+) -> Iterator[str]:
+    """Every indexed page's markdown mirror, in the order of :func:`documents` (``pair_ids`` as there),
+    for llms-full.txt.
 
     The same text as :func:`iter_pages` gives, cheaper: pair pages (nearly all of the site) come from
     :meth:`Renderer.pair_markdown`, which skips the HTML, the SVG figures and the MathML, computed
@@ -145,7 +151,7 @@ def iter_markdown(renderer: Renderer, site: SiteData, max_pairs: int | None = No
     for m in site.models:
         yield renderer.model_page(m).markdown
     query = WorkloadQuery()
-    for hw_id, model_id in pairs(site, max_pairs):
+    for hw_id, model_id in pairs(site) if pair_ids is None else pair_ids:
         pair = compute_pair(site.hardware_by_id[hw_id], site.models_by_id[model_id], query, with_range=False)
         yield renderer.pair_markdown(pair)
 
@@ -175,11 +181,12 @@ def build_site(
     start = time.perf_counter()
     base_path = urlsplit(base_url).path.rstrip("/")
     site = site or default_site_data()
-    exported = set(pairs(site, max_pairs))
+    pair_ids = pairs(site, max_pairs)  # once for the build: its pages, index, links and report
+    exported = set(pair_ids)
     renderer = Renderer(site, mode="static", exported=lambda h, m: (h, m) in exported, base_url=base_url)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    docs = documents(site, max_pairs)
+    docs = documents(site, pair_ids)
     total = len(docs)
     written: list[Path] = []
     # Only the mirrors are kept for llms-full.txt: holding every page's HTML too took the full
@@ -193,7 +200,7 @@ def build_site(
         path.write_text(text, encoding="utf-8")
         written.append(path)
 
-    for i, page in enumerate(iter_pages(renderer, site, max_pairs), start=1):
+    for i, page in enumerate(iter_pages(renderer, site, pair_ids), start=1):
         write(_html_file(out_dir, page.path), page.html)
         write(_md_file(out_dir, page.path), page.markdown)
         markdowns.append(page.markdown)
@@ -227,7 +234,7 @@ def build_site(
     return BuildReport(
         out_dir=out_dir,
         pages=len(markdowns),
-        pairs=len(pairs(site, max_pairs)),
+        pairs=len(pair_ids),
         files=len(written),
         bytes=size,
         seconds=time.perf_counter() - start,
