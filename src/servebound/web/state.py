@@ -15,7 +15,7 @@ from typing import Annotated, ParamSpec, Protocol, TypeVar
 from fastapi import Depends, Request
 from fastapi.responses import HTMLResponse, Response
 
-from servebound.errors import MAX_ID_CHARS, InputError
+from servebound.errors import MAX_ID_CHARS, InputError, shown
 from servebound.web.machine import llms_full_body
 from servebound.web.pages import Page, Renderer
 from servebound.web.site import SiteData, SiteHardware, SiteModel
@@ -183,12 +183,17 @@ def _lookup(
     every: str,
 ) -> _Row:
     """A hardware row or model by id; an unknown id is a 404 naming the closest ids, an overlong one a
-    404 with the lookup's own refusal (``check_id_length``: no search, no echo of the whole id)."""
+    404 that neither looks it up nor echoes it whole."""
+    if len(ref) > MAX_ID_CHARS:  # no lookup, no fuzzy match, no echo of the whole id
+        raise NotFoundError(
+            kind,
+            f"'{shown(ref)}' is longer than any {kind} id ({MAX_ID_CHARS} characters at most); "
+            f"see {index} for every {every}",
+            [],
+        )
     try:
         return get(ref)
-    except InputError as exc:
-        if len(ref) > MAX_ID_CHARS:  # refused unread: no fuzzy match over it either
-            raise NotFoundError(kind, f"{exc.problem}; see {index} for every {every}", []) from None
+    except InputError:
         close = suggest(ref)
         raise NotFoundError(
             kind,

@@ -9,7 +9,7 @@ from fastapi.responses import RedirectResponse, Response
 
 from servebound.errors import InputError
 from servebound.web.pages import HardwareFilters, ModelFilters, Page, Renderer, pair_path
-from servebound.web.query import _float_param, parse_workload_query
+from servebound.web.query import parse_workload_query
 from servebound.web.site import compute_pair
 from servebound.web.state import Web, heavy, page_response, split_md
 
@@ -139,11 +139,16 @@ def derivation_page(request: Request, web: Web) -> Response:
 
 
 def number(field: str, text: str | None) -> float | None:
-    """A finite number from a query value (None when absent or blank), read as the workload fields are
-    (``_float_param``: the same messages; thousands separators allowed)."""
+    """A finite number from a query value (None when absent or blank)."""
     if text is None or text.strip() == "":
         return None
-    return _float_param(field, text)
+    try:
+        value = float(text)
+    except ValueError:
+        raise InputError(field, f"must be a number (got {text!r})") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise InputError(field, f"must be a finite number (got {text!r})")
+    return value
 
 
 def _choice(field: str, value: str, choices: list[str]) -> str:
