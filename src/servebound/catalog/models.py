@@ -9,6 +9,7 @@ in a profile can be shown from its config (``servebound models show ID --explain
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -125,14 +126,15 @@ def model_index() -> tuple[ModelEntry, ...]:
     return tuple(index.model)
 
 
-def _quant_method(entry: ModelEntry) -> str:
-    config = bounded.parse_json(
-        _data_text("models", entry.config, "config.json"), f"{entry.config}/config.json"
-    )
-    quant = (
-        config.get("quantization_config") or config.get("text_config", {}).get("quantization_config") or {}
-    )
-    return str(quant.get("quant_method", "")).lower() if isinstance(quant, dict) else ""
+@cache
+def _quant_method(config: str) -> str:
+    """The quant_method of a catalog config's quantization_config, lower case ("" without one); read
+    once per config."""
+    from servebound.importers.hf_config import quantization_config
+
+    raw = bounded.parse_json(_data_text("models", config, "config.json"), f"{config}/config.json")
+    quant = quantization_config(raw) if isinstance(raw, Mapping) else None
+    return "" if quant is None else str(quant.get("quant_method", "")).lower()
 
 
 def native_format(entry: ModelEntry) -> str:
@@ -141,14 +143,14 @@ def native_format(entry: ModelEntry) -> str:
     quantization_config says), else bf16."""
     if entry.native_format:
         return entry.native_format
-    method = _quant_method(entry)
+    method = _quant_method(entry.config)
     return method if method in ("fp8", "mxfp4", "compressed-tensors") else "bf16"
 
 
 def _import_format(entry: ModelEntry, fmt: str, native: bool) -> str | None:
     """What the importer is asked for: None (the release's own storage, read from its
     quantization_config) for a native profile of a quantized release without a curated word."""
-    return None if native and not entry.native_format and _quant_method(entry) else fmt
+    return None if native and not entry.native_format and _quant_method(entry.config) else fmt
 
 
 @cache

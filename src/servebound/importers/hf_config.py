@@ -46,6 +46,7 @@ __all__ = [
     "WEIGHT_FORMATS",
     "import_hf_config",
     "q4_k_m_layout",
+    "quantization_config",
     "use_more_bits",
 ]
 
@@ -264,7 +265,9 @@ class _Storage:
         return linear_mode(self.plan.fastest.name)
 
 
-def _quantization_config(raw: Mapping[str, object]) -> Mapping[str, object] | None:
+def quantization_config(raw: Mapping[str, object]) -> Mapping[str, object] | None:
+    """The release's quantization_config: top-level, else under text_config; None without one (a
+    missing, null or non-object value at either place counts as none)."""
     for where in (raw, raw.get("text_config")):
         if isinstance(where, Mapping) and isinstance(where.get("quantization_config"), Mapping):
             quant = where["quantization_config"]
@@ -276,7 +279,7 @@ def _quantization_config(raw: Mapping[str, object]) -> Mapping[str, object] | No
 def _storage(raw: Mapping[str, object], cfg: Cfg, weight_format: str | None) -> _Storage:
     """The release's own storage when ``weight_format`` is None, else the named one."""
     if weight_format is None:
-        quant = _quantization_config(raw)
+        quant = quantization_config(raw)
         if quant is None:
             return _Storage("bf16", StoragePlan.uniform(FORMATS["bf16"]), None)
         plan = release_plan(cfg.data, quant)
@@ -468,7 +471,7 @@ def _facts(
         "context_limit_tokens": arch.context_limit_tokens,
         "notes": tuple(arch.notes),
     }
-    quant = _quantization_config(raw)
+    quant = quantization_config(raw)
     if quant is not None and isinstance(quant.get("quant_method"), str):
         facts["checkpoint_quantization"] = quant["quant_method"]
     return facts
