@@ -38,7 +38,7 @@ from servebound.importers.gguf_reader import (
     read_gguf_header,
     read_gguf_split,
 )
-from servebound.importers.modes import LLAMA_CPP_IF_PUBLISHED, linear_mode
+from servebound.importers.modes import LLAMA_CPP_IF_PUBLISHED, if_published_note, linear_mode
 from servebound.importers.tensor_roles import ByteForm, TensorEntry, TensorRole, byte_form, classify_gguf
 
 
@@ -277,9 +277,8 @@ def _audit_steps(d: _Derived) -> tuple[Step, ...]:
                 else ""
             )
             + (
-                f"; {d.prefill.linear_mode_if_published} where the hardware publishes it (llama.cpp's CUDA "
-                f"backend multiplies {d.linear_type} weights with FP16 accumulate; elsewhere "
-                f"{d.prefill.linear_mode})"
+                "; "
+                + if_published_note(d.prefill.linear_mode_if_published, d.linear_type, d.prefill.linear_mode)
                 if d.prefill.linear_mode_if_published
                 else ""
             ),

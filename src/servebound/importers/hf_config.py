@@ -35,7 +35,7 @@ from servebound.importers.hf.families import FAMILIES, SUPPORTED_MODEL_TYPES, WR
 from servebound.importers.hf.llama_cpp import LLAMA_CPP_MIXES, q4_k_m_layout, use_more_bits
 from servebound.importers.hf.release import release_plan
 from servebound.importers.hf.storage import StoragePlan, StoredBytes, mix_bytes, plan_bytes
-from servebound.importers.modes import LLAMA_CPP_IF_PUBLISHED, linear_mode
+from servebound.importers.modes import LLAMA_CPP_IF_PUBLISHED, if_published_note, linear_mode
 
 __all__ = [
     "LLAMA_CPP_MIXES",
@@ -260,7 +260,7 @@ class _Storage:
         """The arithmetic mode of the linear FLOPs: llama.cpp multiplies int8-quantized activations
         against every block type (F16 files in fp16); a plan at its fastest swept layout."""
         if self.mix is not None:
-            return "fp16" if self.mix == "f16" else "int8"
+            return linear_mode(LLAMA_CPP_MIXES[self.mix])
         assert self.plan is not None
         return linear_mode(self.plan.fastest.name)
 
@@ -500,8 +500,7 @@ def _assemble(
             Step(
                 "prefill.linear_mode",
                 0.0,
-                f"{storage.mode}; {engine_mode} where the hardware publishes it (llama.cpp's CUDA backend "
-                f"multiplies {storage.mix.upper()} weights with FP16 accumulate; elsewhere {storage.mode})",
+                f"{storage.mode}; " + if_published_note(engine_mode, storage.mix.upper(), storage.mode),
             )
         )
     # stored.steps (bytes per parameter) lead the byte lines, after the parameter lines' assumptions

@@ -14,7 +14,7 @@ MXFP4, Q4_1, Q6_K, IQ4_XS ...); both ask :func:`linear_mode`.
 
 from __future__ import annotations
 
-__all__ = ["FLOAT_LINEAR_MODES", "LLAMA_CPP_IF_PUBLISHED", "linear_mode"]
+__all__ = ["FLOAT_LINEAR_MODES", "LLAMA_CPP_IF_PUBLISHED", "if_published_note", "linear_mode"]
 
 #: Float and FP4 storage formats, by lower-case name, and the mode they multiply in.
 FLOAT_LINEAR_MODES: dict[str, str] = {
@@ -57,3 +57,12 @@ def linear_mode(storage: str) -> str:
     if name.startswith(_BLOCK_PREFIXES) and any(ch.isdigit() for ch in name):
         return "int8"
     raise KeyError(storage)
+
+
+def if_published_note(mode_if_published: str, weight_type: str, mode: str) -> str:
+    """The audit words for :data:`LLAMA_CPP_IF_PUBLISHED`, one sentence for both importers:
+    ``weight_type`` as the importer names it (F16), ``mode`` the mode charged elsewhere."""
+    return (
+        f"{mode_if_published} where the hardware publishes it (llama.cpp's CUDA backend multiplies "
+        f"{weight_type} weights with FP16 accumulate; elsewhere {mode})"
+    )
