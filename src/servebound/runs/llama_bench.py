@@ -94,6 +94,12 @@ def read_llama_bench(path: str | Path) -> list[MeasuredRun]:
     and says so when the file holds no usable record.
     """
     values = bounded.read_json_values(path, "llama-bench file", max_bytes=MAX_RESULT_FILE_BYTES)
+    return llama_bench_runs(values, path)
+
+
+def llama_bench_runs(values: list[Any], path: str | Path) -> list[MeasuredRun]:
+    """:func:`read_llama_bench` over the JSON values already read from ``path`` (named in messages and
+    sources)."""
     records: list[Any] = values[0] if len(values) == 1 and isinstance(values[0], list) else values
     if not records or not all(isinstance(r, dict) for r in records):
         raise InputError(

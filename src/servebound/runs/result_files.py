@@ -10,9 +10,9 @@ from pathlib import Path
 
 from servebound import bounded
 from servebound.errors import InputError
-from servebound.runs.llama_bench import read_llama_bench
+from servebound.runs.llama_bench import llama_bench_runs
 from servebound.runs.measured import MAX_RESULT_FILE_BYTES, MeasuredRun
-from servebound.runs.vllm import read_vllm_bench
+from servebound.runs.vllm import vllm_runs
 
 
 def read_result_file(path: str | Path) -> list[MeasuredRun]:
@@ -26,9 +26,9 @@ def read_result_file(path: str | Path) -> list[MeasuredRun]:
     if isinstance(first, list):
         first = first[0] if first else None
     if isinstance(first, dict) and "avg_ts" in first:
-        return read_llama_bench(path)
+        return llama_bench_runs(values, path)
     if isinstance(first, dict) and ("output_throughput" in first or "mean_tpot_ms" in first):
-        return read_vllm_bench(path)
+        return vllm_runs(values, path)
     raise InputError(
         "result file",
         f"{path} is neither `llama-bench -o json` output (records with avg_ts) nor a `vllm bench serve "

@@ -87,6 +87,12 @@ def read_vllm_bench(path: str | Path) -> list[MeasuredRun]:
     ``output_throughput`` and a prefill rate from ``mean_ttft_ms``, each at the run's concurrency and
     mean prompt and output lengths. InputError names the field when one is missing or malformed."""
     values = bounded.read_json_values(path, "vLLM result file", max_bytes=MAX_RESULT_FILE_BYTES)
+    return vllm_runs(values, path)
+
+
+def vllm_runs(values: list[Any], path: str | Path) -> list[MeasuredRun]:
+    """:func:`read_vllm_bench` over the JSON values already read from ``path`` (named in messages and
+    sources)."""
     if not values or not all(isinstance(v, dict) for v in values):
         raise InputError(
             "vLLM result file", f"{path} must hold the JSON object `vllm bench serve --save-result` writes"
