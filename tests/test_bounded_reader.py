@@ -72,6 +72,13 @@ def test_toml_policy() -> None:
         bounded.parse_toml("a = " + "[" * 70 + "]" * 70 + "\n", "model")
 
 
+def test_toml_bytes_are_utf8_text() -> None:
+    """parse_toml takes a file's bytes like parse_json: decoded as UTF-8, refused naming the field."""
+    assert bounded.parse_toml('name = "é"\n'.encode(), "model") == {"name": "é"}
+    with pytest.raises(InputError, match=r"^model: is not UTF-8 text \(invalid start byte at byte 8\)$"):
+        bounded.parse_toml(b'name = "\xff"\n', "model")
+
+
 def test_depth_at_the_limit_is_accepted() -> None:
     text = '{"a": ' * (bounded.MAX_DEPTH - 1) + "[1.5]" + "}" * (bounded.MAX_DEPTH - 1)
     assert bounded.parse_json(text, "thing") is not None

@@ -391,14 +391,8 @@ def validation_to_input_error(error: ValidationError, prefix: str = "") -> Input
 def read_mapping(path: Path, what: str) -> dict[str, Any]:
     """Read a TOML or JSON file (by suffix; TOML otherwise), bounded, as a mapping (see bounded.py)."""
     raw = bounded.read_bytes(path, what, max_bytes=MAX_FILE_BYTES)
-    if path.suffix.lower() == ".json":
-        data = bounded.parse_json(raw, what)
-    else:
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise InputError(what, f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-        data = bounded.parse_toml(text, what)
+    as_json = path.suffix.lower() == ".json"
+    data = bounded.parse_json(raw, what) if as_json else bounded.parse_toml(raw, what)
     return bounded.require_object(data, what)
 
 

@@ -414,17 +414,14 @@ def describe_validation_errors(exc: ValidationError, data: Mapping[str, Any]) ->
 
 def read_catalog_document(path: str | Path | None = None) -> tuple[dict[str, Any], str]:
     """The raw TOML document and a name for messages: the packaged file, or ``path``."""
+    raw: bytes | str
     if path is None:
-        text = resources.files("servebound.catalog").joinpath("data", "hardware.toml").read_text("utf-8")
+        raw = resources.files("servebound.catalog").joinpath("data", "hardware.toml").read_text("utf-8")
         origin = "hardware catalog"
     else:
         origin = str(path)
         raw = bounded.read_bytes(path, "hardware catalog", max_bytes=MAX_CATALOG_BYTES)
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise InputError("hardware catalog", f"{origin} is not UTF-8 text ({exc.reason})") from None
-    return bounded.parse_toml(text, f"hardware catalog {origin}"), origin
+    return bounded.parse_toml(raw, f"hardware catalog {origin}"), origin
 
 
 def build_catalog(parsed: CatalogFile) -> HardwareCatalog:
