@@ -43,6 +43,7 @@ from servebound.importers.tensor_roles import ByteForm, TensorEntry, TensorRole,
 
 
 def _entries(header: GGUFHeader, mtp_first: int | None) -> list[TensorEntry]:
+    """One entry per tensor, in ``header.tensors`` order (the helpers below zip the two)."""
     return [
         replace(classify_gguf(t.name, mtp_first), size_bytes=t.size_bytes, elements=t.elements)
         for t in header.tensors
@@ -52,11 +53,10 @@ def _entries(header: GGUFHeader, mtp_first: int | None) -> list[TensorEntry]:
 def _check_expert_shapes(
     header: GGUFHeader, entries: list[TensorEntry], experts: int | None, field: str
 ) -> None:
-    shapes = {t.name: t.shape for t in header.tensors}
-    for entry in entries:
+    for tensor, entry in zip(header.tensors, entries, strict=True):
         if entry.role is not TensorRole.ROUTED_EXPERT:
             continue
-        shape = shapes[entry.name]
+        shape = tensor.shape
         if experts is None:
             raise InputError(
                 field, f"tensor {entry.name!r} holds routed experts but there is no expert_count"
@@ -72,10 +72,9 @@ def _linear_active_elements(
 ) -> float:
     """P_lin,active: matrix (2-D and up) elements of the swept blocks, routed experts scaled by k / E;
     no embedding, head, norms or biases."""
-    shapes = {t.name: t.shape for t in header.tensors}
     always = routed = 0
-    for entry in entries:
-        if len(shapes[entry.name]) < 2 or entry.layer is None:
+    for tensor, entry in zip(header.tensors, entries, strict=True):
+        if len(tensor.shape) < 2 or entry.layer is None:
             continue
         if entry.role is TensorRole.ALWAYS_ON:
             always += entry.elements
@@ -89,10 +88,8 @@ def _linear_active_elements(
 def _linear_type_and_mode(header: GGUFHeader, entries: list[TensorEntry], field: str) -> tuple[str, str]:
     """The ggml type holding the most bytes of the block matrices (2-D and up, embedding and head
     excluded; the whole file when it has none) and the arithmetic mode prefill runs them in."""
-    kinds = {t.name: t for t in header.tensors}
     by_type: Counter[str] = Counter()
-    for entry in entries:
-        tensor = kinds[entry.name]
+    for tensor, entry in zip(header.tensors, entries, strict=True):
         swept = entry.role in (TensorRole.ALWAYS_ON, TensorRole.ROUTED_EXPERT)
         if swept and entry.layer is not None and len(tensor.shape) >= 2:
             by_type[tensor.ggml_type] += tensor.size_bytes

@@ -23,6 +23,7 @@ import struct
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -88,13 +89,14 @@ class GGUFHeader:
     data_offset: int
     file_bytes: int
 
-    @property
+    @cached_property
     def tensor_bytes(self) -> int:
+        """Every tensor's bytes (summed once: the header is frozen)."""
         return sum(t.size_bytes for t in self.tensors)
 
-    @property
+    @cached_property
     def bytes_by_type(self) -> Counter[str]:
-        """Tensor bytes per ggml type."""
+        """Tensor bytes per ggml type (counted once; callers read it, never change it)."""
         by_type: Counter[str] = Counter()
         for tensor in self.tensors:
             by_type[tensor.ggml_type] += tensor.size_bytes
@@ -325,7 +327,8 @@ def read_gguf_split(path: str | os.PathLike[str]) -> tuple[GGUFHeader, ...]:
     missing = [n.name for n in names if not n.is_file()]
     if missing:
         raise InputError(f"GGUF file {file.name}", f"split files missing beside it: {', '.join(missing)}")
-    headers = tuple(read_gguf_header(n) for n in names)
+    given = int(match["no"]) - 1
+    headers = tuple(first if i == given else read_gguf_header(n) for i, n in enumerate(names))
     expected = headers[0].metadata.get("split.tensors.count")
     found = sum(len(h.tensors) for h in headers)
     if isinstance(expected, int) and expected != found:
