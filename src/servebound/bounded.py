@@ -117,13 +117,15 @@ def parse_json(raw: bytes | str, field: str) -> Any:
     return data
 
 
-def parse_toml(raw: bytes | str, field: str) -> dict[str, Any]:
-    """TOML text (or UTF-8 bytes) under the same policy (tomllib itself refuses duplicate keys)."""
+def parse_toml(raw: bytes | str, field: str, origin: str | None = None) -> dict[str, Any]:
+    """TOML text (or UTF-8 bytes) under the same policy (tomllib itself refuses duplicate keys);
+    ``origin``, the file's path, names the file when its bytes are not UTF-8."""
     try:
         text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
         data = tomllib.loads(text)
     except UnicodeDecodeError as error:
-        raise InputError(field, f"is not UTF-8 text ({error.reason} at byte {error.start})") from None
+        subject = f"{origin} is" if origin else "is"
+        raise InputError(field, f"{subject} not UTF-8 text ({error.reason} at byte {error.start})") from None
     except tomllib.TOMLDecodeError as error:
         raise InputError(field, f"is not valid TOML: {error}") from None
     except RecursionError:

@@ -392,7 +392,7 @@ def read_mapping(path: Path, what: str) -> dict[str, Any]:
     """Read a TOML or JSON file (by suffix; TOML otherwise), bounded, as a mapping (see bounded.py)."""
     raw = bounded.read_bytes(path, what, max_bytes=MAX_FILE_BYTES)
     as_json = path.suffix.lower() == ".json"
-    data = bounded.parse_json(raw, what) if as_json else bounded.parse_toml(raw, what)
+    data = bounded.parse_json(raw, what) if as_json else bounded.parse_toml(raw, what, origin=str(path))
     return bounded.require_object(data, what)
 
 
