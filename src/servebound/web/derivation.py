@@ -1,11 +1,14 @@
-"""The derivation as a page: the source text parsed into blocks, every display formula numbered, the
-worked examples recomputed from the shipped example files, and the text's figures drawn on the server.
+"""The derivation as a page: the text parsed into blocks, every display formula numbered, the
+worked examples computed from the shipped example files, and the text's figures drawn on the server.
 
-The text is ``content/roofline-derivation.md`` (the project's source for every formula): plain paragraphs,
-one-line headings, ``$$...$$`` display math, ``$...$`` inline math, tab-separated tables and bullet or
-numbered lists. Rendering turns the math into MathML (no script), numbers the display formulas
-(1), (2), ... with anchors ``#eq-N`` that result pages link to, replaces the printed worked-example
-tables with the same tables computed live, and places each figure after the paragraph that describes it.
+The text is ``content/roofline-derivation.md``, servebound's own account of the derivation it follows
+(credited at the top of the page and in the mirror's frontmatter): plain paragraphs, one-line headings,
+``$$...$$`` display math, ``$...$`` inline math, tab-separated tables, bullet or numbered lists, and
+three kinds of marker line: ``[[table:NAME]]`` (a worked table, computed: derivation_live.TABLES),
+``[[figure:NAME]]`` (a figure drawn from the toy setup) and ``[[credit]]``. ``[[NAME]]`` inside a
+sentence or formula is a quoted figure, computed (derivation_live.figures). Rendering turns the math
+into MathML (no script) and numbers the display formulas (1), (2), ... with anchors ``#eq-N`` that
+result pages link to.
 """
 
 from __future__ import annotations
@@ -13,20 +16,32 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from importlib import resources
-from pathlib import Path
 from typing import Literal
 
 from markupsafe import Markup, escape
 
-from servebound.core.decode import DecodeResult, decode
-from servebound.core.hardware import Hardware
-from servebound.core.model import ModelAdapter
 from servebound.core.units import GB
-from servebound.core.workload import Workload
-from servebound.resolve import resolve_hardware, resolve_model
+from servebound.web.derivation_live import (
+    EXAMPLE_MACHINES,
+    EXAMPLE_MODELS,
+    EXAMPLE_NAMES,
+    FORCED_BATCHES,
+    TABLES,
+    adapters_table,
+    example_machine,
+    example_model,
+    example_result,
+    examples_dir,
+    fill,
+    fmt_k,
+    fmt_tok,
+    forced_table,
+    machines_table,
+    results_table,
+    sanity_check,
+)
 from servebound.web.derivation_toy import (
     TOY_BANDWIDTH_GB_PER_S,
     TOY_CAPACITY_GB,
@@ -95,9 +110,11 @@ EQUATION_KEYS: dict[str, str] = {
 
 @dataclass(frozen=True)
 class Block:
-    """One block of the text. ``kind``: h1, h2, h3, p, eq (``number`` set), table (``rows``), ul, ol."""
+    """One block of the text. ``kind``: h1, h2, h3, p, eq (``number`` set), table (``rows``), ul, ol,
+    live (a computed table: ``text`` names it in derivation_live.TABLES), figure (``text`` names it),
+    credit."""
 
-    kind: Literal["h1", "h2", "h3", "p", "eq", "table", "ul", "ol"]
+    kind: Literal["h1", "h2", "h3", "p", "eq", "table", "ul", "ol", "live", "figure", "credit"]
     text: str = ""
     number: int = 0
     rows: tuple[tuple[str, ...], ...] = ()
@@ -136,8 +153,11 @@ def _is_heading(line: str) -> bool:
     )
 
 
+_MARKER = re.compile(r"\[\[(table|figure):([a-z0-9_]+)\]\]|\[\[(credit)\]\]")
+
+
 def parse(text: str) -> Derivation:
-    """The text as blocks, display formulas numbered in order."""
+    """The text as blocks, display formulas numbered in order, quoted figures filled in (``[[NAME]]``)."""
     blocks: list[Block] = []
     number = 0
     lines = text.split("\n")
@@ -147,12 +167,19 @@ def parse(text: str) -> Derivation:
         if not line.strip():
             i += 1
             continue
-        if line.startswith("# "):
+        marker = _MARKER.fullmatch(line.strip())
+        if marker:
+            kind, name, credit = marker.groups()
+            if kind == "table" and name not in TABLES:
+                raise ValueError(f"[[table:{name}]]: no computed table of that name")
+            blocks.append(Block("credit") if credit else Block("live" if kind == "table" else "figure", name))
+            i += 1
+        elif line.startswith("# "):
             blocks.append(Block("h1", line[2:].strip()))
             i += 1
         elif line.startswith("$$") and line.endswith("$$") and len(line) > 4:
             number += 1
-            blocks.append(Block("eq", line[2:-2].strip(), number=number))
+            blocks.append(Block("eq", fill(line[2:-2].strip()), number=number))
             i += 1
         elif "\t" in line:
             rows = []
@@ -163,20 +190,20 @@ def parse(text: str) -> Derivation:
         elif line.startswith("• "):
             items = []
             while i < len(lines) and lines[i].startswith("• "):
-                items.append(lines[i][2:].strip())
+                items.append(fill(lines[i][2:].strip()))
                 i += 1
             blocks.append(Block("ul", items=tuple(items)))
         elif re.match(r"\d+\. ", line):
             items = []
             while i < len(lines) and re.match(r"\d+\. ", lines[i]):
-                items.append(re.sub(r"^\d+\. ", "", lines[i]).strip())
+                items.append(fill(re.sub(r"^\d+\. ", "", lines[i]).strip()))
                 i += 1
             blocks.append(Block("ol", items=tuple(items)))
         elif _is_heading(line):
             blocks.append(Block("h2" if line in SECTIONS else "h3", line))
             i += 1
         else:
-            blocks.append(Block("p", line.strip()))
+            blocks.append(Block("p", fill(line.strip())))
             i += 1
     equations: dict[str, int] = {}
     for name, fragment in EQUATION_KEYS.items():
@@ -192,148 +219,39 @@ def derivation() -> Derivation:
     return parse(source_text())
 
 
-# --- the worked examples --------------------------------------------------------------------------
+# --- the credit ------------------------------------------------------------------------------------
 
-EXAMPLE_MACHINES = ("dgx-spark.toml", "apple-m5-max-128gb.toml")
-EXAMPLE_MODELS = ("qwen3.6-35b-a3b-nvfp4.toml", "gemma-4-26b-a4b-nvfp4.toml", "deepseek-v4-flash-q2.toml")
-#: Printed names of the text's tables for the example files.
-EXAMPLE_NAMES = {
-    "dgx-spark.toml": "DGX Spark",
-    "apple-m5-max-128gb.toml": "Apple M5 Max 128GB",
-    "qwen3.6-35b-a3b-nvfp4.toml": "Qwen3.6-35B-A3B",
-    "gemma-4-26b-a4b-nvfp4.toml": "Gemma 4 26B-A4B-it",
-    "deepseek-v4-flash-q2.toml": "DeepSeek V4 Flash (Q2)",
-}
-FORCED_BATCHES = (1, 4, 8, 16, 32, 64)
-
-
-def examples_dir() -> Path:
-    """The worked examples' files as the package ships them (web/examples: byte-identical copies of the
-    repository's examples/, which a test checks, so an installed site has them too)."""
-    return Path(str(resources.files("servebound.web").joinpath("examples")))
+#: Where the derivation this page follows was published (the "Our Models" post).
+CREDIT_URL = "https://solmaz.io/"
+CREDIT_FOLLOWS = "the derivation published with Our Models (solmaz.io)"
+#: What servebound adds to or changes in that derivation, one clause each.
+CREDIT_CHANGES = (
+    "the runtime overhead O is set per device, from the hardware row (the operating system's share of "
+    "unified memory, a GPU runtime's context), 8 GB only where the row states none",
+    "decode gets a compute roof beside the memory roof wherever the hardware publishes the arithmetic "
+    "rates the model uses, so a step takes at least the longer of its memory and compute times",
+    "capacities are the bytes a device reports (nvidia-smi, vendor system files) where a source gives "
+    "them, not the marketed label",
+)
 
 
-@functools.cache
-def example_machine(name: str) -> Hardware:
-    return resolve_hardware(str(examples_dir() / name))
+def credit_text() -> str:
+    """The credit as one plain line (the markdown mirror's frontmatter and body)."""
+    return (
+        f"Credit: this page follows {CREDIT_FOLLOWS}, {CREDIT_URL}: its structure, formulas, equation "
+        "numbering, toy setup and worked examples; the explanations are servebound's own. servebound adds "
+        "or changes: " + "; ".join(CREDIT_CHANGES) + "."
+    )
 
 
-@functools.cache
-def example_model(name: str) -> ModelAdapter:
-    return resolve_model(str(examples_dir() / name))
-
-
-def example_result(machine: str, model: str, batch: int | None = None) -> DecodeResult:
-    """The derivation's defaults: L_alloc 100,000, L_read 32,000, r* 20, O 8 GB, rho 1."""
-    return decode(example_machine(machine), example_model(model), Workload(forced_batch=batch))
-
-
-def fmt_tok(value: float | None) -> str:
-    return "n/a" if value is None else f"{round(value):,} tok/s"
-
-
-def fmt_k(value: float | None) -> str:
-    return "n/a" if value is None else f"{value / 1000:.1f}k tok/s"
-
-
-def machines_table() -> tuple[tuple[str, ...], ...]:
-    """The text's "Two machines" table, computed: C, R and D = C R."""
-    rows: list[tuple[str, ...]] = [("Hardware", "$C$", "$R$", r"$D = CR$")]
-    for m in EXAMPLE_MACHINES:
-        hw = example_machine(m)
-        rows.append(
-            (
-                EXAMPLE_NAMES[m],
-                f"{hw.memory_bytes / GB:,.0f} GB",
-                f"{hw.bandwidth_bytes_per_s / GB:,.0f} GB/s",
-                f"{hw.memory_power_bytes2_per_s / GB**2:,.0f} " + r"$\mathrm{GB}^2/\mathrm{s}$",
-            )
-        )
-    return tuple(rows)
-
-
-def results_table() -> tuple[tuple[str, ...], ...]:
-    """The text's "Results" table, computed for both machines and all three models."""
-    rows: list[tuple[str, ...]] = [
-        (
-            "Hardware",
-            "Model",
-            "Single-session estimate",
-            r"$b^\star$",
-            "KV-aware aggregate estimate",
-            "Memory-power estimate",
-        )
-    ]
-    for machine in EXAMPLE_MACHINES:
-        for model in EXAMPLE_MODELS:
-            r = example_result(machine, model)
-            rows.append(
-                (
-                    EXAMPLE_NAMES[machine],
-                    EXAMPLE_NAMES[model],
-                    fmt_tok(r.single_session_tok_per_s),
-                    "n/a" if r.batch_star is None else f"{r.batch_star:,}",
-                    fmt_tok(r.aggregate_tok_per_s),
-                    fmt_k(r.memory_power_tok_per_s),
-                )
-            )
-    return tuple(rows)
-
-
-def forced_table() -> tuple[tuple[str, ...], ...]:
-    """Forced concurrency: each model on each machine at fixed batches, with whether the batch fits
-    and clears the floor."""
-    rows: list[tuple[str, ...]] = [
-        ("Hardware", "Model", "Batch $b$", "Aggregate", "Per session", "Clears $r_\\star$", "Fits")
-    ]
-    for machine in EXAMPLE_MACHINES:
-        for model in EXAMPLE_MODELS:
-            for b in FORCED_BATCHES:
-                f = example_result(machine, model, b).forced
-                assert f is not None
-                rows.append(
-                    (
-                        EXAMPLE_NAMES[machine],
-                        EXAMPLE_NAMES[model],
-                        f"{b:,}",
-                        fmt_tok(f.aggregate_tok_per_s),
-                        f"{f.per_session_tok_per_s:,.1f} tok/s",
-                        "yes" if f.clears_floor else "no",
-                        "yes" if f.fits_memory else "no",
-                    )
-                )
-    return tuple(rows)
-
-
-def sanity_check() -> tuple[float, float, float]:
-    """Gemma at concurrency 16 on DGX Spark: the KV-aware aggregate and the reported run's share of it
-    (16 x 16 and 16 x 18 tok/s), against the aggregate rounded to whole tok/s as the text divides."""
-    f = example_result("dgx-spark.toml", "gemma-4-26b-a4b-nvfp4.toml", 16).forced
-    assert f is not None
-    shown = round(f.aggregate_tok_per_s)
-    return f.aggregate_tok_per_s, 256 / shown, 288 / shown
-
-
-#: Printed tables replaced by their live counterparts: the first cell of the printed header row.
-LIVE_TABLES = {"Hardware\t$C$": machines_table, "Hardware\tModel": results_table}
-
-
-def live_table_for(block: Block) -> tuple[tuple[str, ...], ...] | None:
-    if block.kind != "table" or not block.rows:
-        return None
-    head = "\t".join(block.rows[0][:2])
-    for key, make in LIVE_TABLES.items():
-        if head == key:
-            return make()
-    return None
-
-
-def printed_tables() -> Iterator[tuple[Block, tuple[tuple[str, ...], ...]]]:
-    """Each printed worked-example table with its live counterpart (for the tests and the page)."""
-    for block in derivation().blocks:
-        live = live_table_for(block)
-        if live is not None:
-            yield block, live
+def _credit_html() -> str:
+    changes = "".join(f"<li>{escape(c)}</li>" for c in CREDIT_CHANGES)
+    return (
+        '<aside class="credit" id="credit"><p><strong>Credit.</strong> This page follows the derivation '
+        f'published with Our Models, at <a href="{CREDIT_URL}">solmaz.io</a>: its structure, formulas, '
+        "equation numbering, toy setup and worked examples. The explanations are servebound's own. "
+        f"What servebound adds or changes:</p><ul>{changes}</ul></aside>"
+    )
 
 
 # --- rendering helpers ------------------------------------------------------------------------------
@@ -410,14 +328,6 @@ def figures_for(toy: Toy) -> dict[str, Markup]:
     }
 
 
-#: Where figures and live tables go: after the block whose text starts with the key.
-_AFTER_PARAGRAPH = {
-    "Each decode iteration must move every byte": ("boards",),
-    "The sliders show the two context lengths": ("read_context", "model_size"),
-    "The full memory-power bound goes one step further": ("containers",),
-}
-
-
 def _figure_html(name: str, svg: Markup, toy: Toy) -> str:
     extra = _controls_html(toy) if name == "boards" else ""
     return f'<figure class="derivation-figure" id="figure-{name}">{svg}{extra}</figure>'
@@ -434,30 +344,19 @@ def _boards_text(b: Boards) -> str:
 
 
 def _after(block: Block) -> tuple[str, ...]:
+    """Figures placed after a block: a marker line names its figure; the feasibility rectangle follows
+    the formula that defines it."""
+    if block.kind == "figure":
+        return (block.text,)
     if block.kind == "eq" and block.number == derivation().equation("feasible_rectangle"):
         return ("feasibility",)
-    if block.kind != "p":
-        return ()
-    for start, names in _AFTER_PARAGRAPH.items():
-        if block.text.startswith(start):
-            return names
     return ()
 
 
-def _is_forced_paragraph(block: Block) -> bool:
-    return block.kind == "p" and block.text.startswith("What if concurrency is fixed by policy")
-
-
-def _is_sanity_paragraph(block: Block) -> bool:
-    return block.kind == "p" and block.text.startswith("A reported but unverified DGX Spark run")
-
-
-def _sanity_text() -> str:
-    agg, lo, hi = sanity_check()
-    return (
-        f"Computed from the shipped example files: the KV-aware aggregate for Gemma at batch 16 on DGX Spark is "
-        f"{agg:,.1f} tok/s ({round(agg):,} shown), so the reported run reaches {lo:.0%} to {hi:.0%} of it."
-    )
+_LIVE_NOTE = (
+    '<p class="note">Computed from the shipped example files (examples/) by the same functions as '
+    "<code>servebound decode</code> and <code>servebound prefill</code>.</p>"
+)
 
 
 def render_html(toy: Toy | None = None) -> Markup:
@@ -475,30 +374,24 @@ def render_html(toy: Toy | None = None) -> Markup:
             out.append(f'<{block.kind} id="{block.anchor}">{escape(block.text)}</{block.kind}>')
         elif block.kind == "p":
             out.append(f"<p>{inline_math(block.text)}</p>")
+        elif block.kind == "credit":
+            out.append(_credit_html())
         elif block.kind == "eq":
             out.append(
                 f'<div class="eq" id="{block.anchor}">{mathml_trusted(block.text, block=True)}'
                 f'<a class="eqno" href="#{block.anchor}">({block.number})</a></div>'
             )
+        elif block.kind == "live":
+            css = "live forced" if block.text == "forced" else "live"
+            out.append(f'<div class="table-wrap" id="table-{block.text}">')
+            out.append(_table_html(TABLES[block.text](), css) + "</div>" + _LIVE_NOTE)
         elif block.kind == "table":
-            live = live_table_for(block)
-            if live is not None:
-                out.append(_table_html(live, "live"))
-                out.append(
-                    '<p class="note">Computed live from the shipped example files (examples/); the printed '
-                    "text's rows are reproduced exactly.</p>"
-                )
-            else:
-                out.append(_table_html(block.rows))
+            out.append(_table_html(block.rows))
         elif block.kind in ("ul", "ol"):
             out.append(f"<{block.kind}>" + "".join(f"<li>{inline_math(i)}</li>" for i in block.items))
             out.append(f"</{block.kind}>")
         for name in _after(block):
             out.append(_figure_html(name, figs[name], toy))
-        if _is_forced_paragraph(block):
-            out.append(_table_html(forced_table(), "live forced"))
-        if _is_sanity_paragraph(block):
-            out.append(f'<p class="note live" id="sanity-live">{escape(_sanity_text())}</p>')
     return Markup("".join(out))
 
 
@@ -515,11 +408,14 @@ def render_markdown(toy: Toy | None = None) -> str:
             out.append(f"### {block.text}")
         elif block.kind == "p":
             out.append(block.text)
+        elif block.kind == "credit":
+            out.append(credit_text())
         elif block.kind == "eq":
             out.append(f"$$ {block.text} \\tag{{{block.number}}} $$")
+        elif block.kind == "live":
+            out.append(_table_md(TABLES[block.text]()))
         elif block.kind == "table":
-            live = live_table_for(block)
-            out.append(_table_md(live if live is not None else block.rows))
+            out.append(_table_md(block.rows))
         elif block.kind == "ul":
             out.append("\n".join(f"- {i}" for i in block.items))
         elif block.kind == "ol":
@@ -529,21 +425,20 @@ def render_markdown(toy: Toy | None = None) -> str:
                 out.append(_boards_text(boards(toy)))
             else:
                 out.append(f"(Figure: {name.replace('_', ' ')}, drawn on the HTML page.)")
-        if _is_forced_paragraph(block):
-            out.append(_table_md(forced_table()))
-        if _is_sanity_paragraph(block):
-            out.append(_sanity_text())
     return "\n\n".join(out) + "\n"
 
 
 __all__ = [
+    "CREDIT_CHANGES",
+    "CREDIT_FOLLOWS",
+    "CREDIT_URL",
     "EQUATION_KEYS",
     "EXAMPLE_MACHINES",
     "EXAMPLE_MODELS",
     "EXAMPLE_NAMES",
     "FORCED_BATCHES",
-    "LIVE_TABLES",
     "SECTIONS",
+    "TABLES",
     "TOY_BANDWIDTH_GB_PER_S",
     "TOY_CAPACITY_GB",
     "TOY_FIELDS",
@@ -560,7 +455,9 @@ __all__ = [
     "Derivation",
     "ReservationSweep",
     "Toy",
+    "adapters_table",
     "boards",
+    "credit_text",
     "derivation",
     "example_machine",
     "example_model",
@@ -571,10 +468,8 @@ __all__ = [
     "fmt_tok",
     "forced_table",
     "inline_math",
-    "live_table_for",
     "machines_table",
     "parse",
-    "printed_tables",
     "read_following",
     "render_html",
     "render_markdown",

@@ -154,3 +154,7 @@ class DerivationContext:
     toc: Sequence[tuple[str, str]]
     body: Markup
     markdown_body: str
+    #: The credit: the derivation followed, where, and the whole credit line (the mirror's frontmatter).
+    credit_follows: str = ""
+    credit_url: str = ""
+    credit: str = ""

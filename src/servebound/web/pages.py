@@ -444,7 +444,15 @@ class Renderer:
             "Memory power, the KV-aware decode bound, prefill, model adapters and worked examples, derived."
         )
         toc = [(b.anchor, b.text) for b in dv.derivation().blocks if b.kind == "h2"]
-        context = DerivationContext(title, toc, dv.render_html(toy), dv.render_markdown(toy))
+        context = DerivationContext(
+            title,
+            toc,
+            dv.render_html(toy),
+            dv.render_markdown(toy),
+            credit_follows=dv.CREDIT_FOLLOWS,
+            credit_url=dv.CREDIT_URL,
+            credit=dv.credit_text(),
+        )
         query = dv.toy_query(toy) if toy != dv.Toy() else {}
         path = "/derivation" + (f"?{urlencode(query)}" if query else "")
         return self._page("derivation", path, title, desc, context)

@@ -1,0 +1,344 @@
+"""The derivation's worked examples and quoted figures, computed from the shipped example files.
+
+The text (``content/roofline-derivation.md``) prints no worked result of its own: a line
+``[[table:NAME]]`` stands for one of :data:`TABLES`, and ``[[NAME]]`` inside a sentence or a formula for
+one of :func:`figures`. Both are computed here from ``web/examples`` (byte-identical copies of the
+repository's ``examples/``) with the same core functions the CLI runs, so the page and
+``servebound decode`` / ``servebound prefill`` on those files cannot disagree.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable
+from importlib import resources
+from pathlib import Path
+
+from servebound.core.decode import DecodeResult, decode
+from servebound.core.hardware import Hardware
+from servebound.core.model import ModelAdapter
+from servebound.core.prefill import prefill
+from servebound.core.prefill_records import PrefillResult
+from servebound.core.units import GB
+from servebound.core.workload import Workload
+from servebound.resolve import resolve_hardware, resolve_model
+from servebound.web.derivation_toy import Toy, boards
+
+EXAMPLE_MACHINES = ("dgx-spark.toml", "apple-m5-max-128gb.toml")
+EXAMPLE_MODELS = ("qwen3.6-35b-a3b-nvfp4.toml", "gemma-4-26b-a4b-nvfp4.toml", "deepseek-v4-flash-q2.toml")
+#: Printed names of the text's tables for the example files.
+EXAMPLE_NAMES = {
+    "dgx-spark.toml": "DGX Spark",
+    "apple-m5-max-128gb.toml": "Apple M5 Max 128GB",
+    "qwen3.6-35b-a3b-nvfp4.toml": "Qwen3.6-35B-A3B",
+    "gemma-4-26b-a4b-nvfp4.toml": "Gemma 4 26B-A4B-it",
+    "deepseek-v4-flash-q2.toml": "DeepSeek V4 Flash (Q2)",
+}
+FORCED_BATCHES = (1, 4, 8, 16, 32, 64)
+#: The prefill example: Laguna S 2.1 (NVFP4) on the DGX Spark at the derivation's ideal rates.
+PREFILL_MACHINE = "dgx-spark.toml"
+PREFILL_MODEL = "laguna-s-2.1-nvfp4.toml"
+#: Prompt lengths of the prefill tables (8k, 32k, 128k) and the policy chunk of the second table.
+PREFILL_PROMPTS = (8192, 32768, 131072)
+PREFILL_CHUNK = 2048
+#: The slower end of the linear-layer bracket (BF16); the faster end is the model's own mode (dense FP4).
+SLOW_LINEAR_MODE = "bf16"
+#: The workload the decode examples state: L_alloc 100,000, L_read 32,000, r* 20, O 8 GB, rho 1.
+ALLOC_CONTEXT = 100_000
+READ_CONTEXT = 32_000
+
+Rows = tuple[tuple[str, ...], ...]
+
+
+def examples_dir() -> Path:
+    """The worked examples' files as the package ships them (web/examples: byte-identical copies of the
+    repository's examples/, which a test checks, so an installed site has them too)."""
+    return Path(str(resources.files("servebound.web").joinpath("examples")))
+
+
+@functools.cache
+def example_machine(name: str) -> Hardware:
+    return resolve_hardware(str(examples_dir() / name))
+
+
+@functools.cache
+def example_model(name: str) -> ModelAdapter:
+    return resolve_model(str(examples_dir() / name))
+
+
+def example_result(machine: str, model: str, batch: int | None = None) -> DecodeResult:
+    """The derivation's defaults: L_alloc 100,000, L_read 32,000, r* 20, O 8 GB, rho 1."""
+    return decode(example_machine(machine), example_model(model), Workload(forced_batch=batch))
+
+
+def fmt_tok(value: float | None) -> str:
+    return "n/a" if value is None else f"{round(value):,} tok/s"
+
+
+def fmt_k(value: float | None) -> str:
+    return "n/a" if value is None else f"{value / 1000:.1f}k tok/s"
+
+
+def fmt_gb(value: float) -> str:
+    """A GB figure as the text prints its adapter inputs: shortest form, no trailing zeros."""
+    return f"{value / GB:.10g}"
+
+
+def machines_table() -> Rows:
+    """Two machines: C, R and D = C R."""
+    rows: list[tuple[str, ...]] = [("Hardware", "$C$", "$R$", r"$D = CR$")]
+    for m in EXAMPLE_MACHINES:
+        hw = example_machine(m)
+        rows.append(
+            (
+                EXAMPLE_NAMES[m],
+                f"{hw.memory_bytes / GB:,.0f} GB",
+                f"{hw.bandwidth_bytes_per_s / GB:,.0f} GB/s",
+                f"{hw.memory_power_bytes2_per_s / GB**2:,.0f} " + r"$\mathrm{GB}^2/\mathrm{s}$",
+            )
+        )
+    return tuple(rows)
+
+
+def adapters_table() -> Rows:
+    """Three models: each example file's e_w, W_resident, K_alloc(100,000) and K_read(32,000)."""
+    rows: list[tuple[str, ...]] = [
+        (
+            "Model",
+            "$e_w$ (bytes/parameter)",
+            r"$W_{\mathrm{resident}}$ (GB)",
+            r"$K_{\mathrm{alloc}}(100{,}000)$ (GB/session)",
+            r"$K_{\mathrm{read}}(32{,}000)$ (GB/token)",
+        )
+    ]
+    for name in EXAMPLE_MODELS:
+        m = example_model(name)
+        e_w = m.weights.bytes_per_param
+        rows.append(
+            (
+                EXAMPLE_NAMES[name],
+                "n/a" if e_w is None else f"{e_w:g}",
+                fmt_gb(m.weights.resident_bytes),
+                fmt_gb(float(m.kv_alloc.bytes_at(ALLOC_CONTEXT))),
+                fmt_gb(float(m.kv_read.bytes_at(READ_CONTEXT))),
+            )
+        )
+    return tuple(rows)
+
+
+def results_table() -> Rows:
+    """Results: both machines, all three models."""
+    rows: list[tuple[str, ...]] = [
+        (
+            "Hardware",
+            "Model",
+            "Single-session estimate",
+            r"$b^\star$",
+            "KV-aware aggregate estimate",
+            "Memory-power estimate",
+        )
+    ]
+    for machine in EXAMPLE_MACHINES:
+        for model in EXAMPLE_MODELS:
+            r = example_result(machine, model)
+            rows.append(
+                (
+                    EXAMPLE_NAMES[machine],
+                    EXAMPLE_NAMES[model],
+                    fmt_tok(r.single_session_tok_per_s),
+                    "n/a" if r.batch_star is None else f"{r.batch_star:,}",
+                    fmt_tok(r.aggregate_tok_per_s),
+                    fmt_k(r.memory_power_tok_per_s),
+                )
+            )
+    return tuple(rows)
+
+
+def forced_table() -> Rows:
+    """Forced concurrency: each model on each machine at fixed batches, with whether the batch fits
+    and clears the floor."""
+    rows: list[tuple[str, ...]] = [
+        ("Hardware", "Model", "Batch $b$", "Aggregate", "Per session", "Clears $r_\\star$", "Fits")
+    ]
+    for machine in EXAMPLE_MACHINES:
+        for model in EXAMPLE_MODELS:
+            for b in FORCED_BATCHES:
+                f = example_result(machine, model, b).forced
+                assert f is not None
+                rows.append(
+                    (
+                        EXAMPLE_NAMES[machine],
+                        EXAMPLE_NAMES[model],
+                        f"{b:,}",
+                        fmt_tok(f.aggregate_tok_per_s),
+                        f"{f.per_session_tok_per_s:,.1f} tok/s",
+                        "yes" if f.clears_floor else "no",
+                        "yes" if f.fits_memory else "no",
+                    )
+                )
+    return tuple(rows)
+
+
+def sanity_check() -> tuple[float, float, float]:
+    """Gemma at concurrency 16 on DGX Spark: the KV-aware aggregate and the reported run's share of it
+    (16 x 16 and 16 x 18 tok/s), against the aggregate rounded to whole tok/s as the text divides."""
+    f = example_result("dgx-spark.toml", "gemma-4-26b-a4b-nvfp4.toml", 16).forced
+    assert f is not None
+    shown = round(f.aggregate_tok_per_s)
+    return f.aggregate_tok_per_s, 256 / shown, 288 / shown
+
+
+# --- the prefill example ----------------------------------------------------------------------------
+
+
+@functools.cache
+def laguna(prompt: int, chunk: int | None = None, linear_mode: str | None = None) -> PrefillResult:
+    """``servebound prefill -H dgx-spark.toml -m laguna-s-2.1-nvfp4.toml --prompt L [--chunk c]
+    [--linear-mode m]``: one prompt, the workload defaults, the reservation raised to the prompt where
+    the prompt is longer (``--alloc-context L``: a prompt's cache has to fit its reservation)."""
+    return prefill(
+        example_machine(PREFILL_MACHINE),
+        example_model(PREFILL_MODEL),
+        prompt,
+        workload=Workload(alloc_context_tokens=alloc_context(prompt)),
+        batch=1,
+        chunk_tokens=chunk,
+        linear_mode=linear_mode,
+    )
+
+
+def alloc_context(prompt: int) -> int:
+    """L_alloc for a prefill example row: the default, or the prompt when the prompt is longer."""
+    return max(ALLOC_CONTEXT, prompt)
+
+
+def fmt_prompt(tokens: int) -> str:
+    return f"{tokens:,} ({tokens // 1024}k)"
+
+
+def fmt_seconds(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:,.3f} s"
+
+
+def _span(slow: str, fast: str, unit: str) -> str:
+    return slow + unit if slow == fast else f"{slow} to {fast}{unit}"
+
+
+def prefill_table(chunk: int | None = None) -> Rows:
+    """The Laguna prefill example at 8k, 32k and 128k: the memory ceiling, the compute ceiling and the
+    combined ceiling over the linear-rate bracket (BF16 to dense FP4), and the prefill time."""
+    rows: list[tuple[str, ...]] = [
+        (
+            "Prompt $L$",
+            r"Memory ceiling $R/q_{\mathrm{pf}}$",
+            r"Compute ceiling ($F_{\mathrm{linear}}$ 125 to 500 TFLOP/s)",
+            "Combined ceiling",
+            r"Prefill time $t_{\mathrm{pf},\min}$",
+            "Bound by",
+        )
+    ]
+    for prompt in PREFILL_PROMPTS:
+        slow, fast = laguna(prompt, chunk, SLOW_LINEAR_MODE), laguna(prompt, chunk)
+        rows.append(
+            (
+                fmt_prompt(prompt),
+                fmt_tok(fast.memory_tok_per_s),
+                _span(f"{round(slow.compute_tok_per_s or 0):,}", fmt_tok(fast.compute_tok_per_s), ""),
+                _span(f"{round(slow.tok_per_s):,}", fmt_tok(fast.tok_per_s), ""),
+                _span(f"{slow.time_s:,.3f}", fmt_seconds(fast.time_s), ""),
+                slow.bound_by
+                if slow.bound_by == fast.bound_by
+                else f"{slow.bound_by} (BF16), {fast.bound_by} (FP4)",
+            )
+        )
+    return tuple(rows)
+
+
+def oneshot_sentence() -> str:
+    """The sentence that quotes the one-shot memory ceilings, with what they say about the binding side."""
+    results = [(p, laguna(p), laguna(p, None, SLOW_LINEAR_MODE)) for p in PREFILL_PROMPTS]
+    memory = ", ".join(f"{fmt_tok(r.memory_tok_per_s)} at {p // 1024}k" for p, r, _ in results)
+    above = all(r.memory_tok_per_s > (r.compute_tok_per_s or 0) for _, r, _ in results)
+    below = [p for p, r, s in results if r.memory_tok_per_s < (s.compute_tok_per_s or 0)]
+    if above:
+        tail = "each above the compute ceiling even at the faster linear rate, so compute binds this pair's prefill at every length shown."
+    elif below:
+        tail = (
+            "below the compute ceiling at "
+            + ", ".join(f"{p // 1024}k" for p in below)
+            + ", where memory binds."
+        )
+    else:
+        tail = "between the two compute ceilings, so which roof binds depends on the linear rate."
+    return f"In one shot the memory ceiling is {memory}, {tail}"
+
+
+def crossover_range() -> str:
+    """S* of the prefill example at the two linear rates (the attention-free approximation)."""
+    slow = laguna(PREFILL_PROMPTS[0], None, SLOW_LINEAR_MODE).crossover_tokens
+    fast = laguna(PREFILL_PROMPTS[0]).crossover_tokens
+    if slow is None or fast is None:
+        return "no defined crossover"
+    return f"between about {slow:,.0f} and {fast:,.0f}"
+
+
+def toy_reservations() -> str:
+    """The boards section's sentence on the toy machine at 4k and 1k reserved tokens."""
+    four, one = boards(Toy(reserved=4000)), boards(Toy(reserved=1000))
+    mp4 = "no" if four.memory_power_tok_s is None else f"{four.memory_power_tok_s:,.0f} tok/s"
+    mp1 = "no" if one.memory_power_tok_s is None else f"{one.memory_power_tok_s:,.0f} tok/s"
+    return (
+        f"With 4k tokens reserved, {four.batch_mem:,} sessions fit on the toy machine and the bound reaches "
+        f"{mp4}; with 1k reserved, {one.batch_mem:,} sessions fit and it would reach {mp1}."
+    )
+
+
+@functools.cache
+def figures() -> dict[str, str]:
+    """Every ``[[NAME]]`` the text quotes, computed."""
+    agg, lo, hi = sanity_check()
+    model = example_model(PREFILL_MODEL)
+    w = model.weights
+    swept = w.always_on_bytes + w.experts.routed * w.expert_bytes if w.experts else w.always_on_bytes
+    p = model.prefill
+    assert p is not None, "the prefill example needs the model's [prefill] fields"
+    return {
+        "sanity_aggregate": f"{agg:,.1f}",
+        "sanity_shown": f"{round(agg):,}",
+        "sanity_lo": f"{lo * 100:.0f}",
+        "sanity_hi": f"{hi * 100:.0f}",
+        "laguna_swept_gb": f"{swept / GB:.2f}",
+        "laguna_embed_gb": f"{w.embedding_bytes / GB:.4f}",
+        "laguna_plin_b": f"{p.linear_active_params / 1e9:.1f}",
+        "laguna_kvw": f"{p.kv_write_bytes_per_token:,.0f}",
+        "laguna_crossover_range": crossover_range(),
+        "laguna_oneshot_sentence": oneshot_sentence(),
+        "toy_reservations": toy_reservations(),
+    }
+
+
+#: The tables a ``[[table:NAME]]`` line stands for.
+TABLES: dict[str, Callable[[], Rows]] = {
+    "machines": machines_table,
+    "adapters": adapters_table,
+    "results": results_table,
+    "forced": forced_table,
+    "prefill_oneshot": prefill_table,
+    "prefill_chunked": lambda: prefill_table(PREFILL_CHUNK),
+}
+
+_FIGURE = re.compile(r"\[\[([a-z0-9_]+)\]\]")
+
+
+def fill(text: str) -> str:
+    """``text`` with every ``[[NAME]]`` replaced by its computed figure (an unknown name is an error)."""
+    values = figures()
+
+    def sub(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in values:
+            raise ValueError(f"the derivation quotes [[{name}]], which no computed figure provides")
+        return values[name]
+
+    return _FIGURE.sub(sub, text)
