@@ -136,7 +136,7 @@ def test_rtx_5090_and_the_geforce_accumulate_convention() -> None:
     assert rtx.compute_tflops["fp16_acc16"] == 2 * rtx.compute_tflops["fp16"]
     # bf16 holds the FP32-accumulate dense rate, 209.5 = 838 sparse FP16-accumulate / 2 / 2.
     assert rtx.compute_tflops["bf16"] == 209.5
-    assert "fp8" in rtx.sparse_halved
+    assert rtx.compute_tflops["fp8"] == 2 * rtx.compute_tflops["bf16"]  # FP32 accumulate, as bf16
 
 
 def test_rtx_3060_tensor_rates_from_the_int4_sparse_figure() -> None:
@@ -168,13 +168,43 @@ def test_workstation_tensor_rates() -> None:
 
 def test_geforce_int8_rates_and_the_accumulate_convention() -> None:
     rtx4090 = get_hardware("nvidia-rtx-4090")
-    # fp8 holds the FP16-accumulate rate, bf16 the FP32-accumulate rate: 660.6 = 4 x 165.15.
-    assert rtx4090.compute_tflops["fp8"] == pytest.approx(4 * rtx4090.compute_tflops["bf16"], rel=0.001)
-    assert "330.3" in rtx4090.notes and "FP32 accumulate" in rtx4090.notes
-    assert rtx4090.compute_tflops["int8"] == rtx4090.compute_tflops["fp8"] == 660.6
-    # Ada and Blackwell GeForce: INT8 = dense FP8 (FP16 accumulate).
+    # fp8 is FP8 with FP32 accumulate (what FP8 GEMMs in serving engines get), as bf16/fp16 are:
+    # 330.3 = 2 x 165.15 (Ada whitepaper; waredb.com's dense FP8 330.30). NVIDIA's headline 660.6 is
+    # FP16 accumulate, which INT8 (INT32 accumulate) matches on GeForce.
+    assert rtx4090.compute_tflops["fp8"] == 330.3
+    assert rtx4090.compute_tflops["fp8"] == pytest.approx(2 * rtx4090.compute_tflops["bf16"], rel=0.001)
+    assert "660.6" in rtx4090.notes and "FP32 accumulate" in rtx4090.notes
+    assert rtx4090.compute_tflops["int8"] == 660.6
+    # RTX 5090: the whitepaper's f8 x f8 -> f32 spec is 419, its f16-accumulate 838.
+    rtx5090 = get_hardware("nvidia-rtx-5090")
+    assert rtx5090.compute_tflops["fp8"] == 419 and rtx5090.compute_tflops["int8"] == 838
+    assert "fp8" not in rtx5090.sparse_halved
+    # Ada and Blackwell GeForce: INT8 = dense FP8 with FP16 accumulate = 2 x the fp8 entry.
     assert get_hardware("nvidia-rtx-4080").compute_tflops["int8"] == 389.9
     assert get_hardware("nvidia-rtx-5080").compute_tflops["int8"] == 450.2
+
+
+@pytest.mark.parametrize("entry", [e for e in DEVICES if "fp8" in e.compute_tflops], ids=lambda e: e.id)
+def test_fp8_is_the_fp32_accumulate_rate_on_every_row(entry: CatalogHardware) -> None:
+    rates = entry.compute_tflops
+    # One convention: fp8 at most twice bf16 (never the 4 x of a GeForce FP16-accumulate headline).
+    if "bf16" in rates:
+        assert rates["fp8"] <= 2.05 * rates["bf16"], entry.id
+    if entry.device_class == "consumer GPU" and "fp16_acc16" in rates:
+        assert rates["fp8"] == pytest.approx(rates["fp16_acc16"], abs=0.06)
+
+
+def test_lint_refuses_an_fp16_accumulate_fp8_figure(tmp_path: Path) -> None:
+    text = (REPO / "src" / "servebound" / "catalog" / "data" / "hardware.toml").read_text("utf-8")
+    broken = text.replace("fp8 = 330.3\n", "fp8 = 660.6\n", 1)
+    assert broken != text
+    path = tmp_path / "hardware.toml"
+    path.write_text(broken, "utf-8")
+    problems = lint_hardware_catalog(path)
+    assert any("nvidia-rtx-4090" in p and "fp8 (660.6) is more than twice bf16" in p for p in problems)
+
+
+def test_geforce_rows_of_every_architecture_have_int8() -> None:
     for ref in (
         "nvidia-rtx-3060-12gb",
         "nvidia-rtx-3090",
@@ -246,7 +276,13 @@ def test_apple_rows_leave_matrix_rates_absent(entry: CatalogHardware) -> None:
 
 #: TSV values the catalog corrects on purpose: (row, mode) -> the catalog's value. Each correction is
 #: explained in the row's notes.
-TSV_CORRECTIONS: dict[tuple[str, str], float] = {}
+TSV_CORRECTIONS: dict[tuple[str, str], float] = {
+    # The TSV's GeForce fp8 is NVIDIA's FP16-accumulate headline; the catalog's fp8 is FP32 accumulate.
+    ("nvidia-rtx-5090", "fp8"): 419.0,
+    ("nvidia-rtx-5080", "fp8"): 225.2,
+    ("nvidia-rtx-4090", "fp8"): 330.3,
+    ("nvidia-rtx-4080", "fp8"): 194.9,
+}
 
 
 def tsv_rows() -> list[dict[str, str]]:
