@@ -40,7 +40,12 @@ def test_formats_scale_the_weights() -> None:
     nvfp4 = get_model("llama-3.1-8b-nvfp4").adapter.weights
     # q8_0: 34 bytes per 32 weights; nvfp4: 9 bytes per 16 weights; small tensors stay at 2 bytes.
     assert q8.always_on_bytes / bf16.always_on_bytes == pytest.approx(34 / 32 / 2, rel=1e-3)
-    assert nvfp4.always_on_bytes / bf16.always_on_bytes == pytest.approx(9 / 16 / 2, rel=1e-3)
+    # The nvfp4 profile is an NVFP4 release: the embedding and the output head stay BF16.
+    head = 128256 * 4096 * 2
+    assert nvfp4.embedding_bytes == bf16.embedding_bytes == head
+    assert (nvfp4.always_on_bytes - head) / (bf16.always_on_bytes - head) == pytest.approx(
+        9 / 16 / 2, rel=1e-3
+    )
 
 
 def test_every_profile_has_an_audit_trail() -> None:
