@@ -40,7 +40,12 @@ def test_formats_scale_the_weights() -> None:
     nvfp4 = get_model("llama-3.1-8b-nvfp4").adapter.weights
     # q8_0: 34 bytes per 32 weights; nvfp4: 9 bytes per 16 weights; small tensors stay at 2 bytes.
     assert q8.always_on_bytes / bf16.always_on_bytes == pytest.approx(34 / 32 / 2, rel=1e-3)
-    assert nvfp4.always_on_bytes / bf16.always_on_bytes == pytest.approx(9 / 16 / 2, rel=1e-3)
+    # The nvfp4 profile is an NVFP4 release: the embedding and the output head stay BF16.
+    head = 128256 * 4096 * 2
+    assert nvfp4.embedding_bytes == bf16.embedding_bytes == head
+    assert (nvfp4.always_on_bytes - head) / (bf16.always_on_bytes - head) == pytest.approx(
+        9 / 16 / 2, rel=1e-3
+    )
 
 
 def test_every_profile_has_an_audit_trail() -> None:
@@ -230,3 +235,28 @@ def test_default_contexts_follow_the_model_limit(capsys: pytest.CaptureFixture[s
     data = run_json(capsys, *smollm, "--alloc-context", "100000", "--json")
     assert data["assumptions"]["alloc_context_tokens"] == 100_000  # given contexts are used as given
     assert any("exceeds the model's stated limit" in note for note in data["notes"])
+
+
+def test_site_and_api_show_the_audit_models_show_has() -> None:
+    """The model-card figures and the like-with-like differences reach the site and its JSON API as
+    `models show --json` prints them, for every native profile."""
+    from fastapi.testclient import TestClient
+
+    from servebound.catalog.hardware import get_hardware
+    from servebound.catalog.models import catalog_profile
+    from servebound.web import create_app
+    from servebound.web.site import site_model
+
+    for m in list_models(native_only=True):
+        shown, site = catalog_profile(m.id), site_model(m)
+        assert site.published_total_params == shown["published_total_params"], m.id
+        assert site.published_active_params == shown["published_active_params"], m.id
+        assert site.total_params_difference == shown["total_params_difference"], m.id
+    models = [get_model("llama-3.1-8b"), get_model("deepseek-r1")]
+    client = TestClient(create_app(hardware=[get_hardware("nvidia-h100-sxm")], models=models))
+    audit = client.get("/api/models/llama-3.1-8b").json()["audit"]
+    assert audit["published_total_params"] == catalog_profile("llama-3.1-8b")["published_total_params"]
+    assert audit["published_total_params"] is not None and audit["published_source"]
+    page = client.get("/models/deepseek-r1").text
+    # DeepSeek's card counts 685 B with the MTP module; compared like with like: -0.07 %.
+    assert "model card: 685.00 B (-0.07%)" in page

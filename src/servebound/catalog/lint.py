@@ -10,7 +10,8 @@ duplicate ids or aliases, known classes, systems whose member exists):
   row's class, compute in TFLOPS within 0.05 to 30,000 (a value in FLOP/s, TB/s or bytes falls out);
 * arithmetic modes agree: fp4 >= fp8 >= bf16, fp16 == bf16 where both are given, the vector
   fp32 rate below the matrix bf16/fp16 rates, and fp16_acc16 (FP16 accumulate) at least fp16 (FP32
-  accumulate) and at most twice it;
+  accumulate) and at most twice it; fp8 (FP8 with FP32 accumulate, what serving engines' FP8 GEMMs
+  run) at most twice bf16, so a GeForce FP16-accumulate FP8 headline (4 x bf16) falls out;
 * ``sparse_halved`` and ``derived`` name modes the row gives, and the notes explain them;
 * a system's quoted vendor totals are within 1% of count x member.
 """
@@ -43,6 +44,9 @@ PRICE_RANGE_USD = (50.0, 5_000_000.0)
 YEAR_RANGE = (2015, 2030)
 QUOTED_TOLERANCE = 0.01
 SAME_RATE_TOLERANCE = 0.005
+#: fp8 / bf16 above this is an FP16-accumulate FP8 figure (4x on GeForce); NVIDIA's own rounding puts
+#: the L40S at 733 / 362.05 = 2.025.
+FP8_OVER_BF16_MAX = 2.05
 
 
 def lint_hardware_catalog(path: str | Path | None = None) -> list[str]:
@@ -234,6 +238,11 @@ def _mode_problems(where: str, compute: dict[str, float]) -> list[str]:
         out.append(
             f"{where}: compute_tflops.fp16_acc16 ({compute['fp16_acc16']:g}) is more than twice fp16 "
             f"({compute['fp16']:g}); a sparse figure?"
+        )
+    if "fp8" in compute and "bf16" in compute and compute["fp8"] > FP8_OVER_BF16_MAX * compute["bf16"]:
+        out.append(
+            f"{where}: compute_tflops.fp8 ({compute['fp8']:g}) is more than twice bf16 ({compute['bf16']:g}); "
+            "fp8 is the rate with FP32 accumulate (a GeForce headline FP8 figure is FP16 accumulate: halve it)"
         )
     if "bf16" in compute and "fp16" in compute:
         bf16, fp16 = compute["bf16"], compute["fp16"]

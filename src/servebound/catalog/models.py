@@ -147,10 +147,18 @@ def native_format(entry: ModelEntry) -> str:
     return method if method in ("fp8", "mxfp4", "compressed-tensors") else "bf16"
 
 
+#: Synthetic profiles stored as a quantizer writes them (embedding and head BF16), not uniformly.
+_QUANTIZER_PROFILES = {"fp8": "fp8_linear", "nvfp4": "nvfp4_linear"}
+
+
 def _import_format(entry: ModelEntry, fmt: str, native: bool) -> str | None:
     """What the importer is asked for: None (the release's own storage, read from its
-    quantization_config) for a native profile of a quantized release without a curated word."""
-    return None if native and not entry.native_format and _quant_method(entry.config) else fmt
+    quantization_config) for a native profile of a quantized release without a curated word; for a
+    synthetic fp8 or nvfp4 profile, the quantizer's layout (linear layers only, embedding and head
+    BF16, as the released FP8 and NVFP4 checkpoints keep them)."""
+    if native and not entry.native_format and _quant_method(entry.config):
+        return None
+    return fmt if native else _QUANTIZER_PROFILES.get(fmt, fmt)
 
 
 @cache

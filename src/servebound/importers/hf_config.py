@@ -41,6 +41,7 @@ __all__ = [
     "LLAMA_CPP_MIXES",
     "MAX_CONFIG_BYTES",
     "MIXED_WEIGHT_FORMATS",
+    "QUANTIZER_FORMATS",
     "SPLIT_WEIGHT_FORMATS",
     "SUPPORTED_MODEL_TYPES",
     "WEIGHT_FORMATS",
@@ -70,9 +71,15 @@ SPLIT_WEIGHT_FORMATS: dict[str, tuple[str, str]] = {
     "bf16_int4_g32_experts": ("bf16", "int4_g32"),
 }
 
+#: A quantizer's release of a BF16 model: every linear layer in the named layout, the embedding and the
+#: output head left in BF16, as FP8 and FP4 quantizers (llm-compressor's recipes ignore lm_head, ModelOpt
+#: excludes it, and neither converts embeddings) write them. The catalog's synthetic fp8 and nvfp4
+#: profiles use these; a plain ``fp8`` or ``nvfp4`` stays the uniform layout.
+QUANTIZER_FORMATS: dict[str, str] = {"fp8_linear": "fp8", "nvfp4_linear": "nvfp4"}
+
 #: Per-tensor mixes and splits, accepted as ``weight_format`` beside :data:`WEIGHT_FORMATS`; a llama.cpp
 #: file type wins over the layout of the same name (``q4_0`` is the llama.cpp file, output head Q6_K).
-MIXED_WEIGHT_FORMATS: tuple[str, ...] = (*LLAMA_CPP_MIXES, *SPLIT_WEIGHT_FORMATS)
+MIXED_WEIGHT_FORMATS: tuple[str, ...] = (*LLAMA_CPP_MIXES, *SPLIT_WEIGHT_FORMATS, *QUANTIZER_FORMATS)
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
@@ -290,6 +297,11 @@ def _storage(raw: Mapping[str, object], cfg: Cfg, weight_format: str | None) -> 
         dense, routed = SPLIT_WEIGHT_FORMATS[weight_format]
         plan = StoragePlan.split(weight_format, FORMATS[dense], FORMATS[routed])
         return _Storage(weight_format, plan, None)
+    if weight_format in QUANTIZER_FORMATS:
+        linear, bf16 = FORMATS[QUANTIZER_FORMATS[weight_format]], FORMATS["bf16"]
+        why = f"{weight_format}: every linear layer {linear.name}; embedding and output head BF16 (not converted)"
+        plan = StoragePlan(linear.name, bf16, bf16, linear, linear, linear, why)
+        return _Storage(linear.name, plan, None)
     return _Storage(weight_format, StoragePlan.uniform(FORMATS[weight_format]), None)
 
 

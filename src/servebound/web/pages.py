@@ -283,10 +283,11 @@ class Renderer:
         rows = rank_rows_for_model(self.site, m, href=self.pair_href)
         a = m.adapter
         desc = f"{m.name}: {fmt_gb(a.weights.resident)} of weights; which hardware serves it best."
-        diff_total = diff_active = None
-        if m.total_params and m.published_total_params:
+        # Like with like, as `models show` compares them (the card's MTP, embedding conventions).
+        diff_total, diff_active = m.total_params_difference, m.active_params_difference
+        if diff_total is None and m.total_params and m.published_total_params:
             diff_total = m.total_params / m.published_total_params - 1
-        if m.active_params and m.published_active_params:
+        if diff_active is None and m.active_params and m.published_active_params:
             diff_active = m.active_params / m.published_active_params - 1
         context = ModelContext(m, a, rows, diff_total, diff_active)
         return self._page("model", f"/models/{quote(m.id)}", m.name, desc, context)

@@ -86,6 +86,9 @@ class SiteModel:
     active_params: float | None = None
     published_total_params: float | None = None
     published_active_params: float | None = None
+    published_source: str | None = None
+    total_params_difference: float | None = None
+    active_params_difference: float | None = None
     checkpoint_bytes: float | None = None
     source: Mapping[str, str] = field(default_factory=dict)
     steps: tuple[tuple[str, float, str], ...] = ()
@@ -152,6 +155,9 @@ def site_model(entry: Any) -> SiteModel:
         facts = {str(k): str(v) for k, v in dict(imported.facts).items()}
     source = _source_dict(getattr(entry, "source", None))
     catalog_entry = getattr(entry, "entry", None)
+    # A CatalogModel's model-card figures: a mapping (total, active, source, what they count) or None.
+    card = getattr(entry, "published", None)
+    card = card if isinstance(card, Mapping) else {}
     published = getattr(catalog_entry, "published", None)
     if catalog_entry is not None:
         for key, attr in (
@@ -176,6 +182,12 @@ def site_model(entry: Any) -> SiteModel:
     if published is not None:
         published_total = published_total or published.total_params
         published_active = published_active or published.active_params
+    published_total = published_total or card.get("total")
+    published_active = published_active or card.get("active")
+    if card.get("source"):
+        source.setdefault("published counts", str(card["source"]))
+    differences = getattr(entry, "published_difference", None)
+    diff_total, diff_active = differences() if callable(differences) else (None, None)
     return SiteModel(
         id=entry.id,
         name=entry.name,
@@ -185,6 +197,9 @@ def site_model(entry: Any) -> SiteModel:
         active_params=getattr(imported, "active_params", None),
         published_total_params=published_total,
         published_active_params=published_active,
+        published_source=str(card["source"]) if card.get("source") else None,
+        total_params_difference=diff_total,
+        active_params_difference=diff_active,
         checkpoint_bytes=getattr(imported, "checkpoint_bytes", None),
         source=source,
         steps=steps,

@@ -45,6 +45,10 @@ ROW_FALLBACK = {
 
 #: Families llama.cpp types as 70B when they have 80 layers (its attn_v rule then lifts Q3_K/Q4_K to Q5_K).
 LLAMA_CPP_70B_FAMILIES = frozenset({"llama", "qwen2", "olmo"})
+#: model_types whose llama.cpp converter leaves the multi-token-prediction layers out of the GGUF
+#: (convert_hf_to_gguf.py's DeepseekV2Model, which DeepSeek V2/V3/R1 and Kimi K2 use, has
+#: ``skip_mtp = True``: tensors of ``model.layers.N`` with N >= num_hidden_layers are not written).
+LLAMA_CPP_DROPS_MTP = frozenset({"deepseek_v2", "deepseek_v3", "kimi_k2"})
 #: Tensors that count as attention-value tensors for the attn_v index (llama.cpp's n_attention_wv).
 VALUE_ROLES = frozenset({"attn_v", "attn_qkv", "attn_kv_b"})
 

@@ -22,6 +22,7 @@ from servebound.importers.hf.blocks import Block, Count, Matrix
 from servebound.importers.hf.config import Arch
 from servebound.importers.hf.llama_cpp import (
     LLAMA_CPP_70B_FAMILIES,
+    LLAMA_CPP_DROPS_MTP,
     LLAMA_CPP_MIXES,
     VALUE_ROLES,
     TensorPlace,
@@ -261,13 +262,21 @@ def mix_bytes(mix: str, arch: Arch, head: Count, final_norm: Count, routed: int)
             always += block_always
             expert += block_expert
     mtp = 0.0
-    for block in arch.mtp:
+    drops_mtp = arch.model_type in LLAMA_CPP_DROPS_MTP
+    for block in [] if drops_mtp else arch.mtp:
         mtp += tally.put(block.always.matrix, walk.default, "MTP")
         mtp += tally.put(block.always.small, None, "norms, biases, routers")
         mtp += block.routed * tally.put(block.expert.matrix, walk.default, "MTP", block.routed)
         mtp += block.routed * tally.put(block.expert.small, None, "norms, biases, routers", block.routed)
     label = f"the {mix.upper()} mix"
-    return StoredBytes(embedding, always, expert, mtp, label, label, MIX_SMALL_BYTES, _mix_steps(walk))
+    steps = _mix_steps(walk)
+    if drops_mtp and arch.mtp:
+        dropped = sum(
+            b.always.matrix + b.always.small + b.routed * (b.expert.matrix + b.expert.small) for b in arch.mtp
+        )
+        why = f"{dropped} params not written: llama.cpp's converter skips this family's MTP layers (skip_mtp)"
+        steps.append(Step("mix.mtp_not_written", float(dropped), why))
+    return StoredBytes(embedding, always, expert, mtp, label, label, MIX_SMALL_BYTES, steps)
 
 
 def _mix_steps(walk: _Walk) -> list[Step]:

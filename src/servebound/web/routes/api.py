@@ -375,6 +375,9 @@ def _model_json(m: SiteModel, *, full: bool = False) -> dict[str, Any]:
         out["audit"] = {
             "published_total_params": m.published_total_params,
             "published_active_params": m.published_active_params,
+            "published_source": m.published_source,
+            "total_params_difference": m.total_params_difference,
+            "active_params_difference": m.active_params_difference,
             "checkpoint_bytes": m.checkpoint_bytes,
             "source": dict(m.source),
             "facts": dict(m.facts),

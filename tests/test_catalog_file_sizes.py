@@ -1,0 +1,91 @@
+"""Each catalog profile against the file it names: the bytes a published file holds, to 0.1 %.
+
+Every figure below is a size a file's own tooling printed or a checkpoint's own index states, with
+where it was published:
+
+- llama-bench's ``size`` column is the GGUF's tensor bytes in GiB (2^30). AMD's llama.cpp on ROCm 7
+  post (github:ROCm/rocm-blogs@09302f5 blogs/ecosystems-and-partners/llama-cpp-oct2025/README.md)
+  prints ``deepseek2 671B Q4_K - Medium | 376.65 GiB | 671.03 B`` for DeepSeek-V3 Q4_K_M and
+  ``llama 70B Q4_K - Medium | 39.59 GiB | 70.55 B`` for the Llama-3.1-70B-Instruct Q4_K_M it
+  quantizes itself with llama-quantize. ik_llama.cpp discussion #258 (ubergarm's quick-start guide,
+  comment of 2025-03-16) runs llama-bench on unsloth/DeepSeek-R1-GGUF: ``deepseek2 671B Q4_K - Medium
+  | 376.65 GiB | 671.03 B`` and ``deepseek2 671B Q8_0 | 664.29 GiB | 671.03 B``. 671.03 B, not
+  DeepSeek's 685 B, because llama.cpp's converter writes no MTP layer for this family.
+- exo's pinned model cards (exo-explore/exo) give MLX checkpoint sizes in bytes (see
+  tests/test_formats_and_releases.py).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from servebound.catalog.models import get_model, profile_ids
+from servebound.importers.hf_config import import_hf_config
+from tests.test_formats_and_releases import config
+
+GIB = 2**30
+
+#: profile id -> (published bytes, what published it).
+PUBLISHED_FILES: dict[str, tuple[float, str]] = {
+    "deepseek-v3-q4_k_m": (376.65 * GIB, "llama-bench 376.65 GiB (AMD ROCm blog, llama-cpp-oct2025)"),
+    "deepseek-r1-q4_k_m": (376.65 * GIB, "llama-bench 376.65 GiB (ik_llama.cpp discussion #258)"),
+    "deepseek-r1-q8_0": (664.29 * GIB, "llama-bench 664.29 GiB (ik_llama.cpp discussion #258)"),
+    "llama-3.1-70b-instruct-q4_k_m": (
+        39.59 * GIB,
+        "llama-bench 39.59 GiB (AMD ROCm blog, llama-cpp-oct2025)",
+    ),
+    "llama-3.1-8b-instruct-mlx_4bit": (4_517_404_672, "exo model card, mlx-community 4bit"),
+    "llama-3.3-70b-instruct-mlx_4bit": (39_688_355_840, "exo model card, mlx-community 4bit"),
+}
+#: llama-bench prints two decimals of GiB: half a hundredth is the rounding, below 0.1 % here.
+TOLERANCE = 0.001
+
+
+@pytest.mark.parametrize("profile", sorted(PUBLISHED_FILES))
+def test_profile_is_the_published_file(profile: str) -> None:
+    published, where = PUBLISHED_FILES[profile]
+    resident = get_model(profile).adapter.weights.resident
+    assert resident == pytest.approx(published, rel=TOLERANCE), where
+
+
+def test_every_published_profile_exists() -> None:
+    assert set(PUBLISHED_FILES) <= set(profile_ids())
+
+
+def test_llama_cpp_deepseek_files_hold_no_mtp_layer() -> None:
+    """DeepSeek's config has one MTP layer (685 B with it); the GGUF has none (671.03 B)."""
+    imported = import_hf_config(config("deepseek-ai__DeepSeek-R1"), weight_format="q4_k_m")
+    dropped = {s.quantity: s.value for s in imported.steps}["mix.mtp_not_written"]
+    assert imported.total_params - dropped == pytest.approx(671.03e9, abs=0.005e9)  # llama-bench's params
+    bf16 = get_model("deepseek-r1-bf16").adapter.weights.resident
+    q4 = get_model("deepseek-r1-q4_k_m").adapter.weights.resident
+    # Without the MTP layer the Q4_K_M file is 4.82 bits per weight over 671 B weights.
+    assert 8 * q4 / 671.03e9 == pytest.approx(4.82, abs=0.01)
+    assert bf16 > 2 * q4
+
+
+@pytest.mark.parametrize(
+    ("profile", "vocab", "hidden"),
+    [
+        ("llama-3.3-70b-instruct-fp8", 128256, 8192),
+        ("llama-3.1-8b-instruct-fp8", 128256, 4096),
+        ("llama-3.1-8b-instruct-nvfp4", 128256, 4096),
+    ],
+)
+def test_synthetic_quantized_profiles_keep_embedding_and_head_bf16(
+    profile: str, vocab: int, hidden: int
+) -> None:
+    """FP8 and NVFP4 quantizers convert linear layers only: the embedding and the (untied) output head
+    stay BF16, as in the released checkpoints; the uniform layout (``--weight-format fp8``) is 1 byte."""
+    weights = get_model(profile).adapter.weights
+    assert weights.embedding_bytes == vocab * hidden * 2
+    fmt = profile.rsplit("-", 1)[1]
+    folder = {
+        "llama-3.3-70b-instruct": "meta-llama__Llama-3.3-70B-Instruct",
+        "llama-3.1-8b-instruct": "meta-llama__Llama-3.1-8B-Instruct",
+    }[profile.rsplit("-", 1)[0]]
+    uniform = import_hf_config(config(folder), weight_format=fmt).adapter.weights
+    per_element = {"fp8": 1.0, "nvfp4": 4.5 / 8}[fmt]
+    # Embedding and head each at 2 bytes instead of the layout's: 70B FP8 = 70.56 + 2.10 GB.
+    gained = 2 * vocab * hidden * (2 - per_element)
+    assert weights.resident - uniform.resident == pytest.approx(gained, rel=1e-9)
