@@ -308,3 +308,21 @@ def test_import_hf_offline_fails_fast_and_quietly(tmp_path: Path) -> None:
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and "Retrying" not in done.stderr
     assert "cannot reach the Hugging Face Hub" in done.stderr and "servebound models list" in done.stderr
+
+
+def test_rank_footer_states_what_varies_across_rows(capsys: pytest.CaptureFixture[str]) -> None:
+    """Machines for one model have different overheads (1 GB on a card, 10 % on a datacenter GPU, the OS's
+    share on a Mac): the footer gives their range, not the first row's value as everyone's."""
+    status, out, _ = run(capsys, "rank", "-m", "qwen3-8b", "--limit", "2", "--json")
+    rows = json.loads(out)["rows"]
+    overheads = {r["overhead_gb"] for r in rows}
+    assert status == 0 and len(overheads) > 1
+    status, out, _ = run(capsys, "rank", "-m", "qwen3-8b", "--limit", "2")
+    footer = " ".join(out.split())
+    low, high = min(overheads), max(overheads)
+    assert f"overhead_gb={low:g} to {high:g} per row (each machine's)" in footer, footer
+    assert f"overhead_gb={rows[0]['overhead_gb']:g}," not in footer
+    # one machine: one overhead, and the contexts capped at each model's limit vary by row
+    status, out, _ = run(capsys, "rank", "-H", "nvidia-rtx-4090", "--limit", "2")
+    footer = " ".join(out.split())
+    assert "overhead_gb=1, " in footer and "per row (capped at each model's context)" in footer, footer

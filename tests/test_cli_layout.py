@@ -8,6 +8,7 @@ import math
 
 import pytest
 
+from servebound.cli import main
 from servebound.core.plan import plan_fleet
 from tests.conftest import run_cli as run
 from tests.conftest import run_json
@@ -210,3 +211,43 @@ def test_layouts_take_the_rows_overhead_as_decode_does(capsys: pytest.CaptureFix
     )
     _, out, _ = run(capsys, "layout", *pair, "--overhead-gb", "8")
     assert json.loads(out)["assumptions"]["overhead_gb_per_device"] == pytest.approx(1.0)
+
+
+def test_plan_serves_n_users_at_the_speed_of_n_sessions(capsys: pytest.CaptureFixture[str]) -> None:
+    """50 users on one 8x H100 (tp=8 holds 665 sessions at 47.9 tok/s each) run at the speed of 50
+    sessions, about 252 tok/s each, and cost about 0.76 USD per million output tokens, not 3.98."""
+    traffic = ["--users", "50", "--prompt", "2000", "--output-tokens", "500"]
+    assert (
+        main(["plan", "-H", "8x-nvidia-h100-sxm", "-m", "llama-3.3-70b-instruct-fp8", *traffic, "--json"])
+        == 0
+    )
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["layout"]["sessions"] == 665 and plan["layout"]["per_session_tok_s"] == pytest.approx(
+        47.9, abs=0.05
+    )
+    served = plan["served"]
+    assert served["sessions_per_system"] == 50 and served["batch"] == 50 and served["clears_floor"] is True
+    # the same layout at 50 sessions, as cost --layout prices it at the plan's contexts (L + G, L + G/2)
+    cost = ["cost", "-H", "8x-nvidia-h100-sxm", "-m", "llama-3.3-70b-instruct-fp8", "--layout", "tp=8"]
+    assert (
+        main([*cost, "--batches", "50", "--alloc-context", "2500", "--read-context", "2250", "--json"]) == 0
+    )
+    (point,) = json.loads(capsys.readouterr().out)["points"]
+    assert served["per_session_tok_s"] == pytest.approx(point["per_session_tok_s"], rel=1e-12)
+    assert served["per_session_tok_s"] == pytest.approx(252, abs=0.5)
+    assert plan["output_tok_s"] == pytest.approx(50 * served["per_session_tok_s"])
+    assert plan["pools"]["shared"]["usd_per_mtok_output"] == pytest.approx(0.757, abs=0.005)
+    assert main(["plan", "-H", "8x-nvidia-h100-sxm", "-m", "llama-3.3-70b-instruct-fp8", *traffic]) == 0
+    text = capsys.readouterr().out
+    assert "serving 50 sessions per system (micro-batch 50) at 252 tok/s each" in text
+
+
+def test_plan_from_a_request_rate_finds_the_served_batch(capsys: pytest.CaptureFixture[str]) -> None:
+    """From lambda, N = lambda G / r and r depends on N: the plan's N and r satisfy both at once."""
+    args = ["plan", "-H", "8x-nvidia-h100-sxm", "-m", "llama-3.3-70b-instruct-fp8", "--requests-per-s", "20"]
+    assert main([*args, "--prompt", "2000", "--output-tokens", "500", "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    served = plan["served"]
+    assert plan["concurrent_sessions"] == pytest.approx(20 * 500 / served["per_session_tok_s"])
+    assert served["batch"] == math.ceil(plan["concurrent_sessions"])
+    assert served["per_session_tok_s"] > plan["layout"]["per_session_tok_s"]

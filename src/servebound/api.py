@@ -156,8 +156,17 @@ def make_workload(
     )
 
 
+def default_workload() -> Workload:
+    """The workload of "the default answer for this pair": what every surface computes with when nothing
+    is asked (the CLI without workload flags, a pair page without a query, the hardware and model pages'
+    tables, ``/models?fits=``, rank): the hardware row's runtime overhead (8 GB where it states none) and
+    the derivation's contexts capped at the model's context limit. The one place that default is built.
+    """
+    return make_workload()
+
+
 def decode(
     hardware: str | Hardware, model: str | ModelAdapter, workload: Workload | None = None
 ) -> DecodeResult:
     """Decode ceilings for a hardware and model (records, file paths or catalog ids) under a workload."""
-    return _decode(load_hardware(hardware), load_model(model), workload or make_workload())
+    return _decode(load_hardware(hardware), load_model(model), workload or default_workload())

@@ -8,6 +8,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from servebound.api import default_workload
 from servebound.core import economics as econ
 from servebound.core.decode_compute import decode_compute
 from servebound.core.hardware import ARITHMETIC_MODES, Hardware
@@ -111,7 +112,7 @@ def balance(
             "model",
             f"model '{model.id}' has no [prefill] fields (P_lin,active); the balance batch needs them",
         )
-    workload = (workload or Workload()).for_model(model)
+    workload = (workload or default_workload()).for_model(model).for_hardware(hardware)
     mode, _ = linear_mode_for(hardware, shape)
     f_lin = hardware.compute_rate(mode)
     if f_lin is None:

@@ -4,6 +4,7 @@ roof per device, layout and plan results as the contract's JSON. The math is in 
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, replace
 from typing import Any
@@ -25,6 +26,7 @@ from servebound.core.layout import (
 from servebound.core.model import ModelAdapter
 from servebound.core.plan import FleetPlan, plan_fleet
 from servebound.core.prefill import prefill
+from servebound.core.steps import Step
 from servebound.core.units import GB
 from servebound.core.workload import DEFAULT_OVERHEAD_BYTES, Workload
 from servebound.errors import InputError
@@ -239,6 +241,66 @@ class PlanResult:
     output_tokens: int
     fleet: FleetPlan
     price_source: str | None = None
+    #: How the decode systems are filled: the plan's sessions run at this batch's speed, not at b*'s.
+    served: ServedBatch | None = None
+
+
+@dataclass(frozen=True)
+class ServedBatch:
+    """The decode systems as the traffic fills them: sessions per system, the micro-batch per replica
+    (at most b*) and the per-session speed there, with whether it clears the floor."""
+
+    sessions_per_system: float
+    batch: int
+    per_session_tok_per_s: float
+    clears_floor: bool
+
+
+def served_batch(
+    system: System,
+    model: ModelAdapter,
+    best: LayoutResult,
+    workload: Workload,
+    compute_s: float | None,
+    *,
+    users: float | None,
+    requests_per_s: float | None,
+    output_tokens: int,
+) -> ServedBatch:
+    """The speed N concurrent sessions get: spread over ceil(N / S) systems, ceil(N / (n dp pp)) per
+    replica's micro-batch, r = 1 / tau(b). From a request rate, N = lambda G / r depends on r, so the
+    batch is found by iteration (each step lowers it; it stops when the batch repeats)."""
+    assert best.sessions is not None and best.batch_star is not None
+    sessions, star, lanes = best.sessions, best.batch_star, best.layout.dp * best.layout.pp
+
+    def at(concurrent: float) -> tuple[float, int, float]:
+        per_system = concurrent / max(1, math.ceil(concurrent / sessions - 1e-12))
+        batch = max(1, min(star, math.ceil(per_system / lanes - 1e-12)))
+        times = times_at(system, model, best.layout, batch, workload, compute_s_per_session_step=compute_s)
+        return per_system, batch, 1.0 / times.token_s
+
+    if users is not None:
+        per_system, batch, rate = at(users)
+    else:
+        assert requests_per_s is not None and best.per_session_tok_per_s is not None
+        rate, previous = best.per_session_tok_per_s, None
+        for _ in range(64):
+            per_system, batch, rate = at(requests_per_s * output_tokens / rate)
+            if batch == previous:
+                break
+            previous = batch
+    clears = rate >= workload.floor_tok_per_s * (1 - 1e-12)
+    return ServedBatch(per_system, batch, rate, clears)
+
+
+def _served_step(served: ServedBatch, lanes: int, floor: float) -> Step:
+    verdict = "clears" if served.clears_floor else "is BELOW"
+    return Step(
+        "served_per_session_tok_per_s",
+        served.per_session_tok_per_s,
+        f"r(b) at b = ceil(sessions per system / (dp pp)) = ceil({served.sessions_per_system:.4g} / {lanes})"
+        f" = {served.batch}; {verdict} the floor r* = {floor:g}",
+    )
 
 
 def run_plan(
@@ -303,9 +365,12 @@ def run_plan(
     pf = prefill(
         replica_prefill_hardware(resolved.system, best.layout), model, prompt_tokens, workload=workload
     )
+    c = compute_seconds_per_session_step(resolved.system.device, model, workload)
+    traffic = {"users": users, "requests_per_s": requests_per_s}
+    served = served_batch(resolved.system, model, best, workload, c, **traffic, output_tokens=output_tokens)
     fleet = plan_fleet(
         sessions_per_system=best.sessions,
-        per_session_tok_per_s=best.per_session_tok_per_s,
+        per_session_tok_per_s=served.per_session_tok_per_s,
         prefill_s=pf.time_s,
         prefill_parallel_prompts=best.layout.dp * best.layout.pp,
         prompt_tokens=prompt_tokens,
@@ -316,7 +381,10 @@ def run_plan(
         ttft_budget_s=ttft_budget_s,
         usd_per_device_hour=usd_per_device_hour,
     )
-    return PlanResult(resolved, best, workload, prompt_tokens, output_tokens, fleet, price_source)
+    steps = list(fleet.steps)
+    steps.insert(2, _served_step(served, best.layout.dp * best.layout.pp, floor_tok_s))
+    fleet = replace(fleet, steps=tuple(steps))
+    return PlanResult(resolved, best, workload, prompt_tokens, output_tokens, fleet, price_source, served)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -429,6 +497,14 @@ def plan_json(plan: PlanResult) -> dict[str, Any]:
         "output_tokens": plan.output_tokens,
         "request_rate_per_s": fleet.request_rate_per_s,
         "concurrent_sessions": fleet.concurrent_sessions,
+        "served": None
+        if plan.served is None
+        else {
+            "sessions_per_system": plan.served.sessions_per_system,
+            "batch": plan.served.batch,
+            "per_session_tok_s": plan.served.per_session_tok_per_s,
+            "clears_floor": plan.served.clears_floor,
+        },
         "output_tok_s": fleet.output_tok_per_s,
         "prefill_tok_s": fleet.prefill_tok_per_s,
         "ttft_s": fleet.ttft_s,

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from servebound.api import default_workload
 from servebound.core.decode import VERDICT_ORDER, DecodeResult, decode
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
@@ -126,7 +127,7 @@ def rank_models(
 ) -> list[RankRow]:
     """Every model on one machine, those that serve at the floor first, in ``sort`` order (by default
     the largest model first: the best model the machine serves at the floor heads the list)."""
-    workload = workload or Workload()
+    workload = workload or default_workload()
     return sort_rows((_row(hardware, m, workload, prompt_tokens, None) for m in models), sort)
 
 
@@ -140,7 +141,7 @@ def rank_hardware(
     sort: RankSort | None = None,
 ) -> list[RankRow]:
     """Every machine (with its price, or None) for one model: by useful aggregate, or per dollar."""
-    workload = workload or Workload()
+    workload = workload or default_workload()
     rows = (_row(hw, model, workload, prompt_tokens, price) for hw, price in machines)
     return sort_rows(rows, sort or ("per-dollar" if per_dollar else "useful"))
 
@@ -158,6 +159,9 @@ def rank_row_json(row: RankRow) -> dict[str, Any]:
         "per_session_tok_s": d.per_session_tok_per_s,
         "batch_star": d.batch_star,
         "batch_mem": d.batch_mem,
+        "overhead_gb": d.workload.overhead_bytes / 1e9,
+        "alloc_context_tokens": d.workload.alloc_context_tokens,
+        "read_context_tokens": d.workload.read_context_tokens,
         "ttft_s": row.ttft_s,
         "prefill_prompt_tokens": None if row.prefill is None else row.prefill.prompt_tokens,
         "price_usd": row.price_usd,

@@ -69,8 +69,13 @@ def check_command(
     ] = None,
     run: RunFlags = _RUN_DEFAULTS,
     overhead_gb: Annotated[
-        float, typer.Option("--overhead-gb", help="Overhead for the memory-fit note only.")
-    ] = 0.0,
+        float | None,
+        typer.Option(
+            "--overhead-gb",
+            help="O for the memory-fit note only (default: the hardware row's, 8 where it states none).",
+            show_default=False,
+        ),
+    ] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """How close a measured run came to its ceiling: measured / ceiling, flagged loudly above 100%."""

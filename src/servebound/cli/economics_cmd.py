@@ -73,7 +73,7 @@ def balance_command(
     hw = load_hardware(hardware)
     mdl = load_model(model) if model else None
     workload = make_workload(
-        overhead_gb=8.0, alloc_context=alloc_context, read_context=read_context, floor_tok_s=0.0
+        overhead_gb=None, alloc_context=alloc_context, read_context=read_context, floor_tok_s=0.0
     )
     show(balance(hw, bytes_per_weight, model=mdl, workload=workload), json_out)
 

@@ -189,6 +189,13 @@ def plan_command(
         f"serving layout: {lay.layout.label}: {lay.sessions:,} sessions at "
         f"{fmt_rate(lay.per_session_tok_per_s)} each ({fmt_rate(lay.aggregate_tok_per_s)} per system)"
     )
+    served = plan.served
+    if served is not None:
+        console.print(
+            f"serving {served.sessions_per_system:,.4g} sessions per system (micro-batch {served.batch:,}) at "
+            f"{fmt_rate(served.per_session_tok_per_s)} each"
+            + ("" if served.clears_floor else f": BELOW the floor of {plan.workload.floor_tok_per_s:g} tok/s")
+        )
     fleet = plan.fleet
     console.print(steps_table(fleet.steps, "how", first="step", value=_plan_value))
     per = fleet.devices_per_system

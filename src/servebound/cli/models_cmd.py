@@ -210,12 +210,34 @@ def _render_rank(
             "† ideal sum of several devices (capacity, bandwidth and compute added, perfect parallelism, "
             f"no interconnect cost): an upper bound no real deployment reaches; {members}"
         )
-    w = rows[0].decode.workload  # the workload as decode resolved it (the first row's overhead)
     console.print(
         f"{len(rows)} rows, {len(shown)} shown, ordered by {order} within each verdict; workload: "
-        f"overhead_gb={w.overhead_bytes / GB}, alloc_context_tokens={w.alloc_context_tokens}, "
-        f"read_context_tokens={w.read_context_tokens}, floor_tok_s={w.floor_tok_per_s}"
+        + rank_workload_text(rows)
     )
+
+
+def rank_workload_text(rows: list[RankRow]) -> str:
+    """The workload each row was computed with, as decode resolved it: a value all rows share once, a
+    value that varies (each machine's overhead, contexts capped at each model's limit) as its range."""
+    values = {
+        "overhead_gb": [r.decode.workload.overhead_bytes / GB for r in rows],
+        "alloc_context_tokens": [r.decode.workload.alloc_context_tokens for r in rows],
+        "read_context_tokens": [r.decode.workload.read_context_tokens for r in rows],
+        "floor_tok_s": [r.decode.workload.floor_tok_per_s for r in rows],
+    }
+    why = {
+        "overhead_gb": "each machine's",
+        "alloc_context_tokens": "capped at each model's context",
+        "read_context_tokens": "capped at each model's context",
+    }
+    parts = []
+    for key, seen in values.items():
+        low, high = min(seen), max(seen)
+        if low == high:
+            parts.append(f"{key}={low:g}")
+        else:
+            parts.append(f"{key}={low:g} to {high:g} per row ({why.get(key, 'varies')})")
+    return ", ".join(parts)
 
 
 _DEFAULT_CONTEXT = ContextFlags()

@@ -71,14 +71,14 @@ def check_run(
     model: str | ModelAdapter,
     run: MeasuredRun,
     *,
-    overhead_gb: float = 0.0,
+    overhead_gb: float | None = 0.0,
 ) -> RunCheck:
     """The ceiling for the run's own setting, and the run's efficiency against it.
 
     Decode: the forced-batch ceiling at b = ``run.concurrency`` with L_read = the run's read context
     (``per_session_tok_s`` compares with r(b), ``aggregate_tok_s`` with T(b)). Prefill: the ceiling
     for b prompts of the run's length in the run's chunks (b = 1 for a TTFT). ``overhead_gb`` only
-    gates the memory-fit note (default 0: the run evidently fitted). ``hardware`` and ``model`` are
+    gates the memory-fit note (default 0: the run evidently fitted; None: the hardware row's, as decode). ``hardware`` and ``model`` are
     records, file paths or catalog ids (a ``.gguf`` model is imported). The result flags a run above
     its ceiling; it never raises for one.
     """
@@ -134,7 +134,7 @@ def check_run(
             run=run,
             hardware=hw,
             model=adapter,
-            overhead_bytes=overhead_gb * GB,
+            overhead_bytes=result.workload.overhead_bytes,
             ceiling_tok_per_s=ceiling,
             measured_tok_per_s=measured,
             efficiency=efficiency,
@@ -175,7 +175,7 @@ def check_run(
         run=run,
         hardware=hw,
         model=adapter,
-        overhead_bytes=overhead_gb * GB,
+        overhead_bytes=workload.for_hardware(hw).overhead_bytes,
         ceiling_tok_per_s=pf.tok_per_s,
         measured_tok_per_s=measured,
         efficiency=efficiency,
@@ -212,6 +212,7 @@ def check_json(check: RunCheck) -> dict[str, Any]:
         "reading": check.reading,
         "bound_by": check.bound_by,
         "fits_memory": check.fits_memory,
+        "overhead_gb": check.overhead_bytes / GB,
         "concurrency": run.concurrency,
         "concurrency_definition": run.concurrency_definition,
         "read_context_tokens": run.read_context_tokens,
@@ -250,7 +251,9 @@ def format_check(check: RunCheck) -> str:
     if check.above_ceiling:
         lines.append(f"  ABOVE THE CEILING: {ABOVE_CEILING_MEANING}")
     if not check.fits_memory:
-        lines.append("  note: this setting does not fit the hardware with the stated overhead")
+        lines.append(
+            f"  note: this setting does not fit the hardware with overhead O = {check.overhead_bytes / GB:g} GB"
+        )
     lines += [f"  note: {text}" for text in (*run.notes, *check.warnings)]
     if run.command:
         lines.append(f"  reproduce: {run.command}")

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from markupsafe import Markup
 
+from servebound.api import default_workload
 from servebound.core.layout import Layout, LayoutResult, System, per_device_bytes, times_at
 from servebound.core.units import GB
 from servebound.core.workload import Workload
@@ -161,7 +162,7 @@ def system_layouts(
 ) -> SystemLayouts:
     """The layouts section of a system page for ``model`` at the default workload."""
     assert hw.parallel is not None
-    work = (workload or Workload(fit_contexts_to_model=True)).for_model(model.adapter)
+    work = (workload or default_workload()).for_model(model.adapter)
     resolved = ResolvedSystem(hw.id, hw.name, hw.parallel, dict(hw.link_sources))
     _, results = run_layouts(resolved, model.adapter, work)
     best = results[0] if results else None

@@ -1,0 +1,66 @@
+"""Read one pair's default answer off every browse surface of a served site: the hardware page's row, the
+model page's row, ``/models?fits=``'s row and the pair page, each as the text the page shows."""
+
+from __future__ import annotations
+
+import html as html_lib
+import re
+from dataclasses import dataclass
+from urllib.parse import quote
+
+from fastapi.testclient import TestClient
+
+
+@dataclass(frozen=True)
+class Shown:
+    """One pair as a surface shows it: the verdict (its key) and the figures as formatted text."""
+
+    verdict: str
+    single: str
+    aggregate: str
+    batch_star: str | None = None
+
+
+def _cells(row: str) -> list[str]:
+    return [
+        html_lib.unescape(re.sub(r"<[^>]+>", "", c)).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row)
+    ]
+
+
+def rank_row(client: TestClient, page: str, hw_id: str, model_id: str) -> Shown:
+    """The rank table's row of (hw_id, model_id) on ``/hardware/ID`` or ``/models/ID``."""
+    text = client.get(page).text
+    href = f'href="/pair/{quote(hw_id)}/{quote(model_id)}"'
+    rows = [r for r in re.findall(r"<tr>(.*?)</tr>", text, flags=re.S) if href in r]
+    assert len(rows) == 1, (page, hw_id, model_id, len(rows))
+    verdict = re.search(r'<span class="v ([a-z_]+)">', rows[0])
+    assert verdict is not None
+    _, _, single, aggregate, batch_star, _ = _cells(rows[0])
+    return Shown(verdict.group(1), single, aggregate, batch_star)
+
+
+def fits_row(client: TestClient, hw_id: str, model_id: str) -> Shown | None:
+    """``/models?fits=hw_id``'s row of the model (None when the page leaves it out: it does not fit)."""
+    text = client.get(f"/models?fits={quote(hw_id)}").text
+    href = f'href="/pair/{quote(hw_id)}/{quote(model_id)}"'
+    rows = [r for r in re.findall(r"<tr>(.*?)</tr>", text, flags=re.S) if href in r]
+    if not rows:
+        return None
+    cells = _cells(rows[0])
+    return Shown("fits", cells[-2], cells[-1])
+
+
+def pair_page(client: TestClient, hw_id: str, model_id: str) -> Shown:
+    """The pair page's verdict and headline figures (its ``data-k`` spans)."""
+    text = client.get(f"/pair/{quote(hw_id)}/{quote(model_id)}").text
+    verdict = re.search(r'<p class="verdict v ([a-z_]+)"', text)
+    assert verdict is not None
+
+    def shown(key: str) -> str:
+        found = re.search(rf'data-k="{re.escape(key)}"[^>]*>([^<]*)<', text)
+        assert found is not None, key
+        return html_lib.unescape(found.group(1))
+
+    return Shown(
+        verdict.group(1), shown("single_session_tok_s"), shown("aggregate_tok_s"), shown("batch_star")
+    )
