@@ -96,9 +96,10 @@ def make_workload(
         read_context = min(DEFAULT_READ_CONTEXT_TOKENS, alloc_context)
     if overhead_gb is not None:
         _finite("overhead_gb", overhead_gb, maximum=MAX_EDGE_GB)
-    for field, value in (("alloc_context", alloc_context), ("read_context", read_context)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise InputError(field, f"must be a whole number of tokens >= 1 (got {value!r})")
+    # L_read may be 0 (a fresh session's first step reads no cache; --range starts there); L_alloc may not.
+    for field, value, least in (("alloc_context", alloc_context, 1), ("read_context", read_context, 0)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < least:
+            raise InputError(field, f"must be a whole number of tokens >= {least} (got {value!r})")
         if value > MAX_EDGE_TOKENS:
             raise InputError(field, f"{value} tokens is beyond any model; at most {MAX_EDGE_TOKENS:,}")
     if read_context > alloc_context:

@@ -9,7 +9,11 @@ field (the file and, where known, the key):
 - JSON that does not parse, or a duplicate key in one object (TOML: tomllib refuses duplicates itself);
 - NaN or Infinity (JSON's non-standard constants, TOML's ``nan``/``inf``), at any depth (Infinity
   only under the ``UNBOUNDED_KEYS`` real configs use for "no limit");
-- nesting deeper than ``MAX_DEPTH`` objects/arrays (no real config comes near it).
+- nesting deeper than ``MAX_DEPTH`` objects/arrays (no real config comes near it);
+- a path that is not a regular file (a FIFO, a device, a socket, a folder): :func:`open_regular` checks
+  the type of what it opened, without blocking, before any byte is read.
+
+A UTF-8 byte order mark at the start of a TOML or JSON file (some Windows editors write one) is skipped.
 
 GGUF metadata is binary, not JSON; its reader applies the same policy (duplicate keys and non-finite
 floats refused) with ``check_finite`` from here.
@@ -20,9 +24,10 @@ from __future__ import annotations
 import json
 import math
 import os
+import stat
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from servebound.errors import InputError
 
@@ -96,10 +101,20 @@ def check_finite(value: float, field: str) -> None:
         raise InputError(field, f"must be a finite number (got {value}); NaN and Infinity are refused")
 
 
+#: The byte order mark some editors put before UTF-8 text: skipped, never part of the document.
+BOM = "\ufeff"
+
+
+def _text(raw: bytes | str) -> str:
+    """``raw`` as text (UTF-8 bytes decoded), a leading byte order mark dropped."""
+    text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+    return text.removeprefix(BOM)
+
+
 def parse_json(raw: bytes | str, field: str) -> Any:
     """JSON text under the policy: duplicate keys, NaN/Infinity, bad UTF-8 and deep nesting refused."""
     try:
-        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+        text = _text(raw)
         data = json.loads(text, object_pairs_hook=_no_duplicates(field), parse_constant=_constant)
     except InputError:
         raise
@@ -121,7 +136,7 @@ def parse_toml(raw: bytes | str, field: str, origin: str | None = None) -> dict[
     """TOML text (or UTF-8 bytes) under the same policy (tomllib itself refuses duplicate keys);
     ``origin``, the file's path, names the file when its bytes are not UTF-8."""
     try:
-        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+        text = _text(raw)
         data = tomllib.loads(text)
     except UnicodeDecodeError as error:
         subject = f"{origin} is" if origin else "is"
@@ -136,14 +151,41 @@ def parse_toml(raw: bytes | str, field: str, origin: str | None = None) -> dict[
     return data
 
 
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def open_regular(path: str | os.PathLike[str], field: str) -> IO[bytes]:
+    """``path`` opened for binary reading, refused (InputError) unless it is a regular file.
+
+    The file is opened non-blocking and its type checked on the open descriptor (no race between a check
+    and the open): a FIFO named ``model.safetensors`` is refused at once instead of waiting forever for
+    a writer. An OSError (missing, no permission) is left to the caller, which names the file its way."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+            raise InputError(field, f"{Path(path)} is {kind}, not a file; give the file itself")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def read_bytes(path: str | os.PathLike[str], field: str, *, max_bytes: int) -> bytes:
-    """At most ``max_bytes`` bytes of a file; a bigger file, a folder or a missing file is refused."""
+    """At most ``max_bytes`` bytes of a regular file; a bigger file, a folder, a FIFO or device, or a
+    missing file is refused."""
     file = Path(path)
     try:
-        with file.open("rb") as handle:
+        with open_regular(file, field) as handle:
             raw = handle.read(max_bytes + 1)
-    except IsADirectoryError:
-        raise InputError(field, f"{file} is a folder, not a file") from None
     except OSError as error:
         raise InputError(field, f"cannot read {file.name}: {error.strerror or error}") from None
     if len(raw) > max_bytes:

@@ -189,6 +189,14 @@ class KVFile(_Strict):
     def _known_precision(self) -> KVFile:
         if self.precision is not None and self.precision not in KV_FORMATS:
             raise ValueError(f"unknown precision {self.precision!r}; known: {', '.join(KV_FORMATS)}")
+        if self.read is not None:
+            for key in ("global_bytes_per_token", "local_bytes_per_token", "state_bytes"):
+                read, alloc = getattr(self.read, key), getattr(self.alloc, key)
+                if read > alloc:
+                    raise ValueError(
+                        f"read.{key} ({read:g}) exceeds alloc.{key} ({alloc:g}): a step cannot read more "
+                        "cache than a session holds; lower [kv.read] or raise [kv.alloc]"
+                    )
         return self
 
 

@@ -11,7 +11,7 @@ import typer
 from servebound.catalog.hardware import CatalogHardware, get_hardware, list_hardware
 from servebound.catalog.lint import lint_hardware_catalog
 from servebound.cli.common import JsonOpt, app, console, print_json, with_flags
-from servebound.cli.output import new_table
+from servebound.cli.output import line, new_table, strong
 from servebound.errors import InputError
 from servebound.pricing import price_json
 
@@ -114,7 +114,7 @@ def hardware_show(
         print_json(data)
         return
     console.print(
-        f"[bold]{row.name}[/bold] ({row.id}): {row.vendor}, {row.device_class}, {row.year or 'year n/a'}"
+        line(strong(row.name), f" ({row.id}): {row.vendor}, {row.device_class}, {row.year or 'year n/a'}")
     )
     table = new_table("quantity", "value", "source", right=("value",))
     table.add_row(

@@ -9,7 +9,7 @@ import typer
 
 from servebound.api import load_hardware, load_model
 from servebound.cli.common import HardwareOpt, JsonOpt, ModelOpt, WorkloadFlags, app, with_flags
-from servebound.cli.output import console, new_table, print_json, render_assumptions
+from servebound.cli.output import console, line, new_table, print_json, render_assumptions, strong
 from servebound.core.cost import DEFAULT_AMORTIZATION_YEARS, DEFAULT_USD_PER_KWH, DEFAULT_UTILIZATION
 from servebound.core.model import ModelAdapter
 from servebound.core.workload import Workload
@@ -117,7 +117,9 @@ def cost_command(
         print_json(out)
         return
     console.print(
-        f"[bold]{mdl.name}[/bold] on [bold]{hw.name}[/bold] at {price.usd_per_hour:,.4g} USD/h ({price.basis})"
+        line(
+            strong(mdl.name), " on ", strong(hw.name), f" at {price.usd_per_hour:,.4g} USD/h ({price.basis})"
+        )
     )
     table = new_table(
         "batch", "step time", "aggregate", "per session", "bound by", "USD / M output tok", left=()
@@ -134,8 +136,8 @@ def cost_command(
     console.print(table)
     lines = cost_summary(out)
     lines.append(f"Price: {out['price_source']}.")
-    for line in [*lines, *out["notes"]]:
-        console.print(f"- {line}")
+    for bullet in [*lines, *out["notes"]]:
+        console.print(f"- {bullet}")
     render_assumptions(out["assumptions"])
 
 
@@ -174,8 +176,12 @@ def cost_layout(
         print_json(out)
         return
     console.print(
-        f"[bold]{mdl.name}[/bold] on [bold]{resolved.name}[/bold], {result.layout.label}, at "
-        f"{price.usd_per_hour:,.4g} USD/h ({price.basis})"
+        line(
+            strong(mdl.name),
+            " on ",
+            strong(resolved.name),
+            f", {result.layout.label}, at {price.usd_per_hour:,.4g} USD/h ({price.basis})",
+        )
     )
     table = new_table(
         "micro-batch",

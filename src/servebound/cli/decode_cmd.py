@@ -9,7 +9,7 @@ import typer
 
 from servebound.api import decode, load_hardware, load_model
 from servebound.cli.common import HardwareOpt, JsonOpt, ModelOpt, WorkloadFlags, app, with_flags
-from servebound.cli.output import console, new_table, print_json, render_assumptions
+from servebound.cli.output import console, line, new_table, print_json, render_assumptions, strong
 from servebound.core.decode import DecodeResult
 from servebound.core.model import ModelAdapter
 from servebound.core.units import GB
@@ -179,7 +179,7 @@ def decode_layout(hardware: str, mdl: ModelAdapter, workload: Workload, layout: 
         print_json(out)
         return
     render_link(resolved)
-    console.print(f"[bold]{mdl.name}[/bold] on {result.layout.label}: {VERDICT_TEXT[result.verdict.value]}")
+    console.print(line(strong(mdl.name), f" on {result.layout.label}: {VERDICT_TEXT[result.verdict.value]}"))
     render_layout_rows([result])
     if forced is not None:
         console.print(
@@ -193,7 +193,7 @@ def render_decode(result: DecodeResult) -> None:
     """The human report: the gates, the ceilings, the notes, the assumptions."""
     r = result
     hw = r.hardware
-    console.print(f"[bold]{r.model.name}[/bold] on [bold]{hw.name}[/bold]: {VERDICT_TEXT[r.verdict.value]}")
+    console.print(line(strong(r.model.name), " on ", strong(hw.name), f": {VERDICT_TEXT[r.verdict.value]}"))
     table = new_table("quantity", "value", "how", right=("value",))
     table.add_row("capacity C", fmt_gb(hw.memory_bytes), hw.provenance)
     table.add_row("bandwidth R", f"{hw.bandwidth_bytes_per_s / GB:,.1f} GB/s", hw.provenance)

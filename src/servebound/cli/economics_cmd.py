@@ -19,6 +19,7 @@ from servebound.cli.common import (
     console,
     print_json,
 )
+from servebound.cli.output import line, strong
 from servebound.economics_view import (
     LECTURE_BLACKWELL,
     Shown,
@@ -50,7 +51,7 @@ def show(items: list[Shown], json_out: bool) -> None:
         print_json({"quantities": [item.json() for item in items]})
         return
     for item in items:
-        console.print(f"[bold]{item.name}[/bold]: {item.formula}")
+        console.print(line(strong(item.name), f": {item.formula}"))
         console.print(f"  {item.substituted}")
         if item.note:
             console.print(f"  {item.note}")

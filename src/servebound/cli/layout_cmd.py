@@ -22,7 +22,15 @@ from servebound.cli.common import (
     with_flags,
     with_workload_flags,
 )
-from servebound.cli.output import console, new_table, print_json, render_assumptions, steps_table
+from servebound.cli.output import (
+    console,
+    line,
+    new_table,
+    print_json,
+    render_assumptions,
+    steps_table,
+    strong,
+)
 from servebound.core.layout import LayoutResult
 from servebound.core.units import GB
 from servebound.errors import InputError
@@ -50,7 +58,7 @@ def _plan_value(value: float) -> str:
 def render_link(resolved: ResolvedSystem) -> None:
     system = resolved.system
     link = system.interconnect
-    console.print(f"[bold]{resolved.name}[/bold]: {system.count} x {system.device.name}")
+    console.print(line(strong(resolved.name), f": {system.count} x {system.device.name}"))
     if link.ideal:
         console.print("  link: none stated; the ideal upper bound (communication free)")
         return
@@ -133,7 +141,11 @@ def layout_command(
     render_link(resolved)
     best = results[0]
     console.print(
-        f"{len(results)} layouts for [bold]{mdl.name}[/bold]; best: {best.layout.label} ({best.verdict.value})"
+        line(
+            f"{len(results)} layouts for ",
+            strong(mdl.name),
+            f"; best: {best.layout.label} ({best.verdict.value})",
+        )
     )
     render_layout_rows(results, top)
     render_assumptions(layout_assumptions(workload.for_model(mdl), best, resolved))

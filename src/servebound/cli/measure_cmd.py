@@ -10,7 +10,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from servebound.catalog.hardware import CatalogHardware, list_hardware
 from servebound.cli.common import JsonOpt, app, checked_output, console, print_json
-from servebound.cli.output import new_table
+from servebound.cli.output import line, new_table, strong
 from servebound.core.units import GB, TFLOPS
 from servebound.errors import InputError
 
@@ -66,7 +66,7 @@ def measure_command(
             raise InputError("array_mb", f"must be a positive number of MB (got {array_mb})")
         array_bytes = int(array_mb * 1e6)
     with Progress(
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),
         BarColumn(),
         TimeElapsedColumn(),
         console=console,
@@ -104,7 +104,7 @@ def measure_command(
         return
     hw = made.hardware
     console.print(
-        f"[bold]{hw.name}[/bold] measured in {measurement.elapsed_s:.1f} s ({measurement.preset} preset)"
+        line(strong(hw.name), f" measured in {measurement.elapsed_s:.1f} s ({measurement.preset} preset)")
     )
     table = new_table(
         "quantity",

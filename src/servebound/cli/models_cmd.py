@@ -10,7 +10,7 @@ from servebound.api import load_hardware, make_workload
 from servebound.catalog.hardware import list_hardware
 from servebound.catalog.models import CatalogModel, catalog_profile, get_model, list_models
 from servebound.cli.common import ContextFlags, JsonOpt, app, console, print_json, with_flags
-from servebound.cli.output import new_table, steps_json, steps_table
+from servebound.cli.output import line, new_table, steps_json, steps_table, strong
 from servebound.core.decode import Verdict, decode
 from servebound.core.units import GB
 from servebound.errors import InputError
@@ -136,7 +136,7 @@ def models_show(
             data["steps"] = steps_json(m.imported.steps)
         print_json(data)
         return
-    console.print(f"[bold]{m.name}[/bold] ({m.id}), family {m.family}")
+    console.print(line(strong(m.name), f" ({m.id}), family {m.family}"))
     src = data["source"]
     console.print(
         f"source: {src['repository']} config.json, revision {src['revision'] or 'n/a'} ({src['verification']})"

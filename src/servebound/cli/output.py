@@ -1,5 +1,10 @@
-"""The command line's output plumbing: the console (every string made visible), strict JSON on stdout,
-the one table style, shown arithmetic (steps), the assumptions block, and the check of an --output path."""
+"""The command line's output plumbing: the console (every string printed as written), strict JSON on stdout,
+the one table style, shown arithmetic (steps), the assumptions block, and the check of an --output path.
+
+Names come from files (a hardware or model TOML's ``name``, a GGUF's ``general.name``, a folder's name), so
+no string the console prints is read as rich markup: ``[bold]x[/bold]`` in a name prints as those
+characters. Emphasis is asked for with :func:`strong` pieces of a :func:`line`, never with markup in text.
+This module is the one place that guarantees it; commands never escape names themselves."""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
+from rich.text import Text
 
 from servebound.errors import InputError
 from servebound.strict_json import clean_json
@@ -22,10 +28,22 @@ if TYPE_CHECKING:
 
 
 class SafeConsole(Console):
-    """A console whose every string (printed text, table cells) passes through :func:`visible`."""
+    """A console that prints every string (printed text, table cells, progress lines) literally: never
+    read as markup, its control characters made visible (:func:`visible`)."""
 
     def render_str(self, text: str, **kwargs: Any) -> Any:
+        kwargs["markup"] = False
         return super().render_str(visible(text), **kwargs)
+
+
+def strong(text: str) -> Text:
+    """``text`` in bold, as written (a piece of a :func:`line`)."""
+    return Text(visible(text), style="bold")
+
+
+def line(*parts: str | Text) -> Text:
+    """One printed line from its pieces: plain strings and :func:`strong` ones, none read as markup."""
+    return Text.assemble(*(part if isinstance(part, Text) else visible(part) for part in parts))
 
 
 #: Piped output (files, CI logs, the README examples) is laid out 160 columns wide; a terminal uses its own.
@@ -100,7 +118,7 @@ def steps_json(steps: Iterable[Step]) -> list[dict[str, Any]]:
 
 def render_assumptions(assumptions: dict[str, Any]) -> None:
     """The assumptions block: every input that moves the result, one per line."""
-    console.print("[bold]assumptions[/bold]")
+    console.print(strong("assumptions"))
     for key, value in assumptions.items():
         if isinstance(value, dict):
             value = ", ".join(f"{k}={v}" for k, v in value.items())
@@ -111,9 +129,11 @@ __all__ = [
     "SafeConsole",
     "checked_output",
     "console",
+    "line",
     "new_table",
     "print_json",
     "render_assumptions",
     "steps_json",
     "steps_table",
+    "strong",
 ]

@@ -8,7 +8,7 @@ import typer
 
 from servebound.api import load_hardware, load_model
 from servebound.cli.common import HardwareOpt, JsonOpt, ModelOpt, WorkloadFlags, app, with_workload_flags
-from servebound.cli.output import console, new_table, print_json, render_assumptions
+from servebound.cli.output import console, line, new_table, print_json, render_assumptions, strong
 from servebound.core.hardware import ARITHMETIC_MODES
 from servebound.core.layout import per_device_bytes, prefill_communication
 from servebound.core.model import ModelAdapter
@@ -146,10 +146,13 @@ def prefill_command(
             print_json(out)
         else:
             console.print(
-                f"[bold]{mdl.name}[/bold] on {out['system']['name']}, {out['layout']['label']}: "
-                f"{out['tok_s']:,.0f} tok/s prefill ceiling, {out['time_s'] * 1e3:,.2f} ms for "
-                f"{out['batch']} x {out['prompt_tokens']:,} tokens (bound by {out['bound_by']}); "
-                f"communication {out['communication_time_s'] * 1e3:,.3f} ms"
+                line(
+                    strong(mdl.name),
+                    f" on {out['system']['name']}, {out['layout']['label']}: "
+                    f"{out['tok_s']:,.0f} tok/s prefill ceiling, {out['time_s'] * 1e3:,.2f} ms for "
+                    f"{out['batch']} x {out['prompt_tokens']:,} tokens (bound by {out['bound_by']}); "
+                    f"communication {out['communication_time_s'] * 1e3:,.3f} ms",
+                )
             )
         return
     hw = load_hardware(hardware)
@@ -208,8 +211,13 @@ def render_prefill(r: PrefillResult) -> None:
         " (policy ceiling: a one-shot implementation may exceed it)" if r.chunk_mode.value == "policy" else ""
     )
     console.print(
-        f"[bold]{r.model.name}[/bold] on [bold]{r.hardware.name}[/bold], prompt {r.prompt_tokens:,} tokens, "
-        f"batch {r.batch:,}, chunk {r.chunk_tokens:,}{policy}: {PREFILL_VERDICT_TEXT[r.verdict.value]}"
+        line(
+            strong(r.model.name),
+            " on ",
+            strong(r.hardware.name),
+            f", prompt {r.prompt_tokens:,} tokens, "
+            f"batch {r.batch:,}, chunk {r.chunk_tokens:,}{policy}: {PREFILL_VERDICT_TEXT[r.verdict.value]}",
+        )
     )
     table = new_table("quantity", "value", "how", right=("value",))
     table.add_row(

@@ -73,10 +73,19 @@ def build_site_command(
         raise InputError("max_pairs", f"must be >= 0 (got {max_pairs})")
     if out_dir.exists() and not out_dir.is_dir():
         raise InputError("out_dir", f"{out_dir} exists and is not a folder")
+    try:  # before the progress bar: a folder that cannot be made (/proc/x, read-only) is one error line
+        out_dir.mkdir(parents=True, exist_ok=True)
+        probe = out_dir / ".servebound-write-check"
+        probe.touch()
+        probe.unlink()
+    except OSError as exc:
+        raise InputError(
+            "out_dir", f"cannot write into {out_dir} ({exc.strerror or exc}); give a folder you can write to"
+        ) from None
     from servebound.web import build_site
 
     with Progress(
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),

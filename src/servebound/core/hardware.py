@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal, get_args
+
+from servebound.errors import InputError
 
 #: An arithmetic mode a hardware row may quote (the one definition; schemas and the API use it). A mode
 #: names the operand and the accumulate format (the derivation's F_hw(phi)): ``fp16`` is FP16 operands
@@ -19,6 +22,30 @@ ARITHMETIC_MODES: tuple[str, ...] = get_args(ArithmeticMode)
 
 def _frozen(mapping: Mapping[str, float] | None) -> Mapping[str, float]:
     return MappingProxyType(dict(mapping or {}))
+
+
+def require_positive(value: float, field: str, unit: str) -> None:
+    """InputError unless ``value`` is a finite number above 0: a record refuses NaN, infinite, zero and
+    negative capacities and rates at construction, so no bound is ever computed from one."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value <= 0
+    ):
+        raise InputError(field, f"must be a finite number of {unit} above 0 (got {value!r})")
+
+
+def require_finite(value: float, field: str, unit: str) -> None:
+    """InputError unless ``value`` is a finite number (NaN and infinities refused)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise InputError(field, f"must be a finite number of {unit} (got {value!r})")
+
+
+def require_non_negative(value: float, field: str, unit: str) -> None:
+    """InputError unless ``value`` is a finite number at or above 0 (a size that may be none)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+        raise InputError(field, f"must be a finite number of {unit}, 0 or more (got {value!r})")
 
 
 @dataclass(frozen=True)
@@ -46,6 +73,12 @@ class Hardware:
     def __post_init__(self) -> None:
         object.__setattr__(self, "compute_flop_per_s", _frozen(self.compute_flop_per_s))
         object.__setattr__(self, "sources", MappingProxyType(dict(self.sources)))
+        require_positive(self.memory_bytes, "hardware.memory_bytes", "bytes")
+        require_positive(self.bandwidth_bytes_per_s, "hardware.bandwidth_bytes_per_s", "bytes/s")
+        for mode, rate in self.compute_flop_per_s.items():
+            require_positive(rate, f"hardware.compute_flop_per_s.{mode}", "FLOP/s")
+        if self.runtime_overhead_bytes is not None:
+            require_non_negative(self.runtime_overhead_bytes, "hardware.runtime_overhead_bytes", "bytes")
 
     @property
     def memory_power_bytes2_per_s(self) -> float:

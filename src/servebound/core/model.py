@@ -6,7 +6,9 @@ from dataclasses import dataclass, field, replace
 
 from servebound.core.arith import Values, as_values, filled
 from servebound.core.experts import ExpertTraffic, distinct_experts
+from servebound.core.hardware import require_finite, require_non_negative, require_positive
 from servebound.core.kv import KVShape
+from servebound.errors import InputError
 
 
 @dataclass(frozen=True)
@@ -15,6 +17,13 @@ class Experts:
 
     routed: int
     per_token: int
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.per_token <= self.routed:
+            raise InputError(
+                "experts",
+                f"per_token must be between 1 and routed (got per_token {self.per_token!r}, routed {self.routed!r})",
+            )
 
 
 @dataclass(frozen=True)
@@ -33,6 +42,17 @@ class Weights:
     experts: Experts | None = None
     resident_bytes: float | None = None
     bytes_per_param: float | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("embedding_bytes", "expert_bytes"):
+            require_non_negative(getattr(self, name), f"weights.{name}", "bytes")
+        # always-on bytes are only required finite: the parameter form derives them, and counts that leave
+        # a negative part are refused where they are read (the model file's check names the counts).
+        require_finite(self.always_on_bytes, "weights.always_on_bytes", "bytes")
+        if self.resident_bytes is not None:
+            require_positive(self.resident_bytes, "weights.resident_bytes", "bytes")
+        if self.bytes_per_param is not None:
+            require_positive(self.bytes_per_param, "weights.bytes_per_param", "bytes")
 
     @classmethod
     def from_params(
@@ -154,6 +174,16 @@ class ModelAdapter:
     sources: dict[str, str] = field(default_factory=dict, compare=False)
     #: How the model splits over devices (parallel layouts); None when the source does not say.
     shape: LayerShape | None = None
+
+    def __post_init__(self) -> None:
+        """NaN, infinite or negative cache sizes are refused here, as the model file refuses them."""
+        for part, kv in (("kv_alloc", self.kv_alloc), ("kv_read", self.kv_read)):
+            for name in ("global_bytes_per_token", "local_bytes_per_token", "state_bytes"):
+                require_non_negative(getattr(kv, name), f"model.{part}.{name}", "bytes")
+        if self.weights.resident <= 0:
+            raise InputError(
+                "model.weights", f"W_resident must be above 0 bytes (got {self.weights.resident!r})"
+            )
 
     def with_kv_scale(self, factor: float, precision: str | None) -> ModelAdapter:
         """The same model with its attention cache entries scaled to another element width."""

@@ -219,7 +219,7 @@ def read_gguf_header(path: str | os.PathLike[str]) -> GGUFHeader:
     file = Path(path)
     field = f"GGUF file {file.name}"
     try:
-        with file.open("rb") as handle:
+        with bounded.open_regular(file, field) as handle:
             size = os.fstat(handle.fileno()).st_size
             if size < 24:
                 raise InputError(field, f"truncated: {size} bytes, shorter than the 24-byte GGUF preamble")

@@ -197,7 +197,7 @@ def read_safetensors_header(path: str | os.PathLike[str]) -> SafetensorsHeader:
     file = Path(path)
     field = f"safetensors file {file.name}"
     try:
-        with file.open("rb") as handle:
+        with bounded.open_regular(file, field) as handle:
             size = os.fstat(handle.fileno()).st_size
             if size < 8:
                 raise InputError(field, f"truncated: {size} bytes, shorter than the 8-byte header length")

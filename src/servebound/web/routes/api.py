@@ -41,7 +41,7 @@ AllocQ = Annotated[
     int | None, Query(ge=1, le=CTX, description="L_alloc: tokens reserved per session (100,000)")
 ]
 ReadQ = Annotated[
-    int | None, Query(ge=1, le=CTX, description="L_read: tokens read per step, <= L_alloc (32,000)")
+    int | None, Query(ge=0, le=CTX, description="L_read: tokens read per step, <= L_alloc (32,000)")
 ]
 FloorQ = Annotated[float | None, Query(ge=0, allow_inf_nan=False, description="r*: tok/s per session (20)")]
 HardwareQ = Annotated[str, Query(description="hardware id")]
