@@ -135,3 +135,64 @@ def test_all_is_exactly_the_public_names() -> None:
     }
     assert sorted(public) == sorted(servebound.__all__)
     assert set(dir(servebound)) >= set(servebound.__all__)
+
+
+SNAPSHOT_DUMP = """
+import json, sys
+from servebound import _record_cache
+from servebound.catalog import snapshot
+from servebound.catalog.hardware import load_hardware_catalog
+from servebound.catalog.models import list_models
+_record_cache.enable()
+stored = snapshot.stored_profiles() is not None
+models = list_models(native_only=False)
+catalog = load_hardware_catalog()
+print(json.dumps({
+    "models": [[m.id, m.base_id, m.weight_format, m.native,
+                _record_cache.encode(m.imported, snapshot.profile_kinds())] for m in models],
+    "hardware": [_record_cache.encode(e, snapshot.hardware_kinds()) for e in catalog],
+    "index": dict(catalog.index),
+    "stored": stored,
+}))
+"""
+
+
+def test_the_catalog_snapshot_equals_a_rebuild(tmp_path: Path) -> None:
+    """The first process that walks the catalog writes the snapshot; the next reads every profile and
+    hardware row from it, and each equals what the configs and hardware.toml build, field for field."""
+    from servebound.catalog import snapshot
+    from servebound.catalog.hardware import load_hardware_catalog
+    from servebound.catalog.models import list_models
+
+    env = {**os.environ, "SERVEBOUND_CACHE_DIR": str(tmp_path)}
+
+    def dump() -> dict[str, object]:
+        done = subprocess.run(
+            [sys.executable, "-c", SNAPSHOT_DUMP], capture_output=True, text=True, check=True, env=env
+        )
+        result: dict[str, object] = json.loads(done.stdout)
+        return result
+
+    first = dump()
+    assert not first["stored"]  # built from the configs, then written
+    assert len(list(tmp_path.glob("profiles-*.json"))) == len(list(tmp_path.glob("hardware-*.json"))) == 1
+    second = dump()
+    assert second["stored"]
+    catalog = load_hardware_catalog()  # this process: the cache is off, so built from the files
+    rebuilt = {
+        "models": [
+            [
+                m.id,
+                m.base_id,
+                m.weight_format,
+                m.native,
+                _record_cache.encode(m.imported, snapshot.profile_kinds()),
+            ]
+            for m in list_models(native_only=False)
+        ],
+        "hardware": [_record_cache.encode(e, snapshot.hardware_kinds()) for e in catalog],
+        "index": dict(catalog.index),
+    }
+    for key, value in rebuilt.items():
+        assert second[key] == value == first[key], key
+    assert len(rebuilt["models"]) == len(profile_ids())

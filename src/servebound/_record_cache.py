@@ -22,6 +22,7 @@ import sys
 from collections.abc import Callable, Mapping
 from functools import cache
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, TypeVar
 
 from servebound import bounded
@@ -79,35 +80,44 @@ def package_key() -> str:
     return digest.hexdigest()[:20]
 
 
-def encode(value: Any) -> Any:
-    """A core record as plain JSON values; TypeError for anything that is not a known record."""
+def encode(value: Any, kinds: Mapping[str, type] | None = None) -> Any:
+    """A core record as plain JSON values; TypeError for anything that is not a known record (one of
+    ``kinds``, by default ``records()``). Tuples, lists, mappings with text keys (a read-only mapping
+    stays read-only) and JSON scalars are kept as such."""
+    kinds = records() if kinds is None else kinds
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         name = type(value).__name__
-        if records().get(name) is not type(value):
+        if kinds.get(name) is not type(value):
             raise TypeError(f"{name} is not a cacheable record")
-        fields = {f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value) if f.init}
+        fields = {f.name: encode(getattr(value, f.name), kinds) for f in dataclasses.fields(value) if f.init}
         return {"record": name, "fields": fields}
     if isinstance(value, Mapping):
         if not all(isinstance(key, str) for key in value):
             raise TypeError("mapping keys must be strings")
-        return {"mapping": {key: encode(item) for key, item in value.items()}}
-    if isinstance(value, tuple):
-        return {"tuple": [encode(item) for item in value]}
+        tag = "frozen" if isinstance(value, MappingProxyType) else "mapping"
+        return {tag: {key: encode(item, kinds) for key, item in value.items()}}
+    if isinstance(value, tuple | list):
+        return {type(value).__name__: [encode(item, kinds) for item in value]}
     if value is None or isinstance(value, bool | int | float | str):
         return value
     raise TypeError(f"{type(value).__name__} is not cacheable")
 
 
-def decode(value: Any) -> Any:
-    """The inverse of ``encode``."""
+def decode(value: Any, kinds: Mapping[str, type] | None = None) -> Any:
+    """The inverse of ``encode`` (with the same ``kinds``)."""
+    kinds = records() if kinds is None else kinds
     if isinstance(value, dict):
         if "record" in value:
-            cls = records()[value["record"]]
-            return cls(**{key: decode(item) for key, item in value["fields"].items()})
+            cls = kinds[value["record"]]
+            return cls(**{key: decode(item, kinds) for key, item in value["fields"].items()})
         if "mapping" in value:
-            return {key: decode(item) for key, item in value["mapping"].items()}
+            return {key: decode(item, kinds) for key, item in value["mapping"].items()}
+        if "frozen" in value:
+            return MappingProxyType({key: decode(item, kinds) for key, item in value["frozen"].items()})
         if "tuple" in value:
-            return tuple(decode(item) for item in value["tuple"])
+            return tuple(decode(item, kinds) for item in value["tuple"])
+        if "list" in value:
+            return [decode(item, kinds) for item in value["list"]]
         raise TypeError("unknown cache entry")
     return value
 
@@ -118,9 +128,28 @@ def _same(a: Any, b: Any) -> bool:
     return bool(a == b) and (not isinstance(a, ModelAdapter) or dict(a.sources) == dict(b.sources))
 
 
+def enabled_folder() -> Path | None:
+    """The cache's folder when this process uses the cache (``enable`` and not ``off``), else None."""
+    return cache_folder() if _state["enabled"] else None
+
+
+def write_file(folder: Path, stem: str, text: str) -> None:
+    """``<stem>-<package key>.json`` in ``folder``, written whole (a temporary file, then renamed), and
+    the same stem's files of other package keys removed. OSError when the folder cannot be written."""
+    key = package_key()
+    path = folder / f"{stem}-{key}.json"
+    folder.mkdir(parents=True, exist_ok=True)
+    temporary = folder / f".{stem}-{key}-{os.getpid()}.tmp"
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, path)
+    for old in folder.glob(f"{stem}-*.json"):
+        if old != path:
+            old.unlink(missing_ok=True)
+
+
 def cached(kind: str, ref: str, build: Callable[[], T]) -> T:
     """``build()``, or the record cached for (kind, ref) under the current package key."""
-    folder = cache_folder() if _state["enabled"] else None
+    folder = enabled_folder()
     if folder is None:
         return build()
     key = package_key()
@@ -141,13 +170,7 @@ def cached(kind: str, ref: str, build: Callable[[], T]) -> T:
         if not _same(decode(json.loads(json.dumps(entry))), value):
             return value
         table.setdefault(kind, {})[ref] = entry
-        folder.mkdir(parents=True, exist_ok=True)
-        temporary = folder / f".records-{key}-{os.getpid()}.tmp"
-        temporary.write_text(json.dumps(table), encoding="utf-8")
-        os.replace(temporary, path)
-        for old in folder.glob("records-*.json"):
-            if old != path:
-                old.unlink(missing_ok=True)
+        write_file(folder, "records", json.dumps(table))
     except (OSError, TypeError, ValueError):
         pass
     return value

@@ -469,8 +469,21 @@ def build_catalog(parsed: CatalogFile) -> HardwareCatalog:
 
 @functools.cache
 def _packaged_catalog() -> HardwareCatalog:
-    data, origin = read_catalog_document(None)
-    return build_catalog(parse_catalog_data(data, origin))
+    """The packaged catalog: from the snapshot where the record cache is on and one is written (see
+    ``catalog.snapshot``), else validated and built from hardware.toml."""
+    from servebound.catalog import snapshot
+
+    def build() -> tuple[tuple[CatalogHardware, ...], Mapping[str, str]]:
+        data, origin = read_catalog_document(None)
+        built = build_catalog(parse_catalog_data(data, origin))
+        return built.entries, built.index
+
+    entries, index = snapshot.hardware_entries(build)
+    return HardwareCatalog(
+        entries=entries,
+        index=MappingProxyType(dict(index)),
+        by_id=MappingProxyType({e.id: e for e in entries}),
+    )
 
 
 def load_hardware_catalog(path: str | Path | None = None) -> HardwareCatalog:

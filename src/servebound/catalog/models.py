@@ -18,7 +18,9 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from servebound import bounded
+from servebound.catalog import snapshot
 from servebound.catalog.published import PublishedCheck, compare_published, published_table
+from servebound.catalog.snapshot import Place
 from servebound.core.formats import FORMATS
 from servebound.core.model import ModelAdapter
 from servebound.errors import InputError, check_id_length
@@ -63,14 +65,18 @@ class ModelIndex(BaseModel):
 
 @dataclass(frozen=True)
 class CatalogModel:
-    """One catalog profile: a model at one weight format, with its audit."""
+    """One catalog profile: a model at one weight format, with its audit (its models.toml entry is
+    looked up when asked for: a ranking never validates the index)."""
 
     id: str
     base_id: str
-    entry: ModelEntry
     weight_format: str
     native: bool
     imported: ImportedModel
+
+    @property
+    def entry(self) -> ModelEntry:
+        return _entries()[self.base_id]
 
     @property
     def adapter(self) -> ModelAdapter:
@@ -162,22 +168,43 @@ def _import_format(entry: ModelEntry, fmt: str, native: bool) -> str | None:
 
 
 @cache
-def _profile_ids() -> dict[str, tuple[ModelEntry, str, bool]]:
-    ids: dict[str, tuple[ModelEntry, str, bool]] = {}
+def _entries() -> dict[str, ModelEntry]:
+    return {entry.id: entry for entry in model_index()}
+
+
+@cache
+def _profile_ids() -> dict[str, Place]:
+    """Every profile's place (model id, weight format, native), in catalog order: from the snapshot
+    where there is one, else from the validated index."""
+    stored = snapshot.stored_profiles()
+    if stored is not None:
+        return dict(stored.places)
+    ids: dict[str, Place] = {}
     for entry in model_index():
         native = native_format(entry)
         formats = [native, *[f for f in entry.formats if f != native]]
         for fmt in formats:
             profile = entry.id if fmt == native else f"{entry.id}-{fmt}"
-            ids[profile] = (entry, fmt, fmt == native)
+            ids[profile] = (entry.id, fmt, fmt == native)
     return ids
 
 
 @cache
 def _build(profile_id: str) -> CatalogModel:
+    """A profile: from the snapshot where there is one, else imported from its config."""
+    base, fmt, native = _profile_ids()[profile_id]
+    stored = snapshot.stored_profiles()
+    if stored is not None and profile_id in stored.encoded:
+        return CatalogModel(profile_id, base, fmt, native, stored.imported(profile_id))
+    return _import_profile(profile_id)
+
+
+def _import_profile(profile_id: str) -> CatalogModel:
+    """A profile imported from its catalog config (the snapshot's source)."""
     from servebound.importers.hf_config import import_hf_config
 
-    entry, fmt, native = _profile_ids()[profile_id]
+    base, fmt, native = _profile_ids()[profile_id]
+    entry = _entries()[base]
     path = resources.files("servebound.catalog").joinpath("data", "models", entry.config)
     with resources.as_file(path) as folder:
         imported = import_hf_config(
@@ -198,7 +225,15 @@ def _build(profile_id: str) -> CatalogModel:
             "kind": "hf config.json",
         },
     )
-    return CatalogModel(profile_id, entry.id, entry, fmt, native, replace(imported, adapter=adapter))
+    return CatalogModel(profile_id, entry.id, fmt, native, replace(imported, adapter=adapter))
+
+
+def all_profiles() -> list[CatalogModel]:
+    """Every catalog profile, in catalog order; where the record cache is on, the first call writes
+    the snapshot the next processes read (``catalog.snapshot``)."""
+    models = [_build(profile_id) for profile_id in _profile_ids()]
+    snapshot.store_profiles((m.id, (m.base_id, m.weight_format, m.native), m.imported) for m in models)
+    return models
 
 
 def profile_ids() -> list[str]:
@@ -229,10 +264,9 @@ def list_models(
 ) -> list[CatalogModel]:
     """Catalog profiles matching every filter given (sizes in parameters), in catalog order."""
     out = []
-    for profile_id, (_, _, native) in _profile_ids().items():
-        if native_only and not native:
+    for model in all_profiles():
+        if native_only and not model.native:
             continue
-        model = _build(profile_id)
         total = model.total_params or 0.0
         if family is not None and family.lower() not in model.family.lower():
             continue
@@ -270,7 +304,7 @@ def lint_model_catalog() -> list[str]:
             if fmt not in CATALOG_FORMATS:
                 problems.append(f"{where}: unknown format {fmt!r}")
         try:
-            model = _build(entry.id)
+            model = _import_profile(entry.id)  # from the config itself, never the snapshot
         except InputError as exc:
             problems.append(f"{where}: config does not import: {exc}")
             continue
