@@ -96,13 +96,17 @@ def test_human_report(capsys: pytest.CaptureFixture[str]) -> None:
         assert text in out
 
 
-def test_missing_rate_is_unavailable_not_zero(capsys: pytest.CaptureFixture[str]) -> None:
+def test_missing_rate_is_charged_at_a_fallback_and_said(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = run(
         capsys, "prefill", "-H", HW, "-m", MODEL, "--prompt", "4096", "--linear-mode", "fp8", "--json"
     )
     data = json.loads(out)
-    assert status == 0 and data["compute_tok_s"] is None and data["bound_by"] == "memory"
+    assert status == 0 and data["compute_tok_s"] is not None
     assert data["assumptions"]["missing_modes"] == ["fp8"]
+    assert data["linear_mode_charged"] != "fp8" and data["linear_mode_charged_why"]
+    assert data["compute_note"] and "charged at" in data["compute_note"]
+    status, out, _ = run(capsys, "prefill", "-H", HW, "-m", MODEL, "--prompt", "4096", "--linear-mode", "fp8")
+    assert status == 0 and "charged at" in out
 
 
 @pytest.mark.parametrize(

@@ -66,11 +66,22 @@ def test_compute_binds_on_a_datacenter_gpu_at_short_context() -> None:
     )
 
 
-def test_missing_rate_gives_todays_result_and_says_so() -> None:
+def test_missing_rate_charges_the_fastest_published_and_says_so() -> None:
     wl = Workload(read_context_tokens=100, alloc_context_tokens=200, floor_tok_per_s=1.0)
-    no_rate = gpu({"fp8": 4.5e15})  # the model computes in bf16, which this row does not publish
-    r = decode(no_rate, dense(), wl)
-    today = decode(no_rate, dense(), dataclasses.replace(wl, memory_only=True))
+    no_bf16 = gpu({"fp8": 4.5e15})  # the model computes in bf16, which this row does not publish
+    r = decode(no_bf16, dense(), wl)
+    assert r.compute is not None and r.compute.status is ComputeStatus.CHARGED
+    rates = r.compute.rates
+    assert rates is not None and rates.missing_modes == ("bf16",) and rates.linear_flop_per_s == 4.5e15
+    assert rates.linear_mode_charged == "fp8" and "fastest rate it publishes" in rates.linear_charge_reason
+    assert r.compute_tok_per_s_at_star is not None
+
+
+def test_a_row_without_rates_gives_todays_result_and_says_so() -> None:
+    wl = Workload(read_context_tokens=100, alloc_context_tokens=200, floor_tok_per_s=1.0)
+    bare = gpu({})
+    r = decode(bare, dense(), wl)
+    today = decode(bare, dense(), dataclasses.replace(wl, memory_only=True))
     assert r.compute is not None and r.compute.status is ComputeStatus.MISSING_RATE
     assert r.compute.rates is not None and r.compute.rates.missing_modes == ("bf16",)
     assert r.aggregate_tok_per_s == today.aggregate_tok_per_s and r.batch_star == today.batch_star
@@ -184,10 +195,9 @@ def test_balance_batch_solves_the_crossing(model: ModelAdapter, hw: Hardware, wl
 
 
 no_rate_machines = st.builds(
-    lambda c, r, mode: Hardware("h", "H", c, r, {mode: 1e15}),
+    lambda c, r: Hardware("h", "H", c, r, {}),
     st.floats(1e10, 2e13),
     st.floats(1e10, 1e14),
-    st.sampled_from(["fp4", "int8", "fp32"]),
 )
 
 
@@ -201,7 +211,7 @@ no_rate_machines = st.builds(
         KVShape(global_bytes_per_token=0.0),
         PrefillShape(linear_active_params=1e9),
     ),
-    hw=Hardware("h", "H", 1e12, 1e12, {"fp4": 1e15}),
+    hw=Hardware("h", "H", 1e12, 1e12, {}),
     wl=Workload(alloc_context_tokens=10, read_context_tokens=10),
 )
 # Found at random (h14's hypothesis runs): a subnormal read size under weights past R / r* sent the
@@ -215,12 +225,12 @@ no_rate_machines = st.builds(
         KVShape(global_bytes_per_token=5e-324),
         PrefillShape(linear_active_params=1e9),
     ),
-    hw=Hardware("h", "H", 1e12, 1e10, {"fp4": 1e15}),
+    hw=Hardware("h", "H", 1e12, 1e10, {}),
     wl=Workload(alloc_context_tokens=10, read_context_tokens=10, floor_tok_per_s=100),
 )
 @given(models(), no_rate_machines, workloads())
 def test_rows_without_rates_equal_todays(model: ModelAdapter, hw: Hardware, wl: Workload) -> None:
-    """No rate for the model's modes: every field equals the memory-only result exactly."""
+    """A row with no compute rate at all: every field equals the memory-only result exactly."""
     with_compute = decode(hw, model, wl)
     today = decode(hw, model, dataclasses.replace(wl, memory_only=True))
     for field in (

@@ -220,10 +220,14 @@ def test_missing_rates_make_compute_unavailable_never_zero() -> None:
     assert r.tok_per_s == r.memory_tok_per_s == pytest.approx(1000 / 0.0101)
     assert r.bound_by is BoundBy.MEMORY
     assert not r.assumptions.compute_available and r.assumptions.missing_modes == ("bf16",)
-    # Only the attention rate missing: still unavailable, but S* (linear only) is known.
+    assert r.compute_note is not None and "memory-only" in r.compute_note
+    # Only the attention rate missing: charged at the fastest rate the row publishes, and said so.
     fp4_only = Hardware("fp4", "FP4 only", 100 * GB, 1000 * GB, {"fp4": 400e12})
     r = prefill(fp4_only, toy_dense(linear_mode="fp4"), 1000, workload=TOY_WORKLOAD)
-    assert r.compute_tok_per_s is None and r.assumptions.missing_modes == ("bf16",)
+    assert r.assumptions.compute_available and r.assumptions.missing_modes == ("bf16",)
+    assert r.attention_mode_charged == "fp4" and r.linear_mode_charged_why is None
+    assert r.attention_mode_charged_why is not None and "fastest" in r.attention_mode_charged_why
+    assert r.compute_time_s == pytest.approx((1e13 + 5.005e11) / 400e12)
     assert r.crossover_tokens == pytest.approx(10e9 * 400e12 / (2 * 5e9 * 1e12))
     # A model with no attention math needs no attention rate.
     r = prefill(
@@ -232,7 +236,7 @@ def test_missing_rates_make_compute_unavailable_never_zero() -> None:
         1000,
         workload=TOY_WORKLOAD,
     )
-    assert r.compute_tok_per_s == pytest.approx(1000 / (1e13 / 400e12))
+    assert r.compute_tok_per_s == pytest.approx(1000 / (1e13 / 400e12)) and r.compute_note is None
     # Modes can be overridden per call.
     r = prefill(fp4_only, toy_dense(), 1000, workload=TOY_WORKLOAD, linear_mode="fp4", attention_mode="fp4")
     assert r.assumptions.compute_available and r.compute_time_s == pytest.approx((1e13 + 5.005e11) / 400e12)
@@ -564,12 +568,13 @@ def test_linear_mode_for_says_so_where_the_row_lacks_the_engine_mode() -> None:
     apple = _rated(fp16=27.2e12, bf16=27.2e12)
     mode, why = linear_mode_for(apple, _f16_shape())
     assert mode == "fp16" and "publishes no fp16_acc16 rate" in why
-    # a row with neither mode: the compute result is unavailable (missing fp16), never another mode's rate
+    # a row with neither mode: fp16 is charged at the fastest rate the row publishes, and said so
     bare = _rated(fp32=31e12)
     rates = mode_rates(bare, _f16_shape())
     assert (
-        rates.linear_mode == "fp16" and rates.linear_flop_per_s is None and rates.missing_modes == ("fp16",)
+        rates.linear_mode == "fp16" and rates.linear_flop_per_s == 31e12 and rates.missing_modes == ("fp16",)
     )
+    assert rates.linear_mode_charged == "fp32" and "fastest" in rates.linear_charge_reason
 
 
 def test_linear_mode_for_a_given_mode_wins_and_plain_models_keep_theirs() -> None:

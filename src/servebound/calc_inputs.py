@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from servebound.core.hardware import Hardware
+from servebound.core.hardware import ARITHMETIC_MODES, Hardware
 from servebound.core.kv import KVShape
 from servebound.core.model import ModelAdapter
+from servebound.core.rates import charge_mode
 from servebound.core.workload import Workload
 
 
@@ -57,7 +58,20 @@ def hardware_json(hw: Hardware) -> dict[str, Any]:
         "memory_bytes": hw.memory_bytes,
         "bandwidth_bytes_per_s": hw.bandwidth_bytes_per_s,
         "compute_flop_per_s": dict(hw.compute_flop_per_s),
+        "charged_modes": charged_modes(hw),
     }
+
+
+def charged_modes(hw: Hardware) -> dict[str, list[Any]]:
+    """For each mode the row does not publish, [the mode charged in its place, its rate]
+    (core.rates.charge_mode), so a reimplementation charges the same fallback."""
+    out: dict[str, list[Any]] = {}
+    for mode in ARITHMETIC_MODES:
+        if hw.compute_rate(mode) is None:
+            charge = charge_mode(hw, mode)
+            if charge.mode is not None:
+                out[mode] = [charge.mode, charge.flop_per_s]
+    return out
 
 
 def workload_json(w: Workload) -> dict[str, Any]:

@@ -55,7 +55,16 @@ def decode_expected(r: DecodeResult) -> dict[str, Any]:
 
 #: Documented prefill fields the browser port does not compute: the split of the time, and the budget
 #: (an input) it was judged against.
-_PREFILL_NOT_PORTED = ("linear_time_s", "attention_time_s", "ttft_budget_s")
+_PREFILL_NOT_PORTED = (
+    "linear_time_s",
+    "attention_time_s",
+    "ttft_budget_s",
+    "linear_mode_charged",
+    "linear_mode_charged_why",
+    "attention_mode_charged",
+    "attention_mode_charged_why",
+    "compute_note",
+)
 
 
 def prefill_expected(r: PrefillResult) -> dict[str, Any]:

@@ -118,8 +118,12 @@ def cost_report(
     else:
         pf = prefill(hardware, model, usable, workload=workload, batch="max")
         input_cost = float(usd_per_mtok(price.usd_per_hour, pf.time_s, pf.batch * pf.prompt_tokens))
+        notes_in = []
         if usable < prompt_tokens:
-            input_note = f"prompt capped at {usable:,} tokens (the model's context or the alloc context)"
+            notes_in.append(f"prompt capped at {usable:,} tokens (the model's context or the alloc context)")
+        if pf.compute_note:
+            notes_in.append(f"prefill {pf.compute_note}")
+        input_note = "; ".join(notes_in) or None
 
     trade: Trade | None = None
     star = result.batch_star

@@ -208,6 +208,9 @@ def _compute_json(result: DecodeResult) -> dict[str, Any]:
         if rates is None or rates.attention_flop_per_s is None
         else rates.attention_flop_per_s / 1e12,
         "missing_modes": [] if rates is None else list(rates.missing_modes),
+        "linear_mode_charged": None if rates is None else rates.linear_mode_charged,
+        "attention_mode_charged": None if rates is None else rates.attention_mode_charged,
+        "charge_note": None if rates is None else (rates.charge_note or None),
         "tokens_per_session_step": compute.tokens_per_session_step,
         "flops_per_session_step": compute.flops_per_session_step,
         "seconds_per_session_step": compute.seconds_per_session_step,
@@ -359,6 +362,10 @@ def prefill_assumptions(result: PrefillResult) -> dict[str, Any]:
             "attention_tflops": None if a.attention_flop_per_s is None else a.attention_flop_per_s / TFLOPS,
             "compute_available": a.compute_available,
             "missing_modes": list(a.missing_modes),
+            "linear_mode_charged": a.linear_mode_charged,
+            "attention_mode_charged": a.attention_mode_charged,
+            "linear_charge_reason": a.linear_charge_reason or None,
+            "attention_charge_reason": a.attention_charge_reason or None,
             "workspace_gb": a.workspace_bytes / GB,
             "kernel_terms": "dropped (attention-kernel and activation traffic left out: ceiling-safe)"
             if a.kernel_terms_dropped

@@ -238,10 +238,18 @@ def render_prefill(r: PrefillResult) -> None:
         else f"unavailable (no rate for {', '.join(r.assumptions.missing_modes)})"
     )
     table.add_row("compute ceiling", compute, "b L / (A_lin/F_lin + A_attn/F_attn)")
+    if r.compute_note:
+        table.add_row("compute rates", r.compute_note, "the row lacks a mode's rate")
     table.add_row("combined ceiling", fmt_rate(r.tok_per_s), f"bound by {r.bound_by.value}")
     table.add_row("modeled prefill time", f"{r.time_s:,.4f} s", "t_pf,min for the whole batch")
     if r.crossover_tokens is not None:
         table.add_row("crossover S*", f"{r.crossover_tokens:,.0f} tokens", "sweep time = linear math time")
+    if r.crossover_with_attention_tokens is not None:
+        table.add_row(
+            "roofline crossing",
+            f"{r.crossover_with_attention_tokens:,.0f} tokens",
+            "memory time = compute time, attention included",
+        )
     if r.ttft_budget_s is not None:
         table.add_row("TTFT budget", f"{r.ttft_budget_s:g} s", "met" if r.ttft_ok else "not met")
     console.print(table)

@@ -239,14 +239,16 @@ def compute_statement(compute: DecodeCompute) -> str:
     assert rates is not None
     if status is ComputeStatus.MISSING_RATE:
         return (
-            f"omitted: the hardware row has no {'/'.join(rates.missing_modes)} rate, so the memory roofline "
-            "only (no rate is assumed; dropping compute only loosens the ceiling)"
+            f"omitted: the hardware row publishes no compute rate (needed: {'/'.join(rates.missing_modes)}), "
+            "so the figure is memory-only (no rate is assumed; dropping compute only loosens the ceiling)"
         )
     n = compute.tokens_per_session_step
     parts = [
         f"t_cmp(b) = b * {n} * (2 P_lin,active / F_{rates.linear_mode} + a_attn({n}, L_read) / "
         f"F_{rates.attention_mode}), rates from the hardware row"
     ]
+    if rates.fallback:
+        parts.append(rates.charge_note)
     if compute.draft is not None:
         parts.append(f"draft compute {compute.draft}")
     return "; ".join(parts)

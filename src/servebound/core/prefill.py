@@ -43,6 +43,7 @@ from servebound.core.prefill_cost import (
     attention_flops_per_token,
     compute_per_prompt_token,
     crossover_tokens,
+    crossover_with_attention,
     evaluate_settings,
     prefill_shape,
     traffic_per_prompt_token,
@@ -78,6 +79,13 @@ def _assumptions(
         linear_mode=rates.linear_mode,
         attention_mode=rates.attention_mode,
         linear_mode_choice=rates.linear_mode_choice,
+        linear_mode_charged=rates.linear_mode_charged if rates.needs_linear else rates.linear_mode,
+        attention_mode_charged=rates.attention_mode_charged
+        if rates.needs_attention
+        else rates.attention_mode,
+        linear_charge_reason=rates.linear_charge_reason if rates.needs_linear else "",
+        attention_charge_reason=rates.attention_charge_reason if rates.needs_attention else "",
+        charge_note=rates.charge_note,
         linear_flop_per_s=rates.linear_flop_per_s,
         attention_flop_per_s=rates.attention_flop_per_s,
         compute_available=rates.available,
@@ -206,6 +214,15 @@ def prefill(
             bandwidth_bytes_per_s=hardware.bandwidth_bytes_per_s,
             expert_traffic=workload.expert_traffic,
         )
+    with_attention = crossover_with_attention(
+        model,
+        shape,
+        rates,
+        hardware.bandwidth_bytes_per_s,
+        workload.expert_traffic,
+        chosen,
+        range_top(model, workload)[0],
+    )
     return PrefillResult(
         hardware=hardware,
         model=model,
@@ -243,6 +260,7 @@ def prefill(
         crossover_tokens=crossover,
         ttft_budget_s=ttft_budget_s,
         ttft_ok=None if ttft_budget_s is None else time <= ttft_budget_s,
+        crossover_with_attention_tokens=with_attention,
     )
 
 

@@ -137,6 +137,53 @@ def crossover_tokens(
     return sweep_fixed_point(model.weights, expert_traffic, k)
 
 
+def crossover_with_attention(
+    model: ModelAdapter,
+    shape: PrefillShape,
+    rates: ModeRates,
+    bandwidth_bytes_per_s: float,
+    expert_traffic: ExpertTraffic,
+    batch: int,
+    longest_tokens: int,
+) -> float | None:
+    """S* with attention included: the one-shot prompt length at which the memory time Q_pf / R equals
+    the compute time A_linear / F_linear + A_attention / F_attention at ``batch``, the crossing of the
+    two rooflines the prefill curve draws.
+
+    Per prompt token the memory side W_batch(bL) / (bL) + kappa_KV,w never rises with L (W_batch is
+    concave) and the compute side 2 P_lin / F_linear + a_attn(L, 0) / F_attention never falls, so their
+    difference changes sign once: bisection on [1, ``longest_tokens``]. None without compute, or when
+    one roofline binds over the whole interval.
+    """
+    if not rates.available:
+        return None
+
+    def gap(length: float) -> float:
+        tokens = batch * length
+        memory = (
+            float(model.weights.batch(tokens, expert_traffic)) + tokens * shape.kv_write_bytes_per_token
+        ) / (bandwidth_bytes_per_s)
+        linear = 2.0 * tokens * shape.linear_active_params
+        attention = tokens * float(attention_flops_per_token(shape, length, 0.0))
+        compute = (linear / rates.linear_flop_per_s if rates.linear_flop_per_s else 0.0) + (
+            attention / rates.attention_flop_per_s if rates.attention_flop_per_s else 0.0
+        )
+        return compute - memory
+
+    lo, hi = 1.0, float(max(longest_tokens, 1))
+    if gap(lo) >= 0.0 or gap(hi) <= 0.0:
+        return None
+    for _ in range(200):
+        mid = (lo + hi) / 2.0
+        if gap(mid) > 0.0:
+            hi = mid
+        else:
+            lo = mid
+        if hi - lo <= 1e-9 * hi:
+            break
+    return hi
+
+
 # --- the vectorized evaluation of settings -------------------------------------------------------
 
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from servebound.core.arith import np
 from servebound.core.experts import ExpertTraffic
-from servebound.core.fields import documented
+from servebound.core.fields import documented, documented_property
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.rates import BoundBy
@@ -84,6 +84,11 @@ class PrefillAssumptions:
     workspace_bytes: float = WORKSPACE_BYTES
     kernel_terms_dropped: bool = True
     linear_mode_choice: str = ""
+    linear_mode_charged: str | None = None
+    attention_mode_charged: str | None = None
+    linear_charge_reason: str = ""
+    attention_charge_reason: str = ""
+    charge_note: str = ""
 
 
 @dataclass(frozen=True)
@@ -144,6 +149,37 @@ class PrefillResult:
     )
     ttft_budget_s: float | None = documented("tau*, the --ttft-budget given (null without one)", "s")
     ttft_ok: bool | None = documented("with --ttft-budget: whether t_pf,min fits the budget")
+    crossover_with_attention_tokens: float | None = documented(
+        "S* with attention: the prompt length where one-shot memory time equals compute time (linear and "
+        "attention math) at this batch, the crossing the drawn curve shows (null when compute is unavailable "
+        "or one roofline binds at every length)",
+        "tokens",
+        default=None,
+    )
+
+    @documented_property("the mode whose rate the linear math is charged at (null: the row publishes none)")
+    def linear_mode_charged(self) -> str | None:
+        return self.assumptions.linear_mode_charged
+
+    @documented_property("why the linear math is charged at another mode's rate (null: its own mode's rate)")
+    def linear_mode_charged_why(self) -> str | None:
+        return self.assumptions.linear_charge_reason or None
+
+    @documented_property(
+        "the mode whose rate the attention math is charged at (null: the row publishes none)"
+    )
+    def attention_mode_charged(self) -> str | None:
+        return self.assumptions.attention_mode_charged
+
+    @documented_property(
+        "why the attention math is charged at another mode's rate (null: its own mode's rate)"
+    )
+    def attention_mode_charged_why(self) -> str | None:
+        return self.assumptions.attention_charge_reason or None
+
+    @documented_property("a fallback rate or a memory-only figure, in one sentence (null: neither)")
+    def compute_note(self) -> str | None:
+        return self.assumptions.charge_note or None
 
     @property
     def admissible(self) -> bool:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from servebound.core.hardware import Hardware
+from servebound.core.engines import dequantize_rules, device_family
+from servebound.core.hardware import ARITHMETIC_MODES, Hardware
 from servebound.core.model import PrefillShape
 
 
@@ -23,12 +24,76 @@ def bound_by(memory_s: float, compute_s: float | None) -> BoundBy:
 
 
 @dataclass(frozen=True)
-class ModeRates:
-    """F_linear and F_attention for the modes a prefill adapter selects (None where the row has none).
+class ModeCharge:
+    """The rate a path is charged at: the mode whose rate was used (None when the row publishes no
+    rate at all) and why, when it is not the path's own mode (empty when it is)."""
 
+    mode: str | None
+    flop_per_s: float | None
+    reason: str = ""
+
+    @property
+    def fallback(self) -> bool:
+        return bool(self.reason)
+
+
+def fastest_mode(hardware: Hardware) -> tuple[str, float] | None:
+    """The mode with the largest rate the row publishes (the first in ARITHMETIC_MODES order on a
+    tie), or None when it publishes none."""
+    rates = hardware.compute_flop_per_s
+    if not rates:
+        return None
+    order = {mode: i for i, mode in enumerate(ARITHMETIC_MODES)}
+    mode = min(rates, key=lambda m: (-rates[m], order.get(m, len(order))))
+    return mode, rates[mode]
+
+
+def charge_mode(hardware: Hardware, mode: str) -> ModeCharge:
+    """F_hw for ``mode``, or the rate charged in its place when the row does not publish it.
+
+    1. The row's own rate for ``mode``.
+    2. A format mode the device's family has no matrix hardware for (FP4 on Ada or Hopper, FP8 on
+       Ampere): the mode engines unpack it to (``core.engines``), with that rule's source.
+    3. Otherwise the fastest rate the row publishes: no mode runs faster than the fastest, so the
+       time stays a lower bound (a looser one).
+    4. A row with no rate at all: None, and the figure is memory-only.
+    """
+    rate = hardware.compute_rate(mode)
+    if rate is not None:
+        return ModeCharge(mode, rate)
+    family = device_family(hardware.id)
+    rule = dequantize_rules().get(mode)
+    if family is not None and rule is not None and mode not in family.hardware_modes:
+        for target in rule.to:
+            target_rate = hardware.compute_rate(target)
+            if target_rate is not None:
+                return ModeCharge(
+                    target,
+                    target_rate,
+                    f"{family.id} has no {mode} matrix hardware; engines unpack {mode} weights to "
+                    f"{target} and multiply there ({rule.source})",
+                )
+    fastest = fastest_mode(hardware)
+    if fastest is None:
+        return ModeCharge(None, None, f"the hardware row publishes no compute rate: memory only (no {mode})")
+    return ModeCharge(
+        fastest[0],
+        fastest[1],
+        f"the hardware row publishes no {mode} rate; charged the fastest rate it publishes "
+        f"({fastest[0]}): no mode runs faster, so the time stays a bound",
+    )
+
+
+@dataclass(frozen=True)
+class ModeRates:
+    """F_linear and F_attention charged for the modes a prefill adapter selects.
+
+    ``linear_mode`` / ``attention_mode`` are the modes the path runs at; ``linear_flop_per_s`` /
+    ``attention_flop_per_s`` the rates charged (the mode's own, or a fallback: ``*_mode_charged`` and
+    ``*_charge_reason`` say which and why; None only where the row publishes no rate at all).
     ``needs_*`` is False when the path has no work (no linear parameters, no attention terms), so a
     missing rate there does not make compute unavailable. ``missing_modes`` lists the needed modes
-    the hardware row does not publish.
+    the hardware row does not publish (charged at a fallback, or memory-only when it has none).
     """
 
     linear_mode: str
@@ -38,19 +103,43 @@ class ModeRates:
     needs_linear: bool
     needs_attention: bool
     linear_mode_choice: str = ""
+    linear_mode_charged: str | None = None
+    attention_mode_charged: str | None = None
+    linear_charge_reason: str = ""
+    attention_charge_reason: str = ""
+    unpublished_modes: tuple[str, ...] = ()
 
     @property
     def missing_modes(self) -> tuple[str, ...]:
-        missing: list[str] = []
-        if self.needs_linear and self.linear_flop_per_s is None:
-            missing.append(self.linear_mode)
-        if self.needs_attention and self.attention_flop_per_s is None and self.attention_mode not in missing:
-            missing.append(self.attention_mode)
-        return tuple(missing)
+        return self.unpublished_modes
 
     @property
     def available(self) -> bool:
-        return not self.missing_modes
+        """Every path with work has a rate to charge (its own or a fallback)."""
+        return not (
+            (self.needs_linear and self.linear_flop_per_s is None)
+            or (self.needs_attention and self.attention_flop_per_s is None)
+        )
+
+    @property
+    def fallback(self) -> bool:
+        """A needed path is charged at a rate other than its own mode's."""
+        return bool(
+            (self.needs_linear and self.linear_charge_reason)
+            or (self.needs_attention and self.attention_charge_reason)
+        )
+
+    @property
+    def charge_note(self) -> str:
+        """One sentence for every surface: the fallback used, or that the figure is memory-only."""
+        if not self.available:
+            return "compute unavailable: the hardware row publishes no compute rate, so this figure is memory-only"
+        parts = []
+        if self.needs_linear and self.linear_charge_reason:
+            parts.append(f"linear math ({self.linear_mode}) charged at {self.linear_mode_charged}")
+        if self.needs_attention and self.attention_charge_reason:
+            parts.append(f"attention ({self.attention_mode}) charged at {self.attention_mode_charged}")
+        return "; ".join(parts)
 
 
 def linear_mode_for(
@@ -83,21 +172,33 @@ def linear_mode_for(
 def mode_rates(
     hardware: Hardware, shape: PrefillShape, linear_mode: str | None = None, attention_mode: str | None = None
 ) -> ModeRates:
-    """Look up F_hw for the adapter's (or the given) linear and attention modes: the one lookup that
-    prefill and decode share."""
+    """Look up F_hw for the adapter's (or the given) linear and attention modes, with the fallback of
+    :func:`charge_mode` where the row lacks one: the one lookup that prefill and decode share."""
     linear, choice = linear_mode_for(hardware, shape, linear_mode)
     attention = attention_mode or shape.attention_mode
+    needs_linear = shape.linear_active_params > 0
     needs_attention = (
         shape.attention_global_flops_per_pair > 0
         or (shape.attention_local_flops_per_pair > 0 and shape.attention_window_tokens > 0)
         or shape.attention_state_flops_per_token > 0
     )
+    linear_charge = charge_mode(hardware, linear)
+    attention_charge = charge_mode(hardware, attention)
+    unpublished: list[str] = []
+    for needed, mode in ((needs_linear, linear), (needs_attention, attention)):
+        if needed and hardware.compute_rate(mode) is None and mode not in unpublished:
+            unpublished.append(mode)
     return ModeRates(
         linear_mode=linear,
         attention_mode=attention,
-        linear_flop_per_s=hardware.compute_rate(linear),
-        attention_flop_per_s=hardware.compute_rate(attention),
-        needs_linear=shape.linear_active_params > 0,
+        linear_flop_per_s=linear_charge.flop_per_s,
+        attention_flop_per_s=attention_charge.flop_per_s,
+        needs_linear=needs_linear,
         needs_attention=needs_attention,
         linear_mode_choice=choice,
+        linear_mode_charged=linear_charge.mode,
+        attention_mode_charged=attention_charge.mode,
+        linear_charge_reason=linear_charge.reason,
+        attention_charge_reason=attention_charge.reason,
+        unpublished_modes=tuple(unpublished),
     )

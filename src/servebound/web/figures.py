@@ -301,9 +301,10 @@ def prefill_charts(pair: Pair) -> tuple[Chart, Chart] | None:
     c = prefill_curve(pair.hardware.hardware, pair.model.adapter, lengths, workload=pair.workload)
     xs = lengths.astype(float).tolist()
     marks = []
-    crossover = pair.prefill.get("crossover_tokens")
+    # The crossing the drawn rooflines make (attention included), not the linear-only S*.
+    crossover = pair.prefill.get("crossover_with_attention_tokens")
     if crossover:
-        marks.append(Mark(float(crossover), f"crossover S* = {crossover:,.0f}", "cross"))
+        marks.append(Mark(float(crossover), f"crossover S* = {crossover:,.0f} (attention included)", "cross"))
     marks.append(Mark(float(pair.prompt_tokens or 1), f"prompt {pair.prompt_tokens:,}", "forced"))
     series = [Series("prefill ceiling", xs, c.tok_per_s.tolist(), "agg", "tok/s")]
     series.append(Series("memory roofline", xs, c.memory_tok_per_s.tolist(), "mem", "tok/s"))

@@ -189,6 +189,8 @@ class PrefillView:
     crossover_tokens: float | None
     range: PrefillRangeView | None
     verdict: str = "fits"
+    crossover_with_attention_tokens: float | None = None
+    compute_note: str | None = None
 
     @property
     def nothing_fits(self) -> bool:
@@ -209,4 +211,6 @@ class PrefillView:
             p.get("crossover_tokens"),
             rng,
             p.get("verdict", "fits"),
+            p.get("crossover_with_attention_tokens"),
+            p.get("compute_note"),
         )

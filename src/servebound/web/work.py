@@ -243,7 +243,9 @@ def prefill_work(pair: Pair) -> list[Work]:
             rf" = \max\left({_s(r.memory_time_s)},\ {_s(r.compute_time_s)}\right) = {_s(r.time_s)}",
             f"bound by {r.bound_by.value}"
             + (
-                ""
+                f" ({a.charge_note})"
+                if a.charge_note and a.compute_available
+                else ""
                 if a.compute_available
                 else f" (no {', '.join(a.missing_modes)} rate on this hardware: memory only)"
             ),

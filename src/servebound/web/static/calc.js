@@ -105,17 +105,26 @@
   }
 
   /* F_hw lookups for the modes a prefill adapter selects (servebound.core.rates.mode_rates) */
+  /* F_hw(mode), or the rate charged in its place (servebound.core.rates.charge_mode, sent as
+   * hw.charged_modes: mode -> [charged mode, rate]); null where the row publishes no rate at all */
+  function chargedRate(hw, mode) {
+    var F = hw.compute_flop_per_s || {}, C = hw.charged_modes || {};
+    if (Object.prototype.hasOwnProperty.call(F, mode)) return F[mode];
+    return Object.prototype.hasOwnProperty.call(C, mode) ? C[mode][1] : null;
+  }
+
   function modeRates(hw, p, linearMode, attentionMode) {
     var F = hw.compute_flop_per_s || {};
     var has = function (k) { return Object.prototype.hasOwnProperty.call(F, k); };
     var lm = linearModeFor(hw, p, linearMode), am = attentionMode || p.attention_mode;
-    var linear = has(lm) ? F[lm] : null, attention = has(am) ? F[am] : null;
+    var linear = chargedRate(hw, lm), attention = chargedRate(hw, am);
     var needsLinear = p.linear_active_params > 0;
     var needsAttention = p.global > 0 || (p.local > 0 && p.window > 0) || p.state > 0;
     var missing = [];
-    if (needsLinear && linear === null) missing.push(lm);
-    if (needsAttention && attention === null && missing.indexOf(am) < 0) missing.push(am);
-    return { linear: linear, attention: attention, missing: missing, available: missing.length === 0 };
+    if (needsLinear && !has(lm)) missing.push(lm);
+    if (needsAttention && !has(am) && missing.indexOf(am) < 0) missing.push(am);
+    var available = !((needsLinear && linear === null) || (needsAttention && attention === null));
+    return { linear: linear, attention: attention, missing: missing, available: available };
   }
 
   /* one session's `tokens` new tokens after `prefix`: [linear FLOPs, attention FLOPs, seconds | null] */
@@ -344,12 +353,10 @@
 
   // ------------------------------------------------------------------ prefill
   function rates(hw, p, linearMode, attentionMode) {
-    var F = hw.compute_flop_per_s || {};
     linearMode = linearModeFor(hw, p, linearMode);
     attentionMode = attentionMode || p.attention_mode;
-    var has = function (k) { return Object.prototype.hasOwnProperty.call(F, k); };
-    var linear = has(linearMode) ? F[linearMode] : null;
-    var attention = has(attentionMode) ? F[attentionMode] : null;
+    var linear = chargedRate(hw, linearMode);
+    var attention = chargedRate(hw, attentionMode);
     var needsAttention = p.global > 0 || (p.local > 0 && p.window > 0) || p.state > 0;
     var needsLinear = p.linear_active_params > 0;
     var available = !((needsLinear && linear === null) || (needsAttention && attention === null));
@@ -413,6 +420,27 @@
     return hi;
   }
 
+  /* S* with attention (servebound.core.prefill_cost.crossover_with_attention): the one-shot prompt
+   * length where memory time equals compute time at batch b, by bisection on [1, longest] */
+  function crossoverWithAttention(m, r, mode, b, longest) {
+    if (!r.available) return null;
+    var p = m.prefill;
+    function gap(L) {
+      var tokens = b * L;
+      var memory = (wBatch(m, tokens, mode) + tokens * p.kv_write) / r.R;
+      var linear = 2.0 * tokens * p.linear_active_params, attention = tokens * attentionPerToken(p, L, 0);
+      return (r.linear ? linear / r.linear : 0.0) + (r.attention ? attention / r.attention : 0.0) - memory;
+    }
+    var lo = 1.0, hi = Math.max(longest, 1);
+    if (gap(lo) >= 0.0 || gap(hi) <= 0.0) return null;
+    for (var i = 0; i < 200; i++) {
+      var mid = (lo + hi) / 2.0;
+      if (gap(mid) > 0.0) hi = mid; else lo = mid;
+      if (hi - lo <= 1e-9 * hi) break;
+    }
+    return hi;
+  }
+
   /* servebound.core.prefill.prefill: q = {prompt, batch: int|"max", chunk|null, ttft_budget|null,
    * linear_mode, attention_mode}. Inputs are assumed valid (the core's checks run at the page's edge). */
   function prefill(hw, m, w, q) {
@@ -447,7 +475,9 @@
       linear_flops: e.linear_flops, attention_flops: e.attention_flops,
       bytes_per_token: traffic / e.tokens, flops_per_token: (e.linear_flops + e.attention_flops) / e.tokens,
       crossover_tokens: r.linear !== null ? crossover(m, r, mode) : null,
-      ttft_ok: budget === null ? null : e.time <= budget
+      ttft_ok: budget === null ? null : e.time <= budget,
+      crossover_with_attention_tokens: crossoverWithAttention(m, r, mode, chosen,
+        m.context_limit !== null && m.context_limit !== undefined ? m.context_limit : w.alloc_context)
     };
   }
 
@@ -530,7 +560,8 @@
     wActive: wActive, memoryFitBatch: memoryFitBatch, decode: decode, decodeCurve: decodeCurve,
     contextRange: contextRange, contextCurve: contextCurve, rates: rates, prefill: prefill,
     modeRates: modeRates, decodeCompute: decodeCompute,
-    prefillCurve: prefillCurve, prefillRange: prefillRange, crossover: crossover
+    prefillCurve: prefillCurve, prefillRange: prefillRange, crossover: crossover,
+    crossoverWithAttention: crossoverWithAttention
   };
   if (typeof module !== "undefined" && module.exports) module.exports = api;
   else root.servebound_calc = api;

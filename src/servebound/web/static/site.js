@@ -234,7 +234,7 @@
       var r = rates(hw, m.prefill);
       var rows = lengths.map(function (L) { return prefillAt(hw, m, L, q.expert_traffic, r); });
       var pm = [];
-      if (p.crossover_tokens) pm.push({ value: p.crossover_tokens, label: "crossover S* = " + FMT.int0(p.crossover_tokens), css: "cross" });
+      if (p.crossover_with_attention_tokens) pm.push({ value: p.crossover_with_attention_tokens, label: "crossover S* = " + FMT.int0(p.crossover_with_attention_tokens) + " (attention included)", css: "cross" });
       pm.push({ value: q.prompt, label: "prompt " + FMT.int(q.prompt), css: "forced" });
       var series = [
         { name: "prefill ceiling", css: "agg", unit: "tok/s", x: lengths, y: rows.map(function (o) { return o.tok_s; }) },
