@@ -30,7 +30,7 @@ from servebound.core.steps import Step
 from servebound.core.units import GB
 from servebound.core.workload import DEFAULT_OVERHEAD_BYTES, Workload
 from servebound.errors import InputError
-from servebound.resolve import _looks_like_file, resolve_hardware
+from servebound.resolve import _looks_like_file, hardware_ref, resolve_hardware
 
 _LAYOUT_KEYS = ("tp", "ep", "pp", "dp")
 _LAYOUT_PART = re.compile(r"^\s*(tp|ep|pp|dp)\s*=\s*(\d+)\s*$")
@@ -55,6 +55,7 @@ def resolve_system(ref: str | Hardware | System | ResolvedSystem) -> ResolvedSys
         return ResolvedSystem(ref.device.id, ref.device.name, ref, {})
     if isinstance(ref, Hardware):
         return ResolvedSystem(ref.id, ref.name, System(ref, 1, Interconnect.ideal_for(1)), {})
+    ref = hardware_ref(ref)
     if not _looks_like_file(ref):
         from servebound.catalog.hardware import get_hardware
 

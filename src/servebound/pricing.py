@@ -66,10 +66,11 @@ def _positive(field: str, value: float | None, *, at_most: float | None = None) 
 def catalog_price(ref: str | Hardware) -> DevicePrice | None:
     """The catalog row's prices behind a hardware reference, or None for a file (a file carries none)."""
     from servebound.catalog.hardware import get_hardware
-    from servebound.resolve import _looks_like_file
+    from servebound.resolve import _looks_like_file, hardware_ref
 
     if isinstance(ref, Hardware):
         ref = ref.id
+    ref = hardware_ref(ref)
     if _looks_like_file(ref):
         return None
     try:

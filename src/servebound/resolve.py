@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 
 from servebound._record_cache import cached
@@ -71,9 +72,53 @@ def _missing_file(ref: str, wanted: str) -> str:
     return f"file {ref!r} does not exist (give {wanted})"
 
 
+#: The hardware reference that means "this machine": its accelerators as their vendors' tools report
+#: them, matched to a catalog row by exact name (servebound.measure.device_match).
+AUTO = "auto"
+
+
+@cache
+def detected_hardware_id() -> str:
+    """The catalog id (``Nx-<id>`` for N identical GPUs) of this machine's accelerators, found through
+    NVML / nvidia-smi, amd-smi / rocm-smi or system_profiler; InputError naming the fallback
+    (``servebound measure``) when nothing is found or the name is not in the catalog
+    (detected once per process)."""
+    from servebound.measure.device_match import match_device
+    from servebound.measure.device_tools import detect_devices
+
+    measure_hint = "measure this machine with `servebound measure -o my.toml` and pass --hardware my.toml"
+    devices = detect_devices()
+    if not devices:
+        raise InputError(
+            "hardware",
+            "auto found no GPU (no answer from NVML, nvidia-smi, amd-smi, rocm-smi or system_profiler); "
+            + measure_hint,
+        )
+    names = sorted({device.name for device in devices})
+    if len(names) > 1:
+        raise InputError(
+            "hardware",
+            f"auto found different GPUs ({', '.join(names)}); give --hardware the catalog id of the "
+            "one to use (`servebound hardware match NAME` finds it)",
+        )
+    device = devices[0]
+    try:
+        match = match_device(device.name, device.memory_bytes, device.gpu_cores)
+    except InputError as error:
+        raise InputError("hardware", f"auto found {device.name!r} ({device.tool}): {error.problem}") from None
+    return match.id if len(devices) == 1 else f"{len(devices)}x-{match.id}"
+
+
+def hardware_ref(ref: str) -> str:
+    """``ref`` itself, or for ``auto`` the detected catalog id: every hardware reference passes here."""
+    return detected_hardware_id() if ref.strip().lower() == AUTO else ref
+
+
 def resolve_hardware(ref: str, field: str = "hardware") -> Hardware:
-    """A hardware file path, a catalog id, or an NxID system of a catalog device."""
+    """A hardware file path, a catalog id, an NxID system of a catalog device, or ``auto`` (this
+    machine, detected)."""
     check_ref_length(ref, field)
+    ref = hardware_ref(ref)
     if _looks_like_file(ref):
         if not _is_file(ref):
             raise InputError(field, _missing_file(ref, "a hardware file or a catalog id"))

@@ -1,4 +1,4 @@
-"""`servebound hardware list|show` and `servebound catalog lint`."""
+"""`servebound hardware list|show|match` and `servebound catalog lint`."""
 
 from __future__ import annotations
 
@@ -145,6 +145,31 @@ def hardware_show(
     console.print(table)
     if row.notes:
         console.print(f"notes: {row.notes}")
+
+
+@hardware_app.command("match")
+def hardware_match(
+    name: Annotated[
+        str,
+        typer.Argument(help="The device name exactly as the system reports it ('NVIDIA H100 80GB HBM3')."),
+    ],
+    memory_gb: Annotated[
+        float | None,
+        typer.Option("--memory-gb", help="The memory the device reports, GB (tells memory variants apart)."),
+    ] = None,
+    gpu_cores: Annotated[
+        int | None, typer.Option("--gpu-cores", help="Apple silicon: the GPU core count (system_profiler).")
+    ] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """The catalog row of a reported device name: exact names, memory as the tie-break, never a guess."""
+    from servebound.measure.device_match import match_device
+
+    found = match_device(name, None if memory_gb is None else memory_gb * 1e9, gpu_cores)
+    if json_out:
+        print_json({"id": found.id, "reported": found.reported, "why": found.why})
+        return
+    console.print(f"{found.id}  ({found.why})", markup=False)
 
 
 @catalog_app.command("lint")

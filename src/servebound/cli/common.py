@@ -37,7 +37,7 @@ TyperOption.display_type_rich = _flag_shows_no_type  # type: ignore[method-assig
 
 
 #: --hardware's help, where a command requires it (HardwareOpt) and where it is one choice of several.
-HARDWARE_HELP = "Hardware file (TOML/JSON), catalog id or NxID."
+HARDWARE_HELP = "Hardware file (TOML/JSON), catalog id, NxID, or auto (this machine, detected)."
 HardwareOpt = Annotated[str, typer.Option("--hardware", "-H", help=HARDWARE_HELP)]
 ModelOpt = Annotated[
     str,

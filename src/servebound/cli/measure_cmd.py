@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from servebound.catalog.hardware import CatalogHardware, list_hardware
+from servebound.catalog.hardware import CatalogHardware
 from servebound.cli.common import JsonOpt, app, checked_output, console, print_json
 from servebound.cli.output import line, new_table, strong
 from servebound.core.units import GB, TFLOPS
@@ -16,19 +16,17 @@ from servebound.errors import InputError
 
 
 def match_catalog(names: tuple[str, ...]) -> CatalogHardware | None:
-    """The catalog device whose name best matches a detected name (GPU, Apple chip, CPU), if any.
+    """The catalog device a detected name (GPU, Apple chip, CPU) is, if any: the exact reported-name
+    table (servebound.measure.device_match), never a fuzzy guess, since a wrong match would print a
+    misleading spec."""
+    from servebound.catalog.hardware import get_hardware
+    from servebound.measure.device_match import match_device
 
-    Matching is by token-set similarity against catalog names and ids, single devices only, with a
-    high cutoff: a wrong match would print a misleading spec, so no match is the safer answer.
-    """
-    from rapidfuzz import fuzz, process
-
-    devices = [row for row in list_hardware(include_systems=False)]
-    choices = {row.id: f"{row.name} {row.id}".lower() for row in devices}
     for name in names:
-        best = process.extractOne(name.lower(), choices, scorer=fuzz.token_set_ratio, score_cutoff=88)
-        if best is not None:
-            return next(row for row in devices if row.id == best[2])
+        try:
+            return get_hardware(match_device(name).id)
+        except InputError:
+            continue
     return None
 
 
