@@ -16,6 +16,7 @@ from servebound.core.workload import (
     DEFAULT_FLOOR_TOK_PER_S,
     DEFAULT_OVERHEAD_BYTES,
     DEFAULT_READ_CONTEXT_TOKENS,
+    KVAllocation,
     Speculation,
     Workload,
 )
@@ -82,8 +83,12 @@ def make_workload(
     acceptance: float | None = None,
     tokens_per_step: float | None = None,
     memory_only: bool = False,
+    kv_allocation: str | KVAllocation | None = None,
 ) -> Workload:
     """A validated Workload from edge units (GB, tokens, tok/s). Every bad value is an InputError.
+
+    ``kv_allocation``: ``reserved`` (the default: each session holds K_alloc(L_alloc)) or ``paged``
+    (each holds what it has read, K_alloc(L_read)).
 
     Contexts left as None take the derivation's defaults (L_alloc = 100,000, L_read = 32,000), capped
     per model at its context limit when the model is shorter; contexts given are used as given.
@@ -113,6 +118,10 @@ def make_workload(
         mode = ExpertTraffic(expert_traffic)
     except ValueError:
         raise InputError("expert_traffic", f"use 'expected' or 'minimum' (got {expert_traffic!r})") from None
+    try:
+        allocation = KVAllocation(kv_allocation or KVAllocation.RESERVED)
+    except ValueError:
+        raise InputError("kv_allocation", f"use 'reserved' or 'paged' (got {kv_allocation!r})") from None
     speculation = None
     if draft is not None:
         if draft_tokens is None or draft_tokens < 1:
@@ -153,6 +162,7 @@ def make_workload(
         speculation=speculation,
         fit_contexts_to_model=defaults,
         memory_only=memory_only,
+        kv_allocation=allocation,
     )
 
 

@@ -340,9 +340,10 @@ def decode(hardware: Hardware, model: ModelAdapter, workload: Workload | None = 
 
     resident = model.weights.resident + (spec.draft.weights.resident if spec else 0.0)
     margin = capacity - resident - workload.overhead_bytes
-    kv_alloc = model.kv_alloc.bytes_at(workload.alloc_context_tokens)
+    # K_alloc(L_alloc) reserved; paged caches hold what a session has read, K_alloc(L_read) on average.
+    kv_alloc = model.kv_alloc.bytes_at(workload.held_context_tokens)
     if spec is not None:
-        kv_alloc += spec.draft.kv_alloc.bytes_at(workload.alloc_context_tokens)
+        kv_alloc += spec.draft.kv_alloc.bytes_at(workload.held_context_tokens)
     compute = decode_compute(hardware, model, workload)
     traffic = _Traffic(model, workload, compute.bytes_equivalent(bandwidth))
     w_active = model.weights.active
@@ -475,7 +476,7 @@ def _session_remedies(
 ) -> Remedies:
     """No session fits: the longest reservation that fits, the capacity or overhead needed, and the
     KV precisions at which one session of the stated reservation fits."""
-    target_alloc = model.kv_alloc.bytes_at(workload.alloc_context_tokens)
+    target_alloc = model.kv_alloc.bytes_at(workload.held_context_tokens)
     fixed = kv_alloc - target_alloc + model.kv_alloc.state_bytes  # draft cache and recurrent state
     scalable = target_alloc - model.kv_alloc.state_bytes
     max_context = model.kv_alloc.max_context_within(margin - (kv_alloc - target_alloc))

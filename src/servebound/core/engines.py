@@ -18,12 +18,14 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Family:
-    """A device family: the modes its matrix hardware runs, and the id prefixes that belong to it."""
+    """A device family: the modes its matrix hardware runs, the one whose rate no other mode exceeds
+    (``fastest_mode``), and the id prefixes that belong to it."""
 
     id: str
     vendor: str
     patterns: tuple[str, ...]
     hardware_modes: tuple[str, ...]
+    fastest_mode: str
     source: str
 
 
@@ -51,6 +53,7 @@ def families() -> tuple[Family, ...]:
             vendor=row["vendor"],
             patterns=tuple(row["patterns"]),
             hardware_modes=tuple(row["hardware_modes"]),
+            fastest_mode=row["fastest_mode"],
             source=row["source"],
         )
         for row in _data()["family"]

@@ -38,6 +38,19 @@ def memory_fit_batch(margin_bytes: float, kv_alloc_bytes: float) -> tuple[int, b
     return math.floor(ratio), False
 
 
+class KVAllocation(StrEnum):
+    """How a runtime holds each session's cache.
+
+    ``reserved``: every session reserves K_alloc(L_alloc) up front (llama.cpp's slots, the derivation's
+    default). ``paged``: the cache grows on demand in blocks (vLLM's PagedAttention, SGLang, TensorRT-LLM),
+    so a session holds what it has read, K_alloc(L_read) on average: the derivation's on-demand cache,
+    b K_store(L) in place of b K_alloc(L_alloc).
+    """
+
+    RESERVED = "reserved"
+    PAGED = "paged"
+
+
 @dataclass(frozen=True)
 class Speculation:
     """Speculative decoding: a draft proposes ``draft_tokens`` (gamma) tokens a step; the target
@@ -78,6 +91,15 @@ class Workload:
     #: instead (``for_hardware``). ``overhead_source`` says which O applied and why.
     overhead_from_hardware: bool = False
     overhead_source: str | None = None
+    #: Reserved (each session holds its whole L_alloc) or paged (each holds its L_read on average).
+    kv_allocation: KVAllocation = KVAllocation.RESERVED
+
+    @property
+    def held_context_tokens(self) -> int:
+        """The context a decoding session's cache holds: L_alloc reserved, L_read paged."""
+        if self.kv_allocation is KVAllocation.PAGED:
+            return self.read_context_tokens
+        return self.alloc_context_tokens
 
     def for_hardware(self, hardware: Hardware) -> Workload:
         """The hardware row's runtime overhead where O was left to it and the row states one; else

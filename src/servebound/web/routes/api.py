@@ -49,6 +49,10 @@ ModelQ = Annotated[str, Query(description="model id")]
 TrafficParam = Annotated[
     Literal["expected", "minimum"], Query(description="expected: m(n); minimum: k experts")
 ]
+AllocationParam = Annotated[
+    Literal["reserved", "paged"] | None,
+    Query(description="reserved: each session holds K_alloc(L_alloc); paged: K_alloc(L_read) (reserved)"),
+]
 
 
 def workload_params(
@@ -57,6 +61,7 @@ def workload_params(
     read_context: ReadQ = None,
     floor: FloorQ = None,
     expert_traffic: TrafficParam = "expected",
+    kv_allocation: AllocationParam = None,
 ) -> dict[str, Any]:
     """The workload query parameters every ceiling endpoint takes, typed once (a dependency)."""
     return {
@@ -65,6 +70,7 @@ def workload_params(
         "read_context": read_context,
         "floor": floor,
         "expert_traffic": expert_traffic,
+        "kv_allocation": kv_allocation,
     }
 
 
