@@ -88,6 +88,15 @@ KVAllocationOpt = Annotated[
         show_default=False,
     ),
 ]
+EngineOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--engine",
+        help="llama.cpp, ollama, lm-studio, mlx, vllm, sglang or trt-llm: sets the cache allocation, the "
+        "runtime-overhead convention (when --overhead-gb is not given) and which weight formats it runs.",
+        show_default=False,
+    ),
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (the contract's fields).")]
 
 #: None: the hardware row's runtime overhead, or the derivation's 8 GB where the row states none.
@@ -129,6 +138,7 @@ class WorkloadFlags(ContextFlags):
     expert_traffic: ExpertOpt = ExpertTraffic.EXPECTED
     kv_precision: KVPrecisionOpt = None
     kv_allocation: KVAllocationOpt = None
+    engine: EngineOpt = None
 
     def workload(self, *, draft: str | None = None, **extra: Any) -> Workload:
         """These flags (and a command's own, e.g. ``batch``; ``draft`` a model file or catalog id, loaded
@@ -139,6 +149,7 @@ class WorkloadFlags(ContextFlags):
             expert_traffic=self.expert_traffic,
             draft=load_model(draft, kv_precision=self.kv_precision) if draft else None,
             kv_allocation=self.kv_allocation,
+            engine=self.engine,
             **extra,
         )
 

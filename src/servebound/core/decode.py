@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from servebound.core.arith import Values, as_values, maximum
 from servebound.core.decode_compute import DecodeCompute, decode_compute
+from servebound.core.engines import FormatSupport, format_support
 from servebound.core.fields import documented, documented_property
 from servebound.core.formats import KV_FORMATS
 from servebound.core.hardware import Hardware
@@ -216,6 +217,16 @@ class DecodeResult:
     def decode_flops_per_token(self) -> float | None:
         """FLOPs per emitted token at L_read (None when the model has no prefill fields)."""
         return None if self.compute is None else self.compute.flops_per_token
+
+    @documented_property(
+        "`native`, `dequantized` or `unsupported`: whether the device (and --engine) runs the weight format"
+    )
+    def format_support(self) -> FormatSupport:
+        return format_support(self.hardware.id, self.model.weight_precision, self.workload.engine)[0]
+
+    @documented_property("why the weight format is native, dequantized or unsupported here, with the source")
+    def format_support_why(self) -> str:
+        return format_support(self.hardware.id, self.model.weight_precision, self.workload.engine)[1]
 
     @property
     def fits(self) -> bool:

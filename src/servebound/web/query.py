@@ -49,6 +49,8 @@ class WorkloadQuery:
     tokens_per_step: float | None = None
     #: ``reserved`` or ``paged`` (None: reserved, or the engine's); the CLI's --kv-allocation.
     kv_allocation: str | None = None
+    #: A serving engine id (the CLI's --engine), or None.
+    engine: str | None = None
 
     def workload(self, draft: ModelAdapter | None = None, *, memory_only: bool = False) -> Workload:
         """The same validated Workload the CLI builds from the same flags (``draft``: the resolved
@@ -69,6 +71,7 @@ class WorkloadQuery:
             tokens_per_step=self.tokens_per_step,
             memory_only=memory_only,
             kv_allocation=self.kv_allocation,
+            engine=self.engine,
         )
 
     def params(self) -> dict[str, str]:
@@ -101,6 +104,7 @@ class QueryValues(TypedDict, total=False):
     acceptance: float | None
     tokens_per_step: float | None
     kv_allocation: str | None
+    engine: str | None
 
 
 #: The workload fields a query string carries, in its order.
@@ -142,7 +146,7 @@ def parse_workload_query(params: Mapping[str, str]) -> WorkloadQuery:
             q[key] = _float_param(key, raw[key])
     if "batch" in raw and raw["batch"].strip().lower() != "max":
         q["batch"] = _int_param("batch", raw["batch"])
-    for key in ("expert_traffic", "draft", "kv_allocation"):
+    for key in ("expert_traffic", "draft", "kv_allocation", "engine"):
         if key in raw:
             q[key] = raw[key].strip()
     return workload_query(**q)
