@@ -250,7 +250,11 @@ def markdown_table() -> str:
             )
         )
         lines.append(f"| `{e.id}` | {e.kv_allocation} | {overhead} | {dtypes} | {formats} | {sources} |")
-    lines += ["", "| format class | weight precisions | mode where the device has it |", "| --- | --- | --- |"]
+    lines += [
+        "",
+        "| format class | weight precisions | mode where the device has it |",
+        "| --- | --- | --- |",
+    ]
     for name, (mode, precisions) in format_classes().items():
         lines.append(f"| {name} | {', '.join(precisions)} | {mode} |")
     return "\n".join(lines)
