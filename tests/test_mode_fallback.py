@@ -10,6 +10,7 @@ import pytest
 
 from servebound.catalog.hardware import get_hardware, list_hardware
 from servebound.catalog.models import get_model, profile_ids
+from servebound.core.engines import device_family
 from servebound.core.hardware import Hardware
 from servebound.core.prefill import prefill, prefill_curve
 from servebound.core.rates import charge_mode, fastest_mode, mode_rates
@@ -27,6 +28,14 @@ def _one_model_per_mode_set() -> list[str]:
     return sorted(seen.values())
 
 
+def _bounded_by_published(hw: Hardware) -> bool:
+    """The row publishes a rate, and (where its family is known) the rate of its silicon's fastest mode."""
+    family = device_family(hw.id)
+    return bool(hw.compute_flop_per_s) and (
+        family is None or hw.compute_rate(family.fastest_mode) is not None
+    )
+
+
 def test_no_catalog_pair_has_a_compute_free_prefill_where_its_row_publishes_a_rate() -> None:
     models = [get_model(pid).adapter for pid in _one_model_per_mode_set()]
     assert len(models) >= 5
@@ -35,7 +44,7 @@ def test_no_catalog_pair_has_a_compute_free_prefill_where_its_row_publishes_a_ra
         hw = row.hardware
         for model in models:
             r = prefill(hw, model, 512, workload=Workload(alloc_context_tokens=512, read_context_tokens=512))
-            if hw.compute_flop_per_s:
+            if _bounded_by_published(hw):
                 assert r.compute_time_s is not None, (hw.id, model.id)
                 fastest = fastest_mode(hw)
                 assert fastest is not None
@@ -46,8 +55,18 @@ def test_no_catalog_pair_has_a_compute_free_prefill_where_its_row_publishes_a_ra
                     assert r.compute_note, (hw.id, model.id)
             else:
                 assert r.compute_time_s is None and r.compute_note and "memory-only" in r.compute_note
+                assert r.linear_mode_charged_why or r.attention_mode_charged_why
             checked += 1
     assert checked > 500
+
+
+def test_rows_that_omit_their_silicons_fastest_mode_stay_memory_only_and_say_why() -> None:
+    """An M5's Neural Accelerators have no published rate: its FP32 rate bounds nothing (a measured
+    llama.cpp pp512 beats it), so prefill there is memory-only, with the reason."""
+    hw = get_hardware("apple-m5-max-128gb").hardware
+    charge = charge_mode(hw, "fp16")
+    assert charge.mode is None and "apple-m5" in charge.reason and "fp16" in charge.reason
+    assert charge_mode(get_hardware("apple-m4-max-128gb").hardware, "fp16").mode == "fp32"
 
 
 def test_every_catalog_pair_has_a_rate_for_every_path_where_its_row_publishes_one() -> None:
@@ -60,7 +79,7 @@ def test_every_catalog_pair_has_a_rate_for_every_path_where_its_row_publishes_on
             if shape is None:
                 continue
             rates = mode_rates(hw, shape)
-            assert rates.available == bool(hw.compute_flop_per_s), (hw.id, pid)
+            assert rates.available == _bounded_by_published(hw), (hw.id, pid)
             pairs += 1
     assert pairs > 50_000
 

@@ -6,8 +6,9 @@ import math
 
 from servebound.core.decode import DecodeResult
 from servebound.core.decode import decode as _decode
+from servebound.core.engines import get_engine, kv_format_for
 from servebound.core.experts import ExpertTraffic
-from servebound.core.formats import KV_FORMATS
+from servebound.core.formats import FORMATS, KV_FORMATS
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.units import GB
@@ -16,6 +17,7 @@ from servebound.core.workload import (
     DEFAULT_FLOOR_TOK_PER_S,
     DEFAULT_OVERHEAD_BYTES,
     DEFAULT_READ_CONTEXT_TOKENS,
+    KVAllocation,
     Speculation,
     Workload,
 )
@@ -35,10 +37,17 @@ def load_model(ref: str | ModelAdapter, *, kv_precision: str | None = None) -> M
 
 
 def with_kv_precision(model: ModelAdapter, precision: str) -> ModelAdapter:
-    """The model's attention cache at another element width (recurrent state keeps its own)."""
-    if precision not in KV_FORMATS:
+    """The model's attention cache at another element width (recurrent state keeps its own). An
+    engine's own spelling (``f16``, ``fp8_e4m3``, ``q5_1``, ``auto`` ...) is read through the engine table."""
+    spelled = kv_format_for(precision) if precision not in KV_FORMATS else None
+    if spelled == "model":
+        return model
+    layout = KV_FORMATS.get(precision) or (FORMATS.get(spelled) if spelled else None)
+    if layout is None:
         raise InputError(
-            "kv_precision", f"unknown precision {precision!r}; use one of {', '.join(KV_FORMATS)}"
+            "kv_precision",
+            f"unknown precision {precision!r}; use one of {', '.join(KV_FORMATS)} or an engine's spelling "
+            "(vLLM auto|fp8|fp8_e4m3|fp8_e5m2, llama.cpp f16|q8_0|q4_0|q4_1|q5_0|q5_1|iq4_nl)",
         )
     if model.kv_bytes_per_element is None:
         raise InputError(
@@ -46,8 +55,8 @@ def with_kv_precision(model: ModelAdapter, precision: str) -> ModelAdapter:
             f"model {model.id!r} does not say its KV element width ([kv] precision); "
             "set it in the model file to rescale the cache",
         )
-    factor = KV_FORMATS[precision].bytes_per_element / model.kv_bytes_per_element
-    return model.with_kv_scale(factor, precision)
+    factor = layout.bytes_per_element / model.kv_bytes_per_element
+    return model.with_kv_scale(factor, layout.name)
 
 
 #: Edge bounds far beyond any real machine or workload: past them the arithmetic would overflow, so a
@@ -82,8 +91,15 @@ def make_workload(
     acceptance: float | None = None,
     tokens_per_step: float | None = None,
     memory_only: bool = False,
+    kv_allocation: str | KVAllocation | None = None,
+    engine: str | None = None,
 ) -> Workload:
     """A validated Workload from edge units (GB, tokens, tok/s). Every bad value is an InputError.
+
+    ``kv_allocation``: ``reserved`` (the default: each session holds K_alloc(L_alloc)) or ``paged``
+    (each holds what it has read, K_alloc(L_read)). ``engine``: one of the engine table's ids
+    (``llama.cpp`` ... ``trt-llm``); it sets the allocation (a conflicting ``kv_allocation`` is an
+    error) and, with ``overhead_gb`` None, its own runtime-overhead convention.
 
     Contexts left as None take the derivation's defaults (L_alloc = 100,000, L_read = 32,000), capped
     per model at its context limit when the model is shorter; contexts given are used as given.
@@ -114,6 +130,22 @@ def make_workload(
         mode = ExpertTraffic(expert_traffic)
     except ValueError:
         raise InputError("expert_traffic", f"use 'expected' or 'minimum' (got {expert_traffic!r})") from None
+    try:
+        asked = None if kv_allocation is None else KVAllocation(kv_allocation)
+    except ValueError:
+        raise InputError("kv_allocation", f"use 'reserved' or 'paged' (got {kv_allocation!r})") from None
+    allocation, engine_overhead = asked or KVAllocation.RESERVED, None
+    if engine is not None:
+        spec_engine = get_engine(engine)
+        allocation = KVAllocation(spec_engine.kv_allocation)
+        if asked is not None and asked is not allocation:
+            raise InputError(
+                "kv_allocation",
+                f"{asked.value} conflicts with --engine {engine}, whose cache is {allocation.value} "
+                f"({spec_engine.kv_allocation_source}); drop one of them",
+            )
+        if overhead_gb is None and spec_engine.memory_fraction is not None and spec_engine.overhead != "row":
+            engine_overhead = (spec_engine.overhead, spec_engine.memory_fraction, spec_engine.overhead_source)
     speculation = None
     if draft is not None:
         if draft_tokens is None or draft_tokens < 1:
@@ -154,6 +186,9 @@ def make_workload(
         speculation=speculation,
         fit_contexts_to_model=defaults,
         memory_only=memory_only,
+        kv_allocation=allocation,
+        engine=engine,
+        engine_overhead=engine_overhead,
     )
 
 

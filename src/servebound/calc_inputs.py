@@ -84,6 +84,7 @@ def workload_json(w: Workload) -> dict[str, Any]:
         "batch": w.forced_batch,
         "expert_traffic": w.expert_traffic.value,
         "memory_only": w.memory_only,
+        "kv_allocation": w.kv_allocation.value,
         "speculation": None
         if spec is None
         else {

@@ -50,12 +50,17 @@ def decode_expected(r: DecodeResult) -> dict[str, Any]:
     """The documented decode fields under their JSON names (as ``decode --json`` writes them), and the
     remedies a failed gate has."""
     remedies = {k: getattr(r.remedies, k) for k in _REMEDY_KEYS if getattr(r.remedies, k) is not None}
-    return {**documented_json(r), "remedies": remedies}
+    out = {k: v for k, v in documented_json(r).items() if k not in _NOT_PORTED}
+    return {**out, "remedies": remedies}
 
 
 #: Documented prefill fields the browser port does not compute: the split of the time, and the budget
 #: (an input) it was judged against.
+#: Documented fields the browser port does not compute: the engine table's format verdict (the page
+#: shows the server's).
+_NOT_PORTED = ("format_support", "format_support_why")
 _PREFILL_NOT_PORTED = (
+    *_NOT_PORTED,
     "linear_time_s",
     "attention_time_s",
     "ttft_budget_s",

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from servebound.api import default_workload
 from servebound.core.decode import VERDICT_ORDER, DecodeResult, decode
+from servebound.core.engines import FormatSupport, format_support
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.prefill import PrefillResult, prefill
@@ -124,11 +125,21 @@ def rank_models(
     *,
     prompt_tokens: int = DEFAULT_RANK_PROMPT_TOKENS,
     sort: RankSort = "size",
+    runnable_only: bool = True,
 ) -> list[RankRow]:
     """Every model on one machine, those that serve at the floor first, in ``sort`` order (by default
-    the largest model first: the best model the machine serves at the floor heads the list)."""
+    the largest model first: the best model the machine serves at the floor heads the list).
+
+    ``runnable_only`` (the default) leaves out weight formats the device cannot run (``format_support``
+    ``unsupported``: NVFP4 or MLX profiles on a GeForce 4090, say); every row says its support."""
     workload = workload or default_workload()
-    return sort_rows((_row(hardware, m, workload, prompt_tokens, None) for m in models), sort)
+    kept = (m for m in models if not runnable_only or _runnable(hardware, m, workload))
+    return sort_rows((_row(hardware, m, workload, prompt_tokens, None) for m in kept), sort)
+
+
+def _runnable(hardware: Hardware, model: ModelAdapter, workload: Workload) -> bool:
+    support = format_support(hardware.id, model.weight_precision, workload.engine)[0]
+    return support is not FormatSupport.UNSUPPORTED
 
 
 def rank_hardware(
@@ -139,10 +150,13 @@ def rank_hardware(
     prompt_tokens: int = DEFAULT_RANK_PROMPT_TOKENS,
     per_dollar: bool = False,
     sort: RankSort | None = None,
+    runnable_only: bool = True,
 ) -> list[RankRow]:
-    """Every machine (with its price, or None) for one model: by useful aggregate, or per dollar."""
+    """Every machine (with its price, or None) for one model: by useful aggregate, or per dollar
+    (machines that cannot run the model's weight format left out unless ``runnable_only`` is False)."""
     workload = workload or default_workload()
-    rows = (_row(hw, model, workload, prompt_tokens, price) for hw, price in machines)
+    kept = ((hw, price) for hw, price in machines if not runnable_only or _runnable(hw, model, workload))
+    rows = (_row(hw, model, workload, prompt_tokens, price) for hw, price in kept)
     return sort_rows(rows, sort or ("per-dollar" if per_dollar else "useful"))
 
 
@@ -166,4 +180,6 @@ def rank_row_json(row: RankRow) -> dict[str, Any]:
         "prefill_prompt_tokens": None if row.prefill is None else row.prefill.prompt_tokens,
         "price_usd": row.price_usd,
         "tok_s_per_kusd": row.tok_per_s_per_kusd,
+        "format_support": d.format_support.value,
+        "format_support_why": d.format_support_why,
     }

@@ -67,6 +67,8 @@ def workload_assumptions(
         "overhead_source": workload.overhead_source or f"workload: {workload.overhead_bytes / GB:g} GB",
         "alloc_context_tokens": workload.alloc_context_tokens,
         "read_context_tokens": workload.read_context_tokens,
+        "kv_allocation": workload.kv_allocation.value,
+        "engine": workload.engine,
         "floor_tok_s": workload.floor_tok_per_s,
         "tokens_per_step": workload.tokens_per_step,
         "weight_precision": model.weight_precision,

@@ -79,6 +79,24 @@ KVPrecisionOpt = Annotated[
     str | None,
     typer.Option("--kv-precision", help="Re-express the cache at bf16, fp16, fp8, q8_0, q4_0 or fp32."),
 ]
+KVAllocationOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--kv-allocation",
+        help="reserved: each session holds K_alloc(L_alloc) (llama.cpp's slots); paged: K_alloc(L_read), "
+        "the cache grows on demand (vLLM, SGLang). Default: reserved, or the --engine's.",
+        show_default=False,
+    ),
+]
+EngineOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--engine",
+        help="llama.cpp, ollama, lm-studio, mlx, vllm, sglang or trt-llm: sets the cache allocation, the "
+        "runtime-overhead convention (when --overhead-gb is not given) and which weight formats it runs.",
+        show_default=False,
+    ),
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (the contract's fields).")]
 
 #: None: the hardware row's runtime overhead, or the derivation's 8 GB where the row states none.
@@ -119,6 +137,8 @@ class WorkloadFlags(ContextFlags):
 
     expert_traffic: ExpertOpt = ExpertTraffic.EXPECTED
     kv_precision: KVPrecisionOpt = None
+    kv_allocation: KVAllocationOpt = None
+    engine: EngineOpt = None
 
     def workload(self, *, draft: str | None = None, **extra: Any) -> Workload:
         """These flags (and a command's own, e.g. ``batch``; ``draft`` a model file or catalog id, loaded
@@ -128,6 +148,8 @@ class WorkloadFlags(ContextFlags):
         return super().workload(
             expert_traffic=self.expert_traffic,
             draft=load_model(draft, kv_precision=self.kv_precision) if draft else None,
+            kv_allocation=self.kv_allocation,
+            engine=self.engine,
             **extra,
         )
 

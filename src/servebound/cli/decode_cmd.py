@@ -169,7 +169,7 @@ def decode_layout(hardware: str, mdl: ModelAdapter, workload: Workload, layout: 
     out = {
         **layout_json(result),
         "system": system_json(resolved),
-        "kv_alloc_bytes": mdl.kv_alloc.bytes_at(workload.alloc_context_tokens),
+        "kv_alloc_bytes": mdl.kv_alloc.bytes_at(workload.held_context_tokens),
         "kv_read_bytes": mdl.kv_read.bytes_at(workload.read_context_tokens),
         "resident_margin_bytes": result.per_device.free_bytes + result.per_device.kv_bytes,
         "forced": forced,

@@ -174,8 +174,8 @@ def _render_rank(
     columns = [first, "verdict"]
     if by_model:
         columns.append("W_resident")
-    columns += ["single", "b*", "useful aggregate", f"TTFT @{prompt:,}", "per 1k USD"]
-    table = new_table(*columns, left=(first, "verdict"), no_wrap=(first,))
+    columns += ["format", "single", "b*", "useful aggregate", f"TTFT @{prompt:,}", "per 1k USD"]
+    table = new_table(*columns, left=(first, "verdict", "format"), no_wrap=(first,))
     shown = rows[:limit]
     for r in shown:
         d = r.decode
@@ -190,6 +190,7 @@ def _render_rank(
         else:
             wait = "-"
         cells += [
+            d.format_support.value,
             fmt_rate(d.single_session_tok_per_s),
             "-" if d.batch_star is None else f"{d.batch_star:,}",
             fmt_rate(d.aggregate_tok_per_s),
@@ -200,7 +201,12 @@ def _render_rank(
     console.print(table)
     if any(r.prefill is not None and r.prefill.compute_tok_per_s is None for r in shown):
         console.print(
-            "* no published compute rate for the model's arithmetic modes: the wait shown is the memory side only"
+            "* no compute rate bounds the model's arithmetic modes on this row: the wait shown is the memory side only"
+        )
+    if any(r.prefill is not None and r.prefill.compute_note and r.prefill.compute_tok_per_s for r in shown):
+        console.print(
+            "Some waits charge a mode the row lacks at another rate (the fastest it publishes, or the mode "
+            "engines unpack to): see prefill --json's compute_note"
         )
     if any(r.hardware.id in systems for r in shown):
         members = ", ".join(
@@ -274,6 +280,14 @@ def rank_command(
     all_formats: Annotated[
         bool, typer.Option("--all-formats", help="With --hardware: every weight format.")
     ] = False,
+    unsupported: Annotated[
+        bool,
+        typer.Option(
+            "--unsupported",
+            help="Also list weight formats the device cannot run (format_support unsupported); by default "
+            "only native and dequantized formats are ranked.",
+        ),
+    ] = False,
     limit: Annotated[int, typer.Option("--limit", help="Rows to print, at least 1 (JSON prints all).")] = 30,
     flags: ContextFlags = _DEFAULT_CONTEXT,
     json_out: JsonOpt = False,
@@ -312,6 +326,7 @@ def rank_command(
             workload,
             prompt_tokens=prompt,
             sort=order,
+            runnable_only=not unsupported,
         )
     else:
         from servebound.api import load_model
@@ -320,7 +335,9 @@ def rank_command(
         catalog = list_hardware()
         systems = {r.id: f"{r.system.count} x {r.system.member_id}" for r in catalog if r.system is not None}
         machines = [(r.hardware, r.price_usd) for r in catalog]
-        rows = rank_hardware(mdl, machines, workload, prompt_tokens=prompt, sort=order)
+        rows = rank_hardware(
+            mdl, machines, workload, prompt_tokens=prompt, sort=order, runnable_only=not unsupported
+        )
     if json_out:
         print_json({"sort": order, "rows": [rank_row_json(r) for r in rows]})
         return

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from servebound.core.arith import Values, as_values, maximum
 from servebound.core.decode_compute import DecodeCompute, decode_compute
+from servebound.core.engines import FormatSupport, format_support
 from servebound.core.fields import documented, documented_property
 from servebound.core.formats import KV_FORMATS
 from servebound.core.hardware import Hardware
@@ -217,6 +218,16 @@ class DecodeResult:
         """FLOPs per emitted token at L_read (None when the model has no prefill fields)."""
         return None if self.compute is None else self.compute.flops_per_token
 
+    @documented_property(
+        "`native`, `dequantized` or `unsupported`: whether the device (and --engine) runs the weight format"
+    )
+    def format_support(self) -> FormatSupport:
+        return format_support(self.hardware.id, self.model.weight_precision, self.workload.engine)[0]
+
+    @documented_property("why the weight format is native, dequantized or unsupported here, with the source")
+    def format_support_why(self) -> str:
+        return format_support(self.hardware.id, self.model.weight_precision, self.workload.engine)[1]
+
     @property
     def fits(self) -> bool:
         """A session fits (the verdict is floor_fit or no_floor)."""
@@ -340,9 +351,10 @@ def decode(hardware: Hardware, model: ModelAdapter, workload: Workload | None = 
 
     resident = model.weights.resident + (spec.draft.weights.resident if spec else 0.0)
     margin = capacity - resident - workload.overhead_bytes
-    kv_alloc = model.kv_alloc.bytes_at(workload.alloc_context_tokens)
+    # K_alloc(L_alloc) reserved; paged caches hold what a session has read, K_alloc(L_read) on average.
+    kv_alloc = model.kv_alloc.bytes_at(workload.held_context_tokens)
     if spec is not None:
-        kv_alloc += spec.draft.kv_alloc.bytes_at(workload.alloc_context_tokens)
+        kv_alloc += spec.draft.kv_alloc.bytes_at(workload.held_context_tokens)
     compute = decode_compute(hardware, model, workload)
     traffic = _Traffic(model, workload, compute.bytes_equivalent(bandwidth))
     w_active = model.weights.active
@@ -475,7 +487,7 @@ def _session_remedies(
 ) -> Remedies:
     """No session fits: the longest reservation that fits, the capacity or overhead needed, and the
     KV precisions at which one session of the stated reservation fits."""
-    target_alloc = model.kv_alloc.bytes_at(workload.alloc_context_tokens)
+    target_alloc = model.kv_alloc.bytes_at(workload.held_context_tokens)
     fixed = kv_alloc - target_alloc + model.kv_alloc.state_bytes  # draft cache and recurrent state
     scalable = target_alloc - model.kv_alloc.state_bytes
     max_context = model.kv_alloc.max_context_within(margin - (kv_alloc - target_alloc))

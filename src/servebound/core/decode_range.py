@@ -27,7 +27,14 @@ from servebound.core.decode_compute import decode_compute, seconds_per_session_s
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.search import largest_true
-from servebound.core.workload import MAX_BATCH, RangeLimit, Workload, memory_fit_batch, range_top
+from servebound.core.workload import (
+    MAX_BATCH,
+    KVAllocation,
+    RangeLimit,
+    Workload,
+    memory_fit_batch,
+    range_top,
+)
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -107,7 +114,11 @@ def decode_context_range(
     margin = base.resident_margin_bytes
 
     def session_fits(context: int) -> bool:
-        alloc = max(workload.alloc_context_tokens, context)
+        alloc = (
+            context
+            if workload.kv_allocation is KVAllocation.PAGED
+            else max(workload.alloc_context_tokens, context)
+        )
         kv = model.kv_alloc.bytes_at(alloc) + (spec.draft.kv_alloc.bytes_at(alloc) if spec else 0.0)
         return memory_fit_batch(margin, kv)[0] >= 1
 
@@ -187,7 +198,11 @@ def context_curve(
     weights = model.weights
 
     private = private_read_bytes(model, spec, lf)
-    alloc = np.maximum(float(workload.alloc_context_tokens), lf)
+    alloc = (
+        lf
+        if workload.kv_allocation is KVAllocation.PAGED
+        else np.maximum(float(workload.alloc_context_tokens), lf)
+    )
     kv_alloc = model.kv_alloc.bytes_at(alloc)
     if spec is not None:
         kv_alloc = kv_alloc + spec.draft.kv_alloc.bytes_at(alloc)

@@ -264,7 +264,7 @@ class _LayoutModel:
         self.heads = max(1, heads)
         self.weight_bytes = (weights.resident - routed_bytes) / (tp * pp) + routed_bytes / (group * pp)
         self.overhead_bytes = workload.overhead_bytes / system.count
-        self.kv_alloc_session = model.kv_alloc.bytes_at(workload.alloc_context_tokens)
+        self.kv_alloc_session = model.kv_alloc.bytes_at(workload.held_context_tokens)
         self.kv_read_session = model.kv_read.bytes_at(workload.read_context_tokens)
         # Per session of a micro-batch, on one device: its share of the cache it holds and reads.
         self.kv_alloc_per_session = tp * self.kv_alloc_session / (group * self.heads)

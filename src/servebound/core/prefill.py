@@ -61,10 +61,12 @@ from servebound.core.prefill_records import (
 from servebound.core.rates import BoundBy, ModeRates, bound_by, mode_rates
 from servebound.core.reading import is_estimate
 from servebound.core.search import largest_true
-from servebound.core.workload import RangeLimit, Workload, memory_fit_batch, range_top
+from servebound.core.workload import KVAllocation, RangeLimit, Workload, memory_fit_batch, range_top
 from servebound.errors import InputError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from numpy.typing import ArrayLike
 
 # --- public procedures ---------------------------------------------------------------------------
@@ -137,6 +139,24 @@ def _checked_setting(
     return prompt, chunk, searching, given
 
 
+def _choose(
+    margin: float, batch_mem: int, searching: bool, given: int, within_budget: Callable[[int], bool]
+) -> tuple[PrefillVerdict, int]:
+    """The verdict and the batch evaluated: the first failing gate, else the given or searched batch."""
+    if margin < 0:
+        return PrefillVerdict.NO_RESIDENT_FIT, given
+    if batch_mem == 0:
+        return PrefillVerdict.NO_SESSION_FIT, given
+    if searching:
+        if not within_budget(1):
+            return PrefillVerdict.OVER_BUDGET, 1
+        chosen = batch_mem if within_budget(batch_mem) else largest_true(within_budget, 1, batch_mem)
+        return PrefillVerdict.FITS, chosen
+    if given > batch_mem:
+        return PrefillVerdict.NO_BATCH_FIT, given
+    return (PrefillVerdict.FITS if within_budget(given) else PrefillVerdict.OVER_BUDGET), given
+
+
 def prefill(
     hardware: Hardware,
     model: ModelAdapter,
@@ -172,7 +192,9 @@ def prefill(
     assumptions = _assumptions(hardware, model, workload, rates)
     resident = model.weights.resident
     margin = hardware.memory_bytes - resident - workload.overhead_bytes - WORKSPACE_BYTES
-    kv_alloc = model.kv_alloc.bytes_at(workload.alloc_context_tokens)
+    # Reserved: each prompt's session holds K_alloc(L_alloc); paged: the cache its prompt writes, K_store(L).
+    held = prompt if workload.kv_allocation is KVAllocation.PAGED else workload.alloc_context_tokens
+    kv_alloc = model.kv_alloc.bytes_at(held)
     batch_mem, capped = memory_fit_batch(margin, kv_alloc)
 
     def evaluate(b: int) -> Evaluation:
@@ -183,21 +205,7 @@ def prefill(
     def within_budget(b: int) -> bool:
         return ttft_budget_s is None or float(evaluate(b).time[()]) <= ttft_budget_s
 
-    if margin < 0:
-        verdict, chosen = PrefillVerdict.NO_RESIDENT_FIT, given
-    elif batch_mem == 0:
-        verdict, chosen = PrefillVerdict.NO_SESSION_FIT, given
-    elif searching:
-        if not within_budget(1):
-            verdict, chosen = PrefillVerdict.OVER_BUDGET, 1
-        else:
-            verdict = PrefillVerdict.FITS
-            chosen = batch_mem if within_budget(batch_mem) else largest_true(within_budget, 1, batch_mem)
-    elif given > batch_mem:
-        verdict, chosen = PrefillVerdict.NO_BATCH_FIT, given
-    else:
-        verdict = PrefillVerdict.FITS if within_budget(given) else PrefillVerdict.OVER_BUDGET
-        chosen = given
+    verdict, chosen = _choose(margin, batch_mem, searching, given, within_budget)
 
     ev = evaluate(chosen)
     tokens = float(ev.tokens[()])

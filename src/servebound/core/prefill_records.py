@@ -9,6 +9,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from servebound.core.arith import np
+from servebound.core.engines import FormatSupport, format_support
 from servebound.core.experts import ExpertTraffic
 from servebound.core.fields import documented, documented_property
 from servebound.core.hardware import Hardware
@@ -176,6 +177,16 @@ class PrefillResult:
     )
     def attention_mode_charged_why(self) -> str | None:
         return self.assumptions.attention_charge_reason or None
+
+    @documented_property(
+        "`native`, `dequantized` or `unsupported`: whether the device (and --engine) runs the weight format"
+    )
+    def format_support(self) -> FormatSupport:
+        return format_support(self.hardware.id, self.model.weight_precision, self.workload.engine)[0]
+
+    @documented_property("why the weight format is native, dequantized or unsupported here, with the source")
+    def format_support_why(self) -> str:
+        return format_support(self.hardware.id, self.model.weight_precision, self.workload.engine)[1]
 
     @documented_property("a fallback rate or a memory-only figure, in one sentence (null: neither)")
     def compute_note(self) -> str | None:

@@ -55,8 +55,11 @@ def charge_mode(hardware: Hardware, mode: str) -> ModeCharge:
     2. A format mode the device's family has no matrix hardware for (FP4 on Ada or Hopper, FP8 on
        Ampere): the mode engines unpack it to (``core.engines``), with that rule's source.
     3. Otherwise the fastest rate the row publishes: no mode runs faster than the fastest, so the
-       time stays a lower bound (a looser one).
-    4. A row with no rate at all: None, and the figure is memory-only.
+       time stays a lower bound (a looser one). That holds only where the row publishes the fastest
+       mode of its family's silicon (``Family.fastest_mode``): a row that omits it (Apple M5's Neural
+       Accelerators, Arc A770's XMX, RDNA's WMMA INT8) gets no rate, since a faster unpublished mode
+       could beat every published one.
+    4. A row with no rate at all, or one of those: None, and the figure is memory-only.
     """
     rate = hardware.compute_rate(mode)
     if rate is not None:
@@ -76,6 +79,14 @@ def charge_mode(hardware: Hardware, mode: str) -> ModeCharge:
     fastest = fastest_mode(hardware)
     if fastest is None:
         return ModeCharge(None, None, f"the hardware row publishes no compute rate: memory only (no {mode})")
+    if family is not None and hardware.compute_rate(family.fastest_mode) is None:
+        # The silicon has a faster mode than any the row publishes: no published rate bounds this one.
+        return ModeCharge(
+            None,
+            None,
+            f"the hardware row publishes no {mode} rate, and no rate for {family.fastest_mode}, the fastest "
+            f"mode of {family.id} silicon, so no published rate bounds it: memory only ({family.source})",
+        )
     return ModeCharge(
         fastest[0],
         fastest[1],

@@ -38,6 +38,19 @@ def memory_fit_batch(margin_bytes: float, kv_alloc_bytes: float) -> tuple[int, b
     return math.floor(ratio), False
 
 
+class KVAllocation(StrEnum):
+    """How a runtime holds each session's cache.
+
+    ``reserved``: every session reserves K_alloc(L_alloc) up front (llama.cpp's slots, the derivation's
+    default). ``paged``: the cache grows on demand in blocks (vLLM's PagedAttention, SGLang, TensorRT-LLM),
+    so a session holds what it has read, K_alloc(L_read) on average: the derivation's on-demand cache,
+    b K_store(L) in place of b K_alloc(L_alloc).
+    """
+
+    RESERVED = "reserved"
+    PAGED = "paged"
+
+
 @dataclass(frozen=True)
 class Speculation:
     """Speculative decoding: a draft proposes ``draft_tokens`` (gamma) tokens a step; the target
@@ -78,12 +91,39 @@ class Workload:
     #: instead (``for_hardware``). ``overhead_source`` says which O applied and why.
     overhead_from_hardware: bool = False
     overhead_source: str | None = None
+    #: Reserved (each session holds its whole L_alloc) or paged (each holds its L_read on average).
+    kv_allocation: KVAllocation = KVAllocation.RESERVED
+    #: The serving engine named (``--engine``), or None; it set the allocation and may set O.
+    engine: str | None = None
+    #: The engine's overhead convention when O was left to it: (kind, memory fraction f, source), kind
+    #: ``fraction_of_total`` (O = (1 - f) C) or ``fraction_of_free`` (O = (1 - f)(C - W_resident)).
+    engine_overhead: tuple[str, float, str] | None = None
+    #: W_resident, recorded by ``for_model`` for a fraction-of-free convention (``for_hardware`` uses it).
+    engine_resident_bytes: float | None = None
+
+    @property
+    def held_context_tokens(self) -> int:
+        """The context a decoding session's cache holds: L_alloc reserved, L_read paged."""
+        if self.kv_allocation is KVAllocation.PAGED:
+            return self.read_context_tokens
+        return self.alloc_context_tokens
 
     def for_hardware(self, hardware: Hardware) -> Workload:
         """The hardware row's runtime overhead where O was left to it and the row states one; else
         self, with the source of the O that applies."""
         if not self.overhead_from_hardware:
             return self
+        if self.engine_overhead is not None:
+            kind, fraction, source = self.engine_overhead
+            base = hardware.memory_bytes
+            if kind == "fraction_of_free":
+                base -= self.engine_resident_bytes or 0.0
+            return replace(
+                self,
+                overhead_bytes=max(0.0, (1.0 - fraction) * base),
+                overhead_from_hardware=False,
+                overhead_source=f"engine {self.engine}: {source}",
+            )
         if hardware.runtime_overhead_bytes is None:
             return replace(
                 self,
@@ -99,16 +139,20 @@ class Workload:
         )
 
     def for_model(self, model: ModelAdapter) -> Workload:
-        """Default contexts capped at the model's context limit (L_read at most L_alloc); else self."""
+        """Default contexts capped at the model's context limit (L_read at most L_alloc); else self.
+        An engine whose O is a fraction of what the weights leave records W_resident here."""
+        base = self
+        if self.engine_overhead is not None and self.engine_overhead[0] == "fraction_of_free":
+            base = replace(self, engine_resident_bytes=model.weights.resident)
         limit = model.context_limit_tokens
-        if not self.fit_contexts_to_model or limit is None or self.alloc_context_tokens <= limit:
-            return self
+        if not base.fit_contexts_to_model or limit is None or base.alloc_context_tokens <= limit:
+            return base
         return replace(
-            self,
+            base,
             alloc_context_tokens=limit,
-            read_context_tokens=min(self.read_context_tokens, limit),
+            read_context_tokens=min(base.read_context_tokens, limit),
             fit_contexts_to_model=False,
-            contexts_capped_from=(self.alloc_context_tokens, self.read_context_tokens),
+            contexts_capped_from=(base.alloc_context_tokens, base.read_context_tokens),
         )
 
     @property

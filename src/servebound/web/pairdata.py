@@ -99,6 +99,7 @@ def pair_data(pair: Pair) -> dict[str, Any]:
             "batch": pair.query.batch,
             "prompt": pair.prompt_tokens,
             "expert_traffic": pair.query.expert_traffic,
+            "kv_allocation": pair.workload.kv_allocation.value,
         },
         "max_batch": 1_000_000_000,
         "gb": GB,

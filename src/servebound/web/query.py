@@ -47,6 +47,10 @@ class WorkloadQuery:
     draft_tokens: int | None = None
     acceptance: float | None = None
     tokens_per_step: float | None = None
+    #: ``reserved`` or ``paged`` (None: reserved, or the engine's); the CLI's --kv-allocation.
+    kv_allocation: str | None = None
+    #: A serving engine id (the CLI's --engine), or None.
+    engine: str | None = None
 
     def workload(self, draft: ModelAdapter | None = None, *, memory_only: bool = False) -> Workload:
         """The same validated Workload the CLI builds from the same flags (``draft``: the resolved
@@ -66,6 +70,8 @@ class WorkloadQuery:
             acceptance=self.acceptance,
             tokens_per_step=self.tokens_per_step,
             memory_only=memory_only,
+            kv_allocation=self.kv_allocation,
+            engine=self.engine,
         )
 
     def params(self) -> dict[str, str]:
@@ -97,6 +103,8 @@ class QueryValues(TypedDict, total=False):
     draft_tokens: int | None
     acceptance: float | None
     tokens_per_step: float | None
+    kv_allocation: str | None
+    engine: str | None
 
 
 #: The workload fields a query string carries, in its order.
@@ -138,7 +146,7 @@ def parse_workload_query(params: Mapping[str, str]) -> WorkloadQuery:
             q[key] = _float_param(key, raw[key])
     if "batch" in raw and raw["batch"].strip().lower() != "max":
         q["batch"] = _int_param("batch", raw["batch"])
-    for key in ("expert_traffic", "draft"):
+    for key in ("expert_traffic", "draft", "kv_allocation", "engine"):
         if key in raw:
             q[key] = raw[key].strip()
     return workload_query(**q)

@@ -113,9 +113,10 @@ class RankDisplay:
 def _rank_display(row: Any, href: str, label: str) -> RankDisplay:
     d = row.decode
     ttft = row.ttft_s
+    support = d.format_support.value
     return RankDisplay(
         href=href,
-        label=label,
+        label=label if support == "native" else f"{label} ({support})",
         verdict=d.verdict.value,
         verdict_text=VERDICT_TEXT[d.verdict.value],
         single=fmt_rate(d.single_session_tok_per_s),
@@ -133,12 +134,14 @@ def rank_rows_for_hardware(
     href: Callable[[str, str], str] = pair_path,
     *,
     native_only: bool = False,
+    runnable_only: bool = True,
 ) -> list[RankDisplay]:
     """Every model on this machine, those that serve at the floor first, the largest first
-    (``servebound.rank.rank_models``, as `servebound rank --hardware`)."""
+    (``servebound.rank.rank_models``, as `servebound rank --hardware`): formats the device cannot run
+    left out unless ``runnable_only`` is False."""
     models = [m for m in site.models if m.native or not native_only]
     by_adapter = {id(m.adapter): m for m in models}
-    rows = rank_models(hw.hardware, [m.adapter for m in models], workload)
+    rows = rank_models(hw.hardware, [m.adapter for m in models], workload, runnable_only=runnable_only)
     out = []
     for row in rows:
         m = by_adapter[id(row.model)]
@@ -147,11 +150,19 @@ def rank_rows_for_hardware(
 
 
 def rank_rows_for_model(
-    site: SiteData, m: SiteModel, workload: Any = None, href: Callable[[str, str], str] = pair_path
+    site: SiteData,
+    m: SiteModel,
+    workload: Any = None,
+    href: Callable[[str, str], str] = pair_path,
+    *,
+    runnable_only: bool = True,
 ) -> list[RankDisplay]:
-    """Every machine for this model, best useful throughput first (``servebound.rank.rank_hardware``)."""
+    """Every machine for this model, best useful throughput first (``servebound.rank.rank_hardware``),
+    machines that cannot run its weight format left out unless ``runnable_only`` is False."""
     by_hw = {id(h.hardware): h for h in site.hardware}
-    rows = rank_hardware(m.adapter, [(h.hardware, h.price_usd) for h in site.hardware], workload)
+    rows = rank_hardware(
+        m.adapter, [(h.hardware, h.price_usd) for h in site.hardware], workload, runnable_only=runnable_only
+    )
     out = []
     for row in rows:
         h = by_hw[id(row.hardware)]

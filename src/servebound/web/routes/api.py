@@ -49,6 +49,15 @@ ModelQ = Annotated[str, Query(description="model id")]
 TrafficParam = Annotated[
     Literal["expected", "minimum"], Query(description="expected: m(n); minimum: k experts")
 ]
+AllocationParam = Annotated[
+    Literal["reserved", "paged"] | None,
+    Query(description="reserved: each session holds K_alloc(L_alloc); paged: K_alloc(L_read) (reserved)"),
+]
+
+EngineParam = Annotated[
+    Literal["llama.cpp", "ollama", "lm-studio", "mlx", "vllm", "sglang", "trt-llm"] | None,
+    Query(description="serving engine: sets the cache allocation and the overhead convention"),
+]
 
 
 def workload_params(
@@ -57,6 +66,8 @@ def workload_params(
     read_context: ReadQ = None,
     floor: FloorQ = None,
     expert_traffic: TrafficParam = "expected",
+    kv_allocation: AllocationParam = None,
+    engine: EngineParam = None,
 ) -> dict[str, Any]:
     """The workload query parameters every ceiling endpoint takes, typed once (a dependency)."""
     return {
@@ -65,6 +76,8 @@ def workload_params(
         "read_context": read_context,
         "floor": floor,
         "expert_traffic": expert_traffic,
+        "kv_allocation": kv_allocation,
+        "engine": engine,
     }
 
 
@@ -316,6 +329,9 @@ def api_rank(
     all_formats: Annotated[
         bool, Query(description="with hardware=: every weight format, not only each model's native one")
     ] = False,
+    unsupported: Annotated[
+        bool, Query(description="also list weight formats the device cannot run (format_support unsupported)")
+    ] = False,
 ) -> dict[str, Any]:
     """Which models fit on a machine and how fast, or which machines serve a model best.
 
@@ -327,11 +343,13 @@ def api_rank(
     workload = query.workload()
     if hardware is not None:
         hw = web.get_hw(hardware)
-        rows = rank_rows_for_hardware(web.site, hw, workload, native_only=not all_formats)
+        rows = rank_rows_for_hardware(
+            web.site, hw, workload, native_only=not all_formats, runnable_only=not unsupported
+        )
         return {"hardware": {"id": hw.id, "name": hw.name}, "rows": [r.json for r in rows]}
     assert model is not None
     m = web.get_model(model)
-    rows = rank_rows_for_model(web.site, m, workload)
+    rows = rank_rows_for_model(web.site, m, workload, runnable_only=not unsupported)
     return {"model": {"id": m.id, "name": m.name}, "rows": [r.json for r in rows]}
 
 

@@ -192,12 +192,18 @@
     return lo;
   }
 
+  /* the context a session's cache holds (servebound.core.workload.Workload.held_context_tokens):
+   * L_alloc reserved, L_read paged */
+  function held(w) {
+    return w.kv_allocation === "paged" ? w.read_context : w.alloc_context;
+  }
+
   /* servebound.core.decode.decode: the gates, b_mem, b_rate, the exact floor test, b*, the ceilings. */
   function decode(hw, m, w) {
     var C = hw.memory_bytes, R = hw.bandwidth_bytes_per_s, floor = w.floor, spec = w.speculation || null;
     var resident = m.resident_bytes + (spec ? spec.draft.resident_bytes : 0);
     var margin = C - resident - w.overhead_bytes;
-    var kvAlloc = kvBytes(m.kv_alloc, w.alloc_context) + (spec ? kvBytes(spec.draft.kv_alloc, w.alloc_context) : 0);
+    var kvAlloc = kvBytes(m.kv_alloc, held(w)) + (spec ? kvBytes(spec.draft.kv_alloc, held(w)) : 0);
     var comp = decodeCompute(hw, m, w);
     var t = traffic(m, w, w.read_context, comp.status === "charged" && comp.seconds !== null ? R * comp.seconds / comp.rho : 0.0);
     var active = wActive(m), rho = comp.rho;
@@ -230,7 +236,7 @@
     if (bmem === 0) {
       out.verdict = "no_session_fit";
       out.forced = forced(0);
-      var target = kvBytes(m.kv_alloc, w.alloc_context);
+      var target = kvBytes(m.kv_alloc, held(w));
       var found = maxContextWithin(m.kv_alloc, margin - (kvAlloc - target));
       out.remedies = { capacity_needed_bytes: resident + w.overhead_bytes + kvAlloc,
                        max_overhead_bytes: C - resident - kvAlloc,
@@ -316,7 +322,7 @@
     else { top = w.alloc_context; by = "alloc_context"; }
     var spec = w.speculation || null, margin = base.resident_margin_bytes;
     function sessionFits(L) {
-      var a = Math.max(w.alloc_context, L);
+      var a = w.kv_allocation === "paged" ? L : Math.max(w.alloc_context, L);
       var kv = kvBytes(m.kv_alloc, a) + (spec ? kvBytes(spec.draft.kv_alloc, a) : 0);
       return memoryFitBatch(margin, kv)[0] >= 1;
     }
@@ -450,7 +456,7 @@
     var searching = q.batch === "max", given = searching ? 1 : (q.batch || 1);
     var r = rates(hw, m.prefill, q.linear_mode, q.attention_mode), mode = w.expert_traffic;
     var margin = hw.memory_bytes - m.resident_bytes - w.overhead_bytes;
-    var kvAlloc = kvBytes(m.kv_alloc, w.alloc_context);
+    var kvAlloc = kvBytes(m.kv_alloc, w.kv_allocation === "paged" ? prompt : w.alloc_context);
     var fit = memoryFitBatch(margin, kvAlloc), bmem = fit[0];
     function ev(b) { return evaluate(m, r, mode, b, prompt, chunk); }
     function within(b) { return budget === null || ev(b).time <= budget; }

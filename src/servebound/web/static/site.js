@@ -23,7 +23,8 @@
       if (rho !== null) spec = { draft: q.draftModel, draft_tokens: g, tokens_per_step: rho };
     }
     return { overhead_bytes: q.overhead_gb * 1e9, alloc_context: q.alloc_context, read_context: q.read_context,
-             floor: q.floor, batch: q.batch, expert_traffic: q.expert_traffic, speculation: spec };
+             floor: q.floor, batch: q.batch, expert_traffic: q.expert_traffic, speculation: spec,
+             kv_allocation: q.kv_allocation || "reserved" };
   }
 
   function decode(hw, m, q) {

@@ -1,0 +1,96 @@
+"""Issue 22: the engine table (allocation, overhead convention, cache dtypes, formats per device) and
+every result's format_support."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from servebound.api import make_workload
+from servebound.catalog.hardware import get_hardware
+from servebound.catalog.models import get_model
+from servebound.cli import main
+from servebound.core.decode import decode
+from servebound.core.engines import ENGINE_IDS, FormatSupport, engines, format_support
+from servebound.core.prefill import prefill
+from servebound.core.units import GB
+from servebound.core.workload import KVAllocation
+from servebound.errors import InputError
+
+
+def test_the_table_has_every_engine_with_sources() -> None:
+    table = engines()
+    assert tuple(table) == ENGINE_IDS
+    for engine in table.values():
+        for source in (engine.kv_allocation_source, engine.overhead_source, engine.kv_dtypes_source):
+            assert "https://" in source or "github:" in source, engine.id
+        assert engine.kv_allocation in ("reserved", "paged")
+    assert set(table["vllm"].kv_dtypes) == {"auto", "fp8", "fp8_e4m3", "fp8_e5m2"}
+    assert {"f16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl"} <= set(table["llama.cpp"].kv_dtypes)
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang", "trt-llm"])
+def test_datacenter_engines_page_their_cache(engine: str) -> None:
+    assert make_workload(engine=engine).kv_allocation is KVAllocation.PAGED
+    assert make_workload(engine="llama.cpp").kv_allocation is KVAllocation.RESERVED
+    with pytest.raises(InputError) as err:
+        make_workload(engine=engine, kv_allocation="reserved")
+    assert err.value.field == "kv_allocation" and engine in err.value.problem
+    with pytest.raises(InputError) as err:
+        make_workload(engine="vlm")
+    assert err.value.field == "engine"
+
+
+def test_engine_overhead_conventions() -> None:
+    hw, model = get_hardware("nvidia-h100-sxm").hardware, get_model("llama-3.1-8b-instruct").adapter
+    vllm = decode(hw, model, make_workload(engine="vllm")).workload
+    assert vllm.overhead_bytes == pytest.approx(0.1 * hw.memory_bytes)
+    assert "gpu-memory-utilization" in (vllm.overhead_source or "")
+    trt = decode(hw, model, make_workload(engine="trt-llm")).workload
+    assert trt.overhead_bytes == pytest.approx(0.1 * (hw.memory_bytes - model.weights.resident))
+    given = decode(hw, model, make_workload(engine="vllm", overhead_gb=2)).workload
+    assert given.overhead_bytes == 2 * GB
+
+
+def test_format_support() -> None:
+    ada, blackwell = "nvidia-rtx-4090", "nvidia-rtx-5090"
+    assert format_support(ada, "nvfp4")[0] is FormatSupport.DEQUANTIZED  # not native: no FP4 on Ada
+    assert format_support(blackwell, "nvfp4")[0] is FormatSupport.NATIVE
+    assert format_support(ada, "mlx_4bit")[0] is FormatSupport.UNSUPPORTED
+    assert format_support("apple-m4-max-128gb", "mlx_4bit")[0] is not FormatSupport.UNSUPPORTED
+    assert format_support("nvidia-rtx-3090", "fp8")[0] is FormatSupport.DEQUANTIZED
+    assert format_support(ada, "q4_k_m", "vllm")[0] is FormatSupport.UNSUPPORTED
+    assert format_support(ada, "q4_k_m", "llama.cpp")[0] is FormatSupport.DEQUANTIZED
+    support, why = format_support("apple-m4-max-128gb", "nvfp4")
+    assert support is FormatSupport.UNSUPPORTED and "apple" in why
+
+
+def test_every_result_carries_format_support(capsys: pytest.CaptureFixture[str]) -> None:
+    hw, model = get_hardware("nvidia-rtx-4090").hardware, get_model("phi-4-nvfp4").adapter
+    d, p = decode(hw, model), prefill(hw, model, 1024)
+    assert d.format_support is p.format_support is FormatSupport.DEQUANTIZED
+    assert "Marlin" in d.format_support_why
+    assert main(["prefill", "-H", "nvidia-rtx-4090", "-m", "phi-4-nvfp4", "--prompt", "512", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["format_support"] == "dequantized" and data["format_support_why"]
+
+
+def test_rank_lists_only_what_the_device_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["rank", "--hardware", "nvidia-rtx-4090", "--all-formats", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert rows and all(r["format_support"] != "unsupported" for r in rows)
+    assert not any(r["model"]["id"].endswith(("mlx-4bit", "mlx-8bit", "mlx-6bit")) for r in rows)
+    assert main(["rank", "--hardware", "nvidia-rtx-4090", "--all-formats", "--unsupported", "--json"]) == 0
+    everything = json.loads(capsys.readouterr().out)["rows"]
+    assert len(everything) > len(rows)
+    assert {r["format_support"] for r in everything} == {"native", "dequantized", "unsupported"}
+
+
+def test_the_readme_holds_the_generated_engine_table() -> None:
+    from pathlib import Path
+
+    from servebound.core.engines import markdown_table
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    assert markdown_table() in readme, "regenerate the README's engine table from core.engines.markdown_table"
