@@ -5,6 +5,7 @@ files and flags, at both ends of the linear-rate bracket (the model's FP4 mode a
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,7 +18,7 @@ HW = str(ROOT / "examples" / "dgx-spark.toml")
 MODEL = str(ROOT / "examples" / "laguna-s-2.1-nvfp4.toml")
 
 
-def cli(capsys: pytest.CaptureFixture[str], prompt: int, chunk: int | None, bf16: bool) -> dict:  # type: ignore[type-arg]
+def cli(capsys: pytest.CaptureFixture[str], prompt: int, chunk: int | None, bf16: bool) -> Any:
     args = ["prefill", "-H", HW, "-m", MODEL, "--prompt", str(prompt), "--json"]
     if prompt > 100_000:
         args += ["--alloc-context", str(prompt)]

@@ -383,10 +383,10 @@ def render_html(toy: Toy | None = None) -> Markup:
             )
         elif block.kind == "live":
             css = "live forced" if block.text == "forced" else "live"
-            out.append(f'<div class="table-wrap" id="table-{block.text}">')
+            out.append(f'<div class="table-wrap scroll" id="table-{block.text}">')
             out.append(_table_html(TABLES[block.text](), css) + "</div>" + _LIVE_NOTE)
         elif block.kind == "table":
-            out.append(_table_html(block.rows))
+            out.append('<div class="scroll">' + _table_html(block.rows) + "</div>")
         elif block.kind in ("ul", "ol"):
             out.append(f"<{block.kind}>" + "".join(f"<li>{inline_math(i)}</li>" for i in block.items))
             out.append(f"</{block.kind}>")

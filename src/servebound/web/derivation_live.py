@@ -119,7 +119,7 @@ def adapters_table() -> Rows:
             (
                 EXAMPLE_NAMES[name],
                 "n/a" if e_w is None else f"{e_w:g}",
-                fmt_gb(m.weights.resident_bytes),
+                "n/a" if m.weights.resident_bytes is None else fmt_gb(m.weights.resident_bytes),
                 fmt_gb(float(m.kv_alloc.bytes_at(ALLOC_CONTEXT))),
                 fmt_gb(float(m.kv_read.bytes_at(READ_CONTEXT))),
             )

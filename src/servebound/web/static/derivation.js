@@ -427,6 +427,161 @@
   function sliderToValue(span, pos) { return span[3] ? Math.round(Math.pow(10, pos)) : pos; }
   function valueToSlider(span, v) { return span[3] ? Math.log10(Math.max(v, 1)) : v; }
 
+
+  // ---------------------------------------------------------------- the boards in motion
+  /* The two boards as the text describes them: through one iteration each board's charged cells light
+   * one by one, at the same bandwidth on both sides, the board resets when the iteration completes and
+   * its token counter adds the batch; time runs in slow motion (the longer iteration lasts SLOW_MS).
+   * The server's SVG (#fig-boards) is left exactly as drawn: the motion is an overlay above it that
+   * covers the cells not yet moved in this iteration. Under prefers-reduced-motion nothing moves and no
+   * overlay is drawn: the static board, one whole iteration's charged cells lit, is the figure. */
+  var SLOW_MS = 2400, SVG_NS = "http://www.w3.org/2000/svg";
+
+  function Animator(figure) {
+    var stage = null, overlay = null, clock = null, button = null, frame = null, state = null;
+    var reduce = root.matchMedia ? root.matchMedia("(prefers-reduced-motion: reduce)") : null;
+    var paused = false;
+
+    function svg() { return document.getElementById("fig-boards"); }
+    function ensureStage() {
+      var s = svg();
+      if (!s) return null;
+      if (!stage || !stage.contains(s)) {
+        stage = document.createElement("div");
+        stage.className = "boards-stage";
+        stage.style.position = "relative";
+        s.parentNode.insertBefore(stage, s);
+        stage.appendChild(s);
+        clock = document.createElement("p");
+        clock.className = "note boards-clock";
+        clock.setAttribute("aria-live", "off");
+        button = document.createElement("button");
+        button.type = "button";
+        button.className = "boards-pause";
+        button.addEventListener("click", function () { paused = !paused; if (!paused && state) state.last = null; label(); });
+        stage.parentNode.insertBefore(clock, stage.nextSibling);
+        clock.parentNode.insertBefore(button, clock.nextSibling);
+      }
+      return s;
+    }
+    function label() {
+      if (!button) return;
+      button.textContent = paused ? "Play the boards" : "Pause the boards";
+      button.hidden = !!(reduce && reduce.matches);
+      if (stage) stage.setAttribute("data-anim", reduce && reduce.matches ? "off" : paused ? "paused" : "running");
+    }
+    function stop() {
+      if (frame !== null && root.cancelAnimationFrame) root.cancelAnimationFrame(frame);
+      frame = null;
+      if (overlay && overlay.parentNode) overlay.parentNode.removeChild(overlay);
+      overlay = null;
+      state = null;
+    }
+    function place() {
+      var s = svg();
+      if (!overlay || !s) return;
+      var a = s.getBoundingClientRect(), b = stage.getBoundingClientRect();
+      overlay.style.left = (a.left - b.left) + "px";
+      overlay.style.top = (a.top - b.top) + "px";
+      overlay.style.width = a.width + "px";
+      overlay.style.height = a.height + "px";
+    }
+    function el(name, attrs) {
+      var n = document.createElementNS(SVG_NS, name);
+      Object.keys(attrs).forEach(function (k) { n.setAttribute(k, attrs[k]); });
+      return n;
+    }
+    /* the charged cells of each board in sweep order (weights first, then each session's reads) */
+    function charged(s) {
+      var sides = { left: [], right: [] };
+      Array.prototype.forEach.call(s.querySelectorAll("rect.cell.lit"), function (r) {
+        if (r.parentNode && r.parentNode.tagName.toLowerCase() === "g") return;  // the legend
+        sides[+r.getAttribute("x") < 320 ? "left" : "right"].push(r);
+      });
+      return sides;
+    }
+    function start(b) {
+      stop();
+      var s = ensureStage();
+      label();
+      if (!s || (reduce && reduce.matches)) {
+        if (clock) clock.textContent = reduce && reduce.matches
+          ? "Reduced motion: the boards stand still, each showing the cells one iteration moves." : "";
+        return;
+      }
+      var cells = charged(s), sides = {}, longest = 0;
+      ["left", "right"].forEach(function (side) {
+        var rate = side === "left" ? b.left_tok_s : b.right_tok_s;
+        var real = rate > 0 && isFinite(rate) ? b.batch / rate : 0;  // seconds per iteration
+        sides[side] = { cells: cells[side], real: real, shown: 0, iterations: 0, tokens: 0, covers: [], counter: null };
+        longest = Math.max(longest, real);
+      });
+      if (!(longest > 0)) { clock.textContent = ""; return; }
+      var scale = SLOW_MS / (longest * 1000);  // screen ms per machine ms
+      overlay = el("svg", { "class": "boards boards-overlay", viewBox: s.getAttribute("viewBox"), "aria-hidden": "true" });
+      overlay.style.position = "absolute";
+      overlay.style.pointerEvents = "none";
+      overlay.style.fontSize = "11px";
+      ["left", "right"].forEach(function (side, k) {
+        var d = sides[side];
+        d.cells.forEach(function (r) {
+          var c = el("rect", { "class": r.getAttribute("class").replace(/\s*\blit\b/, ""), x: r.getAttribute("x"),
+            y: r.getAttribute("y"), width: r.getAttribute("width"), height: r.getAttribute("height") });
+          overlay.appendChild(c);
+          d.covers.push(c);
+        });
+        d.counter = el("text", { "class": "tick race", x: String(k === 0 ? 310 : 630), y: "20", "text-anchor": "end",
+          "data-k": side + "_tokens" });
+        d.counter.textContent = "0 tokens";
+        overlay.appendChild(d.counter);
+      });
+      stage.appendChild(overlay);
+      place();
+      state = { sides: sides, scale: scale, machine: 0, last: null, batch: b.batch };
+      frame = root.requestAnimationFrame(tick);
+    }
+    function tick(now) {
+      if (!state) return;
+      frame = root.requestAnimationFrame(tick);
+      if (paused) return;
+      var dt = state.last === null ? 0 : Math.min(now - state.last, 100);  // a hidden tab does not jump
+      state.last = now;
+      state.machine += dt / state.scale / 1000;  // machine seconds
+      ["left", "right"].forEach(function (side) {
+        var d = state.sides[side];
+        if (!(d.real > 0)) return;
+        var done = Math.floor(state.machine / d.real);
+        if (done > d.iterations) {  // the iteration completed: the board resets, the counter adds the batch
+          d.iterations = done;
+          d.tokens = done * state.batch;
+          d.counter.textContent = num(d.tokens) + " tokens";
+          d.shown = -1;
+        }
+        var lit = Math.floor(d.covers.length * ((state.machine - done * d.real) / d.real));
+        if (lit !== d.shown) {
+          for (var i = 0; i < d.covers.length; i++) d.covers[i].style.visibility = i < lit ? "hidden" : "visible";
+          d.shown = lit;
+        }
+      });
+      var L = state.sides.left, R = state.sides.right;
+      stage.setAttribute("data-left-iterations", String(L.iterations));
+      stage.setAttribute("data-right-iterations", String(R.iterations));
+      stage.setAttribute("data-left-lit", String(Math.max(L.shown, 0)));
+      stage.setAttribute("data-right-lit", String(Math.max(R.shown, 0)));
+      clock.textContent = "Slow motion: one second here is " + fmtG(1000 / state.scale, 3) + " ms on the machine; "
+        + fixed(state.machine, 3) + " s of machine time so far. Left: " + num(L.iterations) + " iterations; right: "
+        + num(R.iterations) + ".";
+    }
+    if (reduce) {
+      var onChange = function () { api.restart(); };
+      if (reduce.addEventListener) reduce.addEventListener("change", onChange); else if (reduce.addListener) reduce.addListener(onChange);
+    }
+    if (root.addEventListener) root.addEventListener("resize", place);
+    var current = null;
+    var api = { restart: function (b) { current = b || current; if (current) start(current); }, stop: stop };
+    return api;
+  }
+
   function init() {
     var form = document.getElementById("toy-controls");
     if (!form || !calc) return;
@@ -442,6 +597,7 @@
     form.classList.add("live");
     (details || form).appendChild(status);
     var maximize = form.querySelector('input[name="maximize"]');
+    var motion = Animator(form.parentNode);
 
     desc.controls.forEach(function (c) {
       var box = form.querySelector('input[name="' + c.name + '"]'), span = c.slider;
@@ -497,6 +653,7 @@
         if (old) old.outerHTML = svgs[id];
       });
       drawn = t;
+      motion.restart(boards(t));
     }
 
     function redraw() {
@@ -524,7 +681,7 @@
         if (box && slider && box.value !== "") slider.value = String(valueToSlider(c.slider, +box.value));
       });
       redraw();
-    }
+    } else motion.restart(boards(drawn));
     document.body.setAttribute("data-toy-ready", "1");
   }
 
