@@ -100,6 +100,15 @@ EXTRA |= {
             "UNVERIFIED (no oracle hash); the README's json block quoting the config whole "
             "(transformers_version 4.52.4), copied out of the block with its final newline",
         ),
+        (
+            "mistralai__Mistral-Nemo-Base-2407",
+            "kevinstephano/thunder_model_blocks",
+            "a23dd8fe87e974d06332635cfd3064614c47ae27",
+            "thunder_model_blocks/mistral/mistral_config.py",
+            "UNVERIFIED (no oracle hash); the raw string mistral_cfg_str quoting the config whole, copied out "
+            "of the string with its final newline; its _name_or_path key is the one transformers writes on "
+            "save, so the bytes may differ from the Hub file while the values are the release's",
+        ),
     )
 }
 

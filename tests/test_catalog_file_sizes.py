@@ -11,6 +11,10 @@ where it was published:
   comment of 2025-03-16) runs llama-bench on unsloth/DeepSeek-R1-GGUF: ``deepseek2 671B Q4_K - Medium
   | 376.65 GiB | 671.03 B`` and ``deepseek2 671B Q8_0 | 664.29 GiB | 671.03 B``. 671.03 B, not
   DeepSeek's 685 B, because llama.cpp's converter writes no MTP layer for this family.
+- A public llama-bench log (build 233d773d0, RTX PRO 6000 Blackwell; quoted in the code index, its
+  repository not recorded) prints ``llama 13B Q4_K - Medium | 6.96 GiB | 12.25 B`` for
+  shisa-v2-mistral-nemo-12b.i1-Q4_K_M.gguf, a fine-tune with Mistral Nemo's shapes (the importance
+  matrix changes values, not Q4_K_M's tensor types).
 - exo's pinned model cards (exo-explore/exo) give MLX checkpoint sizes in bytes (storage_size.in_bytes;
   more in tests/test_formats_and_releases.py). At commit bc6661e, resources/inference_model_cards/:
   mlx-community--MiniMax-M2.7-5bit.toml 157,262,619,651; mlx-community--NVIDIA-Nemotron-3-Nano-30B-A3B-
@@ -39,6 +43,7 @@ PUBLISHED_FILES: dict[str, tuple[float, str]] = {
         39.59 * GIB,
         "llama-bench 39.59 GiB (AMD ROCm blog, llama-cpp-oct2025)",
     ),
+    "mistral-nemo-base-2407-q4_k_m": (6.96 * GIB, "llama-bench 6.96 GiB, a Nemo fine-tune's Q4_K_M"),
     "llama-3.1-8b-instruct-mlx_4bit": (4_517_404_672, "exo model card, mlx-community 4bit"),
     "llama-3.3-70b-instruct-mlx_4bit": (39_688_355_840, "exo model card, mlx-community 4bit"),
     "minimax-m2.7-mlx_5bit": (157_262_619_651, "exo model card, mlx-community MiniMax-M2.7-5bit"),
