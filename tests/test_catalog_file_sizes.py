@@ -10,7 +10,11 @@ where it was published:
   quantizes itself with llama-quantize. ik_llama.cpp discussion #258 (ubergarm's quick-start guide,
   comment of 2025-03-16) runs llama-bench on unsloth/DeepSeek-R1-GGUF: ``deepseek2 671B Q4_K - Medium
   | 376.65 GiB | 671.03 B`` and ``deepseek2 671B Q8_0 | 664.29 GiB | 671.03 B``. 671.03 B, not
-  DeepSeek's 685 B, because llama.cpp's converter writes no MTP layer for this family.
+  DeepSeek's 685 B, because llama.cpp's converter writes no MTP layer for this family. The profile is
+  0.03 % (0.12 GiB) above those files: it types MLA's attn_kv_b as an attention-value tensor (Q6_K in
+  the 30 use_more_bits layers), as llama-quant.cpp does today; 30 x 512 x 32,768 weights x (6.5625 -
+  4.5) / 8 bytes = 0.121 GiB is the gap, consistent with the early-2025 quantizer that made these files
+  leaving attn_kv_b at the file type's Q4_K.
 - A public llama-bench log (build 233d773d0, RTX PRO 6000 Blackwell; quoted in the code index, its
   repository not recorded) prints ``llama 13B Q4_K - Medium | 6.96 GiB | 12.25 B`` for
   shisa-v2-mistral-nemo-12b.i1-Q4_K_M.gguf, a fine-tune with Mistral Nemo's shapes (the importance
