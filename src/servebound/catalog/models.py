@@ -289,8 +289,9 @@ def _config_sha256(folder: str) -> str:
 
 
 def lint_model_catalog() -> list[str]:
-    """One line per problem: an entry without provenance or published figures, an unknown format,
-    a config that does not import, or counts more than 0.5% off the model card."""
+    """One line per problem: an entry without provenance or published figures, a config whose bytes
+    are not the recorded sha256, an unknown format, a config that does not import, or counts more than
+    0.5% off the model card."""
     problems: list[str] = []
     try:
         entries = model_index()
