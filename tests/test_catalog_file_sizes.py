@@ -10,9 +10,22 @@ where it was published:
   quantizes itself with llama-quantize. ik_llama.cpp discussion #258 (ubergarm's quick-start guide,
   comment of 2025-03-16) runs llama-bench on unsloth/DeepSeek-R1-GGUF: ``deepseek2 671B Q4_K - Medium
   | 376.65 GiB | 671.03 B`` and ``deepseek2 671B Q8_0 | 664.29 GiB | 671.03 B``. 671.03 B, not
-  DeepSeek's 685 B, because llama.cpp's converter writes no MTP layer for this family.
-- exo's pinned model cards (exo-explore/exo) give MLX checkpoint sizes in bytes (see
-  tests/test_formats_and_releases.py).
+  DeepSeek's 685 B, because llama.cpp's converter writes no MTP layer for this family. The profile is
+  0.03 % (0.12 GiB) above those files: it types MLA's attn_kv_b as an attention-value tensor (Q6_K in
+  the 30 use_more_bits layers), as llama-quant.cpp does today; 30 x 512 x 32,768 weights x (6.5625 -
+  4.5) / 8 bytes = 0.121 GiB is the gap, consistent with the early-2025 quantizer that made these files
+  leaving attn_kv_b at the file type's Q4_K.
+- A public llama-bench log (build 233d773d0, RTX PRO 6000 Blackwell; quoted in the code index, its
+  repository not recorded) prints ``llama 13B Q4_K - Medium | 6.96 GiB | 12.25 B`` for
+  shisa-v2-mistral-nemo-12b.i1-Q4_K_M.gguf, a fine-tune with Mistral Nemo's shapes (the importance
+  matrix changes values, not Q4_K_M's tensor types).
+- exo's pinned model cards (exo-explore/exo) give MLX checkpoint sizes in bytes (storage_size.in_bytes;
+  more in tests/test_formats_and_releases.py). At commit bc6661e, resources/inference_model_cards/:
+  mlx-community--MiniMax-M2.7-5bit.toml 157,262,619,651; mlx-community--NVIDIA-Nemotron-3-Nano-30B-A3B-
+  MLX-5Bit.toml 21,721,476,864; mlx-community--GLM-4.7-8bit-gs32.toml 396,963,397,248 (GLM-4.7 has
+  GLM-4.5's shapes: 92 layers, 160 experts, hidden 5120; the catalog holds GLM-4.5's config). Two
+  5-bit cards do not match a plain 5-bit layout and are left out: Qwen3.6-35B-A3B-5bit (ours 3.5 %
+  below: the card's repository also holds the vision tower) and GLM-4.7-Flash-5bit (ours 8.7 % below).
 """
 
 from __future__ import annotations
@@ -34,8 +47,12 @@ PUBLISHED_FILES: dict[str, tuple[float, str]] = {
         39.59 * GIB,
         "llama-bench 39.59 GiB (AMD ROCm blog, llama-cpp-oct2025)",
     ),
+    "mistral-nemo-base-2407-q4_k_m": (6.96 * GIB, "llama-bench 6.96 GiB, a Nemo fine-tune's Q4_K_M"),
     "llama-3.1-8b-instruct-mlx_4bit": (4_517_404_672, "exo model card, mlx-community 4bit"),
     "llama-3.3-70b-instruct-mlx_4bit": (39_688_355_840, "exo model card, mlx-community 4bit"),
+    "minimax-m2.7-mlx_5bit": (157_262_619_651, "exo model card, mlx-community MiniMax-M2.7-5bit"),
+    "nvidia-nemotron-3-nano-30b-a3b-bf16-mlx_5bit": (21_721_476_864, "exo model card, MLX-5Bit"),
+    "glm-4.5-mlx_8bit_g32": (396_963_397_248, "exo model card, GLM-4.7-8bit-gs32 (GLM-4.5's shapes)"),
 }
 #: llama-bench prints two decimals of GiB: half a hundredth is the rounding, below 0.1 % here.
 TOLERANCE = 0.001
@@ -70,6 +87,7 @@ def test_llama_cpp_deepseek_files_hold_no_mtp_layer() -> None:
         ("llama-3.3-70b-instruct-fp8", 128256, 8192),
         ("llama-3.1-8b-instruct-fp8", 128256, 4096),
         ("llama-3.1-8b-instruct-nvfp4", 128256, 4096),
+        ("llama-2-70b-fp8", 32000, 8192),
     ],
 )
 def test_synthetic_quantized_profiles_keep_embedding_and_head_bf16(
@@ -83,9 +101,19 @@ def test_synthetic_quantized_profiles_keep_embedding_and_head_bf16(
     folder = {
         "llama-3.3-70b-instruct": "meta-llama__Llama-3.3-70B-Instruct",
         "llama-3.1-8b-instruct": "meta-llama__Llama-3.1-8B-Instruct",
+        "llama-2-70b": "meta-llama__Llama-2-70b-hf",
     }[profile.rsplit("-", 1)[0]]
     uniform = import_hf_config(config(folder), weight_format=fmt).adapter.weights
     per_element = {"fp8": 1.0, "nvfp4": 4.5 / 8}[fmt]
     # Embedding and head each at 2 bytes instead of the layout's: 70B FP8 = 70.56 + 2.10 GB.
     gained = 2 * vocab * hidden * (2 - per_element)
     assert weights.resident - uniform.resident == pytest.approx(gained, rel=1e-9)
+
+
+def test_mlx_layouts_by_hand() -> None:
+    """5-bit: 64 values in 40 bytes plus a BF16 scale and bias, 5.5 bits; group 32 at 8 bits: 32 bytes
+    plus 4, 9 bits per weight."""
+    from servebound.core.formats import FORMATS
+
+    assert FORMATS["mlx_5bit"].bits_per_element == 5.5
+    assert FORMATS["mlx_8bit_g32"].bits_per_element == 9.0

@@ -101,7 +101,9 @@ def test_models_show_explains(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_rank_hardware_orders_by_useful_throughput(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, _ = run(capsys, "rank", "--hardware", "apple-m4-max-128gb", "--sort", "useful", "--json")
+    # Every native profile, those whose format no engine runs on the device included (--unsupported).
+    args = ("rank", "--hardware", "apple-m4-max-128gb", "--sort", "useful", "--unsupported", "--json")
+    status, out, _ = run(capsys, *args)
     rows = json.loads(out)["rows"]
     assert status == 0 and len(rows) == len(model_index())
     serving = [r["aggregate_tok_s"] for r in rows if r["verdict"] == "floor_fit"]

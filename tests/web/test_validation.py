@@ -74,9 +74,10 @@ def test_pair_page_shows_its_runs_next_to_the_ceiling(rc: TestClient) -> None:
     assert [r.entry.id for r in runs] == [GEMMA_RUN]
     run = runs[0]
     # The derivation's run: 18 tok/s per session at concurrency 16, 32,000 read tokens, against the
-    # ceiling for that setting, 19.59 tok/s per session: 18.0 / 19.59 = 0.919, shown as 91.9 %.
+    # ceiling for that setting, 18.21 tok/s per session (the NVFP4 profile keeps the tied embedding and
+    # head in BF16, as quantizers leave it): 18.0 / 18.21 = 0.989, shown as 98.9 %.
     assert run.check.measured_tok_per_s == 18.0
-    assert run.check.ceiling_tok_per_s == pytest.approx(19.59, abs=0.01)
+    assert run.check.ceiling_tok_per_s == pytest.approx(18.21, abs=0.01)
     page = rc.get("/pair/nvidia-dgx-spark/gemma-4-26b-a4b-nvfp4")
     assert page.status_code == 200
     html = page.text
@@ -90,8 +91,8 @@ def test_pair_page_shows_its_runs_next_to_the_ceiling(rc: TestClient) -> None:
         "16 sessions; reads 32,000 tokens per step of 100,000 reserved",  # concurrency and context
         "per_session_tok_s: tokens per second per session while 16 sessions decode together",  # metric
         "18.0 tok/s per session",  # measured
-        "19.6 tok/s per session",  # ceiling for the same setting
-        "91.9 %",  # efficiency
+        "18.2 tok/s per session",  # ceiling for the same setting
+        "98.9 %",  # efficiency
         "doc:roofline-derivation",  # the source (not a link: the project's own document)
         "roughly 16 to 18 tok/s/session",  # the quoted figure
     ):
@@ -99,8 +100,8 @@ def test_pair_page_shows_its_runs_next_to_the_ceiling(rc: TestClient) -> None:
     assert "above the ceiling" not in text
     mirror = rc.get("/pair/nvidia-dgx-spark/gemma-4-26b-a4b-nvfp4.md").text
     part = mirror.split("## Measured next to the ceiling\n")[1].split("\n## ")[0]
-    assert "18.0 tok/s per session; ceiling for the same setting: 19.6 tok/s per session" in part
-    assert "efficiency **91.9 %**" in part
+    assert "18.0 tok/s per session; ceiling for the same setting: 18.2 tok/s per session" in part
+    assert "efficiency **98.9 %**" in part
     assert f"Run id: `{GEMMA_RUN}`" in part
     assert "Setting: 16 sessions; reads 32,000 tokens per step of 100,000 reserved" in part
 

@@ -9,6 +9,7 @@ in a profile can be shown from its config (``servebound models show ID --explain
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -280,9 +281,17 @@ def list_models(
     return out
 
 
+def _config_sha256(folder: str) -> str:
+    data = (
+        resources.files("servebound.catalog").joinpath("data", "models", folder, "config.json").read_bytes()
+    )
+    return hashlib.sha256(data).hexdigest()
+
+
 def lint_model_catalog() -> list[str]:
-    """One line per problem: an entry without provenance or published figures, an unknown format,
-    a config that does not import, or counts more than 0.5% off the model card."""
+    """One line per problem: an entry without provenance or published figures, a config whose bytes
+    are not the recorded sha256, an unknown format, a config that does not import, or counts more than
+    0.5% off the model card."""
     problems: list[str] = []
     try:
         entries = model_index()
@@ -296,6 +305,8 @@ def lint_model_catalog() -> list[str]:
         seen.add(entry.id)
         if not entry.copied_from and not entry.hf_revision:
             problems.append(f"{where}: no source for config.json (copied_from or hf_revision)")
+        if entry.sha256 and entry.sha256 != _config_sha256(entry.config):
+            problems.append(f"{where}: sha256 differs from models/{entry.config}/config.json's bytes")
         if entry.config not in published_table():
             problems.append(
                 f"{where}: no published parameter counts with a source (data/published_params.toml)"

@@ -99,7 +99,17 @@ FORMATS: dict[str, BlockLayout] = {
             "mlx_6bit", 64, 2 + 2, 48, "MLX affine: bf16 scale + bf16 bias per 64; 64 x 6-bit values"
         ),
         BlockLayout(
+            "mlx_5bit", 64, 2 + 2, 40, "MLX affine: bf16 scale + bf16 bias per 64; 64 x 5-bit values"
+        ),
+        BlockLayout(
             "mlx_8bit", 64, 2 + 2, 64, "MLX affine: bf16 scale + bf16 bias per 64; 64 x 8-bit values"
+        ),
+        BlockLayout(
+            "mlx_8bit_g32",
+            32,
+            2 + 2,
+            32,
+            "MLX affine, group size 32 (mlx-lm --q-group-size 32): bf16 scale + bias per 32; 32 x 8-bit",
         ),
     )
 }

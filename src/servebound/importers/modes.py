@@ -32,7 +32,9 @@ FLOAT_LINEAR_MODES: dict[str, str] = {
     # MLX's affine formats are widened to the activations' 16-bit float type before the multiply.
     "mlx_4bit": "fp16",
     "mlx_6bit": "fp16",
+    "mlx_5bit": "fp16",
     "mlx_8bit": "fp16",
+    "mlx_8bit_g32": "fp16",
 }
 
 #: Modes llama.cpp runs a ggml type's matrix multiplies at where the hardware row publishes them, over

@@ -1,0 +1,34 @@
+"""The README's catalog counts are the catalog's: devices, systems, model configs, profiles and the
+model_types the importer reads. Adding a row without updating the README fails here."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from servebound.catalog import load_hardware_catalog
+from servebound.catalog.models import model_index, profile_ids
+from servebound.importers.hf.families import SUPPORTED_MODEL_TYPES
+
+README = (Path(__file__).resolve().parents[1] / "README.md").read_text("utf-8")
+
+
+def catalog_section() -> str:
+    return README.split("\n## Catalog\n", 1)[1].split("\n## ", 1)[0]
+
+
+def count(pattern: str) -> int:
+    found = re.findall(pattern, " ".join(catalog_section().split()))
+    assert len(found) == 1, f"the README's Catalog section should state {pattern!r} once, found {found}"
+    return int(found[0].replace(",", ""))
+
+
+def test_readme_counts_are_the_catalogs() -> None:
+    catalog = load_hardware_catalog()
+    devices = sum(not entry.is_system for entry in catalog)
+    systems = sum(entry.is_system for entry in catalog)
+    assert count(r"\): ([\d,]+) devices \(datacenter") == devices
+    assert count(r"and ([\d,]+) systems \(`") == systems
+    assert count(r": ([\d,]+) real configs") == len(model_index())
+    assert count(r"real configs and ([\d,]+) profiles") == len(profile_ids())
+    assert count(r"The importer reads ([\d,]+) model_types") == len(SUPPORTED_MODEL_TYPES)
