@@ -2,9 +2,10 @@
 
 The public API::
 
-    from servebound import decode, load_hardware, load_model, make_workload
-    result = decode("nvidia-dgx-spark", "my-model.toml", make_workload(read_context=8000))
-    result.aggregate_tok_per_s, result.batch_star, result.verdict
+    from servebound import decode, prefill
+    result = decode("nvidia-dgx-spark", "my-model.toml", read_context=8000)  # ids or records
+    result.aggregate_tok_s, result.batch_star, result.verdict
+    result.to_dict() == json.loads(`servebound decode ... --json`)
 
 These names (``__all__``) are the public surface; every module under the package is internal and may
 change. The names are imported on first use, so ``import servebound`` and the CLI start fast.
@@ -14,7 +15,18 @@ import importlib as _importlib
 import typing as _typing
 
 if _typing.TYPE_CHECKING:
-    from servebound.api import decode, load_hardware, load_model, make_workload, with_kv_precision
+    from servebound.api import (
+        cost,
+        decode,
+        default_workload,
+        layout,
+        load_hardware,
+        load_model,
+        make_workload,
+        plan,
+        prefill,
+        with_kv_precision,
+    )
     from servebound.core.decode import (
         BatchLimit,
         DecodeResult,
@@ -36,16 +48,43 @@ if _typing.TYPE_CHECKING:
         PrefillRange,
         PrefillResult,
         PrefillVerdict,
-        prefill,
         prefill_curve,
         prefill_range,
     )
     from servebound.core.workload import MAX_BATCH, Speculation, Workload
+    from servebound.cost_report import CostReport
     from servebound.errors import InputError
+    from servebound.importers.audit import ImportedModel
+    from servebound.importers.gguf_file import import_gguf
+    from servebound.importers.hf_config import import_hf_config
+    from servebound.importers.safetensors_headers import import_safetensors
+    from servebound.parallel import LayoutSearch, PlanResult
+    from servebound.rank import RankRow, rank_hardware, rank_models
+    from servebound.runs.ceiling import check_run
+    from servebound.runs.measured import MeasuredRun, RunCheck, make_run
 
 #: Where each public name lives; imported on first use, so `import servebound` (and the CLI) stay fast.
 _HOMES = {
+    "cost": "servebound.api",
     "decode": "servebound.api",
+    "default_workload": "servebound.api",
+    "layout": "servebound.api",
+    "plan": "servebound.api",
+    "prefill": "servebound.api",
+    "CostReport": "servebound.cost_report",
+    "ImportedModel": "servebound.importers.audit",
+    "import_gguf": "servebound.importers.gguf_file",
+    "import_hf_config": "servebound.importers.hf_config",
+    "import_safetensors": "servebound.importers.safetensors_headers",
+    "LayoutSearch": "servebound.parallel",
+    "PlanResult": "servebound.parallel",
+    "RankRow": "servebound.rank",
+    "rank_hardware": "servebound.rank",
+    "rank_models": "servebound.rank",
+    "check_run": "servebound.runs.ceiling",
+    "MeasuredRun": "servebound.runs.measured",
+    "RunCheck": "servebound.runs.measured",
+    "make_run": "servebound.runs.measured",
     "load_hardware": "servebound.api",
     "load_model": "servebound.api",
     "make_workload": "servebound.api",
@@ -76,7 +115,6 @@ _HOMES = {
     "PrefillRange": "servebound.core.prefill",
     "PrefillResult": "servebound.core.prefill",
     "PrefillVerdict": "servebound.core.prefill",
-    "prefill": "servebound.core.prefill",
     "prefill_curve": "servebound.core.prefill",
     "prefill_range": "servebound.core.prefill",
     "MAX_BATCH": "servebound.core.workload",
@@ -105,6 +143,7 @@ __all__ = [
     "BatchLimit",
     "ComputeStatus",
     "ContextCurve",
+    "CostReport",
     "DecodeCompute",
     "DecodeContextRange",
     "DecodeResult",
@@ -112,31 +151,48 @@ __all__ = [
     "Experts",
     "Forced",
     "Hardware",
+    "ImportedModel",
     "InputError",
     "KVShape",
+    "LayoutSearch",
+    "MeasuredRun",
     "ModelAdapter",
+    "PlanResult",
     "PrefillCurve",
     "PrefillRange",
     "PrefillResult",
     "PrefillShape",
     "PrefillVerdict",
+    "RankRow",
     "Remedies",
+    "RunCheck",
     "Speculation",
     "StepCurve",
     "Verdict",
     "Weights",
     "Workload",
+    "check_run",
+    "cost",
     "curve",
     "decode",
     "decode_compute",
     "decode_context_range",
+    "default_workload",
     "expected_distinct_experts",
+    "import_gguf",
+    "import_hf_config",
+    "import_safetensors",
+    "layout",
     "load_hardware",
     "load_model",
+    "make_run",
     "make_workload",
+    "plan",
     "prefill",
     "prefill_curve",
     "prefill_range",
+    "rank_hardware",
+    "rank_models",
     "step_curve",
     "with_kv_precision",
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any, Literal
 
 from servebound.core.decode import DecodeResult
 from servebound.core.decode import decode as _decode
@@ -23,6 +24,11 @@ from servebound.core.workload import (
 )
 from servebound.errors import InputError
 from servebound.resolve import resolve_hardware, resolve_model
+
+if TYPE_CHECKING:  # imported on use: `servebound decode` loads none of them
+    from servebound.core.prefill import PrefillResult
+    from servebound.cost_report import CostReport
+    from servebound.parallel import LayoutSearch, PlanResult
 
 
 def load_hardware(ref: str | Hardware) -> Hardware:
@@ -201,8 +207,149 @@ def default_workload() -> Workload:
     return make_workload()
 
 
+def _workload(workload: object, keywords: dict[str, Any]) -> Workload:
+    """A Workload record, or one built from ``make_workload``'s keywords (not both); anything else is an
+    InputError naming ``workload`` and the fix."""
+    if "floor" in keywords:  # the CLI's and the API's name for r* (make_workload's is floor_tok_s)
+        if "floor_tok_s" in keywords:
+            raise InputError("floor", "give floor or floor_tok_s, not both")
+        keywords = {("floor_tok_s" if k == "floor" else k): v for k, v in keywords.items()}
+    if workload is None:
+        return make_workload(**keywords) if keywords else default_workload()
+    if not isinstance(workload, Workload):
+        kind = type(workload).__name__
+        raise InputError(
+            "workload",
+            f"must be a Workload (servebound.make_workload(...)) or given as keywords, not a {kind}; "
+            + ("call decode(hw, model, **that_dict)" if isinstance(workload, dict) else "see make_workload"),
+        )
+    if keywords:
+        raise InputError("workload", f"give a Workload or keywords ({', '.join(sorted(keywords))}), not both")
+    return workload
+
+
+def _pair(
+    hardware: str | Hardware, model: str | ModelAdapter, kv_precision: str | None
+) -> tuple[Hardware, ModelAdapter]:
+    return load_hardware(hardware), load_model(model, kv_precision=kv_precision)
+
+
 def decode(
-    hardware: str | Hardware, model: str | ModelAdapter, workload: Workload | None = None
+    hardware: str | Hardware,
+    model: str | ModelAdapter,
+    workload: Workload | None = None,
+    *,
+    kv_precision: str | None = None,
+    **workload_keywords: Any,
 ) -> DecodeResult:
-    """Decode ceilings for a hardware and model (records, file paths or catalog ids) under a workload."""
-    return _decode(load_hardware(hardware), load_model(model), workload or default_workload())
+    """Decode ceilings for a hardware and model (records, file paths or catalog ids), as ``servebound
+    decode``: under ``workload``, or one built from ``make_workload``'s keywords
+    (``decode("nvidia-rtx-4090", "qwen3-8b", read_context=8000)``), or the default answer for the pair."""
+    hw, mdl = _pair(hardware, model, kv_precision)
+    return _decode(hw, mdl, _workload(workload, workload_keywords))
+
+
+def prefill(
+    hardware: str | Hardware,
+    model: str | ModelAdapter,
+    prompt_tokens: int,
+    workload: Workload | None = None,
+    *,
+    batch: int | Literal["max"] = 1,
+    chunk_tokens: int | None = None,
+    ttft_budget_s: float | None = None,
+    linear_mode: str | None = None,
+    attention_mode: str | None = None,
+    kv_precision: str | None = None,
+    **workload_keywords: Any,
+) -> PrefillResult:
+    """Prefill ceilings, as ``servebound prefill``: records or ids, the workload as a record or keywords
+    (the default answer for the pair without either). The core's keywords (batch, chunk, budget, modes)
+    as in :func:`servebound.core.prefill.prefill`."""
+    from servebound.core.prefill import prefill as _prefill
+
+    hw, mdl = _pair(hardware, model, kv_precision)
+    return _prefill(
+        hw,
+        mdl,
+        prompt_tokens,
+        workload=_workload(workload, workload_keywords),
+        batch=batch,
+        chunk_tokens=chunk_tokens,
+        ttft_budget_s=ttft_budget_s,
+        linear_mode=linear_mode,
+        attention_mode=attention_mode,
+    )
+
+
+def cost(
+    hardware: str | Hardware,
+    model: str | ModelAdapter,
+    workload: Workload | None = None,
+    *,
+    usd_per_hour: float | None = None,
+    pricing: str = "auto",
+    batches: list[int] | None = None,
+    prompt_tokens: int | None = None,
+    kv_precision: str | None = None,
+    **workload_keywords: Any,
+) -> CostReport:
+    """The cost curve over batch, as ``servebound cost`` (priced from the catalog row, or
+    ``usd_per_hour`` for the whole system; ``pricing`` auto, rental or owned)."""
+    from servebound.cost_report import DEFAULT_COST_PROMPT_TOKENS, cost_report
+    from servebound.pricing import catalog_price, resolve_price
+
+    hw, mdl = _pair(hardware, model, kv_precision)
+    price = resolve_price(hw, catalog_price(hardware), usd_per_hour=usd_per_hour, pricing=pricing)
+    prompt = DEFAULT_COST_PROMPT_TOKENS if prompt_tokens is None else prompt_tokens
+    work = _workload(workload, workload_keywords)
+    return cost_report(hw, mdl, work, price, batches=batches, prompt_tokens=prompt)
+
+
+def layout(
+    hardware: str | Hardware,
+    model: str | ModelAdapter,
+    workload: Workload | None = None,
+    *,
+    kv_precision: str | None = None,
+    **workload_keywords: Any,
+) -> LayoutSearch:
+    """Every valid parallel layout of a system for a model, best first, as ``servebound layout``."""
+    from servebound.parallel import search_system
+
+    mdl = load_model(model, kv_precision=kv_precision)
+    return search_system(hardware, mdl, _workload(workload, workload_keywords))
+
+
+def plan(
+    hardware: str | Hardware,
+    model: str | ModelAdapter,
+    *,
+    prompt_tokens: int,
+    output_tokens: int,
+    users: float | None = None,
+    requests_per_s: float | None = None,
+    floor_tok_s: float = DEFAULT_FLOOR_TOK_PER_S,
+    ttft_budget_s: float | None = None,
+    usd_per_device_hour: float | None = None,
+    overhead_gb: float | None = None,
+    kv_precision: str | None = None,
+) -> PlanResult:
+    """The fleet a stated traffic needs, as ``servebound plan`` (exactly one of ``users`` and
+    ``requests_per_s``)."""
+    from servebound.parallel import run_plan
+
+    if overhead_gb is not None:
+        _finite("overhead_gb", overhead_gb, maximum=MAX_EDGE_GB)
+    return run_plan(
+        hardware,
+        load_model(model, kv_precision=kv_precision),
+        prompt_tokens=prompt_tokens,
+        output_tokens=output_tokens,
+        floor_tok_s=floor_tok_s,
+        users=users,
+        requests_per_s=requests_per_s,
+        ttft_budget_s=ttft_budget_s,
+        usd_per_device_hour=usd_per_device_hour,
+        overhead_bytes=None if overhead_gb is None else overhead_gb * GB,
+    )

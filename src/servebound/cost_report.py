@@ -12,6 +12,7 @@ from typing import Any
 
 from servebound.core.cost import CostCurve, batch_grid, cost_curve, usd_per_mtok
 from servebound.core.decode import DecodeResult, decode
+from servebound.core.fields import ResultRecord
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.prefill import PrefillResult, prefill
@@ -52,8 +53,13 @@ class Trade:
     price_ratio: float
 
 
-@dataclass(frozen=True)
-class CostReport:
+@dataclass(frozen=True, repr=False)
+class CostReport(ResultRecord):
+    """The priced cost curve of one (hardware, model, workload): ``servebound cost``."""
+
+    __json_view__ = "servebound.cost_report:cost_json"
+    __repr_fields__ = ("usd_per_hour", "usd_per_mtok_input")
+
     hardware: Hardware
     model: ModelAdapter
     workload: Workload
@@ -66,6 +72,10 @@ class CostReport:
     input_note: str | None
     trade: Trade | None
     notes: tuple[str, ...]
+
+    @property
+    def usd_per_hour(self) -> float:
+        return self.price.usd_per_hour
 
 
 def _given_batches(batches: list[int]) -> list[int]:

@@ -11,6 +11,7 @@ from typing import Any
 
 from servebound.core.cost import usd_per_mtok_at_rate
 from servebound.core.decode_compute import decode_compute
+from servebound.core.fields import ResultRecord
 from servebound.core.hardware import Hardware
 from servebound.core.layout import (
     DEFAULT_ACTIVATION_BYTES,
@@ -231,9 +232,58 @@ def replica_prefill_hardware(system: System, layout: Layout) -> Hardware:
     )
 
 
-@dataclass(frozen=True)
-class PlanResult:
+@dataclass(frozen=True, repr=False)
+class LayoutSearch(ResultRecord):
+    """Every valid layout of a system for a model, best first (``servebound layout``)."""
+
+    __json_view__ = "servebound.parallel:layouts_json"
+    __repr_fields__ = ("best", "count")
+
+    system: ResolvedSystem
+    model: ModelAdapter
+    workload: Workload
+    layouts: tuple[LayoutResult, ...]
+
+    @property
+    def hardware(self) -> ResolvedSystem:
+        return self.system
+
+    @property
+    def best(self) -> str:
+        return self.layouts[0].layout.label
+
+    @property
+    def count(self) -> int:
+        return len(self.layouts)
+
+
+def search_system(
+    ref: str | Hardware | System | ResolvedSystem, model: ModelAdapter, workload: Workload
+) -> LayoutSearch:
+    """``run_layouts`` as a record (contexts capped at the model's limit first); none valid is an error."""
+    workload = workload.for_model(model)
+    resolved, results = run_layouts(ref, model, workload)
+    if not results:
+        raise InputError("layout", f"no valid layout of {resolved.id} for {model.id}")
+    return LayoutSearch(resolved, model, workload, tuple(results))
+
+
+def layouts_json(search: LayoutSearch) -> dict[str, Any]:
+    """The ``servebound layout --json`` object."""
+    return {
+        "system": system_json(search.system),
+        "model": search.model.id,
+        "layouts": [layout_json(r) for r in search.layouts],
+        "assumptions": layout_assumptions(search.workload, search.layouts[0], search.system),
+    }
+
+
+@dataclass(frozen=True, repr=False)
+class PlanResult(ResultRecord):
     """A fleet plan with the system, the layout it serves with, and the workload it was sized for."""
+
+    __json_view__ = "servebound.parallel:plan_json"
+    __repr_fields__ = ("layout_label", "separate_systems", "shared_systems")
 
     system: ResolvedSystem
     layout: LayoutResult
@@ -244,6 +294,22 @@ class PlanResult:
     price_source: str | None = None
     #: How the decode systems are filled: the plan's sessions run at this batch's speed, not at b*'s.
     served: ServedBatch | None = None
+
+    @property
+    def hardware(self) -> ResolvedSystem:
+        return self.system
+
+    @property
+    def layout_label(self) -> str:
+        return self.layout.layout.label
+
+    @property
+    def separate_systems(self) -> int:
+        return self.fleet.separate_systems
+
+    @property
+    def shared_systems(self) -> int:
+        return self.fleet.shared_systems
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@ model page's row, ``/models?fits=``'s row and the pair page, each as the text th
 
 from __future__ import annotations
 
+import functools
 import html as html_lib
 import re
 from dataclasses import dataclass
@@ -27,11 +28,19 @@ def _cells(row: str) -> list[str]:
     ]
 
 
+@functools.cache
+def _rows(client: TestClient, page: str) -> dict[str, list[str]]:
+    """A page's table rows by the pair page each links to (read once per page and client)."""
+    out: dict[str, list[str]] = {}
+    for row in re.findall(r"<tr>(.*?)</tr>", client.get(page).text, flags=re.S):
+        for href in set(re.findall(r'href="(/pair/[^"?]+)"', row)):
+            out.setdefault(href, []).append(row)
+    return out
+
+
 def rank_row(client: TestClient, page: str, hw_id: str, model_id: str) -> Shown:
     """The rank table's row of (hw_id, model_id) on ``/hardware/ID`` or ``/models/ID``."""
-    text = client.get(page).text
-    href = f'href="/pair/{quote(hw_id)}/{quote(model_id)}"'
-    rows = [r for r in re.findall(r"<tr>(.*?)</tr>", text, flags=re.S) if href in r]
+    rows = _rows(client, page).get(f"/pair/{quote(hw_id)}/{quote(model_id)}", [])
     assert len(rows) == 1, (page, hw_id, model_id, len(rows))
     verdict = re.search(r'<span class="v ([a-z_]+)">', rows[0])
     assert verdict is not None
@@ -41,9 +50,7 @@ def rank_row(client: TestClient, page: str, hw_id: str, model_id: str) -> Shown:
 
 def fits_row(client: TestClient, hw_id: str, model_id: str) -> Shown | None:
     """``/models?fits=hw_id``'s row of the model (None when the page leaves it out: it does not fit)."""
-    text = client.get(f"/models?fits={quote(hw_id)}").text
-    href = f'href="/pair/{quote(hw_id)}/{quote(model_id)}"'
-    rows = [r for r in re.findall(r"<tr>(.*?)</tr>", text, flags=re.S) if href in r]
+    rows = _rows(client, f"/models?fits={quote(hw_id)}").get(f"/pair/{quote(hw_id)}/{quote(model_id)}")
     if not rows:
         return None
     cells = _cells(rows[0])

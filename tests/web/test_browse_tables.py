@@ -57,3 +57,16 @@ def test_browse_tables_agree_with_the_pair_page(
     assert {k: row[k] for k in ("verdict", "aggregate_tok_s", "batch_star", "single_session_tok_s")} == {
         k: cli[k] for k in ("verdict", "aggregate_tok_s", "batch_star", "single_session_tok_s")
     }
+
+
+def test_the_shown_work_uses_the_contexts_decode_used(catalog_client: TestClient) -> None:
+    """The default contexts are capped at the model's 40,960 tokens: the b_mem formula says K_alloc(40,960)
+    beside the K_alloc it divides by (it said K_alloc(100,000) next to the 40,960-token figure)."""
+    text = catalog_client.get("/pair/nvidia-rtx-4090/qwen3-8b.md").text
+    (line,) = [line for line in text.splitlines() if line.startswith("$$ b_{\\mathrm{mem}}")]
+    assert "K_{\\mathrm{alloc}}(40{,}960)" in line and "100{,}000" not in line
+    api = catalog_client.get(
+        "/api/decode", params={"hardware": "nvidia-rtx-4090", "model": "qwen3-8b"}
+    ).json()
+    assert api["assumptions"]["alloc_context_tokens"] == 40960
+    assert f"{api['kv_alloc_bytes'] / 1e9:,.2f}" in line.replace("\\ \\mathrm{GB}", "")

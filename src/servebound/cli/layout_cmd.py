@@ -37,11 +37,9 @@ from servebound.errors import InputError
 from servebound.parallel import (
     ResolvedSystem,
     layout_assumptions,
-    layout_json,
     plan_json,
-    run_layouts,
     run_plan,
-    system_json,
+    search_system,
 )
 from servebound.report import fmt_gb, fmt_rate
 
@@ -125,30 +123,21 @@ def layout_command(
     )
     if top is not None and top < 1:
         raise InputError("top", f"must be at least 1 (got {top})")
-    resolved, results = run_layouts(hardware, mdl, workload.for_model(mdl))
-    if not results:
-        raise InputError("layout", f"no valid layout of {resolved.id} for {mdl.id}")
+    search = search_system(hardware, mdl, workload)
     if json_out:
-        print_json(
-            {
-                "system": system_json(resolved),
-                "model": mdl.id,
-                "layouts": [layout_json(r) for r in results],
-                "assumptions": layout_assumptions(workload.for_model(mdl), results[0], resolved),
-            }
-        )
+        print_json(search.to_dict())
         return
-    render_link(resolved)
-    best = results[0]
+    render_link(search.system)
+    best = search.layouts[0]
     console.print(
         line(
-            f"{len(results)} layouts for ",
+            f"{search.count} layouts for ",
             strong(mdl.name),
             f"; best: {best.layout.label} ({best.verdict.value})",
         )
     )
-    render_layout_rows(results, top)
-    render_assumptions(layout_assumptions(workload.for_model(mdl), best, resolved))
+    render_layout_rows(list(search.layouts), top)
+    render_assumptions(layout_assumptions(search.workload, best, search.system))
 
 
 @dataclass(frozen=True)

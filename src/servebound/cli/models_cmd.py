@@ -225,7 +225,7 @@ def _render_rank(
 def rank_workload_text(rows: list[RankRow]) -> str:
     """The workload each row was computed with, as decode resolved it: a value all rows share once, a
     value that varies (each machine's overhead, contexts capped at each model's limit) as its range."""
-    values = {
+    values: dict[str, list[float]] = {
         "overhead_gb": [r.decode.workload.overhead_bytes / GB for r in rows],
         "alloc_context_tokens": [r.decode.workload.alloc_context_tokens for r in rows],
         "read_context_tokens": [r.decode.workload.read_context_tokens for r in rows],

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from servebound.core.arith import Values, as_values, maximum
 from servebound.core.decode_compute import DecodeCompute, decode_compute
 from servebound.core.engines import FormatSupport, format_support
-from servebound.core.fields import documented, documented_property
+from servebound.core.fields import ResultRecord, documented, documented_property
 from servebound.core.formats import KV_FORMATS
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
@@ -81,6 +81,15 @@ class Forced:
     clears_floor: bool = documented("whether r(B) reaches the floor r*")
     fits_memory: bool = documented("whether B sessions fit in memory (B <= b_mem)")
 
+    # The JSON's names for the same quantities (one name per quantity across Python and JSON).
+    @property
+    def aggregate_tok_s(self) -> float:
+        return self.aggregate_tok_per_s
+
+    @property
+    def per_session_tok_s(self) -> float:
+        return self.per_session_tok_per_s
+
 
 @dataclass(frozen=True)
 class Remedies:
@@ -96,8 +105,8 @@ class Remedies:
     bandwidth_needed_bytes_per_s: float | None = None
 
 
-@dataclass(frozen=True)
-class DecodeResult:
+@dataclass(frozen=True, repr=False)
+class DecodeResult(ResultRecord):
     """Every decode ceiling for one (hardware, model, workload) with the inputs that produced it.
 
     Batches: ``batch_mem`` fits in memory (capped at MAX_BATCH, ``batch_mem_capped``), ``batch_rate`` is
@@ -109,6 +118,9 @@ class DecodeResult:
     up within the batches that fit, or is unavailable); ``bound_by`` the line setting t(b*);
     ``step_time_s`` t(b*); ``compute_tok_per_s_at_star`` b* rho / t_cmp(b*) (None without a rate).
     """
+
+    __json_view__ = "servebound.report:decode_json"
+    __repr_fields__ = ("verdict", "batch_mem", "batch_star", "single_session_tok_s", "aggregate_tok_s")
 
     hardware: Hardware
     model: ModelAdapter
@@ -232,6 +244,36 @@ class DecodeResult:
     def fits(self) -> bool:
         """A session fits (the verdict is floor_fit or no_floor)."""
         return self.verdict in (Verdict.FLOOR_FIT, Verdict.NO_FLOOR)
+
+    # The JSON's names for the same quantities (one name per quantity across Python and JSON); the
+    # ``_tok_per_s`` attributes keep working.
+    @property
+    def single_session_tok_s(self) -> float | None:
+        return self.single_session_tok_per_s
+
+    @property
+    def aggregate_tok_s(self) -> float | None:
+        return self.aggregate_tok_per_s
+
+    @property
+    def per_session_tok_s(self) -> float | None:
+        return self.per_session_tok_per_s
+
+    @property
+    def memory_power_tok_s(self) -> float | None:
+        return self.memory_power_tok_per_s
+
+    @property
+    def large_memory_limit_tok_s(self) -> float | None:
+        return self.large_memory_limit_tok_per_s
+
+    @property
+    def compute_tok_s_at_star(self) -> float | None:
+        return self.compute_tok_per_s_at_star
+
+    @property
+    def memory_tok_s_at_star(self) -> float | None:
+        return self.memory_tok_per_s_at_star
 
 
 def private_read_bytes(model: ModelAdapter, speculation: Speculation | None, contexts: Values) -> Values:

@@ -10,10 +10,12 @@ table.
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import MISSING
 from enum import Enum
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 T = TypeVar("T")
 
@@ -114,3 +116,47 @@ def markdown_table(record: type[Any]) -> str:
         if doc.json is not None:
             lines.append(f"| `{doc.json}` | {doc.unit} | {doc.help} |")
     return "\n".join(lines)
+
+
+def _short(value: Any) -> str:
+    """One value of a compact repr: an enum by its value, a float to 4 significant digits."""
+    if isinstance(value, Enum):
+        return repr(value.value)
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return repr(value)
+
+
+class ResultRecord:
+    """What a result record offers at the Python edge.
+
+    ``to_dict()`` / ``to_json()`` give the same object its command prints with ``--json``. The JSON views
+    are not the core's business (they live with the CLI's views), so a record names its view as
+    ``"module:function"`` in ``__json_view__`` and the view is imported on first use. ``repr`` is
+    compact: the hardware and model ids and the record's headline fields (``__repr_fields__``), not
+    every nested input (a dataclass using it says ``repr=False``).
+    """
+
+    __json_view__: ClassVar[str] = ""
+    __repr_fields__: ClassVar[tuple[str, ...]] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``--json`` object of this result (strict JSON values: no NaN or infinity)."""
+        module, _, name = self.__json_view__.partition(":")
+        view = getattr(importlib.import_module(module), name)
+        clean = importlib.import_module("servebound.strict_json").clean_json
+        out: dict[str, Any] = clean(view(self))
+        return out
+
+    def to_json(self, *, indent: int | None = 2) -> str:
+        """``to_dict()`` as JSON text: with the default indent, exactly what ``--json`` prints."""
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+
+    def __repr__(self) -> str:
+        parts = [
+            f"{owner}={getattr(self, owner).id!r}"
+            for owner in ("hardware", "model")
+            if isinstance(getattr(getattr(self, owner, None), "id", None), str)
+        ]
+        parts += [f"{name}={_short(getattr(self, name))}" for name in self.__repr_fields__]
+        return f"{type(self).__name__}({', '.join(parts)})"

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from servebound.core.arith import np
 from servebound.core.engines import FormatSupport, format_support
 from servebound.core.experts import ExpertTraffic
-from servebound.core.fields import documented, documented_property
+from servebound.core.fields import ResultRecord, documented, documented_property
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.rates import BoundBy
@@ -92,8 +92,8 @@ class PrefillAssumptions:
     charge_note: str = ""
 
 
-@dataclass(frozen=True)
-class PrefillResult:
+@dataclass(frozen=True, repr=False)
+class PrefillResult(ResultRecord):
     """The prefill ceiling for one prompt length at the chosen (or searched) setting.
 
     Times are for the whole batch: ``time_s`` is t_pf,min, ``memory_time_s`` Q_pf / R and
@@ -103,6 +103,9 @@ class PrefillResult:
     per weight sweep at which sweep time equals linear math time (None without a linear rate).
     ``ttft_ok`` is None when no budget was given.
     """
+
+    __json_view__ = "servebound.report:prefill_json"
+    __repr_fields__ = ("verdict", "prompt_tokens", "batch", "tok_s", "time_s", "bound_by")
 
     hardware: Hardware
     model: ModelAdapter
@@ -196,6 +199,23 @@ class PrefillResult:
     def admissible(self) -> bool:
         """The setting passes every gate (memory, and the budget when one was given)."""
         return self.verdict is PrefillVerdict.FITS
+
+    # The JSON's names for the same quantities; the ``_tok_per_s`` and ``chunk_tokens`` attributes keep working.
+    @property
+    def memory_tok_s(self) -> float:
+        return self.memory_tok_per_s
+
+    @property
+    def compute_tok_s(self) -> float | None:
+        return self.compute_tok_per_s
+
+    @property
+    def tok_s(self) -> float:
+        return self.tok_per_s
+
+    @property
+    def chunk(self) -> int:
+        return self.chunk_tokens
 
 
 @dataclass(frozen=True)

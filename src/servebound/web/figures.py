@@ -237,8 +237,8 @@ def _value(v: float, unit: str) -> str:
 
 def decode_batches(pair: Pair) -> np.ndarray:
     """Batches to sample: log-spaced from 1 past b_mem (or b*), with b_mem and b* themselves."""
-    d = pair.decode
-    known = [v for v in (d["batch_mem"], d["batch_star"], (d["forced"] or {}).get("batch")) if v]
+    d = pair.decode_result
+    known = [v for v in (d.batch_mem, d.batch_star, d.forced.batch if d.forced else None) if v]
     top = min(int(max([8, *known]) * 1.5) + 1, MAX_BATCH)
     samples = np.unique(np.round(np.logspace(0, math.log10(top), 90)).astype(np.int64))
     extra = np.array([v for v in known if v <= top], dtype=np.int64)
@@ -246,24 +246,24 @@ def decode_batches(pair: Pair) -> np.ndarray:
 
 
 def decode_charts(pair: Pair) -> tuple[Chart, Chart]:
-    d = pair.decode
+    d = pair.decode_result
     batches = decode_batches(pair)
     aggregate, per_session = curve(pair.hardware.hardware, pair.model.adapter, pair.workload, batches)
     xs = batches.astype(float).tolist()
     marks = []
-    if d["batch_mem"]:
-        marks.append(Mark(float(d["batch_mem"]), f"b_mem = {d['batch_mem']:,}", "bmem"))
-    if d["batch_star"]:
-        marks.append(Mark(float(d["batch_star"]), f"b* = {d['batch_star']:,}", "bstar"))
-    if d["forced"]:
-        marks.append(Mark(float(d["forced"]["batch"]), f"batch {d['forced']['batch']:,}", "forced"))
+    if d.batch_mem:
+        marks.append(Mark(float(d.batch_mem), f"b_mem = {d.batch_mem:,}", "bmem"))
+    if d.batch_star:
+        marks.append(Mark(float(d.batch_star), f"b* = {d.batch_star:,}", "bstar"))
+    if d.forced:
+        marks.append(Mark(float(d.forced.batch), f"batch {d.forced.batch:,}", "forced"))
     # Both charts share the batch axis: its scale, the batch marks and the shading past b_mem.
     against_batch = partial(
         Chart,
         x_label="batch b (concurrent sessions)",
         x_log=xs[-1] / xs[0] >= 50,
         x_marks=tuple(marks),
-        shade_from_x=float(d["batch_mem"]) if d["batch_mem"] is not None else 1.0,
+        shade_from_x=float(d.batch_mem) if d.batch_mem is not None else 1.0,
         x_unit="sessions",
     )
     agg = against_batch(
@@ -338,20 +338,20 @@ class BarPart:
 
 def memory_parts(pair: Pair) -> tuple[list[BarPart], int]:
     """Weights, overhead, the KV cache of the sessions shown, and what is left, in bytes."""
-    d = pair.decode
+    d = pair.decode_result
     r = pair.decode_result
     sessions = 0
-    if d["forced"]:
-        sessions = int(d["forced"]["batch"])
-    elif d["batch_star"]:
-        sessions = int(d["batch_star"])
-    elif d["batch_mem"]:
-        sessions = int(d["batch_mem"])
+    if d.forced:
+        sessions = int(d.forced.batch)
+    elif d.batch_star:
+        sessions = int(d.batch_star)
+    elif d.batch_mem:
+        sessions = int(d.batch_mem)
     capacity = r.hardware.memory_bytes
     parts = [
-        BarPart("weights (resident)", d["resident_bytes"], "w"),
+        BarPart("weights (resident)", d.resident_bytes, "w"),
         BarPart("runtime overhead", pair.workload.overhead_bytes, "o"),
-        BarPart(f"KV cache, {sessions:,} sessions", sessions * d["kv_alloc_bytes"], "kv"),
+        BarPart(f"KV cache, {sessions:,} sessions", sessions * d.kv_alloc_bytes, "kv"),
     ]
     used = sum(p.bytes for p in parts)
     parts.append(BarPart("free", max(0.0, capacity - used), "free"))

@@ -9,10 +9,11 @@ from typing import Any
 
 from markupsafe import Markup
 
+from servebound.core.decode import DecodeResult
 from servebound.core.model import ModelAdapter
 from servebound.web.costview import CostView
 from servebound.web.layouts import SystemLayouts
-from servebound.web.pairdata import DecodeView, PrefillView
+from servebound.web.pairdata import PrefillView
 from servebound.web.query import WorkloadQuery
 from servebound.web.records import HardwareFilters, ModelFilters, ModelRow, RankDisplay, RunDisplay, StatsRow
 from servebound.web.site import SiteHardware, SiteModel
@@ -85,7 +86,9 @@ class PairContext:
 
     hw: SiteHardware
     m: SiteModel
-    d: DecodeView
+    #: The decode result record the CLI's --json renders (its JSON names are attributes too).
+    d: DecodeResult
+    notes: Sequence[str]
     p: PrefillView | None
     q: WorkloadQuery
     prefill_error: str | None

@@ -19,7 +19,7 @@ from urllib.parse import quote, urlencode
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
-from servebound.report import fmt_gb, fmt_int, fmt_rate
+from servebound.report import decode_notes, fmt_gb, fmt_int, fmt_rate, workload_assumptions
 from servebound.runs.validation import ReportedRun, validation_json
 from servebound.terminal import visible_value
 from servebound.web import figures
@@ -40,7 +40,6 @@ from servebound.web.page_contexts import (
     ValidationContext,
 )
 from servebound.web.pairdata import (
-    DecodeView,
     PrefillView,
     api_params,
     figure_points,
@@ -297,7 +296,7 @@ class Renderer:
     def pair_context(self, pair: Pair, work: list[Work] | None = None) -> tuple[str, str, str, PairContext]:
         """A pair page's path, title, description and the context its HTML and its mirror share."""
         hw, m = pair.hardware, pair.model
-        d, p = DecodeView.of(pair.decode), PrefillView.of(pair.prefill)
+        d, p = pair.decode_result, PrefillView.of(pair.prefill)
         params = pair.path_params
         single = fmt_rate(d.single_session_tok_s)
         agg = fmt_rate(d.aggregate_tok_s)
@@ -318,6 +317,7 @@ class Renderer:
             hw=hw,
             m=m,
             d=d,
+            notes=decode_notes(d),
             p=p,
             q=pair.query,
             prefill_error=pair.prefill_error,
@@ -330,7 +330,9 @@ class Renderer:
             capacity_bytes=hw.hardware.memory_bytes,
             floor=pair.workload.floor_tok_per_s,
             work=decode_work(pair) + prefill_work(pair) if work is None else work,
-            assumptions=flat_assumptions(d.assumptions),
+            assumptions=flat_assumptions(
+                workload_assumptions(d.workload, hardware=d.hardware, model=d.model, compute=d.compute)
+            ),
             query_string=urlencode(params),
             api_decode=api_decode,
             api_prefill=api_prefill,

@@ -114,60 +114,7 @@ def script_json(data: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-# --- typed views of the decode and prefill numbers a pair page shows ---------------------------------
-
-
-@dataclass(frozen=True)
-class ForcedView:
-    """The decode figures at a forced batch."""
-
-    batch: int
-    aggregate_tok_s: float | None
-    per_session_tok_s: float | None
-
-
-@dataclass(frozen=True)
-class DecodeView:
-    """The decode numbers a pair page shows, typed; read from the contract's JSON view
-    (``decode --json``), so the page and the CLI show the same values."""
-
-    verdict: str
-    resident_bytes: float
-    resident_margin_bytes: float
-    batch_mem: int | None
-    batch_star: int | None
-    kv_alloc_bytes: float
-    kv_read_bytes: float
-    single_session_tok_s: float | None
-    aggregate_tok_s: float | None
-    per_session_tok_s: float | None
-    forced: ForcedView | None
-    notes: tuple[str, ...]
-    assumptions: Mapping[str, Any]
-    memory_power_tok_s: float | None = None
-    large_memory_limit_tok_s: float | None = None
-
-    @classmethod
-    def of(cls, d: Mapping[str, Any]) -> DecodeView:
-        f = d["forced"]
-        forced = None if not f else ForcedView(f["batch"], f["aggregate_tok_s"], f["per_session_tok_s"])
-        return cls(
-            verdict=d["verdict"],
-            resident_bytes=d["resident_bytes"],
-            resident_margin_bytes=d["resident_margin_bytes"],
-            batch_mem=d["batch_mem"],
-            batch_star=d["batch_star"],
-            kv_alloc_bytes=d["kv_alloc_bytes"],
-            kv_read_bytes=d["kv_read_bytes"],
-            single_session_tok_s=d["single_session_tok_s"],
-            aggregate_tok_s=d["aggregate_tok_s"],
-            per_session_tok_s=d["per_session_tok_s"],
-            forced=forced,
-            notes=tuple(d["notes"]),
-            assumptions=d["assumptions"],
-            memory_power_tok_s=d["memory_power_tok_s"],
-            large_memory_limit_tok_s=d["large_memory_limit_tok_s"],
-        )
+# --- the prefill numbers a pair page shows (decode's are the DecodeResult record itself) -------------
 
 
 @dataclass(frozen=True)

@@ -177,6 +177,10 @@ def workload_query(**given: Unpack[QueryValues]) -> WorkloadQuery:
             f"{q['read_context']:,} exceeds alloc_context {DEFAULT_ALLOC_CONTEXT_TOKENS:,} (the default); "
             "raise alloc_context too",
         )
+    if (
+        "alloc_context" in q and "read_context" not in q
+    ):  # as the CLI: L_read defaults to min(32,000, L_alloc)
+        q["read_context"] = min(DEFAULT_READ_CONTEXT_TOKENS, q["alloc_context"])
     query = WorkloadQuery(**q, contexts_given="alloc_context" in q or "read_context" in q)
     if query.draft is None:
         query.workload()  # every remaining check, with the CLI's own messages (a draft is checked once resolved)

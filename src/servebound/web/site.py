@@ -16,6 +16,7 @@ from typing import Any
 
 from servebound.api import decode as api_decode
 from servebound.catalog.hardware import CatalogHardware, DevicePrice
+from servebound.core.decode import DecodeResult
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.prefill import PrefillRange, PrefillResult, prefill, prefill_range
@@ -316,7 +317,7 @@ class Pair:
     model: SiteModel
     query: WorkloadQuery
     workload: Workload
-    decode_result: Any
+    decode_result: DecodeResult
     decode: dict[str, Any]
     prefill_result: PrefillResult | None
     prefill_range: PrefillRange | None

@@ -1,17 +1,17 @@
 """Show the work: each result's formula with its numbers substituted, and the gate that bound it.
 
-The numbers come from the decode and prefill JSON views (and the core's W_batch for the one term the
-views do not carry); formulas are rendered to MathML on the server (``mathml.py``).
+The numbers come from the decode and prefill result records, the ones the CLI's JSON views render (and
+the core's W_batch for the one term they do not carry); formulas are rendered to MathML on the server (``mathml.py``).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from markupsafe import Markup
 
+from servebound.core.decode import DecodeResult
 from servebound.core.units import GB
 from servebound.web.mathml import check_tex, mathml, tex_number
 from servebound.web.site import Pair
@@ -95,19 +95,19 @@ def _gate(ok: bool, passes: str, fails: str) -> str:
     return f"passes: {passes}" if ok else f"fails: {fails}"
 
 
-def _d_over_kw_numbers(d: dict[str, Any], C: float, R: float) -> str:
+def _d_over_kw_numbers(d: DecodeResult, C: float, R: float) -> str:
     """D / (K W) with the numbers in: the memory-power ceiling's first factor and the whole
     large-memory limit."""
     return (
-        rf"\frac{{{_gb(C)} \times {_rate(R / GB, 'GB/s')}}}{{{_gb(d['kv_alloc_bytes'])} \times "
-        rf"{_gb(d['weight_active_bytes'])}}}"
+        rf"\frac{{{_gb(C)} \times {_rate(R / GB, 'GB/s')}}}{{{_gb(d.kv_alloc_bytes)} \times "
+        rf"{_gb(d.weight_active_bytes)}}}"
     )
 
 
 def decode_work(pair: Pair) -> list[Work]:
     """Resident fit, b_mem, single session, aggregate and per session at b*, memory power."""
-    d = pair.decode
-    w = pair.workload
+    d = pair.decode_result
+    w = d.workload  # as decode resolved it: the O and contexts the numbers were computed with
     hw = pair.hardware.hardware
     model = pair.model.adapter
     C, R, O = hw.memory_bytes, hw.bandwidth_bytes_per_s, w.overhead_bytes  # noqa: E741 (the derivation's names)
@@ -115,47 +115,47 @@ def decode_work(pair: Pair) -> list[Work]:
         _work(
             "resident_margin_bytes",
             "Does it fit?",
-            rf"C - W_{{\mathrm{{resident}}}} - O = {_gb(C)} - {_gb(d['resident_bytes'])} - {_gb(O)}"
-            rf" = {_gb(d['resident_margin_bytes'])}",
+            rf"C - W_{{\mathrm{{resident}}}} - O = {_gb(C)} - {_gb(d.resident_bytes)} - {_gb(O)}"
+            rf" = {_gb(d.resident_margin_bytes)}",
             _gate(
-                d["resident_margin_bytes"] >= 0,
+                d.resident_margin_bytes >= 0,
                 "the weights and overhead fit",
                 "the weights and overhead exceed capacity",
             ),
         )
     ]
-    if d["batch_mem"] is not None:
+    if d.batch_mem is not None:
         out.append(
             _work(
                 "batch_mem",
                 "How many sessions fit?",
                 rf"b_{{\mathrm{{mem}}}} = \left\lfloor \frac{{C - W_{{\mathrm{{resident}}}} - O}}"
                 rf"{{K_{{\mathrm{{alloc}}}}({tex_number(w.alloc_context_tokens)})}} \right\rfloor"
-                rf" = \left\lfloor \frac{{{_gb(d['resident_margin_bytes'])}}}{{{_gb(d['kv_alloc_bytes'])}}} \right\rfloor"
-                rf" = {tex_number(d['batch_mem'])}",
+                rf" = \left\lfloor \frac{{{_gb(d.resident_margin_bytes)}}}{{{_gb(d.kv_alloc_bytes)}}} \right\rfloor"
+                rf" = {tex_number(d.batch_mem)}",
                 _gate(
-                    d["batch_mem"] >= 1,
+                    d.batch_mem >= 1,
                     "at least one session fits",
                     "one session's reserved cache does not fit",
                 ),
             )
         )
-    if d["single_session_tok_s"] is not None:
+    if d.single_session_tok_s is not None:
         w1 = float(model.weights.batch(1, w.expert_traffic))
-        ok = d["single_session_tok_s"] >= w.floor_tok_per_s
+        ok = d.single_session_tok_s >= w.floor_tok_per_s
         out.append(
             _work(
                 "single_session_tok_s",
                 "How fast is one session?",
                 rf"r(1) = \frac{{R}}{{W_{{\mathrm{{batch}}}}(1) + K_{{\mathrm{{read}}}}({tex_number(w.read_context_tokens)})}}"
-                rf" = \frac{{{_rate(R / GB, 'GB/s')}}}{{{_gb(w1)} + {_gb(d['kv_read_bytes'])}}}"
-                rf" = {_rate(d['single_session_tok_s'])}",
+                rf" = \frac{{{_rate(R / GB, 'GB/s')}}}{{{_gb(w1)} + {_gb(d.kv_read_bytes)}}}"
+                rf" = {_rate(d.single_session_tok_s)}",
                 f"{'clears' if ok else 'is below'} the floor r* = {w.floor_tok_per_s:g} tok/s",
             )
         )
-    if d["batch_star"] is not None:
-        b = d["batch_star"]
-        by = d["batch_limited_by"]
+    if d.batch_star is not None:
+        b = d.batch_star
+        by = d.batch_limited_by
         gate = {
             "memory": "memory bounds the batch: b* = b_mem, and every fitting batch clears the floor",
             "floor": f"the floor bounds the batch: r(b*+1) would fall below {w.floor_tok_per_s:g} tok/s",
@@ -165,59 +165,59 @@ def decode_work(pair: Pair) -> list[Work]:
         }.get(by or "", "")
         memory_line = (
             rf"\frac{{R}}{{W_{{\mathrm{{batch}}}}(b^*)/b^* + K_{{\mathrm{{read}}}}}}"
-            rf" = \frac{{{_rate(R / GB, 'GB/s')}}}{{{_gb(d['bytes_per_token_at_star'])}}}"
+            rf" = \frac{{{_rate(R / GB, 'GB/s')}}}{{{_gb(d.bytes_per_token_at_star)}}}"
         )
-        if d.get("bound_by") == "compute" and d.get("compute_tok_s_at_star") is not None:
+        if d.bound_by == "compute" and d.compute_tok_s_at_star is not None:
             tex = (
                 rf"T(b^*) = \min\left(\frac{{R}}{{q(b^*)}}, \frac{{b^*}}{{t_{{\mathrm{{cmp}}}}(b^*)}}\right)"
-                rf" = \min\left({_rate(d['memory_tok_s_at_star'])}, {_rate(d['compute_tok_s_at_star'])}\right)"
-                rf" = {_rate(d['aggregate_tok_s'])},\quad b^* = {tex_number(b)}"
+                rf" = \min\left({_rate(d.memory_tok_s_at_star)}, {_rate(d.compute_tok_s_at_star)}\right)"
+                rf" = {_rate(d.aggregate_tok_s)},\quad b^* = {tex_number(b)}"
             )
         else:
-            tex = rf"T(b^*) = {memory_line} = {_rate(d['aggregate_tok_s'])},\quad b^* = {tex_number(b)}"
+            tex = rf"T(b^*) = {memory_line} = {_rate(d.aggregate_tok_s)},\quad b^* = {tex_number(b)}"
         out.append(_work("aggregate_tok_s", "Useful throughput across sessions", tex, gate))
         out.append(
             _work(
                 "per_session_tok_s",
                 "Each session at b*",
-                rf"r(b^*) = \frac{{T(b^*)}}{{b^*}} = \frac{{{_rate(d['aggregate_tok_s'])}}}{{{tex_number(b)}}}"
-                rf" = {_rate(d['per_session_tok_s'])} \geq r^* = {tex_number(w.floor_tok_per_s)}",
+                rf"r(b^*) = \frac{{T(b^*)}}{{b^*}} = \frac{{{_rate(d.aggregate_tok_s)}}}{{{tex_number(b)}}}"
+                rf" = {_rate(d.per_session_tok_s)} \geq r^* = {tex_number(w.floor_tok_per_s)}",
                 "the floor holds at b*",
             )
         )
     d_over_kw = r"\frac{CR}{K_{\mathrm{alloc}} W_{\mathrm{active}}}"
     d_over_kw_numbers = _d_over_kw_numbers(d, C, R)
-    if d["memory_power_tok_s"] is not None:
+    if d.memory_power_tok_s is not None:
         out.append(
             _work(
                 "memory_power_tok_s",
                 "Memory-power ceiling (the loose orientation line)",
                 rf"{d_over_kw}\left(1 - \frac{{W_{{\mathrm{{resident}}}} + O}}{{C}}\right)"
-                rf" = {d_over_kw_numbers}\left(1 - \frac{{{_gb(d['resident_bytes'])} + {_gb(O)}}}{{{_gb(C)}}}\right)"
-                rf" = {_rate(d['memory_power_tok_s'])}",
+                rf" = {d_over_kw_numbers}\left(1 - \frac{{{_gb(d.resident_bytes)} + {_gb(O)}}}{{{_gb(C)}}}\right)"
+                rf" = {_rate(d.memory_power_tok_s)}",
                 "ignores per-session context reads, so it sits above the KV-aware ceiling",
             )
         )
-    if d["large_memory_limit_tok_s"] is not None:
+    if d.large_memory_limit_tok_s is not None:
         out.append(
             _work(
                 "large_memory_limit_tok_s",
                 "Large-memory limit (the loosest line)",
-                rf"{d_over_kw} = {d_over_kw_numbers} = {_rate(d['large_memory_limit_tok_s'])}",
+                rf"{d_over_kw} = {d_over_kw_numbers} = {_rate(d.large_memory_limit_tok_s)}",
                 "drops the resident model and overhead as well: the simplified D/(KW)",
             )
         )
-    if d["forced"] is not None:
-        f = d["forced"]
+    if d.forced is not None:
+        f = d.forced
         out.append(
             _work(
                 "forced",
-                f"At the batch you chose ({f['batch']:,})",
-                rf"T({tex_number(f['batch'])}) = {_rate(f['aggregate_tok_s'])},\quad "
-                rf"r({tex_number(f['batch'])}) = {_rate(f['per_session_tok_s'])}",
-                ("clears" if f["clears_floor"] else "does not clear")
+                f"At the batch you chose ({f.batch:,})",
+                rf"T({tex_number(f.batch)}) = {_rate(f.aggregate_tok_s)},\quad "
+                rf"r({tex_number(f.batch)}) = {_rate(f.per_session_tok_s)}",
+                ("clears" if f.clears_floor else "does not clear")
                 + " the floor"
-                + ("" if f["fits_memory"] else "; this batch does not fit in memory"),
+                + ("" if f.fits_memory else "; this batch does not fit in memory"),
             )
         )
     return out

@@ -1,0 +1,235 @@
+"""One question, one answer: over a few hundred sampled (hardware, model, workload) cases from the catalog
+(fixed seed, the issue's pairs first), every surface gives the same verdict and the same numbers.
+
+The surfaces: `servebound decode --json`, the Python API's to_dict(), /api/decode, the pair page, the
+hardware page's row, the model page's row, /models?fits=, `servebound rank --json`'s row and calc.js run on
+the pair page's own pair-data. The tables and rank answer at the default workload (and rank takes the
+context, overhead and floor flags too), so those cases are compared there.
+"""
+
+from __future__ import annotations
+
+import html as html_lib
+import json
+import random
+import re
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import pytest
+from fastapi.testclient import TestClient
+
+import servebound
+from servebound.cli import main
+from servebound.report import fmt_int, fmt_rate
+from servebound.web import create_app
+from servebound.web.site import fmt_seconds
+from tests.web.surfaces import Shown, fits_row, rank_row
+from tests.web.test_conformance import CALC, node
+
+RUNNER = Path(__file__).with_name("run_pair_data.js")
+SEED = 18
+CASES = 300
+#: Machines whose tables the default cases read (each page and ranking once); rankings under a
+#: non-default workload are compared for the first few such cases (a ranking costs a catalog's worth).
+TABLE_MACHINES = 10
+RANKED_WORKLOADS = 6
+
+#: The issue's pairs, whose tables disagreed with their pair pages.
+ISSUE_PAIRS = [
+    ("nvidia-rtx-4090", "qwen3-30b-a3b-q4_k_m"),
+    ("nvidia-rtx-5090", "qwen3-30b-a3b-q4_k_m"),
+    ("8x-nvidia-b300", "qwen3-30b-a3b-q4_k_m"),
+    ("nvidia-rtx-4090", "gemma-4-26b-a4b-nvfp4"),
+]
+
+#: The workload values a case may set: query parameter -> (CLI flag, choices).
+KNOBS: dict[str, tuple[str, tuple[Any, ...]]] = {
+    "overhead_gb": ("--overhead-gb", (0.5, 2.0, 8.0, 24.0)),
+    "alloc_context": ("--alloc-context", (4096, 32768, 131072)),
+    "floor": ("--floor", (5.0, 20.0, 60.0)),
+    "batch": ("--batch", (1, 8, 64)),
+    "expert_traffic": ("--expert-traffic", ("minimum",)),
+}
+#: The flags `rank` takes as well.
+RANK_KNOBS = {"overhead_gb", "alloc_context", "read_context", "floor"}
+
+
+@dataclass(frozen=True)
+class Case:
+    hardware: str
+    model: str
+    workload: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def flags(self) -> list[str]:
+        flag = {**{k: v[0] for k, v in KNOBS.items()}, "read_context": "--read-context"}
+        return [
+            part
+            for key, value in self.workload.items()
+            for part in (flag[key], f"{value:g}" if isinstance(value, float) else str(value))
+        ]
+
+    @property
+    def query(self) -> str:
+        return urlencode({k: f"{v:g}" if isinstance(v, float) else v for k, v in self.workload.items()})
+
+
+def sample_cases(hardware: list[str], models: list[str]) -> list[Case]:
+    """The issue's pairs, then random cases: 60 % with a random workload on any machine, the rest at the
+    default answer on a pool of machines (whose pages and rankings are read once each)."""
+    rng = random.Random(SEED)
+    pool = sorted({h for h, _ in ISSUE_PAIRS} | set(rng.sample(hardware, TABLE_MACHINES - 3)))
+    cases = [Case(h, m) for h, m in ISSUE_PAIRS]
+    while len(cases) < CASES:
+        workload: dict[str, Any] = {}
+        if rng.random() < 0.6:
+            for key, (_, choices) in KNOBS.items():
+                if rng.random() < 0.35:
+                    workload[key] = rng.choice(choices)
+            if "alloc_context" in workload and rng.random() < 0.6:
+                workload["read_context"] = rng.randint(1, workload["alloc_context"])
+        cases.append(Case(rng.choice(hardware if workload else pool), rng.choice(models), workload))
+    return cases
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[TestClient]:
+    yield TestClient(create_app())
+
+
+def cli_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
+    status = main([*args, "--json"])
+    out, err = capsys.readouterr()
+    assert status == 0, (args, err)
+    data: dict[str, Any] = json.loads(out)
+    return data
+
+
+def pair_page(client: TestClient, case: Case) -> tuple[dict[str, str], str, dict[str, Any]]:
+    """The pair page's shown numbers (its data-k spans), its verdict and its pair-data."""
+    text = client.get(f"/pair/{case.hardware}/{case.model}?{case.query}").text
+    verdict = re.search(r'<p class="verdict v ([a-z_]+)"', text)
+    data = re.search(r'<script type="application/json" id="pair-data">(.*?)</script>', text, flags=re.S)
+    assert verdict is not None and data is not None, case
+    shown = {k: html_lib.unescape(v) for k, v in re.findall(r'data-k="([a-z_.]+)"[^>]*>([^<]*)<', text)}
+    return shown, verdict.group(1), json.loads(data.group(1))
+
+
+def expected_text(d: dict[str, Any]) -> dict[str, str]:
+    """What the pair page shows for a decode JSON object, formatted as the page formats it."""
+    out = {
+        "single_session_tok_s": fmt_rate(d["single_session_tok_s"]),
+        "aggregate_tok_s": fmt_rate(d["aggregate_tok_s"]),
+        "per_session_tok_s": fmt_rate(d["per_session_tok_s"]),
+        "batch_mem": fmt_int(d["batch_mem"]),
+        "batch_star": fmt_int(d["batch_star"]),
+    }
+    if d["forced"]:
+        out["forced.aggregate_tok_s"] = fmt_rate(d["forced"]["aggregate_tok_s"])
+        out["forced.per_session_tok_s"] = fmt_rate(d["forced"]["per_session_tok_s"])
+    return out
+
+
+def close(a: float | None, b: float | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return abs(a - b) <= 1e-9 * max(abs(a), abs(b))
+
+
+def test_every_surface_gives_the_same_answer(client: TestClient, capsys: pytest.CaptureFixture[str]) -> None:
+    site = client.app.state.site  # type: ignore[attr-defined]
+    cases = sample_cases(sorted(site.hardware_by_id), sorted(site.models_by_id))
+    rank_by = cache(
+        lambda hw, flags: {
+            r["model"]["id"]: r for r in cli_json(capsys, "rank", "-H", hw, "--all-formats", *flags)["rows"]
+        }
+    )
+    pages, expected, seen = [], [], {"default": 0, "tables": 0, "ranked": 0, "verdicts": set()}
+    for case in cases:
+        cli = cli_json(capsys, "decode", "-H", case.hardware, "-m", case.model, *case.flags)
+        seen["verdicts"].add(cli["verdict"])  # type: ignore[union-attr]
+        assert servebound.decode(case.hardware, case.model, **case.workload).to_dict() == cli, case
+        api = client.get(f"/api/decode?hardware={case.hardware}&model={case.model}&{case.query}").json()
+        assert api == cli, case
+        shown, verdict, data = pair_page(client, case)
+        assert verdict == cli["verdict"], case
+        assert {k: shown[k] for k in expected_text(cli)} == expected_text(cli), case
+        pages.append(data)
+        expected.append(cli)
+        row = Shown(
+            cli["verdict"],
+            fmt_rate(cli["single_session_tok_s"]),
+            fmt_rate(cli["aggregate_tok_s"]),
+            fmt_int(cli["batch_star"]),
+        )
+        if case.workload and set(case.workload) <= RANK_KNOBS and seen["ranked"] < RANKED_WORKLOADS:
+            seen["ranked"] += 1  # type: ignore[operator]
+            prompt = ["--prompt", str(min(8192, case.workload.get("alloc_context", 8192)))]
+            rank = rank_by(case.hardware, (*case.flags, *prompt))[case.model]
+            for key in (
+                "verdict",
+                "batch_mem",
+                "batch_star",
+                "single_session_tok_s",
+                "aggregate_tok_s",
+                "per_session_tok_s",
+            ):
+                assert rank[key] == cli[key], (case, key)
+            assert rank["overhead_gb"] == cli["assumptions"]["overhead_gb"], case
+        if case.workload:
+            continue
+        rank = rank_by(case.hardware, ())[case.model]
+        for key in (
+            "verdict",
+            "batch_mem",
+            "batch_star",
+            "single_session_tok_s",
+            "aggregate_tok_s",
+            "per_session_tok_s",
+        ):
+            assert rank[key] == cli[key], (case, key)
+        seen["default"] += 1  # type: ignore[operator]
+        assert rank_row(client, f"/hardware/{case.hardware}", case.hardware, case.model) == row, case
+        assert rank_row(client, f"/models/{case.model}", case.hardware, case.model) == row, case
+        fits = fits_row(client, case.hardware, case.model)
+        if cli["verdict"] in ("floor_fit", "no_floor"):
+            assert fits == Shown("fits", row.single, row.aggregate), case
+        else:
+            assert fits is None, case
+        if rank["ttft_s"] is not None and rank["prefill_prompt_tokens"] == data["query"]["prompt"]:
+            seen["tables"] += 1  # type: ignore[operator]
+            assert shown["prefill.time_s"] == fmt_seconds(rank["ttft_s"]), case
+    # calc.js on each page's own pair-data, as the page's script recomputes it
+    calc = run_calc(pages)
+    for case, cli, got in zip(cases, expected, calc, strict=True):
+        assert got["verdict"] == cli["verdict"], case
+        for key in ("batch_mem", "batch_star"):
+            assert got[key] == cli[key], (case, key)
+        for key in ("single_session_tok_s", "aggregate_tok_s", "per_session_tok_s"):
+            assert close(got[key], cli[key]), (case, key, got[key], cli[key])
+    assert seen["verdicts"] == {"floor_fit", "no_floor", "no_session_fit", "no_resident_fit"}
+    assert seen["default"] >= 100 and seen["tables"] >= 20, seen
+
+
+def run_calc(pages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "pages.json"
+        path.write_text(json.dumps(pages, allow_nan=False))
+        done = subprocess.run(
+            [node(), str(RUNNER), str(path), str(CALC)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr
+    result: list[dict[str, Any]] = json.loads(done.stdout)
+    return result
