@@ -149,7 +149,7 @@ models = list_models(native_only=False)
 catalog = load_hardware_catalog()
 print(json.dumps({
     "models": [[m.id, m.base_id, m.weight_format, m.native,
-                _record_cache.encode(m.imported, snapshot.profile_kinds())] for m in models],
+                _record_cache.encode(m.imported, snapshot.profile_kinds()), _record_cache.encode(m.adapter)] for m in models],
     "hardware": [_record_cache.encode(e, snapshot.hardware_kinds()) for e in catalog],
     "index": dict(catalog.index),
     "stored": stored,
@@ -187,6 +187,7 @@ def test_the_catalog_snapshot_equals_a_rebuild(tmp_path: Path) -> None:
                 m.weight_format,
                 m.native,
                 _record_cache.encode(m.imported, snapshot.profile_kinds()),
+                _record_cache.encode(m.adapter),
             ]
             for m in list_models(native_only=False)
         ],
