@@ -149,7 +149,7 @@ models = list_models(native_only=False)
 catalog = load_hardware_catalog()
 print(json.dumps({
     "models": [[m.id, m.base_id, m.weight_format, m.native,
-                _record_cache.encode(m.imported, snapshot.profile_kinds())] for m in models],
+                _record_cache.encode(m.imported, snapshot.profile_kinds()), _record_cache.encode(m.adapter)] for m in models],
     "hardware": [_record_cache.encode(e, snapshot.hardware_kinds()) for e in catalog],
     "index": dict(catalog.index),
     "stored": stored,
@@ -187,6 +187,7 @@ def test_the_catalog_snapshot_equals_a_rebuild(tmp_path: Path) -> None:
                 m.weight_format,
                 m.native,
                 _record_cache.encode(m.imported, snapshot.profile_kinds()),
+                _record_cache.encode(m.adapter),
             ]
             for m in list_models(native_only=False)
         ],
@@ -196,3 +197,29 @@ def test_the_catalog_snapshot_equals_a_rebuild(tmp_path: Path) -> None:
     for key, value in rebuilt.items():
         assert second[key] == value == first[key], key
     assert len(rebuilt["models"]) == len(profile_ids())
+
+
+def test_a_plain_decode_json_imports_no_rich_and_no_typer_pydantic_path(tmp_path: Path) -> None:
+    """With the command-line spec kept (the first run keeps it), a decode --json is parsed by
+    servebound.cli.fast: neither Typer's per-parameter pydantic adapters nor rich are imported, and
+    the answer is the one Typer's path gives."""
+    code = f"from servebound.cli import console_main\nimport sys\nsys.argv[1:] = {DECODE!r}\nconsole_main()"
+    probe = code.replace("console_main()", "try:\n    console_main()\nexcept SystemExit:\n    pass")
+    env = {"SERVEBOUND_CACHE_DIR": str(tmp_path)}
+    first_modules, first = loaded_modules(probe, env)
+    assert "typer._adapters" in first_modules  # the first run: Typer parses, and its spec is kept
+    modules, out = loaded_modules(probe, env)
+    assert out == first
+    assert not {m for m in modules if m == "rich" or m.startswith(("rich.", "pydantic"))}
+    assert not modules & {"typer._adapters", "typer.rich_utils", "pydantic", "pydantic_core"}
+
+
+def test_kept_help_is_typers_help_and_imports_no_formatter(tmp_path: Path) -> None:
+    env = {"SERVEBOUND_CACHE_DIR": str(tmp_path), "COLUMNS": "90"}
+    for args in (["--help"], ["decode", "--help"]):
+        code = f"from servebound import _record_cache\nfrom servebound.cli import main\n_record_cache.enable()\nmain({args!r})"
+        _, typer_text = loaded_modules(code, {**env, "SERVEBOUND_CACHE_DIR": "off"})
+        loaded_modules(code, env)  # printed by Typer, and kept
+        modules, kept = loaded_modules(code, env)
+        assert kept == typer_text and "Usage: servebound" in kept
+        assert not {m for m in modules if m.startswith(("typer", "rich", "servebound.cli.decode_cmd"))}

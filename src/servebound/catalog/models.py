@@ -9,10 +9,11 @@ in a profile can be shown from its config (``servebound models show ID --explain
 
 from __future__ import annotations
 
+import functools
 import hashlib
-from collections.abc import Mapping
-from dataclasses import dataclass
-from functools import cache
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cache, cached_property
 from importlib import resources
 from typing import Annotated, Any
 
@@ -25,7 +26,6 @@ from servebound.catalog.snapshot import Place
 from servebound.core.formats import FORMATS
 from servebound.core.model import ModelAdapter
 from servebound.errors import InputError, check_id_length
-from servebound.files import validation_to_input_error
 from servebound.importers.audit import ImportedModel
 from servebound.importers.hf.llama_cpp import LLAMA_CPP_MIXES
 
@@ -73,15 +73,18 @@ class CatalogModel:
     base_id: str
     weight_format: str
     native: bool
-    imported: ImportedModel
+    adapter: ModelAdapter
+    #: The rest of the import (derivation steps, counts, facts), read when first asked for: a ranking
+    #: needs the adapter alone.
+    audit: Callable[[], ImportedModel] = field(repr=False, compare=False)
+
+    @cached_property
+    def imported(self) -> ImportedModel:
+        return self.audit()
 
     @property
     def entry(self) -> ModelEntry:
         return _entries()[self.base_id]
-
-    @property
-    def adapter(self) -> ModelAdapter:
-        return self.imported.adapter
 
     @property
     def name(self) -> str:
@@ -129,6 +132,8 @@ def model_index() -> tuple[ModelEntry, ...]:
     try:
         index = ModelIndex.model_validate(bounded.parse_toml(_data_text("models.toml"), "models.toml"))
     except ValidationError as exc:
+        from servebound.files import validation_to_input_error
+
         raise validation_to_input_error(exc, "models.toml: ") from None
     return tuple(index.model)
 
@@ -195,8 +200,15 @@ def _build(profile_id: str) -> CatalogModel:
     """A profile: from the snapshot where there is one, else imported from its config."""
     base, fmt, native = _profile_ids()[profile_id]
     stored = snapshot.stored_profiles()
-    if stored is not None and profile_id in stored.encoded:
-        return CatalogModel(profile_id, base, fmt, native, stored.imported(profile_id))
+    if stored is not None and profile_id in stored.adapters:
+        return CatalogModel(
+            profile_id,
+            base,
+            fmt,
+            native,
+            stored.adapter(profile_id),
+            functools.partial(stored.imported, profile_id),
+        )
     return _import_profile(profile_id)
 
 
@@ -226,7 +238,8 @@ def _import_profile(profile_id: str) -> CatalogModel:
             "kind": "hf config.json",
         },
     )
-    return CatalogModel(profile_id, entry.id, fmt, native, replace(imported, adapter=adapter))
+    whole = replace(imported, adapter=adapter)
+    return CatalogModel(profile_id, entry.id, fmt, native, adapter, lambda: whole)
 
 
 def all_profiles() -> list[CatalogModel]:

@@ -31,6 +31,7 @@ from servebound.errors import InputError
 
 if TYPE_CHECKING:
     from servebound.catalog.hardware import CatalogHardware
+    from servebound.core.model import ModelAdapter
     from servebound.importers.audit import ImportedModel
 
 #: The snapshot files' sizes are bounded like every file read (the profiles' is about 10 MB).
@@ -61,15 +62,27 @@ def hardware_kinds() -> dict[str, type]:
 
 @dataclass(frozen=True)
 class StoredProfiles:
-    """The profile snapshot: each profile's place, in catalog order, and its encoded import (decoded
-    on first use, one profile at a time)."""
+    """The profile snapshot: each profile's place, in catalog order, its encoded adapter and the rest
+    of its import as JSON text (each decoded on first use, one profile at a time: a ranking reads the
+    adapters alone)."""
 
     places: Mapping[str, Place]
-    encoded: Mapping[str, Any]
+    adapters: Mapping[str, Any]
+    audits: Mapping[str, str]
+
+    def adapter(self, profile_id: str) -> ModelAdapter:
+        value: ModelAdapter = _record_cache.decode(self.adapters[profile_id], profile_kinds())
+        return value
 
     def imported(self, profile_id: str) -> ImportedModel:
-        value: ImportedModel = _record_cache.decode(self.encoded[profile_id], profile_kinds())
-        return value
+        from servebound.importers.audit import ImportedModel
+
+        kinds = profile_kinds()
+        rest = {
+            key: _record_cache.decode(value, kinds)
+            for key, value in json.loads(self.audits[profile_id]).items()
+        }
+        return ImportedModel(adapter=self.adapter(profile_id), **rest)
 
 
 def _path(stem: str) -> Path | None:
@@ -117,10 +130,12 @@ def _profiles_at(path: Path) -> StoredProfiles | None:
     if not isinstance(content, dict):
         return None
     rows = content.get("profiles")
-    if not isinstance(rows, list) or not all(isinstance(row, list) and len(row) == 5 for row in rows):
+    if not isinstance(rows, list) or not all(isinstance(row, list) and len(row) == 6 for row in rows):
         return None
     places = {str(row[0]): (str(row[1]), str(row[2]), bool(row[3])) for row in rows}
-    return StoredProfiles(places, {str(row[0]): row[4] for row in rows})
+    return StoredProfiles(
+        places, {str(row[0]): row[4] for row in rows}, {str(row[0]): str(row[5]) for row in rows}
+    )
 
 
 def store_profiles(rows: Iterable[tuple[str, Place, ImportedModel]]) -> None:
@@ -139,7 +154,9 @@ def store_profiles(rows: Iterable[tuple[str, Place, ImportedModel]]) -> None:
             return
         if not same_encoding(_record_cache.decode(json.loads(json.dumps(entry)), kinds), entry, kinds):
             return
-        out.append([profile_id, base, fmt, native, entry])
+        fields = entry["fields"]
+        adapter = fields.pop("adapter")
+        out.append([profile_id, base, fmt, native, adapter, json.dumps(fields)])
     _write("profiles", {"profiles": out})
     _read.cache_clear()
     _profiles_at.cache_clear()

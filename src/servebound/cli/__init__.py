@@ -4,20 +4,24 @@
 fast: the root group (``LazyGroup``) lists the commands from ``COMMANDS`` and imports only the module of
 the command it runs, so `servebound --help` imports no command and `servebound decode` no web stack.
 ``servebound.cli.app`` is the same app with every command registered, for tools that walk them all.
+Where the record cache is on (the console script), ``cli.fast`` answers plain help and parses the hot
+commands from what Typer declared and printed before, so those never build Typer's command; the
+Typer side (``LazyGroup``, ``root_app``) lives in ``cli.launcher`` and is imported only when needed.
 """
 
 from __future__ import annotations
 
+import errno
 import inspect
 import sys
-from importlib import import_module
-from typing import Annotated, Any
-
-import typer
-from typer.core import TyperCommand, TyperGroup
+from typing import TYPE_CHECKING, Any
 
 from servebound.errors import InputError
 from servebound.terminal import visible
+
+if TYPE_CHECKING:
+    from servebound.cli.launcher import LazyGroup as LazyGroup
+    from servebound.cli.launcher import root_app as root_app
 
 #: The tool's one-line description (the root of `servebound --help`).
 HELP = "How fast can this machine serve this LLM? Ceilings from first principles."
@@ -85,94 +89,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-def _registered(app: typer.Typer, name: str) -> Any:
-    """The click command or group ``name`` as registered on ``app`` (None when it is not)."""
-    for info in app.registered_commands:
-        if (info.name or (info.callback and info.callback.__name__)) == name:
-            return typer.main.get_command_from_info(
-                info,
-                pretty_exceptions_short=app.pretty_exceptions_short,
-                rich_markup_mode=app.rich_markup_mode,
-            )
-    for group in app.registered_groups:
-        if group.name == name:
-            return typer.main.get_group_from_info(
-                group,
-                pretty_exceptions_short=app.pretty_exceptions_short,
-                suggest_commands=app.suggest_commands,
-                rich_markup_mode=app.rich_markup_mode,
-            )
-    return None
-
-
-class LazyGroup(TyperGroup):
-    """The root command: lists COMMANDS, imports a command's module only when that command runs."""
-
-    _listing = False
-
-    def list_commands(self, ctx: Any) -> list[str]:
-        return [*COMMANDS, *(name for name in self.commands if name not in COMMANDS)]
-
-    def get_command(self, ctx: Any, cmd_name: str) -> Any:
-        if cmd_name in self.commands:
-            return self.commands[cmd_name]
-        if self._listing and cmd_name in COMMANDS:  # the root help: name and help line only
-            return TyperCommand(name=cmd_name, help=COMMANDS[cmd_name][1])
-        module = COMMANDS[cmd_name][0] if cmd_name in COMMANDS else "app"  # app: every module
-        import_module(f"servebound.cli.{module}")
-        from servebound.cli.common import app
-
-        command = _registered(app, cmd_name)
-        if command is not None:
-            self.commands[cmd_name] = command
-        return command
-
-    def format_help(self, ctx: Any, formatter: Any) -> None:
-        self._listing = True
-        try:
-            super().format_help(ctx, formatter)
-        finally:
-            self._listing = False
-
-
-def root_app(cls: type[TyperGroup] | None = None) -> typer.Typer:
-    """The root Typer app with the tool's settings: the launcher's (``LazyGroup``) and the full app's."""
-    app = typer.Typer(
-        cls=cls,
-        name="servebound",
-        help=HELP,
-        no_args_is_help=True,
-        add_completion=False,
-        pretty_exceptions_enable=False,
-    )
-    app.callback()(_root_options)
-    return app
-
-
-def _print_version(value: bool) -> None:
-    if value:
-        from importlib.metadata import PackageNotFoundError, version
-
-        try:
-            number = version("servebound")
-        except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
-            number = "unknown (not installed)"
-        sys.stdout.write(f"servebound {number}\n")
-        raise typer.Exit(0)
-
-
-def _root_options(
-    show_version: Annotated[
-        bool,
-        typer.Option("--version", help="Print the version and exit.", is_eager=True, callback=_print_version),
-    ] = False,
-) -> None:
-    """The root's one option: --version."""
-
-
-_launcher = root_app(LazyGroup)
-
-
 def first_paragraph(text: str | None) -> str:
     """The part of a help text the root listing shows."""
     return " ".join(inspect.cleandoc(text or "").split("\n\n")[0].split())
@@ -181,24 +97,98 @@ def first_paragraph(text: str | None) -> str:
 __all__ = ["COMMANDS", "HELP", "LazyGroup", "main"]
 
 
+def __getattr__(name: str) -> Any:
+    """``LazyGroup`` and ``root_app`` live in ``cli.launcher`` (Typer), imported when asked for."""
+    if name in ("LazyGroup", "root_app", "_launcher"):
+        from servebound.cli import launcher
+
+        return getattr(launcher, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; return the exit status (the console script exits with it)."""
-    command = typer.main.get_command(_launcher)
+    """Run the CLI; return the exit status (the console script exits with it).
+
+    Where the record cache is on, plain help and the hot commands are answered by ``cli.fast`` from
+    what Typer declared and printed before (the same values, text and errors); everything else, and
+    any argument the fast path does not take, goes to Typer."""
+    from servebound.cli import fast
+
+    args = sys.argv[1:] if argv is None else list(argv)
+    kept = fast.help_text(args)
+    if kept is not None:
+        sys.stdout.write(kept)
+        return 0
     try:
-        status = command.main(args=argv, prog_name="servebound", standalone_mode=False)
+        ran, status = _fast_run(args)
+        if not ran:
+            status = _typer_main(args)
     except InputError as error:
         print(f"servebound: error: {visible(str(error))}", file=sys.stderr)
         return 2
-    except typer.Abort:
+    except Exception as error:
+        return _typer_error(error)
+    return status if isinstance(status, int) else 0
+
+
+def _fast_run(args: list[str]) -> tuple[bool, Any]:
+    """``cli.fast.run``, with an interrupt and a closed pipe ending as Typer's own main ends them."""
+    from servebound.cli import fast
+
+    try:
+        return fast.run(args, COMMANDS)
+    except KeyboardInterrupt:
+        return True, 130
+    except OSError as error:
+        if error.errno != errno.EPIPE:
+            raise
+        from typer._click.utils import PacifyFlushWrapper
+
+        sys.stdout = PacifyFlushWrapper(sys.stdout)
+        sys.stderr = PacifyFlushWrapper(sys.stderr)
+        sys.exit(1)
+
+
+def _typer_main(args: list[str]) -> Any:
+    """Typer parses and runs the command (help it prints is kept for ``cli.fast``)."""
+    import typer
+
+    from servebound.cli import fast
+    from servebound.cli.launcher import _launcher
+
+    command = typer.main.get_command(_launcher)
+    asks_help = fast.help_text(args) is None and "--help" in args
+    recorder = fast.Recorder(sys.stdout) if asks_help else None
+    if recorder is not None:
+        sys.stdout = recorder
+    try:
+        status = command.main(args=args, prog_name="servebound", standalone_mode=False)
+    except typer.Exit as done:
+        if recorder is not None and int(getattr(done, "exit_code", 0)) == 0:
+            fast.remember_help(args, recorder.text())
+        raise
+    finally:
+        if recorder is not None:
+            sys.stdout = recorder._stream
+    if recorder is not None and status in (0, None):  # help printed: the exit status is 0
+        fast.remember_help(args, recorder.text())
+    return status
+
+
+def _typer_error(error: Exception) -> int:
+    """Typer's and click's own outcomes as main has always worded them; anything else is raised."""
+    import typer
+
+    if isinstance(error, typer.Abort):
         print("servebound: aborted", file=sys.stderr)
         return 130
-    except typer.Exit as done:
-        return int(getattr(done, "exit_code", 0))
-    except typer.TyperException as error:  # usage errors: a bad flag value, a missing option
+    if isinstance(error, typer.Exit):
+        return int(getattr(error, "exit_code", 0))
+    if isinstance(error, typer.TyperException):  # usage errors: a bad flag value, a missing option
         message = error.format_message() if hasattr(error, "format_message") else str(error)
         print(f"servebound: error: {visible(' '.join(message.split()))}", file=sys.stderr)
         return int(getattr(error, "exit_code", 2))
-    return status if isinstance(status, int) else 0
+    raise error
 
 
 def console_main() -> None:  # pragma: no cover - the console script entry point

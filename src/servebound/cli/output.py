@@ -11,43 +11,78 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Collection, Iterable
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-from rich.console import Console
-from rich.text import Text
 
 from servebound.errors import InputError
 from servebound.strict_json import clean_json
 from servebound.terminal import visible
 
 if TYPE_CHECKING:
+    from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     from servebound.core.steps import Step
 
 
-class SafeConsole(Console):
-    """A console that prints every string (printed text, table cells, progress lines) literally: never
-    read as markup, its control characters made visible (:func:`visible`)."""
+@cache
+def _safe_console_class() -> type[Console]:
+    from rich.console import Console
 
-    def render_str(self, text: str, **kwargs: Any) -> Any:
-        kwargs["markup"] = False
-        return super().render_str(visible(text), **kwargs)
+    class SafeConsole(Console):
+        """A console that prints every string (printed text, table cells, progress lines) literally:
+        never read as markup, its control characters made visible (:func:`visible`)."""
+
+        def render_str(self, text: str, **kwargs: Any) -> Any:
+            kwargs["markup"] = False
+            return super().render_str(visible(text), **kwargs)
+
+    return SafeConsole
+
+
+def __getattr__(name: str) -> Any:
+    if name == "SafeConsole":  # made on first use: rich is imported only where styling is printed
+        return _safe_console_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def strong(text: str) -> Text:
     """``text`` in bold, as written (a piece of a :func:`line`)."""
+    from rich.text import Text
+
     return Text(visible(text), style="bold")
 
 
 def line(*parts: str | Text) -> Text:
     """One printed line from its pieces: plain strings and :func:`strong` ones, none read as markup."""
+    from rich.text import Text
+
     return Text.assemble(*(part if isinstance(part, Text) else visible(part) for part in parts))
 
 
-#: Piped output (files, CI logs, the README examples) is laid out 160 columns wide; a terminal uses its own.
-console = SafeConsole(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 160)
+class _LazyConsole:
+    """The command line's one console, made (and rich imported) on the first print: a --json run
+    never styles anything, so it never imports rich. Every attribute is the real console's."""
+
+    def __init__(self) -> None:
+        self._console: Console | None = None
+
+    def made(self) -> Console:
+        if self._console is None:
+            # Piped output (files, CI logs, the README examples) is laid out 160 columns wide; a
+            # terminal uses its own.
+            width = None if sys.stdout.isatty() else 160
+            self._console = _safe_console_class()(highlight=False, soft_wrap=False, width=width)
+        return self._console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.made(), name)
+
+
+#: The console (a SafeConsole, made on first use).
+console: Console = _LazyConsole()  # type: ignore[assignment]
 
 
 def checked_output(path: Path, formats: dict[str, str], *, overwrite: bool = True) -> str:
@@ -126,7 +161,6 @@ def render_assumptions(assumptions: dict[str, Any]) -> None:
 
 
 __all__ = [
-    "SafeConsole",
     "checked_output",
     "console",
     "line",
