@@ -155,3 +155,25 @@ def test_cli_offload(capsys: pytest.CaptureFixture[str]) -> None:
         == 2
     )
     assert "n_cpu_moe" in capsys.readouterr().err
+
+
+def test_api_and_pair_page_take_the_offload() -> None:
+    from fastapi.testclient import TestClient
+
+    from servebound.web.app import create_app
+
+    client = TestClient(create_app())
+    params = {
+        "hardware": "nvidia-rtx-4090",
+        "model": "gpt-oss-120b",
+        "cpu_moe": "true",
+        "host": "desktop-ddr5-6000-2ch",
+    }
+    body = client.get("/api/decode", params=params).json()
+    assert body["offload"]["host"] == "desktop-ddr5-6000-2ch" and body["verdict"] != "no_resident_fit"
+    page = client.get(
+        "/pair/nvidia-rtx-4090/gpt-oss-120b", params={"cpu_moe": "true", "host": "desktop-ddr5-6000-2ch"}
+    )
+    assert page.status_code == 200 and "Offload (cpu_moe)" in page.text
+    bad = client.get("/api/decode", params={**params, "n_cpu_moe": "3"})
+    assert bad.status_code == 400 and "n_cpu_moe" in bad.text
