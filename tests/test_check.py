@@ -102,13 +102,13 @@ def test_run_above_ceiling_is_flagged_loudly() -> None:
     assert "ABOVE THE CEILING" in format_check(check)
 
 
-def test_missing_compute_mode_follows_the_derivation() -> None:
-    # bf16 is not published: the compute roofline is unavailable, the ceiling is the memory one
-    # (10e9 / 1e12 = 0.01 s for 1000 tokens = 100,000 tok/s), and a warning says which modes exist.
+def test_missing_compute_mode_is_charged_at_the_fastest_published_rate() -> None:
+    # bf16 is not published: the linear math is charged at the fastest rate the row publishes (the
+    # fp16 rate, so the same 10,000 tok/s as fp16), and a warning says which mode was charged instead.
     check = check_run(HW, MODEL, make_run("prefill_tok_s", 8000.0, prompt_tokens=1000, linear_mode="bf16"))
-    assert check.ceiling_tok_per_s == pytest.approx(100_000.0)
-    assert check.bound_by == "memory"
-    assert any("no bf16 rate" in w and "fp16" in w for w in check.warnings)
+    assert check.ceiling_tok_per_s == pytest.approx(10_000.0)
+    assert check.bound_by == "compute"
+    assert any("no bf16 rate" in w and "charged at fp16" in w for w in check.warnings)
 
 
 @settings(max_examples=50, deadline=None)

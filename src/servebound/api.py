@@ -12,6 +12,7 @@ from servebound.core.experts import ExpertTraffic
 from servebound.core.formats import FORMATS, KV_FORMATS
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
+from servebound.core.offload import offload_spec
 from servebound.core.units import GB
 from servebound.core.workload import (
     DEFAULT_ALLOC_CONTEXT_TOKENS,
@@ -84,6 +85,30 @@ def _finite(
     return float(value)
 
 
+def _allocation(
+    kv_allocation: str | KVAllocation | None, engine: str | None, overhead_gb: float | None
+) -> tuple[KVAllocation, tuple[str, float, str] | None]:
+    """The cache allocation (the engine's, which a conflicting --kv-allocation may not contradict) and
+    the engine's overhead convention where O was left to it."""
+    try:
+        asked = None if kv_allocation is None else KVAllocation(kv_allocation)
+    except ValueError:
+        raise InputError("kv_allocation", f"use 'reserved' or 'paged' (got {kv_allocation!r})") from None
+    if engine is None:
+        return asked or KVAllocation.RESERVED, None
+    spec = get_engine(engine)
+    allocation = KVAllocation(spec.kv_allocation)
+    if asked is not None and asked is not allocation:
+        raise InputError(
+            "kv_allocation",
+            f"{asked.value} conflicts with --engine {engine}, whose cache is {allocation.value} "
+            f"({spec.kv_allocation_source}); drop one of them",
+        )
+    if overhead_gb is None and spec.memory_fraction is not None and spec.overhead != "row":
+        return allocation, (spec.overhead, spec.memory_fraction, spec.overhead_source)
+    return allocation, None
+
+
 def make_workload(
     *,
     overhead_gb: float | None = None,
@@ -99,13 +124,22 @@ def make_workload(
     memory_only: bool = False,
     kv_allocation: str | KVAllocation | None = None,
     engine: str | None = None,
+    cpu_moe: bool = False,
+    n_cpu_moe: int | None = None,
+    gpu_layers: int | None = None,
+    host: str | None = None,
+    host_memory_gb: float | None = None,
+    host_bandwidth_gb_per_s: float | None = None,
+    host_link_gb_per_s: float | None = None,
 ) -> Workload:
     """A validated Workload from edge units (GB, tokens, tok/s). Every bad value is an InputError.
 
     ``kv_allocation``: ``reserved`` (the default: each session holds K_alloc(L_alloc)) or ``paged``
     (each holds what it has read, K_alloc(L_read)). ``engine``: one of the engine table's ids
     (``llama.cpp`` ... ``trt-llm``); it sets the allocation (a conflicting ``kv_allocation`` is an
-    error) and, with ``overhead_gb`` None, its own runtime-overhead convention.
+    error) and, with ``overhead_gb`` None, its own runtime-overhead convention. ``cpu_moe``,
+    ``n_cpu_moe``, ``gpu_layers`` put weights in host RAM (``core.offload``), with the host's memory
+    from ``host`` (a host row) or ``host_memory_gb`` and ``host_bandwidth_gb_per_s``.
 
     Contexts left as None take the derivation's defaults (L_alloc = 100,000, L_read = 32,000), capped
     per model at its context limit when the model is shorter; contexts given are used as given.
@@ -136,22 +170,7 @@ def make_workload(
         mode = ExpertTraffic(expert_traffic)
     except ValueError:
         raise InputError("expert_traffic", f"use 'expected' or 'minimum' (got {expert_traffic!r})") from None
-    try:
-        asked = None if kv_allocation is None else KVAllocation(kv_allocation)
-    except ValueError:
-        raise InputError("kv_allocation", f"use 'reserved' or 'paged' (got {kv_allocation!r})") from None
-    allocation, engine_overhead = asked or KVAllocation.RESERVED, None
-    if engine is not None:
-        spec_engine = get_engine(engine)
-        allocation = KVAllocation(spec_engine.kv_allocation)
-        if asked is not None and asked is not allocation:
-            raise InputError(
-                "kv_allocation",
-                f"{asked.value} conflicts with --engine {engine}, whose cache is {allocation.value} "
-                f"({spec_engine.kv_allocation_source}); drop one of them",
-            )
-        if overhead_gb is None and spec_engine.memory_fraction is not None and spec_engine.overhead != "row":
-            engine_overhead = (spec_engine.overhead, spec_engine.memory_fraction, spec_engine.overhead_source)
+    allocation, engine_overhead = _allocation(kv_allocation, engine, overhead_gb)
     speculation = None
     if draft is not None:
         if draft_tokens is None or draft_tokens < 1:
@@ -195,6 +214,15 @@ def make_workload(
         kv_allocation=allocation,
         engine=engine,
         engine_overhead=engine_overhead,
+        offload=offload_spec(
+            cpu_moe=cpu_moe,
+            n_cpu_moe=n_cpu_moe,
+            gpu_layers=gpu_layers,
+            host=host,
+            host_memory_gb=host_memory_gb,
+            host_bandwidth_gb_per_s=host_bandwidth_gb_per_s,
+            host_link_gb_per_s=host_link_gb_per_s,
+        ),
     )
 
 

@@ -241,6 +241,25 @@ def _compute_notes(r: DecodeResult) -> list[str]:
     return notes
 
 
+def _engine_notes(r: DecodeResult) -> list[str]:
+    """The weight format's support on this device, and where the bytes sit when weights are offloaded."""
+    notes: list[str] = []
+    if r.format_support.value != "native":
+        notes.append(f"Weight format {r.format_support.value}: {r.format_support_why}.")
+    off = r.offload
+    if off is not None:
+        dev_s, host_s = off.step_time_split_s
+        notes.append(
+            f"Offload ({off.mode}): {off.device_resident_bytes / GB:,.2f} GB of weights on the device, "
+            f"{off.host_resident_bytes / GB:,.2f} GB in host RAM ({off.host_memory_bytes / GB:,.0f} GB at "
+            f"{off.host_bandwidth_bytes_per_s / GB:,.1f} GB/s{', ' + off.host if off.host else ''})"
+            + ("" if off.host_fits else ": the host's share does not fit in host RAM")
+            + f". A step at b = {off.batch:,} reads {dev_s * 1e3:,.2f} ms on the device plus "
+            f"{host_s * 1e3:,.2f} ms in host memory (t = B_dev/R_dev + B_host/R_host)."
+        )
+    return notes
+
+
 def decode_notes(result: DecodeResult) -> list[str]:
     """Plain sentences explaining the verdict and what would pass a failed gate."""
     r = result
@@ -329,6 +348,7 @@ def decode_notes(result: DecodeResult) -> list[str]:
             "memory-side ceiling only."
         )
     notes.extend(_compute_notes(r))
+    notes.extend(_engine_notes(r))
     if r.memory_power_tok_per_s is None and r.fits:
         notes.append("Memory-power ceiling undefined: the reserved cache per session is zero.")
     if r.forced is not None:

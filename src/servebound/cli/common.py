@@ -97,6 +97,55 @@ EngineOpt = Annotated[
         show_default=False,
     ),
 ]
+CpuMoeOpt = Annotated[
+    bool, typer.Option("--cpu-moe", help="Offload: every routed expert in host RAM (llama.cpp's --cpu-moe).")
+]
+NCpuMoeOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--n-cpu-moe",
+        help="Offload: the experts of N MoE layers in host RAM (llama.cpp's --n-cpu-moe N).",
+        show_default=False,
+    ),
+]
+GpuLayersOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--gpu-layers",
+        help="Offload: N layers on the device, the rest (with their caches) in host RAM (-ngl N).",
+        show_default=False,
+    ),
+]
+HostOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--host",
+        help="Offload: a host memory row (desktop-ddr5-6000-2ch, epyc-9004-ddr5-4800-12ch ...).",
+        show_default=False,
+    ),
+]
+HostMemoryOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--host-memory-gb", help="Offload: host RAM in GB (default: the --host row's).", show_default=False
+    ),
+]
+HostBandwidthOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--host-bandwidth-gb-per-s",
+        help="Offload: host memory bandwidth in GB/s (default: the --host row's).",
+        show_default=False,
+    ),
+]
+HostLinkOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--host-link-gb-per-s",
+        help="Offload: host-to-device link in GB/s for prefill's weight transfers (default 63, PCIe 5.0 x16).",
+        show_default=False,
+    ),
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (the contract's fields).")]
 
 #: None: the hardware row's runtime overhead, or the derivation's 8 GB where the row states none.
@@ -139,6 +188,13 @@ class WorkloadFlags(ContextFlags):
     kv_precision: KVPrecisionOpt = None
     kv_allocation: KVAllocationOpt = None
     engine: EngineOpt = None
+    cpu_moe: CpuMoeOpt = False
+    n_cpu_moe: NCpuMoeOpt = None
+    gpu_layers: GpuLayersOpt = None
+    host: HostOpt = None
+    host_memory_gb: HostMemoryOpt = None
+    host_bandwidth_gb_per_s: HostBandwidthOpt = None
+    host_link_gb_per_s: HostLinkOpt = None
 
     def workload(self, *, draft: str | None = None, **extra: Any) -> Workload:
         """These flags (and a command's own, e.g. ``batch``; ``draft`` a model file or catalog id, loaded
@@ -150,6 +206,13 @@ class WorkloadFlags(ContextFlags):
             draft=load_model(draft, kv_precision=self.kv_precision) if draft else None,
             kv_allocation=self.kv_allocation,
             engine=self.engine,
+            cpu_moe=self.cpu_moe,
+            n_cpu_moe=self.n_cpu_moe,
+            gpu_layers=self.gpu_layers,
+            host=self.host,
+            host_memory_gb=self.host_memory_gb,
+            host_bandwidth_gb_per_s=self.host_bandwidth_gb_per_s,
+            host_link_gb_per_s=self.host_link_gb_per_s,
             **extra,
         )
 

@@ -240,7 +240,17 @@ def render_prefill(r: PrefillResult) -> None:
     table.add_row("compute ceiling", compute, "b L / (A_lin/F_lin + A_attn/F_attn)")
     if r.compute_note:
         table.add_row("compute rates", r.compute_note, "the row lacks a mode's rate")
+    if r.offload is not None:
+        dev_s, host_s = r.offload.step_time_split_s
+        table.add_row(
+            "host weights moved",
+            f"{host_s:,.4f} s",
+            f"{r.offload.mode}: {r.offload.host_bytes_per_token * r.batch * r.prompt_tokens / 1e9:,.2f} GB over "
+            f"min(link, host) per chunk; device memory {dev_s:,.4f} s",
+        )
     table.add_row("combined ceiling", fmt_rate(r.tok_per_s), f"bound by {r.bound_by.value}")
+    if r.format_support.value != "native":
+        table.add_row("weight format", r.format_support.value, r.format_support_why[:120])
     table.add_row("modeled prefill time", f"{r.time_s:,.4f} s", "t_pf,min for the whole batch")
     if r.crossover_tokens is not None:
         table.add_row("crossover S*", f"{r.crossover_tokens:,.0f} tokens", "sweep time = linear math time")

@@ -18,7 +18,7 @@ costs per-session speed.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +29,8 @@ from servebound.core.fields import ResultRecord, documented, documented_property
 from servebound.core.formats import KV_FORMATS
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
+from servebound.core.offload import OffloadReport, offloaded
+from servebound.core.offload import report as offload_report
 from servebound.core.rates import BoundBy, bound_by
 from servebound.core.reading import is_estimate
 from servebound.core.search import largest_true
@@ -222,6 +224,11 @@ class DecodeResult(ResultRecord):
     memory_tok_per_s_at_star: float | None = documented(
         "b* rho / t_mem(b*), the memory line at b*", "tok/s", json="memory_tok_s_at_star", default=None
     )
+    offload: OffloadReport | None = documented(
+        "with --cpu-moe, --n-cpu-moe or --gpu-layers: where the bytes sit and what each tier moves per token "
+        "(null without offload)",
+        default=None,
+    )
 
     @documented_property(
         "FLOPs per emitted token at L_read (null when the model has no prefill fields)", "FLOP"
@@ -383,9 +390,28 @@ def _batch_star(
     return usable, limited_by
 
 
+def _offloaded_decode(hardware: Hardware, model: ModelAdapter, workload: Workload) -> DecodeResult:
+    """Decode over two tiers: the procedure on the effective adapter, with the ``offload`` object."""
+    spec = workload.offload
+    assert spec is not None
+    eff, where, host_margin = offloaded(hardware, model, spec, workload.overhead_bytes)
+    inner = decode(hardware, eff, replace(workload, offload=None))
+    at = inner.batch_star or 1
+    off = offload_report(
+        hardware, model, spec, where, host_margin, at, workload.read_context_tokens, workload.expert_traffic
+    )
+    return replace(inner, workload=workload, offload=off)
+
+
 def decode(hardware: Hardware, model: ModelAdapter, workload: Workload | None = None) -> DecodeResult:
-    """Run the derivation's decode procedure: gates, b_mem, b_rate, the exact floor test, b*, ceilings."""
+    """Run the derivation's decode procedure: gates, b_mem, b_rate, the exact floor test, b*, ceilings.
+
+    With ``workload.offload`` the model runs over two tiers: the same procedure on the effective
+    adapter of :mod:`servebound.core.offload` (t = B_dev / R_dev + B_host / R_host), with ``offload``
+    saying where the bytes sit and what each tier moves per token."""
     workload = (workload or Workload()).for_model(model).for_hardware(hardware)
+    if workload.offload is not None:
+        return _offloaded_decode(hardware, model, workload)
     capacity = hardware.memory_bytes
     bandwidth = hardware.bandwidth_bytes_per_s
     floor = workload.floor_tok_per_s

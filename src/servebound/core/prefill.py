@@ -33,11 +33,13 @@ from __future__ import annotations
 
 import math
 import operator
+from dataclasses import replace
 from typing import TYPE_CHECKING, Literal
 
 from servebound.core.arith import np
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
+from servebound.core.offload import OffloadReport, cache_factor, effective_model, prefill_host_time, split
 from servebound.core.prefill_cost import (
     Evaluation,
     attention_flops_per_token,
@@ -187,6 +189,10 @@ def prefill(
     prompt, chunk, searching, given = _checked_setting(
         model, workload, prompt_tokens, chunk_tokens, ttft_budget_s, batch
     )
+    if workload.offload is not None:
+        return _offloaded_prefill(
+            hardware, model, workload, prompt, chunk, batch, ttft_budget_s, linear_mode, attention_mode
+        )
 
     rates = mode_rates(hardware, shape, linear_mode, attention_mode)
     assumptions = _assumptions(hardware, model, workload, rates)
@@ -269,6 +275,71 @@ def prefill(
         ttft_budget_s=ttft_budget_s,
         ttft_ok=None if ttft_budget_s is None else time <= ttft_budget_s,
         crossover_with_attention_tokens=with_attention,
+    )
+
+
+def _offloaded_prefill(
+    hardware: Hardware,
+    model: ModelAdapter,
+    workload: Workload,
+    prompt: int,
+    chunk: int,
+    batch: int | Literal["max"],
+    ttft_budget_s: float | None,
+    linear_mode: str | None,
+    attention_mode: str | None,
+) -> PrefillResult:
+    """Prefill with weights in host RAM: the device's own traffic and math on the device-tier adapter,
+    and the host tier's weights moved per chunk (``core.offload.prefill_host_time``); the batch takes
+    the larger of the two times (either can overlap the other)."""
+    spec = workload.offload
+    assert spec is not None
+    where = split(model, spec)
+    device_margin = hardware.memory_bytes - where.device_resident_bytes - workload.overhead_bytes
+    host_margin = spec.host_memory_bytes - where.host_resident_bytes
+    device_only = effective_model(model, where, 0.0, cache_factor(where, device_margin, host_margin))
+    r = prefill(
+        hardware,
+        device_only,
+        prompt,
+        workload=replace(workload, offload=None),
+        batch=batch,
+        chunk_tokens=chunk,
+        ttft_budget_s=ttft_budget_s,
+        linear_mode=linear_mode,
+        attention_mode=attention_mode,
+    )
+    host_bytes, host_s = prefill_host_time(
+        model, where, spec, r.batch, prompt, chunk, workload.expert_traffic
+    )
+    tokens = float(r.batch * prompt)
+    time = max(r.time_s, host_s)
+    memory = max(r.memory_time_s, host_s)
+    report = OffloadReport(
+        mode=spec.mode,
+        host=spec.host_id,
+        host_memory_bytes=spec.host_memory_bytes,
+        host_bandwidth_bytes_per_s=spec.host_bandwidth_bytes_per_s,
+        link_bytes_per_s=spec.link_bytes_per_s,
+        device_resident_bytes=where.device_resident_bytes,
+        host_resident_bytes=where.host_resident_bytes,
+        host_fits=host_margin >= 0,
+        batch=r.batch,
+        device_bytes_per_token=r.traffic_bytes / tokens,
+        host_bytes_per_token=host_bytes / tokens,
+        step_time_split_s=(r.memory_time_s, host_s),
+    )
+    return replace(
+        r,
+        workload=workload,
+        time_s=time,
+        tok_per_s=tokens / time,
+        memory_time_s=memory,
+        memory_tok_per_s=tokens / memory,
+        bound_by=bound_by(memory, r.compute_time_s),
+        ttft_ok=None if ttft_budget_s is None else time <= ttft_budget_s,
+        offload=report,
+        verdict=r.verdict if host_margin >= 0 else PrefillVerdict.NO_RESIDENT_FIT,
     )
 
 

@@ -14,6 +14,7 @@ from servebound.core.experts import ExpertTraffic
 from servebound.core.fields import ResultRecord, documented, documented_property
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
+from servebound.core.offload import OffloadReport
 from servebound.core.rates import BoundBy
 from servebound.core.workload import RangeLimit, Workload
 
@@ -158,6 +159,11 @@ class PrefillResult(ResultRecord):
         "attention math) at this batch, the crossing the drawn curve shows (null when compute is unavailable "
         "or one roofline binds at every length)",
         "tokens",
+        default=None,
+    )
+    offload: OffloadReport | None = documented(
+        "with --cpu-moe, --n-cpu-moe or --gpu-layers: where the bytes sit, the bytes per prompt token on each "
+        "tier, and (device memory time, host weight-transfer time) (null without offload)",
         default=None,
     )
 

@@ -9,6 +9,7 @@ from enum import StrEnum
 from servebound.core.experts import ExpertTraffic
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
+from servebound.core.offload import OffloadSpec
 
 #: The derivation's defaults (the original calculator's): O = 8 GB, L_alloc = 100k, L_read = 32k, r* = 20.
 DEFAULT_OVERHEAD_BYTES = 8e9
@@ -100,6 +101,8 @@ class Workload:
     engine_overhead: tuple[str, float, str] | None = None
     #: W_resident, recorded by ``for_model`` for a fraction-of-free convention (``for_hardware`` uses it).
     engine_resident_bytes: float | None = None
+    #: Weights in host RAM (``--cpu-moe``, ``--n-cpu-moe``, ``--gpu-layers``) and the host's memory.
+    offload: OffloadSpec | None = None
 
     @property
     def held_context_tokens(self) -> int:

@@ -16,7 +16,7 @@ from servebound.core.formats import KV_FORMATS
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.prefill import prefill
-from servebound.core.rates import linear_mode_for
+from servebound.core.rates import charge_mode, linear_mode_for
 from servebound.core.units import GB
 from servebound.errors import InputError
 from servebound.runs.measured import (
@@ -52,16 +52,21 @@ def _pick_mode(
     hardware: Hardware, wanted: str | None, model_mode: str, role: str, warnings: list[str]
 ) -> str:
     """The arithmetic mode whose rate charges a prefill path: the run's, else the model's. When the
-    hardware publishes no rate for it, the derivation's rule applies (the compute roofline is
-    unavailable and the prefill ceiling is the memory one) and a warning names the modes it does
-    publish, any of which the caller may charge explicitly when it knows the engine used it."""
+    hardware publishes no rate for it, the rate charged in its place (``core.rates.charge_mode``: the
+    mode engines unpack to, the fastest published rate, or none: memory only) is named in a warning,
+    with the modes the row does publish, any of which the caller may charge explicitly."""
     mode = wanted if wanted is not None else model_mode
     if hardware.compute_rate(mode) is None:
         published = ", ".join(hardware.compute_flop_per_s) or "none"
+        charge = charge_mode(hardware, mode)
+        instead = (
+            "the prefill ceiling is the memory roofline alone (looser)"
+            if charge.mode is None
+            else f"it is charged at {charge.mode} ({charge.reason})"
+        )
         warnings.append(
-            f"hardware '{hardware.id}' has no {mode} rate for the {role} math, so the prefill ceiling is "
-            f"the memory roofline alone (looser); it publishes: {published}. Name the mode the engine "
-            "used (--linear-mode / --attention-mode) to charge its rate"
+            f"hardware '{hardware.id}' has no {mode} rate for the {role} math, so {instead}; it publishes: "
+            f"{published}. Name the mode the engine used (--linear-mode / --attention-mode) to charge its rate"
         )
     return mode
 
@@ -118,6 +123,7 @@ def check_run(
             read_context=run.read_context_tokens,
             batch=run.concurrency,
             expert_traffic=run.expert_traffic,
+            **dict(run.workload_options),  # type: ignore[arg-type]
         )
         result = decode(hw, adapter, workload)
         forced = result.forced
@@ -156,7 +162,10 @@ def check_run(
     _pick_mode(hw, run.attention_mode, adapter.prefill.attention_mode, "attention", warnings)
     alloc = max(run.alloc_context_tokens or run.prompt_tokens, run.prompt_tokens)
     workload = make_workload(
-        overhead_gb=overhead_gb, alloc_context=alloc, read_context=min(alloc, run.prompt_tokens)
+        overhead_gb=overhead_gb,
+        alloc_context=alloc,
+        read_context=min(alloc, run.prompt_tokens),
+        **dict(run.workload_options),  # type: ignore[arg-type]
     )
     batch = 1 if run.metric is Metric.TTFT_S else run.concurrency
     pf = prefill(

@@ -105,6 +105,8 @@ class MeasuredRun:
     model_file_bytes: float | None = None
     command: str | None = None
     notes: tuple[str, ...] = ()
+    #: Extra workload options of the run's setting, as make_workload names them (offload, allocation).
+    workload_options: tuple[tuple[str, object], ...] = ()
 
     @property
     def phase(self) -> Phase:

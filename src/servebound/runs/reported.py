@@ -22,6 +22,19 @@ from servebound.files import validation_to_input_error
 from servebound.runs.measured import Metric
 
 
+class OffloadEntry(BaseModel):
+    """A run's weights in host RAM (llama.cpp's --cpu-moe, --n-cpu-moe N, -ngl N) and the host's memory:
+    the same names as the CLI's offload flags (``servebound.core.offload.offload_spec`` checks them)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    cpu_moe: bool = False
+    n_cpu_moe: int | None = Field(default=None, ge=0)
+    gpu_layers: int | None = Field(default=None, ge=0)
+    host: str | None = None
+    host_memory_gb: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    host_bandwidth_gb_per_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+
+
 class ReportedRunEntry(BaseModel):
     """One ``[[run]]`` of reported_runs.toml (every key is checked; unknown keys are errors)."""
 
@@ -53,6 +66,19 @@ class ReportedRunEntry(BaseModel):
     #: A multi-device run's parallel layout (``tp=2`` for vLLM tensor parallel, ``pp=2`` for llama.cpp's
     #: layer split): the ceiling is then the layout's, with the system's link charged.
     layout: str | None = None
+    #: Weights in host RAM during the run (the ceiling is then the two-tier one of ``core.offload``).
+    offload: OffloadEntry | None = None
+    #: The engine's cache allocation, where it pages (vLLM, SGLang): only the memory-fit note uses it.
+    kv_allocation: Literal["reserved", "paged"] | None = None
+
+    def workload_options(self) -> tuple[tuple[str, object], ...]:
+        """The make_workload options the run's setting adds (offload, cache allocation)."""
+        options: dict[str, object] = {}
+        if self.offload is not None:
+            options.update(self.offload.model_dump(exclude_none=True))
+        if self.kv_allocation is not None:
+            options["kv_allocation"] = self.kv_allocation
+        return tuple(options.items())
 
     @model_validator(mode="after")
     def _setting_matches_metric(self) -> ReportedRunEntry:

@@ -138,6 +138,7 @@ def evaluate_entry(entry: ReportedRunEntry) -> ReportedRun:
         source=entry.source_url,
         label=entry.id,
         expert_traffic=entry.expert_traffic,
+        workload_options=entry.workload_options(),
     )
     check = check_run(entry.hardware, entry.model, run)
     if entry.layout is not None:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from servebound.calc_inputs import hardware_json, model_json
+from servebound.core.offload import offloaded
 from servebound.core.units import GB
 from servebound.report import fmt_rate
 from servebound.web import figures
@@ -80,6 +81,20 @@ def model_data(m: SiteModel) -> dict[str, Any]:
     }
 
 
+def _calculator_model(pair: Pair) -> dict[str, Any]:
+    """The model the page's script recomputes with: with weights offloaded to host RAM, the effective
+    single-tier adapter (``core.offload``: host bytes scaled by R_dev / R_host, the device's residency),
+    so the live figures keep t = B_dev / R_dev + B_host / R_host."""
+    data = model_data(pair.model)
+    spec = pair.workload.offload
+    if spec is None:
+        return data
+    hw = pair.hardware.hardware
+    overhead = pair.workload.for_hardware(hw).overhead_bytes
+    eff, _, _ = offloaded(hw, pair.model.adapter, spec, overhead)
+    return {**data, **{k: v for k, v in model_json(eff).items() if k != "id"}, "embedding_bytes": 0.0}
+
+
 def pair_data(pair: Pair) -> dict[str, Any]:
     """What the page's script needs to recompute in the browser: the adapter and hardware quantities."""
     hw = pair.hardware.hardware
@@ -90,7 +105,7 @@ def pair_data(pair: Pair) -> dict[str, Any]:
             **{k: v for k, v in hardware_json(hw).items() if k != "id"},
             "provenance": hw.provenance,
         },
-        "model": model_data(pair.model),
+        "model": _calculator_model(pair),
         "query": {
             "alloc_context": pair.query.alloc_context,
             "read_context": pair.query.read_context,

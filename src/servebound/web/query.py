@@ -51,6 +51,15 @@ class WorkloadQuery:
     kv_allocation: str | None = None
     #: A serving engine id (the CLI's --engine), or None.
     engine: str | None = None
+    #: Offload (the CLI's --cpu-moe, --n-cpu-moe, --gpu-layers, --host, --host-memory-gb,
+    #: --host-bandwidth-gb-per-s, --host-link-gb-per-s).
+    cpu_moe: bool | None = None
+    n_cpu_moe: int | None = None
+    gpu_layers: int | None = None
+    host: str | None = None
+    host_memory_gb: float | None = None
+    host_bandwidth_gb_per_s: float | None = None
+    host_link_gb_per_s: float | None = None
 
     def workload(self, draft: ModelAdapter | None = None, *, memory_only: bool = False) -> Workload:
         """The same validated Workload the CLI builds from the same flags (``draft``: the resolved
@@ -72,6 +81,13 @@ class WorkloadQuery:
             memory_only=memory_only,
             kv_allocation=self.kv_allocation,
             engine=self.engine,
+            cpu_moe=bool(self.cpu_moe),
+            n_cpu_moe=self.n_cpu_moe,
+            gpu_layers=self.gpu_layers,
+            host=self.host,
+            host_memory_gb=self.host_memory_gb,
+            host_bandwidth_gb_per_s=self.host_bandwidth_gb_per_s,
+            host_link_gb_per_s=self.host_link_gb_per_s,
         )
 
     def params(self) -> dict[str, str]:
@@ -105,6 +121,13 @@ class QueryValues(TypedDict, total=False):
     tokens_per_step: float | None
     kv_allocation: str | None
     engine: str | None
+    cpu_moe: bool | None
+    n_cpu_moe: int | None
+    gpu_layers: int | None
+    host: str | None
+    host_memory_gb: float | None
+    host_bandwidth_gb_per_s: float | None
+    host_link_gb_per_s: float | None
 
 
 #: The workload fields a query string carries, in its order.
@@ -138,17 +161,30 @@ def parse_workload_query(params: Mapping[str, str]) -> WorkloadQuery:
     """
     raw = {k: v for k, v in params.items() if k in QUERY_FIELDS and v is not None and str(v).strip() != ""}
     q: dict[str, Any] = {}
-    for key in ("alloc_context", "read_context", "prompt", "draft_tokens"):
+    for key in ("alloc_context", "read_context", "prompt", "draft_tokens", "n_cpu_moe", "gpu_layers"):
         if key in raw:
             q[key] = _int_param(key, raw[key])
-    for key in ("floor", "overhead_gb", "acceptance", "tokens_per_step"):
+    for key in (
+        "floor",
+        "overhead_gb",
+        "acceptance",
+        "tokens_per_step",
+        "host_memory_gb",
+        "host_bandwidth_gb_per_s",
+        "host_link_gb_per_s",
+    ):
         if key in raw:
             q[key] = _float_param(key, raw[key])
     if "batch" in raw and raw["batch"].strip().lower() != "max":
         q["batch"] = _int_param("batch", raw["batch"])
-    for key in ("expert_traffic", "draft", "kv_allocation", "engine"):
+    for key in ("expert_traffic", "draft", "kv_allocation", "engine", "host"):
         if key in raw:
             q[key] = raw[key].strip()
+    if "cpu_moe" in raw:
+        flag = raw["cpu_moe"].strip().lower()
+        if flag not in ("true", "false", "1", "0"):
+            raise InputError("cpu_moe", f"must be true or false (got {raw['cpu_moe']!r})")
+        q["cpu_moe"] = flag in ("true", "1")
     return workload_query(**q)
 
 

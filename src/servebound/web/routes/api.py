@@ -68,6 +68,21 @@ def workload_params(
     expert_traffic: TrafficParam = "expected",
     kv_allocation: AllocationParam = None,
     engine: EngineParam = None,
+    cpu_moe: Annotated[bool, Query(description="offload: every routed expert in host RAM")] = False,
+    n_cpu_moe: Annotated[
+        int | None, Query(ge=0, description="offload: experts of N MoE layers in host RAM")
+    ] = None,
+    gpu_layers: Annotated[int | None, Query(ge=0, description="offload: N layers on the device")] = None,
+    host: Annotated[str | None, Query(description="offload: a host memory row id")] = None,
+    host_memory_gb: Annotated[
+        float | None, Query(gt=0, allow_inf_nan=False, description="offload: host RAM, GB")
+    ] = None,
+    host_bandwidth_gb_per_s: Annotated[
+        float | None, Query(gt=0, allow_inf_nan=False, description="offload: host memory bandwidth, GB/s")
+    ] = None,
+    host_link_gb_per_s: Annotated[
+        float | None, Query(gt=0, allow_inf_nan=False, description="offload: host-to-device link, GB/s (63)")
+    ] = None,
 ) -> dict[str, Any]:
     """The workload query parameters every ceiling endpoint takes, typed once (a dependency)."""
     return {
@@ -78,6 +93,13 @@ def workload_params(
         "expert_traffic": expert_traffic,
         "kv_allocation": kv_allocation,
         "engine": engine,
+        "cpu_moe": cpu_moe or None,
+        "n_cpu_moe": n_cpu_moe,
+        "gpu_layers": gpu_layers,
+        "host": host,
+        "host_memory_gb": host_memory_gb,
+        "host_bandwidth_gb_per_s": host_bandwidth_gb_per_s,
+        "host_link_gb_per_s": host_link_gb_per_s,
     }
 
 

@@ -1,0 +1,179 @@
+"""Issue 22: weights in host RAM. One decode step reads each tier's bytes at that tier's bandwidth,
+t = B_dev / R_dev + B_host / R_host; prefill moves the host tier's weights per chunk."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from servebound.api import make_workload
+from servebound.catalog.hardware import get_hardware
+from servebound.catalog.models import get_model
+from servebound.cli import main
+from servebound.core.decode import decode
+from servebound.core.offload import HOST_COMPUTE_BELOW, get_host, host_rows
+from servebound.core.prefill import prefill
+from servebound.errors import InputError
+
+
+def test_gpt_oss_120b_mxfp4_on_a_4090_with_80_gb_s_of_host_bandwidth_by_hand() -> None:
+    """--cpu-moe: the 128 routed experts in host RAM, attention and the dense trunk on the card.
+
+    One session at L_read = 32,000: the card reads the always-on weights and the cache at 1,008 GB/s,
+    host RAM reads the k = 4 experts the token routes to at 80 GB/s; the two add.
+    """
+    hw = get_hardware("nvidia-rtx-4090").hardware
+    model = get_model("gpt-oss-120b").adapter  # MXFP4 routed experts, BF16 trunk
+    w = model.weights
+    assert w.experts is not None and (w.experts.routed, w.experts.per_token) == (128, 4)
+    workload = make_workload(cpu_moe=True, host_memory_gb=96, host_bandwidth_gb_per_s=80)
+    r = decode(hw, model, workload)
+    r_dev, r_host = hw.bandwidth_bytes_per_s, 80e9
+    kv_read = float(model.kv_read.bytes_at(32_000))
+    t_dev = (w.always_on_bytes + kv_read) / r_dev
+    t_host = 4 * w.expert_bytes / r_host  # m(1) = k exactly
+    assert r.single_session_tok_per_s == pytest.approx(1.0 / (t_dev + t_host), rel=1e-12)
+    off = r.offload
+    assert off is not None and off.host_fits
+    assert off.device_resident_bytes == pytest.approx(w.always_on_bytes)
+    assert off.host_resident_bytes == pytest.approx(w.embedding_bytes + 128 * w.expert_bytes)
+    # Without offload the 65 GB model does not fit a 24 GB card at all.
+    assert decode(hw, model).verdict.value == "no_resident_fit"
+
+
+def test_n_cpu_moe_and_gpu_layers_split_by_layer() -> None:
+    hw = get_hardware("nvidia-rtx-4090").hardware
+    model = get_model("gpt-oss-120b").adapter
+    assert model.shape is not None and model.shape.moe_layers == 36
+    w = model.weights
+    half = decode(hw, model, make_workload(n_cpu_moe=18, host_memory_gb=96, host_bandwidth_gb_per_s=80))
+    assert half.offload is not None
+    assert half.offload.host_resident_bytes == pytest.approx(w.embedding_bytes + 64 * w.expert_bytes)
+    dense = get_model("llama-3.1-8b-instruct").adapter
+    assert dense.shape is not None
+    layers = dense.shape.layers
+    r = decode(
+        hw, dense, make_workload(gpu_layers=layers // 2, host_memory_gb=64, host_bandwidth_gb_per_s=80)
+    )
+    assert r.offload is not None
+    share = (layers - layers // 2) / layers
+    assert r.offload.host_resident_bytes == pytest.approx(
+        dense.weights.embedding_bytes + share * dense.weights.always_on_bytes
+    )
+    short = {"alloc_context": 8192, "read_context": 4096}
+    full = decode(
+        hw,
+        dense,
+        make_workload(gpu_layers=layers, host_memory_gb=64, host_bandwidth_gb_per_s=80, **short),  # type: ignore[arg-type]
+    )
+    plain = decode(hw, dense, make_workload(**short))  # type: ignore[arg-type]
+    assert plain.single_session_tok_per_s is not None
+    # Every layer on the card: only the (unswept) input embedding sits in host RAM; the speed is the same.
+    assert full.single_session_tok_per_s == pytest.approx(plain.single_session_tok_per_s, rel=1e-12)
+
+
+def test_prefill_moves_the_host_weights_per_chunk() -> None:
+    hw = get_hardware("nvidia-rtx-4090").hardware
+    model = get_model("gpt-oss-120b").adapter
+    w = model.weights
+    workload = make_workload(cpu_moe=True, host_memory_gb=96, host_bandwidth_gb_per_s=80)
+    r = prefill(hw, model, 4096, workload=workload)
+    assert r.offload is not None
+    touched = 128 * (1 - (1 - 4 / 128) ** 4096)
+    host_s = touched * w.expert_bytes / min(63e9, 80e9)
+    assert r.offload.step_time_split_s[1] == pytest.approx(host_s, rel=1e-9)
+    assert r.time_s >= host_s and r.tok_per_s == pytest.approx(4096 / r.time_s)
+    small = prefill(hw, model, HOST_COMPUTE_BELOW - 1, workload=workload)
+    assert small.offload is not None
+    # Below the op-offload threshold the host computes: its weights are read at host bandwidth.
+    assert small.offload.host_bytes_per_token * (HOST_COMPUTE_BELOW - 1) / 80e9 == pytest.approx(
+        small.offload.step_time_split_s[1]
+    )
+
+
+def test_host_rows_and_bad_flags() -> None:
+    assert get_host("epyc-9004-ddr5-4800-12ch").bandwidth_bytes_per_s == pytest.approx(460.8e9)
+    assert get_host("desktop-ddr5-6000-2ch").bandwidth_bytes_per_s == pytest.approx(96e9)
+    assert all("http" in row.source for row in host_rows().values())
+    for kwargs, field in (
+        ({"host": "desktop-ddr5-6000-2ch"}, "host"),
+        ({"cpu_moe": True}, "host_memory_gb"),
+        ({"cpu_moe": True, "host_memory_gb": 64}, "host_bandwidth_gb_per_s"),
+        ({"cpu_moe": True, "gpu_layers": 3, "host": "desktop-ddr5-6000-2ch"}, "gpu_layers"),
+        ({"cpu_moe": True, "host": "nope"}, "host"),
+    ):
+        with pytest.raises(InputError) as err:
+            make_workload(**kwargs)  # type: ignore[arg-type]
+        assert err.value.field == field
+    with pytest.raises(InputError) as err:
+        decode(
+            get_hardware("nvidia-rtx-4090").hardware,
+            get_model("llama-3.1-8b-instruct").adapter,
+            make_workload(cpu_moe=True, host="desktop-ddr5-6000-2ch"),
+        )
+    assert err.value.field == "cpu_moe"
+
+
+def test_cli_offload(capsys: pytest.CaptureFixture[str]) -> None:
+    args = [
+        "decode",
+        "-H",
+        "nvidia-rtx-4090",
+        "-m",
+        "gpt-oss-120b",
+        "--cpu-moe",
+        "--host",
+        "desktop-ddr5-6000-2ch",
+    ]
+    assert main([*args, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    for key in (
+        "device_resident_bytes",
+        "host_resident_bytes",
+        "device_bytes_per_token",
+        "host_bytes_per_token",
+    ):
+        assert data["offload"][key] > 0
+    assert main(args) == 0 and "Offload (cpu_moe)" in capsys.readouterr().out
+    assert (
+        main(
+            [
+                "decode",
+                "-H",
+                "nvidia-rtx-4090",
+                "-m",
+                "gpt-oss-120b",
+                "--n-cpu-moe",
+                "99",
+                "--host-memory-gb",
+                "96",
+                "--host-bandwidth-gb-per-s",
+                "80",
+            ]
+        )
+        == 2
+    )
+    assert "n_cpu_moe" in capsys.readouterr().err
+
+
+def test_api_and_pair_page_take_the_offload() -> None:
+    from fastapi.testclient import TestClient
+
+    from servebound.web.app import create_app
+
+    client = TestClient(create_app())
+    params = {
+        "hardware": "nvidia-rtx-4090",
+        "model": "gpt-oss-120b",
+        "cpu_moe": "true",
+        "host": "desktop-ddr5-6000-2ch",
+    }
+    body = client.get("/api/decode", params=params).json()
+    assert body["offload"]["host"] == "desktop-ddr5-6000-2ch" and body["verdict"] != "no_resident_fit"
+    page = client.get(
+        "/pair/nvidia-rtx-4090/gpt-oss-120b", params={"cpu_moe": "true", "host": "desktop-ddr5-6000-2ch"}
+    )
+    assert page.status_code == 200 and "Offload (cpu_moe)" in page.text
+    bad = client.get("/api/decode", params={**params, "n_cpu_moe": "3"})
+    assert bad.status_code == 400 and "n_cpu_moe" in bad.text
