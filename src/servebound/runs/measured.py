@@ -105,6 +105,11 @@ class MeasuredRun:
     model_file_bytes: float | None = None
     command: str | None = None
     notes: tuple[str, ...] = ()
+    #: The device names the file reports (llama-bench's gpu_info, llama.cpp's device lines), one per
+    #: device; ``servebound check`` matches them to a catalog row when no --hardware is given.
+    hardware_names: tuple[str, ...] = ()
+    #: The model file the run loaded, as the file names it (llama-bench's model_filename).
+    model_path: str | None = None
 
     @property
     def phase(self) -> Phase:
