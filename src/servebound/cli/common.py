@@ -39,6 +39,17 @@ TyperOption.display_type_rich = _flag_shows_no_type  # type: ignore[method-assig
 #: --hardware's help, where a command requires it (HardwareOpt) and where it is one choice of several.
 HARDWARE_HELP = "Hardware file (TOML/JSON), catalog id, NxID, or auto (this machine, detected)."
 HardwareOpt = Annotated[str, typer.Option("--hardware", "-H", help=HARDWARE_HELP)]
+#: --engine: the engine that serves (llama.cpp, ollama, lm-studio, mlx, vllm, sglang, trt-llm); decode and
+#: prefill use it for the expected band beside the ceiling (servebound.runs.band).
+EngineOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--engine",
+        help="The engine you run (llama.cpp, ollama, lm-studio, mlx, vllm, sglang, trt-llm): adds the "
+        "expected band from its published runs (an estimate, not a bound).",
+        show_default=False,
+    ),
+]
 ModelOpt = Annotated[
     str,
     typer.Option(
@@ -183,6 +194,7 @@ __all__ = [
     "DEFAULT_READ",
     "HARDWARE_HELP",
     "AllocOpt",
+    "EngineOpt",
     "ExpertOpt",
     "FloorOpt",
     "HardwareOpt",

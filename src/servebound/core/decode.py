@@ -23,6 +23,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from servebound.core.arith import Values, as_values, maximum
+from servebound.core.band import ExpectedBand
 from servebound.core.decode_compute import DecodeCompute, decode_compute
 from servebound.core.fields import documented, documented_property
 from servebound.core.formats import KV_FORMATS
@@ -208,6 +209,12 @@ class DecodeResult:
     )
     memory_tok_per_s_at_star: float | None = documented(
         "b* rho / t_mem(b*), the memory line at b*", "tok/s", json="memory_tok_s_at_star", default=None
+    )
+    expected: ExpectedBand | None = documented(
+        "with --engine: `{p10_tok_s, p50_tok_s, p90_tok_s, runs, engine, hardware_class, phase, ...}`, the "
+        "single-session ceiling times the 10th/50th/90th percentile of measured / ceiling over published "
+        "batch-1 runs of that engine and hardware class; an estimate, never a bound (null under 5 runs)",
+        default=None,
     )
 
     @documented_property(

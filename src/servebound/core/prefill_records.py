@@ -9,6 +9,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from servebound.core.arith import np
+from servebound.core.band import ExpectedBand
 from servebound.core.experts import ExpertTraffic
 from servebound.core.fields import documented, documented_property
 from servebound.core.hardware import Hardware
@@ -154,6 +155,12 @@ class PrefillResult:
         "attention math) at this batch, the crossing the drawn curve shows (null when compute is unavailable "
         "or one roofline binds at every length)",
         "tokens",
+        default=None,
+    )
+    expected: ExpectedBand | None = documented(
+        "with --engine: `{p10_tok_s, p50_tok_s, p90_tok_s, runs, engine, hardware_class, phase, ...}`, "
+        "tok_s times the 10th/50th/90th percentile of measured / ceiling over published prefill runs of "
+        "that engine and hardware class; an estimate, never a bound (null under 5 runs)",
         default=None,
     )
 
