@@ -13,11 +13,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
+from typing import TYPE_CHECKING
 
 from servebound.core.band import BAND_MIN_RUNS, ExpectedBand, expected_band, leave_one_out_inside
 from servebound.errors import InputError
 from servebound.runs.measured import Metric
-from servebound.runs.reported import ReportedRunEntry, load_reported_runs
+
+if TYPE_CHECKING:  # the run catalog (pydantic) loads only when a band is asked for
+    from servebound.runs.reported import ReportedRunEntry
 
 #: The engines the contract names for --engine (a workload input; the band uses the runs of that engine).
 ENGINES = ("llama.cpp", "ollama", "lm-studio", "mlx", "vllm", "sglang", "trt-llm")
@@ -71,6 +74,8 @@ class BandGroup:
 
 @cache
 def _groups() -> dict[tuple[str, str, str], tuple[ReportedRunEntry, ...]]:
+    from servebound.runs.reported import load_reported_runs
+
     groups: dict[tuple[str, str, str], list[ReportedRunEntry]] = {}
     for entry in load_reported_runs():
         phase = _phase(entry)
