@@ -34,11 +34,11 @@ from servebound.errors import InputError
 #: Deepest nesting of objects/arrays a data file may have (config.json files nest 3 or 4 deep).
 MAX_DEPTH = 64
 
-#: The one exception to "no Infinity": keys real Hugging Face configs write as an unbounded limit
-#: (Python's json writes float("inf") as ``Infinity``; Mamba-2 and Nemotron-H give
-#: ``time_step_limit: [0.0, Infinity]``). servebound never reads them; anywhere else Infinity is
-#: refused, and NaN is refused everywhere.
-UNBOUNDED_KEYS = frozenset({"time_step_limit"})
+#: The one exception to "no Infinity": keys real files write as an unbounded limit (Python's json
+#: writes float("inf") as ``Infinity``; Mamba-2 and Nemotron-H configs give ``time_step_limit: [0.0,
+#: Infinity]``, SGLang's bench_serving results ``"request_rate": Infinity`` for every request at once).
+#: servebound never computes with them; anywhere else Infinity is refused, and NaN is refused everywhere.
+UNBOUNDED_KEYS = frozenset({"time_step_limit", "request_rate"})
 
 
 def _no_duplicates(field: str) -> Any:
@@ -210,11 +210,15 @@ def require_object(data: Any, field: str) -> dict[str, Any]:
 def read_json_values(path: str | os.PathLike[str], field: str, *, max_bytes: int) -> list[Any]:
     """A JSON document, or JSON Lines (one value per line), bounded, under the policy."""
     file = Path(path)
-    raw = read_bytes(file, field, max_bytes=max_bytes)
+    return parse_json_values(read_bytes(file, field, max_bytes=max_bytes), f"{field} {file}")
+
+
+def parse_json_values(raw: bytes, field: str) -> list[Any]:
+    """The bytes of a JSON document, or of JSON Lines (one value per line), under the policy."""
     try:
-        return [parse_json(raw, f"{field} {file}")]
+        return [parse_json(raw, field)]
     except InputError as whole_error:
         lines = [line for line in raw.splitlines() if line.strip()]
         if len(lines) < 2 or "not valid JSON" not in whole_error.problem:
             raise
-        return [parse_json(line, f"{field} {file} line {n}") for n, line in enumerate(lines, start=1)]
+        return [parse_json(line, f"{field} line {n}") for n, line in enumerate(lines, start=1)]

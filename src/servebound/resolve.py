@@ -43,11 +43,35 @@ def _looks_like_file(ref: str) -> bool:
     return ref.lower().endswith(_FILE_SUFFIXES) or "/" in ref or "\\" in ref or _is_file(ref)
 
 
+#: How a checkpoint file starts, whatever its name: GGUF's magic; a safetensors file's little-endian
+#: header length and the opening of its JSON header.
+GGUF_MAGIC = b"GGUF"
+
+
+def sniff_checkpoint(ref: str) -> str | None:
+    """``gguf`` or ``safetensors`` for a file whose first bytes are that format's (an Ollama blob is a
+    GGUF named ``sha256-...``), None otherwise."""
+    try:
+        with open(ref, "rb") as handle:
+            head = handle.read(10)
+    except OSError:
+        return None
+    if head[:4] == GGUF_MAGIC:
+        return "gguf"
+    if len(head) == 10 and head[8:10] == b'{"' and 0 < int.from_bytes(head[:8], "little") < 2**40:
+        return "safetensors"
+    return None
+
+
 def _imported_model(ref: str) -> ModelAdapter | None:
     """A checkpoint file given as a model, imported on the fly with exact bytes (the same as
-    `servebound import gguf|safetensors`); None for a model file. A Hugging Face config.json names
-    the command that converts it, since its weight format is a choice the config does not make."""
+    `servebound import gguf|safetensors`), told apart by name or, for a file named otherwise (an
+    Ollama blob), by its first bytes; None for a model file. A Hugging Face config.json names the
+    command that converts it, since its weight format is a choice the config does not make."""
     name = Path(ref).name.lower()
+    if not name.endswith((".gguf", ".safetensors", ".safetensors.index.json", ".toml", ".json")):
+        kind = sniff_checkpoint(ref)
+        name = f"{name}.{kind}" if kind else name
     if name.endswith(".gguf"):
         from servebound.importers.gguf_file import import_gguf
 
@@ -64,6 +88,14 @@ def _imported_model(ref: str) -> ModelAdapter | None:
             "the checkpoint uses) and pass model.toml",
         )
     return None
+
+
+def hub_gguf_ref(ref: str) -> tuple[str, str] | None:
+    """(repo, quant) of ``org/name:QUANT`` (llama.cpp's -hf form), None for anything else."""
+    from servebound.importers.hf.hub import HUB_GGUF
+
+    match = HUB_GGUF.match(ref.strip())
+    return None if match is None else (match["repo"], match["quant"])
 
 
 def _missing_file(ref: str, wanted: str) -> str:
@@ -129,8 +161,16 @@ def resolve_hardware(ref: str, field: str = "hardware") -> Hardware:
 
 
 def resolve_model(ref: str, field: str = "model") -> ModelAdapter:
-    """A model file path, a GGUF or safetensors checkpoint (imported on the fly), or a catalog model id."""
+    """A model file path, a GGUF or safetensors checkpoint (imported on the fly; recognised by its first
+    bytes whatever its name), ``org/name:QUANT`` (the GGUF of that quantization in a Hub repository,
+    its header read by range requests), or a catalog model id."""
     check_ref_length(ref, field)
+    if not _is_file(ref) and hub_gguf_ref(ref) is not None:
+        from servebound.importers.gguf_file import import_gguf
+        from servebound.importers.hf.hub import fetch_gguf_header
+
+        repo, quant = hub_gguf_ref(ref)  # type: ignore[misc]
+        return import_gguf(fetch_gguf_header(repo, quant)).adapter
     if _looks_like_file(ref):
         if not _is_file(ref):
             raise InputError(field, _missing_file(ref, "a model file, a .gguf or a catalog id"))

@@ -86,6 +86,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "The serving-economics quantities: balance, drain time, trains, price forensics, training.",
     ),
     "models": ("models_cmd", "The model catalog: audited profiles built from real configs."),
+    "fit": (
+        "fit_cmd",
+        "What this machine serves: the models that fit and clear the floor, best first, with format and engine.",
+    ),
 }
 
 

@@ -49,14 +49,28 @@ _RUN_DEFAULTS = RunFlags()
 @with_flags(RunFlags, "run")
 def check_command(
     hardware: Annotated[
-        str, typer.Option("--hardware", "-H", help="The machine the run used (file or catalog id).")
-    ],
+        str | None,
+        typer.Option(
+            "--hardware",
+            "-H",
+            help="The machine the run used (file, catalog id or auto); default: the devices the file names.",
+        ),
+    ] = None,
     model: Annotated[
-        str, typer.Option("--model", "-m", help="The model the run used (file, catalog id or .gguf).")
-    ],
+        str | None,
+        typer.Option(
+            "--model",
+            "-m",
+            help="The model the run used (file, catalog id or .gguf); default: the model file the file names.",
+        ),
+    ] = None,
     file: Annotated[
         Path | None,
-        typer.Option("--file", help="A `llama-bench -o json` or `vllm bench serve --save-result` file."),
+        typer.Option(
+            "--file",
+            help="A result file: llama-bench (markdown, csv, json, jsonl), vLLM or SGLang bench JSON(L), "
+            "MLX-LM or Ollama --verbose output.",
+        ),
     ] = None,
     metric: Annotated[
         str | None,
@@ -81,7 +95,7 @@ def check_command(
     """How close a measured run came to its ceiling: measured / ceiling, flagged loudly above 100%."""
     from servebound.runs.ceiling import check_json, check_run, format_check
     from servebound.runs.measured import make_run
-    from servebound.runs.result_files import read_result_file
+    from servebound.runs.result_files import hardware_from_runs, model_from_runs, read_result_file
 
     if file is not None:
         if measured is not None or metric is not None:
@@ -93,6 +107,8 @@ def check_command(
                 "measured", "give --metric and --measured (or --file with a llama-bench or vLLM result)"
             )
         runs = [make_run(metric, measured, **asdict(run))]
+    hardware = hardware if hardware is not None else hardware_from_runs(runs)
+    model = model if model is not None else model_from_runs(runs)
     checks = [check_run(hardware, model, r, overhead_gb=overhead_gb) for r in runs]
     if json_out:
         print_json({"checks": [check_json(c) for c in checks]})

@@ -268,6 +268,7 @@ __all__ = [
     "DEFAULT_READ",
     "HARDWARE_HELP",
     "AllocOpt",
+    "EngineOpt",
     "ExpertOpt",
     "FloorOpt",
     "HardwareOpt",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -87,6 +87,8 @@ def decode_command(
     json_out: JsonOpt = False,
 ) -> None:
     """Decode ceilings: does it fit, one session's speed, useful aggregate across sessions."""
+    from servebound.runs.band import band_for, expected_text
+
     mdl = load_model(model, kv_precision=flags.kv_precision)
     if layout is not None:
         decode_layout(hardware, mdl, flags.workload(**asdict(own)), layout, json_out)
@@ -94,6 +96,8 @@ def decode_command(
     hw = load_hardware(hardware)
     workload = flags.workload(**asdict(own))
     result = decode(hw, mdl, workload)
+    engine = workload.engine
+    result = replace(result, expected=band_for(result.single_session_tok_per_s, engine, hw.id, "decode"))
     rng = None
     if range_:  # imported here: a plain decode never loads the range code (start-up time)
         from servebound.core.decode_range import decode_context_range
@@ -106,6 +110,7 @@ def decode_command(
         print_json(out)
         return
     render_decode(result)
+    console.print(expected_text(result.expected, engine))
     if rng is not None:
         render_context_range(rng)
 

@@ -21,14 +21,46 @@ class Kind(StrEnum):
     GGUF = "gguf"
 
 
+def resolved_source(source: str) -> str:
+    """A local source as an absolute path (so ``.`` names its folder), anything else as given."""
+    path = Path(source)
+    try:
+        return str(path.resolve()) if path.exists() else source
+    except (OSError, ValueError):
+        return source
+
+
 def import_any(
-    kind: Kind, source: str, *, weight_format: str | None, kv_precision: str | None
+    kind: Kind,
+    source: str,
+    *,
+    weight_format: str | None,
+    kv_precision: str | None,
+    revision: str | None = None,
 ) -> ImportedModel:
-    """Dispatch to the importer for ``kind``; each reads headers and configs only."""
+    """Dispatch to the importer for ``kind``; each reads headers and configs only. ``org/name:QUANT``
+    (for gguf, or hf) reads the header of that quantization's GGUF in the Hub repository."""
+    from servebound.resolve import hub_gguf_ref
+
+    source = resolved_source(source)
+    hub = hub_gguf_ref(source) if not Path(source).exists() else None
+    if hub is not None and kind in (Kind.GGUF, Kind.HF):
+        if weight_format is not None:
+            raise InputError("weight_format", f"{source} names a GGUF file, which states its own format")
+        from servebound.importers.gguf_file import import_gguf
+        from servebound.importers.hf.hub import fetch_gguf_header
+
+        return import_gguf(fetch_gguf_header(*hub, revision=revision), kv_precision=kv_precision or "fp16")
+    if revision is not None and kind is not Kind.HF:
+        raise InputError(
+            "revision", "--revision applies to a Hub source (import hf org/name, or org/name:QUANT)"
+        )
     if kind is Kind.HF:
         from servebound.importers.hf_config import import_hf_config
 
-        return import_hf_config(source, weight_format=weight_format, kv_precision=kv_precision or "bf16")
+        return import_hf_config(
+            source, weight_format=weight_format, kv_precision=kv_precision or "bf16", revision=revision
+        )
     if weight_format is not None:
         raise InputError(
             "weight_format", f"--weight-format applies to `import hf`; a {kind.value} file states its own"
@@ -57,7 +89,12 @@ def audit_mapping(imported: ImportedModel) -> dict[str, Any]:
 @app.command("import")
 def import_command(
     kind: Annotated[Kind, typer.Argument(help="hf (config.json), safetensors (headers) or gguf.")],
-    source: Annotated[str, typer.Argument(help="A file or folder (or an org/name hub id for hf).")],
+    source: Annotated[
+        str,
+        typer.Argument(
+            help="A file or folder (. works), an org/name Hub id for hf, or org/name:QUANT for a Hub GGUF."
+        ),
+    ],
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write the model file here (.toml or .json).")
     ] = None,
@@ -73,6 +110,10 @@ def import_command(
     kv_precision: Annotated[
         str | None, typer.Option("--kv-precision", help="Cache element format: bf16, fp8 ...")
     ] = None,
+    revision: Annotated[
+        str | None,
+        typer.Option("--revision", help="Hub sources: the branch, tag or commit to read (default: main)."),
+    ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the model form as JSON.")] = False,
     explain: Annotated[
         bool, typer.Option("--explain", help="Show the derivation of every quantity.")
@@ -82,7 +123,9 @@ def import_command(
     fmt: Literal["toml", "json"] = "toml"
     if output is not None:
         fmt = "json" if checked_output(output, {".toml": "toml", ".json": "json"}) == "json" else "toml"
-    imported = import_any(kind, source, weight_format=weight_format, kv_precision=kv_precision)
+    imported = import_any(
+        kind, source, weight_format=weight_format, kv_precision=kv_precision, revision=revision
+    )
     mapping = model_to_mapping(imported.adapter, audit=audit_mapping(imported))
     parse_model(mapping)  # what we write must load back
     if output is not None:

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Annotated, Any
 
 import typer
 
 from servebound.api import load_hardware, load_model
-from servebound.cli.common import HardwareOpt, JsonOpt, ModelOpt, WorkloadFlags, app, with_workload_flags
+from servebound.cli.common import (
+    HardwareOpt,
+    JsonOpt,
+    ModelOpt,
+    WorkloadFlags,
+    app,
+    with_workload_flags,
+)
 from servebound.cli.output import console, line, new_table, print_json, render_assumptions, strong
 from servebound.core.hardware import ARITHMETIC_MODES
 from servebound.core.layout import per_device_bytes, prefill_communication
@@ -134,6 +142,8 @@ def prefill_command(
     json_out: JsonOpt = False,
 ) -> None:
     """Prefill ceilings: memory and compute rooflines, the modeled prefill time, which side binds."""
+    from servebound.runs.band import band_for, expected_text
+
     mdl = load_model(model, kv_precision=flags.kv_precision)
     if layout is not None:
         if range_ or batch == "max":
@@ -197,10 +207,13 @@ def prefill_command(
         linear_mode=linear_mode,
         attention_mode=attention_mode,
     )
+    engine = workload.engine
+    result = replace(result, expected=band_for(result.tok_per_s, engine, hw.id, "prefill"))
     if json_out:
         print_json(prefill_json(result, rng))
         return
     render_prefill(result)
+    console.print(expected_text(result.expected, engine))
     if rng is not None:
         render_range(rng)
 

@@ -23,6 +23,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from servebound.core.arith import Values, as_values, maximum
+from servebound.core.band import ExpectedBand
 from servebound.core.decode_compute import DecodeCompute, decode_compute
 from servebound.core.engines import FormatSupport, format_support
 from servebound.core.fields import ResultRecord, documented, documented_property
@@ -227,6 +228,12 @@ class DecodeResult(ResultRecord):
     offload: OffloadReport | None = documented(
         "with --cpu-moe, --n-cpu-moe or --gpu-layers: where the bytes sit and what each tier moves per token "
         "(null without offload)",
+        default=None,
+    )
+    expected: ExpectedBand | None = documented(
+        "with --engine: `{p10_tok_s, p50_tok_s, p90_tok_s, runs, engine, hardware_class, phase, ...}`, the "
+        "single-session ceiling times the 10th/50th/90th percentile of measured / ceiling over published "
+        "batch-1 runs of that engine and hardware class; an estimate, never a bound (null under 5 runs)",
         default=None,
     )
 

@@ -9,6 +9,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from servebound.core.arith import np
+from servebound.core.band import ExpectedBand
 from servebound.core.engines import FormatSupport, format_support
 from servebound.core.experts import ExpertTraffic
 from servebound.core.fields import ResultRecord, documented, documented_property
@@ -164,6 +165,12 @@ class PrefillResult(ResultRecord):
     offload: OffloadReport | None = documented(
         "with --cpu-moe, --n-cpu-moe or --gpu-layers: where the bytes sit, the bytes per prompt token on each "
         "tier, and (device memory time, host weight-transfer time) (null without offload)",
+        default=None,
+    )
+    expected: ExpectedBand | None = documented(
+        "with --engine: `{p10_tok_s, p50_tok_s, p90_tok_s, runs, engine, hardware_class, phase, ...}`, "
+        "tok_s times the 10th/50th/90th percentile of measured / ceiling over published prefill runs of "
+        "that engine and hardware class; an estimate, never a bound (null under 5 runs)",
         default=None,
     )
 

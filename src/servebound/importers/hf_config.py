@@ -90,11 +90,13 @@ def import_hf_config(
     weight_format: str | None = None,
     kv_precision: str = "bf16",
     offline: bool = False,
+    revision: str | None = None,
 ) -> ImportedModel:
     """Import a Hugging Face ``config.json`` as a model adapter with its audit trail.
 
     ``source``: a config.json path, a folder holding one, or a hub id ``org/name`` (fetched with
-    huggingface_hub, config.json only; ``offline`` looks in the local cache only). ``weight_format``
+    huggingface_hub at ``revision``, config.json only; ``offline`` or HF_HUB_OFFLINE looks in the local
+    cache only; huggingface_hub's endpoint, proxy and token settings apply). ``weight_format``
     None stores the weights as the release ships them (its quantization_config; BF16 without one);
     a name overrides it: a :data:`WEIGHT_FORMATS` layout, a llama.cpp file type
     (:data:`LLAMA_CPP_MIXES`: ``q4_k_m``, ``q4_0``, ``q8_0`` ...), or a :data:`SPLIT_WEIGHT_FORMATS` key.
@@ -117,7 +119,7 @@ def import_hf_config(
         raise InputError(
             "kv_precision", f"unknown precision {kv_precision!r}; known: {', '.join(KV_FORMATS)}"
         )
-    raw, label = _load(source, offline=offline)
+    raw, label = _load(source, offline=offline, revision=revision)
     cfg, text_type, multimodal = _language_model(raw)
     arch = FAMILIES[text_type](cfg, text_type)
     arch.notes = cfg.notes
@@ -129,8 +131,8 @@ def import_hf_config(
 # Reading
 
 
-def _load(source: str | Path, *, offline: bool) -> tuple[dict[str, object], str]:
-    path = Path(source)
+def _load(source: str | Path, *, offline: bool, revision: str | None) -> tuple[dict[str, object], str]:
+    path = Path(source).resolve() if str(source).strip() in (".", "..") else Path(source)
     if path.is_dir():
         path = path / "config.json"
         if not path.is_file():
@@ -143,7 +145,9 @@ def _load(source: str | Path, *, offline: bool) -> tuple[dict[str, object], str]
         copy = _catalog_copy(text)
         if copy is not None:
             return _parse(copy), text
-        return _parse(_fetch(text, offline=offline)), text
+        from servebound.importers.hf.hub import fetch_config
+
+        return _parse(fetch_config(text, revision=revision, local_only=offline)), text
     raise InputError("source", f"{source}: no such file or folder, and not a hub id of the form org/name")
 
 
@@ -161,56 +165,6 @@ def _catalog_copy(repo_id: str) -> Path | None:
             if entry.name.lower() == wanted and (entry / "config.json").is_file():
                 return entry / "config.json"
     return None
-
-
-#: Seconds to wait for the Hub's host before calling it unreachable.
-HUB_CONNECT_TIMEOUT_S = 3.0
-
-
-def _hub_reachable() -> bool:
-    """One TCP connection to the Hub's endpoint, bounded: huggingface_hub alone retries an unreachable
-    host for some 24 s, logging each retry."""
-    import socket
-    from urllib.parse import urlsplit
-
-    from huggingface_hub import constants
-
-    url = urlsplit(constants.ENDPOINT)
-    port = url.port or (443 if url.scheme == "https" else 80)
-    try:
-        with socket.create_connection((url.hostname or "", port), timeout=HUB_CONNECT_TIMEOUT_S):
-            return True
-    except (OSError, UnicodeError):
-        return False
-
-
-_NO_HUB = (
-    "without network access, download config.json elsewhere and pass its path (or a folder holding "
-    "it); `servebound models list` shows the models whose config.json ships with servebound"
-)
-
-
-def _fetch(repo_id: str, *, offline: bool) -> Path:
-    """Download config.json only, quietly; no network gives an InputError at once that says what to do."""
-    import logging
-
-    if not offline and not _hub_reachable():
-        raise InputError("source", f"cannot reach the Hugging Face Hub to fetch {repo_id!r}; {_NO_HUB}")
-    hub_log = logging.getLogger("huggingface_hub")
-    level = hub_log.level
-    hub_log.setLevel(logging.ERROR)  # no retry chatter before our one-line error
-    try:
-        from huggingface_hub import hf_hub_download
-
-        return Path(hf_hub_download(repo_id=repo_id, filename="config.json", local_files_only=offline))
-    except (OSError, ValueError) as exc:
-        raise InputError(
-            "source",
-            f"could not fetch config.json of {repo_id!r} from the Hugging Face Hub ({type(exc).__name__}); "
-            + _NO_HUB,
-        ) from exc
-    finally:
-        hub_log.setLevel(level)
 
 
 def _parse(path: Path) -> dict[str, object]:
@@ -273,13 +227,15 @@ class _Storage:
 
 
 def quantization_config(raw: Mapping[str, object]) -> Mapping[str, object] | None:
-    """The release's quantization_config: top-level, else under text_config; None without one (a
-    missing, null or non-object value at either place counts as none)."""
-    for where in (raw, raw.get("text_config")):
-        if isinstance(where, Mapping) and isinstance(where.get("quantization_config"), Mapping):
-            quant = where["quantization_config"]
-            assert isinstance(quant, Mapping)
-            return quant
+    """The release's quantization_config: top-level, else under text_config, else MLX's older
+    ``quantization`` entry (mlx-lm wrote only that key before it also wrote quantization_config); None
+    without one (a missing, null or non-object value at each place counts as none)."""
+    for key in ("quantization_config", "quantization"):
+        for where in (raw, raw.get("text_config")):
+            if isinstance(where, Mapping) and isinstance(where.get(key), Mapping):
+                quant = where[key]
+                assert isinstance(quant, Mapping)
+                return quant
     return None
 
 

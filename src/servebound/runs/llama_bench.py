@@ -33,7 +33,8 @@ class _LlamaBenchRecord(BaseModel):
     are ignored, not rejected; ``n_depth`` is absent in files older than the -d option (then 0)."""
 
     model_config = ConfigDict(extra="ignore")
-    model_filename: str
+    #: Absent only in the markdown table (``-o md``, the default), which names the model by type.
+    model_filename: str | None = None
     model_type: str
     model_size: int = Field(ge=0)
     model_n_params: int = Field(ge=0)
@@ -57,6 +58,13 @@ class _LlamaBenchRecord(BaseModel):
     cpu_info: str | None = None
 
 
+def gpu_names(gpu_info: str | None) -> tuple[str, ...]:
+    """The devices in llama-bench's gpu_info (one description per device, joined by ", ")."""
+    if not gpu_info:
+        return ()
+    return tuple(name.strip() for name in gpu_info.split(", ") if name.strip())
+
+
 def _llama_flag(value: bool | int | str) -> str:
     if isinstance(value, bool):
         return "1" if value else "0"
@@ -67,7 +75,7 @@ def _llama_flag(value: bool | int | str) -> str:
 
 def llama_bench_command(record: dict[str, Any]) -> str:
     """The ``llama-bench`` command line that repeats one record's test with the same settings."""
-    parts = ["llama-bench", "-m", str(record["model_filename"])]
+    parts = ["llama-bench", "-m", str(record.get("model_filename") or "MODEL.gguf")]
     parts += ["-p", str(record["n_prompt"]), "-n", str(record["n_gen"])]
     if record.get("n_depth"):
         parts += ["-d", str(record["n_depth"])]
@@ -140,11 +148,15 @@ def llama_bench_runs(values: list[Any], path: str | Path) -> list[MeasuredRun]:
             engine="llama.cpp",
             engine_version=version,
             source=f"{Path(path).name} record {index}",
-            model_label=f"{rec.model_type} ({rec.model_filename})",
+            model_label=rec.model_type
+            if rec.model_filename is None
+            else f"{rec.model_type} ({rec.model_filename})",
             model_file_bytes=float(rec.model_size),
             command=llama_bench_command(raw),
             kv_precision=kv,
             notes=tuple(notes),
+            hardware_names=gpu_names(rec.gpu_info),
+            model_path=rec.model_filename,
         )
         depth = f" @ d{rec.n_depth}" if rec.n_depth else ""
         if rec.n_gen > 0:

@@ -107,6 +107,11 @@ class MeasuredRun:
     notes: tuple[str, ...] = ()
     #: Extra workload options of the run's setting, as make_workload names them (offload, allocation).
     workload_options: tuple[tuple[str, object], ...] = ()
+    #: The device names the file reports (llama-bench's gpu_info, llama.cpp's device lines), one per
+    #: device; ``servebound check`` matches them to a catalog row when no --hardware is given.
+    hardware_names: tuple[str, ...] = ()
+    #: The model file the run loaded, as the file names it (llama-bench's model_filename).
+    model_path: str | None = None
 
     @property
     def phase(self) -> Phase:

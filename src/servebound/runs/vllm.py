@@ -1,4 +1,5 @@
-"""``vllm bench serve --save-result`` files as measured runs.
+"""``vllm bench serve --save-result`` files (and SGLang ``bench_serving`` JSONL, the same fields) as
+measured runs.
 
 * ``mean_tpot_ms``: per request (latency - TTFT) / (output tokens - 1), averaged over requests;
   1000 / TPOT is a per-session decode rate. ITL (the gap between streamed chunks) is not used: with
@@ -57,7 +58,8 @@ def vllm_bench_command(
 ) -> str:
     """A ``vllm bench serve`` command with the file's settings. The file does not record the dataset,
     so the command uses the random dataset at the run's mean input and output lengths."""
-    parts = ["vllm", "bench", "serve"]
+    sglang = str(result.get("backend", "")).startswith("sglang")
+    parts = ["python3", "-m", "sglang.bench_serving"] if sglang else ["vllm", "bench", "serve"]
     if result.get("backend"):
         parts += ["--backend", str(result["backend"])]
     if result.get("model_id"):
@@ -77,8 +79,16 @@ def vllm_bench_command(
         parts += ["--max-concurrency", str(concurrency)]
     if result.get("request_rate") is not None:
         parts += ["--request-rate", str(result["request_rate"])]
-    parts += ["--ignore-eos", "--save-result"]
+    parts += ["--output-file", "result.jsonl"] if sglang else ["--ignore-eos", "--save-result"]
     return shlex.join(parts)
+
+
+def _vllm_keys(raw: dict[str, Any]) -> dict[str, Any]:
+    """An SGLang ``bench_serving`` result under vLLM's names: SGLang writes mean_e2e_latency_ms where
+    vLLM writes mean_e2el_ms (the other fields a check reads share their names and meaning)."""
+    if "mean_e2el_ms" not in raw and "mean_e2e_latency_ms" in raw:
+        return {**raw, "mean_e2el_ms": raw["mean_e2e_latency_ms"]}
+    return raw
 
 
 def read_vllm_bench(path: str | Path) -> list[MeasuredRun]:
@@ -99,6 +109,7 @@ def vllm_runs(values: list[Any], path: str | Path) -> list[MeasuredRun]:
         )
     runs: list[MeasuredRun] = []
     for index, raw in enumerate(values):
+        raw = _vllm_keys(raw)
         prefix = "vLLM result." if len(values) == 1 else f"vLLM result {index}."
         try:
             res = _VllmResult.model_validate(raw)

@@ -86,9 +86,44 @@ def _compressed_tensors(quant: Mapping[str, object]) -> BlockLayout:
     )
 
 
+#: MLX's affine quantization (mlx-lm's convert): bits -> layout, at its default group of 64.
+_MLX_BITS = {4: "mlx_4bit", 6: "mlx_6bit", 8: "mlx_8bit"}
+_MLX_KEYS = frozenset({"bits", "group_size", "mode"})
+
+
+def mlx_plan(quant: Mapping[str, object]) -> StoragePlan:
+    """An MLX checkpoint's storage from its ``quantization`` (or ``quantization_config``) entry:
+    ``{"group_size": 64, "bits": 4}`` puts every linear layer and the embedding in that layout (mlx-lm
+    quantizes each module it can); per-module overrides or another group size are refused, naming
+    --weight-format, rather than priced at a guess."""
+    bits, group = quant.get("bits"), quant.get("group_size")
+    overrides = [key for key in quant if key not in _MLX_KEYS]
+    if overrides:
+        raise InputError(
+            "quantization.bits",
+            f"per-module MLX quantization ({overrides[0]} ...) is not modelled; pass --weight-format "
+            f"({', '.join(_MLX_BITS.values())}) for the bulk of the weights",
+        )
+    if quant.get("mode", "affine") != "affine" or group != 64 or bits not in _MLX_BITS:
+        raise InputError(
+            "quantization.bits",
+            f"MLX {quant.get('mode', 'affine')} {bits}-bit in groups of {group} is not modelled (affine 4, 6 "
+            "or 8 bits in groups of 64 are); pass --weight-format",
+        )
+    layout = FORMATS[_MLX_BITS[int(str(bits))]]
+    plan = StoragePlan.uniform(layout)
+    why = (
+        f"release storage from the MLX quantization entry: {layout.name} (affine, {bits} bits, groups of 64)"
+    )
+    return StoragePlan(plan.name, plan.embedding, plan.head, plan.attention, plan.mlp, plan.experts, why)
+
+
 def release_plan(raw: Mapping[str, object], quant: Mapping[str, object]) -> StoragePlan:
-    """The storage plan of a checkpoint from its quantization_config (and DeepSeek V4's expert_dtype)."""
+    """The storage plan of a checkpoint from its quantization_config (and DeepSeek V4's expert_dtype),
+    or an MLX checkpoint's quantization entry (no quant_method, bits and group_size)."""
     method = quant.get("quant_method")
+    if method is None and "bits" in quant:
+        return mlx_plan(quant)
     if method == "mxfp4":
         layout, keep = FORMATS["mxfp4"], _patterns(quant, "modules_to_not_convert")
     elif method == "fp8":

@@ -1,0 +1,97 @@
+"""`servebound fit`: the models this machine serves at the floor, best first, in the format and engine
+each would use."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from servebound.cli.common import ContextFlags, EngineOpt, JsonOpt, app, console, print_json, with_flags
+from servebound.cli.output import new_table
+from servebound.report import fmt_gb, fmt_rate
+
+_DEFAULT_CONTEXT = ContextFlags()
+
+
+@app.command("fit")
+@with_flags(ContextFlags, "flags")
+def fit_command(
+    hardware: Annotated[
+        str,
+        typer.Option(
+            "--hardware", "-H", help="This machine (auto, the default: detected), or a file or catalog id."
+        ),
+    ] = "auto",
+    engine: EngineOpt = None,
+    limit: Annotated[int, typer.Option("--limit", help="Rows to print, at least 1 (JSON prints all).")] = 20,
+    flags: ContextFlags = _DEFAULT_CONTEXT,
+    json_out: JsonOpt = False,
+) -> None:
+    """What this machine serves: the models that fit and clear the floor, best first, with format and engine."""
+    from servebound.api import load_hardware
+    from servebound.catalog.hardware import get_hardware
+    from servebound.catalog.models import list_models
+    from servebound.errors import InputError
+    from servebound.fit import fit_models, fit_row_json
+    from servebound.report import hardware_json
+    from servebound.resolve import hardware_ref
+    from servebound.runs.band import band_for, check_engine
+
+    if limit < 1:
+        raise InputError("limit", f"must be at least 1 (got {limit})")
+    engine = check_engine(engine)
+    ref = hardware_ref(hardware)
+    hw = load_hardware(ref)
+    try:
+        vendor: str | None = get_hardware(hw.id).vendor
+    except InputError:
+        vendor = None  # a hardware file: only llama.cpp's files are assumed to run
+    workload = flags.workload()
+    rows, considered = fit_models(hw, vendor, list_models(), workload, engine=engine)
+    bands = [band_for(r.decode.single_session_tok_per_s, r.engine, hw.id, "decode") for r in rows]
+    if json_out:
+        from servebound.core.fields import documented_json
+
+        print_json(
+            {
+                "hardware": hardware_json(hw),
+                "models_considered": considered,
+                "models": [
+                    fit_row_json(r, None if b is None else documented_json(b))
+                    for r, b in zip(rows, bands, strict=True)
+                ],
+            }
+        )
+        return
+    console.print(
+        f"{hw.name} ({hw.id}) serves {len(rows)} of {considered} catalog models at the floor of "
+        f"{workload.floor_tok_per_s:g} tok/s per session, largest first:"
+    )
+    table = new_table(
+        "model",
+        "format",
+        "engine",
+        "weights",
+        "single",
+        "aggregate at b*",
+        "expected (p50)",
+        right=("weights", "single", "aggregate at b*", "expected (p50)"),
+    )
+    for row, band in list(zip(rows, bands, strict=True))[:limit]:
+        d = row.decode
+        table.add_row(
+            row.profile.base_id,
+            row.profile.weight_format,
+            row.engine,
+            fmt_gb(row.profile.adapter.weights.resident),
+            fmt_rate(d.single_session_tok_per_s),
+            fmt_rate(d.aggregate_tok_per_s),
+            "-" if band is None else fmt_rate(band.p50_tok_s),
+        )
+    console.print(table)
+    console.print(
+        "per model the heaviest format an engine runs here that clears the floor; ceilings are bounds, the "
+        "expected median an estimate from published runs of that engine on this hardware class (- where "
+        f"under 5 runs); {len(rows) - min(limit, len(rows))} more rows with --limit or --json"
+    )

@@ -1,0 +1,209 @@
+"""Result files that are text, not JSON: llama-bench's markdown table (its default output) and CSV
+(``-o csv``), MLX-LM's ``Prompt:`` / ``Generation:`` lines, and Ollama's ``--verbose`` timings.
+
+* llama-bench markdown and CSV rows become the same records as ``-o json`` and go through
+  :func:`servebound.runs.llama_bench.llama_bench_runs`. The markdown table names the model by type and
+  size only (no file), and its batch sizes only when they were not the defaults (``n_batch`` 2048,
+  ``n_ubatch`` 512, llama-bench's own). Device lines llama.cpp prints before the table ("Device 0: NVIDIA
+  GeForce RTX 4090, compute capability 8.9", "ggml_vulkan: 0 = Radeon 8060S Graphics (RADV GFX1151)
+  (radv) | ...") name the hardware.
+* MLX-LM (``mlx_lm.generate --verbose``, the default): ``Prompt: P tokens, X tokens-per-sec`` is the
+  prefill of a P-token prompt at batch 1; ``Generation: N tokens, Y tokens-per-sec`` is one session
+  decoding N tokens after it, each step reading the prompt and the tokens so far (read context
+  P + (N+1)/2, rounded down).
+* Ollama (``ollama run --verbose``): ``prompt eval count`` / ``prompt eval rate`` is the prefill,
+  ``eval count`` / ``eval rate`` the decode of one session, with the same read context.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from pathlib import Path
+from typing import Any
+
+from servebound.errors import InputError
+from servebound.runs.llama_bench import llama_bench_runs
+from servebound.runs.measured import MeasuredRun, Metric
+
+_GIB = 2**30
+#: llama-bench's own defaults for -b and -ub, which the markdown table shows only when changed.
+_LLAMA_BENCH_N_BATCH = 2048
+_LLAMA_BENCH_N_UBATCH = 512
+_TEST = re.compile(r"^(?:pp\s*(\d+)|tg\s*(\d+)|pp\s*(\d+)\+tg\s*(\d+))(?:\s*@\s*d(\d+))?$")
+_CUDA_DEVICE = re.compile(r"^\s*Device \d+: (.+?), (?:compute capability|gfx)", re.MULTILINE)
+_VULKAN_DEVICE = re.compile(r"^ggml_vulkan: \d+ = (.+?)(?: \([a-z]+\))? \|", re.MULTILINE)
+_BUILD = re.compile(r"^build: (\w+) \((\d+)\)", re.MULTILINE)
+_MLX = re.compile(r"^(Prompt|Generation): (\d+) tokens, ([\d.]+) tokens-per-sec", re.MULTILINE)
+_OLLAMA = re.compile(r"^(prompt eval count|prompt eval rate|eval count|eval rate):\s+([\d.]+)", re.MULTILINE)
+
+
+def _cells(line: str) -> list[str]:
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
+def _size_bytes(text: str) -> int:
+    value, _, unit = text.partition(" ")
+    scale = {"GiB": _GIB, "MiB": 2**20, "KiB": 2**10, "B": 1}.get(unit.strip(), _GIB)
+    return round(float(value) * scale)
+
+
+def _params(text: str) -> int:
+    value, _, unit = text.partition(" ")
+    return round(float(value) * {"B": 1e9, "M": 1e6, "K": 1e3}.get(unit.strip(), 1.0))
+
+
+def llama_bench_markdown_records(text: str) -> list[dict[str, Any]]:
+    """The rows of llama-bench's markdown table as ``-o json`` records (the fields the table has)."""
+    lines = [line for line in text.splitlines() if line.lstrip().startswith("|")]
+    header = _cells(lines[0])
+    devices = "; ".join([*_CUDA_DEVICE.findall(text), *_VULKAN_DEVICE.findall(text)])
+    build = _BUILD.search(text)
+    records = []
+    for index, line in enumerate(lines[1:], start=1):
+        cells = _cells(line)
+        if set("".join(cells)) <= set("-: "):
+            continue
+        if len(cells) != len(header):
+            raise InputError(
+                f"llama-bench table row {index}", f"has {len(cells)} cells, the header {len(header)}"
+            )
+        row = dict(zip(header, cells, strict=True))
+        test = _TEST.match(row.get("test", ""))
+        if test is None or "t/s" not in row:
+            raise InputError(
+                f"llama-bench table row {index}.test",
+                f"{row.get('test')!r} is not ppN, tgN or ppN+tgN (optionally @ dN)",
+            )
+        pp, tg, mixed_pp, mixed_tg, depth = test.groups()
+        record: dict[str, Any] = {
+            "model_type": row["model"],
+            "model_size": _size_bytes(row["size"]),
+            "model_n_params": _params(row["params"]),
+            "n_batch": int(row.get("n_batch", _LLAMA_BENCH_N_BATCH)),
+            "n_ubatch": int(row.get("n_ubatch", _LLAMA_BENCH_N_UBATCH)),
+            "n_prompt": int(pp or mixed_pp or 0),
+            "n_gen": int(tg or mixed_tg or 0),
+            "n_depth": int(depth or 0),
+            "avg_ts": float(row["t/s"].split("±")[0]),
+            "backends": row.get("backend"),
+        }
+        for column, key in (("threads", "n_threads"), ("ngl", "n_gpu_layers")):
+            if row.get(column, "").isdigit():
+                record[key] = int(row[column])
+        for column in ("type_k", "type_v"):
+            if row.get(column):
+                record[column] = row[column]
+        if row.get("fa"):
+            record["flash_attn"] = row["fa"]
+        if devices:
+            record["gpu_info"] = devices.replace("; ", ", ")
+        if build:
+            record["build_commit"], record["build_number"] = build.group(1), int(build.group(2))
+        records.append(record)
+    return records
+
+
+def llama_bench_csv_records(text: str) -> list[dict[str, Any]]:
+    """The rows of ``llama-bench -o csv`` as ``-o json`` records (empty cells dropped; the per-sample
+    lists, which CSV flattens to text, left out)."""
+    rows = list(csv.DictReader(io.StringIO(text)))
+    return [
+        {key: value for key, value in row.items() if key and value != "" and not key.startswith("samples_")}
+        for row in rows
+    ]
+
+
+def _decode_and_prefill(
+    prompt: int, prompt_rate: float | None, generated: int, rate: float | None, common: dict[str, Any]
+) -> list[MeasuredRun]:
+    runs = []
+    name = common["engine"]
+    if prompt_rate is not None and prompt > 0 and prompt_rate > 0:
+        runs.append(
+            MeasuredRun(
+                metric=Metric.PREFILL_TOK_S,
+                value=prompt_rate,
+                prompt_tokens=prompt,
+                alloc_context_tokens=prompt + generated,
+                label=f"prompt {prompt}",
+                metric_definition=f"{name}'s prompt rate: {prompt} prompt tokens / prompt time, one prompt",
+                **common,
+            )
+        )
+    if rate is not None and generated > 0 and rate > 0:
+        read = prompt + (generated + 1) // 2
+        runs.append(
+            MeasuredRun(
+                metric=Metric.PER_SESSION_TOK_S,
+                value=rate,
+                read_context_tokens=max(read, 1),
+                alloc_context_tokens=prompt + generated,
+                label=f"generate {generated} after {prompt}",
+                metric_definition=(
+                    f"{name}'s generation rate: {generated} tokens / generation time, one session; "
+                    f"read context = prompt + (generated+1)/2 = {read}"
+                ),
+                **common,
+            )
+        )
+    return runs
+
+
+def mlx_runs(text: str, path: str | Path) -> list[MeasuredRun]:
+    """Each ``Prompt:`` / ``Generation:`` pair MLX-LM printed, as a prefill and a decode run."""
+    runs: list[MeasuredRun] = []
+    prompt: tuple[int, float] | None = None
+    for number, match in enumerate(_MLX.finditer(text)):
+        kind, tokens, rate = match.group(1), int(match.group(2)), float(match.group(3))
+        if kind == "Prompt":
+            prompt = (tokens, rate)
+            continue
+        if prompt is None:
+            raise InputError("MLX output", f"{path}: a Generation line without the Prompt line before it")
+        common = dict(engine="mlx", source=f"{Path(path).name} block {number // 2}")
+        runs += _decode_and_prefill(prompt[0], prompt[1], tokens, rate, common)
+        prompt = None
+    return runs
+
+
+def ollama_runs(text: str, path: str | Path) -> list[MeasuredRun]:
+    """Each block of ``ollama run --verbose`` timings as a prefill and a decode run."""
+    runs: list[MeasuredRun] = []
+    block: dict[str, float] = {}
+    for match in _OLLAMA.finditer(text):
+        key, value = match.group(1), float(match.group(2))
+        if key in block:  # a new block starts
+            runs += _ollama_block(block, path, len(runs))
+            block = {}
+        block[key] = value
+    if block:
+        runs += _ollama_block(block, path, len(runs))
+    return runs
+
+
+def _ollama_block(block: dict[str, float], path: str | Path, index: int) -> list[MeasuredRun]:
+    common = dict(engine="ollama", source=f"{Path(path).name} block {index}")
+    return _decode_and_prefill(
+        int(block.get("prompt eval count", 0)),
+        block.get("prompt eval rate"),
+        int(block.get("eval count", 0)),
+        block.get("eval rate"),
+        common,
+    )
+
+
+def text_result_runs(text: str, path: str | Path) -> list[MeasuredRun] | None:
+    """Runs from a text result file, told apart by content; None when it is none of these formats."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if any(line.startswith("|") and "t/s" in line and "test" in line for line in lines):
+        return llama_bench_runs(llama_bench_markdown_records(text), path)
+    header = lines[0].replace('"', "").split(",") if lines else []
+    if "avg_ts" in header:
+        return llama_bench_runs(llama_bench_csv_records(text), path)
+    if _MLX.search(text):
+        return mlx_runs(text, path)
+    if _OLLAMA.search(text):
+        return ollama_runs(text, path)
+    return None

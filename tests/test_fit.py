@@ -1,0 +1,93 @@
+"""`servebound fit`: per catalog model the heaviest format an engine runs on this machine that clears the
+floor, largest model first; on `--hardware auto` (the default) this machine as detected."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from servebound import decode, load_hardware, make_workload
+from servebound.catalog.models import list_models
+from servebound.core.decode import Verdict
+from servebound.fit import engine_for
+
+TOOLS = Path(__file__).parent / "data" / "device_tools"
+
+
+def _fit(*args: str, path: str | None = None) -> dict:
+    env = {**os.environ, "SERVEBOUND_CACHE_DIR": "off"}
+    if path is not None:
+        env["PATH"] = path
+    done = subprocess.run(
+        [sys.executable, "-m", "servebound", "fit", *args, "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_fit_rtx_4090_heaviest_format_that_clears_the_floor() -> None:
+    out = _fit("--hardware", "nvidia-rtx-4090")
+    rows = out["models"]
+    assert rows and out["models_considered"] >= len(rows)
+    params = [row["total_params"] for row in rows]
+    assert params == sorted(params, reverse=True)
+    hw, workload = load_hardware("nvidia-rtx-4090"), make_workload()
+    by_base: dict[str, list] = {}
+    for profile in list_models():
+        by_base.setdefault(profile.base_id, []).append(profile)
+    for row in rows:
+        assert row["engine"] in ("llama.cpp", "vllm") and not row["weight_format"].startswith("mlx_")
+        assert row["single_session_tok_s"] >= 20
+        chosen = next(p for p in by_base[row["model"]["id"]] if p.id == row["profile"])
+        for other in by_base[row["model"]["id"]]:
+            if other.adapter.weights.resident > chosen.adapter.weights.resident and engine_for(
+                other.weight_format, "NVIDIA", "nvidia-rtx-4090"
+            ):
+                assert decode(hw, other.adapter, workload).verdict is not Verdict.FLOOR_FIT, other.id
+    llama = next(row for row in rows if row["model"]["id"] == "llama-2-7b")
+    assert llama["expected"]["engine"] == llama["engine"] or llama["expected"] is None
+
+
+def test_fit_on_apple_uses_llama_cpp_or_mlx() -> None:
+    rows = _fit("--hardware", "apple-m3-max-40c-48gb")["models"]
+    assert {row["engine"] for row in rows} <= {"llama.cpp", "mlx"}
+    assert not any(row["weight_format"] in ("fp8", "nvfp4") for row in rows)
+    mlx = _fit("--hardware", "apple-m3-max-40c-48gb", "--engine", "mlx")["models"]
+    assert mlx and {row["engine"] for row in mlx} == {"mlx"}
+
+
+@pytest.mark.parametrize(
+    ("weight_format", "vendor", "hardware", "engine"),
+    [
+        ("q4_k_m", None, "my-box", "llama.cpp"),
+        ("mlx_4bit", "NVIDIA", "nvidia-h100-sxm", None),
+        ("nvfp4", "NVIDIA", "nvidia-h100-sxm", None),
+        ("nvfp4", "NVIDIA", "nvidia-b200", "vllm"),
+        ("bf16", "Apple", "apple-m4-max-128gb", "mlx"),
+        ("fp8", "Apple", "apple-m4-max-128gb", None),
+        ("bf16", "Intel", "intel-arc-b580", None),
+    ],
+)
+def test_engine_for(weight_format: str, vendor: str | None, hardware: str, engine: str | None) -> None:
+    assert engine_for(weight_format, vendor, hardware) == engine
+
+
+def test_fit_defaults_to_this_machine(tmp_path: Path) -> None:
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    tool = folder / "nvidia-smi"
+    tool.write_text(f"#!/bin/sh\nexec /bin/cat '{TOOLS / 'nvidia-smi-rtx4090.csv'}'\n")
+    tool.chmod(0o755)
+    path = f"{folder}{os.pathsep}{Path(sys.executable).parent}"
+    detected = _fit("--floor", "40", path=path)
+    assert detected == _fit("--hardware", "nvidia-rtx-4090", "--floor", "40")
+    assert detected["hardware"]["id"] == "nvidia-rtx-4090"
