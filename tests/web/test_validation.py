@@ -7,6 +7,7 @@ import html as html_lib
 import json
 import re
 import threading
+import time
 import urllib.parse
 from pathlib import Path
 from typing import Any
@@ -305,23 +306,41 @@ def test_llms_full_is_every_mirror_in_index_order(client: TestClient) -> None:
         assert doc == absolute_canonicals(mirror.rstrip() + "\n", "http://testserver"), link
 
 
-def test_llms_full_answers_503_while_the_background_build_runs() -> None:
+def test_llms_full_streams_while_the_background_build_runs() -> None:
+    """A request during the build is answered at once (no 503): the header, then each document as the
+    build finishes it; the text, plain or gzip, is the finished file's, byte for byte."""
     hardware, models = site_lists()
     app = create_app(hardware=hardware, models=models)
-    client = TestClient(app)
     gate = threading.Event()
     thread = app.state.llms_full.start(gate)
     assert thread is not None and app.state.llms_full.start() is thread  # started once
-    busy = client.get("/llms-full.txt")
-    assert busy.status_code == 503
-    assert 1 <= int(busy.headers["retry-after"]) <= 30
-    assert busy.text.startswith("503 llms-full.txt: the whole site as text is being built")
+    results: dict[str, Any] = {}
+
+    def fetch(name: str, encoding: str) -> None:
+        with TestClient(app) as client:
+            results[name] = client.get("/llms-full.txt", headers={"Accept-Encoding": encoding})
+
+    readers = [
+        threading.Thread(target=fetch, args=(n, e)) for n, e in (("plain", "identity"), ("gzip", "gzip"))
+    ]
+    for reader in readers:
+        reader.start()
+    while app.state.llms_full.streams < len(readers):  # both answered from the build, which waits
+        assert all(reader.is_alive() for reader in readers)
+        time.sleep(0.01)
+    assert app.state.llms_full.building and app.state.llms_full.body() is None
     gate.set()
+    for reader in readers:
+        reader.join()
     thread.join()
     assert not app.state.llms_full.building and app.state.llms_full.start() is None
-    ready = client.get("/llms-full.txt")
-    assert ready.status_code == 200
-    # the same file a foreground build writes on another app over the same lists
+    streamed, packed = results["plain"], results["gzip"]
+    assert streamed.status_code == packed.status_code == 200
+    assert packed.headers["content-encoding"] == "gzip" and "content-length" not in streamed.headers
+    ready = TestClient(app).get("/llms-full.txt")  # built: the stored copy, with its length
+    assert ready.status_code == 200 and "content-length" in ready.headers
+    assert streamed.text == packed.text == ready.text
+    # the same file a first request builds on another app over the same lists
     other = TestClient(create_app(hardware=hardware, models=models)).get("/llms-full.txt")
     assert ready.text == other.text
     assert ready.text.count("\n=====  =====  =====\n") == app.state.llms_full.done

@@ -201,14 +201,9 @@ def _build(profile_id: str) -> CatalogModel:
     base, fmt, native = _profile_ids()[profile_id]
     stored = snapshot.stored_profiles()
     if stored is not None and profile_id in stored.adapters:
-        return CatalogModel(
-            profile_id,
-            base,
-            fmt,
-            native,
-            stored.adapter(profile_id),
-            functools.partial(stored.imported, profile_id),
-        )
+        adapter = stored.adapter(profile_id)
+        audit = functools.partial(stored.imported, profile_id, adapter)
+        return CatalogModel(profile_id, base, fmt, native, adapter, audit)
     return _import_profile(profile_id)
 
 

@@ -74,7 +74,8 @@ class StoredProfiles:
         value: ModelAdapter = _record_cache.decode(self.adapters[profile_id], profile_kinds())
         return value
 
-    def imported(self, profile_id: str) -> ImportedModel:
+    def imported(self, profile_id: str, adapter: ModelAdapter | None = None) -> ImportedModel:
+        """The whole import (``adapter``, where the caller has decoded it already, is used as is)."""
         from servebound.importers.audit import ImportedModel
 
         kinds = profile_kinds()
@@ -82,7 +83,7 @@ class StoredProfiles:
             key: _record_cache.decode(value, kinds)
             for key, value in json.loads(self.audits[profile_id]).items()
         }
-        return ImportedModel(adapter=self.adapter(profile_id), **rest)
+        return ImportedModel(adapter=adapter or self.adapter(profile_id), **rest)
 
 
 def _path(stem: str) -> Path | None:

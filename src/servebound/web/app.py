@@ -12,16 +12,19 @@ packaged catalogs, nearly all of them pair pages. Two choices keep a crawler fro
 * a cheaper path: pair pages enter it through ``Renderer.pair_markdown`` (the mirror's own text,
   without the HTML, the SVG figures and the MathML, the costliest parts of a page), and the body is
   built once per app (its frontmatter carries site-relative paths; only the header names the base URL);
-* a background build: ``serve()`` starts that build in a daemon thread as the server starts, and a
-  request that arrives while it runs is answered ``503`` with ``Retry-After`` (seconds, estimated
-  from the pages done so far) instead of being held open. ``create_app()`` starts no thread (tests
-  stay quick and deterministic): without a background build the first request builds it in the
-  foreground, once, and later requests reuse it. ``app.state.llms_full`` is the builder
+* a background build: ``serve()`` starts that build in a daemon thread as the server starts (a first
+  request starts it otherwise), and a request that arrives while it runs is answered at once: the
+  header, then every document done so far, then each one as the build finishes it (the same bytes as
+  the finished file, gzip-compressed on the way where asked). Once built, the file is encoded and
+  compressed once and served from that copy. ``create_app()`` starts no thread until the first
+  request (tests stay quick and deterministic). ``app.state.llms_full`` is the builder
   (:class:`servebound.web.state.FullTextBuilder`); ``bench/bench_web.py`` times it.
 """
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterable
 from importlib import resources
 from typing import Any
@@ -90,7 +93,7 @@ SWITCH_INTERVAL_S = 0.0005
 
 def serve(host: str = "127.0.0.1", port: int = 8000) -> None:
     """Run the site with uvicorn on ``host:port`` (localhost by default); llms-full.txt is built in a
-    background thread from the start (503 with Retry-After until it is ready)."""
+    background thread from the start (streamed as it is built to a request that comes meanwhile)."""
     import sys
 
     import uvicorn
@@ -100,5 +103,14 @@ def serve(host: str = "127.0.0.1", port: int = 8000) -> None:
     # so their share of the process, when both run (bench/bench_load.py measures it).
     sys.setswitchinterval(SWITCH_INTERVAL_S)
     app = create_app()
-    app.state.llms_full.start()  # llms-full.txt builds while the server starts (see the module docstring)
-    uvicorn.run(app, host=host, port=port, log_level="info")
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="info"))
+    # llms-full.txt builds from the moment the server listens (see the module docstring): started
+    # then, not before, so that it does not slow the start itself.
+    threading.Thread(target=_build_when_up, args=(server, app), name="llms-full-start", daemon=True).start()
+    server.run()
+
+
+def _build_when_up(server: Any, app: FastAPI) -> None:
+    while not server.started and not server.should_exit:
+        time.sleep(0.01)
+    app.state.llms_full.start()

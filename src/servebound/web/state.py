@@ -16,7 +16,7 @@ from fastapi import Depends, Request
 from fastapi.responses import HTMLResponse, Response
 
 from servebound.errors import MAX_ID_CHARS, InputError, shown
-from servebound.web.machine import llms_full_body
+from servebound.web.machine import DELIMITER, llms_full_body
 from servebound.web.pages import Page, Renderer
 from servebound.web.site import SiteData, SiteHardware, SiteModel
 
@@ -55,26 +55,34 @@ class PageCache:
 
 
 class FullTextBuilder:
-    """llms-full.txt's body (every mirror, delimited), built once: in a background thread after
-    :meth:`start`, else in the foreground by the first :meth:`body` call. Thread-safe."""
+    """llms-full.txt's body (every mirror, delimited), built once, in a background thread after
+    :meth:`start`. While it builds, :meth:`stream` gives the documents done so far and then each one as
+    it is done, so a request is answered at once, never told to come back later. Thread-safe."""
 
     def __init__(self, markdowns: Callable[[], Iterator[str]], count: Callable[[], int]) -> None:
         self._markdowns = markdowns
         self._count = count
         self._lock = threading.Lock()
         self._build_lock = threading.Lock()
+        #: Guards the documents done so far and wakes the streams waiting for the next one.
+        self._grown = threading.Condition()
+        self._texts: list[str] = []
+        self._failed: BaseException | None = None
         self._body: str | None = None
         self._thread: threading.Thread | None = None
         self.done = 0
         self.total = 0
+        #: Requests being answered from the build as it runs.
+        self.streams = 0
         self._started_s: float | None = None
         self.seconds: float | None = None
 
     def start(self, gate: threading.Event | None = None) -> threading.Thread | None:
-        """Build in a daemon thread (``serve()`` calls this at startup); a no-op once started or built.
+        """Build in a daemon thread (``serve()`` calls this at startup, a first request otherwise); a
+        no-op once started or built.
 
-        ``gate``, when given, holds the build until it is set (a test sees the 503 deterministically).
-        Returns the thread (None when the body is already built).
+        ``gate``, when given, holds the build until it is set (a test sees a request answered while
+        the build runs). Returns the thread (None when the body is already built).
         """
         with self._lock:
             if self._body is None and self._thread is None:
@@ -87,9 +95,13 @@ class FullTextBuilder:
             gate.wait()
         try:
             self._build()
+        except Exception as error:  # the streams waiting on it end with the error
+            with self._grown:
+                self._failed = error
+                self._grown.notify_all()
         finally:
             with self._lock:
-                # on failure a later request builds in the foreground and shows the error
+                # on failure a later request builds again
                 self._thread = None
 
     def _build(self) -> str:
@@ -97,16 +109,20 @@ class FullTextBuilder:
             if self._body is None:
                 start = time.perf_counter()
                 self.total = self._count()
-                self.done = 0
                 self._started_s = start
-                parts = []
+                with self._grown:
+                    self._texts, self._failed, self.done = [], None, 0
                 for text in self._markdowns():
-                    parts.append(text)
-                    self.done += 1
-                body = llms_full_body(parts)
+                    with self._grown:
+                        self._texts.append(text)
+                        self.done += 1
+                        self._grown.notify_all()
+                body = llms_full_body(self._texts)
                 self.seconds = time.perf_counter() - start
                 with self._lock:
                     self._body = body
+                with self._grown:
+                    self._grown.notify_all()
             return self._body
 
     @property
@@ -116,18 +132,44 @@ class FullTextBuilder:
             return self._body is None and self._thread is not None
 
     def body(self) -> str | None:
-        """The body; None while a background build runs; with none running, built here (once)."""
+        """The body once built; None before (see :meth:`stream`)."""
         with self._lock:
-            if self._body is not None:
-                return self._body
-            if self._thread is not None:
-                return None
-        return self._build()
+            return self._body
+
+    def stream(self) -> Iterator[str]:
+        """The body in pieces, the same text as :meth:`body` gives when built: the documents done so far
+        at once, then each as the build finishes it (started here if it is not running)."""
+        self.start()
+        with self._grown:
+            self.streams += 1
+        try:
+            yield from self._pieces()
+        finally:
+            with self._grown:
+                self.streams -= 1
+
+    def _pieces(self) -> Iterator[str]:
+        at = 0
+        while True:
+            with self._grown:
+                while at >= len(self._texts) and self.body() is None and self._failed is None:
+                    self._grown.wait(1.0)
+                new = self._texts[at:]
+                finished = self.body() is not None and at + len(new) >= len(self._texts)
+                failed = self._failed
+            for text in new:  # DELIMITER + DELIMITER.join(texts) is DELIMITER + each text in turn
+                yield DELIMITER + text.rstrip() + "\n"
+            at += len(new)
+            if failed is not None:
+                raise RuntimeError("llms-full.txt: the build failed") from failed
+            if finished:
+                if at == 0:
+                    yield DELIMITER
+                return
 
     def retry_after_s(self) -> int:
         """Seconds until the background build should be done: the pages left at the rate so far,
-        between 1 and 30 (the first pages, hardware and model rankings, are the slow ones, so the
-        early rate overstates the rest; the whole build takes seconds, bench/bench_web.py)."""
+        between 1 and 30."""
         if self._started_s is None or self.done == 0 or self.total == 0:
             return 5
         elapsed = time.perf_counter() - self._started_s

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import gzip
-from collections.abc import AsyncIterator
+import itertools
+import zlib
+from collections.abc import AsyncIterator, Iterator
 
 from fastapi import APIRouter, Request
 from fastapi.responses import PlainTextResponse, Response, StreamingResponse
 
 from servebound.web import export as site_export
 from servebound.web.machine import absolute_canonicals, llms_full_header, llms_txt, robots_txt, sitemap_xml
-from servebound.web.state import MARKDOWN, Web
+from servebound.web.state import MARKDOWN, FullTextBuilder, Web
 
 router = APIRouter(include_in_schema=False)
 
@@ -31,15 +33,14 @@ def llms(request: Request, web: Web) -> Response:
 def llms_full(request: Request, web: Web) -> Response:
     full = web.full
     body = full.body()
-    if body is None:
-        wait = full.retry_after_s()
-        return PlainTextResponse(
-            f"503 llms-full.txt: the whole site as text is being built ({full.done:,} of "
-            f"{full.total:,} pages); retry in {wait} s\n",
-            status_code=503,
-            headers={"Retry-After": str(wait)},
-        )
     url = web.base(request)
+    takes_gzip = _accepts_gzip(request.headers.get("accept-encoding", ""))
+    if body is None:  # the build runs (started here if need be): the documents stream as they are done
+        return StreamingResponse(
+            _progressive(full, url, takes_gzip),
+            media_type="text/plain; charset=utf-8",
+            headers={"Vary": "Accept-Encoding", **({"Content-Encoding": "gzip"} if takes_gzip else {})},
+        )
     with web.full_text_lock:  # encoded and compressed once, not per request (RSS grew with clients)
         encoded = web.full_text.get(url)
         if encoded is None:
@@ -50,13 +51,34 @@ def llms_full(request: Request, web: Web) -> Response:
     raw, packed = encoded
     headers = {"Vary": "Accept-Encoding"}
     body_bytes = raw
-    if _accepts_gzip(request.headers.get("accept-encoding", "")):
+    if takes_gzip:
         headers["Content-Encoding"] = "gzip"
         body_bytes = packed
     headers["Content-Length"] = str(len(body_bytes))
     # Streamed in slices of the one stored copy: a whole-body send is copied into the connection's
     # write buffer, one 70 MB copy per slow reader; slices wait for the reader (flow control).
     return StreamingResponse(_slices(body_bytes), media_type="text/plain; charset=utf-8", headers=headers)
+
+
+def _progressive(full: FullTextBuilder, url: str, packed: bool) -> Iterator[bytes]:
+    """llms-full.txt while it is built: the header, then the documents as the build gives them (the
+    same bytes as the finished file; gzip-compressed on the way where the client takes gzip). A sync
+    iterator: Starlette runs it in its thread pool, so waiting for the next document blocks no request."""
+    pack = zlib.compressobj(6, zlib.DEFLATED, 16 + zlib.MAX_WBITS) if packed else None
+    for piece in itertools.chain([llms_full_header(url)], _canonical_pieces(full, url)):
+        data = piece.encode("utf-8")
+        if pack is not None:
+            data = pack.compress(data)
+        if data:
+            yield data
+    if pack is not None:
+        yield pack.flush()
+
+
+def _canonical_pieces(full: FullTextBuilder, url: str) -> Iterator[str]:
+    # Each piece is the delimiter and one whole document, so no "canonical:" line is split.
+    for piece in full.stream():
+        yield absolute_canonicals(piece, url)
 
 
 #: Bytes per slice of a streamed llms-full.txt.
