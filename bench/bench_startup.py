@@ -1,10 +1,14 @@
-"""CLI start-up: cold processes of `servebound --help` and one `decode` on a catalog pair.
+"""CLI start-up: cold processes of `servebound --help`, one `decode` on a catalog pair and a whole-catalog
+`rank`.
 
-Run: python bench/bench_startup.py [--runs N]. Each figure is the median wall time of N fresh
-processes (`python -m servebound ...`, the console script's work), after one warm-up run that fills the
-bytecode cache and the catalog record cache (a fresh folder; one case runs with the cache off); `python -c pass` is the interpreter's own floor on this machine. The spread (min-max)
-shows how busy the machine was; the CPU time (user + system) of the process is steadier on a shared
-machine than its wall time.
+Run: python bench/bench_startup.py [--runs N]. Each figure is the median of N fresh processes
+(`python -m servebound ...`, the console script's work), after one warm-up run that fills the bytecode
+cache and, in a fresh folder, the record cache, the catalog snapshot and the command-line spec with the
+help it keeps (so the runs after it take the fast path: servebound.cli.fast); the cases marked "cache
+off" run with `SERVEBOUND_CACHE_DIR=off` (Typer parses, every record is built). `python -c pass` is the
+interpreter's own floor on this machine. The spread (min-max) shows how busy the machine was; the CPU
+time (user + system) of the process is steadier on a shared machine than its wall time.
+bench/bench_peers.py runs the same commands alternately against llmfit.
 """
 
 from __future__ import annotations
@@ -20,13 +24,22 @@ import time
 
 PAIR = ["--hardware", "nvidia-dgx-spark", "--model", "qwen3.6-35b-a3b-nvfp4"]
 SERVEBOUND = [sys.executable, "-m", "servebound"]
+H100 = ["-H", "nvidia-h100-sxm", "-m", "llama-3.1-8b"]
 CASES = {
     "python -c pass (the floor)": [sys.executable, "-c", "pass"],
     "servebound --help": [*SERVEBOUND, "--help"],
+    "servebound --help, cache off": [*SERVEBOUND, "--help"],
     "servebound decode (catalog pair)": [*SERVEBOUND, "decode", *PAIR],
-    "servebound decode (catalog pair), record cache off": [*SERVEBOUND, "decode", *PAIR],
+    "servebound decode (catalog pair), cache off": [*SERVEBOUND, "decode", *PAIR],
     "servebound decode --json (catalog pair)": [*SERVEBOUND, "decode", *PAIR, "--json"],
-}
+    "servebound decode --json (H100 x Llama 3.1 8B)": [*SERVEBOUND, "decode", *H100, "--json"],
+    "servebound rank --hardware nvidia-h100-sxm --all-formats": [
+        *SERVEBOUND, "rank", "--hardware", "nvidia-h100-sxm", "--all-formats",
+    ],
+    "servebound rank --hardware nvidia-h100-sxm --all-formats, cache off": [
+        *SERVEBOUND, "rank", "--hardware", "nvidia-h100-sxm", "--all-formats",
+    ],
+}  # fmt: skip
 
 
 def run_once(command: list[str], env: dict[str, str]) -> tuple[float, float]:
@@ -41,7 +54,7 @@ def run_once(command: list[str], env: dict[str, str]) -> tuple[float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--runs", type=int, default=11)
     runs = parser.parse_args().runs
     cache = tempfile.mkdtemp(prefix="servebound-bench-")
     for label, command in CASES.items():
