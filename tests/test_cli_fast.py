@@ -183,3 +183,12 @@ def test_end_to_end_the_same_with_the_fast_path_on_and_off(tmp_path: Path) -> No
         if status:
             assert status == 2 and len(err.strip().splitlines()) == 1, (args, err)
             assert err.startswith("servebound: error: "), err
+
+
+def test_a_spec_names_only_servebounds_own_choices() -> None:
+    """The spec file is data: a choice naming any other module's attribute is refused, never imported."""
+    for path in ("subprocess:Popen", "servebound.core.experts:__import__", "servebound.errors:InputError"):
+        spec = {"params": [{"name": "x", "opts": ["--x"], "required": False, "kind": "choice",
+                            "enum": path, "choices": ["a"], "default": None}]}  # fmt: skip
+        with pytest.raises(ValueError):
+            fast.parse(spec, ["--x", "a"])

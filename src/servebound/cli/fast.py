@@ -173,8 +173,14 @@ def remember(name: str, command: Any) -> None:
 
 @cache
 def _enum(path: str) -> Any:
+    """A choice's Enum class, named in the spec; only servebound's own Enums are ever looked up."""
     module, _, qualname = path.partition(":")
-    return getattr(import_module(module), qualname)
+    if not module.startswith("servebound.") or not qualname.isidentifier():
+        raise ValueError(f"{path!r} is not one of servebound's choices")
+    found = getattr(import_module(module), qualname, None)
+    if not (isinstance(found, type) and issubclass(found, Enum)):
+        raise ValueError(f"{path!r} is not an Enum")
+    return found
 
 
 def _value(spec: dict[str, Any], text: str) -> tuple[bool, Any]:
@@ -253,7 +259,10 @@ def run(args: Sequence[str], module_of: dict[str, tuple[str, str]]) -> tuple[boo
     spec = specs.get(args[0])
     if not isinstance(spec, dict):
         return False, None
-    kwargs = parse(spec, args[1:])
+    try:
+        kwargs = parse(spec, args[1:])
+    except (KeyError, TypeError, ValueError, AttributeError, ImportError):  # a spec this code did not write
+        kwargs = None
     if kwargs is None:
         return False, None
     callback = _callback(args[0], module_of[args[0]][0])
