@@ -80,7 +80,7 @@ def bench_llms_full(full_render: bool) -> None:
     again = time.perf_counter() - t
     docs = r.text.count("\n=====  =====  =====\n")
     print(
-        f"llms-full.txt, first request (foreground build): {first:7.2f} s  ({docs:,} documents, "
+        f"llms-full.txt, first request (streamed as it builds): {first:7.2f} s  ({docs:,} documents, "
         f"{len(r.content) / 1e6:,.1f} MB); next request {again * 1e3:,.0f} ms"
     )
     import socket
