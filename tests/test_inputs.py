@@ -210,7 +210,7 @@ def test_make_workload_takes_the_declared_keywords_and_names_the_rest() -> None:
     assert keywords == [
         s.python
         for s in INPUTS
-        if s.groups & {"context", "workload", "roof", "decode"} and s.name != "kv_precision"
+        if s.groups & {"context", "serving", "workload", "roof", "decode"} and s.name != "kv_precision"
     ]
     with pytest.raises(InputError, match="did you mean floor"):
         make_workload(flor=5)
@@ -273,7 +273,8 @@ def test_the_pair_form_offers_the_declared_inputs(api: TestClient) -> None:
     form = page[page.index('<form method="get"') : page.index("</form>")]
     names = set(re.findall(r'name="([a-z_]+)"', form))
     assert names - {"maximize"} <= set(QUERY_FIELDS)
-    assert set(QUERY_FIELDS) - names == {"kv_precision", "engine"}
+    offload = {"cpu_moe", "n_cpu_moe", "gpu_layers", "host", "host_memory_gb", "host_bandwidth_gb_per_s"}
+    assert set(QUERY_FIELDS) - names == {"kv_precision", "engine", "host_link_gb_per_s", *offload}
     gamma = re.search(r'name="draft_tokens" min="([^"]+)" max="([^"]+)"', form)
     assert gamma is not None and (float(gamma[1]), float(gamma[2])) == (
         BY_NAME["draft_tokens"].minimum,
