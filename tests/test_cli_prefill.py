@@ -113,7 +113,7 @@ def test_missing_rate_is_charged_at_a_fallback_and_said(capsys: pytest.CaptureFi
     ("args", "field"),
     [
         (["--prompt", "200000"], "prompt_tokens"),
-        (["--prompt", "0"], "prompt_tokens"),
+        (["--prompt", "0"], "prompt"),
         (["--prompt", "100", "--chunk", "0"], "chunk"),
         (["--prompt", "100", "--linear-mode", "fp9"], "linear_mode"),
         (["--prompt", "100", "--attention-mode", "tf33"], "attention_mode"),

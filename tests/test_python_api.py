@@ -94,8 +94,8 @@ def test_a_dict_workload_is_a_clear_error() -> None:
         servebound.prefill(HW, MODEL, 4096, {"read_context": 1000})  # type: ignore[arg-type]
     with pytest.raises(InputError, match=r"workload: give a Workload or keywords \(read_context\), not both"):
         servebound.decode(HW, MODEL, servebound.make_workload(), read_context=1000)
-    with pytest.raises(TypeError):
-        servebound.decode(HW, MODEL, read_contxt=1000)  # a misspelt keyword is Python's own error
+    with pytest.raises(InputError, match="read_contxt: unknown keyword; did you mean read_context"):
+        servebound.decode(HW, MODEL, read_contxt=1000)  # a misspelt keyword names its close match
 
 
 def test_one_name_per_quantity_across_python_and_json() -> None:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import math
-from typing import TYPE_CHECKING, Any, Literal
+import inspect
+from typing import TYPE_CHECKING, Any, Literal, get_type_hints
 
 from servebound.core.decode import DecodeResult
 from servebound.core.decode import decode as _decode
@@ -24,6 +24,7 @@ from servebound.core.workload import (
     Workload,
 )
 from servebound.errors import InputError
+from servebound.inputs.workload import BY_NAME, WORKLOAD_KEYWORDS, WorkloadInputs, unknown
 from servebound.resolve import resolve_hardware, resolve_model
 
 if TYPE_CHECKING:  # imported on use: `servebound decode` loads none of them
@@ -66,162 +67,72 @@ def with_kv_precision(model: ModelAdapter, precision: str) -> ModelAdapter:
     return model.with_kv_scale(factor, layout.name)
 
 
-#: Edge bounds far beyond any real machine or workload: past them the arithmetic would overflow, so a
-#: value there is a typo, and an error says so.
-MAX_EDGE_GB = 1e9
-MAX_EDGE_TOKENS = 10**9
-MAX_EDGE_TOK_S = 1e9
+def make_workload(inputs: WorkloadInputs | None = None, /, **keywords: Any) -> Workload:
+    """A validated Workload from the declared inputs (``servebound.inputs.workload``), given as a
+    ``WorkloadInputs`` record or as keywords in edge units (GB, tokens, tok/s). Every bad or unknown value
+    is an InputError naming it. ``draft`` may be a model record, a file or a catalog id.
 
-
-def _finite(
-    field: str, value: float, *, minimum: float = 0.0, strict: bool = False, maximum: float | None = None
-) -> float:
-    if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
-        raise InputError(field, f"must be a finite number (got {value!r})")
-    if value < minimum or (strict and value <= minimum):
-        raise InputError(field, f"must be {'>' if strict else '>='} {minimum:g} (got {value:g})")
-    if maximum is not None and value > maximum:
-        raise InputError(field, f"{value:g} is beyond any real setting; at most {maximum:g}")
-    return float(value)
-
-
-def _allocation(
-    kv_allocation: str | KVAllocation | None, engine: str | None, overhead_gb: float | None
-) -> tuple[KVAllocation, tuple[str, float, str] | None]:
-    """The cache allocation (the engine's, which a conflicting --kv-allocation may not contradict) and
-    the engine's overhead convention where O was left to it."""
-    try:
-        asked = None if kv_allocation is None else KVAllocation(kv_allocation)
-    except ValueError:
-        raise InputError("kv_allocation", f"use 'reserved' or 'paged' (got {kv_allocation!r})") from None
-    if engine is None:
-        return asked or KVAllocation.RESERVED, None
-    spec = get_engine(engine)
-    allocation = KVAllocation(spec.kv_allocation)
-    if asked is not None and asked is not allocation:
-        raise InputError(
-            "kv_allocation",
-            f"{asked.value} conflicts with --engine {engine}, whose cache is {allocation.value} "
-            f"({spec.kv_allocation_source}); drop one of them",
-        )
-    if overhead_gb is None and spec.memory_fraction is not None and spec.overhead != "row":
-        return allocation, (spec.overhead, spec.memory_fraction, spec.overhead_source)
-    return allocation, None
-
-
-def make_workload(
-    *,
-    overhead_gb: float | None = None,
-    alloc_context: int | None = None,
-    read_context: int | None = None,
-    floor_tok_s: float = DEFAULT_FLOOR_TOK_PER_S,
-    batch: int | None = None,
-    expert_traffic: str | ExpertTraffic = ExpertTraffic.EXPECTED,
-    draft: ModelAdapter | None = None,
-    draft_tokens: int | None = None,
-    acceptance: float | None = None,
-    tokens_per_step: float | None = None,
-    memory_only: bool = False,
-    kv_allocation: str | KVAllocation | None = None,
-    engine: str | None = None,
-    cpu_moe: bool = False,
-    n_cpu_moe: int | None = None,
-    gpu_layers: int | None = None,
-    host: str | None = None,
-    host_memory_gb: float | None = None,
-    host_bandwidth_gb_per_s: float | None = None,
-    host_link_gb_per_s: float | None = None,
-) -> Workload:
-    """A validated Workload from edge units (GB, tokens, tok/s). Every bad value is an InputError.
-
-    ``kv_allocation``: ``reserved`` (the default: each session holds K_alloc(L_alloc)) or ``paged``
-    (each holds what it has read, K_alloc(L_read)). ``engine``: one of the engine table's ids
-    (``llama.cpp`` ... ``trt-llm``); it sets the allocation (a conflicting ``kv_allocation`` is an
-    error) and, with ``overhead_gb`` None, its own runtime-overhead convention. ``cpu_moe``,
-    ``n_cpu_moe``, ``gpu_layers`` put weights in host RAM (``core.offload``), with the host's memory
-    from ``host`` (a host row) or ``host_memory_gb`` and ``host_bandwidth_gb_per_s``.
-
-    Contexts left as None take the derivation's defaults (L_alloc = 100,000, L_read = 32,000), capped
-    per model at its context limit when the model is shorter; contexts given are used as given.
-    ``overhead_gb`` None takes the hardware row's runtime overhead, or 8 GB where it states none.
+    Contexts left as None take the derivation's defaults (L_alloc = 100,000, L_read = 32,000 and at most
+    L_alloc); a default L_alloc is capped per model at its context limit when it is shorter (never below a
+    given L_read), contexts given are used as given. ``overhead_gb`` None takes the hardware row's runtime
+    overhead, or 8 GB where it states none. The Workload records which values were defaults.
     """
-    defaults = alloc_context is None and read_context is None
-    if alloc_context is None:
-        alloc_context = DEFAULT_ALLOC_CONTEXT_TOKENS
-    if read_context is None:
-        read_context = min(DEFAULT_READ_CONTEXT_TOKENS, alloc_context)
-    if overhead_gb is not None:
-        _finite("overhead_gb", overhead_gb, maximum=MAX_EDGE_GB)
-    # L_read may be 0 (a fresh session's first step reads no cache; --range starts there); L_alloc may not.
-    for field, value, least in (("alloc_context", alloc_context, 1), ("read_context", read_context, 0)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < least:
-            raise InputError(field, f"must be a whole number of tokens >= {least} (got {value!r})")
-        if value > MAX_EDGE_TOKENS:
-            raise InputError(field, f"{value} tokens is beyond any model; at most {MAX_EDGE_TOKENS:,}")
-    if read_context > alloc_context:
+    draft_model = keywords.pop("draft", None)
+    values = {} if inputs is None else inputs.changed()
+    for key, value in keywords.items():
+        spec = WORKLOAD_KEYWORDS.get(key) or BY_NAME.get(key)
+        if spec is None or spec.python not in WORKLOAD_KEYWORDS:
+            raise unknown(key, [*WORKLOAD_KEYWORDS, *(s.name for s in WORKLOAD_KEYWORDS.values())], "keyword")
+        if spec.name != spec.python and spec.name in keywords and spec.python in keywords:
+            raise InputError(key, f"given twice (as {spec.name} and {spec.python}); give one")
+        if value is not None or spec.default is None:
+            values[spec.name] = spec.check(value.value if isinstance(value, ExpertTraffic) else value)
+    if draft_model is None:
+        draft_model = values.get("draft")
+    if isinstance(draft_model, str):
+        values["draft"] = draft_model
+        draft_model = load_model(draft_model, kv_precision=values.get("kv_precision"))
+    elif draft_model is not None and not isinstance(draft_model, ModelAdapter):
+        raise InputError(
+            "draft", f"give a model record, a file or a catalog id (got {type(draft_model).__name__})"
+        )
+    w = WorkloadInputs(**values)
+    alloc, read = w.alloc_context, w.read_context
+    alloc_tokens = DEFAULT_ALLOC_CONTEXT_TOKENS if alloc is None else alloc
+    read_tokens = min(DEFAULT_READ_CONTEXT_TOKENS, alloc_tokens) if read is None else read
+    if read_tokens > alloc_tokens:
+        default = " (the default); raise --alloc-context too" if alloc is None else ""
         raise InputError(
             "read_context",
-            f"{read_context} exceeds alloc_context {alloc_context}: a session cannot read more than it reserves",
+            f"{read_tokens} exceeds alloc_context {alloc_tokens}{default}: a session cannot read more than it "
+            "reserves",
         )
-    _finite("floor", floor_tok_s, maximum=MAX_EDGE_TOK_S)
-    if batch is not None and (not isinstance(batch, int) or isinstance(batch, bool) or batch < 1):
-        raise InputError("batch", f"must be a whole number >= 1 (got {batch!r})")
-    try:
-        mode = ExpertTraffic(expert_traffic)
-    except ValueError:
-        raise InputError("expert_traffic", f"use 'expected' or 'minimum' (got {expert_traffic!r})") from None
-    allocation, engine_overhead = _allocation(kv_allocation, engine, overhead_gb)
-    speculation = None
-    if draft is not None:
-        if draft_tokens is None or draft_tokens < 1:
-            raise InputError("draft_tokens", "speculative decoding needs --draft-tokens >= 1")
-        if (acceptance is None) == (tokens_per_step is None):
-            raise InputError(
-                "acceptance", "give exactly one of --acceptance (alpha) or --tokens-per-step (rho)"
-            )
-        if acceptance is not None:
-            _finite("acceptance", acceptance)
-            if acceptance > 1:
-                raise InputError("acceptance", f"is a probability in [0, 1] (got {acceptance:g})")
-            rho = Speculation.rho_from_acceptance(acceptance, draft_tokens)
-        else:
-            assert tokens_per_step is not None
-            rho = _finite("tokens_per_step", tokens_per_step)
-            if not 1 <= rho <= draft_tokens + 1:
-                raise InputError(
-                    "tokens_per_step",
-                    f"rho must lie in [1, draft_tokens + 1 = {draft_tokens + 1}] (got {rho:g})",
-                )
-        speculation = Speculation(
-            draft=draft, draft_tokens=draft_tokens, tokens_per_step=rho, acceptance=acceptance
-        )
-    elif draft_tokens is not None or acceptance is not None or tokens_per_step is not None:
-        raise InputError(
-            "draft", "--draft-tokens, --acceptance and --tokens-per-step need a draft model (--draft)"
-        )
+    batch = None if w.batch == "max" else w.batch
+    allocation, engine_overhead = _allocation(w)
     return Workload(
-        overhead_bytes=DEFAULT_OVERHEAD_BYTES if overhead_gb is None else overhead_gb * GB,
-        overhead_from_hardware=overhead_gb is None,
-        overhead_source=None if overhead_gb is None else f"given: {overhead_gb:g} GB",
-        alloc_context_tokens=alloc_context,
-        read_context_tokens=read_context,
-        floor_tok_per_s=floor_tok_s,
-        forced_batch=batch,
-        expert_traffic=mode,
-        speculation=speculation,
-        fit_contexts_to_model=defaults,
-        memory_only=memory_only,
+        overhead_bytes=DEFAULT_OVERHEAD_BYTES if w.overhead_gb is None else w.overhead_gb * GB,
+        overhead_from_hardware=w.overhead_gb is None,
+        overhead_source=None if w.overhead_gb is None else f"given: {w.overhead_gb:g} GB",
+        alloc_context_tokens=alloc_tokens,
+        read_context_tokens=read_tokens,
+        floor_tok_per_s=w.floor,
+        forced_batch=batch if isinstance(batch, int) else None,
+        expert_traffic=ExpertTraffic(w.expert_traffic),
+        speculation=_speculation(w, draft_model),
+        fit_contexts_to_model=alloc is None,
+        read_context_given=read is not None,
+        memory_only=w.memory_only,
         kv_allocation=allocation,
-        engine=engine,
+        engine=w.engine,
         engine_overhead=engine_overhead,
         offload=offload_spec(
-            cpu_moe=cpu_moe,
-            n_cpu_moe=n_cpu_moe,
-            gpu_layers=gpu_layers,
-            host=host,
-            host_memory_gb=host_memory_gb,
-            host_bandwidth_gb_per_s=host_bandwidth_gb_per_s,
-            host_link_gb_per_s=host_link_gb_per_s,
+            cpu_moe=w.cpu_moe,
+            n_cpu_moe=w.n_cpu_moe,
+            gpu_layers=w.gpu_layers,
+            host=w.host,
+            host_memory_gb=w.host_memory_gb,
+            host_bandwidth_gb_per_s=w.host_bandwidth_gb_per_s,
+            host_link_gb_per_s=w.host_link_gb_per_s,
         ),
     )
 
@@ -233,6 +144,69 @@ def default_workload() -> Workload:
     the derivation's contexts capped at the model's context limit. The one place that default is built.
     """
     return make_workload()
+
+
+def _allocation(w: WorkloadInputs) -> tuple[KVAllocation, tuple[str, float, str] | None]:
+    """The cache allocation and the engine's overhead convention (when O was left to it): ``--engine``
+    sets the allocation, and a ``--kv-allocation`` that contradicts it is an error."""
+    asked = None if w.kv_allocation is None else KVAllocation(w.kv_allocation)
+    if w.engine is None:
+        return asked or KVAllocation.RESERVED, None
+    spec = get_engine(w.engine)
+    allocation = KVAllocation(spec.kv_allocation)
+    if asked is not None and asked is not allocation:
+        raise InputError(
+            "kv_allocation",
+            f"{asked.value} conflicts with --engine {w.engine}, whose cache is {allocation.value} "
+            f"({spec.kv_allocation_source}); drop one of them",
+        )
+    if w.overhead_gb is None and spec.memory_fraction is not None and spec.overhead != "row":
+        return allocation, (spec.overhead, spec.memory_fraction, spec.overhead_source)
+    return allocation, None
+
+
+def _keywords_signature() -> inspect.Signature:
+    """make_workload's signature as ``help()`` and editors show it: the declared keywords, defaults and types."""
+    hints = get_type_hints(WorkloadInputs)
+    first = inspect.Parameter("inputs", inspect.Parameter.POSITIONAL_ONLY, default=None)
+    return inspect.Signature(
+        [first]
+        + [
+            inspect.Parameter(
+                key, inspect.Parameter.KEYWORD_ONLY, default=s.default, annotation=hints[s.name]
+            )
+            for key, s in WORKLOAD_KEYWORDS.items()
+        ],
+        return_annotation=Workload,
+    )
+
+
+make_workload.__signature__ = _keywords_signature()  # type: ignore[attr-defined]
+
+
+def _speculation(w: WorkloadInputs, draft: ModelAdapter | None) -> Speculation | None:
+    """Speculative decoding from its inputs (their bounds are checked already): gamma and one of alpha, rho."""
+    if draft is None:
+        if w.draft_tokens is not None or w.acceptance is not None or w.tokens_per_step is not None:
+            raise InputError(
+                "draft", "--draft-tokens, --acceptance and --tokens-per-step need a draft model (--draft)"
+            )
+        return None
+    if w.draft_tokens is None:
+        raise InputError("draft_tokens", "speculative decoding needs --draft-tokens >= 1")
+    if (w.acceptance is None) == (w.tokens_per_step is None):
+        raise InputError("acceptance", "give exactly one of --acceptance (alpha) or --tokens-per-step (rho)")
+    if w.acceptance is not None:
+        rho = Speculation.rho_from_acceptance(w.acceptance, w.draft_tokens)
+    else:
+        assert w.tokens_per_step is not None
+        rho = w.tokens_per_step
+        if rho > w.draft_tokens + 1:
+            raise InputError(
+                "tokens_per_step",
+                f"rho must lie in [1, draft_tokens + 1 = {w.draft_tokens + 1}] (got {rho:g})",
+            )
+    return Speculation(draft=draft, draft_tokens=w.draft_tokens, tokens_per_step=rho, acceptance=w.acceptance)
 
 
 def _workload(workload: object, keywords: dict[str, Any]) -> Workload:
@@ -367,8 +341,7 @@ def plan(
     ``requests_per_s``)."""
     from servebound.parallel import run_plan
 
-    if overhead_gb is not None:
-        _finite("overhead_gb", overhead_gb, maximum=MAX_EDGE_GB)
+    BY_NAME["overhead_gb"].check(overhead_gb)
     return run_plan(
         hardware,
         load_model(model, kv_precision=kv_precision),

@@ -101,7 +101,7 @@ def cost_report(
     """The priced cost curve: points over batches (given, or a log grid 1..b_mem plus b* and the
     balance batch), input tokens priced at the prefill ceiling for ``prompt_tokens`` (largest fitting
     batch, one-shot), the fast/slow trade between batch 1 and b*, and the floors."""
-    workload = workload.for_model(model).for_hardware(hardware)  # the O the numbers and assumptions use
+    workload = workload.resolve(hardware, model)  # the O the numbers and assumptions use
     result = decode(hardware, model, workload)
     notes: list[str] = []
     if batches is not None:

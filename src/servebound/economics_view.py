@@ -112,7 +112,7 @@ def balance(
             "model",
             f"model '{model.id}' has no [prefill] fields (P_lin,active); the balance batch needs them",
         )
-    workload = (workload or default_workload()).for_model(model).for_hardware(hardware)
+    workload = (workload or default_workload()).resolve(hardware, model)
     mode, _ = linear_mode_for(hardware, shape)
     f_lin = hardware.compute_rate(mode)
     if f_lin is None:

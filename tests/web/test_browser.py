@@ -186,6 +186,13 @@ def test_cost_figures_and_economics_without_javascript(browser: Any, server: str
         {"floor": 80},
         {"alloc_context": 1000000, "read_context": 1000000},
         {"alloc_context": 200, "read_context": 100, "floor": 1},  # the compute roof binds (hostile)
+        {
+            "alloc_context": 200,
+            "read_context": 100,
+            "floor": 1,
+            "memory_only": True,
+            "kv_allocation": "paged",
+        },
     ],
 )
 @pytest.mark.parametrize("model", ["qwen3.6-35b-a3b-example", "laguna-s-2.1-nvfp4-example", "hostile"])
@@ -492,4 +499,53 @@ def test_no_first_token_wait_where_nothing_fits(browser: Any, static_site: str, 
     page.goto(static_site + path + "/?floor=10")
     page.wait_for_function("document.body.dataset.computed === 'browser'")
     assert page.text_content('[data-k="prefill.time_s"]') == "none"
+    page.close()
+
+
+def test_the_calculator_recomputes_below_32k_reserved_tokens(browser: Any, server: str) -> None:
+    """site.js asked /api/prefill without read_context; the API assumed 32,000 and answered 400 below
+    32k reserved tokens, and the cards froze in a mixed state."""
+    import httpx
+
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(server + PAIR)
+    page.click("summary")
+    page.locator('input[name="alloc_context"]').fill("16000")
+    page.wait_for_function("document.body.dataset.computed === 'api'")
+    assert page.text_content("#calc-status") == "Numbers from the JSON API."
+    ids = {"hardware": "dgx-spark-example", "model": "laguna-s-2.1-nvfp4-example"}
+    decode = httpx.get(f"{server}/api/decode", params={**ids, "alloc_context": 16000}).json()
+    prompt = page.input_value('input[name="prompt"]')
+    prefill = httpx.get(
+        f"{server}/api/prefill", params={**ids, "alloc_context": 16000, "prompt": prompt}
+    ).json()
+    shown = numbers(page)
+    assert decode["assumptions"]["read_context_tokens"] == 16000  # L_read follows a shorter L_alloc
+    assert shown["aggregate_tok_s"] == fmt_rate(decode["aggregate_tok_s"])
+    assert shown["prefill.tok_s"] == fmt_rate(prefill["tok_s"])
+    assert "alloc_context=16000" in page.url and not errors, errors
+    page.close()
+
+
+def test_a_misspelt_workload_field_is_named_on_the_page(browser: Any, server: str) -> None:
+    page = browser.new_page()
+    page.goto(server + PAIR + "?flor=5&utm_source=newsletter")
+    note = page.text_content("#ignored-params") or ""
+    assert "flor (did you mean floor?)" in note and "utm_source" not in note
+    page.goto(server + PAIR + "?utm_source=newsletter")
+    assert page.locator("#ignored-params").count() == 0
+    page.close()
+
+
+def test_the_static_copy_names_a_misspelt_workload_field(browser: Any, static_site: str) -> None:
+    page = browser.new_page()
+    page.goto(static_site + PAIR + "/?flor=5&floor=7&utm_source=newsletter")
+    page.wait_for_selector("#ignored-params")
+    note = page.text_content("#ignored-params") or ""
+    assert "Not used: flor:" in note and "utm_source" not in note
+    page.goto(static_site + PAIR + "/?floor=7&utm_source=newsletter")
+    page.wait_for_function("document.body.dataset.computed === 'browser'")
+    assert page.locator("#ignored-params").count() == 0
     page.close()

@@ -10,19 +10,15 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from dataclasses import MISSING, dataclass, fields
-from typing import Annotated, Any, TypeVar, get_type_hints
+from dataclasses import MISSING, fields
+from typing import Annotated, Any, ClassVar, TypeVar, get_type_hints
 
 import typer
 from typer.core import TyperOption
 
 from servebound.cli import root_app
 from servebound.cli.output import checked_output, console, print_json, render_assumptions
-from servebound.core.experts import ExpertTraffic
-from servebound.core.workload import (
-    DEFAULT_FLOOR_TOK_PER_S,
-    Workload,
-)
+from servebound.inputs.workload import BY_NAME, Group, Input, WorkloadInputs, inputs_of
 
 app = root_app()
 
@@ -45,176 +41,59 @@ ModelOpt = Annotated[
         "--model", "-m", help="Model file (TOML/JSON), a .gguf or .safetensors checkpoint, or a catalog id."
     ),
 ]
-OverheadOpt = Annotated[
-    float | None,
-    typer.Option(
-        "--overhead-gb",
-        help="O: runtime memory overhead in GB, subtracted from capacity once (default: the hardware "
-        "row's, the OS's share of unified memory or a card's runtime context; 8 where it states none).",
-        show_default=False,
-    ),
-]
-AllocOpt = Annotated[
-    int | None,
-    typer.Option(
-        "--alloc-context",
-        help="L_alloc: tokens of KV reserved per session (default: 100,000, capped at the model's context limit).",
-        show_default=False,
-    ),
-]
-ReadOpt = Annotated[
-    int | None,
-    typer.Option(
-        "--read-context",
-        help="L_read: average tokens of context read per step (default: 32,000, at most L_alloc).",
-        show_default=False,
-    ),
-]
-FloorOpt = Annotated[float, typer.Option("--floor", help="r*: minimum useful tok/s per session.")]
-ExpertOpt = Annotated[
-    ExpertTraffic,
-    typer.Option("--expert-traffic", help="expected: m(n) estimate; minimum: k experts, a guaranteed bound."),
-]
-KVPrecisionOpt = Annotated[
-    str | None,
-    typer.Option("--kv-precision", help="Re-express the cache at bf16, fp16, fp8, q8_0, q4_0 or fp32."),
-]
-KVAllocationOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--kv-allocation",
-        help="reserved: each session holds K_alloc(L_alloc) (llama.cpp's slots); paged: K_alloc(L_read), "
-        "the cache grows on demand (vLLM, SGLang). Default: reserved, or the --engine's.",
-        show_default=False,
-    ),
-]
-EngineOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--engine",
-        help="llama.cpp, ollama, lm-studio, mlx, vllm, sglang or trt-llm: sets the cache allocation, the "
-        "runtime-overhead convention (when --overhead-gb is not given) and which weight formats it runs.",
-        show_default=False,
-    ),
-]
-CpuMoeOpt = Annotated[
-    bool, typer.Option("--cpu-moe", help="Offload: every routed expert in host RAM (llama.cpp's --cpu-moe).")
-]
-NCpuMoeOpt = Annotated[
-    int | None,
-    typer.Option(
-        "--n-cpu-moe",
-        help="Offload: the experts of N MoE layers in host RAM (llama.cpp's --n-cpu-moe N).",
-        show_default=False,
-    ),
-]
-GpuLayersOpt = Annotated[
-    int | None,
-    typer.Option(
-        "--gpu-layers",
-        help="Offload: N layers on the device, the rest (with their caches) in host RAM (-ngl N).",
-        show_default=False,
-    ),
-]
-HostOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--host",
-        help="Offload: a host memory row (desktop-ddr5-6000-2ch, epyc-9004-ddr5-4800-12ch ...).",
-        show_default=False,
-    ),
-]
-HostMemoryOpt = Annotated[
-    float | None,
-    typer.Option(
-        "--host-memory-gb", help="Offload: host RAM in GB (default: the --host row's).", show_default=False
-    ),
-]
-HostBandwidthOpt = Annotated[
-    float | None,
-    typer.Option(
-        "--host-bandwidth-gb-per-s",
-        help="Offload: host memory bandwidth in GB/s (default: the --host row's).",
-        show_default=False,
-    ),
-]
-HostLinkOpt = Annotated[
-    float | None,
-    typer.Option(
-        "--host-link-gb-per-s",
-        help="Offload: host-to-device link in GB/s for prefill's weight transfers (default 63, PCIe 5.0 x16).",
-        show_default=False,
-    ),
-]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (the contract's fields).")]
 
-#: None: the hardware row's runtime overhead, or the derivation's 8 GB where the row states none.
-DEFAULT_OVERHEAD_GB: float | None = None
-#: None: the derivation's defaults (100,000 / 32,000), capped per model at its context limit.
-DEFAULT_ALLOC: int | None = None
-DEFAULT_READ: int | None = None
-DEFAULT_FLOOR = DEFAULT_FLOOR_TOK_PER_S
+
+def option_info(spec: Input, group: str = "") -> Any:
+    """A declared input's typer option: its flags, its help (in ``group``'s words), its default shown
+    where it is not None."""
+    return typer.Option(
+        *spec.flags, help=spec.help_for(group), show_default=spec.default not in (None, False)
+    )
 
 
-@dataclass(frozen=True)
-class ContextFlags:
-    """The memory and floor flags (``--overhead-gb`` .. ``--floor``): the whole workload of ``rank``, and
-    the start of ``WorkloadFlags``."""
-
-    overhead_gb: OverheadOpt = DEFAULT_OVERHEAD_GB
-    alloc_context: AllocOpt = DEFAULT_ALLOC
-    read_context: ReadOpt = DEFAULT_READ
-    floor: FloorOpt = DEFAULT_FLOOR
-
-    def workload(self, **extra: Any) -> Workload:
-        """These flags (and a command's own, e.g. ``batch``) as a validated Workload."""
-        from servebound.api import make_workload
-
-        return make_workload(
-            overhead_gb=self.overhead_gb,
-            alloc_context=self.alloc_context,
-            read_context=self.read_context,
-            floor_tok_s=self.floor,
-            **extra,
-        )
+def typer_option(spec: Input, group: str = "") -> Any:
+    """A declared input as a typer parameter type. Numbers are typer's ints and floats; words (batch's
+    'max') and choices are text, checked by the declaration so that every surface says the same."""
+    if spec.kind is bool:
+        kind: Any = bool
+    elif spec.words:
+        kind = str | None
+    else:
+        kind = spec.kind if spec.default is not None else spec.kind | None
+    return Annotated[kind, option_info(spec, group)]
 
 
-@dataclass(frozen=True)
-class WorkloadFlags(ContextFlags):
-    """The workload flags every ceiling command takes (``--overhead-gb`` .. ``--kv-precision``): one
-    declaration, added to a command by ``with_workload_flags``."""
+def _opt(name: str) -> Any:
+    return option_info(BY_NAME[name])
 
-    expert_traffic: ExpertOpt = ExpertTraffic.EXPECTED
-    kv_precision: KVPrecisionOpt = None
-    kv_allocation: KVAllocationOpt = None
-    engine: EngineOpt = None
-    cpu_moe: CpuMoeOpt = False
-    n_cpu_moe: NCpuMoeOpt = None
-    gpu_layers: GpuLayersOpt = None
-    host: HostOpt = None
-    host_memory_gb: HostMemoryOpt = None
-    host_bandwidth_gb_per_s: HostBandwidthOpt = None
-    host_link_gb_per_s: HostLinkOpt = None
 
-    def workload(self, *, draft: str | None = None, **extra: Any) -> Workload:
-        """These flags (and a command's own, e.g. ``batch``; ``draft`` a model file or catalog id, loaded
-        at ``--kv-precision``) as a validated Workload."""
-        from servebound.api import load_model
+#: Single declared inputs as options, for commands that take one or two of them (plan, economics).
+OverheadOpt = Annotated[float | None, _opt("overhead_gb")]
+AllocOpt = Annotated[int | None, _opt("alloc_context")]
+ReadOpt = Annotated[int | None, _opt("read_context")]
+FloorOpt = Annotated[float, _opt("floor")]
+KVPrecisionOpt = Annotated[str | None, _opt("kv_precision")]
+EngineOpt = Annotated[str | None, _opt("engine")]
 
-        return super().workload(
-            expert_traffic=self.expert_traffic,
-            draft=load_model(draft, kv_precision=self.kv_precision) if draft else None,
-            kv_allocation=self.kv_allocation,
-            engine=self.engine,
-            cpu_moe=self.cpu_moe,
-            n_cpu_moe=self.n_cpu_moe,
-            gpu_layers=self.gpu_layers,
-            host=self.host,
-            host_memory_gb=self.host_memory_gb,
-            host_bandwidth_gb_per_s=self.host_bandwidth_gb_per_s,
-            host_link_gb_per_s=self.host_link_gb_per_s,
-            **extra,
-        )
+DEFAULT_OVERHEAD_GB: float | None = BY_NAME["overhead_gb"].default
+DEFAULT_ALLOC: int | None = BY_NAME["alloc_context"].default
+DEFAULT_READ: int | None = BY_NAME["read_context"].default
+DEFAULT_FLOOR: float = BY_NAME["floor"].default
+
+
+class ContextFlags(WorkloadInputs):
+    """The memory and floor flags (``--overhead-gb`` .. ``--floor``) and the engine's: the whole workload
+    of ``rank``."""
+
+    GROUPS: ClassVar[tuple[Group, ...]] = ("context", "serving")
+
+
+class WorkloadFlags(WorkloadInputs):
+    """The workload flags of the decode-side commands (cost, layout): ``--overhead-gb`` ..
+    ``--kv-precision`` and ``--memory-only``."""
+
+    GROUPS: ClassVar[tuple[Group, ...]] = ("context", "serving", "workload", "roof")
 
 
 _Command = TypeVar("_Command", bound=Callable[..., Any])
@@ -224,28 +103,62 @@ def with_flags(record: type, param: str) -> Callable[[_Command], _Command]:
     """Declare the fields of the frozen dataclass ``record`` as options of a command, where its
     ``param`` parameter stands (so its help lists them in that place), and hand them to it as that one
     argument. Typer reads the rewritten signature, so the flags, their help and defaults are exactly the
-    record's. Stacks: each use replaces one parameter."""
+    record's. Stacks: each use replaces one parameter. A ``WorkloadInputs`` record (``GROUPS``) gives
+    the declared inputs of its groups (``with_inputs``)."""
+    if issubclass(record, WorkloadInputs):
+        return with_inputs(*getattr(record, "GROUPS", ()), param=param, record=record)
+    hints = get_type_hints(record, include_extras=True)  # a base record's fields too
+    shared = [
+        inspect.Parameter(
+            f.name,
+            inspect.Parameter.POSITIONAL_OR_KEYWORD,
+            default=inspect.Parameter.empty if f.default is MISSING else f.default,
+            annotation=hints[f.name],
+        )
+        for f in fields(record)  # type: ignore[arg-type]
+    ]
+    return _replacing(param, shared, record)
+
+
+def with_inputs(
+    *groups: Group, param: str = "flags", record: type[WorkloadInputs] = WorkloadInputs
+) -> Callable[[_Command], _Command]:
+    """The declared workload inputs of ``groups`` as options of a command, in place of its ``param``
+    parameter, handed to it as one ``record`` (the inputs of other groups at their defaults)."""
+    group = next((g for g in groups if g in ("decode", "prefill")), "")
+    shared = [
+        inspect.Parameter(
+            spec.name,
+            inspect.Parameter.POSITIONAL_OR_KEYWORD,
+            default=spec.default,
+            annotation=typer_option(spec, group),
+        )
+        for spec in inputs_of(*groups)
+    ]
+
+    def build(**values: Any) -> WorkloadInputs:
+        for name, value in values.items():  # words are text on the command line: batch 'max' or a number
+            if isinstance(value, str) and BY_NAME[name].words:
+                values[name] = BY_NAME[name].parse(value)
+        return record(**values)
+
+    return _replacing(param, shared, build)
+
+
+def _replacing(
+    param: str, shared: list[inspect.Parameter], build: Callable[..., Any]
+) -> Callable[[_Command], _Command]:
+    names = [p.name for p in shared]
 
     def decorate(command: _Command) -> _Command:
         signature = inspect.signature(command, eval_str=True)
-        hints = get_type_hints(record, include_extras=True)  # a base record's fields too
-        names = [f.name for f in fields(record)]
-        shared = [
-            inspect.Parameter(
-                f.name,
-                inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                default=inspect.Parameter.empty if f.default is MISSING else f.default,
-                annotation=hints[f.name],
-            )
-            for f in fields(record)
-        ]
         own = list(signature.parameters.values())
         at = [p.name for p in own].index(param)
         parameters = own[:at] + shared + own[at + 1 :]
 
         @functools.wraps(command)
         def run(**kwargs: Any) -> Any:
-            flags = record(**{name: kwargs.pop(name) for name in names})
+            flags = build(**{name: kwargs.pop(name) for name in names})
             return command(**{param: flags}, **kwargs)
 
         run.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
@@ -268,8 +181,8 @@ __all__ = [
     "DEFAULT_READ",
     "HARDWARE_HELP",
     "AllocOpt",
+    "ContextFlags",
     "EngineOpt",
-    "ExpertOpt",
     "FloorOpt",
     "HardwareOpt",
     "JsonOpt",
@@ -277,9 +190,14 @@ __all__ = [
     "ModelOpt",
     "OverheadOpt",
     "ReadOpt",
+    "WorkloadFlags",
     "app",
     "checked_output",
     "console",
     "print_json",
     "render_assumptions",
+    "typer_option",
+    "with_flags",
+    "with_inputs",
+    "with_workload_flags",
 ]

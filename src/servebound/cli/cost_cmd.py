@@ -70,9 +70,6 @@ def cost_command(
     hardware: HardwareOpt,
     model: ModelOpt,
     flags: WorkloadFlags = WorkloadFlags(),
-    memory_only: Annotated[
-        bool, typer.Option("--memory-only", help="Drop decode's compute roof (the memory-only curve).")
-    ] = False,
     usd_per_hour: UsdPerHourOpt = None,
     pricing: PricingOpt = Pricing.AUTO,
     owned: OwnedFlags = _OWNED_DEFAULTS,
@@ -98,9 +95,7 @@ def cost_command(
         raise InputError("prompt", f"must be a whole number of tokens >= 1 (got {prompt})")
     hw = load_hardware(hardware)
     mdl = load_model(model, kv_precision=flags.kv_precision)
-    workload = flags.workload(
-        memory_only=memory_only,
-    )
+    workload = flags.workload()
     price = resolve_price(
         hw,
         catalog_price(hardware),

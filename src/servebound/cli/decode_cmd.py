@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from servebound.api import decode, load_hardware, load_model
-from servebound.cli.common import HardwareOpt, JsonOpt, ModelOpt, WorkloadFlags, app, with_flags
+from servebound.cli.common import HardwareOpt, JsonOpt, ModelOpt, app, with_inputs
 from servebound.cli.output import console, line, new_table, print_json, render_assumptions, strong
 from servebound.core.decode import DecodeResult
 from servebound.core.model import ModelAdapter
 from servebound.core.units import GB
 from servebound.core.workload import Workload
+from servebound.inputs.workload import WorkloadInputs
 from servebound.report import (
     VERDICT_TEXT,
     context_range_json,
@@ -29,53 +30,12 @@ if TYPE_CHECKING:
     from servebound.core.decode_range import DecodeContextRange
 
 
-@dataclass(frozen=True)
-class DecodeFlags:
-    """Decode's own workload flags (``--batch`` .. ``--memory-only``), added by ``with_flags`` and handed
-    to the workload with the shared ones."""
-
-    batch: Annotated[int | None, typer.Option("--batch", help="Force the concurrency to B sessions.")] = None
-    draft: Annotated[
-        str | None,
-        typer.Option("--draft", help="Speculative decoding: the draft model (file or catalog id)."),
-    ] = None
-    draft_tokens: Annotated[
-        int | None, typer.Option("--draft-tokens", help="gamma: tokens drafted per step.")
-    ] = None
-    acceptance: Annotated[
-        float | None,
-        typer.Option("--acceptance", help="alpha: per-token acceptance; rho = (1-a^(g+1))/(1-a)."),
-    ] = None
-    tokens_per_step: Annotated[
-        float | None,
-        typer.Option("--tokens-per-step", help="rho: tokens emitted per session per step, given directly."),
-    ] = None
-    memory_only: Annotated[
-        bool,
-        typer.Option(
-            "--memory-only", help="Drop decode's compute roof: the memory-only ceiling, for comparison."
-        ),
-    ] = False
-
-
-_DECODE_DEFAULTS = DecodeFlags()
-
-
 @app.command("decode")
-@with_flags(WorkloadFlags, "flags")
-@with_flags(DecodeFlags, "own")
+@with_inputs("context", "serving", "workload", "roof", "decode", "layout")
 def decode_command(
     hardware: HardwareOpt,
     model: ModelOpt,
-    flags: WorkloadFlags = WorkloadFlags(),
-    own: DecodeFlags = _DECODE_DEFAULTS,
-    layout: Annotated[
-        str | None,
-        typer.Option(
-            "--layout",
-            help="Parallel layout on a system, e.g. tp=8,ep=1,pp=1 (dp fills the system): charges the link.",
-        ),
-    ] = None,
+    flags: WorkloadInputs = WorkloadInputs(),
     range_: Annotated[
         bool,
         typer.Option(
@@ -90,11 +50,12 @@ def decode_command(
     from servebound.runs.band import band_for, expected_text
 
     mdl = load_model(model, kv_precision=flags.kv_precision)
-    if layout is not None:
-        decode_layout(hardware, mdl, flags.workload(**asdict(own)), layout, json_out)
+    workload = flags.workload()
+    if flags.layout is not None:
+        decode_layout(hardware, mdl, workload, flags.layout, json_out)
         return
     hw = load_hardware(hardware)
-    workload = flags.workload(**asdict(own))
+    workload = workload.resolve(hw, mdl)
     result = decode(hw, mdl, workload)
     engine = workload.engine
     result = replace(result, expected=band_for(result.single_session_tok_per_s, engine, hw.id, "decode"))
@@ -146,46 +107,16 @@ def decode_layout(hardware: str, mdl: ModelAdapter, workload: Workload, layout: 
     """Decode on one parallel layout: the layout's ceilings in decode's field names, plus its own."""
     # Imported here: a decode without --layout never loads the layout code (start-up time).
     from servebound.cli.layout_cmd import render_layout_rows, render_link
-    from servebound.core.layout import times_at
-    from servebound.parallel import (
-        compute_seconds_per_session_step,
-        layout_assumptions,
-        layout_json,
-        run_layout,
-        system_json,
-    )
+    from servebound.layout_report import decode_layout_json
 
-    workload = workload.for_model(mdl)
-    resolved, result = run_layout(hardware, mdl, workload, layout)
-    forced = None
-    if workload.forced_batch is not None:
-        b = workload.forced_batch
-        c = compute_seconds_per_session_step(resolved.system.device, mdl, workload)
-        times = times_at(resolved.system, mdl, result.layout, b, workload, compute_s_per_session_step=c)
-        lay = result.layout
-        forced = {
-            "batch": b,
-            "sessions": lay.dp * lay.pp * b,
-            "aggregate_tok_s": lay.dp * lay.pp * b / times.token_s,
-            "per_session_tok_s": 1.0 / times.token_s,
-            "clears_floor": 1.0 / times.token_s >= workload.floor_tok_per_s,
-            "fits_memory": result.batch_mem is not None and b <= result.batch_mem,
-        }
-    out = {
-        **layout_json(result),
-        "system": system_json(resolved),
-        "kv_alloc_bytes": mdl.kv_alloc.bytes_at(workload.held_context_tokens),
-        "kv_read_bytes": mdl.kv_read.bytes_at(workload.read_context_tokens),
-        "resident_margin_bytes": result.per_device.free_bytes + result.per_device.kv_bytes,
-        "forced": forced,
-        "assumptions": layout_assumptions(workload, result, resolved),
-    }
+    resolved, result, out = decode_layout_json(hardware, mdl, workload, layout)
     if json_out:
         print_json(out)
         return
     render_link(resolved)
     console.print(line(strong(mdl.name), f" on {result.layout.label}: {VERDICT_TEXT[result.verdict.value]}"))
     render_layout_rows([result])
+    forced = out["forced"]
     if forced is not None:
         console.print(
             f"forced micro-batch {forced['batch']:,}: {fmt_rate(forced['aggregate_tok_s'])} aggregate, "

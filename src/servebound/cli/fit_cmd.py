@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from servebound.cli.common import ContextFlags, EngineOpt, JsonOpt, app, console, print_json, with_flags
+from servebound.cli.common import ContextFlags, EngineOpt, JsonOpt, app, console, print_json, with_inputs
 from servebound.cli.output import new_table
 from servebound.report import fmt_gb, fmt_rate
 
@@ -15,7 +15,7 @@ _DEFAULT_CONTEXT = ContextFlags()
 
 
 @app.command("fit")
-@with_flags(ContextFlags, "flags")
+@with_inputs("context", param="flags")  # fit picks each model's engine: --engine is its own
 def fit_command(
     hardware: Annotated[
         str,

@@ -111,16 +111,11 @@ def layout_command(
     top: Annotated[
         int | None, typer.Option("--top", help="Show only the best N layouts (text output).")
     ] = None,
-    memory_only: Annotated[
-        bool, typer.Option("--memory-only", help="Drop decode's compute roof (memory and link only).")
-    ] = False,
     json_out: JsonOpt = False,
 ) -> None:
     """Every valid parallel layout (tp, ep, pp, dp) of a system for a model, best first."""
     mdl = load_model(model, kv_precision=flags.kv_precision)
-    workload = flags.workload(
-        memory_only=memory_only,
-    )
+    workload = flags.workload()
     if top is not None and top < 1:
         raise InputError("top", f"must be at least 1 (got {top})")
     search = search_system(hardware, mdl, workload)

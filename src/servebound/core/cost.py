@@ -107,7 +107,7 @@ def cost_curve(
     hardware: Hardware, model: ModelAdapter, workload: Workload, batches: ArrayLike, usd_per_hour: float
 ) -> CostCurve:
     """The cost of output tokens over an array of batches (vectorized), with the cost and latency floors."""
-    workload = workload.for_model(model)
+    workload = workload.resolve(hardware, model)
     steps = step_curve(hardware, model, workload, batches)
     rho = workload.tokens_per_step
     cost = usd_per_mtok(usd_per_hour, steps.step_time_s, steps.batch * rho)
@@ -165,7 +165,7 @@ def context_curve(
     """Ordinary decoding at batch ``batch`` over an array of read contexts (vectorized)."""
     from servebound.core.decode_compute import seconds_per_session_step_over_contexts
 
-    workload = workload.for_model(model)
+    workload = workload.resolve(hardware, model)
     L = np.asarray(contexts, dtype=np.float64)
     r = hardware.bandwidth_bytes_per_s
     sweep = float(model.weights.batch(batch, workload.expert_traffic))

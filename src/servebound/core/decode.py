@@ -344,7 +344,7 @@ def curve(
     """Aggregate T(b) and per-session r(b) over an array of batches, vectorized (for figures and tables).
 
     With the compute roof unless the workload is memory-only (or compute is unavailable)."""
-    workload = workload.for_model(model)
+    workload = workload.resolve(hardware, model)
     compute = decode_compute(hardware, model, workload)
     traffic = _Traffic(model, workload, compute.bytes_equivalent(hardware.bandwidth_bytes_per_s))
     b = as_values(batches)
@@ -368,7 +368,7 @@ class StepCurve:
 
 def step_curve(hardware: Hardware, model: ModelAdapter, workload: Workload, batches: ArrayLike) -> StepCurve:
     """t_mem, t_cmp and t over an array of batches, vectorized (cost curves and figures)."""
-    workload = workload.for_model(model)
+    workload = workload.resolve(hardware, model)
     compute = decode_compute(hardware, model, workload)
     traffic = _Traffic(model, workload)
     b = as_values(batches)
@@ -416,7 +416,7 @@ def decode(hardware: Hardware, model: ModelAdapter, workload: Workload | None = 
     With ``workload.offload`` the model runs over two tiers: the same procedure on the effective
     adapter of :mod:`servebound.core.offload` (t = B_dev / R_dev + B_host / R_host), with ``offload``
     saying where the bytes sit and what each tier moves per token."""
-    workload = (workload or Workload()).for_model(model).for_hardware(hardware)
+    workload = (workload or Workload()).resolve(hardware, model)
     if workload.offload is not None:
         return _offloaded_decode(hardware, model, workload)
     capacity = hardware.memory_bytes

@@ -104,7 +104,7 @@ def decode_context_range(
 ) -> DecodeContextRange:
     """The decode ceilings over every read context from 0 to the model's context limit (the
     workload's alloc context when the model states none), cut where one session stops fitting."""
-    workload = (workload or Workload()).for_model(model).for_hardware(hardware)
+    workload = (workload or Workload()).resolve(hardware, model)
     base = decode(hardware, model, _at(workload, 0))
     if not base.fits:
         return DecodeContextRange(workload, base.verdict, None, None, None, None, None, None, None)
@@ -188,7 +188,7 @@ def context_curve(
     batch), run on every context at once. The compute roof's seconds per session step c(L) come from
     decode_compute's own vectorized form; with speculation, from decode_compute at each sampled context.
     """
-    workload = workload.for_hardware(hardware)  # the row's runtime overhead, as decode() takes it
+    workload = workload.resolve(hardware, model)  # the row's runtime overhead, as decode() takes it
     contexts = np.asarray(read_contexts, dtype=np.int64)
     lf = contexts.astype(np.float64)
     spec = workload.speculation

@@ -184,7 +184,7 @@ def prefill(
     anything else is an InputError naming ``prompt_tokens``. Failing gates and a budget no setting
     meets are verdicts in the result, never exceptions.
     """
-    workload = (workload or Workload()).for_model(model).for_hardware(hardware)
+    workload = (workload or Workload()).resolve(hardware, model)
     shape = prefill_shape(model)
     prompt, chunk, searching, given = _checked_setting(
         model, workload, prompt_tokens, chunk_tokens, ttft_budget_s, batch
@@ -359,7 +359,7 @@ def prefill_curve(
     The same evaluation as :func:`prefill` without gates or searches: every entry is the formula at
     that (b, L, c), with ``chunk_tokens`` None for one-shot (each chunk is capped at its prompt).
     """
-    workload = (workload or Workload()).for_model(model).for_hardware(hardware)
+    workload = (workload or Workload()).resolve(hardware, model)
     shape = prefill_shape(model)
     prompts = np.asarray(prompt_tokens, dtype=np.int64)
     batches = np.asarray(batch, dtype=np.int64)
@@ -413,7 +413,7 @@ def prefill_range(
     cache. K_alloc never falls with L, so the set is a prefix 1..L_fit found in closed form, and the
     ceilings over it are one vectorized pass (exact at every integer length, no sampling).
     """
-    workload = (workload or Workload()).for_model(model).for_hardware(hardware)
+    workload = (workload or Workload()).resolve(hardware, model)
     shape = prefill_shape(model)
     b = _positive_int("batch", batch)
     rates = mode_rates(hardware, shape, linear_mode, attention_mode)

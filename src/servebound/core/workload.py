@@ -84,9 +84,11 @@ class Workload:
     speculation: Speculation | None = None
     #: Decode's compute roof switched off (``--memory-only``): today's memory-only ceiling, for comparison.
     memory_only: bool = False
-    #: The contexts are defaults, not the caller's: a model whose context limit is shorter gets them
-    #: capped at that limit (``for_model``), and the result says so through ``contexts_capped_from``.
+    #: L_alloc is a default, not the caller's: a model whose context limit is shorter gets it capped at
+    #: that limit (``for_model``; never below a given L_read), and the result says so through
+    #: ``contexts_capped_from``. L_read follows the cap unless ``read_context_given``.
     fit_contexts_to_model: bool = False
+    read_context_given: bool = False
     contexts_capped_from: tuple[int, int] | None = None
     #: O is a default, not the caller's: a hardware row that states its runtime overhead gets that
     #: instead (``for_hardware``). ``overhead_source`` says which O applied and why.
@@ -142,21 +144,50 @@ class Workload:
         )
 
     def for_model(self, model: ModelAdapter) -> Workload:
-        """Default contexts capped at the model's context limit (L_read at most L_alloc); else self.
-        An engine whose O is a fraction of what the weights leave records W_resident here."""
+        """A default L_alloc capped at the model's context limit (but never below a given L_read; a
+        default L_read at most the capped L_alloc); else self. An engine whose O is a fraction of what
+        the weights leave records W_resident here."""
         base = self
         if self.engine_overhead is not None and self.engine_overhead[0] == "fraction_of_free":
             base = replace(self, engine_resident_bytes=model.weights.resident)
         limit = model.context_limit_tokens
         if not base.fit_contexts_to_model or limit is None or base.alloc_context_tokens <= limit:
             return base
+        read = base.read_context_tokens
+        alloc = max(limit, read) if base.read_context_given else limit
         return replace(
             base,
-            alloc_context_tokens=limit,
-            read_context_tokens=min(base.read_context_tokens, limit),
+            alloc_context_tokens=alloc,
+            read_context_tokens=read if base.read_context_given else min(read, alloc),
             fit_contexts_to_model=False,
-            contexts_capped_from=(base.alloc_context_tokens, base.read_context_tokens),
+            contexts_capped_from=(base.alloc_context_tokens, read),
         )
+
+    def resolve(self, hardware: Hardware, model: ModelAdapter) -> Workload:
+        """The workload this (hardware, model) pair is computed under: every default that depends on
+        them filled in once (O from the hardware row, the contexts from the model's limit), each with
+        its source (``sources``). Resolving a resolved workload changes nothing."""
+        return self.for_model(model).for_hardware(hardware)
+
+    @property
+    def sources(self) -> dict[str, str]:
+        """Where each stated value came from: the caller, a default, a hardware row or the model's limit."""
+        capped = self.contexts_capped_from
+        alloc = "given"
+        if capped is not None:
+            alloc = f"default {capped[0]:,} capped at the model's context limit"
+            if self.read_context_given and self.alloc_context_tokens > capped[0]:
+                alloc += ", raised to the given read context"
+        elif self.fit_contexts_to_model:
+            alloc = f"default {self.alloc_context_tokens:,}"
+        if self.read_context_given:
+            read = "given"
+        elif capped is not None or self.fit_contexts_to_model:
+            read = f"default {DEFAULT_READ_CONTEXT_TOKENS:,}, at most L_alloc"
+        else:
+            read = f"default {DEFAULT_READ_CONTEXT_TOKENS:,}, at most the given L_alloc"
+        overhead = self.overhead_source or f"workload: {self.overhead_bytes / 1e9:g} GB"
+        return {"overhead": overhead, "alloc_context": alloc, "read_context": read}
 
     @property
     def tokens_per_step(self) -> float:

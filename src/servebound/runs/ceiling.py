@@ -123,7 +123,7 @@ def check_run(
             read_context=run.read_context_tokens,
             batch=run.concurrency,
             expert_traffic=run.expert_traffic,
-            **dict(run.workload_options),  # type: ignore[arg-type]
+            **dict(run.workload_options),
         )
         result = decode(hw, adapter, workload)
         forced = result.forced
@@ -165,7 +165,7 @@ def check_run(
         overhead_gb=overhead_gb,
         alloc_context=alloc,
         read_context=min(alloc, run.prompt_tokens),
-        **dict(run.workload_options),  # type: ignore[arg-type]
+        **dict(run.workload_options),
     )
     batch = 1 if run.metric is Metric.TTFT_S else run.concurrency
     pf = prefill(

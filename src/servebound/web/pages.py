@@ -19,6 +19,7 @@ from urllib.parse import quote, urlencode
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
+from servebound.inputs.workload import BY_NAME as DECLARED_INPUTS
 from servebound.report import decode_notes, fmt_gb, fmt_int, fmt_rate, workload_assumptions
 from servebound.runs.validation import ReportedRun, validation_json
 from servebound.terminal import visible_value
@@ -138,7 +139,7 @@ class Renderer:
             trim_blocks=False,
             finalize=visible_value,
         )
-        self.env.globals.update(formats, mathml=mathml)
+        self.env.globals.update(formats, mathml=mathml, inputs=DECLARED_INPUTS)
         self.md_env = Environment(
             loader=PackageLoader("servebound.web", "templates"),
             autoescape=False,

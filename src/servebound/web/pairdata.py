@@ -13,7 +13,7 @@ from servebound.core.offload import offloaded
 from servebound.core.units import GB
 from servebound.report import fmt_rate
 from servebound.web import figures
-from servebound.web.query import WorkloadQuery
+from servebound.web.query import WorkloadQuery, page_inputs
 from servebound.web.site import Pair, SiteModel
 from servebound.web.text import VERDICT_TEXT
 from servebound.web.work import GATE_TEXT
@@ -34,11 +34,8 @@ def flat_assumptions(assumptions: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 def api_params(q: WorkloadQuery, *, prefill: bool = False) -> dict[str, str]:
     params = q.params()
-    params.pop("prompt", None)
-    if prefill:
-        for key in ("read_context", "floor", "batch"):
-            params.pop(key, None)
-    return params
+    names = page_inputs()["prefill" if prefill else "decode"]
+    return {k: v for k, v in params.items() if k in names}
 
 
 def workload_text(pair: Pair) -> dict[str, str]:
@@ -116,6 +113,7 @@ def pair_data(pair: Pair) -> dict[str, Any]:
             "expert_traffic": pair.query.expert_traffic,
             "kv_allocation": pair.workload.kv_allocation.value,
         },
+        "inputs": page_inputs(),
         "max_batch": 1_000_000_000,
         "gb": GB,
         "gates": GATE_TEXT,

@@ -355,7 +355,11 @@ def compute_pair(
     HTML page shows: the markdown mirror is the same either way (llms-full.txt computes without it).
     """
     requested = query
-    workload = query.workload(draft.adapter if draft is not None else None).for_hardware(hw.hardware)
+    if query.kv_precision:  # the page's --kv-precision: the same model re-expressed
+        model = replace(model, adapter=query.model(model.adapter))
+    workload = query.workload(draft.adapter if draft is not None else None).resolve(
+        hw.hardware, model.adapter
+    )
     result = api_decode(hw.hardware, model.adapter, workload)
     decoded = decode_json(result)
     # Default contexts follow the model's limit: show the contexts actually used.

@@ -6,16 +6,20 @@ The decode and prefill objects carry the same fields as ``servebound decode --js
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+import inspect
+from collections.abc import Callable, Coroutine
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi.dependencies.utils import get_flat_params
+from fastapi.routing import APIRoute
 
-from servebound.core.hardware import ARITHMETIC_MODES, ArithmeticMode
+from servebound.core.hardware import ARITHMETIC_MODES
 from servebound.core.prefill import prefill, prefill_range
 from servebound.core.units import GB
-from servebound.core.workload import MAX_BATCH
 from servebound.errors import InputError
 from servebound.files import model_to_mapping
+from servebound.inputs.workload import BY_NAME, Group, Input, inputs_of, unknown
 from servebound.pricing import price_json
 from servebound.report import decode_json, hardware_json, prefill_json, range_json
 from servebound.runs.validation import validation_json
@@ -26,84 +30,90 @@ from servebound.web.responses import StrictJSONResponse
 from servebound.web.site import SiteHardware, SiteModel
 from servebound.web.state import Web, heavy_route
 
-router = APIRouter(default_response_class=StrictJSONResponse)
+
+class StrictRoute(APIRoute):
+    """A JSON API route that refuses what it does not declare: an unknown query parameter (400 naming it,
+    with the close match) and a repeated one (400: no last-wins)."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+        known = {f.alias for f in get_flat_params(self.dependant)}
+
+        async def strict(request: Request) -> Response:
+            seen: set[str] = set()
+            for key, _ in request.query_params.multi_items():
+                if key not in known:
+                    raise unknown(key, known)
+                if key in seen:
+                    raise InputError(key, "given more than once; give it once")
+                seen.add(key)
+            return await handler(request)
+
+        return strict
+
+
+router = APIRouter(default_response_class=StrictJSONResponse, route_class=StrictRoute)
 
 CTX = MAX_SITE_CONTEXT_TOKENS
-OverheadQ = Annotated[
-    float | None,
-    Query(
-        ge=0,
-        allow_inf_nan=False,
-        description="O: runtime overhead in GB (the hardware row's; 8 where it states none)",
-    ),
-]
-AllocQ = Annotated[
-    int | None, Query(ge=1, le=CTX, description="L_alloc: tokens reserved per session (100,000)")
-]
-ReadQ = Annotated[
-    int | None, Query(ge=0, le=CTX, description="L_read: tokens read per step, <= L_alloc (32,000)")
-]
-FloorQ = Annotated[float | None, Query(ge=0, allow_inf_nan=False, description="r*: tok/s per session (20)")]
 HardwareQ = Annotated[str, Query(description="hardware id")]
 ModelQ = Annotated[str, Query(description="model id")]
-TrafficParam = Annotated[
-    Literal["expected", "minimum"], Query(description="expected: m(n); minimum: k experts")
+
+
+def query_parameter(spec: Input) -> inspect.Parameter:
+    """A declared input as a query parameter. Its bounds and choices are in the OpenAPI schema; the
+    declaration checks them (``WorkloadInputs``), so the API says what the CLI says."""
+    schema: dict[str, Any] = {}
+    if spec.minimum is not None:
+        schema["exclusiveMinimum" if spec.exclusive_minimum else "minimum"] = spec.minimum
+    top = spec.site_maximum if spec.site_maximum is not None else spec.maximum
+    if top is not None:
+        schema["maximum"] = top
+    if spec.choices:
+        schema["enum"] = list(spec.choices)
+    if spec.words:
+        schema["description"] = f"{spec.description} (a number or {', '.join(spec.words)})"
+    kind: Any = (
+        bool if spec.kind is bool else str | None if spec.words or spec.kind is str else spec.kind | None
+    )
+    query = Query(description=spec.description, max_length=spec.max_length, json_schema_extra=schema or None)
+    default = spec.default if spec.kind is bool else None
+    return inspect.Parameter(
+        spec.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=Annotated[kind, query]
+    )
+
+
+def inputs_dependency(*groups: Group, without: tuple[str, ...] = ()) -> Any:
+    """A dependency taking the declared inputs of ``groups`` as query parameters, typed once, and
+    giving them back as a dict of the values given (a value beyond a bound is a 400 naming it)."""
+    specs = inputs_of(*groups, without=without)
+
+    def given(**values: Any) -> dict[str, Any]:
+        out = {}
+        for spec in specs:
+            value = values[spec.name]
+            if isinstance(value, str) and spec.kind is not str:
+                value = spec.parse(value, site=True)
+            out[spec.name] = spec.check(value, site=True)
+        return out
+
+    given.__signature__ = inspect.Signature([query_parameter(s) for s in specs])  # type: ignore[attr-defined]
+    return Depends(given)
+
+
+#: The workload of /api/cost (``--overhead-gb`` .. ``--kv-precision``, ``--memory-only``).
+WorkloadParams = Annotated[dict[str, Any], inputs_dependency("context", "serving", "workload", "roof")]
+ContextParams = Annotated[dict[str, Any], inputs_dependency("context", "serving")]
+DecodeParams = Annotated[
+    dict[str, Any], inputs_dependency("context", "serving", "workload", "roof", "decode", "layout")
 ]
-AllocationParam = Annotated[
-    Literal["reserved", "paged"] | None,
-    Query(description="reserved: each session holds K_alloc(L_alloc); paged: K_alloc(L_read) (reserved)"),
+PrefillParams = Annotated[
+    dict[str, Any], inputs_dependency("context", "serving", "workload", "prefill", "layout")
 ]
-
-EngineParam = Annotated[
-    Literal["llama.cpp", "ollama", "lm-studio", "mlx", "vllm", "sglang", "trt-llm"] | None,
-    Query(description="serving engine: sets the cache allocation and the overhead convention"),
+AllocQ = Annotated[int | None, Query(ge=1, le=CTX, description=BY_NAME["alloc_context"].description)]
+ReadQ = Annotated[int | None, Query(ge=0, le=CTX, description=BY_NAME["read_context"].description)]
+OverheadQ = Annotated[
+    float | None, Query(ge=0, allow_inf_nan=False, description=BY_NAME["overhead_gb"].description)
 ]
-
-
-def workload_params(
-    overhead_gb: OverheadQ = None,
-    alloc_context: AllocQ = None,
-    read_context: ReadQ = None,
-    floor: FloorQ = None,
-    expert_traffic: TrafficParam = "expected",
-    kv_allocation: AllocationParam = None,
-    engine: EngineParam = None,
-    cpu_moe: Annotated[bool, Query(description="offload: every routed expert in host RAM")] = False,
-    n_cpu_moe: Annotated[
-        int | None, Query(ge=0, description="offload: experts of N MoE layers in host RAM")
-    ] = None,
-    gpu_layers: Annotated[int | None, Query(ge=0, description="offload: N layers on the device")] = None,
-    host: Annotated[str | None, Query(description="offload: a host memory row id")] = None,
-    host_memory_gb: Annotated[
-        float | None, Query(gt=0, allow_inf_nan=False, description="offload: host RAM, GB")
-    ] = None,
-    host_bandwidth_gb_per_s: Annotated[
-        float | None, Query(gt=0, allow_inf_nan=False, description="offload: host memory bandwidth, GB/s")
-    ] = None,
-    host_link_gb_per_s: Annotated[
-        float | None, Query(gt=0, allow_inf_nan=False, description="offload: host-to-device link, GB/s (63)")
-    ] = None,
-) -> dict[str, Any]:
-    """The workload query parameters every ceiling endpoint takes, typed once (a dependency)."""
-    return {
-        "overhead_gb": overhead_gb,
-        "alloc_context": alloc_context,
-        "read_context": read_context,
-        "floor": floor,
-        "expert_traffic": expert_traffic,
-        "kv_allocation": kv_allocation,
-        "engine": engine,
-        "cpu_moe": cpu_moe or None,
-        "n_cpu_moe": n_cpu_moe,
-        "gpu_layers": gpu_layers,
-        "host": host,
-        "host_memory_gb": host_memory_gb,
-        "host_bandwidth_gb_per_s": host_bandwidth_gb_per_s,
-        "host_link_gb_per_s": host_link_gb_per_s,
-    }
-
-
-WorkloadParams = Annotated[dict[str, Any], Depends(workload_params)]
 
 
 @router.get("/api/decode", tags=["ceilings"], responses=ERRORS)
@@ -111,44 +121,33 @@ def api_decode(
     web: Web,
     hardware: Annotated[str, Query(description="hardware id (see /api/hardware)")],
     model: Annotated[str, Query(description="model id (see /api/models)")],
-    params: WorkloadParams,
-    batch: Annotated[
-        int | None, Query(ge=1, le=MAX_BATCH, description="force the batch to B sessions")
-    ] = None,
-    draft: Annotated[str | None, Query(description="speculative decoding: the draft model id")] = None,
-    draft_tokens: Annotated[
-        int | None, Query(ge=1, le=64, description="gamma: tokens drafted per step")
-    ] = None,
-    acceptance: Annotated[
-        float | None, Query(ge=0, le=1, allow_inf_nan=False, description="alpha: per-token acceptance")
-    ] = None,
-    tokens_per_step: Annotated[
-        float | None, Query(ge=1, allow_inf_nan=False, description="rho, given directly (<= gamma + 1)")
-    ] = None,
+    params: DecodeParams,
     range: Annotated[
         bool, Query(description="also context_range: ceilings over every read context 0..the model's limit")
     ] = False,
 ) -> dict[str, Any]:
-    """The decode ceilings: the same object as `servebound decode --json` (with the same --draft flags,
-    and `--range` as range=true)."""
+    """The decode ceilings: the same object as `servebound decode --json` (with the same workload
+    parameters as its flags, and `--range` as range=true)."""
     hw, m = web.get_hw(hardware), web.get_model(model)
-    query = workload_query(
-        **params,
-        batch=batch,
-        draft=draft,
-        draft_tokens=draft_tokens,
-        acceptance=acceptance,
-        tokens_per_step=tokens_per_step,
-    )
+    query = workload_query(params)
     from servebound.api import decode
     from servebound.core.decode_range import decode_context_range
     from servebound.report import context_range_json
 
-    draft_model = web.get_model(query.draft).adapter if query.draft else None
-    workload = query.workload(draft_model)
-    out = decode_json(decode(hw.hardware, m.adapter, workload))
+    draft_model = query.model(web.get_model(query.draft).adapter) if query.draft else None
+    adapter = query.model(m.adapter)
+    if params["layout"] is not None:  # decode --layout: one parallel layout of a system
+        from servebound.layout_report import decode_layout_json
+
+        if range:
+            raise InputError("range", "layout= evaluates one read context: drop range=true")
+        return decode_layout_json(
+            _system(web, hardware), adapter, query.workload(draft_model), params["layout"]
+        )[2]
+    workload = query.workload(draft_model).resolve(hw.hardware, adapter)
+    out = decode_json(decode(hw.hardware, adapter, workload))
     if range:
-        out["context_range"] = context_range_json(decode_context_range(hw.hardware, m.adapter, workload))
+        out["context_range"] = context_range_json(decode_context_range(hw.hardware, adapter, workload))
     return out
 
 
@@ -158,53 +157,47 @@ def api_prefill(
     web: Web,
     hardware: HardwareQ,
     model: ModelQ,
-    params: WorkloadParams,
-    prompt: Annotated[
-        int | None,
-        Query(ge=1, le=CTX, description="L: prompt tokens, <= alloc_context (optional with range)"),
-    ] = None,
-    chunk: Annotated[int | None, Query(ge=1, description="chunk tokens (default: one shot)")] = None,
-    batch: Annotated[str, Query(pattern=r"^(max|[0-9]{1,10})$", description="B, or max")] = "1",
-    linear_mode: Annotated[ArithmeticMode | None, Query()] = None,
-    attention_mode: Annotated[ArithmeticMode | None, Query()] = None,
-    ttft_budget: Annotated[
-        float | None, Query(gt=0, allow_inf_nan=False, description="TTFT budget in seconds")
-    ] = None,
+    params: PrefillParams,
     include_range: Annotated[bool, Query(alias="range", description="add the prompt-length range")] = False,
 ) -> dict[str, Any]:
     """The prefill ceiling: the same object as `servebound prefill --json` (with `range` when asked)."""
     hw, m = web.get_hw(hardware), web.get_model(model)
-    query = workload_query(**params, prompt=prompt)
-    workload = query.workload()
-    if m.adapter.prefill is None:
+    prompt, size = params["prompt"], params["batch"] or 1
+    query = workload_query({**params, "batch": None})
+    adapter = query.model(m.adapter)
+    if adapter.prefill is None:
         raise InputError("model", f"model '{m.id}' has no prefill fields, so no prefill ceiling")
-    size: int | Literal["max"] = "max" if batch == "max" else int(batch)
-    if size != "max" and size < 1:
-        raise InputError("batch", f"must be >= 1 or 'max' (got {batch})")
+    if params["layout"] is not None:  # prefill --layout: one replica of a layout
+        from servebound.layout_report import layout_prefill_json
+
+        if include_range or size == "max" or prompt is None:
+            raise InputError(
+                "layout", "layout= evaluates one prompt setting: give prompt=, drop range and batch=max"
+            )
+        work = query.workload().for_model(adapter)
+        return layout_prefill_json(
+            _system(web, hardware), adapter, work, params["layout"], prompt, size, params["chunk"]
+        )
+    workload = query.workload().resolve(hw.hardware, adapter)
     if prompt is None and not include_range:
         raise InputError("prompt", "give prompt= (or range=true for every prompt length)")
+    modes = {"linear_mode": params["linear_mode"], "attention_mode": params["attention_mode"]}
     result = None  # without prompt=, the range alone (as `servebound prefill --range` without --prompt)
     if prompt is not None:
         result = prefill(
             hw.hardware,
-            m.adapter,
+            adapter,
             prompt,
             workload=workload,
             batch=size,
-            chunk_tokens=chunk,
-            ttft_budget_s=ttft_budget,
-            linear_mode=linear_mode,
-            attention_mode=attention_mode,
+            chunk_tokens=params["chunk"],
+            ttft_budget_s=params["ttft_budget"],
+            **modes,
         )
     rng = None
     if include_range:
         rng = prefill_range(
-            hw.hardware,
-            m.adapter,
-            workload=workload,
-            batch=1 if size == "max" else size,
-            linear_mode=linear_mode,
-            attention_mode=attention_mode,
+            hw.hardware, adapter, workload=workload, batch=1 if size == "max" else size, **modes
         )
     if result is None:
         assert rng is not None  # no prompt= passes the checks above only with range=true
@@ -226,27 +219,27 @@ def api_layout(
     web: Web,
     hardware: Annotated[str, Query(description="system id (a device is a system of one)")],
     model: ModelQ,
-    params: WorkloadParams,
-    layout: Annotated[
-        str | None, Query(max_length=64, description="tp=T,ep=E,pp=P[,dp=D]: one layout (omit: every layout)")
-    ] = None,
+    params: Annotated[dict[str, Any], inputs_dependency("context", "serving", "workload", "roof", "layout")],
 ) -> dict[str, Any]:
     """Parallel layouts of a system for a model: every valid one, best first (`servebound layout --json`),
     or with layout= the one (`servebound decode --layout ... --json`'s layout fields)."""
     from servebound.parallel import layout_assumptions, layout_json, run_layout, run_layouts, system_json
 
     resolved = _system(web, hardware)
+    query = workload_query(params)
     m = web.get_model(model)
-    workload = workload_query(**params).workload().for_model(m.adapter)
+    adapter = query.model(m.adapter)
+    workload = query.workload().for_model(adapter)
+    layout = params["layout"]
     if layout is not None:
-        _, result = run_layout(resolved, m.adapter, workload, layout)
+        _, result = run_layout(resolved, adapter, workload, layout)
         return {
             **layout_json(result),
             "system": system_json(resolved),
             "model": m.id,
             "assumptions": layout_assumptions(workload, result, resolved),
         }
-    _, results = run_layouts(resolved, m.adapter, workload)
+    _, results = run_layouts(resolved, adapter, workload)
     if not results:
         raise InputError("layout", f"no valid layout of {resolved.id} for {m.id}")
     return {
@@ -276,6 +269,7 @@ def api_plan(
         float | None, Query(ge=0, allow_inf_nan=False, description="price of one device-hour")
     ] = None,
     overhead_gb: OverheadQ = None,
+    kv_precision: Annotated[str | None, Query(description=BY_NAME["kv_precision"].description)] = None,
 ) -> dict[str, Any]:
     """Fleet sizing: `servebound plan --json` (systems and devices for separate and shared pools, every
     step of the arithmetic)."""
@@ -285,7 +279,7 @@ def api_plan(
     m = web.get_model(model)
     plan = run_plan(
         resolved,
-        m.adapter,
+        workload_query(kv_precision=kv_precision).model(m.adapter),
         prompt_tokens=prompt,
         output_tokens=output_tokens,
         floor_tok_s=floor,
@@ -345,7 +339,7 @@ def api_validation(web: Web) -> dict[str, Any]:
 @heavy_route
 def api_rank(
     web: Web,
-    params: WorkloadParams,
+    params: ContextParams,
     hardware: Annotated[str | None, Query(description="rank every model on this hardware")] = None,
     model: Annotated[str | None, Query(description="rank every hardware row for this model")] = None,
     all_formats: Annotated[
@@ -361,7 +355,9 @@ def api_rank(
     all_formats=true."""
     if (hardware is None) == (model is None):
         raise InputError("hardware", "give exactly one of hardware= or model=")
-    query = workload_query(**params)
+    if all_formats and model is not None:
+        raise InputError("all_formats", "applies to hardware= (it adds every weight format of each model)")
+    query = workload_query(params)
     workload = query.workload()
     if hardware is not None:
         hw = web.get_hw(hardware)

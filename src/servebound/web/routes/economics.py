@@ -24,10 +24,10 @@ from servebound.pricing import OwnedInputs, resolve_price
 from servebound.web.errors import ERRORS
 from servebound.web.query import MAX_SITE_CONTEXT_TOKENS, workload_query
 from servebound.web.responses import StrictJSONResponse
-from servebound.web.routes.api import AllocQ, HardwareQ, ModelQ, ReadQ, WorkloadParams
+from servebound.web.routes.api import AllocQ, HardwareQ, ModelQ, ReadQ, StrictRoute, WorkloadParams
 from servebound.web.state import Web
 
-router = APIRouter(default_response_class=StrictJSONResponse)
+router = APIRouter(default_response_class=StrictJSONResponse, route_class=StrictRoute)
 
 PositiveQ = Annotated[float | None, Query(gt=0, allow_inf_nan=False)]
 
@@ -55,12 +55,11 @@ def api_cost(
     prompt: Annotated[
         int, Query(ge=1, le=MAX_SITE_CONTEXT_TOKENS, description="prompt tokens priced")
     ] = DEFAULT_COST_PROMPT_TOKENS,
-    memory_only: bool = False,
 ) -> dict[str, Any]:
     """The cost curve over batch: the same object as `servebound cost --json`."""
     hw, m = web.get_hw(hardware), web.get_model(model)
     query = workload_query(**params)
-    workload = query.workload(memory_only=memory_only)
+    workload = query.workload()
     price = resolve_price(
         hw.hardware,
         hw.row_price,
@@ -69,7 +68,12 @@ def api_cost(
         owned=OwnedInputs(purchase_usd, amortization_years, utilization, power_w, usd_per_kwh),
     )
     report = cost_report(
-        hw.hardware, m.adapter, workload, price, batches=parse_batches(batches), prompt_tokens=prompt
+        hw.hardware,
+        query.model(m.adapter),
+        workload,
+        price,
+        batches=parse_batches(batches),
+        prompt_tokens=prompt,
     )
     return cost_json(report)
 

@@ -23,7 +23,7 @@
       if (rho !== null) spec = { draft: q.draftModel, draft_tokens: g, tokens_per_step: rho };
     }
     return { overhead_bytes: q.overhead_gb * 1e9, alloc_context: q.alloc_context, read_context: q.read_context,
-             floor: q.floor, batch: q.batch, expert_traffic: q.expert_traffic, speculation: spec,
+             floor: q.floor, batch: q.batch, expert_traffic: q.expert_traffic, memory_only: q.memory_only, speculation: spec,
              kv_allocation: q.kv_allocation || "reserved" };
   }
 
@@ -322,19 +322,18 @@
     if (verdict) verdict.className = "verdict v " + d.verdict;
   }
 
+  // The workload inputs come from pair-data's "inputs" (servebound.web.query.page_inputs, from the one
+  // declaration): each field's kind and default, and the names the page, /api/decode and /api/prefill take.
   function readForm(form, data) {
     var fd = new FormData(form), q = {};
-    q.alloc_context = parseInt(fd.get("alloc_context"), 10);
-    q.read_context = parseInt(fd.get("read_context"), 10);
-    q.floor = parseFloat(fd.get("floor"));
-    q.overhead_gb = parseFloat(fd.get("overhead_gb"));
-    q.batch = fd.get("maximize") ? null : parseInt(fd.get("batch"), 10);
-    q.prompt = parseInt(fd.get("prompt"), 10);
-    q.expert_traffic = fd.get("expert_traffic") || "expected";
-    q.draft = (fd.get("draft") || "").trim() || null;
-    q.draft_tokens = fd.get("draft_tokens") ? parseInt(fd.get("draft_tokens"), 10) : null;
-    q.acceptance = fd.get("acceptance") ? parseFloat(fd.get("acceptance")) : null;
-    q.tokens_per_step = fd.get("tokens_per_step") ? parseFloat(fd.get("tokens_per_step")) : null;
+    data.inputs.fields.forEach(function (f) {
+      var raw = fd.get(f.name);
+      if (f.kind === "bool") { q[f.name] = raw !== null && raw !== ""; return; }
+      raw = raw === null ? "" : String(raw).trim();
+      if (raw === "") q[f.name] = f.default;
+      else q[f.name] = f.kind === "int" ? parseInt(raw, 10) : f.kind === "float" ? parseFloat(raw) : raw;
+    });
+    if (fd.get("maximize")) q.batch = null;
     if (q.read_context > q.alloc_context) q.read_context = q.alloc_context;
     var limit = data.model.context_limit;
     if (q.prompt > q.alloc_context) q.prompt = q.alloc_context;
@@ -342,17 +341,13 @@
     return q;
   }
 
-  function queryString(q) {
-    var parts = ["alloc_context=" + q.alloc_context, "read_context=" + q.read_context, "floor=" + q.floor,
-                 "overhead_gb=" + q.overhead_gb, "expert_traffic=" + q.expert_traffic];
-    if (q.batch !== null) parts.push("batch=" + q.batch);
-    if (q.draft) {
-      parts.push("draft=" + encodeURIComponent(q.draft));
-      if (q.draft_tokens !== null) parts.push("draft_tokens=" + q.draft_tokens);
-      if (q.acceptance !== null) parts.push("acceptance=" + q.acceptance);
-      if (q.tokens_per_step !== null) parts.push("tokens_per_step=" + q.tokens_per_step);
-    }
-    return parts.join("&");
+  // The query string of the inputs ``names`` (one of pair-data's lists); speculation only with a draft.
+  function queryString(q, names) {
+    var spec = { draft_tokens: 1, acceptance: 1, tokens_per_step: 1 };
+    return names.filter(function (n) {
+      var v = q[n];
+      return v !== null && v !== undefined && v !== false && v !== "" && !(spec[n] && !q.draft);
+    }).map(function (n) { return n + "=" + encodeURIComponent(q[n]); }).join("&");
   }
 
   function fetchJSON(url) {
@@ -382,14 +377,13 @@
     var localPre = prefill(data.hardware, data.model, q);
     var note = document.getElementById("calc-status");
     var stale = document.getElementById("stale-work");
-    var pageUrl = location.pathname.replace(/\.md$/, "") + "?" + queryString(q) + "&prompt=" + q.prompt +
+    var pageUrl = location.pathname.replace(/\.md$/, "") + "?" + queryString(q, data.inputs.page) +
       (data.model.native === false && document.body.dataset.mode === "static" ? "&profile=" + encodeURIComponent(data.model.id) : "");
     if (stale) { stale.hidden = false; stale.querySelector("a").setAttribute("href", pageUrl); }
     if (document.body.dataset.mode === "server") {
       var ids = "hardware=" + encodeURIComponent(data.hardware.id) + "&model=" + encodeURIComponent(data.model.id);
-      var calls = [fetchJSON(BASE + "/api/decode?" + ids + "&" + queryString(q))];
-      if (data.model.prefill) calls.push(fetchJSON(BASE + "/api/prefill?" + ids + "&prompt=" + q.prompt + "&range=true&overhead_gb=" + q.overhead_gb +
-        "&alloc_context=" + q.alloc_context + "&expert_traffic=" + q.expert_traffic));
+      var calls = [fetchJSON(BASE + "/api/decode?" + ids + "&" + queryString(q, data.inputs.decode))];
+      if (data.model.prefill) calls.push(fetchJSON(BASE + "/api/prefill?" + ids + "&" + queryString(q, data.inputs.prefill) + "&range=true"));
       Promise.all(calls).then(function (res) {
         if (ticket !== pending) return;
         var d = res[0], p = res[1] || null;
@@ -447,7 +441,8 @@
     form.addEventListener("submit", function (ev) { ev.preventDefault(); recompute(form, data); });
     // The static copy has no server to read the URL: a shared link's workload is applied here, so the
     // page shows the numbers its URL names (the served site renders them from the query already).
-    var fromUrl = document.body.dataset.mode === "static" && applyQuery(form, new URLSearchParams(location.search));
+    var fromUrl = document.body.dataset.mode === "static" && applyQuery(form, new URLSearchParams(location.search), data);
+    if (document.body.dataset.mode === "static") noteUnused(new URLSearchParams(location.search), data);
     var profile = new URLSearchParams(location.search).get("profile");
     if (profile && profile !== data.model.id && document.body.dataset.mode === "static") {
       fetchJSON(BASE + "/data/models/" + encodeURIComponent(profile) + ".json").then(function (j) {
@@ -463,23 +458,45 @@
     }
   }
 
-  // Set the form from a URL's workload parameters (the names queryString writes); true if any was set.
-  function applyQuery(form, sp) {
+  // Set the form from a URL's workload parameters (the declared inputs' names); true if any was set.
+  function applyQuery(form, sp, data) {
     var any = false;
-    ["alloc_context", "read_context", "floor", "overhead_gb", "batch", "prompt"].forEach(function (name) {
-      var value = sp.get(name);
-      var input = form.querySelector("input[name=" + name + "]");
-      if (value === null || value === "" || !input || !isFinite(Number(value))) return;
-      if (Number(input.max) < Number(value)) input.max = value;
-      input.value = value;
-      var out = input.parentNode.querySelector("output");
-      if (out) out.textContent = Number(input.value).toLocaleString("en-US");
-      if (name === "batch") { var maximize = document.getElementById("maximize"); if (maximize) maximize.checked = false; }
+    data.inputs.fields.forEach(function (f) {
+      var value = sp.get(f.name), input = form.querySelector("[name=" + f.name + "]");
+      if (value === null || value === "" || !input) return;
+      if (input.tagName === "SELECT") {
+        if (!Array.prototype.some.call(input.options, function (o) { return o.value === value; })) return;
+        input.value = value;
+      } else if (input.type === "checkbox") {
+        input.checked = value === "true";
+      } else if (input.type === "text") {
+        input.value = value;
+      } else {
+        if (!isFinite(Number(value))) return;
+        if (input.max !== "" && Number(input.max) < Number(value)) input.max = value;
+        input.value = value;
+        var out = input.parentNode.querySelector("output");
+        if (out) out.textContent = Number(input.value).toLocaleString("en-US");
+        if (f.name === "batch") { var maximize = document.getElementById("maximize"); if (maximize) maximize.checked = false; }
+      }
       any = true;
     });
-    var traffic = sp.get("expert_traffic"), select = form.querySelector("select[name=expert_traffic]");
-    if (select && (traffic === "expected" || traffic === "minimum")) { select.value = traffic; any = true; }
     return any;
+  }
+
+  // The static copy has no server to name a misspelt workload field: it is named here (tracking tags aside).
+  function noteUnused(sp, data) {
+    var unused = [];
+    sp.forEach(function (v, k) {
+      if (data.inputs.page.indexOf(k) < 0 && data.inputs.quiet.indexOf(k) < 0 && k.indexOf("utm_") !== 0) unused.push(k);
+    });
+    var results = document.getElementById("results");
+    if (!unused.length || !results || document.getElementById("ignored-params")) return;
+    var p = document.createElement("p");
+    p.id = "ignored-params";
+    p.className = "note";
+    p.textContent = "Not used: " + unused.join(", ") + ": not a workload field of this page (the page shows the numbers without it).";
+    results.parentNode.insertBefore(p, results);
   }
 
   window.servebound = { decode: decode, prefill: prefill, maxContextWithin: calc.maxContextWithin };

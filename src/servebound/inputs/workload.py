@@ -1,0 +1,417 @@
+"""Every workload input, declared once: its type, default, help, unit, bounds, choices and names.
+
+``WorkloadInputs`` is the one declaration. Each field's type and default are the Python record's; its
+``given(...)`` metadata holds the rest. The CLI's options (``cli.common``), the JSON API's query
+parameters and their OpenAPI entries (``web.routes.api``), the pair page's form and the in-browser
+calculator's input list (``web.query``), and ``make_workload``'s keywords are all derived from it.
+Adding an input is one field here (plus what it does in the core). No typer or FastAPI import: a fast
+parser can read this module alone.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import types
+from collections.abc import Iterable
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
+
+from servebound.core.engines import ENGINE_IDS
+from servebound.core.hardware import ARITHMETIC_MODES
+from servebound.core.workload import DEFAULT_FLOOR_TOK_PER_S, MAX_BATCH, Workload
+from servebound.errors import InputError
+
+#: Where an input is taken: ``context`` by every command with a workload (rank and fit too),
+#: ``serving`` (the engine and its cache allocation) by all of them but fit (which picks engines),
+#: ``workload`` by
+#: the ceiling commands (decode, prefill, cost, layout), ``roof`` by those with decode's compute roof
+#: (decode, cost, layout), ``decode``, ``prefill`` and ``layout`` (one parallel layout) by their own.
+Group = Literal["context", "serving", "workload", "roof", "decode", "prefill", "layout"]
+
+#: Edge bounds far beyond any real machine or workload: past them the arithmetic would overflow, so a
+#: value there is a typo, and an error says so.
+MAX_EDGE_GB = 1e9
+MAX_EDGE_TOKENS = 10**9
+MAX_EDGE_TOK_S = 1e9
+#: The site computes prompt-length ranges over every integer length, so it caps the reserved context.
+MAX_SITE_CONTEXT_TOKENS = 2_000_000
+#: gamma: no speculative decoder drafts more than a few dozen tokens a step.
+MAX_DRAFT_TOKENS = 64
+
+
+@dataclass(frozen=True)
+class Input:
+    """One declared input. ``name`` is the record's field, the API's parameter and the form's field."""
+
+    name: str
+    kind: type  # int, float, str or bool: the value's type once parsed
+    default: Any
+    help: str
+    groups: frozenset[str]
+    unit: str = ""
+    flags: tuple[str, ...] = ()  # the CLI's names, first the long one
+    keyword: str = ""  # make_workload's keyword where it differs from name
+    api_help: str = ""  # the OpenAPI description where shorter than help
+    minimum: float | None = None
+    exclusive_minimum: bool = False
+    maximum: float | None = None
+    site_maximum: float | None = None  # the site's own cap (it computes over every length)
+    choices: tuple[str, ...] = ()
+    words: tuple[str, ...] = ()  # words accepted besides a number (batch: "max")
+    max_length: int | None = None
+    help_in: tuple[tuple[str, str], ...] = ()  # a group's own help text, where the input differs there
+    expects: str = ""  # what a value may be, where no list of choices says it (errors name it)
+
+    def help_for(self, group: str) -> str:
+        return dict(self.help_in).get(group, self.help)
+
+    @property
+    def flag(self) -> str:
+        return self.flags[0]
+
+    @property
+    def python(self) -> str:
+        return self.keyword or self.name
+
+    @property
+    def description(self) -> str:
+        return self.api_help or self.help
+
+    def check(self, value: Any, *, site: bool = False) -> Any:
+        """``value`` if it is of this input's type and within its bounds, else an InputError naming it."""
+        if value is None or (isinstance(value, str) and value in self.words):
+            return value
+        if self.kind is bool:
+            if not isinstance(value, bool):
+                raise InputError(self.name, f"must be true or false (got {value!r})")
+            return value
+        if self.kind is str:
+            return self._check_text(value)
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if not number or (self.kind is int and not float(value).is_integer()) or not math.isfinite(value):
+            what = "a whole number" if self.kind is int else "a finite number"
+            extra = f" or {' or '.join(repr(w) for w in self.words)}" if self.words else ""
+            raise InputError(self.name, f"must be {what}{extra} (got {value!r})")
+        low, top = self.minimum, self.maximum
+        if low is not None and (value < low or (self.exclusive_minimum and value <= low)):
+            sign = ">" if self.exclusive_minimum else ">="
+            raise InputError(self.name, f"must be {sign} {low:g} (got {_shown(value)})")
+        if top is not None and value > top:
+            raise InputError(self.name, f"{_shown(value)} is beyond any real setting; at most {_shown(top)}")
+        if site and self.site_maximum is not None and value > self.site_maximum:
+            raise InputError(
+                self.name,
+                f"the site computes up to {_shown(self.site_maximum)} (got {_shown(value)}); use the CLI beyond",
+            )
+        return int(value) if self.kind is int else float(value)
+
+    def _check_text(self, value: Any) -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise InputError(self.name, f"give a value (got {value!r})" + self._choice_text())
+        if self.choices and value not in self.choices:
+            raise InputError(
+                self.name, f"unknown value {value!r}{close_match(value, self.choices)}" + self._choice_text()
+            )
+        if self.max_length is not None and len(value) > self.max_length:
+            raise InputError(self.name, f"at most {self.max_length} characters (got {len(value):,})")
+        return value
+
+    def _choice_text(self) -> str:
+        if self.expects:
+            return f"; use {self.expects}"
+        return f"; use one of {', '.join(self.choices)}" if self.choices else ""
+
+    def parse(self, text: str, *, site: bool = False) -> Any:
+        """A query string's or a flag's text as this input's value, checked."""
+        text = text.strip()
+        if text.lower() in self.words:
+            return text.lower()
+        if self.kind is bool:
+            if text.lower() in ("true", "1", "yes", "on"):
+                return True
+            if text.lower() in ("false", "0", "no", "off"):
+                return False
+            raise InputError(self.name, f"must be true or false (got {text!r})")
+        if self.kind is str:
+            return self.check(text, site=site)
+        try:
+            value = float(text.replace(",", "").replace("_", ""))
+        except ValueError:
+            what = "a whole number" if self.kind is int else "a number"
+            extra = f" or {' or '.join(repr(w) for w in self.words)}" if self.words else ""
+            raise InputError(self.name, f"must be {what}{extra} (got {text!r})") from None
+        if self.kind is int and math.isfinite(value) and value.is_integer():
+            return self.check(int(value), site=site)
+        return self.check(value, site=site)
+
+
+def _shown(value: float) -> str:
+    """A bound or a value as an error prints it: whole numbers with thousands separators."""
+    if isinstance(value, int) or (abs(value) < 1e18 and float(value).is_integer()):
+        return f"{int(value):,}" if abs(value) < 1e18 else f"{value:.3g}"
+    return f"{value:g}"
+
+
+def given(default: Any, help: str, *groups: Group, **meta: Any) -> Any:
+    """A declared input's dataclass field: its default, help and groups, then ``Input``'s other fields."""
+    return field(default=default, metadata={"input": {"help": help, "groups": frozenset(groups), **meta}})
+
+
+_CTX = {"unit": "tokens", "minimum": 1, "maximum": MAX_EDGE_TOKENS, "site_maximum": MAX_SITE_CONTEXT_TOKENS}
+
+
+@dataclass(frozen=True)
+class WorkloadInputs:
+    """The workload as the user states it, before it meets a hardware and a model (None: a default the
+    resolution fills in and records the source of)."""
+
+    overhead_gb: float | None = given(
+        None,
+        "O: runtime memory overhead in GB, subtracted from capacity once (default: the hardware row's, "
+        "the OS's share of unified memory or a card's runtime context; 8 where it states none).",
+        "context",
+        unit="GB",
+        minimum=0,
+        maximum=MAX_EDGE_GB,
+        api_help="O: runtime overhead in GB (the hardware row's; 8 where it states none)",
+    )
+    alloc_context: int | None = given(
+        None,
+        "L_alloc: tokens of KV reserved per session (default: 100,000, capped at the model's context limit).",
+        "context",
+        **_CTX,
+        api_help="L_alloc: tokens reserved per session (100,000, capped at the model's limit)",
+    )
+    read_context: int | None = given(
+        None,
+        "L_read: average tokens of context read per step (default: 32,000, at most L_alloc).",
+        "context",
+        **{**_CTX, "minimum": 0},  # 0: a fresh session's first step reads no cache (--range starts there)
+        api_help="L_read: tokens read per step, <= L_alloc (32,000)",
+    )
+    floor: float = given(
+        DEFAULT_FLOOR_TOK_PER_S,
+        "r*: minimum useful tok/s per session.",
+        "context",
+        unit="tok/s",
+        keyword="floor_tok_s",
+        minimum=0,
+        maximum=MAX_EDGE_TOK_S,
+        api_help="r*: tok/s per session (20)",
+    )
+    expert_traffic: str = given(
+        "expected",
+        "expected: m(n) estimate; minimum: k experts, a guaranteed bound.",
+        "context",
+        choices=("expected", "minimum"),
+        api_help="expected: m(n); minimum: k experts",
+    )
+    kv_precision: str | None = given(
+        None,
+        "Re-express the cache at bf16, fp16, fp8, q8_0, q4_0 or fp32.",
+        "workload",
+        max_length=32,
+        expects="one of bf16, fp16, fp8, q8_0, q4_0, fp32 or an engine's spelling (f16, fp8_e4m3, q5_1, auto, ...)",
+        api_help="Re-express the cache at bf16, fp16, fp8, q8_0, q4_0, fp32 or an engine's spelling",
+    )
+    kv_allocation: str | None = given(
+        None,
+        "reserved: each session holds K_alloc(L_alloc) (llama.cpp's slots); paged: K_alloc(L_read), "
+        "the cache grows on demand (vLLM, SGLang). Default: reserved, or the --engine's.",
+        "serving",
+        choices=("reserved", "paged"),
+        api_help="reserved: each session holds K_alloc(L_alloc); paged: K_alloc(L_read) (reserved)",
+    )
+    engine: str | None = given(
+        None,
+        "llama.cpp, ollama, lm-studio, mlx, vllm, sglang or trt-llm: sets the cache allocation, the "
+        "runtime-overhead convention (when --overhead-gb is not given) and which weight formats it runs.",
+        "serving",
+        choices=ENGINE_IDS,
+        api_help="serving engine: sets the cache allocation and the overhead convention",
+    )
+    cpu_moe: bool = given(
+        False, "Offload: every routed expert in host RAM (llama.cpp's --cpu-moe).", "workload"
+    )
+    n_cpu_moe: int | None = given(
+        None,
+        "Offload: the experts of N MoE layers in host RAM (llama.cpp's --n-cpu-moe N).",
+        "workload",
+        unit="layers",
+        minimum=0,
+        maximum=100_000,
+    )
+    gpu_layers: int | None = given(
+        None,
+        "Offload: N layers on the device, the rest (with their caches) in host RAM (-ngl N).",
+        "workload",
+        unit="layers",
+        minimum=0,
+        maximum=100_000,
+    )
+    host: str | None = given(
+        None,
+        "Offload: a host memory row (desktop-ddr5-6000-2ch, epyc-9004-ddr5-4800-12ch ...).",
+        "workload",
+        max_length=120,
+    )
+    host_memory_gb: float | None = given(
+        None,
+        "Offload: host RAM in GB (default: the --host row's).",
+        "workload",
+        unit="GB",
+        minimum=0,
+        exclusive_minimum=True,
+        maximum=MAX_EDGE_GB,
+    )
+    host_bandwidth_gb_per_s: float | None = given(
+        None,
+        "Offload: host memory bandwidth in GB/s (default: the --host row's).",
+        "workload",
+        unit="GB/s",
+        minimum=0,
+        exclusive_minimum=True,
+        maximum=MAX_EDGE_GB,
+    )
+    host_link_gb_per_s: float | None = given(
+        None,
+        "Offload: host-to-device link in GB/s for prefill's weight transfers (default 63, PCIe 5.0 x16).",
+        "workload",
+        unit="GB/s",
+        minimum=0,
+        exclusive_minimum=True,
+        maximum=MAX_EDGE_GB,
+    )
+    batch: int | str | None = given(
+        None,
+        "Force the concurrency to B sessions.",
+        "decode",
+        "prefill",
+        unit="sessions",
+        minimum=1,
+        maximum=MAX_BATCH,
+        words=("max",),
+        help_in=(("prefill", "b: prompts per batch, or 'max' to search."),),
+        api_help="B: sessions forced (decode; max = b*) or prompts per batch (prefill; max searches)",
+    )
+    draft: str | None = given(
+        None, "Speculative decoding: the draft model (file or catalog id).", "decode", max_length=4096
+    )
+    draft_tokens: int | None = given(
+        None, "gamma: tokens drafted per step.", "decode", unit="tokens", minimum=1, maximum=MAX_DRAFT_TOKENS
+    )
+    acceptance: float | None = given(
+        None, "alpha: per-token acceptance; rho = (1-a^(g+1))/(1-a).", "decode", minimum=0, maximum=1
+    )
+    tokens_per_step: float | None = given(
+        None,
+        "rho: tokens emitted per session per step, given directly.",
+        "decode",
+        minimum=1,
+        maximum=MAX_DRAFT_TOKENS + 1,
+    )
+    memory_only: bool = given(
+        False, "Drop decode's compute roof: the memory-only ceiling, for comparison.", "roof"
+    )
+    prompt: int | None = given(
+        None, "L: prompt tokens per request (optional with --range).", "prefill", **_CTX
+    )
+    chunk: int | None = given(
+        None,
+        "c: chunk width; omitted = one-shot (c = L), the ceiling.",
+        "prefill",
+        unit="tokens",
+        minimum=1,
+        maximum=MAX_EDGE_TOKENS,
+    )
+    linear_mode: str | None = given(
+        None,
+        "Arithmetic mode of the linear layers (compute_tflops key).",
+        "prefill",
+        choices=ARITHMETIC_MODES,
+    )
+    attention_mode: str | None = given(
+        None, "Arithmetic mode of attention (compute_tflops key).", "prefill", choices=ARITHMETIC_MODES
+    )
+    ttft_budget: float | None = given(
+        None,
+        "tau*: seconds the batch may take to prefill.",
+        "prefill",
+        unit="s",
+        minimum=0,
+        exclusive_minimum=True,
+        maximum=1e9,
+    )
+    layout: str | None = given(
+        None,
+        "Parallel layout on a system, e.g. tp=8,ep=1,pp=1 (dp fills the system): charges the link.",
+        "layout",
+        max_length=64,
+    )
+
+    def __post_init__(self) -> None:
+        for spec in INPUTS:
+            spec.check(getattr(self, spec.name))
+
+    def workload(self, **extra: Any) -> Workload:
+        """These inputs (and ``extra`` keywords, e.g. a command's ``memory_only``) as a validated Workload,
+        not yet resolved against a hardware and model (``Workload.resolve``)."""
+        from servebound.api import make_workload
+
+        return make_workload(self, **extra)
+
+    def changed(self) -> dict[str, Any]:
+        """The values that differ from the defaults, by name."""
+        return {s.name: getattr(self, s.name) for s in INPUTS if getattr(self, s.name) != s.default}
+
+
+def _kind(hint: Any) -> type:
+    """int, float, str or bool: the one non-None type of ``hint`` (``int | str | None`` is int: a number
+    or a word)."""
+    if get_origin(hint) in (Union, types.UnionType):
+        args = [a for a in get_args(hint) if a is not type(None)]
+        return int if int in args else args[0]
+    return hint  # type: ignore[no-any-return]
+
+
+def _declared() -> tuple[Input, ...]:
+    hints = get_type_hints(WorkloadInputs)
+    out = []
+    for f in fields(WorkloadInputs):
+        meta = dict(f.metadata["input"])
+        flags = meta.pop("flags", (f"--{f.name.replace('_', '-')}",))
+        default = None if f.default is MISSING else f.default
+        out.append(Input(name=f.name, kind=_kind(hints[f.name]), default=default, flags=flags, **meta))
+    return tuple(out)
+
+
+#: Every declared input, in the declaration's order.
+INPUTS: tuple[Input, ...] = _declared()
+BY_NAME: dict[str, Input] = {s.name: s for s in INPUTS}
+#: The inputs a Workload holds: make_workload's keywords (``floor_tok_s`` for ``floor``). The KV precision
+#: re-expresses the model (``load_model``), the prefill and layout inputs are their commands' arguments.
+WORKLOAD_KEYWORDS: dict[str, Input] = {
+    s.python: s
+    for s in INPUTS
+    if s.groups & {"context", "serving", "workload", "roof", "decode"} and s.name != "kv_precision"
+}
+
+
+def inputs_of(*groups: Group, without: Iterable[str] = ()) -> tuple[Input, ...]:
+    """The inputs of these groups, in the declaration's order (``without``: names left out)."""
+    skip = set(without)
+    return tuple(s for s in INPUTS if s.groups & set(groups) and s.name not in skip)
+
+
+def close_match(word: str, names: Iterable[str]) -> str:
+    """'; did you mean X?' for the nearest of ``names``, or '' when none is close."""
+    found = difflib.get_close_matches(word, list(names), n=1, cutoff=0.6)
+    return f"; did you mean {found[0]}?" if found else ""
+
+
+def unknown(name: str, known: Iterable[str], what: str = "parameter") -> InputError:
+    """The error for a name no surface declares, with the close match."""
+    names = sorted(set(known))
+    hint = close_match(name, names) or f"; known: {', '.join(names)}"
+    return InputError(name, f"unknown {what}{hint}")
