@@ -418,6 +418,15 @@ def parse_model(data: dict[str, Any]) -> ModelFile:
         raise validation_to_input_error(exc, "model.") from None
 
 
+def check_imported(model: ModelAdapter, *, audit: dict[str, Any] | None = None) -> dict[str, Any]:
+    """An imported adapter held to the model file's checks (its model form must load back); returns
+    that form. `servebound import` writes it; a checkpoint given to --model is checked the same way, so
+    the two paths accept and refuse the same files."""
+    mapping = model_to_mapping(model, audit=audit)
+    parse_model(mapping)
+    return mapping
+
+
 def load_hardware_file(path: str | Path) -> Hardware:
     """A hardware file (TOML or JSON) as a core Hardware record."""
     return parse_hardware(read_mapping(Path(path), "hardware")).to_hardware()

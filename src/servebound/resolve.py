@@ -75,11 +75,11 @@ def _imported_model(ref: str) -> ModelAdapter | None:
     if name.endswith(".gguf"):
         from servebound.importers.gguf_file import import_gguf
 
-        return import_gguf(ref).adapter
+        return _as_imported(import_gguf(ref).adapter)
     if name.endswith((".safetensors", ".safetensors.index.json")):
         from servebound.importers.safetensors_headers import import_safetensors
 
-        return import_safetensors(ref).adapter
+        return _as_imported(import_safetensors(ref).adapter)
     if name == "config.json":
         raise InputError(
             "model",
@@ -96,6 +96,14 @@ def hub_gguf_ref(ref: str) -> tuple[str, str] | None:
 
     match = HUB_GGUF.match(ref.strip())
     return None if match is None else (match["repo"], match["quant"])
+
+
+def _as_imported(adapter: ModelAdapter) -> ModelAdapter:
+    """The on-the-fly import held to `servebound import`'s checks (its model form must load back)."""
+    from servebound.files import check_imported
+
+    check_imported(adapter)
+    return adapter
 
 
 def _missing_file(ref: str, wanted: str) -> str:

@@ -11,7 +11,7 @@ import typer
 from servebound.cli.common import app, checked_output, console, print_json
 from servebound.cli.output import steps_json, steps_table
 from servebound.errors import InputError
-from servebound.files import dumps_model, model_to_mapping, parse_model
+from servebound.files import check_imported, dumps_model
 from servebound.importers.audit import ImportedModel
 
 
@@ -126,8 +126,7 @@ def import_command(
     imported = import_any(
         kind, source, weight_format=weight_format, kv_precision=kv_precision, revision=revision
     )
-    mapping = model_to_mapping(imported.adapter, audit=audit_mapping(imported))
-    parse_model(mapping)  # what we write must load back
+    mapping = check_imported(imported.adapter, audit=audit_mapping(imported))  # what we write loads back
     if output is not None:
         try:
             output.write_text(dumps_model(mapping, fmt), encoding="utf-8")

@@ -20,6 +20,7 @@ from servebound.core.model import ModelAdapter, PrefillShape
 from servebound.core.steps import Step
 from servebound.errors import InputError
 from servebound.importers.audit import ImportedModel
+from servebound.importers.consistency import Declared, Keys, Observed, check
 from servebound.importers.gguf_meta import (
     RECURRENT_STATE_BYTES_PER_ELEMENT,
     Attention,
@@ -29,6 +30,7 @@ from servebound.importers.gguf_meta import (
     attention_layout,
     layer_counts,
     recurrent_state_elements,
+    sliding_layers,
     slug,
 )
 from servebound.importers.gguf_reader import (
@@ -107,55 +109,81 @@ def _linear_type_and_mode(header: GGUFHeader, entries: list[TensorEntry], field:
 
 
 _ATTENTION_TENSOR = re.compile(r"^blk\.(\d+)\.attn_(?:q|k|v|qkv|q_a|q_b|kv_a_mqa|kv_b|k_b|v_b)\.weight$")
+_PROJECTION = re.compile(r"^blk\.(\d+)\.attn_(q|k|v|kv_a_mqa)\.weight$")
 
 
 def _check_header_against_tensors(header: GGUFHeader, meta: Meta, layers: Layers) -> None:
-    """The header's shape keys must agree with the tensors it lists: a contradiction (a corrupted or
-    hand-edited header) would otherwise import and decode as a different model.
-
-    - every ``blk.N`` index is below block_count, and the highest is block_count - 1 (or the last
-      decoder layer, where a converter dropped the MTP blocks);
-    - embedding_length is positive and equals ``token_embd.weight``'s row length (ne[0]);
-    - a layer holding attention projections has head_count > 0, and no layer has more KV heads than
-      query heads.
-    """
+    """The header's shape keys against each other and the tensors it lists (``consistency.check``):
+    blk.N indices against block_count (MTP blocks a converter dropped allowed), embedding_length
+    against ``token_embd.weight``'s rows, head_count 0 or head_count_kv 0 on a layer holding those
+    projections, KV heads that exceed or do not divide the query heads, a head count that does not
+    divide the width with no key_length, and q / k projection sizes against heads x key_length."""
     key = f"{meta.field}: {meta.arch}"
-    indices = {int(m.group(1)) for t in header.tensors if (m := re.match(r"^blk\.(\d+)\.", t.name))}
-    if not indices:
-        raise InputError(f"{key}.block_count", f"is {layers.block_count} but the file lists no blk.N tensors")
-    top = max(indices) + 1
-    if top > layers.block_count or top not in (layers.block_count, layers.decoder):
-        raise InputError(
-            f"{key}.block_count",
-            f"is {layers.block_count} but the tensors hold layers blk.0 to blk.{top - 1}",
-        )
+    keys = Keys(
+        layers=f"{key}.block_count",
+        hidden=f"{key}.embedding_length",
+        heads=f"{key}.attention.head_count",
+        kv_heads=f"{key}.attention.head_count_kv",
+        head_dim=f"{key}.attention.key_length",
+        layer_tensors="blk.N",
+    )
     embedding = meta.count("embedding_length", required=True)
-    if not embedding:
-        raise InputError(f"{key}.embedding_length", "is 0; the hidden size must be positive")
-    table = next((t for t in header.tensors if t.name == "token_embd.weight"), None)
-    if table is not None and table.shape and table.shape[0] != embedding:
-        raise InputError(
-            f"{key}.embedding_length",
-            f"is {embedding} but token_embd.weight rows hold {table.shape[0]} elements",
-        )
     heads = meta.per_layer("attention.head_count", layers.decoder, None)
     if heads is None:
-        raise InputError(f"{key}.attention.head_count", "missing from the metadata")
+        raise InputError(keys.heads, "missing from the metadata")
     kv_heads = meta.per_layer("attention.head_count_kv", layers.decoder, None) or heads
+    slides, _, _ = sliding_layers(meta, layers.decoder)
+    key_length = meta.count("attention.key_length")
+    key_swa = meta.count("attention.key_length_swa") or key_length
+    layer_indices: set[int] = set()
+    q_rows: dict[int, int] = {}
+    k_rows: dict[int, int] = {}
+    attention: dict[int, str] = {}
+    key_value: dict[int, str] = {}
+    latent: set[int] = set()
+    table = None
     for tensor in header.tensors:
-        match = _ATTENTION_TENSOR.match(tensor.name)
-        if match and int(match.group(1)) < layers.decoder and heads[int(match.group(1))] == 0:
-            raise InputError(
-                f"{key}.attention.head_count",
-                f"is 0 for layer {match.group(1)}, which holds attention tensor {tensor.name!r}",
-            )
-    for layer, (n_heads, n_kv) in enumerate(zip(heads, kv_heads, strict=True)):
-        if n_kv > n_heads:
-            raise InputError(
-                f"{key}.attention.head_count_kv",
-                f"{n_kv} KV heads exceed head_count {n_heads} (layer {layer}); "
-                "each KV head serves one or more query heads",
-            )
+        if tensor.name == "token_embd.weight" and tensor.shape:
+            table = ("token_embd.weight", tensor.shape[0])
+        if (block := re.match(r"^blk\.(\d+)\.", tensor.name)) is not None:
+            layer_indices.add(int(block.group(1)))
+        if (match := _ATTENTION_TENSOR.match(tensor.name)) is not None:
+            attention.setdefault(int(match.group(1)), tensor.name)
+        if (match := _PROJECTION.match(tensor.name)) is None:
+            continue
+        layer, part = int(match.group(1)), match.group(2)
+        if part == "kv_a_mqa":
+            latent.add(layer)
+        elif part in ("k", "v"):
+            key_value.setdefault(layer, tensor.name)
+        if len(tensor.shape) == 2 and part in ("q", "k"):
+            (q_rows if part == "q" else k_rows)[layer] = tensor.shape[1]
+    # The head size the importer computes the cache with (attention_layout): key_length, else width / heads.
+    derived = key_length or (embedding or 0) // (max(heads) or 1)
+    sizes = [
+        None if layer in latent else (key_swa or derived) if slides[layer] else derived
+        for layer in range(layers.decoder)
+    ]
+    query_units = tuple(size and heads[layer] * size for layer, size in enumerate(sizes))
+    key_rows = tuple(
+        frozenset({kv_heads[layer] * size}) if size and kv_heads[layer] else None
+        for layer, size in enumerate(sizes)
+    )
+    check(
+        Declared(
+            keys,
+            layers.decoder,
+            embedding,
+            tuple(heads),
+            tuple(kv_heads),
+            query_units,
+            key_rows,
+            states_head_size=key_length is not None,
+            stated_layers=layers.block_count,
+            extra_layers=layers.block_count - layers.decoder,
+        ),
+        Observed(frozenset(layer_indices), table, q_rows, k_rows, attention, key_value),
+    )
 
 
 def _kv_shape(meta: Meta, attention: Attention, element_bytes: float) -> tuple[KVShape, str]:

@@ -29,6 +29,7 @@ from servebound.core.model import Experts, LayerShape, ModelAdapter, Weights
 from servebound.core.steps import Step
 from servebound.errors import InputError
 from servebound.importers.audit import ImportedModel
+from servebound.importers.consistency import check, hf_declared
 from servebound.importers.hf.blocks import Block, Count
 from servebound.importers.hf.cache import kv_shapes, prefill_shape
 from servebound.importers.hf.families import FAMILIES, SUPPORTED_MODEL_TYPES, WRAPPERS, Arch, Cfg
@@ -121,6 +122,9 @@ def import_hf_config(
         )
     raw, label = _load(source, offline=offline, revision=revision)
     cfg, text_type, multimodal = _language_model(raw)
+    declared = hf_declared(raw)
+    if declared is not None:  # the keys against each other: the check every importer shares
+        check(declared)
     arch = FAMILIES[text_type](cfg, text_type)
     arch.notes = cfg.notes
     storage = _storage(raw, cfg, weight_format)

@@ -22,6 +22,7 @@ from servebound.core.kv import KVShape
 from servebound.core.model import ModelAdapter, Weights
 from servebound.errors import InputError
 from servebound.importers.audit import ImportedModel
+from servebound.importers.consistency import check, hf_declared, hf_observed
 from servebound.importers.safetensors_classify import (
     CONFIG_PER_TOKEN,
     audit_steps,
@@ -455,6 +456,9 @@ def import_safetensors(
     if not checkpoint.headers:
         return index_only(checkpoint, config_model, raw_config)
 
+    declared = hf_declared(raw_config) if raw_config else None
+    if declared is not None:  # the config against the tensors (and itself): one shared check
+        check(declared, hf_observed((t.name, t.dtype, t.shape) for t in checkpoint.tensors))
     form, entries = classify_checkpoint(checkpoint, raw_config)
     config_experts = config_model.adapter.weights.experts if config_model else None
     if config_experts is not None and form.routed_experts is not None:
@@ -487,6 +491,10 @@ def import_safetensors(
         )
 
     checkpoint_bytes = checkpoint.checkpoint_bytes
+    if checkpoint_bytes <= 0:
+        raise InputError(
+            "source", f"{Path(source).name}'s tensors hold 0 bytes: there are no weights to serve"
+        )
     steps = audit_steps(form, per_token, checkpoint_bytes)
     name = Path(source).name if Path(source).is_dir() else Path(source).parent.name or Path(source).stem
     base = config_model.adapter if config_model is not None else None
