@@ -264,8 +264,9 @@ def _name(name: str, cli: bool) -> str:
 def drain_of(
     hw: Hardware | None, capacity_gb: float | None, bandwidth_gb_per_s: float | None, *, cli: bool
 ) -> Shown:
-    """C / R of a hardware row, or of a capacity and bandwidth stated instead of one."""
+    """C / R of a hardware row, or of a capacity and bandwidth stated instead of one (not both)."""
     if hw is not None:
+        _one_source(hw, cli, "capacity_gb", capacity_gb, "bandwidth_gb_per_s", bandwidth_gb_per_s)
         return drain(hw.memory_bytes, hw.bandwidth_bytes_per_s)
     if capacity_gb is None or bandwidth_gb_per_s is None:
         hardware, capacity, bandwidth = (
@@ -273,6 +274,18 @@ def drain_of(
         )
         raise InputError("hardware", f"give {hardware}, or both {capacity} and {bandwidth}")
     return drain(capacity_gb * 1e9, bandwidth_gb_per_s * 1e9)
+
+
+def _one_source(hw: Hardware, cli: bool, *given: str | float | None) -> None:
+    """InputError when numbers are given beside a hardware row they would silently lose to."""
+    names = [str(given[i]) for i in range(0, len(given), 2) if given[i + 1] is not None]
+    if names:
+        stated = " and ".join(_name(n, cli) for n in names)
+        raise InputError(
+            names[0],
+            f"{stated} {'conflicts' if len(names) == 1 else 'conflict'} with {_name('hardware', cli)} "
+            f"'{hw.id}', which states its own; give one or the other",
+        )
 
 
 def trains_of(
@@ -306,6 +319,7 @@ def breakpoint_of(
         _name(n, cli) for n in ("hardware", "mode", "tflops", "bandwidth_gb_per_s")
     )
     if hw is not None:
+        _one_source(hw, cli, "tflops", tflops, "bandwidth_gb_per_s", bandwidth_gb_per_s)
         rate = hw.compute_rate(mode)
         if rate is None:
             raise InputError(

@@ -370,6 +370,12 @@ def _served_step(served: ServedBatch, lanes: int, floor: float) -> Step:
     )
 
 
+#: The largest traffic a plan sizes: a billion concurrent users, ten million requests a second (beyond
+#: any service today), so a fleet is counted in at most millions of systems, never in 300-digit numbers.
+MAX_PLAN_USERS = 1e9
+MAX_PLAN_RPS = 1e7
+
+
 def run_plan(
     ref: str | Hardware | System | ResolvedSystem,
     model: ModelAdapter,
@@ -391,9 +397,12 @@ def run_plan(
             raise InputError(name, f"must be a whole number of tokens >= 1 (got {value})")
     if (users is None) == (requests_per_s is None):
         raise InputError("users", "give exactly one of --users N or --requests-per-s X")
-    for name, rate in (("users", users), ("requests_per_s", requests_per_s)):
-        if rate is not None and not rate > 0:
-            raise InputError(name, f"must be positive (got {rate})")
+    for name, rate, most in (
+        ("users", users, MAX_PLAN_USERS),
+        ("requests_per_s", requests_per_s, MAX_PLAN_RPS),
+    ):
+        if rate is not None and not 0 < rate <= most:  # NaN fails both
+            raise InputError(name, f"must be positive and at most {most:,.0f} (got {rate:g})")
     if not floor_tok_s > 0:
         raise InputError("floor", f"must be positive to size a fleet (got {floor_tok_s})")
     if usd_per_device_hour is not None and not usd_per_device_hour >= 0:

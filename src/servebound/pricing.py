@@ -54,13 +54,23 @@ class ResolvedPrice:
     assumptions: dict[str, Any]
 
 
-def _positive(field: str, value: float | None, *, at_most: float | None = None) -> None:
+#: The shortest amortization (about four days) and the lowest utilization (0.1% of hours) a price is
+#: computed for: below them the hourly cost runs to absurd numbers (1e-300 years gave 1.8e299 USD/h).
+MIN_AMORTIZATION_YEARS = 0.01
+MIN_UTILIZATION = 0.001
+
+
+def _positive(
+    field: str, value: float | None, *, at_most: float | None = None, at_least: float | None = None
+) -> None:
     if value is None:
         return
     if isinstance(value, bool) or not math.isfinite(value) or value <= 0:
         raise InputError(field, f"must be a positive finite number (got {value!r})")
     if at_most is not None and value > at_most:
         raise InputError(field, f"must be at most {at_most:g} (got {value:g})")
+    if at_least is not None and value < at_least:
+        raise InputError(field, f"must be at least {at_least:g} (got {value:g}); check the unit")
 
 
 def catalog_price(ref: str | Hardware) -> DevicePrice | None:
@@ -91,8 +101,8 @@ def resolve_price(
     owned = owned or OwnedInputs()
     _positive("usd_per_hour", usd_per_hour, at_most=1e7)
     _positive("purchase_usd", owned.purchase_usd, at_most=1e10)
-    _positive("amortization_years", owned.amortization_years, at_most=100)
-    _positive("utilization", owned.utilization, at_most=1.0)
+    _positive("amortization_years", owned.amortization_years, at_most=100, at_least=MIN_AMORTIZATION_YEARS)
+    _positive("utilization", owned.utilization, at_most=1.0, at_least=MIN_UTILIZATION)
     _positive("power_w", owned.power_w, at_most=1e8)
     _positive("usd_per_kwh", owned.usd_per_kwh, at_most=100)
     try:

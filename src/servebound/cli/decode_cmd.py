@@ -14,6 +14,7 @@ from servebound.core.decode import DecodeResult
 from servebound.core.model import ModelAdapter
 from servebound.core.units import GB
 from servebound.core.workload import Workload
+from servebound.errors import InputError
 from servebound.inputs.workload import WorkloadInputs
 from servebound.report import (
     VERDICT_TEXT,
@@ -49,6 +50,12 @@ def decode_command(
     """Decode ceilings: does it fit, one session's speed, useful aggregate across sessions."""
     from servebound.runs.band import band_for, expected_text
 
+    if flags.layout is not None and range_:
+        raise InputError(
+            "range",
+            "--range is not computed for a parallel layout (it would be dropped); run --range without "
+            "--layout, or --layout at the --read-context values you want",
+        )
     mdl = load_model(model, kv_precision=flags.kv_precision)
     workload = flags.workload()
     if flags.layout is not None:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from servebound.core.experts import ExpertTraffic
 from servebound.core.model import Weights
 from servebound.core.prefill_cost import sweep_fixed_point
+from servebound.errors import InputError
 
 #: Chinchilla's compute-optimal tokens per parameter.
 CHINCHILLA_TOKENS_PER_PARAM = 20.0
@@ -129,8 +130,18 @@ class PriceRatioReading:
 
 
 def price_ratio_reading(output_usd_per_mtok: float, input_usd_per_mtok: float) -> PriceRatioReading:
+    """ratio = output / input price, read as decode time per token over the compute floor per token;
+    the memory-bound share of a step is 1 - 1/ratio. A decode token costs at least its compute floor,
+    so a ratio below 1 has no such reading (an InputError: the prices are swapped or not cost-based)."""
     ratio = output_usd_per_mtok / input_usd_per_mtok
-    return PriceRatioReading(output_usd_per_mtok, input_usd_per_mtok, ratio, max(0.0, 1.0 - 1.0 / ratio))
+    if ratio < 1.0:
+        raise InputError(
+            "output_usd",
+            f"the output price {output_usd_per_mtok:g} is below the input price {input_usd_per_mtok:g} "
+            f"(ratio {ratio:g}); decode costs at least the compute floor, so the reading needs output >= "
+            "input: check the two prices are not swapped",
+        )
+    return PriceRatioReading(output_usd_per_mtok, input_usd_per_mtok, ratio, 1.0 - 1.0 / ratio)
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,9 @@ from servebound.runs.measured import MAX_RESULT_FILE_BYTES, MeasuredRun, Metric
 
 #: llama.cpp cache type names (-ctk/-ctv) to servebound's KV format names.
 _LLAMA_CACHE_TYPES = {"f32": "fp32", "f16": "fp16", "bf16": "bf16", "q8_0": "q8_0", "q4_0": "q4_0"}
+#: Every cache type llama.cpp accepts for -ctk/-ctv (common/arg.cpp's kv_cache_types); a record naming
+#: another (q9_9) was not written by llama-bench and is refused.
+LLAMA_CACHE_TYPES = ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1")
 
 
 class _LlamaBenchRecord(BaseModel):
@@ -134,6 +137,13 @@ def llama_bench_runs(values: list[Any], path: str | Path) -> list[MeasuredRun]:
         )
         kv = None
         notes: list[str] = []
+        for key, value in (("type_k", rec.type_k), ("type_v", rec.type_v)):
+            if value is not None and value not in LLAMA_CACHE_TYPES:
+                raise InputError(
+                    f"llama-bench record {index}.{key}",
+                    f"{value!r} is not a llama.cpp cache type; llama-bench writes one of "
+                    f"{', '.join(LLAMA_CACHE_TYPES)}",
+                )
         if rec.type_k is not None:
             kv = _LLAMA_CACHE_TYPES.get(rec.type_k)
             if kv is None:

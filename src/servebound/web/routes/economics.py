@@ -20,7 +20,7 @@ from servebound.economics_view import (
     training,
     trains_of,
 )
-from servebound.pricing import OwnedInputs, resolve_price
+from servebound.pricing import MIN_AMORTIZATION_YEARS, MIN_UTILIZATION, OwnedInputs, resolve_price
 from servebound.web.errors import ERRORS
 from servebound.web.query import MAX_SITE_CONTEXT_TOKENS, workload_query
 from servebound.web.responses import StrictJSONResponse
@@ -47,8 +47,8 @@ def api_cost(
     ] = None,
     pricing: Annotated[Literal["auto", "rental", "owned"], Query()] = "auto",
     purchase_usd: PositiveQ = None,
-    amortization_years: Annotated[float, Query(gt=0, le=100, allow_inf_nan=False)] = 3.0,
-    utilization: Annotated[float, Query(gt=0, le=1, allow_inf_nan=False)] = 1.0,
+    amortization_years: Annotated[float, Query(ge=MIN_AMORTIZATION_YEARS, le=100, allow_inf_nan=False)] = 3.0,
+    utilization: Annotated[float, Query(ge=MIN_UTILIZATION, le=1, allow_inf_nan=False)] = 1.0,
     power_w: PositiveQ = None,
     usd_per_kwh: Annotated[float, Query(gt=0, le=100, allow_inf_nan=False)] = 0.15,
     batches: Annotated[str | None, Query(max_length=2000, description="e.g. 1,8,64")] = None,
