@@ -6,9 +6,11 @@ Starts the server as its own process (the console script, as a user runs it), wa
 then runs two bounded phases of ``--seconds`` each (and at most ``--max-requests`` requests per client):
 
 1. baseline: ``--decode-clients`` threads loop over ``/api/decode`` requests;
-2. attack: the same decode clients, plus ``--attackers`` threads cycling through pair pages (default
-   and custom workloads), ``/api/prefill`` and ``/api/rank`` calls, and unknown ids of 100 kB in pair
-   paths and API queries (sent on raw sockets: HTTP clients refuse URLs that long);
+2. attack: the same decode clients, plus ``--attackers`` threads cycling through the heaviest pages and
+   searches: pair pages (default and custom workloads, the custom ones never cached), a system's
+   layout page, ``/api/layout`` and ``/api/plan`` over the largest system (1024 B200s, DeepSeek-V3),
+   ``/api/cost``, ``/api/prefill`` and ``/api/rank`` calls, and unknown ids of 100 kB in pair paths and
+   API queries (sent on raw sockets: HTTP clients refuse URLs that long);
 3. crowd: ``--crowd`` clients downloading ``/llms-full.txt`` (gzip and plain in turn), for the
    server's memory (it once encoded the file again per request).
 
@@ -54,8 +56,15 @@ PAIR_PAGES = [
     "/pair/nvidia-rtx-4090/qwen3-30b-a3b-q4_k_m",
     "/pair/nvidia-dgx-spark/qwen3.6-35b-a3b-nvfp4?floor=12&alloc_context=32000",
     "/pair/apple-m4-max-128gb/gpt-oss-20b?overhead_gb=20",
+    "/pair/nvidia-b200/deepseek-v3?floor=11&read_context=20000",
+    "/hardware/8x-nvidia-b200?model=deepseek-v3",
 ]
+#: The searches the issue timed at 2 to 5 s each (the largest system for the largest model), and the
+#: other computed endpoints.
 API_CALLS = [
+    "/api/layout?hardware=1024x-nvidia-b200&model=deepseek-v3",
+    "/api/plan?hardware=1024x-nvidia-b200&model=deepseek-v3&prompt=2000&output_tokens=500&users=100000",
+    "/api/cost?hardware=nvidia-h100-sxm&model=llama-3.1-8b",
     "/api/prefill?hardware=nvidia-h100-sxm&model=llama-3.1-8b&prompt=8192&range=true",
     "/api/rank?hardware=nvidia-rtx-4090",
     "/api/decode?hardware=nvidia-b200&model=deepseek-v3&floor=10",

@@ -52,7 +52,7 @@ def site_lists() -> tuple[list[object], list[object]]:
 @pytest.fixture(scope="session")
 def app() -> FastAPI:
     hardware, models = site_lists()
-    return create_app(hardware=hardware, models=models)
+    return create_app(hardware=hardware, models=models, base_url="http://testserver")
 
 
 @pytest.fixture(scope="session")

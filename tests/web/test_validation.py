@@ -41,7 +41,7 @@ def run_site_lists() -> tuple[list[object], list[object]]:
 @pytest.fixture(scope="module")
 def rc() -> TestClient:
     hardware, models = run_site_lists()
-    return TestClient(create_app(hardware=hardware, models=models))
+    return TestClient(create_app(hardware=hardware, models=models, base_url="http://testserver"))
 
 
 @pytest.fixture(scope="module")
@@ -310,7 +310,7 @@ def test_llms_full_streams_while_the_background_build_runs() -> None:
     """A request during the build is answered at once (no 503): the header, then each document as the
     build finishes it; the text, plain or gzip, is the finished file's, byte for byte."""
     hardware, models = site_lists()
-    app = create_app(hardware=hardware, models=models)
+    app = create_app(hardware=hardware, models=models, base_url="http://testserver")
     gate = threading.Event()
     thread = app.state.llms_full.start(gate)
     assert thread is not None and app.state.llms_full.start() is thread  # started once
@@ -341,7 +341,9 @@ def test_llms_full_streams_while_the_background_build_runs() -> None:
     assert ready.status_code == 200 and "content-length" in ready.headers
     assert streamed.text == packed.text == ready.text
     # the same file a first request builds on another app over the same lists
-    other = TestClient(create_app(hardware=hardware, models=models)).get("/llms-full.txt")
+    other = TestClient(create_app(hardware=hardware, models=models, base_url="http://testserver")).get(
+        "/llms-full.txt"
+    )
     assert ready.text == other.text
     assert ready.text.count("\n=====  =====  =====\n") == app.state.llms_full.done
 

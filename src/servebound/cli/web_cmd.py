@@ -20,10 +20,20 @@ def serve_command(
         str, typer.Option("--host", help="Interface to listen on (localhost by default).")
     ] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="TCP port.")] = 8000,
+    base_url: Annotated[
+        str | None,
+        typer.Option(
+            "--base-url",
+            help="Where clients reach the site: absolute URLs in robots.txt, llms.txt, sitemap.xml "
+            "(default http://HOST:PORT; never taken from a request's Host header).",
+        ),
+    ] = None,
 ) -> None:
     """Serve the site and the JSON API (pages, markdown mirrors, /api/, /llms.txt) with the embedded catalog."""
     if not 0 < port < 65536:
         raise InputError("port", f"must be between 1 and 65535 (got {port})")
+    if base_url is not None and not base_url.startswith(("http://", "https://")):
+        raise InputError("base_url", f"give an absolute http(s) URL (got {base_url!r})")
     _check_bindable(
         host, port
     )  # before the banner: a busy port is one error line, not a URL then a bind error
@@ -32,7 +42,7 @@ def serve_command(
     console.print(
         f"servebound: http://{host}:{port}/  (API: /api/, OpenAPI: /openapi.json, for machines: /llms.txt)"
     )
-    serve(host=host, port=port)
+    serve(host=host, port=port, base_url=base_url)
 
 
 def _check_bindable(host: str, port: int) -> None:

@@ -195,20 +195,30 @@ def _placement(system: System, layout: Layout) -> tuple[float, float, float, Lin
         return kinds.pop() if len(kinds) == 1 else "mixed"
 
     groups = layout.devices // group
+    if layout.devices <= size:  # one scale-up domain holds every device: no collective crosses out
+        return _inside_one_domain(layout, up)
+
+    def period(step: int) -> int:
+        """Groups placed every ``step`` devices meet the scale-up domains in the same way again after
+        size / gcd(step, size) of them: only that many need looking at (a 1,024-device search is then
+        as quick as an 8-device one)."""
+        return size // math.gcd(step, size)
+
     # Tensor parallel: the slowest attention group's ring runs at its slowest link.
     ar_rate, ar_kinds = math.inf, set()
     if tp > 1:
-        for start in range(0, layout.devices, tp):
+        for start in range(0, min(layout.devices, period(tp) * tp), tp):
             crosses = domain(start) != domain(start + tp - 1)
             ar_kinds.add("scale-out" if crosses else "scale-up")
             ar_rate = min(ar_rate, out if crosses else up)
     # Expert parallel: a device sends 1/G of its tokens' expert copies to each other device of its group.
     a2a_per_byte, a2a_kinds = 0.0, set()
     if layout.ep > 1:
-        for g in range(groups):
+        for g in range(min(groups, period(group))):
             start = g * group
             for first in {start, start + group - 1}:
-                mates = sum(1 for j in range(start, start + group) if domain(j) == domain(first)) - 1
+                d = domain(first)  # devices of the group in first's domain: the two ranges' overlap
+                mates = min((d + 1) * size, start + group) - max(d * size, start) - 1
                 strangers = group - 1 - mates
                 if mates:
                     a2a_kinds.add("scale-up")
@@ -219,17 +229,36 @@ def _placement(system: System, layout: Layout) -> tuple[float, float, float, Lin
                 )
                 a2a_per_byte = max(a2a_per_byte, cost)
     # Pipeline: a token's path crosses pp - 1 boundaries; the worst replica's sum of seconds per byte.
-    hop_per_byte, hop_kinds = 0.0, set()
-    for r in range(layout.dp):
-        total = 0.0
-        for s in range(layout.pp - 1):
-            start = (r * layout.pp + s) * group
-            crosses = any(domain(i) != domain(i + group) for i in range(start, start + group))
-            hop_kinds.add("scale-out" if crosses else "scale-up")
-            total += 1.0 / (out if crosses else up)
-        hop_per_byte = max(hop_per_byte, total)
+    # A hop from devices start..start+group-1 to the next group crosses a domain boundary iff one lies
+    # in (start, start + 2 group - 1]: device i and i + group then sit in different domains.
+    # The hops of a replica repeat every period(group) stages, so one period's crossings are counted.
+    hop_per_byte, hop_kinds = 0.0, set[str]()
+    hops, cycle = layout.pp - 1, period(group)
+    for r in range(min(layout.dp, period(layout.pp * group)) if hops else 0):
+        first = r * layout.pp * group
+        flags = [
+            domain(first + s * group) != domain(first + s * group + 2 * group - 1)
+            for s in range(min(hops, cycle))
+        ]
+        crossing = (hops // len(flags)) * sum(flags) + sum(flags[: hops % len(flags)])
+        hop_kinds.update(("scale-out",) * bool(crossing) + ("scale-up",) * bool(hops - crossing))
+        hop_per_byte = max(hop_per_byte, crossing / out + (hops - crossing) / up)
     links = Links(kind(ar_kinds), kind(a2a_kinds), kind(hop_kinds))
     return ar_rate, a2a_per_byte, hop_per_byte, links
+
+
+def _inside_one_domain(layout: Layout, up: float) -> tuple[float, float, float, Links]:
+    """:func:`_placement` when every device sits in one scale-up domain: each collective runs at the
+    scale-up rate (a device's expert group mates are the other group - 1 devices)."""
+    group = layout.group
+    mates = group - 1
+    a2a = mates / group / up if layout.ep > 1 and mates else 0.0
+    links = Links(
+        "scale-up" if layout.tp > 1 else "none",
+        "scale-up" if layout.ep > 1 and mates else "none",
+        "scale-up" if layout.pp > 1 else "none",
+    )
+    return (up if layout.tp > 1 else math.inf), a2a, (layout.pp - 1) / up if layout.pp > 1 else 0.0, links
 
 
 def system_workload(system: System, model: ModelAdapter, workload: Workload | None) -> Workload:

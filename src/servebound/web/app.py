@@ -26,18 +26,19 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterable
-from importlib import resources
 from typing import Any
 
 from fastapi import FastAPI
-from fastapi.staticfiles import StaticFiles
+from fastapi.responses import Response
 
+from servebound.errors import shown
 from servebound.web import export as site_export
 from servebound.web.errors import install_error_handlers
+from servebound.web.packaged import packaged_static
 from servebound.web.pages import Renderer
 from servebound.web.routes import api, economics, machine, pages
 from servebound.web.site import SiteData, default_site_data
-from servebound.web.state import FullTextBuilder, WebState
+from servebound.web.state import FullTextBuilder, NotFoundError, WebState
 
 DESCRIPTION = (
     "Serving ceilings for LLMs from first principles. The decode and prefill objects carry the same "
@@ -67,7 +68,8 @@ def create_app(
 
     ``hardware`` and ``models`` default to the packaged catalogs; tests pass their own records
     (catalog rows, ``Hardware`` or ``ModelAdapter`` objects). ``base_url`` prefixes absolute URLs in
-    robots.txt, llms.txt and the sitemap (default: the request's own base URL).
+    robots.txt, llms.txt and the sitemap (default ``http://localhost:8000``); the request's Host header
+    never does. Templates, assets and the pages' packaged data are read here, once.
     """
     site = _site_data(hardware, models)
     renderer = Renderer(site, mode="server", base_url=base_url)
@@ -79,21 +81,52 @@ def create_app(
     app.state.site = site
     app.state.renderer = renderer
     app.state.llms_full = full
-    static_dir = resources.files("servebound.web").joinpath("static")
-    app.mount("/static", StaticFiles(directory=str(static_dir)), name="static")
+    _serve_static(app)
+    _preload()
     install_error_handlers(app)
     for router in (pages.router, machine.router, api.router, economics.router):
         app.include_router(router)
     return app
 
 
+def _serve_static(app: FastAPI) -> None:
+    """``/static/NAME`` from the assets read at start (``packaged_static``), never from the disk."""
+    assets = packaged_static()
+
+    @app.get("/static/{name:path}", include_in_schema=False)
+    def static(name: str) -> Response:
+        if name not in assets:
+            raise NotFoundError("static", f"no asset /static/{shown(name)}")
+        data, media = assets[name]
+        kind = (
+            f"{media}; charset=utf-8" if media.startswith("text/") or media.endswith("javascript") else media
+        )
+        return Response(data, media_type=kind, headers={"Cache-Control": "public, max-age=3600"})
+
+
+def _preload() -> None:
+    """Read, once per process, every packaged file a page reads later (the derivation's text and its
+    worked examples, the reported runs): a reinstall under a running server cannot fail a page."""
+    from servebound.runs.reported import load_reported_runs
+    from servebound.web import derivation
+
+    derivation.derivation()
+    for name in derivation.EXAMPLE_MACHINES:
+        derivation.example_machine(name)
+    for name in derivation.EXAMPLE_MODELS:
+        derivation.example_model(name)
+    load_reported_runs()
+
+
 #: The GIL switch interval ``serve`` sets (CPython's default is 5 ms).
 SWITCH_INTERVAL_S = 0.0005
 
 
-def serve(host: str = "127.0.0.1", port: int = 8000) -> None:
+def serve(host: str = "127.0.0.1", port: int = 8000, base_url: str | None = None) -> None:
     """Run the site with uvicorn on ``host:port`` (localhost by default); llms-full.txt is built in a
-    background thread from the start (streamed as it is built to a request that comes meanwhile)."""
+    background thread from the start (streamed as it is built to a request that comes meanwhile).
+    ``base_url`` is where clients reach it (absolute URLs in robots.txt, llms.txt, the sitemap); default
+    ``http://HOST:PORT`` (localhost for a wildcard host)."""
     import sys
 
     import uvicorn
@@ -102,7 +135,10 @@ def serve(host: str = "127.0.0.1", port: int = 8000) -> None:
     # while cheap requests wait for it: a shorter interval than CPython's 5 ms keeps their latency, and
     # so their share of the process, when both run (bench/bench_load.py measures it).
     sys.setswitchinterval(SWITCH_INTERVAL_S)
-    app = create_app()
+    if base_url is None:
+        shown_host = "localhost" if host in ("0.0.0.0", "::", "") else host
+        base_url = f"http://{f'[{shown_host}]' if ':' in shown_host else shown_host}:{port}"
+    app = create_app(base_url=base_url.rstrip("/"))
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="info"))
     # llms-full.txt builds from the moment the server listens (see the module docstring): started
     # then, not before, so that it does not slow the start itself.

@@ -16,7 +16,7 @@ from dataclasses import fields
 from typing import Any, ClassVar
 from urllib.parse import quote, urlencode
 
-from jinja2 import Environment, PackageLoader, select_autoescape
+from jinja2 import DictLoader, Environment, select_autoescape
 from markupsafe import Markup
 
 from servebound.inputs.workload import BY_NAME as DECLARED_INPUTS
@@ -27,6 +27,7 @@ from servebound.web import figures
 from servebound.web.costview import economics_context, pair_cost, render_cost_charts
 from servebound.web.layouts import layout_model, system_layouts
 from servebound.web.mathml import mathml
+from servebound.web.packaged import packaged_templates
 from servebound.web.page_contexts import (
     DerivationContext,
     HardwareContext,
@@ -133,15 +134,18 @@ class Renderer:
         formats = dict(
             fmt_gb=fmt_gb, fmt_int=fmt_int, fmt_rate=fmt_rate, fmt_params=fmt_params, fmt_seconds=fmt_seconds
         )
+        templates = DictLoader(
+            packaged_templates()
+        )  # read once: a reinstall under a running server is harmless
         self.env = Environment(
-            loader=PackageLoader("servebound.web", "templates"),
+            loader=templates,
             autoescape=select_autoescape(["html"]),
             trim_blocks=False,
             finalize=visible_value,
         )
         self.env.globals.update(formats, mathml=mathml, inputs=DECLARED_INPUTS)
         self.md_env = Environment(
-            loader=PackageLoader("servebound.web", "templates"),
+            loader=templates,
             autoescape=False,
             trim_blocks=True,
             lstrip_blocks=True,

@@ -21,6 +21,8 @@ from servebound.web.pages import Page, Renderer
 from servebound.web.site import SiteData, SiteHardware, SiteModel
 
 MARKDOWN = "text/markdown; charset=utf-8"
+#: Where a server configured with no base URL says it is (``servebound serve``'s own address by default).
+DEFAULT_BASE_URL = "http://localhost:8000"
 
 
 class NotFoundError(Exception):
@@ -191,8 +193,9 @@ class WebState:
     full_text_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def base(self, request: Request) -> str:
-        """The base of absolute URLs: the app's ``base_url``, else the request's own."""
-        return self.base_url or str(request.base_url).rstrip("/")
+        """The base of absolute URLs: the app's configured ``base_url``, never the request's Host
+        header (a client could write any host into robots.txt and the sitemap)."""
+        return self.base_url or DEFAULT_BASE_URL
 
     def get_hw(self, ref: str) -> SiteHardware:
         return _lookup(

@@ -20,6 +20,7 @@ from servebound.core.units import GB
 from servebound.errors import InputError
 from servebound.files import model_to_mapping
 from servebound.inputs.workload import BY_NAME, Group, Input, inputs_of, unknown
+from servebound.parallel import MAX_PLAN_RPS, MAX_PLAN_USERS
 from servebound.pricing import price_json
 from servebound.report import decode_json, hardware_json, prefill_json, range_json
 from servebound.runs.validation import validation_json
@@ -215,6 +216,7 @@ def _system(web: Any, hardware: str) -> Any:
 
 
 @router.get("/api/layout", tags=["ceilings"], responses=ERRORS)
+@heavy_route
 def api_layout(
     web: Web,
     hardware: Annotated[str, Query(description="system id (a device is a system of one)")],
@@ -251,15 +253,19 @@ def api_layout(
 
 
 @router.get("/api/plan", tags=["ceilings"], responses=ERRORS)
+@heavy_route
 def api_plan(
     web: Web,
     hardware: Annotated[str, Query(description="system id")],
     model: ModelQ,
     prompt: Annotated[int, Query(ge=1, le=CTX, description="L: prompt tokens per request")],
     output_tokens: Annotated[int, Query(ge=1, le=CTX, description="G: output tokens per request")],
-    users: Annotated[float | None, Query(gt=0, le=1e9, allow_inf_nan=False, description="N users")] = None,
+    users: Annotated[
+        float | None, Query(gt=0, le=MAX_PLAN_USERS, allow_inf_nan=False, description="N users")
+    ] = None,
     requests_per_s: Annotated[
-        float | None, Query(gt=0, le=1e9, allow_inf_nan=False, description="lambda: requests per second")
+        float | None,
+        Query(gt=0, le=MAX_PLAN_RPS, allow_inf_nan=False, description="lambda: requests per second"),
     ] = None,
     floor: Annotated[
         float, Query(gt=0, le=1e6, allow_inf_nan=False, description="r*: tok/s per session")

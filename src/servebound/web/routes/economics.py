@@ -25,7 +25,7 @@ from servebound.web.errors import ERRORS
 from servebound.web.query import MAX_SITE_CONTEXT_TOKENS, workload_query
 from servebound.web.responses import StrictJSONResponse
 from servebound.web.routes.api import AllocQ, HardwareQ, ModelQ, ReadQ, StrictRoute, WorkloadParams
-from servebound.web.state import Web
+from servebound.web.state import Web, heavy_route
 
 router = APIRouter(default_response_class=StrictJSONResponse, route_class=StrictRoute)
 
@@ -37,6 +37,7 @@ def _quantities(items: list[Any]) -> dict[str, Any]:
 
 
 @router.get("/api/cost", tags=["cost"], responses=ERRORS)
+@heavy_route
 def api_cost(
     web: Web,
     hardware: HardwareQ,
