@@ -17,6 +17,7 @@ def main() -> None:
         ("nvidia-gb200-nvl72", "kimi-k2-instruct"),
         ("8x-nvidia-h100-sxm", "llama-3.1-405b"),
         ("4x-apple-m3-ultra-512gb", "deepseek-v3"),
+        ("1024x-nvidia-b200", "deepseek-v3"),  # the largest system a reference may name
     )
     for system, model_id in cases:
         model = get_model(model_id).adapter

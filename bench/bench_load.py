@@ -93,7 +93,9 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_server(port: int) -> tuple[subprocess.Popen[bytes], float, float, int, int]:
+def start_server(
+    port: int, timeout_s: float = 120.0
+) -> tuple[subprocess.Popen[bytes], float, float, int, int]:
     """Start `servebound serve`; wait for its API, then for llms-full.txt. Returns the process, the
     seconds from start to the API answering and to llms-full.txt answering 200, and that file's
     size plain and gzip."""
@@ -103,7 +105,7 @@ def start_server(port: int) -> tuple[subprocess.Popen[bytes], float, float, int,
         [exe, "serve", "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     base = f"http://127.0.0.1:{port}"
-    deadline, api_s = time.monotonic() + 120, None
+    deadline, api_s = time.monotonic() + timeout_s, None
     while time.monotonic() < deadline:
         try:
             if api_s is None and httpx.get(f"{base}/api/hardware", timeout=2).status_code == 200:
@@ -123,7 +125,7 @@ def start_server(port: int) -> tuple[subprocess.Popen[bytes], float, float, int,
             pass
         time.sleep(0.25)
     proc.kill()
-    raise SystemExit("the server did not answer (and build llms-full.txt) within 120 s")
+    raise SystemExit(f"the server did not answer (and build llms-full.txt) within {timeout_s:g} s")
 
 
 def raw_get(port: int, target: str, timeout: float = 30.0) -> int:
@@ -281,9 +283,12 @@ def main() -> int:
     parser.add_argument("--max-requests", type=int, default=20_000, help="per client and phase")
     parser.add_argument("--crowd", type=int, default=8, help="llms-full.txt clients in the third phase")
     parser.add_argument("--max-rss-growth-mb", type=float, default=300.0)
+    parser.add_argument(
+        "--startup-timeout", type=float, default=120.0, help="seconds to wait for llms-full.txt"
+    )
     args = parser.parse_args()
     port = free_port()
-    proc, api_s, ready_s, full_bytes, full_gzip = start_server(port)
+    proc, api_s, ready_s, full_bytes, full_gzip = start_server(port, args.startup_timeout)
     print(
         f"serve: API answering {api_s:.1f} s after start; llms-full.txt ready {ready_s:.1f} s after start, "
         f"{full_bytes / 1e6:,.1f} MB ({full_gzip / 1e6:,.1f} MB gzip)"

@@ -215,6 +215,15 @@ def _first_int(scope: Mapping[str, Any], keys: tuple[str, ...]) -> tuple[str, in
     return None
 
 
+def _per_layer(value: object, layers: int) -> tuple[int, ...] | None:
+    """A config's per-layer list of counts, when it holds one non-negative integer per layer."""
+    if not isinstance(value, list) or len(value) != layers or not layers:
+        return None
+    if all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value):
+        return tuple(value)
+    return None
+
+
 def hf_declared(config: Mapping[str, Any]) -> Declared | None:
     """What a config.json states, from its language model's keys (``text_config`` for a multimodal
     wrapper); None where it states no layer count or no attention heads (recurrent, or keys this check
@@ -240,22 +249,27 @@ def hf_declared(config: Mapping[str, Any]) -> Declared | None:
         layer_tensors="model.layers.N",
     )
     n = max(layers[1], 0)
+    # Per-layer head counts where the config lists them (Laguna's num_attention_heads_per_layer).
+    per_heads = _per_layer(scope.get(f"{heads[0]}_per_layer"), n) or (heads[1],)
+    per_kv = _per_layer(scope.get(f"{HF_KV_HEADS[0]}_per_layer"), n) or (kv[1],)
     query_units: tuple[int | None, ...] = ()
     key_rows: tuple[frozenset[int] | None, ...] = ()
     head_dim = scope.get("head_dim")
     if not isinstance(head_dim, int) and hidden and heads[1] and hidden[1] % heads[1] == 0:
         head_dim = hidden[1] // heads[1]
-    if isinstance(head_dim, int) and "kv_lora_rank" not in scope:  # a latent cache has no K projection
+    # A latent cache (kv_lora_rank) has no K projection; per-layer block configs (Nemotron-NAS) set
+    # their own head groups: projection sizes are checked only outside those.
+    if isinstance(head_dim, int) and "kv_lora_rank" not in scope and "block_configs" not in scope:
         head_sizes = {head_dim, *(v for v in (scope.get("global_head_dim"),) if isinstance(v, int))}
-        kv_counts = {kv[1], *(v for v in (scope.get("num_global_key_value_heads"),) if isinstance(v, int))}
-        query_units = (heads[1],)
-        key_rows = (frozenset(h * size for h in kv_counts for size in head_sizes),)
+        extra_kv = {v for v in (scope.get("num_global_key_value_heads"),) if isinstance(v, int)}
+        query_units = tuple(h for h in per_heads)
+        key_rows = tuple(frozenset(c * size for c in {k, *extra_kv} for size in head_sizes) for k in per_kv)
     return Declared(
         keys,
         n,
         hidden[1] if hidden else None,
-        (heads[1],),
-        (kv[1],),
+        per_heads,
+        per_kv,
         query_units,
         key_rows,
         states_head_size=isinstance(scope.get("head_dim"), int) or "kv_lora_rank" in scope,

@@ -456,8 +456,12 @@ def import_safetensors(
     if not checkpoint.headers:
         return index_only(checkpoint, config_model, raw_config)
 
-    declared = hf_declared(raw_config) if raw_config else None
-    if declared is not None:  # the config against the tensors (and itself): one shared check
+    # The config against the tensors (and itself), where the config importer read it (its family's
+    # tensor names are the ones the check knows): one shared check.
+    declared = (
+        hf_declared(raw_config) if raw_config and config_model is not None and not config_problem else None
+    )
+    if declared is not None:
         check(declared, hf_observed((t.name, t.dtype, t.shape) for t in checkpoint.tensors))
     form, entries = classify_checkpoint(checkpoint, raw_config)
     config_experts = config_model.adapter.weights.experts if config_model else None
