@@ -85,10 +85,15 @@ def test_decode_note_keeps_its_bracketed_word(tmp_path: Path, capsys: pytest.Cap
 
 
 def test_markup_in_a_folder_name_prints_literally(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A folder named ``[red]x[/]`` printed as ``]``."""
+    from tests.test_import_gguf import dense_meta, dense_tensors, write_gguf
+
     folder = tmp_path / "[red]x[/]"
-    status, out, err = run(capsys, "build-site", str(folder), "--max-pairs", "0")
+    folder.mkdir(parents=True)  # "[red]x[" holding "]": the path reads [red]x[/]
+    path = str(write_gguf(folder / "m.gguf", "llama", dense_meta, dense_tensors()))
+    status, out, err = run(capsys, "import", "gguf", path, "-o", str(folder / "m.toml"))
     assert status == 0, err
-    assert f"python -m http.server -d {folder}" in " ".join(out.split())
+    assert f"wrote {folder / 'm.toml'}" in " ".join(out.split())
 
 
 def test_build_site_into_proc_is_a_clean_error(capsys: pytest.CaptureFixture[str]) -> None:

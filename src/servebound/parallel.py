@@ -370,10 +370,8 @@ def _served_step(served: ServedBatch, lanes: int, floor: float) -> Step:
     )
 
 
-#: The largest traffic a plan sizes: a billion concurrent users, ten million requests a second (beyond
-#: any service today), so a fleet is counted in at most millions of systems, never in 300-digit numbers.
-MAX_PLAN_USERS = 1e9
-MAX_PLAN_RPS = 1e7
+#: The largest traffic a plan sizes (beyond any service today): fleets of millions of systems at most.
+MAX_PLAN_USERS, MAX_PLAN_RPS = 1e9, 1e7
 
 
 def run_plan(
@@ -397,10 +395,8 @@ def run_plan(
             raise InputError(name, f"must be a whole number of tokens >= 1 (got {value})")
     if (users is None) == (requests_per_s is None):
         raise InputError("users", "give exactly one of --users N or --requests-per-s X")
-    for name, rate, most in (
-        ("users", users, MAX_PLAN_USERS),
-        ("requests_per_s", requests_per_s, MAX_PLAN_RPS),
-    ):
+    limits = {"users": (users, MAX_PLAN_USERS), "requests_per_s": (requests_per_s, MAX_PLAN_RPS)}
+    for name, (rate, most) in limits.items():
         if rate is not None and not 0 < rate <= most:  # NaN fails both
             raise InputError(name, f"must be positive and at most {most:,.0f} (got {rate:g})")
     if not floor_tok_s > 0:

@@ -178,7 +178,7 @@ def resolve_model(ref: str, field: str = "model") -> ModelAdapter:
         from servebound.importers.hf.hub import fetch_gguf_header
 
         repo, quant = hub_gguf_ref(ref)  # type: ignore[misc]
-        return import_gguf(fetch_gguf_header(repo, quant)).adapter
+        return _as_imported(import_gguf(fetch_gguf_header(repo, quant)).adapter)
     if _looks_like_file(ref):
         if not _is_file(ref):
             raise InputError(field, _missing_file(ref, "a model file, a .gguf or a catalog id"))

@@ -80,6 +80,14 @@ class _LazyConsole:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.made(), name)
 
+    # Special methods are looked up on the type, not through __getattr__: a progress bar enters the
+    # console as a context manager (build-site, measure).
+    def __enter__(self) -> Console:
+        return self.made().__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.made().__exit__(*exc)
+
 
 #: The console (a SafeConsole, made on first use).
 console: Console = _LazyConsole()  # type: ignore[assignment]

@@ -106,7 +106,10 @@ def _serve_static(app: FastAPI) -> None:
 
 def _preload() -> None:
     """Read, once per process, every packaged file a page reads later (the derivation's text and its
-    worked examples, the reported runs): a reinstall under a running server cannot fail a page."""
+    worked examples, the reported runs, the host and published-parameter tables): a reinstall under a
+    running server cannot fail a page."""
+    from servebound.catalog.published import published_table
+    from servebound.core.offload import host_rows
     from servebound.runs.reported import load_reported_runs
     from servebound.web import derivation
 
@@ -116,6 +119,8 @@ def _preload() -> None:
     for name in derivation.EXAMPLE_MODELS:
         derivation.example_model(name)
     load_reported_runs()
+    host_rows()
+    published_table()
 
 
 #: The GIL switch interval ``serve`` sets (CPython's default is 5 ms).
