@@ -331,6 +331,7 @@ def _offloaded_prefill(
     )
     return replace(
         r,
+        model=model,
         workload=workload,
         time_s=time,
         tok_per_s=tokens / time,
