@@ -177,3 +177,21 @@ def test_api_and_pair_page_take_the_offload() -> None:
     assert page.status_code == 200 and "Offload (cpu_moe)" in page.text
     bad = client.get("/api/decode", params={**params, "n_cpu_moe": "3"})
     assert bad.status_code == 400 and "n_cpu_moe" in bad.text
+
+
+def test_the_curve_and_the_range_charge_the_host_tier_too() -> None:
+    from servebound.core.prefill import prefill_curve, prefill_range
+
+    hw = get_hardware("nvidia-rtx-4090").hardware
+    model = get_model("gpt-oss-120b").adapter
+    workload = make_workload(cpu_moe=True, host_memory_gb=96, host_bandwidth_gb_per_s=80)
+    point = prefill(hw, model, 4096, workload=workload)
+    curve = prefill_curve(hw, model, [1024, 4096], workload=workload)
+    assert float(curve.tok_per_s[1]) == pytest.approx(point.tok_per_s, rel=1e-12)
+    rng = prefill_range(hw, model, workload=workload)
+    assert rng.lo_tok_per_s is not None and rng.hi_tok_per_s is not None
+    assert rng.lo_tok_per_s <= point.tok_per_s <= rng.hi_tok_per_s
+    # Without the host tier's transfer the device alone would be far faster at this length.
+    assert (
+        point.offload is not None and point.offload.step_time_split_s[1] > point.offload.step_time_split_s[0]
+    )

@@ -407,15 +407,13 @@ def _offloaded_decode(hardware: Hardware, model: ModelAdapter, workload: Workloa
     off = offload_report(
         hardware, model, spec, where, host_margin, at, workload.read_context_tokens, workload.expert_traffic
     )
-    return replace(inner, workload=workload, offload=off)
+    # The model asked for, and the workload with its offload: rerunning from the result gives the same.
+    return replace(inner, model=model, workload=workload, offload=off)
 
 
 def decode(hardware: Hardware, model: ModelAdapter, workload: Workload | None = None) -> DecodeResult:
-    """Run the derivation's decode procedure: gates, b_mem, b_rate, the exact floor test, b*, ceilings.
-
-    With ``workload.offload`` the model runs over two tiers: the same procedure on the effective
-    adapter of :mod:`servebound.core.offload` (t = B_dev / R_dev + B_host / R_host), with ``offload``
-    saying where the bytes sit and what each tier moves per token."""
+    """Run the derivation's decode procedure: gates, b_mem, b_rate, the exact floor test, b*, ceilings
+    (with ``workload.offload``, on the two-tier effective adapter of :mod:`servebound.core.offload`)."""
     workload = (workload or Workload()).resolve(hardware, model)
     if workload.offload is not None:
         return _offloaded_decode(hardware, model, workload)

@@ -26,6 +26,7 @@ from servebound.core.decode import DecodeResult, Verdict, _Traffic, decode, priv
 from servebound.core.decode_compute import decode_compute, seconds_per_session_step_over_contexts
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
+from servebound.core.offload import offloaded
 from servebound.core.search import largest_true
 from servebound.core.workload import (
     MAX_BATCH,
@@ -105,6 +106,10 @@ def decode_context_range(
     """The decode ceilings over every read context from 0 to the model's context limit (the
     workload's alloc context when the model states none), cut where one session stops fitting."""
     workload = (workload or Workload()).resolve(hardware, model)
+    if workload.offload is not None:
+        # Two tiers: the same range on the effective single-tier adapter (core.offload).
+        eff, _, _ = offloaded(hardware, model, workload.offload, workload.overhead_bytes)
+        return decode_context_range(hardware, eff, replace(workload, offload=None))
     base = decode(hardware, model, _at(workload, 0))
     if not base.fits:
         return DecodeContextRange(workload, base.verdict, None, None, None, None, None, None, None)

@@ -33,12 +33,17 @@ import math
 import tomllib
 from dataclasses import dataclass, replace
 from importlib import resources
+from typing import TYPE_CHECKING
 
+from servebound.core.arith import np
 from servebound.core.experts import ExpertTraffic, distinct_experts
 from servebound.core.fields import documented
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter, Weights
 from servebound.errors import InputError
+
+if TYPE_CHECKING:
+    from servebound.core.arith import Floats
 
 #: Chunks shorter than this run where the offloaded weights sit (llama.cpp's op-offload threshold:
 #: batches of at least 32 tokens go to the GPU, ggml-backend's GGML_OP_OFFLOAD_MIN_BATCH).
@@ -434,3 +439,21 @@ def offload_spec(
         host_id=row.id if row else None,
         host_source=source,
     )
+
+
+def one_shot_host_seconds(
+    model: ModelAdapter, where: OffloadSplit, spec: OffloadSpec, tokens: Floats, mode: ExpertTraffic
+) -> Floats:
+    """:func:`prefill_host_time`'s seconds for one-shot prefills of ``tokens`` = b L routings each
+    (an array: the curve's and the range's vectorized form)."""
+    w = model.weights
+    touched = (
+        distinct_experts(tokens, w.experts.routed, w.experts.per_token, mode) if w.experts else 0.0 * tokens
+    )
+    h, e = where.host_layer_share, where.host_expert_share
+    host = h * w.always_on_bytes + (e + h - e * h) * w.expert_bytes * touched
+    link = min(spec.link_bytes_per_s, spec.host_bandwidth_bytes_per_s)
+    seconds: Floats = np.where(
+        tokens >= HOST_COMPUTE_BELOW, host / link, host / spec.host_bandwidth_bytes_per_s
+    )
+    return seconds

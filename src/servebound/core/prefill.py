@@ -39,7 +39,14 @@ from typing import TYPE_CHECKING, Literal
 from servebound.core.arith import np
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
-from servebound.core.offload import OffloadReport, cache_factor, effective_model, prefill_host_time, split
+from servebound.core.offload import (
+    OffloadReport,
+    cache_factor,
+    effective_model,
+    one_shot_host_seconds,
+    prefill_host_time,
+    split,
+)
 from servebound.core.prefill_cost import (
     Evaluation,
     attention_flops_per_token,
@@ -70,6 +77,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from numpy.typing import ArrayLike
+
+    from servebound.core.arith import Floats
 
 # --- public procedures ---------------------------------------------------------------------------
 
@@ -331,6 +340,7 @@ def _offloaded_prefill(
     )
     return replace(
         r,
+        model=model,
         workload=workload,
         time_s=time,
         tok_per_s=tokens / time,
@@ -360,6 +370,10 @@ def prefill_curve(
     that (b, L, c), with ``chunk_tokens`` None for one-shot (each chunk is capped at its prompt).
     """
     workload = (workload or Workload()).resolve(hardware, model)
+    if workload.offload is not None:
+        return _offloaded_curve(
+            hardware, model, workload, prompt_tokens, batch, chunk_tokens, linear_mode, attention_mode
+        )
     shape = prefill_shape(model)
     prompts = np.asarray(prompt_tokens, dtype=np.int64)
     batches = np.asarray(batch, dtype=np.int64)
@@ -392,6 +406,50 @@ def prefill_curve(
     )
 
 
+def _offloaded_curve(
+    hardware: Hardware,
+    model: ModelAdapter,
+    workload: Workload,
+    prompt_tokens: ArrayLike,
+    batch: ArrayLike,
+    chunk_tokens: int | None,
+    linear_mode: str | None,
+    attention_mode: str | None,
+) -> PrefillCurve:
+    """The curve with weights in host RAM: the device tier's curve, each one-shot time raised to the
+    host tier's weight transfer where that is longer (chunked curves charge the device tier only)."""
+    spec = workload.offload
+    assert spec is not None
+    where = split(model, spec)
+    device_margin = hardware.memory_bytes - where.device_resident_bytes - workload.overhead_bytes
+    host_margin = spec.host_memory_bytes - where.host_resident_bytes
+    device_only = effective_model(model, where, 0.0, cache_factor(where, device_margin, host_margin))
+    c = prefill_curve(
+        hardware,
+        device_only,
+        prompt_tokens,
+        workload=replace(workload, offload=None),
+        batch=batch,
+        chunk_tokens=chunk_tokens,
+        linear_mode=linear_mode,
+        attention_mode=attention_mode,
+    )
+    if chunk_tokens is not None:
+        return c
+    tokens = (c.batch * c.prompt_tokens).astype(np.float64)
+    host_s = one_shot_host_seconds(model, where, spec, tokens, workload.expert_traffic)
+    memory = np.maximum(c.memory_time_s, host_s)
+    time = np.maximum(c.time_s, host_s)
+    return replace(
+        c,
+        memory_tok_per_s=tokens / memory,
+        tok_per_s=tokens / time,
+        time_s=time,
+        memory_time_s=memory,
+        bound_by_memory=memory >= time,
+    )
+
+
 #: Prompt lengths evaluated per vectorized block by :func:`prefill_range` (about 10 float64 arrays of
 #: this length live at once: some 20 MB).
 RANGE_BLOCK_LENGTHS = 1 << 18
@@ -416,6 +474,23 @@ def prefill_range(
     workload = (workload or Workload()).resolve(hardware, model)
     shape = prefill_shape(model)
     b = _positive_int("batch", batch)
+    host_seconds: Callable[[Floats], Floats] | None = None
+    if workload.offload is not None:
+        # Two tiers: the device tier's adapter, each one-shot time raised to the host weights' transfer.
+        spec, where = workload.offload, split(model, workload.offload)
+        margins = (
+            hardware.memory_bytes - where.device_resident_bytes - workload.overhead_bytes,
+            spec.host_memory_bytes - where.host_resident_bytes,
+        )
+        full = model
+        model = effective_model(model, where, 0.0, cache_factor(where, *margins))
+        workload = replace(workload, offload=None)
+
+        def _host(tokens: Floats) -> Floats:
+            return one_shot_host_seconds(full, where, spec, tokens, workload.expert_traffic)
+
+        host_seconds = _host
+
     rates = mode_rates(hardware, shape, linear_mode, attention_mode)
     assumptions = _assumptions(hardware, model, workload, rates)
     longest, limited_by = range_top(model, workload)
@@ -448,14 +523,18 @@ def prefill_range(
         ev = evaluate_settings(
             model, shape, rates, hardware.bandwidth_bytes_per_s, workload.expert_traffic, b, lengths, None
         )
-        throughput = ev.tokens / ev.time
+        memory_time, time = ev.memory_time, ev.time
+        if host_seconds is not None:
+            host = host_seconds(ev.tokens)
+            memory_time, time = np.maximum(memory_time, host), np.maximum(time, host)
+        throughput = ev.tokens / time
         i_lo, i_hi = int(np.argmin(throughput)), int(np.argmax(throughput))
         if throughput[i_lo] < lo_rate:  # strict: the first length wins a tie, as one argmin would
             lo, lo_rate = start + i_lo, float(throughput[i_lo])
-            lo_bound = bound_by(float(ev.memory_time[i_lo]), float(ev.time[i_lo]))
+            lo_bound = bound_by(float(memory_time[i_lo]), float(time[i_lo]))
         if throughput[i_hi] > hi_rate:
             hi, hi_rate = start + i_hi, float(throughput[i_hi])
-            hi_bound = bound_by(float(ev.memory_time[i_hi]), float(ev.time[i_hi]))
+            hi_bound = bound_by(float(memory_time[i_hi]), float(time[i_hi]))
 
     return PrefillRange(
         assumptions=assumptions,

@@ -144,7 +144,9 @@ class ModeRates:
     def charge_note(self) -> str:
         """One sentence for every surface: the fallback used, or that the figure is memory-only."""
         if not self.available:
-            return "compute unavailable: the hardware row publishes no compute rate, so this figure is memory-only"
+            missing_linear = self.needs_linear and self.linear_flop_per_s is None
+            why = self.linear_charge_reason if missing_linear else self.attention_charge_reason
+            return f"compute unavailable, so this figure is memory-only: {why}"
         parts = []
         if self.needs_linear and self.linear_charge_reason:
             parts.append(f"linear math ({self.linear_mode}) charged at {self.linear_mode_charged}")

@@ -71,6 +71,46 @@ def _pick_mode(
     return mode
 
 
+def _decode_check(
+    hw: Hardware, adapter: ModelAdapter, run: MeasuredRun, overhead_gb: float | None, warnings: list[str]
+) -> RunCheck:
+    """A decode run against the forced-batch ceiling at its concurrency and read context."""
+    assert run.read_context_tokens is not None
+    alloc = max(run.alloc_context_tokens or run.read_context_tokens, run.read_context_tokens)
+    workload = make_workload(
+        overhead_gb=overhead_gb,
+        alloc_context=alloc,
+        read_context=run.read_context_tokens,
+        batch=run.concurrency,
+        expert_traffic=run.expert_traffic,
+        **dict(run.workload_options),
+    )
+    result = decode(hw, adapter, workload)
+    forced = result.forced
+    assert forced is not None
+    ceiling = (
+        forced.per_session_tok_per_s if run.metric is Metric.PER_SESSION_TOK_S else forced.aggregate_tok_per_s
+    )
+    fits = result.fits and forced.fits_memory
+    measured = run.measured_tok_per_s
+    efficiency = measured / ceiling
+    return RunCheck(
+        run=run,
+        hardware=hw,
+        model=adapter,
+        overhead_bytes=result.workload.overhead_bytes,
+        ceiling_tok_per_s=ceiling,
+        measured_tok_per_s=measured,
+        efficiency=efficiency,
+        above_ceiling=efficiency > 1.0 + ABOVE_CEILING_TOLERANCE,
+        fits_memory=fits,
+        reading="estimate" if result.is_estimate else "bound",
+        bound_by="memory",
+        decode=result,
+        warnings=tuple(warnings),
+    )
+
+
 def check_run(
     hardware: str | Hardware,
     model: str | ModelAdapter,
@@ -115,42 +155,7 @@ def check_run(
         warnings.append(f"concurrency {run.concurrency} is {run.concurrency_definition}")
 
     if run.phase is Phase.DECODE:
-        assert run.read_context_tokens is not None
-        alloc = max(run.alloc_context_tokens or run.read_context_tokens, run.read_context_tokens)
-        workload = make_workload(
-            overhead_gb=overhead_gb,
-            alloc_context=alloc,
-            read_context=run.read_context_tokens,
-            batch=run.concurrency,
-            expert_traffic=run.expert_traffic,
-            **dict(run.workload_options),
-        )
-        result = decode(hw, adapter, workload)
-        forced = result.forced
-        assert forced is not None
-        ceiling = (
-            forced.per_session_tok_per_s
-            if run.metric is Metric.PER_SESSION_TOK_S
-            else forced.aggregate_tok_per_s
-        )
-        fits = result.fits and forced.fits_memory
-        measured = run.measured_tok_per_s
-        efficiency = measured / ceiling
-        return RunCheck(
-            run=run,
-            hardware=hw,
-            model=adapter,
-            overhead_bytes=result.workload.overhead_bytes,
-            ceiling_tok_per_s=ceiling,
-            measured_tok_per_s=measured,
-            efficiency=efficiency,
-            above_ceiling=efficiency > 1.0 + ABOVE_CEILING_TOLERANCE,
-            fits_memory=fits,
-            reading="estimate" if result.is_estimate else "bound",
-            bound_by="memory",
-            decode=result,
-            warnings=tuple(warnings),
-        )
+        return _decode_check(hw, adapter, run, overhead_gb, warnings)
 
     assert run.prompt_tokens is not None
     if adapter.prefill is None:
