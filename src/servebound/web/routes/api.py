@@ -23,7 +23,7 @@ from servebound.inputs.workload import BY_NAME, Group, Input, inputs_of, unknown
 from servebound.pricing import price_json
 from servebound.report import decode_json, hardware_json, prefill_json, range_json
 from servebound.runs.validation import validation_json
-from servebound.web.errors import ERRORS
+from servebound.web.errors import ERRORS, answers
 from servebound.web.pages import HardwareFilters, ModelFilters, rank_rows_for_hardware, rank_rows_for_model
 from servebound.web.query import MAX_SITE_CONTEXT_TOKENS, workload_query
 from servebound.web.responses import StrictJSONResponse
@@ -116,7 +116,7 @@ OverheadQ = Annotated[
 ]
 
 
-@router.get("/api/decode", tags=["ceilings"], responses=ERRORS)
+@router.get("/api/decode", tags=["ceilings"], responses=answers("decode"), response_model=None)
 def api_decode(
     web: Web,
     hardware: Annotated[str, Query(description="hardware id (see /api/hardware)")],
@@ -151,7 +151,7 @@ def api_decode(
     return out
 
 
-@router.get("/api/prefill", tags=["ceilings"], responses=ERRORS)
+@router.get("/api/prefill", tags=["ceilings"], responses=answers("prefill"), response_model=None)
 @heavy_route
 def api_prefill(
     web: Web,
@@ -214,7 +214,7 @@ def _system(web: Any, hardware: str) -> Any:
     return ResolvedSystem(hw.id, hw.name, system, dict(hw.link_sources))
 
 
-@router.get("/api/layout", tags=["ceilings"], responses=ERRORS)
+@router.get("/api/layout", tags=["ceilings"], responses=answers("layout"), response_model=None)
 def api_layout(
     web: Web,
     hardware: Annotated[str, Query(description="system id (a device is a system of one)")],
@@ -250,7 +250,7 @@ def api_layout(
     }
 
 
-@router.get("/api/plan", tags=["ceilings"], responses=ERRORS)
+@router.get("/api/plan", tags=["ceilings"], responses=answers("plan"), response_model=None)
 def api_plan(
     web: Web,
     hardware: Annotated[str, Query(description="system id")],
