@@ -2,8 +2,8 @@
 (fixed seed, the issue's pairs first), every surface gives the same verdict and the same numbers.
 
 The surfaces: `servebound decode --json`, the Python API's to_dict(), /api/decode, the pair page, the
-hardware page's row, the model page's row, /models?fits=, `servebound rank --json`'s row and calc.js run on
-the pair page's own pair-data. The tables and rank answer at the default workload (and rank takes the
+hardware page's row, the model page's row, /models?fits=, `servebound rank --json`'s row and /api/rank's,
+and calc.js run on the pair page's own pair-data. The tables and rank answer at the default workload (and rank takes the
 context, overhead and floor flags too), so those cases are compared there.
 """
 
@@ -56,6 +56,15 @@ KNOBS: dict[str, tuple[str, tuple[Any, ...]]] = {
     "batch": ("--batch", (1, 8, 64)),
     "expert_traffic": ("--expert-traffic", ("minimum",)),
 }
+#: The fields a ranking row shares with decode's JSON.
+RANK_KEYS = (
+    "verdict",
+    "batch_mem",
+    "batch_star",
+    "single_session_tok_s",
+    "aggregate_tok_s",
+    "per_session_tok_s",
+)
 #: The flags `rank` takes as well.
 RANK_KNOBS = {"overhead_gb", "alloc_context", "read_context", "floor"}
 
@@ -145,11 +154,15 @@ def close(a: float | None, b: float | None) -> bool:
 def test_every_surface_gives_the_same_answer(client: TestClient, capsys: pytest.CaptureFixture[str]) -> None:
     site = client.app.state.site  # type: ignore[attr-defined]
     cases = sample_cases(sorted(site.hardware_by_id), sorted(site.models_by_id))
-    rank_by = cache(
-        lambda hw, flags: {
-            r["model"]["id"]: r for r in cli_json(capsys, "rank", "-H", hw, "--all-formats", *flags)["rows"]
-        }
-    )
+
+    @cache
+    def rank_by(hw: str, flags: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+        rows = cli_json(capsys, "rank", "-H", hw, "--all-formats", *flags)["rows"]
+        if not flags:  # /api/rank answers the same rows, in the same order
+            api = client.get("/api/rank", params={"hardware": hw, "all_formats": "true"}).json()
+            assert api["rows"] == rows, hw
+        return {r["model"]["id"]: r for r in rows}
+
     pages, expected, seen = [], [], {"default": 0, "tables": 0, "ranked": 0, "verdicts": set()}
     for case in cases:
         cli = cli_json(capsys, "decode", "-H", case.hardware, "-m", case.model, *case.flags)
@@ -172,28 +185,12 @@ def test_every_surface_gives_the_same_answer(client: TestClient, capsys: pytest.
             seen["ranked"] += 1  # type: ignore[operator]
             prompt = ["--prompt", str(min(8192, case.workload.get("alloc_context", 8192)))]
             rank = rank_by(case.hardware, (*case.flags, *prompt))[case.model]
-            for key in (
-                "verdict",
-                "batch_mem",
-                "batch_star",
-                "single_session_tok_s",
-                "aggregate_tok_s",
-                "per_session_tok_s",
-            ):
-                assert rank[key] == cli[key], (case, key)
+            assert {k: rank[k] for k in RANK_KEYS} == {k: cli[k] for k in RANK_KEYS}, case
             assert rank["overhead_gb"] == cli["assumptions"]["overhead_gb"], case
         if case.workload:
             continue
         rank = rank_by(case.hardware, ())[case.model]
-        for key in (
-            "verdict",
-            "batch_mem",
-            "batch_star",
-            "single_session_tok_s",
-            "aggregate_tok_s",
-            "per_session_tok_s",
-        ):
-            assert rank[key] == cli[key], (case, key)
+        assert {k: rank[k] for k in RANK_KEYS} == {k: cli[k] for k in RANK_KEYS}, case
         seen["default"] += 1  # type: ignore[operator]
         assert rank_row(client, f"/hardware/{case.hardware}", case.hardware, case.model) == row, case
         assert rank_row(client, f"/models/{case.model}", case.hardware, case.model) == row, case
