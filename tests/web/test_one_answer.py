@@ -29,7 +29,7 @@ from servebound.cli import main
 from servebound.report import fmt_int, fmt_rate
 from servebound.web import create_app
 from servebound.web.site import fmt_seconds
-from tests.web.surfaces import Shown, fits_row, rank_row
+from tests.web.surfaces import Shown, fits_row, has_row, rank_row
 from tests.web.test_conformance import CALC, node
 
 RUNNER = Path(__file__).with_name("run_pair_data.js")
@@ -163,7 +163,11 @@ def test_every_surface_gives_the_same_answer(client: TestClient, capsys: pytest.
             assert api["rows"] == rows, hw
         return {r["model"]["id"]: r for r in rows}
 
-    pages, expected, seen = [], [], {"default": 0, "tables": 0, "ranked": 0, "verdicts": set()}
+    pages, expected, seen = (
+        [],
+        [],
+        {"default": 0, "tables": 0, "ranked": 0, "unsupported": 0, "verdicts": set()},
+    )
     for case in cases:
         cli = cli_json(capsys, "decode", "-H", case.hardware, "-m", case.model, *case.flags)
         seen["verdicts"].add(cli["verdict"])  # type: ignore[union-attr]
@@ -184,14 +188,25 @@ def test_every_surface_gives_the_same_answer(client: TestClient, capsys: pytest.
         if case.workload and set(case.workload) <= RANK_KNOBS and seen["ranked"] < RANKED_WORKLOADS:
             seen["ranked"] += 1  # type: ignore[operator]
             prompt = ["--prompt", str(min(8192, case.workload.get("alloc_context", 8192)))]
-            rank = rank_by(case.hardware, (*case.flags, *prompt))[case.model]
-            assert {k: rank[k] for k in RANK_KEYS} == {k: cli[k] for k in RANK_KEYS}, case
-            assert rank["overhead_gb"] == cli["assumptions"]["overhead_gb"], case
+            ranked = rank_by(case.hardware, (*case.flags, *prompt))
+            if cli["format_support"] == "unsupported":
+                assert case.model not in ranked, case
+            else:
+                rank = ranked[case.model]
+                assert {k: rank[k] for k in RANK_KEYS} == {k: cli[k] for k in RANK_KEYS}, case
+                assert rank["overhead_gb"] == cli["assumptions"]["overhead_gb"], case
         if case.workload:
+            continue
+        seen["default"] += 1  # type: ignore[operator]
+        if cli["format_support"] == "unsupported":  # the tables and rank list what the device runs
+            seen["unsupported"] += 1  # type: ignore[operator]
+            assert case.model not in rank_by(case.hardware, ()), case
+            for page in (f"/hardware/{case.hardware}", f"/models/{case.model}"):
+                assert not has_row(client, page, case.hardware, case.model), (case, page)
+            assert fits_row(client, case.hardware, case.model) is None, case
             continue
         rank = rank_by(case.hardware, ())[case.model]
         assert {k: rank[k] for k in RANK_KEYS} == {k: cli[k] for k in RANK_KEYS}, case
-        seen["default"] += 1  # type: ignore[operator]
         assert rank_row(client, f"/hardware/{case.hardware}", case.hardware, case.model) == row, case
         assert rank_row(client, f"/models/{case.model}", case.hardware, case.model) == row, case
         fits = fits_row(client, case.hardware, case.model)
