@@ -166,7 +166,7 @@ def test_every_surface_gives_the_same_answer(client: TestClient, capsys: pytest.
     pages, expected, seen = (
         [],
         [],
-        {"default": 0, "tables": 0, "ranked": 0, "unsupported": 0, "verdicts": set()},
+        {"default": 0, "tables": 0, "ranked": 0, "unsupported": 0, "prefill": 0, "verdicts": set()},
     )
     for case in cases:
         cli = cli_json(capsys, "decode", "-H", case.hardware, "-m", case.model, *case.flags)
@@ -198,6 +198,8 @@ def test_every_surface_gives_the_same_answer(client: TestClient, capsys: pytest.
         if case.workload:
             continue
         seen["default"] += 1  # type: ignore[operator]
+        if "prefill.time_s" in shown:
+            seen["prefill"] += check_prefill(client, capsys, case, shown, data["query"]["prompt"])  # type: ignore[operator]
         if cli["format_support"] == "unsupported":  # the tables and rank list what the device runs
             seen["unsupported"] += 1  # type: ignore[operator]
             assert case.model not in rank_by(case.hardware, ()), case
@@ -226,7 +228,25 @@ def test_every_surface_gives_the_same_answer(client: TestClient, capsys: pytest.
         for key in ("single_session_tok_s", "aggregate_tok_s", "per_session_tok_s"):
             assert close(got[key], cli[key]), (case, key, got[key], cli[key])
     assert seen["verdicts"] == {"floor_fit", "no_floor", "no_session_fit", "no_resident_fit"}
-    assert seen["default"] >= 100 and seen["tables"] >= 20, seen
+    assert seen["default"] >= 100 and seen["tables"] >= 20 and seen["prefill"] >= 50, seen
+
+
+def check_prefill(
+    client: TestClient, capsys: pytest.CaptureFixture[str], case: Case, shown: dict[str, str], prompt: int
+) -> int:
+    """The pair page's first-token wait for its prompt equals `servebound prefill --json`, /api/prefill
+    and the Python API's to_dict() for the same prompt; 1 when compared."""
+    cli = cli_json(capsys, "prefill", "-H", case.hardware, "-m", case.model, "--prompt", str(prompt))
+    assert servebound.prefill(case.hardware, case.model, prompt).to_dict() == cli, case
+    api = client.get(
+        "/api/prefill", params={"hardware": case.hardware, "model": case.model, "prompt": prompt}
+    )
+    assert api.json() == cli, case
+    wait = "none" if cli["time_s"] is None else fmt_seconds(cli["time_s"])
+    assert shown["prefill.time_s"] == wait, case
+    if cli["time_s"] is not None:
+        assert shown["prefill.tok_s"] == fmt_rate(cli["tok_s"]), case
+    return 1
 
 
 def run_calc(pages: list[dict[str, Any]]) -> list[dict[str, Any]]:
