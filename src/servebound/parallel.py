@@ -4,7 +4,6 @@ roof per device, layout and plan results as the contract's JSON. The math is in 
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, replace
 from typing import Any
@@ -25,9 +24,8 @@ from servebound.core.layout import (
     times_at,
 )
 from servebound.core.model import ModelAdapter
-from servebound.core.plan import FleetPlan, plan_fleet
+from servebound.core.plan import FleetPlan, ServedBatch, plan_fleet, served_batch, served_step
 from servebound.core.prefill import prefill
-from servebound.core.steps import Step
 from servebound.core.units import GB
 from servebound.core.workload import DEFAULT_OVERHEAD_BYTES, Workload
 from servebound.errors import InputError
@@ -312,64 +310,6 @@ class PlanResult(ResultRecord):
         return self.fleet.shared_systems
 
 
-@dataclass(frozen=True)
-class ServedBatch:
-    """The decode systems as the traffic fills them: sessions per system, the micro-batch per replica
-    (at most b*) and the per-session speed there, with whether it clears the floor."""
-
-    sessions_per_system: float
-    batch: int
-    per_session_tok_per_s: float
-    clears_floor: bool
-
-
-def served_batch(
-    system: System,
-    model: ModelAdapter,
-    best: LayoutResult,
-    workload: Workload,
-    compute_s: float | None,
-    *,
-    users: float | None,
-    requests_per_s: float | None,
-    output_tokens: int,
-) -> ServedBatch:
-    """The speed N concurrent sessions get: spread over ceil(N / S) systems, ceil(N / (n dp pp)) per
-    replica's micro-batch, r = 1 / tau(b). From a request rate, N = lambda G / r depends on r, so the
-    batch is found by iteration (each step lowers it; it stops when the batch repeats)."""
-    assert best.sessions is not None and best.batch_star is not None
-    sessions, star, lanes = best.sessions, best.batch_star, best.layout.dp * best.layout.pp
-
-    def at(concurrent: float) -> tuple[float, int, float]:
-        per_system = concurrent / max(1, math.ceil(concurrent / sessions - 1e-12))
-        batch = max(1, min(star, math.ceil(per_system / lanes - 1e-12)))
-        times = times_at(system, model, best.layout, batch, workload, compute_s_per_session_step=compute_s)
-        return per_system, batch, 1.0 / times.token_s
-
-    if users is not None:
-        per_system, batch, rate = at(users)
-    else:
-        assert requests_per_s is not None and best.per_session_tok_per_s is not None
-        rate, previous = best.per_session_tok_per_s, None
-        for _ in range(64):
-            per_system, batch, rate = at(requests_per_s * output_tokens / rate)
-            if batch == previous:
-                break
-            previous = batch
-    clears = rate >= workload.floor_tok_per_s * (1 - 1e-12)
-    return ServedBatch(per_system, batch, rate, clears)
-
-
-def _served_step(served: ServedBatch, lanes: int, floor: float) -> Step:
-    verdict = "clears" if served.clears_floor else "is BELOW"
-    return Step(
-        "served_per_session_tok_per_s",
-        served.per_session_tok_per_s,
-        f"r(b) at b = ceil(sessions per system / (dp pp)) = ceil({served.sessions_per_system:.4g} / {lanes})"
-        f" = {served.batch}; {verdict} the floor r* = {floor:g}",
-    )
-
-
 #: The largest traffic a plan sizes (beyond any service today): fleets of millions of systems at most.
 MAX_PLAN_USERS, MAX_PLAN_RPS = 1e9, 1e7
 
@@ -454,7 +394,7 @@ def run_plan(
         usd_per_device_hour=usd_per_device_hour,
     )
     steps = list(fleet.steps)
-    steps.insert(2, _served_step(served, best.layout.dp * best.layout.pp, floor_tok_s))
+    steps.insert(2, served_step(served, best.layout.dp * best.layout.pp, floor_tok_s))
     fleet = replace(fleet, steps=tuple(steps))
     return PlanResult(resolved, best, workload, prompt_tokens, output_tokens, fleet, price_source, served)
 

@@ -38,6 +38,11 @@ def _rows(client: TestClient, page: str) -> dict[str, list[str]]:
     return out
 
 
+def has_row(client: TestClient, page: str, hw_id: str, model_id: str) -> bool:
+    """Whether the page's tables have a row of the pair."""
+    return f"/pair/{quote(hw_id)}/{quote(model_id)}" in _rows(client, page)
+
+
 def rank_row(client: TestClient, page: str, hw_id: str, model_id: str) -> Shown:
     """The rank table's row of (hw_id, model_id) on ``/hardware/ID`` or ``/models/ID``."""
     rows = _rows(client, page).get(f"/pair/{quote(hw_id)}/{quote(model_id)}", [])

@@ -2,8 +2,8 @@
 (fixed seed, the issue's pairs first), every surface gives the same verdict and the same numbers.
 
 The surfaces: `servebound decode --json`, the Python API's to_dict(), /api/decode, the pair page, the
-hardware page's row, the model page's row, /models?fits=, `servebound rank --json`'s row and calc.js run on
-the pair page's own pair-data. The tables and rank answer at the default workload (and rank takes the
+hardware page's row, the model page's row, /models?fits=, `servebound rank --json`'s row and /api/rank's,
+and calc.js run on the pair page's own pair-data. The tables and rank answer at the default workload (and rank takes the
 context, overhead and floor flags too), so those cases are compared there.
 """
 
@@ -29,7 +29,7 @@ from servebound.cli import main
 from servebound.report import fmt_int, fmt_rate
 from servebound.web import create_app
 from servebound.web.site import fmt_seconds
-from tests.web.surfaces import Shown, fits_row, rank_row
+from tests.web.surfaces import Shown, fits_row, has_row, rank_row
 from tests.web.test_conformance import CALC, node
 
 RUNNER = Path(__file__).with_name("run_pair_data.js")
@@ -56,6 +56,15 @@ KNOBS: dict[str, tuple[str, tuple[Any, ...]]] = {
     "batch": ("--batch", (1, 8, 64)),
     "expert_traffic": ("--expert-traffic", ("minimum",)),
 }
+#: The fields a ranking row shares with decode's JSON.
+RANK_KEYS = (
+    "verdict",
+    "batch_mem",
+    "batch_star",
+    "single_session_tok_s",
+    "aggregate_tok_s",
+    "per_session_tok_s",
+)
 #: The flags `rank` takes as well.
 RANK_KNOBS = {"overhead_gb", "alloc_context", "read_context", "floor"}
 
@@ -145,12 +154,20 @@ def close(a: float | None, b: float | None) -> bool:
 def test_every_surface_gives_the_same_answer(client: TestClient, capsys: pytest.CaptureFixture[str]) -> None:
     site = client.app.state.site  # type: ignore[attr-defined]
     cases = sample_cases(sorted(site.hardware_by_id), sorted(site.models_by_id))
-    rank_by = cache(
-        lambda hw, flags: {
-            r["model"]["id"]: r for r in cli_json(capsys, "rank", "-H", hw, "--all-formats", *flags)["rows"]
-        }
+
+    @cache
+    def rank_by(hw: str, flags: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+        rows = cli_json(capsys, "rank", "-H", hw, "--all-formats", *flags)["rows"]
+        if not flags:  # /api/rank answers the same rows, in the same order
+            api = client.get("/api/rank", params={"hardware": hw, "all_formats": "true"}).json()
+            assert api["rows"] == rows, hw
+        return {r["model"]["id"]: r for r in rows}
+
+    pages, expected, seen = (
+        [],
+        [],
+        {"default": 0, "tables": 0, "ranked": 0, "unsupported": 0, "prefill": 0, "verdicts": set()},
     )
-    pages, expected, seen = [], [], {"default": 0, "tables": 0, "ranked": 0, "verdicts": set()}
     for case in cases:
         cli = cli_json(capsys, "decode", "-H", case.hardware, "-m", case.model, *case.flags)
         seen["verdicts"].add(cli["verdict"])  # type: ignore[union-attr]
@@ -171,30 +188,27 @@ def test_every_surface_gives_the_same_answer(client: TestClient, capsys: pytest.
         if case.workload and set(case.workload) <= RANK_KNOBS and seen["ranked"] < RANKED_WORKLOADS:
             seen["ranked"] += 1  # type: ignore[operator]
             prompt = ["--prompt", str(min(8192, case.workload.get("alloc_context", 8192)))]
-            rank = rank_by(case.hardware, (*case.flags, *prompt))[case.model]
-            for key in (
-                "verdict",
-                "batch_mem",
-                "batch_star",
-                "single_session_tok_s",
-                "aggregate_tok_s",
-                "per_session_tok_s",
-            ):
-                assert rank[key] == cli[key], (case, key)
-            assert rank["overhead_gb"] == cli["assumptions"]["overhead_gb"], case
+            ranked = rank_by(case.hardware, (*case.flags, *prompt))
+            if cli["format_support"] == "unsupported":
+                assert case.model not in ranked, case
+            else:
+                rank = ranked[case.model]
+                assert {k: rank[k] for k in RANK_KEYS} == {k: cli[k] for k in RANK_KEYS}, case
+                assert rank["overhead_gb"] == cli["assumptions"]["overhead_gb"], case
         if case.workload:
             continue
-        rank = rank_by(case.hardware, ())[case.model]
-        for key in (
-            "verdict",
-            "batch_mem",
-            "batch_star",
-            "single_session_tok_s",
-            "aggregate_tok_s",
-            "per_session_tok_s",
-        ):
-            assert rank[key] == cli[key], (case, key)
         seen["default"] += 1  # type: ignore[operator]
+        if "prefill.time_s" in shown:
+            seen["prefill"] += check_prefill(client, capsys, case, shown, data["query"]["prompt"])  # type: ignore[operator]
+        if cli["format_support"] == "unsupported":  # the tables and rank list what the device runs
+            seen["unsupported"] += 1  # type: ignore[operator]
+            assert case.model not in rank_by(case.hardware, ()), case
+            for page in (f"/hardware/{case.hardware}", f"/models/{case.model}"):
+                assert not has_row(client, page, case.hardware, case.model), (case, page)
+            assert fits_row(client, case.hardware, case.model) is None, case
+            continue
+        rank = rank_by(case.hardware, ())[case.model]
+        assert {k: rank[k] for k in RANK_KEYS} == {k: cli[k] for k in RANK_KEYS}, case
         assert rank_row(client, f"/hardware/{case.hardware}", case.hardware, case.model) == row, case
         assert rank_row(client, f"/models/{case.model}", case.hardware, case.model) == row, case
         fits = fits_row(client, case.hardware, case.model)
@@ -214,7 +228,25 @@ def test_every_surface_gives_the_same_answer(client: TestClient, capsys: pytest.
         for key in ("single_session_tok_s", "aggregate_tok_s", "per_session_tok_s"):
             assert close(got[key], cli[key]), (case, key, got[key], cli[key])
     assert seen["verdicts"] == {"floor_fit", "no_floor", "no_session_fit", "no_resident_fit"}
-    assert seen["default"] >= 100 and seen["tables"] >= 20, seen
+    assert seen["default"] >= 100 and seen["tables"] >= 20 and seen["prefill"] >= 50, seen
+
+
+def check_prefill(
+    client: TestClient, capsys: pytest.CaptureFixture[str], case: Case, shown: dict[str, str], prompt: int
+) -> int:
+    """The pair page's first-token wait for its prompt equals `servebound prefill --json`, /api/prefill
+    and the Python API's to_dict() for the same prompt; 1 when compared."""
+    cli = cli_json(capsys, "prefill", "-H", case.hardware, "-m", case.model, "--prompt", str(prompt))
+    assert servebound.prefill(case.hardware, case.model, prompt).to_dict() == cli, case
+    api = client.get(
+        "/api/prefill", params={"hardware": case.hardware, "model": case.model, "prompt": prompt}
+    )
+    assert api.json() == cli, case
+    wait = "none" if cli["time_s"] is None else fmt_seconds(cli["time_s"])
+    assert shown["prefill.time_s"] == wait, case
+    if cli["time_s"] is not None:
+        assert shown["prefill.tok_s"] == fmt_rate(cli["tok_s"]), case
+    return 1
 
 
 def run_calc(pages: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -50,6 +50,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "layout_cmd",
         "How many systems (and devices) a stated traffic needs, prefill and decode shared or separate.",
     ),
+    "schema": (
+        "schema_cmd",
+        "The JSON Schema of a command's --json output (its fields typed and described).",
+    ),
     "decode": (
         "decode_cmd",
         "Decode ceilings: does it fit, one session's speed, useful aggregate across sessions.",

@@ -4,6 +4,8 @@ Every number comes from ceilings computed elsewhere, so the counts are lower bou
 than this can serve the traffic; a real one needs more):
 
 * One system under its best layout holds ``sessions`` decode sessions at b*, each at ``r`` tok/s >= r*.
+* The traffic's sessions spread over the decode systems run at the speed of the batch they make
+  (``served_batch``: at most b* per replica), not at b*'s: fewer sessions run faster.
 * Concurrent decode sessions: N users (each streaming), or by Little's law lambda G / r for lambda
   requests/s of G output tokens each (a session lasts G / r seconds).
 * Request rate: lambda given, or N r / G for N users who send their next prompt as the last answer ends.
@@ -21,7 +23,10 @@ import math
 from dataclasses import dataclass
 
 from servebound.core.cost import usd_per_mtok_at_rate
+from servebound.core.layout import LayoutResult, System, times_at
+from servebound.core.model import ModelAdapter
 from servebound.core.steps import Step
+from servebound.core.workload import Workload
 
 
 @dataclass(frozen=True)
@@ -185,3 +190,61 @@ def _shared_cost(
         )
     )
     return per_hour, per_mtok
+
+
+@dataclass(frozen=True)
+class ServedBatch:
+    """The decode systems as the traffic fills them: sessions per system, the micro-batch per replica
+    (at most b*) and the per-session speed there, with whether it clears the floor."""
+
+    sessions_per_system: float
+    batch: int
+    per_session_tok_per_s: float
+    clears_floor: bool
+
+
+def served_batch(
+    system: System,
+    model: ModelAdapter,
+    best: LayoutResult,
+    workload: Workload,
+    compute_s: float | None,
+    *,
+    users: float | None,
+    requests_per_s: float | None,
+    output_tokens: int,
+) -> ServedBatch:
+    """The speed N concurrent sessions get: spread over ceil(N / S) systems, ceil(N / (n dp pp)) per
+    replica's micro-batch, r = 1 / tau(b). From a request rate, N = lambda G / r depends on r, so the
+    batch is found by iteration (each step lowers it; it stops when the batch repeats)."""
+    assert best.sessions is not None and best.batch_star is not None
+    sessions, star, lanes = best.sessions, best.batch_star, best.layout.dp * best.layout.pp
+
+    def at(concurrent: float) -> tuple[float, int, float]:
+        per_system = concurrent / max(1, math.ceil(concurrent / sessions - 1e-12))
+        batch = max(1, min(star, math.ceil(per_system / lanes - 1e-12)))
+        times = times_at(system, model, best.layout, batch, workload, compute_s_per_session_step=compute_s)
+        return per_system, batch, 1.0 / times.token_s
+
+    if users is not None:
+        per_system, batch, rate = at(users)
+    else:
+        assert requests_per_s is not None and best.per_session_tok_per_s is not None
+        rate, previous = best.per_session_tok_per_s, None
+        for _ in range(64):
+            per_system, batch, rate = at(requests_per_s * output_tokens / rate)
+            if batch == previous:
+                break
+            previous = batch
+    clears = rate >= workload.floor_tok_per_s * (1 - 1e-12)
+    return ServedBatch(per_system, batch, rate, clears)
+
+
+def served_step(served: ServedBatch, lanes: int, floor: float) -> Step:
+    verdict = "clears" if served.clears_floor else "is BELOW"
+    return Step(
+        "served_per_session_tok_per_s",
+        served.per_session_tok_per_s,
+        f"r(b) at b = ceil(sessions per system / (dp pp)) = ceil({served.sessions_per_system:.4g} / {lanes})"
+        f" = {served.batch}; {verdict} the floor r* = {floor:g}",
+    )

@@ -111,24 +111,8 @@ def _decode_check(
     )
 
 
-def check_run(
-    hardware: str | Hardware,
-    model: str | ModelAdapter,
-    run: MeasuredRun,
-    *,
-    overhead_gb: float | None = 0.0,
-) -> RunCheck:
-    """The ceiling for the run's own setting, and the run's efficiency against it.
-
-    Decode: the forced-batch ceiling at b = ``run.concurrency`` with L_read = the run's read context
-    (``per_session_tok_s`` compares with r(b), ``aggregate_tok_s`` with T(b)). Prefill: the ceiling
-    for b prompts of the run's length in the run's chunks (b = 1 for a TTFT). ``overhead_gb`` only
-    gates the memory-fit note (default 0: the run evidently fitted; None: the hardware row's, as decode). ``hardware`` and ``model`` are
-    records, file paths or catalog ids (a ``.gguf`` model is imported). The result flags a run above
-    its ceiling; it never raises for one.
-    """
-    hw = load_hardware(hardware)
-    adapter = load_run_model(model)
+def _profile_warnings(run: MeasuredRun, adapter: ModelAdapter) -> tuple[ModelAdapter, list[str]]:
+    """The model at the run's cache precision, and what the run's setting says the profile leaves out."""
     warnings: list[str] = []
     if run.kv_precision is not None and run.kv_precision != adapter.kv_precision:
         if adapter.kv_bytes_per_element is None:
@@ -153,6 +137,27 @@ def check_run(
         )
     if run.metric is Metric.AGGREGATE_TOK_S and run.concurrency_definition != "given":
         warnings.append(f"concurrency {run.concurrency} is {run.concurrency_definition}")
+    return adapter, warnings
+
+
+def check_run(
+    hardware: str | Hardware,
+    model: str | ModelAdapter,
+    run: MeasuredRun,
+    *,
+    overhead_gb: float | None = 0.0,
+) -> RunCheck:
+    """The ceiling for the run's own setting, and the run's efficiency against it.
+
+    Decode: the forced-batch ceiling at b = ``run.concurrency`` with L_read = the run's read context
+    (``per_session_tok_s`` compares with r(b), ``aggregate_tok_s`` with T(b)). Prefill: the ceiling
+    for b prompts of the run's length in the run's chunks (b = 1 for a TTFT). ``overhead_gb`` only
+    gates the memory-fit note (default 0: the run evidently fitted; None: the hardware row's, as decode).
+    ``hardware`` and ``model`` are records, file paths or catalog ids (a ``.gguf`` model is imported).
+    The result flags a run above its ceiling; it never raises for one.
+    """
+    hw = load_hardware(hardware)
+    adapter, warnings = _profile_warnings(run, load_run_model(model))
 
     if run.phase is Phase.DECODE:
         return _decode_check(hw, adapter, run, overhead_gb, warnings)

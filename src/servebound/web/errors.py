@@ -102,3 +102,14 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(NotFoundError, _not_found)
     app.add_exception_handler(RequestValidationError, _validation)
     app.add_exception_handler(StarletteHTTPException, _http_error)
+
+
+def answers(command: str) -> dict[int | str, dict[str, Any]]:
+    """An endpoint's documented answers: the errors, and its 200 typed by the model of the command whose
+    --json it returns (``servebound.schemas``; documented only, the response itself is not re-validated)."""
+    from servebound.schemas import output_model
+
+    return {
+        200: {"model": output_model(command), "description": f"as `servebound {command} --json`"},
+        **ERRORS,
+    }

@@ -295,14 +295,14 @@ def prefill_lengths(pair: Pair) -> np.ndarray:
 
 
 def prefill_charts(pair: Pair) -> tuple[Chart, Chart] | None:
-    if pair.prefill is None:
+    if pair.prefill_result is None:
         return None
     lengths = prefill_lengths(pair)
     c = prefill_curve(pair.hardware.hardware, pair.model.adapter, lengths, workload=pair.workload)
     xs = lengths.astype(float).tolist()
     marks = []
     # The crossing the drawn rooflines make (attention included), not the linear-only S*.
-    crossover = pair.prefill.get("crossover_with_attention_tokens")
+    crossover = pair.prefill_result.crossover_with_attention_tokens
     if crossover:
         marks.append(Mark(float(crossover), f"crossover S* = {crossover:,.0f} (attention included)", "cross"))
     marks.append(Mark(float(pair.prompt_tokens or 1), f"prompt {pair.prompt_tokens:,}", "forced"))

@@ -301,7 +301,7 @@ class Renderer:
     def pair_context(self, pair: Pair, work: list[Work] | None = None) -> tuple[str, str, str, PairContext]:
         """A pair page's path, title, description and the context its HTML and its mirror share."""
         hw, m = pair.hardware, pair.model
-        d, p = pair.decode_result, PrefillView.of(pair.prefill)
+        d, p = pair.decode_result, PrefillView.of(pair.prefill_result, pair.prefill_range)
         params = pair.path_params
         single = fmt_rate(d.single_session_tok_s)
         agg = fmt_rate(d.aggregate_tok_s)

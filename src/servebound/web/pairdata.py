@@ -10,8 +10,9 @@ from typing import Any
 
 from servebound.calc_inputs import hardware_json, model_json
 from servebound.core.offload import offloaded
+from servebound.core.prefill import PrefillRange, PrefillResult
 from servebound.core.units import GB
-from servebound.report import fmt_rate
+from servebound.report import NOTHING_FITS, fmt_rate
 from servebound.web import figures
 from servebound.web.query import WorkloadQuery, page_inputs
 from servebound.web.site import Pair, SiteModel
@@ -141,7 +142,7 @@ class PrefillRangeView:
 
 @dataclass(frozen=True)
 class PrefillView:
-    """The prefill numbers a pair page shows, typed; read from ``prefill --json``'s view."""
+    """The prefill numbers a pair page shows, from the prefill record (and its prompt-length range)."""
 
     prompt_tokens: int
     tok_s: float | None
@@ -159,19 +160,24 @@ class PrefillView:
         return self.time_s is None
 
     @classmethod
-    def of(cls, p: Mapping[str, Any] | None) -> PrefillView | None:
-        if p is None:
+    def of(cls, result: PrefillResult | None, over: PrefillRange | None = None) -> PrefillView | None:
+        """The record's numbers; where nothing fits, no wait and no rate (as ``prefill --json`` nulls them)."""
+        if result is None:
             return None
-        r = p.get("range")
-        rng = None if not r else PrefillRangeView(r["lo_tok_s"], r["hi_tok_s"], r["max_prompt_tokens"])
+        rng = (
+            None
+            if over is None
+            else PrefillRangeView(over.lo_tok_per_s, over.hi_tok_per_s, over.max_prompt_tokens)
+        )
+        wait = result.verdict.value not in NOTHING_FITS  # else no wait and no rate, as prefill --json
         return cls(
-            p["prompt_tokens"],
-            p["tok_s"],
-            p["time_s"],
-            p["bound_by"],
-            p.get("crossover_tokens"),
+            result.prompt_tokens,
+            result.tok_per_s if wait else None,
+            result.time_s if wait else None,
+            result.bound_by.value if wait else None,
+            result.crossover_tokens,
             rng,
-            p.get("verdict", "fits"),
-            p.get("crossover_with_attention_tokens"),
-            p.get("compute_note"),
+            result.verdict.value,
+            result.crossover_with_attention_tokens,
+            result.compute_note,
         )

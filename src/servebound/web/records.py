@@ -9,6 +9,7 @@ from typing import Any
 from urllib.parse import quote
 
 from servebound.core.decode import DecodeResult
+from servebound.core.engines import FormatSupport
 from servebound.rank import rank_hardware, rank_models, rank_row_json
 from servebound.report import fmt_int, fmt_rate
 from servebound.runs.validation import ReportedRun, reported_run_json
@@ -73,8 +74,9 @@ class ModelFilters(BrowseFilters):
         self, models: Iterable[SiteModel], fits_hw: SiteHardware | None
     ) -> list[tuple[SiteModel, DecodeResult | None]]:
         """The models these filters keep, in their order, each with its default decode on ``fits_hw``;
-        with ``fits_hw`` (the ``fits`` id, looked up by the caller) only those that fit, without it
-        every kept model with None."""
+        with ``fits_hw`` (the ``fits`` id, looked up by the caller) only those that fit and whose weight
+        format the device runs (as the hardware page's table and rank list them), without it every kept
+        model with None."""
         out: list[tuple[SiteModel, DecodeResult | None]] = []
         for m in models:
             if not self.keep(m):
@@ -84,7 +86,7 @@ class ModelFilters(BrowseFilters):
                 from servebound.api import decode
 
                 result = decode(fits_hw.hardware, m.adapter)
-                if not result.fits:
+                if not result.fits or result.format_support is FormatSupport.UNSUPPORTED:
                     continue
             out.append((m, result))
         return out

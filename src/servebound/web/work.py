@@ -226,8 +226,7 @@ def decode_work(pair: Pair) -> list[Work]:
 def prefill_work(pair: Pair) -> list[Work]:
     """t_pf,min as the larger of the memory and compute times, the ceiling, and the crossover."""
     r = pair.prefill_result
-    p = pair.prefill
-    if r is None or p is None:
+    if r is None:
         return []
     hw = pair.hardware.hardware
     a = r.assumptions

@@ -24,7 +24,7 @@ from servebound.parallel import MAX_PLAN_RPS, MAX_PLAN_USERS
 from servebound.pricing import price_json
 from servebound.report import decode_json, hardware_json, prefill_json, range_json
 from servebound.runs.validation import validation_json
-from servebound.web.errors import ERRORS
+from servebound.web.errors import ERRORS, answers
 from servebound.web.pages import HardwareFilters, ModelFilters, rank_rows_for_hardware, rank_rows_for_model
 from servebound.web.query import MAX_SITE_CONTEXT_TOKENS, workload_query
 from servebound.web.responses import StrictJSONResponse
@@ -117,7 +117,7 @@ OverheadQ = Annotated[
 ]
 
 
-@router.get("/api/decode", tags=["ceilings"], responses=ERRORS)
+@router.get("/api/decode", tags=["ceilings"], responses=answers("decode"), response_model=None)
 def api_decode(
     web: Web,
     hardware: Annotated[str, Query(description="hardware id (see /api/hardware)")],
@@ -152,7 +152,7 @@ def api_decode(
     return out
 
 
-@router.get("/api/prefill", tags=["ceilings"], responses=ERRORS)
+@router.get("/api/prefill", tags=["ceilings"], responses=answers("prefill"), response_model=None)
 @heavy_route
 def api_prefill(
     web: Web,
@@ -215,7 +215,7 @@ def _system(web: Any, hardware: str) -> Any:
     return ResolvedSystem(hw.id, hw.name, system, dict(hw.link_sources))
 
 
-@router.get("/api/layout", tags=["ceilings"], responses=ERRORS)
+@router.get("/api/layout", tags=["ceilings"], responses=answers("layout"), response_model=None)
 @heavy_route
 def api_layout(
     web: Web,
@@ -252,7 +252,7 @@ def api_layout(
     }
 
 
-@router.get("/api/plan", tags=["ceilings"], responses=ERRORS)
+@router.get("/api/plan", tags=["ceilings"], responses=answers("plan"), response_model=None)
 @heavy_route
 def api_plan(
     web: Web,

@@ -21,7 +21,7 @@ from servebound.economics_view import (
     trains_of,
 )
 from servebound.pricing import MIN_AMORTIZATION_YEARS, MIN_UTILIZATION, OwnedInputs, resolve_price
-from servebound.web.errors import ERRORS
+from servebound.web.errors import ERRORS, answers
 from servebound.web.query import MAX_SITE_CONTEXT_TOKENS, workload_query
 from servebound.web.responses import StrictJSONResponse
 from servebound.web.routes.api import AllocQ, HardwareQ, ModelQ, ReadQ, StrictRoute, WorkloadParams
@@ -36,7 +36,7 @@ def _quantities(items: list[Any]) -> dict[str, Any]:
     return {"quantities": [item.json() for item in items]}
 
 
-@router.get("/api/cost", tags=["cost"], responses=ERRORS)
+@router.get("/api/cost", tags=["cost"], responses=answers("cost"), response_model=None)
 @heavy_route
 def api_cost(
     web: Web,
