@@ -240,6 +240,8 @@ def test_repo_quant_reads_only_the_header(hub: HubServer, tmp_path: Path) -> Non
     assert remote["embedding_bytes"] == local.adapter.weights.embedding_bytes
     assert 0 < hub.sent["Tiny-Q4_0.gguf"] < (hub.root / "Tiny-Q4_0.gguf").stat().st_size
     assert "Tiny-Q8_0-00001-of-00003.gguf" not in hub.sent
+    source = json.loads(done.stdout)["model"]["audit"]["source"]
+    assert source.startswith("Hugging Face Hub org/tiny/Tiny-Q4_0.gguf") and "servebound-gguf-" not in source
 
 
 def test_repo_quant_split_file_and_revision(hub: HubServer, tmp_path: Path) -> None:

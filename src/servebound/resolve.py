@@ -174,11 +174,10 @@ def resolve_model(ref: str, field: str = "model") -> ModelAdapter:
     its header read by range requests), or a catalog model id."""
     check_ref_length(ref, field)
     if not _is_file(ref) and hub_gguf_ref(ref) is not None:
-        from servebound.importers.gguf_file import import_gguf
-        from servebound.importers.hf.hub import fetch_gguf_header
+        from servebound.importers.hf.hub import import_hub_gguf
 
         repo, quant = hub_gguf_ref(ref)  # type: ignore[misc]
-        return _as_imported(import_gguf(fetch_gguf_header(repo, quant)).adapter)
+        return _as_imported(import_hub_gguf(repo, quant).adapter)
     if _looks_like_file(ref):
         if not _is_file(ref):
             raise InputError(field, _missing_file(ref, "a model file, a .gguf or a catalog id"))

@@ -47,10 +47,9 @@ def import_any(
     if hub is not None and kind in (Kind.GGUF, Kind.HF):
         if weight_format is not None:
             raise InputError("weight_format", f"{source} names a GGUF file, which states its own format")
-        from servebound.importers.gguf_file import import_gguf
-        from servebound.importers.hf.hub import fetch_gguf_header
+        from servebound.importers.hf.hub import import_hub_gguf
 
-        return import_gguf(fetch_gguf_header(*hub, revision=revision), kv_precision=kv_precision or "fp16")
+        return import_hub_gguf(*hub, revision=revision, kv_precision=kv_precision or "fp16")
     if revision is not None and kind is not Kind.HF:
         raise InputError(
             "revision", "--revision applies to a Hub source (import hf org/name, or org/name:QUANT)"

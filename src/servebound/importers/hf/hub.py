@@ -16,10 +16,13 @@ import socket
 import tempfile
 import urllib.request
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from servebound.errors import InputError
+
+if TYPE_CHECKING:
+    from servebound.importers.audit import ImportedModel
 
 #: ``org/name:QUANT`` as llama.cpp's -hf takes it (the tag names the quantization, e.g. Q4_K_M).
 HUB_GGUF = re.compile(r"^(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+):(?P<quant>[\w.+-]+)$")
@@ -243,3 +246,22 @@ def fetch_gguf_header(repo_id: str, quant: str, *, revision: str | None = None) 
         except OSError as exc:
             raise hub_error(exc, f"{what} ({name})") from None
     return folder / Path(files[0]).name
+
+
+def import_hub_gguf(
+    repo_id: str, quant: str, *, revision: str | None = None, kv_precision: str = "fp16"
+) -> ImportedModel:
+    """``org/name:QUANT`` imported from its header alone (:func:`fetch_gguf_header`); the source names
+    the repository file, and the sparse local copy is removed afterwards."""
+    import dataclasses
+    import shutil
+
+    from servebound.importers.gguf_file import import_gguf
+
+    first = fetch_gguf_header(repo_id, quant, revision=revision)
+    try:
+        imported = import_gguf(first, kv_precision=kv_precision)
+    finally:
+        shutil.rmtree(first.parent, ignore_errors=True)
+    where = f"{repo_id}/{first.name}" + (f"@{revision}" if revision else "")
+    return dataclasses.replace(imported, source=f"Hugging Face Hub {where} (header read by range requests)")

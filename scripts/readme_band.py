@@ -1,0 +1,49 @@
+"""Regenerate the README's expected-band calibration from the reported runs.
+
+Run: python scripts/readme_band.py. The block sits between ``<!-- band-calibration -->`` and
+``<!-- /band-calibration -->``; tests/test_band.py fails when it differs from what this writes (a new
+reported run moves the figures: rerun this and commit README.md).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from servebound.runs.band import band_calibration
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+_BLOCK = re.compile(r"(<!-- band-calibration -->\n)(.*?)(<!-- /band-calibration -->)", re.S)
+
+
+def calibration_text() -> str:
+    """The calibration sentence and its per-group table, measured now."""
+    c = band_calibration()
+    share = 0 if c.share is None else round(100 * c.share)
+    lines = [
+        "Calibration, measured by leaving each run out (the band from the other runs of its group, for every",
+        f"group with more than 5 runs): leaving each run out, {c.inside} of {c.evaluated} runs ({share} %) land",
+        "inside their own p10-p90 band, against 80 % for a band of known quantiles; the shortfall is the small",
+        "groups' sampling error. By group:",
+        "",
+        "| engine | hardware class | phase | runs | inside their own band |",
+        "| --- | --- | --- | ---: | ---: |",
+    ]
+    for group, inside, _ in c.groups:
+        lines.append(
+            f"| {group.engine} | {group.hardware_class} | {group.phase} | {len(group.efficiencies)} | {inside} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def render(text: str) -> str:
+    """The README text with the calibration block regenerated."""
+    return _BLOCK.sub(lambda m: f"{m[1]}{calibration_text()}{m[3]}", text)
+
+
+def main() -> None:
+    README.write_text(render(README.read_text(encoding="utf-8")), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
