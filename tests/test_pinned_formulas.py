@@ -1,0 +1,132 @@
+"""Hand-checked numbers for the formulas a mutation of the core once slipped past.
+
+Each case is small enough to do on paper; the arithmetic is written beside it. They pin what the
+suite otherwise checked only through a cross-check (calc.js in the conformance test, the context
+range's curve) or not at all: the cost per token under speculation, the pipeline hop in a layout's
+token time, speculative decode's compute roof, the single-session rate under the compute roof, and
+q_spec's division by rho. See bench/mutate.py for the mutation run that found them.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from servebound import Hardware, KVShape, ModelAdapter, Speculation, Weights, Workload, decode
+from servebound.core.cost import cost_curve
+from servebound.core.layout import times_at
+from servebound.core.model import LayerShape, PrefillShape
+from servebound.core.system import Interconnect, Layout, System
+
+GB = 1e9
+
+#: R = 1,000 GB/s = 1e12 B/s, F_bf16 = 1 TFLOP/s = 1e12 FLOP/s, C = 100 GB.
+HW = Hardware("hand", "hand", 100 * GB, 1000 * GB, {"bf16": 1e12})
+
+#: Target: dense, W = 1 GB swept per step, K = 1,000 B/token (K_read(1,000) = 1e6 B),
+#: P_lin,active = 1e9 so one token costs 2e9 FLOP, no attention FLOPs.
+TARGET = ModelAdapter(
+    "target",
+    "target",
+    Weights(0.0, 1 * GB),
+    KVShape(global_bytes_per_token=1000.0),
+    KVShape(global_bytes_per_token=1000.0),
+    PrefillShape(linear_active_params=1e9, linear_mode="bf16", attention_mode="bf16"),
+)
+#: Draft: dense, W_d = 0.1 GB, K_d = 100 B/token (K_read,d(1,000) = 1e5 B), P_lin,d = 1e8.
+DRAFT = ModelAdapter(
+    "draft",
+    "draft",
+    Weights(0.0, 0.1 * GB),
+    KVShape(global_bytes_per_token=100.0),
+    KVShape(global_bytes_per_token=100.0),
+    PrefillShape(linear_active_params=1e8, linear_mode="bf16", attention_mode="bf16"),
+)
+CONTEXTS = {"overhead_bytes": 0.0, "alloc_context_tokens": 1000, "read_context_tokens": 1000}
+#: gamma = 3 draft tokens a step, rho = 2.5 tokens emitted per session per step.
+SPEC = Speculation(DRAFT, draft_tokens=3, tokens_per_step=2.5)
+
+
+def test_single_session_rate_is_bound_by_compute_when_compute_binds() -> None:
+    # c = 2 P / F = 2e9 / 1e12 = 2e-3 s per session per step; R c = 2e9 B per token.
+    # q(1) = W + K_read = 1e9 + 1e6 = 1.001e9 B < R c, so compute binds at batch 1:
+    # single = R / max(q(1), R c) = 1e12 / 2e9 = 500 tok/s (memory alone: 1e12 / 1.001e9 = 999.0 tok/s).
+    r = decode(HW, TARGET, Workload(floor_tok_per_s=1.0, **CONTEXTS))
+    assert r.single_session_tok_per_s == pytest.approx(500.0, rel=1e-12)
+    memory_only = decode(HW, TARGET, Workload(floor_tok_per_s=1.0, memory_only=True, **CONTEXTS))
+    assert memory_only.single_session_tok_per_s == pytest.approx(1e12 / 1.001e9, rel=1e-12)
+
+
+def test_speculative_traffic_divides_by_rho() -> None:
+    # Memory only. shared = W_batch(b(gamma+1)) + gamma W_d = 1e9 + 3 x 1e8 = 1.3e9 B (dense: any n);
+    # private = K_read + gamma K_read,d = 1e6 + 3 x 1e5 = 1.3e6 B.
+    # q_spec(1) = shared / (1 rho) + private / rho = 1.3013e9 / 2.5 = 5.2052e8 B per emitted token,
+    # single = R / q_spec(1) = 1e12 / 5.2052e8 = 1,921.155... tok/s.
+    w = Workload(floor_tok_per_s=1.0, memory_only=True, speculation=SPEC, **CONTEXTS)
+    r = decode(HW, TARGET, w)
+    assert r.single_session_tok_per_s == pytest.approx(1e12 / 5.2052e8, rel=1e-12)
+    # at b = 10 the weights are shared and the caches are not: q = 1.3e9 / 25 + 1.3e6 / 2.5 = 5.252e7 B,
+    # so T(10) = R / q = 1e12 / 5.252e7 tok/s.
+    forced = decode(
+        HW,
+        TARGET,
+        Workload(floor_tok_per_s=1.0, memory_only=True, speculation=SPEC, forced_batch=10, **CONTEXTS),
+    ).forced
+    assert forced is not None
+    assert forced.aggregate_tok_per_s == pytest.approx(1e12 / 5.252e7, rel=1e-12)
+
+
+def test_speculative_compute_roof_is_R_c_over_rho() -> None:
+    # Verification pass: n = gamma + 1 = 4 tokens, 4 x 2e9 = 8e9 FLOP; the draft's gamma = 3 one-token
+    # steps: 3 x 2e8 = 6e8 FLOP. c = 8.6e9 / 1e12 = 8.6e-3 s per session per step.
+    # In bytes per emitted token: R c / rho = 1e12 x 8.6e-3 / 2.5 = 3.44e9 B > q_spec(1) = 5.2052e8 B,
+    # so single = R / 3.44e9 = rho / c = 290.697... tok/s (R c rho would give 1e12 / 2.15e10 = 46.5).
+    w = Workload(floor_tok_per_s=1.0, speculation=SPEC, **CONTEXTS)
+    r = decode(HW, TARGET, w)
+    assert r.compute is not None and r.compute.seconds_per_session_step == pytest.approx(8.6e-3, rel=1e-12)
+    assert r.single_session_tok_per_s == pytest.approx(2.5 / 8.6e-3, rel=1e-12)
+    assert r.compute.bytes_equivalent(HW.bandwidth_bytes_per_s) == pytest.approx(3.44e9, rel=1e-12)
+
+
+def test_cost_per_token_under_speculation_divides_by_batch_times_rho() -> None:
+    # Batch 1: t_mem = 1 x rho x q_spec(1) / R = 2.5 x 5.2052e8 / 1e12 = 1.3013e-3 s, t_cmp = 8.6e-3 s,
+    # so t(1) = 8.6e-3 s for b rho = 2.5 tokens. At 3.6 USD/h = 1e-3 USD/s:
+    # 1e-3 x 8.6e-3 / 2.5 = 3.44e-6 USD per token = 3.44 USD/Mtok (dividing by b alone: 8.6).
+    # Batch 4: t_mem = 4 x 2.5 x (1.3e9 / 10 + 1.3e6 / 2.5) / 1e12 = 10 x 1.3052e8 / 1e12 = 1.3052e-3 s,
+    # t_cmp = 4 x 8.6e-3 = 3.44e-2 s, so 1e-3 x 3.44e-2 / 10 = 3.44 USD/Mtok again (compute-bound: flat).
+    w = Workload(floor_tok_per_s=1.0, speculation=SPEC, **CONTEXTS)
+    curve = cost_curve(HW, TARGET, w, [1, 4], usd_per_hour=3.6)
+    assert list(curve.usd_per_mtok_output) == pytest.approx([3.44, 3.44], rel=1e-12)
+    # Memory only, batch 4: t = 1.3052e-3 s for 10 tokens: 1e-3 x 1.3052e-3 / 10 = 0.13052 USD/Mtok.
+    mem = cost_curve(
+        HW,
+        TARGET,
+        Workload(floor_tok_per_s=1.0, speculation=SPEC, memory_only=True, **CONTEXTS),
+        [4],
+        usd_per_hour=3.6,
+    )
+    assert float(mem.usd_per_mtok_output[0]) == pytest.approx(0.13052, rel=1e-12)
+
+
+def test_pipeline_token_time_adds_the_hop_to_pp_stage_times() -> None:
+    # Two devices of C = 100 GB, R = 1e12 B/s, one scale-up domain at 1e9 B/s; pp = 2.
+    # Model: dense W = 1 GB, K = 1,000 B/token, d = 4,096, 8 layers; e_a = 2 B per activation element.
+    # Stage memory at b = 8: [W / pp + b K_read / pp] / R = [5e8 + 8 x 1e6 / 2] / 1e12 = 5.04e-4 s.
+    # Hop: (b / G) d e_a / B_link = 8 x 4,096 x 2 / 1e9 = 6.5536e-5 s (one boundary).
+    # tau(8) = pp t_s + t_hop = 2 x 5.04e-4 + 6.5536e-5 = 1.073536e-3 s.
+    device = Hardware("d", "d", 100 * GB, 1000 * GB)
+    model = ModelAdapter(
+        "m",
+        "m",
+        Weights(0.0, 1 * GB),
+        KVShape(global_bytes_per_token=1000.0),
+        KVShape(global_bytes_per_token=1000.0),
+        shape=LayerShape(layers=8, hidden_size=4096, query_heads=32, cache_shards=8),
+    )
+    system = System(device, 2, Interconnect(2, 1e9, 1e9, "test link", "test link"))
+    t = times_at(system, model, Layout(1, 1, 2, 1), 8, Workload(**CONTEXTS))
+    assert t.memory_s == pytest.approx(5.04e-4, rel=1e-12)
+    assert t.hop_s == pytest.approx(6.5536e-5, rel=1e-12)
+    assert t.token_s == pytest.approx(2 * 5.04e-4 + 6.5536e-5, rel=1e-12)
+    assert math.isclose(t.token_s, 2 * t.stage_s + t.hop_s, rel_tol=1e-15)
