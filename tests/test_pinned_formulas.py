@@ -130,3 +130,66 @@ def test_pipeline_token_time_adds_the_hop_to_pp_stage_times() -> None:
     assert t.hop_s == pytest.approx(6.5536e-5, rel=1e-12)
     assert t.token_s == pytest.approx(2 * 5.04e-4 + 6.5536e-5, rel=1e-12)
     assert math.isclose(t.token_s, 2 * t.stage_s + t.hop_s, rel_tol=1e-15)
+
+
+def test_compute_ceiling_is_rho_over_c() -> None:
+    # c = 2e-3 s per session per step at rho = 1: the compute roof allows rho / c = 500 tok/s at any batch.
+    r = decode(HW, TARGET, Workload(floor_tok_per_s=1.0, **CONTEXTS))
+    assert r.compute is not None and r.compute.ceiling_tok_per_s == pytest.approx(500.0, rel=1e-12)
+    # with speculation: rho / c = 2.5 / 8.6e-3 tok/s
+    spec = decode(HW, TARGET, Workload(floor_tok_per_s=1.0, speculation=SPEC, **CONTEXTS))
+    assert spec.compute is not None and spec.compute.ceiling_tok_per_s == pytest.approx(
+        2.5 / 8.6e-3, rel=1e-12
+    )
+
+
+def test_context_curve_by_hand() -> None:
+    # Batch 3, K = 1e5 B/token: t_mem(L) = (W + 3 K L) / R = (1e9 + 3e5 L) / 1e12 s;
+    # t_cmp = 3 c = 3 x 2e-3 = 6e-3 s (no attention FLOPs: flat in L).
+    # L = 1,000: t_mem = 1.3e-3, L = 10,000: 4e-3, L = 100,000: 3.1e-2 s; t = max(t_mem, 6e-3).
+    # At 3.6 USD/h = 1e-3 USD/s, 3 tokens a step: 1e-3 t / 3 x 1e6 = [2, 2, 10.333...] USD/Mtok.
+    # Crossover: 1e9 + 3e5 L >= 6e9 from L = 16,666.7, so the smallest integer is 16,667.
+    from servebound.core.cost import context_curve
+
+    model = ModelAdapter(
+        "k",
+        "k",
+        Weights(0.0, 1 * GB),
+        KVShape(global_bytes_per_token=1e5),
+        KVShape(global_bytes_per_token=1e5),
+        PrefillShape(linear_active_params=1e9, linear_mode="bf16", attention_mode="bf16"),
+    )
+    w = Workload(overhead_bytes=0.0, alloc_context_tokens=100_000, read_context_tokens=1000)
+    curve = context_curve(HW, model, w, 3, [1000, 10_000, 100_000], usd_per_hour=3.6)
+    assert list(curve.memory_time_s) == pytest.approx([1.3e-3, 4e-3, 3.1e-2], rel=1e-12)
+    assert curve.compute_time_s is not None
+    assert list(curve.compute_time_s) == pytest.approx([6e-3] * 3, rel=1e-12)
+    assert list(curve.usd_per_mtok_output) == pytest.approx([2.0, 2.0, 31 / 3], rel=1e-12)
+    assert curve.crossover_tokens == 16_667
+
+
+def test_memory_power_with_a_cache_and_weights_under_a_byte() -> None:
+    # The formulas hold at any scale, so a cache and weights under one byte still get their ceilings:
+    # W_active = 0.5 B, K_alloc(1,000) = 5e-4 x 1,000 = 0.5 B, so K_alloc W_active = 0.25 B^2.
+    # Large-memory limit D / (K_alloc W_active) = C R / 0.25; memory power R (C - W_res - O) / 0.25, O = 0.
+    model = ModelAdapter(
+        "tiny",
+        "tiny",
+        Weights(0.0, 0.5),
+        KVShape(global_bytes_per_token=5e-4),
+        KVShape(global_bytes_per_token=5e-4),
+    )
+    r = decode(HW, model, Workload(floor_tok_per_s=1.0, **CONTEXTS))
+    c, bw = HW.memory_bytes, HW.bandwidth_bytes_per_s
+    assert r.large_memory_limit_tok_per_s == pytest.approx(c * bw / 0.25, rel=1e-12)
+    assert r.memory_power_tok_per_s == pytest.approx(bw * (c - 0.5) / 0.25, rel=1e-12)
+
+
+def test_a_forced_batch_exactly_at_the_floor_clears_it() -> None:
+    # Dense W = 1e9 B, no cache read, no compute: r(b) = R / (b (W / b)) = R / W = 1,000 tok/s at any b,
+    # exactly. A floor of exactly 1,000 tok/s is cleared (r >= r*), at batch 4 as at batch 1.
+    model = ModelAdapter("flat", "flat", Weights(0.0, 1 * GB), KVShape(global_bytes_per_token=1.0), KVShape())
+    w = Workload(floor_tok_per_s=1000.0, forced_batch=4, **CONTEXTS)
+    r = decode(HW, model, w)
+    assert r.forced is not None and r.forced.per_session_tok_per_s == 1000.0
+    assert r.forced.clears_floor
