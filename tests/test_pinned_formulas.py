@@ -193,3 +193,33 @@ def test_a_forced_batch_exactly_at_the_floor_clears_it() -> None:
     r = decode(HW, model, w)
     assert r.forced is not None and r.forced.per_session_tok_per_s == 1000.0
     assert r.forced.clears_floor
+
+
+def test_balance_batch_without_a_cache_read_is_W_over_R_c() -> None:
+    # b c R = W_batch(b) + b K_read with K_read left at its default 0: b = W / (R c) for a dense model.
+    # W = 1e9 B, R = 1e12 B/s, c = 1e-4 s: b = 1e9 / 1e8 = 10.
+    from servebound.core.economics import balance_batch
+
+    b = balance_batch(Weights(0.0, 1 * GB), bandwidth_bytes_per_s=1e12, seconds_per_session_step=1e-4)
+    assert b == pytest.approx(10.0, rel=1e-12)
+
+
+def test_context_range_charges_a_compute_roof_under_one_byte() -> None:
+    # A roof of R c = 1e12 x 2e-13 = 0.2 B per token (P_lin = 1e9 at 1e22 FLOP/s) above q(1) = W = 0.1 B
+    # (no cache read): compute binds, so one session runs at R / 0.2 = 5e12 tok/s, not R / 0.1 = 1e13,
+    # at every read context of the range as in decode() itself.
+    from servebound.core.decode_range import context_curve
+
+    fast = Hardware("fast", "fast", 100 * GB, 1000 * GB, {"bf16": 1e22})
+    model = ModelAdapter(
+        "tiny",
+        "tiny",
+        Weights(0.0, 0.1),
+        KVShape(global_bytes_per_token=1e-6),
+        KVShape(),
+        PrefillShape(linear_active_params=1e9, linear_mode="bf16", attention_mode="bf16"),
+    )
+    w = Workload(floor_tok_per_s=1.0, **CONTEXTS)
+    assert decode(fast, model, w).single_session_tok_per_s == pytest.approx(5e12, rel=1e-12)
+    curve = context_curve(fast, model, w, [0, 500, 1000])
+    assert list(curve.single_session_tok_per_s) == pytest.approx([5e12] * 3, rel=1e-12)
