@@ -223,3 +223,23 @@ def test_context_range_charges_a_compute_roof_under_one_byte() -> None:
     assert decode(fast, model, w).single_session_tok_per_s == pytest.approx(5e12, rel=1e-12)
     curve = context_curve(fast, model, w, [0, 500, 1000])
     assert list(curve.single_session_tok_per_s) == pytest.approx([5e12] * 3, rel=1e-12)
+
+
+def test_context_range_floor_cap_with_a_cache_read_under_one_byte() -> None:
+    # W = 1e9 B, K_read = K_alloc = 5e-4 B/token x 1,000 = 0.5 B, R = 1e12, floor r* = R / 1.1e9:
+    # r(b) = R / (W + 0.5 b) >= r* while W + 0.5 b <= 1.1e9, i.e. b <= 1e8 / 0.5 = 2e8 (b_rate), far
+    # below b_mem = 99 GB / 0.5 B (capped at 1e9). The range's b* at L_read = 1,000 equals decode()'s.
+    from servebound.core.decode_range import context_curve
+
+    model = ModelAdapter(
+        "thin",
+        "thin",
+        Weights(0.0, 1 * GB),
+        KVShape(global_bytes_per_token=5e-4),
+        KVShape(global_bytes_per_token=5e-4),
+    )
+    w = Workload(floor_tok_per_s=1e12 / 1.1e9, **CONTEXTS)
+    r = decode(HW, model, w)
+    assert r.batch_star is not None and abs(r.batch_star - 2e8) <= 1
+    curve = context_curve(HW, model, w, [1000])
+    assert int(curve.batch_star[0]) == r.batch_star
