@@ -243,3 +243,21 @@ def test_context_range_floor_cap_with_a_cache_read_under_one_byte() -> None:
     assert r.batch_star is not None and abs(r.batch_star - 2e8) <= 1
     curve = context_curve(HW, model, w, [1000])
     assert int(curve.batch_star[0]) == r.batch_star
+
+
+def test_batch_grid_by_hand() -> None:
+    # geomspace(1, 100, 3) = [1, 10, 100]; the extras inside 1..100 join (7), the rest do not (0, 250, None).
+    from servebound.core.cost import batch_grid
+
+    assert batch_grid(100, points=3, extra=(7, 0, 250, None)).tolist() == [1, 7, 10, 100]
+    assert batch_grid(0).tolist() == []
+
+
+def test_step_curve_emits_b_rho_tokens_a_step() -> None:
+    # Speculation at batch 1: t(1) = max(1.3013e-3, 8.6e-3) = 8.6e-3 s for b rho = 2.5 tokens, so
+    # T(1) = 2.5 / 8.6e-3 = 290.697... tok/s (b / t alone would give 116.3).
+    from servebound.core.decode import step_curve
+
+    c = step_curve(HW, TARGET, Workload(floor_tok_per_s=1.0, speculation=SPEC, **CONTEXTS), [1])
+    assert float(c.tok_per_s[0]) == pytest.approx(2.5 / 8.6e-3, rel=1e-12)
+    assert float(c.memory_time_s[0]) == pytest.approx(1.3013e-3, rel=1e-12)
