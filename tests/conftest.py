@@ -21,6 +21,8 @@ GB = 1e9
 CI = bool(os.environ.get("CI"))
 settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
 settings.register_profile("dev")
+#: bench/mutate.py runs every mutant against CI's examples, fewer of them (a mutant dies at the first).
+settings.register_profile("mutation", derandomize=True, database=None, max_examples=30)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if CI else "dev"))
 
 #: Examples for the fuzzers of untrusted headers (GGUF, safetensors): a fixed, larger count in CI.

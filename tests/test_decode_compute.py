@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from servebound.core.decode import BatchLimit, DecodeBoundBy, Verdict, decode, step_curve
@@ -183,8 +183,8 @@ def test_step_curve_is_monotone(model: ModelAdapter, hw: Hardware, wl: Workload,
 def test_balance_batch_solves_the_crossing(model: ModelAdapter, hw: Hardware, wl: Workload) -> None:
     r = decode(hw, model, wl)
     b = r.balance_batch
-    if b is None:
-        return
+    assume(b is not None)
+    assert b is not None
     c = step_curve(hw, model, wl, [b - 1, b] if b > 1 else [b])
     assert c.compute_time_s is not None
     assert c.compute_time_s[-1] >= c.memory_time_s[-1] * (1 - 1e-12)

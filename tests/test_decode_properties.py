@@ -72,8 +72,7 @@ def test_kv_aware_below_memory_power_below_large_memory(
     hw: Hardware, model: ModelAdapter, w: Workload
 ) -> None:
     r = decode(hw, model, w)
-    if r.verdict is not Verdict.FLOOR_FIT:
-        return
+    assume(r.verdict is Verdict.FLOOR_FIT)
     assert r.aggregate_tok_per_s is not None and r.memory_power_tok_per_s is not None
     assert r.large_memory_limit_tok_per_s is not None
     assert r.aggregate_tok_per_s <= r.memory_power_tok_per_s * (1 + 1e-9)
@@ -86,8 +85,7 @@ def test_rate_at_b_star_clears_floor_and_next_batch_does_not_improve(
     hw: Hardware, model: ModelAdapter, w: Workload
 ) -> None:
     r = decode(hw, model, w)
-    if r.verdict is not Verdict.FLOOR_FIT:
-        return
+    assume(r.verdict is Verdict.FLOOR_FIT)
     assert r.batch_star is not None and r.batch_mem is not None and r.per_session_tok_per_s is not None
     assert r.per_session_tok_per_s >= w.floor_tok_per_s
     assert r.batch_star <= r.batch_mem

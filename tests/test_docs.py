@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 import typer
 
 from servebound.cli.app import app
@@ -36,7 +37,7 @@ def test_every_cli_flag_is_documented() -> None:
 def test_contract_fields_and_keys_are_documented() -> None:
     contract = ROOT.parent / "shared" / "CONTRACT.md"
     if not contract.is_file():
-        return
+        pytest.skip("../shared/CONTRACT.md is not beside this checkout")
     text = contract.read_text()
     fields = set(re.findall(r"^\| `([a-z_]+)`", text, flags=re.M))
     fields |= {f for group in re.findall(r"^\| `([a-z_]+)`, `([a-z_]+)`", text, flags=re.M) for f in group}

@@ -50,10 +50,12 @@ PAIR = "/pair/dgx-spark-example/laguna-s-2.1-nvfp4-example"
 SCREENSHOT_DIR = Path("/tmp/servebound-browser")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+def bound_socket() -> socket.socket:
+    """A listening-ready socket on a free loopback port, held open and handed to uvicorn, so no other
+    process can take the port between choosing it and serving on it."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    return sock
 
 
 @pytest.fixture(scope="module")
@@ -61,12 +63,13 @@ def server() -> Iterator[str]:
     import uvicorn
 
     hardware, models = site_lists()
-    port = free_port()
+    sock = bound_socket()
+    port = int(sock.getsockname()[1])
     config = uvicorn.Config(
         create_app(hardware=hardware, models=models), host="127.0.0.1", port=port, log_level="warning"
     )
     srv = uvicorn.Server(config)
-    thread = threading.Thread(target=srv.run, daemon=True)
+    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20
     while not srv.started and time.monotonic() < deadline:
@@ -75,6 +78,7 @@ def server() -> Iterator[str]:
     yield f"http://127.0.0.1:{port}"
     srv.should_exit = True
     thread.join(timeout=10)
+    sock.close()
 
 
 @pytest.fixture(scope="module")
@@ -357,8 +361,6 @@ def test_static_copy_computes_speculation_and_the_context_figure(
     page.locator('input[name="draft_tokens"]').fill("3")
     page.locator('input[name="acceptance"]').fill("0.8")
     page.locator('input[name="floor"]').fill("5")
-    page.wait_for_function("document.body.dataset.computed === 'browser'")
-    page.wait_for_timeout(300)
     api = httpx.get(
         f"{server}/api/decode",
         params={
@@ -370,6 +372,13 @@ def test_static_copy_computes_speculation_and_the_context_figure(
             "acceptance": 0.8,
         },
     ).json()
+    expected = {k: fmt_rate(api[k]) for k in ("single_session_tok_s", "aggregate_tok_s")}
+    # the calculator recomputes after the last input event: wait until the cards show this workload's answer
+    page.wait_for_function(
+        """expected => document.body.dataset.computed === 'browser' && Object.entries(expected).every(
+            ([k, v]) => document.querySelector(`#results [data-k="${k}"]`)?.textContent === v)""",
+        arg=expected,
+    )
     shown = numbers(page)
     assert shown["single_session_tok_s"] == fmt_rate(api["single_session_tok_s"])
     assert shown["aggregate_tok_s"] == fmt_rate(api["aggregate_tok_s"])

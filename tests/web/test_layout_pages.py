@@ -33,7 +33,9 @@ def test_system_page_shows_links_layouts_and_figures(client: TestClient) -> None
 
 
 def test_single_device_page_has_no_layouts(client: TestClient) -> None:
-    assert 'id="layouts"' not in client.get("/hardware/nvidia-h100-sxm").text
+    page = client.get("/hardware/nvidia-h100-sxm")
+    assert page.status_code == 200 and "H100" in page.text
+    assert 'id="layouts"' not in page.text
 
 
 def test_api_layout_matches_the_cli(client: TestClient, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,0 +1,263 @@
+"""Hand-checked numbers for the formulas a mutation of the core once slipped past.
+
+Each case is small enough to do on paper; the arithmetic is written beside it. They pin what the
+suite otherwise checked only through a cross-check (calc.js in the conformance test, the context
+range's curve) or not at all: the cost per token under speculation, the pipeline hop in a layout's
+token time, speculative decode's compute roof, the single-session rate under the compute roof, and
+q_spec's division by rho. See bench/mutate.py for the mutation run that found them.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from servebound import Hardware, KVShape, ModelAdapter, Speculation, Weights, Workload, decode
+from servebound.core.cost import cost_curve
+from servebound.core.layout import times_at
+from servebound.core.model import LayerShape, PrefillShape
+from servebound.core.system import Interconnect, Layout, System
+
+GB = 1e9
+
+#: R = 1,000 GB/s = 1e12 B/s, F_bf16 = 1 TFLOP/s = 1e12 FLOP/s, C = 100 GB.
+HW = Hardware("hand", "hand", 100 * GB, 1000 * GB, {"bf16": 1e12})
+
+#: Target: dense, W = 1 GB swept per step, K = 1,000 B/token (K_read(1,000) = 1e6 B),
+#: P_lin,active = 1e9 so one token costs 2e9 FLOP, no attention FLOPs.
+TARGET = ModelAdapter(
+    "target",
+    "target",
+    Weights(0.0, 1 * GB),
+    KVShape(global_bytes_per_token=1000.0),
+    KVShape(global_bytes_per_token=1000.0),
+    PrefillShape(linear_active_params=1e9, linear_mode="bf16", attention_mode="bf16"),
+)
+#: Draft: dense, W_d = 0.1 GB, K_d = 100 B/token (K_read,d(1,000) = 1e5 B), P_lin,d = 1e8.
+DRAFT = ModelAdapter(
+    "draft",
+    "draft",
+    Weights(0.0, 0.1 * GB),
+    KVShape(global_bytes_per_token=100.0),
+    KVShape(global_bytes_per_token=100.0),
+    PrefillShape(linear_active_params=1e8, linear_mode="bf16", attention_mode="bf16"),
+)
+CONTEXTS = {"overhead_bytes": 0.0, "alloc_context_tokens": 1000, "read_context_tokens": 1000}
+#: gamma = 3 draft tokens a step, rho = 2.5 tokens emitted per session per step.
+SPEC = Speculation(DRAFT, draft_tokens=3, tokens_per_step=2.5)
+
+
+def test_single_session_rate_is_bound_by_compute_when_compute_binds() -> None:
+    # c = 2 P / F = 2e9 / 1e12 = 2e-3 s per session per step; R c = 2e9 B per token.
+    # q(1) = W + K_read = 1e9 + 1e6 = 1.001e9 B < R c, so compute binds at batch 1:
+    # single = R / max(q(1), R c) = 1e12 / 2e9 = 500 tok/s (memory alone: 1e12 / 1.001e9 = 999.0 tok/s).
+    r = decode(HW, TARGET, Workload(floor_tok_per_s=1.0, **CONTEXTS))
+    assert r.single_session_tok_per_s == pytest.approx(500.0, rel=1e-12)
+    memory_only = decode(HW, TARGET, Workload(floor_tok_per_s=1.0, memory_only=True, **CONTEXTS))
+    assert memory_only.single_session_tok_per_s == pytest.approx(1e12 / 1.001e9, rel=1e-12)
+
+
+def test_speculative_traffic_divides_by_rho() -> None:
+    # Memory only. shared = W_batch(b(gamma+1)) + gamma W_d = 1e9 + 3 x 1e8 = 1.3e9 B (dense: any n);
+    # private = K_read + gamma K_read,d = 1e6 + 3 x 1e5 = 1.3e6 B.
+    # q_spec(1) = shared / (1 rho) + private / rho = 1.3013e9 / 2.5 = 5.2052e8 B per emitted token,
+    # single = R / q_spec(1) = 1e12 / 5.2052e8 = 1,921.155... tok/s.
+    w = Workload(floor_tok_per_s=1.0, memory_only=True, speculation=SPEC, **CONTEXTS)
+    r = decode(HW, TARGET, w)
+    assert r.single_session_tok_per_s == pytest.approx(1e12 / 5.2052e8, rel=1e-12)
+    # at b = 10 the weights are shared and the caches are not: q = 1.3e9 / 25 + 1.3e6 / 2.5 = 5.252e7 B,
+    # so T(10) = R / q = 1e12 / 5.252e7 tok/s.
+    forced = decode(
+        HW,
+        TARGET,
+        Workload(floor_tok_per_s=1.0, memory_only=True, speculation=SPEC, forced_batch=10, **CONTEXTS),
+    ).forced
+    assert forced is not None
+    assert forced.aggregate_tok_per_s == pytest.approx(1e12 / 5.252e7, rel=1e-12)
+
+
+def test_speculative_compute_roof_is_R_c_over_rho() -> None:
+    # Verification pass: n = gamma + 1 = 4 tokens, 4 x 2e9 = 8e9 FLOP; the draft's gamma = 3 one-token
+    # steps: 3 x 2e8 = 6e8 FLOP. c = 8.6e9 / 1e12 = 8.6e-3 s per session per step.
+    # In bytes per emitted token: R c / rho = 1e12 x 8.6e-3 / 2.5 = 3.44e9 B > q_spec(1) = 5.2052e8 B,
+    # so single = R / 3.44e9 = rho / c = 290.697... tok/s (R c rho would give 1e12 / 2.15e10 = 46.5).
+    w = Workload(floor_tok_per_s=1.0, speculation=SPEC, **CONTEXTS)
+    r = decode(HW, TARGET, w)
+    assert r.compute is not None and r.compute.seconds_per_session_step == pytest.approx(8.6e-3, rel=1e-12)
+    assert r.single_session_tok_per_s == pytest.approx(2.5 / 8.6e-3, rel=1e-12)
+    assert r.compute.bytes_equivalent(HW.bandwidth_bytes_per_s) == pytest.approx(3.44e9, rel=1e-12)
+
+
+def test_cost_per_token_under_speculation_divides_by_batch_times_rho() -> None:
+    # Batch 1: t_mem = 1 x rho x q_spec(1) / R = 2.5 x 5.2052e8 / 1e12 = 1.3013e-3 s, t_cmp = 8.6e-3 s,
+    # so t(1) = 8.6e-3 s for b rho = 2.5 tokens. At 3.6 USD/h = 1e-3 USD/s:
+    # 1e-3 x 8.6e-3 / 2.5 = 3.44e-6 USD per token = 3.44 USD/Mtok (dividing by b alone: 8.6).
+    # Batch 4: t_mem = 4 x 2.5 x (1.3e9 / 10 + 1.3e6 / 2.5) / 1e12 = 10 x 1.3052e8 / 1e12 = 1.3052e-3 s,
+    # t_cmp = 4 x 8.6e-3 = 3.44e-2 s, so 1e-3 x 3.44e-2 / 10 = 3.44 USD/Mtok again (compute-bound: flat).
+    w = Workload(floor_tok_per_s=1.0, speculation=SPEC, **CONTEXTS)
+    curve = cost_curve(HW, TARGET, w, [1, 4], usd_per_hour=3.6)
+    assert list(curve.usd_per_mtok_output) == pytest.approx([3.44, 3.44], rel=1e-12)
+    # Memory only, batch 4: t = 1.3052e-3 s for 10 tokens: 1e-3 x 1.3052e-3 / 10 = 0.13052 USD/Mtok.
+    mem = cost_curve(
+        HW,
+        TARGET,
+        Workload(floor_tok_per_s=1.0, speculation=SPEC, memory_only=True, **CONTEXTS),
+        [4],
+        usd_per_hour=3.6,
+    )
+    assert float(mem.usd_per_mtok_output[0]) == pytest.approx(0.13052, rel=1e-12)
+
+
+def test_pipeline_token_time_adds_the_hop_to_pp_stage_times() -> None:
+    # Two devices of C = 100 GB, R = 1e12 B/s, one scale-up domain at 1e9 B/s; pp = 2.
+    # Model: dense W = 1 GB, K = 1,000 B/token, d = 4,096, 8 layers; e_a = 2 B per activation element.
+    # Stage memory at b = 8: [W / pp + b K_read / pp] / R = [5e8 + 8 x 1e6 / 2] / 1e12 = 5.04e-4 s.
+    # Hop: (b / G) d e_a / B_link = 8 x 4,096 x 2 / 1e9 = 6.5536e-5 s (one boundary).
+    # tau(8) = pp t_s + t_hop = 2 x 5.04e-4 + 6.5536e-5 = 1.073536e-3 s.
+    device = Hardware("d", "d", 100 * GB, 1000 * GB)
+    model = ModelAdapter(
+        "m",
+        "m",
+        Weights(0.0, 1 * GB),
+        KVShape(global_bytes_per_token=1000.0),
+        KVShape(global_bytes_per_token=1000.0),
+        shape=LayerShape(layers=8, hidden_size=4096, query_heads=32, cache_shards=8),
+    )
+    system = System(device, 2, Interconnect(2, 1e9, 1e9, "test link", "test link"))
+    t = times_at(system, model, Layout(1, 1, 2, 1), 8, Workload(**CONTEXTS))
+    assert t.memory_s == pytest.approx(5.04e-4, rel=1e-12)
+    assert t.hop_s == pytest.approx(6.5536e-5, rel=1e-12)
+    assert t.token_s == pytest.approx(2 * 5.04e-4 + 6.5536e-5, rel=1e-12)
+    assert math.isclose(t.token_s, 2 * t.stage_s + t.hop_s, rel_tol=1e-15)
+
+
+def test_compute_ceiling_is_rho_over_c() -> None:
+    # c = 2e-3 s per session per step at rho = 1: the compute roof allows rho / c = 500 tok/s at any batch.
+    r = decode(HW, TARGET, Workload(floor_tok_per_s=1.0, **CONTEXTS))
+    assert r.compute is not None and r.compute.ceiling_tok_per_s == pytest.approx(500.0, rel=1e-12)
+    # with speculation: rho / c = 2.5 / 8.6e-3 tok/s
+    spec = decode(HW, TARGET, Workload(floor_tok_per_s=1.0, speculation=SPEC, **CONTEXTS))
+    assert spec.compute is not None and spec.compute.ceiling_tok_per_s == pytest.approx(
+        2.5 / 8.6e-3, rel=1e-12
+    )
+
+
+def test_context_curve_by_hand() -> None:
+    # Batch 3, K = 1e5 B/token: t_mem(L) = (W + 3 K L) / R = (1e9 + 3e5 L) / 1e12 s;
+    # t_cmp = 3 c = 3 x 2e-3 = 6e-3 s (no attention FLOPs: flat in L).
+    # L = 1,000: t_mem = 1.3e-3, L = 10,000: 4e-3, L = 100,000: 3.1e-2 s; t = max(t_mem, 6e-3).
+    # At 3.6 USD/h = 1e-3 USD/s, 3 tokens a step: 1e-3 t / 3 x 1e6 = [2, 2, 10.333...] USD/Mtok.
+    # Crossover: 1e9 + 3e5 L >= 6e9 from L = 16,666.7, so the smallest integer is 16,667.
+    from servebound.core.cost import context_curve
+
+    model = ModelAdapter(
+        "k",
+        "k",
+        Weights(0.0, 1 * GB),
+        KVShape(global_bytes_per_token=1e5),
+        KVShape(global_bytes_per_token=1e5),
+        PrefillShape(linear_active_params=1e9, linear_mode="bf16", attention_mode="bf16"),
+    )
+    w = Workload(overhead_bytes=0.0, alloc_context_tokens=100_000, read_context_tokens=1000)
+    curve = context_curve(HW, model, w, 3, [1000, 10_000, 100_000], usd_per_hour=3.6)
+    assert list(curve.memory_time_s) == pytest.approx([1.3e-3, 4e-3, 3.1e-2], rel=1e-12)
+    assert curve.compute_time_s is not None
+    assert list(curve.compute_time_s) == pytest.approx([6e-3] * 3, rel=1e-12)
+    assert list(curve.usd_per_mtok_output) == pytest.approx([2.0, 2.0, 31 / 3], rel=1e-12)
+    assert curve.crossover_tokens == 16_667
+
+
+def test_memory_power_with_a_cache_and_weights_under_a_byte() -> None:
+    # The formulas hold at any scale, so a cache and weights under one byte still get their ceilings:
+    # W_active = 0.5 B, K_alloc(1,000) = 5e-4 x 1,000 = 0.5 B, so K_alloc W_active = 0.25 B^2.
+    # Large-memory limit D / (K_alloc W_active) = C R / 0.25; memory power R (C - W_res - O) / 0.25, O = 0.
+    model = ModelAdapter(
+        "tiny",
+        "tiny",
+        Weights(0.0, 0.5),
+        KVShape(global_bytes_per_token=5e-4),
+        KVShape(global_bytes_per_token=5e-4),
+    )
+    r = decode(HW, model, Workload(floor_tok_per_s=1.0, **CONTEXTS))
+    c, bw = HW.memory_bytes, HW.bandwidth_bytes_per_s
+    assert r.large_memory_limit_tok_per_s == pytest.approx(c * bw / 0.25, rel=1e-12)
+    assert r.memory_power_tok_per_s == pytest.approx(bw * (c - 0.5) / 0.25, rel=1e-12)
+
+
+def test_a_forced_batch_exactly_at_the_floor_clears_it() -> None:
+    # Dense W = 1e9 B, no cache read, no compute: r(b) = R / (b (W / b)) = R / W = 1,000 tok/s at any b,
+    # exactly. A floor of exactly 1,000 tok/s is cleared (r >= r*), at batch 4 as at batch 1.
+    model = ModelAdapter("flat", "flat", Weights(0.0, 1 * GB), KVShape(global_bytes_per_token=1.0), KVShape())
+    w = Workload(floor_tok_per_s=1000.0, forced_batch=4, **CONTEXTS)
+    r = decode(HW, model, w)
+    assert r.forced is not None and r.forced.per_session_tok_per_s == 1000.0
+    assert r.forced.clears_floor
+
+
+def test_balance_batch_without_a_cache_read_is_W_over_R_c() -> None:
+    # b c R = W_batch(b) + b K_read with K_read left at its default 0: b = W / (R c) for a dense model.
+    # W = 1e9 B, R = 1e12 B/s, c = 1e-4 s: b = 1e9 / 1e8 = 10.
+    from servebound.core.economics import balance_batch
+
+    b = balance_batch(Weights(0.0, 1 * GB), bandwidth_bytes_per_s=1e12, seconds_per_session_step=1e-4)
+    assert b == pytest.approx(10.0, rel=1e-12)
+
+
+def test_context_range_charges_a_compute_roof_under_one_byte() -> None:
+    # A roof of R c = 1e12 x 2e-13 = 0.2 B per token (P_lin = 1e9 at 1e22 FLOP/s) above q(1) = W = 0.1 B
+    # (no cache read): compute binds, so one session runs at R / 0.2 = 5e12 tok/s, not R / 0.1 = 1e13,
+    # at every read context of the range as in decode() itself.
+    from servebound.core.decode_range import context_curve
+
+    fast = Hardware("fast", "fast", 100 * GB, 1000 * GB, {"bf16": 1e22})
+    model = ModelAdapter(
+        "tiny",
+        "tiny",
+        Weights(0.0, 0.1),
+        KVShape(global_bytes_per_token=1e-6),
+        KVShape(),
+        PrefillShape(linear_active_params=1e9, linear_mode="bf16", attention_mode="bf16"),
+    )
+    w = Workload(floor_tok_per_s=1.0, **CONTEXTS)
+    assert decode(fast, model, w).single_session_tok_per_s == pytest.approx(5e12, rel=1e-12)
+    curve = context_curve(fast, model, w, [0, 500, 1000])
+    assert list(curve.single_session_tok_per_s) == pytest.approx([5e12] * 3, rel=1e-12)
+
+
+def test_context_range_floor_cap_with_a_cache_read_under_one_byte() -> None:
+    # W = 1e9 B, K_read = K_alloc = 5e-4 B/token x 1,000 = 0.5 B, R = 1e12, floor r* = R / 1.1e9:
+    # r(b) = R / (W + 0.5 b) >= r* while W + 0.5 b <= 1.1e9, i.e. b <= 1e8 / 0.5 = 2e8 (b_rate), far
+    # below b_mem = 99 GB / 0.5 B (capped at 1e9). The range's b* at L_read = 1,000 equals decode()'s.
+    from servebound.core.decode_range import context_curve
+
+    model = ModelAdapter(
+        "thin",
+        "thin",
+        Weights(0.0, 1 * GB),
+        KVShape(global_bytes_per_token=5e-4),
+        KVShape(global_bytes_per_token=5e-4),
+    )
+    w = Workload(floor_tok_per_s=1e12 / 1.1e9, **CONTEXTS)
+    r = decode(HW, model, w)
+    assert r.batch_star is not None and abs(r.batch_star - 2e8) <= 1
+    curve = context_curve(HW, model, w, [1000])
+    assert int(curve.batch_star[0]) == r.batch_star
+
+
+def test_batch_grid_by_hand() -> None:
+    # geomspace(1, 100, 3) = [1, 10, 100]; the extras inside 1..100 join (7), the rest do not (0, 250, None).
+    from servebound.core.cost import batch_grid
+
+    assert batch_grid(100, points=3, extra=(7, 0, 250, None)).tolist() == [1, 7, 10, 100]
+    assert batch_grid(0).tolist() == []
+
+
+def test_step_curve_emits_b_rho_tokens_a_step() -> None:
+    # Speculation at batch 1: t(1) = max(1.3013e-3, 8.6e-3) = 8.6e-3 s for b rho = 2.5 tokens, so
+    # T(1) = 2.5 / 8.6e-3 = 290.697... tok/s (b / t alone would give 116.3).
+    from servebound.core.decode import step_curve
+
+    c = step_curve(HW, TARGET, Workload(floor_tok_per_s=1.0, speculation=SPEC, **CONTEXTS), [1])
+    assert float(c.tok_per_s[0]) == pytest.approx(2.5 / 8.6e-3, rel=1e-12)
+    assert float(c.memory_time_s[0]) == pytest.approx(1.3013e-3, rel=1e-12)
