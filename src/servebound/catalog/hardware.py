@@ -1,6 +1,6 @@
 """The hardware catalog: sourced device rows and multi-device systems, validated once at load.
 
-The data lives in ``catalog/data/hardware.toml`` (read with importlib.resources, so it works from an
+The data lives in ``catalog/data/hardware.toml`` (read with servebound.package_data, so it works from an
 installed wheel). Units at this edge are the contract's: decimal GB, GB/s and dense TFLOPS (TOPS for
 int8). Each row becomes a core :class:`~servebound.core.hardware.Hardware` (bytes, bytes/s, FLOP/s)
 wrapped in a :class:`CatalogHardware` that keeps the display metadata and a source per number.
@@ -26,14 +26,13 @@ import math
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 from pydantic import ValidationError
 
-from servebound import bounded
+from servebound import bounded, package_data
 from servebound.catalog.hardware_schema import (
     _NX_FORM,
     _NX_NO_HYPHEN,
@@ -416,7 +415,7 @@ def read_catalog_document(path: str | Path | None = None) -> tuple[dict[str, Any
     """The raw TOML document and a name for messages: the packaged file, or ``path``."""
     raw: bytes | str
     if path is None:
-        raw = resources.files("servebound.catalog").joinpath("data", "hardware.toml").read_text("utf-8")
+        raw = package_data.read_text("servebound.catalog", "data", "hardware.toml")
         origin = "hardware catalog"
     else:
         origin = str(path)

@@ -14,12 +14,11 @@ import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache, cached_property
-from importlib import resources
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from servebound import bounded
+from servebound import bounded, package_data
 from servebound.catalog import snapshot
 from servebound.catalog.published import PublishedCheck, compare_published, published_table
 from servebound.catalog.snapshot import Place
@@ -123,7 +122,7 @@ class CatalogModel:
 
 
 def _data_text(*parts: str) -> str:
-    return resources.files("servebound.catalog").joinpath("data", *parts).read_text(encoding="utf-8")
+    return package_data.read_text("servebound.catalog", "data", *parts)
 
 
 @cache
@@ -209,6 +208,8 @@ def _build(profile_id: str) -> CatalogModel:
 
 def _import_profile(profile_id: str) -> CatalogModel:
     """A profile imported from its catalog config (the snapshot's source)."""
+    from importlib import resources
+
     from servebound.importers.hf_config import import_hf_config
 
     base, fmt, native = _profile_ids()[profile_id]
@@ -276,9 +277,10 @@ def list_models(
     for model in all_profiles():
         if native_only and not model.native:
             continue
-        total = model.total_params or 0.0
         if family is not None and family.lower() not in model.family.lower():
             continue
+        # The count is read only where a size filter asks for it: it decodes the profile's whole audit.
+        total = model.total_params or 0.0 if min_params is not None or max_params is not None else 0.0
         if min_params is not None and total < min_params:
             continue
         if max_params is not None and total > max_params:
@@ -290,9 +292,7 @@ def list_models(
 
 
 def _config_sha256(folder: str) -> str:
-    data = (
-        resources.files("servebound.catalog").joinpath("data", "models", folder, "config.json").read_bytes()
-    )
+    data = package_data.read_bytes("servebound.catalog", "data", "models", folder, "config.json")
     return hashlib.sha256(data).hexdigest()
 
 

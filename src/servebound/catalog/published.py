@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import Any
 
-from servebound import bounded
+from servebound import bounded, package_data
 from servebound.importers.audit import ImportedModel
 
 
@@ -39,7 +38,7 @@ class PublishedCheck:
 @cache
 def published_table() -> dict[str, dict[str, Any]]:
     """Every published entry, keyed by the config folder name."""
-    text = resources.files("servebound.catalog").joinpath("data", "published_params.toml").read_text("utf-8")
+    text = package_data.read_text("servebound.catalog", "data", "published_params.toml")
     return bounded.parse_toml(text, "published_params.toml")
 
 

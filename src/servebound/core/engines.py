@@ -14,10 +14,10 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from importlib import resources
 from types import MappingProxyType
 from typing import Any
 
+from servebound import package_data
 from servebound.errors import InputError
 
 
@@ -45,7 +45,7 @@ class Dequantize:
 
 @functools.cache
 def _data() -> dict[str, Any]:
-    text = resources.files("servebound.catalog.data").joinpath("engines.toml").read_text("utf-8")
+    text = package_data.read_text("servebound.catalog", "data", "engines.toml")
     return tomllib.loads(text)
 
 

@@ -11,12 +11,11 @@ Models: a catalog profile id naming the file that was run (Llama 2 7B's llama.cp
 from __future__ import annotations
 
 from functools import cache
-from importlib import resources
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from servebound import bounded
+from servebound import bounded, package_data
 from servebound.errors import InputError
 from servebound.files import validation_to_input_error
 from servebound.runs.measured import Metric
@@ -123,9 +122,5 @@ def parse_reported_runs(
 @cache
 def load_reported_runs() -> tuple[ReportedRunEntry, ...]:
     """The shipped reported runs, validated once."""
-    text = (
-        resources.files("servebound.catalog")
-        .joinpath("data", "reported_runs.toml")
-        .read_text(encoding="utf-8")
-    )
+    text = package_data.read_text("servebound.catalog", "data", "reported_runs.toml")
     return parse_reported_runs(bounded.parse_toml(text, "reported_runs.toml"))

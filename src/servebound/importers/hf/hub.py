@@ -20,12 +20,11 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from servebound.errors import InputError
+from servebound.importers.hf import HUB_GGUF as HUB_GGUF  # kept there: light to import
 
 if TYPE_CHECKING:
     from servebound.importers.audit import ImportedModel
 
-#: ``org/name:QUANT`` as llama.cpp's -hf takes it (the tag names the quantization, e.g. Q4_K_M).
-HUB_GGUF = re.compile(r"^(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+):(?P<quant>[\w.+-]+)$")
 FIRST_RANGE_BYTES = 1 << 20
 #: No GGUF header (tokenizer included) comes near this; a bigger one is refused.
 MAX_HEADER_BYTES = 1 << 28
