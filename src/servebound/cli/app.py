@@ -23,3 +23,5 @@ def command_modules() -> list[str]:
 
 for _module in command_modules():
     import_module(f"servebound.cli.{_module}")
+
+app = app.typer()  # noqa: F405  (the Typer app itself, every command registered)

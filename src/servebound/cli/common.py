@@ -13,23 +13,21 @@ from collections.abc import Callable
 from dataclasses import MISSING, fields
 from typing import Annotated, Any, ClassVar, TypeVar, get_type_hints
 
-import typer
-from typer.core import TyperOption
-
-from servebound.cli import root_app
+from servebound.cli import declare
+from servebound.cli import declare as typer  # the declarations alone: Typer is imported when it builds
 from servebound.cli.output import checked_output, console, print_json, render_assumptions
 from servebound.inputs.workload import BY_NAME, Group, Input, WorkloadInputs, inputs_of
 
-app = root_app()
+
+def _root_app() -> Any:
+    from servebound.cli.launcher import root_app
+
+    return root_app()
 
 
-def _flag_shows_no_type(self: TyperOption, ctx: Any) -> str | None:
-    """A flag (--json, --help) takes no value, so its help row shows no type (it read `<bool>`)."""
-    return None if getattr(self, "is_flag", False) else _OPTION_TYPE(self, ctx)
-
-
-_OPTION_TYPE = TyperOption.display_type_rich
-TyperOption.display_type_rich = _flag_shows_no_type  # type: ignore[method-assign]
+#: The app every command registers on: its Typer app is built when Typer first parses (``typer()``);
+#: the fast path reads a command's function from it without Typer (``registered_callback``).
+app = declare.App(_root_app)
 
 
 #: --hardware's help, where a command requires it (HardwareOpt) and where it is one choice of several.

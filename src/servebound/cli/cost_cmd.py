@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-import typer
-
 from servebound.api import load_hardware, load_model
+from servebound.cli import declare as typer  # Typer itself only when it parses
 from servebound.cli.common import HardwareOpt, JsonOpt, ModelOpt, WorkloadFlags, app, with_flags
 from servebound.cli.output import console, line, new_table, print_json, render_assumptions, strong
 from servebound.core.cost import DEFAULT_AMORTIZATION_YEARS, DEFAULT_USD_PER_KWH, DEFAULT_UTILIZATION

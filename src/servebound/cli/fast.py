@@ -245,10 +245,7 @@ def _callback(name: str, module: str) -> Any:
     import_module(f"servebound.cli.{module}")
     from servebound.cli.common import app
 
-    for info in app.registered_commands:
-        if (info.name or (info.callback and info.callback.__name__)) == name:
-            return info.callback
-    return None
+    return app.registered_callback(name)  # read without building Typer's app (or importing Typer)
 
 
 def run(args: Sequence[str], module_of: dict[str, tuple[str, str]]) -> tuple[bool, Any]:

@@ -55,7 +55,7 @@ class LazyGroup(TyperGroup):
         import_module(f"servebound.cli.{module}")
         from servebound.cli.common import app
 
-        command = _registered(app, cmd_name)
+        command = _registered(app.typer(), cmd_name)
         if command is not None:
             self.commands[cmd_name] = command
             _fast.remember(cmd_name, command)

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-import typer
-
 from servebound.api import load_hardware, make_workload
 from servebound.catalog.hardware import list_hardware
 from servebound.catalog.models import CatalogModel, catalog_profile, get_model, list_models
+from servebound.cli import declare as typer  # Typer itself only when it parses
 from servebound.cli.common import ContextFlags, JsonOpt, app, console, print_json, with_flags
 from servebound.cli.output import line, new_table, steps_json, steps_table, strong
 from servebound.core.decode import Verdict, decode
@@ -24,7 +23,7 @@ from servebound.rank import (
 )
 from servebound.report import fmt_rate, fmt_wait
 
-models_app = typer.Typer(
+models_app = typer.App(
     help="The model catalog: audited profiles built from real configs.", no_args_is_help=True
 )
 app.add_typer(models_app, name="models")

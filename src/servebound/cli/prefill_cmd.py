@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Annotated
 
-import typer
-
 from servebound.api import load_hardware, load_model
+from servebound.cli import declare as typer  # Typer itself only when it parses
 from servebound.cli.common import HardwareOpt, JsonOpt, ModelOpt, app, with_inputs
 from servebound.cli.output import console, line, new_table, print_json, render_assumptions, strong
 from servebound.core.prefill import PrefillRange, PrefillResult, prefill, prefill_range
