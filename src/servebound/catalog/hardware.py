@@ -28,29 +28,24 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from servebound import bounded, package_data
-from servebound.catalog.hardware_schema import (
-    _NX_FORM,
-    _NX_NO_HYPHEN,
-    ALL_CLASSES,
-    MAX_SYSTEM_COUNT,
-    CatalogFile,
-    DeviceRow,
-    InterconnectRow,
-    PriceRow,
-)
-from servebound.catalog.hardware_schema import DEVICE_CLASSES as DEVICE_CLASSES
-from servebound.catalog.hardware_schema import SLUG_PATTERN as SLUG_PATTERN
-from servebound.catalog.hardware_schema import SYSTEM_CLASSES as SYSTEM_CLASSES
-from servebound.catalog.hardware_schema import structural_problems as structural_problems
+from servebound.catalog.hardware_names import _NX_FORM, _NX_NO_HYPHEN, ALL_CLASSES, MAX_SYSTEM_COUNT
+from servebound.catalog.hardware_names import DEVICE_CLASSES as DEVICE_CLASSES
+from servebound.catalog.hardware_names import SLUG_PATTERN as SLUG_PATTERN
+from servebound.catalog.hardware_names import SYSTEM_CLASSES as SYSTEM_CLASSES
 from servebound.core.hardware import ARITHMETIC_MODES, Hardware
 from servebound.core.system import Interconnect, System
 from servebound.core.units import GB, TFLOPS
 from servebound.errors import InputError, check_id_length
+
+if (
+    TYPE_CHECKING
+):  # the schema (pydantic) is imported where a catalog file is validated, never from a snapshot
+    from pydantic import ValidationError
+
+    from servebound.catalog.hardware_schema import CatalogFile, DeviceRow, InterconnectRow
 
 #: Keys a ``[device.sources]`` table may hold: one per number, or ``compute`` for every compute mode.
 SOURCE_KEYS: tuple[str, ...] = (
@@ -243,7 +238,7 @@ _ROW_KEPT = (
 
 def _device_price(row: DeviceRow, purchase_source: str | None) -> DevicePrice:
     return DevicePrice(
-        **(row.price or PriceRow()).model_dump(),
+        **(row.price or _price_row()).model_dump(),
         purchase_usd=row.price_usd,
         purchase_source=purchase_source if row.price_usd is not None else None,
     )
@@ -389,6 +384,10 @@ class HardwareCatalog:
 
 def parse_catalog_data(data: Mapping[str, Any], origin: str = "hardware catalog") -> CatalogFile:
     """Validate a parsed catalog document; InputError naming every bad field."""
+    from pydantic import ValidationError
+
+    from servebound.catalog.hardware_schema import CatalogFile
+
     try:
         return CatalogFile.model_validate(data)
     except ValidationError as exc:
@@ -545,3 +544,16 @@ def list_hardware(
             continue
         out.append(entry)
     return out
+
+
+def _price_row() -> Any:
+    from servebound.catalog.hardware_schema import PriceRow
+
+    return PriceRow()
+
+
+def structural_problems(catalog: CatalogFile) -> list[str]:
+    """``hardware_schema.structural_problems`` (imported on use: it is pydantic's side)."""
+    from servebound.catalog.hardware_schema import structural_problems as problems
+
+    return problems(catalog)

@@ -7,31 +7,18 @@ a broken file rather than the first. ``catalog.hardware`` turns validated rows i
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from servebound.catalog.hardware_names import _NX_FORM as _NX_FORM
+from servebound.catalog.hardware_names import _NX_NO_HYPHEN as _NX_NO_HYPHEN
+from servebound.catalog.hardware_names import ALL_CLASSES as ALL_CLASSES
+from servebound.catalog.hardware_names import DEVICE_CLASSES as DEVICE_CLASSES
+from servebound.catalog.hardware_names import MAX_SYSTEM_COUNT as MAX_SYSTEM_COUNT
+from servebound.catalog.hardware_names import SLUG_PATTERN as SLUG_PATTERN
+from servebound.catalog.hardware_names import SYSTEM_CLASSES as SYSTEM_CLASSES
 from servebound.core.hardware import ArithmeticMode
-
-MAX_SYSTEM_COUNT = 1024
-
-#: Device classes, as the shared hardware.tsv README defines them (``CPU`` is reserved).
-DEVICE_CLASSES: tuple[str, ...] = (
-    "datacenter GPU",
-    "workstation GPU",
-    "consumer GPU",
-    "unified-memory SoC",
-    "accelerator",
-    "CPU",
-)
-#: Classes of ``[[system]]`` rows.
-SYSTEM_CLASSES: tuple[str, ...] = ("multi-device system", "rack-scale system")
-ALL_CLASSES: tuple[str, ...] = DEVICE_CLASSES + SYSTEM_CLASSES
-
-SLUG_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
-_NX_FORM = re.compile(r"^(\d+)x-(.+)$")
-_NX_NO_HYPHEN = re.compile(r"^(\d+)x([a-z].*)$")
 
 Finite = Annotated[float, Field(allow_inf_nan=False)]
 Mode = ArithmeticMode

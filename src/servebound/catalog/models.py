@@ -14,9 +14,7 @@ import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache, cached_property
-from typing import Annotated, Any
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from typing import TYPE_CHECKING, Any
 
 from servebound import bounded, package_data
 from servebound.catalog import snapshot
@@ -27,6 +25,9 @@ from servebound.core.model import ModelAdapter
 from servebound.errors import InputError, check_id_length
 from servebound.importers.audit import ImportedModel
 from servebound.importers.hf.llama_cpp import LLAMA_CPP_MIXES
+
+if TYPE_CHECKING:
+    from servebound.catalog.model_index import ModelEntry
 
 #: Weight formats a catalog profile may use: the importer's layouts (core.formats), llama.cpp's file
 #: types (q4_k_m, q4_0, q8_0, f16, mxfp4_moe ...: each tensor typed by llama.cpp's quantizer rules) and
@@ -39,28 +40,6 @@ CATALOG_FORMATS = (
     "bf16_fp8_experts",
     "bf16_int4_g32_experts",
 )
-
-
-class ModelEntry(BaseModel):
-    """One [[model]] entry of models.toml."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    id: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")]
-    config: str
-    hf_id: str
-    hf_revision: str = ""
-    copied_from: str = ""
-    copied_from_commit: str = ""
-    verification: str = ""
-    sha256: str = ""
-    name: str | None = None
-    native_format: str | None = None
-    formats: list[str]
-
-
-class ModelIndex(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    model: list[ModelEntry]
 
 
 @dataclass(frozen=True)
@@ -128,6 +107,10 @@ def _data_text(*parts: str) -> str:
 @cache
 def model_index() -> tuple[ModelEntry, ...]:
     """The validated models.toml, read once."""
+    from pydantic import ValidationError
+
+    from servebound.catalog.model_index import ModelIndex
+
     try:
         index = ModelIndex.model_validate(bounded.parse_toml(_data_text("models.toml"), "models.toml"))
     except ValidationError as exc:
@@ -367,3 +350,12 @@ def catalog_profile(ref: str) -> dict[str, Any]:
             "sha256": m.entry.sha256 or None,
         },
     }
+
+
+def __getattr__(name: str) -> Any:
+    """``ModelEntry`` and ``ModelIndex`` live in ``catalog.model_index`` (pydantic), imported on use."""
+    if name in ("ModelEntry", "ModelIndex"):
+        from servebound.catalog import model_index as schema
+
+        return getattr(schema, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -32,9 +32,9 @@ import functools
 import math
 import tomllib
 from dataclasses import dataclass, replace
-from importlib import resources
 from typing import TYPE_CHECKING
 
+from servebound import package_data
 from servebound.core.arith import np
 from servebound.core.experts import ExpertTraffic, distinct_experts
 from servebound.core.fields import documented
@@ -334,7 +334,7 @@ class HostRow:
 @functools.cache
 def host_rows() -> dict[str, HostRow]:
     """The host catalog (``catalog/data/hosts.toml``), by id."""
-    text = resources.files("servebound.catalog.data").joinpath("hosts.toml").read_text("utf-8")
+    text = package_data.read_text("servebound.catalog", "data", "hosts.toml")
     return {
         row["id"]: HostRow(
             id=row["id"],

@@ -1,0 +1,26 @@
+"""The hardware catalog's names and limits (classes, the id pattern, the NxID form), apart from its
+schema (``hardware_schema``, pydantic) so that reading the catalog from its snapshot imports no
+validation library."""
+
+from __future__ import annotations
+
+import re
+
+MAX_SYSTEM_COUNT = 1024
+
+#: Device classes, as the shared hardware.tsv README defines them (``CPU`` is reserved).
+DEVICE_CLASSES: tuple[str, ...] = (
+    "datacenter GPU",
+    "workstation GPU",
+    "consumer GPU",
+    "unified-memory SoC",
+    "accelerator",
+    "CPU",
+)
+#: Classes of ``[[system]]`` rows.
+SYSTEM_CLASSES: tuple[str, ...] = ("multi-device system", "rack-scale system")
+ALL_CLASSES: tuple[str, ...] = DEVICE_CLASSES + SYSTEM_CLASSES
+
+SLUG_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+_NX_FORM = re.compile(r"^(\d+)x-(.+)$")
+_NX_NO_HYPHEN = re.compile(r"^(\d+)x([a-z].*)$")
