@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 
 from servebound.core.band import BAND_MIN_RUNS, ExpectedBand, expected_band, leave_one_out_inside
 from servebound.errors import InputError
-from servebound.runs.measured import Metric
 
 if TYPE_CHECKING:  # the run catalog (pydantic) loads only when a band is asked for
     from servebound.runs.reported import ReportedRunEntry
@@ -54,6 +53,8 @@ def hardware_class(hardware_id: str) -> str | None:
 
 
 def _phase(entry: ReportedRunEntry) -> str | None:
+    from servebound.runs.measured import Metric  # here: a ceiling with no engine never loads the runs
+
     if entry.metric is Metric.PER_SESSION_TOK_S and entry.concurrency == 1:
         return "decode"
     if entry.metric is Metric.PREFILL_TOK_S:
