@@ -223,3 +223,52 @@ def test_kept_help_is_typers_help_and_imports_no_formatter(tmp_path: Path) -> No
         modules, kept = loaded_modules(code, env)
         assert kept == typer_text and "Usage: servebound" in kept
         assert not {m for m in modules if m.startswith(("typer", "rich", "servebound.cli.decode_cmd"))}
+
+
+#: What a hot command answered by the fast path never imports: Typer and its click (the options are
+#: read from the kept spec), pydantic (the catalog comes from its snapshot), importlib.resources'
+#: readers and zipfile (package data are read from the folder), the network stack (a catalog id is not a
+#: Hub reference), and rich where no table is printed.
+NOT_ON_THE_FAST_PATH = {
+    "typer",
+    "typer._click",
+    "pydantic",
+    "servebound.catalog.hardware_schema",
+    "servebound.catalog.model_index",
+    "importlib.resources.readers",
+    "zipfile",
+    "urllib.request",
+    "http.client",
+    "ssl",
+}
+FAST_PATH_CALLS = [
+    (["decode", "-H", "nvidia-h100-sxm", "-m", "llama-3.1-8b", "--json"], {"rich"}),
+    (["decode", "-H", "nvidia-h100-sxm", "-m", "llama-3.1-8b"], set()),
+    (["prefill", "-H", "nvidia-h100-sxm", "-m", "llama-3.1-8b", "--prompt", "8192", "--json"], {"rich"}),
+    (["cost", "-H", "nvidia-h100-sxm", "-m", "llama-3.1-8b", "--json"], {"rich"}),
+    (["rank", "--hardware", "nvidia-h100-sxm", "--all-formats", "--json"], {"rich"}),
+    (["rank", "--hardware", "nvidia-h100-sxm", "--limit", "3"], set()),
+]
+
+
+@pytest.fixture(scope="module")
+def fast_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One cache folder for the calls below (the catalog snapshot is built once)."""
+    return tmp_path_factory.mktemp("fast-cache")
+
+
+@pytest.mark.parametrize(
+    ("args", "also_not"), FAST_PATH_CALLS, ids=lambda v: " ".join(v) if isinstance(v, list) else ""
+)
+def test_the_fast_path_imports_only_what_the_command_needs(
+    fast_cache: Path, args: list[str], also_not: set[str]
+) -> None:
+    code = f"from servebound import _record_cache\nfrom servebound.cli import main\n_record_cache.enable()\nmain({args!r})"
+    env = {"SERVEBOUND_CACHE_DIR": str(fast_cache)}
+    _, out = loaded_modules(code, env)  # where Typer parses: the spec, the snapshot, the records are kept
+    assert list(fast_cache.glob("cli-*.json"))
+    modules, again = loaded_modules(code, env)
+    assert again == out
+    unwanted = NOT_ON_THE_FAST_PATH | also_not
+    assert not modules & unwanted, modules & unwanted
+    assert "servebound.cli.declare" in modules  # (the command's own module ran)
