@@ -58,6 +58,8 @@ def _built(value: Any) -> Any:
 def to_typer(function: Callable[..., Any]) -> Callable[..., Any]:
     """``function`` itself, its signature and annotations with Typer's parameter infos in place of
     the declarations (what Typer reads: ``inspect.signature`` and ``get_type_hints``)."""
+    if getattr(function, "_declarations_built", False):
+        return function
     signature = inspect.signature(function, eval_str=True)
     parameters = [
         p.replace(annotation=_built(p.annotation), default=_built(p.default))
@@ -68,7 +70,20 @@ def to_typer(function: Callable[..., Any]) -> Callable[..., Any]:
     if signature.return_annotation is not _EMPTY:
         annotations["return"] = signature.return_annotation
     function.__annotations__ = annotations
+    function._declarations_built = True  # type: ignore[attr-defined]
     return function
+
+
+def _build_tree(app: Any) -> None:
+    """Every function registered on a Typer app and its sub-apps (a module's own ``typer.Typer``, whose
+    commands may use the shared declarations) turned to Typer's parameter infos."""
+    infos = [*app.registered_commands, app.registered_callback, *app.registered_groups]
+    for info in infos:  # (an unset callback is Typer's placeholder, not a function)
+        if info is not None and inspect.isfunction(info.callback):
+            to_typer(info.callback)
+    for group in app.registered_groups:
+        if group.typer_instance is not None:
+            _build_tree(group.typer_instance)
 
 
 class App:
@@ -120,7 +135,8 @@ class App:
             getattr(self._typer, kind)(*args, **kwargs)(to_typer(target))
 
     def typer(self) -> Any:
-        """The Typer app, built (once) with every registration so far."""
+        """The Typer app, built (once) with every registration so far; every function registered on it
+        or on a sub-app so far has Typer's parameter infos (so call it again after registering more)."""
         if self._typer is None:
             _typer_settings()
             if self._factory is not None:
@@ -131,6 +147,7 @@ class App:
                 self._typer = typer.Typer(**self._settings)
             for call in self._calls:
                 self._replay(*call)
+        _build_tree(self._typer)
         return self._typer
 
     def __getattr__(self, name: str) -> Any:
