@@ -286,3 +286,26 @@ def test_context_range_samples_both_sides_of_the_floor_edge() -> None:
     )
     assert points[10_000] == pytest.approx(500.0, rel=1e-15)
     assert points[10_001] == pytest.approx(1e12 / (1e9 + 1e5 * 10_001), rel=1e-12)
+
+
+def test_context_range_with_room_for_exactly_one_session() -> None:
+    # W = 1 GB, K = 3e6 B/token reserved at 20,000 tokens: K_alloc = 60 GB, margin = 100 - 1 = 99 GB, so
+    # b_mem = floor(99 / 60) = 1. One session runs at R / (W + K L_read) = 1e12 / (1e9 + 3e9) = 250 tok/s at
+    # L_read = 1,000, and b* = 1 there, in the range's curve as in decode().
+    from servebound.core.decode_range import context_curve
+
+    model = ModelAdapter(
+        "one",
+        "one",
+        Weights(0.0, 1 * GB),
+        KVShape(global_bytes_per_token=3e6),
+        KVShape(global_bytes_per_token=3e6),
+    )
+    w = Workload(
+        overhead_bytes=0.0, alloc_context_tokens=20_000, read_context_tokens=1000, floor_tok_per_s=1.0
+    )
+    r = decode(HW, model, w)
+    assert r.batch_mem == 1 and r.batch_star == 1
+    curve = context_curve(HW, model, w, [1000])
+    assert int(curve.batch_star[0]) == 1
+    assert float(curve.aggregate_tok_per_s[0]) == pytest.approx(250.0, rel=1e-12)
