@@ -1,6 +1,6 @@
 """Issue 19's Python-record reproducers: a Hardware or model record with NaN, negative, zero or infinite
 capacity, bandwidth, rate or size is refused at construction (decode used to answer no_floor with NaN),
-and a model file whose [kv.read] exceeds its [kv.alloc] is refused."""
+and a model file whose [kv.read] exceeds its [kv.alloc] at any context is refused."""
 
 from __future__ import annotations
 
@@ -82,11 +82,18 @@ def test_kv_read_above_kv_alloc_is_refused(tmp_path: Path, capsys: pytest.Captur
     status, _, err = run(capsys, "decode", "-H", str(ROOT / "examples" / "dgx-spark.toml"), "-m", str(model))
     assert status == 2 and err.count("\n") == 1, err
     assert (
-        "model.kv: [kv.read] gives 1.28 GB at 32,000 tokens, more than the 1.025 GB [kv.alloc] reserves"
+        "model.kv: [kv.read] gives 1.28 GB at 32,000 tokens, more than the 0.328 GB [kv.alloc] reserves there"
         in err
     )
-    # The derivation's own Gemma 4 example reads more per token than it reserves (each line is a
-    # linearization at its own context) and stays valid.
+    # Read at exactly what is reserved per token (K_read = K_alloc at every context) is valid; a little
+    # above it per token is refused, however short the contexts it is read at.
+    model.write_text(text.replace("global_bytes_per_token = 10215.6", "global_bytes_per_token = 10250"))
+    status, _, err = run(capsys, "decode", "-H", str(ROOT / "examples" / "dgx-spark.toml"), "-m", str(model))
+    assert status == 0, err
+    model.write_text(text.replace("global_bytes_per_token = 10215.6", "global_bytes_per_token = 10251"))
+    status, _, err = run(capsys, "decode", "-H", str(ROOT / "examples" / "dgx-spark.toml"), "-m", str(model))
+    assert status == 2 and "global 10251 against 10250 B/token" in err, err
+    # The derivation's Gemma 4 example: one cache shape gives both of its printed sizes, and is valid.
     status, _, err = run(
         capsys,
         "decode",

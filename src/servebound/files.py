@@ -19,7 +19,7 @@ from servebound.core.hardware import ARITHMETIC_MODES, Hardware
 from servebound.core.kv import KVShape
 from servebound.core.model import Experts, ModelAdapter, PrefillShape, Weights
 from servebound.core.units import GB, TFLOPS
-from servebound.core.workload import DEFAULT_ALLOC_CONTEXT_TOKENS, DEFAULT_READ_CONTEXT_TOKENS
+from servebound.core.workload import DEFAULT_READ_CONTEXT_TOKENS
 from servebound.errors import InputError
 
 MAX_FILE_BYTES = 4_000_000
@@ -191,17 +191,19 @@ class KVFile(_Strict):
         if self.precision is not None and self.precision not in KV_FORMATS:
             raise ValueError(f"unknown precision {self.precision!r}; known: {', '.join(KV_FORMATS)}")
         if self.read is not None:
-            # A step cannot read more cache than a session holds. The two lines are linearizations at
-            # their own contexts (the derivation's Gemma 4 example reads 8,422 B/token at 32,000 tokens
-            # against 6,185 B/token reserved at 100,000), so they are compared where they are stated:
-            # K_read at the default L_read against K_alloc at the default L_alloc.
-            read_l, alloc_l = DEFAULT_READ_CONTEXT_TOKENS, DEFAULT_ALLOC_CONTEXT_TOKENS
-            read, alloc = self.read.to_shape().bytes_at(read_l), self.alloc.to_shape().bytes_at(alloc_l)
-            if read > alloc:
+            # A step cannot read more cache than a session holds: K_read(L) <= K_alloc(L) at every
+            # context L. Both are g L + l min(L, w) + s, so it holds for all L when it holds at L = 0,
+            # at either window and as L grows (the per-token global bytes).
+            read, alloc = self.read.to_shape(), self.alloc.to_shape()
+            edges = sorted({0, read.window_tokens, alloc.window_tokens})
+            worse = [L for L in edges if read.bytes_at(L) > alloc.bytes_at(L) * (1 + 1e-12)]
+            if read.global_bytes_per_token > alloc.global_bytes_per_token * (1 + 1e-12) or worse:
+                at = max(edges[-1], DEFAULT_READ_CONTEXT_TOKENS)
                 raise ValueError(
-                    f"[kv.read] gives {read / GB:.4g} GB at {read_l:,} tokens, more than the {alloc / GB:.4g} GB "
-                    f"[kv.alloc] reserves at {alloc_l:,}: a step cannot read more cache than a session holds; "
-                    "lower [kv.read] or raise [kv.alloc]"
+                    f"[kv.read] gives {read.bytes_at(at) / GB:.4g} GB at {at:,} tokens, more than the "
+                    f"{alloc.bytes_at(at) / GB:.4g} GB [kv.alloc] reserves there (global "
+                    f"{read.global_bytes_per_token:g} against {alloc.global_bytes_per_token:g} B/token): a step "
+                    "cannot read more cache than a session holds; lower [kv.read] or raise [kv.alloc]"
                 )
         return self
 
