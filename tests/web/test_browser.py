@@ -501,13 +501,13 @@ def test_no_first_token_wait_where_nothing_fits(browser: Any, static_site: str, 
     for site in (server, static_site):
         page = browser.new_page()
         page.goto(site + path)
-        assert page.text_content('[data-k="prefill.time_s"]') == "none"
+        assert page.text_content('[data-k="prefill.time_s"]') == "nothing fits"
         assert "there is no wait to report" in (page.text_content("#results") or "")
         page.close()
     page = browser.new_page()
     page.goto(static_site + path + "/?floor=10")
     page.wait_for_function("document.body.dataset.computed === 'browser'")
-    assert page.text_content('[data-k="prefill.time_s"]') == "none"
+    assert page.text_content('[data-k="prefill.time_s"]') == "nothing fits"
     page.close()
 
 

@@ -81,6 +81,15 @@ from servebound.web.text import (
     pair_path,
     site_date,
 )
+from servebound.web.words import (
+    assumption_rows,
+    fact_label,
+    fact_value,
+    number,
+    plural,
+    remedies,
+    web_sentence,
+)
 from servebound.web.work import Work, decode_work, prefill_work
 
 __all__ = [
@@ -143,7 +152,8 @@ class Renderer:
             trim_blocks=False,
             finalize=visible_value,
         )
-        self.env.globals.update(formats, mathml=mathml, inputs=DECLARED_INPUTS)
+        self.env.globals.update(formats, mathml=mathml, inputs=DECLARED_INPUTS, plural=plural)
+        self.env.filters.update(fact_value=fact_value, fact_label=fact_label, number=number)
         self.md_env = Environment(
             loader=templates,
             autoescape=False,
@@ -155,6 +165,8 @@ class Renderer:
         self.md_env.globals.update(
             formats, license_name=LICENSE_NAME, license_url=LICENSE_URL, site_name=SITE_NAME
         )
+        self.md_env.globals.update(plural=plural)
+        self.md_env.filters.update(fact_value=fact_value, fact_label=fact_label, number=number)
         self.md_env.filters.update(md=md, md_url=md_url, mirror=mirror_path, json=json.dumps, quote=quote)
 
     # ---------------------------------------------------------------------------------------------
@@ -322,12 +334,13 @@ class Renderer:
             hw=hw,
             m=m,
             d=d,
-            notes=decode_notes(d),
+            notes=[web_sentence(n) for n in decode_notes(d)],
+            remedies=remedies(d, hw.id, m.id, params),
             p=p,
             q=pair.query,
             prefill_error=pair.prefill_error,
             verdict_text=verdict,
-            fits_text=f"Yes: {fmt_int(d.batch_mem)} sessions fit" if fits else verdict,
+            fits_text=f"Yes: {plural(d.batch_mem, 'session fits', 'sessions fit')}" if fits else verdict,
             single=single,
             agg=agg,
             workload=workload_text(pair),
@@ -335,8 +348,10 @@ class Renderer:
             capacity_bytes=hw.hardware.memory_bytes,
             floor=pair.workload.floor_tok_per_s,
             work=decode_work(pair) + prefill_work(pair) if work is None else work,
-            assumptions=flat_assumptions(
-                workload_assumptions(d.workload, hardware=d.hardware, model=d.model, compute=d.compute)
+            assumptions=assumption_rows(
+                flat_assumptions(
+                    workload_assumptions(d.workload, hardware=d.hardware, model=d.model, compute=d.compute)
+                )
             ),
             query_string=urlencode(params),
             api_decode=api_decode,
