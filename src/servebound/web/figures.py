@@ -351,7 +351,9 @@ def memory_parts(pair: Pair) -> tuple[list[BarPart], int]:
     parts = [
         BarPart("weights (resident)", d.resident_bytes, "w"),
         BarPart("runtime overhead", pair.workload.overhead_bytes, "o"),
-        BarPart(f"KV cache, {sessions:,} session{'' if sessions == 1 else 's'}", sessions * d.kv_alloc_bytes, "kv"),
+        BarPart(
+            f"KV cache, {sessions:,} session{'' if sessions == 1 else 's'}", sessions * d.kv_alloc_bytes, "kv"
+        ),
     ]
     used = sum(p.bytes for p in parts)
     parts.append(BarPart("free", max(0.0, capacity - used), "free"))
