@@ -27,6 +27,7 @@ from servebound.web import figures
 from servebound.web.costview import economics_context, pair_cost, render_cost_charts
 from servebound.web.layouts import layout_model, system_layouts
 from servebound.web.mathml import mathml
+from servebound.web.nearby import sideways
 from servebound.web.packaged import packaged_templates
 from servebound.web.page_contexts import (
     DerivationContext,
@@ -85,9 +86,11 @@ from servebound.web.words import (
     assumption_rows,
     fact_label,
     fact_value,
+    linkify,
     number,
     plural,
     remedies,
+    source_notes,
     web_sentence,
 )
 from servebound.web.work import Work, decode_work, prefill_work
@@ -152,7 +155,14 @@ class Renderer:
             trim_blocks=False,
             finalize=visible_value,
         )
-        self.env.globals.update(formats, mathml=mathml, inputs=DECLARED_INPUTS, plural=plural)
+        self.env.globals.update(
+            formats,
+            mathml=mathml,
+            inputs=DECLARED_INPUTS,
+            plural=plural,
+            linkify=linkify,
+            source_notes=source_notes,
+        )
         self.env.filters.update(fact_value=fact_value, fact_label=fact_label, number=number)
         self.md_env = Environment(
             loader=templates,
@@ -336,6 +346,7 @@ class Renderer:
             d=d,
             notes=[web_sentence(n) for n in decode_notes(d)],
             remedies=remedies(d, hw.id, m.id, params),
+            sideways=sideways(hw, m, self.site.hardware, self.site.models, self.pair_href),
             p=p,
             q=pair.query,
             prefill_error=pair.prefill_error,

@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from markupsafe import Markup, escape
+
 from servebound.core.decode import DecodeResult, Verdict
 from servebound.core.units import GB
 from servebound.web.text import pair_path
@@ -162,3 +164,47 @@ def remedies(d: DecodeResult, hw_id: str, model_id: str, params: Mapping[str, st
             if floor >= 1:
                 out.append(link(f"Lower the floor to {floor:,} tok/s", floor=str(floor)))
     return out
+
+
+_URL = re.compile(r"https?://[^\s;,)\"']+[^\s;,.)\"']")
+_GITHUB = re.compile(r"github:([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)(?:@([0-9a-f]{7,40}))?(?: ([\w./*-]+))?")
+
+
+def linkify(text: str) -> Markup:
+    """A provenance note with its URLs and ``github:owner/repo@commit path`` references as links."""
+    out: list[str] = []
+    pos = 0
+    spans = [(m.start(), m.end(), m.group(0), m.group(0)) for m in _URL.finditer(text)]
+    for m in _GITHUB.finditer(text):
+        repo, commit, path = m.group(1), m.group(2), m.group(3)
+        href = f"https://github.com/{repo}"
+        if commit:
+            href += f"/tree/{commit}" + (f"/{path}" if path and "*" not in path else "")
+        spans.append((m.start(), m.end(), href, m.group(0)))
+    spans.sort()
+    for start, end, href, shown in spans:
+        if start < pos:
+            continue
+        out.append(str(escape(text[pos:start])))
+        out.append(f'<a href="{escape(href)}" rel="nofollow">{escape(shown)}</a>')
+        pos = end
+    out.append(str(escape(text[pos:])))
+    return Markup("".join(out))
+
+
+@dataclass(frozen=True)
+class SourceNotes:
+    """A page's provenance without repeats: each distinct note once, numbered; each key its number."""
+
+    number: Mapping[str, int]
+    notes: Sequence[Markup]
+
+
+def source_notes(sources: Mapping[str, str]) -> SourceNotes:
+    seen: dict[str, int] = {}
+    number: dict[str, int] = {}
+    for key, text in sources.items():
+        if not text:
+            continue
+        number[key] = seen.setdefault(text, len(seen) + 1)
+    return SourceNotes(number=number, notes=[linkify(t) for t in seen])
