@@ -54,8 +54,8 @@ class CacheValidators:
                 return
             if message["type"] == "http.response.start":
                 start = message
-                headers = {k.lower(): v for k, v in message.get("headers", [])}
-                if message["status"] != 200 or b"content-encoding" in headers or b"etag" in headers:
+                names = {k.lower() for k, _ in message.get("headers", [])}
+                if message["status"] != 200 or b"content-encoding" in names or b"etag" in names:
                     passthrough = True
                     await send(message)
                 return
@@ -74,7 +74,9 @@ class CacheValidators:
                 await send({"type": "http.response.body", "body": body, "more_body": True})
                 return
             tag = '"' + hashlib.blake2b(body, digest_size=12).hexdigest() + '"'
-            headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"cache-control"]
+            headers: list[tuple[bytes, bytes]] = [
+                (k, v) for k, v in start.get("headers", []) if k.lower() != b"cache-control"
+            ]
             headers += [(b"etag", tag.encode()), (b"cache-control", f"public, max-age={MAX_AGE_S}".encode())]
             if client_tag is not None and tag in [t.strip() for t in client_tag.split(",")]:
                 kept = [(k, v) for k, v in headers if k.lower() not in (b"content-length", b"content-type")]
