@@ -139,3 +139,23 @@ def test_system_page_draws_its_layout_charts(browser: Any, server: str) -> None:
             stroke = lines.nth(i).evaluate("n => getComputedStyle(n).stroke")
             assert stroke not in ("none", "rgba(0, 0, 0, 0)"), (chart, i)
     page.close()
+
+
+def test_no_chart_where_nothing_fits_and_log_axes_have_labels(browser: Any, server: str) -> None:
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto(server + PAGES["pair-nofit"])
+    assert page.locator("#fig-aggregate, #fig-per-session, #fig-prefill-rate").count() == 0
+    assert "nothing fits in memory at this workload" in page.inner_text("main")
+    page.goto(server + PAGES["pair"])
+    for chart in ("#fig-aggregate", "#fig-per-session", "#fig-prefill-rate"):
+        ticks = page.locator(f"{chart} text.tick").all_text_contents()
+        assert len(ticks) >= 6, (chart, ticks)  # both axes labelled, several ticks each
+    # the batch axis: whole batches only (no 2.5 or 7.5)
+    batch = page.eval_on_selector_all(
+        "#fig-aggregate text.tick[text-anchor=middle]", "nodes => nodes.map(n => n.textContent)"
+    )
+    assert len(batch) >= 3 and all("." not in t for t in batch), batch
+    page.goto(server + PAGES["system"])
+    step = page.locator("#layout-step text.tick").all_text_contents()
+    assert len(step) >= 6, step
+    page.close()

@@ -82,7 +82,8 @@ def test_http_server_serves_the_whole_site(served: str) -> None:
     assert fetch(served + "/robots.txt").startswith("# Machine-readable content")
     assert "https://example.org/sitemap.xml" in fetch(served + "/robots.txt")
     llms = fetch(served + "/llms.txt")
-    assert "(https://example.org/pair/nvidia-b200/hostile.md)" in llms
+    assert "(https://example.org/hardware/nvidia-b200.md)" in llms
+    assert "https://example.org/pair/<hardware id>/<model id>.md" in llms  # pairs by pattern
     assert "<loc>https://example.org/models/hostile.md</loc>" in fetch(served + "/sitemap.xml")
     assert fetch(served + "/llms-full.txt").startswith(
         "# servebound: the whole site as text\n\nLicense: CC BY 4.0"

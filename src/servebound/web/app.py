@@ -75,7 +75,8 @@ def create_app(
     site = _site_data(hardware, models)
     renderer = Renderer(site, mode="server", base_url=base_url)
     full = FullTextBuilder(
-        lambda: site_export.iter_markdown(renderer, site), lambda: len(site_export.documents(site))
+        lambda: site_export.iter_markdown(renderer, site),
+        lambda: len(site_export.full_text_documents(site)),
     )
     app = FastAPI(title="servebound", version="0.1.0", description=DESCRIPTION, docs_url=None, redoc_url=None)
     app.state.web = WebState(site, renderer, full, base_url)

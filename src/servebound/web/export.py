@@ -60,6 +60,11 @@ def pairs(site: SiteData, max_pairs: int | None = None) -> list[tuple[str, str]]
     return out
 
 
+def full_text_documents(site: SiteData) -> list[Document]:
+    """The documents llms-full.txt holds (and llms.txt links): every indexed page but the pairs."""
+    return documents(site, pair_ids=[])
+
+
 def documents(site: SiteData, pair_ids: Sequence[tuple[str, str]] | None = None) -> list[Document]:
     """Every page the site indexes, with its title and a group (for llms.txt and the sitemap);
     ``pair_ids``: the pairs with a page (default: every one, :func:`pairs`)."""
@@ -129,10 +134,16 @@ def iter_pages(
 
 
 def iter_markdown(
-    renderer: Renderer, site: SiteData, pair_ids: Sequence[tuple[str, str]] | None = None
+    renderer: Renderer,
+    site: SiteData,
+    pair_ids: Sequence[tuple[str, str]] | None = None,
+    *,
+    with_pairs: bool = False,
 ) -> Iterator[str]:
     """Every indexed page's markdown mirror, in the order of :func:`documents` (``pair_ids`` as there),
-    for llms-full.txt.
+    for llms-full.txt: the documents (derivation, methodology, economics, validation, the catalog's
+    hardware and model pages and indexes), without the pair pages unless ``with_pairs`` (llms.txt
+    says how to reach any pair; each is one ``.md`` away and in the sitemap).
 
     The same text as :func:`iter_pages` gives, cheaper: pair pages (nearly all of the site) come from
     :meth:`Renderer.pair_markdown`, which skips the HTML, the SVG figures and the MathML, computed
@@ -150,10 +161,13 @@ def iter_markdown(
     yield renderer.models_index().markdown
     for m in site.models:
         yield renderer.model_page(m).markdown
-    query = WorkloadQuery()
-    for hw_id, model_id in pairs(site) if pair_ids is None else pair_ids:
-        pair = compute_pair(site.hardware_by_id[hw_id], site.models_by_id[model_id], query, with_range=False)
-        yield renderer.pair_markdown(pair)
+    if with_pairs:
+        query = WorkloadQuery()
+        for hw_id, model_id in pairs(site) if pair_ids is None else pair_ids:
+            pair = compute_pair(
+                site.hardware_by_id[hw_id], site.models_by_id[model_id], query, with_range=False
+            )
+            yield renderer.pair_markdown(pair)
 
 
 def _html_file(out_dir: Path, path: str) -> Path:
@@ -203,7 +217,8 @@ def build_site(
     for i, page in enumerate(iter_pages(renderer, site, pair_ids), start=1):
         write(_html_file(out_dir, page.path), page.html)
         write(_md_file(out_dir, page.path), page.markdown)
-        markdowns.append(page.markdown)
+        if not page.path.startswith("/pair/"):  # llms-full.txt: the documents, not every pair
+            markdowns.append(page.markdown)
         if progress is not None:
             progress(i, total, page.path)
     write(out_dir / "llms.txt", llms_txt(docs, base_url, renderer.date))
@@ -233,7 +248,7 @@ def build_site(
     size = sum(p.stat().st_size for p in written)
     return BuildReport(
         out_dir=out_dir,
-        pages=len(markdowns),
+        pages=len(docs),
         pairs=len(pair_ids),
         files=len(written),
         bytes=size,

@@ -107,8 +107,64 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
+class StatedGZip(GZipMiddleware):
+    """Starlette's gzip, except where the client refuses gzip by a q-value of 0 (``gzip;q=0``), which
+    Starlette's substring test would still compress for."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and not accepts_gzip(_header(scope, b"accept-encoding") or ""):
+            await self.app(scope, receive, send)
+            return
+        await super().__call__(scope, receive, send)
+
+
+def accepts_gzip(header: str) -> bool:
+    """Whether an Accept-Encoding header takes gzip (``gzip`` or ``*``, with a q-value above 0)."""
+    for item in header.split(","):
+        name, _, params = item.strip().partition(";")
+        if name.strip().lower() in ("gzip", "*"):
+            q = params.strip().removeprefix("q=").strip() if params.strip().startswith("q=") else "1"
+            try:
+                if float(q) > 0:
+                    return True
+            except ValueError:
+                continue
+    return False
+
+
+class VaryOnce:
+    """One ``Vary`` header, each name once (the route, gzip and CORS each add theirs)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def once(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                names: list[str] = []
+                rest = []
+                for key, value in message.get("headers", []):
+                    if key.lower() == b"vary":
+                        for name in bytes(value).decode("latin-1").split(","):
+                            if name.strip() and name.strip().lower() not in [n.lower() for n in names]:
+                                names.append(name.strip())
+                    else:
+                        rest.append((key, value))
+                if names:
+                    rest.append((b"vary", ", ".join(names).encode("latin-1")))
+                message = {**message, "headers": rest}
+            await send(message)
+
+        await self.app(scope, receive, once)
+
+
 def install_http_layers(app: FastAPI) -> None:
-    """Add the layers (outermost last): CORS, then gzip over the tagged body, then the validators."""
+    """Add the layers (outermost last): one Vary, CORS, gzip over the tagged body, the validators."""
     app.add_middleware(CacheValidators)
-    app.add_middleware(GZipMiddleware, minimum_size=GZIP_MINIMUM_BYTES, compresslevel=6)
+    app.add_middleware(StatedGZip, minimum_size=GZIP_MINIMUM_BYTES, compresslevel=6)
     app.add_middleware(CORSMiddleware, allow_origins=["*"], allow_methods=["GET"], allow_headers=["*"])
+    app.add_middleware(VaryOnce)

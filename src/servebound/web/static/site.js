@@ -148,7 +148,7 @@
     });
     (chart.xMarks || []).forEach(function (m, i) {
       if (m.value < sx.lo || m.value > sx.hi) return;
-      var x = sx(m.value), end = x > W - 120;
+      var x = sx(m.value), end = x + 4 + 6 * m.label.length > W - RIGHT;
       var g = el("g", { "class": "mark " + m.css });
       g.appendChild(el("line", { x1: x, x2: x, y1: TOP, y2: H - BOTTOM }));
       g.appendChild(el("text", { x: x + (end ? -4 : 4), y: TOP + 12 + 14 * i, "text-anchor": end ? "end" : "start" }, m.label));
