@@ -17,6 +17,7 @@ further (tests).
 
 from __future__ import annotations
 
+import math
 import re
 import shutil
 import time
@@ -48,8 +49,23 @@ class BuildReport:
 
 def pairs(site: SiteData, max_pairs: int | None = None) -> list[tuple[str, str]]:
     """The (hardware id, model id) pairs with a page of their own, model by model, then every other
-    pair the site lists that has a reported run (so each run shown on a pair page has that page)."""
-    out = [(h.id, m.id) for m in site.models if m.native for h in site.hardware]
+    pair the site lists that has a reported run (so each run shown on a pair page has that page).
+
+    A native-format model gets a page on each machine where some format of it could fit: where even
+    its smallest format's weights exceed the memory, no workload fits, the answer is "does not fit"
+    and the page is left out (the static host's file cap); the calculator's ``/pair/`` page and the
+    rank tables say so. Other formats open their native page's calculator (``?profile=``)."""
+    smallest: dict[str, float] = {}
+    for m in site.models:
+        base = m.base_id or m.id
+        smallest[base] = min(smallest.get(base, math.inf), m.adapter.weights.resident)
+    out = [
+        (h.id, m.id)
+        for m in site.models
+        if m.native
+        for h in site.hardware
+        if smallest[m.base_id or m.id] < h.hardware.memory_bytes
+    ]
     out = out if max_pairs is None else out[:max_pairs]
     have = set(out)
     for run in site.validation().runs:
@@ -233,6 +249,8 @@ def build_site(
         data = model_data(m)
         data["native_id"] = natives.get(m.base_id, m.id)
         data["exported_hardware"] = sorted(h for h, mid in exported if mid == m.id)
+        # where its native format's page (and so this profile's calculator) exists
+        data["page_hardware"] = sorted(h for h, mid in exported if mid == data["native_id"])
         write(out_dir / "data" / "models" / f"{m.id}.json", script_json(data))
     write(out_dir / "404.html", renderer.error(404, "path", "no page at this address"))
     # The home form's target: the static copy resolves the pair in the browser.

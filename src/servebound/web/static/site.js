@@ -410,7 +410,19 @@
         // Pages exist for native-format profiles; other profiles open the native page's calculator.
         fetchJSON(BASE + "/data/models/" + encodeURIComponent(M) + ".json").then(function (j) {
           if (j.exported_hardware.indexOf(H) >= 0) location.replace(BASE + "/pair/" + encodeURIComponent(H) + "/" + encodeURIComponent(M) + "/");
-          else location.replace(BASE + "/pair/" + encodeURIComponent(H) + "/" + encodeURIComponent(j.native_id) + "/?profile=" + encodeURIComponent(M));
+          else if ((j.page_hardware || [H]).indexOf(H) >= 0) location.replace(BASE + "/pair/" + encodeURIComponent(H) + "/" + encodeURIComponent(j.native_id) + "/?profile=" + encodeURIComponent(M));
+          else {
+            // No page: not even this model's smallest format fits in this machine's memory.
+            var main = document.querySelector("main"), p = document.createElement("p");
+            p.className = "verdict v no_resident_fit";
+            p.id = "no-page";
+            p.textContent = j.name + " does not fit on " + H + ": its weights alone exceed the memory, at any workload. ";
+            var a = document.createElement("a");
+            a.href = BASE + "/models/" + encodeURIComponent(M) + "/";
+            a.textContent = "The machines it fits on";
+            p.appendChild(a);
+            main.insertBefore(p, main.firstChild.nextSibling);
+          }
         }).catch(function () {
           location.replace(BASE + "/pair/" + encodeURIComponent(H) + "/" + encodeURIComponent(M) + "/");
         });
