@@ -68,7 +68,7 @@ class Chart:
 
 
 def _nice_step(span: float) -> float:
-    raw = span / 5
+    raw = span / 7  # five to seven labelled ticks
     mag = 10.0 ** math.floor(math.log10(raw))
     for m in (1.0, 2.0, 5.0, 10.0):  # no 2.5: a batch or stage axis never shows 2.5 or 7.5
         if raw <= m * mag:

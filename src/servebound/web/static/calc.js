@@ -532,7 +532,7 @@
   /* servebound.web.figures._nice_step and _ticks: derivation.js's live figures and site.js's charts
    * both draw their axes with these, so their ticks fall where the server's do */
   function niceStep(span) {
-    var raw = span / 5, mag = Math.pow(10.0, Math.floor(Math.log10(raw))), ms = [1.0, 2.0, 5.0, 10.0];
+    var raw = span / 7, mag = Math.pow(10.0, Math.floor(Math.log10(raw))), ms = [1.0, 2.0, 5.0, 10.0];
     for (var i = 0; i < ms.length; i++) if (raw <= ms[i] * mag) return ms[i] * mag;
     return 10 * mag;
   }
