@@ -3,7 +3,8 @@
 * gzip (Starlette's ``GZipMiddleware``) for every text response of 1 kB or more: HTML, markdown, JSON,
   SVG and the machine files. A response that is already encoded (llms-full.txt compresses once and
   sends the stored gzip) passes through unchanged.
-* ``ETag`` and ``Cache-Control`` on GET pages, mirrors, machine files and API answers: a page is a
+* ``ETag`` and ``Cache-Control`` on GET pages, mirrors, machine files and API answers (not
+  llms-full.txt, which streams as it is built): a page is a
   function of the catalog the process loaded and the query, so it does not change while the server
   runs. The tag is a hash of the body; a request that sends it back in ``If-None-Match`` gets ``304``
   with no body. Error answers and streamed bodies get neither.
@@ -26,6 +27,9 @@ STATIC_MAX_AGE_S = 3600
 #: Bodies larger than this are not buffered for a tag (they stream).
 TAG_LIMIT_BYTES = 8 * 1024 * 1024
 GZIP_MINIMUM_BYTES = 1000
+#: Paths that encode and stream themselves (llms-full.txt: its stored gzip, or the documents as the
+#: build finishes them): neither compressed again nor buffered for a tag.
+OWN_ENCODING = frozenset({"/llms-full.txt"})
 
 
 class CacheValidators:
@@ -39,6 +43,9 @@ class CacheValidators:
             await self.app(scope, receive, send)
             return
         path: str = scope.get("path", "")
+        if path in OWN_ENCODING:  # streamed as it is built: never held back to be tagged
+            await self.app(scope, receive, send)
+            return
         if path.startswith("/static/"):
             await self.app(scope, receive, self._static(send))
             return
@@ -112,7 +119,9 @@ class StatedGZip(GZipMiddleware):
     Starlette's substring test would still compress for."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and not accepts_gzip(_header(scope, b"accept-encoding") or ""):
+        if scope["type"] == "http" and (
+            scope.get("path") in OWN_ENCODING or not accepts_gzip(_header(scope, b"accept-encoding") or "")
+        ):
             await self.app(scope, receive, send)
             return
         await super().__call__(scope, receive, send)
