@@ -159,3 +159,28 @@ def test_no_chart_where_nothing_fits_and_log_axes_have_labels(browser: Any, serv
     step = page.locator("#layout-step text.tick").all_text_contents()
     assert len(step) >= 6, step
     page.close()
+
+
+def test_tables_sort_and_filter_with_script_and_stay_complete_without(browser: Any, server: str) -> None:
+    nojs = browser.new_context(java_script_enabled=False)
+    plain = nojs.new_page()
+    plain.goto(server + "/models")
+    served_rows = plain.locator("table.sortable tbody tr").count()
+    assert served_rows >= 5 and plain.locator("input.table-filter").count() == 0
+    nojs.close()
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto(server + "/models")
+    assert page.locator("table.sortable tbody tr").count() == served_rows
+    weights = "table.sortable thead th:nth-child(5)"
+    page.click(weights)
+    cells = page.locator("table.sortable tbody td:nth-child(5)").all_text_contents()
+    gb = [float(c.split()[0].replace(",", "")) for c in cells]
+    assert gb == sorted(gb) and page.get_attribute(weights, "aria-sort") == "ascending"
+    page.click(weights)
+    cells = page.locator("table.sortable tbody td:nth-child(5)").all_text_contents()
+    assert [float(c.split()[0].replace(",", "")) for c in cells] == sorted(gb, reverse=True)
+    page.fill("input.table-filter", "laguna")
+    visible = page.locator("table.sortable tbody tr:not([hidden])")
+    assert 1 <= visible.count() < served_rows
+    assert all("laguna" in t.lower() for t in visible.all_text_contents())
+    page.close()
