@@ -19,6 +19,7 @@ def test_pages_mirrors_and_json_are_gzipped(client: TestClient) -> None:
 
 
 def test_llms_full_stays_precompressed(client: TestClient) -> None:
+    client.get("/llms-full.txt")  # the first request may stream it as it is built
     r = client.get("/llms-full.txt", headers={"Accept-Encoding": "gzip"})
     assert r.status_code == 200 and r.headers["content-encoding"] == "gzip"
     # encoded once (not twice): the stored gzip is what came over the wire
@@ -70,6 +71,11 @@ def test_api_reference_is_rendered_from_the_schema(client: TestClient) -> None:
         assert f"<code>GET {path}</code>" in page.text, path
     assert client.get("/api", follow_redirects=False).headers["location"] == "/docs"
     assert "## GET /api/decode" in client.get("/docs.md").text
+
+
+def test_static_assets_carry_one_cache_control(client: TestClient) -> None:
+    r = client.get("/static/tables.js")
+    assert r.status_code == 200 and len(r.headers.get_list("cache-control")) == 1
 
 
 def test_favicon(client: TestClient) -> None:

@@ -100,6 +100,9 @@ class CacheValidators:
         async def with_cache(message: Message) -> None:
             if message["type"] == "http.response.start" and message["status"] == 200:
                 headers = list(message.get("headers", []))
+                if any(k.lower() == b"cache-control" for k, _ in headers):
+                    await send(message)
+                    return
                 headers.append((b"cache-control", f"public, max-age={STATIC_MAX_AGE_S}".encode()))
                 message = {**message, "headers": headers}
             await send(message)
