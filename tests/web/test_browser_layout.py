@@ -18,7 +18,7 @@ from servebound.catalog.hardware import get_hardware
 from servebound.catalog.models import get_model
 from servebound.web import create_app
 from tests.web.conftest import site_lists
-from tests.web.test_browser import ARGS, CHROMIUM, free_port
+from tests.web.test_browser import ARGS, CHROMIUM, bound_socket
 
 pytestmark = [
     pytest.mark.browser,
@@ -72,12 +72,13 @@ def server() -> Iterator[str]:
     hardware, models = site_lists()
     hardware.append(get_hardware(SYSTEM))
     models += [get_model(ref) for ref in CATALOG_MODELS]
-    port = free_port()
+    sock = bound_socket()  # held from choosing the port to serving on it
+    port = int(sock.getsockname()[1])
     config = uvicorn.Config(
         create_app(hardware=hardware, models=models), host="127.0.0.1", port=port, log_level="warning"
     )
     srv = uvicorn.Server(config)
-    thread = threading.Thread(target=srv.run, daemon=True)
+    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20
     while not srv.started and time.monotonic() < deadline:
