@@ -159,7 +159,7 @@ def test_cli_economics(capsys: Any) -> None:
         "--active-params",
         "1e11",
     )
-    assert status == 0 and "2.592e+14" in out and "129.6x" in out
+    assert status == 0 and "259.2 trillion" in out and "129.6x" in out
     status, out, _ = run(capsys, "economics", "breakpoint", "-H", "nvidia-b200", "--active-params", "1e11",
                          "--breakpoint-tokens", "200000")  # fmt: skip
     assert status == 0 and "1,778 B" in out

@@ -40,7 +40,11 @@ def _g(x: float) -> str:
     """A number as a reader writes it: 4 significant figures, thousands separated, no float noise."""
     if x == 0:
         return "0"
-    if abs(x) >= 1e7 or abs(x) < 1e-3:
+    if abs(x) >= 1e7:  # 5e+07 reads "50 million", 2.592e+14 "259.2 trillion"
+        for div, word in ((1e15, "quadrillion"), (1e12, "trillion"), (1e9, "billion"), (1e6, "million")):
+            if abs(x) >= div:
+                return f"{x / div:,.4g} {word}"
+    if abs(x) < 1e-3:
         return f"{x:.4g}"
     return f"{x:,.4g}" if abs(x) < 1e4 else f"{x:,.0f}"
 

@@ -26,7 +26,7 @@ def test_economics_page_and_mirror(client: TestClient) -> None:
     assert "<math" in html and "288 GB / 20 TB/s = 14.4 ms" in html and "128,000" in html
     assert 'href="/api/economics/lecture"' in html
     mirror = client.get("/economics.md").text
-    assert "288 GB / 20 TB/s = 14.4 ms" in mirror and "2.592e+14" in mirror and "$$ t(b) = " in mirror
+    assert "288 GB / 20 TB/s = 14.4 ms" in mirror and "259.2 trillion" in mirror and "$$ t(b) = " in mirror
     assert "/economics.md" in client.get("/llms.txt").text
 
 

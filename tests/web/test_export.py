@@ -44,8 +44,10 @@ def test_report_and_progress(exported: tuple[Path, object, list[tuple[int, int, 
     # 8 fixed pages (home, methodology, derivation, license, validation, economics, the two indexes)
     # + 5 hardware
     # + 3 models + 5 x 3 pairs (the example files are native profiles; no reported run names them)
-    assert report.pages == 8 + 5 + 3 + 15  # type: ignore[attr-defined]
-    assert report.pairs == 15  # type: ignore[attr-defined]
+    # 5 machines x 3 native models, less the 71.9 GB Laguna on the 24 GB RTX 4090: no format of it fits
+    # there at any workload, so that pair has no page (the calculator's /pair/ page says so)
+    assert report.pages == 8 + 5 + 3 + 14  # type: ignore[attr-defined]
+    assert report.pairs == 14  # type: ignore[attr-defined]
     assert [c[0] for c in calls] == list(range(1, report.pages + 1))  # type: ignore[attr-defined]
     assert all(c[1] == report.pages for c in calls)  # type: ignore[attr-defined]
     for rel in (
@@ -82,7 +84,8 @@ def test_http_server_serves_the_whole_site(served: str) -> None:
     assert fetch(served + "/robots.txt").startswith("# Machine-readable content")
     assert "https://example.org/sitemap.xml" in fetch(served + "/robots.txt")
     llms = fetch(served + "/llms.txt")
-    assert "(https://example.org/pair/nvidia-b200/hostile.md)" in llms
+    assert "(https://example.org/hardware/nvidia-b200.md)" in llms
+    assert "https://example.org/pair/<hardware id>/<model id>.md" in llms  # pairs by pattern
     assert "<loc>https://example.org/models/hostile.md</loc>" in fetch(served + "/sitemap.xml")
     assert fetch(served + "/llms-full.txt").startswith(
         "# servebound: the whole site as text\n\nLicense: CC BY 4.0"

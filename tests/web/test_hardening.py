@@ -55,7 +55,7 @@ def test_llms_full_is_encoded_once_and_served_gzip(app: FastAPI) -> None:
     client = TestClient(app)
     plain = client.get("/llms-full.txt", headers={"Accept-Encoding": "identity"})
     assert plain.status_code == 200 and "content-encoding" not in plain.headers
-    assert plain.headers["vary"] == "Accept-Encoding"
+    assert "Accept-Encoding" in [v.strip() for v in plain.headers["vary"].split(",")]  # and Origin (CORS)
     stored = app.state.web.full_text
     ((raw, packed),) = stored.values()
     packed_response = client.get("/llms-full.txt", headers={"Accept-Encoding": "gzip, deflate"})
@@ -99,9 +99,9 @@ def test_pair_where_nothing_fits_has_no_wait(client: TestClient) -> None:
     """The RTX 4090 + a 71 GB model said "does not fit" beside a first-token wait."""
     path = "/pair/nvidia-rtx-4090/laguna-s-2.1-nvfp4-example"
     html = client.get(path).text
-    assert 'data-k="prefill.time_s" data-f="wait">none<' in html
+    assert 'data-k="prefill.time_s" data-f="wait">nothing fits<' in html
     markdown = client.get(path + ".md").text
-    assert "- First-token wait: none: nothing fits in memory (no_resident_fit)" in markdown
+    assert "- First-token wait: nothing fits in memory (no_resident_fit)" in markdown
     assert re.search(r"First-token wait: [\d.]+ (ms|s)", markdown) is None
     data = client.get(
         "/api/prefill",

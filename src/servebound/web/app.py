@@ -34,9 +34,10 @@ from fastapi.responses import Response
 from servebound.errors import shown
 from servebound.web import export as site_export
 from servebound.web.errors import install_error_handlers
+from servebound.web.http_layers import install_http_layers
 from servebound.web.packaged import packaged_static
 from servebound.web.pages import Renderer
-from servebound.web.routes import api, economics, machine, pages
+from servebound.web.routes import api, economics, machine, pages, reference
 from servebound.web.site import SiteData, default_site_data
 from servebound.web.state import FullTextBuilder, NotFoundError, WebState
 
@@ -74,7 +75,8 @@ def create_app(
     site = _site_data(hardware, models)
     renderer = Renderer(site, mode="server", base_url=base_url)
     full = FullTextBuilder(
-        lambda: site_export.iter_markdown(renderer, site), lambda: len(site_export.documents(site))
+        lambda: site_export.iter_markdown(renderer, site),
+        lambda: len(site_export.full_text_documents(site)),
     )
     app = FastAPI(title="servebound", version="0.1.0", description=DESCRIPTION, docs_url=None, redoc_url=None)
     app.state.web = WebState(site, renderer, full, base_url)
@@ -84,8 +86,9 @@ def create_app(
     _serve_static(app)
     _preload()
     install_error_handlers(app)
-    for router in (pages.router, machine.router, api.router, economics.router):
+    for router in (pages.router, machine.router, api.router, economics.router, reference.router):
         app.include_router(router)
+    install_http_layers(app)
     return app
 
 

@@ -21,6 +21,7 @@ from servebound.pricing import resolve_price
 from servebound.strict_json import clean_json
 from servebound.web.figures import Chart, Mark, Series, render_chart
 from servebound.web.site import Pair, SiteHardware
+from servebound.web.words import web_sentence
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,8 @@ def pair_cost(pair: Pair) -> CostView:
         price = resolve_price(hw.hardware, hw.row_price)
     except InputError as exc:
         return CostView(
-            reason=f"No price for this row ({exc.problem}); /api/cost takes usd_per_hour.", api_cost=api
+            reason=f"No price for this row ({web_sentence(exc.problem)}); /api/cost takes usd_per_hour.",
+            api_cost=api,
         )
     if pair.decode_result.batch_mem in (None, 0):
         return CostView(reason="Nothing to price: no session fits.", api_cost=api)

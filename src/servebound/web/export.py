@@ -17,6 +17,7 @@ further (tests).
 
 from __future__ import annotations
 
+import math
 import re
 import shutil
 import time
@@ -48,8 +49,23 @@ class BuildReport:
 
 def pairs(site: SiteData, max_pairs: int | None = None) -> list[tuple[str, str]]:
     """The (hardware id, model id) pairs with a page of their own, model by model, then every other
-    pair the site lists that has a reported run (so each run shown on a pair page has that page)."""
-    out = [(h.id, m.id) for m in site.models if m.native for h in site.hardware]
+    pair the site lists that has a reported run (so each run shown on a pair page has that page).
+
+    A native-format model gets a page on each machine where some format of it could fit: where even
+    its smallest format's weights exceed the memory, no workload fits, the answer is "does not fit"
+    and the page is left out (the static host's file cap); the calculator's ``/pair/`` page and the
+    rank tables say so. Other formats open their native page's calculator (``?profile=``)."""
+    smallest: dict[str, float] = {}
+    for m in site.models:
+        base = m.base_id or m.id
+        smallest[base] = min(smallest.get(base, math.inf), m.adapter.weights.resident)
+    out = [
+        (h.id, m.id)
+        for m in site.models
+        if m.native
+        for h in site.hardware
+        if smallest[m.base_id or m.id] < h.hardware.memory_bytes
+    ]
     out = out if max_pairs is None else out[:max_pairs]
     have = set(out)
     for run in site.validation().runs:
@@ -58,6 +74,11 @@ def pairs(site: SiteData, max_pairs: int | None = None) -> list[tuple[str, str]]
             have.add(key)
             out.append(key)
     return out
+
+
+def full_text_documents(site: SiteData) -> list[Document]:
+    """The documents llms-full.txt holds (and llms.txt links): every indexed page but the pairs."""
+    return documents(site, pair_ids=[])
 
 
 def documents(site: SiteData, pair_ids: Sequence[tuple[str, str]] | None = None) -> list[Document]:
@@ -129,10 +150,16 @@ def iter_pages(
 
 
 def iter_markdown(
-    renderer: Renderer, site: SiteData, pair_ids: Sequence[tuple[str, str]] | None = None
+    renderer: Renderer,
+    site: SiteData,
+    pair_ids: Sequence[tuple[str, str]] | None = None,
+    *,
+    with_pairs: bool = False,
 ) -> Iterator[str]:
     """Every indexed page's markdown mirror, in the order of :func:`documents` (``pair_ids`` as there),
-    for llms-full.txt.
+    for llms-full.txt: the documents (derivation, methodology, economics, validation, the catalog's
+    hardware and model pages and indexes), without the pair pages unless ``with_pairs`` (llms.txt
+    says how to reach any pair; each is one ``.md`` away and in the sitemap).
 
     The same text as :func:`iter_pages` gives, cheaper: pair pages (nearly all of the site) come from
     :meth:`Renderer.pair_markdown`, which skips the HTML, the SVG figures and the MathML, computed
@@ -150,10 +177,13 @@ def iter_markdown(
     yield renderer.models_index().markdown
     for m in site.models:
         yield renderer.model_page(m).markdown
-    query = WorkloadQuery()
-    for hw_id, model_id in pairs(site) if pair_ids is None else pair_ids:
-        pair = compute_pair(site.hardware_by_id[hw_id], site.models_by_id[model_id], query, with_range=False)
-        yield renderer.pair_markdown(pair)
+    if with_pairs:
+        query = WorkloadQuery()
+        for hw_id, model_id in pairs(site) if pair_ids is None else pair_ids:
+            pair = compute_pair(
+                site.hardware_by_id[hw_id], site.models_by_id[model_id], query, with_range=False
+            )
+            yield renderer.pair_markdown(pair)
 
 
 def _html_file(out_dir: Path, path: str) -> Path:
@@ -203,7 +233,8 @@ def build_site(
     for i, page in enumerate(iter_pages(renderer, site, pair_ids), start=1):
         write(_html_file(out_dir, page.path), page.html)
         write(_md_file(out_dir, page.path), page.markdown)
-        markdowns.append(page.markdown)
+        if not page.path.startswith("/pair/"):  # llms-full.txt: the documents, not every pair
+            markdowns.append(page.markdown)
         if progress is not None:
             progress(i, total, page.path)
     write(out_dir / "llms.txt", llms_txt(docs, base_url, renderer.date))
@@ -218,6 +249,8 @@ def build_site(
         data = model_data(m)
         data["native_id"] = natives.get(m.base_id, m.id)
         data["exported_hardware"] = sorted(h for h, mid in exported if mid == m.id)
+        # where its native format's page (and so this profile's calculator) exists
+        data["page_hardware"] = sorted(h for h, mid in exported if mid == data["native_id"])
         write(out_dir / "data" / "models" / f"{m.id}.json", script_json(data))
     write(out_dir / "404.html", renderer.error(404, "path", "no page at this address"))
     # The home form's target: the static copy resolves the pair in the browser.
@@ -233,7 +266,7 @@ def build_site(
     size = sum(p.stat().st_size for p in written)
     return BuildReport(
         out_dir=out_dir,
-        pages=len(markdowns),
+        pages=len(docs),
         pairs=len(pair_ids),
         files=len(written),
         bytes=size,

@@ -28,6 +28,8 @@ from servebound.web.site import Pair
 WIDTH, HEIGHT = 640, 300
 #: A generous width per legend character at the charts' 11 px font (wrapping decisions only).
 LEGEND_CHAR_PX = 7.0
+#: The width a mark label's character is given when choosing which side of its line it goes.
+MARK_CHAR_PX = 6.0
 LEFT, RIGHT, TOP, BOTTOM = 70, 20, 18, 46
 
 
@@ -66,9 +68,9 @@ class Chart:
 
 
 def _nice_step(span: float) -> float:
-    raw = span / 5
+    raw = span / 7  # five to seven labelled ticks
     mag = 10.0 ** math.floor(math.log10(raw))
-    for m in (1.0, 2.0, 2.5, 5.0, 10.0):
+    for m in (1.0, 2.0, 5.0, 10.0):  # no 2.5: a batch or stage axis never shows 2.5 or 7.5
         if raw <= m * mag:
             return float(m * mag)
     return float(10 * mag)
@@ -78,7 +80,13 @@ def _ticks(lo: float, hi: float, log: bool) -> list[float]:
     if log:
         first, last = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
         stride = max(1, math.ceil((last - first) / 8))
-        return [10.0**e for e in range(first, last + 1, stride) if lo <= 10.0**e <= hi * 1.0001]
+        if last - first > 3:  # many decades: a label per decade (or every few)
+            return [10.0**e for e in range(first, last + 1, stride) if lo <= 10.0**e <= hi * 1.0001]
+        # a few decades: 1, 2 and 5 of each, so the axis never shows just one or two labels
+        out = [m * 10.0**e for e in range(first, last + 1) for m in (1.0, 2.0, 5.0)]
+        out = [t for t in out if lo <= t <= hi * 1.0001]
+        if len(out) >= 3:
+            return out
     step = _nice_step(hi - lo) if hi > lo else 1.0
     start = math.ceil(lo / step) * step
     return [start + i * step for i in range(int((hi - start) / step + 1e-9) + 1)]
@@ -174,7 +182,8 @@ def render_chart(chart: Chart) -> Markup:
         if not (sx.lo <= m.value <= sx.hi):
             continue
         x = sx(m.value)
-        anchor = "end" if x > WIDTH - 120 else "start"
+        # a label that would run past the right edge ends at its line instead (6 px a character)
+        anchor = "end" if x + 4 + MARK_CHAR_PX * len(m.label) > WIDTH - RIGHT else "start"
         dx = -4 if anchor == "end" else 4
         out.append(
             f'<g class="mark {e(m.css)}"><line x1="{x:.1f}" x2="{x:.1f}" y1="{TOP}" y2="{HEIGHT - BOTTOM}"/>'
@@ -351,7 +360,9 @@ def memory_parts(pair: Pair) -> tuple[list[BarPart], int]:
     parts = [
         BarPart("weights (resident)", d.resident_bytes, "w"),
         BarPart("runtime overhead", pair.workload.overhead_bytes, "o"),
-        BarPart(f"KV cache, {sessions:,} sessions", sessions * d.kv_alloc_bytes, "kv"),
+        BarPart(
+            f"KV cache, {sessions:,} session{'' if sessions == 1 else 's'}", sessions * d.kv_alloc_bytes, "kv"
+        ),
     ]
     used = sum(p.bytes for p in parts)
     parts.append(BarPart("free", max(0.0, capacity - used), "free"))

@@ -20,6 +20,7 @@ from servebound.parallel import ResolvedSystem, compute_seconds_per_session_step
 from servebound.report import fmt_gb, fmt_rate
 from servebound.web.figures import Chart, Series, render_chart
 from servebound.web.site import SiteHardware, SiteModel
+from servebound.web.text import VERDICT_TEXT
 
 #: Layouts listed on a system page (the JSON API lists all).
 TOP_LAYOUTS = 12
@@ -66,7 +67,7 @@ def _row(r: LayoutResult) -> LayoutRow:
     t = r.times
     return LayoutRow(
         label=r.layout.label,
-        verdict=r.verdict.value,
+        verdict=VERDICT_TEXT[r.verdict.value],
         batch_star="n/a" if r.batch_star is None else f"{r.batch_star:,}",
         sessions="n/a" if r.sessions is None else f"{r.sessions:,}",
         aggregate=fmt_rate(r.aggregate_tok_per_s),

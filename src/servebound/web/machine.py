@@ -53,9 +53,13 @@ class Document:
     description: str = ""
 
 
+#: The group of the pair pages in :func:`servebound.web.export.documents`.
+PAIR_GROUP = "Pairs"
+
+
 def llms_txt(documents: Iterable[Document], base_url: str, date: str) -> str:
-    """The llmstxt.org index: a title, a summary, then a link to every markdown mirror by section,
-    each entry with the date its page was computed."""
+    """The llmstxt.org index, kept short: a title, a summary, a link to every markdown mirror but the
+    pairs' by section, each entry with the date its page was computed, and how to reach any pair."""
     docs = list(documents)
     lines = [
         f"# {SITE_NAME}",
@@ -69,12 +73,26 @@ def llms_txt(documents: Iterable[Document], base_url: str, date: str) -> str:
     groups: dict[str, list[Document]] = {}
     for doc in docs:
         groups.setdefault(doc.group, []).append(doc)
+    pair_count = sum(len(items) for group, items in groups.items() if group.startswith(PAIR_GROUP))
+    groups = {group: items for group, items in groups.items() if not group.startswith(PAIR_GROUP)}
     for group, items in groups.items():
         lines += [f"## {group}", ""]
         for doc in items:
             note = f": {doc.description}" if doc.description else ""
             lines.append(f"- [{_link_text(doc.title)}]({base_url}{mirror_path(doc.path)}) ({date}){note}")
         lines.append("")
+    if pair_count:
+        # A short index: pairs are reached by pattern, not listed (each is one .md away, all in the sitemap).
+        lines += [
+            "## Any pair",
+            "",
+            f"Every hardware x model pair ({pair_count:,} with a page at the default workload) is at "
+            f"`{base_url}/pair/<hardware id>/<model id>.md` (the ids are in the hardware and model indexes "
+            f"above); add a query such as `?alloc_context=32000&read_context=8000&floor=10` for another "
+            f"workload. Every pair page is listed in {base_url}/sitemap.xml; the JSON API answers any pair "
+            f"at `{base_url}/api/decode?hardware=<id>&model=<id>`.",
+            "",
+        ]
     return "\n".join(lines)
 
 

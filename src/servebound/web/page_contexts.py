@@ -13,10 +13,12 @@ from servebound.core.decode import DecodeResult
 from servebound.core.model import ModelAdapter
 from servebound.web.costview import CostView
 from servebound.web.layouts import SystemLayouts
+from servebound.web.nearby import Sideways
 from servebound.web.pairdata import PrefillView
 from servebound.web.query import WorkloadQuery
 from servebound.web.records import HardwareFilters, ModelFilters, ModelRow, RankDisplay, RunDisplay, StatsRow
 from servebound.web.site import SiteHardware, SiteModel
+from servebound.web.words import Remedy
 from servebound.web.work import Work
 
 
@@ -89,6 +91,10 @@ class PairContext:
     #: The decode result record the CLI's --json renders (its JSON names are attributes too).
     d: DecodeResult
     notes: Sequence[str]
+    #: The remedies for a failed gate as links that set the form (empty where every gate passes).
+    remedies: Sequence[Remedy]
+    #: Other formats of this model on this machine; this model on nearby machines.
+    sideways: Sideways
     p: PrefillView | None
     q: WorkloadQuery
     prefill_error: str | None

@@ -27,6 +27,7 @@ from servebound.web import figures
 from servebound.web.costview import economics_context, pair_cost, render_cost_charts
 from servebound.web.layouts import layout_model, system_layouts
 from servebound.web.mathml import mathml
+from servebound.web.nearby import sideways
 from servebound.web.packaged import packaged_templates
 from servebound.web.page_contexts import (
     DerivationContext,
@@ -80,6 +81,17 @@ from servebound.web.text import (
     mirror_path,
     pair_path,
     site_date,
+)
+from servebound.web.words import (
+    assumption_rows,
+    fact_label,
+    fact_value,
+    linkify,
+    number,
+    plural,
+    remedies,
+    source_notes,
+    web_sentence,
 )
 from servebound.web.work import Work, decode_work, prefill_work
 
@@ -143,7 +155,15 @@ class Renderer:
             trim_blocks=False,
             finalize=visible_value,
         )
-        self.env.globals.update(formats, mathml=mathml, inputs=DECLARED_INPUTS)
+        self.env.globals.update(
+            formats,
+            mathml=mathml,
+            inputs=DECLARED_INPUTS,
+            plural=plural,
+            linkify=linkify,
+            source_notes=source_notes,
+        )
+        self.env.filters.update(fact_value=fact_value, fact_label=fact_label, number=number)
         self.md_env = Environment(
             loader=templates,
             autoescape=False,
@@ -155,6 +175,8 @@ class Renderer:
         self.md_env.globals.update(
             formats, license_name=LICENSE_NAME, license_url=LICENSE_URL, site_name=SITE_NAME
         )
+        self.md_env.globals.update(plural=plural)
+        self.md_env.filters.update(fact_value=fact_value, fact_label=fact_label, number=number)
         self.md_env.filters.update(md=md, md_url=md_url, mirror=mirror_path, json=json.dumps, quote=quote)
 
     # ---------------------------------------------------------------------------------------------
@@ -322,12 +344,14 @@ class Renderer:
             hw=hw,
             m=m,
             d=d,
-            notes=decode_notes(d),
+            notes=[web_sentence(n) for n in decode_notes(d)],
+            remedies=remedies(d, hw.id, m.id, params),
+            sideways=sideways(hw, m, self.site.hardware, self.site.models, self.pair_href),
             p=p,
             q=pair.query,
             prefill_error=pair.prefill_error,
             verdict_text=verdict,
-            fits_text=f"Yes: {fmt_int(d.batch_mem)} sessions fit" if fits else verdict,
+            fits_text=f"Yes: {plural(d.batch_mem, 'session fits', 'sessions fit')}" if fits else verdict,
             single=single,
             agg=agg,
             workload=workload_text(pair),
@@ -335,8 +359,10 @@ class Renderer:
             capacity_bytes=hw.hardware.memory_bytes,
             floor=pair.workload.floor_tok_per_s,
             work=decode_work(pair) + prefill_work(pair) if work is None else work,
-            assumptions=flat_assumptions(
-                workload_assumptions(d.workload, hardware=d.hardware, model=d.model, compute=d.compute)
+            assumptions=assumption_rows(
+                flat_assumptions(
+                    workload_assumptions(d.workload, hardware=d.hardware, model=d.model, compute=d.compute)
+                )
             ),
             query_string=urlencode(params),
             api_decode=api_decode,

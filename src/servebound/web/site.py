@@ -31,6 +31,7 @@ from servebound.report import decode_json, prefill_json
 from servebound.runs.validation import ReportedRun, ValidationSummary, reported_runs_for, validation_summary
 from servebound.web.query import MAX_SITE_CONTEXT_TOKENS as MAX_SITE_CONTEXT_TOKENS
 from servebound.web.query import WorkloadQuery
+from servebound.web.words import fact_value
 
 #: The default prompt of a pair page (cut to the reserved context and the model's limit).
 DEFAULT_PROMPT_TOKENS = DEFAULT_RANK_PROMPT_TOKENS
@@ -153,7 +154,8 @@ def site_model(entry: Any) -> SiteModel:
     facts: dict[str, str] = {}
     if imported is not None:
         steps = tuple((s.quantity, float(s.value), s.formula) for s in imported.steps)
-        facts = {str(k): str(v) for k, v in dict(imported.facts).items()}
+        # In words (no reprs): a dict of block counts reads "MoE x 48", a flag "yes", an empty tuple nothing.
+        facts = {str(k): fact_value(v) for k, v in dict(imported.facts).items() if fact_value(v)}
     source = _source_dict(getattr(entry, "source", None))
     catalog_entry = getattr(entry, "entry", None)
     # A CatalogModel's model-card figures: a mapping (total, active, source, what they count) or None.

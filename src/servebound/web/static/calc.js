@@ -532,7 +532,7 @@
   /* servebound.web.figures._nice_step and _ticks: derivation.js's live figures and site.js's charts
    * both draw their axes with these, so their ticks fall where the server's do */
   function niceStep(span) {
-    var raw = span / 5, mag = Math.pow(10.0, Math.floor(Math.log10(raw))), ms = [1.0, 2.0, 2.5, 5.0, 10.0];
+    var raw = span / 7, mag = Math.pow(10.0, Math.floor(Math.log10(raw))), ms = [1.0, 2.0, 5.0, 10.0];
     for (var i = 0; i < ms.length; i++) if (raw <= ms[i] * mag) return ms[i] * mag;
     return 10 * mag;
   }
@@ -541,8 +541,13 @@
     if (log) {
       var first = Math.floor(Math.log10(lo)), last = Math.ceil(Math.log10(hi));
       var stride = Math.max(1, Math.ceil((last - first) / 8));
-      for (var e = first; e <= last; e += stride) { var t = Math.pow(10.0, e); if (lo <= t && t <= hi * 1.0001) out.push(t); }
-      return out;
+      if (last - first > 3) {
+        for (var e = first; e <= last; e += stride) { var t = Math.pow(10.0, e); if (lo <= t && t <= hi * 1.0001) out.push(t); }
+        return out;
+      }
+      for (var d = first; d <= last; d++) [1.0, 2.0, 5.0].forEach(function (m) { var v = m * Math.pow(10.0, d); if (lo <= v && v <= hi * 1.0001) out.push(v); });
+      if (out.length >= 3) return out;
+      out = [];
     }
     var step = hi > lo ? niceStep(hi - lo) : 1.0, start = Math.ceil(lo / step) * step;
     var n = Math.trunc((hi - start) / step + 1e-9) + 1;

@@ -214,7 +214,7 @@
     });
     (chart.xMarks || []).forEach(function (m, i) {
       if (!(sx.lo <= m.value && m.value <= sx.hi)) return;
-      var x = sx(m.value), anchor = x > W - 120 ? "end" : "start", dx = anchor === "end" ? -4 : 4;
+      var x = sx(m.value), anchor = x + 4 + 6 * m.label.length > W - RIGHT ? "end" : "start", dx = anchor === "end" ? -4 : 4;
       out.push('<g class="mark ' + esc(m.css) + '"><line x1="' + fixed(x, 1) + '" x2="' + fixed(x, 1) + '" y1="' + TOP + '" y2="' +
         (H - BOTTOM) + '"/><text x="' + fixed(x + dx, 1) + '" y="' + (TOP + 12 + 14 * i) + '" text-anchor="' + anchor + '">' +
         esc(m.label) + "</text></g>");

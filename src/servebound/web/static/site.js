@@ -66,7 +66,7 @@
     int0: function (v) { return v === null || v === undefined ? "n/a" : grouped(v, 0); },
     s: function (v) { return v === null || v === undefined ? "n/a" : (v >= 1 ? grouped(v, 2) + " s" : grouped(v * 1e3, 1) + " ms"); },
     // a first-token wait: none where nothing fits (prefill --json gives time_s null there)
-    wait: function (v) { return v === null || v === undefined ? "none" : FMT.s(v); },
+    wait: function (v) { return v === null || v === undefined ? "nothing fits" : FMT.s(v); },
     num: function (v) { return v === null || v === undefined ? "n/a" : String(+v); }
   };
   // Where the site is served from: "" at a domain's root, "/sub" for build-site --base-url https://host/sub.
@@ -148,7 +148,7 @@
     });
     (chart.xMarks || []).forEach(function (m, i) {
       if (m.value < sx.lo || m.value > sx.hi) return;
-      var x = sx(m.value), end = x > W - 120;
+      var x = sx(m.value), end = x + 4 + 6 * m.label.length > W - RIGHT;
       var g = el("g", { "class": "mark " + m.css });
       g.appendChild(el("line", { x1: x, x2: x, y1: TOP, y2: H - BOTTOM }));
       g.appendChild(el("text", { x: x + (end ? -4 : 4), y: TOP + 12 + 14 * i, "text-anchor": end ? "end" : "start" }, m.label));
@@ -273,7 +273,7 @@
     var sessions = d.forced ? d.forced.batch : (d.batch_star || d.batch_mem || 0);
     var C = data.hardware.memory_bytes;
     var parts = [["weights (resident)", d.resident_bytes, "w"], ["runtime overhead", q.overhead_gb * 1e9, "o"],
-                 ["KV cache, " + FMT.int(sessions) + " sessions", sessions * d.kv_alloc_bytes, "kv"]];
+                 ["KV cache, " + FMT.int(sessions) + (sessions === 1 ? " session" : " sessions"), sessions * d.kv_alloc_bytes, "kv"]];
     var used = parts.reduce(function (a, p) { return a + p[1]; }, 0);
     parts.push(["free", Math.max(0, C - used), "free"]);
     var total = Math.max(C, used + parts[3][1]);
@@ -311,7 +311,7 @@
     var all = { prefill: NOTHING_FITS[d.verdict] ? noWait(p) : p, floor_tok_s: q.floor };
     for (var k in d) if (d.hasOwnProperty(k)) all[k] = d[k];
     all.verdict_text = data.verdicts[d.verdict];
-    all.fits_text = d.verdict === "floor_fit" || d.verdict === "no_floor" ? "Yes: " + FMT.int(d.batch_mem) + " sessions fit" : data.verdicts[d.verdict];
+    all.fits_text = d.verdict === "floor_fit" || d.verdict === "no_floor" ? "Yes: " + FMT.int(d.batch_mem) + (d.batch_mem === 1 ? " session fits" : " sessions fit") : data.verdicts[d.verdict];
     all.overhead_bytes = (d.assumptions ? d.assumptions.overhead_gb : data.query.overhead_gb) * 1e9;
     document.querySelectorAll("#results [data-k]").forEach(function (node) {
       var v = lookup(all, node.getAttribute("data-k"));
@@ -410,7 +410,19 @@
         // Pages exist for native-format profiles; other profiles open the native page's calculator.
         fetchJSON(BASE + "/data/models/" + encodeURIComponent(M) + ".json").then(function (j) {
           if (j.exported_hardware.indexOf(H) >= 0) location.replace(BASE + "/pair/" + encodeURIComponent(H) + "/" + encodeURIComponent(M) + "/");
-          else location.replace(BASE + "/pair/" + encodeURIComponent(H) + "/" + encodeURIComponent(j.native_id) + "/?profile=" + encodeURIComponent(M));
+          else if ((j.page_hardware || [H]).indexOf(H) >= 0) location.replace(BASE + "/pair/" + encodeURIComponent(H) + "/" + encodeURIComponent(j.native_id) + "/?profile=" + encodeURIComponent(M));
+          else {
+            // No page: not even this model's smallest format fits in this machine's memory.
+            var main = document.querySelector("main"), p = document.createElement("p");
+            p.className = "verdict v no_resident_fit";
+            p.id = "no-page";
+            p.textContent = j.name + " does not fit on " + H + ": its weights alone exceed the memory, at any workload. ";
+            var a = document.createElement("a");
+            a.href = BASE + "/models/" + encodeURIComponent(M) + "/";
+            a.textContent = "The machines it fits on";
+            p.appendChild(a);
+            main.insertBefore(p, main.firstChild.nextSibling);
+          }
         }).catch(function () {
           location.replace(BASE + "/pair/" + encodeURIComponent(H) + "/" + encodeURIComponent(M) + "/");
         });
