@@ -329,6 +329,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per mutant")
     parser.add_argument("--report", type=Path, default=None, help="also write the report to this file")
+    parser.add_argument("--resume", type=Path, default=None, help="keep the verdicts an earlier log printed")
     parser.add_argument("--rescore", type=Path, default=None, help="score an earlier run's printed log")
     parser.add_argument(
         "--recheck", type=Path, default=None, help="run an earlier log's survivors again, then score it"
@@ -347,6 +348,12 @@ def main() -> None:
         key=lambda m: (m.module, m.line, m.col),
     )
     covering = coverage_map()
+    done: dict[str, str] = {}
+    if args.resume:  # verdicts an interrupted run of the same sample already printed
+        found = re.findall(
+            r"^\[\d+/\d+\] (killed|survived|timeout) +(.+)$", args.resume.read_text(), flags=re.M
+        )
+        done = {key: verdict for verdict, key in found}
     print(f"{len(sites)} mutation sites in core/; running {len(chosen)} (seed {args.seed})", flush=True)
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -355,6 +362,8 @@ def main() -> None:
         started = time.monotonic()
 
         def one(mutant: Mutant) -> tuple[Mutant, str]:
+            if mutant.key in done:
+                return mutant, done[mutant.key]
             scratch = free.pop()
             try:
                 # A line no test's context saw runs at import (a constant, a default): the whole set.

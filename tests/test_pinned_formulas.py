@@ -261,3 +261,51 @@ def test_step_curve_emits_b_rho_tokens_a_step() -> None:
     c = step_curve(HW, TARGET, Workload(floor_tok_per_s=1.0, speculation=SPEC, **CONTEXTS), [1])
     assert float(c.tok_per_s[0]) == pytest.approx(2.5 / 8.6e-3, rel=1e-12)
     assert float(c.memory_time_s[0]) == pytest.approx(1.3013e-3, rel=1e-12)
+
+
+def test_context_range_samples_both_sides_of_the_floor_edge() -> None:
+    # No compute, W = 1e9 B, K = 1e5 B/token: batch 1 runs at R / (W + K L) = 1e12 / (1e9 + 1e5 L), which
+    # is exactly r* = 500 tok/s at L = 10,000 and below it from 10,001 on: the curve holds both points.
+    from servebound.core.decode_range import decode_context_range
+
+    model = ModelAdapter(
+        "edge",
+        "edge",
+        Weights(0.0, 1 * GB),
+        KVShape(global_bytes_per_token=1e5),
+        KVShape(global_bytes_per_token=1e5),
+    )
+    w = Workload(
+        overhead_bytes=0.0, alloc_context_tokens=20_000, read_context_tokens=1000, floor_tok_per_s=500.0
+    )
+    rng = decode_context_range(HW, model, w)
+    assert rng.floor_read_context_tokens == 10_000 and rng.max_read_context_tokens == 20_000
+    assert rng.curve is not None
+    points = dict(
+        zip(rng.curve.read_context_tokens.tolist(), rng.curve.single_session_tok_per_s.tolist(), strict=True)
+    )
+    assert points[10_000] == pytest.approx(500.0, rel=1e-15)
+    assert points[10_001] == pytest.approx(1e12 / (1e9 + 1e5 * 10_001), rel=1e-12)
+
+
+def test_context_range_with_room_for_exactly_one_session() -> None:
+    # W = 1 GB, K = 3e6 B/token reserved at 20,000 tokens: K_alloc = 60 GB, margin = 100 - 1 = 99 GB, so
+    # b_mem = floor(99 / 60) = 1. One session runs at R / (W + K L_read) = 1e12 / (1e9 + 3e9) = 250 tok/s at
+    # L_read = 1,000, and b* = 1 there, in the range's curve as in decode().
+    from servebound.core.decode_range import context_curve
+
+    model = ModelAdapter(
+        "one",
+        "one",
+        Weights(0.0, 1 * GB),
+        KVShape(global_bytes_per_token=3e6),
+        KVShape(global_bytes_per_token=3e6),
+    )
+    w = Workload(
+        overhead_bytes=0.0, alloc_context_tokens=20_000, read_context_tokens=1000, floor_tok_per_s=1.0
+    )
+    r = decode(HW, model, w)
+    assert r.batch_mem == 1 and r.batch_star == 1
+    curve = context_curve(HW, model, w, [1000])
+    assert int(curve.batch_star[0]) == 1
+    assert float(curve.aggregate_tok_per_s[0]) == pytest.approx(250.0, rel=1e-12)
