@@ -15,7 +15,10 @@ Needs pytest-cov beside the test extra (``pip install pytest-cov``). Two phases:
 A survivor named in ``bench/mutation_equivalents.toml`` (module, line, the original and the mutated
 text, and why no observable answer can change) is reported as equivalent; the score counts it as
 neither killed nor survived. Every other survivor is printed: each needs a test, or a reason there.
-Not part of CI (it takes tens of minutes); the README quotes its last score.
+``--rescore LOG`` scores an earlier run's printed log with the equivalents file as it is now;
+``--recheck LOG`` also runs that log's survivors again against the whole kill set, so a test written
+for a survivor shows as its kill. Not part of CI (it takes tens of minutes); the README quotes its last
+score.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -325,7 +329,18 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per mutant")
     parser.add_argument("--report", type=Path, default=None, help="also write the report to this file")
+    parser.add_argument("--resume", type=Path, default=None, help="keep the verdicts an earlier log printed")
+    parser.add_argument("--rescore", type=Path, default=None, help="score an earlier run's printed log")
+    parser.add_argument(
+        "--recheck", type=Path, default=None, help="run an earlier log's survivors again, then score it"
+    )
     args = parser.parse_args()
+    if args.rescore or args.recheck:
+        text = rescore(args.rescore) if args.rescore else recheck(args.recheck, args.timeout)
+        print(text)
+        if args.report:
+            args.report.write_text(text + "\n")
+        return
 
     sites = [m for path in sorted(CORE.glob("*.py")) for m in mutants_of(path)]
     chosen = sorted(
@@ -333,7 +348,12 @@ def main() -> None:
         key=lambda m: (m.module, m.line, m.col),
     )
     covering = coverage_map()
-    equivalents = load_equivalents()
+    done: dict[str, str] = {}
+    if args.resume:  # verdicts an interrupted run of the same sample already printed
+        found = re.findall(
+            r"^\[\d+/\d+\] (killed|survived|timeout) +(.+)$", args.resume.read_text(), flags=re.M
+        )
+        done = {key: verdict for verdict, key in found}
     print(f"{len(sites)} mutation sites in core/; running {len(chosen)} (seed {args.seed})", flush=True)
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -342,6 +362,8 @@ def main() -> None:
         started = time.monotonic()
 
         def one(mutant: Mutant) -> tuple[Mutant, str]:
+            if mutant.key in done:
+                return mutant, done[mutant.key]
             scratch = free.pop()
             try:
                 # A line no test's context saw runs at import (a constant, a default): the whole set.
@@ -357,23 +379,60 @@ def main() -> None:
                 print(f"[{i}/{len(chosen)}] {verdict:8} {mutant.key}", flush=True)
         elapsed = time.monotonic() - started
 
-    killed = sum(v in ("killed", "timeout") for _, v in results)
-    survivors = [m for m, v in results if v == "survived"]
-    equivalent = [m for m in survivors if m.key in equivalents]
-    live = [m for m in survivors if m.key not in equivalents]
-    scored = len(results) - len(equivalent)
-    lines = [
-        f"mutants run: {len(results)} of {len(sites)} sites (seed {args.seed}), {elapsed / 60:.1f} min",
-        f"killed: {killed}; equivalent: {len(equivalent)}; survived: {len(live)}",
-        f"score: {killed}/{scored} = {100 * killed / max(scored, 1):.1f} % of the non-equivalent mutants",
-    ]
-    lines += [f"  equivalent {m.key}: {equivalents[m.key]}" for m in equivalent]
-    lines += [f"  SURVIVED   {m.key}" for m in live]
-    text = "\n".join(lines)
+    text = report([(v, m.key) for m, v in results], len(sites), args.seed, elapsed)
     print(text)
     if args.report:
         args.report.write_text(text + "\n")
-    sys.exit(1 if live else 0)
+    sys.exit(1 if "SURVIVED" in text else 0)
+
+
+def report(results: list[tuple[str, str]], sites: int, seed: int, elapsed_s: float) -> str:
+    """The score over (verdict, mutant key) pairs, with the equivalents file read now (a survivor
+    judged equivalent after a run counts as such when its log is rescored)."""
+    equivalents = load_equivalents()
+    killed = sum(v in ("killed", "timeout") for v, _ in results)
+    timeouts = sum(v == "timeout" for v, _ in results)
+    survivors = [k for v, k in results if v == "survived"]
+    equivalent = [k for k in survivors if k in equivalents]
+    live = [k for k in survivors if k not in equivalents]
+    scored = len(results) - len(equivalent)
+    lines = [
+        f"mutants run: {len(results)} of {sites} sites (seed {seed}), {elapsed_s / 60:.1f} min",
+        f"killed: {killed} ({timeouts} by a timeout); equivalent: {len(equivalent)}; survived: {len(live)}",
+        f"score: {killed}/{scored} = {100 * killed / max(scored, 1):.1f} % of the non-equivalent mutants",
+    ]
+    lines += [f"  equivalent {k}: {equivalents[k]}" for k in equivalent]
+    lines += [f"  SURVIVED   {k}" for k in live]
+    return "\n".join(lines)
+
+
+def recheck(log: Path, timeout_s: float) -> str:
+    """An earlier run's log with each survivor run again against the whole kill set as it is now
+    (a test written for a survivor kills it here), then scored."""
+    text = log.read_text()
+    results = re.findall(r"^\[\d+/\d+\] (killed|survived|timeout) +(.+)$", text, flags=re.M)
+    by_key = {m.key: m for path in sorted(CORE.glob("*.py")) for m in mutants_of(path)}
+    equivalents = load_equivalents()
+    with tempfile.TemporaryDirectory() as tmp:
+        scratch = _scratch_copy(Path(tmp))
+        again = []
+        for verdict, key in results:
+            if verdict == "survived" and key not in equivalents and key in by_key:
+                verdict = run_mutant(by_key[key], list(KILL_SET), scratch, timeout_s)
+                print(f"rechecked: {verdict:8} {key}", flush=True)
+            again.append((verdict, key))
+    header = re.search(r"^(\d+) mutation sites in core/; running \d+ \(seed (\d+)\)", text, flags=re.M)
+    sites, seed = (int(header.group(1)), int(header.group(2))) if header else (0, 0)
+    return report(again, sites, seed, 0.0)
+
+
+def rescore(log: Path) -> str:
+    """The report of an earlier run from the lines it printed (``[i/n] verdict key``)."""
+    text = log.read_text()
+    results = re.findall(r"^\[\d+/\d+\] (killed|survived|timeout) +(.+)$", text, flags=re.M)
+    header = re.search(r"^(\d+) mutation sites in core/; running \d+ \(seed (\d+)\)", text, flags=re.M)
+    sites, seed = (int(header.group(1)), int(header.group(2))) if header else (0, 0)
+    return report(list(results), sites, seed, 0.0)
 
 
 if __name__ == "__main__":
