@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from servebound.catalog.hardware import DeviceRow, load_hardware_catalog
+from servebound.catalog.hardware import load_hardware_catalog
+from servebound.catalog.hardware_schema import DeviceRow
 from servebound.catalog.lint import device_problems
 from servebound.core.cost import HOURS_PER_YEAR, OwnedCost, cost_curve, usd_per_mtok
 from servebound.core.decode import step_curve
