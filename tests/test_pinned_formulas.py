@@ -309,3 +309,12 @@ def test_context_range_with_room_for_exactly_one_session() -> None:
     curve = context_curve(HW, model, w, [1000])
     assert int(curve.batch_star[0]) == 1
     assert float(curve.aggregate_tok_per_s[0]) == pytest.approx(250.0, rel=1e-12)
+
+
+def test_a_window_of_no_tokens_holds_no_growing_cache() -> None:
+    # K(L) = g L + l min(L, w) + s: with g = 0 and w = 0 the local part is l min(L, 0) = 0 at every L, so the
+    # cache does not grow with context (only with a window of at least one token, or a global part).
+    assert not KVShape(local_bytes_per_token=5.0, window_tokens=0, state_bytes=1e6).grows_with_context
+    assert KVShape(local_bytes_per_token=5.0, window_tokens=1).grows_with_context
+    assert KVShape(global_bytes_per_token=1e-9).grows_with_context
+    assert KVShape(local_bytes_per_token=5.0, window_tokens=0).bytes_at(10_000) == 0.0
