@@ -318,3 +318,27 @@ def test_a_window_of_no_tokens_holds_no_growing_cache() -> None:
     assert KVShape(local_bytes_per_token=5.0, window_tokens=1).grows_with_context
     assert KVShape(global_bytes_per_token=1e-9).grows_with_context
     assert KVShape(local_bytes_per_token=5.0, window_tokens=0).bytes_at(10_000) == 0.0
+
+
+def test_longest_context_within_a_budget_by_hand() -> None:
+    # K(L) = g L + l min(L, w) + s. A window-only cache (g = 0, l = 10 B, w = 100) holds at most 1,000 B:
+    # 500 B holds L = 50, 999 B holds 99, and 1,000 B holds every L (None: never exceeded).
+    window_only = KVShape(local_bytes_per_token=10.0, window_tokens=100)
+    assert [window_only.max_context_within(b) for b in (500.0, 999.0, 1000.0)] == [50, 99, None]
+    # With g = 1 B as well: 11 B/token inside the window, so 500 B holds floor(500 / 11) = 45; 1,100 B is
+    # the full window, L = 100; past it 1 B/token: 1,150 B holds 100 + 50 = 150.
+    both = KVShape(global_bytes_per_token=1.0, local_bytes_per_token=10.0, window_tokens=100)
+    assert [both.max_context_within(b) for b in (500.0, 1100.0, 1150.0)] == [45, 100, 150]
+    # Below the recurrent state nothing fits (-1).
+    assert KVShape(global_bytes_per_token=1.0, state_bytes=10.0).max_context_within(5.0) == -1
+
+
+def test_longest_context_when_rounding_hides_the_per_token_bytes() -> None:
+    # s = 1e20 B swamps g = 1e-3 B/token (one ulp of 1e20 is 16,384 B), so the closed form's neighbours
+    # all round to the budget and the search falls back to bisecting K itself: an integer L near
+    # 1e6 / 1e-3 = 1e9 tokens with K(L) within the budget.
+    k = KVShape(global_bytes_per_token=1e-3, state_bytes=1e20)
+    budget = 1e20 + 1e6
+    found = k.max_context_within(budget)
+    assert isinstance(found, int) and abs(found - 1e9) < 2e7
+    assert k.bytes_at(found) <= budget < k.bytes_at(found + 10**8)
