@@ -342,3 +342,95 @@ def test_longest_context_when_rounding_hides_the_per_token_bytes() -> None:
     found = k.max_context_within(budget)
     assert isinstance(found, int) and abs(found - 1e9) < 2e7
     assert k.bytes_at(found) <= budget < k.bytes_at(found + 10**8)
+
+
+def _moe_layout_model() -> ModelAdapter:
+    # MoE: always-on 1 GB, 8 routed experts of 0.1 GB, k = 2; K = 1,000 B/token; 4 layers, all MoE,
+    # d = 1,000, 8 query and 8 cache heads.
+    from servebound import Experts
+
+    return ModelAdapter(
+        "moe",
+        "moe",
+        Weights(0.0, 1 * GB, 0.1 * GB, Experts(8, 2)),
+        KVShape(global_bytes_per_token=1000.0),
+        KVShape(global_bytes_per_token=1000.0),
+        shape=LayerShape(layers=4, hidden_size=1000, query_heads=8, cache_shards=8, moe_layers=4),
+    )
+
+
+def test_tensor_parallel_step_over_two_domains_by_hand() -> None:
+    # 4 devices (R = 1e12 B/s) in scale-up domains of 2 (1e11 B/s inside, 1e10 B/s between); tp = 4 spans
+    # both domains, so its all-reduce runs at scale-out's 1e10 B/s. At b = 10, c = 1e-4 s, e_a = 2 B:
+    # all-reduce: b x 2 (L / pp) x 2 (tp - 1) / tp x (tp / G) x d e_a / B = 10 x 2 x 4 x 2 x 0.75 x 1 x 2,000
+    #   / 1e10 = 2.4e-5 s.
+    # memory: [W_on / (tp pp) + w_e m(10) / (G pp) + b (tp / G) K_read / (h pp)] / R, m(10) = 8 (1 - 0.75^10)
+    #   = 7.549..., h = min(tp, 8) = 4: [2.5e8 + 1e8 x 7.549... / 4 + 10 x 1e6 / 4] / 1e12 s.
+    # compute: b c / (G pp) = 10 x 1e-4 / 4 = 2.5e-4 s. No hop (pp = 1), no all-to-all (ep = 1).
+    device = Hardware("d", "d", 100 * GB, 1000 * GB)
+    system = System(device, 4, Interconnect(2, 1e11, 1e10, "up", "out"))
+    t = times_at(
+        system,
+        _moe_layout_model(),
+        Layout(4, 1, 1, 1),
+        10,
+        Workload(**CONTEXTS),
+        compute_s_per_session_step=1e-4,
+    )
+    touched = 8 * (1 - 0.75**10)
+    memory = (2.5e8 + 1e8 * touched / 4 + 10 * 1e6 / 4) / 1e12
+    assert t.all_reduce_s == pytest.approx(2.4e-5, rel=1e-12)
+    assert t.all_to_all_s == 0.0 and t.hop_s == 0.0
+    assert t.memory_s == pytest.approx(memory, rel=1e-12)
+    assert t.compute_s == pytest.approx(2.5e-4, rel=1e-12)
+    assert t.token_s == pytest.approx(memory, rel=1e-12)
+
+
+def test_expert_parallel_all_to_all_over_two_domains_by_hand() -> None:
+    # ep = 4 over the same 4 devices: from device 0 one peer shares its domain (1/G of its tokens' expert
+    # copies at 1e11 B/s), two do not (2/G at scale-out): per byte max(1/4/1e11, 2/4/B_out).
+    # all-to-all per session: 2 (L_moe / pp) k / G x d e_a x that = 2 x 4 x 2 / 4 x 2,000 x that.
+    # B_out = 1e10: 4 x 2,000 x 5e-11 = 4e-7 s per session, 4e-6 s at b = 10; memory binds.
+    # B_out = 1e7: 4 x 2,000 x 5e-8 = 4e-4 s per session, 4e-3 s at b = 10, above memory
+    #   [1e9 + 1e8 x 7.549... / 4 + 10 x 1e6 / 4] / 1e12 = 1.19e-3 s: communication binds the step.
+    from servebound.core.layout import BoundBy
+
+    device = Hardware("d", "d", 100 * GB, 1000 * GB)
+    for out, per_session in ((1e10, 4e-7), (1e7, 4e-4)):
+        system = System(device, 4, Interconnect(2, 1e11, out, "up", "out"))
+        t = times_at(system, _moe_layout_model(), Layout(1, 4, 1, 1), 10, Workload(**CONTEXTS))
+        assert t.all_to_all_s == pytest.approx(10 * per_session, rel=1e-12)
+        assert t.all_reduce_s == 0.0
+    assert t.bound_by is BoundBy.COMMUNICATION
+    assert t.token_s == pytest.approx(4e-3, rel=1e-12)
+
+
+def test_a_layout_with_half_a_byte_of_margin_still_holds_its_weights() -> None:
+    # One device of C = 100 GB holding W_resident = 100 GB - 0.5 B with O = 0: the weights fit with
+    # 0.5 B to spare, and a cache of 1e-4 B per session leaves room for 5,000 sessions.
+    from servebound.core.layout import LayoutVerdict, evaluate_layout
+
+    model = ModelAdapter(
+        "full",
+        "full",
+        Weights(0.0, 100 * GB - 0.5),
+        KVShape(global_bytes_per_token=1e-7),
+        KVShape(global_bytes_per_token=1e-7),
+        shape=LayerShape(layers=4, hidden_size=1000, query_heads=8, cache_shards=8),
+    )
+    system = System(Hardware("d", "d", 100 * GB, 1000 * GB), 1, Interconnect.ideal_for(1))
+    result = evaluate_layout(system, model, Layout(), Workload(floor_tok_per_s=1.0, **CONTEXTS))
+    assert result.verdict is not LayoutVerdict.NO_RESIDENT_FIT
+    assert result.per_device.free_bytes >= 0
+
+
+def test_rl_tokens_at_equal_cost_by_hand() -> None:
+    # D_inf = 50e6 tok/s x 60 days x 86,400 s = 2.592e14 tokens; RL at c_rl = 4 FLOPs per parameter-token
+    # and eta = 0.3 costs the same at 2 eta D_inf / c_rl = 0.15 D_inf = 3.888e13 tokens; pretraining at
+    # D_inf / 3 = 8.64e13.
+    from servebound.core.economics import equal_cost
+
+    e = equal_cost(50e6, 60 * 86_400.0, 100e9)
+    assert e.inference_tokens == pytest.approx(2.592e14, rel=1e-12)
+    assert e.rl_tokens_equal_cost == pytest.approx(3.888e13, rel=1e-12)
+    assert e.pretrain_tokens_equal_cost == pytest.approx(8.64e13, rel=1e-12)
