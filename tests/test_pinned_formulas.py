@@ -434,3 +434,60 @@ def test_rl_tokens_at_equal_cost_by_hand() -> None:
     assert e.inference_tokens == pytest.approx(2.592e14, rel=1e-12)
     assert e.rl_tokens_equal_cost == pytest.approx(3.888e13, rel=1e-12)
     assert e.pretrain_tokens_equal_cost == pytest.approx(8.64e13, rel=1e-12)
+
+
+def test_a_layout_degree_below_one_is_refused() -> None:
+    from servebound.core.system import layout_problem
+
+    system = System(Hardware("d", "d", 100 * GB, 1000 * GB), 8, Interconnect.ideal_for(8))
+    for layout in (Layout(0, 1, 1, 1), Layout(1, 1, 0, 1), Layout(1, 1, 1, 0)):
+        assert layout_problem(system, _moe_layout_model(), layout) == "every degree must be at least 1"
+
+
+def test_parameter_form_weights_by_hand() -> None:
+    # Dense, e_w = 0.5 B: P_embed = 1e9 untied -> 0.5e9 B resident and not swept; always-on
+    # (P_total - P_embed) e_w = 9e9 x 0.5 = 4.5e9 B; W_resident = 5e9 B.
+    w = Weights.from_params(bytes_per_param=0.5, total_params=10e9, active_params=10e9, embedding_params=1e9)
+    assert (w.embedding_bytes, w.always_on_bytes, w.resident) == pytest.approx((0.5e9, 4.5e9, 5e9), rel=1e-12)
+
+
+def test_prefill_flops_per_token_and_the_crossover_by_hand() -> None:
+    # a_pf = 2 P_lin + a_attn: with P_lin = 1e9 and no attention, 2e9 FLOPs per prompt token.
+    # S* = W F / (2 P_lin R) for a dense model: tiny P_lin = 0.5 with W = 1 B at F = R gives S* = 1.
+    from servebound.core.prefill_cost import compute_per_prompt_token, crossover_tokens
+
+    shape = PrefillShape(linear_active_params=1e9)
+    assert float(compute_per_prompt_token(shape, 1.0, 0.0)) == pytest.approx(2e9, rel=1e-12)
+    tiny = ModelAdapter(
+        "t", "t", Weights(0.0, 1.0), KVShape(), KVShape(), PrefillShape(linear_active_params=0.5)
+    )
+    assert crossover_tokens(tiny, linear_flop_per_s=1e12, bandwidth_bytes_per_s=1e12) == pytest.approx(1.0)
+
+
+def test_attention_needs_a_rate_only_where_it_has_flops() -> None:
+    # Sliding-window FLOPs count only with a window of at least one token.
+    from servebound.core.rates import mode_rates
+
+    def needs(local: float, window: int) -> bool:
+        shape = PrefillShape(1e9, attention_local_flops_per_pair=local, attention_window_tokens=window)
+        return mode_rates(HW, shape).needs_attention
+
+    assert [needs(100.0, 0), needs(100.0, 1), needs(0.0, 512)] == [False, True, False]
+
+
+def test_a_whole_number_of_systems_within_rounding_is_not_rounded_up() -> None:
+    # 110 sessions within rounding (1.1 / 0.01 = 110.00000000000001) at 10 sessions per system need 11
+    # systems, not 12.
+    from servebound.core.plan import plan_fleet
+
+    plan = plan_fleet(
+        sessions_per_system=10,
+        per_session_tok_per_s=1.0,
+        prefill_s=1.0,
+        prefill_parallel_prompts=1,
+        prompt_tokens=1,
+        output_tokens=1,
+        devices_per_system=1,
+        users=1.1 / 0.01,
+    )
+    assert plan.decode_systems == 11
