@@ -53,8 +53,12 @@ def test_a_long_query_value_is_not_echoed_whole(client: TestClient) -> None:
 
 def test_llms_full_is_encoded_once_and_served_gzip(app: FastAPI) -> None:
     client = TestClient(app)
+    # The first request may stream the file while it is built; once built it is encoded and stored once.
+    streamed = client.get("/llms-full.txt", headers={"Accept-Encoding": "identity"})
+    assert streamed.status_code == 200 and app.state.web.full.body() is not None
     plain = client.get("/llms-full.txt", headers={"Accept-Encoding": "identity"})
     assert plain.status_code == 200 and "content-encoding" not in plain.headers
+    assert plain.content == streamed.content
     assert "Accept-Encoding" in [v.strip() for v in plain.headers["vary"].split(",")]  # and Origin (CORS)
     stored = app.state.web.full_text
     ((raw, packed),) = stored.values()

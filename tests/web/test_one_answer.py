@@ -242,7 +242,7 @@ def check_prefill(
         "/api/prefill", params={"hardware": case.hardware, "model": case.model, "prompt": prompt}
     )
     assert api.json() == cli, case
-    wait = "none" if cli["time_s"] is None else fmt_seconds(cli["time_s"])
+    wait = "nothing fits" if cli["time_s"] is None else fmt_seconds(cli["time_s"])
     assert shown["prefill.time_s"] == wait, case
     if cli["time_s"] is not None:
         assert shown["prefill.tok_s"] == fmt_rate(cli["tok_s"]), case

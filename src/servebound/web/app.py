@@ -109,9 +109,10 @@ def _serve_static(app: FastAPI) -> None:
 
 def _preload() -> None:
     """Read, once per process, every packaged file a page reads later (the derivation's text and its
-    worked examples, the reported runs, the host and published-parameter tables): a reinstall under a
-    running server cannot fail a page."""
+    worked examples, the reported runs, the host, engine and published-parameter tables): a reinstall
+    under a running server cannot fail a page."""
     from servebound.catalog.published import published_table
+    from servebound.core.engines import engines, families
     from servebound.core.offload import host_rows
     from servebound.runs.reported import load_reported_runs
     from servebound.web import derivation
@@ -124,6 +125,8 @@ def _preload() -> None:
     load_reported_runs()
     host_rows()
     published_table()
+    engines()  # the engine table (format support, dequantize rules): every decode reads it
+    families()
 
 
 #: The GIL switch interval ``serve`` sets (CPython's default is 5 ms).
