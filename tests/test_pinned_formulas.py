@@ -491,3 +491,63 @@ def test_a_whole_number_of_systems_within_rounding_is_not_rounded_up() -> None:
         users=1.1 / 0.01,
     )
     assert plan.decode_systems == 11
+
+
+def test_all_experts_active_holds_no_extra_expert_bytes() -> None:
+    # k = E: every expert runs for every token, so the parameter form books them all as always-on:
+    # W_resident = (P_total - P_embed) e_w = 8e9 x 0.5 = 4e9 B, and no bytes per routed expert.
+    from servebound import Experts
+
+    w = Weights.from_params(bytes_per_param=0.5, total_params=8e9, active_params=8e9, experts=Experts(4, 4))
+    assert w.expert_bytes == 0.0 and w.resident == pytest.approx(4e9, rel=1e-15)
+    dense = Weights.from_params(bytes_per_param=0.5, total_params=8e9, active_params=8e9)
+    assert dense.expert_bytes == 0.0
+
+
+def test_valid_layouts_of_a_moe_on_eight_devices() -> None:
+    # 8 query heads, 8 routed experts, 4 layers: tp in {1, 2, 4, 8}; ep = 1 or a multiple of tp that
+    # divides 8, from 2 up; pp up to 8 / max(tp, ep). A model without a layer shape runs replicas only.
+    from servebound.core.system import layout_problem, valid_layouts
+
+    system = System(Hardware("d", "d", 100 * GB, 1000 * GB), 8, Interconnect.ideal_for(8))
+    pairs = {(lay.tp, lay.ep) for lay in valid_layouts(system, _moe_layout_model())}
+    assert pairs == {
+        (1, 1),
+        (1, 2),
+        (1, 4),
+        (1, 8),
+        (2, 1),
+        (2, 2),
+        (2, 4),
+        (2, 8),
+        (4, 1),
+        (4, 4),
+        (4, 8),
+        (8, 1),
+        (8, 8),
+    }
+    shapeless = ModelAdapter("s", "s", Weights(0.0, 1 * GB), KVShape(), KVShape())
+    assert layout_problem(system, shapeless, Layout(1, 1, 1, 8)) is None
+    assert layout_problem(system, shapeless, Layout(2, 1, 1, 4)) is not None
+
+
+def test_no_margin_and_no_cache_fits_sessions_without_bound() -> None:
+    # b_mem = floor(margin / K_alloc): a cache of 0 B per session leaves every batch fitting, even with
+    # no margin at all (capped at MAX_BATCH and marked so); a negative margin fits none.
+    from servebound.core.workload import MAX_BATCH, memory_fit_batch
+
+    assert memory_fit_batch(0.0, 0.0) == (MAX_BATCH, True)
+    assert memory_fit_batch(0.0, 1.0) == (0, False)
+    assert memory_fit_batch(-1.0, 0.0) == (0, False)
+
+
+def test_contexts_equal_to_the_model_limit_are_not_capped() -> None:
+    # A default reservation of exactly the model's limit stays as it is, and the result says nothing was
+    # capped; one token more is capped at the limit.
+    model = ModelAdapter(
+        "m", "m", Weights(0.0, 1 * GB), KVShape(1.0), KVShape(1.0), context_limit_tokens=4096
+    )
+    same = Workload(alloc_context_tokens=4096, read_context_tokens=1000, fit_contexts_to_model=True)
+    assert same.for_model(model).contexts_capped_from is None
+    more = Workload(alloc_context_tokens=4097, read_context_tokens=1000, fit_contexts_to_model=True)
+    assert more.for_model(model).alloc_context_tokens == 4096
