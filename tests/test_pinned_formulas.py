@@ -476,8 +476,8 @@ def test_attention_needs_a_rate_only_where_it_has_flops() -> None:
 
 
 def test_a_whole_number_of_systems_within_rounding_is_not_rounded_up() -> None:
-    # 110 sessions within rounding (1.1 / 0.01 = 110.00000000000001) at 10 sessions per system need 11
-    # systems, not 12.
+    # 110 sessions within rounding (the next double above 110, so 110.00000000000001 / 10 rounds to
+    # 11.000000000000002) at 10 sessions per system need 11 systems, not 12.
     from servebound.core.plan import plan_fleet
 
     plan = plan_fleet(
@@ -488,7 +488,7 @@ def test_a_whole_number_of_systems_within_rounding_is_not_rounded_up() -> None:
         prompt_tokens=1,
         output_tokens=1,
         devices_per_system=1,
-        users=1.1 / 0.01,
+        users=math.nextafter(110.0, math.inf),
     )
     assert plan.decode_systems == 11
 
