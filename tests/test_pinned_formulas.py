@@ -551,3 +551,28 @@ def test_contexts_equal_to_the_model_limit_are_not_capped() -> None:
     assert same.for_model(model).contexts_capped_from is None
     more = Workload(alloc_context_tokens=4097, read_context_tokens=1000, fit_contexts_to_model=True)
     assert more.for_model(model).alloc_context_tokens == 4096
+
+
+def test_latency_floor_sweeps_the_weights_of_one_token() -> None:
+    # One token of the MoE touches the always-on 1 GB and its k = 2 experts of 0.1 GB: W_batch(1) = 1.2 GB,
+    # so no step is shorter than 1.2e9 / 1e12 = 1.2 ms (a second token could touch 3.75 experts more).
+    from servebound.core.cost import cost_curve
+
+    curve = cost_curve(HW, _moe_layout_model(), Workload(**CONTEXTS), [1], usd_per_hour=3.6)
+    assert curve.latency_floor_s == pytest.approx(1.2e-3, rel=1e-12)
+
+
+def test_b_rate_at_exactly_the_search_cap() -> None:
+    # b_rate = floor((R / r* - W_active) / K_read) = (1e12 - 1e11) / 900 = 1e9 exactly, the search cap:
+    # still a rate limit (reported), not "no limit".
+    from servebound.core.workload import MAX_BATCH
+
+    model = ModelAdapter(
+        "cap",
+        "cap",
+        Weights(0.0, 1e11),
+        KVShape(global_bytes_per_token=1e-9),
+        KVShape(global_bytes_per_token=0.9),
+    )
+    w = Workload(overhead_bytes=0.0, alloc_context_tokens=1000, read_context_tokens=1000, floor_tok_per_s=1.0)
+    assert decode(Hardware("big", "big", 1000 * GB, 1000 * GB), model, w).batch_rate == MAX_BATCH
