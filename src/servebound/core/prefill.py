@@ -41,6 +41,8 @@ from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.offload import (
     OffloadReport,
+    OffloadSpec,
+    OffloadSplit,
     cache_factor,
     effective_model,
     one_shot_host_seconds,
@@ -287,6 +289,19 @@ def prefill(
     )
 
 
+def _device_tier(
+    hardware: Hardware, model: ModelAdapter, workload: Workload
+) -> tuple[OffloadSpec, OffloadSplit, ModelAdapter]:
+    """The offload spec, where the bytes sit, and the device tier's adapter (its cache scaled to the
+    margins both tiers leave): what every prefill with weights in host RAM evaluates on the device."""
+    spec = workload.offload
+    assert spec is not None
+    where = split(model, spec)
+    device_margin = hardware.memory_bytes - where.device_resident_bytes - workload.overhead_bytes
+    host_margin = spec.host_memory_bytes - where.host_resident_bytes
+    return spec, where, effective_model(model, where, 0.0, cache_factor(where, device_margin, host_margin))
+
+
 def _offloaded_prefill(
     hardware: Hardware,
     model: ModelAdapter,
@@ -301,12 +316,8 @@ def _offloaded_prefill(
     """Prefill with weights in host RAM: the device's own traffic and math on the device-tier adapter,
     and the host tier's weights moved per chunk (``core.offload.prefill_host_time``); the batch takes
     the larger of the two times (either can overlap the other)."""
-    spec = workload.offload
-    assert spec is not None
-    where = split(model, spec)
-    device_margin = hardware.memory_bytes - where.device_resident_bytes - workload.overhead_bytes
+    spec, where, device_only = _device_tier(hardware, model, workload)
     host_margin = spec.host_memory_bytes - where.host_resident_bytes
-    device_only = effective_model(model, where, 0.0, cache_factor(where, device_margin, host_margin))
     r = prefill(
         hardware,
         device_only,
@@ -418,12 +429,7 @@ def _offloaded_curve(
 ) -> PrefillCurve:
     """The curve with weights in host RAM: the device tier's curve, each one-shot time raised to the
     host tier's weight transfer where that is longer (chunked curves charge the device tier only)."""
-    spec = workload.offload
-    assert spec is not None
-    where = split(model, spec)
-    device_margin = hardware.memory_bytes - where.device_resident_bytes - workload.overhead_bytes
-    host_margin = spec.host_memory_bytes - where.host_resident_bytes
-    device_only = effective_model(model, where, 0.0, cache_factor(where, device_margin, host_margin))
+    spec, where, device_only = _device_tier(hardware, model, workload)
     c = prefill_curve(
         hardware,
         device_only,
@@ -477,13 +483,8 @@ def prefill_range(
     host_seconds: Callable[[Floats], Floats] | None = None
     if workload.offload is not None:
         # Two tiers: the device tier's adapter, each one-shot time raised to the host weights' transfer.
-        spec, where = workload.offload, split(model, workload.offload)
-        margins = (
-            hardware.memory_bytes - where.device_resident_bytes - workload.overhead_bytes,
-            spec.host_memory_bytes - where.host_resident_bytes,
-        )
         full = model
-        model = effective_model(model, where, 0.0, cache_factor(where, *margins))
+        spec, where, model = _device_tier(hardware, model, workload)
         workload = replace(workload, offload=None)
 
         def _host(tokens: Floats) -> Floats:

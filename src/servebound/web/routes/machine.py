@@ -11,6 +11,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import PlainTextResponse, Response, StreamingResponse
 
 from servebound.web import export as site_export
+from servebound.web.http_layers import accepts_gzip
 from servebound.web.machine import absolute_canonicals, llms_full_header, llms_txt, robots_txt, sitemap_xml
 from servebound.web.state import MARKDOWN, FullTextBuilder, Web
 
@@ -34,7 +35,7 @@ def llms_full(request: Request, web: Web) -> Response:
     full = web.full
     body = full.body()
     url = web.base(request)
-    takes_gzip = _accepts_gzip(request.headers.get("accept-encoding", ""))
+    takes_gzip = accepts_gzip(request.headers.get("accept-encoding", ""))
     if body is None:  # the build runs (started here if need be): the documents stream as they are done
         return StreamingResponse(
             _progressive(full, url, takes_gzip),
@@ -89,20 +90,6 @@ async def _slices(data: bytes) -> AsyncIterator[bytes]:
     view = memoryview(data)
     for start in range(0, len(view), STREAM_SLICE_BYTES):
         yield bytes(view[start : start + STREAM_SLICE_BYTES])
-
-
-def _accepts_gzip(header: str) -> bool:
-    """Whether an Accept-Encoding header takes gzip (``gzip`` or ``*``, with a q-value above 0)."""
-    for item in header.split(","):
-        name, _, params = item.strip().partition(";")
-        if name.strip().lower() in ("gzip", "*"):
-            q = params.strip().removeprefix("q=").strip() if params.strip().startswith("q=") else "1"
-            try:
-                if float(q) > 0:
-                    return True
-            except ValueError:
-                continue
-    return False
 
 
 @router.get("/conformance.json")
