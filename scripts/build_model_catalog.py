@@ -113,6 +113,20 @@ EXTRA |= {
 }
 
 
+#: h21: a config rebuilt from a verbatim public copy of its values and kept only because its bytes hash to the
+#: oracle's SHA-256 of the Hugging Face file (the copy is a Python dict, 4-space indented, whose repository the
+#: code index does not name; re-serialised with the Hub's 2-space indent and final newline).
+EXTRA |= {
+    "EleutherAI__gpt-j-6b": {
+        "hf_id": "EleutherAI/gpt-j-6b",
+        "source_repo": "(a public copy whose repository was not recorded)",
+        "source_commit": "",
+        "source_path": "a Python module quoting the config as the dict gptj_6b (plus a 'name' key, dropped)",
+        "status": "UNVERIFIED",
+    },
+}
+
+
 #: Configs among EXTRA whose bytes, restored where the copy re-formatted them, hash to the oracle's SHA-256
 #: of the Hugging Face file (dinoml/model-configs-rs corpus/report-repositories.json): folder ->
 #: (Hub revision, verification).
@@ -128,6 +142,10 @@ VERIFIED_EXTRA: dict[str, tuple[str, str]] = {
     "mistralai__Mixtral-8x22B-v0.1": (
         "e1cd34ff1747406fb2277635ed25242803009bc2",
         "VERIFIED: SHA-256 equals the oracle hash of the Hugging Face file at this revision (dinoml/model-configs-rs corpus/report-repositories.json at 23d00477); aiconfigurator's HEAD copy is re-serialised; restored to the file's 2-space indent and final newline",
+    ),
+    "EleutherAI__gpt-j-6b": (
+        "47e169305d2e8376be1d31e765533382721b2cc1",
+        "VERIFIED: SHA-256 equals the oracle hash of the Hugging Face file at this revision (dinoml/model-configs-rs corpus/report-repositories.json at 23d00477: 930 bytes, 9328fc6e...); rebuilt from a public copy's values with the file's 2-space indent and final newline",
     ),
     "nvidia__Nemotron-H-56B-Base-8K": (
         "1fb09491e3aa62f5d9204fb63668ec600433c434",

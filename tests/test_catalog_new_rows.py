@@ -11,8 +11,8 @@ Spec figures (dense unless marked):
   FP16/INT8 184.6, BF16 92.3, FP32 23.1, 1.23 TB/s, 32 GB; MI50 FP16 26.5, FP32 13.3, 1.02 TB/s, 16 GB.
 - RX 9070 XT (AMD via multiplayer.it, purepc.pl): 64 CUs at 2970 MHz, FP32 48.7, 16 GB at 640 GB/s.
 - Radeon PRO W7900 (itcreations.com; HF's table): 48 GB GDDR6, 864 GB/s, FP16 122.6.
-- RTX PRO 6000 Blackwell Max-Q (topcpu.net: the three editions share 96 GB GDDR7 at 1792 GB/s; 300 W):
-  memory and bandwidth only.
+- RTX PRO 6000 Blackwell Max-Q (topcpu.net: the three editions share 96 GB GDDR7 at 1792 GB/s; NVIDIA's
+  Max-Q datasheet: 3511 AI TOPS, FP4 with sparsity, so 1755.5 dense; 110 TFLOPS FP32; 300 W).
 - RTX PRO 6000 Blackwell Server Edition (aiconfigurator's system file): 97887 MiB, 1.792 TB/s, 2430 MHz
   max SM clock, BF16 467.8, FP8/INT8 935.6, FP4 1871.2; eight per node on PCIe Gen5 x16 (64 GB/s).
 """
@@ -42,7 +42,7 @@ SPEC_SHEETS: dict[str, tuple[float, float, dict[str, float]]] = {
         1792,
         {"fp4": 1871.2, "fp8": 935.6, "int8": 935.6, "bf16": 467.8},
     ),
-    "nvidia-rtx-pro-6000-blackwell-max-q": (97887 * 2**20 / 1e9, 1792, {}),
+    "nvidia-rtx-pro-6000-blackwell-max-q": (97887 * 2**20 / 1e9, 1792, {"fp4": 3511 / 2, "fp32": 110}),
 }
 
 
@@ -76,8 +76,22 @@ def test_rates_no_source_states_stay_absent() -> None:
     assert set(get_hardware("amd-radeon-rx-9070-xt").compute_tflops) == {"fp16", "fp32"}
     assert "bf16" not in get_hardware("amd-mi210").compute_tflops
     assert "fp16_acc16" not in get_hardware("nvidia-l40").compute_tflops
-    # The 300 W Max-Q: the Workstation Edition's rates are at a clock it does not hold; none borrowed.
-    assert get_hardware("rtx-pro-6000-max-q").compute_tflops == {}
+
+
+
+def test_max_q_rates_are_its_own_datasheet_not_the_workstation_editions() -> None:
+    """The 300 W card's rates come from its own datasheet (3511 AI TOPS, 110 TFLOPS FP32), below the 600 W
+    Workstation Edition's 4000 and 125; its other tensor modes follow from FP4 by Blackwell's 4:2:1."""
+    max_q = get_hardware("rtx-pro-6000-max-q")
+    workstation = get_hardware("rtx-pro-6000")
+    rates = max_q.compute_tflops
+    assert rates["fp4"] < workstation.compute_tflops["fp4"]
+    assert rates["fp32"] < workstation.compute_tflops["fp32"]
+    assert rates["fp8"] == rates["int8"] == rates["fp4"] / 2
+    assert rates["bf16"] == rates["fp16"] == rates["fp4"] / 4
+    assert set(max_q.derived) == {"fp8", "int8", "bf16", "fp16"}
+    assert max_q.sparse_halved == ("fp4",)
+    assert "fp16_acc16" not in rates
 
 
 def test_eight_server_editions_on_pcie() -> None:

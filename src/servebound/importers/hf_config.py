@@ -298,7 +298,7 @@ def _sum(blocks: list[Block], part: str) -> Count:
 def _counts(arch: Arch, blocks: list[Block]) -> _Counts:
     """Embedding (none when tied), head, final norm, always-on, one routed expert, MTP; experts agree."""
     head = arch.table
-    final_norm = Count(0, arch.final_norms * arch.hidden)
+    final_norm = Count(0, arch.final_norms * arch.hidden + arch.head_bias)
     moe = [b for b in blocks if b.routed]
     routed = per_token = 0
     if moe:

@@ -132,6 +132,8 @@ class Arch:
     context_limit_tokens: int | None
     mtp: list[Block] = field(default_factory=list)
     final_norms: int = 1
+    #: Bias vector of the output head (GPT-J's lm_head), counted with the final norm as small tensors.
+    head_bias: int = 0
     dtype: str = "bfloat16"
     notes: list[str] = field(default_factory=list)
     facts: dict[str, object] = field(default_factory=dict)

@@ -1,8 +1,8 @@
 """Architecture families: model_type -> the builder that turns its config into layers of blocks.
 
-One module per family (dense, gemma, moe, mla, deepseek_v4, hybrid, recurrent, nemotron_nas); what
-they share (typed config access, the Arch record, softmax attention read from the config) lives in
-:mod:`servebound.importers.hf.config`. Every shape is read from the config by name. Where a family's
+One module per family (dense, gemma, moe, mla, deepseek_v4, hybrid, recurrent, nemotron_nas,
+parallel_blocks); what they share (typed config access, the Arch record, softmax attention read from
+the config) lives in :mod:`servebound.importers.hf.config`. Every shape is read from the config by name. Where a family's
 published config relies on a library default (Gemma 3's sparse text_config, Llama's absent
 num_key_value_heads), the default is written in the family's module with the class it comes from and
 recorded as a note in the audit; anything else absent is an InputError naming the field.
@@ -20,6 +20,7 @@ from servebound.importers.hf.hybrid import granite_hybrid, nemotron_h, qwen_hybr
 from servebound.importers.hf.mla import mla_moe
 from servebound.importers.hf.moe import gqa_moe, llama4_text
 from servebound.importers.hf.nemotron_nas import nemotron_nas
+from servebound.importers.hf.parallel_blocks import falcon, gptj
 from servebound.importers.hf.recurrent import jamba, mamba, minimax, minimax_m2
 
 __all__ = ["FAMILIES", "SUPPORTED_MODEL_TYPES", "WRAPPERS", "Arch", "Builder", "Cfg"]
@@ -64,6 +65,8 @@ FAMILIES: dict[str, Builder] = {
     "mamba": mamba,
     "jamba": jamba,
     "nemotron-nas": nemotron_nas,
+    "gptj": gptj,
+    "falcon": falcon,
 }
 
 #: Multimodal wrappers whose language model sits under text_config; the value is the text
