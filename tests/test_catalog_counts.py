@@ -3,6 +3,7 @@ model_types the importer reads. Adding a row without updating the README fails h
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from pathlib import Path
 
@@ -10,7 +11,8 @@ from servebound.catalog import load_hardware_catalog
 from servebound.catalog.models import model_index, profile_ids
 from servebound.importers.hf.families import SUPPORTED_MODEL_TYPES
 
-README = (Path(__file__).resolve().parents[1] / "README.md").read_text("utf-8")
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text("utf-8")
 
 
 def catalog_section() -> str:
@@ -32,3 +34,16 @@ def test_readme_counts_are_the_catalogs() -> None:
     assert count(r": ([\d,]+) real configs") == len(model_index())
     assert count(r"real configs and ([\d,]+) profiles") == len(profile_ids())
     assert count(r"The importer reads ([\d,]+) model_types") == len(SUPPORTED_MODEL_TYPES)
+
+
+def test_readme_counts_are_generated() -> None:
+    """The README's counts are scripts/readme_counts.py's output (rerun it after adding a row); a README
+    whose numbers were typed differently fails, and a stale count is rewritten by the script."""
+    spec = importlib.util.spec_from_file_location("readme_counts", ROOT / "scripts" / "readme_counts.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.render(README) == README, "run `python scripts/readme_counts.py` and commit README.md"
+    stale = README.replace(f"reads {len(SUPPORTED_MODEL_TYPES)} model_types", "reads 1 model_types", 1)
+    assert stale != README
+    assert module.render(stale) == README

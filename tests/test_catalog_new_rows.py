@@ -78,7 +78,6 @@ def test_rates_no_source_states_stay_absent() -> None:
     assert "fp16_acc16" not in get_hardware("nvidia-l40").compute_tflops
 
 
-
 def test_max_q_rates_are_its_own_datasheet_not_the_workstation_editions() -> None:
     """The 300 W card's rates come from its own datasheet (3511 AI TOPS, 110 TFLOPS FP32), below the 600 W
     Workstation Edition's 4000 and 125; its other tensor modes follow from FP4 by Blackwell's 4:2:1."""

@@ -69,7 +69,9 @@ def _falcon_kv_heads(c: Cfg, heads: int) -> int:
     if c.flag("new_decoder_architecture", False):
         if c.has("num_kv_heads"):
             return c.integer("num_kv_heads")
-        c.note(f"{c.name('num_kv_heads')} absent: one KV head per query head ({heads}), FalconConfig's default")
+        c.note(
+            f"{c.name('num_kv_heads')} absent: one KV head per query head ({heads}), FalconConfig's default"
+        )
         return heads
     if c.flag("multi_query", True):
         c.note("multi_query: one KV head shared by every query head")
