@@ -4,7 +4,8 @@
   The model card prints n_parameters 6,053,381,344 (Mesh Transformer JAX's count); the transformers
   model, which the importer counts, holds 6,050,882,784, 0.04 % fewer.
 - Falcon 180B: no copy of its config.json is public, so the test writes one with the shapes
-  TensorRT-LLM's Falcon-180B benchmark config documents (80 layers, hidden 14848, 232 query heads,
+  TensorRT-LLM's performance documentation gives its Falcon-180B engine (the ckpt_config.json of
+  NVIDIA/TensorRT-LLM docs/source/performance/perf-overview.md; 80 layers, hidden 14848, 232 query heads,
   8 KV heads, vocab 65024, new decoder architecture, parallel attention, no bias) under FalconConfig's
   key names. TheBloke's falcon-180b-chat.Q8_0.gguf is 190.76 GB; it stores token_embd and output as two
   tensors, so the config says tie_word_embeddings false (tied, the Q8_0 file would be 189.73 GB).
