@@ -114,8 +114,8 @@ EXTRA |= {
 
 
 #: h21: a config rebuilt from a verbatim public copy of its values and kept only because its bytes hash to the
-#: oracle's SHA-256 of the Hugging Face file (the copy is a Python dict, 4-space indented, whose repository the
-#: code index does not name; re-serialised with the Hub's 2-space indent and final newline).
+#: oracle's SHA-256 of the Hugging Face file (the copy is a Python dict, 4-space indented, whose repository was not
+#: recorded; re-serialised with the Hub's 2-space indent and final newline).
 EXTRA |= {
     "EleutherAI__gpt-j-6b": {
         "hf_id": "EleutherAI/gpt-j-6b",
