@@ -16,7 +16,7 @@ from pathlib import Path
 
 from servebound.core.prefill import prefill, prefill_range
 from servebound.core.workload import Workload
-from servebound.files import parse_hardware, parse_model
+from servebound.inputs.files import parse_hardware, parse_model
 from timing import median_s, timed_runs
 
 GOLDEN = Path(__file__).resolve().parent.parent / "tests" / "golden" / "laguna_s_spark.toml"

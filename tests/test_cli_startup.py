@@ -15,11 +15,11 @@ import pytest
 import typer
 
 import servebound
-from servebound import _record_cache
 from servebound.catalog.hardware import list_hardware
 from servebound.catalog.models import get_model, profile_ids
 from servebound.cli import COMMANDS, first_paragraph
 from servebound.cli.app import app, command_modules
+from servebound.inputs import record_cache
 
 DECODE = ["decode", "--hardware", "nvidia-dgx-spark", "--model", "qwen3.6-35b-a3b-nvfp4", "--json"]
 
@@ -62,8 +62,8 @@ def test_import_servebound_is_light() -> None:
 
 def test_decode_on_a_cached_catalog_pair_skips_the_catalog(tmp_path: Path) -> None:
     code = (
-        "import sys\nfrom servebound import _record_cache\nfrom servebound.cli import main\n"
-        f"_record_cache.enable()\nmain({DECODE!r})"
+        "import sys\nfrom servebound.inputs import record_cache\nfrom servebound.cli import main\n"
+        f"record_cache.enable()\nmain({DECODE!r})"
     )
     env = {"SERVEBOUND_CACHE_DIR": str(tmp_path)}
     first_modules, first = loaded_modules(code, env)
@@ -74,7 +74,7 @@ def test_decode_on_a_cached_catalog_pair_skips_the_catalog(tmp_path: Path) -> No
     assert not modules & {
         "servebound.catalog.hardware",
         "servebound.catalog.models",
-        "servebound.files",
+        "servebound.inputs.files",
     }
     _, uncached = loaded_modules(code, {"SERVEBOUND_CACHE_DIR": "off"})
     assert uncached == first
@@ -88,7 +88,7 @@ def test_one_decode_evaluates_floats_without_numpy(tmp_path: Path, extra: list[s
     env = {"SERVEBOUND_CACHE_DIR": str(tmp_path)}
 
     def modules_of(args: list[str]) -> set[str]:
-        code = f"from servebound import _record_cache\nfrom servebound.cli import main\n_record_cache.enable()\nmain({args!r})"
+        code = f"from servebound.inputs import record_cache\nfrom servebound.cli import main\nrecord_cache.enable()\nmain({args!r})"
         return loaded_modules(code, env)[0]
 
     plain = modules_of(pair + extra)
@@ -101,27 +101,27 @@ def test_a_user_file_is_always_validated(tmp_path: Path) -> None:
     path = tmp_path / "hw.json"
     path.write_text('{"name": "J", "memory_gb": 128, "bandwidth_gb_per_s": 273}')
     code = (
-        "from servebound import _record_cache\nfrom servebound.cli import main\n_record_cache.enable()\n"
+        "from servebound.inputs import record_cache\nfrom servebound.cli import main\nrecord_cache.enable()\n"
         f"main(['decode', '-H', {str(path)!r}, '-m', 'qwen3.6-35b-a3b-nvfp4', '--json'])"
     )
     modules, _ = loaded_modules(code, {"SERVEBOUND_CACHE_DIR": str(tmp_path / "cache")})
-    assert "servebound.files" in modules
+    assert "servebound.inputs.files" in modules
 
 
 def test_every_catalog_record_survives_the_cache_round_trip() -> None:
     records: list[object] = [row.hardware for row in list_hardware()]
     records += [get_model(pid).adapter for pid in profile_ids()[::7]]
     for record in records:
-        back = _record_cache.decode(json.loads(json.dumps(_record_cache.encode(record))))
+        back = record_cache.decode(json.loads(json.dumps(record_cache.encode(record))))
         assert back == record and type(back) is type(record)
         assert dict(getattr(back, "sources", {})) == dict(getattr(record, "sources", {}))
 
 
 def test_the_cache_refuses_what_it_cannot_rebuild() -> None:
     with pytest.raises(TypeError):
-        _record_cache.encode(object())
+        record_cache.encode(object())
     with pytest.raises(KeyError):
-        _record_cache.decode({"record": "os.system", "fields": {}})
+        record_cache.decode({"record": "os.system", "fields": {}})
 
 
 def test_all_is_exactly_the_public_names() -> None:
@@ -139,18 +139,18 @@ def test_all_is_exactly_the_public_names() -> None:
 
 SNAPSHOT_DUMP = """
 import json, sys
-from servebound import _record_cache
+from servebound.inputs import record_cache
 from servebound.catalog import snapshot
 from servebound.catalog.hardware import load_hardware_catalog
 from servebound.catalog.models import list_models
-_record_cache.enable()
+record_cache.enable()
 stored = snapshot.stored_profiles() is not None
 models = list_models(native_only=False)
 catalog = load_hardware_catalog()
 print(json.dumps({
     "models": [[m.id, m.base_id, m.weight_format, m.native,
-                _record_cache.encode(m.imported, snapshot.profile_kinds()), _record_cache.encode(m.adapter)] for m in models],
-    "hardware": [_record_cache.encode(e, snapshot.hardware_kinds()) for e in catalog],
+                record_cache.encode(m.imported, snapshot.profile_kinds()), record_cache.encode(m.adapter)] for m in models],
+    "hardware": [record_cache.encode(e, snapshot.hardware_kinds()) for e in catalog],
     "index": dict(catalog.index),
     "stored": stored,
 }))
@@ -186,12 +186,12 @@ def test_the_catalog_snapshot_equals_a_rebuild(tmp_path: Path) -> None:
                 m.base_id,
                 m.weight_format,
                 m.native,
-                _record_cache.encode(m.imported, snapshot.profile_kinds()),
-                _record_cache.encode(m.adapter),
+                record_cache.encode(m.imported, snapshot.profile_kinds()),
+                record_cache.encode(m.adapter),
             ]
             for m in list_models(native_only=False)
         ],
-        "hardware": [_record_cache.encode(e, snapshot.hardware_kinds()) for e in catalog],
+        "hardware": [record_cache.encode(e, snapshot.hardware_kinds()) for e in catalog],
         "index": dict(catalog.index),
     }
     for key, value in rebuilt.items():
@@ -217,7 +217,7 @@ def test_a_plain_decode_json_imports_no_rich_and_no_typer_pydantic_path(tmp_path
 def test_kept_help_is_typers_help_and_imports_no_formatter(tmp_path: Path) -> None:
     env = {"SERVEBOUND_CACHE_DIR": str(tmp_path), "COLUMNS": "90"}
     for args in (["--help"], ["decode", "--help"]):
-        code = f"from servebound import _record_cache\nfrom servebound.cli import main\n_record_cache.enable()\nmain({args!r})"
+        code = f"from servebound.inputs import record_cache\nfrom servebound.cli import main\nrecord_cache.enable()\nmain({args!r})"
         _, typer_text = loaded_modules(code, {**env, "SERVEBOUND_CACHE_DIR": "off"})
         loaded_modules(code, env)  # printed by Typer, and kept
         modules, kept = loaded_modules(code, env)
@@ -263,7 +263,7 @@ def fast_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_fast_path_imports_only_what_the_command_needs(
     fast_cache: Path, args: list[str], also_not: set[str]
 ) -> None:
-    code = f"from servebound import _record_cache\nfrom servebound.cli import main\n_record_cache.enable()\nmain({args!r})"
+    code = f"from servebound.inputs import record_cache\nfrom servebound.cli import main\nrecord_cache.enable()\nmain({args!r})"
     env = {"SERVEBOUND_CACHE_DIR": str(fast_cache)}
     _, out = loaded_modules(code, env)  # where Typer parses: the spec, the snapshot, the records are kept
     assert list(fast_cache.glob("cli-*.json"))

@@ -19,7 +19,7 @@ from servebound.core.decode import step_curve
 from servebound.core.hardware import Hardware
 from servebound.core.workload import Workload
 from servebound.errors import InputError
-from servebound.pricing import OwnedInputs, catalog_price, resolve_price
+from servebound.inputs.pricing import OwnedInputs, catalog_price, resolve_price
 from tests.conftest import run_cli as run
 from tests.conftest import run_json
 from tests.test_decode_compute import dense, machines, models, workloads

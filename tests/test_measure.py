@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 import servebound.measure as measure
 from servebound.core.hardware import ARITHMETIC_MODES
 from servebound.errors import InputError
-from servebound.files import load_hardware_file
+from servebound.inputs.files import load_hardware_file
 from servebound.measure import (
     BandwidthMeasurement,
     KernelBandwidth,

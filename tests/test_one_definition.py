@@ -9,7 +9,7 @@ from typing import get_args
 from servebound.catalog import hardware as catalog_hardware
 from servebound.catalog.hardware_schema import ComputeRow, DeviceRow, SourcesRow
 from servebound.core.hardware import ARITHMETIC_MODES, ArithmeticMode
-from servebound.files import ComputeFile
+from servebound.inputs.files import ComputeFile
 
 
 def test_arithmetic_modes_are_the_literal() -> None:

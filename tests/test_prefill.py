@@ -33,7 +33,7 @@ from servebound.core.prefill import (
 from servebound.core.rates import linear_mode_for, mode_rates
 from servebound.core.workload import Workload
 from servebound.errors import InputError
-from servebound.files import parse_hardware, parse_model
+from servebound.inputs.files import parse_hardware, parse_model
 from tests.conftest import load_golden
 
 GB = 1e9

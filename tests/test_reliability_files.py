@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from servebound import bounded
 from servebound.errors import InputError
+from servebound.inputs import bounded
 from tests.conftest import run_cli as run
 
 ROOT = Path(__file__).resolve().parents[1]

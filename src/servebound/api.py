@@ -24,8 +24,8 @@ from servebound.core.workload import (
     Workload,
 )
 from servebound.errors import InputError
+from servebound.inputs.resolve import resolve_hardware, resolve_model
 from servebound.inputs.workload import BY_NAME, WORKLOAD_KEYWORDS, WorkloadInputs, unknown
-from servebound.resolve import resolve_hardware, resolve_model
 
 if TYPE_CHECKING:  # imported on use: `servebound decode` loads none of them
     from servebound.core.prefill import PrefillResult
@@ -299,7 +299,7 @@ def cost(
     """The cost curve over batch, as ``servebound cost`` (priced from the catalog row, or
     ``usd_per_hour`` for the whole system; ``pricing`` auto, rental or owned)."""
     from servebound.cost_report import DEFAULT_COST_PROMPT_TOKENS, cost_report
-    from servebound.pricing import catalog_price, resolve_price
+    from servebound.inputs.pricing import catalog_price, resolve_price
 
     hw, mdl = _pair(hardware, model, kv_precision)
     price = resolve_price(hw, catalog_price(hardware), usd_per_hour=usd_per_hour, pricing=pricing)

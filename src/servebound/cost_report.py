@@ -18,7 +18,7 @@ from servebound.core.model import ModelAdapter
 from servebound.core.prefill import PrefillResult, prefill
 from servebound.core.workload import Workload
 from servebound.errors import InputError
-from servebound.pricing import ResolvedPrice
+from servebound.inputs.pricing import ResolvedPrice
 
 #: The prompt length whose input tokens are priced unless told otherwise.
 DEFAULT_COST_PROMPT_TOKENS = 8192

@@ -29,7 +29,7 @@ from servebound.core.prefill import prefill
 from servebound.core.units import GB
 from servebound.core.workload import DEFAULT_OVERHEAD_BYTES, Workload
 from servebound.errors import InputError
-from servebound.resolve import _looks_like_file, hardware_ref, resolve_hardware
+from servebound.inputs.resolve import _looks_like_file, hardware_ref, resolve_hardware
 
 _LAYOUT_KEYS = ("tp", "ep", "pp", "dp")
 _LAYOUT_PART = re.compile(r"^\s*(tp|ep|pp|dp)\s*=\s*(\d+)\s*$")
@@ -365,7 +365,7 @@ def run_plan(
     assert best.sessions is not None and best.per_session_tok_per_s is not None
     price_source = "--usd-per-hour (given)" if usd_per_device_hour is not None else None
     if usd_per_device_hour is None:
-        from servebound.pricing import catalog_price
+        from servebound.inputs.pricing import catalog_price
 
         listed = catalog_price(resolved.id)
         if listed is not None and listed.rental_usd_per_hour is not None:

@@ -17,7 +17,7 @@ from fastapi.testclient import TestClient
 from servebound.catalog.hardware import get_hardware
 from servebound.core.kv import KVShape
 from servebound.core.model import ModelAdapter, PrefillShape, Weights
-from servebound.files import load_hardware_file, load_model_file
+from servebound.inputs.files import load_hardware_file, load_model_file
 from servebound.web import create_app
 
 ROOT = Path(__file__).resolve().parents[2]

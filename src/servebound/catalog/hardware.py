@@ -1,6 +1,6 @@
 """The hardware catalog: sourced device rows and multi-device systems, validated once at load.
 
-The data lives in ``catalog/data/hardware.toml`` (read with servebound.package_data, so it works from an
+The data lives in ``catalog/data/hardware.toml`` (read with servebound.inputs.package_data, so it works from an
 installed wheel). Units at this edge are the contract's: decimal GB, GB/s and dense TFLOPS (TOPS for
 int8). Each row becomes a core :class:`~servebound.core.hardware.Hardware` (bytes, bytes/s, FLOP/s)
 wrapped in a :class:`CatalogHardware` that keeps the display metadata and a source per number.
@@ -30,7 +30,6 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from servebound import bounded, package_data
 from servebound.catalog.hardware_names import _NX_FORM, _NX_NO_HYPHEN, ALL_CLASSES, MAX_SYSTEM_COUNT
 from servebound.catalog.hardware_names import DEVICE_CLASSES as DEVICE_CLASSES
 from servebound.catalog.hardware_names import SLUG_PATTERN as SLUG_PATTERN
@@ -39,6 +38,7 @@ from servebound.core.hardware import ARITHMETIC_MODES, Hardware
 from servebound.core.system import Interconnect, System
 from servebound.core.units import GB, TFLOPS
 from servebound.errors import InputError, check_id_length
+from servebound.inputs import bounded, package_data
 
 if (
     TYPE_CHECKING

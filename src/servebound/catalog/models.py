@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from functools import cache, cached_property
 from typing import TYPE_CHECKING, Any
 
-from servebound import bounded, package_data
 from servebound.catalog import snapshot
 from servebound.catalog.published import PublishedCheck, compare_published, published_table
 from servebound.catalog.snapshot import Place
@@ -25,6 +24,7 @@ from servebound.core.model import ModelAdapter
 from servebound.errors import InputError, check_id_length
 from servebound.importers.audit import ImportedModel
 from servebound.importers.hf.llama_cpp import LLAMA_CPP_MIXES
+from servebound.inputs import bounded, package_data
 
 if TYPE_CHECKING:
     from servebound.catalog.model_index import ModelEntry
@@ -114,7 +114,7 @@ def model_index() -> tuple[ModelEntry, ...]:
     try:
         index = ModelIndex.model_validate(bounded.parse_toml(_data_text("models.toml"), "models.toml"))
     except ValidationError as exc:
-        from servebound.files import validation_to_input_error
+        from servebound.inputs.files import validation_to_input_error
 
         raise validation_to_input_error(exc, "models.toml: ") from None
     return tuple(index.model)

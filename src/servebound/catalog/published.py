@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from servebound import bounded, package_data
 from servebound.importers.audit import ImportedModel
+from servebound.inputs import bounded, package_data
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 A command that walks the catalog (``rank``, ``models list``, ``hardware list``, the site) would
 otherwise validate both catalog files and import every profile's config.json again in each process:
 seconds for the 525 profiles. Where the record cache is on (the console script; see
-``servebound._record_cache``), the finished records are kept in two JSON files beside it,
+``servebound.inputs.record_cache``), the finished records are kept in two JSON files beside it,
 ``profiles-<key>.json`` and ``hardware-<key>.json``, keyed by the same package key (every file of the
 installed package, code and data, and the Python version), so a snapshot is always what the current
 catalog and code build; ``tests/test_cli_startup.py`` checks it equals a rebuild, record for record.
@@ -26,8 +26,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from servebound import _record_cache, bounded
 from servebound.errors import InputError
+from servebound.inputs import bounded, record_cache
 
 if TYPE_CHECKING:
     from servebound.catalog.hardware import CatalogHardware
@@ -47,7 +47,7 @@ def profile_kinds() -> dict[str, type]:
     from servebound.core.steps import Step
     from servebound.importers.audit import ImportedModel
 
-    return {**_record_cache.records(), "ImportedModel": ImportedModel, "Step": Step}
+    return {**record_cache.records(), "ImportedModel": ImportedModel, "Step": Step}
 
 
 @cache
@@ -57,7 +57,7 @@ def hardware_kinds() -> dict[str, type]:
     from servebound.core.system import Interconnect
 
     extra = (CatalogHardware, DevicePrice, SystemMembership, Interconnect)
-    return {**_record_cache.records(), **{cls.__name__: cls for cls in extra}}
+    return {**record_cache.records(), **{cls.__name__: cls for cls in extra}}
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ class StoredProfiles:
     audits: Mapping[str, str]
 
     def adapter(self, profile_id: str) -> ModelAdapter:
-        value: ModelAdapter = _record_cache.decode(self.adapters[profile_id], profile_kinds())
+        value: ModelAdapter = record_cache.decode(self.adapters[profile_id], profile_kinds())
         return value
 
     def imported(self, profile_id: str, adapter: ModelAdapter | None = None) -> ImportedModel:
@@ -80,15 +80,15 @@ class StoredProfiles:
 
         kinds = profile_kinds()
         rest = {
-            key: _record_cache.decode(value, kinds)
+            key: record_cache.decode(value, kinds)
             for key, value in json.loads(self.audits[profile_id]).items()
         }
         return ImportedModel(adapter=adapter or self.adapter(profile_id), **rest)
 
 
 def _path(stem: str) -> Path | None:
-    folder = _record_cache.enabled_folder()
-    return None if folder is None else folder / f"{stem}-{_record_cache.package_key()}.json"
+    folder = record_cache.enabled_folder()
+    return None if folder is None else folder / f"{stem}-{record_cache.package_key()}.json"
 
 
 def _no_constants(name: str) -> float:
@@ -112,11 +112,11 @@ def _read(path: Path) -> Any:
 
 
 def _write(stem: str, content: Any) -> None:
-    folder = _record_cache.enabled_folder()
+    folder = record_cache.enabled_folder()
     if folder is None:
         return
     with contextlib.suppress(OSError, TypeError, ValueError):  # unwritable: the next process builds again
-        _record_cache.write_file(folder, stem, json.dumps(content))
+        record_cache.write_file(folder, stem, json.dumps(content))
 
 
 def stored_profiles() -> StoredProfiles | None:
@@ -150,10 +150,10 @@ def store_profiles(rows: Iterable[tuple[str, Place, ImportedModel]]) -> None:
     out = []
     for profile_id, (base, fmt, native), imported in rows:
         try:
-            entry = _record_cache.encode(imported, kinds)
+            entry = record_cache.encode(imported, kinds)
         except TypeError:
             return
-        if not same_encoding(_record_cache.decode(json.loads(json.dumps(entry)), kinds), entry, kinds):
+        if not same_encoding(record_cache.decode(json.loads(json.dumps(entry)), kinds), entry, kinds):
             return
         fields = entry["fields"]
         adapter = fields.pop("adapter")
@@ -165,7 +165,7 @@ def store_profiles(rows: Iterable[tuple[str, Place, ImportedModel]]) -> None:
 
 def same_encoding(value: Any, entry: Any, kinds: Mapping[str, type]) -> bool:
     """Whether ``value`` encodes to exactly ``entry`` (every field, sources and facts included)."""
-    return bool(_record_cache.encode(value, kinds) == entry)
+    return bool(record_cache.encode(value, kinds) == entry)
 
 
 def hardware_entries(
@@ -180,17 +180,17 @@ def hardware_entries(
     content = _read(path)
     if isinstance(content, dict):
         try:
-            entries = tuple(_record_cache.decode(item, kinds) for item in content["entries"])
+            entries = tuple(record_cache.decode(item, kinds) for item in content["entries"])
             stored = {str(key): str(value) for key, value in content["index"].items()}
             return entries, MappingProxyType(stored)
         except (TypeError, KeyError, ValueError, AttributeError):
             pass
     entries, index = build()
     try:
-        encoded = [_record_cache.encode(entry, kinds) for entry in entries]
+        encoded = [record_cache.encode(entry, kinds) for entry in entries]
     except TypeError:
         return entries, index
-    back = [_record_cache.decode(item, kinds) for item in json.loads(json.dumps(encoded))]
+    back = [record_cache.decode(item, kinds) for item in json.loads(json.dumps(encoded))]
     if all(same_encoding(a, b, kinds) for a, b in zip(back, encoded, strict=True)):
         _write("hardware", {"entries": encoded, "index": dict(index)})
         _read.cache_clear()

@@ -201,7 +201,7 @@ def _typer_error(error: Exception) -> int:
 
 def console_main() -> None:  # pragma: no cover - the console script entry point
     """The ``servebound`` script and ``python -m servebound``: the record cache on, then the CLI."""
-    from servebound import _record_cache
+    from servebound.inputs import record_cache
 
-    _record_cache.enable()
+    record_cache.enable()
     sys.exit(main())

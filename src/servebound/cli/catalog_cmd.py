@@ -13,7 +13,7 @@ from servebound.catalog.lint import lint_hardware_catalog
 from servebound.cli.common import JsonOpt, app, console, print_json, with_flags
 from servebound.cli.output import line, new_table, strong
 from servebound.errors import InputError
-from servebound.pricing import price_json
+from servebound.inputs.pricing import price_json
 
 hardware_app = typer.Typer(help="The hardware catalog: every number with its source.", no_args_is_help=True)
 catalog_app = typer.Typer(help="Checks of the catalog data.", no_args_is_help=True)

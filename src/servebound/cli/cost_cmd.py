@@ -20,7 +20,7 @@ from servebound.cost_report import (
     parse_batches,
 )
 from servebound.errors import InputError
-from servebound.pricing import OwnedInputs, Pricing, catalog_price, resolve_price
+from servebound.inputs.pricing import OwnedInputs, Pricing, catalog_price, resolve_price
 
 UsdPerHourOpt = Annotated[
     float | None,

@@ -30,7 +30,7 @@ from functools import cache
 from importlib import import_module
 from typing import Any
 
-from servebound import _record_cache
+from servebound.inputs import record_cache
 
 #: The commands the fast path parses: those a person or a script runs most (one answer each).
 HOT = ("decode", "prefill", "rank", "cost")
@@ -49,8 +49,8 @@ _state: dict[str, Any] = {}
 
 
 def _path() -> Any:
-    folder = _record_cache.enabled_folder()
-    return None if folder is None else folder / f"cli-{_record_cache.package_key()}.json"
+    folder = record_cache.enabled_folder()
+    return None if folder is None else folder / f"cli-{record_cache.package_key()}.json"
 
 
 def _load() -> dict[str, Any]:
@@ -59,8 +59,8 @@ def _load() -> dict[str, Any]:
         path = _path()
         content: Any = {}
         if path is not None and path.is_file():
-            from servebound import bounded
             from servebound.errors import InputError
+            from servebound.inputs import bounded
 
             try:
                 content = json.loads(bounded.read_bytes(path, "command-line spec", max_bytes=MAX_SPEC_BYTES))
@@ -72,12 +72,12 @@ def _load() -> dict[str, Any]:
 
 
 def _save(content: dict[str, Any]) -> None:
-    folder = _record_cache.enabled_folder()
+    folder = record_cache.enabled_folder()
     if folder is None:
         return
     _state["file"] = content
     with contextlib.suppress(OSError, TypeError, ValueError):  # unwritable: Typer parses next time too
-        _record_cache.write_file(folder, "cli", json.dumps(content))
+        record_cache.write_file(folder, "cli", json.dumps(content))
 
 
 # Spec ------------------------------------------------------------------------------------------------

@@ -34,8 +34,8 @@ def fit_command(
     from servebound.catalog.models import list_models
     from servebound.errors import InputError
     from servebound.fit import fit_models, fit_row_json
+    from servebound.inputs.resolve import hardware_ref
     from servebound.report import hardware_json
-    from servebound.resolve import hardware_ref
     from servebound.runs.band import band_for, check_engine
 
     if limit < 1:

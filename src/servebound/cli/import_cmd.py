@@ -11,8 +11,8 @@ import typer
 from servebound.cli.common import app, checked_output, console, print_json
 from servebound.cli.output import steps_json, steps_table
 from servebound.errors import InputError
-from servebound.files import check_imported, dumps_model
 from servebound.importers.audit import ImportedModel
+from servebound.inputs.files import check_imported, dumps_model
 
 
 class Kind(StrEnum):
@@ -40,7 +40,7 @@ def import_any(
 ) -> ImportedModel:
     """Dispatch to the importer for ``kind``; each reads headers and configs only. ``org/name:QUANT``
     (for gguf, or hf) reads the header of that quantization's GGUF in the Hub repository."""
-    from servebound.resolve import hub_gguf_ref
+    from servebound.inputs.resolve import hub_gguf_ref
 
     source = resolved_source(source)
     hub = hub_gguf_ref(source) if not Path(source).exists() else None

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from servebound.errors import InputError
-from servebound.strict_json import clean_json
+from servebound.inputs.strict_json import clean_json
 from servebound.terminal import visible
 
 if TYPE_CHECKING:

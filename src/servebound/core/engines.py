@@ -17,8 +17,8 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
-from servebound import package_data
 from servebound.errors import InputError
+from servebound.inputs import package_data
 
 
 @dataclass(frozen=True)

@@ -144,7 +144,7 @@ class ResultRecord:
         """The ``--json`` object of this result (strict JSON values: no NaN or infinity)."""
         module, _, name = self.__json_view__.partition(":")
         view = getattr(importlib.import_module(module), name)
-        clean = importlib.import_module("servebound.strict_json").clean_json
+        clean = importlib.import_module("servebound.inputs.strict_json").clean_json
         out: dict[str, Any] = clean(view(self))
         return out
 

@@ -29,8 +29,8 @@ from typing import Any
 
 from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
 
-from servebound import bounded
 from servebound.errors import InputError
+from servebound.inputs import bounded
 
 GGUF_MAGIC = b"GGUF"
 SUPPORTED_VERSIONS = (2, 3)

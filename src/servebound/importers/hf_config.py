@@ -23,7 +23,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from servebound import bounded
 from servebound.core.formats import FORMATS, KV_FORMATS
 from servebound.core.model import Experts, LayerShape, ModelAdapter, Weights
 from servebound.core.steps import Step
@@ -37,6 +36,7 @@ from servebound.importers.hf.llama_cpp import LLAMA_CPP_MIXES, q4_k_m_layout, us
 from servebound.importers.hf.release import release_plan
 from servebound.importers.hf.storage import StoragePlan, StoredBytes, mix_bytes, plan_bytes
 from servebound.importers.modes import LLAMA_CPP_IF_PUBLISHED, if_published_note, linear_mode
+from servebound.inputs import bounded
 
 __all__ = [
     "LLAMA_CPP_MIXES",
@@ -172,7 +172,7 @@ def _catalog_copy(repo_id: str) -> Path | None:
 
 
 def _parse(path: Path) -> dict[str, object]:
-    """Read at most MAX_CONFIG_BYTES + 1 bytes under the one data-file policy (servebound.bounded)."""
+    """Read at most MAX_CONFIG_BYTES + 1 bytes under the one data-file policy (servebound.inputs.bounded)."""
     field = f"source {path.name}"
     data = bounded.read_json(path, field, max_bytes=MAX_CONFIG_BYTES)
     return bounded.require_object(data, field)

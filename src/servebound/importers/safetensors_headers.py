@@ -17,7 +17,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from servebound import bounded
 from servebound.core.kv import KVShape
 from servebound.core.model import ModelAdapter, Weights
 from servebound.errors import InputError
@@ -34,6 +33,7 @@ from servebound.importers.safetensors_classify import (
     weight_format_of,
 )
 from servebound.importers.tensor_roles import ByteForm
+from servebound.inputs import bounded
 
 #: The safetensors format's own cap on a header.
 MAX_HEADER_BYTES = 100_000_000
@@ -125,7 +125,7 @@ class SafetensorsIndex:
 
 
 def _parse_json(raw: bytes, field: str) -> Any:
-    """JSON under the one data-file policy (servebound.bounded)."""
+    """JSON under the one data-file policy (servebound.inputs.bounded)."""
     return bounded.parse_json(raw, field)
 
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
-from servebound import bounded
 from servebound.errors import InputError
+from servebound.inputs import bounded
 
 #: How far a reported memory may sit from a row's capacity and still be that row: devices report a
 #: little less than their label (driver reserve) or their exact binary size; a variant the catalog lacks

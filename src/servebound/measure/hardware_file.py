@@ -22,7 +22,7 @@ import tomli_w
 
 from servebound.core.hardware import ARITHMETIC_MODES, Hardware
 from servebound.errors import InputError
-from servebound.files import parse_hardware
+from servebound.inputs.files import parse_hardware
 
 if TYPE_CHECKING:
     from servebound.measure import Measurement

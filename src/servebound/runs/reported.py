@@ -15,9 +15,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from servebound import bounded, package_data
 from servebound.errors import InputError
-from servebound.files import validation_to_input_error
+from servebound.inputs import bounded, package_data
+from servebound.inputs.files import validation_to_input_error
 from servebound.runs.measured import Metric
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from servebound import bounded
 from servebound.errors import InputError
+from servebound.inputs import bounded
 from servebound.runs.llama_bench import llama_bench_runs
 from servebound.runs.measured import MAX_RESULT_FILE_BYTES, MeasuredRun
 from servebound.runs.text_results import text_result_runs

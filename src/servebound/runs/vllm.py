@@ -22,9 +22,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from servebound import bounded
 from servebound.errors import InputError
-from servebound.files import validation_to_input_error
+from servebound.inputs import bounded
+from servebound.inputs.files import validation_to_input_error
 from servebound.runs.measured import MAX_RESULT_FILE_BYTES, MeasuredRun, Metric
 
 

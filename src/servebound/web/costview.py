@@ -17,8 +17,8 @@ from servebound.core.cost import context_curve
 from servebound.cost_report import CostReport, cost_json, cost_report, cost_summary, fmt_money
 from servebound.economics_view import Shown, lecture
 from servebound.errors import InputError
-from servebound.pricing import resolve_price
-from servebound.strict_json import clean_json
+from servebound.inputs.pricing import resolve_price
+from servebound.inputs.strict_json import clean_json
 from servebound.web.figures import Chart, Mark, Series, render_chart
 from servebound.web.site import Pair, SiteHardware
 from servebound.web.words import web_sentence

@@ -22,7 +22,7 @@ from servebound.core.prefill import prefill
 from servebound.core.prefill_records import PrefillResult
 from servebound.core.units import GB
 from servebound.core.workload import Workload
-from servebound.resolve import resolve_hardware, resolve_model
+from servebound.inputs.resolve import resolve_hardware, resolve_model
 from servebound.web.derivation_toy import Toy, boards
 
 EXAMPLE_MACHINES = ("dgx-spark.toml", "apple-m5-max-128gb.toml")

@@ -18,10 +18,10 @@ from servebound.core.hardware import ARITHMETIC_MODES
 from servebound.core.prefill import prefill, prefill_range
 from servebound.core.units import GB
 from servebound.errors import InputError
-from servebound.files import model_to_mapping
+from servebound.inputs.files import model_to_mapping
+from servebound.inputs.pricing import price_json
 from servebound.inputs.workload import BY_NAME, Group, Input, inputs_of, unknown
 from servebound.parallel import MAX_PLAN_RPS, MAX_PLAN_USERS
-from servebound.pricing import price_json
 from servebound.report import decode_json, hardware_json, prefill_json, range_json
 from servebound.runs.validation import validation_json
 from servebound.web.errors import ERRORS, answers
@@ -398,7 +398,7 @@ def _hardware_json(h: SiteHardware, *, full: bool = False) -> dict[str, Any]:
 
 def _model_json(m: SiteModel, *, full: bool = False) -> dict[str, Any]:
     a = m.adapter
-    # The contract's model form, from the one function that writes it (servebound.files).
+    # The contract's model form, from the one function that writes it (servebound.inputs.files).
     mapping = model_to_mapping(a)
     out: dict[str, Any] = {
         "id": m.id,

@@ -20,7 +20,7 @@ from servebound.economics_view import (
     training,
     trains_of,
 )
-from servebound.pricing import MIN_AMORTIZATION_YEARS, MIN_UTILIZATION, OwnedInputs, resolve_price
+from servebound.inputs.pricing import MIN_AMORTIZATION_YEARS, MIN_UTILIZATION, OwnedInputs, resolve_price
 from servebound.web.errors import ERRORS, answers
 from servebound.web.query import MAX_SITE_CONTEXT_TOKENS, workload_query
 from servebound.web.responses import StrictJSONResponse

@@ -5,10 +5,10 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
-from servebound._record_cache import cached
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.errors import InputError
+from servebound.inputs.record_cache import cached
 
 _FILE_SUFFIXES = (".toml", ".json", ".gguf", ".safetensors")
 #: The longest reference looked up: ids and paths are a few hundred characters at most, and a longer
@@ -100,7 +100,7 @@ def hub_gguf_ref(ref: str) -> tuple[str, str] | None:
 
 def _as_imported(adapter: ModelAdapter) -> ModelAdapter:
     """The on-the-fly import held to `servebound import`'s checks (its model form must load back)."""
-    from servebound.files import check_imported
+    from servebound.inputs.files import check_imported
 
     check_imported(adapter)
     return adapter
@@ -162,7 +162,7 @@ def resolve_hardware(ref: str, field: str = "hardware") -> Hardware:
     if _looks_like_file(ref):
         if not _is_file(ref):
             raise InputError(field, _missing_file(ref, "a hardware file or a catalog id"))
-        from servebound.files import load_hardware_file  # pydantic: only for a user's file
+        from servebound.inputs.files import load_hardware_file  # pydantic: only for a user's file
 
         return load_hardware_file(ref)
     return cached("hardware", ref, lambda: _catalog_hardware(ref))
@@ -184,7 +184,7 @@ def resolve_model(ref: str, field: str = "model") -> ModelAdapter:
         imported = _imported_model(ref)
         if imported is not None:
             return imported
-        from servebound.files import load_model_file  # pydantic: only for a user's file
+        from servebound.inputs.files import load_model_file  # pydantic: only for a user's file
 
         return load_model_file(ref)
     return cached("model", ref, lambda: _catalog_model(ref))

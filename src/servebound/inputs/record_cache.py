@@ -25,8 +25,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TypeVar
 
-from servebound import bounded
 from servebound.errors import InputError
+from servebound.inputs import bounded
 
 T = TypeVar("T")
 
@@ -71,7 +71,7 @@ def package_key() -> str:
     """A digest of the size and mtime of every file of the package, and of the Python version (once per
     process: a command looks up its hardware and its model, and the package does not change between)."""
     digest = hashlib.sha256(sys.version.encode())
-    root = Path(__file__).parent
+    root = Path(__file__).parents[1]  # the whole servebound package, not only inputs/
     for folder, subfolders, files in os.walk(root):
         subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
         for name in sorted(files):

@@ -13,7 +13,6 @@ from typing import Annotated, Any, Literal
 import tomli_w
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from servebound import bounded
 from servebound.core.formats import KV_FORMATS
 from servebound.core.hardware import ARITHMETIC_MODES, Hardware
 from servebound.core.kv import KVShape
@@ -21,6 +20,7 @@ from servebound.core.model import Experts, ModelAdapter, PrefillShape, Weights
 from servebound.core.units import GB, TFLOPS
 from servebound.core.workload import DEFAULT_READ_CONTEXT_TOKENS
 from servebound.errors import InputError
+from servebound.inputs import bounded
 
 MAX_FILE_BYTES = 4_000_000
 

@@ -76,7 +76,7 @@ def _positive(
 def catalog_price(ref: str | Hardware) -> DevicePrice | None:
     """The catalog row's prices behind a hardware reference, or None for a file (a file carries none)."""
     from servebound.catalog.hardware import get_hardware
-    from servebound.resolve import _looks_like_file, hardware_ref
+    from servebound.inputs.resolve import _looks_like_file, hardware_ref
 
     if isinstance(ref, Hardware):
         ref = ref.id
