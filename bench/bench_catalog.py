@@ -16,7 +16,7 @@ def main() -> None:
     from servebound.catalog.hardware import get_hardware, list_hardware
     from servebound.catalog.models import list_models
     from servebound.core.workload import Workload
-    from servebound.rank import rank_models
+    from servebound.views.rank import rank_models
 
     spark = get_hardware("nvidia-dgx-spark").hardware
     natives = [m.adapter for m in list_models(native_only=True)]

@@ -87,7 +87,7 @@ def warm_pairs() -> None:
     from servebound.catalog.hardware import get_hardware, list_hardware
     from servebound.catalog.models import get_model, list_models
     from servebound.core.workload import Workload
-    from servebound.rank import rank_models
+    from servebound.views.rank import rank_models
 
     sys.path.insert(0, str(Path(__file__).parent))
     from servebound.core.decode import decode

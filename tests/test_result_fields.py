@@ -12,7 +12,7 @@ from servebound import decode, load_hardware, load_model, make_workload, prefill
 from servebound.core.decode import DecodeResult, Forced
 from servebound.core.fields import field_docs, undocumented
 from servebound.core.prefill import PrefillResult
-from servebound.report import decode_json, prefill_json
+from servebound.views.report import decode_json, prefill_json
 
 ROOT = Path(__file__).resolve().parents[1]
 

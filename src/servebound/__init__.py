@@ -52,16 +52,16 @@ if _typing.TYPE_CHECKING:
         prefill_range,
     )
     from servebound.core.workload import MAX_BATCH, Speculation, Workload
-    from servebound.cost_report import CostReport
     from servebound.errors import InputError
     from servebound.importers.audit import ImportedModel
     from servebound.importers.gguf_file import import_gguf
     from servebound.importers.hf_config import import_hf_config
     from servebound.importers.safetensors_headers import import_safetensors
-    from servebound.parallel import LayoutSearch, PlanResult
-    from servebound.rank import RankRow, rank_hardware, rank_models
     from servebound.runs.ceiling import check_run
     from servebound.runs.measured import MeasuredRun, RunCheck, make_run
+    from servebound.views.cost_report import CostReport
+    from servebound.views.parallel import LayoutSearch, PlanResult
+    from servebound.views.rank import RankRow, rank_hardware, rank_models
 
 #: Where each public name lives; imported on first use, so `import servebound` (and the CLI) stay fast.
 _HOMES = {
@@ -71,16 +71,16 @@ _HOMES = {
     "layout": "servebound.api",
     "plan": "servebound.api",
     "prefill": "servebound.api",
-    "CostReport": "servebound.cost_report",
+    "CostReport": "servebound.views.cost_report",
     "ImportedModel": "servebound.importers.audit",
     "import_gguf": "servebound.importers.gguf_file",
     "import_hf_config": "servebound.importers.hf_config",
     "import_safetensors": "servebound.importers.safetensors_headers",
-    "LayoutSearch": "servebound.parallel",
-    "PlanResult": "servebound.parallel",
-    "RankRow": "servebound.rank",
-    "rank_hardware": "servebound.rank",
-    "rank_models": "servebound.rank",
+    "LayoutSearch": "servebound.views.parallel",
+    "PlanResult": "servebound.views.parallel",
+    "RankRow": "servebound.views.rank",
+    "rank_hardware": "servebound.views.rank",
+    "rank_models": "servebound.views.rank",
     "check_run": "servebound.runs.ceiling",
     "MeasuredRun": "servebound.runs.measured",
     "RunCheck": "servebound.runs.measured",

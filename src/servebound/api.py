@@ -29,8 +29,8 @@ from servebound.inputs.workload import BY_NAME, WORKLOAD_KEYWORDS, WorkloadInput
 
 if TYPE_CHECKING:  # imported on use: `servebound decode` loads none of them
     from servebound.core.prefill import PrefillResult
-    from servebound.cost_report import CostReport
-    from servebound.parallel import LayoutSearch, PlanResult
+    from servebound.views.cost_report import CostReport
+    from servebound.views.parallel import LayoutSearch, PlanResult
 
 
 def load_hardware(ref: str | Hardware) -> Hardware:
@@ -298,8 +298,8 @@ def cost(
 ) -> CostReport:
     """The cost curve over batch, as ``servebound cost`` (priced from the catalog row, or
     ``usd_per_hour`` for the whole system; ``pricing`` auto, rental or owned)."""
-    from servebound.cost_report import DEFAULT_COST_PROMPT_TOKENS, cost_report
     from servebound.inputs.pricing import catalog_price, resolve_price
+    from servebound.views.cost_report import DEFAULT_COST_PROMPT_TOKENS, cost_report
 
     hw, mdl = _pair(hardware, model, kv_precision)
     price = resolve_price(hw, catalog_price(hardware), usd_per_hour=usd_per_hour, pricing=pricing)
@@ -317,7 +317,7 @@ def layout(
     **workload_keywords: Any,
 ) -> LayoutSearch:
     """Every valid parallel layout of a system for a model, best first, as ``servebound layout``."""
-    from servebound.parallel import search_system
+    from servebound.views.parallel import search_system
 
     mdl = load_model(model, kv_precision=kv_precision)
     return search_system(hardware, mdl, _workload(workload, workload_keywords))
@@ -339,7 +339,7 @@ def plan(
 ) -> PlanResult:
     """The fleet a stated traffic needs, as ``servebound plan`` (exactly one of ``users`` and
     ``requests_per_s``)."""
-    from servebound.parallel import run_plan
+    from servebound.views.parallel import run_plan
 
     BY_NAME["overhead_gb"].check(overhead_gb)
     return run_plan(

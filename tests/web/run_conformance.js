@@ -1,4 +1,4 @@
-/* Runs conformance vectors (servebound.conformance.build_vectors) through calc.js under Node.
+/* Runs conformance vectors (servebound.views.conformance.build_vectors) through calc.js under Node.
  *
  *   node tests/web/run_conformance.js VECTORS.json CALC.js
  *

@@ -10,7 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from servebound.cli import main
-from servebound.report import fmt_int, fmt_rate
+from servebound.views.report import fmt_int, fmt_rate
 from servebound.web import create_app
 from tests.web.surfaces import Shown, fits_row, pair_page, rank_row
 

@@ -30,7 +30,7 @@ playwright_sync = pytest.importorskip(
     "playwright.sync_api", reason="playwright is not installed (pip install playwright)"
 )
 
-from servebound.report import fmt_rate  # noqa: E402
+from servebound.views.report import fmt_rate  # noqa: E402
 from servebound.web import build_site, create_app  # noqa: E402
 from servebound.web.site import SiteData  # noqa: E402
 from tests.conftest import same_number  # noqa: E402

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from fastapi.testclient import TestClient
 
-from servebound.conformance import build_vectors
+from servebound.views.conformance import build_vectors
 
 ROOT = Path(__file__).resolve().parents[2]
 CALC = ROOT / "src" / "servebound" / "web" / "static" / "calc.js"

@@ -17,7 +17,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from servebound.errors import InputError
-from servebound.terminal import visible
+from servebound.views.terminal import visible
 
 if TYPE_CHECKING:
     from servebound.cli.launcher import LazyGroup as LazyGroup

@@ -12,15 +12,15 @@ from servebound.cli.output import console, line, new_table, print_json, render_a
 from servebound.core.cost import DEFAULT_AMORTIZATION_YEARS, DEFAULT_USD_PER_KWH, DEFAULT_UTILIZATION
 from servebound.core.model import ModelAdapter
 from servebound.core.workload import Workload
-from servebound.cost_report import (
+from servebound.errors import InputError
+from servebound.inputs.pricing import OwnedInputs, Pricing, catalog_price, resolve_price
+from servebound.views.cost_report import (
     DEFAULT_COST_PROMPT_TOKENS,
     cost_json,
     cost_report,
     cost_summary,
     parse_batches,
 )
-from servebound.errors import InputError
-from servebound.inputs.pricing import OwnedInputs, Pricing, catalog_price, resolve_price
 
 UsdPerHourOpt = Annotated[
     float | None,
@@ -146,7 +146,7 @@ def cost_layout(
 ) -> None:
     """Cost over the micro-batch of one parallel layout: the system's price per hour over the tokens a
     second of it emits (dp pp b / tau(b)), with the layout's own fields."""
-    from servebound.parallel import (
+    from servebound.views.parallel import (
         layout_assumptions,
         layout_cost_points,
         layout_json,

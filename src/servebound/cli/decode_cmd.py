@@ -15,7 +15,7 @@ from servebound.core.units import GB
 from servebound.core.workload import Workload
 from servebound.errors import InputError
 from servebound.inputs.workload import WorkloadInputs
-from servebound.report import (
+from servebound.views.report import (
     VERDICT_TEXT,
     context_range_json,
     decode_json,
@@ -113,7 +113,7 @@ def decode_layout(hardware: str, mdl: ModelAdapter, workload: Workload, layout: 
     """Decode on one parallel layout: the layout's ceilings in decode's field names, plus its own."""
     # Imported here: a decode without --layout never loads the layout code (start-up time).
     from servebound.cli.layout_cmd import render_layout_rows, render_link
-    from servebound.layout_report import decode_layout_json
+    from servebound.views.layout_report import decode_layout_json
 
     resolved, result, out = decode_layout_json(hardware, mdl, workload, layout)
     if json_out:

@@ -20,7 +20,7 @@ from servebound.cli.common import (
     print_json,
 )
 from servebound.cli.output import line, strong
-from servebound.economics_view import (
+from servebound.views.economics_view import (
     LECTURE_BLACKWELL,
     Shown,
     balance,

@@ -9,7 +9,7 @@ import typer
 
 from servebound.cli.common import ContextFlags, EngineOpt, JsonOpt, app, console, print_json, with_inputs
 from servebound.cli.output import new_table
-from servebound.report import fmt_gb, fmt_rate
+from servebound.views.report import fmt_gb, fmt_rate
 
 _DEFAULT_CONTEXT = ContextFlags()
 
@@ -33,10 +33,10 @@ def fit_command(
     from servebound.catalog.hardware import get_hardware
     from servebound.catalog.models import list_models
     from servebound.errors import InputError
-    from servebound.fit import fit_models, fit_row_json
     from servebound.inputs.resolve import hardware_ref
-    from servebound.report import hardware_json
     from servebound.runs.band import band_for, check_engine
+    from servebound.views.fit import fit_models, fit_row_json
+    from servebound.views.report import hardware_json
 
     if limit < 1:
         raise InputError("limit", f"must be at least 1 (got {limit})")

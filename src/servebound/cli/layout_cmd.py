@@ -34,14 +34,14 @@ from servebound.cli.output import (
 from servebound.core.layout import LayoutResult
 from servebound.core.units import GB
 from servebound.errors import InputError
-from servebound.parallel import (
+from servebound.views.parallel import (
     ResolvedSystem,
     layout_assumptions,
     plan_json,
     run_plan,
     search_system,
 )
-from servebound.report import fmt_gb, fmt_rate
+from servebound.views.report import fmt_gb, fmt_rate
 
 
 def _ms(seconds: float | None) -> str:

@@ -13,7 +13,7 @@ from servebound.cli.output import line, new_table, steps_json, steps_table, stro
 from servebound.core.decode import Verdict, decode
 from servebound.core.units import GB
 from servebound.errors import InputError
-from servebound.rank import (
+from servebound.views.rank import (
     DEFAULT_RANK_PROMPT_TOKENS,
     RANK_SORTS,
     RankRow,
@@ -21,7 +21,7 @@ from servebound.rank import (
     rank_models,
     rank_row_json,
 )
-from servebound.report import fmt_rate, fmt_wait
+from servebound.views.report import fmt_rate, fmt_wait
 
 models_app = typer.App(
     help="The model catalog: audited profiles built from real configs.", no_args_is_help=True

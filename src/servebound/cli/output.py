@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from servebound.errors import InputError
 from servebound.inputs.strict_json import clean_json
-from servebound.terminal import visible
+from servebound.views.terminal import visible
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -12,8 +12,8 @@ from servebound.cli.output import console, line, new_table, print_json, render_a
 from servebound.core.prefill import PrefillRange, PrefillResult, prefill, prefill_range
 from servebound.errors import InputError
 from servebound.inputs.workload import WorkloadInputs
-from servebound.layout_report import layout_prefill_json
-from servebound.report import (
+from servebound.views.layout_report import layout_prefill_json
+from servebound.views.report import (
     NOTHING_FITS,
     PREFILL_VERDICT_TEXT,
     fmt_rate,

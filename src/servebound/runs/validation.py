@@ -156,7 +156,7 @@ def _layout_check(entry: ReportedRunEntry, check: RunCheck) -> RunCheck:
     it). A micro-batch of ceil(concurrency / (dp pp)) sessions; per session 1 / tau, aggregate c / tau."""
     from dataclasses import replace
 
-    from servebound.parallel import layout_decode_ceiling
+    from servebound.views.parallel import layout_decode_ceiling
 
     assert entry.layout is not None and check.decode is not None
     workload = check.decode.workload

@@ -1,6 +1,6 @@
 """Cost per token on the site: a pair page's cost section (table, figures, the same JSON as
 `servebound cost --json`) and the /economics page's context. Numbers come from the core
-(servebound.core.cost, servebound.cost_report, servebound.economics_view); this module formats."""
+(servebound.core.cost, servebound.views.cost_report, servebound.views.economics_view); this module formats."""
 
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ import numpy as np
 from markupsafe import Markup
 
 from servebound.core.cost import context_curve
-from servebound.cost_report import CostReport, cost_json, cost_report, cost_summary, fmt_money
-from servebound.economics_view import Shown, lecture
 from servebound.errors import InputError
 from servebound.inputs.pricing import resolve_price
 from servebound.inputs.strict_json import clean_json
+from servebound.views.cost_report import CostReport, cost_json, cost_report, cost_summary, fmt_money
+from servebound.views.economics_view import Shown, lecture
 from servebound.web.figures import Chart, Mark, Series, render_chart
 from servebound.web.site import Pair, SiteHardware
 from servebound.web.words import web_sentence

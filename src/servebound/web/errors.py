@@ -106,8 +106,8 @@ def install_error_handlers(app: FastAPI) -> None:
 
 def answers(command: str) -> dict[int | str, dict[str, Any]]:
     """An endpoint's documented answers: the errors, and its 200 typed by the model of the command whose
-    --json it returns (``servebound.schemas``; documented only, the response itself is not re-validated)."""
-    from servebound.schemas import output_model
+    --json it returns (``servebound.views.schemas``; documented only, the response itself is not re-validated)."""
+    from servebound.views.schemas import output_model
 
     return {
         200: {"model": output_model(command), "description": f"as `servebound {command} --json`"},

@@ -240,7 +240,7 @@ def build_site(
     write(out_dir / "llms.txt", llms_txt(docs, base_url, renderer.date))
     write(out_dir / "llms-full.txt", llms_full_txt(markdowns, base_url))
     write(out_dir / "robots.txt", robots_txt(base_url))
-    from servebound.conformance import conformance_text
+    from servebound.views.conformance import conformance_text
 
     write(out_dir / "conformance.json", conformance_text())
     write(out_dir / "sitemap.xml", sitemap_xml([d.path for d in docs], base_url))

@@ -22,7 +22,7 @@ from servebound.core.decode import curve
 from servebound.core.prefill import prefill_curve
 from servebound.core.units import GB
 from servebound.core.workload import MAX_BATCH
-from servebound.report import fmt_gb, fmt_rate
+from servebound.views.report import fmt_gb, fmt_rate
 from servebound.web.site import Pair
 
 WIDTH, HEIGHT = 640, 300

@@ -1,6 +1,6 @@
 """A system page's links and parallel layouts for one model: what the HTML page and its mirror share.
 
-The numbers come from ``servebound.parallel`` (the CLI's ``layout`` command); the figures from the
+The numbers come from ``servebound.views.parallel`` (the CLI's ``layout`` command); the figures from the
 core's per-device bytes and step times. Nothing here computes a ceiling of its own.
 """
 
@@ -16,8 +16,8 @@ from servebound.api import default_workload
 from servebound.core.layout import Layout, LayoutResult, System, per_device_bytes, times_at
 from servebound.core.units import GB
 from servebound.core.workload import Workload
-from servebound.parallel import ResolvedSystem, compute_seconds_per_session_step, run_layouts
-from servebound.report import fmt_gb, fmt_rate
+from servebound.views.parallel import ResolvedSystem, compute_seconds_per_session_step, run_layouts
+from servebound.views.report import fmt_gb, fmt_rate
 from servebound.web.figures import Chart, Series, render_chart
 from servebound.web.site import SiteHardware, SiteModel
 from servebound.web.text import VERDICT_TEXT

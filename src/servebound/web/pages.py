@@ -20,9 +20,9 @@ from jinja2 import DictLoader, Environment, select_autoescape
 from markupsafe import Markup
 
 from servebound.inputs.workload import BY_NAME as DECLARED_INPUTS
-from servebound.report import decode_notes, fmt_gb, fmt_int, fmt_rate, workload_assumptions
 from servebound.runs.validation import ReportedRun, validation_json
-from servebound.terminal import visible_value
+from servebound.views.report import decode_notes, fmt_gb, fmt_int, fmt_rate, workload_assumptions
+from servebound.views.terminal import visible_value
 from servebound.web import figures
 from servebound.web.costview import economics_context, pair_cost, render_cost_charts
 from servebound.web.layouts import layout_model, system_layouts
@@ -454,7 +454,7 @@ class Renderer:
 
     def economics_page(self) -> Page:
         """The serving-economics formulas, with the lecture's own numbers recomputed live."""
-        from servebound.economics_view import LECTURE_BLACKWELL
+        from servebound.views.economics_view import LECTURE_BLACKWELL
 
         blackwell = self.site.hardware_by_id.get(LECTURE_BLACKWELL) or self.site.hardware[0]
         title = "Economics: step time, balance batch and cost per token"

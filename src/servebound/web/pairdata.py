@@ -8,11 +8,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from servebound.calc_inputs import hardware_json, model_json
 from servebound.core.offload import offloaded
 from servebound.core.prefill import PrefillRange, PrefillResult
 from servebound.core.units import GB
-from servebound.report import NOTHING_FITS, fmt_rate
+from servebound.views.calc_inputs import hardware_json, model_json
+from servebound.views.report import NOTHING_FITS, fmt_rate
 from servebound.web import figures
 from servebound.web.query import WorkloadQuery, page_inputs
 from servebound.web.site import Pair, SiteModel

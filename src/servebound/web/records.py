@@ -10,9 +10,9 @@ from urllib.parse import quote
 
 from servebound.core.decode import DecodeResult
 from servebound.core.engines import FormatSupport
-from servebound.rank import rank_hardware, rank_models, rank_row_json
-from servebound.report import fmt_int, fmt_rate
 from servebound.runs.validation import ReportedRun, reported_run_json
+from servebound.views.rank import rank_hardware, rank_models, rank_row_json
+from servebound.views.report import fmt_int, fmt_rate
 from servebound.web import figures
 from servebound.web.site import SiteData, SiteHardware, SiteModel, fmt_seconds
 from servebound.web.text import VERDICT_TEXT, pair_path, percent
@@ -139,7 +139,7 @@ def rank_rows_for_hardware(
     runnable_only: bool = True,
 ) -> list[RankDisplay]:
     """Every model on this machine, those that serve at the floor first, the largest first
-    (``servebound.rank.rank_models``, as `servebound rank --hardware`): formats the device cannot run
+    (``servebound.views.rank.rank_models``, as `servebound rank --hardware`): formats the device cannot run
     left out unless ``runnable_only`` is False."""
     models = [m for m in site.models if m.native or not native_only]
     by_adapter = {id(m.adapter): m for m in models}
@@ -159,7 +159,7 @@ def rank_rows_for_model(
     *,
     runnable_only: bool = True,
 ) -> list[RankDisplay]:
-    """Every machine for this model, best useful throughput first (``servebound.rank.rank_hardware``),
+    """Every machine for this model, best useful throughput first (``servebound.views.rank.rank_hardware``),
     machines that cannot run its weight format left out unless ``runnable_only`` is False."""
     by_hw = {id(h.hardware): h for h in site.hardware}
     rows = rank_hardware(

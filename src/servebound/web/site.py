@@ -1,7 +1,7 @@
 """What the site shows: its hardware and model lists, workload parsing, and the computed pair.
 
 Every number comes from the same API and JSON views the CLI uses (``servebound.api.decode``,
-``servebound.report.decode_json``, the core prefill procedures); this module only gathers them and
+``servebound.views.report.decode_json``, the core prefill procedures); this module only gathers them and
 formats them for display. User input never reaches a file loader: ids are looked up in the site's own
 lists, so a query cannot name a path.
 """
@@ -26,9 +26,9 @@ from servebound.core.workload import (
     Workload,
 )
 from servebound.errors import MAX_ID_CHARS, InputError, check_id_length
-from servebound.rank import DEFAULT_RANK_PROMPT_TOKENS
-from servebound.report import decode_json, prefill_json
 from servebound.runs.validation import ReportedRun, ValidationSummary, reported_runs_for, validation_summary
+from servebound.views.rank import DEFAULT_RANK_PROMPT_TOKENS
+from servebound.views.report import decode_json, prefill_json
 from servebound.web.query import MAX_SITE_CONTEXT_TOKENS as MAX_SITE_CONTEXT_TOKENS
 from servebound.web.query import WorkloadQuery
 from servebound.web.words import fact_value

@@ -8,8 +8,8 @@ import os
 from collections.abc import Mapping
 from urllib.parse import quote, urlencode
 
-from servebound.report import VERDICT_TEXT as _VERDICTS
-from servebound.report import sentence
+from servebound.views.report import VERDICT_TEXT as _VERDICTS
+from servebound.views.report import sentence
 
 LICENSE_NAME = "CC BY 4.0"
 LICENSE_URL = "https://creativecommons.org/licenses/by/4.0/"

@@ -1,7 +1,7 @@
 """Words for people on the site's pages: plurals, facts without reprs, assumptions with labels, and the
 CLI's remedies as links that set the pair page's form (a web page never tells anyone to pass a flag).
 
-The CLI keeps its own sentences (``servebound.report``); this module only rewrites them for the pages.
+The CLI keeps its own sentences (``servebound.views.report``); this module only rewrites them for the pages.
 """
 
 from __future__ import annotations

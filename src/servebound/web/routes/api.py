@@ -21,9 +21,9 @@ from servebound.errors import InputError
 from servebound.inputs.files import model_to_mapping
 from servebound.inputs.pricing import price_json
 from servebound.inputs.workload import BY_NAME, Group, Input, inputs_of, unknown
-from servebound.parallel import MAX_PLAN_RPS, MAX_PLAN_USERS
-from servebound.report import decode_json, hardware_json, prefill_json, range_json
 from servebound.runs.validation import validation_json
+from servebound.views.parallel import MAX_PLAN_RPS, MAX_PLAN_USERS
+from servebound.views.report import decode_json, hardware_json, prefill_json, range_json
 from servebound.web.errors import ERRORS, answers
 from servebound.web.pages import HardwareFilters, ModelFilters, rank_rows_for_hardware, rank_rows_for_model
 from servebound.web.query import MAX_SITE_CONTEXT_TOKENS, workload_query
@@ -133,12 +133,12 @@ def api_decode(
     query = workload_query(params)
     from servebound.api import decode
     from servebound.core.decode_range import decode_context_range
-    from servebound.report import context_range_json
+    from servebound.views.report import context_range_json
 
     draft_model = query.model(web.get_model(query.draft).adapter) if query.draft else None
     adapter = query.model(m.adapter)
     if params["layout"] is not None:  # decode --layout: one parallel layout of a system
-        from servebound.layout_report import decode_layout_json
+        from servebound.views.layout_report import decode_layout_json
 
         if range:
             raise InputError("range", "layout= evaluates one read context: drop range=true")
@@ -169,7 +169,7 @@ def api_prefill(
     if adapter.prefill is None:
         raise InputError("model", f"model '{m.id}' has no prefill fields, so no prefill ceiling")
     if params["layout"] is not None:  # prefill --layout: one replica of a layout
-        from servebound.layout_report import layout_prefill_json
+        from servebound.views.layout_report import layout_prefill_json
 
         if include_range or size == "max" or prompt is None:
             raise InputError(
@@ -208,7 +208,7 @@ def api_prefill(
 
 def _system(web: Any, hardware: str) -> Any:
     from servebound.core.system import Interconnect, System
-    from servebound.parallel import ResolvedSystem
+    from servebound.views.parallel import ResolvedSystem
 
     hw = web.get_hw(hardware)
     system = hw.parallel or System(hw.hardware, 1, Interconnect.ideal_for(1))
@@ -225,7 +225,13 @@ def api_layout(
 ) -> dict[str, Any]:
     """Parallel layouts of a system for a model: every valid one, best first (`servebound layout --json`),
     or with layout= the one (`servebound decode --layout ... --json`'s layout fields)."""
-    from servebound.parallel import layout_assumptions, layout_json, run_layout, run_layouts, system_json
+    from servebound.views.parallel import (
+        layout_assumptions,
+        layout_json,
+        run_layout,
+        run_layouts,
+        system_json,
+    )
 
     resolved = _system(web, hardware)
     query = workload_query(params)
@@ -279,7 +285,7 @@ def api_plan(
 ) -> dict[str, Any]:
     """Fleet sizing: `servebound plan --json` (systems and devices for separate and shared pools, every
     step of the arithmetic)."""
-    from servebound.parallel import plan_json, run_plan
+    from servebound.views.parallel import plan_json, run_plan
 
     resolved = _system(web, hardware)
     m = web.get_model(model)

@@ -9,8 +9,9 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query
 
 from servebound.core.hardware import ArithmeticMode
-from servebound.cost_report import DEFAULT_COST_PROMPT_TOKENS, cost_json, cost_report, parse_batches
-from servebound.economics_view import (
+from servebound.inputs.pricing import MIN_AMORTIZATION_YEARS, MIN_UTILIZATION, OwnedInputs, resolve_price
+from servebound.views.cost_report import DEFAULT_COST_PROMPT_TOKENS, cost_json, cost_report, parse_batches
+from servebound.views.economics_view import (
     balance,
     breakpoint_of,
     cache_tier,
@@ -20,7 +21,6 @@ from servebound.economics_view import (
     training,
     trains_of,
 )
-from servebound.inputs.pricing import MIN_AMORTIZATION_YEARS, MIN_UTILIZATION, OwnedInputs, resolve_price
 from servebound.web.errors import ERRORS, answers
 from servebound.web.query import MAX_SITE_CONTEXT_TOKENS, workload_query
 from servebound.web.responses import StrictJSONResponse

@@ -95,7 +95,7 @@ async def _slices(data: bytes) -> AsyncIterator[bytes]:
 @router.get("/conformance.json")
 def conformance() -> Response:
     """Conformance vectors: inputs and the core's outputs, for any reimplementation of the math."""
-    from servebound.conformance import conformance_text
+    from servebound.views.conformance import conformance_text
 
     return Response(conformance_text(), media_type="application/json")
 

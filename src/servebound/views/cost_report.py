@@ -57,7 +57,7 @@ class Trade:
 class CostReport(ResultRecord):
     """The priced cost curve of one (hardware, model, workload): ``servebound cost``."""
 
-    __json_view__ = "servebound.cost_report:cost_json"
+    __json_view__ = "servebound.views.cost_report:cost_json"
     __repr_fields__ = ("usd_per_hour", "usd_per_mtok_input")
 
     hardware: Hardware
@@ -160,7 +160,7 @@ def cost_report(
 
 def cost_json(report: CostReport) -> dict[str, Any]:
     """The contract's `servebound cost --json` object, plus our own extra fields."""
-    from servebound.report import decode_notes, hardware_json, workload_assumptions
+    from servebound.views.report import decode_notes, hardware_json, workload_assumptions
 
     r = report
     points: list[dict[str, Any]] = []

@@ -17,7 +17,6 @@ import random
 from dataclasses import replace
 from typing import Any, Literal
 
-from servebound.calc_inputs import hardware_json, kv_json, model_json, workload_json
 from servebound.core.decode import DecodeResult, decode
 from servebound.core.decode_range import decode_context_range
 from servebound.core.experts import ExpertTraffic
@@ -27,7 +26,8 @@ from servebound.core.kv import KVShape
 from servebound.core.model import Experts, ModelAdapter, PrefillShape, Weights
 from servebound.core.prefill import PrefillResult, prefill, prefill_range
 from servebound.core.workload import Speculation, Workload
-from servebound.report import range_ends_json, range_json
+from servebound.views.calc_inputs import hardware_json, kv_json, model_json, workload_json
+from servebound.views.report import range_ends_json, range_json
 
 #: Relative tolerance a reimplementation must meet on every number.
 TOLERANCE = 1e-9
@@ -299,7 +299,7 @@ def build_vectors(seed: int = 12) -> dict[str, Any]:
         "format": FORMAT_VERSION,
         "tolerance_relative": TOLERANCE,
         "units": "bytes, bytes/s, FLOP/s, tokens, seconds; rates in tokens/s",
-        "generated_by": "servebound.conformance.build_vectors",
+        "generated_by": "servebound.views.conformance.build_vectors",
         "seed": seed,
         "count": len(vectors),
         "vectors": vectors,

@@ -10,7 +10,7 @@ from servebound.core.layout import LayoutResult, per_device_bytes, prefill_commu
 from servebound.core.model import ModelAdapter
 from servebound.core.prefill import prefill
 from servebound.core.workload import Workload
-from servebound.parallel import (
+from servebound.views.parallel import (
     ResolvedSystem,
     compute_seconds_per_session_step,
     layout_assumptions,
@@ -21,7 +21,7 @@ from servebound.parallel import (
     run_layout,
     system_json,
 )
-from servebound.report import NOTHING_FITS, prefill_json
+from servebound.views.report import NOTHING_FITS, prefill_json
 
 
 def decode_layout_json(

@@ -234,7 +234,7 @@ def replica_prefill_hardware(system: System, layout: Layout) -> Hardware:
 class LayoutSearch(ResultRecord):
     """Every valid layout of a system for a model, best first (``servebound layout``)."""
 
-    __json_view__ = "servebound.parallel:layouts_json"
+    __json_view__ = "servebound.views.parallel:layouts_json"
     __repr_fields__ = ("best", "count")
 
     system: ResolvedSystem
@@ -280,7 +280,7 @@ def layouts_json(search: LayoutSearch) -> dict[str, Any]:
 class PlanResult(ResultRecord):
     """A fleet plan with the system, the layout it serves with, and the workload it was sized for."""
 
-    __json_view__ = "servebound.parallel:plan_json"
+    __json_view__ = "servebound.views.parallel:plan_json"
     __repr_fields__ = ("layout_label", "separate_systems", "shared_systems")
 
     system: ResolvedSystem
