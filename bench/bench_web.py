@@ -23,7 +23,8 @@ from pathlib import Path
 import httpx
 from fastapi.testclient import TestClient
 
-from servebound.web import build_site, create_app
+from servebound.web.app import create_app
+from servebound.web.export import build_site
 from timing import median_s
 
 

@@ -23,7 +23,7 @@ What it does, in order:
    batch 1, one micro-batch) and a decode of N tokens at batch 1 after a short prompt (wall time per
    single-token ``eval``). Wall time includes Python's call overhead, which only lowers the measured
    rates, so the comparison stays conservative.
-5. Checks each figure against its ceiling with ``servebound.check`` and prints measured / ceiling.
+5. Checks each figure against its ceiling with ``servebound.runs.ceiling`` and prints measured / ceiling.
 
 Both efficiencies must be at or below 100 %. The script prints the reasons a figure could exceed its
 ceiling on this machine when one does (see ``explain``), and exits 1 in that case.
@@ -60,9 +60,10 @@ for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402
 
-from servebound.check import RunCheck, check_json, check_run, make_run  # noqa: E402
 from servebound.importers.gguf_file import import_gguf  # noqa: E402
 from servebound.measure import hardware_file, measure_machine  # noqa: E402
+from servebound.runs.ceiling import check_json, check_run  # noqa: E402
+from servebound.runs.measured import RunCheck, make_run  # noqa: E402
 
 #: The synthetic model: llama architecture, Q8_0 weights, hidden 2048, 20 layers, FFN 5632, 16 heads
 #: of 128 (MHA), SmolLM2's 49,152-token vocabulary. 1.23 B weights -> about 1.31 GB at Q8_0.

@@ -14,8 +14,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from servebound.catalog import get_hardware, list_hardware, load_hardware_catalog
-from servebound.catalog.hardware import DEVICE_CLASSES, SLUG_PATTERN, CatalogHardware
+from servebound.catalog.hardware import (
+    DEVICE_CLASSES,
+    SLUG_PATTERN,
+    CatalogHardware,
+    get_hardware,
+    list_hardware,
+    load_hardware_catalog,
+)
 from servebound.catalog.lint import BF16_HALF_RATE, CLASS_RANGES, lint_hardware_catalog
 from servebound.core.hardware import ARITHMETIC_MODES
 from servebound.errors import InputError

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import pytest
 
-from servebound.catalog import get_hardware
+from servebound.catalog.hardware import get_hardware
 
 #: id -> (memory_gb, bandwidth_gb_per_s, {mode: TFLOPS}) as the spec sheets state them.
 SPEC_SHEETS: dict[str, tuple[float, float, dict[str, float]]] = {

@@ -1,4 +1,4 @@
-"""servebound.check: measured runs against their ceilings, and the llama-bench / vLLM readers.
+"""servebound.runs (measured, ceiling, llama_bench, vllm, result_files): measured runs against their ceilings, and the llama-bench / vLLM readers.
 
 The result files are written here in the formats the tools write (field names as llama-bench's JSON
 printer and `vllm bench serve --save-result` emit them) and read back by the real readers.
@@ -15,23 +15,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from servebound.check import (
-    ABOVE_CEILING_MEANING,
-    Metric,
-    check_json,
-    check_run,
-    format_check,
-    llama_bench_command,
-    load_run_model,
-    make_run,
-    read_llama_bench,
-    read_result_file,
-    read_vllm_bench,
-)
 from servebound.core.hardware import Hardware
 from servebound.core.kv import KVShape
 from servebound.core.model import ModelAdapter, PrefillShape, Weights
 from servebound.errors import InputError
+from servebound.runs.ceiling import check_json, check_run, format_check, load_run_model
+from servebound.runs.llama_bench import llama_bench_command, read_llama_bench
+from servebound.runs.measured import ABOVE_CEILING_MEANING, Metric, make_run
+from servebound.runs.result_files import read_result_file
+from servebound.runs.vllm import read_vllm_bench
 
 # A hand-checkable pair: R = 1000 GB/s, C = 100 GB, fp16 at 100 TFLOP/s; a dense model sweeping
 # 10 GB per iteration with 100 kB of cache per token and 5e9 linear parameters.

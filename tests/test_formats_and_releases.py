@@ -30,7 +30,7 @@ from servebound.importers.hf.llama_cpp import LLAMA_CPP_MIXES, TensorPlace, llam
 from servebound.importers.hf.nemotron_nas import ffn_width
 from servebound.importers.hf.release import release_plan
 from servebound.importers.hf_config import import_hf_config
-from servebound.validation import load_reported_runs
+from servebound.runs.reported import load_reported_runs
 from tests.test_catalog_models import run
 
 GIB = 2**30

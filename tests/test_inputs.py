@@ -21,7 +21,7 @@ RTX, QWEN = "nvidia-rtx-4090", "qwen3-8b"
 
 @pytest.fixture(scope="module")
 def api() -> TestClient:
-    from servebound.web import create_app
+    from servebound.web.app import create_app
 
     return TestClient(create_app())
 

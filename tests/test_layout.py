@@ -361,7 +361,8 @@ def test_per_device_bytes_sum_to_the_system(
 def test_multi_device_reported_runs_sit_at_or_below_their_layout_ceilings() -> None:
     """The sourced vLLM tensor-parallel and llama.cpp layer-split runs: each under its layout's ceiling,
     which is never above the pooled Nx ceiling (the link only lowers it)."""
-    from servebound.validation import evaluate_reported_runs, load_reported_runs
+    from servebound.runs.reported import load_reported_runs
+    from servebound.runs.validation import evaluate_reported_runs
 
     entries = [e for e in load_reported_runs() if e.layout is not None]
     layouts = {e.layout for e in entries}

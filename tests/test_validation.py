@@ -1,4 +1,4 @@
-"""servebound.validation: the shipped reported runs, the summary arithmetic, and the file's rules."""
+"""servebound.runs.validation: the shipped reported runs, the summary arithmetic, and the file's rules."""
 
 from __future__ import annotations
 
@@ -8,12 +8,11 @@ import pytest
 
 from servebound.catalog.models import profile_ids
 from servebound.errors import InputError
-from servebound.validation import (
+from servebound.runs.reported import load_reported_runs, parse_reported_runs
+from servebound.runs.validation import (
     ReportedRun,
     efficiency_stats,
     evaluate_reported_runs,
-    load_reported_runs,
-    parse_reported_runs,
     reported_runs_for,
     validation_json,
     validation_summary,

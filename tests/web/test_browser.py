@@ -31,7 +31,8 @@ playwright_sync = pytest.importorskip(
 )
 
 from servebound.views.report import fmt_rate  # noqa: E402
-from servebound.web import build_site, create_app  # noqa: E402
+from servebound.web.app import create_app  # noqa: E402
+from servebound.web.export import build_site  # noqa: E402
 from servebound.web.site import SiteData  # noqa: E402
 from tests.conftest import same_number  # noqa: E402
 from tests.web.conftest import site_lists  # noqa: E402

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from servebound.web import build_site
+from servebound.web.export import build_site
 from servebound.web.site import SiteData
 from tests.web.conftest import HOSTILE, dead_links, file_server, site_lists
 

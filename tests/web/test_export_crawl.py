@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from servebound.web import build_site
+from servebound.web.export import build_site
 from servebound.web.machine import DELIMITER_LINE
 from tests.web.conftest import file_server
 

@@ -12,7 +12,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from servebound.errors import MAX_ID_CHARS
-from servebound.web import build_site
+from servebound.web.export import build_site
 from servebound.web.site import SiteData
 from tests.web.conftest import site_lists
 
@@ -133,7 +133,7 @@ def test_markdown_mirrors_escape_terminal_control_characters() -> None:
     """A model named with escape sequences reaches no terminal raw through `curl .../x.md`."""
     from dataclasses import replace
 
-    from servebound.web import create_app
+    from servebound.web.app import create_app
     from tests.web.conftest import hostile_model
 
     hardware, _ = site_lists()

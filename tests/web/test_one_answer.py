@@ -27,7 +27,7 @@ from fastapi.testclient import TestClient
 import servebound
 from servebound.cli import main
 from servebound.views.report import fmt_int, fmt_rate
-from servebound.web import create_app
+from servebound.web.app import create_app
 from servebound.web.site import fmt_seconds
 from tests.web.surfaces import Shown, fits_row, has_row, rank_row
 from tests.web.test_conformance import CALC, node

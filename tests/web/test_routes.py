@@ -253,7 +253,7 @@ def test_browse_filters(client: TestClient) -> None:
 def test_api_prefill_range_without_prompt_as_the_cli() -> None:
     from fastapi.testclient import TestClient
 
-    from servebound.web import create_app
+    from servebound.web.app import create_app
 
     client = TestClient(create_app())
     params = {"hardware": "nvidia-h100-sxm", "model": "qwen3-8b", "range": "true"}

@@ -18,8 +18,9 @@ from fastapi.testclient import TestClient
 from servebound.catalog.hardware import get_hardware
 from servebound.catalog.models import get_model
 from servebound.cli import main
-from servebound.validation import reported_runs_for, validation_summary
-from servebound.web import build_site, create_app
+from servebound.runs.validation import reported_runs_for, validation_summary
+from servebound.web.app import create_app
+from servebound.web.export import build_site
 from servebound.web.machine import absolute_canonicals
 from servebound.web.pages import md
 from servebound.web.site import SiteData

@@ -37,7 +37,7 @@ def serve_command(
     _check_bindable(
         host, port
     )  # before the banner: a busy port is one error line, not a URL then a bind error
-    from servebound.web import serve
+    from servebound.web.app import serve
 
     console.print(
         f"servebound: http://{host}:{port}/  (API: /api/, OpenAPI: /openapi.json, for machines: /llms.txt)"
@@ -92,7 +92,7 @@ def build_site_command(
         raise InputError(
             "out_dir", f"cannot write into {out_dir} ({exc.strerror or exc}); give a folder you can write to"
         ) from None
-    from servebound.web import build_site
+    from servebound.web.export import build_site
 
     with Progress(
         TextColumn("{task.description}", markup=False),

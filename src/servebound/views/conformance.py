@@ -190,7 +190,7 @@ def conformance_text(seed: int = 12) -> str:
 
 def build_vectors(seed: int = 12) -> dict[str, Any]:
     """The whole conformance set (deterministic for a seed)."""
-    from servebound.catalog import list_hardware
+    from servebound.catalog.hardware import list_hardware
     from servebound.catalog.models import get_model, profile_ids
 
     rng = random.Random(seed)

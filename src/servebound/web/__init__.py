@@ -1,11 +1,7 @@
 """The web site and JSON API: server-rendered pages, markdown mirrors, machine files, static export.
 
-from servebound.web import create_app, build_site, serve
+from servebound.web.app import create_app, serve
+from servebound.web.export import build_site
 app = create_app()                      # FastAPI app over the packaged catalogs
 report = build_site(Path("site"))       # the same site as static files
 """
-
-from servebound.web.app import create_app, serve
-from servebound.web.export import BuildReport, build_site
-
-__all__ = ["BuildReport", "build_site", "create_app", "serve"]

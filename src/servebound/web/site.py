@@ -215,7 +215,7 @@ def site_model(entry: Any) -> SiteModel:
 class SiteData:
     """The hardware and models a site shows, with lookups that suggest close ids for unknown ones.
 
-    ``runs`` are the reported runs the site shows (evaluated ``servebound.validation`` runs); by
+    ``runs`` are the reported runs the site shows (evaluated ``servebound.runs.validation`` runs); by
     default the shipped ones, evaluated on first use (``validation()``), once per site.
     """
 
