@@ -117,6 +117,29 @@ def test_every_catalog_record_survives_the_cache_round_trip() -> None:
         assert dict(getattr(back, "sources", {})) == dict(getattr(record, "sources", {}))
 
 
+def test_the_cache_key_covers_the_whole_package(tmp_path: Path) -> None:
+    # A copy of the package: a change to a file outside inputs/ (where the cache lives) or to a data
+    # file must give a new key, or a stale record would be read back after an upgrade.
+    import shutil
+
+    shutil.copytree(Path(servebound.__file__).parent, tmp_path / "servebound")
+    probe = "from servebound.inputs import record_cache; print(record_cache.package_key())"
+
+    def key() -> str:
+        env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+        return subprocess.run(
+            [sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True
+        ).stdout
+
+    first = key()
+    assert key() == first
+    for changed in ("core/units.py", "catalog/data/hardware.toml"):
+        path = tmp_path / "servebound" / changed
+        os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 1_000_000_000))
+        assert key() != first, changed
+        first = key()
+
+
 def test_the_cache_refuses_what_it_cannot_rebuild() -> None:
     with pytest.raises(TypeError):
         record_cache.encode(object())
