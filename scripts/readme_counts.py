@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from servebound.catalog import load_hardware_catalog
+from servebound.catalog.hardware import load_hardware_catalog
 from servebound.catalog.models import model_index, profile_ids
 from servebound.importers.hf.families import SUPPORTED_MODEL_TYPES
 
