@@ -49,8 +49,43 @@ def rank_row(client: TestClient, page: str, hw_id: str, model_id: str) -> Shown:
     assert len(rows) == 1, (page, hw_id, model_id, len(rows))
     verdict = re.search(r'<span class="v ([a-z_]+)">', rows[0])
     assert verdict is not None
-    _, _, single, aggregate, batch_star, _ = _cells(rows[0])
+    _, _, single, aggregate, batch_star, *_ = _cells(rows[0])
     return Shown(verdict.group(1), single, aggregate, batch_star)
+
+
+@dataclass(frozen=True)
+class PerDevice:
+    """A model page row's class columns as shown: devices, aggregate per device, price, USD per Mtok."""
+
+    devices: str
+    per_device: str
+    price: str
+    usd_per_mtok: str
+
+
+def class_row(client: TestClient, model_id: str, hw_id: str) -> tuple[str, PerDevice]:
+    """The model page's row of (hw_id, model_id): the heading of the class table it sits under and its
+    per-device and per-dollar cells."""
+    text = client.get(f"/models/{quote(model_id)}").text
+    href = f'href="/pair/{quote(hw_id)}/{quote(model_id)}"'
+    at = text.index(f"<tr><td><a {href}>")
+    heading = re.findall(r'<h3 id="class-[a-z]+">([^<]+)</h3>', text[:at])[-1]
+    row = text[at : text.index("</tr>", at)]
+    return heading, PerDevice(*_cells(row)[6:10])
+
+
+def pair_cost(client: TestClient, hw_id: str, model_id: str, batch: int | None) -> tuple[str, str] | None:
+    """The pair page's price (as "$X/h basis") and its cost table's USD per million output tokens at
+    ``batch``; None where the page prices nothing."""
+    text = client.get(f"/pair/{quote(hw_id)}/{quote(model_id)}").text
+    price = re.search(r"Priced at <strong>([^<]+) USD/h</strong> \((\w+)\)", text)
+    if price is None or batch is None:
+        return None
+    cells = re.search(
+        rf'<tr><td class="n">{batch:,}</td>(?:<td[^>]*>[^<]*</td>){{4}}<td class="n">([^<]+)</td></tr>', text
+    )
+    assert cells is not None, (hw_id, model_id, batch)
+    return f"${price.group(1)}/h {price.group(2)}", f"${cells.group(1)}"
 
 
 def fits_row(client: TestClient, hw_id: str, model_id: str) -> Shown | None:

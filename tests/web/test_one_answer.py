@@ -29,7 +29,7 @@ from servebound.cli import main
 from servebound.views.report import fmt_int, fmt_rate
 from servebound.web.app import create_app
 from servebound.web.site import fmt_seconds
-from tests.web.surfaces import Shown, fits_row, has_row, rank_row
+from tests.web.surfaces import Shown, class_row, fits_row, has_row, pair_cost, rank_row
 from tests.web.test_conformance import CALC, node
 
 RUNNER = Path(__file__).with_name("run_pair_data.js")
@@ -166,7 +166,15 @@ def test_every_surface_gives_the_same_answer(client: TestClient, capsys: pytest.
     pages, expected, seen = (
         [],
         [],
-        {"default": 0, "tables": 0, "ranked": 0, "unsupported": 0, "prefill": 0, "verdicts": set()},
+        {
+            "default": 0,
+            "tables": 0,
+            "ranked": 0,
+            "unsupported": 0,
+            "prefill": 0,
+            "classes": 0,
+            "verdicts": set(),
+        },
     )
     for case in cases:
         cli = cli_json(capsys, "decode", "-H", case.hardware, "-m", case.model, *case.flags)
@@ -211,6 +219,7 @@ def test_every_surface_gives_the_same_answer(client: TestClient, capsys: pytest.
         assert {k: rank[k] for k in RANK_KEYS} == {k: cli[k] for k in RANK_KEYS}, case
         assert rank_row(client, f"/hardware/{case.hardware}", case.hardware, case.model) == row, case
         assert rank_row(client, f"/models/{case.model}", case.hardware, case.model) == row, case
+        seen["classes"] += check_class_columns(client, site, case, cli)  # type: ignore[operator]
         fits = fits_row(client, case.hardware, case.model)
         if cli["verdict"] in ("floor_fit", "no_floor"):
             assert fits == Shown("fits", row.single, row.aggregate), case
@@ -229,6 +238,41 @@ def test_every_surface_gives_the_same_answer(client: TestClient, capsys: pytest.
             assert close(got[key], cli[key]), (case, key, got[key], cli[key])
     assert seen["verdicts"] == {"floor_fit", "no_floor", "no_session_fit", "no_resident_fit"}
     assert seen["default"] >= 100 and seen["tables"] >= 20 and seen["prefill"] >= 50, seen
+    assert seen["classes"] >= 10, seen
+
+
+#: The model page's class headings by the catalog's device class (a system is a multi-device system,
+#: an Apple part Apple silicon, whatever its class says).
+CLASS_HEADINGS = {
+    "consumer GPU": "Consumer GPUs",
+    "workstation GPU": "Workstations",
+    "unified-memory SoC": "Workstations",
+    "datacenter GPU": "Datacenter, one device",
+    "accelerator": "Datacenter, one device",
+}
+
+
+def check_class_columns(client: TestClient, site: Any, case: Case, cli: dict[str, Any]) -> int:
+    """The model page's row sits under its class and shows the pair's aggregate per device, the pair
+    page's price and the pair page's cost per million output tokens at b*; 1 when a price was compared."""
+    hw = site.hardware_by_id[case.hardware]
+    heading, shown = class_row(client, case.model, case.hardware)
+    devices = hw.system.count if hw.system is not None else 1
+    if hw.system is not None or hw.device_class in ("multi-device system", "rack-scale system"):
+        assert heading == "Multi-device systems", case
+    elif hw.vendor == "Apple":
+        assert heading == "Apple silicon", case
+    else:
+        assert heading == CLASS_HEADINGS[hw.device_class], case
+    assert shown.devices == str(devices), case
+    aggregate = cli["aggregate_tok_s"]
+    assert shown.per_device == fmt_rate(aggregate / devices if aggregate else None), case
+    priced = pair_cost(client, case.hardware, case.model, cli["batch_star"])
+    if priced is None:
+        assert shown.price == "no price" or aggregate is None, case
+        return 0
+    assert (shown.price, shown.usd_per_mtok) == priced, case
+    return 1
 
 
 def check_prefill(

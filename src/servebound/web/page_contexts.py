@@ -11,6 +11,7 @@ from markupsafe import Markup
 
 from servebound.core.decode import DecodeResult
 from servebound.core.model import ModelAdapter
+from servebound.web.classes import OWNED_TERMS, ClassTable, ListingGroup
 from servebound.web.costview import CostView
 from servebound.web.layouts import SystemLayouts
 from servebound.web.nearby import Sideways
@@ -52,6 +53,11 @@ class HardwareIndexContext:
     vendors: Sequence[str]
     classes: Sequence[str]
     sorts: Sequence[str]
+    #: The rows by class (``web.classes``), with the chosen model's ranking columns where one is chosen.
+    groups: Sequence[ListingGroup] = ()
+    model: SiteModel | None = None
+    models: Sequence[SiteModel] = ()
+    owned_terms: str = OWNED_TERMS
 
 
 @dataclass(frozen=True)
@@ -80,6 +86,9 @@ class ModelContext:
     rows: Sequence[RankDisplay]
     diff_total: float | None
     diff_active: float | None
+    #: The rows by class, each with its best row (``web.classes``).
+    classes: Sequence[ClassTable] = ()
+    owned_terms: str = OWNED_TERMS
 
 
 @dataclass(frozen=True)

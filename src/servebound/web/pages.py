@@ -24,6 +24,7 @@ from servebound.runs.validation import ReportedRun, validation_json
 from servebound.views.report import decode_notes, fmt_gb, fmt_int, fmt_rate, workload_assumptions
 from servebound.views.terminal import visible_value
 from servebound.web import figures
+from servebound.web.classes import class_tables, listing_groups, listing_row
 from servebound.web.costview import economics_context, pair_cost, render_cost_charts
 from servebound.web.layouts import layout_model, system_layouts
 from servebound.web.mathml import mathml
@@ -242,8 +243,18 @@ class Renderer:
         rows.sort(key=self.HARDWARE_SORTS[f.sort])
         path = "/hardware" + (f"?{urlencode(f.params())}" if f.params() else "")
         desc = "Hardware rows with sourced capacity, bandwidth and dense compute; sort and filter."
+        model = self.site.get_model(f.model) if f.model else None
+        ranked = {}
+        if model is not None:
+            ranked = {
+                r.json["hardware"]["id"]: r
+                for r in rank_rows_for_model(self.site, model, href=self.pair_href)
+            }
         context = HardwareIndexContext(
             rows=rows,
+            groups=listing_groups([listing_row(h, ranked.get(h.id)) for h in rows]),
+            model=model,
+            models=[m for m in self.site.models if m.native],
             total=len(self.site.hardware),
             f=f,
             vendors=sorted({h.vendor for h in self.site.hardware}),
@@ -315,7 +326,7 @@ class Renderer:
             diff_total = m.total_params / m.published_total_params - 1
         if diff_active is None and m.active_params and m.published_active_params:
             diff_active = m.active_params / m.published_active_params - 1
-        context = ModelContext(m, a, rows, diff_total, diff_active)
+        context = ModelContext(m, a, rows, diff_total, diff_active, class_tables(rows))
         return self._page("model", f"/models/{quote(m.id)}", m.name, desc, context)
 
     # --- pair ------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from servebound.runs.validation import ReportedRun, reported_run_json
 from servebound.views.rank import rank_hardware, rank_models, rank_row_json
 from servebound.views.report import fmt_int, fmt_rate
 from servebound.web import figures
+from servebound.web.classes import PerDevice, per_device
 from servebound.web.site import SiteData, SiteHardware, SiteModel, fmt_seconds
 from servebound.web.text import VERDICT_TEXT, pair_path, percent
 
@@ -49,6 +50,8 @@ class HardwareFilters(BrowseFilters):
     cls: str | None = field(default=None, metadata={"query": "class"})
     min_memory_gb: float | None = None
     sort: str = "name"
+    #: A model id: the listing adds its ranking columns (verdict, aggregate, per device, per dollar).
+    model: str | None = None
 
     def keep(self, h: SiteHardware) -> bool:
         return (
@@ -110,9 +113,11 @@ class RankDisplay:
     batch_star: str
     ttft: str
     json: dict[str, Any]
+    #: The machine's class, per-device and per-dollar figures (``web.classes``).
+    cls: PerDevice | None = None
 
 
-def _rank_display(row: Any, href: str, label: str) -> RankDisplay:
+def _rank_display(row: Any, href: str, label: str, hw: SiteHardware | None = None) -> RankDisplay:
     d = row.decode
     ttft = row.ttft_s
     support = d.format_support.value
@@ -126,6 +131,7 @@ def _rank_display(row: Any, href: str, label: str) -> RankDisplay:
         batch_star=fmt_int(d.batch_star),
         ttft=fmt_seconds(ttft),
         json=rank_row_json(row),
+        cls=None if hw is None else per_device(hw, d.aggregate_tok_per_s),
     )
 
 
@@ -168,7 +174,7 @@ def rank_rows_for_model(
     out = []
     for row in rows:
         h = by_hw[id(row.hardware)]
-        out.append(_rank_display(row, href(h.id, m.id), h.name))
+        out.append(_rank_display(row, href(h.id, m.id), h.name, h))
     return out
 
 

@@ -54,6 +54,7 @@ def hardware_index(request: Request, web: Web) -> Response:
         cls=p.get("class") or None,
         min_memory_gb=number("min_memory_gb", p.get("min_memory_gb")),
         sort=_choice("sort", p.get("sort") or "name", list(Renderer.HARDWARE_SORTS)),
+        model=web.get_model(p["model"]).id if p.get("model") else None,
     )
     return page_response(heavy(lambda: web.renderer.hardware_index(f))(), _is_md(request))
 
