@@ -26,11 +26,15 @@ from servebound.views.report import fmt_gb, fmt_rate
 from servebound.web.site import Pair
 
 WIDTH, HEIGHT = 640, 300
-#: A generous width per legend character at the charts' 11 px font (wrapping decisions only).
-LEGEND_CHAR_PX = 7.0
-#: The width a mark label's character is given when choosing which side of its line it goes.
-MARK_CHAR_PX = 6.0
 LEFT, RIGHT, TOP, BOTTOM = 70, 20, 18, 46
+#: The line charts' layout (render_chart): the plot's height; the rows above it that hold the x marks'
+#: labels (one row each, from MARK_TOP); the legend's rows under the axis label, from LEGEND_X. Text is
+#: measured at the phone font (18 user units, site.css), CHAR_PX a character, so what fits there fits
+#: at the desktop's 11.
+PLOT_H = 236
+MARK_TOP, MARK_ROW = 8, 20
+LEGEND_X, LEGEND_ROW = 8, 24
+CHAR_PX = 12.0
 
 
 @dataclass(frozen=True)
@@ -121,8 +125,38 @@ class _Scale:
         return self.a + t * (self.b - self.a)
 
 
+def _mark_label_x(x: float, label: str) -> tuple[float, str]:
+    """Where an x mark's label goes in its row above the plot: just right of its line, else just left,
+    else as far right as it fits (measured at the phone font, so it fits at a desktop too)."""
+    w = CHAR_PX * len(label)
+    if x + 4 + w <= WIDTH - 4:
+        return x + 4, "start"
+    if x - 4 - w >= 4:
+        return x - 4, "end"
+    return max(4.0, WIDTH - 4 - w), "start"
+
+
+def legend_entries(chart: Chart, in_range: Sequence[Mark]) -> list[tuple[str, str, float, float]]:
+    """The legend under the chart: (label, class of its swatch, x, baseline y) for each series, then
+    each horizontal mark; entries flow left to right and wrap (widths at the phone font)."""
+    items = [(s.name, f"series {s.css}") for s in chart.series] + [
+        (m.label, f"mark {m.css}") for m in in_range
+    ]
+    out, lx, row = [], float(LEGEND_X), 0
+    for label, css in items:
+        span = 24 + CHAR_PX * len(label)
+        if lx > LEGEND_X and lx + span > WIDTH - LEGEND_X:
+            lx, row = float(LEGEND_X), row + 1
+        out.append((label, css, lx, float(row)))
+        lx += span + 18
+    return out
+
+
 def render_chart(chart: Chart) -> Markup:
-    """The chart as an ``<svg>`` element (scales with its container; readable on a phone)."""
+    """The chart as an ``<svg>`` element (scales with its container; readable on a phone). Nothing but
+    the series, the grid and the mark lines is drawn in the plot (``rect.plot``): the y axis's label sits
+    in a row above it and the x marks' labels in the rows under that, one each; the legend (series, then
+    the horizontal marks) below the x axis's label, and the hover readout under the legend."""
     xs_all = [x for s in chart.series for x in s.xs]
     ys_all = [y for s in chart.series for y in s.ys if math.isfinite(y) and (y > 0 or not chart.y_log)]
     x_lo, x_hi = min(xs_all), max(xs_all)
@@ -137,25 +171,34 @@ def render_chart(chart: Chart) -> Markup:
         step = _nice_step(y_hi)
         y_hi = math.ceil(y_hi / step) * step
     sx = _Scale(x_lo, x_hi, chart.x_log, LEFT, WIDTH - RIGHT)
-    sy = _Scale(y_lo, y_hi, chart.y_log, HEIGHT - BOTTOM, TOP)
+    x_marks = [m for m in chart.x_marks if sx.lo <= m.value <= sx.hi]
+    top = MARK_TOP + MARK_ROW * (1 + len(x_marks)) + 6
+    bottom = top + PLOT_H
+    sy = _Scale(y_lo, y_hi, chart.y_log, bottom, top)
+    y_marks = [m for m in chart.y_marks if sy.lo <= m.value <= sy.hi]
+    legend = legend_entries(chart, y_marks)
+    legend_top = bottom + 72
+    readout_y = legend_top + LEGEND_ROW * (int(legend[-1][3]) + 1 if legend else 0)
+    height = readout_y + 10
     e = escape
     out: list[str] = [
-        f'<svg class="chart" id="{e(chart.id)}" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '
+        f'<svg class="chart" id="{e(chart.id)}" viewBox="0 0 {WIDTH} {height}" role="img" '
         f'aria-labelledby="{e(chart.id)}-t" data-xlog="{int(chart.x_log)}" data-ylog="{int(chart.y_log)}" '
         f'data-x0="{sx.lo:g}" data-x1="{sx.hi:g}" data-y0="{sy.lo:g}" data-y1="{sy.hi:g}">',
         f'<title id="{e(chart.id)}-t">{e(chart.title)}</title>',
+        f'<rect class="plot" x="{LEFT}" y="{top}" width="{WIDTH - RIGHT - LEFT}" height="{PLOT_H}"/>',
     ]
     if chart.shade_from_x is not None and chart.shade_from_x < sx.hi:
         x0 = sx(max(chart.shade_from_x, sx.lo))
         out.append(
-            f'<rect class="nofit" x="{x0:.1f}" y="{TOP}" width="{WIDTH - RIGHT - x0:.1f}" '
-            f'height="{HEIGHT - BOTTOM - TOP}"><title>batches beyond b_mem do not fit in memory</title></rect>'
+            f'<rect class="nofit" x="{x0:.1f}" y="{top}" width="{WIDTH - RIGHT - x0:.1f}" '
+            f'height="{PLOT_H}"><title>batches beyond b_mem do not fit in memory</title></rect>'
         )
     for t in _ticks(sx.lo, sx.hi, chart.x_log):
         x = sx(t)
-        out.append(f'<line class="grid" x1="{x:.1f}" x2="{x:.1f}" y1="{TOP}" y2="{HEIGHT - BOTTOM}"/>')
+        out.append(f'<line class="grid" x1="{x:.1f}" x2="{x:.1f}" y1="{top}" y2="{bottom}"/>')
         out.append(
-            f'<text class="tick" x="{x:.1f}" y="{HEIGHT - BOTTOM + 16}" text-anchor="middle">{e(short_number(t))}</text>'
+            f'<text class="tick" x="{x:.1f}" y="{bottom + 20}" text-anchor="middle">{e(short_number(t))}</text>'
         )
     for t in _ticks(sy.lo, sy.hi, chart.y_log):
         y = sy(t)
@@ -164,30 +207,23 @@ def render_chart(chart: Chart) -> Markup:
             f'<text class="tick" x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">{e(short_number(t))}</text>'
         )
     out.append(
-        f'<line class="axis" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{HEIGHT - BOTTOM}" y2="{HEIGHT - BOTTOM}"/>'
-        f'<line class="axis" x1="{LEFT}" x2="{LEFT}" y1="{TOP}" y2="{HEIGHT - BOTTOM}"/>'
-        f'<text class="label" x="{(LEFT + WIDTH - RIGHT) / 2}" y="{HEIGHT - 8}" text-anchor="middle">{e(chart.x_label)}</text>'
-        f'<text class="label" transform="translate(14 {(TOP + HEIGHT - BOTTOM) / 2}) rotate(-90)" '
-        f'text-anchor="middle">{e(chart.y_label)}</text>'
+        f'<line class="axis" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{bottom}" y2="{bottom}"/>'
+        f'<line class="axis" x1="{LEFT}" x2="{LEFT}" y1="{top}" y2="{bottom}"/>'
+        f'<text class="label" x="{(LEFT + WIDTH - RIGHT) / 2}" y="{bottom + 46}" text-anchor="middle">{e(chart.x_label)}</text>'
+        f'<text class="label" x="4" y="{MARK_TOP + MARK_ROW - 4}">{e(chart.y_label)}</text>'
     )
-    for m in chart.y_marks:
-        if not (sy.lo <= m.value <= sy.hi):
-            continue
+    for m in y_marks:
         y = sy(m.value)
         out.append(
             f'<g class="mark {e(m.css)}"><line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y:.1f}" y2="{y:.1f}"/>'
-            f'<text x="{WIDTH - RIGHT - 4}" y="{y - 4:.1f}" text-anchor="end">{e(m.label)}</text></g>'
+            f"<title>{e(m.label)}</title></g>"
         )
-    for i, m in enumerate(chart.x_marks):
-        if not (sx.lo <= m.value <= sx.hi):
-            continue
+    for i, m in enumerate(x_marks):
         x = sx(m.value)
-        # a label that would run past the right edge ends at its line instead (6 px a character)
-        anchor = "end" if x + 4 + MARK_CHAR_PX * len(m.label) > WIDTH - RIGHT else "start"
-        dx = -4 if anchor == "end" else 4
+        tx, anchor = _mark_label_x(x, m.label)
         out.append(
-            f'<g class="mark {e(m.css)}"><line x1="{x:.1f}" x2="{x:.1f}" y1="{TOP}" y2="{HEIGHT - BOTTOM}"/>'
-            f'<text x="{x + dx:.1f}" y="{TOP + 12 + 14 * i}" text-anchor="{anchor}">{e(m.label)}</text></g>'
+            f'<g class="mark {e(m.css)}"><line x1="{x:.1f}" x2="{x:.1f}" y1="{top}" y2="{bottom}"/>'
+            f'<text x="{tx:.1f}" y="{MARK_TOP + MARK_ROW * (i + 2) - 4}" text-anchor="{anchor}">{e(m.label)}</text></g>'
         )
     data = []
     for s in chart.series:
@@ -218,16 +254,13 @@ def render_chart(chart: Chart) -> Markup:
                 f'<circle class="dot {e(s.css)}" cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="3">'
                 f"<title>{e(s.name)}: {e(_value(y, s.unit))} at {e(_value(x, chart.x_unit))}</title></circle>"
             )
-    legend_x = LEFT + 8
-    for i, s in enumerate(chart.series):
-        y = HEIGHT - BOTTOM - 8 - 14 * (len(chart.series) - 1 - i)
+    for label, css, lx, row in legend:
+        y = legend_top + LEGEND_ROW * row
         out.append(
-            f'<g class="legend"><line class="series {e(s.css)}" x1="{legend_x}" x2="{legend_x + 18}" y1="{y - 4}" y2="{y - 4}"/>'
-            f'<text x="{legend_x + 22}" y="{y}">{e(s.name)}</text></g>'
+            f'<g class="legend"><line class="{e(css)}" x1="{lx:.1f}" x2="{lx + 20:.1f}" y1="{y - 5:.1f}" y2="{y - 5:.1f}"/>'
+            f'<text x="{lx + 24:.1f}" y="{y:.1f}">{e(label)}</text></g>'
         )
-    out.append(
-        f'<text class="readout" x="{WIDTH - RIGHT}" y="{HEIGHT - BOTTOM - 6}" text-anchor="end"></text>'
-    )
+    out.append(f'<text class="readout" x="{WIDTH - RIGHT}" y="{readout_y}" text-anchor="end"></text>')
     payload = json.dumps(data, allow_nan=False).replace("<", "\\u003c").replace("&", "\\u0026")
     out.append(f'<desc class="series-data">{e(payload)}</desc>')
     out.append("</svg>")
@@ -395,16 +428,19 @@ def memory_bar(pair: Pair) -> Markup:
         f'<line class="cap" x1="{cap_x:.1f}" x2="{cap_x:.1f}" y1="2" y2="44"><title>capacity C</title></line>'
     )
     lx, ly = float(left), 56.0
+    legend = []
     for p in parts:
         label = f"{p.name} {p.bytes / GB:,.1f} GB"
-        span = 14 + LEGEND_CHAR_PX * len(label)
+        span = 14 + CHAR_PX * len(label)  # measured at the phone font, like the line charts' legends
         if lx > left and lx + span > width - left:  # wrap: every legend entry stays inside the frame
-            lx, ly = float(left), ly + 18
-        out.append(
+            lx, ly = float(left), ly + LEGEND_ROW
+        legend.append(
             f'<g class="legend"><rect class="seg {e(p.css)}" x="{lx:.1f}" y="{ly:.0f}" width="10" height="10"/>'
-            f'<text x="{lx + 14:.1f}" y="{ly + 9:.0f}">{e(label)}</text></g>'
+            f'<text x="{lx + 14:.1f}" y="{ly + 10:.0f}">{e(label)}</text></g>'
         )
         lx += span + 12
+    out[0] = out[0].replace(f'viewBox="0 0 {width} {height}"', f'viewBox="0 0 {width} {ly + 24:.0f}"')
+    out += legend
     out.append("</svg>")
     return Markup("".join(out))
 

@@ -128,7 +128,7 @@
   }
 
   // ---------------------------------------------------------------- figures.render_chart
-  var W = 640, H = 300, LEFT = 70, RIGHT = 20, TOP = 18, BOTTOM = 46;
+  var W = 640, LEFT = 70, RIGHT = 20, PLOT_H = 236, MARK_TOP = 8, MARK_ROW = 20, LEGEND_X = 8, LEGEND_ROW = 24, CHAR_PX = 12;
 
   var niceStep = calc.niceStep, ticks = calc.ticks;
   function shortNumber(v) {
@@ -160,6 +160,26 @@
   }
   function keep(y, chart) { return isFinite(y) && (y > 0 || !chart.yLog); }
 
+  /* figures._mark_label_x and figures.legend_entries */
+  function markLabelX(x, label) {
+    var w = CHAR_PX * label.length;
+    if (x + 4 + w <= W - 4) return [x + 4, "start"];
+    if (x - 4 - w >= 4) return [x - 4, "end"];
+    return [Math.max(4.0, W - 4 - w), "start"];
+  }
+  function legendEntries(chart, yMarks) {
+    var items = chart.series.map(function (s) { return [s.name, "series " + s.css]; })
+      .concat(yMarks.map(function (m) { return [m.label, "mark " + m.css]; }));
+    var out = [], lx = LEGEND_X, row = 0;
+    items.forEach(function (it) {
+      var span = 24 + CHAR_PX * it[0].length;
+      if (lx > LEGEND_X && lx + span > W - LEGEND_X) { lx = LEGEND_X; row += 1; }
+      out.push([it[0], it[1], lx, row]);
+      lx += span + 18;
+    });
+    return out;
+  }
+
   /* chart: {id, title, xLabel, yLabel, series: [{name, x, y, css, unit}], xLog, yLog, xMarks, yMarks,
    * shadeFromX, xUnit} */
   function renderChart(chart) {
@@ -179,44 +199,48 @@
       yLo = 0.0; yHi = ys.length ? Math.max.apply(null, ys) * 1.08 : 1.0;
       var st = niceStep(yHi); yHi = Math.ceil(yHi / st) * st;
     }
-    var sx = Scale(xLo, xHi, chart.xLog, LEFT, W - RIGHT), sy = Scale(yLo, yHi, chart.yLog, H - BOTTOM, TOP);
+    var sx = Scale(xLo, xHi, chart.xLog, LEFT, W - RIGHT);
+    var xMarks = (chart.xMarks || []).filter(function (m) { return sx.lo <= m.value && m.value <= sx.hi; });
+    var top = MARK_TOP + MARK_ROW * (1 + xMarks.length) + 6, bottom = top + PLOT_H;
+    var sy = Scale(yLo, yHi, chart.yLog, bottom, top);
+    var yMarks = (chart.yMarks || []).filter(function (m) { return sy.lo <= m.value && m.value <= sy.hi; });
+    var legend = legendEntries(chart, yMarks), legendTop = bottom + 72;
+    var readoutY = legendTop + LEGEND_ROW * (legend.length ? legend[legend.length - 1][3] + 1 : 0);
     var id = esc(chart.id), out = [
-      '<svg class="chart" id="' + id + '" viewBox="0 0 ' + W + " " + H + '" role="img" aria-labelledby="' + id + '-t" ' +
+      '<svg class="chart" id="' + id + '" viewBox="0 0 ' + W + " " + (readoutY + 10) + '" role="img" aria-labelledby="' + id + '-t" ' +
       'data-xlog="' + (chart.xLog ? 1 : 0) + '" data-ylog="' + (chart.yLog ? 1 : 0) + '" data-x0="' + fmtG(sx.lo) +
       '" data-x1="' + fmtG(sx.hi) + '" data-y0="' + fmtG(sy.lo) + '" data-y1="' + fmtG(sy.hi) + '">',
-      '<title id="' + id + '-t">' + esc(chart.title) + "</title>"
+      '<title id="' + id + '-t">' + esc(chart.title) + "</title>",
+      '<rect class="plot" x="' + LEFT + '" y="' + top + '" width="' + (W - RIGHT - LEFT) + '" height="' + PLOT_H + '"/>'
     ];
     if (chart.shadeFromX !== null && chart.shadeFromX !== undefined && chart.shadeFromX < sx.hi) {
       var x0 = sx(Math.max(chart.shadeFromX, sx.lo));
-      out.push('<rect class="nofit" x="' + fixed(x0, 1) + '" y="' + TOP + '" width="' + fixed(W - RIGHT - x0, 1) +
-        '" height="' + (H - BOTTOM - TOP) + '"><title>batches beyond b_mem do not fit in memory</title></rect>');
+      out.push('<rect class="nofit" x="' + fixed(x0, 1) + '" y="' + top + '" width="' + fixed(W - RIGHT - x0, 1) +
+        '" height="' + PLOT_H + '"><title>batches beyond b_mem do not fit in memory</title></rect>');
     }
     ticks(sx.lo, sx.hi, chart.xLog).forEach(function (t) {
       var x = fixed(sx(t), 1);
-      out.push('<line class="grid" x1="' + x + '" x2="' + x + '" y1="' + TOP + '" y2="' + (H - BOTTOM) + '"/>');
-      out.push('<text class="tick" x="' + x + '" y="' + (H - BOTTOM + 16) + '" text-anchor="middle">' + esc(shortNumber(t)) + "</text>");
+      out.push('<line class="grid" x1="' + x + '" x2="' + x + '" y1="' + top + '" y2="' + bottom + '"/>');
+      out.push('<text class="tick" x="' + x + '" y="' + (bottom + 20) + '" text-anchor="middle">' + esc(shortNumber(t)) + "</text>");
     });
     ticks(sy.lo, sy.hi, chart.yLog).forEach(function (t) {
       var y = sy(t);
       out.push('<line class="grid" x1="' + LEFT + '" x2="' + (W - RIGHT) + '" y1="' + fixed(y, 1) + '" y2="' + fixed(y, 1) + '"/>');
       out.push('<text class="tick" x="' + (LEFT - 6) + '" y="' + fixed(y + 4, 1) + '" text-anchor="end">' + esc(shortNumber(t)) + "</text>");
     });
-    out.push('<line class="axis" x1="' + LEFT + '" x2="' + (W - RIGHT) + '" y1="' + (H - BOTTOM) + '" y2="' + (H - BOTTOM) + '"/>' +
-      '<line class="axis" x1="' + LEFT + '" x2="' + LEFT + '" y1="' + TOP + '" y2="' + (H - BOTTOM) + '"/>' +
-      '<text class="label" x="' + pyRepr((LEFT + W - RIGHT) / 2) + '" y="' + (H - 8) + '" text-anchor="middle">' + esc(chart.xLabel) + "</text>" +
-      '<text class="label" transform="translate(14 ' + pyRepr((TOP + H - BOTTOM) / 2) + ') rotate(-90)" text-anchor="middle">' +
-      esc(chart.yLabel) + "</text>");
-    (chart.yMarks || []).forEach(function (m) {
-      if (!(sy.lo <= m.value && m.value <= sy.hi)) return;
+    out.push('<line class="axis" x1="' + LEFT + '" x2="' + (W - RIGHT) + '" y1="' + bottom + '" y2="' + bottom + '"/>' +
+      '<line class="axis" x1="' + LEFT + '" x2="' + LEFT + '" y1="' + top + '" y2="' + bottom + '"/>' +
+      '<text class="label" x="' + pyRepr((LEFT + W - RIGHT) / 2) + '" y="' + (bottom + 46) + '" text-anchor="middle">' + esc(chart.xLabel) + "</text>" +
+      '<text class="label" x="4" y="' + (MARK_TOP + MARK_ROW - 4) + '">' + esc(chart.yLabel) + "</text>");
+    yMarks.forEach(function (m) {
       var y = sy(m.value);
       out.push('<g class="mark ' + esc(m.css) + '"><line x1="' + LEFT + '" x2="' + (W - RIGHT) + '" y1="' + fixed(y, 1) + '" y2="' +
-        fixed(y, 1) + '"/><text x="' + (W - RIGHT - 4) + '" y="' + fixed(y - 4, 1) + '" text-anchor="end">' + esc(m.label) + "</text></g>");
+        fixed(y, 1) + '"/><title>' + esc(m.label) + "</title></g>");
     });
-    (chart.xMarks || []).forEach(function (m, i) {
-      if (!(sx.lo <= m.value && m.value <= sx.hi)) return;
-      var x = sx(m.value), anchor = x + 4 + 6 * m.label.length > W - RIGHT ? "end" : "start", dx = anchor === "end" ? -4 : 4;
-      out.push('<g class="mark ' + esc(m.css) + '"><line x1="' + fixed(x, 1) + '" x2="' + fixed(x, 1) + '" y1="' + TOP + '" y2="' +
-        (H - BOTTOM) + '"/><text x="' + fixed(x + dx, 1) + '" y="' + (TOP + 12 + 14 * i) + '" text-anchor="' + anchor + '">' +
+    xMarks.forEach(function (m, i) {
+      var x = sx(m.value), at = markLabelX(x, m.label);
+      out.push('<g class="mark ' + esc(m.css) + '"><line x1="' + fixed(x, 1) + '" x2="' + fixed(x, 1) + '" y1="' + top + '" y2="' +
+        bottom + '"/><text x="' + fixed(at[0], 1) + '" y="' + (MARK_TOP + MARK_ROW * (i + 2) - 4) + '" text-anchor="' + at[1] + '">' +
         esc(m.label) + "</text></g>");
     });
     var data = [];
@@ -239,13 +263,12 @@
           esc(s.name + ": " + value(y, s.unit) + " at " + value(x, chart.xUnit || "")) + "</title></circle>");
       }
     });
-    var lx = LEFT + 8;
-    chart.series.forEach(function (s, i) {
-      var y = H - BOTTOM - 8 - 14 * (chart.series.length - 1 - i);
-      out.push('<g class="legend"><line class="series ' + esc(s.css) + '" x1="' + lx + '" x2="' + (lx + 18) + '" y1="' + (y - 4) +
-        '" y2="' + (y - 4) + '"/><text x="' + (lx + 22) + '" y="' + y + '">' + esc(s.name) + "</text></g>");
+    legend.forEach(function (it) {
+      var y = legendTop + LEGEND_ROW * it[3];
+      out.push('<g class="legend"><line class="' + esc(it[1]) + '" x1="' + fixed(it[2], 1) + '" x2="' + fixed(it[2] + 20, 1) + '" y1="' +
+        fixed(y - 5, 1) + '" y2="' + fixed(y - 5, 1) + '"/><text x="' + fixed(it[2] + 24, 1) + '" y="' + fixed(y, 1) + '">' + esc(it[0]) + "</text></g>");
     });
-    out.push('<text class="readout" x="' + (W - RIGHT) + '" y="' + (H - BOTTOM - 6) + '" text-anchor="end"></text>');
+    out.push('<text class="readout" x="' + (W - RIGHT) + '" y="' + readoutY + '" text-anchor="end"></text>');
     out.push('<desc class="series-data">' + esc(jsonSeries(data)) + "</desc>");
     out.push("</svg>");
     return out.join("");

@@ -88,7 +88,8 @@
   }
 
   // ---------------------------------------------------------------- charts (the server's layout)
-  var W = 640, H = 300, LEFT = 70, RIGHT = 20, TOP = 18, BOTTOM = 46;
+  // figures.render_chart's layout: the x marks' labels in rows above the plot, the legend under it.
+  var W = 640, LEFT = 70, RIGHT = 20, PLOT_H = 236, MARK_TOP = 8, MARK_ROW = 20, LEGEND_X = 8, LEGEND_ROW = 24, CHAR_PX = 12;
   var SVGNS = "http://www.w3.org/2000/svg";
 
   var niceStep = calc.niceStep, ticks = calc.ticks;
@@ -107,6 +108,24 @@
     if (text !== undefined) e.textContent = text;
     return e;
   }
+  function markLabelX(x, label) {
+    var w = CHAR_PX * label.length;
+    if (x + 4 + w <= W - 4) return [x + 4, "start"];
+    if (x - 4 - w >= 4) return [x - 4, "end"];
+    return [Math.max(4, W - 4 - w), "start"];
+  }
+  function legendEntries(chart, yMarks) {
+    var items = chart.series.map(function (s) { return [s.name, "series " + s.css]; })
+      .concat(yMarks.map(function (m) { return [m.label, "mark " + m.css]; }));
+    var out = [], lx = LEGEND_X, row = 0;
+    items.forEach(function (it) {
+      var span = 24 + CHAR_PX * it[0].length;
+      if (lx > LEGEND_X && lx + span > W - LEGEND_X) { lx = LEGEND_X; row += 1; }
+      out.push([it[0], it[1], lx, row]);
+      lx += span + 18;
+    });
+    return out;
+  }
 
   /* chart = {id, xLog, yLog, series: [{name, css, unit, x:[], y:[]}], xMarks: [{value,label,css}], yMarks, shadeFrom} */
   function drawChart(svg, chart) {
@@ -122,36 +141,42 @@
     var xlo = Math.min.apply(null, xs), xhi = Math.max.apply(null, xs), ylo, yhi;
     if (chart.yLog) { ylo = Math.pow(10, Math.floor(Math.log10(Math.min.apply(null, ys)))); yhi = Math.pow(10, Math.ceil(Math.log10(Math.max.apply(null, ys)))); }
     else { ylo = 0; yhi = ys.length ? Math.max.apply(null, ys) * 1.08 : 1; var st = niceStep(yhi); yhi = Math.ceil(yhi / st) * st; }
-    var sx = scale(xlo, xhi, chart.xLog, LEFT, W - RIGHT), sy = scale(ylo, yhi, chart.yLog, H - BOTTOM, TOP);
+    var sx = scale(xlo, xhi, chart.xLog, LEFT, W - RIGHT);
+    var xMarks = (chart.xMarks || []).filter(function (m) { return m.value >= sx.lo && m.value <= sx.hi; });
+    var top = MARK_TOP + MARK_ROW * (1 + xMarks.length) + 6, bottom = top + PLOT_H;
+    var sy = scale(ylo, yhi, chart.yLog, bottom, top);
+    var yMarks = (chart.yMarks || []).filter(function (m) { return m.value >= sy.lo && m.value <= sy.hi; });
+    var legend = legendEntries(chart, yMarks), legendTop = bottom + 72;
+    var readoutY = legendTop + LEGEND_ROW * (legend.length ? legend[legend.length - 1][3] + 1 : 0);
+    svg.setAttribute("viewBox", "0 0 " + W + " " + (readoutY + 10));
+    svg.appendChild(el("rect", { "class": "plot", x: LEFT, y: top, width: W - RIGHT - LEFT, height: PLOT_H }));
     if (chart.shadeFrom !== null && chart.shadeFrom !== undefined && chart.shadeFrom < sx.hi) {
       var x0 = sx(Math.max(chart.shadeFrom, sx.lo));
-      svg.appendChild(el("rect", { "class": "nofit", x: x0, y: TOP, width: W - RIGHT - x0, height: H - BOTTOM - TOP }));
+      svg.appendChild(el("rect", { "class": "nofit", x: x0, y: top, width: W - RIGHT - x0, height: PLOT_H }));
     }
     ticks(sx.lo, sx.hi, chart.xLog).forEach(function (t) {
-      svg.appendChild(el("line", { "class": "grid", x1: sx(t), x2: sx(t), y1: TOP, y2: H - BOTTOM }));
-      svg.appendChild(el("text", { "class": "tick", x: sx(t), y: H - BOTTOM + 16, "text-anchor": "middle" }, shortNumber(t)));
+      svg.appendChild(el("line", { "class": "grid", x1: sx(t), x2: sx(t), y1: top, y2: bottom }));
+      svg.appendChild(el("text", { "class": "tick", x: sx(t), y: bottom + 20, "text-anchor": "middle" }, shortNumber(t)));
     });
     ticks(sy.lo, sy.hi, chart.yLog).forEach(function (t) {
       svg.appendChild(el("line", { "class": "grid", x1: LEFT, x2: W - RIGHT, y1: sy(t), y2: sy(t) }));
       svg.appendChild(el("text", { "class": "tick", x: LEFT - 6, y: sy(t) + 4, "text-anchor": "end" }, shortNumber(t)));
     });
-    svg.appendChild(el("line", { "class": "axis", x1: LEFT, x2: W - RIGHT, y1: H - BOTTOM, y2: H - BOTTOM }));
-    svg.appendChild(el("line", { "class": "axis", x1: LEFT, x2: LEFT, y1: TOP, y2: H - BOTTOM }));
-    svg.appendChild(el("text", { "class": "label", x: (LEFT + W - RIGHT) / 2, y: H - 8, "text-anchor": "middle" }, chart.xLabel));
-    svg.appendChild(el("text", { "class": "label", transform: "translate(14 " + (TOP + H - BOTTOM) / 2 + ") rotate(-90)", "text-anchor": "middle" }, chart.yLabel));
-    (chart.yMarks || []).forEach(function (m) {
-      if (m.value < sy.lo || m.value > sy.hi) return;
+    svg.appendChild(el("line", { "class": "axis", x1: LEFT, x2: W - RIGHT, y1: bottom, y2: bottom }));
+    svg.appendChild(el("line", { "class": "axis", x1: LEFT, x2: LEFT, y1: top, y2: bottom }));
+    svg.appendChild(el("text", { "class": "label", x: (LEFT + W - RIGHT) / 2, y: bottom + 46, "text-anchor": "middle" }, chart.xLabel));
+    svg.appendChild(el("text", { "class": "label", x: 4, y: MARK_TOP + MARK_ROW - 4 }, chart.yLabel));
+    yMarks.forEach(function (m) {
       var g = el("g", { "class": "mark " + m.css });
       g.appendChild(el("line", { x1: LEFT, x2: W - RIGHT, y1: sy(m.value), y2: sy(m.value) }));
-      g.appendChild(el("text", { x: W - RIGHT - 4, y: sy(m.value) - 4, "text-anchor": "end" }, m.label));
+      g.appendChild(el("title", {}, m.label));
       svg.appendChild(g);
     });
-    (chart.xMarks || []).forEach(function (m, i) {
-      if (m.value < sx.lo || m.value > sx.hi) return;
-      var x = sx(m.value), end = x + 4 + 6 * m.label.length > W - RIGHT;
+    xMarks.forEach(function (m, i) {
+      var x = sx(m.value), at = markLabelX(x, m.label);
       var g = el("g", { "class": "mark " + m.css });
-      g.appendChild(el("line", { x1: x, x2: x, y1: TOP, y2: H - BOTTOM }));
-      g.appendChild(el("text", { x: x + (end ? -4 : 4), y: TOP + 12 + 14 * i, "text-anchor": end ? "end" : "start" }, m.label));
+      g.appendChild(el("line", { x1: x, x2: x, y1: top, y2: bottom }));
+      g.appendChild(el("text", { x: at[0], y: MARK_TOP + MARK_ROW * (i + 2) - 4, "text-anchor": at[1] }, m.label));
       svg.appendChild(g);
     });
     chart.series.forEach(function (s) {
@@ -159,14 +184,14 @@
       s.x.forEach(function (x, i) { var y = s.y[i]; if (isFinite(y) && (y > 0 || !chart.yLog)) pts.push(sx(x).toFixed(1) + "," + sy(y).toFixed(1)); });
       svg.appendChild(el("polyline", { "class": "series " + s.css, points: pts.join(" ") }));
     });
-    chart.series.forEach(function (s, i) {
-      var y = H - BOTTOM - 8 - 14 * (chart.series.length - 1 - i);
+    legend.forEach(function (it) {
+      var y = legendTop + LEGEND_ROW * it[3];
       var g = el("g", { "class": "legend" });
-      g.appendChild(el("line", { "class": "series " + s.css, x1: LEFT + 8, x2: LEFT + 26, y1: y - 4, y2: y - 4 }));
-      g.appendChild(el("text", { x: LEFT + 30, y: y }, s.name));
+      g.appendChild(el("line", { "class": it[1], x1: it[2], x2: it[2] + 20, y1: y - 5, y2: y - 5 }));
+      g.appendChild(el("text", { x: it[2] + 24, y: y }, it[0]));
       svg.appendChild(g);
     });
-    svg.appendChild(el("text", { "class": "readout", x: W - RIGHT, y: H - BOTTOM - 6, "text-anchor": "end" }));
+    svg.appendChild(el("text", { "class": "readout", x: W - RIGHT, y: readoutY, "text-anchor": "end" }));
     svg.appendChild(el("desc", { "class": "series-data" }, JSON.stringify(chart.series)));
     svg.setAttribute("data-x0", sx.lo); svg.setAttribute("data-x1", sx.hi);
     svg.setAttribute("data-xlog", chart.xLog ? "1" : "0");
@@ -293,14 +318,15 @@
     svg.appendChild(el("line", { "class": "cap", x1: capX, x2: capX, y1: 2, y2: 44 }));
     var lx = 4, ly = 56;
     parts.forEach(function (p) {
-      var label = p[0] + " " + grouped(p[1] / 1e9, 1) + " GB", span = 14 + 7.0 * label.length;
-      if (lx > 4 && lx + span > 636) { lx = 4; ly += 18; }  // wrap: every entry stays inside the frame
+      var label = p[0] + " " + grouped(p[1] / 1e9, 1) + " GB", span = 14 + CHAR_PX * label.length;
+      if (lx > 4 && lx + span > 636) { lx = 4; ly += LEGEND_ROW; }  // wrap: every entry stays inside the frame
       var g = el("g", { "class": "legend" });
       g.appendChild(el("rect", { "class": "seg " + p[2], x: lx, y: ly, width: 10, height: 10 }));
-      g.appendChild(el("text", { x: lx + 14, y: ly + 9 }, label));
+      g.appendChild(el("text", { x: lx + 14, y: ly + 10 }, label));
       svg.appendChild(g);
       lx += span + 12;
     });
+    svg.setAttribute("viewBox", "0 0 640 " + (ly + 24));
   }
 
   function lookup(obj, key) {
