@@ -213,6 +213,9 @@ class EconomicsContext:
     lecture: Sequence[Shown]
     api: Sequence[tuple[str, str]]
     formulas: dict[str, str]
+    #: The lecture's figures, drawn from servebound's records (``web.econ_figures``).
+    figures: Sequence[Any] = ()
+    credit: dict[str, str] | None = None
 
 
 API_EXAMPLES: tuple[tuple[str, str], ...] = (
@@ -235,4 +238,15 @@ API_EXAMPLES: tuple[tuple[str, str], ...] = (
 
 
 def economics_context(blackwell: SiteHardware) -> EconomicsContext:
-    return EconomicsContext(blackwell, lecture(blackwell.hardware), API_EXAMPLES, FORMULAS)
+    from servebound.web import econ_figures as ef
+
+    credit = {
+        "title": ef.LECTURE_TITLE,
+        "by": ef.LECTURE_BY,
+        "date": ef.LECTURE_DATE,
+        "url": ef.LECTURE_URL,
+        "video": ef.LECTURE_VIDEO,
+    }
+    return EconomicsContext(
+        blackwell, lecture(blackwell.hardware), API_EXAMPLES, FORMULAS, ef.economics_figures(), credit
+    )
