@@ -22,7 +22,7 @@ from servebound.web.derivation_toy import (
     read_following,
     reservation_sweep,
 )
-from servebound.web.figures import Chart, Mark, Series, render_chart
+from servebound.web.figures import CHAR_PX, Chart, Mark, Series, render_chart
 
 e = escape
 
@@ -168,17 +168,21 @@ def boards_svg(b: Boards) -> Markup:
         ("kv s0 lit", "KV read per iteration"),
         ("free", "free"),
     )
-    lx = 10.0
-    for css, label in legend:
+    lx, ly = 10.0, height - 15
+    for css, label in legend:  # wrapped at the phone font's width (figures.CHAR_PX a character)
+        span = 14 + CHAR_PX * len(label)
+        if lx > 10 and lx + span > width - 10:
+            lx, ly = 10.0, ly + 24
         out.append(
-            f'<g class="legend"><rect class="cell {css}" x="{lx:.1f}" y="{height - 24}" width="10" height="10"/>'
-            f'<text x="{lx + 14:.1f}" y="{height - 15}">{e(label)}</text></g>'
+            f'<g class="legend"><rect class="cell {css}" x="{lx:.1f}" y="{ly - 9}" width="10" height="10"/>'
+            f'<text x="{lx + 14:.1f}" y="{ly}">{e(label)}</text></g>'
         )
-        lx += 14 + 6.2 * len(label) + 14
+        lx += span + 14
     out.append(
-        f'<text class="tick" x="{width - 10}" y="{height - 15}" text-anchor="end">reserved {toy.reserved:,}, '
+        f'<text class="tick" x="{width - 10}" y="{ly + 24}" text-anchor="end">reserved {toy.reserved:,}, '
         f"read {toy.read:,} tokens</text>"
     )
+    out[0] = out[0].replace(f'viewBox="0 0 {width} {height}"', f'viewBox="0 0 {width} {ly + 34}"')
     out.append("</svg>")
     return Markup("".join(out))
 

@@ -32,7 +32,7 @@ LEFT, RIGHT, TOP, BOTTOM = 70, 20, 18, 46
 #: measured at the phone font (18 user units, site.css), CHAR_PX a character, so what fits there fits
 #: at the desktop's 11.
 PLOT_H = 236
-MARK_TOP, MARK_ROW = 8, 20
+MARK_TOP, MARK_ROW = 8, 24
 LEGEND_X, LEGEND_ROW = 8, 24
 CHAR_PX = 12.0
 
@@ -210,7 +210,7 @@ def render_chart(chart: Chart) -> Markup:
         f'<line class="axis" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{bottom}" y2="{bottom}"/>'
         f'<line class="axis" x1="{LEFT}" x2="{LEFT}" y1="{top}" y2="{bottom}"/>'
         f'<text class="label" x="{(LEFT + WIDTH - RIGHT) / 2}" y="{bottom + 46}" text-anchor="middle">{e(chart.x_label)}</text>'
-        f'<text class="label" x="4" y="{MARK_TOP + MARK_ROW - 4}">{e(chart.y_label)}</text>'
+        f'<text class="label" x="4" y="{MARK_TOP + MARK_ROW - 6}">{e(chart.y_label)}</text>'
     )
     for m in y_marks:
         y = sy(m.value)
@@ -223,7 +223,7 @@ def render_chart(chart: Chart) -> Markup:
         tx, anchor = _mark_label_x(x, m.label)
         out.append(
             f'<g class="mark {e(m.css)}"><line x1="{x:.1f}" x2="{x:.1f}" y1="{top}" y2="{bottom}"/>'
-            f'<text x="{tx:.1f}" y="{MARK_TOP + MARK_ROW * (i + 2) - 4}" text-anchor="{anchor}">{e(m.label)}</text></g>'
+            f'<text x="{tx:.1f}" y="{MARK_TOP + MARK_ROW * (i + 2) - 6}" text-anchor="{anchor}">{e(m.label)}</text></g>'
         )
     data = []
     for s in chart.series:

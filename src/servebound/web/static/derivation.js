@@ -128,7 +128,7 @@
   }
 
   // ---------------------------------------------------------------- figures.render_chart
-  var W = 640, LEFT = 70, RIGHT = 20, PLOT_H = 236, MARK_TOP = 8, MARK_ROW = 20, LEGEND_X = 8, LEGEND_ROW = 24, CHAR_PX = 12;
+  var W = 640, LEFT = 70, RIGHT = 20, PLOT_H = 236, MARK_TOP = 8, MARK_ROW = 24, LEGEND_X = 8, LEGEND_ROW = 24, CHAR_PX = 12;
 
   var niceStep = calc.niceStep, ticks = calc.ticks;
   function shortNumber(v) {
@@ -231,7 +231,7 @@
     out.push('<line class="axis" x1="' + LEFT + '" x2="' + (W - RIGHT) + '" y1="' + bottom + '" y2="' + bottom + '"/>' +
       '<line class="axis" x1="' + LEFT + '" x2="' + LEFT + '" y1="' + top + '" y2="' + bottom + '"/>' +
       '<text class="label" x="' + pyRepr((LEFT + W - RIGHT) / 2) + '" y="' + (bottom + 46) + '" text-anchor="middle">' + esc(chart.xLabel) + "</text>" +
-      '<text class="label" x="4" y="' + (MARK_TOP + MARK_ROW - 4) + '">' + esc(chart.yLabel) + "</text>");
+      '<text class="label" x="4" y="' + (MARK_TOP + MARK_ROW - 6) + '">' + esc(chart.yLabel) + "</text>");
     yMarks.forEach(function (m) {
       var y = sy(m.value);
       out.push('<g class="mark ' + esc(m.css) + '"><line x1="' + LEFT + '" x2="' + (W - RIGHT) + '" y1="' + fixed(y, 1) + '" y2="' +
@@ -240,7 +240,7 @@
     xMarks.forEach(function (m, i) {
       var x = sx(m.value), at = markLabelX(x, m.label);
       out.push('<g class="mark ' + esc(m.css) + '"><line x1="' + fixed(x, 1) + '" x2="' + fixed(x, 1) + '" y1="' + top + '" y2="' +
-        bottom + '"/><text x="' + fixed(at[0], 1) + '" y="' + (MARK_TOP + MARK_ROW * (i + 2) - 4) + '" text-anchor="' + at[1] + '">' +
+        bottom + '"/><text x="' + fixed(at[0], 1) + '" y="' + (MARK_TOP + MARK_ROW * (i + 2) - 6) + '" text-anchor="' + at[1] + '">' +
         esc(m.label) + "</text></g>");
     });
     var data = [];
@@ -359,14 +359,17 @@
       ? "memory-power bound (maximize batch, b_mem = " + int(b.batch_mem) + "): " + num(b.memory_power_tok_s) + " tok/s"
       : "memory-power bound undefined: no session fits";
     out.push('<text class="label" x="10" y="' + (height - 42) + '" data-k="memory_power_tok_s">' + esc(line) + "</text>");
-    var lx = 10.0;
+    var lx = 10.0, ly = height - 15;
     [["w lit", "weights"], ["kv s0", "KV reserved"], ["kv s0 lit", "KV read per iteration"], ["free", "free"]].forEach(function (l) {
-      out.push('<g class="legend"><rect class="cell ' + l[0] + '" x="' + fixed(lx, 1) + '" y="' + (height - 24) + '" width="10" height="10"/>' +
-        '<text x="' + fixed(lx + 14, 1) + '" y="' + (height - 15) + '">' + esc(l[1]) + "</text></g>");
-      lx += 14 + 6.2 * l[1].length + 14;
+      var span = 14 + CHAR_PX * l[1].length;  // wrapped at the phone font's width
+      if (lx > 10 && lx + span > width - 10) { lx = 10.0; ly += 24; }
+      out.push('<g class="legend"><rect class="cell ' + l[0] + '" x="' + fixed(lx, 1) + '" y="' + (ly - 9) + '" width="10" height="10"/>' +
+        '<text x="' + fixed(lx + 14, 1) + '" y="' + ly + '">' + esc(l[1]) + "</text></g>");
+      lx += span + 14;
     });
-    out.push('<text class="tick" x="' + (width - 10) + '" y="' + (height - 15) + '" text-anchor="end">reserved ' + int(t.reserved) +
+    out.push('<text class="tick" x="' + (width - 10) + '" y="' + (ly + 24) + '" text-anchor="end">reserved ' + int(t.reserved) +
       ", read " + int(readOf(t, t.reserved)) + " tokens</text>");
+    out[0] = out[0].replace('viewBox="0 0 ' + width + " " + height + '"', 'viewBox="0 0 ' + width + " " + (ly + 34) + '"');
     out.push("</svg>");
     return out.join("");
   }

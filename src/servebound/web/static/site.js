@@ -89,7 +89,7 @@
 
   // ---------------------------------------------------------------- charts (the server's layout)
   // figures.render_chart's layout: the x marks' labels in rows above the plot, the legend under it.
-  var W = 640, LEFT = 70, RIGHT = 20, PLOT_H = 236, MARK_TOP = 8, MARK_ROW = 20, LEGEND_X = 8, LEGEND_ROW = 24, CHAR_PX = 12;
+  var W = 640, LEFT = 70, RIGHT = 20, PLOT_H = 236, MARK_TOP = 8, MARK_ROW = 24, LEGEND_X = 8, LEGEND_ROW = 24, CHAR_PX = 12;
   var SVGNS = "http://www.w3.org/2000/svg";
 
   var niceStep = calc.niceStep, ticks = calc.ticks;
@@ -165,7 +165,7 @@
     svg.appendChild(el("line", { "class": "axis", x1: LEFT, x2: W - RIGHT, y1: bottom, y2: bottom }));
     svg.appendChild(el("line", { "class": "axis", x1: LEFT, x2: LEFT, y1: top, y2: bottom }));
     svg.appendChild(el("text", { "class": "label", x: (LEFT + W - RIGHT) / 2, y: bottom + 46, "text-anchor": "middle" }, chart.xLabel));
-    svg.appendChild(el("text", { "class": "label", x: 4, y: MARK_TOP + MARK_ROW - 4 }, chart.yLabel));
+    svg.appendChild(el("text", { "class": "label", x: 4, y: MARK_TOP + MARK_ROW - 6 }, chart.yLabel));
     yMarks.forEach(function (m) {
       var g = el("g", { "class": "mark " + m.css });
       g.appendChild(el("line", { x1: LEFT, x2: W - RIGHT, y1: sy(m.value), y2: sy(m.value) }));
@@ -176,7 +176,7 @@
       var x = sx(m.value), at = markLabelX(x, m.label);
       var g = el("g", { "class": "mark " + m.css });
       g.appendChild(el("line", { x1: x, x2: x, y1: top, y2: bottom }));
-      g.appendChild(el("text", { x: at[0], y: MARK_TOP + MARK_ROW * (i + 2) - 4, "text-anchor": at[1] }, m.label));
+      g.appendChild(el("text", { x: at[0], y: MARK_TOP + MARK_ROW * (i + 2) - 6, "text-anchor": at[1] }, m.label));
       svg.appendChild(g);
     });
     chart.series.forEach(function (s) {
