@@ -74,6 +74,18 @@ def class_row(client: TestClient, model_id: str, hw_id: str) -> tuple[str, PerDe
     return heading, PerDevice(*_cells(row)[6:10])
 
 
+@functools.cache
+def _listing(client: TestClient, model_id: str) -> str:
+    return client.get(f"/hardware?model={quote(model_id)}").text
+
+
+def listing_row(client: TestClient, model_id: str, hw_id: str) -> list[str]:
+    """``/hardware?model=``'s row of hw_id: every cell as shown (the model's columns last)."""
+    text = _listing(client, model_id)
+    at = text.index(f'<tr><td><a href="/hardware/{quote(hw_id)}">')
+    return _cells(text[at : text.index("</tr>", at)])
+
+
 def pair_cost(client: TestClient, hw_id: str, model_id: str, batch: int | None) -> tuple[str, str] | None:
     """The pair page's price (as "$X/h basis") and its cost table's USD per million output tokens at
     ``batch``; None where the page prices nothing."""

@@ -29,7 +29,7 @@ from servebound.cli import main
 from servebound.views.report import fmt_int, fmt_rate
 from servebound.web.app import create_app
 from servebound.web.site import fmt_seconds
-from tests.web.surfaces import Shown, class_row, fits_row, has_row, pair_cost, rank_row
+from tests.web.surfaces import Shown, class_row, fits_row, has_row, listing_row, pair_cost, rank_row
 from tests.web.test_conformance import CALC, node
 
 RUNNER = Path(__file__).with_name("run_pair_data.js")
@@ -241,6 +241,10 @@ def test_every_surface_gives_the_same_answer(client: TestClient, capsys: pytest.
     assert seen["classes"] >= 10, seen
 
 
+#: The models whose /hardware?model= listing is compared too (filled with the first default cases').
+LISTED_MODELS: set[str] = set()
+LISTINGS = 6
+
 #: The model page's class headings by the catalog's device class (a system is a multi-device system,
 #: an Apple part Apple silicon, whatever its class says).
 CLASS_HEADINGS = {
@@ -256,6 +260,8 @@ def check_class_columns(client: TestClient, site: Any, case: Case, cli: dict[str
     """The model page's row sits under its class and shows the pair's aggregate per device, the pair
     page's price and the pair page's cost per million output tokens at b*; 1 when a price was compared."""
     hw = site.hardware_by_id[case.hardware]
+    if len(LISTED_MODELS) < LISTINGS:
+        LISTED_MODELS.add(case.model)
     heading, shown = class_row(client, case.model, case.hardware)
     devices = hw.system.count if hw.system is not None else 1
     if hw.system is not None or hw.device_class in ("multi-device system", "rack-scale system"):
@@ -267,6 +273,10 @@ def check_class_columns(client: TestClient, site: Any, case: Case, cli: dict[str
     assert shown.devices == str(devices), case
     aggregate = cli["aggregate_tok_s"]
     assert shown.per_device == fmt_rate(aggregate / devices if aggregate else None), case
+    if case.model in LISTED_MODELS:  # /hardware?model= shows the same row (a few models: a page each)
+        cells = listing_row(client, case.model, case.hardware)
+        assert cells[2] == str(devices) and cells[9] == shown.price, case
+        assert cells[-3:] == [fmt_rate(aggregate), shown.per_device, shown.usd_per_mtok], case
     priced = pair_cost(client, case.hardware, case.model, cli["batch_star"])
     if priced is None:
         assert shown.price == "no price" or aggregate is None, case
