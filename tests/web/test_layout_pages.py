@@ -75,3 +75,15 @@ def test_api_plan_shows_its_steps(client: TestClient) -> None:
     assert [s["name"] for s in body["steps"]][:2] == ["request_rate_per_s", "concurrent_sessions"]
     both = client.get("/api/plan", params={**params, "users": 5})
     assert both.status_code == 400 and both.json()["error"]["field"] == "users"
+
+
+def test_counting_axes_label_whole_numbers(client: TestClient) -> None:
+    """Stages and sessions are whole: a two-device system's charts label 1 and 2, never 1.2 or 1.5."""
+    import re
+
+    html = client.get("/hardware/2x-nvidia-rtx-3090?model=llama-3.1-70b-q4_k_m").text
+    for chart in ("layout-memory",):  # (no layout of this pair fits a session: no step chart)
+        svg = re.search(rf'id="{chart}".*?</svg>', html, flags=re.S)
+        assert svg is not None, chart
+        ticks = re.findall(r'class="tick"[^>]*text-anchor="middle">([^<]+)<', svg.group(0))
+        assert len(ticks) >= 2 and all(t.isdigit() for t in ticks), (chart, ticks)

@@ -69,6 +69,8 @@ class Chart:
     shade_from_x: float | None = None
     x_unit: str = ""
     notes: tuple[str, ...] = field(default=())
+    #: The x axis counts whole things (devices, stages, sessions): only whole ticks are labelled.
+    x_integer: bool = False
 
 
 def _nice_step(span: float) -> float:
@@ -194,7 +196,13 @@ def render_chart(chart: Chart) -> Markup:
             f'<rect class="nofit" x="{x0:.1f}" y="{top}" width="{WIDTH - RIGHT - x0:.1f}" '
             f'height="{PLOT_H}"><title>batches beyond b_mem do not fit in memory</title></rect>'
         )
-    for t in _ticks(sx.lo, sx.hi, chart.x_log):
+    x_ticks = _ticks(sx.lo, sx.hi, chart.x_log)
+    if chart.x_integer:  # 1, 2, 3 rather than 1, 1.5, 2
+        whole = [t for t in x_ticks if t == round(t)]
+        x_ticks = (
+            whole if len(whole) >= 2 else [float(v) for v in range(math.ceil(sx.lo), math.floor(sx.hi) + 1)]
+        )
+    for t in x_ticks:
         x = sx(t)
         out.append(f'<line class="grid" x1="{x:.1f}" x2="{x:.1f}" y1="{top}" y2="{bottom}"/>')
         out.append(

@@ -119,6 +119,7 @@ def memory_vs_stages_chart(system: System, model: SiteModel, workload: Workload)
             id="layout-memory",
             title=f"Per-device memory vs pipeline stages (one device per stage, micro-batch {batch})",
             x_label="pipeline stages pp",
+            x_integer=True,
             y_label="GB per device",
             series=(
                 Series("weights", stages, weights, "s-weights", "GB"),
@@ -152,6 +153,7 @@ def step_time_chart(
             id="layout-step",
             title="Token time vs micro-batch, best layouts",
             x_label="sessions per micro-batch b",
+            x_integer=True,
             y_label="ms per token",
             series=tuple(series),
         )
