@@ -27,6 +27,7 @@ CHART_PAGES = {
     **{k: PAGES[k] for k in ("pair", "pair-nofit", "system", "catalog-pair", "economics", "derivation")},
     "model": "/models/qwen3-30b-a3b",
     "hardware-index": "/hardware?model=qwen3-30b-a3b",
+    "validation": PAGES["validation"],
 }
 #: The smallest chart text, in CSS pixels as drawn, at either width.
 MIN_TEXT_PX = 9.0
@@ -37,7 +38,7 @@ CHARTS = """() => {
   const box = el => el.getBoundingClientRect();
   const meets = (a, b) => a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5;
   const out = [];
-  for (const svg of document.querySelectorAll('svg.chart')) {
+  for (const svg of document.querySelectorAll('svg.chart, svg.strip')) {
     const plotEl = svg.querySelector('rect.plot');
     const frame = box(svg);
     const scale = frame.width / svg.viewBox.baseVal.width;

@@ -468,7 +468,11 @@ class StripDot:
     title: str
 
 
-STRIP_LABEL = 170
+#: The strip's label column: wide enough for "unified-memory SoC (194)" at its phone font (16 units).
+STRIP_LABEL = 250
+STRIP_CHAR_PX = 10.0
+#: Room right of the axis for half its last tick label ("150 %") at that font.
+STRIP_RIGHT = 32
 STRIP_ROW = 30
 
 
@@ -484,7 +488,7 @@ def efficiency_strip(chart_id: str, title: str, rows: Sequence[tuple[str, Sequen
     step = 0.25 if top <= 1.5 else 0.5 if top <= 4 else float(math.ceil(top / 8))
     top = math.ceil(top / step - 1e-9) * step
     height = TOP + STRIP_ROW * max(1, len(rows)) + BOTTOM
-    sx = _Scale(0.0, top, False, STRIP_LABEL, WIDTH - RIGHT)
+    sx = _Scale(0.0, top, False, STRIP_LABEL, WIDTH - STRIP_RIGHT)
     e = escape
     bottom = height - BOTTOM
     out = [
@@ -514,13 +518,16 @@ def efficiency_strip(chart_id: str, title: str, rows: Sequence[tuple[str, Sequen
                 f'cy="{y + dy:.1f}" r="4.5"><title>{e(dot.title)}</title></circle></a>'
             )
     x100 = sx(1.0)
+    ceiling = "ceiling (100 %)"
+    end = x100 + 4 + STRIP_CHAR_PX * len(ceiling) > WIDTH  # it would run off the right: end at its line
     out.append(
         f'<g class="mark ceiling"><line x1="{x100:.1f}" x2="{x100:.1f}" y1="{TOP - 6}" y2="{bottom}"/>'
-        f'<text x="{x100 + 4:.1f}" y="{TOP - 8 + 12}">ceiling (100 %)</text></g>'
+        f'<text x="{x100 + (-4 if end else 4):.1f}" y="{TOP - 8 + 12}" text-anchor="{"end" if end else "start"}">'
+        f"{ceiling}</text></g>"
     )
     out.append(
-        f'<line class="axis" x1="{STRIP_LABEL}" x2="{WIDTH - RIGHT}" y1="{bottom}" y2="{bottom}"/>'
-        f'<text class="label" x="{(STRIP_LABEL + WIDTH - RIGHT) / 2}" y="{height - 8}" text-anchor="middle">'
+        f'<line class="axis" x1="{STRIP_LABEL}" x2="{WIDTH - STRIP_RIGHT}" y1="{bottom}" y2="{bottom}"/>'
+        f'<text class="label" x="10" y="{height - 8}">'
         "efficiency: measured / ceiling for the run's own setting</text>"
     )
     out.append("</svg>")
