@@ -102,8 +102,8 @@ def boards_svg(b: Boards) -> Markup:
     cells each iteration (memory-power accounting); the right charges the weights plus every session's
     read cells (the KV-aware bound). Sessions past capacity are drawn below the board, not fitting."""
     toy = b.toy
-    width, height = 640, 370
-    board_w, board_h, board_y = 300, 200, 44
+    width, height = 640, 402
+    board_w, board_h, board_y = 300, 200, 60
     cells = BOARD_COLS * BOARD_ROWS
     usable = (toy.capacity_gb - toy.overhead_gb) * GB
     cell_bytes = usable / cells
@@ -123,9 +123,9 @@ def boards_svg(b: Boards) -> Markup:
         charge_reads = side == "right"
         title = "memory-power accounting" if side == "left" else "KV-aware bound"
         out.append(f'<text class="label board-title" x="{x0}" y="20">{e(title)}</text>')
-        out.append(
+        out.append(  # two short lines: each fits its board's width at the phone font
             f'<text class="tick" x="{x0}" y="36">{"weights only" if side == "left" else "weights + every session’s reads"}'
-            f" charged per iteration</text>"
+            f'</text><text class="tick" x="{x0}" y="52">charged per iteration</text>'
         )
         for i in range(cells):
             x = x0 + (i % BOARD_COLS) * cw
@@ -148,13 +148,13 @@ def boards_svg(b: Boards) -> Markup:
         out.append(
             f'<text class="counter" x="{x0}" y="{board_y + board_h + 22}" data-k="{side}_tok_s">'
             f"{_num(rate)} tok/s</text>"
-            f'<text class="tick" x="{x0}" y="{board_y + board_h + 38}">{moved / GB:,.1f} GB moved per iteration, '
-            f"batch {b.batch:,}</text>"
+            f'<text class="tick" x="{x0}" y="{board_y + board_h + 38}">{moved / GB:,.1f} GB moved per iteration</text>'
+            f'<text class="tick" x="{x0}" y="{board_y + board_h + 54}">batch {b.batch:,}</text>'
         )
         if overflow > 0:
             out.append(
-                f'<rect class="cell nofit" x="{x0}" y="{board_y + board_h + 44}" width="{board_w}" height="10"/>'
-                f'<text class="tick fail" x="{x0}" y="{board_y + board_h + 66}">{overflow:,} {"session does" if overflow == 1 else "sessions do"} not fit</text>'
+                f'<rect class="cell nofit" x="{x0}" y="{board_y + board_h + 60}" width="{board_w}" height="10"/>'
+                f'<text class="tick fail" x="{x0}" y="{board_y + board_h + 82}">{overflow:,} {"session does" if overflow == 1 else "sessions do"} not fit</text>'
             )
     line = (
         f"memory-power bound (maximize batch, b_mem = {b.batch_mem:,}): {_num(b.memory_power_tok_s)} tok/s"

@@ -318,7 +318,7 @@
   var COLS = 24, ROWS = 16;
 
   function boardsSvg(t, b) {
-    var width = 640, height = 370, boardW = 300, boardH = 200, boardY = 44, cells = COLS * ROWS;
+    var width = 640, height = 402, boardW = 300, boardH = 200, boardY = 60, cells = COLS * ROWS;
     var usable = (t.capacity_gb - t.overhead_gb) * GB, cellBytes = usable / cells;
     var cw = boardW / COLS, ch = boardH / ROWS;
     var weightCells = rint(t.weights_gb * GB / cellBytes), perSession = b.kv_alloc_bytes / cellBytes;
@@ -334,7 +334,7 @@
       var side = sd[0], x0 = sd[1], chargeReads = side === "right";
       out.push('<text class="label board-title" x="' + x0 + '" y="20">' + (side === "left" ? "memory-power accounting" : "KV-aware bound") + "</text>");
       out.push('<text class="tick" x="' + x0 + '" y="36">' + (side === "left" ? "weights only" : "weights + every session’s reads") +
-        " charged per iteration</text>");
+        '</text><text class="tick" x="' + x0 + '" y="52">charged per iteration</text>');
       for (var i = 0; i < cells; i++) {
         var x = x0 + (i % COLS) * cw, y = boardY + Math.floor(i / COLS) * ch, css;
         if (i < weightCells) css = "cell w lit";
@@ -349,10 +349,11 @@
       var moved = side === "left" ? b.left_bytes : b.right_bytes, rate = side === "left" ? b.left_tok_s : b.right_tok_s;
       out.push('<text class="counter" x="' + x0 + '" y="' + (boardY + boardH + 22) + '" data-k="' + side + '_tok_s">' + num(rate) +
         " tok/s</text>" + '<text class="tick" x="' + x0 + '" y="' + (boardY + boardH + 38) + '">' + group(fixed(moved / GB, 1)) +
-        " GB moved per iteration, batch " + int(b.batch) + "</text>");
+        " GB moved per iteration</text>" +
+        '<text class="tick" x="' + x0 + '" y="' + (boardY + boardH + 54) + '">batch ' + int(b.batch) + "</text>");
       if (overflow > 0) {
-        out.push('<rect class="cell nofit" x="' + x0 + '" y="' + (boardY + boardH + 44) + '" width="' + boardW + '" height="10"/>' +
-          '<text class="tick fail" x="' + x0 + '" y="' + (boardY + boardH + 66) + '">' + int(overflow) + (overflow === 1 ? " session does" : " sessions do") + " not fit</text>");
+        out.push('<rect class="cell nofit" x="' + x0 + '" y="' + (boardY + boardH + 60) + '" width="' + boardW + '" height="10"/>' +
+          '<text class="tick fail" x="' + x0 + '" y="' + (boardY + boardH + 82) + '">' + int(overflow) + (overflow === 1 ? " session does" : " sessions do") + " not fit</text>");
       }
     });
     var line = b.memory_power_tok_s !== null
@@ -547,7 +548,6 @@
       overlay = el("svg", { "class": "boards boards-overlay", viewBox: s.getAttribute("viewBox"), "aria-hidden": "true" });
       overlay.style.position = "absolute";
       overlay.style.pointerEvents = "none";
-      overlay.style.fontSize = "11px";
       ["left", "right"].forEach(function (side, k) {
         var d = sides[side];
         d.cells.forEach(function (r) {
@@ -556,7 +556,7 @@
           overlay.appendChild(c);
           d.covers.push(c);
         });
-        d.counter = el("text", { "class": "tick race", x: String(k === 0 ? 310 : 630), y: "20", "text-anchor": "end",
+        d.counter = el("text", { "class": "tick race", x: String(k === 0 ? 310 : 630), y: "282", "text-anchor": "end",
           "data-k": side + "_tokens" });
         d.counter.textContent = "0 tokens";
         overlay.appendChild(d.counter);
