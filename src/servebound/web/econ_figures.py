@@ -22,6 +22,7 @@ from servebound.core.cost import cost_curve, usd_per_mtok
 from servebound.core.decode import decode
 from servebound.cost_report import fmt_money
 from servebound.economics_view import LECTURE, LECTURE_BLACKWELL, LECTURE_BREAKPOINT_MODE, balance
+from servebound.errors import InputError
 from servebound.pricing import resolve_price
 from servebound.web.figures import CHAR_PX, Chart, Mark, Series, render_chart
 
@@ -346,4 +347,8 @@ def tiers_figure() -> EconFigure:
 def economics_figures() -> list[EconFigure]:
     """The page's five figures, on the catalog's rows (whatever hardware a site was built with)."""
     blackwell = get_hardware(LECTURE_BLACKWELL)
-    return [*batch_figures(), trains_figure(), context_figure(blackwell), tiers_figure()]
+    try:
+        batch = batch_figures()
+    except InputError:  # the figures' catalog pair is gone: the page stands without its two batch figures
+        batch = []
+    return [*batch, trains_figure(), context_figure(blackwell), tiers_figure()]
