@@ -6,7 +6,7 @@ A row's class comes from the catalog's own fields: a system (``[[system]]``, or 
 Ryzen AI Max, Jetson) under workstations, datacenter GPUs and accelerators as one datacenter device.
 A user's hardware file has no class and goes last, as a file.
 
-The price is the one a pair page's cost section uses (``servebound.pricing.resolve_price`` on the row's
+The price is the one a pair page's cost section uses (``servebound.inputs.pricing.resolve_price`` on the row's
 ``[price]`` figures: on-demand rental where the row has it, else the owned cost of its purchase price),
 and the cost per million output tokens is that price over the useful aggregate at b*
 (``servebound.core.cost.usd_per_mtok_at_rate``), which the pair page's cost table shows at b*.
@@ -25,10 +25,10 @@ from servebound.core.cost import (
     DEFAULT_UTILIZATION,
     usd_per_mtok_at_rate,
 )
-from servebound.cost_report import fmt_money
 from servebound.errors import InputError
-from servebound.pricing import ResolvedPrice, resolve_price
-from servebound.report import fmt_rate
+from servebound.inputs.pricing import ResolvedPrice, resolve_price
+from servebound.views.cost_report import fmt_money
+from servebound.views.report import fmt_rate
 
 #: The classes in the order the tables show them: (key, heading, what the class holds).
 GROUPS: tuple[tuple[str, str, str], ...] = (

@@ -20,10 +20,10 @@ from servebound.catalog.models import get_model
 from servebound.core import economics as econ
 from servebound.core.cost import cost_curve, usd_per_mtok
 from servebound.core.decode import decode
-from servebound.cost_report import fmt_money
-from servebound.economics_view import LECTURE, LECTURE_BLACKWELL, LECTURE_BREAKPOINT_MODE, balance
 from servebound.errors import InputError
-from servebound.pricing import resolve_price
+from servebound.inputs.pricing import resolve_price
+from servebound.views.cost_report import fmt_money
+from servebound.views.economics_view import LECTURE, LECTURE_BLACKWELL, LECTURE_BREAKPOINT_MODE, balance
 from servebound.web.figures import CHAR_PX, Chart, Mark, Series, render_chart
 
 #: The pair the batch figures are drawn for: the lecture's model family on a priced eight-GPU Blackwell
