@@ -61,7 +61,8 @@ def parse_sycl_ls(text: str) -> list[ReportedDevice]:
     the catalog knows are kept, so the card is what ``--hardware auto`` means."""
     from servebound.measure.device_match import fold, known_names
 
-    level_zero, opencl = [], []
+    level_zero: list[str] = []
+    opencl: list[str] = []
     for line in text.splitlines():
         match = _SYCL_LINE.match(line.strip())
         if match is None:
