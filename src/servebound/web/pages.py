@@ -225,9 +225,9 @@ class Renderer:
         default_hw = next((h.id for h in site.hardware if h.id == "nvidia-dgx-spark"), None)
         machine = None
         if self.mode == "server":  # a static export is not this machine
-            from servebound.web.this_machine import machine_fit
+            from servebound.web.this_machine import machine_fit, on_site
 
-            machine = machine_fit()
+            machine = on_site(machine_fit(), site)
             if machine.hardware_id is not None and any(h.id == machine.hardware_id for h in site.hardware):
                 default_hw = machine.hardware_id
         context = HomeContext(site.hardware, site.models, default_hw, None, machine)

@@ -10,9 +10,13 @@ export is not this machine: its home page never carries this section.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from servebound.errors import InputError
+
+if TYPE_CHECKING:
+    from servebound.web.site import SiteData
 
 #: Rows the home page shows (the full list is `servebound fit --json`).
 HOME_ROWS = 12
@@ -29,7 +33,7 @@ class MachineFitRow:
     aggregate_tok_s: float | None
     expected_p50_tok_s: float | None
     expected_runs: int | None
-    href: str  # the pair page on this machine
+    href: str  # the pair page on this machine ("" where the site has no such page)
 
 
 @dataclass(frozen=True)
@@ -84,3 +88,19 @@ def machine_fit(limit: int = HOME_ROWS) -> MachineFit:
     return MachineFit(
         hardware_id, row.hardware.name, None, tuple(rows), len(found), considered, workload.floor_tok_per_s
     )
+
+
+def on_site(fit: MachineFit, site: SiteData) -> MachineFit:
+    """The record as this site can link it: rows whose profile the site lists, each linking to its pair
+    page where the site resolves the machine (a site built over its own short lists has fewer)."""
+    if fit.hardware_id is None:
+        return fit
+    try:
+        site.get_hardware(fit.hardware_id)
+        linked = True
+    except InputError:
+        linked = False
+    rows = tuple(
+        row if linked else replace(row, href="") for row in fit.rows if row.profile_id in site.models_by_id
+    )
+    return replace(fit, rows=rows)
