@@ -2,7 +2,7 @@
 
 `servebound serve` runs on someone's own machine far more often than on a shared host, so its home page
 opens with the record `servebound fit` computes there: the machine detected as ``--hardware auto``
-detects it (:func:`servebound.resolve.detected_hardware_id`), every catalog model evaluated at the
+detects it (:func:`servebound.inputs.resolve.detected_hardware_id`), every catalog model evaluated at the
 default workload, the heaviest format an engine runs there that clears the floor, largest model first.
 Where detection finds nothing it says so, with the reason, and points to choosing a machine. A static
 export is not this machine: its home page never carries this section.
@@ -54,10 +54,10 @@ def machine_fit(limit: int = HOME_ROWS) -> MachineFit:
     """The fit record of this machine (``servebound fit`` at its defaults), at most ``limit`` rows."""
     from servebound.catalog.hardware import get_hardware
     from servebound.catalog.models import list_models
-    from servebound.fit import fit_models
+    from servebound.inputs.resolve import detected_hardware_id
     from servebound.inputs.workload import WorkloadInputs
-    from servebound.resolve import detected_hardware_id
     from servebound.runs.band import band_for
+    from servebound.views.fit import fit_models
     from servebound.web.text import pair_path
 
     workload = WorkloadInputs().workload()  # `servebound fit`'s defaults, as its flags give them
