@@ -117,10 +117,43 @@ def test_detect_machine_reports_this_machine() -> None:
     assert machine.unified_memory == (machine.apple_chip_name is not None)
 
 
-@pytest.mark.skipif(_torch_importable(), reason="checks the path without torch")
-def test_no_torch_means_no_gpus() -> None:
+def test_gpus_are_found_without_torch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The vendor tool on PATH (here a script printing nvidia-smi's recorded output) is the source,
+    # as for --hardware auto; torch plays no part in finding the GPU.
+    recorded = Path(__file__).parent / "data" / "device_tools" / "nvidia-smi-rtx4090.csv"
+    script = tmp_path / "nvidia-smi"
+    script.write_text(f"#!/bin/sh\nexec /bin/cat '{recorded}'\n")
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    (gpu,) = detect_gpus()
+    assert (gpu.backend, gpu.name, gpu.torch_device, gpu.tool) == (
+        "cuda",
+        "NVIDIA GeForce RTX 4090",
+        "cuda:0",
+        "nvidia-smi",
+    )
+    assert gpu.memory_bytes == 24564 * 2**20
+    assert detect_machine().gpus == (gpu,)
+    assert detect_machine().device_names[0] == "NVIDIA GeForce RTX 4090"
+
+
+def test_no_tool_means_no_gpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
     assert detect_gpus() == ()
-    assert detect_machine().gpus == ()
+
+
+@pytest.mark.skipif(_torch_importable(), reason="checks the path without torch")
+def test_measuring_a_detected_gpu_without_torch_names_the_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    recorded = Path(__file__).parent / "data" / "device_tools" / "nvidia-smi-rtx4090.csv"
+    script = tmp_path / "nvidia-smi"
+    script.write_text(f"#!/bin/sh\nexec /bin/cat '{recorded}'\n")
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(InputError) as caught:
+        measure_machine("cuda:0", "quick")
+    assert caught.value.field == "device" and "torch" in caught.value.problem
 
 
 # --- bandwidth ---------------------------------------------------------------------------------

@@ -120,7 +120,7 @@ AUTO = "auto"
 @cache
 def detected_hardware_id() -> str:
     """The catalog id (``Nx-<id>`` for N identical GPUs) of this machine's accelerators, found through
-    NVML / nvidia-smi, amd-smi / rocm-smi or system_profiler; InputError naming the fallback
+    NVML / nvidia-smi, amd-smi / rocm-smi, system_profiler or Intel's tools; InputError naming the fallback
     (``servebound measure``) when nothing is found or the name is not in the catalog
     (detected once per process)."""
     from servebound.measure.device_match import match_device
@@ -131,8 +131,8 @@ def detected_hardware_id() -> str:
     if not devices:
         raise InputError(
             "hardware",
-            "auto found no GPU (no answer from NVML, nvidia-smi, amd-smi, rocm-smi or system_profiler); "
-            + measure_hint,
+            "auto found no GPU (no answer from NVML, nvidia-smi, amd-smi, rocm-smi, system_profiler, "
+            "xpu-smi, sycl-ls or lspci); " + measure_hint,
         )
     names = sorted({device.name for device in devices})
     if len(names) > 1:
@@ -145,7 +145,12 @@ def detected_hardware_id() -> str:
     try:
         match = match_device(device.name, device.memory_bytes, device.gpu_cores)
     except InputError as error:
-        raise InputError("hardware", f"auto found {device.name!r} ({device.tool}): {error.problem}") from None
+        hint = ""
+        if error.field == "memory_gb":
+            hint = f"; `servebound hardware match {device.name!r} --memory-gb G` gives the id to pass to --hardware"
+        raise InputError(
+            "hardware", f"auto found {device.name!r} ({device.tool}): {error.problem}{hint}"
+        ) from None
     return match.id if len(devices) == 1 else f"{len(devices)}x-{match.id}"
 
 

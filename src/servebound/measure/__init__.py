@@ -120,6 +120,20 @@ def _torch_available() -> bool:
     return True
 
 
+def _gpu_memory_bytes(gpu: DetectedGpu, machine: DetectedMachine) -> int:
+    """The GPU's memory: as its tool reported it, else as torch reports it (the tool gave none: sycl-ls,
+    lspci), else the system's (unified memory: GB10, whose nvidia-smi says [N/A])."""
+    if gpu.memory_bytes is not None:
+        return gpu.memory_bytes
+    import torch  # type: ignore[import-not-found, unused-ignore]
+
+    module = getattr(torch, "xpu" if gpu.backend == "xpu" else "cuda", None)
+    try:
+        return int(module.get_device_properties(gpu.torch_device).total_memory)  # type: ignore[union-attr]
+    except (AttributeError, RuntimeError, AssertionError):
+        return machine.system_memory_bytes
+
+
 def _scaled(progress: Progress | None, start: float, end: float) -> Progress | None:
     if progress is None:
         return None
@@ -153,8 +167,10 @@ def measure_machine(
 ) -> Measurement:
     """Detect this machine and measure one device's sustained bandwidth and matmul rates.
 
-    ``device``: ``cpu``, or a torch device (``cuda:0``, ``mps``); None picks the first GPU torch
-    sees, else the CPU. ``preset``: ``default`` or ``quick`` (or a :class:`MeasurePreset`).
+    ``device``: ``cpu``, or a detected GPU by its torch device (``cuda:0``, ``mps``, ``xpu:0``); None
+    picks the first GPU the vendors' tools report when torch is installed to measure it, else the CPU.
+    GPUs are found without torch; measuring one runs torch's kernels (InputError naming the fix when
+    torch is missing). ``preset``: ``default`` or ``quick`` (or a :class:`MeasurePreset`).
     ``array_bytes`` overrides the bandwidth array size (bytes per array) and ``threads`` the CPU
     thread count. ``progress(label, fraction)`` is called as the work advances, fraction 0 to 1.
     Raises InputError for an unknown device or preset.
@@ -172,7 +188,7 @@ def measure_machine(
         progress("detecting the machine", 0.0)
     machine = detect_machine(include_gpus=device != "cpu")
     if device is None:
-        device = machine.gpus[0].torch_device if machine.gpus else "cpu"
+        device = machine.gpus[0].torch_device if machine.gpus and _torch_available() else "cpu"
     bandwidth_progress, matmul_progress = _scaled(progress, 0.0, 0.5), _scaled(progress, 0.5, 1.0)
     if device == "cpu":
         import psutil
@@ -205,6 +221,12 @@ def measure_machine(
     else:
         gpu = _find_gpu(machine, device)
         device = gpu.torch_device
+        if not _torch_available():
+            raise InputError(
+                "device",
+                f"{gpu.name} ({gpu.tool or 'detected'}) is measured with torch's kernels, and torch is not "
+                f"installed: install the torch build for {gpu.backend}, or measure the CPU with --device cpu",
+            )
         bandwidth = measure_torch_bandwidth(
             device,
             array_bytes=array_bytes or preset.gpu_array_bytes,
@@ -218,7 +240,7 @@ def measure_machine(
             max_n=preset.gpu_max_n,
             progress=matmul_progress,
         )
-        device_name, memory_bytes = gpu.name, gpu.memory_bytes
+        device_name, memory_bytes = gpu.name, _gpu_memory_bytes(gpu, machine)
     if progress is not None:
         progress("done", 1.0)
     return Measurement(

@@ -207,6 +207,9 @@ def synchronizer(torch: Any, device: str) -> Callable[[], None]:
     if device.startswith("cuda"):
         index = int(device.partition(":")[2] or 0)
         return lambda: torch.cuda.synchronize(index)
+    if device.startswith("xpu"):
+        xpu_index = int(device.partition(":")[2] or 0)
+        return lambda: torch.xpu.synchronize(xpu_index)
     if device == "mps":
         return lambda: torch.mps.synchronize()
     return lambda: None

@@ -1,8 +1,11 @@
-"""What machine is this: CPU, system memory, last-level cache, GPUs (through torch when importable).
+"""What machine is this: CPU, system memory, last-level cache, GPUs.
 
 Detection reads the operating system's own reports (/proc/cpuinfo, /sys cache descriptions,
 ``sysctl`` on macOS, psutil) and never guesses a figure it cannot read: an unknown stays ``None``.
-torch is optional and imported inside :func:`detect_gpus` only.
+GPUs come from the vendors' tools, the same detection as ``--hardware auto``
+(:func:`servebound.measure.device_tools.detect_devices`: NVML / nvidia-smi, amd-smi / rocm-smi,
+system_profiler, xpu-smi / sycl-ls / lspci): torch is not needed to find them, only to run the
+bandwidth and matmul kernels on one (:mod:`servebound.measure`).
 """
 
 from __future__ import annotations
@@ -20,18 +23,21 @@ _CACHE_ROOT = Path("/sys/devices/system/cpu")
 
 @dataclass(frozen=True)
 class DetectedGpu:
-    """One accelerator torch can see. ``backend`` is ``cuda``, ``rocm`` or ``mps``.
+    """One accelerator as its vendor's tool reports it. ``backend`` is ``cuda``, ``rocm``, ``mps`` or
+    ``xpu``.
 
-    ``torch_device`` is the string torch takes (``cuda:0``, ``mps``); ROCm builds of torch also
-    answer to ``cuda:N``. ``memory_bytes`` is the device's total memory (for ``mps``: the unified
-    system memory, which CPU and GPU share).
+    ``torch_device`` is the string torch would take to measure it (``cuda:0``, ``mps``, ``xpu:0``);
+    ROCm builds of torch also answer to ``cuda:N``. ``memory_bytes`` is the device's total memory as
+    the tool reports it (for ``mps``: the unified system memory, which CPU and GPU share); None where
+    the tool gives none (GB10's unified memory, sycl-ls and lspci). ``tool`` names the source.
     """
 
     backend: str
     index: int
     name: str
-    memory_bytes: int
+    memory_bytes: int | None
     torch_device: str
+    tool: str = ""
 
 
 @dataclass(frozen=True)
@@ -170,24 +176,35 @@ def usable_cpu_count() -> int:
     return max(1, os.cpu_count() or 1)
 
 
+#: The backend a reporting tool's devices run under.
+_BACKENDS = {
+    "nvml": "cuda",
+    "nvidia-smi": "cuda",
+    "amd-smi": "rocm",
+    "rocm-smi": "rocm",
+    "system_profiler": "mps",
+    "xpu-smi": "xpu",
+    "sycl-ls": "xpu",
+    "lspci": "xpu",
+}
+
+
 def detect_gpus() -> tuple[DetectedGpu, ...]:
-    """GPUs torch can use: CUDA or ROCm devices, else Apple's MPS. Empty when torch is absent."""
-    try:
-        import torch  # type: ignore[import-not-found, unused-ignore]
-    except ImportError:
-        return ()
+    """This machine's GPUs from the vendors' tools (the detection ``--hardware auto`` uses), without
+    torch; empty when no tool answers."""
+    from servebound.measure.device_tools import detect_devices
+
     gpus: list[DetectedGpu] = []
-    if torch.cuda.is_available():
-        backend = "rocm" if getattr(torch.version, "hip", None) else "cuda"
-        for index in range(torch.cuda.device_count()):
-            props = torch.cuda.get_device_properties(index)
-            gpus.append(DetectedGpu(backend, index, props.name, int(props.total_memory), f"cuda:{index}"))
-        return tuple(gpus)
-    mps = getattr(torch.backends, "mps", None)
-    if mps is not None and mps.is_available():
-        name = _sysctl("machdep.cpu.brand_string") or "Apple GPU"
-        memory = _sysctl_int("hw.memsize") or _system_memory_bytes()
-        gpus.append(DetectedGpu("mps", 0, name, memory, "mps"))
+    for index, device in enumerate(detect_devices()):
+        backend = _BACKENDS.get(device.tool, "cuda")
+        if backend == "mps":
+            memory = device.memory_bytes or _system_memory_bytes()
+            gpus.append(DetectedGpu(backend, 0, device.name, memory, "mps", device.tool))
+            continue
+        prefix = "xpu" if backend == "xpu" else "cuda"
+        gpus.append(
+            DetectedGpu(backend, index, device.name, device.memory_bytes, f"{prefix}:{index}", device.tool)
+        )
     return tuple(gpus)
 
 

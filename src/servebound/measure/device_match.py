@@ -43,6 +43,7 @@ def fold(name: str) -> str:
 class _Table:
     names: dict[str, tuple[str, ...]]
     apple: dict[str, tuple[str, int]]
+    memory_decides: frozenset[str]
 
 
 @cache
@@ -50,11 +51,14 @@ def _table() -> _Table:
     text = resources.files("servebound.catalog").joinpath("data", "device_names.toml").read_bytes()
     data = bounded.parse_toml(text, "device_names.toml")
     names: dict[str, tuple[str, ...]] = {}
+    decides: set[str] = set()
     for row in data["name"]:
         for reported in row["reported"]:
             names[fold(reported)] = tuple(row["hardware"])
+            if row.get("memory_decides", False):
+                decides.add(fold(reported))
     apple = {row_id: (str(chip), int(cores)) for row_id, (chip, cores) in data["apple"].items()}
-    return _Table(names, apple)
+    return _Table(names, apple, frozenset(decides))
 
 
 def known_names() -> dict[str, tuple[str, ...]]:
@@ -153,6 +157,12 @@ def match_device(name: str, memory_bytes: float | None = None, gpu_cores: int | 
             "(`servebound hardware list`) or measure this machine with `servebound measure -o my.toml`",
         )
     rows = candidates
+    if memory_bytes is None and key in _table().memory_decides:
+        raise InputError(
+            "memory_gb",
+            f"{name.strip()} is also made with a memory size the catalog lacks; give --memory-gb (the "
+            f"catalog lists {', '.join(f'{rid} ({_gb(_memory_bytes(rid))})' for rid in candidates)})",
+        )
     if memory_bytes is not None:
         rows = tuple(rid for rid in candidates if _close(memory_bytes, rid))
         if not rows:

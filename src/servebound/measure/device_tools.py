@@ -2,7 +2,8 @@
 
 NVIDIA: NVML (``nvidia-ml-py``, imported only when installed), else ``nvidia-smi --query-gpu=name,
 memory.total --format=csv``. AMD: ``amd-smi static --asic --vram --json``, else ``rocm-smi
---showproductname --showmeminfo vram --json``. Apple: ``system_profiler SPHardwareDataType
+--showproductname --showmeminfo vram --json``. Intel: ``xpu-smi discovery``, ``sycl-ls``, ``lspci``
+(:mod:`servebound.measure.intel_tools`). Apple: ``system_profiler SPHardwareDataType
 SPDisplaysDataType -json`` (chip, GPU cores, memory). Host memory: /proc/meminfo. Each parser takes the
 tool's text, so tests feed them recorded outputs; the runners return None when the tool is absent.
 """
@@ -178,13 +179,23 @@ _TOOLS: tuple[tuple[list[str], Callable[[str], list[ReportedDevice]]], ...] = (
 )
 
 
+def _intel_tools() -> tuple[tuple[list[str], Callable[[str], list[ReportedDevice]]], ...]:
+    from servebound.measure.intel_tools import parse_lspci, parse_sycl_ls, parse_xpu_smi_discovery
+
+    return (
+        (["xpu-smi", "discovery"], parse_xpu_smi_discovery),
+        (["sycl-ls"], parse_sycl_ls),
+        (["lspci"], parse_lspci),
+    )
+
+
 def detect_devices() -> list[ReportedDevice]:
     """This machine's accelerators from the first source that answers: NVML, then the tools of
-    :data:`_TOOLS` (empty when none does)."""
+    :data:`_TOOLS`, then Intel's (xpu-smi, sycl-ls, lspci; see intel_tools); empty when none does."""
     found = _nvml_devices()
     if found:
         return found
-    for argv, parse in _TOOLS:
+    for argv, parse in (*_TOOLS, *_intel_tools()):
         if argv[0] == "system_profiler" and platform.system() != "Darwin":
             continue
         found = _parsed(argv, parse)

@@ -19,6 +19,7 @@ from servebound.web.pairdata import PrefillView
 from servebound.web.query import WorkloadQuery
 from servebound.web.records import HardwareFilters, ModelFilters, ModelRow, RankDisplay, RunDisplay, StatsRow
 from servebound.web.site import SiteHardware, SiteModel
+from servebound.web.this_machine import MachineFit
 from servebound.web.words import Remedy
 from servebound.web.work import Work
 
@@ -43,6 +44,7 @@ class HomeContext:
     models: Sequence[SiteModel]
     default_hw: str | None
     default_model: str | None
+    machine: MachineFit | None = None  # served site only: what fits the machine it runs on
 
 
 @dataclass(frozen=True)

@@ -224,7 +224,15 @@ class Renderer:
         title = "How fast can this machine serve this model?"
         desc = "Serving ceilings for LLMs from first principles: fit, one session, useful throughput, first token."
         default_hw = next((h.id for h in site.hardware if h.id == "nvidia-dgx-spark"), None)
-        return self._page("home", "/", title, desc, HomeContext(site.hardware, site.models, default_hw, None))
+        machine = None
+        if self.mode == "server":  # a static export is not this machine
+            from servebound.web.this_machine import machine_fit, on_site
+
+            machine = on_site(machine_fit(), site)
+            if machine.hardware_id is not None and any(h.id == machine.hardware_id for h in site.hardware):
+                default_hw = machine.hardware_id
+        context = HomeContext(site.hardware, site.models, default_hw, None, machine)
+        return self._page("home", "/", title, desc, context)
 
     # --- hardware --------------------------------------------------------------------------------
 

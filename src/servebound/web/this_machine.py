@@ -1,0 +1,106 @@
+"""The served site's first answer: what fits the machine it runs on.
+
+`servebound serve` runs on someone's own machine far more often than on a shared host, so its home page
+opens with the record `servebound fit` computes there: the machine detected as ``--hardware auto``
+detects it (:func:`servebound.inputs.resolve.detected_hardware_id`), every catalog model evaluated at the
+default workload, the heaviest format an engine runs there that clears the floor, largest model first.
+Where detection finds nothing it says so, with the reason, and points to choosing a machine. A static
+export is not this machine: its home page never carries this section.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from servebound.errors import InputError
+
+if TYPE_CHECKING:
+    from servebound.web.site import SiteData
+
+#: Rows the home page shows (the full list is `servebound fit --json`).
+HOME_ROWS = 12
+
+
+@dataclass(frozen=True)
+class MachineFitRow:
+    model_name: str
+    profile_id: str
+    weight_format: str
+    engine: str
+    resident_gb: float
+    single_tok_s: float | None
+    aggregate_tok_s: float | None
+    expected_p50_tok_s: float | None
+    expected_runs: int | None
+    href: str  # the pair page on this machine ("" where the site has no such page)
+
+
+@dataclass(frozen=True)
+class MachineFit:
+    """What fits this machine, or why it is not known: ``hardware_id`` None means detection found
+    nothing usable and ``problem`` says what it found."""
+
+    hardware_id: str | None
+    hardware_name: str | None
+    problem: str | None
+    rows: tuple[MachineFitRow, ...]
+    fitting: int
+    considered: int
+    floor_tok_s: float
+
+
+def machine_fit(limit: int = HOME_ROWS) -> MachineFit:
+    """The fit record of this machine (``servebound fit`` at its defaults), at most ``limit`` rows."""
+    from servebound.catalog.hardware import get_hardware
+    from servebound.catalog.models import list_models
+    from servebound.inputs.resolve import detected_hardware_id
+    from servebound.inputs.workload import WorkloadInputs
+    from servebound.runs.band import band_for
+    from servebound.views.fit import fit_models
+    from servebound.web.text import pair_path
+
+    workload = WorkloadInputs().workload()  # `servebound fit`'s defaults, as its flags give them
+    try:
+        hardware_id = detected_hardware_id()
+        row = get_hardware(hardware_id)
+    except InputError as error:
+        return MachineFit(None, None, error.problem, (), 0, 0, workload.floor_tok_per_s)
+    found, considered = fit_models(row.hardware, row.vendor, list_models(), workload)
+    rows = []
+    for fit in found[:limit]:
+        single = fit.decode.single_session_tok_per_s
+        band = band_for(single, fit.engine, hardware_id, "decode")
+        rows.append(
+            MachineFitRow(
+                fit.profile.name,
+                fit.profile.id,
+                fit.profile.weight_format,
+                fit.engine,
+                fit.profile.adapter.weights.resident / 1e9,
+                single,
+                fit.decode.aggregate_tok_per_s,
+                None if band is None else band.p50_tok_s,
+                None if band is None else band.runs,
+                pair_path(hardware_id, fit.profile.id),
+            )
+        )
+    return MachineFit(
+        hardware_id, row.hardware.name, None, tuple(rows), len(found), considered, workload.floor_tok_per_s
+    )
+
+
+def on_site(fit: MachineFit, site: SiteData) -> MachineFit:
+    """The record as this site can link it: rows whose profile the site lists, each linking to its pair
+    page where the site resolves the machine (a site built over its own short lists has fewer)."""
+    if fit.hardware_id is None:
+        return fit
+    try:
+        site.get_hardware(fit.hardware_id)
+        linked = True
+    except InputError:
+        linked = False
+    rows = tuple(
+        row if linked else replace(row, href="") for row in fit.rows if row.profile_id in site.models_by_id
+    )
+    return replace(fit, rows=rows)
