@@ -19,6 +19,8 @@ from servebound.core.band import BAND_MIN_RUNS, ExpectedBand, expected_band, lea
 from servebound.errors import InputError
 
 if TYPE_CHECKING:  # the run catalog (pydantic) loads only when a band is asked for
+    from servebound.core.decode import DecodeResult
+    from servebound.core.prefill_records import PrefillResult
     from servebound.runs.reported import ReportedRunEntry
 
 #: The engines the contract names for --engine (a workload input; the band uses the runs of that engine).
