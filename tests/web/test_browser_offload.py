@@ -11,13 +11,10 @@ import httpx
 import pytest
 
 from servebound.report import fmt_gb, fmt_rate
-from tests.web.test_browser import (  # noqa: F401 (fixtures)
-    SCREENSHOT_DIR,
-    browser,
-    numbers,
-    server,
-    static_site,
-)
+from tests.web.test_browser import SCREENSHOT_DIR, numbers
+from tests.web.test_browser import browser as browser  # the fixtures, re-exported
+from tests.web.test_browser import server as server
+from tests.web.test_browser import static_site as static_site
 
 pytestmark = [pytest.mark.browser]
 
@@ -43,7 +40,9 @@ def test_the_offload_controls_set_the_url_and_the_answer(browser: Any, server: s
     assert page.locator("#offload-answer").is_hidden()
     page.click("summary")
     page.check("#cpu_moe")  # without the host's memory: the API's one-line error, named
-    page.wait_for_function("document.getElementById('calc-status').textContent.indexOf('host_memory_gb') === 0")
+    page.wait_for_function(
+        "document.getElementById('calc-status').textContent.indexOf('host_memory_gb') === 0"
+    )
     page.select_option("#host", HOST)
     page.wait_for_function("document.body.dataset.computed === 'api'")
     assert "cpu_moe=true" in page.url and f"host={HOST}" in page.url
@@ -54,7 +53,12 @@ def test_the_offload_controls_set_the_url_and_the_answer(browser: Any, server: s
     assert shown["single_session_tok_s"] == fmt_rate(want["single_session_tok_s"])
     assert shown["aggregate_tok_s"] == fmt_rate(want["aggregate_tok_s"])
     assert page.locator("#offload-answer").is_visible()
-    for key in ("device_resident_bytes", "host_resident_bytes", "device_bytes_per_token", "host_bytes_per_token"):
+    for key in (
+        "device_resident_bytes",
+        "host_resident_bytes",
+        "device_bytes_per_token",
+        "host_bytes_per_token",
+    ):
         assert shown[f"offload.{key}"] == fmt_gb(want["offload"][key]), key
     prompt = page.input_value('input[name="prompt"]')
     pre = api(server, "prefill", cpu_moe="true", host=HOST, prompt=prompt)
@@ -84,7 +88,7 @@ def test_the_engine_sets_the_allocation_and_the_overhead(browser: Any, server: s
     for base, mode in ((server, "api"), (static_site, "browser")):
         page = browser.new_page(viewport={"width": 1100, "height": 1400})
         errors: list[str] = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.on("pageerror", lambda e, seen=errors: seen.append(str(e)))
         page.goto(base + f"/pair/dgx-spark-example/{MODEL}" + ("/" if mode == "browser" else ""))
         page.click("summary")
         page.select_option("#kv_allocation", "reserved")
