@@ -133,6 +133,7 @@ def make_workload(inputs: WorkloadInputs | None = None, /, **keywords: Any) -> W
             host_memory_gb=w.host_memory_gb,
             host_bandwidth_gb_per_s=w.host_bandwidth_gb_per_s,
             host_link_gb_per_s=w.host_link_gb_per_s,
+            host_tflops=w.host_tflops,
         ),
     )
 

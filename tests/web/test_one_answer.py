@@ -94,6 +94,7 @@ OFFLOAD_FLAGS = {
     "host": "--host",
     "host_memory_gb": "--host-memory-gb",
     "host_bandwidth_gb_per_s": "--host-bandwidth-gb-per-s",
+    "host_tflops": "--host-tflops",
 }
 
 
@@ -171,6 +172,8 @@ def offload_cases(hardware: list[str], moe: dict[str, tuple[int, int]]) -> list[
         else:
             workload["host_memory_gb"] = rng.choice((64.0, 128.0, 256.0))
             workload["host_bandwidth_gb_per_s"] = rng.choice((51.2, 80.0, 96.0, 460.8))
+        if rng.random() < 0.3:
+            workload["host_tflops"] = rng.choice((0.05, 2.0, 20.0))
         for key in ("floor", "alloc_context", "engine"):
             if rng.random() < 0.3:
                 workload[key] = rng.choice(KNOBS[key][1])

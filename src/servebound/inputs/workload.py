@@ -283,6 +283,18 @@ class WorkloadInputs:
         exclusive_minimum=True,
         maximum=MAX_EDGE_GB,
     )
+    host_tflops: float | None = given(
+        None,
+        "Offload: the host CPU's peak TFLOPS at the mode its matmuls run (llama.cpp's quantized weights: "
+        "int8, AMX or VNNI). Prefill chunks under 32 tokens run the host tier on the CPU and take at "
+        "least its FLOPs at this rate (default: not charged, only their host memory read).",
+        "workload",
+        unit="TFLOPS",
+        minimum=0,
+        exclusive_minimum=True,
+        maximum=MAX_EDGE_GB,
+        api_help="Offload: the host CPU's peak TFLOPS for prefill chunks under 32 tokens (not charged)",
+    )
     batch: int | str | None = given(
         None,
         "Force the concurrency to B sessions.",

@@ -104,6 +104,7 @@ OFFLOAD_FIELDS = (
     "host_memory_gb",
     "host_bandwidth_gb_per_s",
     "host_link_gb_per_s",
+    "host_tflops",
 )
 
 
