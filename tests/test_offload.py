@@ -12,7 +12,7 @@ from servebound.catalog.hardware import get_hardware
 from servebound.catalog.models import get_model
 from servebound.cli import main
 from servebound.core.decode import decode
-from servebound.core.offload import HOST_COMPUTE_BELOW, get_host, host_rows
+from servebound.core.offload import HOST_COMPUTE_BELOW, cpu_rows, get_cpu, get_host, host_rows
 from servebound.core.prefill import prefill, prefill_curve
 from servebound.errors import InputError
 
@@ -132,6 +132,41 @@ def test_prefill_charges_the_host_cpu_below_32_tokens_by_hand() -> None:
     with pytest.raises(InputError) as err:
         make_workload(host_tflops=1.0)
     assert err.value.field == "host_tflops"
+
+
+def test_a_host_cpu_row_charges_its_rate_at_the_models_mode() -> None:
+    """--host-cpu: the row's rate at the model's linear mode, else its fastest (no mode is faster).
+
+    Xeon Platinum 8480+: 56 cores x 3.8 GHz x (2,048 int8 | 1,024 bf16 | 64 fp32) operations per
+    cycle = 435.8 TOPS int8, 217.9 TFLOPS bf16, 13.6 TFLOPS fp32. gpt-oss-120b's linear math is fp4,
+    which the CPU row does not publish: its fastest, int8, is charged. Qwen3-30B-A3B BF16 is charged
+    at bf16.
+    """
+    cpu = get_cpu("xeon-platinum-8480plus")
+    assert dict(cpu.rates) == pytest.approx({"int8": 435.8144e12, "bf16": 217.9072e12, "fp32": 13.6192e12})
+    assert all("ark.intel.com" in row.source for row in cpu_rows().values())
+    hw = get_hardware("nvidia-rtx-4090").hardware
+    host = {"cpu_moe": True, "host_memory_gb": 256, "host_bandwidth_gb_per_s": 80, "host_cpu": cpu.id}
+    for model_id, rate in (("gpt-oss-120b", 435.8144e12), ("qwen3-30b-a3b", 217.9072e12)):
+        model = get_model(model_id).adapter
+        r = prefill(hw, model, 8, workload=make_workload(**host))  # type: ignore[arg-type]
+        assert r.offload is not None and r.offload.host_cpu == cpu.id
+        assert r.offload.host_flop_per_s == pytest.approx(rate), model_id
+        stated = prefill(
+            hw,
+            model,
+            8,
+            workload=make_workload(**{**host, "host_cpu": None, "host_tflops": rate / 1e12}),  # type: ignore[arg-type]
+        )
+        assert r.time_s == pytest.approx(stated.time_s, rel=1e-12), model_id
+    for kwargs, field in (
+        ({**host, "host_tflops": 1.0}, "host_cpu"),
+        ({**host, "host_cpu": "pentium-4"}, "host_cpu"),
+        ({"host_cpu": cpu.id}, "host_cpu"),
+    ):
+        with pytest.raises(InputError) as err:
+            make_workload(**kwargs)  # type: ignore[arg-type]
+        assert err.value.field == field, kwargs
 
 
 def test_host_rows_and_bad_flags() -> None:

@@ -134,6 +134,7 @@ def make_workload(inputs: WorkloadInputs | None = None, /, **keywords: Any) -> W
             host_bandwidth_gb_per_s=w.host_bandwidth_gb_per_s,
             host_link_gb_per_s=w.host_link_gb_per_s,
             host_tflops=w.host_tflops,
+            host_cpu=w.host_cpu,
         ),
     )
 

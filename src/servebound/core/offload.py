@@ -75,6 +75,23 @@ class OffloadSpec:
     host_source: str = ""
     #: F_host: the host CPU's peak FLOP/s for the chunks it computes (None: not stated, not charged).
     host_flop_per_s: float | None = None
+    #: A host CPU row (``--host-cpu``): its peak FLOP/s per mode, charged at the model's linear mode
+    #: (the fastest it publishes where it lacks that mode: no mode runs faster than the fastest).
+    host_cpu: str | None = None
+    host_cpu_rates: tuple[tuple[str, float], ...] = ()
+
+    def without_cpu(self) -> OffloadSpec:
+        """The same offload with no host CPU rate (only the host tier's memory read is charged)."""
+        return replace(self, host_flop_per_s=None, host_cpu=None, host_cpu_rates=())
+
+    def cpu_rate(self, model: ModelAdapter) -> float | None:
+        """F_host for ``model``: the stated rate, else the CPU row's rate at the model's linear mode
+        (or its fastest), else None (host compute not charged)."""
+        if self.host_flop_per_s is not None or not self.host_cpu_rates:
+            return self.host_flop_per_s
+        rates = dict(self.host_cpu_rates)
+        mode = model.prefill.linear_mode if model.prefill is not None else None
+        return rates.get(mode or "", max(rates.values()))
 
     @property
     def mode(self) -> str:
@@ -209,6 +226,7 @@ class OffloadReport:
         "stated, so only their host memory read is charged)",
         "FLOP/s",
     )
+    host_cpu: str | None = documented("the host CPU row F_host comes from (null: given by flag, or none)")
     device_resident_bytes: float = documented("the weights held on the device", "bytes")
     host_resident_bytes: float = documented("the weights held in host RAM", "bytes")
     host_fits: bool = documented("the host tier holds its weights (and, with gpu_layers, its caches)")
@@ -281,7 +299,8 @@ def report(
         host_memory_bytes=spec.host_memory_bytes,
         host_bandwidth_bytes_per_s=spec.host_bandwidth_bytes_per_s,
         link_bytes_per_s=spec.link_bytes_per_s,
-        host_flop_per_s=spec.host_flop_per_s,
+        host_flop_per_s=spec.cpu_rate(model),
+        host_cpu=spec.host_cpu,
         device_resident_bytes=where.device_resident_bytes,
         host_resident_bytes=where.host_resident_bytes,
         host_fits=host_margin >= 0,
@@ -307,6 +326,7 @@ def prefill_host_time(
     read in host memory, and no faster than the host tier's FLOPs at F_host where it is stated."""
     w = model.weights
     per_token = host_flops_per_token(model, where)
+    rate = spec.cpu_rate(model)
     full, last = divmod(prompt, chunk)
     total_bytes = total_s = 0.0
     for width, count in ((chunk, full), (last, 1 if last else 0)):
@@ -323,8 +343,8 @@ def prefill_host_time(
             seconds = host / min(spec.link_bytes_per_s, spec.host_bandwidth_bytes_per_s)
         else:
             seconds = host / spec.host_bandwidth_bytes_per_s
-            if spec.host_flop_per_s is not None:
-                seconds = max(seconds, tokens * per_token / spec.host_flop_per_s)
+            if rate is not None:
+                seconds = max(seconds, tokens * per_token / rate)
         total_bytes += count * host
         total_s += count * seconds
     return total_bytes, total_s
@@ -379,6 +399,48 @@ def host_rows() -> dict[str, HostRow]:
     }
 
 
+@dataclass(frozen=True)
+class CpuRow:
+    """A host CPU row: cores x max turbo x operations per cycle per core, per mode, and the source."""
+
+    id: str
+    name: str
+    cores: int
+    max_ghz: float
+    ops_per_cycle: tuple[tuple[str, int], ...]
+    source: str
+
+    @property
+    def rates(self) -> tuple[tuple[str, float], ...]:
+        """Peak FLOP/s per mode (int8: operations/s)."""
+        return tuple((mode, self.cores * self.max_ghz * 1e9 * ops) for mode, ops in self.ops_per_cycle)
+
+
+@functools.cache
+def cpu_rows() -> dict[str, CpuRow]:
+    """The host CPU catalog (``hosts.toml``'s ``[[cpu]]``), by id."""
+    text = package_data.read_text("servebound.catalog", "data", "hosts.toml")
+    return {
+        row["id"]: CpuRow(
+            id=row["id"],
+            name=row["name"],
+            cores=int(row["cores"]),
+            max_ghz=float(row["max_ghz"]),
+            ops_per_cycle=tuple((str(k), int(v)) for k, v in row["ops_per_cycle"].items()),
+            source=row["source"],
+        )
+        for row in tomllib.loads(text).get("cpu", [])
+    }
+
+
+def get_cpu(cpu_id: str) -> CpuRow:
+    """The host CPU row of that id, or an InputError naming ``host_cpu`` and the choices."""
+    found = cpu_rows().get(cpu_id)
+    if found is None:
+        raise InputError("host_cpu", f"unknown host CPU {cpu_id!r}; use one of {', '.join(cpu_rows())}")
+    return found
+
+
 def get_host(host_id: str) -> HostRow:
     """The host row of that id, or an InputError naming ``host`` and the choices."""
     found = host_rows().get(host_id)
@@ -397,6 +459,7 @@ def offload_spec(
     host_bandwidth_gb_per_s: float | None = None,
     host_link_gb_per_s: float | None = None,
     host_tflops: float | None = None,
+    host_cpu: str | None = None,
 ) -> OffloadSpec | None:
     """The offload the flags ask for (None: none), validated: one placement, a host's memory and
     bandwidth (a ``host`` row's, each overridable by its flag). Every bad value is an InputError."""
@@ -417,6 +480,7 @@ def offload_spec(
             ("host_bandwidth_gb_per_s", host_bandwidth_gb_per_s),
             ("host_link_gb_per_s", host_link_gb_per_s),
             ("host_tflops", host_tflops),
+            ("host_cpu", host_cpu),
         )
         if value is not None
     ]
@@ -434,6 +498,9 @@ def offload_spec(
     for name, count in (("n_cpu_moe", n_cpu_moe), ("gpu_layers", gpu_layers)):
         if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 0):
             raise InputError(name, f"must be a whole number >= 0 (got {count!r})")
+    if host_tflops is not None and host_cpu is not None:
+        raise InputError("host_cpu", "give one of --host-cpu (a CPU row's rates) or --host-tflops (one rate)")
+    cpu = get_cpu(host_cpu) if host_cpu is not None else None
     row = get_host(host) if host is not None else None
     memory = host_memory_gb if host_memory_gb is not None else (row.memory_gb if row else None)
     bandwidth = (
@@ -473,6 +540,8 @@ def offload_spec(
         host_id=row.id if row else None,
         host_source=source,
         host_flop_per_s=None if host_tflops is None else host_tflops * 1e12,
+        host_cpu=cpu.id if cpu else None,
+        host_cpu_rates=cpu.rates if cpu else (),
     )
 
 
@@ -489,7 +558,19 @@ def one_shot_host_seconds(
     host = h * w.always_on_bytes + (e + h - e * h) * w.expert_bytes * touched
     link = min(spec.link_bytes_per_s, spec.host_bandwidth_bytes_per_s)
     on_cpu = host / spec.host_bandwidth_bytes_per_s
-    if spec.host_flop_per_s is not None:
-        on_cpu = np.maximum(on_cpu, tokens * host_flops_per_token(model, where) / spec.host_flop_per_s)
+    rate = spec.cpu_rate(model)
+    if rate is not None:
+        on_cpu = np.maximum(on_cpu, tokens * host_flops_per_token(model, where) / rate)
     seconds: Floats = np.where(tokens >= HOST_COMPUTE_BELOW, host / link, on_cpu)
     return seconds
+
+
+def one_shot_host_split(
+    model: ModelAdapter, where: OffloadSplit, spec: OffloadSpec, tokens: Floats, mode: ExpertTraffic
+) -> tuple[Floats, Floats]:
+    """(the host tier's memory read alone, its whole time) for one-shot prefills of ``tokens``
+    routings: the whole time also charges the host CPU's FLOPs for the chunks it computes."""
+    read = one_shot_host_seconds(model, where, spec.without_cpu(), tokens, mode)
+    if spec.cpu_rate(model) is None:
+        return read, read
+    return read, one_shot_host_seconds(model, where, spec, tokens, mode)

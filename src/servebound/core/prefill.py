@@ -45,7 +45,7 @@ from servebound.core.offload import (
     OffloadSplit,
     cache_factor,
     effective_model,
-    one_shot_host_seconds,
+    one_shot_host_split,
     prefill_host_time,
     split,
 )
@@ -81,7 +81,6 @@ if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
     from servebound.core.arith import Floats
-    from servebound.core.experts import ExpertTraffic
 
 # --- public procedures ---------------------------------------------------------------------------
 
@@ -335,7 +334,7 @@ def _offloaded_prefill(
     )
     # The host tier's memory read alone (its CPU's FLOPs, where stated, can only lengthen a chunk).
     _, host_read_s = prefill_host_time(
-        model, where, replace(spec, host_flop_per_s=None), r.batch, prompt, chunk, workload.expert_traffic
+        model, where, spec.without_cpu(), r.batch, prompt, chunk, workload.expert_traffic
     )
     tokens = float(r.batch * prompt)
     time = max(r.time_s, host_s)
@@ -349,7 +348,8 @@ def _offloaded_prefill(
         host_memory_bytes=spec.host_memory_bytes,
         host_bandwidth_bytes_per_s=spec.host_bandwidth_bytes_per_s,
         link_bytes_per_s=spec.link_bytes_per_s,
-        host_flop_per_s=spec.host_flop_per_s,
+        host_flop_per_s=spec.cpu_rate(model),
+        host_cpu=spec.host_cpu,
         device_resident_bytes=where.device_resident_bytes,
         host_resident_bytes=where.host_resident_bytes,
         host_fits=host_margin >= 0,
@@ -371,17 +371,6 @@ def _offloaded_prefill(
         offload=report,
         verdict=r.verdict if host_margin >= 0 else PrefillVerdict.NO_RESIDENT_FIT,
     )
-
-
-def _host_split(
-    model: ModelAdapter, where: OffloadSplit, spec: OffloadSpec, tokens: Floats, mode: ExpertTraffic
-) -> tuple[Floats, Floats]:
-    """(the host tier's memory read alone, its whole time) for one-shot prefills of ``tokens``
-    routings: the whole time also charges the host CPU's FLOPs for chunks it computes."""
-    read = one_shot_host_seconds(model, where, replace(spec, host_flop_per_s=None), tokens, mode)
-    if spec.host_flop_per_s is None:
-        return read, read
-    return read, one_shot_host_seconds(model, where, spec, tokens, mode)
 
 
 def prefill_curve(
@@ -463,7 +452,7 @@ def _offloaded_curve(
     if chunk_tokens is not None:
         return c
     tokens = (c.batch * c.prompt_tokens).astype(np.float64)
-    host_read, host_s = _host_split(model, where, spec, tokens, workload.expert_traffic)
+    host_read, host_s = one_shot_host_split(model, where, spec, tokens, workload.expert_traffic)
     memory = np.maximum(c.memory_time_s, host_read)
     time = np.maximum(c.time_s, host_s)
     return replace(
@@ -508,7 +497,7 @@ def prefill_range(
         workload = replace(workload, offload=None)
 
         def _host(tokens: Floats) -> tuple[Floats, Floats]:
-            return _host_split(full, where, spec, tokens, workload.expert_traffic)
+            return one_shot_host_split(full, where, spec, tokens, workload.expert_traffic)
 
         host_seconds = _host
 

@@ -295,6 +295,14 @@ class WorkloadInputs:
         maximum=MAX_EDGE_GB,
         api_help="Offload: the host CPU's peak TFLOPS for prefill chunks under 32 tokens (not charged)",
     )
+    host_cpu: str | None = given(
+        None,
+        "Offload: a host CPU row (xeon-platinum-8480plus ...) whose peak rate per mode prefill charges "
+        "its chunks under 32 tokens at (the model's mode, else the CPU's fastest); or --host-tflops.",
+        "workload",
+        max_length=120,
+        api_help="Offload: a host CPU row whose per-mode rates prefill's small chunks are charged at",
+    )
     batch: int | str | None = given(
         None,
         "Force the concurrency to B sessions.",

@@ -105,6 +105,7 @@ OFFLOAD_FIELDS = (
     "host_bandwidth_gb_per_s",
     "host_link_gb_per_s",
     "host_tflops",
+    "host_cpu",
 )
 
 

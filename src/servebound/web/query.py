@@ -45,6 +45,7 @@ QUERY_FIELDS: tuple[str, ...] = (
     "host_bandwidth_gb_per_s",
     "host_link_gb_per_s",
     "host_tflops",
+    "host_cpu",
 )
 
 
@@ -105,6 +106,7 @@ class WorkloadQuery:
     host_bandwidth_gb_per_s: float | None = None
     host_link_gb_per_s: float | None = None
     host_tflops: float | None = None
+    host_cpu: str | None = None
     alloc_given: bool = False
     read_given: bool = False
     #: Misspelt or unknown workload fields of a page's query, each with its close match (a page says so).

@@ -38,7 +38,7 @@
     return Math.max(0, (1 - e.memory_fraction) * base) / 1e9;
   }
   // Weights in host RAM: the inputs that place them (the static copy does not compute two tiers).
-  var OFFLOAD = ["cpu_moe", "n_cpu_moe", "gpu_layers", "host", "host_memory_gb", "host_bandwidth_gb_per_s", "host_link_gb_per_s", "host_tflops"];
+  var OFFLOAD = ["cpu_moe", "n_cpu_moe", "gpu_layers", "host", "host_memory_gb", "host_bandwidth_gb_per_s", "host_link_gb_per_s", "host_tflops", "host_cpu"];
   function offloadKey(q) {
     return OFFLOAD.map(function (n) { var v = q[n]; return v === null || v === undefined || v === false ? "" : String(v); }).join("|");
   }
