@@ -32,7 +32,7 @@ from fastapi.testclient import TestClient
 import servebound
 from servebound.cli import main
 from servebound.core.engines import ENGINE_IDS
-from servebound.core.offload import host_rows
+from servebound.core.offload import cpu_rows, host_rows
 from servebound.views.report import fmt_gb, fmt_int, fmt_rate
 from servebound.web.app import create_app
 from servebound.web.site import fmt_seconds
@@ -95,6 +95,7 @@ OFFLOAD_FLAGS = {
     "host_memory_gb": "--host-memory-gb",
     "host_bandwidth_gb_per_s": "--host-bandwidth-gb-per-s",
     "host_tflops": "--host-tflops",
+    "host_cpu": "--host-cpu",
 }
 
 
@@ -172,8 +173,11 @@ def offload_cases(hardware: list[str], moe: dict[str, tuple[int, int]]) -> list[
         else:
             workload["host_memory_gb"] = rng.choice((64.0, 128.0, 256.0))
             workload["host_bandwidth_gb_per_s"] = rng.choice((51.2, 80.0, 96.0, 460.8))
-        if rng.random() < 0.3:
+        pick = rng.random()
+        if pick < 0.3:
             workload["host_tflops"] = rng.choice((0.05, 2.0, 20.0))
+        elif pick < 0.5:
+            workload["host_cpu"] = rng.choice(sorted(cpu_rows()))
         for key in ("floor", "alloc_context", "engine"):
             if rng.random() < 0.3:
                 workload[key] = rng.choice(KNOBS[key][1])
