@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from servebound.report import fmt_gb, fmt_rate
+from servebound.views.report import fmt_gb, fmt_rate
 from tests.web.test_browser import SCREENSHOT_DIR, numbers
 from tests.web.test_browser import browser as browser  # the fixtures, re-exported
 from tests.web.test_browser import server as server
