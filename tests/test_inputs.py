@@ -264,7 +264,8 @@ def test_a_page_names_a_misspelt_field_and_ignores_tracking(api: TestClient) -> 
 
 def test_the_pair_form_offers_the_declared_inputs(api: TestClient) -> None:
     """Every field of the pair page's form is a declared input (or the maximize switch), with the
-    declaration's bounds; the page's URL also takes the two the in-browser port cannot compute."""
+    declaration's bounds; every declared page input has a control there (the engine and the offload
+    fields too, issue 22) but the KV precision, which the page's URL takes."""
     import re
 
     from servebound.web.query import QUERY_FIELDS
@@ -273,8 +274,13 @@ def test_the_pair_form_offers_the_declared_inputs(api: TestClient) -> None:
     form = page[page.index('<form method="get"') : page.index("</form>")]
     names = set(re.findall(r'name="([a-z_]+)"', form))
     assert names - {"maximize"} <= set(QUERY_FIELDS)
-    offload = {"cpu_moe", "n_cpu_moe", "gpu_layers", "host", "host_memory_gb", "host_bandwidth_gb_per_s"}
-    assert set(QUERY_FIELDS) - names == {"kv_precision", "engine", "host_link_gb_per_s", *offload}
+    assert set(QUERY_FIELDS) - names == {"kv_precision"}
+    for name in ("n_cpu_moe", "gpu_layers"):
+        low = re.search(rf'name="{name}" min="([^"]+)"', form)
+        assert low is not None and float(low[1]) == BY_NAME[name].minimum, name
+    engines = re.search(r'<select name="engine"[^>]*>(.*?)</select>', form, flags=re.S)
+    assert engines is not None
+    assert re.findall(r"<option>([^<]+)</option>", engines[1]) == list(BY_NAME["engine"].choices)
     gamma = re.search(r'name="draft_tokens" min="([^"]+)" max="([^"]+)"', form)
     assert gamma is not None and (float(gamma[1]), float(gamma[2])) == (
         BY_NAME["draft_tokens"].minimum,

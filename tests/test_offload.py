@@ -12,8 +12,8 @@ from servebound.catalog.hardware import get_hardware
 from servebound.catalog.models import get_model
 from servebound.cli import main
 from servebound.core.decode import decode
-from servebound.core.offload import HOST_COMPUTE_BELOW, get_host, host_rows
-from servebound.core.prefill import prefill
+from servebound.core.offload import HOST_COMPUTE_BELOW, cpu_rows, get_cpu, get_host, host_rows
+from servebound.core.prefill import prefill, prefill_curve
 from servebound.errors import InputError
 
 
@@ -90,6 +90,83 @@ def test_prefill_moves_the_host_weights_per_chunk() -> None:
     assert small.offload.host_bytes_per_token * (HOST_COMPUTE_BELOW - 1) / 80e9 == pytest.approx(
         small.offload.step_time_split_s[1]
     )
+
+
+def test_prefill_charges_the_host_cpu_below_32_tokens_by_hand() -> None:
+    """--host-tflops: a chunk under llama.cpp's op-offload threshold runs the host tier on the CPU, so it
+    takes at least max(B_host / R_host, 2 P_host c / F_host). gpt-oss-120b MXFP4 with every routed
+    expert in 80 GB/s host RAM, a 16-token prompt (one chunk):
+
+    * B_host = m(16) experts x E, m(16) = 128 (1 - (1 - 4/128)^16), read at 80 GB/s;
+    * P_host = P_lin,active x (4 E) / (W_always_on + 4 E): the active parameters split as one token's
+      active bytes split between the tiers; 16 tokens do 2 P_host 16 FLOPs.
+
+    At 2 TFLOPS the read is the longer (16 tokens do few FLOPs per expert byte read), so the rate
+    changes nothing; at 0.02 TFLOPS the FLOPs are, and the prompt is bound by compute. At 32 tokens and more the weights cross the link instead and the CPU's rate is not used.
+    """
+    hw = get_hardware("nvidia-rtx-4090").hardware
+    model = get_model("gpt-oss-120b").adapter
+    w = model.weights
+    assert model.prefill is not None
+    host = {"cpu_moe": True, "host_memory_gb": 96, "host_bandwidth_gb_per_s": 80}
+    read_s = 128 * (1 - (1 - 4 / 128) ** 16) * w.expert_bytes / 80e9
+    p_host = (
+        model.prefill.linear_active_params * 4 * w.expert_bytes / (w.always_on_bytes + 4 * w.expert_bytes)
+    )
+    for tflops in (None, 2.0, 0.02):
+        r = prefill(hw, model, 16, workload=make_workload(**host, host_tflops=tflops))  # type: ignore[arg-type]
+        assert r.offload is not None
+        cpu_s = 0.0 if tflops is None else 2 * p_host * 16 / (tflops * 1e12)
+        assert r.offload.step_time_split_s[1] == pytest.approx(max(read_s, cpu_s), rel=1e-9), tflops
+        assert r.time_s == pytest.approx(max(read_s, cpu_s, r.offload.step_time_split_s[0]), rel=1e-9)
+        assert r.bound_by.value == ("compute" if cpu_s > read_s else "memory"), tflops
+    assert 2 * p_host * 16 / 0.02e12 > read_s > 2 * p_host * 16 / 2e12  # each case is the one named
+    for prompt in (HOST_COMPUTE_BELOW, 4096):  # over the link: the CPU's rate plays no part
+        slow = prefill(hw, model, prompt, workload=make_workload(**host, host_tflops=0.02))  # type: ignore[arg-type]
+        plain = prefill(hw, model, prompt, workload=make_workload(**host))  # type: ignore[arg-type]
+        assert slow.time_s == plain.time_s
+    curve = prefill_curve(hw, model, [16], workload=make_workload(**host, host_tflops=0.02))  # type: ignore[arg-type]
+    point = prefill(hw, model, 16, workload=make_workload(**host, host_tflops=0.02))  # type: ignore[arg-type]
+    assert float(curve.time_s[0]) == pytest.approx(point.time_s, rel=1e-12)
+    assert not bool(curve.bound_by_memory[0])
+    with pytest.raises(InputError) as err:
+        make_workload(host_tflops=1.0)
+    assert err.value.field == "host_tflops"
+
+
+def test_a_host_cpu_row_charges_its_rate_at_the_models_mode() -> None:
+    """--host-cpu: the row's rate at the model's linear mode, else its fastest (no mode is faster).
+
+    Xeon Platinum 8480+: 56 cores x 3.8 GHz x (2,048 int8 | 1,024 bf16 | 64 fp32) operations per
+    cycle = 435.8 TOPS int8, 217.9 TFLOPS bf16, 13.6 TFLOPS fp32. gpt-oss-120b's linear math is fp4,
+    which the CPU row does not publish: its fastest, int8, is charged. Qwen3-30B-A3B BF16 is charged
+    at bf16.
+    """
+    cpu = get_cpu("xeon-platinum-8480plus")
+    assert dict(cpu.rates) == pytest.approx({"int8": 435.8144e12, "bf16": 217.9072e12, "fp32": 13.6192e12})
+    assert all("ark.intel.com" in row.source for row in cpu_rows().values())
+    hw = get_hardware("nvidia-rtx-4090").hardware
+    host = {"cpu_moe": True, "host_memory_gb": 256, "host_bandwidth_gb_per_s": 80, "host_cpu": cpu.id}
+    for model_id, rate in (("gpt-oss-120b", 435.8144e12), ("qwen3-30b-a3b", 217.9072e12)):
+        model = get_model(model_id).adapter
+        r = prefill(hw, model, 8, workload=make_workload(**host))  # type: ignore[arg-type]
+        assert r.offload is not None and r.offload.host_cpu == cpu.id
+        assert r.offload.host_flop_per_s == pytest.approx(rate), model_id
+        stated = prefill(
+            hw,
+            model,
+            8,
+            workload=make_workload(**{**host, "host_cpu": None, "host_tflops": rate / 1e12}),  # type: ignore[arg-type]
+        )
+        assert r.time_s == pytest.approx(stated.time_s, rel=1e-12), model_id
+    for kwargs, field in (
+        ({**host, "host_tflops": 1.0}, "host_cpu"),
+        ({**host, "host_cpu": "pentium-4"}, "host_cpu"),
+        ({"host_cpu": cpu.id}, "host_cpu"),
+    ):
+        with pytest.raises(InputError) as err:
+            make_workload(**kwargs)  # type: ignore[arg-type]
+        assert err.value.field == field, kwargs
 
 
 def test_host_rows_and_bad_flags() -> None:

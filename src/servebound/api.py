@@ -133,6 +133,8 @@ def make_workload(inputs: WorkloadInputs | None = None, /, **keywords: Any) -> W
             host_memory_gb=w.host_memory_gb,
             host_bandwidth_gb_per_s=w.host_bandwidth_gb_per_s,
             host_link_gb_per_s=w.host_link_gb_per_s,
+            host_tflops=w.host_tflops,
+            host_cpu=w.host_cpu,
         ),
     )
 
@@ -248,7 +250,12 @@ def decode(
     decode``: under ``workload``, or one built from ``make_workload``'s keywords
     (``decode("nvidia-rtx-4090", "qwen3-8b", read_context=8000)``), or the default answer for the pair."""
     hw, mdl = _pair(hardware, model, kv_precision)
-    return _decode(hw, mdl, _workload(workload, workload_keywords))
+    result = _decode(hw, mdl, _workload(workload, workload_keywords))
+    if result.workload.engine is None:
+        return result
+    from servebound.runs.band import with_band  # the runs are read only where an engine is named
+
+    return with_band(result)
 
 
 def prefill(
@@ -271,7 +278,7 @@ def prefill(
     from servebound.core.prefill import prefill as _prefill
 
     hw, mdl = _pair(hardware, model, kv_precision)
-    return _prefill(
+    result = _prefill(
         hw,
         mdl,
         prompt_tokens,
@@ -282,6 +289,11 @@ def prefill(
         linear_mode=linear_mode,
         attention_mode=attention_mode,
     )
+    if result.workload.engine is None:
+        return result
+    from servebound.runs.band import with_band
+
+    return with_band(result)
 
 
 def cost(

@@ -14,7 +14,8 @@ var calc = require(path.resolve(process.argv[3]));
 
 function workloadOf(q) {
   return { overhead_bytes: q.overhead_gb * 1e9, alloc_context: q.alloc_context, read_context: q.read_context,
-           floor: q.floor, batch: q.batch, expert_traffic: q.expert_traffic, speculation: null };
+           floor: q.floor, batch: q.batch, expert_traffic: q.expert_traffic, speculation: null,
+           kv_allocation: q.kv_allocation };
 }
 
 process.stdout.write(JSON.stringify(pages.map(function (data) {

@@ -1,6 +1,11 @@
 """One question, one answer: over a few hundred sampled (hardware, model, workload) cases from the catalog
 (fixed seed, the issue's pairs first), every surface gives the same verdict and the same numbers.
 
+Besides the default cases, some set a serving engine or the paged cache allocation, and a set of
+cases puts weights in host RAM (--cpu-moe, --n-cpu-moe, --gpu-layers on MoE models, with a host row or
+the host's memory and bandwidth given); their pair pages' offload block and first-token wait are
+compared too.
+
 The surfaces: `servebound decode --json`, the Python API's to_dict(), /api/decode, the pair page, the
 hardware page's row, the model page's row, /models?fits=, `servebound rank --json`'s row and /api/rank's,
 and calc.js run on the pair page's own pair-data. The tables and rank answer at the default workload (and rank takes the
@@ -26,7 +31,9 @@ from fastapi.testclient import TestClient
 
 import servebound
 from servebound.cli import main
-from servebound.views.report import fmt_int, fmt_rate
+from servebound.core.engines import ENGINE_IDS
+from servebound.core.offload import cpu_rows, host_rows
+from servebound.views.report import fmt_gb, fmt_int, fmt_rate
 from servebound.web.app import create_app
 from servebound.web.site import fmt_seconds
 from tests.web.surfaces import Shown, class_row, fits_row, has_row, listing_row, pair_cost, rank_row
@@ -55,6 +62,8 @@ KNOBS: dict[str, tuple[str, tuple[Any, ...]]] = {
     "floor": ("--floor", (5.0, 20.0, 60.0)),
     "batch": ("--batch", (1, 8, 64)),
     "expert_traffic": ("--expert-traffic", ("minimum",)),
+    "engine": ("--engine", ENGINE_IDS),
+    "kv_allocation": ("--kv-allocation", ("paged", "reserved")),
 }
 #: The fields a ranking row shares with decode's JSON.
 RANK_KEYS = (
@@ -67,6 +76,27 @@ RANK_KEYS = (
 )
 #: The flags `rank` takes as well.
 RANK_KNOBS = {"overhead_gb", "alloc_context", "read_context", "floor"}
+#: Cases with weights in host RAM (on MoE models), after the sampled ones.
+OFFLOAD_CASES = 30
+#: The offload block's numbers as the pair page shows them (key -> the page's format).
+OFFLOAD_SHOWN = (
+    "device_resident_bytes",
+    "host_resident_bytes",
+    "host_memory_bytes",
+    "device_bytes_per_token",
+    "host_bytes_per_token",
+)
+#: Offload parameters -> their CLI flags (a true cpu_moe is the bare flag).
+OFFLOAD_FLAGS = {
+    "cpu_moe": "--cpu-moe",
+    "n_cpu_moe": "--n-cpu-moe",
+    "gpu_layers": "--gpu-layers",
+    "host": "--host",
+    "host_memory_gb": "--host-memory-gb",
+    "host_bandwidth_gb_per_s": "--host-bandwidth-gb-per-s",
+    "host_tflops": "--host-tflops",
+    "host_cpu": "--host-cpu",
+}
 
 
 @dataclass(frozen=True)
@@ -77,16 +107,29 @@ class Case:
 
     @property
     def flags(self) -> list[str]:
-        flag = {**{k: v[0] for k, v in KNOBS.items()}, "read_context": "--read-context"}
+        flag = {**{k: v[0] for k, v in KNOBS.items()}, "read_context": "--read-context", **OFFLOAD_FLAGS}
         return [
             part
             for key, value in self.workload.items()
-            for part in (flag[key], f"{value:g}" if isinstance(value, float) else str(value))
+            for part in (
+                (flag[key],)
+                if value is True
+                else (flag[key], f"{value:g}" if isinstance(value, float) else str(value))
+            )
         ]
 
     @property
     def query(self) -> str:
-        return urlencode({k: f"{v:g}" if isinstance(v, float) else v for k, v in self.workload.items()})
+        return urlencode(
+            {
+                k: "true" if v is True else f"{v:g}" if isinstance(v, float) else v
+                for k, v in self.workload.items()
+            }
+        )
+
+    @property
+    def offload(self) -> bool:
+        return any(key in OFFLOAD_FLAGS for key in self.workload)
 
 
 def sample_cases(hardware: list[str], models: list[str]) -> list[Case]:
@@ -103,7 +146,42 @@ def sample_cases(hardware: list[str], models: list[str]) -> list[Case]:
                     workload[key] = rng.choice(choices)
             if "alloc_context" in workload and rng.random() < 0.6:
                 workload["read_context"] = rng.randint(1, workload["alloc_context"])
+            if "engine" in workload and "kv_allocation" in workload:  # an engine sets the allocation
+                workload.pop("kv_allocation")
         cases.append(Case(rng.choice(hardware if workload else pool), rng.choice(models), workload))
+    return cases
+
+
+def offload_cases(hardware: list[str], moe: dict[str, tuple[int, int]]) -> list[Case]:
+    """Weights in host RAM: a MoE model (id -> (MoE layers, layers)) on any machine, one placement, the
+    host as a catalog row or as its memory and bandwidth, and now and then an engine or a knob."""
+    rng = random.Random(SEED + 1)
+    hosts = sorted(host_rows())
+    cases = []
+    for _ in range(OFFLOAD_CASES):
+        model = rng.choice(sorted(moe))
+        moe_layers, layers = moe[model]
+        workload: dict[str, Any] = rng.choice(
+            [
+                {"cpu_moe": True},
+                {"n_cpu_moe": rng.randint(0, moe_layers)},
+                {"gpu_layers": rng.randint(0, layers)},
+            ]
+        )
+        if rng.random() < 0.5:
+            workload["host"] = rng.choice(hosts)
+        else:
+            workload["host_memory_gb"] = rng.choice((64.0, 128.0, 256.0))
+            workload["host_bandwidth_gb_per_s"] = rng.choice((51.2, 80.0, 96.0, 460.8))
+        pick = rng.random()
+        if pick < 0.3:
+            workload["host_tflops"] = rng.choice((0.05, 2.0, 20.0))
+        elif pick < 0.5:
+            workload["host_cpu"] = rng.choice(sorted(cpu_rows()))
+        for key in ("floor", "alloc_context", "engine"):
+            if rng.random() < 0.3:
+                workload[key] = rng.choice(KNOBS[key][1])
+        cases.append(Case(rng.choice(hardware), model, workload))
     return cases
 
 
@@ -153,7 +231,13 @@ def close(a: float | None, b: float | None) -> bool:
 
 def test_every_surface_gives_the_same_answer(client: TestClient, capsys: pytest.CaptureFixture[str]) -> None:
     site = client.app.state.site  # type: ignore[attr-defined]
+    moe = {
+        mid: (m.adapter.shape.moe_layers, m.adapter.shape.layers)
+        for mid, m in site.models_by_id.items()
+        if m.adapter.weights.experts and m.adapter.shape and m.adapter.shape.moe_layers > 0
+    }
     cases = sample_cases(sorted(site.hardware_by_id), sorted(site.models_by_id))
+    cases += offload_cases(sorted(site.hardware_by_id), moe)
 
     @cache
     def rank_by(hw: str, flags: tuple[str, ...]) -> dict[str, dict[str, Any]]:
@@ -173,6 +257,9 @@ def test_every_surface_gives_the_same_answer(client: TestClient, capsys: pytest.
             "unsupported": 0,
             "prefill": 0,
             "classes": 0,
+            "engine": 0,
+            "paged": 0,
+            "offload": 0,
             "verdicts": set(),
         },
     )
@@ -187,6 +274,10 @@ def test_every_surface_gives_the_same_answer(client: TestClient, capsys: pytest.
         assert {k: shown[k] for k in expected_text(cli)} == expected_text(cli), case
         pages.append(data)
         expected.append(cli)
+        seen["engine"] += "engine" in case.workload  # type: ignore[operator]
+        seen["paged"] += cli["assumptions"]["kv_allocation"] == "paged"  # type: ignore[operator]
+        if case.offload:
+            seen["offload"] += check_offload(client, capsys, case, shown, data, cli)  # type: ignore[operator]
         row = Shown(
             cli["verdict"],
             fmt_rate(cli["single_session_tok_s"]),
@@ -239,6 +330,7 @@ def test_every_surface_gives_the_same_answer(client: TestClient, capsys: pytest.
     assert seen["verdicts"] == {"floor_fit", "no_floor", "no_session_fit", "no_resident_fit"}
     assert seen["default"] >= 100 and seen["tables"] >= 20 and seen["prefill"] >= 50, seen
     assert seen["classes"] >= 10, seen
+    assert seen["engine"] >= 30 and seen["paged"] >= 30 and seen["offload"] >= 20, seen
 
 
 #: The models whose /hardware?model= listing is compared too (filled with the first default cases').
@@ -301,6 +393,36 @@ def check_prefill(
     if cli["time_s"] is not None:
         assert shown["prefill.tok_s"] == fmt_rate(cli["tok_s"]), case
     return 1
+
+
+def check_offload(
+    client: TestClient,
+    capsys: pytest.CaptureFixture[str],
+    case: Case,
+    shown: dict[str, str],
+    data: dict[str, Any],
+    cli: dict[str, Any],
+) -> int:
+    """A case with weights in host RAM: the pair page's offload block shows decode's ``offload`` object,
+    and its first-token wait equals `servebound prefill --json` (and /api/prefill, the Python API) for
+    the page's prompt under the same flags; 1 when the host tier fits and so was compared."""
+    off = cli["offload"]
+    assert off is not None, case
+    for key in OFFLOAD_SHOWN:
+        assert shown[f"offload.{key}"] == fmt_gb(off[key]), (case, key)
+    assert shown["offload.mode"] == off["mode"], case
+    prompt = data["query"]["prompt"]
+    if prompt is None or "prefill.time_s" not in shown:
+        return 0
+    pre = cli_json(
+        capsys, "prefill", "-H", case.hardware, "-m", case.model, "--prompt", str(prompt), *case.flags
+    )
+    assert servebound.prefill(case.hardware, case.model, prompt, **case.workload).to_dict() == pre, case
+    api = client.get(f"/api/prefill?hardware={case.hardware}&model={case.model}&prompt={prompt}&{case.query}")
+    assert api.json() == pre, case
+    wait = "nothing fits" if pre["time_s"] is None else fmt_seconds(pre["time_s"])
+    assert shown["prefill.time_s"] == wait, case
+    return int(off["host_fits"])
 
 
 def run_calc(pages: list[dict[str, Any]]) -> list[dict[str, Any]]:

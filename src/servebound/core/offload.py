@@ -15,9 +15,13 @@ its weights, and with ``-ngl`` its layers' caches, which also bound the batch.
 Prefill moves the host tier's weights to the device for each chunk of at least
 ``HOST_COMPUTE_BELOW`` tokens (llama.cpp's op offload: a large batch runs on the GPU and the
 offloaded weights cross the link, https://github.com/ggml-org/llama.cpp/pull/6083), at
-min(R_link, R_host); smaller chunks are computed where the weights sit, which reads them from host
-memory at least once (B_host / R_host). Either time can overlap the device's own work, so the chunk
-takes at least the larger of the two (ceiling-safe).
+min(R_link, R_host); smaller chunks are computed where the weights sit, on the CPU: they read the
+host tier's weights from host memory at least once (B_host / R_host) and, where the CPU's rate F_host
+is stated (``host_tflops``), do the host tier's FLOPs at no more than it, so such a chunk takes at
+least max(B_host / R_host, 2 P_host c / F_host) with P_host the host tier's share of the active linear
+parameters (split as the active bytes split, which undercounts the host's parameters when its weights
+are the more compressed ones: ceiling-safe). Either time can overlap the device's own work, so the
+chunk takes at least the larger of the two (ceiling-safe).
 
 Where they sit (llama.cpp): ``cpu_moe`` puts every routed expert on the host; ``n_cpu_moe`` the experts
 of N of the MoE layers; ``gpu_layers`` keeps N of the layers on the device and the rest (weights and
@@ -69,6 +73,25 @@ class OffloadSpec:
     link_bytes_per_s: float = DEFAULT_LINK_BYTES_PER_S
     host_id: str | None = None
     host_source: str = ""
+    #: F_host: the host CPU's peak FLOP/s for the chunks it computes (None: not stated, not charged).
+    host_flop_per_s: float | None = None
+    #: A host CPU row (``--host-cpu``): its peak FLOP/s per mode, charged at the model's linear mode
+    #: (the fastest it publishes where it lacks that mode: no mode runs faster than the fastest).
+    host_cpu: str | None = None
+    host_cpu_rates: tuple[tuple[str, float], ...] = ()
+
+    def without_cpu(self) -> OffloadSpec:
+        """The same offload with no host CPU rate (only the host tier's memory read is charged)."""
+        return replace(self, host_flop_per_s=None, host_cpu=None, host_cpu_rates=())
+
+    def cpu_rate(self, model: ModelAdapter) -> float | None:
+        """F_host for ``model``: the stated rate, else the CPU row's rate at the model's linear mode
+        (or its fastest), else None (host compute not charged)."""
+        if self.host_flop_per_s is not None or not self.host_cpu_rates:
+            return self.host_flop_per_s
+        rates = dict(self.host_cpu_rates)
+        mode = model.prefill.linear_mode if model.prefill is not None else None
+        return rates.get(mode or "", max(rates.values()))
 
     @property
     def mode(self) -> str:
@@ -198,6 +221,12 @@ class OffloadReport:
     link_bytes_per_s: float = documented(
         "R_link, the host-to-device link prefill moves weights over", "bytes/s"
     )
+    host_flop_per_s: float | None = documented(
+        "F_host, the host CPU's peak rate prefill charges its chunks under 32 tokens at (null: not "
+        "stated, so only their host memory read is charged)",
+        "FLOP/s",
+    )
+    host_cpu: str | None = documented("the host CPU row F_host comes from (null: given by flag, or none)")
     device_resident_bytes: float = documented("the weights held on the device", "bytes")
     host_resident_bytes: float = documented("the weights held in host RAM", "bytes")
     host_fits: bool = documented("the host tier holds its weights (and, with gpu_layers, its caches)")
@@ -270,6 +299,8 @@ def report(
         host_memory_bytes=spec.host_memory_bytes,
         host_bandwidth_bytes_per_s=spec.host_bandwidth_bytes_per_s,
         link_bytes_per_s=spec.link_bytes_per_s,
+        host_flop_per_s=spec.cpu_rate(model),
+        host_cpu=spec.host_cpu,
         device_resident_bytes=where.device_resident_bytes,
         host_resident_bytes=where.host_resident_bytes,
         host_fits=host_margin >= 0,
@@ -291,8 +322,11 @@ def prefill_host_time(
 ) -> tuple[float, float]:
     """(host bytes moved, seconds) for a batch of ``batch`` prompts of ``prompt`` tokens in chunks of
     ``chunk``: each chunk needs the host tier's share of its weight sweep W_batch(b c), over the link
-    at min(R_link, R_host) for chunks of at least HOST_COMPUTE_BELOW tokens, else read in host memory."""
+    at min(R_link, R_host) for chunks of at least HOST_COMPUTE_BELOW tokens, else computed on the CPU:
+    read in host memory, and no faster than the host tier's FLOPs at F_host where it is stated."""
     w = model.weights
+    per_token = host_flops_per_token(model, where)
+    rate = spec.cpu_rate(model)
     full, last = divmod(prompt, chunk)
     total_bytes = total_s = 0.0
     for width, count in ((chunk, full), (last, 1 if last else 0)):
@@ -305,14 +339,31 @@ def prefill_host_time(
             else 0.0
         )
         host = where.host_bytes(w, touched, 0.0)
-        rate = (
-            min(spec.link_bytes_per_s, spec.host_bandwidth_bytes_per_s)
-            if tokens >= HOST_COMPUTE_BELOW
-            else spec.host_bandwidth_bytes_per_s
-        )
+        if tokens >= HOST_COMPUTE_BELOW:
+            seconds = host / min(spec.link_bytes_per_s, spec.host_bandwidth_bytes_per_s)
+        else:
+            seconds = host / spec.host_bandwidth_bytes_per_s
+            if rate is not None:
+                seconds = max(seconds, tokens * per_token / rate)
         total_bytes += count * host
-        total_s += count * host / rate
+        total_s += count * seconds
     return total_bytes, total_s
+
+
+def host_flops_per_token(model: ModelAdapter, where: OffloadSplit) -> float:
+    """2 P_host: the host tier's linear FLOPs per token routed, the active linear parameters split
+    as one token's active weight bytes split between the tiers (0 where the model has no prefill
+    fields)."""
+    if model.prefill is None:
+        return 0.0
+    w = model.weights
+    k = w.experts.per_token if w.experts else 0
+    h, e = where.host_layer_share, where.host_expert_share
+    active = w.always_on_bytes + k * w.expert_bytes
+    if active <= 0.0:
+        return 0.0
+    host = h * w.always_on_bytes + (e + h - e * h) * k * w.expert_bytes
+    return 2.0 * model.prefill.linear_active_params * host / active
 
 
 @dataclass(frozen=True)
@@ -348,6 +399,48 @@ def host_rows() -> dict[str, HostRow]:
     }
 
 
+@dataclass(frozen=True)
+class CpuRow:
+    """A host CPU row: cores x max turbo x operations per cycle per core, per mode, and the source."""
+
+    id: str
+    name: str
+    cores: int
+    max_ghz: float
+    ops_per_cycle: tuple[tuple[str, int], ...]
+    source: str
+
+    @property
+    def rates(self) -> tuple[tuple[str, float], ...]:
+        """Peak FLOP/s per mode (int8: operations/s)."""
+        return tuple((mode, self.cores * self.max_ghz * 1e9 * ops) for mode, ops in self.ops_per_cycle)
+
+
+@functools.cache
+def cpu_rows() -> dict[str, CpuRow]:
+    """The host CPU catalog (``hosts.toml``'s ``[[cpu]]``), by id."""
+    text = package_data.read_text("servebound.catalog", "data", "hosts.toml")
+    return {
+        row["id"]: CpuRow(
+            id=row["id"],
+            name=row["name"],
+            cores=int(row["cores"]),
+            max_ghz=float(row["max_ghz"]),
+            ops_per_cycle=tuple((str(k), int(v)) for k, v in row["ops_per_cycle"].items()),
+            source=row["source"],
+        )
+        for row in tomllib.loads(text).get("cpu", [])
+    }
+
+
+def get_cpu(cpu_id: str) -> CpuRow:
+    """The host CPU row of that id, or an InputError naming ``host_cpu`` and the choices."""
+    found = cpu_rows().get(cpu_id)
+    if found is None:
+        raise InputError("host_cpu", f"unknown host CPU {cpu_id!r}; use one of {', '.join(cpu_rows())}")
+    return found
+
+
 def get_host(host_id: str) -> HostRow:
     """The host row of that id, or an InputError naming ``host`` and the choices."""
     found = host_rows().get(host_id)
@@ -365,6 +458,8 @@ def offload_spec(
     host_memory_gb: float | None = None,
     host_bandwidth_gb_per_s: float | None = None,
     host_link_gb_per_s: float | None = None,
+    host_tflops: float | None = None,
+    host_cpu: str | None = None,
 ) -> OffloadSpec | None:
     """The offload the flags ask for (None: none), validated: one placement, a host's memory and
     bandwidth (a ``host`` row's, each overridable by its flag). Every bad value is an InputError."""
@@ -384,6 +479,8 @@ def offload_spec(
             ("host_memory_gb", host_memory_gb),
             ("host_bandwidth_gb_per_s", host_bandwidth_gb_per_s),
             ("host_link_gb_per_s", host_link_gb_per_s),
+            ("host_tflops", host_tflops),
+            ("host_cpu", host_cpu),
         )
         if value is not None
     ]
@@ -401,6 +498,9 @@ def offload_spec(
     for name, count in (("n_cpu_moe", n_cpu_moe), ("gpu_layers", gpu_layers)):
         if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 0):
             raise InputError(name, f"must be a whole number >= 0 (got {count!r})")
+    if host_tflops is not None and host_cpu is not None:
+        raise InputError("host_cpu", "give one of --host-cpu (a CPU row's rates) or --host-tflops (one rate)")
+    cpu = get_cpu(host_cpu) if host_cpu is not None else None
     row = get_host(host) if host is not None else None
     memory = host_memory_gb if host_memory_gb is not None else (row.memory_gb if row else None)
     bandwidth = (
@@ -421,6 +521,7 @@ def offload_spec(
         ("host_memory_gb", memory),
         ("host_bandwidth_gb_per_s", bandwidth),
         ("host_link_gb_per_s", host_link_gb_per_s),
+        ("host_tflops", host_tflops),
     ):
         if value is not None and not (
             isinstance(value, int | float) and math.isfinite(value) and 0 < value <= 1e9
@@ -438,6 +539,9 @@ def offload_spec(
         link_bytes_per_s=DEFAULT_LINK_BYTES_PER_S if host_link_gb_per_s is None else host_link_gb_per_s * 1e9,
         host_id=row.id if row else None,
         host_source=source,
+        host_flop_per_s=None if host_tflops is None else host_tflops * 1e12,
+        host_cpu=cpu.id if cpu else None,
+        host_cpu_rates=cpu.rates if cpu else (),
     )
 
 
@@ -453,7 +557,20 @@ def one_shot_host_seconds(
     h, e = where.host_layer_share, where.host_expert_share
     host = h * w.always_on_bytes + (e + h - e * h) * w.expert_bytes * touched
     link = min(spec.link_bytes_per_s, spec.host_bandwidth_bytes_per_s)
-    seconds: Floats = np.where(
-        tokens >= HOST_COMPUTE_BELOW, host / link, host / spec.host_bandwidth_bytes_per_s
-    )
+    on_cpu = host / spec.host_bandwidth_bytes_per_s
+    rate = spec.cpu_rate(model)
+    if rate is not None:
+        on_cpu = np.maximum(on_cpu, tokens * host_flops_per_token(model, where) / rate)
+    seconds: Floats = np.where(tokens >= HOST_COMPUTE_BELOW, host / link, on_cpu)
     return seconds
+
+
+def one_shot_host_split(
+    model: ModelAdapter, where: OffloadSplit, spec: OffloadSpec, tokens: Floats, mode: ExpertTraffic
+) -> tuple[Floats, Floats]:
+    """(the host tier's memory read alone, its whole time) for one-shot prefills of ``tokens``
+    routings: the whole time also charges the host CPU's FLOPs for the chunks it computes."""
+    read = one_shot_host_seconds(model, where, spec.without_cpu(), tokens, mode)
+    if spec.cpu_rate(model) is None:
+        return read, read
+    return read, one_shot_host_seconds(model, where, spec, tokens, mode)

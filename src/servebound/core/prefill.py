@@ -45,7 +45,7 @@ from servebound.core.offload import (
     OffloadSplit,
     cache_factor,
     effective_model,
-    one_shot_host_seconds,
+    one_shot_host_split,
     prefill_host_time,
     split,
 )
@@ -332,15 +332,24 @@ def _offloaded_prefill(
     host_bytes, host_s = prefill_host_time(
         model, where, spec, r.batch, prompt, chunk, workload.expert_traffic
     )
+    # The host tier's memory read alone (its CPU's FLOPs, where stated, can only lengthen a chunk).
+    _, host_read_s = prefill_host_time(
+        model, where, spec.without_cpu(), r.batch, prompt, chunk, workload.expert_traffic
+    )
     tokens = float(r.batch * prompt)
     time = max(r.time_s, host_s)
-    memory = max(r.memory_time_s, host_s)
+    memory = max(r.memory_time_s, host_read_s)
+    compute = r.compute_time_s
+    if host_s > host_read_s:  # the CPU's FLOPs set some chunk's time: compute bound there
+        compute = max(compute or 0.0, host_s)
     report = OffloadReport(
         mode=spec.mode,
         host=spec.host_id,
         host_memory_bytes=spec.host_memory_bytes,
         host_bandwidth_bytes_per_s=spec.host_bandwidth_bytes_per_s,
         link_bytes_per_s=spec.link_bytes_per_s,
+        host_flop_per_s=spec.cpu_rate(model),
+        host_cpu=spec.host_cpu,
         device_resident_bytes=where.device_resident_bytes,
         host_resident_bytes=where.host_resident_bytes,
         host_fits=host_margin >= 0,
@@ -357,7 +366,7 @@ def _offloaded_prefill(
         tok_per_s=tokens / time,
         memory_time_s=memory,
         memory_tok_per_s=tokens / memory,
-        bound_by=bound_by(memory, r.compute_time_s),
+        bound_by=bound_by(memory, compute),
         ttft_ok=None if ttft_budget_s is None else time <= ttft_budget_s,
         offload=report,
         verdict=r.verdict if host_margin >= 0 else PrefillVerdict.NO_RESIDENT_FIT,
@@ -443,8 +452,8 @@ def _offloaded_curve(
     if chunk_tokens is not None:
         return c
     tokens = (c.batch * c.prompt_tokens).astype(np.float64)
-    host_s = one_shot_host_seconds(model, where, spec, tokens, workload.expert_traffic)
-    memory = np.maximum(c.memory_time_s, host_s)
+    host_read, host_s = one_shot_host_split(model, where, spec, tokens, workload.expert_traffic)
+    memory = np.maximum(c.memory_time_s, host_read)
     time = np.maximum(c.time_s, host_s)
     return replace(
         c,
@@ -480,15 +489,15 @@ def prefill_range(
     workload = (workload or Workload()).resolve(hardware, model)
     shape = prefill_shape(model)
     b = _positive_int("batch", batch)
-    host_seconds: Callable[[Floats], Floats] | None = None
+    host_seconds: Callable[[Floats], tuple[Floats, Floats]] | None = None
     if workload.offload is not None:
         # Two tiers: the device tier's adapter, each one-shot time raised to the host weights' transfer.
         full = model
         spec, where, model = _device_tier(hardware, model, workload)
         workload = replace(workload, offload=None)
 
-        def _host(tokens: Floats) -> Floats:
-            return one_shot_host_seconds(full, where, spec, tokens, workload.expert_traffic)
+        def _host(tokens: Floats) -> tuple[Floats, Floats]:
+            return one_shot_host_split(full, where, spec, tokens, workload.expert_traffic)
 
         host_seconds = _host
 
@@ -526,8 +535,8 @@ def prefill_range(
         )
         memory_time, time = ev.memory_time, ev.time
         if host_seconds is not None:
-            host = host_seconds(ev.tokens)
-            memory_time, time = np.maximum(memory_time, host), np.maximum(time, host)
+            host_read, host = host_seconds(ev.tokens)
+            memory_time, time = np.maximum(memory_time, host_read), np.maximum(time, host)
         throughput = ev.tokens / time
         i_lo, i_hi = int(np.argmin(throughput)), int(np.argmax(throughput))
         if throughput[i_lo] < lo_rate:  # strict: the first length wins a tie, as one argmin would

@@ -283,6 +283,26 @@ class WorkloadInputs:
         exclusive_minimum=True,
         maximum=MAX_EDGE_GB,
     )
+    host_tflops: float | None = given(
+        None,
+        "Offload: the host CPU's peak TFLOPS at the mode its matmuls run (llama.cpp's quantized weights: "
+        "int8, AMX or VNNI). Prefill chunks under 32 tokens run the host tier on the CPU and take at "
+        "least its FLOPs at this rate (default: not charged, only their host memory read).",
+        "workload",
+        unit="TFLOPS",
+        minimum=0,
+        exclusive_minimum=True,
+        maximum=MAX_EDGE_GB,
+        api_help="Offload: the host CPU's peak TFLOPS for prefill chunks under 32 tokens (not charged)",
+    )
+    host_cpu: str | None = given(
+        None,
+        "Offload: a host CPU row (xeon-platinum-8480plus ...) whose peak rate per mode prefill charges "
+        "its chunks under 32 tokens at (the model's mode, else the CPU's fastest); or --host-tflops.",
+        "workload",
+        max_length=120,
+        api_help="Offload: a host CPU row whose per-mode rates prefill's small chunks are charged at",
+    )
     batch: int | str | None = given(
         None,
         "Force the concurrency to B sessions.",

@@ -11,14 +11,16 @@ says nothing about the engine. The core turns the group's efficiencies into the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from servebound.core.band import BAND_MIN_RUNS, ExpectedBand, expected_band, leave_one_out_inside
 from servebound.errors import InputError
 
 if TYPE_CHECKING:  # the run catalog (pydantic) loads only when a band is asked for
+    from servebound.core.decode import DecodeResult
+    from servebound.core.prefill_records import PrefillResult
     from servebound.runs.reported import ReportedRunEntry
 
 #: The engines the contract names for --engine (a workload input; the band uses the runs of that engine).
@@ -121,6 +123,21 @@ def band_for(
         run_ids=group.run_ids,
         runs_url=RUNS_URL,
     )
+
+
+R = TypeVar("R", "DecodeResult", "PrefillResult")
+
+
+def with_band(result: R) -> R:
+    """A decode or prefill result with its expected band beside the ceiling (``expected``), as every
+    surface shows it: the CLI, the Python API and the JSON API (None where :func:`band_for` gives none)."""
+    from servebound.core.decode import DecodeResult as Decoded
+
+    if isinstance(result, Decoded):
+        rate, phase = result.single_session_tok_per_s, "decode"
+    else:
+        rate, phase = result.tok_per_s, "prefill"
+    return replace(result, expected=band_for(rate, result.workload.engine, result.hardware.id, phase))
 
 
 @dataclass(frozen=True)

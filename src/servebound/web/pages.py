@@ -19,6 +19,7 @@ from urllib.parse import quote, urlencode
 from jinja2 import DictLoader, Environment, select_autoescape
 from markupsafe import Markup
 
+from servebound.core.offload import cpu_rows, host_rows
 from servebound.inputs.workload import BY_NAME as DECLARED_INPUTS
 from servebound.runs.validation import ReportedRun, validation_json
 from servebound.views.report import decode_notes, fmt_gb, fmt_int, fmt_rate, workload_assumptions
@@ -160,6 +161,8 @@ class Renderer:
             formats,
             mathml=mathml,
             inputs=DECLARED_INPUTS,
+            hosts=tuple(host_rows().values()),
+            cpus=tuple(cpu_rows().values()),
             plural=plural,
             linkify=linkify,
             source_notes=source_notes,

@@ -8,7 +8,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from servebound.core.offload import offloaded
+from servebound.api import make_workload
+from servebound.core.engines import engines, format_support
+from servebound.core.offload import OffloadReport, offloaded
 from servebound.core.prefill import PrefillRange, PrefillResult
 from servebound.core.units import GB
 from servebound.views.calc_inputs import hardware_json, model_json
@@ -93,6 +95,20 @@ def _calculator_model(pair: Pair) -> dict[str, Any]:
     return {**data, **{k: v for k, v in model_json(eff).items() if k != "id"}, "embedding_bytes": 0.0}
 
 
+#: The query fields that put weights in host RAM (the pair page's script compares them with the loaded ones).
+OFFLOAD_FIELDS = (
+    "cpu_moe",
+    "n_cpu_moe",
+    "gpu_layers",
+    "host",
+    "host_memory_gb",
+    "host_bandwidth_gb_per_s",
+    "host_link_gb_per_s",
+    "host_tflops",
+    "host_cpu",
+)
+
+
 def pair_data(pair: Pair) -> dict[str, Any]:
     """What the page's script needs to recompute in the browser: the adapter and hardware quantities."""
     hw = pair.hardware.hardware
@@ -113,6 +129,22 @@ def pair_data(pair: Pair) -> dict[str, Any]:
             "prompt": pair.prompt_tokens,
             "expert_traffic": pair.query.expert_traffic,
             "kv_allocation": pair.workload.kv_allocation.value,
+            "overhead_given": pair.query.overhead_gb is not None,
+            **{name: getattr(pair.query, name) for name in OFFLOAD_FIELDS},
+        },
+        "default_overhead_gb": make_workload().for_hardware(hw).overhead_bytes / 1e9,
+        "full_resident_bytes": pair.model.adapter.weights.resident,
+        "engines": {
+            e.id: {
+                "kv_allocation": e.kv_allocation,
+                "overhead": e.overhead,
+                "memory_fraction": e.memory_fraction,
+            }
+            for e in engines().values()
+        },
+        "format_support": {
+            (e or ""): list(format_support(hw.id, pair.model.adapter.weight_precision, e))
+            for e in (None, *engines())
         },
         "inputs": page_inputs(),
         "max_batch": 1_000_000_000,
@@ -153,6 +185,8 @@ class PrefillView:
     verdict: str = "fits"
     crossover_with_attention_tokens: float | None = None
     compute_note: str | None = None
+    #: The prefill's two-tier object (weights in host RAM), or None.
+    offload: OffloadReport | None = None
 
     @property
     def nothing_fits(self) -> bool:
@@ -180,4 +214,5 @@ class PrefillView:
             result.verdict.value,
             result.crossover_with_attention_tokens,
             result.compute_note,
+            result.offload if wait else None,
         )

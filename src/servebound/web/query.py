@@ -44,6 +44,8 @@ QUERY_FIELDS: tuple[str, ...] = (
     "host_memory_gb",
     "host_bandwidth_gb_per_s",
     "host_link_gb_per_s",
+    "host_tflops",
+    "host_cpu",
 )
 
 
@@ -95,7 +97,7 @@ class WorkloadQuery:
     #: A serving engine id (the CLI's --engine), or None.
     engine: str | None = None
     #: Offload (the CLI's --cpu-moe, --n-cpu-moe, --gpu-layers, --host, --host-memory-gb,
-    #: --host-bandwidth-gb-per-s, --host-link-gb-per-s).
+    #: --host-bandwidth-gb-per-s, --host-link-gb-per-s, --host-tflops).
     cpu_moe: bool = False
     n_cpu_moe: int | None = None
     gpu_layers: int | None = None
@@ -103,6 +105,8 @@ class WorkloadQuery:
     host_memory_gb: float | None = None
     host_bandwidth_gb_per_s: float | None = None
     host_link_gb_per_s: float | None = None
+    host_tflops: float | None = None
+    host_cpu: str | None = None
     alloc_given: bool = False
     read_given: bool = False
     #: Misspelt or unknown workload fields of a page's query, each with its close match (a page says so).

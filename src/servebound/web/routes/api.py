@@ -195,6 +195,10 @@ def api_prefill(
             ttft_budget_s=params["ttft_budget"],
             **modes,
         )
+        if workload.engine is not None:
+            from servebound.runs.band import with_band
+
+            result = with_band(result)
     rng = None
     if include_range:
         rng = prefill_range(

@@ -22,10 +22,27 @@
       if (rho === null && q.acceptance !== null) rho = q.acceptance >= 1 ? g + 1 : (1 - Math.pow(q.acceptance, g + 1)) / (1 - q.acceptance);
       if (rho !== null) spec = { draft: q.draftModel, draft_tokens: g, tokens_per_step: rho };
     }
+    var engine = q.engine && ENGINES[q.engine];
     return { overhead_bytes: q.overhead_gb * 1e9, alloc_context: q.alloc_context, read_context: q.read_context,
              floor: q.floor, batch: q.batch, expert_traffic: q.expert_traffic, memory_only: q.memory_only, speculation: spec,
-             kv_allocation: q.kv_allocation || "reserved" };
+             kv_allocation: q.kv_allocation || (engine ? engine.kv_allocation : "reserved") };
   }
+
+  // The engines' conventions (pair-data's "engines", from the engine table): the cache allocation and
+  // the runtime overhead O where it was left to the engine (api.make_workload, Workload.for_hardware).
+  var ENGINES = {};
+  function defaultOverheadGb(data, q) {
+    var e = q.engine && ENGINES[q.engine];
+    if (!e || e.overhead === "row" || e.memory_fraction === null) return data.default_overhead_gb;
+    var base = data.hardware.memory_bytes - (e.overhead === "fraction_of_free" ? data.full_resident_bytes : 0);
+    return Math.max(0, (1 - e.memory_fraction) * base) / 1e9;
+  }
+  // Weights in host RAM: the inputs that place them (the static copy does not compute two tiers).
+  var OFFLOAD = ["cpu_moe", "n_cpu_moe", "gpu_layers", "host", "host_memory_gb", "host_bandwidth_gb_per_s", "host_link_gb_per_s", "host_tflops", "host_cpu"];
+  function offloadKey(q) {
+    return OFFLOAD.map(function (n) { var v = q[n]; return v === null || v === undefined || v === false ? "" : String(v); }).join("|");
+  }
+  function offloadAsked(q) { return offloadKey(q).replace(/\|/g, "") !== ""; }
 
   function decode(hw, m, q) {
     return calc.decode(hw, m, workloadOf(q));
@@ -67,7 +84,8 @@
     s: function (v) { return v === null || v === undefined ? "n/a" : (v >= 1 ? grouped(v, 2) + " s" : grouped(v * 1e3, 1) + " ms"); },
     // a first-token wait: none where nothing fits (prefill --json gives time_s null there)
     wait: function (v) { return v === null || v === undefined ? "nothing fits" : FMT.s(v); },
-    num: function (v) { return v === null || v === undefined ? "n/a" : String(+v); }
+    num: function (v) { return v === null || v === undefined ? "n/a" : String(+v); },
+    gbs: function (v) { return v === null || v === undefined ? "n/a" : grouped(v / 1e9, 1) + " GB/s"; }
   };
   // Where the site is served from: "" at a domain's root, "/sub" for build-site --base-url https://host/sub.
   var BASE = (document.documentElement.getAttribute("data-base") || "").replace(/\/$/, "");
@@ -346,6 +364,21 @@
     });
     var verdict = document.querySelector("#results .verdict");
     if (verdict) verdict.className = "verdict v " + d.verdict;
+    var block = document.getElementById("offload-answer");
+    if (block) block.hidden = !d.offload;
+  }
+
+  // Static copy with weights in host RAM: no number is computed here; the page says where they come from.
+  function showOffloadUncomputed() {
+    document.querySelectorAll("#results [data-k]").forEach(function (node) {
+      if (node.closest("#format-support")) return;
+      node.textContent = "n/a";
+    });
+    var block = document.getElementById("offload-answer"), note = document.getElementById("offload-static");
+    if (block) block.hidden = false;
+    if (note) note.hidden = false;
+    var verdict = document.querySelector("#results .verdict");
+    if (verdict) { verdict.className = "verdict v"; verdict.textContent = "Weights in host RAM: computed by the server (servebound serve, /api/decode) or the CLI, not by this static copy."; }
   }
 
   // The workload inputs come from pair-data's "inputs" (servebound.web.query.page_inputs, from the one
@@ -360,6 +393,10 @@
       else q[f.name] = f.kind === "int" ? parseInt(raw, 10) : f.kind === "float" ? parseFloat(raw) : raw;
     });
     if (fd.get("maximize")) q.batch = null;
+    // O left to the default (the row's, or the engine's convention) until its slider is moved.
+    var slider = form.querySelector("[name=overhead_gb]");
+    q.overhead_given = !slider || slider.dataset.given === "1";
+    if (!q.overhead_given) q.overhead_gb = defaultOverheadGb(data, q);
     if (q.read_context > q.alloc_context) q.read_context = q.alloc_context;
     var limit = data.model.context_limit;
     if (q.prompt > q.alloc_context) q.prompt = q.alloc_context;
@@ -372,7 +409,8 @@
     var spec = { draft_tokens: 1, acceptance: 1, tokens_per_step: 1 };
     return names.filter(function (n) {
       var v = q[n];
-      return v !== null && v !== undefined && v !== false && v !== "" && !(spec[n] && !q.draft);
+      return v !== null && v !== undefined && v !== false && v !== "" && !(spec[n] && !q.draft) &&
+        !(n === "overhead_gb" && !q.overhead_given);
     }).map(function (n) { return n + "=" + encodeURIComponent(q[n]); }).join("&");
   }
 
@@ -399,13 +437,26 @@
       q.draftModel = drafts[q.draft];
     }
     var ticket = ++pending;
-    var local = decode(data.hardware, data.model, q);
-    var localPre = prefill(data.hardware, data.model, q);
+    // With weights in host RAM the browser's curves would need the two tiers: figures stay the server's
+    // (for the workload the page loaded with) and say so; the served site's numbers come from the API.
+    var twoTier = offloadAsked(q) || offloadAsked(data.query);
+    var local = twoTier ? null : decode(data.hardware, data.model, q);
+    var localPre = twoTier ? null : prefill(data.hardware, data.model, q);
     var note = document.getElementById("calc-status");
     var stale = document.getElementById("stale-work");
+    var staleFigures = document.getElementById("stale-figures");
     var pageUrl = location.pathname.replace(/\.md$/, "") + "?" + queryString(q, data.inputs.page) +
       (data.model.native === false && document.body.dataset.mode === "static" ? "&profile=" + encodeURIComponent(data.model.id) : "");
     if (stale) { stale.hidden = false; stale.querySelector("a").setAttribute("href", pageUrl); }
+    if (staleFigures) { staleFigures.hidden = !twoTier; staleFigures.querySelector("a").setAttribute("href", pageUrl); }
+    var slider = form.querySelector("[name=overhead_gb]");
+    function showOverhead(gb) {
+      if (!slider || q.overhead_given || gb === null || gb === undefined) return;
+      if (Number(slider.max) < gb) slider.max = Math.ceil(gb);
+      slider.value = gb;
+      var out = slider.parentNode.querySelector("output");
+      if (out) out.textContent = (+gb.toPrecision(6)).toLocaleString("en-US");
+    }
     if (document.body.dataset.mode === "server") {
       var ids = "hardware=" + encodeURIComponent(data.hardware.id) + "&model=" + encodeURIComponent(data.model.id);
       var calls = [fetchJSON(BASE + "/api/decode?" + ids + "&" + queryString(q, data.inputs.decode))];
@@ -414,12 +465,21 @@
         if (ticket !== pending) return;
         var d = res[0], p = res[1] || null;
         showNumbers(data, d, p, q);
-        drawFigures(data, q, d, p || localPre);
+        showOverhead(d.assumptions ? d.assumptions.overhead_gb : null);
+        if (!twoTier) drawFigures(data, q, d, p || localPre);
         if (note) note.textContent = "Numbers from the JSON API.";
         document.body.setAttribute("data-computed", "api");
       }).catch(function (err) { if (note) note.textContent = String(err.message || err); });
+    } else if (twoTier) {
+      showOffloadUncomputed();
+      if (note) note.textContent = "Weights in host RAM: not computed in this static copy (the served site and the CLI compute them).";
+      document.body.setAttribute("data-computed", "none");
     } else {
       showNumbers(data, local, localPre, q);
+      showOverhead(q.overhead_gb);
+      var fs = document.querySelector("#format-support [data-k=format_support]"), fw = document.querySelector("#format-support [data-k=format_support_why]");
+      var support = data.format_support[q.engine || ""];
+      if (fs && support) { fs.textContent = support[0]; fw.textContent = support[1]; }
       drawFigures(data, q, local, localPre);
       if (note) note.textContent = "Numbers computed in your browser.";
       document.body.setAttribute("data-computed", "browser");
@@ -459,6 +519,15 @@
     var holder = document.getElementById("pair-data"), form = document.getElementById("workload");
     if (!holder || !form) return;
     var data = JSON.parse(holder.textContent);
+    ENGINES = data.engines || {};
+    var overheadSlider = form.querySelector("[name=overhead_gb]");
+    if (overheadSlider) {
+      overheadSlider.dataset.given = data.query.overhead_given ? "1" : "0";
+      overheadSlider.addEventListener("input", function () { overheadSlider.dataset.given = "1"; });
+    }
+    var engineSelect = form.querySelector("[name=engine]"), allocation = form.querySelector("[name=kv_allocation]");
+    // An engine sets the cache allocation: choosing one puts the allocation back to its default.
+    if (engineSelect && allocation) engineSelect.addEventListener("change", function () { allocation.value = ""; });
     var maximize = document.getElementById("maximize"), batch = document.getElementById("batch");
     var status = document.createElement("p");
     status.id = "calc-status";
@@ -515,6 +584,7 @@
         input.value = value;
         var out = input.parentNode.querySelector("output");
         if (out) out.textContent = Number(input.value).toLocaleString("en-US");
+        if (f.name === "overhead_gb") input.dataset.given = "1";
         if (f.name === "batch") { var maximize = document.getElementById("maximize"); if (maximize) maximize.checked = false; }
       }
       any = true;
