@@ -58,6 +58,24 @@ def test_decode_band_rtx_4090_llama_2_7b_q4_0() -> None:
     assert "an estimate" in text.stdout and "not a bound" in text.stdout
 
 
+def test_decode_band_vllm_h100_sxm_qwen3_8b() -> None:
+    """vLLM's one-request runs on single datacenter GPUs make a band; on a consumer GPU vLLM has none."""
+    done = _servebound(
+        "decode", "--hardware", "nvidia-h100-sxm", "--model", "qwen3-8b", "--engine", "vllm", "--json"
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    band = out["expected"]
+    assert band["runs"] >= BAND_MIN_RUNS and len(band["run_ids"]) == band["runs"]
+    assert band["p10_tok_s"] <= band["p50_tok_s"] <= band["p90_tok_s"] <= out["single_session_tok_s"]
+    assert (band["engine"], band["hardware_class"], band["phase"]) == ("vllm", "datacenter GPU", "decode")
+    assert "gpustack-vllm-h100-sxm-qwen3-8b-bf16-c1" in band["run_ids"]
+    consumer = _servebound(
+        "decode", "--hardware", "nvidia-rtx-4090", "--model", "qwen3-8b", "--engine", "vllm", "--json"
+    )
+    assert json.loads(consumer.stdout)["expected"] is None
+
+
 def test_prefill_band_and_no_band() -> None:
     done = _servebound(
         "prefill",
