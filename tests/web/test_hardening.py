@@ -143,3 +143,24 @@ def test_markdown_mirrors_escape_terminal_control_characters() -> None:
         text = client.get(path).text
         assert "evil\\x1b[2J" in text or "evil\\u001b[2J" in text, path
         assert "\x1b" not in text and "\x07" not in text, path
+
+
+def test_a_remedy_on_the_web_names_the_query_parameter_not_the_flag(client: TestClient) -> None:
+    """Experts in host RAM without the host's memory: the CLI says `--host-memory-gb G or --host HOST`;
+    a page and the JSON API say the parameters they take, and an engine's own flag stays as written."""
+    query = "cpu_moe=true&engine=llama.cpp"
+    page = client.get(f"/pair/nvidia-rtx-4090/qwen3.6-35b-a3b-example?{query}")
+    api = client.get(f"/api/decode?hardware=nvidia-rtx-4090&model=qwen3.6-35b-a3b-example&{query}")
+    assert page.status_code == api.status_code == 400
+    message = api.json()["error"]["message"]
+    assert "host_memory_gb=G or host=HOST" in message and "--" not in message
+    assert "host_memory_gb=G or host=HOST" in page.text and "--host" not in page.text
+
+
+def test_query_spelling_keeps_what_it_does_not_declare() -> None:
+    from servebound.inputs.workload import query_spelling
+
+    said = query_spelling(
+        "set --overhead-gb 4. or vLLM's --gpu-memory-utilization 0.9; --cpu-moe needs --engine"
+    )
+    assert said == "set overhead_gb=4. or vLLM's --gpu-memory-utilization 0.9; cpu_moe needs engine"

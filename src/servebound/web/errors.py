@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from servebound.errors import MAX_ID_CHARS, InputError, shown
+from servebound.inputs.workload import query_spelling
 from servebound.web.state import NotFoundError, WebState
 
 
@@ -52,8 +53,9 @@ def _wants_text(request: Request) -> bool:
 def error_response(
     request: Request, status: int, field: str, message: str, suggestions: Any = None
 ) -> Response:
-    # An error never echoes a hostile input whole (a 100 kB id came back as 200 kB).
-    field, message = shown(field, MAX_ID_CHARS), shown(message, MAX_MESSAGE_CHARS)
+    # An error never echoes a hostile input whole (a 100 kB id came back as 200 kB). Its remedy names
+    # the query parameter a page or the API takes, never the CLI's flag.
+    field, message = shown(field, MAX_ID_CHARS), shown(query_spelling(message), MAX_MESSAGE_CHARS)
     if _wants_json(request):
         return error_json(status, field, message)
     if _wants_text(request):
