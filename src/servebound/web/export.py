@@ -17,16 +17,17 @@ further (tests).
 
 from __future__ import annotations
 
-import math
-import re
 import shutil
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from urllib.parse import urlsplit
+from typing import Any
 
+from servebound.core.engines import FormatSupport, format_support
+from servebound.web.calculator import calculator_hardware, calculator_page
+from servebound.web.export_links import relative_links
 from servebound.web.machine import Document, llms_full_txt, llms_txt, robots_txt, sitemap_xml
 from servebound.web.pages import Page, Renderer, mirror_path, model_data, pair_path, script_json
 from servebound.web.query import WorkloadQuery
@@ -51,20 +52,18 @@ def pairs(site: SiteData, max_pairs: int | None = None) -> list[tuple[str, str]]
     """The (hardware id, model id) pairs with a page of their own, model by model, then every other
     pair the site lists that has a reported run (so each run shown on a pair page has that page).
 
-    A native-format model gets a page on each machine where some format of it could fit: where even
-    its smallest format's weights exceed the memory, no workload fits, the answer is "does not fit"
-    and the page is left out (the static host's file cap); the calculator's ``/pair/`` page and the
-    rank tables say so. Other formats open their native page's calculator (``?profile=``)."""
-    smallest: dict[str, float] = {}
-    for m in site.models:
-        base = m.base_id or m.id
-        smallest[base] = min(smallest.get(base, math.inf), m.adapter.weights.resident)
+    A model in its native format gets a page on each machine whose memory holds its weights and whose
+    devices run its format (``format_support`` not unsupported): the pairs people look for, within
+    the static hosts' caps. Every other pair (another format, a machine too small for the native
+    weights, a format the device cannot run) is answered by the calculator page, ``/pair/?hardware=
+    H&model=M``, in the browser from the exported catalog data (``data/hardware``, ``data/models``)."""
     out = [
         (h.id, m.id)
         for m in site.models
         if m.native
         for h in site.hardware
-        if smallest[m.base_id or m.id] < h.hardware.memory_bytes
+        if m.adapter.weights.resident < h.hardware.memory_bytes
+        and format_support(h.id, m.adapter.weight_precision)[0] is not FormatSupport.UNSUPPORTED
     ]
     out = out if max_pairs is None else out[:max_pairs]
     have = set(out)
@@ -206,11 +205,14 @@ def build_site(
     """Write the whole site as static files under ``out_dir`` and return what was written.
 
     ``progress(done, total, path)`` is called after each page. ``base_url`` is where the copy will be
-    served (absolute URLs in robots.txt, llms.txt and sitemap.xml). ``max_pairs`` caps the pair pages.
+    served (absolute URLs in robots.txt, llms.txt and sitemap.xml, and each page's canonical link);
+    every other link is relative (``export_links``), so the copy also opens from file:// or below any
+    path. ``max_pairs`` caps the pair pages.
     """
     start = time.perf_counter()
-    base_path = urlsplit(base_url).path.rstrip("/")
     site = site or default_site_data()
+    if site.row_cache is None:  # the hardware and the model pages rank the same pairs: once each
+        site.row_cache = {}
     pair_ids = pairs(site, max_pairs)  # once for the build: its pages, index, links and report
     exported = set(pair_ids)
     renderer = Renderer(site, mode="static", exported=lambda h, m: (h, m) in exported, base_url=base_url)
@@ -219,15 +221,24 @@ def build_site(
     docs = documents(site, pair_ids)
     total = len(docs)
     written: list[Path] = []
+    size = 0
+    made: set[Path] = set()
     # Only the mirrors are kept for llms-full.txt: holding every page's HTML too took the full
     # export to 1.33 GB peak RSS (issue 14).
     markdowns: list[str] = []
 
     def write(path: Path, text: str) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if base_path and path.suffix in (".html", ".md"):
-            text = under_base(text, base_path, markdown=path.suffix == ".md")
-        path.write_text(text, encoding="utf-8")
+        nonlocal size
+        folder = path.parent
+        if folder not in made:
+            folder.mkdir(parents=True, exist_ok=True)
+            made.add(folder)
+        if path.suffix in (".html", ".md"):
+            depth = len(path.relative_to(out_dir).parts) - 1
+            text = relative_links(text, depth, markdown=path.suffix == ".md")
+        data = text.encode("utf-8")
+        path.write_bytes(data)
+        size += len(data)
         written.append(path)
 
     for i, page in enumerate(iter_pages(renderer, site, pair_ids), start=1):
@@ -237,6 +248,7 @@ def build_site(
             markdowns.append(page.markdown)
         if progress is not None:
             progress(i, total, page.path)
+    site.row_cache = None
     write(out_dir / "llms.txt", llms_txt(docs, base_url, renderer.date))
     write(out_dir / "llms-full.txt", llms_full_txt(markdowns, base_url))
     write(out_dir / "robots.txt", robots_txt(base_url))
@@ -244,17 +256,11 @@ def build_site(
 
     write(out_dir / "conformance.json", conformance_text())
     write(out_dir / "sitemap.xml", sitemap_xml([d.path for d in docs], base_url))
-    natives = {m.base_id: m.id for m in site.models if m.native}
-    for m in site.models:
-        data = model_data(m)
-        data["native_id"] = natives.get(m.base_id, m.id)
-        data["exported_hardware"] = sorted(h for h, mid in exported if mid == m.id)
-        # where its native format's page (and so this profile's calculator) exists
-        data["page_hardware"] = sorted(h for h, mid in exported if mid == data["native_id"])
-        write(out_dir / "data" / "models" / f"{m.id}.json", script_json(data))
+    for name, data in catalog_data(site, exported):
+        write(out_dir / "data" / name, script_json(data))
     write(out_dir / "404.html", renderer.error(404, "path", "no page at this address"))
-    # The home form's target: the static copy resolves the pair in the browser.
-    write(out_dir / "pair" / "index.html", _pair_redirect_page(renderer))
+    # The home form's target and every link to a pair without a page: the calculator.
+    write(out_dir / "pair" / "index.html", calculator_page(renderer, site, len(pair_ids)))
     static = resources.files("servebound.web").joinpath("static")
     for item in static.iterdir():
         if item.is_file():
@@ -262,8 +268,8 @@ def build_site(
             target.parent.mkdir(parents=True, exist_ok=True)
             with resources.as_file(item) as src:
                 shutil.copyfile(src, target)
+            size += target.stat().st_size
             written.append(target)
-    size = sum(p.stat().st_size for p in written)
     return BuildReport(
         out_dir=out_dir,
         pages=len(docs),
@@ -274,20 +280,18 @@ def build_site(
     )
 
 
-_ROOT_LINK = re.compile(r'(\s(?:href|src|action)=")/(?!/)')
-_ROOT_MD_LINK = re.compile(r"(\]\()/(?!/)")
-
-
-def under_base(text: str, base_path: str, *, markdown: bool = False) -> str:
-    """Site-root links (``href="/static/..."``, ``](/hardware)``) moved under ``base_path``, for a
-    copy served below a domain's root (``--base-url https://example.org/sub``); the page's script
-    learns the base from ``<html data-base>``."""
-    if markdown:
-        return _ROOT_MD_LINK.sub(lambda m: f"{m.group(1)}{base_path}/", text)
-    text = _ROOT_LINK.sub(lambda m: f"{m.group(1)}{base_path}/", text)
-    return text.replace('<html lang="en">', f'<html lang="en" data-base="{base_path}">', 1)
-
-
-def _pair_redirect_page(renderer: Renderer) -> str:
-    """The static copy's ``/pair/`` page: its script opens the pair the home page's form chose."""
-    return renderer.pair_redirect()
+def catalog_data(site: SiteData, exported: set[tuple[str, str]]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The calculator's data files, by name under ``data/``: each model profile's adapter quantities
+    (``models/M.json``, with the machines where the pair has a page of its own) and each hardware
+    row's (``hardware/H.json``, with the overhead its pairs take by default)."""
+    natives = {m.base_id: m.id for m in site.models if m.native}
+    with_page: dict[str, list[str]] = {}
+    for hw_id, mid in sorted(exported):
+        with_page.setdefault(mid, []).append(hw_id)
+    for m in site.models:
+        data = model_data(m)
+        data["native_id"] = natives.get(m.base_id, m.id)
+        data["exported_hardware"] = with_page.get(m.id, [])
+        yield f"models/{m.id}.json", data
+    for h in site.hardware:
+        yield f"hardware/{h.id}.json", calculator_hardware(h)
