@@ -49,7 +49,11 @@ def calculator_page(renderer: Renderer, site: SiteData, pages: int) -> str:
         calc_models=[(m.id, m.name) for m in site.models],
         calc_pages=pages,
         calc_defaults=json.dumps(
-            {"alloc_context": query.alloc_context, "read_context": query.read_context, "prompt": DEFAULT_PROMPT_TOKENS}
+            {
+                "alloc_context": query.alloc_context,
+                "read_context": query.read_context,
+                "prompt": DEFAULT_PROMPT_TOKENS,
+            }
         ),
     )
     return page.html

@@ -24,10 +24,11 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from servebound.core.engines import FormatSupport, format_support
 from servebound.web.calculator import calculator_hardware, calculator_page
-from servebound.web.export_links import relative_links
+from servebound.web.export_links import relative_links, rooted_links
 from servebound.web.machine import Document, llms_full_txt, llms_txt, robots_txt, sitemap_xml
 from servebound.web.pages import Page, Renderer, mirror_path, model_data, pair_path, script_json
 from servebound.web.query import WorkloadQuery
@@ -210,6 +211,7 @@ def build_site(
     path. ``max_pairs`` caps the pair pages.
     """
     start = time.perf_counter()
+    base_path = urlsplit(base_url).path.rstrip("/")
     site = site or default_site_data()
     if site.row_cache is None:  # the hardware and the model pages rank the same pairs: once each
         site.row_cache = {}
@@ -227,13 +229,15 @@ def build_site(
     # export to 1.33 GB peak RSS (issue 14).
     markdowns: list[str] = []
 
-    def write(path: Path, text: str) -> None:
+    def write(path: Path, text: str, *, relative: bool = True) -> None:
         nonlocal size
         folder = path.parent
         if folder not in made:
             folder.mkdir(parents=True, exist_ok=True)
             made.add(folder)
-        if path.suffix in (".html", ".md"):
+        if not relative:
+            text = rooted_links(text, base_path)
+        elif path.suffix in (".html", ".md"):
             depth = len(path.relative_to(out_dir).parts) - 1
             text = relative_links(text, depth, markdown=path.suffix == ".md")
         data = text.encode("utf-8")
@@ -258,7 +262,8 @@ def build_site(
     write(out_dir / "sitemap.xml", sitemap_xml([d.path for d in docs], base_url))
     for name, data in catalog_data(site, exported):
         write(out_dir / "data" / name, script_json(data))
-    write(out_dir / "404.html", renderer.error(404, "path", "no page at this address"))
+    # A host serves 404.html at any depth: its links start at the site's root (under the base path).
+    write(out_dir / "404.html", renderer.error(404, "path", "no page at this address"), relative=False)
     # The home form's target and every link to a pair without a page: the calculator.
     write(out_dir / "pair" / "index.html", calculator_page(renderer, site, len(pair_ids)))
     static = resources.files("servebound.web").joinpath("static")

@@ -40,3 +40,12 @@ def relative_links(text: str, depth: int, *, markdown: bool = False) -> str:
     text = _ROOT_LINK.sub(lambda m: f'{m.group(1)}{relative_target(m.group(2), up, html=True)}"', text)
     root = up.rstrip("/") or "."
     return text.replace('<html lang="en">', f'<html lang="en" data-base="{root}">', 1)
+
+
+def rooted_links(text: str, base_path: str) -> str:
+    """HTML whose site-root links stay rooted, moved under ``base_path`` (``/sub``) where the copy is
+    served below a domain's root: for 404.html, which a host serves at whatever depth was asked."""
+    if not base_path:
+        return text
+    text = _ROOT_LINK.sub(lambda m: f'{m.group(1)}{base_path}/{m.group(2)}"', text)
+    return text.replace('<html lang="en">', f'<html lang="en" data-base="{base_path}">', 1)
