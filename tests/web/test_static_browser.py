@@ -79,7 +79,9 @@ STYLE = """() => ({
         "pair/index.html",
     ],
 )
-def test_a_page_opened_from_file_is_styled_and_its_links_resolve(browser: Any, export: Path, rel: str) -> None:
+def test_a_page_opened_from_file_is_styled_and_its_links_resolve(
+    browser: Any, export: Path, rel: str
+) -> None:
     page = browser.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))

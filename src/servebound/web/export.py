@@ -28,9 +28,9 @@ from urllib.parse import urlsplit
 
 from servebound.core.engines import FormatSupport, format_support
 from servebound.web.calculator import calculator_hardware, calculator_page
-from servebound.web.export_links import relative_links, rooted_links
+from servebound.web.export_write import Writer, write_pairs
 from servebound.web.machine import Document, llms_full_txt, llms_txt, robots_txt, sitemap_xml
-from servebound.web.pages import Page, Renderer, mirror_path, model_data, pair_path, script_json
+from servebound.web.pages import Page, Renderer, model_data, pair_path, script_json
 from servebound.web.query import WorkloadQuery
 from servebound.web.site import SiteData, compute_pair, default_site_data
 
@@ -76,9 +76,17 @@ def pairs(site: SiteData, max_pairs: int | None = None) -> list[tuple[str, str]]
     return out
 
 
+def in_full_text(path: str) -> bool:
+    """Whether llms-full.txt holds the page at ``path``: the documents (start page, methodology,
+    derivation, license, validation, economics) and the catalog's tables (the hardware and model
+    indexes); each hardware, model and pair page is one ``.md`` away (llms.txt lists them, the
+    sitemap too). With each hardware and model page's rank table it was 23.5 MB."""
+    return not path.startswith(("/pair/", "/hardware/", "/models/"))
+
+
 def full_text_documents(site: SiteData) -> list[Document]:
-    """The documents llms-full.txt holds (and llms.txt links): every indexed page but the pairs."""
-    return documents(site, pair_ids=[])
+    """The documents llms-full.txt holds, in its order (:func:`in_full_text`)."""
+    return [d for d in documents(site, pair_ids=[]) if in_full_text(d.path)]
 
 
 def documents(site: SiteData, pair_ids: Sequence[tuple[str, str]] | None = None) -> list[Document]:
@@ -149,22 +157,9 @@ def iter_pages(
         yield renderer.pair_page(compute_pair(site.hardware_by_id[hw_id], site.models_by_id[model_id], query))
 
 
-def iter_markdown(
-    renderer: Renderer,
-    site: SiteData,
-    pair_ids: Sequence[tuple[str, str]] | None = None,
-    *,
-    with_pairs: bool = False,
-) -> Iterator[str]:
-    """Every indexed page's markdown mirror, in the order of :func:`documents` (``pair_ids`` as there),
-    for llms-full.txt: the documents (derivation, methodology, economics, validation, the catalog's
-    hardware and model pages and indexes), without the pair pages unless ``with_pairs`` (llms.txt
-    says how to reach any pair; each is one ``.md`` away and in the sitemap).
-
-    The same text as :func:`iter_pages` gives, cheaper: pair pages (nearly all of the site) come from
-    :meth:`Renderer.pair_markdown`, which skips the HTML, the SVG figures and the MathML, computed
-    without the prompt-length range that only the HTML shows.
-    """
+def iter_markdown(renderer: Renderer, site: SiteData) -> Iterator[str]:
+    """The markdown mirrors llms-full.txt holds, in the order of :func:`full_text_documents`: the
+    documents and the catalog's tables (:func:`in_full_text`)."""
     yield renderer.home().markdown
     yield renderer.methodology().markdown
     yield renderer.derivation().markdown
@@ -172,27 +167,7 @@ def iter_markdown(
     yield renderer.validation_page().markdown
     yield renderer.economics_page().markdown
     yield renderer.hardware_index().markdown
-    for h in site.hardware:
-        yield renderer.hardware_page(h).markdown
     yield renderer.models_index().markdown
-    for m in site.models:
-        yield renderer.model_page(m).markdown
-    if with_pairs:
-        query = WorkloadQuery()
-        for hw_id, model_id in pairs(site) if pair_ids is None else pair_ids:
-            pair = compute_pair(
-                site.hardware_by_id[hw_id], site.models_by_id[model_id], query, with_range=False
-            )
-            yield renderer.pair_markdown(pair)
-
-
-def _html_file(out_dir: Path, path: str) -> Path:
-    rel = path.strip("/")
-    return out_dir / rel / "index.html" if rel else out_dir / "index.html"
-
-
-def _md_file(out_dir: Path, path: str) -> Path:
-    return out_dir / mirror_path(path).lstrip("/")
 
 
 def build_site(
@@ -208,51 +183,46 @@ def build_site(
     ``progress(done, total, path)`` is called after each page. ``base_url`` is where the copy will be
     served (absolute URLs in robots.txt, llms.txt and sitemap.xml, and each page's canonical link);
     every other link is relative (``export_links``), so the copy also opens from file:// or below any
-    path. ``max_pairs`` caps the pair pages.
+    path. ``max_pairs`` caps the pair pages. The pair pages are written by worker processes where
+    there are many (``export_write``).
     """
     start = time.perf_counter()
-    base_path = urlsplit(base_url).path.rstrip("/")
     site = site or default_site_data()
-    if site.row_cache is None:  # the hardware and the model pages rank the same pairs: once each
-        site.row_cache = {}
+    site.validation()  # evaluated once, before any worker forks
     pair_ids = pairs(site, max_pairs)  # once for the build: its pages, index, links and report
     exported = set(pair_ids)
     renderer = Renderer(site, mode="static", exported=lambda h, m: (h, m) in exported, base_url=base_url)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    writer = Writer(out_dir, urlsplit(base_url).path.rstrip("/"))
     docs = documents(site, pair_ids)
     total = len(docs)
-    written: list[Path] = []
-    size = 0
-    made: set[Path] = set()
+    count = 0
     # Only the mirrors are kept for llms-full.txt: holding every page's HTML too took the full
     # export to 1.33 GB peak RSS (issue 14).
     markdowns: list[str] = []
 
-    def write(path: Path, text: str, *, relative: bool = True) -> None:
-        nonlocal size
-        folder = path.parent
-        if folder not in made:
-            folder.mkdir(parents=True, exist_ok=True)
-            made.add(folder)
-        if not relative:
-            text = rooted_links(text, base_path)
-        elif path.suffix in (".html", ".md"):
-            depth = len(path.relative_to(out_dir).parts) - 1
-            text = relative_links(text, depth, markdown=path.suffix == ".md")
-        data = text.encode("utf-8")
-        path.write_bytes(data)
-        size += len(data)
-        written.append(path)
-
-    for i, page in enumerate(iter_pages(renderer, site, pair_ids), start=1):
-        write(_html_file(out_dir, page.path), page.html)
-        write(_md_file(out_dir, page.path), page.markdown)
-        if not page.path.startswith("/pair/"):  # llms-full.txt: the documents, not every pair
-            markdowns.append(page.markdown)
+    def done(path: str) -> None:
+        nonlocal count
+        count += 1
         if progress is not None:
-            progress(i, total, page.path)
-    site.row_cache = None
+            progress(count, total, path)
+
+    def write_documents() -> None:
+        kept = site.row_cache
+        if kept is None:  # the hardware and the model pages rank the same pairs: once each
+            site.row_cache = {}
+        try:
+            for page in iter_pages(renderer, site, pair_ids=[]):
+                writer.page(page)
+                if in_full_text(page.path):
+                    markdowns.append(page.markdown)
+                done(page.path)
+        finally:
+            site.row_cache = kept
+
+    write_pairs(writer, renderer, site, pair_ids, write_documents, done)
+    write = writer.write
     write(out_dir / "llms.txt", llms_txt(docs, base_url, renderer.date))
     write(out_dir / "llms-full.txt", llms_full_txt(markdowns, base_url))
     write(out_dir / "robots.txt", robots_txt(base_url))
@@ -263,7 +233,7 @@ def build_site(
     for name, data in catalog_data(site, exported):
         write(out_dir / "data" / name, script_json(data))
     # A host serves 404.html at any depth: its links start at the site's root (under the base path).
-    write(out_dir / "404.html", renderer.error(404, "path", "no page at this address"), relative=False)
+    write(out_dir / "404.html", renderer.error(404, "path", "no page at this address"), rooted=True)
     # The home form's target and every link to a pair without a page: the calculator.
     write(out_dir / "pair" / "index.html", calculator_page(renderer, site, len(pair_ids)))
     static = resources.files("servebound.web").joinpath("static")
@@ -273,14 +243,13 @@ def build_site(
             target.parent.mkdir(parents=True, exist_ok=True)
             with resources.as_file(item) as src:
                 shutil.copyfile(src, target)
-            size += target.stat().st_size
-            written.append(target)
+            writer.count(target)
     return BuildReport(
         out_dir=out_dir,
         pages=len(docs),
         pairs=len(pair_ids),
-        files=len(written),
-        bytes=size,
+        files=writer.files,
+        bytes=writer.bytes,
         seconds=time.perf_counter() - start,
     )
 
