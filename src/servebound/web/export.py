@@ -32,7 +32,7 @@ from servebound.web.export_write import Writer, write_pairs
 from servebound.web.machine import Document, llms_full_txt, llms_txt, robots_txt, sitemap_xml
 from servebound.web.pages import Page, Renderer, model_data, pair_path, script_json
 from servebound.web.query import WorkloadQuery
-from servebound.web.site import SiteData, compute_pair, default_site_data
+from servebound.web.site import SiteData, SiteHardware, compute_pair, default_site_data
 
 Progress = Callable[[int, int, str], None]
 
@@ -54,17 +54,18 @@ def pairs(site: SiteData, max_pairs: int | None = None) -> list[tuple[str, str]]
     pair the site lists that has a reported run (so each run shown on a pair page has that page).
 
     A model in its native format gets a page on each machine whose memory holds its weights and whose
-    devices run its format (``format_support`` not unsupported): the pairs people look for, within
-    the static hosts' caps. Every other pair (another format, a machine too small for the native
-    weights, a format the device cannot run) is answered by the calculator page, ``/pair/?hardware=
-    H&model=M``, in the browser from the exported catalog data (``data/hardware``, ``data/models``)."""
+    devices run its format (``format_support`` not unsupported), and on a multi-device system only
+    where one of its devices does not hold the weights (where the system is what serves it): the pairs
+    people look for, within the static hosts' caps. Every other pair (another format, a machine too
+    small for the native weights, a format the device cannot run, a small model on a large system) is
+    answered by the calculator page, ``/pair/?hardware=H&model=M``, in the browser from the exported
+    catalog data (``data/hardware``, ``data/models``)."""
     out = [
         (h.id, m.id)
         for m in site.models
         if m.native
         for h in site.hardware
-        if m.adapter.weights.resident < h.hardware.memory_bytes
-        and format_support(h.id, m.adapter.weight_precision)[0] is not FormatSupport.UNSUPPORTED
+        if _has_page(h, m.adapter.weights.resident, m.adapter.weight_precision)
     ]
     out = out if max_pairs is None else out[:max_pairs]
     have = set(out)
@@ -82,6 +83,15 @@ def in_full_text(path: str) -> bool:
     indexes); each hardware, model and pair page is one ``.md`` away (llms.txt lists them, the
     sitemap too). With each hardware and model page's rank table it was 23.5 MB."""
     return not path.startswith(("/pair/", "/hardware/", "/models/"))
+
+
+def _has_page(h: SiteHardware, weights: float, precision: str | None) -> bool:
+    if weights >= h.hardware.memory_bytes:
+        return False
+    if format_support(h.id, precision)[0] is FormatSupport.UNSUPPORTED:
+        return False
+    system = h.parallel
+    return system is None or system.count <= 1 or weights >= system.device.memory_bytes
 
 
 def full_text_documents(site: SiteData) -> list[Document]:

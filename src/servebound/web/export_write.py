@@ -8,6 +8,7 @@ other large cost). Each process keeps its own count of files and bytes; the tota
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 from collections.abc import Callable, Sequence
@@ -106,6 +107,8 @@ def write_pairs(
         return
     chunks = [pair_ids[i : i + CHUNK] for i in range(0, len(pair_ids), CHUNK)]
     _WORK = (renderer, site, writer.out_dir, writer.base_path)
+    # What the workers inherit stays shared: the collector no longer walks (and so copies) it.
+    gc.freeze()
     try:
         with multiprocessing.get_context("fork").Pool(workers) as pool:
             results = pool.imap_unordered(_write_chunk, chunks)
@@ -117,3 +120,4 @@ def write_pairs(
                     done(path)
     finally:
         _WORK = None
+        gc.unfreeze()
