@@ -99,7 +99,7 @@ def _kept_full_text(date: str) -> tuple[Callable[[], str | None], Callable[[str]
     day, reads it instead of building it. Nothing is kept where the process uses no cache."""
     import json
 
-    from servebound import _record_cache
+    from servebound.inputs import record_cache as _record_cache
 
     def load() -> str | None:
         folder = _record_cache.enabled_folder()
