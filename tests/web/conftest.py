@@ -81,12 +81,24 @@ def file_server(folder: Path) -> Iterator[str]:
 
 
 def dead_links(folder: Path) -> list[str]:
-    """The site paths (href="/...") on the exported pages under ``folder`` that name neither a file nor a
-    folder with an index.html there, sorted."""
+    """The links (href, src) on the exported pages under ``folder`` that name no file there, as
+    ``page: link``, sorted. The copy's links are relative to the file that holds them (404.html's
+    start at the root); a link to a page names its ``index.html``, so each must be a file as it is
+    written, as a file:// browser opens it. Asserts the pages hold such links at all."""
     missing = set()
+    seen = 0
     for page in folder.rglob("*.html"):
-        for href in re.findall(r'href="(/[^"#?]*)', page.read_text("utf-8")):
-            target = folder / href.lstrip("/")
-            if not (target.is_file() or (target / "index.html").is_file()):
-                missing.add(href)
+        for link in re.findall(r'(?:href|src)="([^"#?]*)[^"]*"', page.read_text("utf-8")):
+            if not link or link.startswith(("http:", "https:", "//", "mailto:", "data:")):
+                continue
+            seen += 1
+            if link.startswith("/"):  # 404.html, served at any depth: a folder stands for its index
+                target = folder / link.lstrip("/")
+                if target.is_dir():
+                    target = target / "index.html"
+            else:
+                target = page.parent / link
+            if not target.resolve().is_file():
+                missing.add(f"{page.relative_to(folder)}: {link}")
+    assert seen > 0, "no links on the exported pages"
     return sorted(missing)

@@ -504,13 +504,11 @@ def test_no_first_token_wait_where_nothing_fits(browser: Any, static_site: str, 
     assert page.text_content('[data-k="prefill.time_s"]') == "nothing fits"
     assert "there is no wait to report" in (page.text_content("#results") or "")
     page.close()
-    # The static copy writes no page for a pair none of whose formats fits (at any workload): its
-    # calculator's /pair/ page says so instead, and its link from the rank tables goes there.
+    # The static copy writes no page for a pair whose native weights do not fit: its calculator page,
+    # /pair/, computes it in the browser, and its link from the rank tables goes there.
     assert httpx.get(static_site + path + "/").status_code == 404
     page = browser.new_page()
     page.goto(static_site + "/pair/?hardware=nvidia-rtx-4090&model=laguna-s-2.1-nvfp4-example")
-    # this small site's custom models share one (empty) base checkpoint, so the calculator opens a
-    # sibling's page on the card with ?profile= and computes the answer in the browser
     page.wait_for_function("document.body.dataset.computed === 'browser'")
     assert page.text_content('[data-k="prefill.time_s"]') == "nothing fits"
     assert "Does not fit" in (page.text_content("#results .verdict") or "")

@@ -4,7 +4,8 @@ answers, and every in-page anchor it names exists. No dead links, no query strin
 The export is the whole site (every fixed page, every hardware row, every model profile, the machine
 files) with its pair pages capped at CRAWL_PAIRS, model by model in catalog order (the first models
 include SmolLM2, whose default contexts follow its short limit), so links to the pairs left out go
-through the static pair picker, as they do for every non-native profile. In CI (CI=true, as .ci/run
+through the calculator page (``/pair/index.html?hardware=&model=``), as every pair without a page
+does: the crawl checks that each such link names a hardware and a model file under ``data/``. In CI (CI=true, as .ci/run
 is run) and with SERVEBOUND_CRAWL_ALL=1 it crawls every pair page too (README gives both times).
 """
 
@@ -103,11 +104,19 @@ def test_crawl_every_link_sitemap_and_llms_entry(server: str) -> None:
     ids: dict[str, set[str]] = {}
     broken: list[tuple[str, int, str]] = []
     non_canonical: list[str] = []
+    calculator_ids: set[tuple[str, str]] = set()
     while queue:
         url, source = queue.popleft()
         target, _, fragment = url.partition("#")
+        # A static server answers a file the same whatever the query: each file is fetched once. The
+        # calculator's query names a pair: its two data files must exist (checked below).
+        target, _, query = target.partition("?")
         if fragment:
             anchors.append((target, fragment, source))
+        split = urllib.parse.urlsplit(target)
+        if split.path.endswith("/pair/index.html") and query:
+            q = urllib.parse.parse_qs(query)
+            calculator_ids.add((q["hardware"][0], q["model"][0]))
         if target in seen:
             continue
         seen.add(target)
@@ -130,8 +139,17 @@ def test_crawl_every_link_sitemap_and_llms_entry(server: str) -> None:
                     continue
                 queue.append((local(urllib.parse.urljoin(target, link)), path))
         elif path.endswith(".md"):
-            for link in re.findall(r"\]\((/[^)\s]*)\)", body):
-                queue.append((server + link, path))
+            for link in re.findall(r"\]\(([^)\s]+)\)", body):
+                if not link.startswith(("http:", "https:", "mailto:")):
+                    queue.append((urllib.parse.urljoin(target, link), path))
+    hardware_ids = {h for h, _ in calculator_ids}
+    model_ids = {m for _, m in calculator_ids}
+    assert calculator_ids  # the rank tables link the pairs without a page to the calculator
+    for kind, ids_ in (("hardware", hardware_ids), ("models", model_ids)):
+        for i in sorted(ids_):
+            status, _, _ = _get(f"{server}/data/{kind}/{urllib.parse.quote(i)}.json")
+            if status != 200:
+                broken.append((f"/data/{kind}/{i}.json", status, "calculator link"))
     missing_anchors = [
         (t, f, s) for t, f, s in anchors if t in ids and f not in ids[t] and not f.startswith(":~:")
     ]
@@ -146,7 +164,19 @@ def test_llms_full_frontmatter_and_delimiter(server: str) -> None:
     assert status == 200
     header, *documents = text.split(f"\n{DELIMITER_LINE}\n")
     assert f"`{DELIMITER_LINE}`" in header  # the header announces the delimiter it uses
-    assert len(documents) > 100
+    # the documents and the catalog's tables; every hardware, model and pair page is one .md away
+    urls = [re.search(r'\nurl: "([^"]*)"', doc) for doc in documents]
+    assert [u.group(1) for u in urls if u] == [
+        "/",
+        "/methodology",
+        "/derivation",
+        "/license",
+        "/validation",
+        "/economics",
+        "/hardware",
+        "/models",
+    ]
+    assert len(text) < 2_000_000  # a few hundred kB over the whole catalog
     for doc in documents:
         front = doc.strip().split("---")[1]
         for key in ("title:", "date:", "canonical:", "license:"):

@@ -7,6 +7,7 @@ import re
 import pytest
 from fastapi.testclient import TestClient
 
+from servebound.web.export import in_full_text
 from tests.web.conftest import HOSTILE
 
 PAIR = "/pair/dgx-spark-example/laguna-s-2.1-nvfp4-example"
@@ -74,7 +75,9 @@ def test_machine_files(client: TestClient) -> None:
     full = client.get("/llms-full.txt").text
     assert full.startswith("# servebound: the whole site as text\n\nLicense: CC BY 4.0")
     docs = full.split("\n=====  =====  =====\n")[1:]
-    assert len(docs) == llms.count("](http://testserver/")
+    # the documents and the catalog's tables (each hardware, model and pair page is one .md away)
+    linked = re.findall(r"\]\(http://testserver(/[^)]*)\.md\)", llms)
+    assert len(docs) == sum(in_full_text(path) for path in linked) == 8 < len(linked)
     assert all(d.strip().startswith("---\ntitle: ") and "\nlicense: CC BY 4.0" in d for d in docs)
     sitemap = client.get("/sitemap.xml")
     assert sitemap.headers["content-type"].startswith("application/xml")

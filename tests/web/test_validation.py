@@ -9,6 +9,7 @@ import re
 import threading
 import time
 import urllib.parse
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,11 +20,13 @@ from servebound.catalog.hardware import get_hardware
 from servebound.catalog.models import get_model
 from servebound.cli import main
 from servebound.runs.validation import reported_runs_for, validation_summary
+from servebound.web import export
 from servebound.web.app import create_app
-from servebound.web.export import build_site
+from servebound.web.export import build_site, in_full_text
 from servebound.web.machine import absolute_canonicals
 from servebound.web.pages import md
 from servebound.web.site import SiteData
+from servebound.web.state import FullTextBuilder
 from tests.web.conftest import dead_links, hostile_model, site_lists
 
 #: Catalog rows and profiles with reported runs: the derivation's DGX Spark + Gemma run (a catalog
@@ -300,6 +303,10 @@ def test_llms_full_is_every_mirror_in_index_order(client: TestClient) -> None:
     """llms-full.txt (pair pages through the markdown-only path) holds each page's mirror verbatim."""
     llms = client.get("/llms.txt").text
     links = re.findall(r"\]\(http://testserver(/[^)]+\.md(?:\?[^)]*)?)\)", llms)
+    # the documents and the catalog's tables; each hardware, model and pair page is one .md away
+    links = [link for link in links if in_full_text(link.removesuffix(".md"))]
+    assert "/derivation.md" in links and "/hardware.md" in links and "/models.md" in links
+    assert not any(link.startswith(("/hardware/", "/models/", "/pair/")) for link in links)
     full = client.get("/llms-full.txt").text
     docs = full.split("\n\n=====  =====  =====\n\n")[1:]
     assert len(docs) == len(links)
@@ -350,6 +357,30 @@ def test_llms_full_streams_while_the_background_build_runs() -> None:
     )
     assert ready.text == other.text
     assert ready.text.count("\n=====  =====  =====\n") == app.state.llms_full.done
+
+
+def test_llms_full_kept_from_an_earlier_build_is_read_instead_of_built() -> None:
+    """``serve`` keeps the built body (in the record cache's folder) and a later start reads it: ready
+    at once, the same text, nothing rendered."""
+    hardware, models = site_lists()
+    app = create_app(hardware=hardware, models=models, base_url="http://testserver")
+    renderer, site = app.state.renderer, app.state.site
+    kept: list[str] = []
+    count = lambda: len(export.full_text_documents(site))  # noqa: E731
+    first = FullTextBuilder(lambda: export.iter_markdown(renderer, site), count, (lambda: None, kept.append))
+    assert not first.load()  # nothing kept yet: built, then kept
+    thread = first.start()
+    assert thread is not None
+    thread.join()
+    assert kept == [first.body()] and first.body() == app.state.llms_full._build()
+
+    def never() -> Iterator[str]:
+        raise AssertionError("built, though a kept body was there")
+
+    second = FullTextBuilder(never, count, (lambda: kept[0], kept.append))
+    assert second.load() and second.start() is None and second.body() == kept[0]
+    assert "".join(second.stream()) == kept[0]
+    assert not FullTextBuilder(never, count).load()  # nothing kept without a store
 
 
 # --- the static export ---------------------------------------------------------------------------------

@@ -77,6 +77,7 @@ def dequantize_rules() -> dict[str, Dequantize]:
 _SYSTEM_PREFIX = re.compile(r"^\d+x-")
 
 
+@functools.lru_cache(maxsize=4096)
 def device_family(hardware_id: str) -> Family | None:
     """The family of a hardware id (a system's ``Nx-`` prefix stripped), or None when unknown."""
     base = _SYSTEM_PREFIX.sub("", hardware_id)
@@ -157,6 +158,7 @@ def format_classes() -> dict[str, tuple[str, tuple[str, ...]]]:
     return {name: (row["mode"], tuple(row["precisions"])) for name, row in _data()["format_class"].items()}
 
 
+@functools.lru_cache(maxsize=4096)
 def format_class(precision: str | None) -> str | None:
     """The class of a weight precision (``gguf``, ``fp4`` ...), or None when the table has none."""
     for name, (_, precisions) in format_classes().items():
@@ -169,10 +171,13 @@ def format_class(precision: str | None) -> str | None:
 _UNPACKED = frozenset({"gguf", "mlx", "int4"})
 
 
+@functools.lru_cache(maxsize=4096)
 def format_support(
     hardware_id: str, precision: str | None, engine_id: str | None = None
 ) -> tuple[FormatSupport, str]:
-    """Whether the device (and the engine, when one is given) runs weights of ``precision``, and why."""
+    """Whether the device (and the engine, when one is given) runs weights of ``precision``, and why
+    (kept per argument triple: the table is read once, and rankings ask the same few questions
+    hundreds of thousands of times)."""
     cls = format_class(precision)
     family = device_family(hardware_id)
     if cls is None:

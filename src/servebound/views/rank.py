@@ -82,12 +82,19 @@ def _prefill_or_none(
         return None
 
 
-def _row(
+def evaluate_row(
     hw: Hardware, model: ModelAdapter, workload: Workload, prompt_tokens: int, price: float | None
 ) -> RankRow:
+    """One ranking row, computed: the decode result and the wait for ``prompt_tokens``."""
     result = decode(hw, model, workload)
     wait = _prefill_or_none(hw, model, workload, prompt_tokens, result.fits)
     return RankRow(hw, model, result, wait, price, prompt_tokens)
+
+
+#: How a ranking evaluates one row: ``(hardware, model, workload, prompt_tokens, price) -> RankRow``.
+#: The default computes it; a caller that ranks the same pairs many times (the static export's
+#: hardware and model pages) passes one that keeps the rows it has computed.
+RowFn = Callable[[Hardware, ModelAdapter, Workload, int, "float | None"], RankRow]
 
 
 def _order(row: RankRow) -> tuple[int, float, float]:
@@ -126,15 +133,17 @@ def rank_models(
     prompt_tokens: int = DEFAULT_RANK_PROMPT_TOKENS,
     sort: RankSort = "size",
     runnable_only: bool = True,
+    row: RowFn = evaluate_row,
 ) -> list[RankRow]:
     """Every model on one machine, those that serve at the floor first, in ``sort`` order (by default
     the largest model first: the best model the machine serves at the floor heads the list).
 
+    ``row`` evaluates each row (:data:`RowFn`; by default :func:`evaluate_row`).
     ``runnable_only`` (the default) leaves out weight formats the device cannot run (``format_support``
     ``unsupported``: NVFP4 or MLX profiles on a GeForce 4090, say); every row says its support."""
     workload = workload or default_workload()
     kept = (m for m in models if not runnable_only or _runnable(hardware, m, workload))
-    return sort_rows((_row(hardware, m, workload, prompt_tokens, None) for m in kept), sort)
+    return sort_rows((row(hardware, m, workload, prompt_tokens, None) for m in kept), sort)
 
 
 def _runnable(hardware: Hardware, model: ModelAdapter, workload: Workload) -> bool:
@@ -151,12 +160,13 @@ def rank_hardware(
     per_dollar: bool = False,
     sort: RankSort | None = None,
     runnable_only: bool = True,
+    row: RowFn = evaluate_row,
 ) -> list[RankRow]:
     """Every machine (with its price, or None) for one model: by useful aggregate, or per dollar
     (machines that cannot run the model's weight format left out unless ``runnable_only`` is False)."""
     workload = workload or default_workload()
     kept = ((hw, price) for hw, price in machines if not runnable_only or _runnable(hw, model, workload))
-    rows = (_row(hw, model, workload, prompt_tokens, price) for hw, price in kept)
+    rows = (row(hw, model, workload, prompt_tokens, price) for hw, price in kept)
     return sort_rows(rows, sort or ("per-dollar" if per_dollar else "useful"))
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from fastapi import FastAPI
@@ -77,6 +77,7 @@ def create_app(
     full = FullTextBuilder(
         lambda: site_export.iter_markdown(renderer, site),
         lambda: len(site_export.full_text_documents(site)),
+        _kept_full_text(renderer.date) if hardware is None and models is None else None,
     )
     app = FastAPI(title="servebound", version="0.1.0", description=DESCRIPTION, docs_url=None, redoc_url=None)
     app.state.web = WebState(site, renderer, full, base_url)
@@ -90,6 +91,31 @@ def create_app(
         app.include_router(router)
     install_http_layers(app)
     return app
+
+
+def _kept_full_text(date: str) -> tuple[Callable[[], str | None], Callable[[str], None]]:
+    """llms-full.txt's body kept in the record cache's folder (``llms-full-<package key>.json``, with
+    the date its documents carry), for the packaged catalogs: a start of the same package, the same
+    day, reads it instead of building it. Nothing is kept where the process uses no cache."""
+    import json
+
+    from servebound.inputs import record_cache as _record_cache
+
+    def load() -> str | None:
+        folder = _record_cache.enabled_folder()
+        path = None if folder is None else folder / f"llms-full-{_record_cache.package_key()}.json"
+        if path is None or not path.is_file():
+            return None
+        kept = json.loads(path.read_text(encoding="utf-8"))
+        ok = isinstance(kept, dict) and kept.get("date") == date and isinstance(kept.get("body"), str)
+        return str(kept["body"]) if ok else None
+
+    def save(body: str) -> None:
+        folder = _record_cache.enabled_folder()
+        if folder is not None:
+            _record_cache.write_file(folder, "llms-full", json.dumps({"date": date, "body": body}))
+
+    return load, save
 
 
 def _serve_static(app: FastAPI) -> None:
@@ -151,9 +177,12 @@ def serve(host: str = "127.0.0.1", port: int = 8000, base_url: str | None = None
         base_url = f"http://{f'[{shown_host}]' if ':' in shown_host else shown_host}:{port}"
     app = create_app(base_url=base_url.rstrip("/"))
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="info"))
-    # llms-full.txt builds from the moment the server listens (see the module docstring): started
-    # then, not before, so that it does not slow the start itself.
-    threading.Thread(target=_build_when_up, args=(server, app), name="llms-full-start", daemon=True).start()
+    # llms-full.txt: read as an earlier start of this package kept it, or built from the moment the
+    # server listens (see the module docstring), not before, so that it does not slow the start.
+    if not app.state.llms_full.load():
+        threading.Thread(
+            target=_build_when_up, args=(server, app), name="llms-full-start", daemon=True
+        ).start()
     server.run()
 
 

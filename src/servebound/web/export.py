@@ -17,20 +17,22 @@ further (tests).
 
 from __future__ import annotations
 
-import math
-import re
 import shutil
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
+from servebound.core.engines import FormatSupport, format_support
+from servebound.web.calculator import calculator_hardware, calculator_page
+from servebound.web.export_write import Writer, write_pairs
 from servebound.web.machine import Document, llms_full_txt, llms_txt, robots_txt, sitemap_xml
-from servebound.web.pages import Page, Renderer, mirror_path, model_data, pair_path, script_json
+from servebound.web.pages import Page, Renderer, model_data, pair_path, script_json
 from servebound.web.query import WorkloadQuery
-from servebound.web.site import SiteData, compute_pair, default_site_data
+from servebound.web.site import SiteData, SiteHardware, compute_pair, default_site_data
 
 Progress = Callable[[int, int, str], None]
 
@@ -51,20 +53,19 @@ def pairs(site: SiteData, max_pairs: int | None = None) -> list[tuple[str, str]]
     """The (hardware id, model id) pairs with a page of their own, model by model, then every other
     pair the site lists that has a reported run (so each run shown on a pair page has that page).
 
-    A native-format model gets a page on each machine where some format of it could fit: where even
-    its smallest format's weights exceed the memory, no workload fits, the answer is "does not fit"
-    and the page is left out (the static host's file cap); the calculator's ``/pair/`` page and the
-    rank tables say so. Other formats open their native page's calculator (``?profile=``)."""
-    smallest: dict[str, float] = {}
-    for m in site.models:
-        base = m.base_id or m.id
-        smallest[base] = min(smallest.get(base, math.inf), m.adapter.weights.resident)
+    A model in its native format gets a page on each machine whose memory holds its weights and whose
+    devices run its format (``format_support`` not unsupported), and on a multi-device system only
+    where one of its devices does not hold the weights (where the system is what serves it): the pairs
+    people look for, within the static hosts' caps. Every other pair (another format, a machine too
+    small for the native weights, a format the device cannot run, a small model on a large system) is
+    answered by the calculator page, ``/pair/?hardware=H&model=M``, in the browser from the exported
+    catalog data (``data/hardware``, ``data/models``)."""
     out = [
         (h.id, m.id)
         for m in site.models
         if m.native
         for h in site.hardware
-        if smallest[m.base_id or m.id] < h.hardware.memory_bytes
+        if _has_page(h, m.adapter.weights.resident, m.adapter.weight_precision)
     ]
     out = out if max_pairs is None else out[:max_pairs]
     have = set(out)
@@ -76,9 +77,26 @@ def pairs(site: SiteData, max_pairs: int | None = None) -> list[tuple[str, str]]
     return out
 
 
+def in_full_text(path: str) -> bool:
+    """Whether llms-full.txt holds the page at ``path``: the documents (start page, methodology,
+    derivation, license, validation, economics) and the catalog's tables (the hardware and model
+    indexes); each hardware, model and pair page is one ``.md`` away (llms.txt lists them, the
+    sitemap too). With each hardware and model page's rank table it was 23.5 MB."""
+    return not path.startswith(("/pair/", "/hardware/", "/models/"))
+
+
+def _has_page(h: SiteHardware, weights: float, precision: str | None) -> bool:
+    if weights >= h.hardware.memory_bytes:
+        return False
+    if format_support(h.id, precision)[0] is FormatSupport.UNSUPPORTED:
+        return False
+    system = h.parallel
+    return system is None or system.count <= 1 or weights >= system.device.memory_bytes
+
+
 def full_text_documents(site: SiteData) -> list[Document]:
-    """The documents llms-full.txt holds (and llms.txt links): every indexed page but the pairs."""
-    return documents(site, pair_ids=[])
+    """The documents llms-full.txt holds, in its order (:func:`in_full_text`)."""
+    return [d for d in documents(site, pair_ids=[]) if in_full_text(d.path)]
 
 
 def documents(site: SiteData, pair_ids: Sequence[tuple[str, str]] | None = None) -> list[Document]:
@@ -149,22 +167,9 @@ def iter_pages(
         yield renderer.pair_page(compute_pair(site.hardware_by_id[hw_id], site.models_by_id[model_id], query))
 
 
-def iter_markdown(
-    renderer: Renderer,
-    site: SiteData,
-    pair_ids: Sequence[tuple[str, str]] | None = None,
-    *,
-    with_pairs: bool = False,
-) -> Iterator[str]:
-    """Every indexed page's markdown mirror, in the order of :func:`documents` (``pair_ids`` as there),
-    for llms-full.txt: the documents (derivation, methodology, economics, validation, the catalog's
-    hardware and model pages and indexes), without the pair pages unless ``with_pairs`` (llms.txt
-    says how to reach any pair; each is one ``.md`` away and in the sitemap).
-
-    The same text as :func:`iter_pages` gives, cheaper: pair pages (nearly all of the site) come from
-    :meth:`Renderer.pair_markdown`, which skips the HTML, the SVG figures and the MathML, computed
-    without the prompt-length range that only the HTML shows.
-    """
+def iter_markdown(renderer: Renderer, site: SiteData) -> Iterator[str]:
+    """The markdown mirrors llms-full.txt holds, in the order of :func:`full_text_documents`: the
+    documents and the catalog's tables (:func:`in_full_text`)."""
     yield renderer.home().markdown
     yield renderer.methodology().markdown
     yield renderer.derivation().markdown
@@ -172,27 +177,7 @@ def iter_markdown(
     yield renderer.validation_page().markdown
     yield renderer.economics_page().markdown
     yield renderer.hardware_index().markdown
-    for h in site.hardware:
-        yield renderer.hardware_page(h).markdown
     yield renderer.models_index().markdown
-    for m in site.models:
-        yield renderer.model_page(m).markdown
-    if with_pairs:
-        query = WorkloadQuery()
-        for hw_id, model_id in pairs(site) if pair_ids is None else pair_ids:
-            pair = compute_pair(
-                site.hardware_by_id[hw_id], site.models_by_id[model_id], query, with_range=False
-            )
-            yield renderer.pair_markdown(pair)
-
-
-def _html_file(out_dir: Path, path: str) -> Path:
-    rel = path.strip("/")
-    return out_dir / rel / "index.html" if rel else out_dir / "index.html"
-
-
-def _md_file(out_dir: Path, path: str) -> Path:
-    return out_dir / mirror_path(path).lstrip("/")
 
 
 def build_site(
@@ -206,37 +191,48 @@ def build_site(
     """Write the whole site as static files under ``out_dir`` and return what was written.
 
     ``progress(done, total, path)`` is called after each page. ``base_url`` is where the copy will be
-    served (absolute URLs in robots.txt, llms.txt and sitemap.xml). ``max_pairs`` caps the pair pages.
+    served (absolute URLs in robots.txt, llms.txt and sitemap.xml, and each page's canonical link);
+    every other link is relative (``export_links``), so the copy also opens from file:// or below any
+    path. ``max_pairs`` caps the pair pages. The pair pages are written by worker processes where
+    there are many (``export_write``).
     """
     start = time.perf_counter()
-    base_path = urlsplit(base_url).path.rstrip("/")
     site = site or default_site_data()
+    site.validation()  # evaluated once, before any worker forks
     pair_ids = pairs(site, max_pairs)  # once for the build: its pages, index, links and report
     exported = set(pair_ids)
     renderer = Renderer(site, mode="static", exported=lambda h, m: (h, m) in exported, base_url=base_url)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    writer = Writer(out_dir, urlsplit(base_url).path.rstrip("/"))
     docs = documents(site, pair_ids)
     total = len(docs)
-    written: list[Path] = []
+    count = 0
     # Only the mirrors are kept for llms-full.txt: holding every page's HTML too took the full
     # export to 1.33 GB peak RSS (issue 14).
     markdowns: list[str] = []
 
-    def write(path: Path, text: str) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if base_path and path.suffix in (".html", ".md"):
-            text = under_base(text, base_path, markdown=path.suffix == ".md")
-        path.write_text(text, encoding="utf-8")
-        written.append(path)
-
-    for i, page in enumerate(iter_pages(renderer, site, pair_ids), start=1):
-        write(_html_file(out_dir, page.path), page.html)
-        write(_md_file(out_dir, page.path), page.markdown)
-        if not page.path.startswith("/pair/"):  # llms-full.txt: the documents, not every pair
-            markdowns.append(page.markdown)
+    def done(path: str) -> None:
+        nonlocal count
+        count += 1
         if progress is not None:
-            progress(i, total, page.path)
+            progress(count, total, path)
+
+    def write_documents() -> None:
+        kept = site.row_cache
+        if kept is None:  # the hardware and the model pages rank the same pairs: once each
+            site.row_cache = {}
+        try:
+            for page in iter_pages(renderer, site, pair_ids=[]):
+                writer.page(page)
+                if in_full_text(page.path):
+                    markdowns.append(page.markdown)
+                done(page.path)
+        finally:
+            site.row_cache = kept
+
+    write_pairs(writer, renderer, site, pair_ids, write_documents, done)
+    write = writer.write
     write(out_dir / "llms.txt", llms_txt(docs, base_url, renderer.date))
     write(out_dir / "llms-full.txt", llms_full_txt(markdowns, base_url))
     write(out_dir / "robots.txt", robots_txt(base_url))
@@ -244,17 +240,12 @@ def build_site(
 
     write(out_dir / "conformance.json", conformance_text())
     write(out_dir / "sitemap.xml", sitemap_xml([d.path for d in docs], base_url))
-    natives = {m.base_id: m.id for m in site.models if m.native}
-    for m in site.models:
-        data = model_data(m)
-        data["native_id"] = natives.get(m.base_id, m.id)
-        data["exported_hardware"] = sorted(h for h, mid in exported if mid == m.id)
-        # where its native format's page (and so this profile's calculator) exists
-        data["page_hardware"] = sorted(h for h, mid in exported if mid == data["native_id"])
-        write(out_dir / "data" / "models" / f"{m.id}.json", script_json(data))
-    write(out_dir / "404.html", renderer.error(404, "path", "no page at this address"))
-    # The home form's target: the static copy resolves the pair in the browser.
-    write(out_dir / "pair" / "index.html", _pair_redirect_page(renderer))
+    for name, data in catalog_data(site, exported):
+        write(out_dir / "data" / name, script_json(data))
+    # A host serves 404.html at any depth: its links start at the site's root (under the base path).
+    write(out_dir / "404.html", renderer.error(404, "path", "no page at this address"), rooted=True)
+    # The home form's target and every link to a pair without a page: the calculator.
+    write(out_dir / "pair" / "index.html", calculator_page(renderer, site, len(pair_ids)))
     static = resources.files("servebound.web").joinpath("static")
     for item in static.iterdir():
         if item.is_file():
@@ -262,32 +253,29 @@ def build_site(
             target.parent.mkdir(parents=True, exist_ok=True)
             with resources.as_file(item) as src:
                 shutil.copyfile(src, target)
-            written.append(target)
-    size = sum(p.stat().st_size for p in written)
+            writer.count(target)
     return BuildReport(
         out_dir=out_dir,
         pages=len(docs),
         pairs=len(pair_ids),
-        files=len(written),
-        bytes=size,
+        files=writer.files,
+        bytes=writer.bytes,
         seconds=time.perf_counter() - start,
     )
 
 
-_ROOT_LINK = re.compile(r'(\s(?:href|src|action)=")/(?!/)')
-_ROOT_MD_LINK = re.compile(r"(\]\()/(?!/)")
-
-
-def under_base(text: str, base_path: str, *, markdown: bool = False) -> str:
-    """Site-root links (``href="/static/..."``, ``](/hardware)``) moved under ``base_path``, for a
-    copy served below a domain's root (``--base-url https://example.org/sub``); the page's script
-    learns the base from ``<html data-base>``."""
-    if markdown:
-        return _ROOT_MD_LINK.sub(lambda m: f"{m.group(1)}{base_path}/", text)
-    text = _ROOT_LINK.sub(lambda m: f"{m.group(1)}{base_path}/", text)
-    return text.replace('<html lang="en">', f'<html lang="en" data-base="{base_path}">', 1)
-
-
-def _pair_redirect_page(renderer: Renderer) -> str:
-    """The static copy's ``/pair/`` page: its script opens the pair the home page's form chose."""
-    return renderer.pair_redirect()
+def catalog_data(site: SiteData, exported: set[tuple[str, str]]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The calculator's data files, by name under ``data/``: each model profile's adapter quantities
+    (``models/M.json``, with the machines where the pair has a page of its own) and each hardware
+    row's (``hardware/H.json``, with the overhead its pairs take by default)."""
+    natives = {m.base_id: m.id for m in site.models if m.native}
+    with_page: dict[str, list[str]] = {}
+    for hw_id, mid in sorted(exported):
+        with_page.setdefault(mid, []).append(hw_id)
+    for m in site.models:
+        data = model_data(m)
+        data["native_id"] = natives.get(m.base_id, m.id)
+        data["exported_hardware"] = with_page.get(m.id, [])
+        yield f"models/{m.id}.json", data
+    for h in site.hardware:
+        yield f"hardware/{h.id}.json", calculator_hardware(h)

@@ -8,13 +8,52 @@ so raw ``<`` and ``&`` are refused here rather than trusted.
 from __future__ import annotations
 
 import functools
+import re
 
 from latex2mathml.converter import convert
 from markupsafe import Markup
 
+#: A number as the formula text writes it (``116.2``, ``4``, the ``096`` of ``4{,}096``).
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+_MARK = re.compile(r"9\d{5}9(?:\.9)?")
+
+
+def _placeholder(k: int, decimal: bool) -> str:
+    """The k-th number of a formula's shape: a digit run no formula holds, decimal where it was."""
+    return f"9{k:05d}9" + (".9" if decimal else "")
+
+
+@functools.lru_cache(maxsize=1024)
+def _convert_shape(shape: str, display: str) -> str:
+    return str(convert(shape, display=display))
+
 
 @functools.lru_cache(maxsize=4096)
 def _convert(latex: str, display: str) -> str:
+    """The converter's output for ``latex``, from its shape where that is exact.
+
+    A page's formulas differ from pair to pair in their numbers only, and the converter is a page's
+    costliest step: each number is swapped for a placeholder, the shape converted once, and the
+    numbers put back into the output. Where a placeholder does not come back once and whole (a
+    number split by the converter, a subscript's first digit), the text is converted itself.
+    """
+    numbers = _NUMBER.findall(latex)
+    if not numbers:
+        return str(convert(latex, display=display))
+    marks = [_placeholder(k, "." in n) for k, n in enumerate(numbers)]
+    it = iter(marks)
+    shape = _NUMBER.sub(lambda _: next(it), latex)
+    out = _convert_shape(shape, display)
+    if any(out.count(mark) != 1 for mark in marks):
+        return str(convert(latex, display=display))
+    back = dict(zip(marks, numbers, strict=True))
+    return _MARK.sub(lambda m: back.get(m.group(0), m.group(0)), out)
+
+
+def convert_direct(latex: str, display: str = "inline") -> str:
+    """The converter's own output for ``latex`` (no shape cache): what ``_convert`` must equal."""
     return str(convert(latex, display=display))
 
 

@@ -399,8 +399,13 @@ class Renderer:
         desc = f"{verdict}. One session {single}; useful aggregate {agg}."
         return pair_path(hw.id, m.id, params), title, desc, context
 
-    def pair_page(self, pair: Pair) -> Page:
+    def pair_page(
+        self, pair: Pair, *, template: str = "pair.html", at: str | None = None, **more: Any
+    ) -> Page:
+        """A pair's page; ``template``, ``at`` (the page's own path) and ``more`` (its context) render
+        the same page into another frame (the static copy's calculator, ``calculator.html``)."""
         path, title, desc, context = self.pair_context(pair)
+        path = at or path
         d, m = context.d, pair.model
         agg_chart, per_chart = figures.decode_charts(pair)
         pre_charts = figures.prefill_charts(pair)
@@ -426,7 +431,7 @@ class Renderer:
             cost_figures=render_cost_charts(pair, context.cost),
             **figures.context_figure(pair),
         )
-        html = self._html("pair.html", path, title, desc, script=True, **_fields(context, extra))
+        html = self._html(template, path, title, desc, script=True, **_fields(context, extra), **more)
         return Page(path, title, desc, html, self._markdown("pair.md", path, title, desc, **_fields(context)))
 
     def pair_markdown(self, pair: Pair) -> str:
@@ -524,12 +529,6 @@ class Renderer:
             "The servebound code is licensed under Apache-2.0.",
         ]
         return self._page("prose", "/license", "License", desc, ProseContext("License", [(None, text, [])]))
-
-    def pair_redirect(self) -> str:
-        """The static copy's ``/pair/`` page (HTML only): its script opens the chosen pair."""
-        return self._html(
-            "pair_redirect.html", "/pair/", "Opening the pair", "Redirect to a pair page", script=True
-        )
 
     def error(
         self, status: int, field: str, message: str, suggestions: list[tuple[str, str]] | None = None

@@ -17,7 +17,7 @@ from servebound.views.calc_inputs import hardware_json, model_json
 from servebound.views.report import NOTHING_FITS, fmt_rate
 from servebound.web import figures
 from servebound.web.query import WorkloadQuery, page_inputs
-from servebound.web.site import Pair, SiteModel
+from servebound.web.site import Pair, SiteHardware, SiteModel
 from servebound.web.text import VERDICT_TEXT
 from servebound.web.work import GATE_TEXT
 
@@ -109,16 +109,22 @@ OFFLOAD_FIELDS = (
 )
 
 
+def hardware_data(h: SiteHardware) -> dict[str, Any]:
+    """A hardware row's quantities for the in-browser calculator (bytes, bytes/s, FLOP/s)."""
+    hw = h.hardware
+    return {
+        "id": h.id,
+        "name": h.name,
+        **{k: v for k, v in hardware_json(hw).items() if k != "id"},
+        "provenance": hw.provenance,
+    }
+
+
 def pair_data(pair: Pair) -> dict[str, Any]:
     """What the page's script needs to recompute in the browser: the adapter and hardware quantities."""
     hw = pair.hardware.hardware
     return {
-        "hardware": {
-            "id": pair.hardware.id,
-            "name": pair.hardware.name,
-            **{k: v for k, v in hardware_json(hw).items() if k != "id"},
-            "provenance": hw.provenance,
-        },
+        "hardware": hardware_data(pair.hardware),
         "model": _calculator_model(pair),
         "query": {
             "alloc_context": pair.query.alloc_context,

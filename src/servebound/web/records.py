@@ -4,14 +4,14 @@ page's distribution rows, each with its figures formatted once for both the HTML
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 from urllib.parse import quote
 
 from servebound.core.decode import DecodeResult
 from servebound.core.engines import FormatSupport
 from servebound.runs.validation import ReportedRun, reported_run_json
-from servebound.views.rank import rank_hardware, rank_models, rank_row_json
+from servebound.views.rank import RowFn, evaluate_row, rank_hardware, rank_models, rank_row_json
 from servebound.views.report import fmt_int, fmt_rate
 from servebound.web import figures
 from servebound.web.classes import PerDevice, per_device
@@ -135,6 +135,23 @@ def _rank_display(row: Any, href: str, label: str, hw: SiteHardware | None = Non
     )
 
 
+def _row_fn(site: SiteData) -> RowFn:
+    """How the site's rankings evaluate a row: computed each time, or once per pair where the site
+    keeps a row cache (``SiteData.row_cache``; the row's price is the caller's)."""
+    cache = site.row_cache
+    if cache is None:
+        return evaluate_row
+
+    def row(hw: Any, model: Any, workload: Any, prompt_tokens: int, price: float | None) -> Any:
+        key = (hw.id, model.id, workload, prompt_tokens)
+        found = cache.get(key)
+        if found is None:
+            found = cache[key] = evaluate_row(hw, model, workload, prompt_tokens, price)
+        return found if found.price_usd == price else replace(found, price_usd=price)
+
+    return row
+
+
 def rank_rows_for_hardware(
     site: SiteData,
     hw: SiteHardware,
@@ -149,7 +166,13 @@ def rank_rows_for_hardware(
     left out unless ``runnable_only`` is False."""
     models = [m for m in site.models if m.native or not native_only]
     by_adapter = {id(m.adapter): m for m in models}
-    rows = rank_models(hw.hardware, [m.adapter for m in models], workload, runnable_only=runnable_only)
+    rows = rank_models(
+        hw.hardware,
+        [m.adapter for m in models],
+        workload,
+        runnable_only=runnable_only,
+        row=_row_fn(site),
+    )
     out = []
     for row in rows:
         m = by_adapter[id(row.model)]
@@ -169,7 +192,11 @@ def rank_rows_for_model(
     machines that cannot run its weight format left out unless ``runnable_only`` is False."""
     by_hw = {id(h.hardware): h for h in site.hardware}
     rows = rank_hardware(
-        m.adapter, [(h.hardware, h.price_usd) for h in site.hardware], workload, runnable_only=runnable_only
+        m.adapter,
+        [(h.hardware, h.price_usd) for h in site.hardware],
+        workload,
+        runnable_only=runnable_only,
+        row=_row_fn(site),
     )
     out = []
     for row in rows:

@@ -235,6 +235,10 @@ class SiteData:
         self._runs = None if runs is None else tuple(runs)
         self._validation: ValidationSummary | None = None
         self._runs_lock = threading.Lock()
+        #: Ranking rows already computed, by (hardware id, model id, workload, prompt), or None (the
+        #: default: nothing kept). The static export turns it on, so that the hardware pages and the
+        #: model pages, which rank the same pairs, compute each row once.
+        self.row_cache: dict[tuple[str, str, Any, int], Any] | None = None
 
     def validation(self) -> ValidationSummary:
         """The reported runs checked against their ceilings and summarised (``servebound validate``)."""

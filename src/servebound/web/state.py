@@ -3,6 +3,7 @@ llms-full.txt builder; route handlers receive it through the :data:`Web` depende
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import threading
@@ -61,9 +62,17 @@ class FullTextBuilder:
     :meth:`start`. While it builds, :meth:`stream` gives the documents done so far and then each one as
     it is done, so a request is answered at once, never told to come back later. Thread-safe."""
 
-    def __init__(self, markdowns: Callable[[], Iterator[str]], count: Callable[[], int]) -> None:
+    def __init__(
+        self,
+        markdowns: Callable[[], Iterator[str]],
+        count: Callable[[], int],
+        kept: tuple[Callable[[], str | None], Callable[[str], None]] | None = None,
+    ) -> None:
         self._markdowns = markdowns
         self._count = count
+        #: (load, save): a body kept from an earlier build of the same package (``serve`` keeps it in
+        #: the record cache's folder), read at start so the file is ready at once; None keeps nothing.
+        self._kept = kept
         self._lock = threading.Lock()
         self._build_lock = threading.Lock()
         #: Guards the documents done so far and wakes the streams waiting for the next one.
@@ -78,6 +87,23 @@ class FullTextBuilder:
         self.streams = 0
         self._started_s: float | None = None
         self.seconds: float | None = None
+
+    def load(self) -> bool:
+        """The body kept from an earlier build, if there is one (then nothing is built); True if loaded."""
+        if self._kept is None:
+            return False
+        try:
+            body = self._kept[0]()
+        except (OSError, ValueError):
+            body = None
+        if body is None:
+            return False
+        with self._lock:
+            if self._body is None:
+                self._body, self.seconds = body, 0.0
+        with self._grown:
+            self._grown.notify_all()
+        return True
 
     def start(self, gate: threading.Event | None = None) -> threading.Thread | None:
         """Build in a daemon thread (``serve()`` calls this at startup, a first request otherwise); a
@@ -123,6 +149,9 @@ class FullTextBuilder:
                 self.seconds = time.perf_counter() - start
                 with self._lock:
                     self._body = body
+                if self._kept is not None:
+                    with contextlib.suppress(OSError):  # a read-only cache folder: built next start
+                        self._kept[1](body)
                 with self._grown:
                     self._grown.notify_all()
             return self._body
@@ -165,8 +194,8 @@ class FullTextBuilder:
             if failed is not None:
                 raise RuntimeError("llms-full.txt: the build failed") from failed
             if finished:
-                if at == 0:
-                    yield DELIMITER
+                if at == 0:  # no document streamed: an empty build, or a body kept from an earlier one
+                    yield self.body() or DELIMITER
                 return
 
     def retry_after_s(self) -> int:

@@ -357,6 +357,7 @@
     all.verdict_text = data.verdicts[d.verdict];
     all.fits_text = d.verdict === "floor_fit" || d.verdict === "no_floor" ? "Yes: " + FMT.int(d.batch_mem) + (d.batch_mem === 1 ? " session fits" : " sessions fit") : data.verdicts[d.verdict];
     all.overhead_bytes = (d.assumptions ? d.assumptions.overhead_gb : data.query.overhead_gb) * 1e9;
+    all.capacity_bytes = data.hardware.memory_bytes;
     document.querySelectorAll("#results [data-k]").forEach(function (node) {
       var v = lookup(all, node.getAttribute("data-k"));
       var f = node.getAttribute("data-f");
@@ -426,7 +427,7 @@
     if (q.draft && document.body.dataset.mode === "static") {
       // The static copy computes speculation in the browser: the draft's adapter comes from /data/models/.
       if (!drafts[q.draft]) {
-        fetchJSON("/data/models/" + encodeURIComponent(q.draft) + ".json").then(function (j) {
+        fetchJSON(BASE + "/data/models/" + encodeURIComponent(q.draft) + ".json").then(function (j) {
           drafts[q.draft] = j; recompute(form, data);
         }).catch(function (err) {
           var note = document.getElementById("calc-status");
@@ -445,8 +446,10 @@
     var note = document.getElementById("calc-status");
     var stale = document.getElementById("stale-work");
     var staleFigures = document.getElementById("stale-figures");
-    var pageUrl = location.pathname.replace(/\.md$/, "") + "?" + queryString(q, data.inputs.page) +
-      (data.model.native === false && document.body.dataset.mode === "static" ? "&profile=" + encodeURIComponent(data.model.id) : "");
+    var pageUrl = location.pathname.replace(/\.md$/, "") + "?" + (data.calculator ?
+      "hardware=" + encodeURIComponent(data.hardware.id) + "&model=" + encodeURIComponent(data.model.id) + "&" : "") +
+      queryString(q, data.inputs.page) +
+      (data.model.native === false && document.body.dataset.mode === "static" && !data.calculator ? "&profile=" + encodeURIComponent(data.model.id) : "");
     if (stale) { stale.hidden = false; stale.querySelector("a").setAttribute("href", pageUrl); }
     if (staleFigures) { staleFigures.hidden = !twoTier; staleFigures.querySelector("a").setAttribute("href", pageUrl); }
     var slider = form.querySelector("[name=overhead_gb]");
@@ -478,7 +481,7 @@
       showNumbers(data, local, localPre, q);
       showOverhead(q.overhead_gb);
       var fs = document.querySelector("#format-support [data-k=format_support]"), fw = document.querySelector("#format-support [data-k=format_support_why]");
-      var support = data.format_support[q.engine || ""];
+      var support = !data.calculator && data.format_support[q.engine || ""];
       if (fs && support) { fs.textContent = support[0]; fw.textContent = support[1]; }
       drawFigures(data, q, local, localPre);
       if (note) note.textContent = "Numbers computed in your browser.";
@@ -488,37 +491,117 @@
   }
 
   function init() {
-    // The static copy's /pair/?hardware=..&model=.. (the home form) goes to the pair's page.
-    if (/^\/pair\/?$/.test(location.pathname.slice(BASE.length))) {
-      var sp = new URLSearchParams(location.search);
-      var H = sp.get("hardware"), M = sp.get("model");
-      if (H && M) {
-        // Pages exist for native-format profiles; other profiles open the native page's calculator.
-        fetchJSON(BASE + "/data/models/" + encodeURIComponent(M) + ".json").then(function (j) {
-          if (j.exported_hardware.indexOf(H) >= 0) location.replace(BASE + "/pair/" + encodeURIComponent(H) + "/" + encodeURIComponent(M) + "/");
-          else if ((j.page_hardware || [H]).indexOf(H) >= 0) location.replace(BASE + "/pair/" + encodeURIComponent(H) + "/" + encodeURIComponent(j.native_id) + "/?profile=" + encodeURIComponent(M));
-          else {
-            // No page: not even this model's smallest format fits in this machine's memory.
-            var main = document.querySelector("main"), p = document.createElement("p");
-            p.className = "verdict v no_resident_fit";
-            p.id = "no-page";
-            p.textContent = j.name + " does not fit on " + H + ": its weights alone exceed the memory, at any workload. ";
-            var a = document.createElement("a");
-            a.href = BASE + "/models/" + encodeURIComponent(M) + "/";
-            a.textContent = "The machines it fits on";
-            p.appendChild(a);
-            main.insertBefore(p, main.firstChild.nextSibling);
-          }
-        }).catch(function () {
-          location.replace(BASE + "/pair/" + encodeURIComponent(H) + "/" + encodeURIComponent(M) + "/");
-        });
-      }
-      return;
-    }
+    // The static copy's calculator (/pair/?hardware=..&model=..): a pair with a page goes there, any
+    // other pair is computed here from the exported catalog data.
+    if (document.getElementById("calc-host")) { calculator(); return; }
     document.querySelectorAll("svg.chart").forEach(attachHover);
     var holder = document.getElementById("pair-data"), form = document.getElementById("workload");
     if (!holder || !form) return;
     var data = JSON.parse(holder.textContent);
+    var status = wire(form, data);
+    // The static copy has no server to read the URL: a shared link's workload is applied here, so the
+    // page shows the numbers its URL names (the served site renders them from the query already).
+    var fromUrl = document.body.dataset.mode === "static" && applyQuery(form, new URLSearchParams(location.search), data);
+    if (document.body.dataset.mode === "static") noteUnused(new URLSearchParams(location.search), data);
+    var profile = new URLSearchParams(location.search).get("profile");
+    if (profile && profile !== data.model.id && document.body.dataset.mode === "static") {
+      fetchJSON(BASE + "/data/models/" + encodeURIComponent(profile) + ".json").then(function (j) {
+        data.model = j;
+        var h1 = document.querySelector("main h1");
+        if (h1) h1.firstChild.textContent = j.name + " on ";
+        var details = document.getElementById("advanced");
+        if (details) details.open = true;
+        recompute(form, data);
+      }).catch(function (err) { status.textContent = "Could not load profile " + profile + ": " + err; });
+    } else if (fromUrl) {
+      recompute(form, data);
+    }
+  }
+
+  // A page of the copy by its site path ("pair/H/M"): the folder, or its index.html where the copy
+  // was opened from file:// (a browser opens no folder index there).
+  function pageHref(path) {
+    return BASE + "/" + path + (location.protocol === "file:" ? "/index.html" : "/");
+  }
+
+  // The calculator: the pair from the address (or the picker), computed in the browser.
+  function calculator() {
+    var sp = new URLSearchParams(location.search), H = sp.get("hardware"), M = sp.get("model");
+    var pick = document.getElementById("calc-pick"), fallback = document.getElementById("calc-fallback");
+    var noscript = document.getElementById("calc-noscript");
+    if (noscript) noscript.hidden = true;
+    if (pick) {
+      if (H) pick.elements.hardware.value = H;
+      if (M) pick.elements.model.value = M;
+    }
+    if (!H || !M) return;
+    var say = function (text) {
+      var p = document.getElementById("calc-error") || document.createElement("p");
+      p.id = "calc-error";
+      p.className = "verdict v no_resident_fit";
+      p.textContent = text;
+      if (!p.parentNode) fallback.insertBefore(p, fallback.firstChild);
+    };
+    Promise.all([
+      fetchJSON(BASE + "/data/models/" + encodeURIComponent(M) + ".json").catch(function () { throw new Error("no model " + M + " on this copy"); }),
+      fetchJSON(BASE + "/data/hardware/" + encodeURIComponent(H) + ".json").catch(function () { throw new Error("no hardware " + H + " on this copy"); })
+    ]).then(function (res) {
+      var model = res[0], hw = res[1];
+      var rest = new URLSearchParams(location.search);
+      rest.delete("hardware"); rest.delete("model");
+      if (model.exported_hardware.indexOf(H) >= 0) {
+        var tail = rest.toString();
+        location.replace(pageHref("pair/" + encodeURIComponent(H) + "/" + encodeURIComponent(M)) + (tail ? "?" + tail : ""));
+        return;
+      }
+      var holder = document.getElementById("pair-data"), form = document.getElementById("workload");
+      var data = JSON.parse(holder.textContent);
+      data.hardware = hw; data.model = model; data.calculator = true;
+      // The defaults this pair takes: the machine's overhead, the contexts capped at the model's limit.
+      var dflt = JSON.parse(document.getElementById("calc-host").getAttribute("data-defaults"));
+      data.inputs.fields.forEach(function (f) { if (f.default !== null && !(f.name in dflt)) dflt[f.name] = f.default; });
+      var limit = model.context_limit, alloc = limit ? Math.min(dflt.alloc_context, limit) : dflt.alloc_context;
+      var values = { alloc_context: alloc, read_context: Math.min(dflt.read_context, alloc), overhead_gb: hw.overhead_gb,
+        prompt: Math.max(1, Math.min(dflt.prompt, alloc)), floor: dflt.floor };
+      data.query = Object.assign({}, data.query, values, { batch: null });
+      Object.keys(values).forEach(function (name) {
+        var input = form.querySelector("[name=" + name + "]");
+        if (!input) return;
+        if (input.max !== "" && Number(input.max) < Number(values[name])) input.max = values[name];
+        input.value = values[name];
+        var out = input.parentNode.querySelector("output");
+        if (out) out.textContent = Number(values[name]).toLocaleString("en-US");
+      });
+      var maximize = document.getElementById("maximize");
+      if (maximize) maximize.checked = true;
+      form.setAttribute("action", "");
+      var h1 = document.querySelector("#calc-host h1");
+      if (h1) {
+        h1.firstChild.textContent = model.name + " on ";
+        var a = h1.querySelector("a");
+        if (a) { a.textContent = hw.name; a.setAttribute("href", pageHref("hardware/" + encodeURIComponent(H))); }
+      }
+      document.title = model.name + " on " + hw.name + " · servebound";
+      // What the script cannot redo for another pair: the reference pair's runs, cost, worked steps,
+      // links, memory bar and the engines' format support (the reference machine's).
+      ["#calc-host .sub", "#calc-host .sideways", "#measured", "#cost", "#calc-host .work", "#fig-memory", "#format-support"].forEach(function (sel) {
+        var node = document.querySelector(sel);
+        if (node) (node.closest("figure") || node).hidden = true;
+      });
+      var reset = form.querySelector("a");
+      if (reset) reset.setAttribute("href", location.pathname + "?hardware=" + encodeURIComponent(H) + "&model=" + encodeURIComponent(M));
+      document.getElementById("calc-host").hidden = false;
+      fallback.hidden = true;
+      var title = document.getElementById("calc-title");
+      if (title) title.hidden = true;
+      wire(form, data);
+      applyQuery(form, rest, data);
+      recompute(form, data);
+    }).catch(function (err) { say(String(err.message || err)); });
+  }
+
+  // The form's controls recompute as they move; returns the status line the numbers' source is named in.
+  function wire(form, data) {
     ENGINES = data.engines || {};
     var overheadSlider = form.querySelector("[name=overhead_gb]");
     if (overheadSlider) {
@@ -546,23 +629,7 @@
       input.addEventListener("change", function () { recompute(form, data); });
     });
     form.addEventListener("submit", function (ev) { ev.preventDefault(); recompute(form, data); });
-    // The static copy has no server to read the URL: a shared link's workload is applied here, so the
-    // page shows the numbers its URL names (the served site renders them from the query already).
-    var fromUrl = document.body.dataset.mode === "static" && applyQuery(form, new URLSearchParams(location.search), data);
-    if (document.body.dataset.mode === "static") noteUnused(new URLSearchParams(location.search), data);
-    var profile = new URLSearchParams(location.search).get("profile");
-    if (profile && profile !== data.model.id && document.body.dataset.mode === "static") {
-      fetchJSON(BASE + "/data/models/" + encodeURIComponent(profile) + ".json").then(function (j) {
-        data.model = j;
-        var h1 = document.querySelector("main h1");
-        if (h1) h1.firstChild.textContent = j.name + " on ";
-        var details = document.getElementById("advanced");
-        if (details) details.open = true;
-        recompute(form, data);
-      }).catch(function (err) { status.textContent = "Could not load profile " + profile + ": " + err; });
-    } else if (fromUrl) {
-      recompute(form, data);
-    }
+    return status;
   }
 
   // Set the form from a URL's workload parameters (the declared inputs' names); true if any was set.
