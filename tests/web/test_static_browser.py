@@ -103,6 +103,7 @@ def test_a_page_opened_from_file_is_styled_and_its_links_resolve(
     assert not errors, errors
     # a link followed by a click opens the page it names, styled
     page.click("header nav a:text('Hardware')")
+    page.wait_for_load_state("load")  # the click returns once the navigation commits, before the sheet
     assert page.url == (export / "hardware" / "index.html").as_uri()
     assert page.evaluate(STYLE)["header"] == "flex"
     page.close()

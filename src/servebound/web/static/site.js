@@ -557,6 +557,8 @@
       var holder = document.getElementById("pair-data"), form = document.getElementById("workload");
       var data = JSON.parse(holder.textContent);
       data.hardware = hw; data.model = model; data.calculator = true;
+      // The engine conventions' bases are this pair's, not the reference page's (defaultOverheadGb).
+      data.default_overhead_gb = hw.overhead_gb; data.full_resident_bytes = model.resident_bytes;
       // The defaults this pair takes: the machine's overhead, the contexts capped at the model's limit.
       var dflt = JSON.parse(document.getElementById("calc-host").getAttribute("data-defaults"));
       data.inputs.fields.forEach(function (f) { if (f.default !== null && !(f.name in dflt)) dflt[f.name] = f.default; });
