@@ -26,6 +26,15 @@ where it was published:
   GLM-4.5's shapes: 92 layers, 160 experts, hidden 5120; the catalog holds GLM-4.5's config). Two
   5-bit cards do not match a plain 5-bit layout and are left out: Qwen3.6-35B-A3B-5bit (ours 3.5 %
   below: the card's repository also holds the vision tower) and GLM-4.7-Flash-5bit (ours 8.7 % below).
+- Google's Gemma 3 QAT Q4_0 GGUFs (google/gemma-3-{1b,4b}-it-qat-q4_0-gguf): the token embedding,
+  tied to the output, F16, every other matrix Q4_0 (stduhpf's google-gemma-3-27b-it-qat-q4_0-gguf-small
+  card: Google's files keep the embedding table in fp16 instead of llama.cpp's Q6_K). A llama-bench
+  log of the 4B file at revision 15f73f5e (code index, repository not recorded) prints 2.93 GiB and
+  3.88 B params. The files' exact sizes are pinned, with their SHA-256, in several public manifests:
+  gemma-3-4b-it-q4_0.gguf 3,155,051,328 B (revision 15f73f5eee9c28f53afefef5723e29680c2fc78a, sha256
+  76aed0a8...), gemma-3-1b-it-q4_0.gguf 1,003,541,152 B (revision d1be121d36172a4b0b964657e2ee859d61138593,
+  sha256 95e5b8d8...). A file is its tensors plus its header (Gemma 3's 262k-token vocabulary with
+  scores and types, the chat template, the tensor index): 0.2 % of the 4B, 0.65 % of the 1B.
 """
 
 from __future__ import annotations
@@ -53,6 +62,7 @@ PUBLISHED_FILES: dict[str, tuple[float, str]] = {
     "minimax-m2.7-mlx_5bit": (157_262_619_651, "exo model card, mlx-community MiniMax-M2.7-5bit"),
     "nvidia-nemotron-3-nano-30b-a3b-bf16-mlx_5bit": (21_721_476_864, "exo model card, MLX-5Bit"),
     "glm-4.5-mlx_8bit_g32": (396_963_397_248, "exo model card, GLM-4.7-8bit-gs32 (GLM-4.5's shapes)"),
+    "gemma-3-4b-it-q4_0_qat": (2.93 * GIB, "llama-bench 2.93 GiB, Google's QAT Q4_0 GGUF"),
 }
 #: llama-bench prints two decimals of GiB: half a hundredth is the rounding, below 0.1 % here.
 TOLERANCE = 0.001
@@ -117,3 +127,39 @@ def test_mlx_layouts_by_hand() -> None:
 
     assert FORMATS["mlx_5bit"].bits_per_element == 5.5
     assert FORMATS["mlx_8bit_g32"].bits_per_element == 9.0
+
+
+#: Google's QAT GGUFs, whole files in bytes (revision, file), from the pinned manifests above.
+GEMMA_QAT_FILES = {
+    "gemma-3-4b-it-q4_0_qat": 3_155_051_328,  # 15f73f5e gemma-3-4b-it-q4_0.gguf
+    "gemma-3-1b-it-q4_0_qat": 1_003_541_152,  # d1be121d gemma-3-1b-it-q4_0.gguf
+}
+
+
+def test_gemma_qat_embedding_is_f16_and_the_rest_q4_0() -> None:
+    """Against llama.cpp's own Q4_0 file type the QAT file differs only in the tied embedding: F16 (2
+    bytes) where llama-quantize writes the output Q6_K (6.5625 bits), or Q8_0 (8.5 bits) where the
+    row is not a whole number of 256-element blocks (the 1B's 1,152)."""
+    for profile, folder, vocab, hidden, head_bits in [
+        ("gemma-3-4b-it-q4_0_qat", "google__gemma-3-4b-it", 262208, 2560, 6.5625),
+        ("gemma-3-1b-it-q4_0_qat", "google__gemma-3-1b-it", 262144, 1152, 8.5),
+    ]:
+        qat = get_model(profile).adapter.weights.resident
+        llama_cpp = import_hf_config(config(folder), weight_format="q4_0").adapter.weights.resident
+        assert qat - llama_cpp == pytest.approx(vocab * hidden * (2 - head_bits / 8), rel=1e-12)
+    assert get_model("gemma-3-4b-it-q4_0_qat").total_params == pytest.approx(3.88e9, abs=0.005e9)
+
+
+def test_gemma_qat_profiles_are_the_files_with_their_header() -> None:
+    """The 4B file less its tensors is its header, 6.21 MB; the tokenizer alone holds at least
+    262,208 x (8 B string length + 4 B score + 4 B type) = 4.20 MB of it. The same header on the 1B's
+    tensors (the same tokenizer and template) is the 1B file to 0.1 %: -0.03 %, the 1B's own header
+    being 0.32 MB the larger for all its 104 fewer tensor entries (its metadata is not byte for byte
+    the 4B's)."""
+    tensors = {p: get_model(p).adapter.weights.resident for p in GEMMA_QAT_FILES}
+    header = GEMMA_QAT_FILES["gemma-3-4b-it-q4_0_qat"] - tensors["gemma-3-4b-it-q4_0_qat"]
+    assert 262208 * 16 < header < 0.003 * GEMMA_QAT_FILES["gemma-3-4b-it-q4_0_qat"]
+    one_b = GEMMA_QAT_FILES["gemma-3-1b-it-q4_0_qat"]
+    assert tensors["gemma-3-1b-it-q4_0_qat"] + header == pytest.approx(one_b, rel=TOLERANCE)
+    # Without the header the 1B profile is 0.65 % short of its file: the check above is not vacuous.
+    assert tensors["gemma-3-1b-it-q4_0_qat"] != pytest.approx(one_b, rel=TOLERANCE)

@@ -15,7 +15,9 @@ from servebound.core.formats import FORMATS, BlockLayout
 
 #: llama.cpp file type -> the ggml type of every tensor no rule singles out (its
 #: llama_ftype_get_default_type). ``f16``: every matrix F16, nothing quantized. ``mxfp4_moe``: routed
-#: experts MXFP4, every other matrix Q8_0 (the file type of ggml-org's gpt-oss GGUFs).
+#: experts MXFP4, every other matrix Q8_0 (the file type of ggml-org's gpt-oss GGUFs). ``q4_0_qat``:
+#: Google's Gemma 3 QAT Q4_0 GGUFs, written by Google, not by llama-quantize: the token embedding
+#: (tied to the output) F16, every other matrix Q4_0 (stduhpf's requantization notes on the 27B).
 LLAMA_CPP_MIXES: dict[str, str] = {
     "f16": "fp16",
     "q8_0": "q8_0",
@@ -31,6 +33,7 @@ LLAMA_CPP_MIXES: dict[str, str] = {
     "q6_k": "q6_k",
     "iq4_xs": "iq4_xs",
     "mxfp4_moe": "q8_0",
+    "q4_0_qat": "q4_0",
 }
 
 #: Where a row is not a whole number of the chosen type's blocks (llama.cpp's tensor_type_fallback).
@@ -131,6 +134,7 @@ def llama_cpp_type(mix: str, role: str, row_length: int, place: TensorPlace = Te
     - ``ffn_down*``: Q2_K: Q3_K; Q3_K_M: Q5_K in the first sixteenth of layers, else Q4_K; Q4_K_M,
       Q5_K_M: Q6_K where :func:`use_more_bits`; Q4_K_S, IQ4_XS: Q5_K in the first eighth.
     - mxfp4_moe: routed experts (``*_exps``) MXFP4, everything else Q8_0.
+    - q4_0_qat (Google's QAT files): ``output`` / ``token_embd`` F16, every other matrix Q4_0.
     - everything else, the untied ``token_embd`` included: the file type's own type.
 
     Then rows that are not a whole number of blocks fall back (:data:`ROW_FALLBACK`), and to F16 when
@@ -141,6 +145,8 @@ def llama_cpp_type(mix: str, role: str, row_length: int, place: TensorPlace = Te
     base = LLAMA_CPP_MIXES[mix]
     if mix == "f16":
         return FORMATS["fp16"]
+    if mix == "q4_0_qat":
+        return FORMATS["fp16" if role in {"output", "token_embd"} or row_length % 32 else "q4_0"]
     if role == "output":
         chosen = "q8_0" if row_length % FORMATS[base].block or base == "q8_0" else "q6_k"
     elif mix == "mxfp4_moe":
