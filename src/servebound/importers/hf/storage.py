@@ -279,6 +279,12 @@ def mix_bytes(mix: str, arch: Arch, head: Count, final_norm: Count, routed: int)
     return StoredBytes(embedding, always, expert, mtp, label, label, MIX_SMALL_BYTES, steps)
 
 
+def _mix_name(mix: str) -> str:
+    if mix == "q4_0_qat":
+        return "Google's QAT Q4_0 GGUF: embedding F16, every other matrix Q4_0"
+    return f"llama.cpp's {mix.upper()} file type"
+
+
 def _mix_steps(walk: _Walk) -> list[Step]:
     tally = walk.tally
     params = sum(tally.params.values())
@@ -288,7 +294,7 @@ def _mix_steps(walk: _Walk) -> list[Step]:
         Step(
             "bytes_per_param",
             stored / params if params else 0.0,
-            f"{walk.mix} (llama.cpp's {walk.mix.upper()} file type): {stored:.0f} B / {params} params"
+            f"{walk.mix} ({_mix_name(walk.mix)}): {stored:.0f} B / {params} params"
             f" = {stored / max(params, 1):.4f} B ({bits:.3f} bits per weight); small tensors f32",
         )
     ]
