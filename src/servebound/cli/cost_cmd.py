@@ -155,7 +155,7 @@ def cost_layout(
     )
 
     resolved = resolve_system(hardware)
-    work = workload.for_model(mdl)
+    work = resolved.resolve(workload, mdl)
     result, points = layout_cost_points(resolved, mdl, work, layout, price.usd_per_hour, batches)
     out = {
         **layout_json(result),

@@ -46,9 +46,7 @@ def prefill_command(
             raise InputError("layout", "--layout evaluates one prompt setting: drop --range and --batch max")
         if prompt is None:
             raise InputError("prompt", "give --prompt L")
-        out = layout_prefill_json(
-            hardware, mdl, workload.for_model(mdl), flags.layout, prompt, int(search), chunk
-        )
+        out = layout_prefill_json(hardware, mdl, workload, flags.layout, prompt, int(search), chunk)
         if json_out:
             print_json(out)
         else:

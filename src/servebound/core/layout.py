@@ -261,14 +261,15 @@ def _inside_one_domain(layout: Layout, up: float) -> tuple[float, float, float, 
     return (up if layout.tp > 1 else math.inf), a2a, (layout.pp - 1) / up if layout.pp > 1 else 0.0, links
 
 
-def system_workload(system: System, model: ModelAdapter, workload: Workload | None) -> Workload:
-    """The workload a layout is evaluated under: default contexts capped at the model's limit, and O
-    the system's runtime overhead (N x the member row's) where it was left to the hardware, as decode
-    takes it for the same ``Nx-`` system; each device then carries O / N."""
-    workload = (workload or Workload()).for_model(model)
-    if not workload.overhead_from_hardware:  # resolved already (or given): no system row to build
-        return workload
-    return workload.for_hardware(system.device.scaled(system.count))
+def resolved_workload(workload: Workload | None) -> Workload:
+    """The workload a layout is evaluated under, as the caller resolved it against the system
+    (``Workload.resolve(system.device.scaled(system.count), model)``: default contexts capped at the
+    model's limit, O the system's runtime overhead, N x the member row's, as decode takes it for the
+    same ``Nx-`` system); each device then carries O / N. One with a default still to fill is an error."""
+    workload = workload or Workload()
+    if workload.pending:
+        raise ValueError("the workload has defaults still to fill: resolve it against the system first")
+    return workload
 
 
 class _LayoutModel:
@@ -391,7 +392,7 @@ def evaluate_layout(
     (the compute roof's, evaluated by the caller); None leaves compute uncharged, which only loosens
     the ceiling. A forced batch in the workload is ignored here (``times_at`` evaluates any batch).
     """
-    workload = system_workload(system, model, workload)
+    workload = resolved_workload(workload)
     problem = layout_problem(system, model, layout)
     if problem is not None:
         raise ValueError(problem)
@@ -476,7 +477,7 @@ def per_device_bytes(
     system: System, model: ModelAdapter, layout: Layout, batch: int, workload: Workload | None = None
 ) -> PerDevice:
     """The average device's bytes with ``batch`` sessions per micro-batch (pp micro-batches in flight)."""
-    workload = system_workload(system, model, workload)
+    workload = resolved_workload(workload)
     return _LayoutModel(system, model, workload, layout, None, DEFAULT_ACTIVATION_BYTES).per_device(batch)
 
 
@@ -491,7 +492,7 @@ def times_at(
     activation_bytes: float = DEFAULT_ACTIVATION_BYTES,
 ) -> StepTimes:
     """Step and token times of ``layout`` at micro-batch ``batch`` (for forced batches and figures)."""
-    workload = system_workload(system, model, workload)
+    workload = resolved_workload(workload)
     lm = _LayoutModel(system, model, workload, layout, compute_s_per_session_step, activation_bytes)
     return lm.times(batch)
 
@@ -516,7 +517,7 @@ def prefill_communication(
 ) -> PrefillCommunication:
     """Link seconds on the average device to prefill ``tokens`` tokens through one replica; the stages run
     one after another, so the per-stage terms add up over pp stages."""
-    workload = system_workload(system, model, workload)
+    workload = resolved_workload(workload)
     lm = _LayoutModel(system, model, workload, layout, None, activation_bytes)
     pp = layout.pp
     return PrefillCommunication(
@@ -549,7 +550,7 @@ def search_layouts(
     activation_bytes: float = DEFAULT_ACTIVATION_BYTES,
 ) -> list[LayoutResult]:
     """Every valid layout evaluated and ranked best first (``rank_key``)."""
-    workload = system_workload(system, model, workload)  # once for the search, not once per layout
+    workload = resolved_workload(workload)
     results = [
         evaluate_layout(
             system,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from servebound.core.experts import ExpertTraffic
@@ -105,6 +105,14 @@ class Workload:
     engine_resident_bytes: float | None = None
     #: Weights in host RAM (``--cpu-moe``, ``--n-cpu-moe``, ``--gpu-layers``) and the host's memory.
     offload: OffloadSpec | None = None
+    #: Set by ``resolve``: every default that depends on the (hardware, model) pair is filled in, so
+    #: the core computes with this workload as it stands (not part of equality).
+    resolved: bool = field(default=False, compare=False, repr=False)
+
+    @property
+    def pending(self) -> bool:
+        """A default still to fill from a hardware row or a model's limit: ``resolve`` first."""
+        return not self.resolved and (self.overhead_from_hardware or self.fit_contexts_to_model)
 
     @property
     def held_context_tokens(self) -> int:
@@ -166,8 +174,11 @@ class Workload:
     def resolve(self, hardware: Hardware, model: ModelAdapter) -> Workload:
         """The workload this (hardware, model) pair is computed under: every default that depends on
         them filled in once (O from the hardware row, the contexts from the model's limit), each with
-        its source (``sources``). Resolving a resolved workload changes nothing."""
-        return self.for_model(model).for_hardware(hardware)
+        its source (``sources``). A resolved workload is returned as it is: it is resolved once, at the
+        edge that names the pair, and the core takes it so."""
+        if self.resolved:
+            return self
+        return replace(self.for_model(model).for_hardware(hardware), resolved=True)
 
     @property
     def sources(self) -> dict[str, str]:

@@ -176,7 +176,7 @@ def check_run(
         alloc_context=alloc,
         read_context=min(alloc, run.prompt_tokens),
         **dict(run.workload_options),
-    )
+    ).resolve(hw, adapter)
     batch = 1 if run.metric is Metric.TTFT_S else run.concurrency
     pf = prefill(
         hw,
@@ -194,7 +194,7 @@ def check_run(
         run=run,
         hardware=hw,
         model=adapter,
-        overhead_bytes=workload.for_hardware(hw).overhead_bytes,
+        overhead_bytes=workload.overhead_bytes,
         ceiling_tok_per_s=pf.tok_per_s,
         measured_tok_per_s=measured,
         efficiency=efficiency,

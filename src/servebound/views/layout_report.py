@@ -29,8 +29,9 @@ def decode_layout_json(
 ) -> tuple[ResolvedSystem, LayoutResult, dict[str, Any]]:
     """Decode on one parallel layout: the layout's ceilings in decode's field names, plus its own, and
     the forced micro-batch when the workload has one."""
-    workload = workload.for_model(model)  # the capped contexts the K fields below are at
-    resolved, result = run_layout(ref, model, workload, layout)
+    resolved = resolve_system(ref)
+    workload = resolved.resolve(workload, model)  # once: the capped contexts the K fields below are at
+    _, result = run_layout(resolved, model, workload, layout)
     forced = None
     if workload.forced_batch is not None:
         b = workload.forced_batch
@@ -72,6 +73,7 @@ def layout_prefill_json(
     resolved = resolve_system(hardware)
     system = resolved.system
     chosen = parse_layout(layout, system, mdl)
+    on_system = resolved.resolve(workload, mdl)  # the replica's prefill resolves against the replica
     pf = prefill(
         replica_prefill_hardware(system, chosen),
         mdl,
@@ -80,11 +82,11 @@ def layout_prefill_json(
         batch=batch,
         chunk_tokens=chunk,
     )
-    link = prefill_communication(system, mdl, chosen, batch * prompt, workload)
+    link = prefill_communication(system, mdl, chosen, batch * prompt, on_system)
     time_s = max(pf.time_s, link.all_reduce_s + link.all_to_all_s) + link.hop_s
     out = prefill_json(pf)
     bound = "communication" if link.all_reduce_s + link.all_to_all_s > pf.time_s else out["bound_by"]
-    per_device = per_device_bytes(system, mdl, chosen, batch, workload)
+    per_device = per_device_bytes(system, mdl, chosen, batch, on_system)
     out.update(
         {
             "system": system_json(resolved),

@@ -44,6 +44,11 @@ class ResolvedSystem:
     system: System
     link_sources: dict[str, str]
 
+    def resolve(self, workload: Workload, model: ModelAdapter) -> Workload:
+        """The workload resolved once against this system: O N x the member row's (as decode takes it
+        for the same ``Nx-`` system), contexts capped at the model's limit."""
+        return workload.resolve(self.system.device.scaled(self.system.count), model)
+
 
 def resolve_system(ref: str | Hardware | System | ResolvedSystem) -> ResolvedSystem:
     """A catalog system (its member device, count and link), ``Nx-<id>`` (ideal link), a single catalog
@@ -121,6 +126,7 @@ def run_layout(
     system = resolved.system
     chosen = parse_layout(layout, system, model) if isinstance(layout, str) else layout
     _check_speculation(workload)
+    workload = resolved.resolve(workload, model)
     c = compute_seconds_per_session_step(system.device, model, workload)
     return resolved, evaluate_layout(
         system, model, chosen, workload, compute_s_per_session_step=c, activation_bytes=activation_bytes
@@ -137,6 +143,7 @@ def run_layouts(
     """Every valid layout of a system, best first."""
     resolved = resolve_system(ref)
     _check_speculation(workload)
+    workload = resolved.resolve(workload, model)
     system = resolved.system
     c = compute_seconds_per_session_step(system.device, model, workload)
     return resolved, search_layouts(
@@ -156,6 +163,7 @@ def layout_decode_ceiling(
     resolved = resolve_system(ref)
     system = resolved.system
     chosen = parse_layout(layout, system, model)
+    workload = resolved.resolve(workload, model)
     lanes = chosen.dp * chosen.pp
     batch = max(1, -(-concurrency // lanes))
     c = compute_seconds_per_session_step(system.device, model, workload)
@@ -177,6 +185,7 @@ def layout_cost_points(
     resolved = resolve_system(ref)
     system = resolved.system
     chosen = parse_layout(layout, system, model) if isinstance(layout, str) else layout
+    workload = resolved.resolve(workload, model)
     c = compute_seconds_per_session_step(system.device, model, workload)
     result = evaluate_layout(system, model, chosen, workload, compute_s_per_session_step=c)
     if batches is None:
@@ -258,9 +267,10 @@ class LayoutSearch(ResultRecord):
 def search_system(
     ref: str | Hardware | System | ResolvedSystem, model: ModelAdapter, workload: Workload
 ) -> LayoutSearch:
-    """``run_layouts`` as a record (contexts capped at the model's limit first); none valid is an error."""
-    workload = workload.for_model(model)
-    resolved, results = run_layouts(ref, model, workload)
+    """``run_layouts`` as a record (the workload resolved once against the system); none valid is an error."""
+    resolved = resolve_system(ref)
+    workload = resolved.resolve(workload, model)
+    _, results = run_layouts(resolved, model, workload)
     if not results:
         raise InputError("layout", f"no valid layout of {resolved.id} for {model.id}")
     return LayoutSearch(resolved, model, workload, tuple(results))
@@ -344,14 +354,16 @@ def run_plan(
     if usd_per_device_hour is not None and not usd_per_device_hour >= 0:
         raise InputError("usd_per_hour", f"must be >= 0 (got {usd_per_device_hour})")
     alloc = prompt_tokens + output_tokens
-    workload = Workload(
+    base = Workload(
         overhead_bytes=DEFAULT_OVERHEAD_BYTES if overhead_bytes is None else overhead_bytes,
         overhead_from_hardware=overhead_bytes is None,
         alloc_context_tokens=alloc,
         read_context_tokens=prompt_tokens + output_tokens // 2,
         floor_tok_per_s=floor_tok_s,
     )
-    resolved, results = run_layouts(ref, model, workload)
+    resolved = resolve_system(ref)
+    workload = resolved.resolve(base, model)
+    _, results = run_layouts(resolved, model, workload)
     fits = [r for r in results if r.verdict.value == "floor_fit"]
     if not fits:
         closest = results[0].verdict.value if results else "no layout"
@@ -375,8 +387,8 @@ def run_plan(
                 f"{listed.rental_source}"
             )
     pf = prefill(
-        replica_prefill_hardware(resolved.system, best.layout), model, prompt_tokens, workload=workload
-    )
+        replica_prefill_hardware(resolved.system, best.layout), model, prompt_tokens, workload=base
+    )  # resolved against the replica prefill runs on
     c = compute_seconds_per_session_step(resolved.system.device, model, workload)
     traffic = {"users": users, "requests_per_s": requests_per_s}
     served = served_batch(resolved.system, model, best, workload, c, **traffic, output_tokens=output_tokens)
@@ -480,9 +492,7 @@ def layout_assumptions(workload: Workload, result: LayoutResult, resolved: Resol
     return {
         "overhead_gb_per_device": result.per_device.overhead_bytes / GB,
         "overhead": "the system's O spread evenly over its devices",
-        "overhead_source": workload.for_hardware(
-            resolved.system.device.scaled(resolved.system.count)
-        ).overhead_source,
+        "overhead_source": workload.overhead_source,
         "alloc_context_tokens": workload.alloc_context_tokens,
         "read_context_tokens": workload.read_context_tokens,
         "floor_tok_s": workload.floor_tok_per_s,

@@ -165,8 +165,8 @@ def system_layouts(
 ) -> SystemLayouts:
     """The layouts section of a system page for ``model`` at the default workload."""
     assert hw.parallel is not None
-    work = (workload or default_workload()).for_model(model.adapter)
     resolved = ResolvedSystem(hw.id, hw.name, hw.parallel, dict(hw.link_sources))
+    work = resolved.resolve(workload or default_workload(), model.adapter)  # once, against the system
     _, results = run_layouts(resolved, model.adapter, work)
     best = results[0] if results else None
     return SystemLayouts(

@@ -90,8 +90,7 @@ def _calculator_model(pair: Pair) -> dict[str, Any]:
     if spec is None:
         return data
     hw = pair.hardware.hardware
-    overhead = pair.workload.for_hardware(hw).overhead_bytes
-    eff, _, _ = offloaded(hw, pair.model.adapter, spec, overhead)
+    eff, _, _ = offloaded(hw, pair.model.adapter, spec, pair.workload.overhead_bytes)  # resolved
     return {**data, **{k: v for k, v in model_json(eff).items() if k != "id"}, "embedding_bytes": 0.0}
 
 

@@ -175,9 +175,8 @@ def api_prefill(
             raise InputError(
                 "layout", "layout= evaluates one prompt setting: give prompt=, drop range and batch=max"
             )
-        work = query.workload().for_model(adapter)
         return layout_prefill_json(
-            _system(web, hardware), adapter, work, params["layout"], prompt, size, params["chunk"]
+            _system(web, hardware), adapter, query.workload(), params["layout"], prompt, size, params["chunk"]
         )
     workload = query.workload().resolve(hw.hardware, adapter)
     if prompt is None and not include_range:
@@ -241,7 +240,7 @@ def api_layout(
     query = workload_query(params)
     m = web.get_model(model)
     adapter = query.model(m.adapter)
-    workload = query.workload().for_model(adapter)
+    workload = resolved.resolve(query.workload(), adapter)  # once, against the system
     layout = params["layout"]
     if layout is not None:
         _, result = run_layout(resolved, adapter, workload, layout)
