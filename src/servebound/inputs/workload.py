@@ -63,9 +63,24 @@ class Input:
     max_length: int | None = None
     help_in: tuple[tuple[str, str], ...] = ()  # a group's own help text, where the input differs there
     expects: str = ""  # what a value may be, where no list of choices says it (errors name it)
+    #: The pair page's form control (range, number, text, select or check; "" where the page has none),
+    #: its label (HTML), step, and a slider's own ends where they differ from the bounds (a slider's
+    #: top is otherwise the page's, per pair); ``element_id`` where the page's script finds it by id.
+    control: str = ""
+    label: str = ""
+    step: float = 1
+    form_minimum: float | None = None
+    form_maximum: float | None = None
+    element_id: bool = False
+    placeholder: str = ""
 
     def help_for(self, group: str) -> str:
         return dict(self.help_in).get(group, self.help)
+
+    @property
+    def form_low(self) -> float | None:
+        """A form control's low end: its own, else the input's lower bound."""
+        return self.minimum if self.form_minimum is None else self.form_minimum
 
     @property
     def flag(self) -> str:
@@ -176,6 +191,9 @@ class WorkloadInputs:
         minimum=0,
         maximum=MAX_EDGE_GB,
         api_help="O: runtime overhead in GB (the hardware row's; 8 where it states none)",
+        control="range",
+        label="Runtime overhead O (GB)",
+        step=0.5,
     )
     alloc_context: int | None = given(
         None,
@@ -183,6 +201,10 @@ class WorkloadInputs:
         "context",
         **_CTX,
         api_help="L_alloc: tokens reserved per session (100,000, capped at the model's limit)",
+        control="range",
+        label="Reserved context L<sub>alloc</sub> (tokens)",
+        step=1000,
+        form_minimum=1000,
     )
     read_context: int | None = given(
         None,
@@ -190,6 +212,9 @@ class WorkloadInputs:
         "context",
         **{**_CTX, "minimum": 0},  # 0: a fresh session's first step reads no cache (--range starts there)
         api_help="L_read: tokens read per step, <= L_alloc (32,000)",
+        control="range",
+        label="Read context L<sub>read</sub> (tokens)",
+        form_minimum=1,
     )
     floor: float = given(
         DEFAULT_FLOOR_TOK_PER_S,
@@ -200,6 +225,10 @@ class WorkloadInputs:
         minimum=0,
         maximum=MAX_EDGE_TOK_S,
         api_help="r*: tok/s per session (20)",
+        control="range",
+        label="Floor r* (tok/s per session)",
+        step=0.5,
+        form_maximum=200,
     )
     expert_traffic: str = given(
         "expected",
@@ -207,6 +236,8 @@ class WorkloadInputs:
         "context",
         choices=("expected", "minimum"),
         api_help="expected: m(n); minimum: k experts",
+        control="select",
+        label="Expert traffic",
     )
     kv_precision: str | None = given(
         None,
@@ -223,6 +254,8 @@ class WorkloadInputs:
         "serving",
         choices=("reserved", "paged"),
         api_help="reserved: each session holds K_alloc(L_alloc); paged: K_alloc(L_read) (reserved)",
+        control="select",
+        label="KV cache",
     )
     engine: str | None = given(
         None,
@@ -315,15 +348,41 @@ class WorkloadInputs:
         words=("max",),
         help_in=(("prefill", "b: prompts per batch, or 'max' to search."),),
         api_help="B: sessions forced (decode; max = b*) or prompts per batch (prefill; max searches)",
+        control="range",
+        label="Batch b",
+        element_id=True,
     )
     draft: str | None = given(
-        None, "Speculative decoding: the draft model (file or catalog id).", "decode", max_length=4096
+        None,
+        "Speculative decoding: the draft model (file or catalog id).",
+        "decode",
+        max_length=4096,
+        control="text",
+        label="Draft model id",
+        element_id=True,
+        placeholder="e.g. qwen3-0.6b",
     )
     draft_tokens: int | None = given(
-        None, "gamma: tokens drafted per step.", "decode", unit="tokens", minimum=1, maximum=MAX_DRAFT_TOKENS
+        None,
+        "gamma: tokens drafted per step.",
+        "decode",
+        unit="tokens",
+        minimum=1,
+        maximum=MAX_DRAFT_TOKENS,
+        control="number",
+        label="Draft tokens &gamma;",
+        element_id=True,
     )
     acceptance: float | None = given(
-        None, "alpha: per-token acceptance; rho = (1-a^(g+1))/(1-a).", "decode", minimum=0, maximum=1
+        None,
+        "alpha: per-token acceptance; rho = (1-a^(g+1))/(1-a).",
+        "decode",
+        minimum=0,
+        maximum=1,
+        control="number",
+        label="Acceptance &alpha;",
+        step=0.01,
+        element_id=True,
     )
     tokens_per_step: float | None = given(
         None,
@@ -331,12 +390,25 @@ class WorkloadInputs:
         "decode",
         minimum=1,
         maximum=MAX_DRAFT_TOKENS + 1,
+        control="number",
+        label="or tokens per step &rho;",
+        step=0.01,
+        element_id=True,
     )
     memory_only: bool = given(
-        False, "Drop decode's compute roof: the memory-only ceiling, for comparison.", "roof"
+        False,
+        "Drop decode's compute roof: the memory-only ceiling, for comparison.",
+        "roof",
+        control="check",
+        label="Memory roof only (drop decode's compute roof)",
     )
     prompt: int | None = given(
-        None, "L: prompt tokens per request (optional with --range).", "prefill", **_CTX
+        None,
+        "L: prompt tokens per request (optional with --range).",
+        "prefill",
+        **_CTX,
+        control="range",
+        label="Prompt L (tokens)",
     )
     chunk: int | None = given(
         None,
