@@ -30,9 +30,9 @@ from servebound.core.engines import FormatSupport, format_support
 from servebound.web.calculator import calculator_hardware, calculator_page
 from servebound.web.export_write import Writer, write_pairs
 from servebound.web.machine import Document, llms_full_txt, llms_txt, robots_txt, sitemap_xml
-from servebound.web.pages import Page, Renderer, model_data, pair_path, script_json
-from servebound.web.query import WorkloadQuery
-from servebound.web.site import SiteData, SiteHardware, compute_pair, default_site_data
+from servebound.web.pages import Page, Renderer, model_data, script_json
+from servebound.web.registry import entries, render
+from servebound.web.site import SiteData, SiteHardware, default_site_data
 
 Progress = Callable[[int, int, str], None]
 
@@ -102,82 +102,23 @@ def full_text_documents(site: SiteData) -> list[Document]:
 def documents(site: SiteData, pair_ids: Sequence[tuple[str, str]] | None = None) -> list[Document]:
     """Every page the site indexes, with its title and a group (for llms.txt and the sitemap);
     ``pair_ids``: the pairs with a page (default: every one, :func:`pairs`)."""
-    docs = [
-        Document("/", "servebound: how fast can this machine serve this model?", "Start here"),
-        Document("/methodology", "Methodology: how servebound computes its ceilings", "Start here"),
-        Document(
-            "/derivation",
-            "The roofline derivation",
-            "Start here",
-            "every formula numbered, worked examples live, figures",
-        ),
-        Document("/license", "License (CC BY 4.0)", "Start here"),
-        Document(
-            "/validation",
-            "Validation: published runs against their ceilings",
-            "Start here",
-            "every reported measurement, its ceiling and its efficiency",
-        ),
-        Document(
-            "/economics",
-            "Economics: step time, balance batch and cost per token",
-            "Start here",
-            "the two-line roofline, cost per token and the serving-economics lecture's numbers recomputed",
-        ),
-        Document("/hardware", "Hardware: every row", "Hardware"),
-    ]
-    docs += [
-        Document(
-            f"/hardware/{h.id}",
-            h.name,
-            "Hardware",
-            f"{h.memory_gb:,.0f} GB, {h.bandwidth_gb_per_s:,.0f} GB/s",
-        )
-        for h in site.hardware
-    ]
-    docs.append(Document("/models", "Models: every profile", "Models"))
-    docs += [Document(f"/models/{m.id}", m.name, "Models") for m in site.models]
-    names_hw = {h.id: h.name for h in site.hardware}
-    names_m = {m.id: m.name for m in site.models}
-    docs += [
-        Document(pair_path(h, m), f"{names_m[m]} on {names_hw[h]}", "Pairs (default workload)")
-        for h, m in (pairs(site) if pair_ids is None else pair_ids)
-    ]
-    return docs
+    return [doc for _, doc, _ in entries(site, pairs(site) if pair_ids is None else pair_ids)]
 
 
 def iter_pages(
     renderer: Renderer, site: SiteData, pair_ids: Sequence[tuple[str, str]] | None = None
 ) -> Iterator[Page]:
     """Every indexed page, rendered, in the order of :func:`documents` (``pair_ids`` as there)."""
-    yield renderer.home()
-    yield renderer.methodology()
-    yield renderer.derivation()
-    yield renderer.license()
-    yield renderer.validation_page()
-    yield renderer.economics_page()
-    yield renderer.hardware_index()
-    for h in site.hardware:
-        yield renderer.hardware_page(h)
-    yield renderer.models_index()
-    for m in site.models:
-        yield renderer.model_page(m)
-    query = WorkloadQuery()
-    for hw_id, model_id in pairs(site) if pair_ids is None else pair_ids:
-        yield renderer.pair_page(compute_pair(site.hardware_by_id[hw_id], site.models_by_id[model_id], query))
+    for spec, _, item in entries(site, pairs(site) if pair_ids is None else pair_ids):
+        yield render(renderer, spec, item)
 
 
 def iter_markdown(renderer: Renderer, site: SiteData) -> Iterator[str]:
     """The markdown mirrors llms-full.txt holds, in the order of :func:`full_text_documents`: the
     documents and the catalog's tables (:func:`in_full_text`)."""
-    yield renderer.home().markdown
-    yield renderer.methodology().markdown
-    yield renderer.derivation().markdown
-    yield renderer.license().markdown
-    yield renderer.validation_page().markdown
-    yield renderer.economics_page().markdown
-    yield renderer.hardware_index().markdown
-    yield renderer.models_index().markdown
+    for spec, doc, item in entries(site, []):
+        if in_full_text(doc.path):
+            yield render(renderer, spec, item, markdown=True)
 
 
 def build_site(

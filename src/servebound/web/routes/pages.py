@@ -8,8 +8,9 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
 from servebound.errors import InputError
-from servebound.web.pages import HardwareFilters, ModelFilters, Page, Renderer, pair_path
+from servebound.web.pages import HardwareFilters, ModelFilters, Page, Renderer, mirror_path, pair_path
 from servebound.web.query import parse_workload_query
+from servebound.web.registry import PAGES, PageSpec
 from servebound.web.site import compute_pair
 from servebound.web.state import Web, heavy, page_response, split_md
 
@@ -20,33 +21,18 @@ def _is_md(request: Request) -> bool:
     return request.url.path.endswith(".md")
 
 
-#: The pages built from the site alone, each cached under its path: (path, its markdown mirror's path,
-#: the renderer's method, whether it runs under the heavy-work gate).
-_FIXED_PAGES: tuple[tuple[str, str, str, bool], ...] = (
-    ("/", "/index.md", "home", False),
-    ("/methodology", "/methodology.md", "methodology", False),
-    ("/validation", "/validation.md", "validation_page", True),
-    ("/economics", "/economics.md", "economics_page", True),
-    ("/license", "/license.md", "license", False),
-)
+def _fixed_page(spec: PageSpec) -> Callable[[Request, Web], Response]:
+    """A page built from the site alone (a row of the registry enumerating nothing), cached under its path."""
 
-
-def _fixed_page(path: str, method: str, gated: bool) -> Callable[[Request, Web], Response]:
     def page(request: Request, web: Web) -> Response:
-        render: Callable[[], Page] = getattr(web.renderer, method)
-        return page_response(web.cache.get(path, heavy(render) if gated else render), _is_md(request))
+        render: Callable[[], Page] = getattr(web.renderer, spec.method)
+        return page_response(
+            web.cache.get(spec.path, heavy(render) if spec.gated else render), _is_md(request)
+        )
 
     return page
 
 
-for _path, _md_path, _method, _gated in _FIXED_PAGES:
-    _handler = _fixed_page(_path, _method, _gated)
-    router.get(_path)(_handler)
-    router.get(_md_path)(_handler)
-
-
-@router.get("/hardware")
-@router.get("/hardware.md")
 def hardware_index(request: Request, web: Web) -> Response:
     p = request.query_params
     f = HardwareFilters(
@@ -59,7 +45,6 @@ def hardware_index(request: Request, web: Web) -> Response:
     return page_response(heavy(lambda: web.renderer.hardware_index(f))(), _is_md(request))
 
 
-@router.get("/hardware/{ref}")
 def hardware_page(ref: str, request: Request, web: Web) -> Response:
     """A hardware page; ``?model=`` chooses the model a system's layouts are shown for."""
     ref, markdown = split_md(ref)
@@ -71,8 +56,6 @@ def hardware_page(ref: str, request: Request, web: Web) -> Response:
     return page_response(web.cache.get(key, heavy(lambda: web.renderer.hardware_page(hw, model))), markdown)
 
 
-@router.get("/models")
-@router.get("/models.md")
 def models_index(request: Request, web: Web) -> Response:
     p = request.query_params
     fits = p.get("fits") or None
@@ -88,7 +71,6 @@ def models_index(request: Request, web: Web) -> Response:
     return page_response(heavy(lambda: web.renderer.models_index(f))(), _is_md(request))
 
 
-@router.get("/models/{ref}")
 def model_page(ref: str, web: Web) -> Response:
     ref, markdown = split_md(ref)
     m = web.get_model(ref)
@@ -109,7 +91,6 @@ def pair_form(request: Request, web: Web) -> Response:
     return RedirectResponse(pair_path(hw.id, m.id, {k: v for k, v in p.items() if v}), status_code=303)
 
 
-@router.get("/pair/{hw_ref}/{model_ref}")
 def pair_page(request: Request, hw_ref: str, model_ref: str, web: Web) -> Response:
     model_ref, markdown = split_md(model_ref)
     hw, m = web.get_hw(hw_ref), web.get_model(model_ref)
@@ -128,8 +109,6 @@ def pair_page(request: Request, hw_ref: str, model_ref: str, web: Web) -> Respon
     return page_response(page, markdown)
 
 
-@router.get("/derivation")
-@router.get("/derivation.md")
 def derivation_page(request: Request, web: Web) -> Response:
     from servebound.web.derivation_toy import Toy, toy_from_query
 
@@ -137,6 +116,23 @@ def derivation_page(request: Request, web: Web) -> Response:
     if toy == Toy():
         return page_response(web.cache.get("/derivation", web.renderer.derivation), _is_md(request))
     return page_response(web.renderer.derivation(toy), _is_md(request))
+
+
+#: The handlers of the pages that read their query (filters, a layout's model, a workload, a toy).
+_HANDLERS: dict[str, Callable[..., Response]] = {
+    "derivation": derivation_page,
+    "hardware_index": hardware_index,
+    "hardware_page": hardware_page,
+    "models_index": models_index,
+    "model_page": model_page,
+    "pair_page": pair_page,
+}
+
+for _spec in PAGES:  # every page of the registry, and a page of its own's markdown mirror
+    _handler = _HANDLERS.get(_spec.method) or _fixed_page(_spec)
+    router.get(_spec.path)(_handler)
+    if not _spec.over:
+        router.get(mirror_path(_spec.path))(_handler)
 
 
 def number(field: str, text: str | None) -> float | None:
