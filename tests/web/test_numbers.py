@@ -9,8 +9,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from servebound.cli import main
-from servebound.views.report import fmt_gb, fmt_int, fmt_rate
-from servebound.web.site import fmt_seconds
+from servebound.views.report import fmt_gb, fmt_int, fmt_rate, fmt_seconds
 from tests.web.conftest import HW_FILE, LAGUNA_FILE, MOE_FILE
 
 CASES = [

@@ -33,9 +33,8 @@ import servebound
 from servebound.cli import main
 from servebound.core.engines import ENGINE_IDS
 from servebound.core.offload import cpu_rows, host_rows
-from servebound.views.report import fmt_gb, fmt_int, fmt_rate
+from servebound.views.report import fmt_gb, fmt_int, fmt_rate, fmt_seconds
 from servebound.web.app import create_app
-from servebound.web.site import fmt_seconds
 from tests.web.surfaces import Shown, class_row, fits_row, has_row, listing_row, pair_cost, rank_row
 from tests.web.test_conformance import CALC, node
 

@@ -42,6 +42,21 @@ MAX_DRAFT_TOKENS = 64
 
 
 @dataclass(frozen=True)
+class Form:
+    """An input's control on the pair page: range, number, text, select or check; its label (HTML);
+    its step; a slider's own ends where they differ from the bounds (else its top is the page's, per
+    pair); whether the page's script finds it by id; a placeholder."""
+
+    control: str
+    label: str
+    step: float = 1
+    low: float | None = None
+    top: float | None = None
+    by_id: bool = False
+    placeholder: str = ""
+
+
+@dataclass(frozen=True)
 class Input:
     """One declared input. ``name`` is the record's field, the API's parameter and the form's field."""
 
@@ -63,24 +78,10 @@ class Input:
     max_length: int | None = None
     help_in: tuple[tuple[str, str], ...] = ()  # a group's own help text, where the input differs there
     expects: str = ""  # what a value may be, where no list of choices says it (errors name it)
-    #: The pair page's form control (range, number, text, select or check; "" where the page has none),
-    #: its label (HTML), step, and a slider's own ends where they differ from the bounds (a slider's
-    #: top is otherwise the page's, per pair); ``element_id`` where the page's script finds it by id.
-    control: str = ""
-    label: str = ""
-    step: float = 1
-    form_minimum: float | None = None
-    form_maximum: float | None = None
-    element_id: bool = False
-    placeholder: str = ""
+    form: Form | None = None  # the pair page's control for it, where the page has one
 
     def help_for(self, group: str) -> str:
         return dict(self.help_in).get(group, self.help)
-
-    @property
-    def form_low(self) -> float | None:
-        """A form control's low end: its own, else the input's lower bound."""
-        return self.minimum if self.form_minimum is None else self.form_minimum
 
     @property
     def flag(self) -> str:
@@ -191,9 +192,7 @@ class WorkloadInputs:
         minimum=0,
         maximum=MAX_EDGE_GB,
         api_help="O: runtime overhead in GB (the hardware row's; 8 where it states none)",
-        control="range",
-        label="Runtime overhead O (GB)",
-        step=0.5,
+        form=Form("range", "Runtime overhead O (GB)", 0.5, low=0),
     )
     alloc_context: int | None = given(
         None,
@@ -201,10 +200,7 @@ class WorkloadInputs:
         "context",
         **_CTX,
         api_help="L_alloc: tokens reserved per session (100,000, capped at the model's limit)",
-        control="range",
-        label="Reserved context L<sub>alloc</sub> (tokens)",
-        step=1000,
-        form_minimum=1000,
+        form=Form("range", "Reserved context L<sub>alloc</sub> (tokens)", 1000, low=1000),
     )
     read_context: int | None = given(
         None,
@@ -212,9 +208,7 @@ class WorkloadInputs:
         "context",
         **{**_CTX, "minimum": 0},  # 0: a fresh session's first step reads no cache (--range starts there)
         api_help="L_read: tokens read per step, <= L_alloc (32,000)",
-        control="range",
-        label="Read context L<sub>read</sub> (tokens)",
-        form_minimum=1,
+        form=Form("range", "Read context L<sub>read</sub> (tokens)", low=1),
     )
     floor: float = given(
         DEFAULT_FLOOR_TOK_PER_S,
@@ -225,10 +219,7 @@ class WorkloadInputs:
         minimum=0,
         maximum=MAX_EDGE_TOK_S,
         api_help="r*: tok/s per session (20)",
-        control="range",
-        label="Floor r* (tok/s per session)",
-        step=0.5,
-        form_maximum=200,
+        form=Form("range", "Floor r* (tok/s per session)", 0.5, low=0, top=200),
     )
     expert_traffic: str = given(
         "expected",
@@ -236,8 +227,7 @@ class WorkloadInputs:
         "context",
         choices=("expected", "minimum"),
         api_help="expected: m(n); minimum: k experts",
-        control="select",
-        label="Expert traffic",
+        form=Form("select", "Expert traffic"),
     )
     kv_precision: str | None = given(
         None,
@@ -254,8 +244,7 @@ class WorkloadInputs:
         "serving",
         choices=("reserved", "paged"),
         api_help="reserved: each session holds K_alloc(L_alloc); paged: K_alloc(L_read) (reserved)",
-        control="select",
-        label="KV cache",
+        form=Form("select", "KV cache"),
     )
     engine: str | None = given(
         None,
@@ -348,19 +337,14 @@ class WorkloadInputs:
         words=("max",),
         help_in=(("prefill", "b: prompts per batch, or 'max' to search."),),
         api_help="B: sessions forced (decode; max = b*) or prompts per batch (prefill; max searches)",
-        control="range",
-        label="Batch b",
-        element_id=True,
+        form=Form("range", "Batch b", low=1, by_id=True),
     )
     draft: str | None = given(
         None,
         "Speculative decoding: the draft model (file or catalog id).",
         "decode",
         max_length=4096,
-        control="text",
-        label="Draft model id",
-        element_id=True,
-        placeholder="e.g. qwen3-0.6b",
+        form=Form("text", "Draft model id", by_id=True, placeholder="e.g. qwen3-0.6b"),
     )
     draft_tokens: int | None = given(
         None,
@@ -369,9 +353,7 @@ class WorkloadInputs:
         unit="tokens",
         minimum=1,
         maximum=MAX_DRAFT_TOKENS,
-        control="number",
-        label="Draft tokens &gamma;",
-        element_id=True,
+        form=Form("number", "Draft tokens &gamma;", by_id=True),
     )
     acceptance: float | None = given(
         None,
@@ -379,10 +361,7 @@ class WorkloadInputs:
         "decode",
         minimum=0,
         maximum=1,
-        control="number",
-        label="Acceptance &alpha;",
-        step=0.01,
-        element_id=True,
+        form=Form("number", "Acceptance &alpha;", 0.01, by_id=True),
     )
     tokens_per_step: float | None = given(
         None,
@@ -390,25 +369,20 @@ class WorkloadInputs:
         "decode",
         minimum=1,
         maximum=MAX_DRAFT_TOKENS + 1,
-        control="number",
-        label="or tokens per step &rho;",
-        step=0.01,
-        element_id=True,
+        form=Form("number", "or tokens per step &rho;", 0.01, by_id=True),
     )
     memory_only: bool = given(
         False,
         "Drop decode's compute roof: the memory-only ceiling, for comparison.",
         "roof",
-        control="check",
-        label="Memory roof only (drop decode's compute roof)",
+        form=Form("check", "Memory roof only (drop decode's compute roof)"),
     )
     prompt: int | None = given(
         None,
         "L: prompt tokens per request (optional with --range).",
         "prefill",
         **_CTX,
-        control="range",
-        label="Prompt L (tokens)",
+        form=Form("range", "Prompt L (tokens)", low=1),
     )
     chunk: int | None = given(
         None,

@@ -486,3 +486,15 @@ def fmt_gb(value_bytes: float | None) -> str:
 
 def fmt_int(value: int | None) -> str:
     return "n/a" if value is None else f"{value:,}"
+
+
+def fmt_params(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value / 1e9:,.2f} B" if value >= 1e9 else f"{value / 1e6:,.1f} M"
+
+
+def fmt_seconds(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:,.2f} s" if value >= 1 else f"{value * 1e3:,.1f} ms"

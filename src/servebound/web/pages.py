@@ -22,7 +22,15 @@ from markupsafe import Markup
 from servebound.core.offload import cpu_rows, host_rows
 from servebound.inputs.workload import BY_NAME as DECLARED_INPUTS
 from servebound.runs.validation import ReportedRun, validation_json
-from servebound.views.report import decode_notes, fmt_gb, fmt_int, fmt_rate, workload_assumptions
+from servebound.views.report import (
+    decode_notes,
+    fmt_gb,
+    fmt_int,
+    fmt_params,
+    fmt_rate,
+    fmt_seconds,
+    workload_assumptions,
+)
 from servebound.views.terminal import visible_value
 from servebound.web import figures
 from servebound.web.classes import class_tables, listing_groups, listing_row
@@ -65,14 +73,7 @@ from servebound.web.records import (
     run_display,
     stats_rows,
 )
-from servebound.web.site import (
-    Pair,
-    SiteData,
-    SiteHardware,
-    SiteModel,
-    fmt_params,
-    fmt_seconds,
-)
+from servebound.web.site import Pair, SiteData, SiteHardware, SiteModel
 from servebound.web.text import (
     LICENSE_NAME,
     LICENSE_URL,

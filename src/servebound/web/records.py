@@ -12,10 +12,10 @@ from servebound.core.decode import DecodeResult
 from servebound.core.engines import FormatSupport
 from servebound.runs.validation import ReportedRun, reported_run_json
 from servebound.views.rank import RowFn, evaluate_row, rank_hardware, rank_models, rank_row_json
-from servebound.views.report import fmt_int, fmt_rate
+from servebound.views.report import fmt_int, fmt_rate, fmt_seconds
 from servebound.web import figures
 from servebound.web.classes import PerDevice, per_device
-from servebound.web.site import SiteData, SiteHardware, SiteModel, fmt_seconds
+from servebound.web.site import SiteData, SiteHardware, SiteModel
 from servebound.web.text import VERDICT_TEXT, pair_path, percent
 
 

@@ -398,30 +398,3 @@ def _prefill_cached(
     )
     result = prefill(hardware, model, prompt, workload=base)
     return result, prefill_range(hardware, model, workload=base) if with_range else None
-
-
-# --------------------------------------------------------------------------------------------------
-# Formatting: the CLI's own number formats, so a page and the CLI print the same digits
-# --------------------------------------------------------------------------------------------------
-
-
-def fmt_params(value: float | None) -> str:
-    if value is None:
-        return "n/a"
-    if value >= 1e9:
-        return f"{value / 1e9:,.2f} B"
-    return f"{value / 1e6:,.1f} M"
-
-
-def fmt_seconds(value: float | None) -> str:
-    if value is None:
-        return "n/a"
-    if value >= 1:
-        return f"{value:,.2f} s"
-    return f"{value * 1e3:,.1f} ms"
-
-
-def fmt_num(value: float | None, digits: int = 4) -> str:
-    if value is None:
-        return "n/a"
-    return f"{value:,.{digits}g}"
