@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from servebound.core.cost import usd_per_mtok_at_rate
 from servebound.core.decode_compute import decode_compute
@@ -31,6 +31,9 @@ from servebound.core.workload import DEFAULT_OVERHEAD_BYTES, Workload
 from servebound.errors import InputError
 from servebound.inputs.resolve import _looks_like_file, hardware_ref, resolve_hardware
 
+if TYPE_CHECKING:
+    from servebound.catalog.hardware import CatalogHardware
+
 _LAYOUT_KEYS = ("tp", "ep", "pp", "dp")
 _LAYOUT_PART = re.compile(r"^\s*(tp|ep|pp|dp)\s*=\s*(\d+)\s*$")
 
@@ -50,27 +53,28 @@ class ResolvedSystem:
         return workload.resolve(self.system.device.scaled(self.system.count), model)
 
 
-def resolve_system(ref: str | Hardware | System | ResolvedSystem) -> ResolvedSystem:
+def resolve_system(ref: str | Hardware | System | ResolvedSystem | CatalogHardware) -> ResolvedSystem:
     """A catalog system (its member device, count and link), ``Nx-<id>`` (ideal link), a single catalog
-    device or a hardware file (one device); a resolved system passes through."""
+    device or a hardware file (one device), by reference or as the catalog row; a resolved system
+    passes through."""
     if isinstance(ref, ResolvedSystem):
         return ref
     if isinstance(ref, System):
         return ResolvedSystem(ref.device.id, ref.device.name, ref, {})
     if isinstance(ref, Hardware):
         return ResolvedSystem(ref.id, ref.name, System(ref, 1, Interconnect.ideal_for(1)), {})
-    ref = hardware_ref(ref)
-    if not _looks_like_file(ref):
+    if isinstance(ref, str):
+        ref = hardware_ref(ref)
+        if _looks_like_file(ref):
+            return resolve_system(resolve_hardware(ref))
         from servebound.catalog.hardware import get_hardware
 
-        row = get_hardware(ref)
-        if row.system is not None:
-            return ResolvedSystem(
-                row.id, row.name, row.system.parallel_system(), dict(row.system.interconnect_sources)
-            )
-        return ResolvedSystem(row.id, row.name, System(row.hardware, 1, Interconnect.ideal_for(1)), {})
-    hw = resolve_hardware(ref)
-    return ResolvedSystem(hw.id, hw.name, System(hw, 1, Interconnect.ideal_for(1)), {})
+        ref = get_hardware(ref)
+    if ref.system is not None:
+        return ResolvedSystem(
+            ref.id, ref.name, ref.system.parallel_system(), dict(ref.system.interconnect_sources)
+        )
+    return ResolvedSystem(ref.id, ref.name, System(ref.hardware, 1, Interconnect.ideal_for(1)), {})
 
 
 def parse_layout(text: str, system: System, model: ModelAdapter) -> Layout:

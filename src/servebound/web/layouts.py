@@ -16,7 +16,7 @@ from servebound.api import default_workload
 from servebound.core.layout import Layout, LayoutResult, System, per_device_bytes, times_at
 from servebound.core.units import GB
 from servebound.core.workload import Workload
-from servebound.views.parallel import ResolvedSystem, compute_seconds_per_session_step, run_layouts
+from servebound.views.parallel import compute_seconds_per_session_step, resolve_system, run_layouts
 from servebound.views.report import fmt_gb, fmt_rate
 from servebound.web.figures import Chart, Series, render_chart
 from servebound.web.site import SiteHardware, SiteModel
@@ -165,7 +165,7 @@ def system_layouts(
 ) -> SystemLayouts:
     """The layouts section of a system page for ``model`` at the default workload."""
     assert hw.parallel is not None
-    resolved = ResolvedSystem(hw.id, hw.name, hw.parallel, dict(hw.link_sources))
+    resolved = resolve_system(hw)
     work = resolved.resolve(workload or default_workload(), model.adapter)  # once, against the system
     _, results = run_layouts(resolved, model.adapter, work)
     best = results[0] if results else None

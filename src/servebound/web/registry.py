@@ -1,11 +1,5 @@
-"""The site's pages, listed once: the server's routes (``web.routes.pages``) and the static export and
-machine files (``web.export``: the pages written, llms.txt, llms-full.txt, the sitemap) iterate this
-one table, in its order.
-
-Each row is a path (a route pattern where it enumerates: ``{ref}``, ``{hw_ref}/{model_ref}``), the
-``Renderer`` method that builds it, its group in llms.txt, and what it enumerates: one page, or one
-per hardware row, model profile or exported pair.
-"""
+"""The site's pages, listed once: the server's routes (``web.routes.pages``) and the static export
+(``web.export``: its pages, mirrors, llms.txt, llms-full.txt and sitemap) iterate this one table."""
 
 from __future__ import annotations
 
@@ -21,8 +15,9 @@ Over = Literal["", "hardware", "models", "pairs"]
 
 @dataclass(frozen=True)
 class PageSpec:
-    """One kind of page: its path or pattern, its builder, its llms.txt group, title and description
-    (for a page of its own), what it enumerates, and whether the server builds it under the heavy-work gate."""
+    """A path (a route pattern where it enumerates hardware rows, models or exported pairs), the
+    ``Renderer`` method that builds it, its llms.txt group, title and description, and whether the
+    server builds it under the heavy-work gate."""
 
     path: str
     method: str

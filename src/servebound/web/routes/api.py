@@ -210,12 +210,9 @@ def api_prefill(
 
 
 def _system(web: Any, hardware: str) -> Any:
-    from servebound.core.system import Interconnect, System
-    from servebound.views.parallel import ResolvedSystem
+    from servebound.views.parallel import resolve_system
 
-    hw = web.get_hw(hardware)
-    system = hw.parallel or System(hw.hardware, 1, Interconnect.ideal_for(1))
-    return ResolvedSystem(hw.id, hw.name, system, dict(hw.link_sources))
+    return resolve_system(web.get_hw(hardware))
 
 
 @router.get("/api/layout", tags=["ceilings"], responses=answers("layout"), response_model=None)
@@ -231,8 +228,9 @@ def api_layout(
     from servebound.views.parallel import (
         layout_assumptions,
         layout_json,
+        layouts_json,
         run_layout,
-        run_layouts,
+        search_system,
         system_json,
     )
 
@@ -241,23 +239,14 @@ def api_layout(
     m = web.get_model(model)
     adapter = query.model(m.adapter)
     workload = resolved.resolve(query.workload(), adapter)  # once, against the system
-    layout = params["layout"]
-    if layout is not None:
-        _, result = run_layout(resolved, adapter, workload, layout)
-        return {
-            **layout_json(result),
-            "system": system_json(resolved),
-            "model": m.id,
-            "assumptions": layout_assumptions(workload, result, resolved),
-        }
-    _, results = run_layouts(resolved, adapter, workload)
-    if not results:
-        raise InputError("layout", f"no valid layout of {resolved.id} for {m.id}")
+    if params["layout"] is None:
+        return layouts_json(search_system(resolved, adapter, workload))
+    _, result = run_layout(resolved, adapter, workload, params["layout"])
     return {
+        **layout_json(result),
         "system": system_json(resolved),
         "model": m.id,
-        "layouts": [layout_json(r) for r in results],
-        "assumptions": layout_assumptions(workload, results[0], resolved),
+        "assumptions": layout_assumptions(workload, result, resolved),
     }
 
 
