@@ -24,9 +24,9 @@ from servebound.web import export
 from servebound.web.app import create_app
 from servebound.web.export import build_site, in_full_text
 from servebound.web.machine import absolute_canonicals
-from servebound.web.pages import md
 from servebound.web.site import SiteData
 from servebound.web.state import FullTextBuilder
+from servebound.web.text import md
 from tests.web.conftest import dead_links, hostile_model, site_lists
 
 #: Catalog rows and profiles with reported runs: the derivation's DGX Spark + Gemma run (a catalog

@@ -30,7 +30,9 @@ from servebound.core.engines import FormatSupport, format_support
 from servebound.web.calculator import calculator_hardware, calculator_page
 from servebound.web.export_write import Writer, write_pairs
 from servebound.web.machine import Document, llms_full_txt, llms_txt, robots_txt, sitemap_xml
-from servebound.web.pages import Page, Renderer, model_data, script_json
+from servebound.web.page_contexts import Page
+from servebound.web.pages import Renderer
+from servebound.web.pairdata import model_data, script_json
 from servebound.web.registry import entries, render
 from servebound.web.site import SiteData, SiteHardware, default_site_data
 

@@ -15,7 +15,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from servebound.web.export_links import relative_links, rooted_links
-from servebound.web.pages import Page, Renderer
+from servebound.web.page_contexts import Page
+from servebound.web.pages import Renderer
 from servebound.web.query import WorkloadQuery
 from servebound.web.site import SiteData, compute_pair
 from servebound.web.text import mirror_path

@@ -57,7 +57,6 @@ from servebound.web.pairdata import (
     api_params,
     figure_points,
     flat_assumptions,
-    model_data,
     pair_data,
     script_json,
     workload_text,
@@ -97,24 +96,6 @@ from servebound.web.words import (
     web_sentence,
 )
 from servebound.web.work import Work, decode_work, prefill_work
-
-__all__ = [
-    "LICENSE_NAME",
-    "LICENSE_URL",
-    "SITE_NAME",
-    "VERDICT_TEXT",
-    "HardwareFilters",
-    "ModelFilters",
-    "Page",
-    "Renderer",
-    "md",
-    "mirror_path",
-    "model_data",
-    "pair_path",
-    "rank_rows_for_hardware",
-    "rank_rows_for_model",
-    "script_json",
-]
 
 
 def _equations() -> dict[str, int]:

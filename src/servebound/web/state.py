@@ -18,7 +18,8 @@ from fastapi.responses import HTMLResponse, Response
 
 from servebound.errors import MAX_ID_CHARS, InputError, shown
 from servebound.web.machine import DELIMITER, llms_full_body
-from servebound.web.pages import Page, Renderer
+from servebound.web.page_contexts import Page
+from servebound.web.pages import Renderer
 from servebound.web.site import SiteData, SiteHardware, SiteModel
 
 MARKDOWN = "text/markdown; charset=utf-8"

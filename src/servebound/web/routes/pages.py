@@ -8,11 +8,14 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
 from servebound.errors import InputError
-from servebound.web.pages import HardwareFilters, ModelFilters, Page, Renderer, mirror_path, pair_path
+from servebound.web.page_contexts import Page
+from servebound.web.pages import Renderer
 from servebound.web.query import parse_workload_query
+from servebound.web.records import HardwareFilters, ModelFilters
 from servebound.web.registry import PAGES, PageSpec
 from servebound.web.site import compute_pair
 from servebound.web.state import Web, heavy, page_response, split_md
+from servebound.web.text import mirror_path, pair_path
 
 router = APIRouter(include_in_schema=False)
 
