@@ -44,14 +44,17 @@ MAX_DRAFT_TOKENS = 64
 @dataclass(frozen=True)
 class Form:
     """An input's control on the pair page: range, number, text, select or check; its label (HTML);
-    its step; a slider's own ends where they differ from the bounds (else its top is the page's, per
-    pair); whether the page's script finds it by id; a placeholder."""
+    its step ("any": a number shown as %g); a slider's own ends where they differ from the bounds (else
+    its top is the page's, per pair); whether a number states its top; a select's empty choice; whether
+    the page's script finds it by id; a placeholder."""
 
     control: str
     label: str
-    step: float = 1
+    step: float | str = 1
     low: float | None = None
     top: float | None = None
+    bounded: bool = True
+    blank: str = "default"
     by_id: bool = False
     placeholder: str = ""
 
@@ -244,7 +247,7 @@ class WorkloadInputs:
         "serving",
         choices=("reserved", "paged"),
         api_help="reserved: each session holds K_alloc(L_alloc); paged: K_alloc(L_read) (reserved)",
-        form=Form("select", "KV cache"),
+        form=Form("select", "KV cache", by_id=True),
     )
     engine: str | None = given(
         None,
@@ -253,9 +256,13 @@ class WorkloadInputs:
         "serving",
         choices=ENGINE_IDS,
         api_help="serving engine: sets the cache allocation and the overhead convention",
+        form=Form("select", "Engine", blank="none", by_id=True),
     )
     cpu_moe: bool = given(
-        False, "Offload: every routed expert in host RAM (llama.cpp's --cpu-moe).", "workload"
+        False,
+        "Offload: every routed expert in host RAM (llama.cpp's --cpu-moe).",
+        "workload",
+        form=Form("check", "Every routed expert on the host (--cpu-moe)", by_id=True),
     )
     n_cpu_moe: int | None = given(
         None,
@@ -264,6 +271,7 @@ class WorkloadInputs:
         unit="layers",
         minimum=0,
         maximum=100_000,
+        form=Form("number", "or the experts of N MoE layers (--n-cpu-moe)", bounded=False, by_id=True),
     )
     gpu_layers: int | None = given(
         None,
@@ -272,12 +280,14 @@ class WorkloadInputs:
         unit="layers",
         minimum=0,
         maximum=100_000,
+        form=Form("number", "or N layers on the device (-ngl)", bounded=False, by_id=True),
     )
     host: str | None = given(
         None,
         "Offload: a host memory row (desktop-ddr5-6000-2ch, epyc-9004-ddr5-4800-12ch ...).",
         "workload",
         max_length=120,
+        form=Form("select", "Host", blank="given below", by_id=True),
     )
     host_memory_gb: float | None = given(
         None,
@@ -287,6 +297,7 @@ class WorkloadInputs:
         minimum=0,
         exclusive_minimum=True,
         maximum=MAX_EDGE_GB,
+        form=Form("number", "Host RAM (GB)", "any", bounded=False, by_id=True, placeholder="the row's"),
     )
     host_bandwidth_gb_per_s: float | None = given(
         None,
@@ -296,6 +307,9 @@ class WorkloadInputs:
         minimum=0,
         exclusive_minimum=True,
         maximum=MAX_EDGE_GB,
+        form=Form(
+            "number", "Host bandwidth (GB/s)", "any", bounded=False, by_id=True, placeholder="the row's"
+        ),
     )
     host_link_gb_per_s: float | None = given(
         None,
@@ -305,6 +319,7 @@ class WorkloadInputs:
         minimum=0,
         exclusive_minimum=True,
         maximum=MAX_EDGE_GB,
+        form=Form("number", "Host-to-device link (GB/s)", "any", bounded=False, by_id=True, placeholder="63"),
     )
     host_tflops: float | None = given(
         None,
@@ -317,6 +332,9 @@ class WorkloadInputs:
         exclusive_minimum=True,
         maximum=MAX_EDGE_GB,
         api_help="Offload: the host CPU's peak TFLOPS for prefill chunks under 32 tokens (not charged)",
+        form=Form(
+            "number", "Host CPU peak (TFLOPS)", "any", bounded=False, by_id=True, placeholder="not charged"
+        ),
     )
     host_cpu: str | None = given(
         None,
@@ -325,6 +343,7 @@ class WorkloadInputs:
         "workload",
         max_length=120,
         api_help="Offload: a host CPU row whose per-mode rates prefill's small chunks are charged at",
+        form=Form("select", "or a host CPU", blank="none", by_id=True),
     )
     batch: int | str | None = given(
         None,
