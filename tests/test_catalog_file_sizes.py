@@ -33,7 +33,9 @@ where it was published:
   3.88 B params. The files' exact sizes are pinned, with their SHA-256, in several public manifests:
   gemma-3-4b-it-q4_0.gguf 3,155,051,328 B (revision 15f73f5eee9c28f53afefef5723e29680c2fc78a, sha256
   76aed0a8...), gemma-3-1b-it-q4_0.gguf 1,003,541,152 B (revision d1be121d36172a4b0b964657e2ee859d61138593,
-  sha256 95e5b8d8...). A file is its tensors plus its header (Gemma 3's 262k-token vocabulary with
+  sha256 95e5b8d8...). The 12B file, gemma-3-12b-it-q4_0.gguf, is 8,074,473,920 B in LLM-Hub's model
+  list (github:timmyy123/LLM-Hub app/src/main/java/com/llmhub/llmhub/data/ModelData.kt, whose 4B entry is
+  the pinned 3,155,051,328 B). A file is its tensors plus its header (Gemma 3's 262k-token vocabulary with
   scores and types, the chat template, the tensor index): 0.2 % of the 4B, 0.65 % of the 1B.
 - Gemma 3 12B Q4_K_M: a llama-server model report for ggml-org/gemma-3-12b-it-GGUF (code index,
   repository not recorded) prints ``"n_params": 11765788416`` and ``"size": 7294024704``, the tensor
@@ -152,6 +154,7 @@ def test_mlx_layouts_by_hand() -> None:
 GEMMA_QAT_FILES = {
     "gemma-3-4b-it-q4_0_qat": 3_155_051_328,  # 15f73f5e gemma-3-4b-it-q4_0.gguf
     "gemma-3-1b-it-q4_0_qat": 1_003_541_152,  # d1be121d gemma-3-1b-it-q4_0.gguf
+    "gemma-3-12b-it-q4_0_qat": 8_074_473_920,  # main gemma-3-12b-it-q4_0.gguf (LLM-Hub's list)
 }
 
 
@@ -174,7 +177,7 @@ def test_gemma_qat_profiles_are_the_files_with_their_header() -> None:
     262,208 x (8 B string length + 4 B score + 4 B type) = 4.20 MB of it. The same header on the 1B's
     tensors (the same tokenizer and template) is the 1B file to 0.1 %: -0.03 %, the 1B's own header
     being 0.32 MB the larger for all its 104 fewer tensor entries (its metadata is not byte for byte
-    the 4B's)."""
+    the 4B's). On the 12B's tensors it is the 12B file to 0.002 % (the 12B's header 6.06 MB)."""
     tensors = {p: get_model(p).adapter.weights.resident for p in GEMMA_QAT_FILES}
     header = GEMMA_QAT_FILES["gemma-3-4b-it-q4_0_qat"] - tensors["gemma-3-4b-it-q4_0_qat"]
     assert 262208 * 16 < header < 0.003 * GEMMA_QAT_FILES["gemma-3-4b-it-q4_0_qat"]
@@ -182,6 +185,8 @@ def test_gemma_qat_profiles_are_the_files_with_their_header() -> None:
     assert tensors["gemma-3-1b-it-q4_0_qat"] + header == pytest.approx(one_b, rel=TOLERANCE)
     # Without the header the 1B profile is 0.65 % short of its file: the check above is not vacuous.
     assert tensors["gemma-3-1b-it-q4_0_qat"] != pytest.approx(one_b, rel=TOLERANCE)
+    twelve_b = GEMMA_QAT_FILES["gemma-3-12b-it-q4_0_qat"]
+    assert tensors["gemma-3-12b-it-q4_0_qat"] + header == pytest.approx(twelve_b, rel=0.0001)
 
 
 def test_falcon_output_is_q8_0_in_every_file_type() -> None:
