@@ -33,8 +33,25 @@ where it was published:
   3.88 B params. The files' exact sizes are pinned, with their SHA-256, in several public manifests:
   gemma-3-4b-it-q4_0.gguf 3,155,051,328 B (revision 15f73f5eee9c28f53afefef5723e29680c2fc78a, sha256
   76aed0a8...), gemma-3-1b-it-q4_0.gguf 1,003,541,152 B (revision d1be121d36172a4b0b964657e2ee859d61138593,
-  sha256 95e5b8d8...). A file is its tensors plus its header (Gemma 3's 262k-token vocabulary with
+  sha256 95e5b8d8...). The 12B file, gemma-3-12b-it-q4_0.gguf, is 8,074,473,920 B in LLM-Hub's model
+  list (github:timmyy123/LLM-Hub app/src/main/java/com/llmhub/llmhub/data/ModelData.kt, whose 4B entry is
+  the pinned 3,155,051,328 B). A file is its tensors plus its header (Gemma 3's 262k-token vocabulary with
   scores and types, the chat template, the tensor index): 0.2 % of the 4B, 0.65 % of the 1B.
+- Gemma 3 12B Q4_K_M: a llama-server model report for ggml-org/gemma-3-12b-it-GGUF (code index,
+  repository not recorded) prints ``"n_params": 11765788416`` and ``"size": 7294024704``, the tensor
+  bytes. llama.cpp's Gemma 3 converter drops the checkpoint's 64 out-of-vocabulary embedding rows
+  (262,144 written of 262,208); the profile keeps them, 64 x 3,840 weights at Q6_K = 201,600 B, 0.003 %.
+- Falcon 180B: TheBloke/Falcon-180B-Chat-GGUF's provided-files table (sizes in GB, two decimals):
+  Q8_0 190.76, Q6_K 147.52, Q5_K_M 130.99, Q5_0 123.80, Q4_K_S 101.48, Q4_0 101.48 (the chat model
+  has the base model's shapes). llama.cpp types Falcon's output Q8_0 in every file type and has its
+  own ffn_down, attn_output and attn_qkv rules (``LLM_ARCH_FALCON`` in llama_tensor_get_type). The
+  table's Q4_K_M (108.48), Q3_K_M (85.18) and Q2_K (73.97) are not tested: today's rules put the
+  profile +0.33 %, +0.38 % and -9.7 % from them. The files were quantized in September 2023. The
+  Q4_K_M gap, 0.352 GB, is three ffn_down tensors (59,392 x 14,848) one step lower (Q5_K, not Q6_K:
+  0.351 GB), and the Q3_K_M gap, 0.327 GB, three at Q4_K, not Q5_K (0.331 GB): as if the quantizer of
+  the time raised only the first two ffn_down layers where today's raises the first sixteenth (5 of
+  80). That rule was not read in a 2023 source, so those profiles are left out rather than fitted.
+  Q3_K_S, Q3_K_L and Q5_K_S are not catalog formats.
 """
 
 from __future__ import annotations
@@ -63,6 +80,13 @@ PUBLISHED_FILES: dict[str, tuple[float, str]] = {
     "nvidia-nemotron-3-nano-30b-a3b-bf16-mlx_5bit": (21_721_476_864, "exo model card, MLX-5Bit"),
     "glm-4.5-mlx_8bit_g32": (396_963_397_248, "exo model card, GLM-4.7-8bit-gs32 (GLM-4.5's shapes)"),
     "gemma-3-4b-it-q4_0_qat": (2.93 * GIB, "llama-bench 2.93 GiB, Google's QAT Q4_0 GGUF"),
+    "gemma-3-12b-it-q4_k_m": (7_294_024_704, "llama-server size, ggml-org/gemma-3-12b-it-GGUF Q4_K_M"),
+    "falcon-180b-q8_0": (190.76e9, "TheBloke/Falcon-180B-Chat-GGUF, Q8_0 190.76 GB"),
+    "falcon-180b-q6_k": (147.52e9, "TheBloke/Falcon-180B-Chat-GGUF, Q6_K 147.52 GB"),
+    "falcon-180b-q5_k_m": (130.99e9, "TheBloke/Falcon-180B-Chat-GGUF, Q5_K_M 130.99 GB"),
+    "falcon-180b-q5_0": (123.80e9, "TheBloke/Falcon-180B-Chat-GGUF, Q5_0 123.80 GB"),
+    "falcon-180b-q4_k_s": (101.48e9, "TheBloke/Falcon-180B-Chat-GGUF, Q4_K_S 101.48 GB"),
+    "falcon-180b-q4_0": (101.48e9, "TheBloke/Falcon-180B-Chat-GGUF, Q4_0 101.48 GB"),
 }
 #: llama-bench prints two decimals of GiB: half a hundredth is the rounding, below 0.1 % here.
 TOLERANCE = 0.001
@@ -133,6 +157,7 @@ def test_mlx_layouts_by_hand() -> None:
 GEMMA_QAT_FILES = {
     "gemma-3-4b-it-q4_0_qat": 3_155_051_328,  # 15f73f5e gemma-3-4b-it-q4_0.gguf
     "gemma-3-1b-it-q4_0_qat": 1_003_541_152,  # d1be121d gemma-3-1b-it-q4_0.gguf
+    "gemma-3-12b-it-q4_0_qat": 8_074_473_920,  # main gemma-3-12b-it-q4_0.gguf (LLM-Hub's list)
 }
 
 
@@ -155,7 +180,7 @@ def test_gemma_qat_profiles_are_the_files_with_their_header() -> None:
     262,208 x (8 B string length + 4 B score + 4 B type) = 4.20 MB of it. The same header on the 1B's
     tensors (the same tokenizer and template) is the 1B file to 0.1 %: -0.03 %, the 1B's own header
     being 0.32 MB the larger for all its 104 fewer tensor entries (its metadata is not byte for byte
-    the 4B's)."""
+    the 4B's). On the 12B's tensors it is the 12B file to 0.002 % (the 12B's header 6.06 MB)."""
     tensors = {p: get_model(p).adapter.weights.resident for p in GEMMA_QAT_FILES}
     header = GEMMA_QAT_FILES["gemma-3-4b-it-q4_0_qat"] - tensors["gemma-3-4b-it-q4_0_qat"]
     assert 262208 * 16 < header < 0.003 * GEMMA_QAT_FILES["gemma-3-4b-it-q4_0_qat"]
@@ -163,3 +188,48 @@ def test_gemma_qat_profiles_are_the_files_with_their_header() -> None:
     assert tensors["gemma-3-1b-it-q4_0_qat"] + header == pytest.approx(one_b, rel=TOLERANCE)
     # Without the header the 1B profile is 0.65 % short of its file: the check above is not vacuous.
     assert tensors["gemma-3-1b-it-q4_0_qat"] != pytest.approx(one_b, rel=TOLERANCE)
+    twelve_b = GEMMA_QAT_FILES["gemma-3-12b-it-q4_0_qat"]
+    assert tensors["gemma-3-12b-it-q4_0_qat"] + header == pytest.approx(twelve_b, rel=0.0001)
+
+
+def test_falcon_output_is_q8_0_in_every_file_type() -> None:
+    """llama.cpp's quantizer writes a Falcon output head Q8_0 whatever the file type; without that
+    rule (Q6_K) every Falcon file above would be 965 M x 1.9375 bits = 0.234 GB short, 0.23 % of Q4_0."""
+    from servebound.core.formats import FORMATS
+    from servebound.importers.hf.llama_cpp import TensorPlace, llama_cpp_type
+
+    falcon = TensorPlace(falcon=True)
+    for mix in ("q4_0", "q4_k_s", "q5_0", "q5_k_m", "q6_k"):
+        assert llama_cpp_type(mix, "output", 14848, falcon) == FORMATS["q8_0"]
+        assert llama_cpp_type(mix, "output", 14848) == FORMATS["q6_k"]
+    q4 = get_model("falcon-180b-q4_0").adapter.weights.resident
+    assert abs(q4 - 101.48e9) / 101.48e9 < 0.0001
+    assert (q4 - 65024 * 14848 * (8.5 - 6.5625) / 8) != pytest.approx(101.48e9, rel=TOLERANCE)
+
+
+def test_falcon_q4_k_m_ffn_down_rule() -> None:
+    """Falcon's Q4_K_M ffn_down: Q6_K in the first sixteenth of layers, Q5_K where use_more_bits,
+    else Q4_K (the other families: Q6_K where use_more_bits, else Q4_K)."""
+    from servebound.core.formats import FORMATS
+    from servebound.importers.hf.llama_cpp import TensorPlace, llama_cpp_type
+
+    def down(layer: int, falcon: bool) -> object:
+        place = TensorPlace(layer=layer, layers=80, falcon=falcon)
+        return llama_cpp_type("q4_k_m", "ffn_down", 59392, place)
+
+    q4, q5, q6 = FORMATS["q4_k"], FORMATS["q5_k"], FORMATS["q6_k"]
+    assert [down(i, True) for i in (0, 4, 5, 11, 12)] == [q6, q6, q5, q4, q5]
+    assert [down(i, False) for i in (0, 4, 5, 11, 12)] == [q6, q6, q6, q4, q6]
+
+
+def test_gemma_3_12b_text_tower_by_hand() -> None:
+    """48 layers of hidden 3840: 16 query and 8 KV heads of 256, a 15,360-wide gated MLP, four
+    RMSNorms and the q/k norms; with keras-hub's 262,144-row embedding that is its preset count
+    11,765,788,416 exactly; the catalog's config keeps transformers' 262,208 rows."""
+    hidden, heads, kv, head_dim, inner, layers = 3840, 16, 8, 256, 15360, 48
+    attention = 2 * hidden * heads * head_dim + 2 * hidden * kv * head_dim
+    per_layer = attention + 3 * hidden * inner + 4 * hidden + 2 * head_dim
+    keras_hub = layers * per_layer + 262144 * hidden + hidden
+    assert keras_hub == 11_765_788_416
+    model = get_model("gemma-3-12b-it")
+    assert model.total_params == keras_hub + 64 * hidden

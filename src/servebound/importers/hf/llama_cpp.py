@@ -3,7 +3,8 @@
 A llama.cpp "Q4_K_M" or "Q4_0" file is not one format: ``llama-quantize`` picks a type per tensor from
 the file type, the tensor's role and its layer (``llama_tensor_get_type`` in llama.cpp's
 src/llama-quant.cpp). The rules below restate, for the file types in :data:`LLAMA_CPP_MIXES`, what that
-function does without an importance matrix and for every architecture but Falcon. 1-D tensors (norms,
+function does without an importance matrix, Falcon's own rules included (``falcon`` in
+:class:`TensorPlace`). 1-D tensors (norms,
 biases), routers and convolution taps are never quantized; the converter writes them as f32.
 """
 
@@ -68,7 +69,8 @@ def use_more_bits(layer: int, layers: int) -> bool:
 class TensorPlace:
     """Where a tensor sits, as llama.cpp's rules read it. ``value_index`` / ``values``: its index among
     the attention-value tensors and their count; ``layer`` / ``layers``: its layer (ffn_down);
-    ``routed_experts``: the model's expert count; ``gqa``: query heads per KV head."""
+    ``routed_experts``: the model's expert count; ``gqa``: query heads per KV head; ``falcon``: the model
+    is llama.cpp's LLM_ARCH_FALCON (model_type falcon), which has rules of its own."""
 
     value_index: int = 0
     values: int = 1
@@ -77,6 +79,7 @@ class TensorPlace:
     routed_experts: int = 0
     type_70b: bool = False
     gqa: int = 1
+    falcon: bool = False
 
 
 def _attn_v(mix: str, base: str, place: TensorPlace) -> str:
@@ -101,7 +104,12 @@ def _ffn_down(mix: str, base: str, place: TensorPlace) -> str:
     if mix == "q2_k":
         return "q3_k"
     if mix == "q3_k_m":
-        return "q5_k" if i < n // 16 else "q4_k"
+        more = not place.falcon or use_more_bits(i, n)
+        return "q5_k" if i < n // 16 else "q4_k" if more else "q3_k"
+    if mix == "q4_k_m" and place.falcon:
+        return "q6_k" if i < n // 16 else "q5_k" if use_more_bits(i, n) else "q4_k"
+    if mix == "q4_k_s" and place.falcon:
+        return base
     if mix in {"q4_k_m", "q5_k_m"} and use_more_bits(i, n):
         return "q6_k"
     if mix in {"q4_k_s", "iq4_xs"} and i < n // 8:
@@ -110,6 +118,8 @@ def _ffn_down(mix: str, base: str, place: TensorPlace) -> str:
 
 
 def _attn_output(mix: str, base: str, place: TensorPlace) -> str:
+    if place.falcon:
+        return base
     if place.routed_experts == 8:
         return "q5_k" if mix in {"q2_k", "q3_k_m", "q4_k_s", "q4_k_m", "iq4_xs"} else base
     return {"q2_k": "q3_k", "q3_k_m": "q4_k"}.get(mix, base)
@@ -123,16 +133,18 @@ def llama_cpp_type(mix: str, role: str, row_length: int, place: TensorPlace = Te
     its input width (ggml's ne[0]). The rules (a tied token embedding is the output):
 
     - ``output``: Q6_K, Q8_0 when the row is not a whole number of the file type's blocks, and left at
-      Q8_0 in Q8_0 files; Q8_0 in mxfp4_moe files.
+      Q8_0 in Q8_0 files; Q8_0 in mxfp4_moe files and in every Falcon file.
     - ``attn_v`` (and fused attn_qkv, MLA's attn_kv_b): Q2_K: Q4_K with 4+ query heads per KV head,
       else Q3_K; Q3_K_M: Q5_K for the first two, else Q4_K; IQ4_XS: Q5_K with 4+ query heads per KV
       head; Q4_K_M, Q5_K_M: Q6_K where :func:`use_more_bits`; Q4_K_S: Q5_K for the first four. Then Q3_K
       and Q4_K become Q5_K in 70B-type models, and every attn_v is Q8_0 with exactly 8 routed experts.
     - ``attn_k``: Q8_0 with exactly 8 routed experts.
     - ``attn_output``: with 8 routed experts Q5_K in the K-quant and IQ4_XS files; else Q2_K: Q3_K,
-      Q3_K_M: Q4_K.
+      Q3_K_M: Q4_K; Falcon's: the file type's own type.
     - ``ffn_down*``: Q2_K: Q3_K; Q3_K_M: Q5_K in the first sixteenth of layers, else Q4_K; Q4_K_M,
-      Q5_K_M: Q6_K where :func:`use_more_bits`; Q4_K_S, IQ4_XS: Q5_K in the first eighth.
+      Q5_K_M: Q6_K where :func:`use_more_bits`; Q4_K_S, IQ4_XS: Q5_K in the first eighth. Falcon:
+      Q3_K_M: Q5_K in the first sixteenth, then Q4_K where :func:`use_more_bits`, else Q3_K; Q4_K_M:
+      Q6_K in the first sixteenth, then Q5_K where :func:`use_more_bits`, else Q4_K; Q4_K_S: no change.
     - mxfp4_moe: routed experts (``*_exps``) MXFP4, everything else Q8_0.
     - q4_0_qat (Google's QAT files): ``output`` / ``token_embd`` F16, every other matrix Q4_0.
     - everything else, the untied ``token_embd`` included: the file type's own type.
@@ -148,11 +160,12 @@ def llama_cpp_type(mix: str, role: str, row_length: int, place: TensorPlace = Te
     if mix == "q4_0_qat":
         return FORMATS["fp16" if role in {"output", "token_embd"} or row_length % 32 else "q4_0"]
     if role == "output":
-        chosen = "q8_0" if row_length % FORMATS[base].block or base == "q8_0" else "q6_k"
+        q8 = place.falcon or row_length % FORMATS[base].block or base == "q8_0"
+        chosen = "q8_0" if q8 else "q6_k"
     elif mix == "mxfp4_moe":
         chosen = "mxfp4" if role.endswith("_exps") else "q8_0"
-    elif role == "attn_qkv" and mix in {"q4_k_m", "q5_k_m"}:
-        chosen = "q5_k" if mix == "q4_k_m" else "q6_k"
+    elif role == "attn_qkv" and (mix in {"q4_k_m", "q5_k_m"} or place.falcon):
+        chosen = {"q3_k_m": "q4_k", "q4_k_m": "q5_k", "q5_k_m": "q6_k"}.get(mix, base)
     elif role in VALUE_ROLES:
         chosen = _attn_v(mix, base, place)
     elif role == "attn_k":

@@ -217,6 +217,7 @@ class _Walk:
             routed_experts=self.routed,
             type_70b=self.type_70b,
             gqa=self.gqa,
+            falcon=self.arch.model_type == "falcon",
         )
         if m.role in VALUE_ROLES:
             if use_more_bits(self.value_index, self.values):
@@ -253,7 +254,8 @@ def mix_bytes(mix: str, arch: Arch, head: Count, final_norm: Count, routed: int)
     embedding = 0.0
     if not arch.tied:
         embedding = tally.put(arch.table.matrix, llama_cpp_type(mix, "token_embd", arch.hidden), "token_embd")
-    always = tally.put(head.matrix, llama_cpp_type(mix, "output", arch.hidden), "output")
+    falcon = TensorPlace(falcon=arch.model_type == "falcon")
+    always = tally.put(head.matrix, llama_cpp_type(mix, "output", arch.hidden, falcon), "output")
     always += tally.put(final_norm.small, None, "norms, biases, routers")
     expert = 0.0
     for i, layer in enumerate(arch.layers):
