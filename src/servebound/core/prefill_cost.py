@@ -15,6 +15,7 @@ from servebound.core.experts import ExpertTraffic
 from servebound.core.kv import KVShape
 from servebound.core.model import ModelAdapter, PrefillShape, Weights
 from servebound.core.rates import ModeRates
+from servebound.core.roots import replayed_bisection
 from servebound.errors import InputError
 
 if TYPE_CHECKING:
@@ -103,16 +104,12 @@ def sweep_fixed_point(weights: Weights, mode: ExpertTraffic, k: float) -> float:
 
     if weights.experts is None or mode is ExpertTraffic.MINIMUM:
         return k * sweep(1.0)
-    lo, hi = 0.0, k * weights.saturated
-    for _ in range(200):
-        mid = (lo + hi) / 2.0
-        if mid - k * sweep(mid) < 0.0:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= 1e-12 * hi:
-            break
-    return hi
+
+    def gap(tokens: float) -> float:
+        return tokens - k * sweep(tokens)
+
+    hi = k * weights.saturated
+    return replayed_bisection(gap, 0.0, hi, gap(0.0), gap(hi), relative_width=1e-12, zero_is_high=True)
 
 
 def crossover_tokens(
@@ -171,17 +168,10 @@ def crossover_with_attention(
         return compute - memory
 
     lo, hi = 1.0, float(max(longest_tokens, 1))
-    if gap(lo) >= 0.0 or gap(hi) <= 0.0:
+    gap_lo, gap_hi = gap(lo), gap(hi)
+    if gap_lo >= 0.0 or gap_hi <= 0.0:
         return None
-    for _ in range(200):
-        mid = (lo + hi) / 2.0
-        if gap(mid) > 0.0:
-            hi = mid
-        else:
-            lo = mid
-        if hi - lo <= 1e-9 * hi:
-            break
-    return hi
+    return replayed_bisection(gap, lo, hi, gap_lo, gap_hi, relative_width=1e-9, zero_is_high=False)
 
 
 # --- the vectorized evaluation of settings -------------------------------------------------------
