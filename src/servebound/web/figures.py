@@ -126,6 +126,16 @@ class _Scale:
             t = (v - self.lo) / (self.hi - self.lo)
         return self.a + t * (self.b - self.a)
 
+    def many(self, values: Sequence[float]) -> list[float]:
+        """``self(v)`` for each value, with the same arithmetic (so the same floats) in one pass."""
+        a, span = self.a, self.b - self.a
+        if self.log:
+            log10, l0 = math.log10, math.log10(self.lo)
+            width = math.log10(self.hi) - l0
+            return [a + (log10(max(v, 1e-300)) - l0) / width * span for v in values]
+        lo, width = self.lo, self.hi - self.lo
+        return [a + (v - lo) / width * span for v in values]
+
 
 def _mark_label_x(x: float, label: str) -> tuple[float, str]:
     """Where an x mark's label goes in its row above the plot: just right of its line, else just left,
@@ -234,34 +244,27 @@ def render_chart(chart: Chart) -> Markup:
             f'<text x="{tx:.1f}" y="{MARK_TOP + MARK_ROW * (i + 2) - 6}" text-anchor="{anchor}">{e(m.label)}</text></g>'
         )
     data = []
-    for s in chart.series:
-        pts = [
-            (x, y) for x, y in zip(s.xs, s.ys, strict=True) if math.isfinite(y) and (y > 0 or not chart.y_log)
-        ]
-        path = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in pts)
+    drawn = [_drawn_points(s, chart.y_log) for s in chart.series]
+    for s, (xs, ys) in zip(chart.series, drawn, strict=True):
+        path = " ".join([f"{x:.1f},{y:.1f}" for x, y in zip(sx.many(xs), sy.many(ys), strict=True)])
         out.append(
             f'<polyline class="series {e(s.css)}" points="{path}"><title>{e(s.name)}</title></polyline>'
         )
-        data.append(
-            {
-                "name": s.name,
-                "css": s.css,
-                "unit": s.unit,
-                "x": [float(x) for x, _ in pts],
-                "y": [float(y) for _, y in pts],
-            }
-        )
+        data.append({"name": s.name, "css": s.css, "unit": s.unit, "x": xs, "y": ys})
     # Hover targets: every few points, a dot whose title states the values (no script needed).
     for s in chart.series:
-        n = len(s.xs)
-        stride = max(1, n // 24)
-        for x, y in list(zip(s.xs, s.ys, strict=True))[::stride]:
-            if not math.isfinite(y) or (chart.y_log and y <= 0):
-                continue
-            out.append(
-                f'<circle class="dot {e(s.css)}" cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="3">'
-                f"<title>{e(s.name)}: {e(_value(y, s.unit))} at {e(_value(x, chart.x_unit))}</title></circle>"
-            )
+        stride = max(1, len(s.xs) // 24)
+        dot = f'<circle class="dot {e(s.css)}" cx="'
+        dots = [
+            (x, y)
+            for x, y in list(zip(_floats(s.xs), _floats(s.ys), strict=True))[::stride]
+            if math.isfinite(y) and not (chart.y_log and y <= 0)
+        ]
+        at = zip(sx.many([x for x, _ in dots]), sy.many([y for _, y in dots]), strict=True)
+        for (x, y), (cx, cy) in zip(dots, at, strict=True):
+            # HTML escaping works character by character: one call for the whole title.
+            title = e(f"{s.name}: {_value(y, s.unit)} at {_value(x, chart.x_unit)}")
+            out.append(f'{dot}{cx:.1f}" cy="{cy:.1f}" r="3"><title>{title}</title></circle>')
     for label, css, lx, row in legend:
         y = legend_top + LEGEND_ROW * row
         out.append(
@@ -273,6 +276,26 @@ def render_chart(chart: Chart) -> Markup:
     out.append(f'<desc class="series-data">{e(payload)}</desc>')
     out.append("</svg>")
     return Markup("".join(out))
+
+
+def _floats(values: Sequence[float]) -> list[float]:
+    """A series' values as Python floats (an array's in one call)."""
+    if isinstance(values, np.ndarray):
+        floats: list[float] = values.astype(np.float64, copy=False).tolist()
+        return floats
+    return [float(v) for v in values]
+
+
+def _drawn_points(series: Series, y_log: bool) -> tuple[list[float], list[float]]:
+    """The points a series draws: finite y, and positive y on a log axis."""
+    xs, ys = _floats(series.xs), _floats(series.ys)
+    if len(xs) != len(ys):
+        raise ValueError(f"series {series.name!r}: {len(xs)} x values against {len(ys)} y values")
+    isfinite = math.isfinite
+    keep = [i for i, y in enumerate(ys) if isfinite(y) and (y > 0 or not y_log)]
+    if len(keep) == len(ys):
+        return xs, ys
+    return [xs[i] for i in keep], [ys[i] for i in keep]
 
 
 def _value(v: float, unit: str) -> str:

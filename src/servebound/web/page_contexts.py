@@ -3,8 +3,8 @@ page, shared by the page's HTML and markdown templates (``web.pages`` builds and
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from markupsafe import Markup
@@ -26,13 +26,29 @@ from servebound.web.work import Work
 
 @dataclass(frozen=True)
 class Page:
-    """One page: its canonical path, title, a one-line description, the HTML and the markdown mirror."""
+    """One page: its canonical path, title, a one-line description, the HTML and the markdown mirror.
+
+    The mirror may be given as a function that renders it, called the first time ``markdown`` is read
+    (a computed pair page answers its HTML without rendering the mirror nobody asked for);
+    :meth:`resolved` renders it at once (what a cache keeps holds text, not the context behind it)."""
 
     path: str
     title: str
     description: str
     html: str
-    markdown: str
+    mirror: str | Callable[[], str] = field(repr=False)
+
+    @property
+    def markdown(self) -> str:
+        if callable(self.mirror):
+            object.__setattr__(self, "mirror", self.mirror())
+        assert isinstance(self.mirror, str)
+        return self.mirror
+
+    def resolved(self) -> Page:
+        """The page with its mirror rendered."""
+        _ = self.markdown
+        return self
 
 
 # --- the page contexts: one per page, shared by its HTML and its markdown template -------------------

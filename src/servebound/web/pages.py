@@ -13,6 +13,7 @@ import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import fields
+from functools import partial
 from typing import Any, ClassVar
 from urllib.parse import quote, urlencode
 
@@ -414,7 +415,9 @@ class Renderer:
             **figures.context_figure(pair),
         )
         html = self._html(template, path, title, desc, script=True, **_fields(context, extra), **more)
-        return Page(path, title, desc, html, self._markdown("pair.md", path, title, desc, **_fields(context)))
+        return Page(
+            path, title, desc, html, partial(self._markdown, "pair.md", path, title, desc, **_fields(context))
+        )
 
     def pair_markdown(self, pair: Pair) -> str:
         """The pair page's markdown mirror alone (frontmatter included), without its HTML.

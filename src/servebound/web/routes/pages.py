@@ -107,8 +107,17 @@ def pair_page(request: Request, hw_ref: str, model_ref: str, web: Web) -> Respon
     def build() -> Page:
         return web.renderer.pair_page(compute_pair(hw, m, query, draft=draft))
 
-    build = heavy(build)
-    page = web.cache.get(f"/pair/{hw.id}/{m.id}", build) if query.is_default else build()
+    def build_kept() -> Page:  # the cache keeps the mirror's text, not the context that renders it
+        return build().resolved()
+
+    def build_asked() -> Page:  # a computed page: its mirror rendered only when it is the one asked for
+        page = build()
+        return page.resolved() if markdown else page
+
+    if query.is_default:
+        page = web.cache.get(f"/pair/{hw.id}/{m.id}", heavy(build_kept))
+    else:
+        page = heavy(build_asked)()
     return page_response(page, markdown)
 
 
