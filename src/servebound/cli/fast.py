@@ -32,8 +32,9 @@ from typing import Any
 
 from servebound.inputs import record_cache
 
-#: The commands the fast path parses: those a person or a script runs most (one answer each).
-HOT = ("decode", "prefill", "rank", "cost")
+#: The commands the fast path parses: those a person or a script runs most (one answer each), and
+#: ``serve``, whose start-up is the time to its first page.
+HOT = ("decode", "prefill", "rank", "cost", "serve")
 
 #: Bound on the spec file (a few kB) and on the help texts kept in it.
 MAX_SPEC_BYTES = 2_000_000

@@ -7,11 +7,10 @@ import socket
 from pathlib import Path
 from typing import Annotated
 
-import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
+from servebound.cli import declare as typer  # Typer itself only when it parses
 from servebound.cli.common import app, console
 from servebound.errors import InputError
+from servebound.views.terminal import visible
 
 
 @app.command("serve")
@@ -39,9 +38,11 @@ def serve_command(
     )  # before the banner: a busy port is one error line, not a URL then a bind error
     from servebound.web.app import serve
 
-    console.print(
+    # One plain line (rich is not imported for it: the server's start is the time to its first page).
+    banner = (
         f"servebound: http://{host}:{port}/  (API: /api/, OpenAPI: /openapi.json, for machines: /llms.txt)"
     )
+    print(visible(banner), flush=True)
     serve(host=host, port=port, base_url=base_url)
 
 
@@ -92,6 +93,8 @@ def build_site_command(
         raise InputError(
             "out_dir", f"cannot write into {out_dir} ({exc.strerror or exc}); give a folder you can write to"
         ) from None
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     from servebound.web.export import build_site
 
     with Progress(
