@@ -52,10 +52,15 @@ def attention_flops_per_token(shape: PrefillShape, chunk_tokens: Any, prefix_tok
     at the window before averaging: sum_{j=1..c} min(l+j, w) = u l + u(u+1)/2 + (c-u) w with
     u = clip(w - l, 0, c) the tokens still inside the window. Closed form, vectorized.
     """
-    c = as_values(chunk_tokens)
-    prefix = as_values(prefix_tokens)
     window = float(shape.attention_window_tokens)
-    inside = clip(window - prefix, 0.0, c)
+    if type(chunk_tokens) is float and type(prefix_tokens) is float:  # one setting: clip on floats inline
+        c, prefix = chunk_tokens, prefix_tokens
+        inside = window - prefix
+        inside = inside if inside >= 0.0 else 0.0
+        inside = inside if inside <= c else c
+    else:
+        c, prefix = as_values(chunk_tokens), as_values(prefix_tokens)
+        inside = clip(window - prefix, 0.0, c)
     local_sum = inside * prefix + inside * (inside + 1.0) / 2.0 + (c - inside) * window
     return (
         shape.attention_global_flops_per_pair * (prefix + (c + 1.0) / 2.0)

@@ -23,6 +23,7 @@ from servebound.core.prefill import prefill_curve
 from servebound.core.units import GB
 from servebound.core.workload import MAX_BATCH
 from servebound.views.report import fmt_gb, fmt_rate
+from servebound.web.chart_axes import Scale, floats, nice_step, short_number, ticks
 from servebound.web.site import Pair
 
 WIDTH, HEIGHT = 640, 300
@@ -73,70 +74,6 @@ class Chart:
     x_integer: bool = False
 
 
-def _nice_step(span: float) -> float:
-    raw = span / 7  # five to seven labelled ticks
-    mag = 10.0 ** math.floor(math.log10(raw))
-    for m in (1.0, 2.0, 5.0, 10.0):  # no 2.5: a batch or stage axis never shows 2.5 or 7.5
-        if raw <= m * mag:
-            return float(m * mag)
-    return float(10 * mag)
-
-
-def _ticks(lo: float, hi: float, log: bool) -> list[float]:
-    if log:
-        first, last = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
-        stride = max(1, math.ceil((last - first) / 8))
-        if last - first > 3:  # many decades: a label per decade (or every few)
-            return [10.0**e for e in range(first, last + 1, stride) if lo <= 10.0**e <= hi * 1.0001]
-        # a few decades: 1, 2 and 5 of each, so the axis never shows just one or two labels
-        out = [m * 10.0**e for e in range(first, last + 1) for m in (1.0, 2.0, 5.0)]
-        out = [t for t in out if lo <= t <= hi * 1.0001]
-        if len(out) >= 3:
-            return out
-    step = _nice_step(hi - lo) if hi > lo else 1.0
-    start = math.ceil(lo / step) * step
-    return [start + i * step for i in range(int((hi - start) / step + 1e-9) + 1)]
-
-
-def short_number(value: float) -> str:
-    """Axis labels: 1.5k, 20M, 0.25."""
-    a = abs(value)
-    for div, suffix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if a >= div:
-            return f"{value / div:g}{suffix}"
-    if a >= 1 or a == 0:
-        return f"{value:g}"
-    return f"{value:.3g}"
-
-
-class _Scale:
-    def __init__(self, lo: float, hi: float, log: bool, a: float, b: float) -> None:
-        if log:
-            lo, hi = max(lo, 1e-12), max(hi, lo * 10 if hi <= lo else hi)
-        elif hi <= lo:
-            hi = lo + 1.0
-        self.lo, self.hi, self.log, self.a, self.b = lo, hi, log, a, b
-
-    def __call__(self, v: float) -> float:
-        if self.log:
-            t = (math.log10(max(v, 1e-300)) - math.log10(self.lo)) / (
-                math.log10(self.hi) - math.log10(self.lo)
-            )
-        else:
-            t = (v - self.lo) / (self.hi - self.lo)
-        return self.a + t * (self.b - self.a)
-
-    def many(self, values: Sequence[float]) -> list[float]:
-        """``self(v)`` for each value, with the same arithmetic (so the same floats) in one pass."""
-        a, span = self.a, self.b - self.a
-        if self.log:
-            log10, l0 = math.log10, math.log10(self.lo)
-            width = math.log10(self.hi) - l0
-            return [a + (log10(max(v, 1e-300)) - l0) / width * span for v in values]
-        lo, width = self.lo, self.hi - self.lo
-        return [a + (v - lo) / width * span for v in values]
-
-
 def _mark_label_x(x: float, label: str) -> tuple[float, str]:
     """Where an x mark's label goes in its row above the plot: just right of its line, else just left,
     else as far right as it fits (measured at the phone font, so it fits at a desktop too)."""
@@ -180,13 +117,13 @@ def render_chart(chart: Chart) -> Markup:
         y_lo, y_hi = 10 ** math.floor(math.log10(y_lo)), 10 ** math.ceil(math.log10(y_hi))
     else:
         y_lo, y_hi = 0.0, max(y_vals) * 1.08 if y_vals else 1.0
-        step = _nice_step(y_hi)
+        step = nice_step(y_hi)
         y_hi = math.ceil(y_hi / step) * step
-    sx = _Scale(x_lo, x_hi, chart.x_log, LEFT, WIDTH - RIGHT)
+    sx = Scale(x_lo, x_hi, chart.x_log, LEFT, WIDTH - RIGHT)
     x_marks = [m for m in chart.x_marks if sx.lo <= m.value <= sx.hi]
     top = MARK_TOP + MARK_ROW * (1 + len(x_marks)) + 6
     bottom = top + PLOT_H
-    sy = _Scale(y_lo, y_hi, chart.y_log, bottom, top)
+    sy = Scale(y_lo, y_hi, chart.y_log, bottom, top)
     y_marks = [m for m in chart.y_marks if sy.lo <= m.value <= sy.hi]
     legend = legend_entries(chart, y_marks)
     legend_top = bottom + 72
@@ -206,7 +143,7 @@ def render_chart(chart: Chart) -> Markup:
             f'<rect class="nofit" x="{x0:.1f}" y="{top}" width="{WIDTH - RIGHT - x0:.1f}" '
             f'height="{PLOT_H}"><title>batches beyond b_mem do not fit in memory</title></rect>'
         )
-    x_ticks = _ticks(sx.lo, sx.hi, chart.x_log)
+    x_ticks = ticks(sx.lo, sx.hi, chart.x_log)
     if chart.x_integer:  # 1, 2, 3 rather than 1, 1.5, 2
         whole = [t for t in x_ticks if t == round(t)]
         x_ticks = (
@@ -218,7 +155,7 @@ def render_chart(chart: Chart) -> Markup:
         out.append(
             f'<text class="tick" x="{x:.1f}" y="{bottom + 20}" text-anchor="middle">{e(short_number(t))}</text>'
         )
-    for t in _ticks(sy.lo, sy.hi, chart.y_log):
+    for t in ticks(sy.lo, sy.hi, chart.y_log):
         y = sy(t)
         out.append(f'<line class="grid" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y:.1f}" y2="{y:.1f}"/>')
         out.append(
@@ -257,7 +194,7 @@ def render_chart(chart: Chart) -> Markup:
         dot = f'<circle class="dot {e(s.css)}" cx="'
         dots = [
             (x, y)
-            for x, y in list(zip(_floats(s.xs), _floats(s.ys), strict=True))[::stride]
+            for x, y in list(zip(floats(s.xs), floats(s.ys), strict=True))[::stride]
             if math.isfinite(y) and not (chart.y_log and y <= 0)
         ]
         at = zip(sx.many([x for x, _ in dots]), sy.many([y for _, y in dots]), strict=True)
@@ -278,17 +215,9 @@ def render_chart(chart: Chart) -> Markup:
     return Markup("".join(out))
 
 
-def _floats(values: Sequence[float]) -> list[float]:
-    """A series' values as Python floats (an array's in one call)."""
-    if isinstance(values, np.ndarray):
-        floats: list[float] = values.astype(np.float64, copy=False).tolist()
-        return floats
-    return [float(v) for v in values]
-
-
 def _drawn_points(series: Series, y_log: bool) -> tuple[list[float], list[float]]:
     """The points a series draws: finite y, and positive y on a log axis."""
-    xs, ys = _floats(series.xs), _floats(series.ys)
+    xs, ys = floats(series.xs), floats(series.ys)
     if len(xs) != len(ys):
         raise ValueError(f"series {series.name!r}: {len(xs)} x values against {len(ys)} y values")
     isfinite = math.isfinite
@@ -511,7 +440,7 @@ def efficiency_strip(chart_id: str, title: str, rows: Sequence[tuple[str, Sequen
     step = 0.25 if top <= 1.5 else 0.5 if top <= 4 else float(math.ceil(top / 8))
     top = math.ceil(top / step - 1e-9) * step
     height = TOP + STRIP_ROW * max(1, len(rows)) + BOTTOM
-    sx = _Scale(0.0, top, False, STRIP_LABEL, WIDTH - STRIP_RIGHT)
+    sx = Scale(0.0, top, False, STRIP_LABEL, WIDTH - STRIP_RIGHT)
     e = escape
     bottom = height - BOTTOM
     out = [
