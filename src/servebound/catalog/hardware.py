@@ -30,8 +30,15 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from servebound.catalog.hardware_names import _NX_FORM, _NX_NO_HYPHEN, ALL_CLASSES, MAX_SYSTEM_COUNT
+from servebound.catalog.hardware_names import (
+    _NX_FORM,
+    _NX_NO_HYPHEN,
+    ALL_CLASSES,
+    CLASS_OF_DEVICE_CLASS,
+    MAX_SYSTEM_COUNT,
+)
 from servebound.catalog.hardware_names import DEVICE_CLASSES as DEVICE_CLASSES
+from servebound.catalog.hardware_names import HARDWARE_CLASSES as HARDWARE_CLASSES
 from servebound.catalog.hardware_names import SLUG_PATTERN as SLUG_PATTERN
 from servebound.catalog.hardware_names import SYSTEM_CLASSES as SYSTEM_CLASSES
 from servebound.core.hardware import ARITHMETIC_MODES, Hardware
@@ -158,6 +165,21 @@ class CatalogHardware:
     @property
     def is_system(self) -> bool:
         return self.system is not None
+
+    @property
+    def hardware_class(self) -> str:
+        """The row's class (one of HARDWARE_CLASSES) from its catalog fields: a system (or a row of a
+        system class) is ``systems``, an Apple part ``apple``, else its ``device_class`` decides."""
+        if self.is_system or self.device_class in SYSTEM_CLASSES:
+            return "systems"
+        if self.vendor == "Apple":
+            return "apple"
+        return CLASS_OF_DEVICE_CLASS.get(self.device_class, "files")
+
+    @property
+    def devices(self) -> int:
+        """The devices the row's numbers add up (1 for a single device)."""
+        return 1 if self.system is None else self.system.count
 
     @property
     def memory_gb(self) -> float:

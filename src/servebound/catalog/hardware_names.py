@@ -21,6 +21,20 @@ DEVICE_CLASSES: tuple[str, ...] = (
 SYSTEM_CLASSES: tuple[str, ...] = ("multi-device system", "rack-scale system")
 ALL_CLASSES: tuple[str, ...] = DEVICE_CLASSES + SYSTEM_CLASSES
 
+#: The classes rankings and browse tables group machines by, in the order the tables show them:
+#: consumer GPUs, workstations (workstation GPUs and unified-memory machines that are not Apple's),
+#: Apple silicon, datacenter GPUs and accelerators one device each, multi-device systems, and rows
+#: read from a hardware file (no catalog class).
+HARDWARE_CLASSES: tuple[str, ...] = ("consumer", "workstation", "apple", "datacenter", "systems", "files")
+#: The class of each device class (a system class is always ``systems``).
+CLASS_OF_DEVICE_CLASS: dict[str, str] = {
+    "consumer GPU": "consumer",
+    "workstation GPU": "workstation",
+    "unified-memory SoC": "workstation",
+    "datacenter GPU": "datacenter",
+    "accelerator": "datacenter",
+}
+
 SLUG_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _NX_FORM = re.compile(r"^(\d+)x-(.+)$")
 _NX_NO_HYPHEN = re.compile(r"^(\d+)x([a-z].*)$")

@@ -13,10 +13,13 @@ from servebound.cli.output import line, new_table, steps_json, steps_table, stro
 from servebound.core.decode import Verdict, decode
 from servebound.core.units import GB
 from servebound.errors import InputError
+from servebound.views.cost_report import fmt_money
 from servebound.views.rank import (
     DEFAULT_RANK_PROMPT_TOKENS,
     RANK_SORTS,
     RankRow,
+    check_hardware_class,
+    machine,
     rank_hardware,
     rank_models,
     rank_row_json,
@@ -171,17 +174,15 @@ def _render_rank(
     footnotes its marks need and the workload it assumed."""
     first = "model" if by_model else "hardware"
     columns = [first, "verdict"]
-    if by_model:
-        columns.append("W_resident")
-    columns += ["format", "single", "b*", "useful aggregate", f"TTFT @{prompt:,}", "per 1k USD"]
-    table = new_table(*columns, left=(first, "verdict", "format"), no_wrap=(first,))
+    columns.append("W_resident" if by_model else "class")
+    columns += ["format", "single", "b*", "useful aggregate", f"TTFT @{prompt:,}", "per 1k USD", "USD/Mtok"]
+    table = new_table(*columns, left=(first, "verdict", "class", "format"), no_wrap=(first,))
     shown = rows[:limit]
     for r in shown:
         d = r.decode
         label = r.model.id if by_model else r.hardware.id + (" †" if r.hardware.id in systems else "")
         cells = [label, "serves" if d.verdict is Verdict.FLOOR_FIT else d.verdict.value]
-        if by_model:
-            cells.append(f"{r.model.weights.resident / GB:,.1f} GB")
+        cells.append(f"{r.model.weights.resident / GB:,.1f} GB" if by_model else r.hardware_class or "-")
         if r.ttft_s is not None:
             wait = fmt_wait(r.ttft_s) + ("" if r.prefill and r.prefill.compute_tok_per_s else "*")
         elif r.prompt_beyond_context:
@@ -195,6 +196,7 @@ def _render_rank(
             fmt_rate(d.aggregate_tok_per_s),
             wait,
             "-" if r.tok_per_s_per_kusd is None else f"{r.tok_per_s_per_kusd:,.1f}",
+            _per_mtok(r),
         ]
         table.add_row(*cells)
     console.print(table)
@@ -215,10 +217,22 @@ def _render_rank(
             "† ideal sum of several devices (capacity, bandwidth and compute added, perfect parallelism, "
             f"no interconnect cost): an upper bound no real deployment reaches; {members}"
         )
+    if any(r.usd_per_mtok_output is not None for r in shown):
+        console.print(
+            "USD/Mtok: the row's price per hour (on-demand rental where the catalog has one, else the owned "
+            "cost of its purchase price; rank --json's price_basis) over its useful aggregate at b*"
+        )
     console.print(
         f"{len(rows)} rows, {len(shown)} shown, ordered by {order} within each verdict; workload: "
         + rank_workload_text(rows)
     )
+
+
+def _per_mtok(r: RankRow) -> str:
+    """The row's USD per million output tokens at b*, or why there is none."""
+    if r.usd_per_mtok_output is not None:
+        return fmt_money(r.usd_per_mtok_output)
+    return "no price" if r.usd_per_hour is None else "-"
 
 
 def rank_workload_text(rows: list[RankRow]) -> str:
@@ -287,6 +301,15 @@ def rank_command(
             "only native and dequantized formats are ranked.",
         ),
     ] = False,
+    hardware_class: Annotated[
+        str | None,
+        typer.Option(
+            "--class",
+            help="With --model: only machines of this class (consumer, workstation, apple, datacenter, "
+            "systems, files).",
+            show_default=False,
+        ),
+    ] = None,
     limit: Annotated[int, typer.Option("--limit", help="Rows to print, at least 1 (JSON prints all).")] = 30,
     flags: ContextFlags = _DEFAULT_CONTEXT,
     json_out: JsonOpt = False,
@@ -302,6 +325,9 @@ def rank_command(
         raise InputError("per_dollar", "applies to --model (machines have prices, models do not)")
     if all_formats and model is not None:
         raise InputError("all_formats", "applies to --hardware (it adds every weight format of each model)")
+    check_hardware_class(hardware_class, "class")
+    if hardware_class is not None and hardware is not None:
+        raise InputError("class", "applies to --model (it keeps the machines of one class)")
     if per_dollar and sort not in (None, "per-dollar"):
         raise InputError("sort", f"--per-dollar is --sort per-dollar; give one of them (got --sort {sort})")
     order = sort or ("per-dollar" if per_dollar else "size" if hardware is not None else "useful")
@@ -318,9 +344,8 @@ def rank_command(
         )
     systems: dict[str, str] = {}
     if hardware is not None:
-        hw = load_hardware(hardware)
         rows = rank_models(
-            hw,
+            machine(hardware),
             [m.adapter for m in list_models(native_only=not all_formats)],
             workload,
             prompt_tokens=prompt,
@@ -333,9 +358,14 @@ def rank_command(
         mdl = load_model(model or "")
         catalog = list_hardware()
         systems = {r.id: f"{r.system.count} x {r.system.member_id}" for r in catalog if r.system is not None}
-        machines = [(r.hardware, r.price_usd) for r in catalog]
         rows = rank_hardware(
-            mdl, machines, workload, prompt_tokens=prompt, sort=order, runnable_only=not unsupported
+            mdl,
+            catalog,
+            workload,
+            prompt_tokens=prompt,
+            sort=order,
+            runnable_only=not unsupported,
+            hardware_class=hardware_class,
         )
     if json_out:
         print_json({"sort": order, "rows": [rank_row_json(r) for r in rows]})

@@ -1,22 +1,34 @@
 """Rankings: which models a machine serves and how fast, which machines serve a model best.
 
-Pure orchestration over the decode and prefill ceilings: records in, sorted rows out.
+Pure orchestration over the decode and prefill ceilings: records in, sorted rows out. A row also carries
+its machine's class (``CatalogHardware.hardware_class``), the devices its numbers add up, its price per
+hour as a pair page's cost section takes it (``servebound.inputs.pricing.resolve_price`` on the row's
+``[price]``: on-demand rental where the row has one, else the owned cost of its purchase price) and the
+USD per million output tokens that price buys at b*: the CLI's table and JSON, /api/rank and the pages'
+class tables all read these from the row.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from servebound.api import default_workload
+from servebound.catalog.hardware_names import HARDWARE_CLASSES
+from servebound.core.cost import usd_per_mtok_at_rate
 from servebound.core.decode import VERDICT_ORDER, DecodeResult, decode
 from servebound.core.engines import FormatSupport, format_support
+from servebound.core.fields import documented, documented_json, documented_property
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.prefill import PrefillResult, prefill
 from servebound.core.workload import Workload
 from servebound.errors import InputError
+
+if TYPE_CHECKING:
+    from servebound.catalog.hardware import CatalogHardware
 
 #: The prompt length whose first-token wait a ranking reports unless told otherwise.
 DEFAULT_RANK_PROMPT_TOKENS = 8192
@@ -30,17 +42,112 @@ RANK_SORTS: tuple[RankSort, ...] = ("size", "useful", "single", "ttft", "per-dol
 
 
 @dataclass(frozen=True)
+class Machine:
+    """A machine as a ranking takes it: the core record, its purchase price and, from its catalog row,
+    its class (one of HARDWARE_CLASSES; None for a bare record), the devices its numbers add up and
+    its price per hour with the basis and source of that price (None where the row has none)."""
+
+    hardware: Hardware
+    price_usd: float | None = None
+    hardware_class: str | None = None
+    devices: int = 1
+    usd_per_hour: float | None = None
+    price_basis: str | None = None
+    price_source: str | None = None
+
+    @classmethod
+    def of(cls, row: CatalogHardware) -> Machine:
+        """A catalog row (or a site's row: a user's file carries no price)."""
+        return cls(row.hardware, **_row_facts(row))
+
+
+def _row_facts(row: CatalogHardware) -> dict[str, Any]:
+    """A row's class, devices and price per hour, as plain values (the CLI caches them)."""
+    from servebound.inputs.pricing import resolve_price
+
+    facts: dict[str, Any] = {
+        "price_usd": row.price_usd,
+        "hardware_class": row.hardware_class,
+        "devices": row.devices,
+    }
+    try:
+        price = None if getattr(row, "user_file", False) else resolve_price(row.hardware, row.price)
+    except InputError:  # no rental and no purchase price: the row is unpriced
+        price = None
+    if price is not None:
+        facts.update(usd_per_hour=price.usd_per_hour, price_basis=price.basis, price_source=price.source)
+    return facts
+
+
+def machine(ref: str) -> Machine:
+    """The machine a hardware reference names (a catalog id or alias, an NxID system, ``auto``, a
+    hardware file): a catalog row with its class, devices and price, a file as class ``files``."""
+    from servebound.inputs.record_cache import cached
+    from servebound.inputs.resolve import _looks_like_file, hardware_ref, resolve_hardware
+
+    hw = resolve_hardware(ref)
+    ref = hardware_ref(ref)
+    if _looks_like_file(ref):
+        return Machine(hw, hardware_class="files")
+    return Machine(hw, **cached("machine", ref, lambda: _catalog_facts(ref)))
+
+
+def _catalog_facts(ref: str) -> dict[str, Any]:
+    from servebound.catalog.hardware import get_hardware
+
+    return _row_facts(get_hardware(ref))
+
+
+def _as_machine(entry: Machine | CatalogHardware | Hardware | tuple[Hardware, float | None]) -> Machine:
+    if isinstance(entry, Machine):
+        return entry
+    if isinstance(entry, Hardware):
+        return Machine(entry)
+    if isinstance(entry, tuple):
+        return Machine(*entry)
+    return Machine.of(entry)
+
+
+def check_hardware_class(value: str | None, field: str = "hardware_class") -> str | None:
+    """A class filter's value (None: every class); InputError naming the choices for another."""
+    if value is None or value in HARDWARE_CLASSES:
+        return value
+    raise InputError(field, f"unknown class {value!r}; use one of {', '.join(HARDWARE_CLASSES)}")
+
+
+@dataclass(frozen=True)
 class RankRow:
     """One (hardware, model) pair in a ranking: the decode result and, where it can be computed,
-    the one-shot prefill wait for the stated prompt at batch 1."""
+    the one-shot prefill wait for the stated prompt at batch 1, with the machine's class, device count
+    and price per hour."""
 
     hardware: Hardware
     model: ModelAdapter
     decode: DecodeResult
     prefill: PrefillResult | None
-    price_usd: float | None = None
+    price_usd: float | None = documented(
+        "the machine's purchase price from the catalog (all its devices; null where unknown)",
+        "USD",
+        default=None,
+    )
     #: The prompt asked for; None where the caller did not say.
-    prompt_tokens: int | None = None
+    prompt_tokens: int | None = documented(
+        "the prompt asked for (null where the caller did not say)", "tokens", json=None, default=None
+    )
+    hardware_class: str | None = documented(
+        "the machine's class: consumer, workstation, apple, datacenter (one device), systems (several "
+        "devices) or files (a hardware file); null for a bare record",
+        default=None,
+    )
+    devices: int = documented("the devices the machine's numbers add up (1 for one device)", default=1)
+    usd_per_hour: float | None = documented(
+        "the machine's price per hour as `cost` takes it by default: on-demand rental where the catalog "
+        "has one, else the owned cost of its purchase price (null where it has neither)",
+        "USD/h",
+        default=None,
+    )
+    price_basis: str | None = documented("where usd_per_hour comes from: rental or owned", default=None)
+    price_source: str | None = documented("the source of usd_per_hour, as `cost` states it", default=None)
 
     @property
     def prompt_beyond_context(self) -> bool:
@@ -48,7 +155,11 @@ class RankRow:
         limit = self.model.context_limit_tokens
         return self.prompt_tokens is not None and limit is not None and self.prompt_tokens > limit
 
-    @property
+    @documented_property(
+        "t_pf,min: the one-shot wait for the first token of prefill_prompt_tokens at batch 1 (null where "
+        "the pair does not fit or the prompt is past the context)",
+        "s",
+    )
     def ttft_s(self) -> float | None:
         """t_pf,min for one prompt: the modeled wait for the first token."""
         return None if self.prefill is None else self.prefill.time_s
@@ -58,12 +169,37 @@ class RankRow:
         """The KV-aware aggregate at b*, 0 when no batch clears the floor."""
         return self.decode.aggregate_tok_per_s or 0.0
 
-    @property
+    @documented_property(
+        "useful aggregate per 1,000 USD of purchase price (null where no price is known)",
+        "tok/s per kUSD",
+        json="tok_s_per_kusd",
+    )
     def tok_per_s_per_kusd(self) -> float | None:
         """Useful aggregate tok/s per 1,000 USD of hardware, where a price is known."""
         if not self.price_usd:
             return None
         return self.useful_tok_per_s / (self.price_usd / 1000.0)
+
+    @documented_property(
+        "aggregate_tok_s over devices: the useful aggregate at b* per device (null where no batch clears "
+        "the floor)",
+        "tok/s",
+        json="aggregate_tok_s_per_device",
+    )
+    def aggregate_tok_per_s_per_device(self) -> float | None:
+        aggregate = self.decode.aggregate_tok_per_s
+        return aggregate / self.devices if aggregate else None
+
+    @documented_property(
+        "usd_per_hour over the useful aggregate at b*: USD per million output tokens (null where the "
+        "machine has no price or no batch clears the floor)",
+        "USD/Mtok",
+    )
+    def usd_per_mtok_output(self) -> float | None:
+        aggregate = self.decode.aggregate_tok_per_s
+        if self.usd_per_hour is None or not aggregate:
+            return None
+        return usd_per_mtok_at_rate(self.usd_per_hour, aggregate)
 
 
 def _prefill_or_none(
@@ -82,19 +218,45 @@ def _prefill_or_none(
         return None
 
 
-def evaluate_row(
-    hw: Hardware, model: ModelAdapter, workload: Workload, prompt_tokens: int, price: float | None
-) -> RankRow:
-    """One ranking row, computed: the decode result and the wait for ``prompt_tokens``."""
+def evaluate_row(one: Machine, model: ModelAdapter, workload: Workload, prompt_tokens: int) -> RankRow:
+    """One ranking row, computed: the decode result and the wait for ``prompt_tokens`` on the machine,
+    with the machine's class, devices and prices."""
+    hw = one.hardware
     result = decode(hw, model, workload)
     wait = _prefill_or_none(hw, model, workload, prompt_tokens, result.fits)
-    return RankRow(hw, model, result, wait, price, prompt_tokens)
+    return RankRow(hw, model, result, wait, prompt_tokens=prompt_tokens, **_facts(one))
 
 
-#: How a ranking evaluates one row: ``(hardware, model, workload, prompt_tokens, price) -> RankRow``.
-#: The default computes it; a caller that ranks the same pairs many times (the static export's
-#: hardware and model pages) passes one that keeps the rows it has computed.
-RowFn = Callable[[Hardware, ModelAdapter, Workload, int, "float | None"], RankRow]
+def _facts(one: Machine) -> dict[str, Any]:
+    """A machine's fields a ranking row carries (all but its core record)."""
+    return {f.name: getattr(one, f.name) for f in dataclasses.fields(Machine) if f.name != "hardware"}
+
+
+def machine_of(row: RankRow) -> Machine:
+    """The machine a row was ranked on, with its class, devices and prices."""
+    return Machine(
+        row.hardware,
+        row.price_usd,
+        row.hardware_class,
+        row.devices,
+        row.usd_per_hour,
+        row.price_basis,
+        row.price_source,
+    )
+
+
+def with_machine(row: RankRow, one: Machine) -> RankRow:
+    """The row with ``one``'s class, devices and prices (itself where they are already its own)."""
+    if machine_of(row) == one:
+        return row
+    return dataclasses.replace(row, **_facts(one))
+
+
+#: How a ranking evaluates one row: ``(machine, model, workload, prompt_tokens) -> RankRow``. The
+#: default computes it; a caller that ranks the same pairs many times (the static export's hardware and
+#: model pages) passes one that keeps the rows it has computed (and gives each the caller's machine:
+#: ``with_machine``).
+RowFn = Callable[[Machine, ModelAdapter, Workload, int], RankRow]
 
 
 def _order(row: RankRow) -> tuple[int, float, float]:
@@ -126,7 +288,7 @@ def sort_rows(rows: Iterable[RankRow], sort: RankSort) -> list[RankRow]:
 
 
 def rank_models(
-    hardware: Hardware,
+    hardware: Machine | CatalogHardware | Hardware,
     models: Iterable[ModelAdapter],
     workload: Workload | None = None,
     *,
@@ -140,10 +302,12 @@ def rank_models(
 
     ``row`` evaluates each row (:data:`RowFn`; by default :func:`evaluate_row`).
     ``runnable_only`` (the default) leaves out weight formats the device cannot run (``format_support``
-    ``unsupported``: NVFP4 or MLX profiles on a GeForce 4090, say); every row says its support."""
+    ``unsupported``: NVFP4 or MLX profiles on a GeForce 4090, say); every row says its support. A
+    catalog row (or a Machine) gives every row its class, devices and price; a bare record none."""
     workload = workload or default_workload()
-    kept = (m for m in models if not runnable_only or _runnable(hardware, m, workload))
-    return sort_rows((row(hardware, m, workload, prompt_tokens, None) for m in kept), sort)
+    one = _as_machine(hardware)
+    kept = (m for m in models if not runnable_only or _runnable(one.hardware, m, workload))
+    return sort_rows((row(one, m, workload, prompt_tokens) for m in kept), sort)
 
 
 def _runnable(hardware: Hardware, model: ModelAdapter, workload: Workload) -> bool:
@@ -153,7 +317,7 @@ def _runnable(hardware: Hardware, model: ModelAdapter, workload: Workload) -> bo
 
 def rank_hardware(
     model: ModelAdapter,
-    machines: Iterable[tuple[Hardware, float | None]],
+    machines: Iterable[Machine | CatalogHardware | Hardware | tuple[Hardware, float | None]],
     workload: Workload | None = None,
     *,
     prompt_tokens: int = DEFAULT_RANK_PROMPT_TOKENS,
@@ -161,12 +325,22 @@ def rank_hardware(
     sort: RankSort | None = None,
     runnable_only: bool = True,
     row: RowFn = evaluate_row,
+    hardware_class: str | None = None,
 ) -> list[RankRow]:
-    """Every machine (with its price, or None) for one model: by useful aggregate, or per dollar
-    (machines that cannot run the model's weight format left out unless ``runnable_only`` is False)."""
+    """Every machine for one model: by useful aggregate, or per dollar (machines that cannot run the
+    model's weight format left out unless ``runnable_only`` is False; with ``hardware_class``, only the
+    machines of that class). A machine is a catalog row (its class, devices and prices come with it), a
+    Machine, or a core record with its purchase price (or None)."""
     workload = workload or default_workload()
-    kept = ((hw, price) for hw, price in machines if not runnable_only or _runnable(hw, model, workload))
-    rows = (row(hw, model, workload, prompt_tokens, price) for hw, price in kept)
+    wanted = check_hardware_class(hardware_class)
+    every = (_as_machine(entry) for entry in machines)
+    kept = (
+        one
+        for one in every
+        if (wanted is None or one.hardware_class == wanted)
+        and (not runnable_only or _runnable(one.hardware, model, workload))
+    )
+    rows = (row(one, model, workload, prompt_tokens) for one in kept)
     return sort_rows(rows, sort or ("per-dollar" if per_dollar else "useful"))
 
 
@@ -186,10 +360,8 @@ def rank_row_json(row: RankRow) -> dict[str, Any]:
         "overhead_gb": d.workload.overhead_bytes / 1e9,
         "alloc_context_tokens": d.workload.alloc_context_tokens,
         "read_context_tokens": d.workload.read_context_tokens,
-        "ttft_s": row.ttft_s,
         "prefill_prompt_tokens": None if row.prefill is None else row.prefill.prompt_tokens,
-        "price_usd": row.price_usd,
-        "tok_s_per_kusd": row.tok_per_s_per_kusd,
         "format_support": d.format_support.value,
         "format_support_why": d.format_support_why,
+        **documented_json(row),  # the row's own fields (RankRow's documentation): ttft_s, prices, class
     }

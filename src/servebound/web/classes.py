@@ -1,15 +1,9 @@
-"""The browse tables' hardware classes and their per-device and per-dollar figures.
+"""The browse tables' hardware classes and their per-device and per-dollar figures, as words.
 
-A row's class comes from the catalog's own fields: a system (``[[system]]``, or a ``multi-device`` or
-``rack-scale`` class) is a multi-device system; an Apple part is Apple silicon; then the row's
-``class``: consumer GPU, workstation GPU or a unified-memory machine that is not Apple's (DGX Spark,
-Ryzen AI Max, Jetson) under workstations, datacenter GPUs and accelerators as one datacenter device.
-A user's hardware file has no class and goes last, as a file.
-
-The price is the one a pair page's cost section uses (``servebound.inputs.pricing.resolve_price`` on the row's
-``[price]`` figures: on-demand rental where the row has it, else the owned cost of its purchase price),
-and the cost per million output tokens is that price over the useful aggregate at b*
-(``servebound.core.cost.usd_per_mtok_at_rate``), which the pair page's cost table shows at b*.
+The figures are the ranking row's (``servebound.views.rank.RankRow``: its ``hardware_class`` from the
+catalog row, ``devices``, ``usd_per_hour`` with its basis, ``aggregate_tok_per_s_per_device`` and
+``usd_per_mtok_output`` at b*), so `servebound rank --json`, /api/rank and these tables show one answer;
+this module only groups the rows by class and writes the figures as the pages show them.
 """
 
 from __future__ import annotations
@@ -18,16 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from servebound.catalog.hardware import CatalogHardware
-from servebound.core.cost import (
-    DEFAULT_AMORTIZATION_YEARS,
-    DEFAULT_USD_PER_KWH,
-    DEFAULT_UTILIZATION,
-    usd_per_mtok_at_rate,
-)
-from servebound.errors import InputError
-from servebound.inputs.pricing import ResolvedPrice, resolve_price
+from servebound.catalog.hardware import HARDWARE_CLASSES, CatalogHardware
+from servebound.core.cost import DEFAULT_AMORTIZATION_YEARS, DEFAULT_USD_PER_KWH, DEFAULT_UTILIZATION
 from servebound.views.cost_report import fmt_money
+from servebound.views.rank import Machine, RankRow
 from servebound.views.report import fmt_rate
 
 #: The classes in the order the tables show them: (key, heading, what the class holds).
@@ -50,37 +38,12 @@ OWNED_TERMS = (
     f"of the hours, plus board power at {DEFAULT_USD_PER_KWH:g} USD per kWh where the row gives it"
 )
 GROUP_TITLES = {key: title for key, title, _ in GROUPS}
-_SYSTEM_CLASSES = ("multi-device system", "rack-scale system")
-_BY_CLASS = {
-    "consumer GPU": "consumer",
-    "workstation GPU": "workstation",
-    "unified-memory SoC": "workstation",
-    "datacenter GPU": "datacenter",
-    "accelerator": "datacenter",
-}
+assert tuple(GROUP_TITLES) == HARDWARE_CLASSES, "a heading for every class, in the catalog's order"
 
 
-def hardware_group(h: CatalogHardware) -> str:
-    """The key (in GROUPS) of a row's class, from its catalog fields."""
-    if h.is_system or h.device_class in _SYSTEM_CLASSES:
-        return "systems"
-    if h.vendor == "Apple":
-        return "apple"
-    return _BY_CLASS.get(h.device_class, "files")
-
-
-def device_count(h: CatalogHardware) -> int:
-    """The devices the row's numbers add up (1 for a single device)."""
-    return h.system.count if h.system is not None else 1
-
-
-def row_price(h: CatalogHardware) -> ResolvedPrice | None:
-    """The row's price per hour as a pair page's cost section takes it, or None where it has none."""
-    price = None if getattr(h, "user_file", False) else h.price
-    try:
-        return resolve_price(h.hardware, price)
-    except InputError:
-        return None
+def price_text(usd_per_hour: float | None, basis: str | None) -> str:
+    """A price per hour as the tables show it: ``$0.29/h rental``, or ``no price``."""
+    return "no price" if usd_per_hour is None else f"${fmt_money(usd_per_hour)}/h {basis}"
 
 
 @dataclass(frozen=True)
@@ -97,24 +60,23 @@ class PerDevice:
     price_basis: str | None
 
 
-def per_device(h: CatalogHardware, aggregate_tok_s: float | None) -> PerDevice:
-    """The class, the useful aggregate per device, the price per hour and the USD per million output
-    tokens at b* for one row (words where a figure is absent: no price, nothing at the floor)."""
-    count = device_count(h)
-    price = row_price(h)
-    each = fmt_rate(aggregate_tok_s / count) if aggregate_tok_s else fmt_rate(None)
-    if price is None:
-        return PerDevice(hardware_group(h), count, each, "no price", "no price", None, None, None)
-    per_mtok = usd_per_mtok_at_rate(price.usd_per_hour, aggregate_tok_s) if aggregate_tok_s else None
+def per_device(row: RankRow) -> PerDevice:
+    """A ranking row's class, useful aggregate per device, price per hour and USD per million output
+    tokens at b*, as words (where a figure is absent: no price, nothing at the floor)."""
+    per_mtok = row.usd_per_mtok_output
+    if row.usd_per_hour is None:
+        mtok = "no price"
+    else:
+        mtok = "nothing at the floor" if per_mtok is None else f"${fmt_money(per_mtok)}"
     return PerDevice(
-        hardware_group(h),
-        count,
-        each,
-        f"${fmt_money(price.usd_per_hour)}/h {price.basis}",
-        f"${fmt_money(per_mtok)}" if per_mtok is not None else "nothing at the floor",
+        row.hardware_class or "files",
+        row.devices,
+        fmt_rate(row.aggregate_tok_per_s_per_device),
+        price_text(row.usd_per_hour, row.price_basis),
+        mtok,
         per_mtok,
-        price.usd_per_hour,
-        price.basis,
+        row.usd_per_hour,
+        row.price_basis,
     )
 
 
@@ -168,16 +130,15 @@ class ListingRow:
 
 
 def listing_row(h: CatalogHardware, rank: Any = None) -> ListingRow:
-    count = device_count(h)
-    price = row_price(h)
+    one = Machine.of(h)
     bandwidth = h.bandwidth_gb_per_s
     return ListingRow(
         h,
-        count,
-        h.memory_gb / count,
-        bandwidth / count,
-        "no price" if price is None else f"${fmt_money(price.usd_per_hour)}/h {price.basis}",
-        "no price" if price is None else f"{bandwidth / price.usd_per_hour:,.0f}",
+        one.devices,
+        h.memory_gb / one.devices,
+        bandwidth / one.devices,
+        price_text(one.usd_per_hour, one.price_basis),
+        "no price" if one.usd_per_hour is None else f"{bandwidth / one.usd_per_hour:,.0f}",
         rank,
     )
 
@@ -195,7 +156,7 @@ def listing_groups(rows: Sequence[ListingRow]) -> list[ListingGroup]:
     """The listing's rows by class, in GROUPS order, each keeping the order it was given."""
     out = []
     for key, title, holds in GROUPS:
-        mine = [r for r in rows if hardware_group(r.hw) == key]
+        mine = [r for r in rows if r.hw.hardware_class == key]
         if mine:
             out.append(ListingGroup(key, title, holds, mine, sum(1 for r in mine if r.price == "no price")))
     return out

@@ -84,6 +84,7 @@ class HardwareContext:
     rows: Sequence[RankDisplay]
     runs: Sequence[RunDisplay]
     layouts: SystemLayouts | None = None
+    owned_terms: str = OWNED_TERMS
 
 
 @dataclass(frozen=True)

@@ -4,14 +4,23 @@ page's distribution rows, each with its figures formatted once for both the HTML
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from typing import Any
 from urllib.parse import quote
 
 from servebound.core.decode import DecodeResult
 from servebound.core.engines import FormatSupport
 from servebound.runs.validation import ReportedRun, reported_run_json
-from servebound.views.rank import RowFn, evaluate_row, rank_hardware, rank_models, rank_row_json
+from servebound.views.rank import (
+    Machine,
+    RankRow,
+    RowFn,
+    evaluate_row,
+    rank_hardware,
+    rank_models,
+    rank_row_json,
+    with_machine,
+)
 from servebound.views.report import fmt_int, fmt_rate, fmt_seconds
 from servebound.web import figures
 from servebound.web.classes import PerDevice, per_device
@@ -113,11 +122,11 @@ class RankDisplay:
     batch_star: str
     ttft: str
     json: dict[str, Any]
-    #: The machine's class, per-device and per-dollar figures (``web.classes``).
-    cls: PerDevice | None = None
+    #: The machine's class, per-device and per-dollar figures (the ranking row's, as ``web.classes`` words them).
+    cls: PerDevice
 
 
-def _rank_display(row: Any, href: str, label: str, hw: SiteHardware | None = None) -> RankDisplay:
+def _rank_display(row: RankRow, href: str, label: str) -> RankDisplay:
     d = row.decode
     ttft = row.ttft_s
     support = d.format_support.value
@@ -131,23 +140,24 @@ def _rank_display(row: Any, href: str, label: str, hw: SiteHardware | None = Non
         batch_star=fmt_int(d.batch_star),
         ttft=fmt_seconds(ttft),
         json=rank_row_json(row),
-        cls=None if hw is None else per_device(hw, d.aggregate_tok_per_s),
+        cls=per_device(row),
     )
 
 
 def _row_fn(site: SiteData) -> RowFn:
     """How the site's rankings evaluate a row: computed each time, or once per pair where the site
-    keeps a row cache (``SiteData.row_cache``; the row's price is the caller's)."""
+    keeps a row cache (``SiteData.row_cache``; the row's machine, with its class and prices, is the
+    caller's)."""
     cache = site.row_cache
     if cache is None:
         return evaluate_row
 
-    def row(hw: Any, model: Any, workload: Any, prompt_tokens: int, price: float | None) -> Any:
-        key = (hw.id, model.id, workload, prompt_tokens)
+    def row(one: Machine, model: Any, workload: Any, prompt_tokens: int) -> RankRow:
+        key = (one.hardware.id, model.id, workload, prompt_tokens)
         found = cache.get(key)
         if found is None:
-            found = cache[key] = evaluate_row(hw, model, workload, prompt_tokens, price)
-        return found if found.price_usd == price else replace(found, price_usd=price)
+            found = cache[key] = evaluate_row(one, model, workload, prompt_tokens)
+        return with_machine(found, one)
 
     return row
 
@@ -167,11 +177,7 @@ def rank_rows_for_hardware(
     models = [m for m in site.models if m.native or not native_only]
     by_adapter = {id(m.adapter): m for m in models}
     rows = rank_models(
-        hw.hardware,
-        [m.adapter for m in models],
-        workload,
-        runnable_only=runnable_only,
-        row=_row_fn(site),
+        hw, [m.adapter for m in models], workload, runnable_only=runnable_only, row=_row_fn(site)
     )
     out = []
     for row in rows:
@@ -187,21 +193,24 @@ def rank_rows_for_model(
     href: Callable[[str, str], str] = pair_path,
     *,
     runnable_only: bool = True,
+    hardware_class: str | None = None,
 ) -> list[RankDisplay]:
     """Every machine for this model, best useful throughput first (``servebound.views.rank.rank_hardware``),
-    machines that cannot run its weight format left out unless ``runnable_only`` is False."""
+    machines that cannot run its weight format left out unless ``runnable_only`` is False, and with
+    ``hardware_class`` only the machines of that class."""
     by_hw = {id(h.hardware): h for h in site.hardware}
     rows = rank_hardware(
         m.adapter,
-        [(h.hardware, h.price_usd) for h in site.hardware],
+        site.hardware,
         workload,
         runnable_only=runnable_only,
         row=_row_fn(site),
+        hardware_class=hardware_class,
     )
     out = []
     for row in rows:
         h = by_hw[id(row.hardware)]
-        out.append(_rank_display(row, href(h.id, m.id), h.name, h))
+        out.append(_rank_display(row, href(h.id, m.id), h.name))
     return out
 
 

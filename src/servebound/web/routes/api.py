@@ -14,6 +14,7 @@ from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.dependencies.utils import get_flat_params
 from fastapi.routing import APIRoute
 
+from servebound.catalog.hardware_names import HARDWARE_CLASSES
 from servebound.core.hardware import ARITHMETIC_MODES
 from servebound.core.prefill import prefill, prefill_range
 from servebound.core.units import GB
@@ -23,6 +24,7 @@ from servebound.inputs.pricing import price_json
 from servebound.inputs.workload import BY_NAME, Group, Input, inputs_of, unknown
 from servebound.runs.validation import validation_json
 from servebound.views.parallel import MAX_PLAN_RPS, MAX_PLAN_USERS
+from servebound.views.rank import check_hardware_class
 from servebound.views.report import decode_json, hardware_json, prefill_json, range_json
 from servebound.web.errors import ERRORS, answers
 from servebound.web.query import MAX_SITE_CONTEXT_TOKENS, workload_query
@@ -352,15 +354,26 @@ def api_rank(
     unsupported: Annotated[
         bool, Query(description="also list weight formats the device cannot run (format_support unsupported)")
     ] = False,
+    hardware_class: Annotated[
+        str | None,
+        Query(
+            description="with model=: only machines of this class (`rank --class`): "
+            + ", ".join(HARDWARE_CLASSES)
+        ),
+    ] = None,
 ) -> dict[str, Any]:
     """Which models fit on a machine and how fast, or which machines serve a model best.
 
-    The rows are `servebound rank --json`'s; like the CLI, hardware= ranks native formats unless
+    The rows are `servebound rank --json`'s (each with its machine's class, devices, price per hour and
+    USD per million output tokens at b*); like the CLI, hardware= ranks native formats unless
     all_formats=true."""
     if (hardware is None) == (model is None):
         raise InputError("hardware", "give exactly one of hardware= or model=")
     if all_formats and model is not None:
         raise InputError("all_formats", "applies to hardware= (it adds every weight format of each model)")
+    check_hardware_class(hardware_class)
+    if hardware_class is not None and hardware is not None:
+        raise InputError("hardware_class", "applies to model= (it keeps the machines of one class)")
     query = workload_query(params)
     workload = query.workload()
     if hardware is not None:
@@ -371,7 +384,9 @@ def api_rank(
         return {"hardware": {"id": hw.id, "name": hw.name}, "rows": [r.json for r in rows]}
     assert model is not None
     m = web.get_model(model)
-    rows = rank_rows_for_model(web.site, m, workload, runnable_only=not unsupported)
+    rows = rank_rows_for_model(
+        web.site, m, workload, runnable_only=not unsupported, hardware_class=hardware_class
+    )
     return {"model": {"id": m.id, "name": m.name}, "rows": [r.json for r in rows]}
 
 
