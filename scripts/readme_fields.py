@@ -12,11 +12,12 @@ from pathlib import Path
 from servebound.core.decode import DecodeResult
 from servebound.core.fields import markdown_table
 from servebound.core.prefill import PrefillResult
+from servebound.views.rank import RankRow
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 #: The records whose JSON fields the README tables document, by the name in their markers.
-TABLES = {"decode": DecodeResult, "prefill": PrefillResult}
+TABLES = {"decode": DecodeResult, "prefill": PrefillResult, "rank": RankRow}
 
 _BLOCK = re.compile(r"(<!-- fields: (\w+) -->\n)(.*?)(<!-- /fields -->)", re.S)
 

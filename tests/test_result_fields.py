@@ -38,7 +38,7 @@ def test_every_result_field_is_documented(record: type) -> None:
 def test_the_readme_tables_are_generated_from_the_fields() -> None:
     module = readme_fields()
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert "<!-- fields: decode -->" in text and "<!-- fields: prefill -->" in text
+    assert all(f"<!-- fields: {name} -->" in text for name in ("decode", "prefill", "rank"))
     assert module.render(text) == text, "run `python scripts/readme_fields.py` and commit README.md"  # type: ignore[attr-defined]
 
 
@@ -50,3 +50,17 @@ def test_the_json_views_are_the_documented_fields() -> None:
     assert set(decoded["forced"]) == {doc.json for doc in field_docs(Forced)}
     prefilled = prefill_json(prefill(hw, model, 4096))
     assert set(prefilled) - VIEW_KEYS == {doc.json for doc in field_docs(PrefillResult) if doc.json}
+
+
+def test_a_rank_row_carries_its_documented_fields() -> None:
+    from servebound.catalog.hardware import get_hardware
+    from servebound.views.rank import RankRow, rank_hardware, rank_row_json
+
+    docs = [doc for doc in field_docs(RankRow) if doc.json]
+    assert docs and all(doc.help.strip() and "|" not in doc.help for doc in docs)
+    model = load_model("qwen3-30b-a3b-q4_k_m")
+    (row,) = rank_hardware(model, [get_hardware("nvidia-rtx-4090")])
+    data = rank_row_json(row)
+    assert {doc.json for doc in docs} <= set(data)
+    assert data["hardware_class"] == "consumer" and data["devices"] == 1 and data["price_basis"] == "rental"
+    assert data["usd_per_mtok_output"] == data["usd_per_hour"] / (data["aggregate_tok_s"] * 3600) * 1e6

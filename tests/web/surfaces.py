@@ -43,6 +43,13 @@ def has_row(client: TestClient, page: str, hw_id: str, model_id: str) -> bool:
     return f"/pair/{quote(hw_id)}/{quote(model_id)}" in _rows(client, page)
 
 
+def rank_cells(client: TestClient, page: str, hw_id: str, model_id: str) -> list[str]:
+    """Every cell of the rank table's row of (hw_id, model_id) on ``/hardware/ID`` or ``/models/ID``."""
+    rows = _rows(client, page).get(f"/pair/{quote(hw_id)}/{quote(model_id)}", [])
+    assert len(rows) == 1, (page, hw_id, model_id, len(rows))
+    return _cells(rows[0])
+
+
 def rank_row(client: TestClient, page: str, hw_id: str, model_id: str) -> Shown:
     """The rank table's row of (hw_id, model_id) on ``/hardware/ID`` or ``/models/ID``."""
     rows = _rows(client, page).get(f"/pair/{quote(hw_id)}/{quote(model_id)}", [])
@@ -72,6 +79,16 @@ def class_row(client: TestClient, model_id: str, hw_id: str) -> tuple[str, PerDe
     heading = re.findall(r'<h3 id="class-[a-z]+">([^<]+)</h3>', text[:at])[-1]
     row = text[at : text.index("</tr>", at)]
     return heading, PerDevice(*_cells(row)[6:10])
+
+
+@functools.cache
+def class_tables(client: TestClient, model_id: str) -> dict[str, list[str]]:
+    """The model page's class tables: each heading with the hardware ids of its rows, in their order."""
+    text = client.get(f"/models/{quote(model_id)}").text
+    out: dict[str, list[str]] = {}
+    for heading, body in re.findall(r'<h3 id="class-[a-z]+">([^<]+)</h3>(.*?)</table>', text, flags=re.S):
+        out[heading] = re.findall(rf'<tr><td><a href="/pair/([^/"]+)/{re.escape(quote(model_id))}">', body)
+    return out
 
 
 @functools.cache

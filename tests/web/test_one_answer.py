@@ -8,7 +8,9 @@ compared too.
 
 The surfaces: `servebound decode --json`, the Python API's to_dict(), /api/decode, the pair page, the
 hardware page's row, the model page's row, /models?fits=, `servebound rank --json`'s row and /api/rank's,
-and calc.js run on the pair page's own pair-data. The tables and rank answer at the default workload (and rank takes the
+and calc.js run on the pair page's own pair-data. The model page's class tables (class, devices, per-device
+aggregate, price, USD per million output tokens) are rank's rows for the model, `rank --class` and
+/api/rank's hardware_class= giving each table's rows in its order. The tables and rank answer at the default workload (and rank takes the
 context, overhead and floor flags too), so those cases are compared there.
 """
 
@@ -33,9 +35,20 @@ import servebound
 from servebound.cli import main
 from servebound.core.engines import ENGINE_IDS
 from servebound.core.offload import cpu_rows, host_rows
+from servebound.views.cost_report import fmt_money
 from servebound.views.report import fmt_gb, fmt_int, fmt_rate, fmt_seconds
 from servebound.web.app import create_app
-from tests.web.surfaces import Shown, class_row, fits_row, has_row, listing_row, pair_cost, rank_row
+from tests.web.surfaces import (
+    Shown,
+    class_row,
+    class_tables,
+    fits_row,
+    has_row,
+    listing_row,
+    pair_cost,
+    rank_cells,
+    rank_row,
+)
 from tests.web.test_conformance import CALC, node
 
 RUNNER = Path(__file__).with_name("run_pair_data.js")
@@ -246,6 +259,15 @@ def test_every_surface_gives_the_same_answer(client: TestClient, capsys: pytest.
             assert api["rows"] == rows, hw
         return {r["model"]["id"]: r for r in rows}
 
+    @cache
+    def rank_for(model: str, hardware_class: str | None = None) -> list[dict[str, Any]]:
+        """`rank -m MODEL [--class C] --json`'s rows, which /api/rank answers alike."""
+        extra = ("--class", hardware_class) if hardware_class else ()
+        rows: list[dict[str, Any]] = cli_json(capsys, "rank", "-m", model, *extra)["rows"]
+        query = {"model": model, **({"hardware_class": hardware_class} if hardware_class else {})}
+        assert client.get("/api/rank", params=query).json()["rows"] == rows, (model, hardware_class)
+        return rows
+
     pages, expected, seen = (
         [],
         [],
@@ -308,8 +330,17 @@ def test_every_surface_gives_the_same_answer(client: TestClient, capsys: pytest.
         rank = rank_by(case.hardware, ())[case.model]
         assert {k: rank[k] for k in RANK_KEYS} == {k: cli[k] for k in RANK_KEYS}, case
         assert rank_row(client, f"/hardware/{case.hardware}", case.hardware, case.model) == row, case
+        assert rank_cells(client, f"/hardware/{case.hardware}", case.hardware, case.model)[-1] == mtok_text(
+            rank
+        )
         assert rank_row(client, f"/models/{case.model}", case.hardware, case.model) == row, case
-        seen["classes"] += check_class_columns(client, site, case, cli)  # type: ignore[operator]
+        by_model = {r["hardware"]["id"]: r for r in rank_for(case.model)}[case.hardware]
+        assert {k: by_model[k] for k in RANK_KEYS} == {k: cli[k] for k in RANK_KEYS}, case
+        assert {k: by_model[k] for k in PER_MACHINE} == {k: rank[k] for k in PER_MACHINE}, case
+        seen["classes"] += check_class_columns(client, site, case, cli, by_model)  # type: ignore[operator]
+        if case.model in LISTED_MODELS and case.model not in CLASSED:
+            CLASSED.add(case.model)
+            check_class_tables(client, case.model, rank_for)
         fits = fits_row(client, case.hardware, case.model)
         if cli["verdict"] in ("floor_fit", "no_floor"):
             assert fits == Shown("fits", row.single, row.aggregate), case
@@ -328,13 +359,59 @@ def test_every_surface_gives_the_same_answer(client: TestClient, capsys: pytest.
             assert close(got[key], cli[key]), (case, key, got[key], cli[key])
     assert seen["verdicts"] == {"floor_fit", "no_floor", "no_session_fit", "no_resident_fit"}
     assert seen["default"] >= 100 and seen["tables"] >= 20 and seen["prefill"] >= 50, seen
-    assert seen["classes"] >= 10, seen
+    assert seen["classes"] >= 10 and len(CLASSED) == LISTINGS, (seen, CLASSED)
     assert seen["engine"] >= 30 and seen["paged"] >= 30 and seen["offload"] >= 20, seen
 
 
 #: The models whose /hardware?model= listing is compared too (filled with the first default cases').
 LISTED_MODELS: set[str] = set()
 LISTINGS = 6
+
+#: The models whose class tables are compared whole with `rank --class` (each class a ranking).
+CLASSED: set[str] = set()
+#: A ranking row's machine fields, the same whichever way the pair is ranked.
+PER_MACHINE = (
+    "hardware_class",
+    "devices",
+    "aggregate_tok_s_per_device",
+    "usd_per_hour",
+    "price_basis",
+    "usd_per_mtok_output",
+)
+#: The model page's class headings by rank's hardware_class.
+CLASS_TITLES = {
+    "consumer": "Consumer GPUs",
+    "workstation": "Workstations",
+    "apple": "Apple silicon",
+    "datacenter": "Datacenter, one device",
+    "systems": "Multi-device systems",
+    "files": "Hardware files",
+}
+
+
+def price_text(rank: dict[str, Any]) -> str:
+    """A ranking row's price as the tables write it."""
+    usd = rank["usd_per_hour"]
+    return "no price" if usd is None else f"${fmt_money(usd)}/h {rank['price_basis']}"
+
+
+def mtok_text(rank: dict[str, Any]) -> str:
+    """A ranking row's USD per million output tokens at b* as the tables write it."""
+    if rank["usd_per_hour"] is None:
+        return "no price"
+    per = rank["usd_per_mtok_output"]
+    return "nothing at the floor" if per is None else f"${fmt_money(per)}"
+
+
+def check_class_tables(client: TestClient, model: str, rank_for: Any) -> None:
+    """The model page's class tables are `rank -m MODEL --class C`'s rows, in order, for every class."""
+    tables = class_tables(client, model)
+    for key, title in CLASS_TITLES.items():
+        ids = [r["hardware"]["id"] for r in rank_for(model, key)]
+        assert tables.get(title, []) == ids, (model, key)
+    every = [r["hardware"]["id"] for r in rank_for(model)]
+    assert sorted(every) == sorted(i for ids in tables.values() for i in ids), model
+
 
 #: The model page's class headings by the catalog's device class (a system is a multi-device system,
 #: an Apple part Apple silicon, whatever its class says).
@@ -347,13 +424,22 @@ CLASS_HEADINGS = {
 }
 
 
-def check_class_columns(client: TestClient, site: Any, case: Case, cli: dict[str, Any]) -> int:
+def check_class_columns(
+    client: TestClient, site: Any, case: Case, cli: dict[str, Any], rank: dict[str, Any]
+) -> int:
     """The model page's row sits under its class and shows the pair's aggregate per device, the pair
-    page's price and the pair page's cost per million output tokens at b*; 1 when a price was compared."""
+    page's price and the pair page's cost per million output tokens at b*, each as rank's row for the
+    model (``rank``) has it; 1 when a price was compared."""
     hw = site.hardware_by_id[case.hardware]
     if len(LISTED_MODELS) < LISTINGS:
         LISTED_MODELS.add(case.model)
     heading, shown = class_row(client, case.model, case.hardware)
+    assert heading == CLASS_TITLES[rank["hardware_class"]], case
+    assert (shown.devices, shown.per_device) == (
+        str(rank["devices"]),
+        fmt_rate(rank["aggregate_tok_s_per_device"]),
+    )
+    assert (shown.price, shown.usd_per_mtok) == (price_text(rank), mtok_text(rank)), case
     devices = hw.system.count if hw.system is not None else 1
     if hw.system is not None or hw.device_class in ("multi-device system", "rack-scale system"):
         assert heading == "Multi-device systems", case

@@ -217,15 +217,15 @@ def _render_rank(
             "† ideal sum of several devices (capacity, bandwidth and compute added, perfect parallelism, "
             f"no interconnect cost): an upper bound no real deployment reaches; {members}"
         )
-    if any(r.usd_per_mtok_output is not None for r in shown):
-        console.print(
-            "USD/Mtok: the row's price per hour (on-demand rental where the catalog has one, else the owned "
-            "cost of its purchase price; rank --json's price_basis) over its useful aggregate at b*"
-        )
     console.print(
         f"{len(rows)} rows, {len(shown)} shown, ordered by {order} within each verdict; workload: "
         + rank_workload_text(rows)
     )
+    if any(r.usd_per_mtok_output is not None for r in shown):
+        console.print(
+            "USD/Mtok: the row's price per hour (on-demand rental where the catalog has one, else the owned "
+            "cost of its purchase price; --json's usd_per_hour and price_basis) over its useful aggregate at b*"
+        )
 
 
 def _per_mtok(r: RankRow) -> str:
