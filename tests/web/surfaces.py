@@ -97,7 +97,7 @@ def _listing(client: TestClient, model_id: str) -> str:
 
 
 def listing_row(client: TestClient, model_id: str, hw_id: str) -> list[str]:
-    """``/hardware?model=``'s row of hw_id: every cell as shown (the model's columns last)."""
+    """``/hardware?model=``'s row of hw_id: every cell as shown (the model's columns after the name)."""
     text = _listing(client, model_id)
     at = text.index(f'<tr><td><a href="/hardware/{quote(hw_id)}">')
     return _cells(text[at : text.index("</tr>", at)])

@@ -142,6 +142,23 @@ def test_system_page_draws_its_layout_charts(browser: Any, server: str) -> None:
     page.close()
 
 
+#: The scroll boxes of a page whose table is wider than the box (each: its table's class and the overflow).
+SCROLLED = """() => [...document.querySelectorAll('.scroll')]
+  .filter(d => d.scrollWidth > d.clientWidth + 1)
+  .map(d => [d.querySelector('table') ? d.querySelector('table').className : '', d.scrollWidth - d.clientWidth])"""
+
+
+def test_desktop_tables_fit_their_boxes(browser: Any, server: str) -> None:
+    """At 1400 px a system's layouts table, a hardware page's model table (with its cost column) and a
+    model page's class tables show every column without scrolling inside their boxes."""
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    for name in ("system", "hardware", "catalog-model"):
+        page.goto(server + PAGES[name])
+        assert page.locator("table").count() >= 2, name
+        assert page.evaluate(SCROLLED) == [], name
+    page.close()
+
+
 def test_no_chart_where_nothing_fits_and_log_axes_have_labels(browser: Any, server: str) -> None:
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     page.goto(server + PAGES["pair-nofit"])

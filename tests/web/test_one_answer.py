@@ -452,8 +452,9 @@ def check_class_columns(
     assert shown.per_device == fmt_rate(aggregate / devices if aggregate else None), case
     if case.model in LISTED_MODELS:  # /hardware?model= shows the same row (a few models: a page each)
         cells = listing_row(client, case.model, case.hardware)
-        assert cells[2] == str(devices) and cells[9] == shown.price, case
-        assert cells[-3:] == [fmt_rate(aggregate), shown.per_device, shown.usd_per_mtok], case
+        # the model's columns next to the name: verdict, aggregate, per device, per token; then the row's own
+        assert cells[2:5] == [fmt_rate(aggregate), shown.per_device, shown.usd_per_mtok], case
+        assert cells[6] == str(devices) and cells[13] == shown.price, case
     priced = pair_cost(client, case.hardware, case.model, cli["batch_star"])
     if priced is None:
         assert shown.price == "no price" or aggregate is None, case
