@@ -142,8 +142,8 @@ def test_rank_all_formats_with_a_model_is_refused_as_the_cli_refuses_it(
 @pytest.mark.parametrize(
     ("args", "query", "words"),
     [
-        (["-m", QWEN, "--class", "gpu"], {"model": QWEN, "hardware_class": "gpu"}, "use one of consumer, "),
-        (["-H", RTX, "--class", "apple"], {"hardware": RTX, "hardware_class": "apple"}, "applies to"),
+        (["-m", QWEN, "--class", "gpu"], {"model": QWEN, "hardware_group": "gpu"}, "use one of consumer, "),
+        (["-H", RTX, "--class", "apple"], {"hardware": RTX, "hardware_group": "apple"}, "applies to"),
     ],
 )
 def test_rank_class_filter_is_checked_alike(
@@ -153,7 +153,7 @@ def test_rank_class_filter_is_checked_alike(
     status, _, err = cli(capsys, "rank", *args)
     r = api.get("/api/rank", params=query)
     assert status == 2 and words in err and "class" in err
-    assert r.status_code == 400 and r.json()["error"]["field"] == "hardware_class"
+    assert r.status_code == 400 and r.json()["error"]["field"] == "hardware_group"
     assert words in r.json()["error"]["message"]
 
 
@@ -190,9 +190,9 @@ CLI_ONLY = {
     "rank": {"limit", "sort", "per_dollar", "prompt"},  # the text table's rows, order and wait column
 }
 API_ONLY = {"layout": {"layout"}}  # one layout: the CLI's decode --layout
-#: A flag whose parameter has another name: rank's --class is hardware_class= (on the site, class= is
+#: A flag whose parameter has another name: rank's --class is hardware_group= (on the site, class= is
 #: the /hardware listing's filter by the catalog's own device class).
-RENAMED = {"rank": {"class": "hardware_class"}}
+RENAMED = {"rank": {"class": "hardware_group"}}
 
 
 @pytest.mark.parametrize(

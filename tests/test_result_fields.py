@@ -62,5 +62,5 @@ def test_a_rank_row_carries_its_documented_fields() -> None:
     (row,) = rank_hardware(model, [get_hardware("nvidia-rtx-4090")])
     data = rank_row_json(row)
     assert {doc.json for doc in docs} <= set(data)
-    assert data["hardware_class"] == "consumer" and data["devices"] == 1 and data["price_basis"] == "rental"
+    assert data["hardware_group"] == "consumer" and data["devices"] == 1 and data["price_basis"] == "rental"
     assert data["usd_per_mtok_output"] == data["usd_per_hour"] / (data["aggregate_tok_s"] * 3600) * 1e6

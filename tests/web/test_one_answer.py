@@ -10,7 +10,7 @@ The surfaces: `servebound decode --json`, the Python API's to_dict(), /api/decod
 hardware page's row, the model page's row, /models?fits=, `servebound rank --json`'s row and /api/rank's,
 and calc.js run on the pair page's own pair-data. The model page's class tables (class, devices, per-device
 aggregate, price, USD per million output tokens) are rank's rows for the model, `rank --class` and
-/api/rank's hardware_class= giving each table's rows in its order. The tables and rank answer at the default workload (and rank takes the
+/api/rank's hardware_group= giving each table's rows in its order. The tables and rank answer at the default workload (and rank takes the
 context, overhead and floor flags too), so those cases are compared there.
 """
 
@@ -260,12 +260,12 @@ def test_every_surface_gives_the_same_answer(client: TestClient, capsys: pytest.
         return {r["model"]["id"]: r for r in rows}
 
     @cache
-    def rank_for(model: str, hardware_class: str | None = None) -> list[dict[str, Any]]:
+    def rank_for(model: str, hardware_group: str | None = None) -> list[dict[str, Any]]:
         """`rank -m MODEL [--class C] --json`'s rows, which /api/rank answers alike."""
-        extra = ("--class", hardware_class) if hardware_class else ()
+        extra = ("--class", hardware_group) if hardware_group else ()
         rows: list[dict[str, Any]] = cli_json(capsys, "rank", "-m", model, *extra)["rows"]
-        query = {"model": model, **({"hardware_class": hardware_class} if hardware_class else {})}
-        assert client.get("/api/rank", params=query).json()["rows"] == rows, (model, hardware_class)
+        query = {"model": model, **({"hardware_group": hardware_group} if hardware_group else {})}
+        assert client.get("/api/rank", params=query).json()["rows"] == rows, (model, hardware_group)
         return rows
 
     pages, expected, seen = (
@@ -371,14 +371,14 @@ LISTINGS = 6
 CLASSED: set[str] = set()
 #: A ranking row's machine fields, the same whichever way the pair is ranked.
 PER_MACHINE = (
-    "hardware_class",
+    "hardware_group",
     "devices",
     "aggregate_tok_s_per_device",
     "usd_per_hour",
     "price_basis",
     "usd_per_mtok_output",
 )
-#: The model page's class headings by rank's hardware_class.
+#: The model page's class headings by rank's hardware_group.
 CLASS_TITLES = {
     "consumer": "Consumer GPUs",
     "workstation": "Workstations",
@@ -434,7 +434,7 @@ def check_class_columns(
     if len(LISTED_MODELS) < LISTINGS:
         LISTED_MODELS.add(case.model)
     heading, shown = class_row(client, case.model, case.hardware)
-    assert heading == CLASS_TITLES[rank["hardware_class"]], case
+    assert heading == CLASS_TITLES[rank["hardware_group"]], case
     assert (shown.devices, shown.per_device) == (
         str(rank["devices"]),
         fmt_rate(rank["aggregate_tok_s_per_device"]),

@@ -167,7 +167,7 @@ class CatalogHardware:
         return self.system is not None
 
     @property
-    def hardware_class(self) -> str:
+    def hardware_group(self) -> str:
         """The row's class (one of HARDWARE_CLASSES) from its catalog fields: a system (or a row of a
         system class) is ``systems``, an Apple part ``apple``, else its ``device_class`` decides."""
         if self.is_system or self.device_class in SYSTEM_CLASSES:

@@ -18,7 +18,7 @@ from servebound.views.rank import (
     DEFAULT_RANK_PROMPT_TOKENS,
     RANK_SORTS,
     RankRow,
-    check_hardware_class,
+    check_hardware_group,
     machine,
     rank_hardware,
     rank_models,
@@ -182,7 +182,7 @@ def _render_rank(
         d = r.decode
         label = r.model.id if by_model else r.hardware.id + (" †" if r.hardware.id in systems else "")
         cells = [label, "serves" if d.verdict is Verdict.FLOOR_FIT else d.verdict.value]
-        cells.append(f"{r.model.weights.resident / GB:,.1f} GB" if by_model else r.hardware_class or "-")
+        cells.append(f"{r.model.weights.resident / GB:,.1f} GB" if by_model else r.hardware_group or "-")
         if r.ttft_s is not None:
             wait = fmt_wait(r.ttft_s) + ("" if r.prefill and r.prefill.compute_tok_per_s else "*")
         elif r.prompt_beyond_context:
@@ -301,7 +301,7 @@ def rank_command(
             "only native and dequantized formats are ranked.",
         ),
     ] = False,
-    hardware_class: Annotated[
+    hardware_group: Annotated[
         str | None,
         typer.Option(
             "--class",
@@ -325,8 +325,8 @@ def rank_command(
         raise InputError("per_dollar", "applies to --model (machines have prices, models do not)")
     if all_formats and model is not None:
         raise InputError("all_formats", "applies to --hardware (it adds every weight format of each model)")
-    check_hardware_class(hardware_class, "class")
-    if hardware_class is not None and hardware is not None:
+    check_hardware_group(hardware_group, "class")
+    if hardware_group is not None and hardware is not None:
         raise InputError("class", "applies to --model (it keeps the machines of one class)")
     if per_dollar and sort not in (None, "per-dollar"):
         raise InputError("sort", f"--per-dollar is --sort per-dollar; give one of them (got --sort {sort})")
@@ -365,7 +365,7 @@ def rank_command(
             prompt_tokens=prompt,
             sort=order,
             runnable_only=not unsupported,
-            hardware_class=hardware_class,
+            hardware_group=hardware_group,
         )
     if json_out:
         print_json({"sort": order, "rows": [rank_row_json(r) for r in rows]})

@@ -1,7 +1,7 @@
 """Rankings: which models a machine serves and how fast, which machines serve a model best.
 
 Pure orchestration over the decode and prefill ceilings: records in, sorted rows out. A row also carries
-its machine's class (``CatalogHardware.hardware_class``), the devices its numbers add up, its price per
+its machine's class (``CatalogHardware.hardware_group``), the devices its numbers add up, its price per
 hour as a pair page's cost section takes it (``servebound.inputs.pricing.resolve_price`` on the row's
 ``[price]``: on-demand rental where the row has one, else the owned cost of its purchase price) and the
 USD per million output tokens that price buys at b*: the CLI's table and JSON, /api/rank and the pages'
@@ -49,7 +49,7 @@ class Machine:
 
     hardware: Hardware
     price_usd: float | None = None
-    hardware_class: str | None = None
+    hardware_group: str | None = None
     devices: int = 1
     usd_per_hour: float | None = None
     price_basis: str | None = None
@@ -67,7 +67,7 @@ def _row_facts(row: CatalogHardware) -> dict[str, Any]:
 
     facts: dict[str, Any] = {
         "price_usd": row.price_usd,
-        "hardware_class": row.hardware_class,
+        "hardware_group": row.hardware_group,
         "devices": row.devices,
     }
     try:
@@ -88,7 +88,7 @@ def machine(ref: str) -> Machine:
     hw = resolve_hardware(ref)
     ref = hardware_ref(ref)
     if _looks_like_file(ref):
-        return Machine(hw, hardware_class="files")
+        return Machine(hw, hardware_group="files")
     return Machine(hw, **cached("machine", ref, lambda: _catalog_facts(ref)))
 
 
@@ -108,7 +108,7 @@ def _as_machine(entry: Machine | CatalogHardware | Hardware | tuple[Hardware, fl
     return Machine.of(entry)
 
 
-def check_hardware_class(value: str | None, field: str = "hardware_class") -> str | None:
+def check_hardware_group(value: str | None, field: str = "hardware_group") -> str | None:
     """A class filter's value (None: every class); InputError naming the choices for another."""
     if value is None or value in HARDWARE_CLASSES:
         return value
@@ -134,7 +134,7 @@ class RankRow:
     prompt_tokens: int | None = documented(
         "the prompt asked for (null where the caller did not say)", "tokens", json=None, default=None
     )
-    hardware_class: str | None = documented(
+    hardware_group: str | None = documented(
         "the machine's class: consumer, workstation, apple, datacenter (one device), systems (several "
         "devices) or files (a hardware file); null for a bare record",
         default=None,
@@ -237,7 +237,7 @@ def machine_of(row: RankRow) -> Machine:
     return Machine(
         row.hardware,
         row.price_usd,
-        row.hardware_class,
+        row.hardware_group,
         row.devices,
         row.usd_per_hour,
         row.price_basis,
@@ -325,19 +325,19 @@ def rank_hardware(
     sort: RankSort | None = None,
     runnable_only: bool = True,
     row: RowFn = evaluate_row,
-    hardware_class: str | None = None,
+    hardware_group: str | None = None,
 ) -> list[RankRow]:
     """Every machine for one model: by useful aggregate, or per dollar (machines that cannot run the
-    model's weight format left out unless ``runnable_only`` is False; with ``hardware_class``, only the
+    model's weight format left out unless ``runnable_only`` is False; with ``hardware_group``, only the
     machines of that class). A machine is a catalog row (its class, devices and prices come with it), a
     Machine, or a core record with its purchase price (or None)."""
     workload = workload or default_workload()
-    wanted = check_hardware_class(hardware_class)
+    wanted = check_hardware_group(hardware_group)
     every = (_as_machine(entry) for entry in machines)
     kept = (
         one
         for one in every
-        if (wanted is None or one.hardware_class == wanted)
+        if (wanted is None or one.hardware_group == wanted)
         and (not runnable_only or _runnable(one.hardware, model, workload))
     )
     rows = (row(one, model, workload, prompt_tokens) for one in kept)

@@ -1,6 +1,6 @@
 """The browse tables' hardware classes and their per-device and per-dollar figures, as words.
 
-The figures are the ranking row's (``servebound.views.rank.RankRow``: its ``hardware_class`` from the
+The figures are the ranking row's (``servebound.views.rank.RankRow``: its ``hardware_group`` from the
 catalog row, ``devices``, ``usd_per_hour`` with its basis, ``aggregate_tok_per_s_per_device`` and
 ``usd_per_mtok_output`` at b*), so `servebound rank --json`, /api/rank and these tables show one answer;
 this module only groups the rows by class and writes the figures as the pages show them.
@@ -69,7 +69,7 @@ def per_device(row: RankRow) -> PerDevice:
     else:
         mtok = "nothing at the floor" if per_mtok is None else f"${fmt_money(per_mtok)}"
     return PerDevice(
-        row.hardware_class or "files",
+        row.hardware_group or "files",
         row.devices,
         fmt_rate(row.aggregate_tok_per_s_per_device),
         price_text(row.usd_per_hour, row.price_basis),
@@ -156,7 +156,7 @@ def listing_groups(rows: Sequence[ListingRow]) -> list[ListingGroup]:
     """The listing's rows by class, in GROUPS order, each keeping the order it was given."""
     out = []
     for key, title, holds in GROUPS:
-        mine = [r for r in rows if r.hw.hardware_class == key]
+        mine = [r for r in rows if r.hw.hardware_group == key]
         if mine:
             out.append(ListingGroup(key, title, holds, mine, sum(1 for r in mine if r.price == "no price")))
     return out

@@ -193,11 +193,11 @@ def rank_rows_for_model(
     href: Callable[[str, str], str] = pair_path,
     *,
     runnable_only: bool = True,
-    hardware_class: str | None = None,
+    hardware_group: str | None = None,
 ) -> list[RankDisplay]:
     """Every machine for this model, best useful throughput first (``servebound.views.rank.rank_hardware``),
     machines that cannot run its weight format left out unless ``runnable_only`` is False, and with
-    ``hardware_class`` only the machines of that class."""
+    ``hardware_group`` only the machines of that class."""
     by_hw = {id(h.hardware): h for h in site.hardware}
     rows = rank_hardware(
         m.adapter,
@@ -205,7 +205,7 @@ def rank_rows_for_model(
         workload,
         runnable_only=runnable_only,
         row=_row_fn(site),
-        hardware_class=hardware_class,
+        hardware_group=hardware_group,
     )
     out = []
     for row in rows:

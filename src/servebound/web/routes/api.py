@@ -24,7 +24,7 @@ from servebound.inputs.pricing import price_json
 from servebound.inputs.workload import BY_NAME, Group, Input, inputs_of, unknown
 from servebound.runs.validation import validation_json
 from servebound.views.parallel import MAX_PLAN_RPS, MAX_PLAN_USERS
-from servebound.views.rank import check_hardware_class
+from servebound.views.rank import check_hardware_group
 from servebound.views.report import decode_json, hardware_json, prefill_json, range_json
 from servebound.web.errors import ERRORS, answers
 from servebound.web.query import MAX_SITE_CONTEXT_TOKENS, workload_query
@@ -354,7 +354,7 @@ def api_rank(
     unsupported: Annotated[
         bool, Query(description="also list weight formats the device cannot run (format_support unsupported)")
     ] = False,
-    hardware_class: Annotated[
+    hardware_group: Annotated[
         str | None,
         Query(
             description="with model=: only machines of this class (`rank --class`): "
@@ -371,9 +371,9 @@ def api_rank(
         raise InputError("hardware", "give exactly one of hardware= or model=")
     if all_formats and model is not None:
         raise InputError("all_formats", "applies to hardware= (it adds every weight format of each model)")
-    check_hardware_class(hardware_class)
-    if hardware_class is not None and hardware is not None:
-        raise InputError("hardware_class", "applies to model= (it keeps the machines of one class)")
+    check_hardware_group(hardware_group)
+    if hardware_group is not None and hardware is not None:
+        raise InputError("hardware_group", "applies to model= (it keeps the machines of one class)")
     query = workload_query(params)
     workload = query.workload()
     if hardware is not None:
@@ -385,7 +385,7 @@ def api_rank(
     assert model is not None
     m = web.get_model(model)
     rows = rank_rows_for_model(
-        web.site, m, workload, runnable_only=not unsupported, hardware_class=hardware_class
+        web.site, m, workload, runnable_only=not unsupported, hardware_group=hardware_group
     )
     return {"model": {"id": m.id, "name": m.name}, "rows": [r.json for r in rows]}
 
