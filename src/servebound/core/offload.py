@@ -166,8 +166,8 @@ def split(model: ModelAdapter, spec: OffloadSpec) -> OffloadSplit:
         if layers <= 0:
             raise InputError("gpu_layers", f"model '{model.id}' does not say how many layers it has")
         n = spec.gpu_layers or 0
-        if not 0 <= n <= layers:
-            raise InputError("gpu_layers", f"must be between 0 and the model's {layers} layers (got {n})")
+        if not 1 <= n <= layers:  # no layer on the device would leave it nothing to hold or read
+            raise InputError("gpu_layers", f"must be between 1 and the model's {layers} layers (got {n})")
         layer_share = (layers - n) / layers
     experts_total = routed * weights.expert_bytes
     host_share_of_experts = expert_share + layer_share - expert_share * layer_share

@@ -278,7 +278,7 @@ class WorkloadInputs:
         "Offload: N layers on the device, the rest (with their caches) in host RAM (-ngl N).",
         "workload",
         unit="layers",
-        minimum=0,
+        minimum=1,
         maximum=100_000,
         form=Form("number", "or N layers on the device (-ngl)", bounded=False, by_id=True),
     )
