@@ -1,0 +1,204 @@
+"""Hand-checked corners of the core a mutation once slipped past (see bench/mutate.py): a boundary met
+exactly, a default that must add nothing, a placement over more than one scale-up domain. Each case is
+small enough to do on paper; the arithmetic is written beside it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from servebound import Hardware, KVShape, ModelAdapter, Weights, Workload, decode
+from servebound.core.model import LayerShape, PrefillShape
+from servebound.core.system import Interconnect, Layout, System
+
+GB = 1e9
+
+#: C = 100 GB, R = 1,000 GB/s = 1e12 B/s, no compute rates.
+DEVICE = Hardware("dev", "dev", 100 * GB, 1000 * GB)
+CONTEXTS = {"overhead_bytes": 0.0, "alloc_context_tokens": 1000, "read_context_tokens": 1000}
+
+
+def test_a_window_alone_adds_no_attention_flops() -> None:
+    # a_attn's local term is alpha_local / c x sum min(l + j, w): with no alpha_local given it is 0
+    # whatever the window, so a 512-token window alone leaves a_pf = 2 P_lin = 2e9 FLOPs per token.
+    from servebound.core.prefill_cost import compute_per_prompt_token
+    from servebound.core.rates import mode_rates
+
+    shape = PrefillShape(linear_active_params=1e9, attention_window_tokens=512)
+    assert float(compute_per_prompt_token(shape, 64.0, 1000.0)) == pytest.approx(2e9, rel=1e-12)
+    assert not mode_rates(DEVICE, shape).needs_attention
+
+
+def test_attention_without_flops_needs_no_rate_in_decode() -> None:
+    # Radeon RX 7900 XTX publishes FP16 but no BF16 rate. A model whose linear math runs at fp16 and
+    # whose attention (bf16) has no FLOPs: c = 2 P_lin / F_fp16 exactly, with no time for attention.
+    from servebound.catalog.hardware import get_hardware
+
+    hw = get_hardware("amd-radeon-rx-7900-xtx").hardware
+    f16 = hw.compute_rate("fp16")
+    assert f16 is not None and hw.compute_rate("bf16") is None
+    model = ModelAdapter(
+        "lin",
+        "lin",
+        Weights(0.0, 1 * GB),
+        KVShape(global_bytes_per_token=1000.0),
+        KVShape(global_bytes_per_token=1000.0),
+        PrefillShape(linear_active_params=1e9, linear_mode="fp16", attention_mode="bf16"),
+    )
+    r = decode(hw, model, Workload(floor_tok_per_s=1.0, **CONTEXTS))
+    assert r.compute is not None
+    assert r.compute.seconds_per_session_step == pytest.approx(2e9 / f16, rel=1e-12)
+
+
+def test_a_kv_precision_exactly_as_wide_as_the_room_fits() -> None:
+    # C = 100 GB, W = 99 GB, O = 0: margin 1e9 B. The cache is bf16 (2 B per element), K_alloc(1,000) =
+    # 2e6 x 1,000 = 2e9 B: no session fits. The widest element that fits is 2 x 1e9 / 2e9 = 1 B, so fp8
+    # (exactly 1 B: one session's cache is then 1e9 B, the whole margin) fits, as does q4_0 (0.5625 B);
+    # q8_0 (1.0625 B) does not.
+    model = ModelAdapter(
+        "kv",
+        "kv",
+        Weights(0.0, 99 * GB),
+        KVShape(global_bytes_per_token=2e6),
+        KVShape(global_bytes_per_token=2e6),
+        kv_bytes_per_element=2.0,
+    )
+    r = decode(DEVICE, model, Workload(floor_tok_per_s=1.0, **CONTEXTS))
+    assert r.verdict.value == "no_session_fit" and r.remedies is not None
+    assert r.remedies.max_kv_bytes_per_element == 1.0
+    assert r.remedies.kv_precisions_that_fit == ("fp8", "q4_0")
+
+
+def test_a_prefill_exactly_at_the_ttft_budget_meets_it() -> None:
+    # t_pf = 0.5 s against a budget of 0.5 s: met (t_pf <= budget); 0.25 s is missed.
+    from servebound.core.plan import plan_fleet
+
+    def ok(budget: float) -> bool | None:
+        return plan_fleet(
+            sessions_per_system=10,
+            per_session_tok_per_s=1.0,
+            prefill_s=0.5,
+            prefill_parallel_prompts=1,
+            prompt_tokens=100,
+            output_tokens=10,
+            devices_per_system=1,
+            users=10.0,
+            ttft_budget_s=budget,
+        ).ttft_ok
+
+    assert (ok(0.5), ok(0.25)) == (True, False)
+
+
+def test_linear_math_without_parameters_needs_no_rate_in_decode() -> None:
+    # The mirror case: no linear parameters (P_lin = 0, so no linear FLOPs) at bf16, which the 7900 XTX
+    # does not publish, and attention at fp16 with alpha_state = 1e9 FLOPs per token:
+    # c = a_attn / F_fp16 = 1e9 / F_fp16, with no time for the linear math.
+    from servebound.catalog.hardware import get_hardware
+
+    hw = get_hardware("amd-radeon-rx-7900-xtx").hardware
+    f16 = hw.compute_rate("fp16")
+    assert f16 is not None and hw.compute_rate("bf16") is None
+    shape = PrefillShape(
+        linear_active_params=0.0,
+        attention_state_flops_per_token=1e9,
+        linear_mode="bf16",
+        attention_mode="fp16",
+    )
+    model = ModelAdapter(
+        "attn",
+        "attn",
+        Weights(0.0, 1 * GB),
+        KVShape(global_bytes_per_token=1000.0),
+        KVShape(global_bytes_per_token=1000.0),
+        shape,
+    )
+    r = decode(hw, model, Workload(floor_tok_per_s=1.0, **CONTEXTS))
+    assert r.compute is not None
+    assert r.compute.seconds_per_session_step == pytest.approx(1e9 / f16, rel=1e-12)
+
+
+def test_a_range_with_no_fitting_length_reports_a_longest_of_zero() -> None:
+    # C = 100 GB, W = 99 GB, O = 0: margin 1e9 B. K = 6e8 B/token: one session of 1 token (6e8 B) fits,
+    # two (1.2e9 B) do not, so at b = 2 no length fits (no_batch_fit); K = 2e9 B/token fits none at all
+    # (no_session_fit). Either way the longest fitting prompt is 0 tokens and there are no ceilings.
+    from servebound.core.prefill import prefill_range
+
+    def rng(per_token: float, batch: int) -> tuple[str, int, float | None]:
+        model = ModelAdapter(
+            "m",
+            "m",
+            Weights(0.0, 99 * GB),
+            KVShape(global_bytes_per_token=per_token),
+            KVShape(global_bytes_per_token=per_token),
+            PrefillShape(linear_active_params=1e9),
+        )
+        r = prefill_range(DEVICE, model, workload=Workload(**CONTEXTS), batch=batch)
+        return r.verdict.value, r.max_prompt_tokens, r.lo_tok_per_s
+
+    assert rng(6e8, 2) == ("no_batch_fit", 0, None)
+    assert rng(2e9, 1) == ("no_session_fit", 0, None)
+
+
+def _domains_of_eight(devices: int) -> System:
+    # Scale-up domains of 8 devices at 1e11 B/s each way, 1e10 B/s between domains.
+    return System(DEVICE, devices, Interconnect(8, 1e11, 1e10, "up", "out"))
+
+
+#: Dense, 6 layers, d = 1,000, 8 query and cache heads; W = 1 GB, K = 1,000 B/token.
+DENSE6 = ModelAdapter(
+    "dense6",
+    "dense6",
+    Weights(0.0, 1 * GB),
+    KVShape(global_bytes_per_token=1000.0),
+    KVShape(global_bytes_per_token=1000.0),
+    shape=LayerShape(layers=6, hidden_size=1000, query_heads=8, cache_shards=8),
+)
+
+
+def test_tensor_parallel_groups_that_fill_a_domain_stay_on_scale_up() -> None:
+    # 16 devices in two domains of 8; tp = 8, dp = 2: each group is one whole domain (devices 0-7, 8-15),
+    # so the all-reduce runs at scale-up's 1e11 B/s. Per session:
+    # 2 (L / pp) x 2 (tp - 1) / tp x (tp / G) x d e_a / B = 2 x 6 x 2 x 7/8 x 1 x 1,000 x 2 / 1e11
+    #   = 21 x 2,000 / 1e11 = 4.2e-7 s, so 4.2e-6 s at b = 10 (at scale-out: 4.2e-5 s).
+    from servebound.core.layout import evaluate_layout, times_at
+
+    layout = Layout(tp=8, ep=1, pp=1, dp=2)
+    t = times_at(_domains_of_eight(16), DENSE6, layout, 10, Workload(**CONTEXTS))
+    assert t.all_reduce_s == pytest.approx(4.2e-6, rel=1e-12)
+    links = evaluate_layout(_domains_of_eight(16), DENSE6, layout, Workload(**CONTEXTS)).links
+    assert links.tensor_parallel == "scale-up"
+
+
+def test_the_worst_replica_pipeline_crosses_a_domain_boundary() -> None:
+    # 12 devices, domains of 8; tp = 2, pp = 3, dp = 2: replica 0 is devices 0-5 (stages {0,1} {2,3}
+    # {4,5}, both hops inside domain 0); replica 1 is devices 6-11: its hop {6,7} -> {8,9} crosses into
+    # domain 1, its hop {8,9} -> {10,11} does not. The worst replica's seconds per byte:
+    # 1 / 1e10 + 1 / 1e11 = 1.1e-10 s/B. Per session: d e_a / G x that = 1,000 x 2 / 2 x 1.1e-10
+    # = 1.1e-7 s, so 1.1e-6 s at b = 10 (replica 0 alone: 2 / 1e11 x 1,000 = 2e-8 s, 2e-7 s at b = 10).
+    from servebound.core.layout import evaluate_layout, times_at
+
+    layout = Layout(tp=2, ep=1, pp=3, dp=2)
+    t = times_at(_domains_of_eight(12), DENSE6, layout, 10, Workload(**CONTEXTS))
+    assert t.hop_s == pytest.approx(1.1e-6, rel=1e-12)
+    links = evaluate_layout(_domains_of_eight(12), DENSE6, layout, Workload(**CONTEXTS)).links
+    assert links.pipeline == "mixed"
+
+
+def test_links_inside_one_domain_name_only_the_collectives_that_run() -> None:
+    # tp = 2, ep = 1, pp = 1 on 2 of 8 devices in one domain: the all-reduce runs at scale-up; no expert
+    # dispatch (ep = 1, the model is dense) and no pipeline hop cross any link.
+    from servebound.core.layout import evaluate_layout
+
+    links = evaluate_layout(_domains_of_eight(8), DENSE6, Layout(tp=2), Workload(**CONTEXTS)).links
+    assert (links.tensor_parallel, links.expert_parallel, links.pipeline) == ("scale-up", "none", "none")
+
+
+def test_prefill_hops_carry_every_token_of_the_pass() -> None:
+    # pp = 2 on 2 devices of one domain at 1e9 B/s: one boundary, so each token's activation
+    # d e_a = 1,000 x 2 = 2,000 B crosses once at 1e9 B/s: 2e-6 s a token, 2e-3 s for 1,000 tokens.
+    from servebound.core.layout import prefill_communication
+
+    system = System(DEVICE, 2, Interconnect(2, 1e9, 1e9, "up", "out"))
+    comm = prefill_communication(system, DENSE6, Layout(pp=2), 1000, Workload(**CONTEXTS))
+    assert comm.hop_s == pytest.approx(2e-3, rel=1e-12)
+    assert comm.all_reduce_s == comm.all_to_all_s == 0.0

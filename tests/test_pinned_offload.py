@@ -1,0 +1,138 @@
+"""Hand-checked numbers for host offload (core/offload.py), where a mutation of the core once slipped
+past: each case is small enough to do on paper, the arithmetic beside it (see bench/mutate.py).
+
+The offload formulas are the module's own (its docstring): one decode step of b sessions takes
+t(b) = B_dev(b) / R_dev + B_host(b) / R_host, with ``-ngl N`` keeping N of the layers (weights and
+their caches) on the device, so h = (layers - N) / layers of both sits in host RAM.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from servebound import Hardware, KVShape, ModelAdapter, Weights, Workload, decode
+from servebound.core.experts import ExpertTraffic
+from servebound.core.model import LayerShape
+from servebound.core.offload import (
+    DEFAULT_LINK_BYTES_PER_S,
+    get_host,
+    offload_spec,
+    offloaded,
+    one_shot_host_seconds,
+    report,
+)
+
+GB = 1e9
+
+#: The device: C = 100 GB, R_dev = 1,000 GB/s = 1e12 B/s, no compute rates (memory only).
+DEVICE = Hardware("dev", "dev", 100 * GB, 1000 * GB)
+
+#: Dense, 4 layers: W_on = 4 GB swept per step (1 GB a layer), no untied embedding;
+#: K = 1e6 B/token, so one session's cache at 1,000 tokens is K_alloc = K_read = 1e9 B.
+DENSE = ModelAdapter(
+    "dense4",
+    "dense4",
+    Weights(0.0, 4 * GB),
+    KVShape(global_bytes_per_token=1e6),
+    KVShape(global_bytes_per_token=1e6),
+    shape=LayerShape(layers=4, hidden_size=1000, query_heads=8, cache_shards=8),
+)
+CONTEXTS = {"overhead_bytes": 0.0, "alloc_context_tokens": 1000, "read_context_tokens": 1000}
+
+
+def _gpu_layers(n: int, host_memory_gb: float, *, memory_only: bool = False) -> Workload:
+    # R_host = 100 GB/s = 1e11 B/s, so R_dev / R_host = 10.
+    spec = offload_spec(gpu_layers=n, host_memory_gb=host_memory_gb, host_bandwidth_gb_per_s=100)
+    return Workload(floor_tok_per_s=1.0, offload=spec, memory_only=memory_only, **CONTEXTS)  # type: ignore[arg-type]
+
+
+def test_gpu_layers_step_splits_weights_and_cache_by_layer() -> None:
+    # -ngl 3 of 4 layers: h = 1/4 of the weights and of the caches in host RAM.
+    # At b = 2: B_dev = (1 - h) (W_on + b K_read) = 0.75 x (4e9 + 2e9) = 4.5e9 B,
+    #           B_host = h (W_on + b K_read) = 0.25 x 6e9 = 1.5e9 B;
+    # per emitted token 2.25e9 and 7.5e8 B; step terms 4.5e9 / 1e12 = 4.5e-3 s, 1.5e9 / 1e11 = 1.5e-2 s.
+    workload = _gpu_layers(3, 64)
+    spec = workload.offload
+    assert spec is not None
+    _, where, host_margin = offloaded(DEVICE, DENSE, spec, 0.0)
+    assert (where.host_layer_share, where.host_resident_bytes) == (0.25, 1e9)
+    off = report(DEVICE, DENSE, spec, where, host_margin, 2, 1000, ExpertTraffic.EXPECTED)
+    assert off.device_bytes_per_token == pytest.approx(2.25e9, rel=1e-12)
+    assert off.host_bytes_per_token == pytest.approx(7.5e8, rel=1e-12)
+    assert off.step_time_split_s == pytest.approx((4.5e-3, 1.5e-2), rel=1e-12)
+    # One session: t(1) = 0.75 x (4e9 + 1e9) / 1e12 + 0.25 x 5e9 / 1e11 = 3.75e-3 + 1.25e-2 = 1.625e-2 s,
+    # so 1 / 1.625e-2 = 61.538... tok/s.
+    r = decode(DEVICE, DENSE, _gpu_layers(3, 64, memory_only=True))
+    assert r.single_session_tok_per_s == pytest.approx(1 / 1.625e-2, rel=1e-12)
+
+
+def test_host_ram_bounds_the_batch_when_its_share_of_the_caches_binds() -> None:
+    # -ngl 3 of 4: the device holds 3e9 B of weights, so its margin is 100e9 - 3e9 - 0 = 97e9 B, and
+    # each session puts (1 - h) K_alloc = 7.5e8 B there: 97e9 / 7.5e8 = 129.3 sessions.
+    # Host RAM of 11.1 GB less its 1e9 B of weights leaves 10.1e9 B for h K_alloc = 2.5e8 B a session:
+    # 10.1e9 / 2.5e8 = 40.4, so b_mem = min(129, 40) = 40.
+    tight = decode(DEVICE, DENSE, _gpu_layers(3, 11.1))
+    assert tight.batch_mem == 40
+    # With 64 GB of host RAM the host holds 63e9 / 2.5e8 = 252 sessions: the device's 129 binds.
+    roomy = decode(DEVICE, DENSE, _gpu_layers(3, 64))
+    assert roomy.batch_mem == 129
+
+
+def test_no_layer_on_the_device_is_refused_and_no_expert_layer_in_host_ram_is_no_offload() -> None:
+    # -ngl 0 would leave the device no weights to hold (W_dev = 0 B): refused, naming the flag and the
+    # range. --n-cpu-moe 0 is a whole number >= 0 and moves nothing: the same ceiling as no offload,
+    # W_on + K_read = 4e9 + 1e9 = 5e9 B at 1e12 B/s, 200 tok/s.
+    from servebound import Experts
+    from servebound.errors import InputError
+
+    with pytest.raises(InputError) as err:
+        decode(DEVICE, DENSE, _gpu_layers(0, 64))
+    assert err.value.field == "gpu_layers" and "between 1 and the model's 4 layers (got 0)" in str(err.value)
+    moe = ModelAdapter(
+        "moe4",
+        "moe4",
+        Weights(0.0, 4 * GB, 0.0, Experts(8, 2)),
+        KVShape(global_bytes_per_token=1e6),
+        KVShape(global_bytes_per_token=1e6),
+        shape=LayerShape(layers=4, hidden_size=1000, query_heads=8, cache_shards=8, moe_layers=4),
+    )
+    spec = offload_spec(n_cpu_moe=0, host_memory_gb=64, host_bandwidth_gb_per_s=100)
+    assert spec is not None and spec.n_cpu_moe == 0 and spec.mode == "n_cpu_moe=0"
+    r = decode(DEVICE, moe, Workload(floor_tok_per_s=1.0, offload=spec, memory_only=True, **CONTEXTS))  # type: ignore[arg-type]
+    assert r.single_session_tok_per_s == pytest.approx(200.0, rel=1e-12)
+
+
+def test_a_host_row_with_one_flag_overridden_says_so() -> None:
+    # desktop-ddr5-6000-2ch: 2 channels x 8 B x 6,000 MT/s = 96 GB/s. Overriding either figure alone
+    # names the row and the override; the row alone names its own source.
+    row = "desktop-ddr5-6000-2ch"
+    memory_only = offload_spec(cpu_moe=True, host=row, host_memory_gb=32)
+    bandwidth_only = offload_spec(cpu_moe=True, host=row, host_bandwidth_gb_per_s=50)
+    plain = offload_spec(cpu_moe=True, host=row)
+    assert memory_only is not None and bandwidth_only is not None and plain is not None
+    source = get_host(row).source
+    assert (
+        memory_only.host_source
+        == bandwidth_only.host_source
+        == f"{row}, with the flags' overrides ({source})"
+    )
+    assert plain.host_source == source
+    assert (memory_only.host_memory_bytes, memory_only.host_bandwidth_bytes_per_s) == (32e9, 96e9)
+    assert bandwidth_only.host_bandwidth_bytes_per_s == 50e9
+
+
+def test_one_shot_host_seconds_over_the_link_and_in_host_memory() -> None:
+    # -ngl 3 of 4, dense: each prefill pass needs the host tier's weights h W_on = 1e9 B.
+    # 16 tokens (< 32) compute on the host, reading them at R_host: 1e9 / 1e11 = 0.01 s;
+    # 64 tokens cross the link at min(R_link, R_host) = min(63e9, 1e11): 1e9 / 63e9 = 0.015873... s.
+    spec = _gpu_layers(3, 64).offload
+    assert spec is not None and spec.link_bytes_per_s == DEFAULT_LINK_BYTES_PER_S == 63e9
+    _, where, _ = offloaded(DEVICE, DENSE, spec, 0.0)
+    seconds = one_shot_host_seconds(DENSE, where, spec, np.array([16.0, 64.0]), ExpertTraffic.EXPECTED)
+    assert list(seconds) == pytest.approx([0.01, 1 / 63], rel=1e-12)
+    # A count that is not a number gives no time (NaN), for a dense model as for a routed one.
+    unknown = one_shot_host_seconds(DENSE, where, spec, np.array([math.nan]), ExpertTraffic.EXPECTED)
+    assert math.isnan(float(unknown[0]))
