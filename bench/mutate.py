@@ -50,7 +50,7 @@ WORK = ROOT / ".mutation"
 def _cheap_first(node_id: str) -> tuple[int, str]:
     """The hand-checked formulas first, then the core's unit tests, the command line's, and the
     conformance test last: with ``-x`` a killed mutant usually stops within its first few tests."""
-    if node_id.startswith("tests/test_pinned_formulas.py"):
+    if node_id.startswith("tests/test_pinned_"):
         rank = 0
     elif node_id.startswith("tests/web/"):
         rank = 3

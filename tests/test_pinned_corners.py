@@ -202,3 +202,43 @@ def test_prefill_hops_carry_every_token_of_the_pass() -> None:
     comm = prefill_communication(system, DENSE6, Layout(pp=2), 1000, Workload(**CONTEXTS))
     assert comm.hop_s == pytest.approx(2e-3, rel=1e-12)
     assert comm.all_reduce_s == comm.all_to_all_s == 0.0
+
+
+def test_a_fallback_rate_counts_only_for_a_path_with_work() -> None:
+    # Radeon RX 7900 XTX: fp16 published, bf16 not (and no rate bounds it). Linear math at fp16 and
+    # attention at bf16 with no attention FLOPs: nothing is charged at another mode's rate.
+    # A row publishing only bf16 (1e12 FLOP/s): attention FLOPs at bf16 run at their own rate; at fp16
+    # they are charged the fastest published rate, bf16's, and that is a fallback.
+    from servebound.catalog.hardware import get_hardware
+    from servebound.core.rates import mode_rates
+
+    xtx = get_hardware("amd-radeon-rx-7900-xtx").hardware
+    no_attention = PrefillShape(1e9, linear_mode="fp16", attention_mode="bf16")
+    assert mode_rates(xtx, no_attention).fallback is False
+    bf16_only = Hardware("b", "b", 100 * GB, 1000 * GB, {"bf16": 1e12})
+
+    def fallback(attention_mode: str) -> bool:
+        shape = PrefillShape(1e9, attention_state_flops_per_token=1e6, attention_mode=attention_mode)
+        return mode_rates(bf16_only, shape).fallback
+
+    assert (fallback("bf16"), fallback("fp16")) == (False, True)
+
+
+def test_weight_fetch_latency_is_W_over_S_R() -> None:
+    # One scale-up domain of S = 8 devices streams its share of W = 1 GB in parallel at R = 1e12 B/s
+    # each: W / (S R) = 1e9 / 8e12 = 1.25e-4 s.
+    from servebound.core.layout import evaluate_layout
+
+    result = evaluate_layout(_domains_of_eight(16), DENSE6, Layout(tp=8, dp=2), Workload(**CONTEXTS))
+    assert result.weight_fetch_latency_s == pytest.approx(1.25e-4, rel=1e-12)
+    assert Interconnect(4, 1e11, 1e10).weight_fetch_latency_s(2e9, 5e11) == pytest.approx(1e-3, rel=1e-12)
+
+
+def test_a_fraction_of_free_overhead_takes_off_only_known_weights() -> None:
+    # O = (1 - f)(C - W_resident) with f = 0.9, C = 100 GB. Before the model is known (for_hardware
+    # alone) no weights are taken off: O = 0.1 x 100e9 = 1e10 B; resolved with W = 99 GB of weights:
+    # O = 0.1 x 1e9 = 1e8 B.
+    w = Workload(overhead_from_hardware=True, engine_overhead=("fraction_of_free", 0.9, "stated"))
+    assert w.for_hardware(DEVICE).overhead_bytes == pytest.approx(1e10, rel=1e-13)
+    model = ModelAdapter("m", "m", Weights(0.0, 99 * GB), KVShape(1.0), KVShape(1.0))
+    assert w.resolve(DEVICE, model).overhead_bytes == pytest.approx(1e8, rel=1e-9)

@@ -15,7 +15,7 @@ import pytest
 
 from servebound import Hardware, KVShape, ModelAdapter, Weights, Workload, decode
 from servebound.core.experts import ExpertTraffic
-from servebound.core.model import LayerShape
+from servebound.core.model import LayerShape, PrefillShape
 from servebound.core.offload import (
     DEFAULT_LINK_BYTES_PER_S,
     get_host,
@@ -136,3 +136,35 @@ def test_one_shot_host_seconds_over_the_link_and_in_host_memory() -> None:
     # A count that is not a number gives no time (NaN), for a dense model as for a routed one.
     unknown = one_shot_host_seconds(DENSE, where, spec, np.array([math.nan]), ExpertTraffic.EXPECTED)
     assert math.isnan(float(unknown[0]))
+
+
+def test_prefill_takes_the_larger_of_the_device_time_and_the_host_transfer() -> None:
+    # The dense 4-layer model with P_lin = 1e9 (2e9 FLOPs a token, no attention FLOPs) on a device of
+    # 1e15 FLOP/s; -ngl 3 of 4, R_host = 1e11 B/s, link 63e9 B/s. One chunk of 1,000 tokens:
+    #   device memory: its weights (1 - h) W_on = 3e9 B once: 3e9 / 1e12 = 3e-3 s; compute 2e12 / 1e15 = 2e-3 s;
+    #   host transfer: h W_on = 1e9 B over min(63e9, 1e11): 1 / 63 s = 0.015873 s, the larger:
+    # t = memory time = 1 / 63 s, 1,000 x 63 = 63,000 tok/s.
+    from dataclasses import replace
+
+    from servebound.core.prefill import prefill, prefill_curve, prefill_range
+    from servebound.core.rates import BoundBy
+
+    hw = Hardware("fast", "fast", 100 * GB, 1000 * GB, {"bf16": 1e15})
+    model = replace(DENSE, prefill=PrefillShape(linear_active_params=1e9))
+    workload = _gpu_layers(3, 64)
+    r = prefill(hw, model, 1000, workload=workload, chunk_tokens=1000)
+    assert r.offload is not None
+    assert r.offload.step_time_split_s == pytest.approx((3e-3, 1 / 63), rel=1e-12)
+    assert (r.time_s, r.memory_time_s) == pytest.approx((1 / 63, 1 / 63), rel=1e-12)
+    assert r.tok_per_s == pytest.approx(63_000.0, rel=1e-12)
+    curve = prefill_curve(hw, model, [1000], workload=workload)
+    assert float(curve.memory_time_s[0]) == pytest.approx(1 / 63, rel=1e-12)
+    assert float(curve.tok_per_s[0]) == pytest.approx(63_000.0, rel=1e-12)
+    # The range over L = 1 .. 1,000 (the alloc context): below 32 tokens the host computes, reading its
+    # 1e9 B at 1e11 B/s (0.01 s, above the device's 3e-3 s), so L = 1 gives the lowest 1 / 0.01 = 100 tok/s;
+    # from 32 on the link binds (1 / 63 s), and L = 1,000 the highest, 63,000 tok/s. Moving weights is
+    # memory traffic: both ends, like the point, are memory-bound.
+    rng = prefill_range(hw, model, workload=workload)
+    assert (rng.lo_tok_per_s, rng.hi_tok_per_s) == pytest.approx((100.0, 63_000.0), rel=1e-12)
+    assert (rng.lo_prompt_tokens, rng.hi_prompt_tokens) == (1, 1000)
+    assert rng.lo_bound_by == rng.hi_bound_by == r.bound_by == BoundBy.MEMORY
