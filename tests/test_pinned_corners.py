@@ -5,9 +5,12 @@ small enough to do on paper; the arithmetic is written beside it.
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from servebound import Hardware, KVShape, ModelAdapter, Weights, Workload, decode
+from servebound.core.layout import LayoutResult
 from servebound.core.model import LayerShape, PrefillShape
 from servebound.core.system import Interconnect, Layout, System
 
@@ -242,3 +245,86 @@ def test_a_fraction_of_free_overhead_takes_off_only_known_weights() -> None:
     assert w.for_hardware(DEVICE).overhead_bytes == pytest.approx(1e10, rel=1e-13)
     model = ModelAdapter("m", "m", Weights(0.0, 99 * GB), KVShape(1.0), KVShape(1.0))
     assert w.resolve(DEVICE, model).overhead_bytes == pytest.approx(1e8, rel=1e-9)
+
+
+def test_the_shared_fleet_rounds_up_past_the_rounding_tolerance() -> None:
+    # shared = ceil(lambda L / P + N / S - 1e-12): users N = 110 at r = 1 tok/s, G = 1 output token:
+    # lambda = N r / G = 110 requests/s, L = 1 token, P = 1 x 1 / t_pf. N / S = 110 / 10 = 11 exactly,
+    # and t_pf = 1.5e-12 / 110 s makes lambda L / P = 110 x 1.5e-12 / 110 = 1.5e-12: the sum is
+    # 11 + 1.5e-12, past the 1e-12 allowed for rounding, so 12 systems (a tolerance of 2e-12 gives 11).
+    from servebound.core.plan import plan_fleet
+
+    plan = plan_fleet(
+        sessions_per_system=10,
+        per_session_tok_per_s=1.0,
+        prefill_s=1.5e-12 / 110,
+        prefill_parallel_prompts=1,
+        prompt_tokens=1,
+        output_tokens=1,
+        devices_per_system=1,
+        users=110.0,
+    )
+    assert plan.shared_systems == 12
+
+
+def _ten_session_layout() -> tuple[System, ModelAdapter, LayoutResult]:
+    # One device: C = 100 GB, W = 90 GB, K_alloc = K_read = 1e6 B/token x 1,000 = 1e9 B, O = 0:
+    # b_mem = 10e9 / 1e9 = 10 sessions; tau(10) = (90e9 + 10 x 1e9) / 1e12 = 0.1 s, 10 tok/s each,
+    # above a 1 tok/s floor: b* = 10, so the system holds S = 10 sessions.
+    from servebound.core.layout import evaluate_layout
+
+    system = System(DEVICE, 1, Interconnect.ideal_for(1))
+    model = ModelAdapter(
+        "m",
+        "m",
+        Weights(0.0, 90 * GB),
+        KVShape(global_bytes_per_token=1e6),
+        KVShape(global_bytes_per_token=1e6),
+    )
+    best = evaluate_layout(system, model, Layout(), Workload(floor_tok_per_s=1.0, **CONTEXTS))
+    assert (best.batch_star, best.sessions) == (10, 10)
+    return system, model, best
+
+
+def test_served_sessions_within_rounding_of_whole_systems_stay_on_them() -> None:
+    # N = 110.00000000000001 (the double after 110) over S = 10: N / S = 11.000000000000002 is 11
+    # systems within rounding, 10.000000000000002 sessions each (rounding it up would spread them
+    # over 12, 9.17 each).
+    from servebound.core.plan import served_batch
+
+    system, model, best = _ten_session_layout()
+    served = served_batch(
+        system,
+        model,
+        best,
+        Workload(floor_tok_per_s=1.0, **CONTEXTS),
+        None,
+        users=math.nextafter(110.0, math.inf),
+        requests_per_s=None,
+        output_tokens=100,
+    )
+    assert served.sessions_per_system == pytest.approx(10.0, rel=1e-12)
+    assert served.batch == 10
+
+
+def test_a_served_rate_short_of_the_floor_by_more_than_rounding_misses_it() -> None:
+    # At b = 10 each session gets 1 / tau = 1 / 0.1 = 10 tok/s. A floor of 10 (1 + 1.5e-12) tok/s is
+    # missed: 10 < floor x (1 - 1e-12) = 10 (1 + 5e-13) (a tolerance of 2e-12 would let it clear);
+    # a floor of exactly 10 tok/s is met.
+    from servebound.core.plan import served_batch
+
+    system, model, best = _ten_session_layout()
+
+    def clears(floor: float) -> bool:
+        return served_batch(
+            system,
+            model,
+            best,
+            Workload(floor_tok_per_s=floor, **CONTEXTS),
+            None,
+            users=10.0,
+            requests_per_s=None,
+            output_tokens=100,
+        ).clears_floor
+
+    assert (clears(10.0 * (1 + 1.5e-12)), clears(10.0)) == (False, True)

@@ -168,3 +168,35 @@ def test_prefill_takes_the_larger_of_the_device_time_and_the_host_transfer() -> 
     assert (rng.lo_tok_per_s, rng.hi_tok_per_s) == pytest.approx((100.0, 63_000.0), rel=1e-12)
     assert (rng.lo_prompt_tokens, rng.hi_prompt_tokens) == (1, 1000)
     assert rng.lo_bound_by == rng.hi_bound_by == r.bound_by == BoundBy.MEMORY
+
+
+def test_a_routed_model_split_by_layer_keeps_the_device_share_of_its_experts() -> None:
+    # MoE, 4 layers, all with experts: W_on = 4 GB, 8 experts of 0.1 GB, k = 2 (one token touches
+    # m(1) = k = 2 of them). -ngl 3 of 4: h = 1/4 of every layer's weights, experts included, in host RAM.
+    # At b = 1 (K_read = 1e9 B): B_dev = (1 - h)(W_on + 2 w_e + K_read) = 0.75 x (4e9 + 2e8 + 1e9)
+    # = 3.9e9 B, B_host = 0.25 x 5.2e9 = 1.3e9 B.
+    from servebound import Experts
+
+    moe = ModelAdapter(
+        "moe4",
+        "moe4",
+        Weights(0.0, 4 * GB, 0.1 * GB, Experts(8, 2)),
+        KVShape(global_bytes_per_token=1e6),
+        KVShape(global_bytes_per_token=1e6),
+        shape=LayerShape(layers=4, hidden_size=1000, query_heads=8, cache_shards=8, moe_layers=4),
+    )
+    spec = _gpu_layers(3, 64).offload
+    assert spec is not None
+    _, where, host_margin = offloaded(DEVICE, moe, spec, 0.0)
+    off = report(DEVICE, moe, spec, where, host_margin, 1, 1000, ExpertTraffic.EXPECTED)
+    assert (off.device_bytes_per_token, off.host_bytes_per_token) == pytest.approx((3.9e9, 1.3e9), rel=1e-12)
+
+
+def test_the_runtime_overhead_counts_against_the_device_when_host_ram_binds() -> None:
+    # As above (-ngl 3 of 4, 11.1 GB of host RAM: 40.4 sessions' host share) with O = 7 GB: the device
+    # margin is 100e9 - 3e9 - 7e9 = 90e9 B, 90e9 / 7.5e8 = 120 sessions there, so host RAM still binds:
+    # b_mem = floor(10.1e9 / 2.5e8) = 40.
+    from dataclasses import replace
+
+    r = decode(DEVICE, DENSE, replace(_gpu_layers(3, 11.1), overhead_bytes=7 * GB))
+    assert r.batch_mem == 40
