@@ -310,7 +310,7 @@ def test_served_sessions_within_rounding_of_whole_systems_stay_on_them() -> None
 def test_a_served_rate_short_of_the_floor_by_more_than_rounding_misses_it() -> None:
     # At b = 10 each session gets 1 / tau = 1 / 0.1 = 10 tok/s. A floor of 10 (1 + 1.5e-12) tok/s is
     # missed: 10 < floor x (1 - 1e-12) = 10 (1 + 5e-13) (a tolerance of 2e-12 would let it clear);
-    # a floor of exactly 10 tok/s is met.
+    # a floor of 10 (1 + 5e-13) tok/s is met within rounding, and one of exactly 10 tok/s.
     from servebound.core.plan import served_batch
 
     system, model, best = _ten_session_layout()
@@ -327,4 +327,84 @@ def test_a_served_rate_short_of_the_floor_by_more_than_rounding_misses_it() -> N
             output_tokens=100,
         ).clears_floor
 
-    assert (clears(10.0 * (1 + 1.5e-12)), clears(10.0)) == (False, True)
+    assert (clears(10.0 * (1 + 1.5e-12)), clears(10.0 * (1 + 5e-13)), clears(10.0)) == (False, True, True)
+
+
+def _moe4() -> ModelAdapter:
+    # MoE: always-on 1 GB, 8 routed experts of 0.1 GB, k = 2; 4 layers, all MoE, d = 1,000.
+    from servebound import Experts
+
+    return ModelAdapter(
+        "moe",
+        "moe",
+        Weights(0.0, 1 * GB, 0.1 * GB, Experts(8, 2)),
+        KVShape(global_bytes_per_token=1000.0),
+        KVShape(global_bytes_per_token=1000.0),
+        shape=LayerShape(layers=4, hidden_size=1000, query_heads=8, cache_shards=8, moe_layers=4),
+    )
+
+
+def test_expert_parallel_inside_one_domain_by_hand() -> None:
+    # ep = 2 on 2 of 8 devices in one domain at 1e11 B/s: a device sends 1/G of its tokens' expert
+    # copies to its one mate: 1 / 2 / 1e11 = 5e-12 s per byte. Per session:
+    # 2 (L_moe / pp) k / G x d e_a x that = 2 x 4 x 2 / 2 x 2,000 x 5e-12 = 8e-8 s, 8e-7 s at b = 10.
+    # tp = 1 and pp = 1: no all-reduce and no hop on any link.
+    from servebound.core.layout import evaluate_layout, times_at
+
+    layout = Layout(tp=1, ep=2)
+    t = times_at(_domains_of_eight(8), _moe4(), layout, 10, Workload(**CONTEXTS))
+    assert t.all_to_all_s == pytest.approx(8e-7, rel=1e-12)
+    links = evaluate_layout(_domains_of_eight(8), _moe4(), layout, Workload(**CONTEXTS)).links
+    assert (links.tensor_parallel, links.expert_parallel, links.pipeline) == ("none", "scale-up", "none")
+
+
+def test_prefill_dispatch_runs_in_every_stage() -> None:
+    # ep = 2, pp = 2 on 4 devices of one domain at 1e11 B/s: per session and stage
+    # 2 (L_moe / pp) k / G x d e_a x 1 / (2 x 1e11) = 2 x 2 x 2 / 2 x 2,000 x 5e-12 = 4e-8 s; the pass
+    # of 1,000 tokens runs it in both stages: 2 x 1,000 x 4e-8 = 8e-5 s. One hop a token:
+    # d e_a / G x 1 / 1e11 = 1,000 x 1e-11 = 1e-8 s, 1e-5 s for 1,000 tokens.
+    from servebound.core.layout import prefill_communication
+
+    comm = prefill_communication(
+        _domains_of_eight(8), _moe4(), Layout(ep=2, pp=2), 1000, Workload(**CONTEXTS)
+    )
+    assert comm.all_to_all_s == pytest.approx(8e-5, rel=1e-12)
+    assert comm.hop_s == pytest.approx(1e-5, rel=1e-12)
+
+
+def test_tensor_parallel_groups_straddling_a_domain_edge_over_one_period() -> None:
+    # 12 devices in scale-up domains of 6; tp = 4, dp = 3: groups 0-3 (domain 0), 4-7 (devices 4, 5 in
+    # domain 0, 6, 7 in domain 1) and 8-11 (domain 1). The straddling group's ring runs at scale-out's
+    # 1e10 B/s: per session 2 (L / pp) x 2 (tp - 1) / tp x (tp / G) x d e_a / B
+    # = 2 x 6 x 2 x 3/4 x 1 x 2,000 / 1e10 = 3.6e-6 s, 3.6e-5 s at b = 10.
+    from servebound.core.layout import evaluate_layout, times_at
+
+    system = System(DEVICE, 12, Interconnect(6, 1e11, 1e10, "up", "out"))
+    layout = Layout(tp=4, dp=3)
+    t = times_at(system, DENSE6, layout, 10, Workload(**CONTEXTS))
+    assert t.all_reduce_s == pytest.approx(3.6e-5, rel=1e-12)
+    assert evaluate_layout(system, DENSE6, layout, Workload(**CONTEXTS)).links.tensor_parallel == "mixed"
+
+
+def test_a_pipeline_whose_every_hop_crosses_out_is_scale_out_only() -> None:
+    # 16 devices in domains of 8; tp = 8, pp = 2: stage 0 is domain 0, stage 1 domain 1, so the one hop
+    # crosses scale-out and none runs on scale-up. Per session: d e_a / G x 1 / 1e10 = 1,000 x 2 / 8
+    # / 1e10 = 2.5e-8 s, 2.5e-7 s at b = 10.
+    from servebound.core.layout import evaluate_layout, times_at
+
+    layout = Layout(tp=8, pp=2)
+    t = times_at(_domains_of_eight(16), DENSE6, layout, 10, Workload(**CONTEXTS))
+    assert t.hop_s == pytest.approx(2.5e-7, rel=1e-12)
+    assert (
+        evaluate_layout(_domains_of_eight(16), DENSE6, layout, Workload(**CONTEXTS)).links.pipeline
+        == "scale-out"
+    )
+
+
+def test_tensor_parallel_all_reduce_runs_in_each_stage_of_a_pipeline() -> None:
+    # tp = 2, pp = 2 on 4 devices of one domain at 1e11 B/s: each stage all-reduces for its L / pp = 3
+    # layers: 2 x 3 x 2 x 1/2 x 1 x 2,000 / 1e11 = 1.2e-7 s per session, 1.2e-6 s at b = 10.
+    from servebound.core.layout import times_at
+
+    t = times_at(_domains_of_eight(8), DENSE6, Layout(tp=2, pp=2), 10, Workload(**CONTEXTS))
+    assert t.all_reduce_s == pytest.approx(1.2e-6, rel=1e-12)

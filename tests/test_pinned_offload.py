@@ -200,3 +200,49 @@ def test_the_runtime_overhead_counts_against_the_device_when_host_ram_binds() ->
 
     r = decode(DEVICE, DENSE, replace(_gpu_layers(3, 11.1), overhead_bytes=7 * GB))
     assert r.batch_mem == 40
+
+
+def test_host_ram_exactly_full_of_weights_still_holds_them() -> None:
+    # -ngl 3 of 4 with 1 GB of host RAM: exactly the host tier's weights h W_on = 0.25 x 4e9 = 1e9 B.
+    # They fit (margin 0 B), but no session's host share of the cache (2.5e8 B) does: b_mem = 0.
+    r = decode(DEVICE, DENSE, _gpu_layers(3, 1))
+    assert r.offload is not None and r.offload.host_fits
+    assert r.batch_mem == 0 and r.verdict.value == "no_session_fit"
+
+
+def test_with_no_device_margin_the_reservation_is_the_device_share() -> None:
+    # -ngl 3 of 4 with O = 97 GB: the device margin is 100e9 - 3e9 - 97e9 = 0 B, so no session fits
+    # there, whatever the host holds; host RAM of 1e9 B + 0.125 B leaves the host a sliver. The cache
+    # reserved on the device is its share (1 - h) K_alloc = 0.75 x 1e9 = 7.5e8 B a session (the host's
+    # sliver binds nothing once the device has no room).
+    from dataclasses import replace
+
+    r = decode(DEVICE, DENSE, replace(_gpu_layers(3, 1.000000000125), overhead_bytes=97 * GB))
+    assert r.batch_mem == 0
+    assert r.kv_alloc_bytes == pytest.approx(7.5e8, rel=1e-12)
+
+
+def test_host_flops_split_like_the_active_weight_bytes() -> None:
+    # 2 P_host = 2 P_lin x (host share of one token's active bytes). MoE as above with P_lin = 1e9:
+    # one token's active bytes W_on + k w_e = 4e9 + 2 x 1e8 = 4.2e9; -ngl 3 of 4 keeps h = 1/4 of each
+    # layer, experts included, on the host: 0.25 x 4e9 + 0.25 x 2e8 = 1.05e9, a quarter, so
+    # 2 x 1e9 x 0.25 = 5e8 FLOPs per token on the host.
+    from dataclasses import replace
+
+    from servebound import Experts
+    from servebound.core.offload import host_flops_per_token
+
+    moe = ModelAdapter(
+        "moe4",
+        "moe4",
+        Weights(0.0, 4 * GB, 0.1 * GB, Experts(8, 2)),
+        KVShape(global_bytes_per_token=1e6),
+        KVShape(global_bytes_per_token=1e6),
+        PrefillShape(linear_active_params=1e9),
+        shape=LayerShape(layers=4, hidden_size=1000, query_heads=8, cache_shards=8, moe_layers=4),
+    )
+    spec = _gpu_layers(3, 64).offload
+    assert spec is not None
+    _, where, _ = offloaded(DEVICE, moe, spec, 0.0)
+    assert host_flops_per_token(moe, where) == pytest.approx(5e8, rel=1e-12)
+    assert host_flops_per_token(replace(moe, prefill=None), where) == 0.0
