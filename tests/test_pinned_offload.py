@@ -208,6 +208,14 @@ def test_host_ram_exactly_full_of_weights_still_holds_them() -> None:
     r = decode(DEVICE, DENSE, _gpu_layers(3, 1))
     assert r.offload is not None and r.offload.host_fits
     assert r.batch_mem == 0 and r.verdict.value == "no_session_fit"
+    # Prefill says the same: the weights fit both tiers, no prompt's cache does.
+    from dataclasses import replace
+
+    from servebound.core.prefill import prefill
+
+    with_prefill = replace(DENSE, prefill=PrefillShape(linear_active_params=1e9))
+    pf = prefill(DEVICE, with_prefill, 1000, workload=_gpu_layers(3, 1), chunk_tokens=1000)
+    assert pf.offload is not None and pf.offload.host_fits and pf.verdict.value == "no_session_fit"
 
 
 def test_with_no_device_margin_the_reservation_is_the_device_share() -> None:
