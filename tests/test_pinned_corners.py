@@ -408,3 +408,34 @@ def test_tensor_parallel_all_reduce_runs_in_each_stage_of_a_pipeline() -> None:
 
     t = times_at(_domains_of_eight(8), DENSE6, Layout(tp=2, pp=2), 10, Workload(**CONTEXTS))
     assert t.all_reduce_s == pytest.approx(1.2e-6, rel=1e-12)
+
+
+def test_the_largest_batch_exactly_at_the_ttft_budget_is_taken() -> None:
+    # Dense W = 1 GB, P_lin = 1e9 on 1e15 FLOP/s and 1e12 B/s; one chunk of 1,000 tokens a prompt:
+    # memory 1e9 / 1e12 = 1e-3 s, compute 2 x 1e9 x 1,000 b / 1e15 = 2e-3 b s, so t(b) = 2e-3 b.
+    # A budget of 4e-3 s is met exactly at b = 2 (t_pf <= budget); 3.9e-3 s only at b = 1.
+    from servebound.core.prefill import prefill
+
+    hw = Hardware("fast", "fast", 100 * GB, 1000 * GB, {"bf16": 1e15})
+    model = ModelAdapter(
+        "d",
+        "d",
+        Weights(0.0, 1 * GB),
+        KVShape(global_bytes_per_token=1000.0),
+        KVShape(global_bytes_per_token=1000.0),
+        PrefillShape(linear_active_params=1e9),
+    )
+
+    def batch(budget: float) -> int:
+        r = prefill(
+            hw,
+            model,
+            1000,
+            workload=Workload(**CONTEXTS),
+            batch="max",
+            chunk_tokens=1000,
+            ttft_budget_s=budget,
+        )
+        return r.batch
+
+    assert (batch(4e-3), batch(3.9e-3)) == (2, 1)
