@@ -439,3 +439,12 @@ def test_the_largest_batch_exactly_at_the_ttft_budget_is_taken() -> None:
         return r.batch
 
     assert (batch(4e-3), batch(3.9e-3)) == (2, 1)
+
+
+def test_any_linear_parameter_needs_a_linear_rate() -> None:
+    # P_lin = 0.5 (a hand-built toy) is still linear work: 2 x 0.5 = 1 FLOP a token needs F_linear;
+    # P_lin = 0 needs none.
+    from servebound.core.rates import mode_rates
+
+    assert mode_rates(DEVICE, PrefillShape(0.5)).needs_linear is True
+    assert mode_rates(DEVICE, PrefillShape(0.0)).needs_linear is False
