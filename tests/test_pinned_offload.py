@@ -254,3 +254,24 @@ def test_host_flops_split_like_the_active_weight_bytes() -> None:
     _, where, _ = offloaded(DEVICE, moe, spec, 0.0)
     assert host_flops_per_token(moe, where) == pytest.approx(5e8, rel=1e-12)
     assert host_flops_per_token(replace(moe, prefill=None), where) == 0.0
+
+
+def test_a_dense_records_stray_expert_size_counts_nowhere() -> None:
+    # A Weights record without experts ignores expert_bytes: W_resident = W_emb + W_on (4e9 B here) and
+    # W_batch(n) = W_on whatever the size says. The offload terms read it the same way: -ngl 3 of 4 with
+    # P_lin = 1e9 puts h = 1/4 of the 4e9 active bytes on the host, 2 x 1e9 x 0.25 = 5e8 FLOPs per token,
+    # and a one-shot pass of 16 tokens reads h W_on = 1e9 B at R_host = 1e11 B/s: 0.01 s, as with no size.
+    from dataclasses import replace
+
+    from servebound.core.offload import host_flops_per_token
+
+    stray = replace(
+        DENSE, weights=Weights(0.0, 4 * GB, 0.5 * GB), prefill=PrefillShape(linear_active_params=1e9)
+    )
+    assert stray.weights.resident == 4 * GB and float(stray.weights.batch(64)) == 4 * GB
+    spec = _gpu_layers(3, 64).offload
+    assert spec is not None
+    _, where, _ = offloaded(DEVICE, stray, spec, 0.0)
+    assert host_flops_per_token(stray, where) == pytest.approx(5e8, rel=1e-12)
+    seconds = one_shot_host_seconds(stray, where, spec, np.array([16.0]), ExpertTraffic.EXPECTED)
+    assert list(seconds) == pytest.approx([0.01], rel=1e-12)
