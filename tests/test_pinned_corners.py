@@ -448,3 +448,35 @@ def test_any_linear_parameter_needs_a_linear_rate() -> None:
 
     assert mode_rates(DEVICE, PrefillShape(0.5)).needs_linear is True
     assert mode_rates(DEVICE, PrefillShape(0.0)).needs_linear is False
+
+
+def test_a_one_token_window_is_attention_work() -> None:
+    # Local attention over a window of w = 1: a_attn = alpha_local / c x sum_{j=1..c} min(l + j, 1)
+    # = alpha_local / c x c = alpha_local = 4 FLOPs per token, so a_pf = 2 P_lin + 4 = 2e9 + 4, and
+    # the attention path has work: its mode needs a rate (the row here publishes none).
+    from servebound.core.prefill_cost import compute_per_prompt_token
+    from servebound.core.rates import mode_rates
+
+    shape = PrefillShape(
+        linear_active_params=1e9, attention_local_flops_per_pair=4.0, attention_window_tokens=1
+    )
+    assert float(compute_per_prompt_token(shape, 64.0, 1000.0)) == pytest.approx(2e9 + 4.0, rel=1e-13)
+    rates = mode_rates(DEVICE, shape)
+    assert rates.needs_attention is True
+
+
+def test_the_linear_mode_choice_names_the_models_own_mode() -> None:
+    # With no engine-preferred mode, or one equal to the model's own, the choice is the model's mode,
+    # said as such; a different preferred mode the row publishes is charged and named as the engine's.
+    from servebound.core.rates import mode_rates
+
+    row = Hardware("dev", "dev", 100 * GB, 1000 * GB, {"fp16": 1e14, "fp16_acc16": 2e14})
+    plain = PrefillShape(linear_active_params=1e9, linear_mode="fp16")
+    same = PrefillShape(linear_active_params=1e9, linear_mode="fp16", linear_mode_if_published="fp16")
+    other = PrefillShape(linear_active_params=1e9, linear_mode="fp16", linear_mode_if_published="fp16_acc16")
+    assert mode_rates(row, plain).linear_mode_choice == "fp16: the model's linear mode"
+    assert mode_rates(row, same).linear_mode_choice == "fp16: the model's linear mode"
+    picked = mode_rates(row, other)
+    assert picked.linear_mode == "fp16_acc16" and picked.linear_mode_choice.startswith(
+        "fp16_acc16: the model's engine"
+    )
