@@ -12,7 +12,7 @@ from servebound.core.experts import ExpertTraffic
 from servebound.core.formats import FORMATS, KV_FORMATS
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
-from servebound.core.offload import offload_spec
+from servebound.core.offload import OFFLOAD_INPUTS, offload_spec
 from servebound.core.units import GB
 from servebound.core.workload import (
     DEFAULT_ALLOC_CONTEXT_TOKENS,
@@ -125,17 +125,7 @@ def make_workload(inputs: WorkloadInputs | None = None, /, **keywords: Any) -> W
         kv_allocation=allocation,
         engine=w.engine,
         engine_overhead=engine_overhead,
-        offload=offload_spec(
-            cpu_moe=w.cpu_moe,
-            n_cpu_moe=w.n_cpu_moe,
-            gpu_layers=w.gpu_layers,
-            host=w.host,
-            host_memory_gb=w.host_memory_gb,
-            host_bandwidth_gb_per_s=w.host_bandwidth_gb_per_s,
-            host_link_gb_per_s=w.host_link_gb_per_s,
-            host_tflops=w.host_tflops,
-            host_cpu=w.host_cpu,
-        ),
+        offload=offload_spec(**{name: getattr(w, name) for name in OFFLOAD_INPUTS}),
     )
 
 

@@ -449,6 +449,21 @@ def get_host(host_id: str) -> HostRow:
     return found
 
 
+#: The inputs that place weights in host RAM: :func:`offload_spec`'s keywords, one name each on every
+#: surface (the CLI's flags, the API's parameters, the pair page's form).
+OFFLOAD_INPUTS: tuple[str, ...] = (
+    "cpu_moe",
+    "n_cpu_moe",
+    "gpu_layers",
+    "host",
+    "host_memory_gb",
+    "host_bandwidth_gb_per_s",
+    "host_link_gb_per_s",
+    "host_tflops",
+    "host_cpu",
+)
+
+
 def offload_spec(
     *,
     cpu_moe: bool = False,

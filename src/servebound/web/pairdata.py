@@ -10,7 +10,7 @@ from typing import Any
 
 from servebound.api import make_workload
 from servebound.core.engines import engines, format_support
-from servebound.core.offload import OffloadReport, offloaded
+from servebound.core.offload import OFFLOAD_INPUTS, OffloadReport, offloaded
 from servebound.core.prefill import PrefillRange, PrefillResult
 from servebound.core.units import GB
 from servebound.views.calc_inputs import hardware_json, model_json
@@ -94,20 +94,6 @@ def _calculator_model(pair: Pair) -> dict[str, Any]:
     return {**data, **{k: v for k, v in model_json(eff).items() if k != "id"}, "embedding_bytes": 0.0}
 
 
-#: The query fields that put weights in host RAM (the pair page's script compares them with the loaded ones).
-OFFLOAD_FIELDS = (
-    "cpu_moe",
-    "n_cpu_moe",
-    "gpu_layers",
-    "host",
-    "host_memory_gb",
-    "host_bandwidth_gb_per_s",
-    "host_link_gb_per_s",
-    "host_tflops",
-    "host_cpu",
-)
-
-
 def hardware_data(h: SiteHardware) -> dict[str, Any]:
     """A hardware row's quantities for the in-browser calculator (bytes, bytes/s, FLOP/s)."""
     hw = h.hardware
@@ -135,10 +121,11 @@ def pair_data(pair: Pair) -> dict[str, Any]:
             "expert_traffic": pair.query.expert_traffic,
             "kv_allocation": pair.workload.kv_allocation.value,
             "overhead_given": pair.query.overhead_gb is not None,
-            **{name: getattr(pair.query, name) for name in OFFLOAD_FIELDS},
+            **{name: getattr(pair.query, name) for name in OFFLOAD_INPUTS},
         },
         "default_overhead_gb": make_workload().for_hardware(hw).overhead_bytes / 1e9,
         "full_resident_bytes": pair.model.adapter.weights.resident,
+        "offload_inputs": list(OFFLOAD_INPUTS),
         "engines": {
             e.id: {
                 "kv_allocation": e.kv_allocation,

@@ -37,8 +37,9 @@
     var base = data.hardware.memory_bytes - (e.overhead === "fraction_of_free" ? data.full_resident_bytes : 0);
     return Math.max(0, (1 - e.memory_fraction) * base) / 1e9;
   }
-  // Weights in host RAM: the inputs that place them (the static copy does not compute two tiers).
-  var OFFLOAD = ["cpu_moe", "n_cpu_moe", "gpu_layers", "host", "host_memory_gb", "host_bandwidth_gb_per_s", "host_link_gb_per_s", "host_tflops", "host_cpu"];
+  // Weights in host RAM: the inputs that place them (pair-data's "offload_inputs", core.offload's
+  // OFFLOAD_INPUTS; the static copy does not compute two tiers).
+  var OFFLOAD = [];
   function offloadKey(q) {
     return OFFLOAD.map(function (n) { var v = q[n]; return v === null || v === undefined || v === false ? "" : String(v); }).join("|");
   }
@@ -605,6 +606,7 @@
   // The form's controls recompute as they move; returns the status line the numbers' source is named in.
   function wire(form, data) {
     ENGINES = data.engines || {};
+    OFFLOAD = data.offload_inputs || [];
     var overheadSlider = form.querySelector("[name=overhead_gb]");
     if (overheadSlider) {
       overheadSlider.dataset.given = data.query.overhead_given ? "1" : "0";
