@@ -555,6 +555,28 @@
     return out;
   }
 
+  /* servebound.web.figures' chart frame, _mark_label_x and legend_entries: a mark's label beside its
+   * line, the legend's entries in rows below the plot (both scripts' charts place them as the server) */
+  var CHART_W = 640, LEGEND_X = 8, CHAR_PX = 12;
+  function markLabelX(x, label) {
+    var w = CHAR_PX * label.length;
+    if (x + 4 + w <= CHART_W - 4) return [x + 4, "start"];
+    if (x - 4 - w >= 4) return [x - 4, "end"];
+    return [Math.max(4, CHART_W - 4 - w), "start"];
+  }
+  function legendEntries(chart, yMarks) {
+    var items = chart.series.map(function (s) { return [s.name, "series " + s.css]; })
+      .concat(yMarks.map(function (m) { return [m.label, "mark " + m.css]; }));
+    var out = [], lx = LEGEND_X, row = 0;
+    items.forEach(function (it) {
+      var span = 24 + CHAR_PX * it[0].length;
+      if (lx > LEGEND_X && lx + span > CHART_W - LEGEND_X) { lx = LEGEND_X; row += 1; }
+      out.push([it[0], it[1], lx, row]);
+      lx += span + 18;
+    });
+    return out;
+  }
+
   // ------------------------------------------------------------------ the derivation's toy
   /* servebound.web.derivation.read_following: L_read following L_alloc, the unread rest
    * (1 - fraction) L_alloc rounded half to even (Python's round), at most `cap` */
@@ -565,7 +587,7 @@
   }
 
   var api = {
-    readFollowing: readFollowing, niceStep: niceStep, ticks: ticks,
+    readFollowing: readFollowing, niceStep: niceStep, ticks: ticks, markLabelX: markLabelX, legendEntries: legendEntries,
     MAX_BATCH: MAX_BATCH, CONTEXT_CAP: CONTEXT_CAP,
     kvBytes: kvBytes, grows: grows, maxContextWithin: maxContextWithin, distinct: distinct, wBatch: wBatch,
     wActive: wActive, memoryFitBatch: memoryFitBatch, decode: decode, decodeCurve: decodeCurve,

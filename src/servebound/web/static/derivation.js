@@ -130,7 +130,7 @@
   // ---------------------------------------------------------------- figures.render_chart
   var W = 640, LEFT = 70, RIGHT = 20, PLOT_H = 236, MARK_TOP = 8, MARK_ROW = 24, LEGEND_X = 8, LEGEND_ROW = 24, CHAR_PX = 12;
 
-  var niceStep = calc.niceStep, ticks = calc.ticks;
+  var niceStep = calc.niceStep, ticks = calc.ticks, markLabelX = calc.markLabelX, legendEntries = calc.legendEntries;
   function shortNumber(v) {
     var a = Math.abs(v), units = [[1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "k"]];
     for (var i = 0; i < units.length; i++) if (a >= units[i][0]) return fmtG(v / units[i][0]) + units[i][1];
@@ -160,25 +160,6 @@
   }
   function keep(y, chart) { return isFinite(y) && (y > 0 || !chart.yLog); }
 
-  /* figures._mark_label_x and figures.legend_entries */
-  function markLabelX(x, label) {
-    var w = CHAR_PX * label.length;
-    if (x + 4 + w <= W - 4) return [x + 4, "start"];
-    if (x - 4 - w >= 4) return [x - 4, "end"];
-    return [Math.max(4.0, W - 4 - w), "start"];
-  }
-  function legendEntries(chart, yMarks) {
-    var items = chart.series.map(function (s) { return [s.name, "series " + s.css]; })
-      .concat(yMarks.map(function (m) { return [m.label, "mark " + m.css]; }));
-    var out = [], lx = LEGEND_X, row = 0;
-    items.forEach(function (it) {
-      var span = 24 + CHAR_PX * it[0].length;
-      if (lx > LEGEND_X && lx + span > W - LEGEND_X) { lx = LEGEND_X; row += 1; }
-      out.push([it[0], it[1], lx, row]);
-      lx += span + 18;
-    });
-    return out;
-  }
 
   /* chart: {id, title, xLabel, yLabel, series: [{name, x, y, css, unit}], xLog, yLog, xMarks, yMarks,
    * shadeFromX, xUnit} */

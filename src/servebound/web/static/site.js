@@ -111,7 +111,7 @@
   var W = 640, LEFT = 70, RIGHT = 20, PLOT_H = 236, MARK_TOP = 8, MARK_ROW = 24, LEGEND_X = 8, LEGEND_ROW = 24, CHAR_PX = 12;
   var SVGNS = "http://www.w3.org/2000/svg";
 
-  var niceStep = calc.niceStep, ticks = calc.ticks;
+  var niceStep = calc.niceStep, ticks = calc.ticks, markLabelX = calc.markLabelX, legendEntries = calc.legendEntries;
   function scale(lo, hi, log, a, b) {
     if (log) { lo = Math.max(lo, 1e-12); if (hi <= lo) hi = lo * 10; } else if (hi <= lo) hi = lo + 1;
     var f = function (v) {
@@ -126,24 +126,6 @@
     for (var k in attrs) if (attrs.hasOwnProperty(k)) e.setAttribute(k, attrs[k]);
     if (text !== undefined) e.textContent = text;
     return e;
-  }
-  function markLabelX(x, label) {
-    var w = CHAR_PX * label.length;
-    if (x + 4 + w <= W - 4) return [x + 4, "start"];
-    if (x - 4 - w >= 4) return [x - 4, "end"];
-    return [Math.max(4, W - 4 - w), "start"];
-  }
-  function legendEntries(chart, yMarks) {
-    var items = chart.series.map(function (s) { return [s.name, "series " + s.css]; })
-      .concat(yMarks.map(function (m) { return [m.label, "mark " + m.css]; }));
-    var out = [], lx = LEGEND_X, row = 0;
-    items.forEach(function (it) {
-      var span = 24 + CHAR_PX * it[0].length;
-      if (lx > LEGEND_X && lx + span > W - LEGEND_X) { lx = LEGEND_X; row += 1; }
-      out.push([it[0], it[1], lx, row]);
-      lx += span + 18;
-    });
-    return out;
   }
 
   /* chart = {id, xLog, yLog, series: [{name, css, unit, x:[], y:[]}], xMarks: [{value,label,css}], yMarks, shadeFrom} */
