@@ -4,6 +4,7 @@ and the API's ``layout=`` alike (``decode --layout``, ``prefill --layout``, ``/a
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from servebound.core.layout import LayoutResult, per_device_bytes, prefill_communication, times_at
@@ -90,13 +91,7 @@ def layout_prefill_json(
     out.update(
         {
             "system": system_json(resolved),
-            "layout": {
-                "tp": chosen.tp,
-                "ep": chosen.ep,
-                "pp": chosen.pp,
-                "dp": chosen.dp,
-                "label": chosen.label,
-            },
+            "layout": {**asdict(chosen), "label": chosen.label},
             "time_s": time_s,
             "tok_s": batch * prompt / time_s,
             "bound_by": bound,
@@ -104,13 +99,7 @@ def layout_prefill_json(
             "all_reduce_time_s": link.all_reduce_s,
             "all_to_all_time_s": link.all_to_all_s,
             "pipeline_hop_time_s": link.hop_s,
-            "per_device": {
-                "capacity_bytes": per_device.capacity_bytes,
-                "overhead_bytes": per_device.overhead_bytes,
-                "weight_bytes": per_device.weight_bytes,
-                "kv_bytes": per_device.kv_bytes,
-                "free_bytes": per_device.free_bytes,
-            },
+            "per_device": {k: v for k, v in asdict(per_device).items() if k != "kv_bytes_per_session"},
         }
     )
     if pf.verdict.value in NOTHING_FITS:  # no replica holds a session: no wait, as prefill --json says

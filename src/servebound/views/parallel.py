@@ -5,7 +5,7 @@ roof per device, layout and plan results as the contract's JSON. The math is in 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from servebound.core.cost import usd_per_mtok_at_rate
@@ -34,7 +34,6 @@ from servebound.inputs.resolve import _looks_like_file, hardware_ref, resolve_ha
 if TYPE_CHECKING:
     from servebound.catalog.hardware import CatalogHardware
 
-_LAYOUT_KEYS = ("tp", "ep", "pp", "dp")
 _LAYOUT_PART = re.compile(r"^\s*(tp|ep|pp|dp)\s*=\s*(\d+)\s*$")
 
 
@@ -427,10 +426,7 @@ def layout_json(result: LayoutResult) -> dict[str, Any]:
     pd = result.per_device
     return {
         "layout": {
-            "tp": lay.tp,
-            "ep": lay.ep,
-            "pp": lay.pp,
-            "dp": lay.dp,
+            **asdict(lay),
             "label": lay.label,
             "devices": result.devices,
             "idle_devices": result.idle_devices,
@@ -459,11 +455,7 @@ def layout_json(result: LayoutResult) -> dict[str, Any]:
             "kv_bytes_per_session": pd.kv_bytes_per_session,
             "free_bytes": pd.free_bytes,
         },
-        "links": {
-            "tensor_parallel": result.links.tensor_parallel,
-            "expert_parallel": result.links.expert_parallel,
-            "pipeline": result.links.pipeline,
-        },
+        "links": asdict(result.links),
         "weight_fetch_latency_s": result.weight_fetch_latency_s,
         "compute_charged": result.compute_charged,
     }

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from servebound.core.decode import BatchLimit, DecodeResult, Verdict
 from servebound.core.decode_compute import ComputeStatus, DecodeCompute, compute_statement
 from servebound.core.experts import ExpertTraffic
-from servebound.core.fields import documented_json
+from servebound.core.fields import documented_json, json_value
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.reading import is_estimate
@@ -114,9 +114,7 @@ def _reading_why(moe: bool, mode: ExpertTraffic, provenance: str) -> str:
 
 def decode_json(result: DecodeResult) -> dict[str, Any]:
     """The contract's `servebound decode --json` object, plus our own extra fields."""
-    remedies = {k: v for k, v in vars(result.remedies).items() if v not in (None, ())}
-    if "kv_precisions_that_fit" in remedies:
-        remedies["kv_precisions_that_fit"] = list(remedies["kv_precisions_that_fit"])
+    remedies = {k: json_value(v) for k, v in vars(result.remedies).items() if v not in (None, ())}
     return {
         "verdict": result.verdict.value,
         "hardware": hardware_json(result.hardware),
@@ -193,26 +191,30 @@ def _gb(value: float) -> str:
     return f"{value / GB:,.2f} GB"
 
 
+def _tflops(rate: float | None) -> float | None:
+    return None if rate is None else rate / TFLOPS
+
+
 def _compute_json(result: DecodeResult) -> dict[str, Any]:
     """The compute roof's inputs: status, modes, rates (TFLOPS), per-step FLOPs and seconds."""
     compute = result.compute
     assert compute is not None  # decode() always records its compute roof
     rates = compute.rates
+
+    def rate(name: str) -> Any:
+        return None if rates is None else getattr(rates, name)
+
     return {
         "status": compute.status.value,
-        "linear_mode": None if rates is None else rates.linear_mode,
-        "linear_mode_choice": None if rates is None else rates.linear_mode_choice,
-        "attention_mode": None if rates is None else rates.attention_mode,
-        "linear_tflops": None
-        if rates is None or rates.linear_flop_per_s is None
-        else rates.linear_flop_per_s / 1e12,
-        "attention_tflops": None
-        if rates is None or rates.attention_flop_per_s is None
-        else rates.attention_flop_per_s / 1e12,
-        "missing_modes": [] if rates is None else list(rates.missing_modes),
-        "linear_mode_charged": None if rates is None else rates.linear_mode_charged,
-        "attention_mode_charged": None if rates is None else rates.attention_mode_charged,
-        "charge_note": None if rates is None else (rates.charge_note or None),
+        "linear_mode": rate("linear_mode"),
+        "linear_mode_choice": rate("linear_mode_choice"),
+        "attention_mode": rate("attention_mode"),
+        "linear_tflops": _tflops(rate("linear_flop_per_s")),
+        "attention_tflops": _tflops(rate("attention_flop_per_s")),
+        "missing_modes": list(rate("missing_modes") or ()),
+        "linear_mode_charged": rate("linear_mode_charged"),
+        "attention_mode_charged": rate("attention_mode_charged"),
+        "charge_note": rate("charge_note") or None,
         "tokens_per_session_step": compute.tokens_per_session_step,
         "flops_per_session_step": compute.flops_per_session_step,
         "seconds_per_session_step": compute.seconds_per_session_step,
@@ -306,18 +308,16 @@ def decode_notes(result: DecodeResult) -> list[str]:
             notes.append(f"Or with {rem.bandwidth_needed_bytes_per_s / GB:,.1f} GB/s of bandwidth.")
     else:
         assert r.batch_star is not None
-        by = r.batch_limited_by.value if r.batch_limited_by else ""
-        if by == "memory":
+        by = r.batch_limited_by
+        if by is BatchLimit.MEMORY:
             notes.append(
                 f"b* = b_mem = {r.batch_star:,}: memory bounds the batch; every fitting batch clears the floor."
             )
-        elif by == "floor":
+        elif by is BatchLimit.FLOOR:
             notes.append(
                 f"b* = {r.batch_star:,}: the per-session floor bounds the batch ({r.batch_mem:,} sessions fit in memory)."
             )
-        elif by == "compute":
-            pass  # said by the compute notes below
-        else:
+        elif by is not BatchLimit.COMPUTE:  # a compute bound is said by the compute notes below
             notes.append(
                 f"Memory does not bound the batch (the cache does not grow with context or is tiny); the search "
                 f"stops at {MAX_BATCH:,} sessions. Compute, kernels and the scheduler bound this model, not memory: "
@@ -380,8 +380,8 @@ def prefill_assumptions(result: PrefillResult) -> dict[str, Any]:
             "linear_mode": a.linear_mode,
             "linear_mode_choice": a.linear_mode_choice,
             "attention_mode": a.attention_mode,
-            "linear_tflops": None if a.linear_flop_per_s is None else a.linear_flop_per_s / TFLOPS,
-            "attention_tflops": None if a.attention_flop_per_s is None else a.attention_flop_per_s / TFLOPS,
+            "linear_tflops": _tflops(a.linear_flop_per_s),
+            "attention_tflops": _tflops(a.attention_flop_per_s),
             "compute_available": a.compute_available,
             "missing_modes": list(a.missing_modes),
             "linear_mode_charged": a.linear_mode_charged,
@@ -461,23 +461,16 @@ def range_json(rng: PrefillRange) -> dict[str, Any]:
 def fmt_rate(value: float | None, unit: str = "tok/s") -> str:
     if value is None:
         return "n/a"
-    if value >= 100:
-        return f"{value:,.0f} {unit}"
-    return f"{value:,.1f} {unit}"
+    return f"{value:,.0f} {unit}" if value >= 100 else f"{value:,.1f} {unit}"
 
 
 def fmt_wait(seconds: float | None) -> str:
     """A wait in a unit that shows its digits: µs, ms or s, three significant figures."""
     if seconds is None or not math.isfinite(seconds):
         return "-"
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
-        if seconds >= scale or unit == "µs":
-            return (
-                f"{seconds / scale:,.3g} {unit}"
-                if seconds / scale < 1000
-                else f"{seconds / scale:,.0f} {unit}"
-            )
-    return "-"  # pragma: no cover - the loop always returns
+    scale, unit = (1.0, "s") if seconds >= 1 else (1e-3, "ms") if seconds >= 1e-3 else (1e-6, "µs")
+    value = seconds / scale
+    return f"{value:,.3g} {unit}" if value < 1000 else f"{value:,.0f} {unit}"
 
 
 def fmt_gb(value_bytes: float | None) -> str:
