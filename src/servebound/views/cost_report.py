@@ -7,7 +7,7 @@ input tokens) and the pricing edge; the view is :func:`cost_json`. The same obje
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from servebound.core.cost import CostCurve, batch_grid, cost_curve, usd_per_mtok
@@ -205,14 +205,7 @@ def cost_json(report: CostReport) -> dict[str, Any]:
         "usd_per_mtok_input": r.usd_per_mtok_input,
         "input_tok_s": None if r.prefill is None else r.prefill.tok_per_s,
         "input_note": r.input_note,
-        "trade": None
-        if r.trade is None
-        else {
-            "fast_batch": r.trade.fast_batch,
-            "slow_batch": r.trade.slow_batch,
-            "speed_ratio": r.trade.speed_ratio,
-            "price_ratio": r.trade.price_ratio,
-        },
+        "trade": None if r.trade is None else asdict(r.trade),
         "cost_floor": None
         if curve is None
         else {

@@ -93,7 +93,7 @@ def machine(ref: str) -> Machine:
 
 
 def _catalog_facts(ref: str) -> dict[str, Any]:
-    from servebound.catalog.hardware import get_hardware
+    from servebound.catalog.hardware import get_hardware  # only when the record cache misses
 
     return _row_facts(get_hardware(ref))
 
@@ -130,7 +130,6 @@ class RankRow:
         "USD",
         default=None,
     )
-    #: The prompt asked for; None where the caller did not say.
     prompt_tokens: int | None = documented(
         "the prompt asked for (null where the caller did not say)", "tokens", json=None, default=None
     )
@@ -161,7 +160,6 @@ class RankRow:
         "s",
     )
     def ttft_s(self) -> float | None:
-        """t_pf,min for one prompt: the modeled wait for the first token."""
         return None if self.prefill is None else self.prefill.time_s
 
     @property
@@ -175,7 +173,6 @@ class RankRow:
         json="tok_s_per_kusd",
     )
     def tok_per_s_per_kusd(self) -> float | None:
-        """Useful aggregate tok/s per 1,000 USD of hardware, where a price is known."""
         if not self.price_usd:
             return None
         return self.useful_tok_per_s / (self.price_usd / 1000.0)
@@ -227,29 +224,18 @@ def evaluate_row(one: Machine, model: ModelAdapter, workload: Workload, prompt_t
     return RankRow(hw, model, result, wait, prompt_tokens=prompt_tokens, **_facts(one))
 
 
-def _facts(one: Machine) -> dict[str, Any]:
-    """A machine's fields a ranking row carries (all but its core record)."""
-    return {f.name: getattr(one, f.name) for f in dataclasses.fields(Machine) if f.name != "hardware"}
+#: A machine's fields a ranking row carries (all but its core record).
+_FACTS = tuple(f.name for f in dataclasses.fields(Machine) if f.name != "hardware")
 
 
-def machine_of(row: RankRow) -> Machine:
-    """The machine a row was ranked on, with its class, devices and prices."""
-    return Machine(
-        row.hardware,
-        row.price_usd,
-        row.hardware_group,
-        row.devices,
-        row.usd_per_hour,
-        row.price_basis,
-        row.price_source,
-    )
+def _facts(one: Machine | RankRow) -> dict[str, Any]:
+    return {name: getattr(one, name) for name in _FACTS}
 
 
 def with_machine(row: RankRow, one: Machine) -> RankRow:
     """The row with ``one``'s class, devices and prices (itself where they are already its own)."""
-    if machine_of(row) == one:
-        return row
-    return dataclasses.replace(row, **_facts(one))
+    facts = _facts(one)
+    return row if row.hardware == one.hardware and _facts(row) == facts else dataclasses.replace(row, **facts)
 
 
 #: How a ranking evaluates one row: ``(machine, model, workload, prompt_tokens) -> RankRow``. The
