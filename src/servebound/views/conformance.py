@@ -54,10 +54,9 @@ def decode_expected(r: DecodeResult) -> dict[str, Any]:
     return {**out, "remedies": remedies}
 
 
-#: Documented prefill fields the browser port does not compute: the split of the time, and the budget
-#: (an input) it was judged against.
 #: Documented fields the browser port does not compute: the engine table's format verdict (the page
-#: shows the server's).
+#: shows the server's); for prefill also the split of the time, the budget (an input) it was judged
+#: against and the charged modes' wording.
 _NOT_PORTED = ("format_support", "format_support_why")
 _PREFILL_NOT_PORTED = (
     *_NOT_PORTED,
@@ -182,6 +181,17 @@ def _kv_inverse_cases(rng: random.Random) -> list[dict[str, Any]]:
     return out
 
 
+def _vector(kind: str, hw: Hardware, model: ModelAdapter, w: Workload, **rest: Any) -> dict[str, Any]:
+    """One vector: the calculator's inputs, then the kind's own (``rest``, ending with ``expected``)."""
+    return {
+        "kind": kind,
+        "hardware": hardware_json(hw),
+        "model": model_json(model),
+        "workload": workload_json(w),
+        **rest,
+    }
+
+
 @functools.cache
 def conformance_text(seed: int = 12) -> str:
     """The vectors as the site publishes them (/conformance.json), built once per process."""
@@ -201,15 +211,7 @@ def build_vectors(seed: int = 12) -> dict[str, Any]:
 
     def add_decode(hw: Hardware, model: ModelAdapter, w: Workload) -> None:
         r = decode(hw, model, w)
-        vectors.append(
-            {
-                "kind": "decode",
-                "hardware": hardware_json(hw),
-                "model": model_json(model),
-                "workload": workload_json(r.workload),
-                "expected": decode_expected(r),
-            }
-        )
+        vectors.append(_vector("decode", hw, model, r.workload, expected=decode_expected(r)))
 
     # 1. Catalog pairs at the derivation's defaults (contexts capped at the model's limit).
     default = Workload(fit_contexts_to_model=True)
@@ -228,15 +230,7 @@ def build_vectors(seed: int = 12) -> dict[str, Any]:
         model = rng.choice(pool)
         hw = rng.choice(hardware)
         w, expected = context_range_expected(hw, model, _random_workload(rng, model, speculation=i % 5 == 0))
-        vectors.append(
-            {
-                "kind": "context_range",
-                "hardware": hardware_json(hw),
-                "model": model_json(model),
-                "workload": workload_json(w),
-                "expected": expected,
-            }
-        )
+        vectors.append(_vector("context_range", hw, model, w, expected=expected))
 
     # 4. Prefill: batch, chunked, searched batch with TTFT budgets.
     with_prefill = [m for m in pool if m.prefill is not None]
@@ -261,15 +255,9 @@ def build_vectors(seed: int = 12) -> dict[str, Any]:
             chunk_tokens=chunk,
             ttft_budget_s=budget,
         )
+        inputs = {"prompt": prompt, "batch": batch, "chunk": chunk, "ttft_budget": budget}
         vectors.append(
-            {
-                "kind": "prefill",
-                "hardware": hardware_json(hw),
-                "model": model_json(model),
-                "workload": workload_json(r.workload),
-                "prefill": {"prompt": prompt, "batch": batch, "chunk": chunk, "ttft_budget": budget},
-                "expected": prefill_expected(r),
-            }
+            _vector("prefill", hw, model, r.workload, prefill=inputs, expected=prefill_expected(r))
         )
 
     # 5. Prefill over every prompt length (kept to models with a modest limit: the port loops).
@@ -283,16 +271,8 @@ def build_vectors(seed: int = 12) -> dict[str, Any]:
         w = replace(w, read_context_tokens=min(w.read_context_tokens, w.alloc_context_tokens))
         b = rng.choice([1, 1, rng.randint(2, 64)])
         over = prefill_range(hw, model, workload=w, batch=b)
-        vectors.append(
-            {
-                "kind": "prefill_range",
-                "hardware": hardware_json(hw),
-                "model": model_json(model),
-                "workload": workload_json(w),  # explicit: nothing to resolve
-                "batch": b,
-                "expected": range_json(over),
-            }
-        )
+        # the workload is explicit: nothing to resolve
+        vectors.append(_vector("prefill_range", hw, model, w, batch=b, expected=range_json(over)))
 
     vectors += _kv_inverse_cases(rng)
     return {
