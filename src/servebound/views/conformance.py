@@ -246,15 +246,7 @@ def build_vectors(seed: int = 12) -> dict[str, Any]:
         )
         chunk = rng.choice([None, rng.randint(1, 8192), rng.randint(1, prompt)])
         budget = rng.choice([None, None, 10 ** rng.uniform(-3, 3)])
-        r = prefill(
-            hw,
-            model,
-            prompt,
-            workload=w,
-            batch=batch,
-            chunk_tokens=chunk,
-            ttft_budget_s=budget,
-        )
+        r = prefill(hw, model, prompt, workload=w, batch=batch, chunk_tokens=chunk, ttft_budget_s=budget)
         inputs = {"prompt": prompt, "batch": batch, "chunk": chunk, "ttft_budget": budget}
         vectors.append(
             _vector("prefill", hw, model, r.workload, prefill=inputs, expected=prefill_expected(r))
