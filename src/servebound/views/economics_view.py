@@ -31,8 +31,7 @@ class Shown:
     inputs: dict[str, Any] = field(default_factory=dict)
     note: str | None = None
 
-    def json(self) -> dict[str, Any]:
-        """Every field, under its own name (the --json and /api/economics keys)."""
+    def json(self) -> dict[str, Any]:  # every field under its own name: the --json and API keys
         return asdict(self)
 
 
@@ -53,13 +52,14 @@ def _g(x: float) -> str:
 INPUT_RANGE = (1e-9, 1e18)
 
 
-def _positive(name: str, value: float) -> float:
+def _positive(**values: float) -> None:
+    """InputError naming the first of ``values`` that is not a finite number within INPUT_RANGE."""
     lo, hi = INPUT_RANGE
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise InputError(name, f"must be a positive finite number (got {value!r})")
-    if not lo <= value <= hi:
-        raise InputError(name, f"must lie between {lo:g} and {hi:g} (got {value:g})")
-    return float(value)
+    for name, value in values.items():
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            raise InputError(name, f"must be a positive finite number (got {value!r})")
+        if not lo <= value <= hi:
+            raise InputError(name, f"must lie between {lo:g} and {hi:g} (got {value:g})")
 
 
 def _finite(name: str, value: float) -> float:
@@ -82,7 +82,7 @@ def balance(
 ) -> list[Shown]:
     """F / (2R) per mode; with a model, its balance batch three ways (sparsity approximation, exact
     from W_batch without KV, exact with the KV read and attention at L_read)."""
-    _positive("bytes_per_weight", bytes_per_weight)
+    _positive(bytes_per_weight=bytes_per_weight)
     r = hardware.bandwidth_bytes_per_s
     out: list[Shown] = []
     for mode in ARITHMETIC_MODES:
@@ -188,8 +188,7 @@ def balance(
 
 
 def drain(capacity_bytes: float, bandwidth_bytes_per_s: float) -> Shown:
-    _positive("capacity_gb", capacity_bytes)
-    _positive("bandwidth_gb_per_s", bandwidth_bytes_per_s)
+    _positive(capacity_gb=capacity_bytes, bandwidth_gb_per_s=bandwidth_bytes_per_s)
     t = _finite("bandwidth_gb_per_s", econ.drain_time_s(capacity_bytes, bandwidth_bytes_per_s))
     return Shown(
         "drain time",
@@ -202,8 +201,7 @@ def drain(capacity_bytes: float, bandwidth_bytes_per_s: float) -> Shown:
 
 
 def trains(batch: float, interval_s: float) -> list[Shown]:
-    _positive("batch", batch)
-    _positive("interval_s", interval_s)
+    _positive(batch=batch, interval_s=interval_s)
     _finite("interval_s", batch / interval_s)
     s = econ.train_schedule(batch, interval_s)
     inputs = {"batch": batch, "interval_s": interval_s}
@@ -233,13 +231,12 @@ def trains(batch: float, interval_s: float) -> list[Shown]:
 def breakpoint_kv(
     active_params: float, flop_per_s: float, bandwidth_bytes_per_s: float, breakpoint_tokens: float
 ) -> Shown:
-    for name, v in (
-        ("active_params", active_params),
-        ("tflops", flop_per_s),
-        ("bandwidth_gb_per_s", bandwidth_bytes_per_s),
-        ("breakpoint_tokens", breakpoint_tokens),
-    ):
-        _positive(name, v)
+    _positive(
+        active_params=active_params,
+        tflops=flop_per_s,
+        bandwidth_gb_per_s=bandwidth_bytes_per_s,
+        breakpoint_tokens=breakpoint_tokens,
+    )
     k = econ.kv_bytes_per_token_from_breakpoint(
         active_params, flop_per_s, bandwidth_bytes_per_s, breakpoint_tokens
     )
@@ -338,8 +335,7 @@ def breakpoint_of(
 
 
 def price_ratio(output_usd_per_mtok: float, input_usd_per_mtok: float) -> Shown:
-    _positive("output_usd", output_usd_per_mtok)
-    _positive("input_usd", input_usd_per_mtok)
+    _positive(output_usd=output_usd_per_mtok, input_usd=input_usd_per_mtok)
     _finite("input_usd", output_usd_per_mtok / input_usd_per_mtok)
     p = econ.price_ratio_reading(output_usd_per_mtok, input_usd_per_mtok)
     return Shown(
@@ -354,7 +350,7 @@ def price_ratio(output_usd_per_mtok: float, input_usd_per_mtok: float) -> Shown:
 
 
 def cache_tier(hold_s: float) -> list[Shown]:
-    _positive("hold_s", hold_s)
+    _positive(hold_s=hold_s)
     chosen = econ.tier_for_hold_time(hold_s)
     out = [
         Shown(
@@ -391,10 +387,12 @@ def training(
     rl_flops_per_param_token: float = 4.0,
     rl_efficiency: float = 0.3,
 ) -> list[Shown]:
-    _positive("traffic_tok_s", traffic_tok_per_s)
-    _positive("life_days", life_days)
-    _positive("active_params", active_params)
-    _positive("rl_efficiency", rl_efficiency)
+    _positive(
+        traffic_tok_s=traffic_tok_per_s,
+        life_days=life_days,
+        active_params=active_params,
+        rl_efficiency=rl_efficiency,
+    )
     if not 2.0 <= rl_flops_per_param_token <= 6.0:
         raise InputError(
             "rl_flops",
