@@ -39,7 +39,7 @@ _LAYOUT_PART = re.compile(r"^\s*(tp|ep|pp|dp)\s*=\s*(\d+)\s*$")
 
 @dataclass(frozen=True)
 class ResolvedSystem:
-    """A system and where it came from: ``sources`` for its link, ``price_usd`` when the catalog has one."""
+    """A system with the id and name it was asked by, and the sources of its link's numbers."""
 
     id: str
     name: str
@@ -52,7 +52,11 @@ class ResolvedSystem:
         return workload.resolve(self.system.device.scaled(self.system.count), model)
 
 
-def resolve_system(ref: str | Hardware | System | ResolvedSystem | CatalogHardware) -> ResolvedSystem:
+#: What names a system: a reference (catalog id, ``Nx-<id>``, hardware file), a record or a resolved system.
+SystemRef = str | Hardware | System | ResolvedSystem
+
+
+def resolve_system(ref: SystemRef | CatalogHardware) -> ResolvedSystem:
     """A catalog system (its member device, count and link), ``Nx-<id>`` (ideal link), a single catalog
     device or a hardware file (one device), by reference or as the catalog row; a resolved system
     passes through."""
@@ -117,7 +121,7 @@ def compute_seconds_per_session_step(
 
 
 def run_layout(
-    ref: str | Hardware | System | ResolvedSystem,
+    ref: SystemRef,
     model: ModelAdapter,
     workload: Workload,
     layout: str | Layout,
@@ -137,7 +141,7 @@ def run_layout(
 
 
 def run_layouts(
-    ref: str | Hardware | System | ResolvedSystem,
+    ref: SystemRef,
     model: ModelAdapter,
     workload: Workload,
     *,
@@ -155,11 +159,7 @@ def run_layouts(
 
 
 def layout_decode_ceiling(
-    ref: str | Hardware | System | ResolvedSystem,
-    model: ModelAdapter,
-    layout: str,
-    concurrency: int,
-    workload: Workload,
+    ref: SystemRef, model: ModelAdapter, layout: str, concurrency: int, workload: Workload
 ) -> tuple[float, float, str]:
     """Per-session and aggregate decode ceilings of ``layout`` with ``concurrency`` sessions in all:
     a micro-batch of ceil(concurrency / (dp pp)) per replica, each session at 1 / tau(b)."""
@@ -175,7 +175,7 @@ def layout_decode_ceiling(
 
 
 def layout_cost_points(
-    ref: str | Hardware | System | ResolvedSystem,
+    ref: SystemRef,
     model: ModelAdapter,
     workload: Workload,
     layout: str | Layout,
@@ -231,9 +231,7 @@ def replica_prefill_hardware(system: System, layout: Layout) -> Hardware:
     Communication is not charged (an upper bound)."""
     device = system.device
     group = layout.group
-    # The replica's G pp devices hold memory and each its runtime overhead (Hardware.scaled); a prompt's
-    # time sees one stage group at a time.
-    return replace(
+    return replace(  # Hardware.scaled: each of the G pp devices holds its runtime overhead too
         device.scaled(group * layout.pp),
         id=f"{device.id}-replica-{layout.label}",
         name=f"{device.name} replica ({layout.label})",
@@ -267,9 +265,7 @@ class LayoutSearch(ResultRecord):
         return len(self.layouts)
 
 
-def search_system(
-    ref: str | Hardware | System | ResolvedSystem, model: ModelAdapter, workload: Workload
-) -> LayoutSearch:
+def search_system(ref: SystemRef, model: ModelAdapter, workload: Workload) -> LayoutSearch:
     """``run_layouts`` as a record (the workload resolved once against the system); none valid is an error."""
     resolved = resolve_system(ref)
     workload = resolved.resolve(workload, model)
@@ -328,7 +324,7 @@ MAX_PLAN_USERS, MAX_PLAN_RPS = 1e9, 1e7
 
 
 def run_plan(
-    ref: str | Hardware | System | ResolvedSystem,
+    ref: SystemRef,
     model: ModelAdapter,
     *,
     prompt_tokens: int,
@@ -408,9 +404,8 @@ def run_plan(
         ttft_budget_s=ttft_budget_s,
         usd_per_device_hour=usd_per_device_hour,
     )
-    steps = list(fleet.steps)
-    steps.insert(2, served_step(served, best.layout.dp * best.layout.pp, floor_tok_s))
-    fleet = replace(fleet, steps=tuple(steps))
+    served_at = served_step(served, best.layout.dp * best.layout.pp, floor_tok_s)
+    fleet = replace(fleet, steps=(*fleet.steps[:2], served_at, *fleet.steps[2:]))
     return PlanResult(resolved, best, workload, prompt_tokens, output_tokens, fleet, price_source, served)
 
 
