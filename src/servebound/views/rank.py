@@ -245,24 +245,17 @@ def with_machine(row: RankRow, one: Machine) -> RankRow:
 RowFn = Callable[[Machine, ModelAdapter, Workload, int], RankRow]
 
 
-def _order(row: RankRow) -> tuple[int, float, float]:
-    return (
-        VERDICT_ORDER[row.decode.verdict],
-        -row.useful_tok_per_s,
-        -(row.decode.single_session_tok_per_s or 0.0),
-    )
+def _useful(row: RankRow) -> tuple[float, float]:
+    return -row.useful_tok_per_s, -(row.decode.single_session_tok_per_s or 0.0)
 
 
+#: Each order's key within a verdict (the verdict, floor first, always leads).
 _SORT_KEYS: dict[str, Callable[[RankRow], tuple[Any, ...]]] = {
-    "useful": _order,
-    "size": lambda r: (VERDICT_ORDER[r.decode.verdict], -r.model.weights.resident, *_order(r)[1:]),
-    "single": lambda r: (VERDICT_ORDER[r.decode.verdict], -(r.decode.single_session_tok_per_s or 0.0)),
-    "ttft": lambda r: (VERDICT_ORDER[r.decode.verdict], r.ttft_s is None, r.ttft_s or 0.0),
-    "per-dollar": lambda r: (
-        VERDICT_ORDER[r.decode.verdict],
-        r.tok_per_s_per_kusd is None,
-        -(r.tok_per_s_per_kusd or 0.0),
-    ),
+    "useful": _useful,
+    "size": lambda r: (-r.model.weights.resident, *_useful(r)),
+    "single": lambda r: (-(r.decode.single_session_tok_per_s or 0.0),),
+    "ttft": lambda r: (r.ttft_s is None, r.ttft_s or 0.0),
+    "per-dollar": lambda r: (r.tok_per_s_per_kusd is None, -(r.tok_per_s_per_kusd or 0.0)),
 }
 
 
@@ -270,7 +263,8 @@ def sort_rows(rows: Iterable[RankRow], sort: RankSort) -> list[RankRow]:
     """Rows in one of RANK_SORTS; the verdict (floor first) always leads."""
     if sort not in _SORT_KEYS:
         raise InputError("sort", f"unknown order {sort!r}; use one of {', '.join(RANK_SORTS)}")
-    return sorted(rows, key=_SORT_KEYS[sort])
+    key = _SORT_KEYS[sort]
+    return sorted(rows, key=lambda r: (VERDICT_ORDER[r.decode.verdict], *key(r)))
 
 
 def rank_models(
