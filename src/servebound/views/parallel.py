@@ -193,10 +193,7 @@ def layout_cost_points(
     result = evaluate_layout(system, model, chosen, workload, compute_s_per_session_step=c)
     if batches is None:
         top = max(1, min(result.batch_mem or 1, 1 << 20))
-        grid = {1 << i for i in range(top.bit_length())} | {top}
-        if result.batch_star is not None:
-            grid.add(result.batch_star)
-        batches = sorted(grid)
+        batches = sorted({1 << i for i in range(top.bit_length())} | {top, result.batch_star or top})
     points = []
     for b in batches:
         if b < 1:

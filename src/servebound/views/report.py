@@ -172,8 +172,7 @@ def context_range_json(rng: DecodeContextRange) -> dict[str, Any]:
         "aggregate": None,
         "points": None,
     }
-    short, long_ = rng.at_shortest, rng.at_longest
-    if short is None or long_ is None or rng.curve is None:
+    if rng.at_shortest is None or rng.at_longest is None or rng.curve is None:
         return out
     out.update(range_ends_json(rng))
     c = rng.curve
