@@ -185,3 +185,15 @@ def test_cli_economics_errors(capsys: Any) -> None:
     ):  # fmt: skip
         status, _, err = run(capsys, *args)
         assert status == 2 and err.startswith("servebound: error:") and "Traceback" not in err, args
+
+
+def test_every_expert_balance_batch_by_hand() -> None:
+    # F = 1 PFLOP/s, W_all = 100 GB, P_lin,active = 10 G, R = 1 TB/s:
+    # 1e15 x 1e11 / (2 x 1e10 x 1e12) = 5,000 sessions.
+    assert econ.every_expert_balance_batch(1e15, 1e11, 1e10, 1e12) == pytest.approx(5000.0, rel=1e-15)
+    # With W_all = P_total e_w it is the lecture's (F e_w / 2R) x (P_total / P_active):
+    # 200 G params at 0.5 B each (100 GB), 10 G active.
+    lecture = econ.sparsity_balance_batch(
+        econ.hardware_balance(1e15, 1e12, 0.5).multiplies_per_weight, 200e9, 10e9
+    )
+    assert econ.every_expert_balance_batch(1e15, 200e9 * 0.5, 10e9, 1e12) == pytest.approx(lecture, rel=1e-12)

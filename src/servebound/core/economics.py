@@ -65,6 +65,14 @@ def sparsity_balance_batch(multiplies_per_weight: float, total_params: float, ac
     return multiplies_per_weight * total_params / active_params
 
 
+def every_expert_balance_batch(
+    flop_per_s: float, saturated_bytes: float, linear_active_params: float, bandwidth_bytes_per_s: float
+) -> float:
+    """The balance batch with every expert's weights fetched: F_linear W_all / (2 P_lin,active R),
+    the lecture's (F e_w / 2R) x (P_total / P_active) written in the adapter's bytes."""
+    return flop_per_s * saturated_bytes / (2.0 * linear_active_params * bandwidth_bytes_per_s)
+
+
 def balance_batch(
     weights: Weights,
     *,

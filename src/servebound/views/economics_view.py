@@ -125,7 +125,7 @@ def balance(
     routed = weights.experts
     if routed is not None:
         saturated = weights.saturated
-        approx = f_lin * saturated / (2.0 * shape.linear_active_params * r)
+        approx = econ.every_expert_balance_batch(f_lin, saturated, shape.linear_active_params, r)
         out.append(
             Shown(
                 "balance batch, every expert fetched (the lecture's form)",
