@@ -23,48 +23,24 @@ from typing import Literal
 from markupsafe import Markup, escape
 
 from servebound.core.units import GB
-from servebound.web.derivation_live import (
-    EXAMPLE_MACHINES,
-    EXAMPLE_MODELS,
-    EXAMPLE_NAMES,
-    FORCED_BATCHES,
-    TABLES,
-    adapters_table,
-    example_machine,
-    example_model,
-    example_result,
-    examples_dir,
-    fill,
-    fmt_k,
-    fmt_tok,
-    forced_table,
-    machines_table,
-    results_table,
-    sanity_check,
-)
+
+# The example files (the app warms them) and the toy's query (the page's path) are read from here too.
+from servebound.web.derivation_live import EXAMPLE_MACHINES as EXAMPLE_MACHINES
+from servebound.web.derivation_live import EXAMPLE_MODELS as EXAMPLE_MODELS
+from servebound.web.derivation_live import TABLES, fill
+from servebound.web.derivation_live import example_machine as example_machine
+from servebound.web.derivation_live import example_model as example_model
 from servebound.web.derivation_toy import (
-    TOY_BANDWIDTH_GB_PER_S,
-    TOY_CAPACITY_GB,
     TOY_FIELDS,
     TOY_INTEGERS,
-    TOY_KV_GB_PER_1K,
     TOY_LIMITS,
-    TOY_OVERHEAD_GB,
-    TOY_READ_FRACTION,
-    TOY_RESERVED,
-    TOY_UNREAD_CAP,
-    TOY_WEIGHTS_GB,
     Boards,
-    ReservationSweep,
     Toy,
     boards,
     query_number,
-    read_following,
-    reservation_sweep,
     toy_description,
-    toy_from_query,
-    toy_query,
 )
+from servebound.web.derivation_toy import toy_query as toy_query
 
 #: The top-level sections of the text; every other one-line heading is a subsection.
 SECTIONS = (
@@ -426,58 +402,3 @@ def render_markdown(toy: Toy | None = None) -> str:
             else:
                 out.append(f"(Figure: {name.replace('_', ' ')}, drawn on the HTML page.)")
     return "\n\n".join(out) + "\n"
-
-
-__all__ = [
-    "CREDIT_CHANGES",
-    "CREDIT_FOLLOWS",
-    "CREDIT_URL",
-    "EQUATION_KEYS",
-    "EXAMPLE_MACHINES",
-    "EXAMPLE_MODELS",
-    "EXAMPLE_NAMES",
-    "FORCED_BATCHES",
-    "SECTIONS",
-    "TABLES",
-    "TOY_BANDWIDTH_GB_PER_S",
-    "TOY_CAPACITY_GB",
-    "TOY_FIELDS",
-    "TOY_INTEGERS",
-    "TOY_KV_GB_PER_1K",
-    "TOY_LIMITS",
-    "TOY_OVERHEAD_GB",
-    "TOY_READ_FRACTION",
-    "TOY_RESERVED",
-    "TOY_UNREAD_CAP",
-    "TOY_WEIGHTS_GB",
-    "Block",
-    "Boards",
-    "Derivation",
-    "ReservationSweep",
-    "Toy",
-    "adapters_table",
-    "boards",
-    "credit_text",
-    "derivation",
-    "example_machine",
-    "example_model",
-    "example_result",
-    "examples_dir",
-    "figures_for",
-    "fmt_k",
-    "fmt_tok",
-    "forced_table",
-    "inline_math",
-    "machines_table",
-    "parse",
-    "read_following",
-    "render_html",
-    "render_markdown",
-    "reservation_sweep",
-    "results_table",
-    "sanity_check",
-    "source_text",
-    "toy_description",
-    "toy_from_query",
-    "toy_query",
-]
