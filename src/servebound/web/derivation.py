@@ -24,7 +24,7 @@ from markupsafe import Markup, escape
 
 from servebound.core.units import GB
 
-# The example files (the app warms them) and the toy's query (the page's path) are read from here too.
+# The example files (the app warms them) and the toy (the page's controls) are read from here too.
 from servebound.web.derivation_live import EXAMPLE_MACHINES as EXAMPLE_MACHINES
 from servebound.web.derivation_live import EXAMPLE_MODELS as EXAMPLE_MODELS
 from servebound.web.derivation_live import TABLES, fill
@@ -35,11 +35,11 @@ from servebound.web.derivation_toy import (
     TOY_INTEGERS,
     TOY_LIMITS,
     Boards,
-    Toy,
     boards,
     query_number,
     toy_description,
 )
+from servebound.web.derivation_toy import Toy as Toy
 from servebound.web.derivation_toy import toy_query as toy_query
 
 #: The top-level sections of the text; every other one-line heading is a subsection.

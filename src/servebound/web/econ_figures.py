@@ -24,7 +24,7 @@ from servebound.errors import InputError
 from servebound.inputs.pricing import resolve_price
 from servebound.views.cost_report import fmt_money
 from servebound.views.economics_view import LECTURE, LECTURE_BLACKWELL, LECTURE_BREAKPOINT_MODE, balance
-from servebound.web.figures import CHAR_PX, Chart, Mark, Series, render_chart
+from servebound.web.figures import CHAR_PX, Chart, Mark, Series, flow, render_chart, svg
 
 #: The pair the batch figures are drawn for: the lecture's model family on a priced eight-GPU Blackwell
 #: server, both catalog rows; short contexts (1,024 tokens reserved and read), so that the compute line
@@ -168,7 +168,6 @@ def trains_figure() -> EconFigure:
     width, left, right, row_h = 640, 10, 10, 26
     span = 5.0
     top = 30
-    height = top + row_h * len(arrivals) + 110
     axis_y = top + row_h * len(arrivals) + 6
 
     def x(t: float) -> float:  # in steps
@@ -176,8 +175,6 @@ def trains_figure() -> EconFigure:
 
     e = escape
     out = [
-        f'<svg class="chart econ" id="econ-trains" viewBox="0 0 {width} {height}" role="img" aria-labelledby="econ-trains-t">',
-        f'<title id="econ-trains-t">Batches departing every {e(duration(tau))}: the wait for the next one and the step it rides</title>',
         f'<rect class="plot" x="{left}" y="{top - 6}" width="{width - left - right}" height="{axis_y - top + 6}"/>',
     ]
     for k in range(int(span) + 1):
@@ -203,20 +200,15 @@ def trains_figure() -> EconFigure:
     out.append(
         f'<text class="label" x="{width / 2:.0f}" y="{axis_y + 44}" text-anchor="middle">time (ms)</text>'
     )
-    ly = axis_y + 72
-    out.append(
-        f'<g class="legend"><rect class="seg wait" x="{left}" y="{ly - 11}" width="20" height="12"/>'
-        f'<text x="{left + 26}" y="{ly}">waiting for the next batch</text></g>'
-    )
-    lx2 = left + 26 + CHAR_PX * len("waiting for the next batch") + 18
-    if lx2 + 26 + CHAR_PX * 16 > width:
-        lx2, ly = left, ly + 24
-    out.append(
-        f'<g class="legend"><rect class="seg ride" x="{lx2:.0f}" y="{ly - 11}" width="20" height="12"/>'
-        f'<text x="{lx2 + 26:.0f}" y="{ly}">riding one step</text></g>'
-    )
-    out[0] = out[0].replace(f'viewBox="0 0 {width} {height}"', f'viewBox="0 0 {width} {ly + 12}"')
-    out.append("</svg>")
+    legend = (("wait", "waiting for the next batch"), ("ride", "riding one step"))
+    spots = flow([26 + CHAR_PX * len(label) for _, label in legend], left, width - left, 18)
+    for (css, label), (lx, row) in zip(legend, spots, strict=True):
+        ly = axis_y + 72 + 24 * row
+        out.append(
+            f'<g class="legend"><rect class="seg {css}" x="{lx:.0f}" y="{ly - 11}" width="20" height="12"/>'
+            f'<text x="{lx + 26:.0f}" y="{ly}">{label}</text></g>'
+        )
+    title = f"Batches departing every {duration(tau)}: the wait for the next one and the step it rides"
     words = [
         f"A server does not wait for a batch to fill: a batch leaves every step, {duration(tau)} at the "
         f"lecture's {LECTURE['steps_per_s']:g} steps a second, and whoever is ready boards it. A request "
@@ -227,7 +219,8 @@ def trains_figure() -> EconFigure:
         "from one system. The step itself is set by the memory: reading all of it once takes capacity over "
         "bandwidth (below), and a longer step would only read the same bytes again.",
     ]
-    return EconFigure("econ-trains", "Trains of batches and the wait they make", Markup("".join(out)), words)
+    svg_ = svg("chart econ", "econ-trains", axis_y + 84 + 24 * spots[-1][1], title, out)
+    return EconFigure("econ-trains", "Trains of batches and the wait they make", svg_, words)
 
 
 def context_figure(blackwell: CatalogHardware) -> EconFigure:
@@ -293,8 +286,6 @@ def tiers_figure() -> EconFigure:
 
     e = escape
     out = [
-        f'<svg class="chart econ" id="econ-tiers" viewBox="0 0 {width} {axis_y + 60}" role="img" aria-labelledby="econ-tiers-t">',
-        '<title id="econ-tiers-t">Drain time (capacity over bandwidth) of each memory tier, with cache hold times</title>',
         f'<rect class="plot" x="{left}" y="{top}" width="{width - left - right}" height="{axis_y - top}"/>',
         '<text class="label" x="4" y="18">time to read the whole tier once (log scale)</text>',
     ]
@@ -320,7 +311,8 @@ def tiers_figure() -> EconFigure:
             f"<title>{e(t.device)}: {e(t.source)}</title></rect>"
         )
     out.append(f'<line class="axis" x1="{left}" x2="{width - right}" y1="{axis_y}" y2="{axis_y}"/>')
-    out.append("</svg>")
+    title = "Drain time (capacity over bandwidth) of each memory tier, with cache hold times"
+    figure = svg("chart econ", "econ-tiers", axis_y + 60, title, out)
     picks = [(hold, econ.tier_for_hold_time(hold)) for hold in HOLDS_S]
     split = len({t.name for _, t in picks}) == len(picks)
     words = [
@@ -341,7 +333,7 @@ def tiers_figure() -> EconFigure:
             f"{duration(tiers[-1].drain_time_s)} to read once)."
         ),
     ]
-    return EconFigure("econ-tiers", "The memory tiers and their drain times", Markup("".join(out)), words)
+    return EconFigure("econ-tiers", "The memory tiers and their drain times", figure, words)
 
 
 def economics_figures() -> list[EconFigure]:
