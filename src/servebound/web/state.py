@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import math
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -86,8 +84,6 @@ class FullTextBuilder:
         self.total = 0
         #: Requests being answered from the build as it runs.
         self.streams = 0
-        self._started_s: float | None = None
-        self.seconds: float | None = None
 
     def load(self) -> bool:
         """The body kept from an earlier build, if there is one (then nothing is built); True if loaded."""
@@ -101,7 +97,7 @@ class FullTextBuilder:
             return False
         with self._lock:
             if self._body is None:
-                self._body, self.seconds = body, 0.0
+                self._body = body
         with self._grown:
             self._grown.notify_all()
         return True
@@ -136,9 +132,7 @@ class FullTextBuilder:
     def _build(self) -> str:
         with self._build_lock:
             if self._body is None:
-                start = time.perf_counter()
                 self.total = self._count()
-                self._started_s = start
                 with self._grown:
                     self._texts, self._failed, self.done = [], None, 0
                 for text in self._markdowns():
@@ -147,7 +141,6 @@ class FullTextBuilder:
                         self.done += 1
                         self._grown.notify_all()
                 body = llms_full_body(self._texts)
-                self.seconds = time.perf_counter() - start
                 with self._lock:
                     self._body = body
                 if self._kept is not None:
@@ -198,14 +191,6 @@ class FullTextBuilder:
                 if at == 0:  # no document streamed: an empty build, or a body kept from an earlier one
                     yield self.body() or DELIMITER
                 return
-
-    def retry_after_s(self) -> int:
-        """Seconds until the background build should be done: the pages left at the rate so far,
-        between 1 and 30."""
-        if self._started_s is None or self.done == 0 or self.total == 0:
-            return 5
-        elapsed = time.perf_counter() - self._started_s
-        return min(30, max(1, math.ceil(elapsed / self.done * (self.total - self.done))))
 
 
 @dataclass
