@@ -22,14 +22,11 @@ from servebound.core.model import ModelAdapter
 from servebound.core.prefill import PrefillRange, PrefillResult, prefill, prefill_range
 from servebound.core.system import System
 from servebound.core.units import TFLOPS
-from servebound.core.workload import (
-    Workload,
-)
+from servebound.core.workload import Workload
 from servebound.errors import MAX_ID_CHARS, InputError, check_id_length
 from servebound.runs.validation import ReportedRun, ValidationSummary, reported_runs_for, validation_summary
 from servebound.views.rank import DEFAULT_RANK_PROMPT_TOKENS
 from servebound.views.report import decode_json, prefill_json
-from servebound.web.query import MAX_SITE_CONTEXT_TOKENS as MAX_SITE_CONTEXT_TOKENS
 from servebound.web.query import WorkloadQuery
 from servebound.web.words import fact_value
 

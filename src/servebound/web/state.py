@@ -9,7 +9,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, ParamSpec, Protocol, TypeVar
+from typing import Annotated, ParamSpec, TypeVar
 
 from fastapi import Depends, Request
 from fastapi.responses import HTMLResponse, Response
@@ -221,17 +221,7 @@ class WebState:
         return _lookup("model", ref, self.site.get_model, self.site.suggest_models, "/models", "profile")
 
 
-class _Listed(Protocol):
-    """A catalog row as a 404 lists it: its id and its name."""
-
-    @property
-    def id(self) -> str: ...
-
-    @property
-    def name(self) -> str: ...
-
-
-_Row = TypeVar("_Row", bound=_Listed)
+_Row = TypeVar("_Row", SiteHardware, SiteModel)
 
 
 def _lookup(
