@@ -306,8 +306,7 @@ def prefill_lengths(pair: Pair) -> np.ndarray:
         rng.max_prompt_tokens if rng is not None and rng.max_prompt_tokens >= 1 else pair.query.alloc_context
     )
     top = max(top, pair.prompt_tokens or 1, 2)
-    samples = np.unique(np.round(np.logspace(0, math.log10(top), 90)).astype(np.int64))
-    return samples
+    return np.unique(np.round(np.logspace(0, math.log10(top), 90)).astype(np.int64))
 
 
 def prefill_charts(pair: Pair) -> tuple[Chart, Chart] | None:
@@ -355,15 +354,8 @@ class BarPart:
 def memory_parts(pair: Pair) -> tuple[list[BarPart], int]:
     """Weights, overhead, the KV cache of the sessions shown, and what is left, in bytes."""
     d = pair.decode_result
-    r = pair.decode_result
-    sessions = 0
-    if d.forced:
-        sessions = int(d.forced.batch)
-    elif d.batch_star:
-        sessions = int(d.batch_star)
-    elif d.batch_mem:
-        sessions = int(d.batch_mem)
-    capacity = r.hardware.memory_bytes
+    sessions = int(d.forced.batch) if d.forced else int(d.batch_star or d.batch_mem or 0)
+    capacity = d.hardware.memory_bytes
     parts = [
         BarPart("weights (resident)", d.resident_bytes, "w"),
         BarPart("runtime overhead", pair.workload.overhead_bytes, "o"),
@@ -512,13 +504,8 @@ def context_figure(pair: Pair) -> dict[str, Any]:
     agg = c.aggregate_tok_per_s[keep]
     if np.any(np.isfinite(agg)):
         series.append(Series("aggregate at b*", xs, agg.tolist(), "agg", "tok/s"))
-    marks = [
-        Mark(
-            float(pair.workload.read_context_tokens),
-            f"L_read {pair.workload.read_context_tokens:,}",
-            "forced",
-        )
-    ]
+    read = pair.workload.read_context_tokens
+    marks = [Mark(float(read), f"L_read {read:,}", "forced")]
     edge = rng.floor_read_context_tokens
     if edge is not None and edge < rng.max_read_context_tokens:
         marks.append(Mark(float(max(edge, 1)), f"floor holds up to {edge:,}", "floor"))

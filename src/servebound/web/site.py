@@ -325,9 +325,7 @@ def compute_pair(
     used = result.workload
     query = replace(query, alloc_context=used.alloc_context_tokens, read_context=used.read_context_tokens)
     prompt = query.prompt if query.prompt is not None else default_prompt(model.adapter, query)
-    pre = rng = None
-    pre_json = None
-    error = None
+    pre = rng = pre_json = error = None
     if model.adapter.prefill is None:
         error = "this model has no prefill fields (linear parameters, attention FLOPs), so no prefill ceiling"
     else:
