@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Literal
@@ -130,6 +131,7 @@ def _is_heading(line: str) -> bool:
 
 
 _MARKER = re.compile(r"\[\[(table|figure):([a-z0-9_]+)\]\]|\[\[(credit)\]\]")
+_NUMBERED = re.compile(r"\d+\. ")
 
 
 def parse(text: str) -> Derivation:
@@ -138,10 +140,18 @@ def parse(text: str) -> Derivation:
     number = 0
     lines = text.split("\n")
     i = 0
+
+    def run(match: Callable[[str], object]) -> list[str]:  # the line read and those after it that match
+        nonlocal i
+        start = i - 1
+        while i < len(lines) and match(lines[i]):
+            i += 1
+        return lines[start:i]
+
     while i < len(lines):
         line = lines[i].rstrip()
+        i += 1
         if not line.strip():
-            i += 1
             continue
         marker = _MARKER.fullmatch(line.strip())
         if marker:
@@ -149,38 +159,24 @@ def parse(text: str) -> Derivation:
             if kind == "table" and name not in TABLES:
                 raise ValueError(f"[[table:{name}]]: no computed table of that name")
             blocks.append(Block("credit") if credit else Block("live" if kind == "table" else "figure", name))
-            i += 1
         elif line.startswith("# "):
             blocks.append(Block("h1", line[2:].strip()))
-            i += 1
         elif line.startswith("$$") and line.endswith("$$") and len(line) > 4:
             number += 1
             blocks.append(Block("eq", fill(line[2:-2].strip()), number=number))
-            i += 1
         elif "\t" in line:
-            rows = []
-            while i < len(lines) and "\t" in lines[i]:
-                rows.append(tuple(cell.strip() for cell in lines[i].split("\t")))
-                i += 1
+            rows = [tuple(cell.strip() for cell in row.split("\t")) for row in run(lambda t: "\t" in t)]
             blocks.append(Block("table", rows=tuple(rows)))
         elif line.startswith("• "):
-            items = []
-            while i < len(lines) and lines[i].startswith("• "):
-                items.append(fill(lines[i][2:].strip()))
-                i += 1
+            items = [fill(item[2:].strip()) for item in run(lambda t: t.startswith("• "))]
             blocks.append(Block("ul", items=tuple(items)))
-        elif re.match(r"\d+\. ", line):
-            items = []
-            while i < len(lines) and re.match(r"\d+\. ", lines[i]):
-                items.append(fill(re.sub(r"^\d+\. ", "", lines[i]).strip()))
-                i += 1
+        elif _NUMBERED.match(line):
+            items = [fill(_NUMBERED.sub("", item, count=1).strip()) for item in run(_NUMBERED.match)]
             blocks.append(Block("ol", items=tuple(items)))
         elif _is_heading(line):
             blocks.append(Block("h2" if line in SECTIONS else "h3", line))
-            i += 1
         else:
             blocks.append(Block("p", fill(line.strip())))
-            i += 1
     equations: dict[str, int] = {}
     for name, fragment in EQUATION_KEYS.items():
         found = next((b.number for b in blocks if b.kind == "eq" and fragment in b.text), None)

@@ -188,10 +188,10 @@ def build_site(
     write(out_dir / "404.html", renderer.error(404, "path", "no page at this address"), rooted=True)
     # The home form's target and every link to a pair without a page: the calculator.
     write(out_dir / "pair" / "index.html", calculator_page(renderer, site, len(pair_ids)))
-    for name, (data, _) in packaged_static().items():
+    for name, (asset, _) in packaged_static().items():
         target = out_dir / "static" / name
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
+        target.write_bytes(asset)
         writer.count(target)
     return BuildReport(
         out_dir=out_dir,
