@@ -300,11 +300,6 @@ def figures_for(toy: Toy) -> dict[str, Markup]:
     }
 
 
-def _figure_html(name: str, svg: Markup, toy: Toy) -> str:
-    extra = _controls_html(toy) if name == "boards" else ""
-    return f'<figure class="derivation-figure" id="figure-{name}">{svg}{extra}</figure>'
-
-
 def _boards_text(b: Boards) -> str:
     mp = "undefined" if b.memory_power_tok_s is None else f"{b.memory_power_tok_s:,.0f} tok/s"
     return (
@@ -363,7 +358,8 @@ def render_html(toy: Toy | None = None) -> Markup:
             out.append(f"<{block.kind}>" + "".join(f"<li>{inline_math(i)}</li>" for i in block.items))
             out.append(f"</{block.kind}>")
         for name in _after(block):
-            out.append(_figure_html(name, figs[name], toy))
+            extra = _controls_html(toy) if name == "boards" else ""
+            out.append(f'<figure class="derivation-figure" id="figure-{name}">{figs[name]}{extra}</figure>')
     return Markup("".join(out))
 
 

@@ -36,11 +36,10 @@ def llms_full(request: Request, web: Web) -> Response:
     body = full.body()
     url = web.base(request)
     takes_gzip = accepts_gzip(request.headers.get("accept-encoding", ""))
+    headers = {"Vary": "Accept-Encoding", **({"Content-Encoding": "gzip"} if takes_gzip else {})}
     if body is None:  # the build runs (started here if need be): the documents stream as they are done
         return StreamingResponse(
-            _progressive(full, url, takes_gzip),
-            media_type="text/plain; charset=utf-8",
-            headers={"Vary": "Accept-Encoding", **({"Content-Encoding": "gzip"} if takes_gzip else {})},
+            _progressive(full, url, takes_gzip), media_type="text/plain; charset=utf-8", headers=headers
         )
     with web.full_text_lock:  # encoded and compressed once, not per request (RSS grew with clients)
         encoded = web.full_text.get(url)
@@ -49,12 +48,7 @@ def llms_full(request: Request, web: Web) -> Response:
             encoded = (raw, gzip.compress(raw, compresslevel=6, mtime=0))
             web.full_text.clear()  # one base URL in practice; keep one copy of a large file
             web.full_text[url] = encoded
-    raw, packed = encoded
-    headers = {"Vary": "Accept-Encoding"}
-    body_bytes = raw
-    if takes_gzip:
-        headers["Content-Encoding"] = "gzip"
-        body_bytes = packed
+    body_bytes = encoded[1] if takes_gzip else encoded[0]
     headers["Content-Length"] = str(len(body_bytes))
     # Streamed in slices of the one stored copy: a whole-body send is copied into the connection's
     # write buffer, one 70 MB copy per slow reader; slices wait for the reader (flow control).
