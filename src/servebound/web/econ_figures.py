@@ -24,6 +24,7 @@ from servebound.errors import InputError
 from servebound.inputs.pricing import resolve_price
 from servebound.views.cost_report import fmt_money
 from servebound.views.economics_view import LECTURE, LECTURE_BLACKWELL, LECTURE_BREAKPOINT_MODE, balance
+from servebound.web.chart_axes import Scale
 from servebound.web.figures import CHAR_PX, Chart, Mark, Series, flow, render_chart, svg
 
 #: The pair the batch figures are drawn for: the lecture's model family on a priced eight-GPU Blackwell
@@ -170,8 +171,7 @@ def trains_figure() -> EconFigure:
     top = 30
     axis_y = top + row_h * len(arrivals) + 6
 
-    def x(t: float) -> float:  # in steps
-        return left + (width - left - right) * t / span
+    x = Scale(0.0, span, False, left, width - right)  # time in steps
 
     e = escape
     out = [
@@ -279,10 +279,7 @@ def tiers_figure() -> EconFigure:
     lo, hi = 1e-3, 1e6
     axis_y = top + row_h * len(tiers)
 
-    def x(t: float) -> float:
-        return left + (width - left - right) * (math.log10(t) - math.log10(lo)) / (
-            math.log10(hi) - math.log10(lo)
-        )
+    x = Scale(lo, hi, True, left, width - right)
 
     e = escape
     out = [
