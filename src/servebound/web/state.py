@@ -72,9 +72,8 @@ class FullTextBuilder:
         #: (load, save): a body kept from an earlier build of the same package (``serve`` keeps it in
         #: the record cache's folder), read at start so the file is ready at once; None keeps nothing.
         self._kept = kept
-        self._lock = threading.Lock()
         self._build_lock = threading.Lock()
-        #: Guards the documents done so far and wakes the streams waiting for the next one.
+        #: Guards what follows (a reentrant lock) and wakes the streams waiting for the next document.
         self._grown = threading.Condition()
         self._texts: list[str] = []
         self._failed: BaseException | None = None
@@ -95,10 +94,9 @@ class FullTextBuilder:
             body = None
         if body is None:
             return False
-        with self._lock:
+        with self._grown:
             if self._body is None:
                 self._body = body
-        with self._grown:
             self._grown.notify_all()
         return True
 
@@ -109,7 +107,7 @@ class FullTextBuilder:
         ``gate``, when given, holds the build until it is set (a test sees a request answered while
         the build runs). Returns the thread (None when the body is already built).
         """
-        with self._lock:
+        with self._grown:
             if self._body is None and self._thread is None:
                 self._thread = threading.Thread(target=self._run, args=(gate,), name="llms-full", daemon=True)
                 self._thread.start()
@@ -125,7 +123,7 @@ class FullTextBuilder:
                 self._failed = error
                 self._grown.notify_all()
         finally:
-            with self._lock:
+            with self._grown:
                 # on failure a later request builds again
                 self._thread = None
 
@@ -141,24 +139,23 @@ class FullTextBuilder:
                         self.done += 1
                         self._grown.notify_all()
                 body = llms_full_body(self._texts)
-                with self._lock:
+                with self._grown:
                     self._body = body
+                    self._grown.notify_all()
                 if self._kept is not None:
                     with contextlib.suppress(OSError):  # a read-only cache folder: built next start
                         self._kept[1](body)
-                with self._grown:
-                    self._grown.notify_all()
             return self._body
 
     @property
     def building(self) -> bool:
         """Whether a background build is running now."""
-        with self._lock:
+        with self._grown:
             return self._body is None and self._thread is not None
 
     def body(self) -> str | None:
         """The body once built; None before (see :meth:`stream`)."""
-        with self._lock:
+        with self._grown:
             return self._body
 
     def stream(self) -> Iterator[str]:
