@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 import numpy as np
 from markupsafe import Markup
 
-from servebound.core.cost import context_curve
+from servebound.core.cost import context_curve, cost_curve
 from servebound.errors import InputError
 from servebound.inputs.pricing import resolve_price
 from servebound.inputs.strict_json import clean_json
@@ -78,19 +78,17 @@ def pair_cost(pair: Pair) -> CostView:
         )
         for p in data["points"]
     ]
-    lines = cost_summary(data)
-    view = CostView(
+    return CostView(
         reason=None,
         usd_per_hour=fmt_money(price.usd_per_hour),
         basis=price.basis,
         price_source=price.source,
         rows=rows,
-        lines=lines,
+        lines=cost_summary(data),
         api_cost=api,
         data=data,
         report=report,
     )
-    return view
 
 
 # --- figures -----------------------------------------------------------------------------------------
@@ -104,8 +102,6 @@ def cost_charts(pair: Pair, report: CostReport) -> list[Chart]:
         return []
     b_mem = report.decode.batch_mem or 1
     batches = np.unique(np.round(np.geomspace(1, max(b_mem, 2), 48)).astype(np.int64))
-    from servebound.core.cost import cost_curve
-
     c = cost_curve(
         pair.hardware.hardware, pair.model.adapter, report.workload, batches, report.price.usd_per_hour
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 
 import numpy as np
 from markupsafe import Markup, escape
@@ -89,14 +90,16 @@ def batch_figures() -> list[EconFigure]:
     )
     if exact:
         marks.append(Mark(exact, f"balance batch {exact:,.0f}", "cross"))
-    common = {
-        "x_label": "batch b (concurrent sessions)",
-        "x_log": True,
-        "y_log": True,
-        "x_marks": tuple(marks),
-        "x_unit": "sessions",
-        "shade_from_x": float(d.batch_mem) if d.batch_mem else None,
-    }
+    # Both charts share the batch axis (log-log), its marks and the shading past b_mem.
+    against_batch = partial(
+        Chart,
+        x_label="batch b (concurrent sessions)",
+        x_log=True,
+        y_log=True,
+        x_marks=tuple(marks),
+        x_unit="sessions",
+        shade_from_x=float(d.batch_mem) if d.batch_mem else None,
+    )
     series = [
         Series("memory: weights + every session's KV", xs, (steps.memory_time_s * 1e3).tolist(), "mem", "ms")
     ]
@@ -105,15 +108,14 @@ def batch_figures() -> list[EconFigure]:
     series.append(
         Series("step time, the slower of the two", xs, (steps.step_time_s * 1e3).tolist(), "agg", "ms")
     )
-    step_chart = Chart(
+    step_chart = against_batch(
         id="econ-step",
         title=f"Decode step time against batch, {model.name} on {row.name}",
         y_label="milliseconds per decode step",
         series=tuple(series),
         y_marks=(Mark(c.latency_floor_s * 1e3, f"latency floor {duration(c.latency_floor_s)}", "floor"),),
-        **common,  # type: ignore[arg-type]
     )
-    cost_chart = Chart(
+    cost_chart = against_batch(
         id="econ-cost-batch",
         title=f"Cost per million output tokens against batch, {model.name} on {row.name}",
         y_label="USD per million output tokens",
@@ -121,7 +123,6 @@ def batch_figures() -> list[EconFigure]:
             Series("cost per token, price x t(b) / b", xs, c.usd_per_mtok_output.tolist(), "per", "USD/Mtok"),
         ),
         y_marks=(Mark(c.floor_usd_per_mtok, f"cost floor ${fmt_money(c.floor_usd_per_mtok)}", "floor"),),
-        **common,  # type: ignore[arg-type]
     )
     at_one = float(c.usd_per_mtok_output[0])
     b_mem = d.batch_mem or 1
