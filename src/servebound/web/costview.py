@@ -19,7 +19,7 @@ from servebound.inputs.pricing import resolve_price
 from servebound.inputs.strict_json import clean_json
 from servebound.views.cost_report import CostReport, cost_json, cost_report, cost_summary, fmt_money
 from servebound.views.economics_view import Shown, lecture
-from servebound.web.figures import Chart, Mark, Series, render_chart
+from servebound.web.figures import Chart, Mark, Series, cost_batch_chart, render_chart
 from servebound.web.site import Pair, SiteHardware
 from servebound.web.words import web_sentence
 
@@ -120,14 +120,7 @@ def cost_charts(pair: Pair, report: CostReport) -> list[Chart]:
     series.append(Series("step t(b) = max", xs, (steps.step_time_s * 1e3).tolist(), "agg", "ms"))
     name = f"{pair.model.name} on {pair.hardware.name}"
     # The step-time and cost charts share the batch axis (log-log, with the balance batch and b* marked).
-    against_batch = partial(
-        Chart,
-        x_label="batch b (concurrent sessions)",
-        x_log=True,
-        y_log=True,
-        x_marks=tuple(marks),
-        x_unit="sessions",
-    )
+    against_batch = partial(cost_batch_chart, x_marks=tuple(marks))
     step_chart = against_batch(
         id="fig-step-time",
         title=f"Decode step time against batch for {name}: memory line, compute line and their max",

@@ -370,10 +370,8 @@ def render_markdown(toy: Toy | None = None) -> str:
     for block in derivation().blocks:
         if block.kind == "h1":
             continue
-        if block.kind == "h2":
-            out.append(f"## {block.text}")
-        elif block.kind == "h3":
-            out.append(f"### {block.text}")
+        if block.kind in ("h2", "h3"):
+            out.append("#" * int(block.kind[1]) + " " + block.text)
         elif block.kind == "p":
             out.append(block.text)
         elif block.kind == "credit":

@@ -26,7 +26,7 @@ from servebound.inputs.pricing import resolve_price
 from servebound.views.cost_report import fmt_money
 from servebound.views.economics_view import LECTURE, LECTURE_BLACKWELL, LECTURE_BREAKPOINT_MODE, balance
 from servebound.web.chart_axes import Scale
-from servebound.web.figures import CHAR_PX, Chart, Mark, Series, flow, render_chart, svg
+from servebound.web.figures import CHAR_PX, Chart, Mark, Series, cost_batch_chart, flow, render_chart, svg
 
 #: The pair the batch figures are drawn for: the lecture's model family on a priced eight-GPU Blackwell
 #: server, both catalog rows; short contexts (1,024 tokens reserved and read), so that the compute line
@@ -91,15 +91,8 @@ def batch_figures() -> list[EconFigure]:
     if exact:
         marks.append(Mark(exact, f"balance batch {exact:,.0f}", "cross"))
     # Both charts share the batch axis (log-log), its marks and the shading past b_mem.
-    against_batch = partial(
-        Chart,
-        x_label="batch b (concurrent sessions)",
-        x_log=True,
-        y_log=True,
-        x_marks=tuple(marks),
-        x_unit="sessions",
-        shade_from_x=float(d.batch_mem) if d.batch_mem else None,
-    )
+    shade = float(d.batch_mem) if d.batch_mem else None
+    against_batch = partial(cost_batch_chart, x_marks=tuple(marks), shade_from_x=shade)
     series = [
         Series("memory: weights + every session's KV", xs, (steps.memory_time_s * 1e3).tolist(), "mem", "ms")
     ]

@@ -74,6 +74,12 @@ class Chart:
     x_integer: bool = False
 
 
+#: A chart against the batch, log-log: the step time and the cost per token (pair pages, /economics).
+cost_batch_chart = partial(
+    Chart, x_label="batch b (concurrent sessions)", x_log=True, y_log=True, x_unit="sessions"
+)
+
+
 def _mark_label_x(x: float, label: str) -> tuple[float, str]:
     """Where an x mark's label goes in its row above the plot: just right of its line, else just left,
     else as far right as it fits (measured at the phone font, so it fits at a desktop too)."""
