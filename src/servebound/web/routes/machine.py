@@ -60,7 +60,9 @@ def _progressive(full: FullTextBuilder, url: str, packed: bool) -> Iterator[byte
     same bytes as the finished file; gzip-compressed on the way where the client takes gzip). A sync
     iterator: Starlette runs it in its thread pool, so waiting for the next document blocks no request."""
     pack = zlib.compressobj(6, zlib.DEFLATED, 16 + zlib.MAX_WBITS) if packed else None
-    for piece in itertools.chain([llms_full_header(url)], _canonical_pieces(full, url)):
+    # Each piece is the delimiter and one whole document, so no "canonical:" line is split.
+    pieces = (absolute_canonicals(piece, url) for piece in full.stream())
+    for piece in itertools.chain([llms_full_header(url)], pieces):
         data = piece.encode("utf-8")
         if pack is not None:
             data = pack.compress(data)
@@ -68,12 +70,6 @@ def _progressive(full: FullTextBuilder, url: str, packed: bool) -> Iterator[byte
             yield data
     if pack is not None:
         yield pack.flush()
-
-
-def _canonical_pieces(full: FullTextBuilder, url: str) -> Iterator[str]:
-    # Each piece is the delimiter and one whole document, so no "canonical:" line is split.
-    for piece in full.stream():
-        yield absolute_canonicals(piece, url)
 
 
 #: Bytes per slice of a streamed llms-full.txt.
