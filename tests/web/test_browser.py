@@ -397,7 +397,7 @@ def test_derivation_controls_redraw_in_place(browser: Any, server: str, static_s
     the browser (calc.js), with the same SVG the server draws for the same query parameters and the
     numbers the core computes; the legends stay in their frames at a 1,300-pixel window; the static
     copy draws a query it is opened with."""
-    from servebound.web import derivation as dv
+    from servebound.web import derivation_toy as dv
 
     nojs = browser.new_context(java_script_enabled=False, viewport={"width": 1300, "height": 1000})
     served = nojs.new_page()

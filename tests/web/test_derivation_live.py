@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from servebound.web import derivation as dv
+from servebound.web import derivation_toy as tq
 from tests.web.figure_compare import same_figure
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,32 +24,32 @@ SCRIPT = ROOT / "src" / "servebound" / "web" / "static" / "derivation.js"
 RUNNER = Path(__file__).with_name("run_derivation.js")
 
 EDGE_TOYS = (
-    dv.Toy(),
-    dv.Toy(reserved=1000),  # the text's 17,778 tok/s
-    dv.Toy(batch=150),  # 50 sessions do not fit
-    dv.Toy(batch=101),  # one does not
-    dv.Toy(batch=1),
-    dv.Toy(weights_gb=200.0),  # the weights alone do not fit
-    dv.Toy(reserved=1_000_000),  # no session fits
-    dv.Toy(capacity_gb=10.0, overhead_gb=2.0),
-    dv.Toy(fraction=0.0, unread_cap=0),  # everything read
-    dv.Toy(fraction=0.0, unread_cap=1_000_000),  # nothing read
-    dv.Toy(fraction=0.5, reserved=4001),  # an exact rounding tie in L_read
-    dv.Toy(kv_gb_per_1k=0.001, reserved=1),
-    dv.Toy(capacity_gb=100_000.0, kv_gb_per_1k=0.001, bandwidth_gb_per_s=1_000_000.0),  # b_mem at the cap
-    dv.Toy(weights_gb=0.1, overhead_gb=0.0, capacity_gb=1.0, bandwidth_gb_per_s=1.0),
-    dv.Toy(weights_gb=18.25, fraction=0.125, batch=99_999, unread_cap=999),
+    tq.Toy(),
+    tq.Toy(reserved=1000),  # the text's 17,778 tok/s
+    tq.Toy(batch=150),  # 50 sessions do not fit
+    tq.Toy(batch=101),  # one does not
+    tq.Toy(batch=1),
+    tq.Toy(weights_gb=200.0),  # the weights alone do not fit
+    tq.Toy(reserved=1_000_000),  # no session fits
+    tq.Toy(capacity_gb=10.0, overhead_gb=2.0),
+    tq.Toy(fraction=0.0, unread_cap=0),  # everything read
+    tq.Toy(fraction=0.0, unread_cap=1_000_000),  # nothing read
+    tq.Toy(fraction=0.5, reserved=4001),  # an exact rounding tie in L_read
+    tq.Toy(kv_gb_per_1k=0.001, reserved=1),
+    tq.Toy(capacity_gb=100_000.0, kv_gb_per_1k=0.001, bandwidth_gb_per_s=1_000_000.0),  # b_mem at the cap
+    tq.Toy(weights_gb=0.1, overhead_gb=0.0, capacity_gb=1.0, bandwidth_gb_per_s=1.0),
+    tq.Toy(weights_gb=18.25, fraction=0.125, batch=99_999, unread_cap=999),
 )
 
 
-def random_toys(n: int) -> list[dv.Toy]:
+def random_toys(n: int) -> list[tq.Toy]:
     """Seeded (deterministic) toys across the controls' limits."""
     rng = np.random.default_rng(12)
     out = []
     for _ in range(n):
         capacity = float(np.round(10 ** rng.uniform(0.5, 3.5), 2))
         out.append(
-            dv.Toy(
+            tq.Toy(
                 reserved=int(10 ** rng.uniform(0, 6)),
                 fraction=float(np.round(rng.uniform(0, 1), 3)),
                 weights_gb=float(np.round(rng.uniform(0.1, capacity), 2)),
@@ -95,7 +96,7 @@ FORMAT_VALUES = [
 
 def test_script_draws_the_servers_figures(tmp_path: Path) -> None:
     toys = [*EDGE_TOYS, *random_toys(40)]
-    description = dv.toy_description(dv.Toy())
+    description = tq.toy_description(tq.Toy())
     out = run(
         {"toys": [asdict(t) for t in toys], "description": description, "read": [], "formats": []}, tmp_path
     )
@@ -115,8 +116,8 @@ def test_script_draws_the_servers_figures(tmp_path: Path) -> None:
             except AssertionError as err:
                 raise AssertionError(f"{svg_id} for {toy}: {err}") from None
             total += 1
-        assert query == "&".join(f"{k}={v}" for k, v in dv.toy_query(toy).items())
-        assert dv.toy_from_query(dict(p.split("=") for p in query.split("&"))) == toy
+        assert query == "&".join(f"{k}={v}" for k, v in tq.toy_query(toy).items())
+        assert tq.toy_from_query(dict(p.split("=") for p in query.split("&"))) == toy
     assert total == 5 * len(toys)
     assert off <= 10  # last-place differences are rare (none or a handful of ~300k printed numbers)
 
@@ -130,16 +131,16 @@ def test_read_following_and_formats_equal_pythons(tmp_path: Path) -> None:
     ]
     formats = [(v, d) for v in FORMAT_VALUES for d in (0, 1, 2)]
     out = run({"toys": [], "description": {}, "read": reads, "formats": formats}, tmp_path)
-    assert out["read"] == [dv.read_following(r, f, c) for r, f, c in reads]
+    assert out["read"] == [tq.read_following(r, f, c) for r, f, c in reads]
     assert out["fixed"] == [f"{v:.{d}f}" for v, d in formats]
     assert out["g"] == [f"{v:g}" for v, _ in formats]
     assert out["g3"] == [f"{v:.3g}" for v, _ in formats]
     assert out["repr"] == [repr(v) for v, _ in formats]
 
 
-@pytest.mark.parametrize("toy", [replace(dv.Toy(), reserved=1000), dv.Toy(batch=150)])
-def test_figures_follow_the_toy(toy: dv.Toy) -> None:
+@pytest.mark.parametrize("toy", [replace(tq.Toy(), reserved=1000), tq.Toy(batch=150)])
+def test_figures_follow_the_toy(toy: tq.Toy) -> None:
     """The server's figures change with the controls (the no-JS form draws through them)."""
-    default = dv.figures_for(dv.Toy())
+    default = dv.figures_for(tq.Toy())
     moved = dv.figures_for(toy)
     assert default["boards"] != moved["boards"]

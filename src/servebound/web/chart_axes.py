@@ -56,13 +56,7 @@ class Scale:
         self.lo, self.hi, self.log, self.a, self.b = lo, hi, log, a, b
 
     def __call__(self, v: float) -> float:
-        if self.log:
-            t = (math.log10(max(v, 1e-300)) - math.log10(self.lo)) / (
-                math.log10(self.hi) - math.log10(self.lo)
-            )
-        else:
-            t = (v - self.lo) / (self.hi - self.lo)
-        return self.a + t * (self.b - self.a)
+        return self.many([v])[0]
 
     def many(self, values: Sequence[float]) -> list[float]:
         """``self(v)`` for each value, with the same arithmetic (so the same floats) in one pass."""

@@ -13,13 +13,13 @@ from urllib.parse import urlencode
 import numpy as np
 from markupsafe import Markup
 
-from servebound.core.cost import context_curve
+from servebound.core.cost import context_curve, cost_curve
 from servebound.errors import InputError
 from servebound.inputs.pricing import resolve_price
 from servebound.inputs.strict_json import clean_json
 from servebound.views.cost_report import CostReport, cost_json, cost_report, cost_summary, fmt_money
 from servebound.views.economics_view import Shown, lecture
-from servebound.web.figures import Chart, Mark, Series, render_chart
+from servebound.web.figures import Chart, Mark, Series, cost_batch_chart, render_chart
 from servebound.web.site import Pair, SiteHardware
 from servebound.web.words import web_sentence
 
@@ -78,19 +78,17 @@ def pair_cost(pair: Pair) -> CostView:
         )
         for p in data["points"]
     ]
-    lines = cost_summary(data)
-    view = CostView(
+    return CostView(
         reason=None,
         usd_per_hour=fmt_money(price.usd_per_hour),
         basis=price.basis,
         price_source=price.source,
         rows=rows,
-        lines=lines,
+        lines=cost_summary(data),
         api_cost=api,
         data=data,
         report=report,
     )
-    return view
 
 
 # --- figures -----------------------------------------------------------------------------------------
@@ -104,8 +102,6 @@ def cost_charts(pair: Pair, report: CostReport) -> list[Chart]:
         return []
     b_mem = report.decode.batch_mem or 1
     batches = np.unique(np.round(np.geomspace(1, max(b_mem, 2), 48)).astype(np.int64))
-    from servebound.core.cost import cost_curve
-
     c = cost_curve(
         pair.hardware.hardware, pair.model.adapter, report.workload, batches, report.price.usd_per_hour
     )
@@ -124,14 +120,7 @@ def cost_charts(pair: Pair, report: CostReport) -> list[Chart]:
     series.append(Series("step t(b) = max", xs, (steps.step_time_s * 1e3).tolist(), "agg", "ms"))
     name = f"{pair.model.name} on {pair.hardware.name}"
     # The step-time and cost charts share the batch axis (log-log, with the balance batch and b* marked).
-    against_batch = partial(
-        Chart,
-        x_label="batch b (concurrent sessions)",
-        x_log=True,
-        y_log=True,
-        x_marks=tuple(marks),
-        x_unit="sessions",
-    )
+    against_batch = partial(cost_batch_chart, x_marks=tuple(marks))
     step_chart = against_batch(
         id="fig-step-time",
         title=f"Decode step time against batch for {name}: memory line, compute line and their max",

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Literal
@@ -23,48 +24,24 @@ from typing import Literal
 from markupsafe import Markup, escape
 
 from servebound.core.units import GB
-from servebound.web.derivation_live import (
-    EXAMPLE_MACHINES,
-    EXAMPLE_MODELS,
-    EXAMPLE_NAMES,
-    FORCED_BATCHES,
-    TABLES,
-    adapters_table,
-    example_machine,
-    example_model,
-    example_result,
-    examples_dir,
-    fill,
-    fmt_k,
-    fmt_tok,
-    forced_table,
-    machines_table,
-    results_table,
-    sanity_check,
-)
+
+# The example files (the app warms them) and the toy (the page's controls) are read from here too.
+from servebound.web.derivation_live import EXAMPLE_MACHINES as EXAMPLE_MACHINES
+from servebound.web.derivation_live import EXAMPLE_MODELS as EXAMPLE_MODELS
+from servebound.web.derivation_live import TABLES, fill
+from servebound.web.derivation_live import example_machine as example_machine
+from servebound.web.derivation_live import example_model as example_model
 from servebound.web.derivation_toy import (
-    TOY_BANDWIDTH_GB_PER_S,
-    TOY_CAPACITY_GB,
     TOY_FIELDS,
     TOY_INTEGERS,
-    TOY_KV_GB_PER_1K,
     TOY_LIMITS,
-    TOY_OVERHEAD_GB,
-    TOY_READ_FRACTION,
-    TOY_RESERVED,
-    TOY_UNREAD_CAP,
-    TOY_WEIGHTS_GB,
     Boards,
-    ReservationSweep,
-    Toy,
     boards,
     query_number,
-    read_following,
-    reservation_sweep,
     toy_description,
-    toy_from_query,
-    toy_query,
 )
+from servebound.web.derivation_toy import Toy as Toy
+from servebound.web.derivation_toy import toy_query as toy_query
 
 #: The top-level sections of the text; every other one-line heading is a subsection.
 SECTIONS = (
@@ -154,6 +131,7 @@ def _is_heading(line: str) -> bool:
 
 
 _MARKER = re.compile(r"\[\[(table|figure):([a-z0-9_]+)\]\]|\[\[(credit)\]\]")
+_NUMBERED = re.compile(r"\d+\. ")
 
 
 def parse(text: str) -> Derivation:
@@ -162,10 +140,18 @@ def parse(text: str) -> Derivation:
     number = 0
     lines = text.split("\n")
     i = 0
+
+    def run(match: Callable[[str], object]) -> list[str]:  # the line read and those after it that match
+        nonlocal i
+        start = i - 1
+        while i < len(lines) and match(lines[i]):
+            i += 1
+        return lines[start:i]
+
     while i < len(lines):
         line = lines[i].rstrip()
+        i += 1
         if not line.strip():
-            i += 1
             continue
         marker = _MARKER.fullmatch(line.strip())
         if marker:
@@ -173,38 +159,24 @@ def parse(text: str) -> Derivation:
             if kind == "table" and name not in TABLES:
                 raise ValueError(f"[[table:{name}]]: no computed table of that name")
             blocks.append(Block("credit") if credit else Block("live" if kind == "table" else "figure", name))
-            i += 1
         elif line.startswith("# "):
             blocks.append(Block("h1", line[2:].strip()))
-            i += 1
         elif line.startswith("$$") and line.endswith("$$") and len(line) > 4:
             number += 1
             blocks.append(Block("eq", fill(line[2:-2].strip()), number=number))
-            i += 1
         elif "\t" in line:
-            rows = []
-            while i < len(lines) and "\t" in lines[i]:
-                rows.append(tuple(cell.strip() for cell in lines[i].split("\t")))
-                i += 1
+            rows = [tuple(cell.strip() for cell in row.split("\t")) for row in run(lambda t: "\t" in t)]
             blocks.append(Block("table", rows=tuple(rows)))
         elif line.startswith("• "):
-            items = []
-            while i < len(lines) and lines[i].startswith("• "):
-                items.append(fill(lines[i][2:].strip()))
-                i += 1
+            items = [fill(item[2:].strip()) for item in run(lambda t: t.startswith("• "))]
             blocks.append(Block("ul", items=tuple(items)))
-        elif re.match(r"\d+\. ", line):
-            items = []
-            while i < len(lines) and re.match(r"\d+\. ", lines[i]):
-                items.append(fill(re.sub(r"^\d+\. ", "", lines[i]).strip()))
-                i += 1
+        elif _NUMBERED.match(line):
+            items = [fill(_NUMBERED.sub("", item, count=1).strip()) for item in run(_NUMBERED.match)]
             blocks.append(Block("ol", items=tuple(items)))
         elif _is_heading(line):
             blocks.append(Block("h2" if line in SECTIONS else "h3", line))
-            i += 1
         else:
             blocks.append(Block("p", fill(line.strip())))
-            i += 1
     equations: dict[str, int] = {}
     for name, fragment in EQUATION_KEYS.items():
         found = next((b.number for b in blocks if b.kind == "eq" and fragment in b.text), None)
@@ -328,11 +300,6 @@ def figures_for(toy: Toy) -> dict[str, Markup]:
     }
 
 
-def _figure_html(name: str, svg: Markup, toy: Toy) -> str:
-    extra = _controls_html(toy) if name == "boards" else ""
-    return f'<figure class="derivation-figure" id="figure-{name}">{svg}{extra}</figure>'
-
-
 def _boards_text(b: Boards) -> str:
     mp = "undefined" if b.memory_power_tok_s is None else f"{b.memory_power_tok_s:,.0f} tok/s"
     return (
@@ -391,7 +358,8 @@ def render_html(toy: Toy | None = None) -> Markup:
             out.append(f"<{block.kind}>" + "".join(f"<li>{inline_math(i)}</li>" for i in block.items))
             out.append(f"</{block.kind}>")
         for name in _after(block):
-            out.append(_figure_html(name, figs[name], toy))
+            extra = _controls_html(toy) if name == "boards" else ""
+            out.append(f'<figure class="derivation-figure" id="figure-{name}">{figs[name]}{extra}</figure>')
     return Markup("".join(out))
 
 
@@ -402,10 +370,8 @@ def render_markdown(toy: Toy | None = None) -> str:
     for block in derivation().blocks:
         if block.kind == "h1":
             continue
-        if block.kind == "h2":
-            out.append(f"## {block.text}")
-        elif block.kind == "h3":
-            out.append(f"### {block.text}")
+        if block.kind in ("h2", "h3"):
+            out.append("#" * int(block.kind[1]) + " " + block.text)
         elif block.kind == "p":
             out.append(block.text)
         elif block.kind == "credit":
@@ -426,58 +392,3 @@ def render_markdown(toy: Toy | None = None) -> str:
             else:
                 out.append(f"(Figure: {name.replace('_', ' ')}, drawn on the HTML page.)")
     return "\n\n".join(out) + "\n"
-
-
-__all__ = [
-    "CREDIT_CHANGES",
-    "CREDIT_FOLLOWS",
-    "CREDIT_URL",
-    "EQUATION_KEYS",
-    "EXAMPLE_MACHINES",
-    "EXAMPLE_MODELS",
-    "EXAMPLE_NAMES",
-    "FORCED_BATCHES",
-    "SECTIONS",
-    "TABLES",
-    "TOY_BANDWIDTH_GB_PER_S",
-    "TOY_CAPACITY_GB",
-    "TOY_FIELDS",
-    "TOY_INTEGERS",
-    "TOY_KV_GB_PER_1K",
-    "TOY_LIMITS",
-    "TOY_OVERHEAD_GB",
-    "TOY_READ_FRACTION",
-    "TOY_RESERVED",
-    "TOY_UNREAD_CAP",
-    "TOY_WEIGHTS_GB",
-    "Block",
-    "Boards",
-    "Derivation",
-    "ReservationSweep",
-    "Toy",
-    "adapters_table",
-    "boards",
-    "credit_text",
-    "derivation",
-    "example_machine",
-    "example_model",
-    "example_result",
-    "examples_dir",
-    "figures_for",
-    "fmt_k",
-    "fmt_tok",
-    "forced_table",
-    "inline_math",
-    "machines_table",
-    "parse",
-    "read_following",
-    "render_html",
-    "render_markdown",
-    "reservation_sweep",
-    "results_table",
-    "sanity_check",
-    "source_text",
-    "toy_description",
-    "toy_from_query",
-    "toy_query",
-]

@@ -22,7 +22,7 @@ from servebound.web.derivation_toy import (
     read_following,
     reservation_sweep,
 )
-from servebound.web.figures import CHAR_PX, Chart, Mark, Series, render_chart
+from servebound.web.figures import CHAR_PX, Chart, Mark, Series, flow, render_chart, svg
 
 e = escape
 
@@ -47,11 +47,11 @@ def feasibility_svg(
         return height - bottom - r * sy
 
     area = capacity_gb * bandwidth_gb_per_s
+    title = (
+        f"Feasible workloads (h, r) on a machine with C = {_num(capacity_gb)} GB and "
+        f"R = {_num(bandwidth_gb_per_s)} GB/s: a rectangle of area C R = {_num(area)} GB²/s"
+    )
     out = [
-        f'<svg class="chart derivation" id="fig-feasibility" viewBox="0 0 {width} {height}" role="img" '
-        'aria-labelledby="fig-feasibility-t">',
-        f'<title id="fig-feasibility-t">Feasible workloads (h, r) on a machine with C = {_num(capacity_gb)} GB '
-        f"and R = {_num(bandwidth_gb_per_s)} GB/s: a rectangle of area C R = {_num(area)} GB²/s</title>",
         f'<rect class="feasible" x="{X(0):.1f}" y="{Y(bandwidth_gb_per_s):.1f}" width="{capacity_gb * sx:.1f}" '
         f'height="{bandwidth_gb_per_s * sy:.1f}"><title>feasible: h &lt;= C and r &lt;= R</title></rect>',
         f'<text class="label" x="{X(capacity_gb / 2):.1f}" y="{Y(bandwidth_gb_per_s / 2):.1f}" text-anchor="middle">'
@@ -89,8 +89,7 @@ def feasibility_svg(
             f'<text x="{tx:.1f}" y="{Y(r) + 4:.1f}" text-anchor="{anchor}">{e(label)}</text>'
             f"<title>workload h = {_num(h)} GB, r = {_num(r)} GB/s: {e(label)}</title></g>"
         )
-    out.append("</svg>")
-    return Markup("".join(out))
+    return svg("chart derivation", "fig-feasibility", height, title, out)
 
 
 BOARD_COLS, BOARD_ROWS = 24, 16
@@ -113,12 +112,7 @@ def boards_svg(b: Boards) -> Markup:
     read_share = b.kv_read_bytes / b.kv_alloc_bytes if b.kv_alloc_bytes > 0 else 0.0
     fitting = min(b.batch, b.batch_mem)
     overflow = b.batch - fitting
-    out = [
-        f'<svg class="chart derivation boards" id="fig-boards" viewBox="0 0 {width} {height}" role="img" '
-        'aria-labelledby="fig-boards-t">',
-        f'<title id="fig-boards-t">The two bounds side by side at batch {b.batch:,}: memory-power accounting '
-        f"{_num(b.left_tok_s)} tok/s, KV-aware {_num(b.right_tok_s)} tok/s</title>",
-    ]
+    out = []
     for side, x0 in (("left", 10), ("right", 330)):
         charge_reads = side == "right"
         title = "memory-power accounting" if side == "left" else "KV-aware bound"
@@ -168,23 +162,23 @@ def boards_svg(b: Boards) -> Markup:
         ("kv s0 lit", "KV read per iteration"),
         ("free", "free"),
     )
-    lx, ly = 10.0, height - 15
-    for css, label in legend:  # wrapped at the phone font's width (figures.CHAR_PX a character)
-        span = 14 + CHAR_PX * len(label)
-        if lx > 10 and lx + span > width - 10:
-            lx, ly = 10.0, ly + 24
+    # wrapped at the phone font's width (figures.CHAR_PX a character)
+    spots = flow([14 + CHAR_PX * len(label) for _, label in legend], 10, width - 10, 14)
+    for (css, label), (lx, row) in zip(legend, spots, strict=True):
+        ly = height - 15 + 24 * row
         out.append(
             f'<g class="legend"><rect class="cell {css}" x="{lx:.1f}" y="{ly - 9}" width="10" height="10"/>'
             f'<text x="{lx + 14:.1f}" y="{ly}">{e(label)}</text></g>'
         )
-        lx += span + 14
     out.append(
         f'<text class="tick" x="{width - 10}" y="{ly + 24}" text-anchor="end">reserved {toy.reserved:,}, '
         f"read {toy.read:,} tokens</text>"
     )
-    out[0] = out[0].replace(f'viewBox="0 0 {width} {height}"', f'viewBox="0 0 {width} {ly + 34}"')
-    out.append("</svg>")
-    return Markup("".join(out))
+    title = (
+        f"The two bounds side by side at batch {b.batch:,}: memory-power accounting "
+        f"{_num(b.left_tok_s)} tok/s, KV-aware {_num(b.right_tok_s)} tok/s"
+    )
+    return svg("chart derivation boards", "fig-boards", ly + 34, title, out)
 
 
 def read_context_chart(toy: Toy) -> Markup:

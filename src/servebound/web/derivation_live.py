@@ -201,16 +201,11 @@ def laguna(prompt: int, chunk: int | None = None, linear_mode: str | None = None
         example_machine(PREFILL_MACHINE),
         example_model(PREFILL_MODEL),
         prompt,
-        workload=Workload(alloc_context_tokens=alloc_context(prompt)),
+        workload=Workload(alloc_context_tokens=max(ALLOC_CONTEXT, prompt)),
         batch=1,
         chunk_tokens=chunk,
         linear_mode=linear_mode,
     )
-
-
-def alloc_context(prompt: int) -> int:
-    """L_alloc for a prefill example row: the default, or the prompt when the prompt is longer."""
-    return max(ALLOC_CONTEXT, prompt)
 
 
 def fmt_prompt(tokens: int) -> str:
@@ -221,8 +216,8 @@ def fmt_seconds(value: float | None) -> str:
     return "n/a" if value is None else f"{value:,.3f} s"
 
 
-def _span(slow: str, fast: str, unit: str) -> str:
-    return slow + unit if slow == fast else f"{slow} to {fast}{unit}"
+def _span(slow: str, fast: str) -> str:
+    return slow if slow == fast else f"{slow} to {fast}"
 
 
 def prefill_table(chunk: int | None = None) -> Rows:
@@ -244,9 +239,9 @@ def prefill_table(chunk: int | None = None) -> Rows:
             (
                 fmt_prompt(prompt),
                 fmt_tok(fast.memory_tok_per_s),
-                _span(f"{round(slow.compute_tok_per_s or 0):,}", fmt_tok(fast.compute_tok_per_s), ""),
-                _span(f"{round(slow.tok_per_s):,}", fmt_tok(fast.tok_per_s), ""),
-                _span(f"{slow.time_s:,.3f}", fmt_seconds(fast.time_s), ""),
+                _span(f"{round(slow.compute_tok_per_s or 0):,}", fmt_tok(fast.compute_tok_per_s)),
+                _span(f"{round(slow.tok_per_s):,}", fmt_tok(fast.tok_per_s)),
+                _span(f"{slow.time_s:,.3f}", fmt_seconds(fast.time_s)),
                 slow.bound_by
                 if slow.bound_by == fast.bound_by
                 else f"{slow.bound_by} (BF16), {fast.bound_by} (FP4)",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 
 import numpy as np
 from markupsafe import Markup, escape
@@ -24,7 +25,8 @@ from servebound.errors import InputError
 from servebound.inputs.pricing import resolve_price
 from servebound.views.cost_report import fmt_money
 from servebound.views.economics_view import LECTURE, LECTURE_BLACKWELL, LECTURE_BREAKPOINT_MODE, balance
-from servebound.web.figures import CHAR_PX, Chart, Mark, Series, render_chart
+from servebound.web.chart_axes import Scale
+from servebound.web.figures import CHAR_PX, Chart, Mark, Series, cost_batch_chart, flow, render_chart, svg
 
 #: The pair the batch figures are drawn for: the lecture's model family on a priced eight-GPU Blackwell
 #: server, both catalog rows; short contexts (1,024 tokens reserved and read), so that the compute line
@@ -88,14 +90,9 @@ def batch_figures() -> list[EconFigure]:
     )
     if exact:
         marks.append(Mark(exact, f"balance batch {exact:,.0f}", "cross"))
-    common = {
-        "x_label": "batch b (concurrent sessions)",
-        "x_log": True,
-        "y_log": True,
-        "x_marks": tuple(marks),
-        "x_unit": "sessions",
-        "shade_from_x": float(d.batch_mem) if d.batch_mem else None,
-    }
+    # Both charts share the batch axis (log-log), its marks and the shading past b_mem.
+    shade = float(d.batch_mem) if d.batch_mem else None
+    against_batch = partial(cost_batch_chart, x_marks=tuple(marks), shade_from_x=shade)
     series = [
         Series("memory: weights + every session's KV", xs, (steps.memory_time_s * 1e3).tolist(), "mem", "ms")
     ]
@@ -104,15 +101,14 @@ def batch_figures() -> list[EconFigure]:
     series.append(
         Series("step time, the slower of the two", xs, (steps.step_time_s * 1e3).tolist(), "agg", "ms")
     )
-    step_chart = Chart(
+    step_chart = against_batch(
         id="econ-step",
         title=f"Decode step time against batch, {model.name} on {row.name}",
         y_label="milliseconds per decode step",
         series=tuple(series),
         y_marks=(Mark(c.latency_floor_s * 1e3, f"latency floor {duration(c.latency_floor_s)}", "floor"),),
-        **common,  # type: ignore[arg-type]
     )
-    cost_chart = Chart(
+    cost_chart = against_batch(
         id="econ-cost-batch",
         title=f"Cost per million output tokens against batch, {model.name} on {row.name}",
         y_label="USD per million output tokens",
@@ -120,7 +116,6 @@ def batch_figures() -> list[EconFigure]:
             Series("cost per token, price x t(b) / b", xs, c.usd_per_mtok_output.tolist(), "per", "USD/Mtok"),
         ),
         y_marks=(Mark(c.floor_usd_per_mtok, f"cost floor ${fmt_money(c.floor_usd_per_mtok)}", "floor"),),
-        **common,  # type: ignore[arg-type]
     )
     at_one = float(c.usd_per_mtok_output[0])
     b_mem = d.batch_mem or 1
@@ -168,16 +163,12 @@ def trains_figure() -> EconFigure:
     width, left, right, row_h = 640, 10, 10, 26
     span = 5.0
     top = 30
-    height = top + row_h * len(arrivals) + 110
     axis_y = top + row_h * len(arrivals) + 6
 
-    def x(t: float) -> float:  # in steps
-        return left + (width - left - right) * t / span
+    x = Scale(0.0, span, False, left, width - right)  # time in steps
 
     e = escape
     out = [
-        f'<svg class="chart econ" id="econ-trains" viewBox="0 0 {width} {height}" role="img" aria-labelledby="econ-trains-t">',
-        f'<title id="econ-trains-t">Batches departing every {e(duration(tau))}: the wait for the next one and the step it rides</title>',
         f'<rect class="plot" x="{left}" y="{top - 6}" width="{width - left - right}" height="{axis_y - top + 6}"/>',
     ]
     for k in range(int(span) + 1):
@@ -203,20 +194,15 @@ def trains_figure() -> EconFigure:
     out.append(
         f'<text class="label" x="{width / 2:.0f}" y="{axis_y + 44}" text-anchor="middle">time (ms)</text>'
     )
-    ly = axis_y + 72
-    out.append(
-        f'<g class="legend"><rect class="seg wait" x="{left}" y="{ly - 11}" width="20" height="12"/>'
-        f'<text x="{left + 26}" y="{ly}">waiting for the next batch</text></g>'
-    )
-    lx2 = left + 26 + CHAR_PX * len("waiting for the next batch") + 18
-    if lx2 + 26 + CHAR_PX * 16 > width:
-        lx2, ly = left, ly + 24
-    out.append(
-        f'<g class="legend"><rect class="seg ride" x="{lx2:.0f}" y="{ly - 11}" width="20" height="12"/>'
-        f'<text x="{lx2 + 26:.0f}" y="{ly}">riding one step</text></g>'
-    )
-    out[0] = out[0].replace(f'viewBox="0 0 {width} {height}"', f'viewBox="0 0 {width} {ly + 12}"')
-    out.append("</svg>")
+    legend = (("wait", "waiting for the next batch"), ("ride", "riding one step"))
+    spots = flow([26 + CHAR_PX * len(label) for _, label in legend], left, width - left, 18)
+    for (css, label), (lx, row) in zip(legend, spots, strict=True):
+        ly = axis_y + 72 + 24 * row
+        out.append(
+            f'<g class="legend"><rect class="seg {css}" x="{lx:.0f}" y="{ly - 11}" width="20" height="12"/>'
+            f'<text x="{lx + 26:.0f}" y="{ly}">{label}</text></g>'
+        )
+    title = f"Batches departing every {duration(tau)}: the wait for the next one and the step it rides"
     words = [
         f"A server does not wait for a batch to fill: a batch leaves every step, {duration(tau)} at the "
         f"lecture's {LECTURE['steps_per_s']:g} steps a second, and whoever is ready boards it. A request "
@@ -227,7 +213,8 @@ def trains_figure() -> EconFigure:
         "from one system. The step itself is set by the memory: reading all of it once takes capacity over "
         "bandwidth (below), and a longer step would only read the same bytes again.",
     ]
-    return EconFigure("econ-trains", "Trains of batches and the wait they make", Markup("".join(out)), words)
+    svg_ = svg("chart econ", "econ-trains", axis_y + 84 + 24 * spots[-1][1], title, out)
+    return EconFigure("econ-trains", "Trains of batches and the wait they make", svg_, words)
 
 
 def context_figure(blackwell: CatalogHardware) -> EconFigure:
@@ -286,15 +273,10 @@ def tiers_figure() -> EconFigure:
     lo, hi = 1e-3, 1e6
     axis_y = top + row_h * len(tiers)
 
-    def x(t: float) -> float:
-        return left + (width - left - right) * (math.log10(t) - math.log10(lo)) / (
-            math.log10(hi) - math.log10(lo)
-        )
+    x = Scale(lo, hi, True, left, width - right)
 
     e = escape
     out = [
-        f'<svg class="chart econ" id="econ-tiers" viewBox="0 0 {width} {axis_y + 60}" role="img" aria-labelledby="econ-tiers-t">',
-        '<title id="econ-tiers-t">Drain time (capacity over bandwidth) of each memory tier, with cache hold times</title>',
         f'<rect class="plot" x="{left}" y="{top}" width="{width - left - right}" height="{axis_y - top}"/>',
         '<text class="label" x="4" y="18">time to read the whole tier once (log scale)</text>',
     ]
@@ -320,7 +302,8 @@ def tiers_figure() -> EconFigure:
             f"<title>{e(t.device)}: {e(t.source)}</title></rect>"
         )
     out.append(f'<line class="axis" x1="{left}" x2="{width - right}" y1="{axis_y}" y2="{axis_y}"/>')
-    out.append("</svg>")
+    title = "Drain time (capacity over bandwidth) of each memory tier, with cache hold times"
+    figure = svg("chart econ", "econ-tiers", axis_y + 60, title, out)
     picks = [(hold, econ.tier_for_hold_time(hold)) for hold in HOLDS_S]
     split = len({t.name for _, t in picks}) == len(picks)
     words = [
@@ -341,7 +324,7 @@ def tiers_figure() -> EconFigure:
             f"{duration(tiers[-1].drain_time_s)} to read once)."
         ),
     ]
-    return EconFigure("econ-tiers", "The memory tiers and their drain times", Markup("".join(out)), words)
+    return EconFigure("econ-tiers", "The memory tiers and their drain times", figure, words)
 
 
 def economics_figures() -> list[EconFigure]:

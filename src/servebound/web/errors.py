@@ -38,27 +38,17 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 MAX_MESSAGE_CHARS = 2_000
 
 
-def error_json(status: int, field: str, message: str) -> JSONResponse:
-    return JSONResponse({"error": {"status": status, "field": field, "message": message}}, status_code=status)
-
-
-def _wants_json(request: Request) -> bool:
-    return request.url.path.startswith("/api/") or request.url.path == "/openapi.json"
-
-
-def _wants_text(request: Request) -> bool:
-    return request.url.path.endswith((".md", ".txt", ".xml"))
-
-
 def error_response(
     request: Request, status: int, field: str, message: str, suggestions: Any = None
 ) -> Response:
     # An error never echoes a hostile input whole (a 100 kB id came back as 200 kB). Its remedy names
     # the query parameter a page or the API takes, never the CLI's flag.
     field, message = shown(field, MAX_ID_CHARS), shown(query_spelling(message), MAX_MESSAGE_CHARS)
-    if _wants_json(request):
-        return error_json(status, field, message)
-    if _wants_text(request):
+    path = request.url.path
+    if path.startswith("/api/") or path == "/openapi.json":
+        body = {"error": {"status": status, "field": field, "message": message}}
+        return JSONResponse(body, status_code=status)
+    if path.endswith((".md", ".txt", ".xml")):
         return PlainTextResponse(f"{status} {field}: {message}\n", status_code=status)
     state: WebState = request.app.state.web
     return HTMLResponse(state.renderer.error(status, field, message, suggestions), status_code=status)

@@ -17,11 +17,9 @@ further (tests).
 
 from __future__ import annotations
 
-import shutil
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -30,6 +28,7 @@ from servebound.core.engines import FormatSupport, format_support
 from servebound.web.calculator import calculator_hardware, calculator_page
 from servebound.web.export_write import Writer, write_pairs
 from servebound.web.machine import Document, llms_full_txt, llms_txt, robots_txt, sitemap_xml
+from servebound.web.packaged import packaged_static
 from servebound.web.page_contexts import Page
 from servebound.web.pages import Renderer
 from servebound.web.pairdata import model_data, script_json
@@ -189,14 +188,11 @@ def build_site(
     write(out_dir / "404.html", renderer.error(404, "path", "no page at this address"), rooted=True)
     # The home form's target and every link to a pair without a page: the calculator.
     write(out_dir / "pair" / "index.html", calculator_page(renderer, site, len(pair_ids)))
-    static = resources.files("servebound.web").joinpath("static")
-    for item in static.iterdir():
-        if item.is_file():
-            target = out_dir / "static" / item.name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with resources.as_file(item) as src:
-                shutil.copyfile(src, target)
-            writer.count(target)
+    for name, (asset, _) in packaged_static().items():
+        target = out_dir / "static" / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(asset)
+        writer.count(target)
     return BuildReport(
         out_dir=out_dir,
         pages=len(docs),

@@ -74,6 +74,12 @@ class Chart:
     x_integer: bool = False
 
 
+#: A chart against the batch, log-log: the step time and the cost per token (pair pages, /economics).
+cost_batch_chart = partial(
+    Chart, x_label="batch b (concurrent sessions)", x_log=True, y_log=True, x_unit="sessions"
+)
+
+
 def _mark_label_x(x: float, label: str) -> tuple[float, str]:
     """Where an x mark's label goes in its row above the plot: just right of its line, else just left,
     else as far right as it fits (measured at the phone font, so it fits at a desktop too)."""
@@ -85,20 +91,37 @@ def _mark_label_x(x: float, label: str) -> tuple[float, str]:
     return max(4.0, WIDTH - 4 - w), "start"
 
 
+def flow(widths: Sequence[float], x0: float, right: float, gap: float) -> list[tuple[float, int]]:
+    """Legend entries of these widths placed left to right from ``x0``, ``gap`` apart, wrapping before
+    one that would pass ``right``: each entry's x and row."""
+    out, x, row = [], float(x0), 0
+    for w in widths:
+        if x > x0 and x + w > right:
+            x, row = float(x0), row + 1
+        out.append((x, row))
+        x += w + gap
+    return out
+
+
+def svg(css: str, svg_id: str, height: float, title: str, body: Sequence[str], attrs: str = "") -> Markup:
+    """A figure as an ``<svg>`` element WIDTH wide, labelled by its ``<title>`` (its first child)."""
+    e = escape
+    return Markup(
+        f'<svg class="{css}" id="{e(svg_id)}" viewBox="0 0 {WIDTH} {height:g}" role="img" '
+        f'aria-labelledby="{e(svg_id)}-t"{attrs}><title id="{e(svg_id)}-t">{e(title)}</title>'
+        + "".join(body)
+        + "</svg>"
+    )
+
+
 def legend_entries(chart: Chart, in_range: Sequence[Mark]) -> list[tuple[str, str, float, float]]:
     """The legend under the chart: (label, class of its swatch, x, baseline y) for each series, then
     each horizontal mark; entries flow left to right and wrap (widths at the phone font)."""
     items = [(s.name, f"series {s.css}") for s in chart.series] + [
         (m.label, f"mark {m.css}") for m in in_range
     ]
-    out, lx, row = [], float(LEGEND_X), 0
-    for label, css in items:
-        span = 24 + CHAR_PX * len(label)
-        if lx > LEGEND_X and lx + span > WIDTH - LEGEND_X:
-            lx, row = float(LEGEND_X), row + 1
-        out.append((label, css, lx, float(row)))
-        lx += span + 18
-    return out
+    spots = flow([24 + CHAR_PX * len(label) for label, _ in items], LEGEND_X, WIDTH - LEGEND_X, 18)
+    return [(label, css, x, float(row)) for (label, css), (x, row) in zip(items, spots, strict=True)]
 
 
 def render_chart(chart: Chart) -> Markup:
@@ -130,13 +153,7 @@ def render_chart(chart: Chart) -> Markup:
     readout_y = legend_top + LEGEND_ROW * (int(legend[-1][3]) + 1 if legend else 0)
     height = readout_y + 10
     e = escape
-    out: list[str] = [
-        f'<svg class="chart" id="{e(chart.id)}" viewBox="0 0 {WIDTH} {height}" role="img" '
-        f'aria-labelledby="{e(chart.id)}-t" data-xlog="{int(chart.x_log)}" data-ylog="{int(chart.y_log)}" '
-        f'data-x0="{sx.lo:g}" data-x1="{sx.hi:g}" data-y0="{sy.lo:g}" data-y1="{sy.hi:g}">',
-        f'<title id="{e(chart.id)}-t">{e(chart.title)}</title>',
-        f'<rect class="plot" x="{LEFT}" y="{top}" width="{WIDTH - RIGHT - LEFT}" height="{PLOT_H}"/>',
-    ]
+    out = [f'<rect class="plot" x="{LEFT}" y="{top}" width="{WIDTH - RIGHT - LEFT}" height="{PLOT_H}"/>']
     if chart.shade_from_x is not None and chart.shade_from_x < sx.hi:
         x0 = sx(max(chart.shade_from_x, sx.lo))
         out.append(
@@ -211,8 +228,11 @@ def render_chart(chart: Chart) -> Markup:
     out.append(f'<text class="readout" x="{WIDTH - RIGHT}" y="{readout_y}" text-anchor="end"></text>')
     payload = json.dumps(data, allow_nan=False).replace("<", "\\u003c").replace("&", "\\u0026")
     out.append(f'<desc class="series-data">{e(payload)}</desc>')
-    out.append("</svg>")
-    return Markup("".join(out))
+    axes = (
+        f' data-xlog="{int(chart.x_log)}" data-ylog="{int(chart.y_log)}" '
+        f'data-x0="{sx.lo:g}" data-x1="{sx.hi:g}" data-y0="{sy.lo:g}" data-y1="{sy.hi:g}"'
+    )
+    return svg("chart", chart.id, height, chart.title, out, axes)
 
 
 def _drawn_points(series: Series, y_log: bool) -> tuple[list[float], list[float]]:
@@ -292,8 +312,7 @@ def prefill_lengths(pair: Pair) -> np.ndarray:
         rng.max_prompt_tokens if rng is not None and rng.max_prompt_tokens >= 1 else pair.query.alloc_context
     )
     top = max(top, pair.prompt_tokens or 1, 2)
-    samples = np.unique(np.round(np.logspace(0, math.log10(top), 90)).astype(np.int64))
-    return samples
+    return np.unique(np.round(np.logspace(0, math.log10(top), 90)).astype(np.int64))
 
 
 def prefill_charts(pair: Pair) -> tuple[Chart, Chart] | None:
@@ -341,15 +360,8 @@ class BarPart:
 def memory_parts(pair: Pair) -> tuple[list[BarPart], int]:
     """Weights, overhead, the KV cache of the sessions shown, and what is left, in bytes."""
     d = pair.decode_result
-    r = pair.decode_result
-    sessions = 0
-    if d.forced:
-        sessions = int(d.forced.batch)
-    elif d.batch_star:
-        sessions = int(d.batch_star)
-    elif d.batch_mem:
-        sessions = int(d.batch_mem)
-    capacity = r.hardware.memory_bytes
+    sessions = int(d.forced.batch) if d.forced else int(d.batch_star or d.batch_mem or 0)
+    capacity = d.hardware.memory_bytes
     parts = [
         BarPart("weights (resident)", d.resident_bytes, "w"),
         BarPart("runtime overhead", pair.workload.overhead_bytes, "o"),
@@ -366,13 +378,10 @@ def memory_bar(pair: Pair) -> Markup:
     parts, _ = memory_parts(pair)
     capacity = pair.decode_result.hardware.memory_bytes
     total = max(capacity, sum(p.bytes for p in parts))
-    width, height, left = 640, 100, 4
-    usable = width - 2 * left
+    left = 4
+    usable = WIDTH - 2 * left
     e = escape
-    out = [
-        f'<svg class="chart membar" id="fig-memory" viewBox="0 0 {width} {height}" role="img" aria-labelledby="fig-memory-t">',
-        f'<title id="fig-memory-t">Memory: capacity {e(fmt_gb(capacity))} split into weights, overhead, KV sessions and free</title>',
-    ]
+    out = []
     x = float(left)
     for p in parts:
         w = usable * p.bytes / total if total > 0 else 0
@@ -387,22 +396,17 @@ def memory_bar(pair: Pair) -> Markup:
     out.append(
         f'<line class="cap" x1="{cap_x:.1f}" x2="{cap_x:.1f}" y1="2" y2="44"><title>capacity C</title></line>'
     )
-    lx, ly = float(left), 56.0
-    legend = []
-    for p in parts:
-        label = f"{p.name} {p.bytes / GB:,.1f} GB"
-        span = 14 + CHAR_PX * len(label)  # measured at the phone font, like the line charts' legends
-        if lx > left and lx + span > width - left:  # wrap: every legend entry stays inside the frame
-            lx, ly = float(left), ly + LEGEND_ROW
-        legend.append(
+    labels = [f"{p.name} {p.bytes / GB:,.1f} GB" for p in parts]
+    # measured at the phone font, like the line charts' legends; every entry stays inside the frame
+    spots = flow([14 + CHAR_PX * len(label) for label in labels], left, WIDTH - left, 12)
+    for p, label, (lx, row) in zip(parts, labels, spots, strict=True):
+        ly = 56.0 + LEGEND_ROW * row
+        out.append(
             f'<g class="legend"><rect class="seg {e(p.css)}" x="{lx:.1f}" y="{ly:.0f}" width="10" height="10"/>'
             f'<text x="{lx + 14:.1f}" y="{ly + 10:.0f}">{e(label)}</text></g>'
         )
-        lx += span + 12
-    out[0] = out[0].replace(f'viewBox="0 0 {width} {height}"', f'viewBox="0 0 {width} {ly + 24:.0f}"')
-    out += legend
-    out.append("</svg>")
-    return Markup("".join(out))
+    title = f"Memory: capacity {fmt_gb(capacity)} split into weights, overhead, KV sessions and free"
+    return svg("chart membar", "fig-memory", 80.0 + LEGEND_ROW * spots[-1][1], title, out)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -443,11 +447,7 @@ def efficiency_strip(chart_id: str, title: str, rows: Sequence[tuple[str, Sequen
     sx = Scale(0.0, top, False, STRIP_LABEL, WIDTH - STRIP_RIGHT)
     e = escape
     bottom = height - BOTTOM
-    out = [
-        f'<svg class="strip" id="{e(chart_id)}" viewBox="0 0 {WIDTH} {height}" role="img" '
-        f'aria-labelledby="{e(chart_id)}-t">',
-        f'<title id="{e(chart_id)}-t">{e(title)}</title>',
-    ]
+    out = []
     tick = 0.0
     while tick <= top + 1e-9:
         x = sx(tick)
@@ -482,8 +482,7 @@ def efficiency_strip(chart_id: str, title: str, rows: Sequence[tuple[str, Sequen
         f'<text class="label" x="10" y="{height - 8}">'
         "efficiency: measured / ceiling for the run's own setting</text>"
     )
-    out.append("</svg>")
-    return Markup("".join(out))
+    return svg("strip", chart_id, height, title, out)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -511,13 +510,8 @@ def context_figure(pair: Pair) -> dict[str, Any]:
     agg = c.aggregate_tok_per_s[keep]
     if np.any(np.isfinite(agg)):
         series.append(Series("aggregate at b*", xs, agg.tolist(), "agg", "tok/s"))
-    marks = [
-        Mark(
-            float(pair.workload.read_context_tokens),
-            f"L_read {pair.workload.read_context_tokens:,}",
-            "forced",
-        )
-    ]
+    read = pair.workload.read_context_tokens
+    marks = [Mark(float(read), f"L_read {read:,}", "forced")]
     edge = rng.floor_read_context_tokens
     if edge is not None and edge < rng.max_read_context_tokens:
         marks.append(Mark(float(max(edge, 1)), f"floor holds up to {edge:,}", "floor"))

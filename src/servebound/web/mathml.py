@@ -52,11 +52,6 @@ def _convert(latex: str, display: str) -> str:
     return _MARK.sub(lambda m: back.get(m.group(0), m.group(0)), out)
 
 
-def convert_direct(latex: str, display: str = "inline") -> str:
-    """The converter's own output for ``latex`` (no shape cache): what ``_convert`` must equal."""
-    return str(convert(latex, display=display))
-
-
 def check_tex(latex: str) -> str:
     """``latex`` itself, refused (ValueError) when it holds raw ``<``, ``>`` or ``&``."""
     if "<" in latex or "&" in latex or ">" in latex:

@@ -4,7 +4,7 @@ and validated once, by the declared inputs (``servebound.inputs.workload``) and 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from servebound.api import make_workload, with_kv_precision
@@ -17,35 +17,6 @@ from servebound.inputs.workload import (
     WorkloadInputs,
     close_match,
     inputs_of,
-)
-
-#: The workload fields a page's query string carries (the pair page's form), in its order: the declared
-#: inputs of the context, workload and decode groups, and prefill's prompt.
-QUERY_FIELDS: tuple[str, ...] = (
-    "alloc_context",
-    "read_context",
-    "floor",
-    "overhead_gb",
-    "batch",
-    "prompt",
-    "expert_traffic",
-    "kv_precision",
-    "draft",
-    "draft_tokens",
-    "acceptance",
-    "tokens_per_step",
-    "memory_only",
-    "kv_allocation",
-    "engine",
-    "cpu_moe",
-    "n_cpu_moe",
-    "gpu_layers",
-    "host",
-    "host_memory_gb",
-    "host_bandwidth_gb_per_s",
-    "host_link_gb_per_s",
-    "host_tflops",
-    "host_cpu",
 )
 
 
@@ -107,6 +78,7 @@ class WorkloadQuery:
     host_link_gb_per_s: float | None = None
     host_tflops: float | None = None
     host_cpu: str | None = None
+    #: Which contexts the query gave (every field above is one a query string carries: QUERY_FIELDS).
     alloc_given: bool = False
     read_given: bool = False
     #: Misspelt or unknown workload fields of a page's query, each with its close match (a page says so).
@@ -147,6 +119,13 @@ class WorkloadQuery:
     def is_default(self) -> bool:
         """Nothing asked beyond the defaults (and nothing misspelt: a page then says so)."""
         return not self.params() and not self.ignored
+
+
+#: The workload fields a page's query string carries (the pair page's form), in its order: the declared
+#: inputs of the context, workload and decode groups, and prefill's prompt.
+QUERY_FIELDS: tuple[str, ...] = tuple(
+    f.name for f in fields(WorkloadQuery) if f.name not in ("alloc_given", "read_given", "ignored")
+)
 
 
 def parse_workload_query(params: Mapping[str, str]) -> WorkloadQuery:

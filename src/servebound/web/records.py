@@ -179,11 +179,9 @@ def rank_rows_for_hardware(
     rows = rank_models(
         hw, [m.adapter for m in models], workload, runnable_only=runnable_only, row=_row_fn(site)
     )
-    out = []
-    for row in rows:
-        m = by_adapter[id(row.model)]
-        out.append(_rank_display(row, href(hw.id, m.id), m.name))
-    return out
+    return [
+        _rank_display(r, href(hw.id, by_adapter[id(r.model)].id), by_adapter[id(r.model)].name) for r in rows
+    ]
 
 
 def rank_rows_for_model(
@@ -207,11 +205,7 @@ def rank_rows_for_model(
         row=_row_fn(site),
         hardware_group=hardware_group,
     )
-    out = []
-    for row in rows:
-        h = by_hw[id(row.hardware)]
-        out.append(_rank_display(row, href(h.id, m.id), h.name))
-    return out
+    return [_rank_display(r, href(by_hw[id(r.hardware)].id, m.id), by_hw[id(r.hardware)].name) for r in rows]
 
 
 @dataclass(frozen=True)

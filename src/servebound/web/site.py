@@ -12,7 +12,7 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from servebound.api import decode as api_decode
 from servebound.catalog.hardware import CatalogHardware, DevicePrice
@@ -22,16 +22,16 @@ from servebound.core.model import ModelAdapter
 from servebound.core.prefill import PrefillRange, PrefillResult, prefill, prefill_range
 from servebound.core.system import System
 from servebound.core.units import TFLOPS
-from servebound.core.workload import (
-    Workload,
-)
+from servebound.core.workload import Workload
 from servebound.errors import MAX_ID_CHARS, InputError, check_id_length
 from servebound.runs.validation import ReportedRun, ValidationSummary, reported_runs_for, validation_summary
 from servebound.views.rank import DEFAULT_RANK_PROMPT_TOKENS
 from servebound.views.report import decode_json, prefill_json
-from servebound.web.query import MAX_SITE_CONTEXT_TOKENS as MAX_SITE_CONTEXT_TOKENS
 from servebound.web.query import WorkloadQuery
 from servebound.web.words import fact_value
+
+if TYPE_CHECKING:
+    from servebound.catalog.models import CatalogModel
 
 #: The default prompt of a pair page (cut to the reserved context and the model's limit).
 DEFAULT_PROMPT_TOKENS = DEFAULT_RANK_PROMPT_TOKENS
@@ -128,87 +128,48 @@ def site_hardware(entry: Hardware | CatalogHardware) -> SiteHardware:
     return SiteHardware(**{f.name: getattr(entry, f.name) for f in fields(CatalogHardware)})
 
 
-def _source_dict(source: Any) -> dict[str, str]:
-    if source is None:
-        return {}
-    if isinstance(source, Mapping):
-        return {str(k): str(v) for k, v in source.items() if v is not None}
-    if isinstance(source, str):
-        return {"source": source}
-    out = {}
-    for key in ("repo", "repository", "revision", "file", "path", "url", "kind"):
-        value = getattr(source, key, None)
-        if value is not None:
-            out[key] = str(value)
-    return out
-
-
-def site_model(entry: Any) -> SiteModel:
-    """A catalog model (CatalogModel or anything shaped like it) or a bare ModelAdapter."""
+def site_model(entry: SiteModel | ModelAdapter | CatalogModel) -> SiteModel:
+    """A catalog profile, with its audit, or a bare ModelAdapter (a user's file, a test's record)."""
     if isinstance(entry, SiteModel):
         return entry
     if isinstance(entry, ModelAdapter):
         return SiteModel(id=entry.id, name=entry.name, family="custom", adapter=entry, source=entry.sources)
-    imported = getattr(entry, "imported", None)
-    steps: tuple[tuple[str, float, str], ...] = ()
-    facts: dict[str, str] = {}
-    if imported is not None:
-        steps = tuple((s.quantity, float(s.value), s.formula) for s in imported.steps)
-        # In words (no reprs): a dict of block counts reads "MoE x 48", a flag "yes", an empty tuple nothing.
-        facts = {str(k): fact_value(v) for k, v in dict(imported.facts).items() if fact_value(v)}
-    source = _source_dict(getattr(entry, "source", None))
-    catalog_entry = getattr(entry, "entry", None)
-    # A CatalogModel's model-card figures: a mapping (total, active, source, what they count) or None.
-    card = getattr(entry, "published", None)
-    card = card if isinstance(card, Mapping) else {}
-    published = getattr(catalog_entry, "published", None)
-    if catalog_entry is not None:
-        for key, attr in (
-            ("repository", "hf_id"),
-            ("revision", "hf_revision"),
-            ("config", "config"),
-            ("weight format", None),
-            ("copied from", "copied_from"),
-            ("sha256", "sha256"),
-        ):
-            value = (
-                getattr(entry, "weight_format", None) if attr is None else getattr(catalog_entry, attr, None)
-            )
-            if value:
-                source.setdefault(key, str(value))
-        if published is not None and getattr(published, "source", None):
-            source.setdefault("published counts", str(published.source))
-    if not source and imported is not None and imported.source:
+    imported, row = entry.imported, entry.entry
+    named = {
+        "repository": row.hf_id,
+        "revision": row.hf_revision,
+        "config": row.config,
+        "weight format": entry.weight_format,
+        "copied from": row.copied_from,
+        "sha256": row.sha256,
+    }
+    source = {key: str(value) for key, value in named.items() if value}
+    if not source and imported.source:
         source = {"source": str(imported.source)}
-    published_total = getattr(entry, "published_total_params", None)
-    published_active = getattr(entry, "published_active_params", None)
-    if published is not None:
-        published_total = published_total or published.total_params
-        published_active = published_active or published.active_params
-    published_total = published_total or card.get("total")
-    published_active = published_active or card.get("active")
+    # The model card's figures: total, active, their source (and what they count), or None.
+    card = entry.published or {}
     if card.get("source"):
         source.setdefault("published counts", str(card["source"]))
-    differences = getattr(entry, "published_difference", None)
-    diff_total, diff_active = differences() if callable(differences) else (None, None)
+    diff_total, diff_active = entry.published_difference()
     return SiteModel(
         id=entry.id,
         name=entry.name,
-        family=str(getattr(entry, "family", "") or ""),
+        family=entry.family,
         adapter=entry.adapter,
-        total_params=getattr(imported, "total_params", None),
-        active_params=getattr(imported, "active_params", None),
-        published_total_params=published_total,
-        published_active_params=published_active,
+        total_params=imported.total_params,
+        active_params=imported.active_params,
+        published_total_params=card.get("total"),
+        published_active_params=card.get("active"),
         published_source=str(card["source"]) if card.get("source") else None,
         total_params_difference=diff_total,
         active_params_difference=diff_active,
-        checkpoint_bytes=getattr(imported, "checkpoint_bytes", None),
+        checkpoint_bytes=imported.checkpoint_bytes,
         source=source,
-        steps=steps,
-        facts=facts,
-        native=bool(getattr(entry, "native", True)),
-        base_id=str(getattr(entry, "base_id", "") or entry.id),
+        steps=tuple((s.quantity, float(s.value), s.formula) for s in imported.steps),
+        # In words (no reprs): a dict of block counts reads "MoE x 48", a flag "yes", an empty tuple nothing.
+        facts={str(k): fact_value(v) for k, v in dict(imported.facts).items() if fact_value(v)},
+        native=entry.native,
+        base_id=entry.base_id or entry.id,
     )
 
 
@@ -294,20 +255,12 @@ def _closest(ref: str, choices: Sequence[str], limit: int) -> list[str]:
 
 
 def default_site_data() -> SiteData:
-    """The packaged hardware catalog and, when installed, the model catalog."""
+    """The packaged hardware and model catalogs."""
     from servebound.catalog.hardware import load_hardware_catalog
+    from servebound.catalog.models import list_models
 
     catalog = load_hardware_catalog()
-    return SiteData(catalog.entries, catalog_models(), catalog=catalog)
-
-
-def catalog_models() -> list[Any]:
-    """The model catalog's entries, or none while ``servebound.catalog.models`` is not installed."""
-    try:
-        from servebound.catalog import models as model_catalog
-    except ImportError:
-        return []
-    return list(model_catalog.list_models())
+    return SiteData(catalog.entries, list_models(), catalog=catalog)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -372,9 +325,7 @@ def compute_pair(
     used = result.workload
     query = replace(query, alloc_context=used.alloc_context_tokens, read_context=used.read_context_tokens)
     prompt = query.prompt if query.prompt is not None else default_prompt(model.adapter, query)
-    pre = rng = None
-    pre_json = None
-    error = None
+    pre = rng = pre_json = error = None
     if model.adapter.prefill is None:
         error = "this model has no prefill fields (linear parameters, attention FLOPs), so no prefill ceiling"
     else:

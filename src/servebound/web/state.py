@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import math
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, ParamSpec, Protocol, TypeVar
+from typing import Annotated, ParamSpec, TypeVar
 
 from fastapi import Depends, Request
 from fastapi.responses import HTMLResponse, Response
@@ -74,9 +72,8 @@ class FullTextBuilder:
         #: (load, save): a body kept from an earlier build of the same package (``serve`` keeps it in
         #: the record cache's folder), read at start so the file is ready at once; None keeps nothing.
         self._kept = kept
-        self._lock = threading.Lock()
         self._build_lock = threading.Lock()
-        #: Guards the documents done so far and wakes the streams waiting for the next one.
+        #: Guards what follows (a reentrant lock) and wakes the streams waiting for the next document.
         self._grown = threading.Condition()
         self._texts: list[str] = []
         self._failed: BaseException | None = None
@@ -86,8 +83,6 @@ class FullTextBuilder:
         self.total = 0
         #: Requests being answered from the build as it runs.
         self.streams = 0
-        self._started_s: float | None = None
-        self.seconds: float | None = None
 
     def load(self) -> bool:
         """The body kept from an earlier build, if there is one (then nothing is built); True if loaded."""
@@ -99,10 +94,9 @@ class FullTextBuilder:
             body = None
         if body is None:
             return False
-        with self._lock:
-            if self._body is None:
-                self._body, self.seconds = body, 0.0
         with self._grown:
+            if self._body is None:
+                self._body = body
             self._grown.notify_all()
         return True
 
@@ -113,7 +107,7 @@ class FullTextBuilder:
         ``gate``, when given, holds the build until it is set (a test sees a request answered while
         the build runs). Returns the thread (None when the body is already built).
         """
-        with self._lock:
+        with self._grown:
             if self._body is None and self._thread is None:
                 self._thread = threading.Thread(target=self._run, args=(gate,), name="llms-full", daemon=True)
                 self._thread.start()
@@ -129,16 +123,14 @@ class FullTextBuilder:
                 self._failed = error
                 self._grown.notify_all()
         finally:
-            with self._lock:
+            with self._grown:
                 # on failure a later request builds again
                 self._thread = None
 
     def _build(self) -> str:
         with self._build_lock:
             if self._body is None:
-                start = time.perf_counter()
                 self.total = self._count()
-                self._started_s = start
                 with self._grown:
                     self._texts, self._failed, self.done = [], None, 0
                 for text in self._markdowns():
@@ -147,25 +139,23 @@ class FullTextBuilder:
                         self.done += 1
                         self._grown.notify_all()
                 body = llms_full_body(self._texts)
-                self.seconds = time.perf_counter() - start
-                with self._lock:
+                with self._grown:
                     self._body = body
+                    self._grown.notify_all()
                 if self._kept is not None:
                     with contextlib.suppress(OSError):  # a read-only cache folder: built next start
                         self._kept[1](body)
-                with self._grown:
-                    self._grown.notify_all()
             return self._body
 
     @property
     def building(self) -> bool:
         """Whether a background build is running now."""
-        with self._lock:
+        with self._grown:
             return self._body is None and self._thread is not None
 
     def body(self) -> str | None:
         """The body once built; None before (see :meth:`stream`)."""
-        with self._lock:
+        with self._grown:
             return self._body
 
     def stream(self) -> Iterator[str]:
@@ -199,14 +189,6 @@ class FullTextBuilder:
                     yield self.body() or DELIMITER
                 return
 
-    def retry_after_s(self) -> int:
-        """Seconds until the background build should be done: the pages left at the rate so far,
-        between 1 and 30."""
-        if self._started_s is None or self.done == 0 or self.total == 0:
-            return 5
-        elapsed = time.perf_counter() - self._started_s
-        return min(30, max(1, math.ceil(elapsed / self.done * (self.total - self.done))))
-
 
 @dataclass
 class WebState:
@@ -236,17 +218,7 @@ class WebState:
         return _lookup("model", ref, self.site.get_model, self.site.suggest_models, "/models", "profile")
 
 
-class _Listed(Protocol):
-    """A catalog row as a 404 lists it: its id and its name."""
-
-    @property
-    def id(self) -> str: ...
-
-    @property
-    def name(self) -> str: ...
-
-
-_Row = TypeVar("_Row", bound=_Listed)
+_Row = TypeVar("_Row", SiteHardware, SiteModel)
 
 
 def _lookup(

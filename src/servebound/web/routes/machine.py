@@ -36,11 +36,10 @@ def llms_full(request: Request, web: Web) -> Response:
     body = full.body()
     url = web.base(request)
     takes_gzip = accepts_gzip(request.headers.get("accept-encoding", ""))
+    headers = {"Vary": "Accept-Encoding", **({"Content-Encoding": "gzip"} if takes_gzip else {})}
     if body is None:  # the build runs (started here if need be): the documents stream as they are done
         return StreamingResponse(
-            _progressive(full, url, takes_gzip),
-            media_type="text/plain; charset=utf-8",
-            headers={"Vary": "Accept-Encoding", **({"Content-Encoding": "gzip"} if takes_gzip else {})},
+            _progressive(full, url, takes_gzip), media_type="text/plain; charset=utf-8", headers=headers
         )
     with web.full_text_lock:  # encoded and compressed once, not per request (RSS grew with clients)
         encoded = web.full_text.get(url)
@@ -49,12 +48,7 @@ def llms_full(request: Request, web: Web) -> Response:
             encoded = (raw, gzip.compress(raw, compresslevel=6, mtime=0))
             web.full_text.clear()  # one base URL in practice; keep one copy of a large file
             web.full_text[url] = encoded
-    raw, packed = encoded
-    headers = {"Vary": "Accept-Encoding"}
-    body_bytes = raw
-    if takes_gzip:
-        headers["Content-Encoding"] = "gzip"
-        body_bytes = packed
+    body_bytes = encoded[1] if takes_gzip else encoded[0]
     headers["Content-Length"] = str(len(body_bytes))
     # Streamed in slices of the one stored copy: a whole-body send is copied into the connection's
     # write buffer, one 70 MB copy per slow reader; slices wait for the reader (flow control).
@@ -66,7 +60,9 @@ def _progressive(full: FullTextBuilder, url: str, packed: bool) -> Iterator[byte
     same bytes as the finished file; gzip-compressed on the way where the client takes gzip). A sync
     iterator: Starlette runs it in its thread pool, so waiting for the next document blocks no request."""
     pack = zlib.compressobj(6, zlib.DEFLATED, 16 + zlib.MAX_WBITS) if packed else None
-    for piece in itertools.chain([llms_full_header(url)], _canonical_pieces(full, url)):
+    # Each piece is the delimiter and one whole document, so no "canonical:" line is split.
+    pieces = (absolute_canonicals(piece, url) for piece in full.stream())
+    for piece in itertools.chain([llms_full_header(url)], pieces):
         data = piece.encode("utf-8")
         if pack is not None:
             data = pack.compress(data)
@@ -74,12 +70,6 @@ def _progressive(full: FullTextBuilder, url: str, packed: bool) -> Iterator[byte
             yield data
     if pack is not None:
         yield pack.flush()
-
-
-def _canonical_pieces(full: FullTextBuilder, url: str) -> Iterator[str]:
-    # Each piece is the delimiter and one whole document, so no "canonical:" line is split.
-    for piece in full.stream():
-        yield absolute_canonicals(piece, url)
 
 
 #: Bytes per slice of a streamed llms-full.txt.

@@ -51,19 +51,15 @@ def hardware_index(request: Request, web: Web) -> Response:
 def hardware_page(ref: str, request: Request, web: Web) -> Response:
     """A hardware page; ``?model=`` chooses the model a system's layouts are shown for."""
     ref, markdown = split_md(ref)
-    hw = web.get_hw(ref)
-    model = request.query_params.get("model") or None
-    if model is not None:
-        model = web.get_model(model).id
+    hw, q = web.get_hw(ref), request.query_params
+    model = web.get_model(q["model"]).id if q.get("model") else None
     key = f"/hardware/{hw.id}" + ("" if model is None else f"?model={model}")
     return page_response(web.cache.get(key, heavy(lambda: web.renderer.hardware_page(hw, model))), markdown)
 
 
 def models_index(request: Request, web: Web) -> Response:
     p = request.query_params
-    fits = p.get("fits") or None
-    if fits:
-        fits = web.get_hw(fits).id
+    fits = web.get_hw(p["fits"]).id if p.get("fits") else None  # an unknown id: 404 before any 400
     f = ModelFilters(
         family=p.get("family") or None,
         min_params_b=number("min_params_b", p.get("min_params_b")),
@@ -104,20 +100,16 @@ def pair_page(request: Request, hw_ref: str, model_ref: str, web: Web) -> Respon
 
     draft = web.get_model(query.draft) if query.draft else None
 
-    def build() -> Page:
-        return web.renderer.pair_page(compute_pair(hw, m, query, draft=draft))
+    def build(resolved: bool) -> Callable[[], Page]:
+        def run() -> Page:
+            page = web.renderer.pair_page(compute_pair(hw, m, query, draft=draft))
+            return page.resolved() if resolved else page
 
-    def build_kept() -> Page:  # the cache keeps the mirror's text, not the context that renders it
-        return build().resolved()
+        return heavy(run)
 
-    def build_asked() -> Page:  # a computed page: its mirror rendered only when it is the one asked for
-        page = build()
-        return page.resolved() if markdown else page
-
-    if query.is_default:
-        page = web.cache.get(f"/pair/{hw.id}/{m.id}", heavy(build_kept))
-    else:
-        page = heavy(build_asked)()
+    # The cache keeps the mirror's text, not the context that renders it; a page computed for its query
+    # renders its mirror only when that is the one asked for.
+    page = web.cache.get(f"/pair/{hw.id}/{m.id}", build(True)) if query.is_default else build(markdown)()
     return page_response(page, markdown)
 
 
