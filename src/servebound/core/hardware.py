@@ -5,8 +5,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from types import MappingProxyType
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 from servebound.errors import InputError
 
@@ -84,6 +85,12 @@ class Hardware:
     def memory_power_bytes2_per_s(self) -> float:
         """D = C R, the area of the feasible (resident, flow) rectangle."""
         return self.memory_bytes * self.bandwidth_bytes_per_s
+
+    @cached_property
+    def lookups(self) -> dict[Any, Any]:
+        """What the core derives from this record alone, kept by its inputs (the record is frozen):
+        ``core.rates.mode_rates`` keeps its rates here, so a sweep looks each up once per record."""
+        return {}
 
     def compute_rate(self, mode: str) -> float | None:
         """F_hw(mode) in FLOP/s, or None when the row does not publish that mode."""

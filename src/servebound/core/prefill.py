@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 import operator
 from dataclasses import replace
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from servebound.core.arith import np
 from servebound.core.hardware import Hardware
@@ -55,6 +55,7 @@ from servebound.core.prefill_cost import (
     compute_per_prompt_token,
     crossover_tokens,
     crossover_with_attention,
+    evaluate_one_shot,
     evaluate_settings,
     prefill_shape,
     traffic_per_prompt_token,
@@ -214,23 +215,24 @@ def prefill(
     kv_alloc = model.kv_alloc.bytes_at(held)
     batch_mem, capped = memory_fit_batch(margin, kv_alloc)
 
-    def evaluate(b: int) -> Evaluation:
-        return evaluate_settings(
-            model, shape, rates, hardware.bandwidth_bytes_per_s, workload.expert_traffic, b, prompt, chunk
-        )
+    def evaluate(b: int) -> Evaluation[Any]:
+        bandwidth, traffic = hardware.bandwidth_bytes_per_s, workload.expert_traffic
+        if chunk == prompt:  # one shot: no earlier chunk to reread, one sweep (plain floats)
+            return evaluate_one_shot(model, shape, rates, bandwidth, traffic, b, prompt)
+        return evaluate_settings(model, shape, rates, bandwidth, traffic, b, prompt, chunk)
 
     def within_budget(b: int) -> bool:
-        return ttft_budget_s is None or float(evaluate(b).time[()]) <= ttft_budget_s
+        return ttft_budget_s is None or float(evaluate(b).time) <= ttft_budget_s
 
     verdict, chosen = _choose(margin, batch_mem, searching, given, within_budget)
 
     ev = evaluate(chosen)
-    tokens = float(ev.tokens[()])
-    time = float(ev.time[()])
-    memory_time = float(ev.memory_time[()])
-    compute_time = None if ev.compute_time is None else float(ev.compute_time[()])
-    flops = float(ev.linear_flops[()] + ev.attention_flops[()])
-    traffic = float(ev.traffic_bytes[()])
+    tokens = float(ev.tokens)
+    time = float(ev.time)
+    memory_time = float(ev.memory_time)
+    compute_time = None if ev.compute_time is None else float(ev.compute_time)
+    flops = float(ev.linear_flops + ev.attention_flops)
+    traffic = float(ev.traffic_bytes)
     crossover = None
     if rates.linear_flop_per_s is not None:
         crossover = crossover_tokens(
@@ -259,7 +261,7 @@ def prefill(
         batch_mode=BatchMode.MAX if searching else BatchMode.GIVEN,
         chunk_tokens=chunk,
         chunk_mode=ChunkMode.ONE_SHOT if chunk == prompt else ChunkMode.POLICY,
-        chunks=int(ev.chunks[()]),
+        chunks=int(ev.chunks),
         resident_bytes=resident,
         resident_margin_bytes=margin,
         kv_alloc_bytes=kv_alloc,
@@ -271,15 +273,15 @@ def prefill(
         time_s=time,
         memory_time_s=memory_time,
         compute_time_s=compute_time,
-        linear_time_s=None if ev.linear_time is None else float(ev.linear_time[()]),
-        attention_time_s=None if ev.attention_time is None else float(ev.attention_time[()]),
+        linear_time_s=None if ev.linear_time is None else float(ev.linear_time),
+        attention_time_s=None if ev.attention_time is None else float(ev.attention_time),
         bound_by=bound_by(memory_time, compute_time),
         traffic_bytes=traffic,
-        weight_sweep_bytes=float(ev.sweep_bytes[()]),
-        kv_reread_bytes=float(ev.reread_bytes[()]),
-        kv_write_bytes=float(ev.write_bytes[()]),
-        linear_flops=float(ev.linear_flops[()]),
-        attention_flops=float(ev.attention_flops[()]),
+        weight_sweep_bytes=float(ev.sweep_bytes),
+        kv_reread_bytes=float(ev.reread_bytes),
+        kv_write_bytes=float(ev.write_bytes),
+        linear_flops=float(ev.linear_flops),
+        attention_flops=float(ev.attention_flops),
         bytes_per_token=traffic / tokens,
         flops_per_token=flops / tokens,
         crossover_tokens=crossover,

@@ -8,9 +8,9 @@ facts that keep every evaluation closed-form); ``core.prefill`` turns these cost
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
-from servebound.core.arith import as_values, clip, np
+from servebound.core.arith import as_values, clip, filled, maximum, np
 from servebound.core.experts import ExpertTraffic
 from servebound.core.kv import KVShape
 from servebound.core.model import ModelAdapter, PrefillShape, Weights
@@ -182,43 +182,48 @@ def crossover_with_attention(
 # --- the vectorized evaluation of settings -------------------------------------------------------
 
 
+#: The value type of an evaluation: a float for one setting, a float64 array for arrays of settings.
+F = TypeVar("F", float, "Float")
+
+
 @dataclass(frozen=True)
-class Evaluation:
-    """Totals and times for arrays of settings (b, L, c), broadcast together."""
+class Evaluation(Generic[F]):
+    """Totals and times for arrays of settings (b, L, c), broadcast together, or for one setting
+    (:func:`evaluate_one_shot`: ints and floats). ``batch``, ``prompt``, ``chunk`` and ``chunks`` are
+    ints for one setting, int64 arrays otherwise."""
 
-    batch: NDArray[np.int64]
-    prompt: NDArray[np.int64]
-    chunk: NDArray[np.int64]
-    chunks: NDArray[np.int64]
-    sweep_bytes: Float
-    reread_bytes: Float
-    write_bytes: Float
-    linear_flops: Float
-    attention_flops: Float
-    memory_time: Float
-    linear_time: Float | None
-    attention_time: Float | None
-
-    @property
-    def traffic_bytes(self) -> Float:
-        total: Float = self.sweep_bytes + self.reread_bytes + self.write_bytes
-        return total
+    batch: Any
+    prompt: Any
+    chunk: Any
+    chunks: Any
+    sweep_bytes: F
+    reread_bytes: F
+    write_bytes: F
+    linear_flops: F
+    attention_flops: F
+    memory_time: F
+    linear_time: F | None
+    attention_time: F | None
 
     @property
-    def compute_time(self) -> Float | None:
+    def traffic_bytes(self) -> F:
+        return self.sweep_bytes + self.reread_bytes + self.write_bytes
+
+    @property
+    def compute_time(self) -> F | None:
         if self.linear_time is None or self.attention_time is None:
             return None
-        total: Float = self.linear_time + self.attention_time
-        return total
+        return self.linear_time + self.attention_time
 
     @property
-    def time(self) -> Float:
+    def time(self) -> F:
         compute = self.compute_time
-        return self.memory_time if compute is None else np.maximum(self.memory_time, compute)
+        return self.memory_time if compute is None else maximum(self.memory_time, compute)
 
     @property
-    def tokens(self) -> Float:
-        return (self.batch * self.prompt).astype(np.float64)
+    def tokens(self) -> F:
+        total: F = as_values(self.batch * self.prompt)
+        return total
 
 
 def _summed_reread_bytes(shape: KVShape, chunk: NDArray[np.int64], chunks: NDArray[np.int64]) -> Float:
@@ -247,7 +252,7 @@ def evaluate_settings(
     batch: ArrayLike,
     prompt_tokens: ArrayLike,
     chunk_tokens: ArrayLike | None,
-) -> Evaluation:
+) -> Evaluation[Float]:
     b, prompt = np.broadcast_arrays(
         np.asarray(batch, dtype=np.int64), np.asarray(prompt_tokens, dtype=np.int64)
     )
@@ -270,23 +275,57 @@ def evaluate_settings(
         sweep = full * weights.batch(bf * chunk, expert_traffic)
         sweep = sweep + np.where(last > 0, weights.batch(bf * last, expert_traffic), 0.0)
         reread = bf * _summed_reread_bytes(model.kv_read, chunk, chunks)
+    return _evaluation(shape, rates, bandwidth, (b, prompt, chunk, chunks), tokens, prompt, sweep, reread)
+
+
+def evaluate_one_shot(
+    model: ModelAdapter,
+    shape: PrefillShape,
+    rates: ModeRates,
+    bandwidth: float,
+    expert_traffic: ExpertTraffic,
+    batch: int,
+    prompt_tokens: int,
+) -> Evaluation[float]:
+    """One one-shot setting (b prompts of L tokens in one chunk) on plain numbers: the operations of
+    :func:`evaluate_settings`'s one-shot case on floats, without numpy's per-call cost (a ranking
+    evaluates one setting per pair). W_batch is taken at one count, on floats, as decode takes it."""
+    tokens = float(batch) * prompt_tokens
+    sweep = model.weights.batch(tokens, expert_traffic)
+    settings = (batch, prompt_tokens, prompt_tokens, 1)
+    return _evaluation(shape, rates, bandwidth, settings, tokens, float(prompt_tokens), sweep, 0.0)
+
+
+def _evaluation(
+    shape: PrefillShape,
+    rates: ModeRates,
+    bandwidth: float,
+    settings: tuple[Any, Any, Any, Any],
+    tokens: F,
+    lengths: Any,
+    sweep: F,
+    reread: F,
+) -> Evaluation[F]:
+    """The totals and times of ``settings`` (b, L, c, chunks) from b L tokens, their weight sweeps and
+    their prefix rereads: the KV writes, the FLOPs (attention as one shot at the prompt ``lengths``:
+    chunking never changes the total attention arithmetic, the chunk sum equals L a_attn(L, 0))."""
     write = tokens * shape.kv_write_bytes_per_token
     linear_flops = 2.0 * tokens * shape.linear_active_params
-    # Chunking never changes the total attention arithmetic: the chunk sum equals the one-shot L a_attn(L, 0).
-    attention_flops = tokens * attention_flops_per_token(shape, prompt, 0.0)
+    attention_flops = tokens * attention_flops_per_token(shape, lengths, 0.0)
     memory_time = (sweep + reread + write) / bandwidth
     linear_time = attention_time = None
     if rates.available:
         linear_time = (
             linear_flops / rates.linear_flop_per_s
             if rates.linear_flop_per_s is not None
-            else np.zeros_like(tokens)
+            else filled(tokens, 0.0)
         )
         attention_time = (
             attention_flops / rates.attention_flop_per_s
             if rates.attention_flop_per_s is not None
-            else np.zeros_like(tokens)
+            else filled(tokens, 0.0)
         )
+    b, prompt, chunk, chunks = settings
     return Evaluation(
         batch=b,
         prompt=prompt,

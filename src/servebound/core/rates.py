@@ -186,7 +186,18 @@ def mode_rates(
     hardware: Hardware, shape: PrefillShape, linear_mode: str | None = None, attention_mode: str | None = None
 ) -> ModeRates:
     """Look up F_hw for the adapter's (or the given) linear and attention modes, with the fallback of
-    :func:`charge_mode` where the row lacks one: the one lookup that prefill and decode share."""
+    :func:`charge_mode` where the row lacks one: the one lookup that prefill and decode share. Each
+    (shape, modes) is looked up once per hardware record (``Hardware.lookups``)."""
+    key = ("mode_rates", shape, linear_mode, attention_mode)
+    rates: ModeRates | None = hardware.lookups.get(key)
+    if rates is None:
+        rates = hardware.lookups[key] = _mode_rates(hardware, shape, linear_mode, attention_mode)
+    return rates
+
+
+def _mode_rates(
+    hardware: Hardware, shape: PrefillShape, linear_mode: str | None, attention_mode: str | None
+) -> ModeRates:
     linear, choice = linear_mode_for(hardware, shape, linear_mode)
     attention = attention_mode or shape.attention_mode
     needs_linear = shape.linear_active_params > 0

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 from servebound.core.experts import ExpertTraffic
@@ -131,21 +131,18 @@ class Workload:
             base = hardware.memory_bytes
             if kind == "fraction_of_free":
                 base -= self.engine_resident_bytes or 0.0
-            return replace(
-                self,
+            return self._with(
                 overhead_bytes=max(0.0, (1.0 - fraction) * base),
                 overhead_from_hardware=False,
                 overhead_source=f"engine {self.engine}: {source}",
             )
         if hardware.runtime_overhead_bytes is None:
-            return replace(
-                self,
+            return self._with(
                 overhead_from_hardware=False,
                 overhead_source=f"default {self.overhead_bytes / 1e9:g} GB: the hardware states no runtime overhead",
             )
         basis = hardware.sources.get("runtime_overhead_gb", "stated by the hardware row")
-        return replace(
-            self,
+        return self._with(
             overhead_bytes=hardware.runtime_overhead_bytes,
             overhead_from_hardware=False,
             overhead_source=f"hardware row: {basis}",
@@ -157,14 +154,13 @@ class Workload:
         the weights leave records W_resident here."""
         base = self
         if self.engine_overhead is not None and self.engine_overhead[0] == "fraction_of_free":
-            base = replace(self, engine_resident_bytes=model.weights.resident)
+            base = self._with(engine_resident_bytes=model.weights.resident)
         limit = model.context_limit_tokens
         if not base.fit_contexts_to_model or limit is None or base.alloc_context_tokens <= limit:
             return base
         read = base.read_context_tokens
         alloc = max(limit, read) if base.read_context_given else limit
-        return replace(
-            base,
+        return base._with(
             alloc_context_tokens=alloc,
             read_context_tokens=read if base.read_context_given else min(read, alloc),
             fit_contexts_to_model=False,
@@ -178,7 +174,15 @@ class Workload:
         edge that names the pair, and the core takes it so."""
         if self.resolved:
             return self
-        return replace(self.for_model(model).for_hardware(hardware), resolved=True)
+        return self.for_model(model).for_hardware(hardware)._with(resolved=True)
+
+    def _with(self, **changes: object) -> Workload:
+        """``dataclasses.replace(self, **changes)`` without its per-field work (``resolve`` runs once
+        per pair in a sweep): the fields copied and ``changes`` set. A Workload validates nothing at
+        construction (it has no ``__post_init__``), so the copy is the record ``replace`` builds."""
+        copy = object.__new__(type(self))
+        copy.__dict__.update(self.__dict__, **changes)
+        return copy
 
     @property
     def sources(self) -> dict[str, str]:
