@@ -158,9 +158,35 @@ def decode_compute(
     model over devices (parallel layouts) scale the hardware or the model and call this again.
 
     The workload's ``memory_only`` switches compute off (status MEMORY_ONLY); the FLOP counts are
-    still reported where the model has prefill fields.
+    still reported where the model has prefill fields. Computed once per hardware record for each set
+    of the inputs it reads (``Hardware.lookups``).
     """
     workload = workload or Workload()
+    key = (
+        "decode_compute",
+        model.prefill,
+        workload.speculation,
+        workload.read_context_tokens,
+        type(workload.read_context_tokens),  # the result repeats it as given (32000 and 32000.0 are one key)
+        workload.memory_only,
+        linear_mode,
+        attention_mode,
+    )
+    found: DecodeCompute | None = hardware.lookups.get(key)
+    if found is None:
+        found = hardware.lookups[key] = _decode_compute(
+            hardware, model, workload, linear_mode, attention_mode
+        )
+    return found
+
+
+def _decode_compute(
+    hardware: Hardware,
+    model: ModelAdapter,
+    workload: Workload,
+    linear_mode: str | None,
+    attention_mode: str | None,
+) -> DecodeCompute:
     spec = workload.speculation
     n = 1 if spec is None else spec.draft_tokens + 1
     rho = workload.tokens_per_step

@@ -159,16 +159,20 @@ def crossover_with_attention(
     """
     if not rates.available:
         return None
+    sweep, write = model.weights.batch, shape.kv_write_bytes_per_token
+    linear_params, linear_rate, attention_rate = (
+        shape.linear_active_params,
+        rates.linear_flop_per_s,
+        rates.attention_flop_per_s,
+    )
 
-    def gap(length: float) -> float:
+    def gap(length: float) -> float:  # length is a float (the bisection's points): floats throughout
         tokens = batch * length
-        memory = (
-            float(model.weights.batch(tokens, expert_traffic)) + tokens * shape.kv_write_bytes_per_token
-        ) / (bandwidth_bytes_per_s)
-        linear = 2.0 * tokens * shape.linear_active_params
-        attention = tokens * float(attention_flops_per_token(shape, length, 0.0))
-        compute = (linear / rates.linear_flop_per_s if rates.linear_flop_per_s else 0.0) + (
-            attention / rates.attention_flop_per_s if rates.attention_flop_per_s else 0.0
+        memory = (sweep(tokens, expert_traffic) + tokens * write) / bandwidth_bytes_per_s
+        linear = 2.0 * tokens * linear_params
+        attention = tokens * attention_flops_per_token(shape, length, 0.0)
+        compute = (linear / linear_rate if linear_rate else 0.0) + (
+            attention / attention_rate if attention_rate else 0.0
         )
         return compute - memory
 

@@ -67,19 +67,13 @@ def replayed_bisection(
     for _ in range(steps):
         mid = (lo + hi) / 2.0
         if mid <= a:
-            goes_high = False
-        elif mid >= c:
-            goes_high = True
-        else:
-            goes_high = high(f(mid))
-            if goes_high:
-                c = mid
-            else:
-                a = mid
-        if goes_high:
-            hi = mid
-        else:
             lo = mid
+        elif mid >= c:
+            hi = mid
+        elif high(f(mid)):
+            hi = c = mid
+        else:
+            lo = a = mid
         if hi - lo <= relative_width * hi:
             break
     return hi
