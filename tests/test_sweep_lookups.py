@@ -1,0 +1,164 @@
+"""What a sweep computes once stays what it would compute fresh: the rates and decode compute roof kept
+per hardware record, the workload copied without replace, and the one-shot point prefill on floats."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from servebound.catalog.hardware import get_hardware
+from servebound.catalog.models import get_model
+from servebound.core.decode_compute import decode_compute
+from servebound.core.experts import ExpertTraffic
+from servebound.core.hardware import Hardware
+from servebound.core.model import ModelAdapter, PrefillShape
+from servebound.core.prefill_cost import evaluate_one_shot, evaluate_settings
+from servebound.core.rates import mode_rates
+from servebound.core.workload import KVAllocation, Speculation, Workload
+
+#: Dense, routed (MoE), sliding-window and recurrent-state profiles from the catalog.
+MODELS = ("smollm2-1.7b-instruct", "minimax-m2.1", "exaone-4.0-32b", "qwen3-next-80b-a3b-thinking")
+#: A datacenter GPU, one whose family lacks FP4/FP8 hardware (fallback rates), an Apple machine.
+MACHINES = ("nvidia-b200", "nvidia-rtx-3090", "apple-m4-max-128gb")
+
+
+def _model(ref: str) -> ModelAdapter:
+    return get_model(ref).adapter
+
+
+def _fresh(hardware: Hardware) -> Hardware:
+    """An equal record that has looked nothing up yet."""
+    return dataclasses.replace(hardware)
+
+
+def test_kept_rates_are_the_rates_a_fresh_record_gives() -> None:
+    for machine in MACHINES:
+        seen = get_hardware(machine).hardware
+        for ref in MODELS:
+            shape = _model(ref).prefill
+            assert shape is not None
+            # Each call differs from the one before in one input only: a key missing one input repeats
+            # the answer before it.
+            for linear, attention in ((None, None), ("fp8", None), ("fp8", "fp32"), (None, "fp32")):
+                kept = mode_rates(seen, shape, linear, attention)
+                assert kept == mode_rates(_fresh(seen), shape, linear, attention), (machine, ref)
+                assert mode_rates(seen, shape, linear, attention) is kept
+
+
+def test_a_replaced_record_looks_its_rates_up_again() -> None:
+    b200 = get_hardware("nvidia-b200").hardware
+    shape = _model("smollm2-1.7b-instruct").prefill
+    assert shape is not None
+    before = mode_rates(b200, shape)
+    slower = dataclasses.replace(b200, compute_flop_per_s={"bf16": 1e12})
+    assert mode_rates(slower, shape).linear_flop_per_s == 1e12 != before.linear_flop_per_s
+
+
+def _decode_workloads() -> list[Workload]:
+    draft = _model("smollm2-1.7b-instruct")
+    spec = Speculation(draft=draft, draft_tokens=3, tokens_per_step=2.5)
+    return [
+        Workload(),
+        Workload(memory_only=True),
+        Workload(read_context_tokens=4096),
+        Workload(read_context_tokens=4096.0),  # type: ignore[arg-type]  # echoed as given
+        Workload(read_context_tokens=4096, speculation=spec),
+        Workload(read_context_tokens=4096, speculation=dataclasses.replace(spec, draft_tokens=1)),
+    ]
+
+
+def test_kept_decode_compute_is_what_a_fresh_record_gives() -> None:
+    for machine in MACHINES:
+        seen = get_hardware(machine).hardware
+        for ref in (*MODELS, "smollm2-1.7b-instruct-q4_k_m"):
+            model = _model(ref)
+            for workload in _decode_workloads():
+                for linear in (None, "fp8"):
+                    kept = decode_compute(seen, model, workload, linear_mode=linear)
+                    fresh = decode_compute(_fresh(seen), model, workload, linear_mode=linear)
+                    assert repr(kept) == repr(fresh), (machine, ref, workload, linear)
+                kept = decode_compute(seen, model, workload, attention_mode="fp32")
+                assert repr(kept) == repr(
+                    decode_compute(_fresh(seen), model, workload, attention_mode="fp32")
+                )
+
+
+def test_the_workload_copy_is_replace() -> None:
+    """Workload validates nothing at construction, so copying its fields is what replace builds."""
+    assert not hasattr(Workload, "__post_init__")
+    base = Workload(read_context_tokens=8000, kv_allocation=KVAllocation.PAGED, fit_contexts_to_model=True)
+    changes = {"alloc_context_tokens": 4096, "overhead_source": "x", "resolved": True}
+    copy = base._with(**changes)
+    expected = dataclasses.replace(base, **changes)
+    assert copy == expected and copy.resolved is True and type(copy) is Workload
+    assert repr(copy) == repr(expected) and base.alloc_context_tokens == 100_000 and not base.resolved
+
+
+def test_resolve_gives_the_replaced_workload() -> None:
+    hw = get_hardware("nvidia-rtx-3090").hardware
+    for ref in MODELS:
+        model = _model(ref)
+        for workload in (Workload(fit_contexts_to_model=True), Workload(overhead_from_hardware=True)):
+            step = workload.for_model(model).for_hardware(hw)
+            resolved = workload.resolve(hw, model)
+            assert resolved == dataclasses.replace(step, resolved=True) and resolved.resolved
+            assert resolved.resolve(hw, model) is resolved
+
+
+_FIELDS = (
+    "sweep_bytes",
+    "reread_bytes",
+    "write_bytes",
+    "linear_flops",
+    "attention_flops",
+    "memory_time",
+    "linear_time",
+    "attention_time",
+    "traffic_bytes",
+    "compute_time",
+    "time",
+    "tokens",
+)
+
+
+def _floats(ev: object) -> dict[str, float | None]:
+    out: dict[str, float | None] = {}
+    for name in _FIELDS:
+        value = getattr(ev, name)
+        out[name] = None if value is None else float(value)
+    for name in ("batch", "prompt", "chunk", "chunks"):
+        out[name] = int(getattr(ev, name))
+    return out
+
+
+@pytest.mark.parametrize("ref", MODELS)
+def test_the_one_shot_point_is_the_one_setting_evaluation(ref: str) -> None:
+    model = _model(ref)
+    shape = model.prefill
+    assert shape is not None
+    for machine in MACHINES:
+        hw = get_hardware(machine).hardware
+        rates = mode_rates(hw, shape)
+        for traffic in ExpertTraffic:
+            for batch, prompt in ((1, 1), (1, 8192), (3, 1000), (64, 131_072)):
+                args = (model, shape, rates, hw.bandwidth_bytes_per_s, traffic)
+                point = _floats(evaluate_one_shot(*args, batch, prompt))
+                assert point == _floats(evaluate_settings(*args, batch, prompt, prompt)), (machine, batch)
+                assert point == _floats(evaluate_settings(*args, batch, prompt, None))
+                assert point["chunks"] == 1 and point["reread_bytes"] == 0.0
+
+
+def test_a_point_without_work_for_a_missing_rate_charges_no_time() -> None:
+    """No linear parameters and no attention terms on a row without rates: compute is available and
+    each path takes 0 s (the zeros the array evaluation fills)."""
+    model = dataclasses.replace(_model("smollm2-1.7b-instruct"), prefill=PrefillShape(0.0))
+    shape = model.prefill
+    assert shape is not None
+    bare = Hardware("bare", "Bare", 1e11, 1e12)
+    rates = mode_rates(bare, shape)
+    assert rates.available and rates.linear_flop_per_s is None and rates.attention_flop_per_s is None
+    args = (model, shape, rates, bare.bandwidth_bytes_per_s, ExpertTraffic.EXPECTED, 2, 512)
+    point = evaluate_one_shot(*args)
+    assert point.linear_time == 0.0 and point.attention_time == 0.0 and point.time == point.memory_time
+    assert _floats(point) == _floats(evaluate_settings(*args, None))
