@@ -162,3 +162,26 @@ def test_a_point_without_work_for_a_missing_rate_charges_no_time() -> None:
     point = evaluate_one_shot(*args)
     assert point.linear_time == 0.0 and point.attention_time == 0.0 and point.time == point.memory_time
     assert _floats(point) == _floats(evaluate_settings(*args, None))
+
+
+@pytest.mark.parametrize("ref", MODELS)
+def test_one_count_on_floats_is_the_distinct_experts_formula(ref: str) -> None:
+    from servebound.core.experts import distinct_experts
+
+    weights = _model(ref).weights
+    for mode in ExpertTraffic:
+        for n in (1.0, 2.0, 3.5, 64.0, 8192.0, 1e6, 3.7e9):
+            got = weights.batch(n, mode)
+            if weights.experts is None:
+                assert got == weights.always_on_bytes
+                continue
+            touched = distinct_experts(n, weights.experts.routed, weights.experts.per_token, mode)
+            assert got == weights.always_on_bytes + weights.expert_bytes * touched, (mode, n)
+            assert type(got) is float
+
+
+def test_one_count_where_every_expert_is_chosen() -> None:
+    from servebound.core.model import Experts, Weights
+
+    weights = Weights(embedding_bytes=0.0, always_on_bytes=10.0, expert_bytes=2.0, experts=Experts(4, 4))
+    assert weights.batch(3.0) == 18.0 == weights.batch(3.0, ExpertTraffic.MINIMUM)

@@ -310,10 +310,24 @@ class _Traffic:
         self.mode = workload.expert_traffic
         self.kv_read = model.kv_read.bytes_at(workload.read_context_tokens)
         self.spec = workload.speculation
-        self.private = private_read_bytes(model, self.spec, workload.read_context_tokens)
+        self.private = (
+            self.kv_read
+            if self.spec is None
+            else private_read_bytes(model, self.spec, workload.read_context_tokens)
+        )
+        #: q(b) at the integer batches asked so far (a decode asks some several times).
+        self._at: dict[int, float] = {}
 
     def per_token(self, batch: Values) -> Values:
         """q_KV(b) = W_batch(b)/b + K_read, or q_spec(b) with a draft (one batch or an array)."""
+        if type(batch) is int:
+            q = self._at.get(batch)
+            if q is None:
+                q = self._at[batch] = float(self._per_token(float(batch)))
+            return q
+        return self._per_token(batch)
+
+    def _per_token(self, batch: Values) -> Values:
         b = as_values(batch)
         spec = self.spec
         if spec is None:

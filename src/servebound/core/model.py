@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 from servebound.core.arith import Values, as_values, filled
 from servebound.core.experts import ExpertTraffic, distinct_experts
@@ -17,6 +19,11 @@ class Experts:
 
     routed: int
     per_token: int
+
+    @cached_property
+    def log_keep(self) -> float:
+        """log1p(-k/E): the log of the chance that one routing misses a given expert."""
+        return math.log1p(-self.per_token / self.routed)
 
     def __post_init__(self) -> None:
         if not 1 <= self.per_token <= self.routed:
@@ -104,10 +111,18 @@ class Weights:
     def batch(self, routings: Values, mode: ExpertTraffic = ExpertTraffic.EXPECTED) -> Values:
         """W_batch(n): always-on bytes plus one expert's bytes per distinct expert touched by n routings
         (one count or an array of counts)."""
+        experts = self.experts
+        if type(routings) is float:  # one count (every decode and bisection step): on floats, inline
+            if experts is None:
+                return float(self.always_on_bytes)
+            if mode is ExpertTraffic.EXPECTED and experts.per_token < experts.routed:
+                # expected_distinct_experts at one count: -E expm1(n log1p(-k/E)).
+                touched = -experts.routed * math.expm1(routings * experts.log_keep)
+                return self.always_on_bytes + self.expert_bytes * touched
         n = as_values(routings)
-        if self.experts is None:
+        if experts is None:
             return filled(n, self.always_on_bytes)
-        touched = distinct_experts(n, self.experts.routed, self.experts.per_token, mode)
+        touched = distinct_experts(n, experts.routed, experts.per_token, mode)
         return self.always_on_bytes + self.expert_bytes * touched
 
 
