@@ -20,10 +20,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from servebound.core.arith import np
-from servebound.core.decode import StepCurve, private_read_bytes, step_curve
+from servebound.core.decode import StepCurve, step_curve
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.search import largest_true
+from servebound.core.traffic import private_read_bytes
 from servebound.core.workload import Workload
 
 if TYPE_CHECKING:

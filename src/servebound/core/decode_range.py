@@ -22,12 +22,13 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from servebound.core.arith import np
-from servebound.core.decode import DecodeResult, Verdict, _Traffic, decode, private_read_bytes
+from servebound.core.decode import DecodeResult, Verdict, decode
 from servebound.core.decode_compute import decode_compute, seconds_per_session_step_over_contexts
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.offload import offloaded
 from servebound.core.search import largest_true
+from servebound.core.traffic import _Traffic, private_read_bytes
 from servebound.core.workload import (
     MAX_BATCH,
     KVAllocation,
