@@ -185,3 +185,18 @@ def test_one_count_where_every_expert_is_chosen() -> None:
 
     weights = Weights(embedding_bytes=0.0, always_on_bytes=10.0, expert_bytes=2.0, experts=Experts(4, 4))
     assert weights.batch(3.0) == 18.0 == weights.batch(3.0, ExpertTraffic.MINIMUM)
+
+
+def test_a_record_keeps_at_most_lookups_kept_answers() -> None:
+    from servebound.core import hardware as hardware_module
+
+    record = _fresh(get_hardware("nvidia-b200").hardware)
+    model = _model("smollm2-1.7b-instruct")
+    limit = hardware_module.LOOKUPS_KEPT
+    for context in range(1, limit + 2):
+        decode_compute(record, model, Workload(read_context_tokens=context))
+        assert len(record.lookups) <= limit
+    assert len(record.lookups) < 10  # started over at the limit: only what the last call looked up
+    again = decode_compute(record, model, Workload(read_context_tokens=7))
+    assert repr(again) == repr(decode_compute(_fresh(record), model, Workload(read_context_tokens=7)))
+    assert record.looked_up("x", lambda: 1) == 1 and record.looked_up("x", lambda: 2) == 1

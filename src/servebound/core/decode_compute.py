@@ -172,12 +172,9 @@ def decode_compute(
         linear_mode,
         attention_mode,
     )
-    found: DecodeCompute | None = hardware.lookups.get(key)
-    if found is None:
-        found = hardware.lookups[key] = _decode_compute(
-            hardware, model, workload, linear_mode, attention_mode
-        )
-    return found
+    return hardware.looked_up(
+        key, lambda: _decode_compute(hardware, model, workload, linear_mode, attention_mode)
+    )
 
 
 def _decode_compute(

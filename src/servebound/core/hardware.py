@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
-from typing import Any, Literal, get_args
+from typing import Any, Literal, TypeVar, get_args
 
 from servebound.errors import InputError
 
@@ -19,6 +19,13 @@ from servebound.errors import InputError
 ArithmeticMode = Literal["fp4", "fp8", "int8", "bf16", "fp16", "fp16_acc16", "fp32"]
 #: The same modes as a tuple, in the order reports list them.
 ARITHMETIC_MODES: tuple[str, ...] = get_args(ArithmeticMode)
+
+
+#: The most answers one hardware record keeps (``Hardware.looked_up``): every (shape, modes) and
+#: decode setting of a whole-catalog sweep of one device, with room to spare.
+LOOKUPS_KEPT = 4096
+
+T = TypeVar("T")
 
 
 def _frozen(mapping: Mapping[str, float] | None) -> Mapping[str, float]:
@@ -87,10 +94,22 @@ class Hardware:
         return self.memory_bytes * self.bandwidth_bytes_per_s
 
     @cached_property
-    def lookups(self) -> dict[Any, Any]:
-        """What the core derives from this record alone, kept by its inputs (the record is frozen):
-        ``core.rates.mode_rates`` keeps its rates here, so a sweep looks each up once per record."""
+    def lookups(self) -> dict[Hashable, Any]:
+        """What the core derives from this record and a few other inputs, kept by those inputs (the
+        record is frozen): ``core.rates.mode_rates`` and ``core.decode_compute`` keep their answers
+        here, so a sweep computes each once per record. Read it through :meth:`looked_up`."""
         return {}
+
+    def looked_up(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """The answer kept under ``key``, else ``compute()`` kept there. At most LOOKUPS_KEPT answers
+        are kept (a long-lived server's catalog record sees endless workloads): past that the record
+        starts over."""
+        found: T | None = self.lookups.get(key)
+        if found is None:
+            if len(self.lookups) >= LOOKUPS_KEPT:
+                self.lookups.clear()
+            found = self.lookups[key] = compute()
+        return found
 
     def compute_rate(self, mode: str) -> float | None:
         """F_hw(mode) in FLOP/s, or None when the row does not publish that mode."""

@@ -188,11 +188,10 @@ def mode_rates(
     """Look up F_hw for the adapter's (or the given) linear and attention modes, with the fallback of
     :func:`charge_mode` where the row lacks one: the one lookup that prefill and decode share. Each
     (shape, modes) is looked up once per hardware record (``Hardware.lookups``)."""
-    key = ("mode_rates", shape, linear_mode, attention_mode)
-    rates: ModeRates | None = hardware.lookups.get(key)
-    if rates is None:
-        rates = hardware.lookups[key] = _mode_rates(hardware, shape, linear_mode, attention_mode)
-    return rates
+    return hardware.looked_up(
+        ("mode_rates", shape, linear_mode, attention_mode),
+        lambda: _mode_rates(hardware, shape, linear_mode, attention_mode),
+    )
 
 
 def _mode_rates(
