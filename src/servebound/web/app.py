@@ -35,9 +35,10 @@ from servebound.errors import shown
 from servebound.web import export as site_export
 from servebound.web.errors import install_error_handlers
 from servebound.web.http_layers import install_http_layers
+from servebound.web.lazy_routes import LazyRoutes, api_routers
 from servebound.web.packaged import packaged_static
 from servebound.web.pages import Renderer
-from servebound.web.routes import api, economics, machine, pages, reference
+from servebound.web.routes import machine, pages, reference
 from servebound.web.site import SiteData, default_site_data
 from servebound.web.state import FullTextBuilder, NotFoundError, WebState
 
@@ -87,8 +88,11 @@ def create_app(
     _serve_static(app)
     _preload()
     install_error_handlers(app)
-    for router in (pages.router, machine.router, api.router, economics.router, reference.router):
-        app.include_router(router)
+    app.include_router(pages.router)
+    app.include_router(machine.router)
+    # The JSON API's routers, imported on the first /api/ request or schema (``web.lazy_routes``).
+    app.router.routes.append(LazyRoutes(app, "/api/", api_routers))
+    app.include_router(reference.router)
     install_http_layers(app)
     return app
 
