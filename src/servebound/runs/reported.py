@@ -120,7 +120,12 @@ def parse_reported_runs(
 
 
 @cache
+def reported_runs_text() -> str:
+    """The shipped reported runs' file, read once per process (the server reads it as it starts)."""
+    return package_data.read_text("servebound.catalog", "data", "reported_runs.toml")
+
+
+@cache
 def load_reported_runs() -> tuple[ReportedRunEntry, ...]:
     """The shipped reported runs, validated once."""
-    text = package_data.read_text("servebound.catalog", "data", "reported_runs.toml")
-    return parse_reported_runs(bounded.parse_toml(text, "reported_runs.toml"))
+    return parse_reported_runs(bounded.parse_toml(reported_runs_text(), "reported_runs.toml"))

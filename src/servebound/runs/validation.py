@@ -18,8 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-import numpy as np
-
+from servebound.core.arith import np  # numpy on first use: a server starts without it
 from servebound.errors import InputError
 from servebound.runs.ceiling import check_run
 from servebound.runs.measured import ABOVE_CEILING_TOLERANCE, Metric, RunCheck, make_run

@@ -140,19 +140,20 @@ def _serve_static(app: FastAPI) -> None:
 def _preload() -> None:
     """Read, once per process, every packaged file a page reads later (the derivation's text and its
     worked examples, the reported runs, the host, engine and published-parameter tables): a reinstall
-    under a running server cannot fail a page."""
+    under a running server cannot fail a page. The derivation and the reported runs are read as text
+    here and parsed on first use (their figures and checks are computed then, not at the start)."""
     from servebound.catalog.published import published_table
     from servebound.core.engines import engines, families
     from servebound.core.offload import host_rows
-    from servebound.runs.reported import load_reported_runs
+    from servebound.runs.reported import reported_runs_text
     from servebound.web import derivation
 
-    derivation.derivation()
+    derivation.source_text()
     for name in derivation.EXAMPLE_MACHINES:
         derivation.example_machine(name)
     for name in derivation.EXAMPLE_MODELS:
         derivation.example_model(name)
-    load_reported_runs()
+    reported_runs_text()
     host_rows()
     published_table()
     engines()  # the engine table (format support, dequantize rules): every decode reads it
