@@ -32,9 +32,9 @@ from fastapi import FastAPI
 from fastapi.responses import Response
 
 from servebound.errors import shown
-from servebound.web import export as site_export
 from servebound.web.errors import install_error_handlers
 from servebound.web.http_layers import install_http_layers
+from servebound.web.kept_templates import keep_compiled
 from servebound.web.lazy_routes import LazyRoutes, api_routers
 from servebound.web.packaged import packaged_static
 from servebound.web.pages import Renderer
@@ -75,9 +75,16 @@ def create_app(
     """
     site = _site_data(hardware, models)
     renderer = Renderer(site, mode="server", base_url=base_url)
+    keep_compiled(renderer)
+
+    def documents() -> Any:
+        from servebound.web import export  # the export's modules on the first llms-full.txt build
+
+        return export
+
     full = FullTextBuilder(
-        lambda: site_export.iter_markdown(renderer, site),
-        lambda: len(site_export.full_text_documents(site)),
+        lambda: documents().iter_markdown(renderer, site),
+        lambda: len(documents().full_text_documents(site)),
         _kept_full_text(renderer.date) if hardware is None and models is None else None,
     )
     app = FastAPI(title="servebound", version="0.1.0", description=DESCRIPTION, docs_url=None, redoc_url=None)
