@@ -16,8 +16,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from servebound.errors import InputError
-from servebound.inputs import bounded, package_data
-from servebound.inputs.files import validation_to_input_error
+from servebound.inputs import bounded
+from servebound.runs import reported_runs_text
 from servebound.runs.measured import Metric
 
 
@@ -103,6 +103,8 @@ def parse_reported_runs(
     try:
         parsed = ReportedRunsFile.model_validate(data)
     except ValidationError as exc:
+        from servebound.inputs.files import validation_to_input_error  # the files' models on an error
+
         error = validation_to_input_error(exc, f"{origin}: ")
         runs = data.get("run")
         loc = exc.errors(include_url=False)[0].get("loc", ())
@@ -117,12 +119,6 @@ def parse_reported_runs(
             raise InputError(f"{origin}: run.id", f"duplicate id {entry.id!r}")
         seen.add(entry.id)
     return tuple(parsed.run)
-
-
-@cache
-def reported_runs_text() -> str:
-    """The shipped reported runs' file, read once per process (the server reads it as it starts)."""
-    return package_data.read_text("servebound.catalog", "data", "reported_runs.toml")
 
 
 @cache

@@ -152,7 +152,7 @@ def _preload() -> None:
     from servebound.catalog.published import published_table
     from servebound.core.engines import engines, families
     from servebound.core.offload import host_rows
-    from servebound.runs.reported import reported_runs_text
+    from servebound.runs import reported_runs_text
     from servebound.web import derivation
 
     derivation.source_text()
