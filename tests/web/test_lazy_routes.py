@@ -69,8 +69,8 @@ def test_home_page_leaves_the_api_unimported() -> None:
         "import sys; from fastapi.testclient import TestClient; from servebound.web.app import create_app; "
         "from tests.web.conftest import site_lists; h, m = site_lists(); "
         "c = TestClient(create_app(hardware=h, models=m)); assert c.get('/').status_code == 200; "
-        "print(sorted(n for n in ('servebound.web.routes.api', 'servebound.web.routes.economics') "
-        "if n in sys.modules))"
+        "print(sorted(n for n in ('servebound.web.routes.api', 'servebound.web.routes.economics', "
+        "'numpy', 'latex2mathml', 'servebound.measure.bandwidth') if n in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
