@@ -1,8 +1,9 @@
 """The served site: HTML pages, their markdown mirrors, the machine files and the JSON API.
 
 ``create_app()`` builds a FastAPI app over the packaged catalogs (tests inject their own lists) and
-includes the routers of ``servebound.web.routes`` (pages, machine files, API); the handlers receive
-the site through ``app.state.web`` (:class:`servebound.web.state.WebState`).
+includes the routers of ``servebound.web.routes`` (pages, machine files, API; the API's on its first
+request or schema, ``servebound.web.lazy_routes``); the handlers receive the site through
+``app.state.web`` (:class:`servebound.web.state.WebState`).
 Every 4xx, from any route, answers ``{"error": {"status", "field", "message"}}`` on ``/api/`` and a
 readable HTML page elsewhere (plain text for ``.md`` and machine files).
 
