@@ -111,6 +111,17 @@ def _read(path: Path) -> Any:
         return None
 
 
+def read_kept(path: Path) -> Any:
+    """A file this cache folder keeps (a snapshot, or another module's kept JSON), parsed as
+    ``_read`` does, or None; ``forget_reads()`` after writing one."""
+    return _read(path)
+
+
+def forget_reads() -> None:
+    """Drop the files read so far (one was just written)."""
+    _read.cache_clear()
+
+
 def _write(stem: str, content: Any) -> None:
     folder = record_cache.enabled_folder()
     if folder is None:
@@ -121,8 +132,14 @@ def _write(stem: str, content: Any) -> None:
 
 def stored_profiles() -> StoredProfiles | None:
     """The profile snapshot of this package, or None (the cache off, or not built yet)."""
-    path = _path("profiles")
-    return None if path is None else _profiles_at(path)
+    folder = record_cache.enabled_folder()
+    return None if folder is None else _profiles_in(str(folder))
+
+
+@cache
+def _profiles_in(folder: str) -> StoredProfiles | None:
+    # once per folder, not once per profile: a catalog walk asks for the snapshot 550 times
+    return _profiles_at(Path(folder) / f"profiles-{record_cache.package_key()}.json")
 
 
 @cache
@@ -161,6 +178,7 @@ def store_profiles(rows: Iterable[tuple[str, Place, ImportedModel]]) -> None:
     _write("profiles", {"profiles": out})
     _read.cache_clear()
     _profiles_at.cache_clear()
+    _profiles_in.cache_clear()
 
 
 def same_encoding(value: Any, entry: Any, kinds: Mapping[str, type]) -> bool:

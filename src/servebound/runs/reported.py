@@ -16,8 +16,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from servebound.errors import InputError
-from servebound.inputs import bounded, package_data
-from servebound.inputs.files import validation_to_input_error
+from servebound.inputs import bounded
+from servebound.runs import reported_runs_text
 from servebound.runs.measured import Metric
 
 
@@ -103,6 +103,8 @@ def parse_reported_runs(
     try:
         parsed = ReportedRunsFile.model_validate(data)
     except ValidationError as exc:
+        from servebound.inputs.files import validation_to_input_error  # the files' models on an error
+
         error = validation_to_input_error(exc, f"{origin}: ")
         runs = data.get("run")
         loc = exc.errors(include_url=False)[0].get("loc", ())
@@ -122,5 +124,4 @@ def parse_reported_runs(
 @cache
 def load_reported_runs() -> tuple[ReportedRunEntry, ...]:
     """The shipped reported runs, validated once."""
-    text = package_data.read_text("servebound.catalog", "data", "reported_runs.toml")
-    return parse_reported_runs(bounded.parse_toml(text, "reported_runs.toml"))
+    return parse_reported_runs(bounded.parse_toml(reported_runs_text(), "reported_runs.toml"))

@@ -16,14 +16,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
+from servebound.core.arith import np  # numpy on first use: a server starts without it
 from servebound.errors import InputError
 from servebound.runs.ceiling import check_run
 from servebound.runs.measured import ABOVE_CEILING_TOLERANCE, Metric, RunCheck, make_run
-from servebound.runs.reported import ReportedRunEntry, load_reported_runs
+
+if TYPE_CHECKING:
+    from servebound.runs.reported import ReportedRunEntry
 
 #: Quantiles reported for every group of efficiencies.
 QUANTILES = (0.25, 0.5, 0.75)
@@ -184,6 +185,8 @@ def evaluate_reported_runs(entries: Iterable[ReportedRunEntry] | None = None) ->
     Raises InputError when a run above its ceiling carries no ``explanation``: such a run must be
     investigated and explained in its entry, never dropped.
     """
+    from servebound.runs.reported import load_reported_runs  # its schema's models on first use
+
     evaluated = tuple(evaluate_entry(e) for e in (load_reported_runs() if entries is None else entries))
     for run in evaluated:
         if not run.at_or_below and not (run.entry.explanation or "").strip():

@@ -1,8 +1,9 @@
 """The served site: HTML pages, their markdown mirrors, the machine files and the JSON API.
 
 ``create_app()`` builds a FastAPI app over the packaged catalogs (tests inject their own lists) and
-includes the routers of ``servebound.web.routes`` (pages, machine files, API); the handlers receive
-the site through ``app.state.web`` (:class:`servebound.web.state.WebState`).
+includes the routers of ``servebound.web.routes`` (pages, machine files, API; the API's on its first
+request or schema, ``servebound.web.lazy_routes``); the handlers receive the site through
+``app.state.web`` (:class:`servebound.web.state.WebState`).
 Every 4xx, from any route, answers ``{"error": {"status", "field", "message"}}`` on ``/api/`` and a
 readable HTML page elsewhere (plain text for ``.md`` and machine files).
 
@@ -32,12 +33,13 @@ from fastapi import FastAPI
 from fastapi.responses import Response
 
 from servebound.errors import shown
-from servebound.web import export as site_export
 from servebound.web.errors import install_error_handlers
 from servebound.web.http_layers import install_http_layers
+from servebound.web.kept_templates import keep_compiled
+from servebound.web.lazy_routes import LazyRoutes, api_routers
 from servebound.web.packaged import packaged_static
 from servebound.web.pages import Renderer
-from servebound.web.routes import api, economics, machine, pages, reference
+from servebound.web.routes import machine, pages, reference
 from servebound.web.site import SiteData, default_site_data
 from servebound.web.state import FullTextBuilder, NotFoundError, WebState
 
@@ -74,9 +76,16 @@ def create_app(
     """
     site = _site_data(hardware, models)
     renderer = Renderer(site, mode="server", base_url=base_url)
+    keep_compiled(renderer)
+
+    def documents() -> Any:
+        from servebound.web import export  # the export's modules on the first llms-full.txt build
+
+        return export
+
     full = FullTextBuilder(
-        lambda: site_export.iter_markdown(renderer, site),
-        lambda: len(site_export.full_text_documents(site)),
+        lambda: documents().iter_markdown(renderer, site),
+        lambda: len(documents().full_text_documents(site)),
         _kept_full_text(renderer.date) if hardware is None and models is None else None,
     )
     app = FastAPI(title="servebound", version="0.1.0", description=DESCRIPTION, docs_url=None, redoc_url=None)
@@ -87,8 +96,11 @@ def create_app(
     _serve_static(app)
     _preload()
     install_error_handlers(app)
-    for router in (pages.router, machine.router, api.router, economics.router, reference.router):
-        app.include_router(router)
+    app.include_router(pages.router)
+    app.include_router(machine.router)
+    # The JSON API's routers, imported on the first /api/ request or schema (``web.lazy_routes``).
+    app.router.routes.append(LazyRoutes(app, "/api/", api_routers))
+    app.include_router(reference.router)
     install_http_layers(app)
     return app
 
@@ -136,19 +148,20 @@ def _serve_static(app: FastAPI) -> None:
 def _preload() -> None:
     """Read, once per process, every packaged file a page reads later (the derivation's text and its
     worked examples, the reported runs, the host, engine and published-parameter tables): a reinstall
-    under a running server cannot fail a page."""
+    under a running server cannot fail a page. The derivation and the reported runs are read as text
+    here and parsed on first use (their figures and checks are computed then, not at the start)."""
     from servebound.catalog.published import published_table
     from servebound.core.engines import engines, families
     from servebound.core.offload import host_rows
-    from servebound.runs.reported import load_reported_runs
+    from servebound.runs import reported_runs_text
     from servebound.web import derivation
 
-    derivation.derivation()
+    derivation.source_text()
     for name in derivation.EXAMPLE_MACHINES:
         derivation.example_machine(name)
     for name in derivation.EXAMPLE_MODELS:
         derivation.example_model(name)
-    load_reported_runs()
+    reported_runs_text()
     host_rows()
     published_table()
     engines()  # the engine table (format support, dequantize rules): every decode reads it

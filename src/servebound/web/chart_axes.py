@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-import numpy as np
+from servebound.core.arith import np  # numpy on first use: a server starts without it
 
 __all__ = ["Scale", "floats", "nice_step", "short_number", "ticks"]
 

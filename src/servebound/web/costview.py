@@ -10,9 +10,9 @@ from functools import partial
 from typing import Any
 from urllib.parse import urlencode
 
-import numpy as np
 from markupsafe import Markup
 
+from servebound.core.arith import np  # numpy on first use: a server starts without it
 from servebound.core.cost import context_curve, cost_curve
 from servebound.errors import InputError
 from servebound.inputs.pricing import resolve_price

@@ -114,6 +114,7 @@ class Derivation:
         return self.equations[name]
 
 
+@functools.cache
 def source_text() -> str:
     return resources.files("servebound.web").joinpath("content", "roofline-derivation.md").read_text("utf-8")
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 from markupsafe import Markup, escape
 
+from servebound.core.arith import np  # numpy on first use: a server starts without it
 from servebound.core.units import GB
 from servebound.web.derivation_toy import (
     TOY_BANDWIDTH_GB_PER_S,

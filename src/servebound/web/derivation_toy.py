@@ -6,16 +6,18 @@ side-by-side boards and the sweep over reservations).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-import numpy as np
-from numpy.typing import NDArray
-
+from servebound.core.arith import np  # numpy on first use: a server starts without it
 from servebound.core.decode import decode
 from servebound.core.hardware import Hardware
 from servebound.core.kv import KVShape
 from servebound.core.model import ModelAdapter, Weights
 from servebound.core.units import GB
 from servebound.core.workload import MAX_BATCH, Workload
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 # --- the toy setup of the figures -----------------------------------------------------------------
 

@@ -12,13 +12,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 
-import numpy as np
 from markupsafe import Markup, escape
 
 from servebound.api import default_workload
 from servebound.catalog.hardware import CatalogHardware, get_hardware
 from servebound.catalog.models import get_model
 from servebound.core import economics as econ
+from servebound.core.arith import np  # numpy on first use: a server starts without it
 from servebound.core.cost import cost_curve, usd_per_mtok
 from servebound.core.decode import decode
 from servebound.errors import InputError

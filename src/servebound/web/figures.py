@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-import numpy as np
 from markupsafe import Markup, escape
 
+from servebound.core.arith import np  # numpy on first use: a server starts without it
 from servebound.core.decode import curve
 from servebound.core.prefill import prefill_curve
 from servebound.core.units import GB

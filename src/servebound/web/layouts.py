@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
 from markupsafe import Markup
 
 from servebound.api import default_workload
+from servebound.core.arith import np  # numpy on first use: a server starts without it
 from servebound.core.layout import Layout, LayoutResult, System, per_device_bytes, times_at
 from servebound.core.units import GB
 from servebound.core.workload import Workload

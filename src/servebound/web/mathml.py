@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import re
 
-from latex2mathml.converter import convert
 from markupsafe import Markup
 
 #: A number as the formula text writes it (``116.2``, ``4``, the ``096`` of ``4{,}096``).
@@ -18,6 +17,13 @@ _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
 
 _MARK = re.compile(r"9\d{5}9(?:\.9)?")
+
+
+def convert(latex: str, display: str) -> str:
+    """latex2mathml's converter, imported on the first formula (a page without one does not load it)."""
+    from latex2mathml.converter import convert as latex_convert
+
+    return str(latex_convert(latex, display=display))
 
 
 def _placeholder(k: int, decimal: bool) -> str:
