@@ -7,12 +7,12 @@ request or schema, ``servebound.web.lazy_routes``); the handlers receive the sit
 Every 4xx, from any route, answers ``{"error": {"status", "field", "message"}}`` on ``/api/`` and a
 readable HTML page elsewhere (plain text for ``.md`` and machine files).
 
-llms-full.txt is the whole site as text: every page's markdown mirror, about 3,800 documents over the
-packaged catalogs, nearly all of them pair pages. Two choices keep a crawler from waiting on it:
+llms-full.txt is the site's prose pages and the catalog's two tables as text, one markdown
+document each (every hardware, model and pair page is one ``.md`` away, listed in llms.txt). Two
+choices keep a crawler from waiting on it:
 
-* a cheaper path: pair pages enter it through ``Renderer.pair_markdown`` (the mirror's own text,
-  without the HTML, the SVG figures and the MathML, the costliest parts of a page), and the body is
-  built once per app (its frontmatter carries site-relative paths; only the header names the base URL);
+* the body is built once per app (its frontmatter carries site-relative paths; only the header
+  names the base URL) and kept in the record cache's folder for the next start;
 * a background build: ``serve()`` starts that build in a daemon thread as the server starts (a first
   request starts it otherwise), and a request that arrives while it runs is answered at once: the
   header, then every document done so far, then each one as the build finishes it (the same bytes as
