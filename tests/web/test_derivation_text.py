@@ -16,6 +16,7 @@ from fastapi.testclient import TestClient
 
 from servebound.web import derivation as dv
 from servebound.web import derivation_live as live
+from servebound.web import derivation_toy as dt
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT.parent / "shared" / "spec" / "roofline-derivation.md"
@@ -156,7 +157,7 @@ def test_sanity_check_is_its_own_sentence() -> None:
 
 def test_toy_and_crossover_figures_are_computed() -> None:
     text = " ".join(prose_lines(dv.derivation().blocks))
-    four, one = dv.boards(dv.Toy(reserved=4000)), dv.boards(dv.Toy(reserved=1000))
+    four, one = dt.boards(dt.Toy(reserved=4000)), dt.boards(dt.Toy(reserved=1000))
     assert four.memory_power_tok_s is not None and one.memory_power_tok_s is not None
     assert f"{four.batch_mem:,} sessions fit on the toy machine" in text
     assert f"{four.memory_power_tok_s:,.0f} tok/s" in text and f"{one.memory_power_tok_s:,.0f} tok/s" in text

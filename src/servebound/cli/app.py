@@ -1,8 +1,7 @@
 """The whole command line as one Typer app: every ``*_cmd`` module imported, so every command registered.
 
 Documentation tests and tools that walk the commands use this module. The ``servebound`` script does
-not: it imports only the command it runs (see ``servebound.cli``). The shared options and helpers are
-re-exported from ``servebound.cli.common``, so ``from servebound.cli.app import app, console`` works.
+not: it imports only the command it runs (see ``servebound.cli``).
 """
 
 from __future__ import annotations
@@ -11,7 +10,7 @@ import pkgutil
 from importlib import import_module
 
 import servebound.cli
-from servebound.cli.common import *  # noqa: F403  (the shared options and helpers, re-exported)
+from servebound.cli import common
 
 
 def command_modules() -> list[str]:
@@ -24,4 +23,4 @@ def command_modules() -> list[str]:
 for _module in command_modules():
     import_module(f"servebound.cli.{_module}")
 
-app = app.typer()  # noqa: F405  (the Typer app itself, every command registered)
+app = common.app.typer()  # the Typer app itself, every command registered

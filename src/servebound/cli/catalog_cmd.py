@@ -10,8 +10,8 @@ import typer
 
 from servebound.catalog.hardware import CatalogHardware, get_hardware, list_hardware
 from servebound.catalog.lint import lint_hardware_catalog
-from servebound.cli.common import JsonOpt, app, console, print_json, with_flags
-from servebound.cli.output import line, new_table, strong
+from servebound.cli.common import JsonOpt, app, with_flags
+from servebound.cli.output import console, line, new_table, print_json, strong
 from servebound.errors import InputError
 from servebound.inputs.pricing import price_json
 

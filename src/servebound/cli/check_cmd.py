@@ -8,7 +8,8 @@ from typing import Annotated
 
 import typer
 
-from servebound.cli.common import JsonOpt, app, console, print_json, with_flags
+from servebound.cli.common import JsonOpt, app, with_flags
+from servebound.cli.output import console, print_json
 from servebound.errors import InputError
 
 

@@ -1,5 +1,5 @@
-"""The Typer app every command registers on and the options the commands share (output helpers are
-``cli.output``, re-exported here).
+"""The Typer app every command registers on and the options the commands share (the output helpers are
+``cli.output``).
 
 Command modules import from here (light: no command, no catalog); ``servebound.cli.app`` is the same
 app with every command registered, and ``servebound.cli`` runs it importing only the invoked command.
@@ -15,7 +15,6 @@ from typing import Annotated, Any, ClassVar, TypeVar, get_type_hints
 
 from servebound.cli import declare
 from servebound.cli import declare as typer  # the declarations alone: Typer is imported when it builds
-from servebound.cli.output import checked_output, console, print_json, render_assumptions
 from servebound.inputs.workload import BY_NAME, Group, Input, WorkloadInputs, inputs_of
 
 
@@ -170,32 +169,3 @@ def _replacing(
 
 #: ``WorkloadFlags``' options on a command, in place of its ``flags`` parameter.
 with_workload_flags = with_flags(WorkloadFlags, "flags")
-
-
-__all__ = [
-    "DEFAULT_ALLOC",
-    "DEFAULT_FLOOR",
-    "DEFAULT_OVERHEAD_GB",
-    "DEFAULT_READ",
-    "HARDWARE_HELP",
-    "AllocOpt",
-    "ContextFlags",
-    "EngineOpt",
-    "FloorOpt",
-    "HardwareOpt",
-    "JsonOpt",
-    "KVPrecisionOpt",
-    "ModelOpt",
-    "OverheadOpt",
-    "ReadOpt",
-    "WorkloadFlags",
-    "app",
-    "checked_output",
-    "console",
-    "print_json",
-    "render_assumptions",
-    "typer_option",
-    "with_flags",
-    "with_inputs",
-    "with_workload_flags",
-]

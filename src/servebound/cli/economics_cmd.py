@@ -8,18 +8,8 @@ from typing import Annotated
 import typer
 
 from servebound.api import load_hardware, load_model, make_workload
-from servebound.cli.common import (
-    DEFAULT_ALLOC,
-    DEFAULT_READ,
-    HARDWARE_HELP,
-    AllocOpt,
-    JsonOpt,
-    ReadOpt,
-    app,
-    console,
-    print_json,
-)
-from servebound.cli.output import line, strong
+from servebound.cli.common import DEFAULT_ALLOC, DEFAULT_READ, HARDWARE_HELP, AllocOpt, JsonOpt, ReadOpt, app
+from servebound.cli.output import console, line, print_json, strong
 from servebound.views.economics_view import (
     LECTURE_BLACKWELL,
     Shown,

@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from servebound.cli.common import ContextFlags, EngineOpt, JsonOpt, app, console, print_json, with_inputs
-from servebound.cli.output import new_table
+from servebound.cli.common import ContextFlags, EngineOpt, JsonOpt, app, with_inputs
+from servebound.cli.output import console, new_table, print_json
 from servebound.views.report import fmt_gb, fmt_rate
 
 _DEFAULT_CONTEXT = ContextFlags()

@@ -8,8 +8,8 @@ from typing import Annotated, Any, Literal
 
 import typer
 
-from servebound.cli.common import app, checked_output, console, print_json
-from servebound.cli.output import steps_json, steps_table
+from servebound.cli.common import app
+from servebound.cli.output import checked_output, console, print_json, steps_json, steps_table
 from servebound.errors import InputError
 from servebound.importers.audit import ImportedModel
 from servebound.inputs.files import check_imported, dumps_model

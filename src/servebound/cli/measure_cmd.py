@@ -9,8 +9,8 @@ import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from servebound.catalog.hardware import CatalogHardware
-from servebound.cli.common import JsonOpt, app, checked_output, console, print_json
-from servebound.cli.output import line, new_table, strong
+from servebound.cli.common import JsonOpt, app
+from servebound.cli.output import checked_output, console, line, new_table, print_json, strong
 from servebound.core.units import GB, TFLOPS
 from servebound.errors import InputError
 

@@ -8,8 +8,8 @@ from servebound.api import load_hardware, make_workload
 from servebound.catalog.hardware import list_hardware
 from servebound.catalog.models import CatalogModel, catalog_profile, get_model, list_models
 from servebound.cli import declare as typer  # Typer itself only when it parses
-from servebound.cli.common import ContextFlags, JsonOpt, app, console, print_json, with_flags
-from servebound.cli.output import line, new_table, steps_json, steps_table, strong
+from servebound.cli.common import ContextFlags, JsonOpt, app, with_flags
+from servebound.cli.output import console, line, new_table, print_json, steps_json, steps_table, strong
 from servebound.core.decode import Verdict, decode
 from servebound.core.units import GB
 from servebound.errors import InputError

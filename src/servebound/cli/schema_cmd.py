@@ -6,7 +6,8 @@ from typing import Annotated
 
 import typer
 
-from servebound.cli.common import app, print_json
+from servebound.cli.common import app
+from servebound.cli.output import print_json
 
 
 @app.command("schema")

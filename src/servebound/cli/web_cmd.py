@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Annotated
 
 from servebound.cli import declare as typer  # Typer itself only when it parses
-from servebound.cli.common import app, console
+from servebound.cli.common import app
+from servebound.cli.output import console
 from servebound.errors import InputError
 from servebound.views.terminal import visible
 

@@ -154,13 +154,13 @@ def _preload() -> None:
     from servebound.core.engines import engines, families
     from servebound.core.offload import host_rows
     from servebound.runs import reported_runs_text
-    from servebound.web import derivation
+    from servebound.web import derivation, derivation_live
 
     derivation.source_text()
-    for name in derivation.EXAMPLE_MACHINES:
-        derivation.example_machine(name)
-    for name in derivation.EXAMPLE_MODELS:
-        derivation.example_model(name)
+    for name in derivation_live.EXAMPLE_MACHINES:
+        derivation_live.example_machine(name)
+    for name in derivation_live.EXAMPLE_MODELS:
+        derivation_live.example_model(name)
     reported_runs_text()
     host_rows()
     published_table()

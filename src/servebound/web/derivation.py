@@ -24,24 +24,17 @@ from typing import Literal
 from markupsafe import Markup, escape
 
 from servebound.core.units import GB
-
-# The example files (the app warms them) and the toy (the page's controls) are read from here too.
-from servebound.web.derivation_live import EXAMPLE_MACHINES as EXAMPLE_MACHINES
-from servebound.web.derivation_live import EXAMPLE_MODELS as EXAMPLE_MODELS
 from servebound.web.derivation_live import TABLES, fill
-from servebound.web.derivation_live import example_machine as example_machine
-from servebound.web.derivation_live import example_model as example_model
 from servebound.web.derivation_toy import (
     TOY_FIELDS,
     TOY_INTEGERS,
     TOY_LIMITS,
     Boards,
+    Toy,
     boards,
     query_number,
     toy_description,
 )
-from servebound.web.derivation_toy import Toy as Toy
-from servebound.web.derivation_toy import toy_query as toy_query
 
 #: The top-level sections of the text; every other one-line heading is a subsection.
 SECTIONS = (

@@ -483,8 +483,9 @@ class Renderer:
     def derivation(self, toy: Any = None) -> Page:
         """/derivation: the whole derivation, figures at the toy's controls (the text's defaults)."""
         from servebound.web import derivation as dv
+        from servebound.web import derivation_toy as dt
 
-        toy = toy or dv.Toy()
+        toy = toy or dt.Toy()
         title = "The roofline derivation"
         desc = (
             "Memory power, the KV-aware decode bound, prefill, model adapters and worked examples, derived."
@@ -499,7 +500,7 @@ class Renderer:
             credit_url=dv.CREDIT_URL,
             credit=dv.credit_text(),
         )
-        query = dv.toy_query(toy) if toy != dv.Toy() else {}
+        query = dt.toy_query(toy) if toy != dt.Toy() else {}
         path = "/derivation" + (f"?{urlencode(query)}" if query else "")
         return self._page("derivation", path, title, desc, context)
 

@@ -107,7 +107,7 @@
              floor: 0.0, batch: batch, expert_traffic: "expected", speculation: null };
   }
 
-  /* servebound.web.derivation.boards */
+  /* servebound.web.derivation_toy.boards */
   function boards(t) {
     var hw = hardware(t), full = calc.decode(hw, model(t, true), workload(t, t.reserved, null));
     var bmem = full.batch_mem || 0, batch = t.batch !== null ? t.batch : Math.max(bmem, 1);
@@ -421,7 +421,7 @@
     return { value: v };
   }
 
-  /* servebound.web.derivation.toy_query */
+  /* servebound.web.derivation_toy.toy_query */
   function queryNumber(v) { var s = fmtG(v); return +s === v ? s : pyRepr(v); }
   function query(desc, t) {
     var parts = ["reserved=" + t.reserved, "fraction=" + queryNumber(t.fraction), "weights_gb=" + queryNumber(t.weights_gb)];
