@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
-from servebound import Experts, Hardware, KVShape, ModelAdapter, Weights
+from servebound import Experts, Hardware, KVShape, ModelAdapter, Weights, Workload
 
 GOLDEN = Path(__file__).parent / "golden"
 GB = 1e9
@@ -60,6 +60,16 @@ def decode_golden() -> dict[str, Any]:
 @pytest.fixture(scope="session")
 def spark() -> Hardware:
     return Hardware("dgx-spark", "DGX Spark", 128 * GB, 273 * GB, {"fp4": 500e12, "bf16": 125e12})
+
+
+def resolved(
+    hardware: Hardware, model: ModelAdapter, workload: Workload | None = None, **keywords: Any
+) -> Workload:
+    """A workload as an edge hands it to the core: ``workload`` (or ``make_workload(**keywords)``)
+    resolved against the pair once (the core refuses one with a default still to fill)."""
+    from servebound.api import make_workload
+
+    return (workload or make_workload(**keywords)).resolve(hardware, model)
 
 
 def same_number(actual: object, expected: object, rel: float = 1e-12) -> bool:

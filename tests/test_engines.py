@@ -17,6 +17,7 @@ from servebound.core.prefill import prefill
 from servebound.core.units import GB
 from servebound.core.workload import KVAllocation
 from servebound.errors import InputError
+from tests.conftest import resolved
 
 
 def test_the_table_has_every_engine_with_sources() -> None:
@@ -44,12 +45,12 @@ def test_datacenter_engines_page_their_cache(engine: str) -> None:
 
 def test_engine_overhead_conventions() -> None:
     hw, model = get_hardware("nvidia-h100-sxm").hardware, get_model("llama-3.1-8b-instruct").adapter
-    vllm = decode(hw, model, make_workload(engine="vllm")).workload
+    vllm = decode(hw, model, resolved(hw, model, engine="vllm")).workload
     assert vllm.overhead_bytes == pytest.approx(0.1 * hw.memory_bytes)
     assert "gpu-memory-utilization" in (vllm.overhead_source or "")
-    trt = decode(hw, model, make_workload(engine="trt-llm")).workload
+    trt = decode(hw, model, resolved(hw, model, engine="trt-llm")).workload
     assert trt.overhead_bytes == pytest.approx(0.1 * (hw.memory_bytes - model.weights.resident))
-    given = decode(hw, model, make_workload(engine="vllm", overhead_gb=2)).workload
+    given = decode(hw, model, resolved(hw, model, engine="vllm", overhead_gb=2)).workload
     assert given.overhead_bytes == 2 * GB
 
 

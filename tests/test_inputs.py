@@ -260,6 +260,40 @@ def test_the_resolved_workload_says_where_each_value_came_from() -> None:
     }
 
 
+def test_the_core_refuses_a_workload_still_to_resolve_and_the_api_resolves_it() -> None:
+    """The core computes with the workload as the edge resolved it and never resolves it itself: one
+    with a default still to fill (the row's O, the model's context cap) is a ValueError at every core
+    entry; the Python API resolves once, so ids, records and keywords give the resolved answer."""
+    from servebound import decode, load_hardware, load_model, prefill
+    from servebound.core import cost, decode_range
+    from servebound.core import decode as core_decode
+    from servebound.core import prefill as core_prefill
+
+    hw, model = load_hardware(RTX), load_model(QWEN)
+    pending = make_workload(read_context=1000)
+    entries = {
+        "decode": lambda w: core_decode.decode(hw, model, w),
+        "curve": lambda w: core_decode.curve(hw, model, w, [1, 2]),
+        "step_curve": lambda w: core_decode.step_curve(hw, model, w, [1, 2]),
+        "decode_context_range": lambda w: decode_range.decode_context_range(hw, model, w),
+        "context_curve": lambda w: decode_range.context_curve(hw, model, w, [0, 1000]),
+        "prefill": lambda w: core_prefill.prefill(hw, model, 1000, workload=w),
+        "prefill_curve": lambda w: core_prefill.prefill_curve(hw, model, [1000], workload=w),
+        "prefill_range": lambda w: core_prefill.prefill_range(hw, model, workload=w),
+        "cost_curve": lambda w: cost.cost_curve(hw, model, w, [1, 2], 1.0),
+        "cost.context_curve": lambda w: cost.context_curve(hw, model, w, 1, [1000], 1.0),
+    }
+    for name, entry in entries.items():
+        with pytest.raises(ValueError, match="defaults still to fill"):
+            entry(pending)
+            pytest.fail(f"{name} computed with a workload still to resolve")
+        entry(pending.resolve(hw, model))  # resolved once by the caller: computed as it stands
+    done = pending.resolve(hw, model)
+    assert decode(RTX, QWEN, read_context=1000) == core_decode.decode(hw, model, done)
+    assert decode(hw, model, pending).workload == done
+    assert prefill(RTX, QWEN, 1000, read_context=1000) == core_prefill.prefill(hw, model, 1000, workload=done)
+
+
 def test_the_pages_script_asks_the_api_with_the_names_it_takes(api: TestClient) -> None:
     """pair-data's input lists (what site.js sends) are the API's own parameters: the page's prefill
     call carries the same contexts as its decode call (it lacked read_context, and 400'd below 32k)."""

@@ -17,14 +17,15 @@ from servebound.core.decode import decode
 from servebound.core.prefill import prefill
 from servebound.core.workload import KVAllocation
 from servebound.errors import InputError
+from tests.conftest import resolved
 
 HW, MODEL = "nvidia-h100-sxm", "llama-3.1-8b-instruct"
 
 
 def test_paged_batch_mem_is_margin_over_the_read_cache() -> None:
     hw, model = get_hardware(HW).hardware, get_model(MODEL).adapter
-    reserved = decode(hw, model, make_workload())
-    paged = decode(hw, model, make_workload(kv_allocation="paged"))
+    reserved = decode(hw, model, resolved(hw, model))
+    paged = decode(hw, model, resolved(hw, model, kv_allocation="paged"))
     w = paged.workload
     assert w.kv_allocation is KVAllocation.PAGED and w.held_context_tokens == w.read_context_tokens
     k_read = model.kv_alloc.bytes_at(w.read_context_tokens)
@@ -41,7 +42,7 @@ def test_paged_batch_mem_is_margin_over_the_read_cache() -> None:
 
 def test_paged_prefill_holds_the_prompts_cache() -> None:
     hw, model = get_hardware(HW).hardware, get_model(MODEL).adapter
-    r = prefill(hw, model, 4096, workload=make_workload(kv_allocation="paged"), batch="max")
+    r = prefill(hw, model, 4096, workload=resolved(hw, model, kv_allocation="paged"), batch="max")
     assert r.kv_alloc_bytes == model.kv_alloc.bytes_at(4096)
     assert r.batch_mem == math.floor(r.resident_margin_bytes / r.kv_alloc_bytes)
 

@@ -15,6 +15,7 @@ from servebound.core.decode import decode
 from servebound.core.offload import HOST_COMPUTE_BELOW, cpu_rows, get_cpu, get_host, host_rows
 from servebound.core.prefill import prefill, prefill_curve
 from servebound.errors import InputError
+from tests.conftest import resolved
 
 
 def test_gpt_oss_120b_mxfp4_on_a_4090_with_80_gb_s_of_host_bandwidth_by_hand() -> None:
@@ -27,7 +28,7 @@ def test_gpt_oss_120b_mxfp4_on_a_4090_with_80_gb_s_of_host_bandwidth_by_hand() -
     model = get_model("gpt-oss-120b").adapter  # MXFP4 routed experts, BF16 trunk
     w = model.weights
     assert w.experts is not None and (w.experts.routed, w.experts.per_token) == (128, 4)
-    workload = make_workload(cpu_moe=True, host_memory_gb=96, host_bandwidth_gb_per_s=80)
+    workload = resolved(hw, model, cpu_moe=True, host_memory_gb=96, host_bandwidth_gb_per_s=80)
     r = decode(hw, model, workload)
     r_dev, r_host = hw.bandwidth_bytes_per_s, 80e9
     kv_read = float(model.kv_read.bytes_at(32_000))
@@ -47,14 +48,14 @@ def test_n_cpu_moe_and_gpu_layers_split_by_layer() -> None:
     model = get_model("gpt-oss-120b").adapter
     assert model.shape is not None and model.shape.moe_layers == 36
     w = model.weights
-    half = decode(hw, model, make_workload(n_cpu_moe=18, host_memory_gb=96, host_bandwidth_gb_per_s=80))
+    half = decode(hw, model, resolved(hw, model, n_cpu_moe=18, host_memory_gb=96, host_bandwidth_gb_per_s=80))
     assert half.offload is not None
     assert half.offload.host_resident_bytes == pytest.approx(w.embedding_bytes + 64 * w.expert_bytes)
     dense = get_model("llama-3.1-8b-instruct").adapter
     assert dense.shape is not None
     layers = dense.shape.layers
     r = decode(
-        hw, dense, make_workload(gpu_layers=layers // 2, host_memory_gb=64, host_bandwidth_gb_per_s=80)
+        hw, dense, resolved(hw, dense, gpu_layers=layers // 2, host_memory_gb=64, host_bandwidth_gb_per_s=80)
     )
     assert r.offload is not None
     share = (layers - layers // 2) / layers
@@ -65,9 +66,9 @@ def test_n_cpu_moe_and_gpu_layers_split_by_layer() -> None:
     full = decode(
         hw,
         dense,
-        make_workload(gpu_layers=layers, host_memory_gb=64, host_bandwidth_gb_per_s=80, **short),  # type: ignore[arg-type]
+        resolved(hw, dense, gpu_layers=layers, host_memory_gb=64, host_bandwidth_gb_per_s=80, **short),  # type: ignore[arg-type]
     )
-    plain = decode(hw, dense, make_workload(**short))  # type: ignore[arg-type]
+    plain = decode(hw, dense, resolved(hw, dense, **short))  # type: ignore[arg-type]
     assert plain.single_session_tok_per_s is not None
     # Every layer on the card: only the (unswept) input embedding sits in host RAM; the speed is the same.
     assert full.single_session_tok_per_s == pytest.approx(plain.single_session_tok_per_s, rel=1e-12)
@@ -77,7 +78,7 @@ def test_prefill_moves_the_host_weights_per_chunk() -> None:
     hw = get_hardware("nvidia-rtx-4090").hardware
     model = get_model("gpt-oss-120b").adapter
     w = model.weights
-    workload = make_workload(cpu_moe=True, host_memory_gb=96, host_bandwidth_gb_per_s=80)
+    workload = resolved(hw, model, cpu_moe=True, host_memory_gb=96, host_bandwidth_gb_per_s=80)
     r = prefill(hw, model, 4096, workload=workload)
     assert r.offload is not None
     touched = 128 * (1 - (1 - 4 / 128) ** 4096)
@@ -114,7 +115,7 @@ def test_prefill_charges_the_host_cpu_below_32_tokens_by_hand() -> None:
         model.prefill.linear_active_params * 4 * w.expert_bytes / (w.always_on_bytes + 4 * w.expert_bytes)
     )
     for tflops in (None, 2.0, 0.02):
-        r = prefill(hw, model, 16, workload=make_workload(**host, host_tflops=tflops))  # type: ignore[arg-type]
+        r = prefill(hw, model, 16, workload=resolved(hw, model, **host, host_tflops=tflops))  # type: ignore[arg-type]
         assert r.offload is not None
         cpu_s = 0.0 if tflops is None else 2 * p_host * 16 / (tflops * 1e12)
         assert r.offload.step_time_split_s[1] == pytest.approx(max(read_s, cpu_s), rel=1e-9), tflops
@@ -122,11 +123,11 @@ def test_prefill_charges_the_host_cpu_below_32_tokens_by_hand() -> None:
         assert r.bound_by.value == ("compute" if cpu_s > read_s else "memory"), tflops
     assert 2 * p_host * 16 / 0.02e12 > read_s > 2 * p_host * 16 / 2e12  # each case is the one named
     for prompt in (HOST_COMPUTE_BELOW, 4096):  # over the link: the CPU's rate plays no part
-        slow = prefill(hw, model, prompt, workload=make_workload(**host, host_tflops=0.02))  # type: ignore[arg-type]
-        plain = prefill(hw, model, prompt, workload=make_workload(**host))  # type: ignore[arg-type]
+        slow = prefill(hw, model, prompt, workload=resolved(hw, model, **host, host_tflops=0.02))  # type: ignore[arg-type]
+        plain = prefill(hw, model, prompt, workload=resolved(hw, model, **host))  # type: ignore[arg-type]
         assert slow.time_s == plain.time_s
-    curve = prefill_curve(hw, model, [16], workload=make_workload(**host, host_tflops=0.02))  # type: ignore[arg-type]
-    point = prefill(hw, model, 16, workload=make_workload(**host, host_tflops=0.02))  # type: ignore[arg-type]
+    curve = prefill_curve(hw, model, [16], workload=resolved(hw, model, **host, host_tflops=0.02))  # type: ignore[arg-type]
+    point = prefill(hw, model, 16, workload=resolved(hw, model, **host, host_tflops=0.02))  # type: ignore[arg-type]
     assert float(curve.time_s[0]) == pytest.approx(point.time_s, rel=1e-12)
     assert not bool(curve.bound_by_memory[0])
     with pytest.raises(InputError) as err:
@@ -149,14 +150,14 @@ def test_a_host_cpu_row_charges_its_rate_at_the_models_mode() -> None:
     host = {"cpu_moe": True, "host_memory_gb": 256, "host_bandwidth_gb_per_s": 80, "host_cpu": cpu.id}
     for model_id, rate in (("gpt-oss-120b", 435.8144e12), ("qwen3-30b-a3b", 217.9072e12)):
         model = get_model(model_id).adapter
-        r = prefill(hw, model, 8, workload=make_workload(**host))  # type: ignore[arg-type]
+        r = prefill(hw, model, 8, workload=resolved(hw, model, **host))  # type: ignore[arg-type]
         assert r.offload is not None and r.offload.host_cpu == cpu.id
         assert r.offload.host_flop_per_s == pytest.approx(rate), model_id
         stated = prefill(
             hw,
             model,
             8,
-            workload=make_workload(**{**host, "host_cpu": None, "host_tflops": rate / 1e12}),  # type: ignore[arg-type]
+            workload=resolved(hw, model, **{**host, "host_cpu": None, "host_tflops": rate / 1e12}),  # type: ignore[arg-type]
         )
         assert r.time_s == pytest.approx(stated.time_s, rel=1e-12), model_id
     for kwargs, field in (
@@ -184,11 +185,8 @@ def test_host_rows_and_bad_flags() -> None:
             make_workload(**kwargs)  # type: ignore[arg-type]
         assert err.value.field == field
     with pytest.raises(InputError) as err:
-        decode(
-            get_hardware("nvidia-rtx-4090").hardware,
-            get_model("llama-3.1-8b-instruct").adapter,
-            make_workload(cpu_moe=True, host="desktop-ddr5-6000-2ch"),
-        )
+        hw, dense = get_hardware("nvidia-rtx-4090").hardware, get_model("llama-3.1-8b-instruct").adapter
+        decode(hw, dense, resolved(hw, dense, cpu_moe=True, host="desktop-ddr5-6000-2ch"))
     assert err.value.field == "cpu_moe"
 
 
@@ -261,7 +259,7 @@ def test_the_curve_and_the_range_charge_the_host_tier_too() -> None:
 
     hw = get_hardware("nvidia-rtx-4090").hardware
     model = get_model("gpt-oss-120b").adapter
-    workload = make_workload(cpu_moe=True, host_memory_gb=96, host_bandwidth_gb_per_s=80)
+    workload = resolved(hw, model, cpu_moe=True, host_memory_gb=96, host_bandwidth_gb_per_s=80)
     point = prefill(hw, model, 4096, workload=workload)
     curve = prefill_curve(hw, model, [1024, 4096], workload=workload)
     assert float(curve.tok_per_s[1]) == pytest.approx(point.tok_per_s, rel=1e-12)

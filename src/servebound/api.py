@@ -1,4 +1,8 @@
-"""The Python API: typed entry points a notebook can call in a loop. The CLI is a thin layer on top."""
+"""The Python API: typed entry points a notebook can call in a loop. The CLI is a thin layer on top.
+
+Each entry point is an edge: it resolves the workload once against the pair it names (a system's
+layouts against the system) and hands the core the resolved workload, which the core never resolves.
+"""
 
 from __future__ import annotations
 
@@ -240,7 +244,7 @@ def decode(
     decode``: under ``workload``, or one built from ``make_workload``'s keywords
     (``decode("nvidia-rtx-4090", "qwen3-8b", read_context=8000)``), or the default answer for the pair."""
     hw, mdl = _pair(hardware, model, kv_precision)
-    result = _decode(hw, mdl, _workload(workload, workload_keywords))
+    result = _decode(hw, mdl, _workload(workload, workload_keywords).resolve(hw, mdl))
     if result.workload.engine is None:
         return result
     from servebound.runs.band import with_band  # the runs are read only where an engine is named
@@ -272,7 +276,7 @@ def prefill(
         hw,
         mdl,
         prompt_tokens,
-        workload=_workload(workload, workload_keywords),
+        workload=_workload(workload, workload_keywords).resolve(hw, mdl),
         batch=batch,
         chunk_tokens=chunk_tokens,
         ttft_budget_s=ttft_budget_s,
@@ -306,7 +310,7 @@ def cost(
     hw, mdl = _pair(hardware, model, kv_precision)
     price = resolve_price(hw, catalog_price(hardware), usd_per_hour=usd_per_hour, pricing=pricing)
     prompt = DEFAULT_COST_PROMPT_TOKENS if prompt_tokens is None else prompt_tokens
-    work = _workload(workload, workload_keywords)
+    work = _workload(workload, workload_keywords).resolve(hw, mdl)
     return cost_report(hw, mdl, work, price, batches=batches, prompt_tokens=prompt)
 
 

@@ -92,7 +92,7 @@ def models_list(
     if fits is not None:
         hw = load_hardware(fits)
         workload = make_workload()  # the default workload
-        rows = [m for m in rows if decode(hw, m.adapter, workload).fits]
+        rows = [m for m in rows if decode(hw, m.adapter, workload.resolve(hw, m.adapter)).fits]
     if json_out:
         print_json({"models": [model_row_json(m) for m in rows]})
         return

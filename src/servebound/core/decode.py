@@ -36,7 +36,7 @@ from servebound.core.rates import BoundBy, bound_by
 from servebound.core.reading import is_estimate
 from servebound.core.search import largest_true
 from servebound.core.traffic import _Traffic
-from servebound.core.workload import MAX_BATCH, Workload, memory_fit_batch
+from servebound.core.workload import MAX_BATCH, Workload, memory_fit_batch, resolved_workload
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -297,7 +297,7 @@ def curve(
     """Aggregate T(b) and per-session r(b) over an array of batches, vectorized (for figures and tables).
 
     With the compute roof unless the workload is memory-only (or compute is unavailable)."""
-    workload = workload.resolve(hardware, model)
+    workload = resolved_workload(workload)
     compute = decode_compute(hardware, model, workload)
     traffic = _Traffic(model, workload, compute.bytes_equivalent(hardware.bandwidth_bytes_per_s))
     b = as_values(batches)
@@ -321,7 +321,7 @@ class StepCurve:
 
 def step_curve(hardware: Hardware, model: ModelAdapter, workload: Workload, batches: ArrayLike) -> StepCurve:
     """t_mem, t_cmp and t over an array of batches, vectorized (cost curves and figures)."""
-    workload = workload.resolve(hardware, model)
+    workload = resolved_workload(workload)
     compute = decode_compute(hardware, model, workload)
     traffic = _Traffic(model, workload)
     b = as_values(batches)
@@ -367,7 +367,7 @@ def _offloaded_decode(hardware: Hardware, model: ModelAdapter, workload: Workloa
 def decode(hardware: Hardware, model: ModelAdapter, workload: Workload | None = None) -> DecodeResult:
     """Run the derivation's decode procedure: gates, b_mem, b_rate, the exact floor test, b*, ceilings
     (with ``workload.offload``, on the two-tier effective adapter of :mod:`servebound.core.offload`)."""
-    workload = (workload or Workload()).resolve(hardware, model)
+    workload = resolved_workload(workload)
     if workload.offload is not None:
         return _offloaded_decode(hardware, model, workload)
     capacity = hardware.memory_bytes

@@ -55,7 +55,7 @@ from servebound.core.experts import distinct_experts
 from servebound.core.model import ModelAdapter
 from servebound.core.search import largest_true
 from servebound.core.system import Interconnect, Layout, System, layout_problem, valid_layouts
-from servebound.core.workload import MAX_BATCH, Workload, memory_fit_batch
+from servebound.core.workload import MAX_BATCH, Workload, memory_fit_batch, resolved_workload
 
 if TYPE_CHECKING:
     pass
@@ -261,17 +261,6 @@ def _inside_one_domain(layout: Layout, up: float) -> tuple[float, float, float, 
     return (up if layout.tp > 1 else math.inf), a2a, (layout.pp - 1) / up if layout.pp > 1 else 0.0, links
 
 
-def resolved_workload(workload: Workload | None) -> Workload:
-    """The workload a layout is evaluated under, as the caller resolved it against the system
-    (``Workload.resolve(system.device.scaled(system.count), model)``: default contexts capped at the
-    model's limit, O the system's runtime overhead, N x the member row's, as decode takes it for the
-    same ``Nx-`` system); each device then carries O / N. One with a default still to fill is an error."""
-    workload = workload or Workload()
-    if workload.pending:
-        raise ValueError("the workload has defaults still to fill: resolve it against the system first")
-    return workload
-
-
 class _LayoutModel:
     """The per-device bytes and times of one layout, vectorized over micro-batches."""
 
@@ -392,7 +381,7 @@ def evaluate_layout(
     (the compute roof's, evaluated by the caller); None leaves compute uncharged, which only loosens
     the ceiling. A forced batch in the workload is ignored here (``times_at`` evaluates any batch).
     """
-    workload = resolved_workload(workload)
+    workload = resolved_workload(workload, "the system")
     problem = layout_problem(system, model, layout)
     if problem is not None:
         raise ValueError(problem)
@@ -477,7 +466,7 @@ def per_device_bytes(
     system: System, model: ModelAdapter, layout: Layout, batch: int, workload: Workload | None = None
 ) -> PerDevice:
     """The average device's bytes with ``batch`` sessions per micro-batch (pp micro-batches in flight)."""
-    workload = resolved_workload(workload)
+    workload = resolved_workload(workload, "the system")
     return _LayoutModel(system, model, workload, layout, None, DEFAULT_ACTIVATION_BYTES).per_device(batch)
 
 
@@ -492,7 +481,7 @@ def times_at(
     activation_bytes: float = DEFAULT_ACTIVATION_BYTES,
 ) -> StepTimes:
     """Step and token times of ``layout`` at micro-batch ``batch`` (for forced batches and figures)."""
-    workload = resolved_workload(workload)
+    workload = resolved_workload(workload, "the system")
     lm = _LayoutModel(system, model, workload, layout, compute_s_per_session_step, activation_bytes)
     return lm.times(batch)
 
@@ -517,7 +506,7 @@ def prefill_communication(
 ) -> PrefillCommunication:
     """Link seconds on the average device to prefill ``tokens`` tokens through one replica; the stages run
     one after another, so the per-stage terms add up over pp stages."""
-    workload = resolved_workload(workload)
+    workload = resolved_workload(workload, "the system")
     lm = _LayoutModel(system, model, workload, layout, None, activation_bytes)
     pp = layout.pp
     return PrefillCommunication(
@@ -550,7 +539,7 @@ def search_layouts(
     activation_bytes: float = DEFAULT_ACTIVATION_BYTES,
 ) -> list[LayoutResult]:
     """Every valid layout evaluated and ranked best first (``rank_key``)."""
-    workload = resolved_workload(workload)
+    workload = resolved_workload(workload, "the system")
     results = [
         evaluate_layout(
             system,

@@ -73,7 +73,14 @@ from servebound.core.prefill_records import (
 from servebound.core.rates import BoundBy, ModeRates, bound_by, mode_rates
 from servebound.core.reading import is_estimate
 from servebound.core.search import largest_true
-from servebound.core.workload import KVAllocation, RangeLimit, Workload, memory_fit_batch, range_top
+from servebound.core.workload import (
+    KVAllocation,
+    RangeLimit,
+    Workload,
+    memory_fit_batch,
+    range_top,
+    resolved_workload,
+)
 from servebound.errors import InputError
 
 if TYPE_CHECKING:
@@ -196,7 +203,7 @@ def prefill(
     anything else is an InputError naming ``prompt_tokens``. Failing gates and a budget no setting
     meets are verdicts in the result, never exceptions.
     """
-    workload = (workload or Workload()).resolve(hardware, model)
+    workload = resolved_workload(workload)
     shape = prefill_shape(model)
     prompt, chunk, searching, given = _checked_setting(
         model, workload, prompt_tokens, chunk_tokens, ttft_budget_s, batch
@@ -391,7 +398,7 @@ def prefill_curve(
     The same evaluation as :func:`prefill` without gates or searches: every entry is the formula at
     that (b, L, c), with ``chunk_tokens`` None for one-shot (each chunk is capped at its prompt).
     """
-    workload = (workload or Workload()).resolve(hardware, model)
+    workload = resolved_workload(workload)
     if workload.offload is not None:
         return _offloaded_curve(
             hardware, model, workload, prompt_tokens, batch, chunk_tokens, linear_mode, attention_mode
@@ -488,7 +495,7 @@ def prefill_range(
     cache. K_alloc never falls with L, so the set is a prefix 1..L_fit found in closed form, and the
     ceilings over it are one vectorized pass (exact at every integer length, no sampling).
     """
-    workload = (workload or Workload()).resolve(hardware, model)
+    workload = resolved_workload(workload)
     shape = prefill_shape(model)
     b = _positive_int("batch", batch)
     host_seconds: Callable[[Floats], tuple[Floats, Floats]] | None = None

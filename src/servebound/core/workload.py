@@ -171,7 +171,7 @@ class Workload:
         """The workload this (hardware, model) pair is computed under: every default that depends on
         them filled in once (O from the hardware row, the contexts from the model's limit), each with
         its source (``sources``). A resolved workload is returned as it is: it is resolved once, at the
-        edge that names the pair, and the core takes it so."""
+        edge that names the pair, and the core takes it so (``resolved_workload``)."""
         if self.resolved:
             return self
         return self.for_model(model).for_hardware(hardware)._with(resolved=True)
@@ -224,3 +224,15 @@ def range_top(model: ModelAdapter, workload: Workload) -> tuple[int, RangeLimit]
     if model.context_limit_tokens is not None:
         return model.context_limit_tokens, RangeLimit.CONTEXT_LIMIT
     return workload.alloc_context_tokens, RangeLimit.ALLOC_CONTEXT
+
+
+def resolved_workload(workload: Workload | None, against: str = "the hardware and model") -> Workload:
+    """The workload a core function computes with, as its caller resolved it (``Workload.resolve``)
+    against the pair it names (a layout's against the system's scaled device: O is N x the member
+    row's, and each device carries O / N); None is ``Workload()``, which states every value. The core never
+    resolves: a workload with a default still to fill (O from the hardware row, the contexts from the
+    model's limit) is a ValueError, so a caller that forgot cannot get an answer at the bare defaults."""
+    workload = workload or Workload()
+    if workload.pending:
+        raise ValueError(f"the workload has defaults still to fill: resolve it against {against} first")
+    return workload

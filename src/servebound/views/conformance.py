@@ -210,7 +210,7 @@ def build_vectors(seed: int = 12) -> dict[str, Any]:
     vectors: list[dict[str, Any]] = []
 
     def add_decode(hw: Hardware, model: ModelAdapter, w: Workload) -> None:
-        r = decode(hw, model, w)
+        r = decode(hw, model, w.resolve(hw, model))
         vectors.append(_vector("decode", hw, model, r.workload, expected=decode_expected(r)))
 
     # 1. Catalog pairs at the derivation's defaults (contexts capped at the model's limit).

@@ -74,7 +74,7 @@ def fit_models(
         runs_on = engine_for(profile.weight_format, vendor, hardware.id)
         if runs_on is None or (engine is not None and runs_on != engine):
             continue
-        result = decode(hardware, profile.adapter, workload)
+        result = decode(hardware, profile.adapter, workload.resolve(hardware, profile.adapter))
         if result.verdict is not Verdict.FLOOR_FIT:
             continue
         kept = best.get(profile.base_id)

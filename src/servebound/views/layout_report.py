@@ -74,12 +74,13 @@ def layout_prefill_json(
     resolved = resolve_system(hardware)
     system = resolved.system
     chosen = parse_layout(layout, system, mdl)
-    on_system = resolved.resolve(workload, mdl)  # the replica's prefill resolves against the replica
+    on_system = resolved.resolve(workload, mdl)
+    replica = replica_prefill_hardware(system, chosen)
     pf = prefill(
-        replica_prefill_hardware(system, chosen),
+        replica,
         mdl,
         prompt,
-        workload=workload,
+        workload=workload.resolve(replica, mdl),  # the replica's prefill resolves against the replica
         batch=batch,
         chunk_tokens=chunk,
     )

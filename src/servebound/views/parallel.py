@@ -382,9 +382,8 @@ def run_plan(
                 f"catalog on-demand rental, {listed.rental_provider}, read {listed.rental_date}: "
                 f"{listed.rental_source}"
             )
-    pf = prefill(
-        replica_prefill_hardware(resolved.system, best.layout), model, prompt_tokens, workload=base
-    )  # resolved against the replica prefill runs on
+    replica = replica_prefill_hardware(resolved.system, best.layout)
+    pf = prefill(replica, model, prompt_tokens, workload=base.resolve(replica, model))  # the replica's own
     c = compute_seconds_per_session_step(resolved.system.device, model, workload)
     traffic = {"users": users, "requests_per_s": requests_per_s}
     served = served_batch(resolved.system, model, best, workload, c, **traffic, output_tokens=output_tokens)

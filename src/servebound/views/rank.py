@@ -219,6 +219,7 @@ def evaluate_row(one: Machine, model: ModelAdapter, workload: Workload, prompt_t
     """One ranking row, computed: the decode result and the wait for ``prompt_tokens`` on the machine,
     with the machine's class, devices and prices."""
     hw = one.hardware
+    workload = workload.resolve(hw, model)  # once per row: the row's O, the model's context cap
     result = decode(hw, model, workload)
     wait = _prefill_or_none(hw, model, workload, prompt_tokens, result.fits)
     return RankRow(hw, model, result, wait, prompt_tokens=prompt_tokens, **_facts(one))
