@@ -17,22 +17,37 @@ import typer
 import servebound
 from servebound.catalog.hardware import list_hardware
 from servebound.catalog.models import get_model, profile_ids
-from servebound.cli import COMMANDS, first_paragraph
+from servebound.cli import COMMANDS
 from servebound.cli.app import app, command_modules
 from servebound.inputs import record_cache
 
 DECODE = ["decode", "--hardware", "nvidia-dgx-spark", "--model", "qwen3.6-35b-a3b-nvfp4", "--json"]
 
 
+def _module_of(command: object) -> str:
+    """The module whose function a registered command (or a group's first command) runs."""
+    while isinstance(command, typer.core.TyperGroup):
+        command = next(iter(command.commands.values()))
+    return str(command.callback.__module__)  # type: ignore[attr-defined]
+
+
 def test_the_registry_is_the_commands() -> None:
+    """Each command is declared once, in COMMANDS: its module registers it by name and its help is the
+    declared one (no docstring of its own to drift from it); an undeclared name is refused."""
     group = typer.main.get_command(app)
     assert isinstance(group, typer.core.TyperGroup)
-    registered = {name: first_paragraph(command.help) for name, command in group.commands.items()}
-    assert registered == {name: text for name, (_, text) in COMMANDS.items()}, (
-        "a command is missing from or misdescribed in COMMANDS (servebound/cli/__init__.py)"
-    )
-    for name, (module, _) in COMMANDS.items():
+    assert sorted(group.commands) == sorted(COMMANDS)
+    for name, command in group.commands.items():
+        module, text = COMMANDS[name]
+        assert command.help == text, name
+        assert _module_of(command) == f"servebound.cli.{module}", name
         assert module in command_modules(), name
+        if not isinstance(command, typer.core.TyperGroup):
+            assert command.callback is not None and command.callback.__doc__ is None, name
+    from servebound.cli.common import app as root
+
+    with pytest.raises(ValueError, match=r"not declared in servebound\.cli\.COMMANDS"):
+        root.command("decoed")(lambda: None)
 
 
 def loaded_modules(code: str, env: dict[str, str] | None = None) -> tuple[set[str], str]:

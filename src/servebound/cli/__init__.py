@@ -1,8 +1,10 @@
 """The command line: a thin layer over servebound's Python API.
 
 `main` turns every InputError and usage error into one line on stderr and exit status 2. It starts
-fast: the root group (``LazyGroup``) lists the commands from ``COMMANDS`` and imports only the module of
-the command it runs, so `servebound --help` imports no command and `servebound decode` no web stack.
+fast: the root group (``cli.launcher.LazyGroup``) lists the commands from ``COMMANDS``, where each is
+declared once (its module registers it by name and takes its help from there), and imports only the
+module of the command it runs, so `servebound --help` imports no command and `servebound decode` no
+web stack.
 ``servebound.cli.app`` is the same app with every command registered, for tools that walk them all.
 Where the record cache is on (the console script), ``cli.fast`` answers plain help and parses the hot
 commands from what Typer declared and printed before, so those never build Typer's command; the
@@ -12,23 +14,21 @@ Typer side (``LazyGroup``, ``root_app``) lives in ``cli.launcher`` and is import
 from __future__ import annotations
 
 import errno
-import inspect
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from servebound.errors import InputError
 from servebound.views.terminal import visible
 
-if TYPE_CHECKING:
-    from servebound.cli.launcher import LazyGroup as LazyGroup
-    from servebound.cli.launcher import root_app as root_app
-
 #: The tool's one-line description (the root of `servebound --help`).
 HELP = "How fast can this machine serve this LLM? Ceilings from first principles."
 
-#: Every command: the module under servebound/cli/ that registers it, and the first paragraph of its
-#: help, which `servebound --help` lists without importing the module (tests/test_cli_startup.py checks
-#: both against the registered commands). A new command: add its module and a line here.
+#: Every command, declared once, in the order `servebound --help` lists them: the module under
+#: servebound/cli/ that registers it (``@app.command("name")`` or ``app.add_typer(sub, name="name")``,
+#: with no help of its own) and its help, which the registration takes from here and the root help
+#: lists without importing the module. A name registered but not declared here is an error at import
+#: (tests/test_cli_startup.py checks each module registers what it is declared with). A new command:
+#: a line here and its module.
 COMMANDS: dict[str, tuple[str, str]] = {
     "check": (
         "check_cmd",
@@ -97,21 +97,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-def first_paragraph(text: str | None) -> str:
-    """The part of a help text the root listing shows."""
-    return " ".join(inspect.cleandoc(text or "").split("\n\n")[0].split())
-
-
-__all__ = ["COMMANDS", "HELP", "LazyGroup", "main"]
-
-
-def __getattr__(name: str) -> Any:
-    """``LazyGroup`` and ``root_app`` live in ``cli.launcher`` (Typer), imported when asked for."""
-    if name in ("LazyGroup", "root_app", "_launcher"):
-        from servebound.cli import launcher
-
-        return getattr(launcher, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__all__ = ["COMMANDS", "HELP", "console_main", "main"]  # the console script's entry points
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -15,8 +15,8 @@ from servebound.cli.output import console, line, new_table, print_json, strong
 from servebound.errors import InputError
 from servebound.inputs.pricing import price_json
 
-hardware_app = typer.Typer(help="The hardware catalog: every number with its source.", no_args_is_help=True)
-catalog_app = typer.Typer(help="Checks of the catalog data.", no_args_is_help=True)
+hardware_app = typer.Typer(no_args_is_help=True)
+catalog_app = typer.Typer(no_args_is_help=True)
 app.add_typer(hardware_app, name="hardware")
 app.add_typer(catalog_app, name="catalog")
 

@@ -93,7 +93,6 @@ def check_command(
     ] = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """How close a measured run came to its ceiling: measured / ceiling, flagged loudly above 100%."""
     from servebound.runs.ceiling import check_json, check_run, format_check
     from servebound.runs.measured import make_run
     from servebound.runs.result_files import hardware_from_runs, model_from_runs, read_result_file
@@ -122,7 +121,6 @@ def check_command(
 
 @app.command("validate")
 def validate_command(json_out: JsonOpt = False) -> None:
-    """The reported runs against their ceilings: the at-or-below rate and the efficiency distribution."""
     from servebound.runs.validation import format_summary, validation_json, validation_summary
 
     summary = validation_summary()

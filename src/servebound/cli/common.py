@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import MISSING, fields
 from typing import Annotated, Any, ClassVar, TypeVar, get_type_hints
 
-from servebound.cli import declare
+from servebound.cli import COMMANDS, declare
 from servebound.cli import declare as typer  # the declarations alone: Typer is imported when it builds
 from servebound.inputs.workload import BY_NAME, Group, Input, WorkloadInputs, inputs_of
 
@@ -25,8 +25,9 @@ def _root_app() -> Any:
 
 
 #: The app every command registers on: its Typer app is built when Typer first parses (``typer()``);
-#: the fast path reads a command's function from it without Typer (``registered_callback``).
-app = declare.App(_root_app)
+#: the fast path reads a command's function from it without Typer (``registered_callback``). Each
+#: command's help is its entry in ``COMMANDS``, where it is declared.
+app = declare.App(_root_app, listed=COMMANDS)
 
 
 #: --hardware's help, where a command requires it (HardwareOpt) and where it is one choice of several.

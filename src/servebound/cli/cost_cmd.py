@@ -89,7 +89,6 @@ def cost_command(
     ] = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Cost per million tokens over batch: what a step costs, divided by the tokens it emits."""
     if prompt < 1:
         raise InputError("prompt", f"must be a whole number of tokens >= 1 (got {prompt})")
     hw = load_hardware(hardware)

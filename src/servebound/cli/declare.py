@@ -12,7 +12,7 @@ So the options, their help and the values passed are Typer's, whichever path run
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, get_origin
 
 _EMPTY = inspect.Parameter.empty
@@ -88,10 +88,20 @@ def _build_tree(app: Any) -> None:
 
 class App:
     """Stands for a ``typer.Typer``: records ``command``, ``callback`` and ``add_typer`` calls; the
-    Typer app is built from them on first use (``typer()``, or any other attribute)."""
+    Typer app is built from them on first use (``typer()``, or any other attribute).
 
-    def __init__(self, factory: Callable[[], Any] | None = None, **settings: Any) -> None:
+    ``listed`` (the root app's: ``servebound.cli.COMMANDS``) is where each command is declared, by name:
+    a command or sub-app registered here takes its help from it, and a name it lacks is an error."""
+
+    def __init__(
+        self,
+        factory: Callable[[], Any] | None = None,
+        *,
+        listed: Mapping[str, tuple[str, str]] | None = None,
+        **settings: Any,
+    ) -> None:
         self._factory = factory
+        self._listed = listed
         self._settings = settings
         self._calls: list[tuple[str, tuple[Any, ...], dict[str, Any], Any]] = []
         self._typer: Any = None
@@ -101,9 +111,18 @@ class App:
         if self._typer is not None:
             self._replay(kind, args, kwargs, target)
 
+    def _help(self, name: str | None, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """``kwargs`` with the listed help of command ``name`` (as declared in ``listed``)."""
+        if self._listed is None:
+            return kwargs
+        if name is None or name not in self._listed:
+            raise ValueError(f"command {name!r} is not declared in servebound.cli.COMMANDS: add it there")
+        return {**kwargs, "help": self._listed[name][1]}
+
     def command(self, *args: Any, **kwargs: Any) -> Callable[[Any], Any]:
         def register(function: Any) -> Any:
-            self._record("command", args, kwargs, function)
+            name = kwargs.get("name") or (args[0] if args else function.__name__)
+            self._record("command", args, self._help(name, kwargs), function)
             return function
 
         return register
@@ -116,7 +135,7 @@ class App:
         return register
 
     def add_typer(self, app: Any, **kwargs: Any) -> None:
-        self._record("add_typer", (), kwargs, app)
+        self._record("add_typer", (), self._help(kwargs.get("name"), kwargs), app)
 
     def registered_callback(self, name: str) -> Any:
         """The function registered as command ``name`` (None when there is none), Typer not built."""

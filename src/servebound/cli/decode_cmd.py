@@ -46,7 +46,6 @@ def decode_command(
     ] = False,
     json_out: JsonOpt = False,
 ) -> None:
-    """Decode ceilings: does it fit, one session's speed, useful aggregate across sessions."""
     from servebound.runs.band import band_for, expected_text
 
     if flags.layout is not None and range_:

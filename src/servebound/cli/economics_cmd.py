@@ -23,11 +23,7 @@ from servebound.views.economics_view import (
     trains_of,
 )
 
-economics_app = typer.Typer(
-    name="economics",
-    help="The serving-economics quantities: balance, drain time, trains, price forensics, training.",
-    no_args_is_help=True,
-)
+economics_app = typer.Typer(name="economics", no_args_is_help=True)
 app.add_typer(economics_app, name="economics")
 
 HardwareOptional = Annotated[str | None, typer.Option("--hardware", "-H", help=HARDWARE_HELP)]

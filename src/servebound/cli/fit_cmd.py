@@ -28,7 +28,6 @@ def fit_command(
     flags: ContextFlags = _DEFAULT_CONTEXT,
     json_out: JsonOpt = False,
 ) -> None:
-    """What this machine serves: the models that fit and clear the floor, best first, with format and engine."""
     from servebound.api import load_hardware
     from servebound.catalog.hardware import get_hardware
     from servebound.catalog.models import list_models

@@ -118,7 +118,6 @@ def import_command(
         bool, typer.Option("--explain", help="Show the derivation of every quantity.")
     ] = False,
 ) -> None:
-    """Import a real model file into the contract's model form (reads headers and configs, never weights)."""
     fmt: Literal["toml", "json"] = "toml"
     if output is not None:
         fmt = "json" if checked_output(output, {".toml": "toml", ".json": "json"}) == "json" else "toml"

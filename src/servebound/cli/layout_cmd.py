@@ -113,7 +113,6 @@ def layout_command(
     ] = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Every valid parallel layout (tp, ep, pp, dp) of a system for a model, best first."""
     mdl = load_model(model, kv_precision=flags.kv_precision)
     workload = flags.workload()
     if top is not None and top < 1:
@@ -167,7 +166,6 @@ def plan_command(
     kv_precision: KVPrecisionOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """How many systems (and devices) a stated traffic needs, prefill and decode shared or separate."""
     mdl = load_model(model, kv_precision=kv_precision)
     plan = run_plan(
         hardware,

@@ -53,7 +53,6 @@ def measure_command(
     ] = False,
     json_out: JsonOpt = False,
 ) -> None:
-    """Measure sustained memory bandwidth (STREAM copy and triad) and dense matmul rates; write a hardware file."""
     from servebound.measure import hardware_file, measure_machine, write_hardware_file
 
     if output is not None:  # before minutes of measuring, not after

@@ -26,9 +26,7 @@ from servebound.views.rank import (
 )
 from servebound.views.report import fmt_rate, fmt_wait
 
-models_app = typer.App(
-    help="The model catalog: audited profiles built from real configs.", no_args_is_help=True
-)
+models_app = typer.App(no_args_is_help=True)
 app.add_typer(models_app, name="models")
 
 
@@ -314,7 +312,6 @@ def rank_command(
     flags: ContextFlags = _DEFAULT_CONTEXT,
     json_out: JsonOpt = False,
 ) -> None:
-    """Which models a machine serves (largest first), or which machines serve a model best."""
     if (hardware is None) == (model is None):
         raise InputError("rank", "give exactly one of --hardware ID or --model ID")
     if prompt < 1:

@@ -35,7 +35,6 @@ def prefill_command(
     ] = False,
     json_out: JsonOpt = False,
 ) -> None:
-    """Prefill ceilings: memory and compute rooflines, the modeled prefill time, which side binds."""
     from servebound.runs.band import band_for, expected_text
 
     mdl = load_model(model, kv_precision=flags.kv_precision)

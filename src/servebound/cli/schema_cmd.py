@@ -14,7 +14,6 @@ from servebound.cli.output import print_json
 def schema_command(
     command: Annotated[str, typer.Argument(help="decode, prefill, cost, layout or plan.")],
 ) -> None:
-    """The JSON Schema of a command's --json output (its fields typed and described)."""
     from servebound.views.schemas import json_schema
 
     print_json(json_schema(command))

@@ -29,7 +29,6 @@ def serve_command(
         ),
     ] = None,
 ) -> None:
-    """Serve the site and the JSON API (pages, markdown mirrors, /api/, /llms.txt) with the embedded catalog."""
     if not 0 < port < 65536:
         raise InputError("port", f"must be between 1 and 65535 (got {port})")
     if base_url is not None and not base_url.startswith(("http://", "https://")):
@@ -78,7 +77,6 @@ def build_site_command(
         typer.Option("--max-pairs", help="Cap the pair pages written (default: every native pair)."),
     ] = None,
 ) -> None:
-    """Write every page, mirror, figure and asset as static files (`python -m http.server` serves them)."""
     if not base_url.startswith(("http://", "https://")):
         raise InputError("base_url", f"give an absolute http(s) URL (got {base_url!r})")
     if max_pairs is not None and max_pairs < 0:
