@@ -208,10 +208,6 @@ def _speculation(w: WorkloadInputs, draft: ModelAdapter | None) -> Speculation |
 def _workload(workload: object, keywords: dict[str, Any]) -> Workload:
     """A Workload record, or one built from ``make_workload``'s keywords (not both); anything else is an
     InputError naming ``workload`` and the fix."""
-    if "floor" in keywords:  # the CLI's and the API's name for r* (make_workload's is floor_tok_s)
-        if "floor_tok_s" in keywords:
-            raise InputError("floor", "give floor or floor_tok_s, not both")
-        keywords = {("floor_tok_s" if k == "floor" else k): v for k, v in keywords.items()}
     if workload is None:
         return make_workload(**keywords) if keywords else default_workload()
     if not isinstance(workload, Workload):
