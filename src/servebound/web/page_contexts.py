@@ -3,7 +3,7 @@ page, shared by the page's HTML and markdown templates (``web.pages`` builds and
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,9 +12,9 @@ from markupsafe import Markup
 from servebound.core.decode import DecodeResult
 from servebound.core.model import ModelAdapter
 from servebound.web.classes import OWNED_TERMS, ClassTable, ListingGroup
-from servebound.web.costview import CostView
 from servebound.web.layouts import SystemLayouts
 from servebound.web.nearby import Sideways
+from servebound.web.pair_records import PairRecords, Section
 from servebound.web.pairdata import PrefillView
 from servebound.web.query import WorkloadQuery
 from servebound.web.records import HardwareFilters, ModelFilters, ModelRow, RankDisplay, RunDisplay, StatsRow
@@ -141,28 +141,27 @@ class PairContext:
     api_prefill: str | None
     prompt_tokens: int | None
     runs: Sequence[RunDisplay]
-    figure_points: Sequence[tuple[str, str, str]]
-    cost: CostView
+    #: The curves, figures and cost section, computed where a template reads them (``pair_records``).
+    records: PairRecords
     #: Derivation formula numbers by EQUATION_KEYS name (links into /derivation).
     eq: dict[str, int]
 
 
 @dataclass(frozen=True)
 class PairFigures:
-    """What only a pair page's HTML draws: the figures, the sliders' ranges and the script's data."""
+    """What only a pair page's HTML draws: the memory bar, the sliders' ranges, the script's data, and
+    whether the heavy sections are folded (each then a link to its fragment; ``pair_records.SECTIONS``)."""
 
     membar: Any
     sessions: Any
-    fig_aggregate: Markup
-    fig_per_session: Markup
-    fig_prefill_rate: Markup | None
-    fig_prefill_time: Markup | None
     ranges: dict[str, int]
     pair_data: Markup
-    cost_figures: Sequence[Markup]
-    fig_context: Markup | None
-    context_top: int | None
-    context_note: str
+    folded: bool = False
+    sections: Mapping[str, Section] = field(default_factory=dict)
+    #: Each section's fragment URL (the page's workload plus ``section=NAME``).
+    fold_hrefs: Mapping[str, str] = field(default_factory=dict)
+    #: The page with every section inline (``section=all``): the no-script reader's link.
+    all_href: str = ""
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ from servebound.views.report import (
 from servebound.views.terminal import visible_value
 from servebound.web import figures
 from servebound.web.classes import class_tables, listing_groups, listing_row
-from servebound.web.costview import economics_context, pair_cost, render_cost_charts
+from servebound.web.costview import economics_context
 from servebound.web.layouts import layout_model, system_layouts
 from servebound.web.mathml import mathml
 from servebound.web.nearby import sideways
@@ -53,10 +53,10 @@ from servebound.web.page_contexts import (
     ProseContext,
     ValidationContext,
 )
+from servebound.web.pair_records import ALL, SECTIONS, PairRecords, RecentRecords
 from servebound.web.pairdata import (
     PrefillView,
     api_params,
-    figure_points,
     flat_assumptions,
     pair_data,
     script_json,
@@ -128,6 +128,8 @@ class Renderer:
         #: Prefixes each page's canonical URL (rel="canonical", the mirrors' frontmatter) when given.
         self.base_url = base_url.rstrip("/")
         self.date = site_date()
+        #: The records of the pairs served pages computed last (their fragments read them again).
+        self.recent = RecentRecords()
         formats = dict(
             fmt_gb=fmt_gb, fmt_int=fmt_int, fmt_rate=fmt_rate, fmt_params=fmt_params, fmt_seconds=fmt_seconds
         )
@@ -325,8 +327,11 @@ class Renderer:
 
     # --- pair ------------------------------------------------------------------------------------
 
-    def pair_context(self, pair: Pair, work: list[Work] | None = None) -> tuple[str, str, str, PairContext]:
-        """A pair page's path, title, description and the context its HTML and its mirror share."""
+    def pair_context(
+        self, pair: Pair, work: list[Work] | None = None, records: PairRecords | None = None
+    ) -> tuple[str, str, str, PairContext]:
+        """A pair page's path, title, description and the context its HTML and its mirror share; its
+        curves come from ``records`` (one request's, computed on first use) or a fresh one."""
         hw, m = pair.hardware, pair.model
         d, p = pair.decode_result, PrefillView.of(pair.prefill_result, pair.prefill_range)
         params = pair.path_params
@@ -374,8 +379,7 @@ class Renderer:
             api_prefill=api_prefill,
             prompt_tokens=pair.prompt_tokens,
             runs=self.run_displays(self.site.runs_for_pair(hw.id, m.id)),
-            figure_points=figure_points(pair),
-            cost=pair_cost(pair),
+            records=records or PairRecords(pair),
             eq=_equations(),
         )
         title = f"{m.name} on {hw.name}"
@@ -383,15 +387,23 @@ class Renderer:
         return pair_path(hw.id, m.id, params), title, desc, context
 
     def pair_page(
-        self, pair: Pair, *, template: str = "pair.html", at: str | None = None, **more: Any
+        self,
+        pair: Pair | PairRecords,
+        *,
+        folded: bool = False,
+        template: str = "pair.html",
+        at: str | None = None,
+        **more: Any,
     ) -> Page:
-        """A pair's page; ``template``, ``at`` (the page's own path) and ``more`` (its context) render
-        the same page into another frame (the static copy's calculator, ``calculator.html``)."""
-        path, title, desc, context = self.pair_context(pair)
+        """A pair's page. ``folded`` (a served page computed for its workload) leaves the heavy sections
+        (``pair_records.SECTIONS``) folded, each filled from its fragment (:meth:`pair_section`) when
+        opened; ``template``, ``at`` (the page's own path) and ``more`` (its context) render the same
+        page into another frame (the static copy's calculator, ``calculator.html``)."""
+        records = pair if isinstance(pair, PairRecords) else PairRecords(pair)
+        pair = records.pair
+        path, title, desc, context = self.pair_context(pair, records=records)
         path = at or path
         d, m = context.d, pair.model
-        agg_chart, per_chart = figures.decode_charts(pair)
-        pre_charts = figures.prefill_charts(pair)
         _, sessions = figures.memory_parts(pair)
         ranges = {
             "alloc_max": max(
@@ -402,22 +414,36 @@ class Renderer:
             "batch_max": max(256, min(1_000_000, int((d.batch_mem or 0) * 2)), pair.query.batch or 1),
             "prompt_max": max(pair.prompt_tokens or 1, pair.query.alloc_context),
         }
+        page_path = pair_path(pair.hardware.id, m.id, pair.path_params)
+        joiner = "&" if "?" in page_path else "?"
         extra = PairFigures(
             membar=figures.memory_bar(pair),
             sessions=sessions,
-            fig_aggregate=figures.render_chart(agg_chart),
-            fig_per_session=figures.render_chart(per_chart),
-            fig_prefill_rate=figures.render_chart(pre_charts[0]) if pre_charts else None,
-            fig_prefill_time=figures.render_chart(pre_charts[1]) if pre_charts else None,
             ranges=ranges,
             pair_data=Markup(script_json(pair_data(pair))),
-            cost_figures=render_cost_charts(pair, context.cost),
-            **figures.context_figure(pair),
+            folded=folded,
+            sections=SECTIONS,
+            fold_hrefs={name: f"{page_path}{joiner}section={name}" for name in SECTIONS},
+            all_href=f"{page_path}{joiner}section={ALL}",
         )
         html = self._html(template, path, title, desc, script=True, **_fields(context, extra), **more)
         return Page(
             path, title, desc, html, partial(self._markdown, "pair.md", path, title, desc, **_fields(context))
         )
+
+    def pair_section(self, records: Pair | PairRecords, name: str) -> str:
+        """One foldable section of a pair page as an HTML fragment (``?section=NAME``): the template the
+        full page includes inline, over the same records, so the fragment equals that part of the page."""
+        records = records if isinstance(records, PairRecords) else PairRecords(records)
+        pair = records.pair
+        context = {
+            "hw": pair.hardware,
+            "m": pair.model,
+            "d": pair.decode_result,
+            "records": records,
+            "mode": self.mode,
+        }
+        return self.env.get_template(f"pair_{SECTIONS[name].name}.html").render(**context)
 
     def pair_markdown(self, pair: Pair) -> str:
         """The pair page's markdown mirror alone (frontmatter included), without its HTML.

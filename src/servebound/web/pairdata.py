@@ -1,5 +1,5 @@
-"""A pair page's derived pieces: the workload and assumptions as text, the API links, the figure points
-of the markdown mirror, and the quantities the page's script recomputes in the browser."""
+"""A pair page's derived pieces: the workload and assumptions as text, the API links and the quantities
+the page's script recomputes in the browser."""
 
 from __future__ import annotations
 
@@ -14,8 +14,7 @@ from servebound.core.offload import OFFLOAD_INPUTS, OffloadReport, offloaded
 from servebound.core.prefill import PrefillRange, PrefillResult
 from servebound.core.units import GB
 from servebound.views.calc_inputs import hardware_json, model_json
-from servebound.views.report import NOTHING_FITS, fmt_rate
-from servebound.web import figures
+from servebound.views.report import NOTHING_FITS
 from servebound.web.query import WorkloadQuery, page_inputs
 from servebound.web.site import Pair, SiteHardware, SiteModel
 from servebound.web.text import VERDICT_TEXT
@@ -52,19 +51,6 @@ def workload_text(pair: Pair) -> dict[str, str]:
         "prompt": f"{pair.prompt_tokens:,}" if pair.prompt_tokens else "n/a",
     }
     return out
-
-
-def figure_points(pair: Pair) -> list[tuple[str, str, str]]:
-    """A few points of each curve (batch, aggregate, per session), formatted: the mirror's text form
-    of the figures."""
-    batches = figures.decode_batches(pair)
-    pick = sorted({int(b) for b in batches[:: max(1, len(batches) // 8)]} | {int(batches[-1])})
-    from servebound.core.decode import curve
-
-    agg, per = curve(pair.hardware.hardware, pair.model.adapter, pair.workload, pick)
-    return [
-        (f"{b:,}", fmt_rate(float(a)), fmt_rate(float(r))) for b, a, r in zip(pick, agg, per, strict=True)
-    ]
 
 
 def model_data(m: SiteModel) -> dict[str, Any]:

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from fastapi import APIRouter, Request
-from fastapi.responses import RedirectResponse, Response
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from servebound.errors import InputError
 from servebound.web.page_contexts import Page
 from servebound.web.pages import Renderer
+from servebound.web.pair_records import ALL, SECTIONS, PairRecords
 from servebound.web.query import parse_workload_query
 from servebound.web.records import HardwareFilters, ModelFilters
 from servebound.web.registry import PAGES, PageSpec
@@ -91,18 +92,34 @@ def pair_form(request: Request, web: Web) -> Response:
 
 
 def pair_page(request: Request, hw_ref: str, model_ref: str, web: Web) -> Response:
+    """A pair page; a computed one (a workload other than the default) folds its heavy sections, and
+    ``?section=NAME`` answers one of them alone (``pair_records.SECTIONS``; ``all``: none folded)."""
     model_ref, markdown = split_md(model_ref)
     hw, m = web.get_hw(hw_ref), web.get_model(model_ref)
     params = dict(request.query_params)
     if params.pop("maximize", None):
         params.pop("batch", None)
+    section = params.pop("section", None)
+    if section is not None and section != ALL and section not in SECTIONS:
+        raise InputError("section", f"use one of {', '.join([*SECTIONS, ALL])} (got {section!r})")
+    if section is not None and markdown:
+        raise InputError("section", "the markdown mirror carries every section: drop section")
     query = parse_workload_query(params)
 
     draft = web.get_model(query.draft) if query.draft else None
 
+    def records() -> PairRecords:  # one computation per workload for a page and its fragments
+        key = (hw.id, m.id, query)
+        return web.renderer.recent.get(key, lambda: PairRecords(compute_pair(hw, m, query, draft=draft)))
+
+    if section is not None and section != ALL:
+        name = section
+        return HTMLResponse(heavy(lambda: web.renderer.pair_section(records(), name))())
+
     def build(resolved: bool) -> Callable[[], Page]:
         def run() -> Page:
-            page = web.renderer.pair_page(compute_pair(hw, m, query, draft=draft))
+            folded = not query.is_default and not resolved and section is None
+            page = web.renderer.pair_page(records(), folded=folded)
             return page.resolved() if resolved else page
 
         return heavy(run)

@@ -404,6 +404,36 @@
     });
   }
 
+  // A computed page's folded sections (pair_records.SECTIONS on the server): each is filled from its
+  // fragment, the server's HTML of that section for the page's workload, the first time it is opened;
+  // charts that arrive after the sliders moved are redrawn for the form's workload (``redraw``).
+  var redraw = null;
+  function wireFolds() {
+    document.querySelectorAll("details.fold[data-fragment]").forEach(function (details) {
+      details.addEventListener("toggle", function () {
+        if (!details.open || details.dataset.loaded) return;
+        details.dataset.loaded = "loading";
+        var body = details.querySelector(".fold-body");
+        body.setAttribute("aria-busy", "true");
+        fetch(BASE + details.dataset.fragment, { headers: { Accept: "text/html" } }).then(function (r) {
+          if (!r.ok) throw new Error("the section did not load (" + r.status + ")");
+          return r.text();
+        }).then(function (html) {
+          body.innerHTML = html;
+          details.dataset.loaded = "1";
+          body.querySelectorAll("svg.chart").forEach(attachHover);
+          if (redraw) redraw();
+        }).catch(function (err) {
+          delete details.dataset.loaded;
+          var note = document.createElement("p");
+          note.className = "note";
+          note.textContent = String(err.message || err);
+          body.appendChild(note);
+        }).then(function () { body.removeAttribute("aria-busy"); });
+      });
+    });
+  }
+
   var pending = 0, drafts = {};
   function recompute(form, data) {
     var q = readForm(form, data);
@@ -452,7 +482,8 @@
         var d = res[0], p = res[1] || null;
         showNumbers(data, d, p, q);
         showOverhead(d.assumptions ? d.assumptions.overhead_gb : null);
-        if (!twoTier) drawFigures(data, q, d, p || localPre);
+        redraw = twoTier ? null : function () { drawFigures(data, q, d, p || localPre); };
+        if (redraw) redraw();
         if (note) note.textContent = "Numbers from the JSON API.";
         document.body.setAttribute("data-computed", "api");
       }).catch(function (err) { if (note) note.textContent = String(err.message || err); });
@@ -478,6 +509,7 @@
     // other pair is computed here from the exported catalog data.
     if (document.getElementById("calc-host")) { calculator(); return; }
     document.querySelectorAll("svg.chart").forEach(attachHover);
+    wireFolds();
     var holder = document.getElementById("pair-data"), form = document.getElementById("workload");
     if (!holder || !form) return;
     var data = JSON.parse(holder.textContent);
