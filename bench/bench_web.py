@@ -1,8 +1,11 @@
 """Web benchmarks: in-process page and API latency, requests/s on loopback, llms-full.txt, full export.
 
-    python bench/bench_web.py [--export] [--full-render] [--requests 2000] [--threads 8]
+    python bench/bench_web.py [--pages] [--export] [--full-render] [--requests 2000] [--threads 8]
 
-Latencies are medians over repeated in-process requests (FastAPI's TestClient, no network). The load
+Latencies are medians over repeated in-process requests (FastAPI's TestClient, no network). A pair
+page with a custom workload is timed over a different workload each request (read_context 8000,
+8001, ...), so nothing one request computed serves the next; its folded sections' fragments are timed
+right after their page, as a reader opening them would ask for them. ``--pages`` stops there. The load
 test starts uvicorn on 127.0.0.1 and drives it with a bounded loop of httpx requests from a thread
 pool. llms-full.txt is timed three ways on fresh apps: the first request with no background build
 (the foreground build), the background build ``serve()`` starts (time until ready, and the latency
@@ -34,6 +37,52 @@ def median_ms(client: TestClient, url: str, repeat: int) -> float:
         assert r.status_code == 200, (url, r.status_code)
 
     return median_s(get, repeat, warm=True) * 1e3
+
+
+def pair_pages(client: TestClient, pair: str, repeat: int) -> None:
+    """The cached pair page, then the computed one: each request a new workload, then the fragments
+    its folded sections name (``data-fragment``), in page order; medians, and the page plus every
+    fragment as one total."""
+    import html
+    import re
+    import statistics
+
+    cached = median_ms(client, pair, repeat)
+    page: list[float] = []
+    parts: dict[str, list[float]] = {}
+    total: list[float] = []
+    for i in range(repeat + 1):  # the first round warms up
+        start = time.perf_counter()
+        r = client.get(f"{pair}?read_context={8000 + i}")
+        took = time.perf_counter() - start
+        assert r.status_code == 200
+        spent = took
+        for href in re.findall(r'data-fragment="([^"]+)"', r.text):
+            name = href.rsplit("section=", 1)[1]
+            start = time.perf_counter()
+            f = client.get(html.unescape(href))
+            t = time.perf_counter() - start
+            assert f.status_code == 200, href
+            spent += t
+            if i:
+                parts.setdefault(name, []).append(t)
+        if i:
+            page.append(took)
+            total.append(spent)
+    custom = statistics.median(page) * 1e3
+    print(f"pair page, default workload (cached):   {cached:7.2f} ms median")
+    print(
+        f"pair page, custom workload (computed):  {custom:7.2f} ms median ({custom / cached:.2f}x the cached)"
+    )
+    for name, times in parts.items():
+        print(
+            f"  its folded section {name + ':':<22} {statistics.median(times) * 1e3:7.2f} ms median (fragment)"
+        )
+    print(f"  the page and every folded section:    {statistics.median(total) * 1e3:7.2f} ms median (total)")
+    same = median_ms(client, pair + "?read_context=8000", repeat)
+    print(
+        f"pair page, one custom workload repeated: {same:6.2f} ms median (its records kept between requests)"
+    )
 
 
 def load(url: str, requests: int, threads: int) -> float:
@@ -197,6 +246,7 @@ def serve_ready() -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--pages", action="store_true", help="only the in-process pair page latencies")
     parser.add_argument("--export", action="store_true", help="also time the full static export")
     parser.add_argument(
         "--full-render", action="store_true", help="also time llms-full.txt from fully rendered pages"
@@ -213,10 +263,9 @@ def main() -> None:
     pair = f"/pair/nvidia-dgx-spark/{model}"
     api = f"/api/decode?hardware=nvidia-dgx-spark&model={model}"
     print(f"catalog: {len(site.hardware)} hardware rows, {len(site.models)} model profiles")
-    print(f"pair page, default workload (cached):   {median_ms(client, pair, args.repeat):7.2f} ms median")
-    print(
-        f"pair page, custom workload (computed):  {median_ms(client, pair + '?read_context=8000', args.repeat):7.2f} ms median"
-    )
+    pair_pages(client, pair, args.repeat)
+    if args.pages:
+        return
     print(f"/api/decode:                            {median_ms(client, api, args.repeat):7.2f} ms median")
     print(
         f"/api/prefill (prompt 8192, range):      {median_ms(client, f'/api/prefill?hardware=nvidia-dgx-spark&model={model}&prompt=8192&range=true', args.repeat):7.2f} ms median"

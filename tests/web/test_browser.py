@@ -173,6 +173,10 @@ def test_cost_figures_and_economics_without_javascript(browser: Any, server: str
     context = browser.new_context(java_script_enabled=False)
     page = context.new_page()
     page.goto(server + "/pair/nvidia-h100-sxm/hostile?read_context=100&alloc_context=200&floor=1")
+    # a computed page folds its cost section: without script, its link opens the page with it drawn
+    page.click("#fold-cost summary")
+    page.click("#fold-cost .fold-body a")
+    assert page.url.endswith("&section=all#cost")
     for fig in ("fig-step-time", "fig-cost-batch", "fig-cost-context"):
         assert page.locator(f"svg#{fig}").is_visible(), fig
     assert page.locator("svg#fig-step-time g.mark.cross").count() == 1  # the balance batch is marked

@@ -10,6 +10,7 @@ table.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import json
 from collections.abc import Callable, Mapping
@@ -58,8 +59,10 @@ class FieldDoc:
     unit: str
 
 
+@functools.cache
 def field_docs(record: type[Any]) -> tuple[FieldDoc, ...]:
-    """The documented fields of a result record in declaration order, then its documented properties."""
+    """The documented fields of a result record in declaration order, then its documented properties
+    (read once per record type: every JSON answer walks them)."""
     found: list[tuple[str, Mapping[str, Any]]] = [
         (item.name, item.metadata) for item in dataclasses.fields(record)
     ]

@@ -38,7 +38,7 @@ from servebound.web.classes import class_tables, listing_groups, listing_row
 from servebound.web.costview import economics_context
 from servebound.web.layouts import layout_model, system_layouts
 from servebound.web.mathml import mathml
-from servebound.web.nearby import sideways
+from servebound.web.nearby import Sideways, sideways
 from servebound.web.packaged import packaged_templates
 from servebound.web.page_contexts import (
     DerivationContext,
@@ -130,6 +130,7 @@ class Renderer:
         self.date = site_date()
         #: The records of the pairs served pages computed last (their fragments read them again).
         self.recent = RecentRecords()
+        self._fixed: dict[tuple[str, str], tuple[Sideways, list[RunDisplay]]] = {}
         formats = dict(
             fmt_gb=fmt_gb, fmt_int=fmt_int, fmt_rate=fmt_rate, fmt_params=fmt_params, fmt_seconds=fmt_seconds
         )
@@ -356,7 +357,7 @@ class Renderer:
             d=d,
             notes=[web_sentence(n) for n in decode_notes(d)],
             remedies=remedies(d, hw.id, m.id, params),
-            sideways=sideways(hw, m, self.site.hardware, self.site.models, self.pair_href),
+            sideways=self._pair_fixed(hw, m)[0],
             p=p,
             q=pair.query,
             prefill_error=pair.prefill_error,
@@ -378,13 +379,26 @@ class Renderer:
             api_decode=api_decode,
             api_prefill=api_prefill,
             prompt_tokens=pair.prompt_tokens,
-            runs=self.run_displays(self.site.runs_for_pair(hw.id, m.id)),
+            runs=self._pair_fixed(hw, m)[1],
             records=records or PairRecords(pair),
             eq=_equations(),
         )
         title = f"{m.name} on {hw.name}"
         desc = f"{verdict}. One session {single}; useful aggregate {agg}."
         return pair_path(hw.id, m.id, params), title, desc, context
+
+    def _pair_fixed(self, hw: SiteHardware, m: SiteModel) -> tuple[Sideways, list[RunDisplay]]:
+        """What a pair page shows whatever its workload (its nearby pairs, its reported runs), built once
+        per pair."""
+        key = (hw.id, m.id)
+        found = self._fixed.get(key)
+        if found is None:
+            found = (
+                sideways(hw, m, self.site.hardware, self.site.models, self.pair_href),
+                self.run_displays(self.site.runs_for_pair(hw.id, m.id)),
+            )
+            self._fixed[key] = found
+        return found
 
     def pair_page(
         self,

@@ -37,8 +37,8 @@ class Section:
 SECTIONS: dict[str, Section] = {
     s.name: s
     for s in (
-        Section("charts", "Charts: decode against read context and batch, prefill against prompt length"),
-        Section("cost", "Cost per token: step time, cost against batch and context, the priced table"),
+        Section("charts", "Charts: decode against context and batch, prefill against prompt"),
+        Section("cost", "Step time, cost against batch and context, and the priced table"),
     )
 }
 #: ``?section=all``: a computed page with every section inline (the no-script reader's link).
