@@ -10,7 +10,6 @@ table.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import importlib
 import json
 from collections.abc import Callable, Mapping
@@ -59,10 +58,19 @@ class FieldDoc:
     unit: str
 
 
-@functools.cache
+_FIELD_DOCS: dict[type[Any], tuple[FieldDoc, ...]] = {}
+
+
 def field_docs(record: type[Any]) -> tuple[FieldDoc, ...]:
     """The documented fields of a result record in declaration order, then its documented properties
     (read once per record type: every JSON answer walks them)."""
+    known = _FIELD_DOCS.get(record)
+    if known is None:
+        known = _FIELD_DOCS[record] = _read_field_docs(record)
+    return known
+
+
+def _read_field_docs(record: type[Any]) -> tuple[FieldDoc, ...]:
     found: list[tuple[str, Mapping[str, Any]]] = [
         (item.name, item.metadata) for item in dataclasses.fields(record)
     ]
