@@ -39,50 +39,52 @@ def median_ms(client: TestClient, url: str, repeat: int) -> float:
     return median_s(get, repeat, warm=True) * 1e3
 
 
+def _timed(client: TestClient, url: str) -> tuple[float, float, str]:
+    """One request: its wall seconds, the CPU seconds the whole process spent meanwhile (the test
+    client's threads and the app's: steadier than the wall on a shared machine) and its text."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    r = client.get(url)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    assert r.status_code == 200, (url, r.status_code)
+    return wall, cpu, r.text
+
+
 def pair_pages(client: TestClient, pair: str, repeat: int) -> None:
     """The cached pair page, then the computed one: each request a new workload, then the fragments
-    its folded sections name (``data-fragment``), in page order; medians, and the page plus every
-    fragment as one total."""
+    its folded sections name (``data-fragment``), in page order; medians of the wall time (and of
+    the process's CPU time), and the page plus every fragment as one total."""
     import html
     import re
-    import statistics
+    from statistics import median
 
-    cached = median_ms(client, pair, repeat)
-    page: list[float] = []
-    parts: dict[str, list[float]] = {}
-    total: list[float] = []
+    def show(label: str, times: list[tuple[float, float]], note: str = "") -> float:
+        wall, cpu = median(t[0] for t in times) * 1e3, median(t[1] for t in times) * 1e3
+        print(f"{label:<40} {wall:7.2f} ms median ({cpu:.2f} ms CPU){note}")
+        return wall
+
+    cached = [_timed(client, pair)[:2] for _ in range(repeat + 1)][1:]
+    page: list[tuple[float, float]] = []
+    parts: dict[str, list[tuple[float, float]]] = {}
+    total: list[tuple[float, float]] = []
     for i in range(repeat + 1):  # the first round warms up
-        start = time.perf_counter()
-        r = client.get(f"{pair}?read_context={8000 + i}")
-        took = time.perf_counter() - start
-        assert r.status_code == 200
-        spent = took
-        for href in re.findall(r'data-fragment="([^"]+)"', r.text):
-            name = href.rsplit("section=", 1)[1]
-            start = time.perf_counter()
-            f = client.get(html.unescape(href))
-            t = time.perf_counter() - start
-            assert f.status_code == 200, href
-            spent += t
+        wall, cpu, text = _timed(client, f"{pair}?read_context={8000 + i}")
+        spent = [wall, cpu]
+        for href in re.findall(r'data-fragment="([^"]+)"', text):
+            f_wall, f_cpu, _ = _timed(client, html.unescape(href))
+            spent = [spent[0] + f_wall, spent[1] + f_cpu]
             if i:
-                parts.setdefault(name, []).append(t)
+                parts.setdefault(href.rsplit("section=", 1)[1], []).append((f_wall, f_cpu))
         if i:
-            page.append(took)
-            total.append(spent)
-    custom = statistics.median(page) * 1e3
-    print(f"pair page, default workload (cached):   {cached:7.2f} ms median")
-    print(
-        f"pair page, custom workload (computed):  {custom:7.2f} ms median ({custom / cached:.2f}x the cached)"
-    )
+            page.append((wall, cpu))
+            total.append((spent[0], spent[1]))
+    base = show("pair page, default workload (cached):", cached)
+    custom = median(t[0] for t in page) * 1e3
+    show("pair page, custom workload (computed):", page, f"; {custom / base:.2f}x the cached")
     for name, times in parts.items():
-        print(
-            f"  its folded section {name + ':':<22} {statistics.median(times) * 1e3:7.2f} ms median (fragment)"
-        )
-    print(f"  the page and every folded section:    {statistics.median(total) * 1e3:7.2f} ms median (total)")
-    same = median_ms(client, pair + "?read_context=8000", repeat)
-    print(
-        f"pair page, one custom workload repeated: {same:6.2f} ms median (its records kept between requests)"
-    )
+        show(f"  its folded section {name} (fragment):", times)
+    show("  the page and every folded section:", total)
+    again = [_timed(client, pair + "?read_context=8000")[:2] for _ in range(repeat + 1)][1:]
+    show("pair page, one custom workload repeated:", again, " (its records kept between requests)")
 
 
 def load(url: str, requests: int, threads: int) -> float:
