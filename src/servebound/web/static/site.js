@@ -3,7 +3,8 @@
  * Served site (body data-mode="server"): the numbers come from the JSON API (/api/decode, /api/prefill).
  * Static copy (data-mode="static"): the numbers come from calc.js, the one port of the core's formulas
  * (checked against the core's conformance vectors under Node). Figures are drawn from it in both modes.
- * tests/web/test_browser.py checks that the page's numbers equal the API's.
+ * tests/web/test_browser.py checks that the page's numbers equal the API's. A served page computed for
+ * its workload folds its charts and cost section; opening one fetches its fragment (wireFolds below).
  * No external asset, no framework: this file is the whole script.
  */
 (function () {
