@@ -88,6 +88,7 @@ def pair_pages(client: TestClient, pair: str, repeat: int) -> None:
 
 
 def load(url: str, requests: int, threads: int) -> float:
+    """Requests/s over loopback; a ``{}`` in ``url`` takes each request's number (a new workload each)."""
     import socket
 
     import uvicorn
@@ -103,13 +104,13 @@ def load(url: str, requests: int, threads: int) -> float:
     base = f"http://127.0.0.1:{port}"
     local = threading.local()
 
-    def one(_: int) -> int:
+    def one(i: int) -> int:
         if not hasattr(local, "client"):
             local.client = httpx.Client(base_url=base)
-        code: int = local.client.get(url).status_code
+        code: int = local.client.get(url.replace("{}", str(8000 + i))).status_code
         return code
 
-    one(0)
+    one(-1)  # warm: a workload the timed requests do not ask for
     start = time.perf_counter()
     with ThreadPoolExecutor(threads) as pool:
         codes = list(pool.map(one, range(requests)))
@@ -277,7 +278,7 @@ def main() -> None:
     )
     print(
         f"loopback, {args.threads} threads, pair page (custom workload): "
-        f"{load(pair + '?read_context=8000', args.requests // 4, args.threads):7.0f} requests/s"
+        f"{load(pair + '?read_context={}', args.requests // 4, args.threads):7.0f} requests/s (a new workload each)"
     )
     bench_llms_full(args.full_render)
     serve_ready()
