@@ -259,3 +259,37 @@ def test_the_curve_takes_the_rows_runtime_overhead_as_decode_does() -> None:
     assert rng.curve.batch_star[0] == rng.at_shortest.batch_star
     assert rng.curve.aggregate_tok_per_s[0] == rng.at_shortest.aggregate_tok_per_s
     assert rng.workload.overhead_bytes == 18 * GB
+
+
+def test_routed_experts_traffic_on_the_curve_is_decodes_float() -> None:
+    # numpy's expm1 and libm's differ in the last bit on a few per cent of inputs; the curve takes
+    # routed experts' expected traffic one count at a time, so each batch's W_batch is decode's float.
+    from servebound.core.decode_range import batch_bytes
+    from servebound.core.experts import ExpertTraffic
+
+    weights = Weights.from_params(
+        bytes_per_param=0.5, total_params=30e9, active_params=6e9, experts=Experts(128, 8)
+    )
+    batches = np.arange(1, 5001, dtype=np.float64)
+    on_curve = batch_bytes(weights, batches, ExpertTraffic.EXPECTED)
+    assert on_curve.tolist() == [weights.batch(b, ExpertTraffic.EXPECTED) for b in batches.tolist()]
+
+
+def test_curve_is_decode_with_routed_experts_and_a_draft() -> None:
+    # Found by test_curve_is_decode_at_each_sampled_context: 5.975723622782446 from decode against
+    # ...447 on the curve at context 0, a target with 8 routed experts (2 per token) and a 4-token draft.
+    hw = Hardware("hw", "hw", memory_bytes=16 * GB, bandwidth_bytes_per_s=50 * GB, compute_flop_per_s={})
+    weights = Weights.from_params(
+        bytes_per_param=0.5, total_params=16e9, active_params=12e9, experts=Experts(8, 2)
+    )
+    model = ModelAdapter("m", "m", weights, KVShape(0.0), KVShape(0.0), None, context_limit_tokens=1)
+    draft_w = Weights.from_params(bytes_per_param=0.5, total_params=0.5e9, active_params=0.5e9)
+    draft = ModelAdapter("d", "d", draft_w, KVShape(20_000.0), KVShape(20_000.0), None)
+    spec = Speculation(draft, 4, Speculation.rho_from_acceptance(0.0, 4))
+    w = Workload(overhead_bytes=0.0, alloc_context_tokens=1, read_context_tokens=1, speculation=spec)
+    curve = decode_context_range(hw, model, w).curve
+    assert curve is not None
+    for i, context in enumerate(curve.read_context_tokens.tolist()):
+        r = decode(hw, model, at(w, context))
+        assert r.single_session_tok_per_s == curve.single_session_tok_per_s[i]
+        assert (r.batch_star or 0) == curve.batch_star[i]

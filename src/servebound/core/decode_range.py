@@ -24,8 +24,9 @@ from typing import TYPE_CHECKING
 from servebound.core.arith import np
 from servebound.core.decode import DecodeResult, Verdict, decode
 from servebound.core.decode_compute import decode_compute, seconds_per_session_step_over_contexts
+from servebound.core.experts import ExpertTraffic
 from servebound.core.hardware import Hardware
-from servebound.core.model import ModelAdapter
+from servebound.core.model import ModelAdapter, Weights
 from servebound.core.offload import offloaded
 from servebound.core.search import largest_true
 from servebound.core.traffic import _Traffic, private_read_bytes
@@ -185,6 +186,17 @@ def _memory_fit_batches(margin_bytes: float, kv_alloc_bytes: Float) -> Int:
     return batches
 
 
+def batch_bytes(weights: Weights, batches: NDArray[np.float64], mode: ExpertTraffic) -> Float:
+    """W_batch at each batch, each the float :func:`decode` computes at that batch: numpy's expm1
+    is not libm's in the last bit on some inputs, so routed experts' expected traffic is taken one
+    count at a time (a curve holds about a hundred contexts); other weights on the array."""
+    experts = weights.experts
+    if experts is None or mode is not ExpertTraffic.EXPECTED or experts.per_token >= experts.routed:
+        out: Float = weights.batch(batches, mode)
+        return out
+    return np.fromiter((weights.batch(b, mode) for b in batches.tolist()), np.float64, batches.size)
+
+
 def context_curve(
     hardware: Hardware, model: ModelAdapter, workload: Workload, read_contexts: ArrayLike
 ) -> ContextCurve:
@@ -233,10 +245,12 @@ def context_curve(
     def per_token(batch: NDArray[np.float64]) -> Float:
         # _Traffic.per_token, with the private read an array over contexts.
         if spec is None:
-            q: Float = weights.batch(batch, mode) / batch + private
+            q: Float = batch_bytes(weights, batch, mode) / batch + private
             return q
         gamma, rho = spec.draft_tokens, spec.tokens_per_step
-        shared = weights.batch(batch * (gamma + 1), mode) + gamma * spec.draft.weights.batch(batch, mode)
+        shared = batch_bytes(weights, batch * (gamma + 1), mode) + gamma * batch_bytes(
+            spec.draft.weights, batch, mode
+        )
         q = shared / (batch * rho) + private / rho
         return q
 
