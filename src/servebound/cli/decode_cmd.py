@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 from servebound.api import decode, load_hardware, load_model
 from servebound.cli import declare as typer  # Typer itself only when it parses
 from servebound.cli.common import HardwareOpt, JsonOpt, ModelOpt, app, with_inputs
-from servebound.cli.output import console, line, new_table, print_json, render_assumptions, strong
+from servebound.cli.output import console, line, on, print_json, print_table, render_assumptions, strong
 from servebound.core.decode import DecodeResult
 from servebound.core.model import ModelAdapter
 from servebound.core.units import GB
@@ -134,65 +134,42 @@ def render_decode(result: DecodeResult) -> None:
     """The human report: the gates, the ceilings, the notes, the assumptions."""
     r = result
     hw = r.hardware
-    console.print(line(strong(r.model.name), " on ", strong(hw.name), f": {VERDICT_TEXT[r.verdict.value]}"))
-    table = new_table("quantity", "value", "how", right=("value",))
-    table.add_row("capacity C", fmt_gb(hw.memory_bytes), hw.provenance)
-    table.add_row("bandwidth R", f"{hw.bandwidth_bytes_per_s / GB:,.1f} GB/s", hw.provenance)
-    table.add_row("W_resident", fmt_gb(r.resident_bytes), "weights held in memory")
-    table.add_row("W_active", fmt_gb(r.weight_active_bytes), "W_batch(1) at minimum expert traffic")
-    table.add_row("resident margin", fmt_gb(r.resident_margin_bytes), "C - W_resident - O")
-    table.add_row(
-        "K_alloc",
-        fmt_gb(r.kv_alloc_bytes),
-        f"per session at {r.workload.alloc_context_tokens:,} tokens, {_cache(r.model)}",
-    )
-    table.add_row(
-        "K_read",
-        fmt_gb(r.kv_read_bytes),
-        f"per token at {r.workload.read_context_tokens:,} tokens, {_cache(r.model)}",
-    )
-    table.add_row(
-        "b_mem", fmt_int(r.batch_mem) + (" (cap)" if r.batch_mem_capped else ""), "floor(margin / K_alloc)"
-    )
-    table.add_row("b_rate", fmt_int(r.batch_rate), "floor((R/r* - W_active) / K_read), necessary")
-    table.add_row(
-        "b*", fmt_int(r.batch_star), f"limited by {r.batch_limited_by.value}" if r.batch_limited_by else ""
-    )
-    table.add_row("single session", fmt_rate(r.single_session_tok_per_s), "R / (W_batch(1) + K_read)")
-    table.add_row(
-        "aggregate at b*",
-        fmt_rate(r.aggregate_tok_per_s),
-        "b* rho / t(b*): t = max(t_mem, t_cmp)",
-    )
-    flops = r.decode_flops_per_token
-    table.add_row(
-        "FLOPs per token",
-        "-" if flops is None else f"{flops / 1e9:,.2f} GFLOP",
-        "2 P_lin,active + a_attn(1, L_read)",
-    )
-    table.add_row("compute at b*", fmt_rate(r.compute_tok_per_s_at_star), "b* rho / t_cmp(b*)")
-    table.add_row("balance batch", fmt_int(r.balance_batch), "smallest b with t_cmp(b) >= t_mem(b)")
-    table.add_row(
-        "step time t(b*)",
-        "-" if r.step_time_s is None else f"{r.step_time_s * 1e3:,.3f} ms",
-        f"bound by {r.bound_by.value}" if r.bound_by else "",
-    )
-    table.add_row(
-        "per session at b*", fmt_rate(r.per_session_tok_per_s), f"floor r* = {r.workload.floor_tok_per_s:g}"
-    )
-    table.add_row(
-        "memory-power", fmt_rate(r.memory_power_tok_per_s), "D/(K_alloc W_active) (1 - (W_res+O)/C)"
-    )
-    table.add_row("large-memory limit", fmt_rate(r.large_memory_limit_tok_per_s), "D/(K_alloc W_active)")
-    if r.forced is not None:
-        f = r.forced
-        table.add_row(
-            f"forced batch {f.batch:,}",
-            fmt_rate(f.aggregate_tok_per_s),
-            f"{fmt_rate(f.per_session_tok_per_s)}/session, "
-            f"{'clears' if f.clears_floor else 'below'} floor{'' if f.fits_memory else ', does not fit'}",
-        )
-    console.print(table)
+    console.print(on(r.model.name, hw.name, f": {VERDICT_TEXT[r.verdict.value]}"))
+    w, cache, flops, step = r.workload, _cache(r.model), r.decode_flops_per_token, r.step_time_s
+    rows = [
+        ("capacity C", fmt_gb(hw.memory_bytes), hw.provenance),
+        ("bandwidth R", f"{hw.bandwidth_bytes_per_s / GB:,.1f} GB/s", hw.provenance),
+        ("W_resident", fmt_gb(r.resident_bytes), "weights held in memory"),
+        ("W_active", fmt_gb(r.weight_active_bytes), "W_batch(1) at minimum expert traffic"),
+        ("resident margin", fmt_gb(r.resident_margin_bytes), "C - W_resident - O"),
+        ("K_alloc", fmt_gb(r.kv_alloc_bytes), f"per session at {w.alloc_context_tokens:,} tokens, {cache}"),
+        ("K_read", fmt_gb(r.kv_read_bytes), f"per token at {w.read_context_tokens:,} tokens, {cache}"),
+        ("b_mem", fmt_int(r.batch_mem) + (" (cap)" if r.batch_mem_capped else ""), "floor(margin / K_alloc)"),
+        ("b_rate", fmt_int(r.batch_rate), "floor((R/r* - W_active) / K_read), necessary"),
+        ("b*", fmt_int(r.batch_star), f"limited by {r.batch_limited_by.value}" if r.batch_limited_by else ""),
+        ("single session", fmt_rate(r.single_session_tok_per_s), "R / (W_batch(1) + K_read)"),
+        ("aggregate at b*", fmt_rate(r.aggregate_tok_per_s), "b* rho / t(b*): t = max(t_mem, t_cmp)"),
+        (
+            "FLOPs per token",
+            "-" if flops is None else f"{flops / 1e9:,.2f} GFLOP",
+            "2 P_lin,active + a_attn(1, L_read)",
+        ),
+        ("compute at b*", fmt_rate(r.compute_tok_per_s_at_star), "b* rho / t_cmp(b*)"),
+        ("balance batch", fmt_int(r.balance_batch), "smallest b with t_cmp(b) >= t_mem(b)"),
+        (
+            "step time t(b*)",
+            "-" if step is None else f"{step * 1e3:,.3f} ms",
+            f"bound by {r.bound_by.value}" if r.bound_by else "",
+        ),
+        ("per session at b*", fmt_rate(r.per_session_tok_per_s), f"floor r* = {w.floor_tok_per_s:g}"),
+        ("memory-power", fmt_rate(r.memory_power_tok_per_s), "D/(K_alloc W_active) (1 - (W_res+O)/C)"),
+        ("large-memory limit", fmt_rate(r.large_memory_limit_tok_per_s), "D/(K_alloc W_active)"),
+    ]
+    if (f := r.forced) is not None:
+        fits = "" if f.fits_memory else ", does not fit"
+        how = f"{fmt_rate(f.per_session_tok_per_s)}/session, {'clears' if f.clears_floor else 'below'} floor{fits}"
+        rows.append((f"forced batch {f.batch:,}", fmt_rate(f.aggregate_tok_per_s), how))
+    print_table(("quantity", "value", "how"), rows, right=("value",))
     for note in decode_notes(r):
         console.print(f"- {note}")
     render_assumptions(workload_assumptions(r.workload, hardware=hw, model=r.model, compute=r.compute))

@@ -6,11 +6,10 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from servebound.catalog.hardware import CatalogHardware
 from servebound.cli.common import JsonOpt, app
-from servebound.cli.output import checked_output, console, line, new_table, print_json, strong
+from servebound.cli.output import checked_output, console, line, new_table, print_json, progress_bar, strong
 from servebound.core.units import GB, TFLOPS
 from servebound.errors import InputError
 
@@ -62,14 +61,7 @@ def measure_command(
         if not array_mb > 0:
             raise InputError("array_mb", f"must be a positive number of MB (got {array_mb})")
         array_bytes = int(array_mb * 1e6)
-    with Progress(
-        TextColumn("{task.description}", markup=False),
-        BarColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-        disable=json_out,
-    ) as bar:
+    with progress_bar(transient=True, disable=json_out) as bar:
         task = bar.add_task("measuring", total=1.0)
 
         def progress(label: str, fraction: float) -> None:

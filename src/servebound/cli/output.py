@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +21,7 @@ from servebound.views.terminal import visible
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.progress import Progress
     from rich.table import Table
     from rich.text import Text
 
@@ -42,12 +43,6 @@ def _safe_console_class() -> type[Console]:
     return SafeConsole
 
 
-def __getattr__(name: str) -> Any:
-    if name == "SafeConsole":  # made on first use: rich is imported only where styling is printed
-        return _safe_console_class()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 def strong(text: str) -> Text:
     """``text`` in bold, as written (a piece of a :func:`line`)."""
     from rich.text import Text
@@ -60,6 +55,11 @@ def line(*parts: str | Text) -> Text:
     from rich.text import Text
 
     return Text.assemble(*(part if isinstance(part, Text) else visible(part) for part in parts))
+
+
+def on(model: str, machine: str, *rest: str | Text) -> Text:
+    """A report's first line: the model's name and the machine's, in bold, then ``rest``."""
+    return line(strong(model), " on ", strong(machine), *rest)
 
 
 class _LazyConsole:
@@ -115,6 +115,16 @@ def checked_output(path: Path, formats: dict[str, str], *, overwrite: bool = Tru
     return fmt
 
 
+def progress_bar(*, counted: bool = False, **options: Any) -> Progress:
+    """The one progress bar on the console: the step's label (as written), the bar, ``done/total`` where
+    ``counted``, the time taken."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    count = (MofNCompleteColumn(),) if counted else ()
+    label = TextColumn("{task.description}", markup=False)
+    return Progress(label, BarColumn(), *count, TimeElapsedColumn(), console=console, **options)
+
+
 def print_json(obj: dict[str, Any]) -> None:
     """Strict JSON on stdout: never NaN or Infinity."""
     sys.stdout.write(json.dumps(clean_json(obj), indent=2, allow_nan=False) + "\n")
@@ -137,6 +147,14 @@ def new_table(
         at_right = column not in left if left is not None else column in right
         drawn.add_column(column, justify="right" if at_right else "left", no_wrap=column in no_wrap)
     return drawn
+
+
+def print_table(columns: Sequence[str], rows: Iterable[Sequence[str]], **layout: Any) -> None:
+    """``rows`` under ``columns`` in the one table style (``layout``: :func:`new_table`'s keywords)."""
+    table = new_table(*columns, **layout)
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)
 
 
 def _six_digits(value: float) -> str:
@@ -173,7 +191,10 @@ __all__ = [
     "console",
     "line",
     "new_table",
+    "on",
     "print_json",
+    "print_table",
+    "progress_bar",
     "render_assumptions",
     "steps_json",
     "steps_table",

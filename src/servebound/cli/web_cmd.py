@@ -92,17 +92,10 @@ def build_site_command(
         raise InputError(
             "out_dir", f"cannot write into {out_dir} ({exc.strerror or exc}); give a folder you can write to"
         ) from None
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
+    from servebound.cli.output import progress_bar
     from servebound.web.export import build_site
 
-    with Progress(
-        TextColumn("{task.description}", markup=False),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-    ) as bar:
+    with progress_bar(counted=True) as bar:
         task = bar.add_task("building", total=None)
 
         def progress(done: int, total: int, path: str) -> None:

@@ -178,7 +178,7 @@ class KVPartFile(_Strict):
         return self
 
     def to_shape(self) -> KVShape:
-        return KVShape(self.global_bytes_per_token, self.local_bytes_per_token, self.window, self.state_bytes)
+        return KVShape(**_record_fields(self, _KV_RENAMED))
 
 
 class KVFile(_Strict):
@@ -254,58 +254,42 @@ class ModelFile(_Strict):
 
     @model_validator(mode="after")
     def _experts_match_form(self) -> ModelFile:
-        w = self.weights
-        if (
-            self.experts is not None
-            and w.total_params is not None
-            and self.experts.per_token < self.experts.routed
-        ):
-            active = w.active_params if w.active_params is not None else w.total_params
-            k, e = self.experts.per_token, self.experts.routed
-            always_on = active - k * (w.total_params - active) / (e - k) - w.embedding_params
-            if always_on < -1e-9 * w.total_params:
+        w, experts = self.weights, self.experts
+        total, stated = w.total_params, w.active_params
+        if experts is None:
+            if total is not None and stated is not None and stated != total:
                 raise ValueError(
-                    f"active_params ({active:g}) leaves a negative always-on part ({always_on:g} params = "
-                    "active - per_token x (total - active)/(routed - per_token) - embedding); "
-                    "check the parameter counts and the expert numbers"
+                    f"active_params ({stated:g}) differs from total_params ({total:g}) "
+                    "but [experts] is missing: add routed and per_token, or drop active_params for a dense model"
                 )
-        if (
-            self.experts is None
-            and w.total_params is not None
-            and w.active_params is not None
-            and w.active_params != w.total_params
-        ):
+            if w.expert_bytes:
+                raise ValueError("weights.expert_bytes is set but [experts] is missing (routed, per_token)")
+            return self
+        if total is None:
+            return self
+        k, e = experts.per_token, experts.routed
+        if k == e:  # every expert is active
+            if stated is not None and stated < total:
+                raise ValueError(
+                    "per_token equals routed (every expert is active) but active_params is below total_params"
+                )
+            return self
+        active = stated if stated is not None else total
+        always_on = active - k * (total - active) / (e - k) - w.embedding_params
+        if always_on < -1e-9 * total:
             raise ValueError(
-                f"active_params ({w.active_params:g}) differs from total_params ({w.total_params:g}) "
-                "but [experts] is missing: add routed and per_token, or drop active_params for a dense model"
+                f"active_params ({active:g}) leaves a negative always-on part ({always_on:g} params = "
+                "active - per_token x (total - active)/(routed - per_token) - embedding); "
+                "check the parameter counts and the expert numbers"
             )
-        if (
-            self.experts is not None
-            and self.experts.per_token == self.experts.routed
-            and w.total_params is not None
-            and w.active_params is not None
-            and w.active_params < w.total_params
-        ):
-            raise ValueError(
-                "per_token equals routed (every expert is active) but active_params is below total_params"
-            )
-        if self.experts is None and w.expert_bytes:
-            raise ValueError("weights.expert_bytes is set but [experts] is missing (routed, per_token)")
-        if (
-            self.experts is not None
-            and w.total_params is not None
-            and w.active_params is not None
-            and self.experts.per_token < self.experts.routed
-            and w.active_params >= w.total_params
-            and self.experts.routed > 1
-        ):
+        if stated is not None and stated >= total:
             raise ValueError("an MoE model needs active_params below total_params")
         return self
 
     @model_validator(mode="after")
     def _resident_covers_the_sweep(self) -> ModelFile:
         if self.weights.resident_gb is not None:
-            adapter = self._adapter_unchecked()
+            adapter = self.to_adapter()
             if adapter.weights.resident < adapter.weights.active * (1 - 1e-9):
                 raise ValueError(
                     f"resident_gb ({self.weights.resident_gb:g}) is below the weights swept per token "
@@ -314,9 +298,6 @@ class ModelFile(_Strict):
         return self
 
     def to_adapter(self) -> ModelAdapter:
-        return self._adapter_unchecked()
-
-    def _adapter_unchecked(self) -> ModelAdapter:
         w = self.weights
         experts = Experts(self.experts.routed, self.experts.per_token) if self.experts else None
         resident = w.resident_gb * GB if w.resident_gb is not None else None
@@ -341,20 +322,9 @@ class ModelFile(_Strict):
             )
         alloc = self.kv.alloc.to_shape()
         read = self.kv.read.to_shape() if self.kv.read is not None else alloc
-        prefill = None
-        if self.prefill is not None:
-            p = self.prefill
-            prefill = PrefillShape(
-                linear_active_params=p.linear_active_params,
-                attention_global_flops_per_pair=p.attention_global_flops_per_pair,
-                attention_local_flops_per_pair=p.attention_local_flops_per_pair,
-                attention_window_tokens=p.attention_window,
-                attention_state_flops_per_token=p.attention_state_flops_per_token,
-                kv_write_bytes_per_token=p.kv_write_bytes_per_token,
-                linear_mode=p.linear_mode,
-                attention_mode=p.attention_mode,
-                linear_mode_if_published=p.linear_mode_if_published,
-            )
+        prefill = (
+            None if self.prefill is None else PrefillShape(**_record_fields(self.prefill, _PREFILL_RENAMED))
+        )
         kv_precision = self.kv.precision
         return ModelAdapter(
             id=self.id or _slug(self.name),
@@ -467,24 +437,12 @@ def model_to_mapping(model: ModelAdapter, *, audit: dict[str, Any] | None = None
     kv: dict[str, Any] = {}
     if model.kv_precision:
         kv["precision"] = model.kv_precision
-    kv["alloc"] = _kv_mapping(model.kv_alloc)
+    kv["alloc"] = _file_keys(model.kv_alloc, KVPartFile, _KV_RENAMED)
     if model.kv_read != model.kv_alloc:
-        kv["read"] = _kv_mapping(model.kv_read)
+        kv["read"] = _file_keys(model.kv_read, KVPartFile, _KV_RENAMED)
     out["kv"] = kv
     if model.prefill is not None:
-        p = model.prefill
-        out["prefill"] = {
-            "linear_active_params": p.linear_active_params,
-            "attention_global_flops_per_pair": p.attention_global_flops_per_pair,
-            "attention_local_flops_per_pair": p.attention_local_flops_per_pair,
-            "attention_window": p.attention_window_tokens,
-            "attention_state_flops_per_token": p.attention_state_flops_per_token,
-            "kv_write_bytes_per_token": p.kv_write_bytes_per_token,
-            "linear_mode": p.linear_mode,
-            "attention_mode": p.attention_mode,
-        }
-        if p.linear_mode_if_published is not None:
-            out["prefill"]["linear_mode_if_published"] = p.linear_mode_if_published
+        out["prefill"] = _file_keys(model.prefill, PrefillFile, _PREFILL_RENAMED)
     if model.sources:
         out["source"] = {k: v for k, v in model.sources.items() if k in SourceFile.model_fields}
     if audit:
@@ -492,13 +450,21 @@ def model_to_mapping(model: ModelAdapter, *, audit: dict[str, Any] | None = None
     return out
 
 
-def _kv_mapping(shape: KVShape) -> dict[str, Any]:
-    return {
-        "global_bytes_per_token": shape.global_bytes_per_token,
-        "local_bytes_per_token": shape.local_bytes_per_token,
-        "window": shape.window_tokens,
-        "state_bytes": shape.state_bytes,
-    }
+#: File keys whose core record's field names the unit (``window`` is ``window_tokens``); every other
+#: key is the record's field of the same name.
+_KV_RENAMED = {"window": "window_tokens"}
+_PREFILL_RENAMED = {"attention_window": "attention_window_tokens"}
+
+
+def _record_fields(part: BaseModel, renamed: dict[str, str]) -> dict[str, Any]:
+    """A file table's values by the core record's field names."""
+    return {renamed.get(key, key): value for key, value in part.model_dump().items()}
+
+
+def _file_keys(record: Any, part: type[BaseModel], renamed: dict[str, str]) -> dict[str, Any]:
+    """A core record in the file table ``part``'s keys (in its order; a None value left out)."""
+    values = {key: getattr(record, renamed.get(key, key)) for key in part.model_fields}
+    return {key: value for key, value in values.items() if value is not None}
 
 
 def dumps_model(mapping: dict[str, Any], fmt: Literal["toml", "json"] = "toml") -> str:

@@ -110,9 +110,7 @@ class Input:
             return self._check_text(value)
         number = isinstance(value, int | float) and not isinstance(value, bool)
         if not number or (self.kind is int and not float(value).is_integer()) or not math.isfinite(value):
-            what = "a whole number" if self.kind is int else "a finite number"
-            extra = f" or {' or '.join(repr(w) for w in self.words)}" if self.words else ""
-            raise InputError(self.name, f"must be {what}{extra} (got {value!r})")
+            raise self._not_a_number(value, "a finite number")
         low, top = self.minimum, self.maximum
         if low is not None and (value < low or (self.exclusive_minimum and value <= low)):
             sign = ">" if self.exclusive_minimum else ">="
@@ -137,6 +135,13 @@ class Input:
             raise InputError(self.name, f"at most {self.max_length} characters (got {len(value):,})")
         return value
 
+    def _not_a_number(self, got: Any, what: str) -> InputError:
+        """``got`` is no value of this number (``what`` words a float's kind), nor one of its words."""
+        extra = f" or {' or '.join(repr(w) for w in self.words)}" if self.words else ""
+        return InputError(
+            self.name, f"must be {'a whole number' if self.kind is int else what}{extra} (got {got!r})"
+        )
+
     def _choice_text(self) -> str:
         if self.expects:
             return f"; use {self.expects}"
@@ -158,9 +163,7 @@ class Input:
         try:
             value = float(text.replace(",", "").replace("_", ""))
         except ValueError:
-            what = "a whole number" if self.kind is int else "a number"
-            extra = f" or {' or '.join(repr(w) for w in self.words)}" if self.words else ""
-            raise InputError(self.name, f"must be {what}{extra} (got {text!r})") from None
+            raise self._not_a_number(text, "a number") from None
         if self.kind is int and math.isfinite(value) and value.is_integer():
             return self.check(int(value), site=site)
         return self.check(value, site=site)
@@ -179,6 +182,8 @@ def given(default: Any, help: str, *groups: Group, **meta: Any) -> Any:
 
 
 _CTX = {"unit": "tokens", "minimum": 1, "maximum": MAX_EDGE_TOKENS, "site_maximum": MAX_SITE_CONTEXT_TOKENS}
+#: A quantity that is above zero whenever it is given (host memory, rates, a time budget).
+_ABOVE_ZERO = {"minimum": 0, "exclusive_minimum": True, "maximum": MAX_EDGE_GB}
 
 
 @dataclass(frozen=True)
@@ -294,9 +299,7 @@ class WorkloadInputs:
         "Offload: host RAM in GB (default: the --host row's).",
         "workload",
         unit="GB",
-        minimum=0,
-        exclusive_minimum=True,
-        maximum=MAX_EDGE_GB,
+        **_ABOVE_ZERO,
         form=Form("number", "Host RAM (GB)", "any", bounded=False, by_id=True, placeholder="the row's"),
     )
     host_bandwidth_gb_per_s: float | None = given(
@@ -304,9 +307,7 @@ class WorkloadInputs:
         "Offload: host memory bandwidth in GB/s (default: the --host row's).",
         "workload",
         unit="GB/s",
-        minimum=0,
-        exclusive_minimum=True,
-        maximum=MAX_EDGE_GB,
+        **_ABOVE_ZERO,
         form=Form(
             "number", "Host bandwidth (GB/s)", "any", bounded=False, by_id=True, placeholder="the row's"
         ),
@@ -316,9 +317,7 @@ class WorkloadInputs:
         "Offload: host-to-device link in GB/s for prefill's weight transfers (default 63, PCIe 5.0 x16).",
         "workload",
         unit="GB/s",
-        minimum=0,
-        exclusive_minimum=True,
-        maximum=MAX_EDGE_GB,
+        **_ABOVE_ZERO,
         form=Form("number", "Host-to-device link (GB/s)", "any", bounded=False, by_id=True, placeholder="63"),
     )
     host_tflops: float | None = given(
@@ -328,9 +327,7 @@ class WorkloadInputs:
         "least its FLOPs at this rate (default: not charged, only their host memory read).",
         "workload",
         unit="TFLOPS",
-        minimum=0,
-        exclusive_minimum=True,
-        maximum=MAX_EDGE_GB,
+        **_ABOVE_ZERO,
         api_help="Offload: the host CPU's peak TFLOPS for prefill chunks under 32 tokens (not charged)",
         form=Form(
             "number", "Host CPU peak (TFLOPS)", "any", bounded=False, by_id=True, placeholder="not charged"
@@ -425,9 +422,7 @@ class WorkloadInputs:
         "tau*: seconds the batch may take to prefill.",
         "prefill",
         unit="s",
-        minimum=0,
-        exclusive_minimum=True,
-        maximum=1e9,
+        **_ABOVE_ZERO,
     )
     layout: str | None = given(
         None,
