@@ -8,12 +8,12 @@ from typing import Annotated, Any
 from servebound.api import load_hardware, load_model
 from servebound.cli import declare as typer  # Typer itself only when it parses
 from servebound.cli.common import HardwareOpt, JsonOpt, ModelOpt, WorkloadFlags, app, with_flags
-from servebound.cli.output import console, line, new_table, print_json, render_assumptions, strong
+from servebound.cli.output import console, on, print_json, print_table, render_assumptions
 from servebound.core.cost import DEFAULT_AMORTIZATION_YEARS, DEFAULT_USD_PER_KWH, DEFAULT_UTILIZATION
 from servebound.core.model import ModelAdapter
 from servebound.core.workload import Workload
 from servebound.errors import InputError
-from servebound.inputs.pricing import OwnedInputs, Pricing, catalog_price, resolve_price
+from servebound.inputs.pricing import OwnedInputs, Pricing, ResolvedPrice, catalog_price, resolve_price
 from servebound.views.cost_report import (
     DEFAULT_COST_PROMPT_TOKENS,
     cost_json,
@@ -22,41 +22,29 @@ from servebound.views.cost_report import (
     parse_batches,
 )
 
-UsdPerHourOpt = Annotated[
-    float | None,
-    typer.Option("--usd-per-hour", help="Price of the whole system per hour; overrides the catalog's."),
-]
-PricingOpt = Annotated[
-    Pricing,
-    typer.Option("--pricing", help="auto (rental if the row has one, else owned), rental or owned."),
-]
-PurchaseOpt = Annotated[
-    float | None,
-    typer.Option("--purchase-usd", help="Owned: purchase price of the system [default: catalog]."),
-]
-YearsOpt = Annotated[
-    float, typer.Option("--amortization-years", help="Owned: years the purchase is spread over.")
-]
-UtilizationOpt = Annotated[
-    float, typer.Option("--utilization", help="Owned: fraction of hours in use (0-1].")
-]
-PowerOpt = Annotated[
-    float | None,
-    typer.Option("--power-w", help="Owned: power draw of the system in W [default: board power]."),
-]
-KwhOpt = Annotated[float, typer.Option("--usd-per-kwh", help="Owned: electricity price.")]
-
 
 @dataclass(frozen=True)
 class OwnedFlags(OwnedInputs):
     """The owned-cost inputs as the command's flags (``--purchase-usd`` .. ``--usd-per-kwh``), added by
     ``with_flags`` and passed on as the OwnedInputs they are."""
 
-    purchase_usd: PurchaseOpt = None
-    amortization_years: YearsOpt = DEFAULT_AMORTIZATION_YEARS
-    utilization: UtilizationOpt = DEFAULT_UTILIZATION
-    power_w: PowerOpt = None
-    usd_per_kwh: KwhOpt = DEFAULT_USD_PER_KWH
+    purchase_usd: Annotated[
+        float | None,
+        typer.Option("--purchase-usd", help="Owned: purchase price of the system [default: catalog]."),
+    ] = None
+    amortization_years: Annotated[
+        float, typer.Option("--amortization-years", help="Owned: years the purchase is spread over.")
+    ] = DEFAULT_AMORTIZATION_YEARS
+    utilization: Annotated[
+        float, typer.Option("--utilization", help="Owned: fraction of hours in use (0-1].")
+    ] = DEFAULT_UTILIZATION
+    power_w: Annotated[
+        float | None,
+        typer.Option("--power-w", help="Owned: power draw of the system in W [default: board power]."),
+    ] = None
+    usd_per_kwh: Annotated[float, typer.Option("--usd-per-kwh", help="Owned: electricity price.")] = (
+        DEFAULT_USD_PER_KWH
+    )
 
 
 _OWNED_DEFAULTS = OwnedFlags()
@@ -69,8 +57,14 @@ def cost_command(
     hardware: HardwareOpt,
     model: ModelOpt,
     flags: WorkloadFlags = WorkloadFlags(),
-    usd_per_hour: UsdPerHourOpt = None,
-    pricing: PricingOpt = Pricing.AUTO,
+    usd_per_hour: Annotated[
+        float | None,
+        typer.Option("--usd-per-hour", help="Price of the whole system per hour; overrides the catalog's."),
+    ] = None,
+    pricing: Annotated[
+        Pricing,
+        typer.Option("--pricing", help="auto (rental if the row has one, else owned), rental or owned."),
+    ] = Pricing.AUTO,
     owned: OwnedFlags = _OWNED_DEFAULTS,
     batches: Annotated[
         str | None,
@@ -95,11 +89,7 @@ def cost_command(
     mdl = load_model(model, kv_precision=flags.kv_precision)
     workload = flags.workload()
     price = resolve_price(
-        hw,
-        catalog_price(hardware),
-        usd_per_hour=usd_per_hour,
-        pricing=pricing,
-        owned=owned,
+        hw, catalog_price(hardware), usd_per_hour=usd_per_hour, pricing=pricing, owned=owned
     )
     if layout is not None:
         cost_layout(hardware, mdl, workload, layout, price, parse_batches(batches), json_out)
@@ -109,24 +99,9 @@ def cost_command(
     if json_out:
         print_json(out)
         return
-    console.print(
-        line(
-            strong(mdl.name), " on ", strong(hw.name), f" at {price.usd_per_hour:,.4g} USD/h ({price.basis})"
-        )
-    )
-    table = new_table(
-        "batch", "step time", "aggregate", "per session", "bound by", "USD / M output tok", left=()
-    )
-    for p in out["points"]:
-        table.add_row(
-            f"{p['batch']:,}",
-            f"{p['step_time_s'] * 1e3:,.3f} ms",
-            f"{p['tok_s']:,.0f} tok/s",
-            f"{p['per_session_tok_s']:,.1f} tok/s",
-            p["bound_by"],
-            f"{p['usd_per_mtok_output']:,.4g}",
-        )
-    console.print(table)
+    console.print(on(mdl.name, hw.name, f" at {price.usd_per_hour:,.4g} USD/h ({price.basis})"))
+    rows = [(f"{p['batch']:,}", _ms(p["step_time_s"]), *_priced(p)) for p in out["points"]]
+    print_table(("batch", "step time", *_PRICED), rows, left=())
     lines = cost_summary(out)
     lines.append(f"Price: {out['price_source']}.")
     for bullet in [*lines, *out["notes"]]:
@@ -139,7 +114,7 @@ def cost_layout(
     mdl: ModelAdapter,
     workload: Workload,
     layout: str,
-    price: Any,
+    price: ResolvedPrice,
     batches: list[int] | None,
     json_out: bool,
 ) -> None:
@@ -168,34 +143,34 @@ def cost_layout(
     if json_out:
         print_json(out)
         return
-    console.print(
-        line(
-            strong(mdl.name),
-            " on ",
-            strong(resolved.name),
-            f", {result.layout.label}, at {price.usd_per_hour:,.4g} USD/h ({price.basis})",
-        )
-    )
-    table = new_table(
-        "micro-batch",
-        "sessions",
-        "token time",
-        "aggregate",
-        "per session",
-        "bound by",
-        "USD / M output tok",
-        left=(),
-    )
-    for p in points:
-        table.add_row(
-            f"{p['batch']:,}" + ("" if p["fits_memory"] else " (does not fit)"),
+    at = f", {result.layout.label}, at {price.usd_per_hour:,.4g} USD/h ({price.basis})"
+    console.print(on(mdl.name, resolved.name, at))
+    rows = [
+        (
+            f"{p['batch']:,}{'' if p['fits_memory'] else ' (does not fit)'}",
             f"{p['sessions']:,}",
-            f"{p['token_time_s'] * 1e3:,.3f} ms",
-            f"{p['tok_s']:,.0f} tok/s",
-            f"{p['per_session_tok_s']:,.1f} tok/s",
-            p["bound_by"],
-            f"{p['usd_per_mtok_output']:,.4g}",
+            _ms(p["token_time_s"]),
+            *_priced(p),
         )
-    console.print(table)
+        for p in points
+    ]
+    print_table(("micro-batch", "sessions", "token time", *_PRICED), rows, left=())
     console.print(f"- price: {price.source}")
     render_assumptions(out["assumptions"])
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:,.3f} ms"
+
+
+#: The columns every priced point ends with (``_priced``).
+_PRICED = ("aggregate", "per session", "bound by", "USD / M output tok")
+
+
+def _priced(p: dict[str, Any]) -> tuple[str, ...]:
+    return (
+        f"{p['tok_s']:,.0f} tok/s",
+        f"{p['per_session_tok_s']:,.1f} tok/s",
+        p["bound_by"],
+        f"{p['usd_per_mtok_output']:,.4g}",
+    )

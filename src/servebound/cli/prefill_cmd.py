@@ -8,7 +8,7 @@ from typing import Annotated
 from servebound.api import load_hardware, load_model
 from servebound.cli import declare as typer  # Typer itself only when it parses
 from servebound.cli.common import HardwareOpt, JsonOpt, ModelOpt, app, with_inputs
-from servebound.cli.output import console, line, new_table, print_json, render_assumptions, strong
+from servebound.cli.output import console, line, on, print_json, print_table, render_assumptions, strong
 from servebound.core.prefill import PrefillRange, PrefillResult, prefill, prefill_range
 from servebound.errors import InputError
 from servebound.inputs.workload import WorkloadInputs
@@ -52,10 +52,9 @@ def prefill_command(
             console.print(
                 line(
                     strong(mdl.name),
-                    f" on {out['system']['name']}, {out['layout']['label']}: "
-                    f"{out['tok_s']:,.0f} tok/s prefill ceiling, {out['time_s'] * 1e3:,.2f} ms for "
-                    f"{out['batch']} x {out['prompt_tokens']:,} tokens (bound by {out['bound_by']}); "
-                    f"communication {out['communication_time_s'] * 1e3:,.3f} ms",
+                    f" on {out['system']['name']}, {out['layout']['label']}: {out['tok_s']:,.0f} tok/s prefill "
+                    f"ceiling, {out['time_s'] * 1e3:,.2f} ms for {out['batch']} x {out['prompt_tokens']:,} tokens "
+                    f"(bound by {out['bound_by']}); communication {out['communication_time_s'] * 1e3:,.3f} ms",
                 )
             )
         return
@@ -101,58 +100,55 @@ def render_prefill(r: PrefillResult) -> None:
         " (policy ceiling: a one-shot implementation may exceed it)" if r.chunk_mode.value == "policy" else ""
     )
     console.print(
-        line(
-            strong(r.model.name),
-            " on ",
-            strong(r.hardware.name),
-            f", prompt {r.prompt_tokens:,} tokens, "
-            f"batch {r.batch:,}, chunk {r.chunk_tokens:,}{policy}: {PREFILL_VERDICT_TEXT[r.verdict.value]}",
+        on(
+            r.model.name,
+            r.hardware.name,
+            f", prompt {r.prompt_tokens:,} tokens, batch {r.batch:,}, chunk {r.chunk_tokens:,}{policy}: "
+            f"{PREFILL_VERDICT_TEXT[r.verdict.value]}",
         )
     )
-    table = new_table("quantity", "value", "how", right=("value",))
-    table.add_row(
-        "bytes per prompt token", f"{r.bytes_per_token:,.1f} B", "Q_pf / (b L): sweep + reread + KV write"
-    )
-    table.add_row(
-        "FLOPs per prompt token", f"{r.flops_per_token / 1e9:,.3f} GFLOP", "(A_linear + A_attention) / (b L)"
-    )
+    rows = [
+        ("bytes per prompt token", f"{r.bytes_per_token:,.1f} B", "Q_pf / (b L): sweep + reread + KV write"),
+        (
+            "FLOPs per prompt token",
+            f"{r.flops_per_token / 1e9:,.3f} GFLOP",
+            "(A_linear + A_attention) / (b L)",
+        ),
+    ]
     if r.verdict.value in NOTHING_FITS:
-        table.add_row("modeled prefill time", "none", "nothing fits in memory, so nothing runs")
-        console.print(table)
+        rows.append(("modeled prefill time", "none", "nothing fits in memory, so nothing runs"))
+        print_table(("quantity", "value", "how"), rows, right=("value",))
         render_assumptions(prefill_assumptions(r))
         return
-    table.add_row("memory ceiling", fmt_rate(r.memory_tok_per_s), "b L / (Q_pf / R)")
     compute = (
         fmt_rate(r.compute_tok_per_s)
         if r.compute_tok_per_s is not None
         else f"unavailable (no rate for {', '.join(r.assumptions.missing_modes)})"
     )
-    table.add_row("compute ceiling", compute, "b L / (A_lin/F_lin + A_attn/F_attn)")
+    rows += [
+        ("memory ceiling", fmt_rate(r.memory_tok_per_s), "b L / (Q_pf / R)"),
+        ("compute ceiling", compute, "b L / (A_lin/F_lin + A_attn/F_attn)"),
+    ]
     if r.compute_note:
-        table.add_row("compute rates", r.compute_note, "the row lacks a mode's rate")
+        rows.append(("compute rates", r.compute_note, "the row lacks a mode's rate"))
     if r.offload is not None:
         dev_s, host_s = r.offload.step_time_split_s
-        table.add_row(
-            "host weights moved",
-            f"{host_s:,.4f} s",
-            f"{r.offload.mode}: {r.offload.host_bytes_per_token * r.batch * r.prompt_tokens / 1e9:,.2f} GB over "
-            f"min(link, host) per chunk; device memory {dev_s:,.4f} s",
-        )
-    table.add_row("combined ceiling", fmt_rate(r.tok_per_s), f"bound by {r.bound_by.value}")
+        moved_gb = r.offload.host_bytes_per_token * r.batch * r.prompt_tokens / 1e9
+        how = f"{r.offload.mode}: {moved_gb:,.2f} GB over min(link, host) per chunk; device memory {dev_s:,.4f} s"
+        rows.append(("host weights moved", f"{host_s:,.4f} s", how))
+    rows.append(("combined ceiling", fmt_rate(r.tok_per_s), f"bound by {r.bound_by.value}"))
     if r.format_support.value != "native":
-        table.add_row("weight format", r.format_support.value, r.format_support_why[:120])
-    table.add_row("modeled prefill time", f"{r.time_s:,.4f} s", "t_pf,min for the whole batch")
+        rows.append(("weight format", r.format_support.value, r.format_support_why[:120]))
+    rows.append(("modeled prefill time", f"{r.time_s:,.4f} s", "t_pf,min for the whole batch"))
     if r.crossover_tokens is not None:
-        table.add_row("crossover S*", f"{r.crossover_tokens:,.0f} tokens", "sweep time = linear math time")
-    if r.crossover_with_attention_tokens is not None:
-        table.add_row(
-            "roofline crossing",
-            f"{r.crossover_with_attention_tokens:,.0f} tokens",
-            "memory time = compute time, attention included",
+        rows.append(("crossover S*", f"{r.crossover_tokens:,.0f} tokens", "sweep time = linear math time"))
+    if (crossing := r.crossover_with_attention_tokens) is not None:
+        rows.append(
+            ("roofline crossing", f"{crossing:,.0f} tokens", "memory time = compute time, attention included")
         )
     if r.ttft_budget_s is not None:
-        table.add_row("TTFT budget", f"{r.ttft_budget_s:g} s", "met" if r.ttft_ok else "not met")
-    console.print(table)
+        rows.append(("TTFT budget", f"{r.ttft_budget_s:g} s", "met" if r.ttft_ok else "not met"))
+    print_table(("quantity", "value", "how"), rows, right=("value",))
     render_assumptions(prefill_assumptions(r))
 
 
