@@ -25,6 +25,12 @@ settings.register_profile("dev")
 settings.register_profile("mutation", derandomize=True, database=None, max_examples=30)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if CI else "dev"))
 
+# The pages carry the day they were computed (web.text.site_date). A run that crosses midnight would
+# compare a page rendered before it with one rendered after (a subprocess's start against this process's
+# rebuild): every page in a test run, subprocesses included, is dated the same fixed day instead, unless the
+# caller set one. tests/web/test_site_date.py checks the undated default on its own.
+os.environ.setdefault("SOURCE_DATE_EPOCH", "1767225600")  # 2026-01-01T00:00:00Z
+
 #: Examples for the fuzzers of untrusted headers (GGUF, safetensors): a fixed, larger count in CI.
 FUZZ_EXAMPLES = 600 if settings.default.derandomize else 300
 
