@@ -241,6 +241,8 @@ def test_plan_serves_n_users_at_the_speed_of_n_sessions(capsys: pytest.CaptureFi
     assert main(["plan", "-H", "8x-nvidia-h100-sxm", "-m", "llama-3.3-70b-instruct-fp8", *traffic]) == 0
     text = capsys.readouterr().out
     assert "serving 50 sessions per system (micro-batch 50) at 249 tok/s each" in text
+    # one system, eight devices: counted in words people read ("1 system", not "1 systems")
+    assert text.rstrip().endswith("separate pools: 2 systems (16 devices); shared pool: 1 system (8 devices)")
 
 
 def test_plan_from_a_request_rate_finds_the_served_batch(capsys: pytest.CaptureFixture[str]) -> None:

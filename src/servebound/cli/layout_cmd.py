@@ -193,7 +193,9 @@ def plan_command(
     fleet = plan.fleet
     console.print(steps_table(fleet.steps, "how", first="step", value=_plan_value))
     per = fleet.devices_per_system
-    console.print(
-        f"separate pools: {fleet.separate_systems} systems ({fleet.separate_systems * per} devices); "
-        f"shared pool: {fleet.shared_systems} systems ({fleet.shared_systems * per} devices)"
-    )
+
+    def pool(systems: int) -> str:
+        devices = systems * per
+        return f"{systems:,} system{'s' * (systems != 1)} ({devices:,} device{'s' * (devices != 1)})"
+
+    console.print(f"separate pools: {pool(fleet.separate_systems)}; shared pool: {pool(fleet.shared_systems)}")
