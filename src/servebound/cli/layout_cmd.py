@@ -198,4 +198,6 @@ def plan_command(
         devices = systems * per
         return f"{systems:,} system{'s' * (systems != 1)} ({devices:,} device{'s' * (devices != 1)})"
 
-    console.print(f"separate pools: {pool(fleet.separate_systems)}; shared pool: {pool(fleet.shared_systems)}")
+    console.print(
+        f"separate pools: {pool(fleet.separate_systems)}; shared pool: {pool(fleet.shared_systems)}"
+    )
