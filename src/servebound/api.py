@@ -32,7 +32,8 @@ from servebound.inputs.resolve import resolve_hardware, resolve_model
 from servebound.inputs.workload import BY_NAME, WORKLOAD_KEYWORDS, WorkloadInputs, unknown
 
 if TYPE_CHECKING:  # imported on use: `servebound decode` loads none of them
-    from servebound.core.prefill import PrefillResult
+    from servebound.core.decode_range import DecodeContextRange
+    from servebound.core.prefill import PrefillRange, PrefillResult
     from servebound.views.cost_report import CostReport
     from servebound.views.parallel import LayoutSearch, PlanResult
 
@@ -284,6 +285,61 @@ def prefill(
     from servebound.runs.band import with_band
 
     return with_band(result)
+
+
+def decode_answer(
+    hardware: Hardware, model: ModelAdapter, workload: Workload, *, context_range: bool = False
+) -> tuple[DecodeResult, DecodeContextRange | None]:
+    """What `servebound decode` and /api/decode answer, computed once for both: the decode ceilings
+    (with the engine's band) and, with ``context_range``, the ceilings over every read context."""
+    result = decode(hardware, model, workload)
+    if not context_range:
+        return result, None
+    from servebound.core.decode_range import decode_context_range  # only where --range asks for it
+
+    return result, decode_context_range(hardware, model, result.workload)
+
+
+def prefill_answer(
+    hardware: Hardware,
+    model: ModelAdapter,
+    prompt_tokens: int | None,
+    workload: Workload,
+    *,
+    batch: int | Literal["max"] = 1,
+    prompt_range: bool = False,
+    chunk_tokens: int | None = None,
+    ttft_budget_s: float | None = None,
+    linear_mode: str | None = None,
+    attention_mode: str | None = None,
+) -> tuple[PrefillResult | None, PrefillRange | None]:
+    """What `servebound prefill` and /api/prefill answer, computed once for both: the ceiling at
+    ``prompt_tokens`` (with the engine's band) and, with ``prompt_range``, the range over every prompt
+    length (of one sequence where ``batch`` is max); at least one of the two is asked."""
+    from servebound.core.prefill import prefill_range
+
+    if prompt_tokens is None and not prompt_range:
+        raise InputError("prompt", "give --prompt L (or --range for every prompt length)")
+    work = workload.resolve(hardware, model)
+    modes = {"linear_mode": linear_mode, "attention_mode": attention_mode}
+    rng = None
+    if prompt_range:
+        rng = prefill_range(hardware, model, workload=work, batch=1 if batch == "max" else batch, **modes)
+    if prompt_tokens is None:
+        return None, rng
+    return (
+        prefill(
+            hardware,
+            model,
+            prompt_tokens,
+            work,
+            batch=batch,
+            chunk_tokens=chunk_tokens,
+            ttft_budget_s=ttft_budget_s,
+            **modes,
+        ),
+        rng,
+    )
 
 
 def cost(

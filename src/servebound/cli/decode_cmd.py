@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated
 
-from servebound.api import decode, load_hardware, load_model
+from servebound.api import decode_answer, load_hardware, load_model
 from servebound.cli import declare as typer  # Typer itself only when it parses
 from servebound.cli.common import HardwareOpt, JsonOpt, ModelOpt, app, with_inputs
 from servebound.cli.output import console, line, on, print_json, print_table, render_assumptions, strong
@@ -13,11 +12,9 @@ from servebound.core.decode import DecodeResult
 from servebound.core.model import ModelAdapter
 from servebound.core.units import GB
 from servebound.core.workload import Workload
-from servebound.errors import InputError
 from servebound.inputs.workload import WorkloadInputs
 from servebound.views.report import (
     VERDICT_TEXT,
-    context_range_json,
     decode_json,
     decode_notes,
     fmt_gb,
@@ -46,37 +43,19 @@ def decode_command(
     ] = False,
     json_out: JsonOpt = False,
 ) -> None:
-    from servebound.runs.band import band_for, expected_text
+    from servebound.runs.band import expected_text
 
-    if flags.layout is not None and range_:
-        raise InputError(
-            "range",
-            "--range is not computed for a parallel layout (it would be dropped); run --range without "
-            "--layout, or --layout at the --read-context values you want",
-        )
     mdl = load_model(model, kv_precision=flags.kv_precision)
     workload = flags.workload()
     if flags.layout is not None:
-        decode_layout(hardware, mdl, workload, flags.layout, json_out)
+        decode_layout(hardware, mdl, workload, flags.layout, json_out, context_range=range_)
         return
-    hw = load_hardware(hardware)
-    workload = workload.resolve(hw, mdl)
-    result = decode(hw, mdl, workload)
-    engine = workload.engine
-    result = replace(result, expected=band_for(result.single_session_tok_per_s, engine, hw.id, "decode"))
-    rng = None
-    if range_:  # imported here: a plain decode never loads the range code (start-up time)
-        from servebound.core.decode_range import decode_context_range
-
-        rng = decode_context_range(hw, mdl, workload)
+    result, rng = decode_answer(load_hardware(hardware), mdl, workload, context_range=range_)
     if json_out:
-        out = decode_json(result)
-        if rng is not None:
-            out["context_range"] = context_range_json(rng)
-        print_json(out)
+        print_json(decode_json(result, rng))
         return
     render_decode(result)
-    console.print(expected_text(result.expected, engine))
+    console.print(expected_text(result.expected, result.workload.engine))
     if rng is not None:
         render_context_range(rng)
 
@@ -108,13 +87,15 @@ def render_context_range(rng: DecodeContextRange) -> None:
     )
 
 
-def decode_layout(hardware: str, mdl: ModelAdapter, workload: Workload, layout: str, json_out: bool) -> None:
+def decode_layout(
+    hardware: str, mdl: ModelAdapter, workload: Workload, layout: str, json_out: bool, *, context_range: bool
+) -> None:
     """Decode on one parallel layout: the layout's ceilings in decode's field names, plus its own."""
     # Imported here: a decode without --layout never loads the layout code (start-up time).
     from servebound.cli.layout_cmd import render_layout_rows, render_link
     from servebound.views.layout_report import decode_layout_json
 
-    resolved, result, out = decode_layout_json(hardware, mdl, workload, layout)
+    resolved, result, out = decode_layout_json(hardware, mdl, workload, layout, context_range=context_range)
     if json_out:
         print_json(out)
         return

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import Annotated
+from typing import Annotated, Literal
 
-from servebound.api import load_hardware, load_model
+from servebound.api import load_hardware, load_model, prefill_answer
 from servebound.cli import declare as typer  # Typer itself only when it parses
 from servebound.cli.common import HardwareOpt, JsonOpt, ModelOpt, app, with_inputs
 from servebound.cli.output import console, line, on, print_json, print_table, render_assumptions, strong
-from servebound.core.prefill import PrefillRange, PrefillResult, prefill, prefill_range
-from servebound.errors import InputError
+from servebound.core.prefill import PrefillRange, PrefillResult
 from servebound.inputs.workload import WorkloadInputs
 from servebound.views.layout_report import layout_prefill_json
 from servebound.views.report import (
@@ -19,7 +17,6 @@ from servebound.views.report import (
     fmt_rate,
     prefill_assumptions,
     prefill_json,
-    range_json,
 )
 
 
@@ -35,17 +32,15 @@ def prefill_command(
     ] = False,
     json_out: JsonOpt = False,
 ) -> None:
-    from servebound.runs.band import band_for, expected_text
+    from servebound.runs.band import expected_text
 
     mdl = load_model(model, kv_precision=flags.kv_precision)
-    prompt, chunk, search = flags.prompt, flags.chunk, flags.batch or 1
+    batch: int | Literal["max"] = "max" if flags.batch == "max" else int(flags.batch or 1)
     workload = flags.workload(batch=None)
     if flags.layout is not None:
-        if range_ or search == "max":
-            raise InputError("layout", "--layout evaluates one prompt setting: drop --range and --batch max")
-        if prompt is None:
-            raise InputError("prompt", "give --prompt L")
-        out = layout_prefill_json(hardware, mdl, workload, flags.layout, prompt, int(search), chunk)
+        out = layout_prefill_json(
+            hardware, mdl, workload, flags.layout, flags.prompt, batch, flags.chunk, prompt_range=range_
+        )
         if json_out:
             print_json(out)
         else:
@@ -58,38 +53,24 @@ def prefill_command(
                 )
             )
         return
-    hw = load_hardware(hardware)
-    workload = workload.resolve(hw, mdl)
-    if prompt is None and not range_:
-        raise InputError("prompt", "give --prompt L (or --range for every prompt length)")
-    modes = {"linear_mode": flags.linear_mode, "attention_mode": flags.attention_mode}
-    rng = None
-    if range_:
-        rng = prefill_range(hw, mdl, workload=workload, batch=1 if search == "max" else int(search), **modes)
-    if prompt is None:
-        assert rng is not None
-        if json_out:
-            print_json({"range": range_json(rng)})
-        else:
-            render_range(rng)
-        return
-    result = prefill(
-        hw,
+    result, rng = prefill_answer(
+        load_hardware(hardware),
         mdl,
-        prompt,
-        workload=workload,
-        batch="max" if search == "max" else int(search),
-        chunk_tokens=chunk,
+        flags.prompt,
+        workload,
+        batch=batch,
+        prompt_range=range_,
+        chunk_tokens=flags.chunk,
         ttft_budget_s=flags.ttft_budget,
-        **modes,
+        linear_mode=flags.linear_mode,
+        attention_mode=flags.attention_mode,
     )
-    engine = workload.engine
-    result = replace(result, expected=band_for(result.tok_per_s, engine, hw.id, "prefill"))
     if json_out:
         print_json(prefill_json(result, rng))
         return
-    render_prefill(result)
-    console.print(expected_text(result.expected, engine))
+    if result is not None:
+        render_prefill(result)
+        console.print(expected_text(result.expected, result.workload.engine))
     if rng is not None:
         render_range(rng)
 

@@ -504,6 +504,7 @@ _QUERY_SPELLING: dict[str, str] = {
     **{flag: s.name for s in INPUTS for flag in s.flags if flag.startswith("--")},
     "--hardware": "hardware",
     "--model": "model",
+    "--range": "range=true",
 }
 _FLAG = re.compile(r"(--[a-z][a-z0-9-]*)(?: ([A-Z][A-Z_]*\b|\d+(?:\.\d+)?))?")
 

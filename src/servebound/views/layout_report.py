@@ -5,12 +5,13 @@ and the API's ``layout=`` alike (``decode --layout``, ``prefill --layout``, ``/a
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Any
+from typing import Any, Literal
 
 from servebound.core.layout import LayoutResult, per_device_bytes, prefill_communication, times_at
 from servebound.core.model import ModelAdapter
 from servebound.core.prefill import prefill
 from servebound.core.workload import Workload
+from servebound.errors import InputError
 from servebound.views.parallel import (
     ResolvedSystem,
     compute_seconds_per_session_step,
@@ -26,10 +27,22 @@ from servebound.views.report import NOTHING_FITS, prefill_json
 
 
 def decode_layout_json(
-    ref: str | ResolvedSystem, model: ModelAdapter, workload: Workload, layout: str
+    ref: str | ResolvedSystem,
+    model: ModelAdapter,
+    workload: Workload,
+    layout: str,
+    *,
+    context_range: bool = False,
 ) -> tuple[ResolvedSystem, LayoutResult, dict[str, Any]]:
     """Decode on one parallel layout: the layout's ceilings in decode's field names, plus its own, and
-    the forced micro-batch when the workload has one."""
+    the forced micro-batch when the workload has one. A layout evaluates one read context: the context
+    range is refused, not dropped."""
+    if context_range:
+        raise InputError(
+            "range",
+            "--range is not computed for a parallel layout (it would be dropped); run --range without "
+            "--layout, or --layout at the --read-context values you want",
+        )
     resolved = resolve_system(ref)
     workload = resolved.resolve(workload, model)  # once: the capped contexts the K fields below are at
     _, result = run_layout(resolved, model, workload, layout)
@@ -64,13 +77,20 @@ def layout_prefill_json(
     mdl: ModelAdapter,
     workload: Workload,
     layout: str,
-    prompt: int,
-    batch: int,
+    prompt: int | None,
+    batch: int | Literal["max"],
     chunk: int | None,
+    *,
+    prompt_range: bool = False,
 ) -> dict[str, Any]:
     """Prefill on one replica of a layout: the replica's stages in turn (compute and memory of G devices),
     plus the link time of the tokens' all-reduces, dispatches and hops. The ceiling is b L / (t_pf + t_link)
-    when the link cannot overlap the math, so it only lowers the single-device-style ceiling."""
+    when the link cannot overlap the math, so it only lowers the single-device-style ceiling. A layout
+    evaluates one prompt setting: a range or the largest batch is refused."""
+    if prompt_range or batch == "max":
+        raise InputError("layout", "--layout evaluates one prompt setting: drop --range and give --batch N")
+    if prompt is None:
+        raise InputError("prompt", "give --prompt L")
     resolved = resolve_system(hardware)
     system = resolved.system
     chosen = parse_layout(layout, system, mdl)

@@ -112,10 +112,11 @@ def _reading_why(moe: bool, mode: ExpertTraffic, provenance: str) -> str:
     return "; ".join(parts)
 
 
-def decode_json(result: DecodeResult) -> dict[str, Any]:
-    """The contract's `servebound decode --json` object, plus our own extra fields."""
+def decode_json(result: DecodeResult, range_result: DecodeContextRange | None = None) -> dict[str, Any]:
+    """The contract's `servebound decode --json` object, plus our own extra fields (``context_range``
+    with ``--range``)."""
     remedies = {k: json_value(v) for k, v in vars(result.remedies).items() if v not in (None, ())}
-    return {
+    out = {
         "verdict": result.verdict.value,
         "hardware": hardware_json(result.hardware),
         "model": {"id": result.model.id, "name": result.model.name},
@@ -127,6 +128,9 @@ def decode_json(result: DecodeResult) -> dict[str, Any]:
             result.workload, hardware=result.hardware, model=result.model, compute=result.compute
         ),
     }
+    if range_result is not None:
+        out["context_range"] = context_range_json(range_result)
+    return out
 
 
 def _nullable(values: Any) -> list[Any]:
@@ -420,9 +424,13 @@ _WAIT_FIELDS = (
 )
 
 
-def prefill_json(result: PrefillResult, range_result: PrefillRange | None = None) -> dict[str, Any]:
+def prefill_json(result: PrefillResult | None, range_result: PrefillRange | None = None) -> dict[str, Any]:
     """The contract's `servebound prefill --json` object, plus our own extra fields. Where nothing
-    fits (``no_resident_fit``, ``no_session_fit``) the rates and times are null: there is no wait."""
+    fits (``no_resident_fit``, ``no_session_fit``) the rates and times are null: there is no wait.
+    Without a prompt (``--range`` alone), the range alone."""
+    if result is None:
+        assert range_result is not None, "a prefill answer has a prompt's ceiling, a range or both"
+        return {"range": range_json(range_result)}
     r = result
     out: dict[str, Any] = {
         "verdict": r.verdict.value,

@@ -16,7 +16,6 @@ from fastapi.routing import APIRoute
 
 from servebound.catalog.hardware_names import HARDWARE_CLASSES
 from servebound.core.hardware import ARITHMETIC_MODES
-from servebound.core.prefill import prefill, prefill_range
 from servebound.core.units import GB
 from servebound.errors import InputError
 from servebound.inputs.files import model_to_mapping
@@ -25,7 +24,7 @@ from servebound.inputs.workload import BY_NAME, Group, Input, inputs_of, unknown
 from servebound.runs.validation import validation_json
 from servebound.views.parallel import MAX_PLAN_RPS, MAX_PLAN_USERS
 from servebound.views.rank import check_hardware_group
-from servebound.views.report import decode_json, hardware_json, prefill_json, range_json
+from servebound.views.report import decode_json, hardware_json, prefill_json
 from servebound.web.errors import ERRORS, answers
 from servebound.web.query import MAX_SITE_CONTEXT_TOKENS, workload_query
 from servebound.web.records import HardwareFilters, ModelFilters, rank_rows_for_hardware, rank_rows_for_model
@@ -133,25 +132,18 @@ def api_decode(
     parameters as its flags, and `--range` as range=true)."""
     hw, m = web.get_hw(hardware), web.get_model(model)
     query = workload_query(params)
-    from servebound.api import decode
-    from servebound.core.decode_range import decode_context_range
-    from servebound.views.report import context_range_json
+    from servebound.api import decode_answer
 
     draft_model = query.model(web.get_model(query.draft).adapter) if query.draft else None
     adapter = query.model(m.adapter)
     if params["layout"] is not None:  # decode --layout: one parallel layout of a system
         from servebound.views.layout_report import decode_layout_json
 
-        if range:
-            raise InputError("range", "layout= evaluates one read context: drop range=true")
+        system = _system(web, hardware)
         return decode_layout_json(
-            _system(web, hardware), adapter, query.workload(draft_model), params["layout"]
+            system, adapter, query.workload(draft_model), params["layout"], context_range=range
         )[2]
-    workload = query.workload(draft_model).resolve(hw.hardware, adapter)
-    out = decode_json(decode(hw.hardware, adapter, workload))
-    if range:
-        out["context_range"] = context_range_json(decode_context_range(hw.hardware, adapter, workload))
-    return out
+    return decode_json(*decode_answer(hw.hardware, adapter, query.workload(draft_model), context_range=range))
 
 
 @router.get("/api/prefill", tags=["ceilings"], responses=answers("prefill"), response_model=None)
@@ -164,8 +156,10 @@ def api_prefill(
     include_range: Annotated[bool, Query(alias="range", description="add the prompt-length range")] = False,
 ) -> dict[str, Any]:
     """The prefill ceiling: the same object as `servebound prefill --json` (with `range` when asked)."""
+    from servebound.api import prefill_answer
+
     hw, m = web.get_hw(hardware), web.get_model(model)
-    prompt, size = params["prompt"], params["batch"] or 1
+    prompt, batch = params["prompt"], params["batch"] or 1
     query = workload_query({**params, "batch": None})
     adapter = query.model(m.adapter)
     if adapter.prefill is None:
@@ -173,41 +167,29 @@ def api_prefill(
     if params["layout"] is not None:  # prefill --layout: one replica of a layout
         from servebound.views.layout_report import layout_prefill_json
 
-        if include_range or size == "max" or prompt is None:
-            raise InputError(
-                "layout", "layout= evaluates one prompt setting: give prompt=, drop range and batch=max"
-            )
+        system = _system(web, hardware)
         return layout_prefill_json(
-            _system(web, hardware), adapter, query.workload(), params["layout"], prompt, size, params["chunk"]
-        )
-    workload = query.workload().resolve(hw.hardware, adapter)
-    if prompt is None and not include_range:
-        raise InputError("prompt", "give prompt= (or range=true for every prompt length)")
-    modes = {"linear_mode": params["linear_mode"], "attention_mode": params["attention_mode"]}
-    result = None  # without prompt=, the range alone (as `servebound prefill --range` without --prompt)
-    if prompt is not None:
-        result = prefill(
-            hw.hardware,
+            system,
             adapter,
+            query.workload(),
+            params["layout"],
             prompt,
-            workload=workload,
-            batch=size,
-            chunk_tokens=params["chunk"],
-            ttft_budget_s=params["ttft_budget"],
-            **modes,
+            batch,
+            params["chunk"],
+            prompt_range=include_range,
         )
-        if workload.engine is not None:
-            from servebound.runs.band import with_band
-
-            result = with_band(result)
-    rng = None
-    if include_range:
-        rng = prefill_range(
-            hw.hardware, adapter, workload=workload, batch=1 if size == "max" else size, **modes
-        )
-    if result is None:
-        assert rng is not None  # no prompt= passes the checks above only with range=true
-        return {"range": range_json(rng)}
+    result, rng = prefill_answer(
+        hw.hardware,
+        adapter,
+        prompt,
+        query.workload(),
+        batch=batch,
+        prompt_range=include_range,
+        chunk_tokens=params["chunk"],
+        ttft_budget_s=params["ttft_budget"],
+        linear_mode=params["linear_mode"],
+        attention_mode=params["attention_mode"],
+    )
     return prefill_json(result, rng)
 
 
