@@ -99,6 +99,31 @@ def test_prefill_page_and_api_equal_the_cli(client: TestClient, capsys: pytest.C
     assert f"{fmt_rate(rng['lo_tok_s'])} to {fmt_rate(rng['hi_tok_s'])}" in html  # type: ignore[index]
 
 
+def test_ranges_alone_are_the_same_answer_on_the_cli_and_the_api(
+    client: TestClient, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """decode --range and prefill --range without --prompt: one computation behind both surfaces."""
+    pair = "hardware=dgx-spark-example&model=laguna-s-2.1-nvfp4-example&overhead_gb=6&range=true"
+    files = [
+        "--hardware",
+        str(HW_FILE),
+        "--model",
+        str(LAGUNA_FILE),
+        "--overhead-gb",
+        "6",
+        "--json",
+        "--range",
+    ]
+    decode = cli_json(capsys, "decode", *files)
+    assert "context_range" in decode
+    assert client.get(f"/api/decode?{pair}").json() == decode
+    prefill = cli_json(capsys, "prefill", *files)
+    assert set(prefill) == {"range"}
+    assert client.get(f"/api/prefill?{pair}").json() == prefill
+    missing = client.get(f"/api/prefill?{pair.removesuffix('&range=true')}")
+    assert missing.status_code == 400 and "range=true" in missing.text
+
+
 def test_the_work_is_mathml_not_tex(client: TestClient) -> None:
     html = client.get("/pair/dgx-spark-example/laguna-s-2.1-nvfp4-example").text
     work = html.split('<section class="work">')[1].split("</section>")[0]
