@@ -49,9 +49,8 @@ _LAYOUT_ENV = ("COLOR", "TERM", "COLUMNS", "LINES", "TTY", "TYPER", "RICH", "JUP
 _state: dict[str, Any] = {}
 
 
-def _path() -> Any:
-    folder = record_cache.enabled_folder()
-    return None if folder is None else folder / f"cli-{record_cache.package_key()}.json"
+def _path() -> str | None:
+    return record_cache.kept_path("cli")
 
 
 def _load() -> dict[str, Any]:
@@ -59,7 +58,7 @@ def _load() -> dict[str, Any]:
     if "file" not in _state:
         path = _path()
         content: Any = {}
-        if path is not None and path.is_file():
+        if path is not None and os.path.isfile(path):
             from servebound.errors import InputError
             from servebound.inputs import bounded
 

@@ -12,7 +12,6 @@ import json
 import sys
 from collections.abc import Callable, Collection, Iterable, Sequence
 from functools import cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from servebound.errors import InputError
@@ -20,6 +19,8 @@ from servebound.inputs.strict_json import clean_json
 from servebound.views.terminal import visible
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from rich.console import Console
     from rich.progress import Progress
     from rich.table import Table

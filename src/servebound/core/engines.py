@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -45,8 +44,13 @@ class Dequantize:
 
 @functools.cache
 def _data() -> dict[str, Any]:
-    text = package_data.read_text("servebound.catalog", "data", "engines.toml")
-    return tomllib.loads(text)
+    """The data file's tables; the command line keeps them parsed in its record cache, so a cold
+    command neither imports the TOML parser nor parses the file."""
+    from servebound.inputs.record_cache import cached
+
+    return cached(
+        "data", "engines.toml", lambda: package_data.read_toml("servebound.catalog", "data", "engines.toml")
+    )
 
 
 @functools.cache

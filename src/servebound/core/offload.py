@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import functools
 import math
-import tomllib
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -385,7 +384,6 @@ class HostRow:
 @functools.cache
 def host_rows() -> dict[str, HostRow]:
     """The host catalog (``catalog/data/hosts.toml``), by id."""
-    text = package_data.read_text("servebound.catalog", "data", "hosts.toml")
     return {
         row["id"]: HostRow(
             id=row["id"],
@@ -395,7 +393,7 @@ def host_rows() -> dict[str, HostRow]:
             memory_gb=float(row["memory_gb"]),
             source=row["source"],
         )
-        for row in tomllib.loads(text)["host"]
+        for row in package_data.read_toml("servebound.catalog", "data", "hosts.toml")["host"]
     }
 
 
@@ -419,7 +417,6 @@ class CpuRow:
 @functools.cache
 def cpu_rows() -> dict[str, CpuRow]:
     """The host CPU catalog (``hosts.toml``'s ``[[cpu]]``), by id."""
-    text = package_data.read_text("servebound.catalog", "data", "hosts.toml")
     return {
         row["id"]: CpuRow(
             id=row["id"],
@@ -429,7 +426,7 @@ def cpu_rows() -> dict[str, CpuRow]:
             ops_per_cycle=tuple((str(k), int(v)) for k, v in row["ops_per_cycle"].items()),
             source=row["source"],
         )
-        for row in tomllib.loads(text).get("cpu", [])
+        for row in package_data.read_toml("servebound.catalog", "data", "hosts.toml").get("cpu", [])
     }
 
 

@@ -25,8 +25,6 @@ import json
 import math
 import os
 import stat
-import tomllib
-from pathlib import Path
 from typing import IO, Any
 
 from servebound.errors import InputError
@@ -135,6 +133,8 @@ def parse_json(raw: bytes | str, field: str) -> Any:
 def parse_toml(raw: bytes | str, field: str, origin: str | None = None) -> dict[str, Any]:
     """TOML text (or UTF-8 bytes) under the same policy (tomllib itself refuses duplicate keys);
     ``origin``, the file's path, names the file when its bytes are not UTF-8."""
+    import tomllib  # on use: a cold command that reads no TOML never loads the parser
+
     try:
         text = _text(raw)
         data = tomllib.loads(text)
@@ -171,7 +171,7 @@ def open_regular(path: str | os.PathLike[str], field: str) -> IO[bytes]:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
             kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
-            raise InputError(field, f"{Path(path)} is {kind}, not a file; give the file itself")
+            raise InputError(field, f"{os.fspath(path)} is {kind}, not a file; give the file itself")
         os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
     except BaseException:
@@ -182,14 +182,14 @@ def open_regular(path: str | os.PathLike[str], field: str) -> IO[bytes]:
 def read_bytes(path: str | os.PathLike[str], field: str, *, max_bytes: int) -> bytes:
     """At most ``max_bytes`` bytes of a regular file; a bigger file, a folder, a FIFO or device, or a
     missing file is refused."""
-    file = Path(path)
+    name = os.path.basename(os.fspath(path))
     try:
-        with open_regular(file, field) as handle:
+        with open_regular(path, field) as handle:
             raw = handle.read(max_bytes + 1)
     except OSError as error:
-        raise InputError(field, f"cannot read {file.name}: {error.strerror or error}") from None
+        raise InputError(field, f"cannot read {name}: {error.strerror or error}") from None
     if len(raw) > max_bytes:
-        raise InputError(field, f"{file.name} is larger than the {max_bytes} byte cap for this kind of file")
+        raise InputError(field, f"{name} is larger than the {max_bytes} byte cap for this kind of file")
     return raw
 
 
@@ -209,8 +209,7 @@ def require_object(data: Any, field: str) -> dict[str, Any]:
 
 def read_json_values(path: str | os.PathLike[str], field: str, *, max_bytes: int) -> list[Any]:
     """A JSON document, or JSON Lines (one value per line), bounded, under the policy."""
-    file = Path(path)
-    return parse_json_values(read_bytes(file, field, max_bytes=max_bytes), f"{field} {file}")
+    return parse_json_values(read_bytes(path, field, max_bytes=max_bytes), f"{field} {os.fspath(path)}")
 
 
 def parse_json_values(raw: bytes, field: str) -> list[Any]:

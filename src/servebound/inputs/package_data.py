@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sys
 from importlib import import_module
+from typing import Any
 
 
 def _folder(package: str) -> str | None:
@@ -41,3 +42,11 @@ def read_text(package: str, *parts: str) -> str:
         return resources.files(package).joinpath(*parts).read_text(encoding="utf-8")
     with open(os.path.join(folder, *parts), encoding="utf-8") as handle:
         return handle.read()
+
+
+def read_toml(package: str, *parts: str) -> dict[str, Any]:
+    """The tables of the package's TOML file ``parts``; the parser is imported on first use, so a
+    command that reads no TOML (its records come from the record cache) never loads it."""
+    import tomllib
+
+    return tomllib.loads(read_text(package, *parts))

@@ -15,18 +15,20 @@ tests always build records from the validated catalog. The file is read with the
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 import sys
+import zlib
 from collections.abc import Callable, Mapping
 from functools import cache
-from pathlib import Path
 from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from servebound.errors import InputError
 from servebound.inputs import bounded
+
+if TYPE_CHECKING:  # pathlib is imported where a folder is written, not on a cold command's reads
+    from pathlib import Path
 
 T = TypeVar("T")
 
@@ -55,29 +57,48 @@ def enable() -> None:
     _state["enabled"] = True
 
 
-def cache_folder() -> Path | None:
-    """Where the cache lives, or None when ``SERVEBOUND_CACHE_DIR=off``."""
+def _folder_text() -> str | None:
     chosen = os.environ.get("SERVEBOUND_CACHE_DIR")
     if chosen == "off":
         return None
     if chosen:
-        return Path(chosen)
+        return chosen
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "servebound"
+    return os.path.join(base, "servebound")
+
+
+def cache_folder() -> Path | None:
+    """Where the cache lives, or None when ``SERVEBOUND_CACHE_DIR=off``."""
+    from pathlib import Path
+
+    folder = _folder_text()
+    return None if folder is None else Path(folder)
+
+
+def kept_path(stem: str) -> str | None:
+    """``<stem>-<package key>.json`` in the cache's folder where this process uses the cache, else None
+    (a plain path: a cold command reads its kept files without importing pathlib)."""
+    folder = _folder_text() if _state["enabled"] else None
+    return None if folder is None else os.path.join(folder, f"{stem}-{package_key()}.json")
 
 
 @cache
 def package_key() -> str:
     """A digest of the size and mtime of every file of the package, and of the Python version (once per
-    process: a command looks up its hardware and its model, and the package does not change between)."""
-    digest = hashlib.sha256(sys.version.encode())
-    root = Path(__file__).parents[1]  # the whole servebound package, not only inputs/
+    process: a command looks up its hardware and its model, and the package does not change between).
+
+    The digest is two checksums of that listing (CRC-32 and Adler-32, with its length): it tells one
+    state of the package from the next, which is all a cache key needs, and zlib costs a cold command
+    nothing to import where hashlib's OpenSSL binding costs it milliseconds."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the whole package, not only inputs/
+    lines = [sys.version]
     for folder, subfolders, files in os.walk(root):
         subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
         for name in sorted(files):
             stat = os.stat(os.path.join(folder, name))
-            digest.update(f"{folder[len(str(root)) :]}/{name}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
-    return digest.hexdigest()[:20]
+            lines.append(f"{folder[len(root) :]}/{name}:{stat.st_size}:{stat.st_mtime_ns}")
+    listing = "\n".join(lines).encode()
+    return f"{zlib.crc32(listing):08x}{zlib.adler32(listing):08x}{len(listing) % 0x10000:04x}"
 
 
 def encode(value: Any, kinds: Mapping[str, type] | None = None) -> Any:
@@ -133,30 +154,33 @@ def enabled_folder() -> Path | None:
     return cache_folder() if _state["enabled"] else None
 
 
-def write_file(folder: Path, stem: str, text: str) -> None:
+def write_file(folder: str | os.PathLike[str], stem: str, text: str) -> None:
     """``<stem>-<package key>.json`` in ``folder``, written whole (a temporary file, then renamed), and
     the same stem's files of other package keys removed. OSError when the folder cannot be written."""
+    from pathlib import Path
+
+    where = Path(folder)
     key = package_key()
-    path = folder / f"{stem}-{key}.json"
-    folder.mkdir(parents=True, exist_ok=True)
-    temporary = folder / f".{stem}-{key}-{os.getpid()}.tmp"
+    path = where / f"{stem}-{key}.json"
+    where.mkdir(parents=True, exist_ok=True)
+    temporary = where / f".{stem}-{key}-{os.getpid()}.tmp"
     temporary.write_text(text, encoding="utf-8")
     os.replace(temporary, path)
-    for old in folder.glob(f"{stem}-*.json"):
+    for old in where.glob(f"{stem}-*.json"):
         if old != path:
             old.unlink(missing_ok=True)
 
 
 def cached(kind: str, ref: str, build: Callable[[], T]) -> T:
     """``build()``, or the record cached for (kind, ref) under the current package key."""
-    folder = enabled_folder()
-    if folder is None:
+    path = kept_path("records")
+    if path is None:
         return build()
-    key = package_key()
-    path = folder / f"records-{key}.json"
     table: dict[str, Any] = {}
     try:
-        loaded = bounded.read_json(path, "record cache", max_bytes=MAX_CACHE_BYTES) if path.is_file() else {}
+        loaded = (
+            bounded.read_json(path, "record cache", max_bytes=MAX_CACHE_BYTES) if os.path.isfile(path) else {}
+        )
         table = loaded if isinstance(loaded, dict) else {}
         hit = table.get(kind, {}).get(ref)
         if hit is not None:
@@ -170,7 +194,7 @@ def cached(kind: str, ref: str, build: Callable[[], T]) -> T:
         if not _same(decode(json.loads(json.dumps(entry))), value):
             return value
         table.setdefault(kind, {})[ref] = entry
-        write_file(folder, "records", json.dumps(table))
+        write_file(os.path.dirname(path), "records", json.dumps(table))
     except (OSError, TypeError, ValueError):
         pass
     return value

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import os
 from functools import cache
-from pathlib import Path
 
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
@@ -25,16 +25,16 @@ def check_ref_length(ref: str, field: str) -> None:
 
 
 def _is_file(ref: str) -> bool:
-    """Path.is_file, with a name the OS refuses (too long, a NUL byte) being no file."""
+    """os.path.isfile, with a name the OS refuses (too long, a NUL byte) being no file."""
     try:
-        return Path(ref).is_file()
+        return os.path.isfile(ref)
     except (OSError, ValueError):
         return False
 
 
 def _exists(ref: str) -> bool:
     try:
-        return Path(ref).exists()
+        return os.path.exists(ref)
     except (OSError, ValueError):
         return False
 
@@ -68,7 +68,7 @@ def _imported_model(ref: str) -> ModelAdapter | None:
     `servebound import gguf|safetensors`), told apart by name or, for a file named otherwise (an
     Ollama blob), by its first bytes; None for a model file. A Hugging Face config.json names the
     command that converts it, since its weight format is a choice the config does not make."""
-    name = Path(ref).name.lower()
+    name = os.path.basename(ref).lower()
     if not name.endswith((".gguf", ".safetensors", ".safetensors.index.json", ".toml", ".json")):
         kind = sniff_checkpoint(ref)
         name = f"{name}.{kind}" if kind else name

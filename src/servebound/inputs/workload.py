@@ -10,7 +10,6 @@ parser can read this module alone.
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 import types
@@ -487,6 +486,8 @@ def inputs_of(*groups: Group, without: Iterable[str] = ()) -> tuple[Input, ...]:
 
 def close_match(word: str, names: Iterable[str]) -> str:
     """'; did you mean X?' for the nearest of ``names``, or '' when none is close."""
+    import difflib  # only on an error: not part of a command's start-up
+
     found = difflib.get_close_matches(word, list(names), n=1, cutoff=0.6)
     return f"; did you mean {found[0]}?" if found else ""
 
