@@ -43,8 +43,6 @@ def decode_command(
     ] = False,
     json_out: JsonOpt = False,
 ) -> None:
-    from servebound.runs.band import expected_text
-
     mdl = load_model(model, kv_precision=flags.kv_precision)
     workload = flags.workload()
     if flags.layout is not None:
@@ -55,6 +53,8 @@ def decode_command(
         print_json(decode_json(result, rng))
         return
     render_decode(result)
+    from servebound.runs.band import expected_text  # printed text only: --json never loads the runs
+
     console.print(expected_text(result.expected, result.workload.engine))
     if rng is not None:
         render_context_range(rng)
