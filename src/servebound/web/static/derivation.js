@@ -130,7 +130,8 @@
   // ---------------------------------------------------------------- figures.render_chart
   var W = 640, LEFT = 70, RIGHT = 20, PLOT_H = 236, MARK_TOP = 8, MARK_ROW = 24, LEGEND_X = 8, LEGEND_ROW = 24, CHAR_PX = 12;
 
-  var niceStep = calc.niceStep, ticks = calc.ticks, markLabelX = calc.markLabelX, legendEntries = calc.legendEntries;
+  var axes = root.servebound_chart_axes || (typeof require === "function" ? require("./chart_axes.js") : null);
+  var niceStep = axes.niceStep, ticks = axes.ticks, markLabelX = axes.markLabelX, legendEntries = axes.legendEntries;
   function shortNumber(v) {
     var a = Math.abs(v), units = [[1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "k"]];
     for (var i = 0; i < units.length; i++) if (a >= units[i][0]) return fmtG(v / units[i][0]) + units[i][1];

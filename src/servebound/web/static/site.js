@@ -112,7 +112,8 @@
   var W = 640, LEFT = 70, RIGHT = 20, PLOT_H = 236, MARK_TOP = 8, MARK_ROW = 24, LEGEND_X = 8, LEGEND_ROW = 24, CHAR_PX = 12;
   var SVGNS = "http://www.w3.org/2000/svg";
 
-  var niceStep = calc.niceStep, ticks = calc.ticks, markLabelX = calc.markLabelX, legendEntries = calc.legendEntries;
+  var axes = window.servebound_chart_axes;  // chart_axes.js, loaded before this file
+  var niceStep = axes.niceStep, ticks = axes.ticks, markLabelX = axes.markLabelX, legendEntries = axes.legendEntries;
   function scale(lo, hi, log, a, b) {
     if (log) { lo = Math.max(lo, 1e-12); if (hi <= lo) hi = lo * 10; } else if (hi <= lo) hi = lo + 1;
     var f = function (v) {
