@@ -1,4 +1,5 @@
-/* Runs static/derivation.js (and calc.js under it) under Node for the derivation's Node test.
+/* Runs static/derivation.js (and calc.js, chart_axes.js, chart_markup.js under it) under Node for the
+ * derivation's Node test.
  *
  *   node tests/web/run_derivation.js CASES.json DERIVATION.js
  *

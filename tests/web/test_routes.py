@@ -94,10 +94,12 @@ def test_machine_files(client: TestClient) -> None:
 def test_static_assets_are_served_by_the_site(client: TestClient) -> None:
     for path in ("/static/site.css", "/static/site.js"):
         assert client.get(path).status_code == 200
-    html = client.get(PAIR).text
-    # no external asset: every src/href to a script or stylesheet is site-relative
-    for ref in re.findall(r'(?:src|href)="([^"]+\.(?:js|css))"', html):
-        assert ref.startswith("/static/")
+    for page in (PAIR, "/derivation"):
+        html = client.get(page).text
+        # no external asset: every src/href to a script or stylesheet is site-relative, and served
+        for ref in re.findall(r'(?:src|href)="([^"]+\.(?:js|css))"', html):
+            assert ref.startswith("/static/")
+            assert client.get(ref).status_code == 200, ref
 
 
 def test_hostile_names_render_as_text(client: TestClient) -> None:

@@ -3,7 +3,7 @@
  * A port of the Python core (servebound.core: kv, experts, decode, decode_range, prefill), kept equal to
  * it by conformance vectors the core generates (/conformance.json; tests/web/test_conformance.py runs
  * every vector through this file under Node and requires 1e-9 relative agreement). site.js draws the
- * pages from it; Node loads it with require().
+ * pages from it; Node loads it with require(). The charts' axes are chart_axes.js's.
  *
  * Inputs use the core's units: bytes, bytes/s, FLOP/s, tokens. A model is
  *   {always_on_bytes, expert_bytes, routed, per_token, resident_bytes,
@@ -528,55 +528,6 @@
              lo_prompt_tokens: loL, lo_bound_by: loBy, hi_tok_s: hi, hi_prompt_tokens: hiL, hi_bound_by: hiBy };
   }
 
-  // ------------------------------------------------------------------ chart axes
-  /* servebound.web.figures._nice_step and _ticks: derivation.js's live figures and site.js's charts
-   * both draw their axes with these, so their ticks fall where the server's do */
-  function niceStep(span) {
-    var raw = span / 7, mag = Math.pow(10.0, Math.floor(Math.log10(raw))), ms = [1.0, 2.0, 5.0, 10.0];
-    for (var i = 0; i < ms.length; i++) if (raw <= ms[i] * mag) return ms[i] * mag;
-    return 10 * mag;
-  }
-  function ticks(lo, hi, log) {
-    var out = [];
-    if (log) {
-      var first = Math.floor(Math.log10(lo)), last = Math.ceil(Math.log10(hi));
-      var stride = Math.max(1, Math.ceil((last - first) / 8));
-      if (last - first > 3) {
-        for (var e = first; e <= last; e += stride) { var t = Math.pow(10.0, e); if (lo <= t && t <= hi * 1.0001) out.push(t); }
-        return out;
-      }
-      for (var d = first; d <= last; d++) [1.0, 2.0, 5.0].forEach(function (m) { var v = m * Math.pow(10.0, d); if (lo <= v && v <= hi * 1.0001) out.push(v); });
-      if (out.length >= 3) return out;
-      out = [];
-    }
-    var step = hi > lo ? niceStep(hi - lo) : 1.0, start = Math.ceil(lo / step) * step;
-    var n = Math.trunc((hi - start) / step + 1e-9) + 1;
-    for (var i = 0; i < n; i++) out.push(start + i * step);
-    return out;
-  }
-
-  /* servebound.web.figures' chart frame, _mark_label_x and legend_entries: a mark's label beside its
-   * line, the legend's entries in rows below the plot (both scripts' charts place them as the server) */
-  var CHART_W = 640, LEGEND_X = 8, CHAR_PX = 12;
-  function markLabelX(x, label) {
-    var w = CHAR_PX * label.length;
-    if (x + 4 + w <= CHART_W - 4) return [x + 4, "start"];
-    if (x - 4 - w >= 4) return [x - 4, "end"];
-    return [Math.max(4, CHART_W - 4 - w), "start"];
-  }
-  function legendEntries(chart, yMarks) {
-    var items = chart.series.map(function (s) { return [s.name, "series " + s.css]; })
-      .concat(yMarks.map(function (m) { return [m.label, "mark " + m.css]; }));
-    var out = [], lx = LEGEND_X, row = 0;
-    items.forEach(function (it) {
-      var span = 24 + CHAR_PX * it[0].length;
-      if (lx > LEGEND_X && lx + span > CHART_W - LEGEND_X) { lx = LEGEND_X; row += 1; }
-      out.push([it[0], it[1], lx, row]);
-      lx += span + 18;
-    });
-    return out;
-  }
-
   // ------------------------------------------------------------------ the derivation's toy
   /* servebound.web.derivation_toy.read_following: L_read following L_alloc, the unread rest
    * (1 - fraction) L_alloc rounded half to even (Python's round), at most `cap` */
@@ -587,7 +538,7 @@
   }
 
   var api = {
-    readFollowing: readFollowing, niceStep: niceStep, ticks: ticks, markLabelX: markLabelX, legendEntries: legendEntries,
+    readFollowing: readFollowing,
     MAX_BATCH: MAX_BATCH, CONTEXT_CAP: CONTEXT_CAP,
     kvBytes: kvBytes, grows: grows, maxContextWithin: maxContextWithin, distinct: distinct, wBatch: wBatch,
     wActive: wActive, memoryFitBatch: memoryFitBatch, decode: decode, decodeCurve: decodeCurve,
