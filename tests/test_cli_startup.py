@@ -157,6 +157,39 @@ def test_the_cache_key_covers_the_whole_package(tmp_path: Path) -> None:
         first = key()
 
 
+def test_the_records_file_is_parsed_once_and_again_when_it_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The site's validation table looks up two records per reported run: each lookup re-parsing the
+    whole file made the first pair page after a start take seconds. The file is now parsed once per
+    process, and again only when its modification time or size says another process changed it."""
+    monkeypatch.setenv("SERVEBOUND_CACHE_DIR", str(tmp_path))
+    monkeypatch.setitem(record_cache._state, "enabled", True)
+    first, second = (row.hardware for row in list_hardware()[:2])
+    built: list[str] = []
+
+    def build(record: object) -> object:
+        built.append(getattr(record, "id", ""))
+        return record
+
+    assert record_cache.cached("hardware", "a", lambda: build(first)) == first
+    reads: list[object] = []
+    real = record_cache.bounded.read_json
+    monkeypatch.setattr(record_cache.bounded, "read_json", lambda *a, **k: reads.append(a) or real(*a, **k))
+    for _ in range(50):
+        assert record_cache.cached("hardware", "a", lambda: build(first)) == first
+    assert built == [first.id] and reads == []
+    # another process adds a record: the changed file is read once, and its record served unbuilt
+    path = record_cache.kept_path("records")
+    assert path is not None
+    table = json.loads(Path(path).read_text())
+    table["hardware"]["b"] = record_cache.encode(second)
+    Path(path).write_text(json.dumps(table) + " " * 16)  # a new size as well as a new time
+    for _ in range(5):
+        assert record_cache.cached("hardware", "b", lambda: build(second)) == second
+    assert built == [first.id] and len(reads) == 1
+
+
 def test_the_cache_refuses_what_it_cannot_rebuild() -> None:
     with pytest.raises(TypeError):
         record_cache.encode(object())

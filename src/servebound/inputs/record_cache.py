@@ -171,30 +171,58 @@ def write_file(folder: str | os.PathLike[str], stem: str, text: str) -> None:
             old.unlink(missing_ok=True)
 
 
+#: The records file as last read or written by this process, by path, with the (mtime, size) it had
+#: then: a process that looks up hundreds of records (the site's validation table checks every
+#: reported run) parses the file once, not once per lookup, and still re-reads it when it changes.
+_tables: dict[str, tuple[tuple[int, int] | None, dict[str, Any]]] = {}
+
+
+def _stamp(path: str) -> tuple[int, int] | None:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return stat.st_mtime_ns, stat.st_size
+
+
+def _table(path: str) -> dict[str, Any]:
+    """The records file's table ({} when there is none, or it is unreadable: it is then rewritten)."""
+    stamp = _stamp(path)
+    kept = _tables.get(path)
+    if kept is not None and kept[0] == stamp:
+        return kept[1]
+    table: dict[str, Any] = {}
+    if stamp is not None:
+        try:
+            loaded = bounded.read_json(path, "record cache", max_bytes=MAX_CACHE_BYTES)
+            table = loaded if isinstance(loaded, dict) else {}
+        except (InputError, ValueError):
+            table = {}
+    _tables[path] = (stamp, table)
+    return table
+
+
 def cached(kind: str, ref: str, build: Callable[[], T]) -> T:
     """``build()``, or the record cached for (kind, ref) under the current package key."""
     path = kept_path("records")
     if path is None:
         return build()
-    table: dict[str, Any] = {}
+    table = _table(path)
     try:
-        loaded = (
-            bounded.read_json(path, "record cache", max_bytes=MAX_CACHE_BYTES) if os.path.isfile(path) else {}
-        )
-        table = loaded if isinstance(loaded, dict) else {}
         hit = table.get(kind, {}).get(ref)
         if hit is not None:
             record: T = decode(hit)
             return record
-    except (InputError, TypeError, KeyError, ValueError, AttributeError):
+    except (TypeError, KeyError, ValueError, AttributeError):
         table = {}
     value = build()
     try:
         entry = encode(value)
         if not _same(decode(json.loads(json.dumps(entry))), value):
             return value
-        table.setdefault(kind, {})[ref] = entry
+        table = {**table, kind: {**table.get(kind, {}), ref: entry}}
         write_file(os.path.dirname(path), "records", json.dumps(table))
+        _tables[path] = (_stamp(path), table)
     except (OSError, TypeError, ValueError):
         pass
     return value
