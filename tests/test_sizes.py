@@ -21,12 +21,14 @@ def test_the_package_has_modules() -> None:
     assert len(modules()) > 50  # the walk sees the tree (a wrong root would pass every size check)
 
 
+def too_long(paths: list[Path], root: Path) -> dict[str, int]:
+    """The files of ``paths`` over MAX_MODULE_LINES, named below ``root``, with their line counts."""
+    counts = {str(path.relative_to(root)): len(path.read_text("utf-8").splitlines()) for path in paths}
+    return {name: n for name, n in counts.items() if n > MAX_MODULE_LINES}
+
+
 def test_no_module_over_600_lines() -> None:
-    long = {
-        str(path.relative_to(PACKAGE)): n
-        for path in modules()
-        if (n := len(path.read_text("utf-8").splitlines())) > MAX_MODULE_LINES
-    }
+    long = too_long(modules(), PACKAGE)
     assert long == {}, f"split these by job: {long}"
 
 
@@ -39,11 +41,7 @@ def test_the_site_has_scripts() -> None:
 
 
 def test_no_script_over_600_lines() -> None:
-    long = {
-        str(path.relative_to(SCRIPTS)): n
-        for path in scripts()
-        if (n := len(path.read_text("utf-8").splitlines())) > MAX_MODULE_LINES
-    }
+    long = too_long(scripts(), SCRIPTS)
     assert long == {}, f"split these by job: {long}"
 
 

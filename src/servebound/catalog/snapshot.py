@@ -87,8 +87,8 @@ class StoredProfiles:
 
 
 def _path(stem: str) -> Path | None:
-    folder = record_cache.enabled_folder()
-    return None if folder is None else folder / f"{stem}-{record_cache.package_key()}.json"
+    kept = record_cache.kept_path(stem)
+    return None if kept is None else Path(kept)
 
 
 def _no_constants(name: str) -> float:
@@ -132,14 +132,8 @@ def _write(stem: str, content: Any) -> None:
 
 def stored_profiles() -> StoredProfiles | None:
     """The profile snapshot of this package, or None (the cache off, or not built yet)."""
-    folder = record_cache.enabled_folder()
-    return None if folder is None else _profiles_in(str(folder))
-
-
-@cache
-def _profiles_in(folder: str) -> StoredProfiles | None:
-    # once per folder, not once per profile: a catalog walk asks for the snapshot 550 times
-    return _profiles_at(Path(folder) / f"profiles-{record_cache.package_key()}.json")
+    path = _path("profiles")  # _profiles_at keeps it by path: a catalog walk asks for it 550 times
+    return None if path is None else _profiles_at(path)
 
 
 @cache
@@ -178,7 +172,6 @@ def store_profiles(rows: Iterable[tuple[str, Place, ImportedModel]]) -> None:
     _write("profiles", {"profiles": out})
     _read.cache_clear()
     _profiles_at.cache_clear()
-    _profiles_in.cache_clear()
 
 
 def same_encoding(value: Any, entry: Any, kinds: Mapping[str, type]) -> bool:

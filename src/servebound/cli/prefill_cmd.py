@@ -32,8 +32,6 @@ def prefill_command(
     ] = False,
     json_out: JsonOpt = False,
 ) -> None:
-    from servebound.runs.band import expected_text
-
     mdl = load_model(model, kv_precision=flags.kv_precision)
     batch: int | Literal["max"] = "max" if flags.batch == "max" else int(flags.batch or 1)
     workload = flags.workload(batch=None)
@@ -69,6 +67,8 @@ def prefill_command(
         print_json(prefill_json(result, rng))
         return
     if result is not None:
+        from servebound.runs.band import expected_text  # printed text only: --json never loads the runs
+
         render_prefill(result)
         console.print(expected_text(result.expected, result.workload.engine))
     if rng is not None:

@@ -24,23 +24,8 @@ def check_ref_length(ref: str, field: str) -> None:
         )
 
 
-def _is_file(ref: str) -> bool:
-    """os.path.isfile, with a name the OS refuses (too long, a NUL byte) being no file."""
-    try:
-        return os.path.isfile(ref)
-    except (OSError, ValueError):
-        return False
-
-
-def _exists(ref: str) -> bool:
-    try:
-        return os.path.exists(ref)
-    except (OSError, ValueError):
-        return False
-
-
 def _looks_like_file(ref: str) -> bool:
-    return ref.lower().endswith(_FILE_SUFFIXES) or "/" in ref or "\\" in ref or _is_file(ref)
+    return ref.lower().endswith(_FILE_SUFFIXES) or "/" in ref or "\\" in ref or os.path.isfile(ref)
 
 
 #: How a checkpoint file starts, whatever its name: GGUF's magic; a safetensors file's little-endian
@@ -107,7 +92,7 @@ def _as_imported(adapter: ModelAdapter) -> ModelAdapter:
 
 
 def _missing_file(ref: str, wanted: str) -> str:
-    if _exists(ref):
+    if os.path.exists(ref):
         return f"{ref!r} is not a file (give {wanted})"
     return f"file {ref!r} does not exist (give {wanted})"
 
@@ -165,7 +150,7 @@ def resolve_hardware(ref: str, field: str = "hardware") -> Hardware:
     check_ref_length(ref, field)
     ref = hardware_ref(ref)
     if _looks_like_file(ref):
-        if not _is_file(ref):
+        if not os.path.isfile(ref):
             raise InputError(field, _missing_file(ref, "a hardware file or a catalog id"))
         from servebound.inputs.files import load_hardware_file  # pydantic: only for a user's file
 
@@ -178,13 +163,13 @@ def resolve_model(ref: str, field: str = "model") -> ModelAdapter:
     bytes whatever its name), ``org/name:QUANT`` (the GGUF of that quantization in a Hub repository,
     its header read by range requests), or a catalog model id."""
     check_ref_length(ref, field)
-    if not _is_file(ref) and hub_gguf_ref(ref) is not None:
+    if not os.path.isfile(ref) and hub_gguf_ref(ref) is not None:
         from servebound.importers.hf.hub import import_hub_gguf
 
         repo, quant = hub_gguf_ref(ref)  # type: ignore[misc]
         return _as_imported(import_hub_gguf(repo, quant).adapter)
     if _looks_like_file(ref):
-        if not _is_file(ref):
+        if not os.path.isfile(ref):
             raise InputError(field, _missing_file(ref, "a model file, a .gguf or a catalog id"))
         imported = _imported_model(ref)
         if imported is not None:

@@ -24,6 +24,7 @@ choices keep a crawler from waiting on it:
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -114,11 +115,11 @@ def _kept_full_text(date: str) -> tuple[Callable[[], str | None], Callable[[str]
     from servebound.inputs import record_cache as _record_cache
 
     def load() -> str | None:
-        folder = _record_cache.enabled_folder()
-        path = None if folder is None else folder / f"llms-full-{_record_cache.package_key()}.json"
-        if path is None or not path.is_file():
+        path = _record_cache.kept_path("llms-full")
+        if path is None or not os.path.isfile(path):
             return None
-        kept = json.loads(path.read_text(encoding="utf-8"))
+        with open(path, encoding="utf-8") as handle:
+            kept = json.load(handle)
         ok = isinstance(kept, dict) and kept.get("date") == date and isinstance(kept.get("body"), str)
         return str(kept["body"]) if ok else None
 

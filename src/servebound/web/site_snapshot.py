@@ -18,6 +18,7 @@ import contextlib
 import json
 from collections.abc import Sequence
 from dataclasses import fields
+from pathlib import Path
 from typing import Any
 
 from servebound.catalog import snapshot
@@ -42,10 +43,10 @@ def _model(adapter: Any, row: Sequence[Any]) -> SiteModel:
 def site_models(entries: Sequence[Any]) -> list[SiteModel]:
     """The site models of the packaged catalog's ``entries`` (``catalog.models.list_models()``): from
     the kept file where it lists exactly these profiles, else built (and kept where the cache is on)."""
-    folder = record_cache.enabled_folder()
-    if folder is None:
+    kept = record_cache.kept_path(STEM)
+    if kept is None:
         return [site_model(entry) for entry in entries]
-    path = folder / f"{STEM}-{record_cache.package_key()}.json"
+    path = Path(kept)
     ids = [entry.id for entry in entries]
     content = snapshot.read_kept(path)
     if isinstance(content, dict) and content.get("fields") == list(KEPT) and content.get("ids") == ids:
@@ -60,6 +61,6 @@ def site_models(entries: Sequence[Any]) -> list[SiteModel]:
         same = False
     if same:
         with contextlib.suppress(OSError):
-            record_cache.write_file(folder, STEM, text)
+            record_cache.write_file(path.parent, STEM, text)
         snapshot.forget_reads()
     return built
