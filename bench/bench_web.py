@@ -26,8 +26,8 @@ from pathlib import Path
 import httpx
 from fastapi.testclient import TestClient
 
-from servebound.web.app import create_app
-from servebound.web.export import build_site
+from servebound.web.app.server import create_app
+from servebound.web.export.build import build_site
 from timing import median_s
 
 
@@ -169,8 +169,8 @@ def bench_llms_full(full_render: bool) -> None:
         f"after {t_done:.2f} s"
     )
     if full_render:
-        from servebound.web import export
-        from servebound.web.machine import llms_full_txt
+        from servebound.web.export import build as export
+        from servebound.web.pages.machine_files import llms_full_txt
 
         t = time.perf_counter()
         site = app.state.site

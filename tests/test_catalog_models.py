@@ -209,7 +209,7 @@ def test_import_real_gguf_then_decode(capsys: pytest.CaptureFixture[str], tmp_pa
 def test_cli_rank_and_api_rank_agree(capsys: pytest.CaptureFixture[str]) -> None:
     from fastapi.testclient import TestClient
 
-    from servebound.web.app import create_app
+    from servebound.web.app.server import create_app
 
     status, out, _ = run(capsys, "rank", "--hardware", "nvidia-rtx-4090", "--json")
     cli_rows = json.loads(out)["rows"]
@@ -246,8 +246,8 @@ def test_site_and_api_show_the_audit_models_show_has() -> None:
 
     from servebound.catalog.hardware import get_hardware
     from servebound.catalog.models import catalog_profile
-    from servebound.web.app import create_app
-    from servebound.web.site import site_model
+    from servebound.web.app.server import create_app
+    from servebound.web.pages.site import site_model
 
     for m in list_models(native_only=True):
         shown, site = catalog_profile(m.id), site_model(m)

@@ -21,7 +21,7 @@ RTX, QWEN = "nvidia-rtx-4090", "qwen3-8b"
 
 @pytest.fixture(scope="module")
 def api() -> TestClient:
-    from servebound.web.app import create_app
+    from servebound.web.app.server import create_app
 
     return TestClient(create_app())
 
@@ -297,7 +297,7 @@ def test_the_core_refuses_a_workload_still_to_resolve_and_the_api_resolves_it() 
 def test_the_pages_script_asks_the_api_with_the_names_it_takes(api: TestClient) -> None:
     """pair-data's input lists (what site.js sends) are the API's own parameters: the page's prefill
     call carries the same contexts as its decode call (it lacked read_context, and 400'd below 32k)."""
-    from servebound.web.query import QUERY_FIELDS, page_inputs
+    from servebound.web.app.query import QUERY_FIELDS, page_inputs
 
     inputs = page_inputs()
     # (the pair page is one device: it sends no layout=)
@@ -324,7 +324,7 @@ def test_the_pair_form_offers_the_declared_inputs(api: TestClient) -> None:
     fields too, issue 22) but the KV precision, which the page's URL takes."""
     import re
 
-    from servebound.web.query import QUERY_FIELDS
+    from servebound.web.app.query import QUERY_FIELDS
 
     page = api.get(f"/pair/{RTX}/{QWEN}").text
     form = page[page.index('<form method="get"') : page.index("</form>")]

@@ -59,7 +59,7 @@ def test_cli_and_api_state_the_allocation(capsys: pytest.CaptureFixture[str]) ->
     assert data["assumptions"]["kv_allocation"] == "paged"
     assert main(["decode", "-H", HW, "-m", MODEL, "--kv-allocation", "nope"]) == 2
     assert "kv_allocation" in capsys.readouterr().err
-    from servebound.web.app import create_app
+    from servebound.web.app.server import create_app
 
     client = TestClient(create_app())
     body = client.get("/api/decode", params={"hardware": HW, "model": MODEL, "kv_allocation": "paged"}).json()

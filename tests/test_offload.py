@@ -235,7 +235,7 @@ def test_cli_offload(capsys: pytest.CaptureFixture[str]) -> None:
 def test_api_and_pair_page_take_the_offload() -> None:
     from fastapi.testclient import TestClient
 
-    from servebound.web.app import create_app
+    from servebound.web.app.server import create_app
 
     client = TestClient(create_app())
     params = {

@@ -10,7 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from servebound.cli import main
-from servebound.web.app import create_app
+from servebound.web.app.server import create_app
 from tests.web.conftest import site_lists
 
 SYSTEM, BIG = "8x-nvidia-h100-sxm", "llama-3.3-70b-instruct-fp8"

@@ -18,7 +18,7 @@ from servebound.catalog.hardware import get_hardware
 from servebound.core.kv import KVShape
 from servebound.core.model import ModelAdapter, PrefillShape, Weights
 from servebound.inputs.files import load_hardware_file, load_model_file
-from servebound.web.app import create_app
+from servebound.web.app.server import create_app
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"

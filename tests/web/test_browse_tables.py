@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 
 from servebound.cli import main
 from servebound.views.report import fmt_int, fmt_rate
-from servebound.web.app import create_app
+from servebound.web.app.server import create_app
 from tests.web.surfaces import Shown, fits_row, pair_page, rank_row
 
 #: The issue's pairs (hardware, model) and what the pair page says of each.

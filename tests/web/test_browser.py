@@ -31,9 +31,9 @@ playwright_sync = pytest.importorskip(
 )
 
 from servebound.views.report import fmt_rate  # noqa: E402
-from servebound.web.app import create_app  # noqa: E402
-from servebound.web.export import build_site  # noqa: E402
-from servebound.web.site import SiteData  # noqa: E402
+from servebound.web.app.server import create_app  # noqa: E402
+from servebound.web.export.build import build_site  # noqa: E402
+from servebound.web.pages.site import SiteData  # noqa: E402
 from tests.conftest import same_number  # noqa: E402
 from tests.web.conftest import site_lists  # noqa: E402
 from tests.web.figure_compare import same_figure  # noqa: E402
@@ -401,7 +401,7 @@ def test_derivation_controls_redraw_in_place(browser: Any, server: str, static_s
     the browser (calc.js), with the same SVG the server draws for the same query parameters and the
     numbers the core computes; the legends stay in their frames at a 1,300-pixel window; the static
     copy draws a query it is opened with."""
-    from servebound.web import derivation_toy as dv
+    from servebound.web.pages import derivation_toy as dv
 
     nojs = browser.new_context(java_script_enabled=False, viewport={"width": 1300, "height": 1000})
     served = nojs.new_page()

@@ -16,7 +16,7 @@ import pytest
 
 from servebound.catalog.hardware import get_hardware
 from servebound.catalog.models import get_model
-from servebound.web.app import create_app
+from servebound.web.app.server import create_app
 from tests.web.conftest import site_lists
 from tests.web.test_browser import ARGS, CHROMIUM, bound_socket
 

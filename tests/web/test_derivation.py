@@ -11,10 +11,10 @@ import pytest
 
 from servebound.core.decode import decode
 from servebound.errors import InputError
-from servebound.web import derivation as dv
-from servebound.web import derivation_figures as figs
-from servebound.web import derivation_live as lv
-from servebound.web import derivation_toy as tq
+from servebound.web.figures import derivation as figs
+from servebound.web.pages import derivation as dv
+from servebound.web.pages import derivation_live as lv
+from servebound.web.pages import derivation_toy as tq
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -18,7 +18,7 @@ pytestmark = [
         not CHROMIUM.exists(), reason="/usr/bin/chromium is absent (apt-get install chromium)"
     ),
 ]
-from servebound.web import derivation_toy as dv  # noqa: E402
+from servebound.web.pages import derivation_toy as dv  # noqa: E402
 from tests.web.figure_compare import same_figure  # noqa: E402
 
 STAGE = "document.querySelector('.boards-stage')"

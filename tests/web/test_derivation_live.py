@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from servebound.web import derivation as dv
-from servebound.web import derivation_toy as tq
+from servebound.web.pages import derivation as dv
+from servebound.web.pages import derivation_toy as tq
 from tests.web.figure_compare import same_figure
 
 ROOT = Path(__file__).resolve().parents[2]

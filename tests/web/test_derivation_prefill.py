@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from servebound.web import derivation as dv
-from servebound.web import derivation_live as live
+from servebound.web.pages import derivation as dv
+from servebound.web.pages import derivation_live as live
 from tests.conftest import run_json
 
 ROOT = Path(__file__).resolve().parents[2]

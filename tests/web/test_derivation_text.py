@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from servebound.web import derivation as dv
-from servebound.web import derivation_live as live
-from servebound.web import derivation_toy as dt
+from servebound.web.pages import derivation as dv
+from servebound.web.pages import derivation_live as live
+from servebound.web.pages import derivation_toy as dt
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT.parent / "shared" / "spec" / "roofline-derivation.md"

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from servebound.web.export import build_site
-from servebound.web.site import SiteData
+from servebound.web.export.build import build_site
+from servebound.web.pages.site import SiteData
 from tests.web.conftest import HOSTILE, dead_links, file_server, site_lists
 
 

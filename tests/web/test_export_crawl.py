@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from servebound.web.export import build_site
-from servebound.web.machine import DELIMITER_LINE
+from servebound.web.export.build import build_site
+from servebound.web.pages.machine_files import DELIMITER_LINE
 from tests.web.conftest import file_server
 
 BASE = "https://servebound.example"

@@ -12,8 +12,8 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from servebound.errors import MAX_ID_CHARS
-from servebound.web.export import build_site
-from servebound.web.site import SiteData
+from servebound.web.export.build import build_site
+from servebound.web.pages.site import SiteData
 from tests.web.conftest import site_lists
 
 #: httpx refuses URLs past 64 kB; the raw-socket load test in bench/ sends 100 kB ids.
@@ -138,7 +138,7 @@ def test_markdown_mirrors_escape_terminal_control_characters() -> None:
     """A model named with escape sequences reaches no terminal raw through `curl .../x.md`."""
     from dataclasses import replace
 
-    from servebound.web.app import create_app
+    from servebound.web.app.server import create_app
     from tests.web.conftest import hostile_model
 
     hardware, _ = site_lists()

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from servebound.web.pages import Renderer
-from servebound.web.site import default_site_data
+from servebound.web.pages.renderer import Renderer
+from servebound.web.pages.site import default_site_data
 from tests.web.test_browser import ARGS, CHROMIUM
 
 pytestmark = [

@@ -14,9 +14,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from servebound.inputs import record_cache
-from servebound.web.app import create_app
-from servebound.web.site import default_site_data
-from servebound.web.site_snapshot import KEPT
+from servebound.web.app.server import create_app
+from servebound.web.pages.site import default_site_data
+from servebound.web.pages.site_snapshot import KEPT
 
 PAGES = ("/models", "/hardware/nvidia-h100-sxm.md", "/pair/nvidia-h100-sxm/llama-3.1-8b", "/llms.txt")
 
@@ -25,11 +25,11 @@ import json, sys
 from pathlib import Path
 from fastapi.testclient import TestClient
 from servebound.inputs import record_cache
-from servebound.web.site_snapshot import KEPT
+from servebound.web.pages.site_snapshot import KEPT
 record_cache.enable()
 folder = Path(sys.argv[1])
 kept = bool(list(folder.glob("site-models-*.json"))), bool(list(folder.glob("templates-*/*.cache")))
-from servebound.web.app import create_app
+from servebound.web.app.server import create_app
 app = create_app()
 client = TestClient(app)
 pages = {{path: client.get(path).text for path in {PAGES!r}}}

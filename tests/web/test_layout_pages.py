@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 from servebound.catalog.hardware import get_hardware
 from servebound.catalog.models import get_model
 from servebound.cli import main
-from servebound.web.app import create_app
+from servebound.web.app.server import create_app
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import sys
 
 from fastapi.testclient import TestClient
 
-from servebound.web.app import create_app
+from servebound.web.app.server import create_app
 from servebound.web.lazy_routes import LazyRoutes
 from tests.web.conftest import site_lists
 
@@ -66,7 +66,7 @@ def test_schema_first_lists_every_api_route_with_its_typed_answer() -> None:
 def test_home_page_leaves_the_api_unimported() -> None:
     """A process that serves the home page has not imported the API's route modules (nor numpy)."""
     code = (
-        "import sys; from fastapi.testclient import TestClient; from servebound.web.app import create_app; "
+        "import sys; from fastapi.testclient import TestClient; from servebound.web.app.server import create_app; "
         "from tests.web.conftest import site_lists; h, m = site_lists(); "
         "c = TestClient(create_app(hardware=h, models=m)); assert c.get('/').status_code == 200; "
         "print(sorted(n for n in ('servebound.web.routes.api', 'servebound.web.routes.economics', "

@@ -7,11 +7,11 @@ from __future__ import annotations
 import pytest
 from latex2mathml.converter import convert
 
-from servebound.web import mathml
-from servebound.web.export import pairs
-from servebound.web.query import WorkloadQuery
-from servebound.web.site import compute_pair, default_site_data
-from servebound.web.work import decode_work, prefill_work
+from servebound.web.app.query import WorkloadQuery
+from servebound.web.export.build import pairs
+from servebound.web.figures import mathml
+from servebound.web.pages.site import compute_pair, default_site_data
+from servebound.web.pages.work import decode_work, prefill_work
 
 EDGES = [
     r"x_12 + y^{34} = 5",  # a subscript takes one digit: the placeholder is split, the text converted itself

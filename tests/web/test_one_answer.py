@@ -37,7 +37,7 @@ from servebound.core.engines import ENGINE_IDS
 from servebound.core.offload import cpu_rows, host_rows
 from servebound.views.cost_report import fmt_money
 from servebound.views.report import fmt_gb, fmt_int, fmt_rate, fmt_seconds
-from servebound.web.app import create_app
+from servebound.web.app.server import create_app
 from tests.web.surfaces import (
     Shown,
     class_row,

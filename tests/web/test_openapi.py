@@ -10,7 +10,7 @@ schemathesis = pytest.importorskip(
 
 from hypothesis import HealthCheck, settings  # noqa: E402
 
-from servebound.web.app import create_app  # noqa: E402
+from servebound.web.app.server import create_app  # noqa: E402
 from tests.web.conftest import site_lists  # noqa: E402
 
 _hardware, _models = site_lists()

@@ -10,9 +10,9 @@ from urllib.parse import parse_qsl
 import pytest
 from fastapi.testclient import TestClient
 
-from servebound.web.pair_records import SECTIONS, PairRecords
-from servebound.web.query import WorkloadQuery, parse_workload_query
-from servebound.web.site import compute_pair
+from servebound.web.app.query import WorkloadQuery, parse_workload_query
+from servebound.web.pages.pair_records import SECTIONS, PairRecords
+from servebound.web.pages.site import compute_pair
 
 FOLD = re.compile(r'<details class="fold" id="fold-([a-z]+)" data-fragment="([^"]+)">.*?</details>', re.S)
 

@@ -15,7 +15,7 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from servebound.web.app import create_app
+from servebound.web.app.server import create_app
 from tests.web.conftest import site_lists
 
 ROOT = Path(__file__).resolve().parents[2]

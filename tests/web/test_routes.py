@@ -7,7 +7,7 @@ import re
 import pytest
 from fastapi.testclient import TestClient
 
-from servebound.web.export import in_full_text
+from servebound.web.export.build import in_full_text
 from tests.web.conftest import HOSTILE
 
 PAIR = "/pair/dgx-spark-example/laguna-s-2.1-nvfp4-example"
@@ -258,7 +258,7 @@ def test_browse_filters(client: TestClient) -> None:
 def test_api_prefill_range_without_prompt_as_the_cli() -> None:
     from fastapi.testclient import TestClient
 
-    from servebound.web.app import create_app
+    from servebound.web.app.server import create_app
 
     client = TestClient(create_app())
     params = {"hardware": "nvidia-h100-sxm", "model": "qwen3-8b", "range": "true"}

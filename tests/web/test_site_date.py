@@ -7,7 +7,7 @@ import datetime
 
 import pytest
 
-from servebound.web.text import site_date
+from servebound.web.pages.text import site_date
 
 
 def test_the_pinned_day_is_the_epochs_day_in_utc(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -24,8 +24,8 @@ playwright_sync = pytest.importorskip(
 )
 
 from servebound.views.report import fmt_rate  # noqa: E402
-from servebound.web.export import build_site  # noqa: E402
-from servebound.web.site import SiteData  # noqa: E402
+from servebound.web.export.build import build_site  # noqa: E402
+from servebound.web.pages.site import SiteData  # noqa: E402
 from tests.web.conftest import file_server, site_lists  # noqa: E402
 from tests.web.test_browser import ARGS, numbers  # noqa: E402
 
@@ -112,7 +112,7 @@ def test_a_page_opened_from_file_is_styled_and_its_links_resolve(
 def test_the_calculator_answers_a_pair_without_a_page(browser: Any, served: str) -> None:
     from fastapi.testclient import TestClient
 
-    from servebound.web.app import create_app
+    from servebound.web.app.server import create_app
 
     hw, model = NO_PAGE
     hardware, models = site_lists()

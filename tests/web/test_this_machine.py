@@ -3,8 +3,8 @@ pair pages only where the site resolves the detected machine."""
 
 from __future__ import annotations
 
-from servebound.web.site import SiteData
-from servebound.web.this_machine import MachineFit, MachineFitRow, on_site
+from servebound.web.pages.site import SiteData
+from servebound.web.pages.this_machine import MachineFit, MachineFitRow, on_site
 from tests.web.conftest import site_lists
 
 

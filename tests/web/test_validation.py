@@ -20,13 +20,13 @@ from servebound.catalog.hardware import get_hardware
 from servebound.catalog.models import get_model
 from servebound.cli import main
 from servebound.runs.validation import reported_runs_for, validation_summary
-from servebound.web import export
-from servebound.web.app import create_app
-from servebound.web.export import build_site, in_full_text
-from servebound.web.machine import absolute_canonicals
-from servebound.web.site import SiteData
-from servebound.web.state import FullTextBuilder
-from servebound.web.text import md
+from servebound.web.app.server import create_app
+from servebound.web.app.state import FullTextBuilder
+from servebound.web.export import build as export
+from servebound.web.export.build import build_site, in_full_text
+from servebound.web.pages.machine_files import absolute_canonicals
+from servebound.web.pages.site import SiteData
+from servebound.web.pages.text import md
 from tests.web.conftest import dead_links, hostile_model, site_lists
 
 #: Catalog rows and profiles with reported runs: the derivation's DGX Spark + Gemma run (a catalog

@@ -36,7 +36,7 @@ def serve_command(
     _check_bindable(
         host, port
     )  # before the banner: a busy port is one error line, not a URL then a bind error
-    from servebound.web.app import serve
+    from servebound.web.app.server import serve
 
     # One plain line (rich is not imported for it: the server's start is the time to its first page).
     banner = (
@@ -93,7 +93,7 @@ def build_site_command(
             "out_dir", f"cannot write into {out_dir} ({exc.strerror or exc}); give a folder you can write to"
         ) from None
     from servebound.cli.output import progress_bar
-    from servebound.web.export import build_site
+    from servebound.web.export.build import build_site
 
     with progress_bar(counted=True) as bar:
         task = bar.add_task("building", total=None)

@@ -25,12 +25,17 @@ from servebound.runs.validation import validation_json
 from servebound.views.parallel import MAX_PLAN_RPS, MAX_PLAN_USERS
 from servebound.views.rank import check_hardware_group
 from servebound.views.report import decode_json, hardware_json, prefill_json
-from servebound.web.errors import ERRORS, answers
-from servebound.web.query import MAX_SITE_CONTEXT_TOKENS, workload_query
-from servebound.web.records import HardwareFilters, ModelFilters, rank_rows_for_hardware, rank_rows_for_model
-from servebound.web.responses import StrictJSONResponse
-from servebound.web.site import SiteHardware, SiteModel
-from servebound.web.state import Web, heavy_route
+from servebound.web.app.errors import ERRORS, answers
+from servebound.web.app.query import MAX_SITE_CONTEXT_TOKENS, workload_query
+from servebound.web.app.responses import StrictJSONResponse
+from servebound.web.app.state import Web, heavy_route
+from servebound.web.pages.records import (
+    HardwareFilters,
+    ModelFilters,
+    rank_rows_for_hardware,
+    rank_rows_for_model,
+)
+from servebound.web.pages.site import SiteHardware, SiteModel
 
 
 class StrictRoute(APIRoute):

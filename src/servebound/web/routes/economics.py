@@ -21,11 +21,11 @@ from servebound.views.economics_view import (
     training,
     trains_of,
 )
-from servebound.web.errors import ERRORS, answers
-from servebound.web.query import MAX_SITE_CONTEXT_TOKENS, workload_query
-from servebound.web.responses import StrictJSONResponse
+from servebound.web.app.errors import ERRORS, answers
+from servebound.web.app.query import MAX_SITE_CONTEXT_TOKENS, workload_query
+from servebound.web.app.responses import StrictJSONResponse
+from servebound.web.app.state import Web, heavy_route
 from servebound.web.routes.api import AllocQ, HardwareQ, ModelQ, ReadQ, StrictRoute, WorkloadParams
-from servebound.web.state import Web, heavy_route
 
 router = APIRouter(default_response_class=StrictJSONResponse, route_class=StrictRoute)
 

@@ -10,9 +10,15 @@ from collections.abc import AsyncIterator, Iterator
 from fastapi import APIRouter, Request
 from fastapi.responses import PlainTextResponse, Response, StreamingResponse
 
-from servebound.web.http_layers import accepts_gzip
-from servebound.web.machine import absolute_canonicals, llms_full_header, llms_txt, robots_txt, sitemap_xml
-from servebound.web.state import MARKDOWN, FullTextBuilder, Web
+from servebound.web.app.http_layers import accepts_gzip
+from servebound.web.app.state import MARKDOWN, FullTextBuilder, Web
+from servebound.web.pages.machine_files import (
+    absolute_canonicals,
+    llms_full_header,
+    llms_txt,
+    robots_txt,
+    sitemap_xml,
+)
 
 router = APIRouter(include_in_schema=False)
 
@@ -24,7 +30,7 @@ def robots(request: Request, web: Web) -> Response:
 
 @router.get("/llms.txt")
 def llms(request: Request, web: Web) -> Response:
-    from servebound.web import export as site_export  # the export's modules on first use
+    from servebound.web.export import build as site_export  # the export's modules on first use
 
     return Response(
         llms_txt(site_export.documents(web.site), web.base(request), web.renderer.date), media_type=MARKDOWN
@@ -93,7 +99,7 @@ def conformance() -> Response:
 
 @router.get("/sitemap.xml")
 def sitemap(request: Request, web: Web) -> Response:
-    from servebound.web import export as site_export
+    from servebound.web.export import build as site_export
 
     paths = [d.path for d in site_export.documents(web.site)]
     return Response(sitemap_xml(paths, web.base(request)), media_type="application/xml")

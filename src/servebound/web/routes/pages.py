@@ -8,15 +8,15 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from servebound.errors import InputError
-from servebound.web.page_contexts import Page
-from servebound.web.pages import Renderer
-from servebound.web.pair_records import ALL, SECTIONS, PairRecords
-from servebound.web.query import parse_workload_query
-from servebound.web.records import HardwareFilters, ModelFilters
-from servebound.web.registry import PAGES, PageSpec
-from servebound.web.site import compute_pair
-from servebound.web.state import Web, heavy, page_response, split_md
-from servebound.web.text import mirror_path, pair_path
+from servebound.web.app.query import parse_workload_query
+from servebound.web.app.state import Web, heavy, page_response, split_md
+from servebound.web.pages.contexts import Page
+from servebound.web.pages.pair_records import ALL, SECTIONS, PairRecords
+from servebound.web.pages.records import HardwareFilters, ModelFilters
+from servebound.web.pages.registry import PAGES, PageSpec
+from servebound.web.pages.renderer import Renderer
+from servebound.web.pages.site import compute_pair
+from servebound.web.pages.text import mirror_path, pair_path
 
 router = APIRouter(include_in_schema=False)
 
@@ -131,7 +131,7 @@ def pair_page(request: Request, hw_ref: str, model_ref: str, web: Web) -> Respon
 
 
 def derivation_page(request: Request, web: Web) -> Response:
-    from servebound.web.derivation_toy import Toy, toy_from_query
+    from servebound.web.pages.derivation_toy import Toy, toy_from_query
 
     toy = toy_from_query(dict(request.query_params))
     if toy == Toy():

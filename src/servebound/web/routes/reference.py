@@ -7,9 +7,9 @@ from importlib import resources
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from servebound.web.apidocs import operations
-from servebound.web.state import MARKDOWN, Web
-from servebound.web.text import md
+from servebound.web.app.state import MARKDOWN, Web
+from servebound.web.pages.apidocs import operations
+from servebound.web.pages.text import md
 
 router = APIRouter(include_in_schema=False)
 TITLE = "The JSON API"

@@ -14,10 +14,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from servebound.web.pages import Renderer
-from servebound.web.pairdata import hardware_data
-from servebound.web.query import WorkloadQuery
-from servebound.web.site import DEFAULT_PROMPT_TOKENS, SiteData, SiteHardware, compute_pair
+from servebound.web.app.query import WorkloadQuery
+from servebound.web.pages.pairdata import hardware_data
+from servebound.web.pages.renderer import Renderer
+from servebound.web.pages.site import DEFAULT_PROMPT_TOKENS, SiteData, SiteHardware, compute_pair
 
 
 def calculator_hardware(h: SiteHardware) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from servebound.errors import MAX_ID_CHARS, InputError, shown
 from servebound.inputs.workload import query_spelling
-from servebound.web.state import NotFoundError, WebState
+from servebound.web.app.state import NotFoundError, WebState
 
 
 class ErrorDetail(BaseModel):

@@ -34,15 +34,15 @@ from fastapi import FastAPI
 from fastapi.responses import Response
 
 from servebound.errors import shown
-from servebound.web.errors import install_error_handlers
-from servebound.web.http_layers import install_http_layers
-from servebound.web.kept_templates import keep_compiled
+from servebound.web.app.errors import install_error_handlers
+from servebound.web.app.http_layers import install_http_layers
+from servebound.web.app.packaged import packaged_static
+from servebound.web.app.state import FullTextBuilder, NotFoundError, WebState
 from servebound.web.lazy_routes import LazyRoutes, api_routers
-from servebound.web.packaged import packaged_static
-from servebound.web.pages import Renderer
+from servebound.web.pages.kept_templates import keep_compiled
+from servebound.web.pages.renderer import Renderer
+from servebound.web.pages.site import SiteData, default_site_data
 from servebound.web.routes import machine, pages, reference
-from servebound.web.site import SiteData, default_site_data
-from servebound.web.state import FullTextBuilder, NotFoundError, WebState
 
 DESCRIPTION = (
     "Serving ceilings for LLMs from first principles. The decode and prefill objects carry the same "
@@ -80,7 +80,9 @@ def create_app(
     keep_compiled(renderer)
 
     def documents() -> Any:
-        from servebound.web import export  # the export's modules on the first llms-full.txt build
+        from servebound.web.export import (
+            build as export,  # the export's modules on the first llms-full.txt build
+        )
 
         return export
 
@@ -155,7 +157,7 @@ def _preload() -> None:
     from servebound.core.engines import engines, families
     from servebound.core.offload import host_rows
     from servebound.runs import reported_runs_text
-    from servebound.web import derivation, derivation_live
+    from servebound.web.pages import derivation, derivation_live
 
     derivation.source_text()
     for name in derivation_live.EXAMPLE_MACHINES:

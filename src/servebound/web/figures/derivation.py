@@ -13,7 +13,8 @@ from markupsafe import Markup, escape
 
 from servebound.core.arith import np  # numpy on first use: a server starts without it
 from servebound.core.units import GB
-from servebound.web.derivation_toy import (
+from servebound.web.figures.charts import CHAR_PX, Chart, Mark, Series, flow, render_chart, svg
+from servebound.web.pages.derivation_toy import (
     TOY_BANDWIDTH_GB_PER_S,
     TOY_CAPACITY_GB,
     Boards,
@@ -22,7 +23,6 @@ from servebound.web.derivation_toy import (
     read_following,
     reservation_sweep,
 )
-from servebound.web.figures import CHAR_PX, Chart, Mark, Series, flow, render_chart, svg
 
 e = escape
 

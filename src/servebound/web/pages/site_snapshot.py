@@ -23,7 +23,7 @@ from typing import Any
 
 from servebound.catalog import snapshot
 from servebound.inputs import record_cache
-from servebound.web.site import SiteModel, site_model
+from servebound.web.pages.site import SiteModel, site_model
 
 STEM = "site-models"
 #: The fields kept (every field but the adapter, which the profile snapshot holds), in this order.

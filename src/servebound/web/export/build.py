@@ -25,15 +25,15 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from servebound.core.engines import FormatSupport, format_support
-from servebound.web.calculator import calculator_hardware, calculator_page
-from servebound.web.export_write import Writer, write_pairs
-from servebound.web.machine import Document, llms_full_txt, llms_txt, robots_txt, sitemap_xml
-from servebound.web.packaged import packaged_static
-from servebound.web.page_contexts import Page
-from servebound.web.pages import Renderer
-from servebound.web.pairdata import model_data, script_json
-from servebound.web.registry import entries, render
-from servebound.web.site import SiteData, SiteHardware, default_site_data
+from servebound.web.app.packaged import packaged_static
+from servebound.web.export.calculator import calculator_hardware, calculator_page
+from servebound.web.export.write import Writer, write_pairs
+from servebound.web.pages.contexts import Page
+from servebound.web.pages.machine_files import Document, llms_full_txt, llms_txt, robots_txt, sitemap_xml
+from servebound.web.pages.pairdata import model_data, script_json
+from servebound.web.pages.registry import entries, render
+from servebound.web.pages.renderer import Renderer
+from servebound.web.pages.site import SiteData, SiteHardware, default_site_data
 
 Progress = Callable[[int, int, str], None]
 

@@ -15,10 +15,10 @@ from fastapi import Depends, Request
 from fastapi.responses import HTMLResponse, Response
 
 from servebound.errors import MAX_ID_CHARS, InputError, shown
-from servebound.web.machine import DELIMITER, llms_full_body
-from servebound.web.page_contexts import Page
-from servebound.web.pages import Renderer
-from servebound.web.site import SiteData, SiteHardware, SiteModel
+from servebound.web.pages.contexts import Page
+from servebound.web.pages.machine_files import DELIMITER, llms_full_body
+from servebound.web.pages.renderer import Renderer
+from servebound.web.pages.site import SiteData, SiteHardware, SiteModel
 
 MARKDOWN = "text/markdown; charset=utf-8"
 #: Where a server configured with no base URL says it is (``servebound serve``'s own address by default).

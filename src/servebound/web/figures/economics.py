@@ -25,8 +25,17 @@ from servebound.errors import InputError
 from servebound.inputs.pricing import resolve_price
 from servebound.views.cost_report import fmt_money
 from servebound.views.economics_view import LECTURE, LECTURE_BLACKWELL, LECTURE_BREAKPOINT_MODE, balance
-from servebound.web.chart_axes import Scale
-from servebound.web.figures import CHAR_PX, Chart, Mark, Series, cost_batch_chart, flow, render_chart, svg
+from servebound.web.figures.axes import Scale
+from servebound.web.figures.charts import (
+    CHAR_PX,
+    Chart,
+    Mark,
+    Series,
+    cost_batch_chart,
+    flow,
+    render_chart,
+    svg,
+)
 
 #: The pair the batch figures are drawn for: the lecture's model family on a priced eight-GPU Blackwell
 #: server, both catalog rows; short contexts (1,024 tokens reserved and read), so that the compute line

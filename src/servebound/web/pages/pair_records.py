@@ -19,9 +19,9 @@ from typing import Any
 from markupsafe import Markup
 
 from servebound.views.report import fmt_rate
-from servebound.web import figures
-from servebound.web.costview import CostView, pair_cost, render_cost_charts
-from servebound.web.site import Pair
+from servebound.web.figures import charts as figures
+from servebound.web.pages.cost import CostView, pair_cost, render_cost_charts
+from servebound.web.pages.site import Pair
 
 
 @dataclass(frozen=True)

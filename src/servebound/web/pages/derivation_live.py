@@ -23,7 +23,7 @@ from servebound.core.prefill_records import PrefillResult
 from servebound.core.units import GB
 from servebound.core.workload import Workload
 from servebound.inputs.resolve import resolve_hardware, resolve_model
-from servebound.web.derivation_toy import Toy, boards
+from servebound.web.pages.derivation_toy import Toy, boards
 
 EXAMPLE_MACHINES = ("dgx-spark.toml", "apple-m5-max-128gb.toml")
 EXAMPLE_MODELS = ("qwen3.6-35b-a3b-nvfp4.toml", "gemma-4-26b-a4b-nvfp4.toml", "deepseek-v4-flash-q2.toml")

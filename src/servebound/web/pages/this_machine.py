@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from servebound.errors import InputError
 
 if TYPE_CHECKING:
-    from servebound.web.site import SiteData
+    from servebound.web.pages.site import SiteData
 
 #: Rows the home page shows (the full list is `servebound fit --json`).
 HOME_ROWS = 12
@@ -58,7 +58,7 @@ def machine_fit(limit: int = HOME_ROWS) -> MachineFit:
     from servebound.inputs.workload import WorkloadInputs
     from servebound.runs.band import band_for
     from servebound.views.fit import fit_models
-    from servebound.web.text import pair_path
+    from servebound.web.pages.text import pair_path
 
     workload = WorkloadInputs().workload()  # `servebound fit`'s defaults, as its flags give them
     try:

@@ -23,8 +23,8 @@ from servebound.core.prefill import prefill_curve
 from servebound.core.units import GB
 from servebound.core.workload import MAX_BATCH
 from servebound.views.report import fmt_gb, fmt_rate
-from servebound.web.chart_axes import Scale, floats, nice_step, short_number, ticks
-from servebound.web.site import Pair
+from servebound.web.figures.axes import Scale, floats, nice_step, short_number, ticks
+from servebound.web.pages.site import Pair
 
 WIDTH, HEIGHT = 640, 300
 LEFT, RIGHT, TOP, BOTTOM = 70, 20, 18, 46

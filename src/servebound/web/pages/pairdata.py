@@ -15,10 +15,10 @@ from servebound.core.prefill import PrefillRange, PrefillResult
 from servebound.core.units import GB
 from servebound.views.calc_inputs import hardware_json, model_json
 from servebound.views.report import NOTHING_FITS
-from servebound.web.query import WorkloadQuery, page_inputs
-from servebound.web.site import Pair, SiteHardware, SiteModel
-from servebound.web.text import VERDICT_TEXT
-from servebound.web.work import GATE_TEXT
+from servebound.web.app.query import WorkloadQuery, page_inputs
+from servebound.web.pages.site import Pair, SiteHardware, SiteModel
+from servebound.web.pages.text import VERDICT_TEXT
+from servebound.web.pages.work import GATE_TEXT
 
 
 def flat_assumptions(assumptions: Mapping[str, Any]) -> list[tuple[str, str]]:

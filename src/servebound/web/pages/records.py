@@ -22,10 +22,10 @@ from servebound.views.rank import (
     with_machine,
 )
 from servebound.views.report import fmt_int, fmt_rate, fmt_seconds
-from servebound.web import figures
-from servebound.web.classes import PerDevice, per_device
-from servebound.web.site import SiteData, SiteHardware, SiteModel
-from servebound.web.text import VERDICT_TEXT, pair_path, percent
+from servebound.web.figures import charts as figures
+from servebound.web.pages.classes import PerDevice, per_device
+from servebound.web.pages.site import SiteData, SiteHardware, SiteModel
+from servebound.web.pages.text import VERDICT_TEXT, pair_path, percent
 
 
 def _same(wanted: str | None, value: str) -> bool:

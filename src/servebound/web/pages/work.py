@@ -13,8 +13,8 @@ from markupsafe import Markup
 
 from servebound.core.decode import DecodeResult
 from servebound.core.units import GB
-from servebound.web.mathml import check_tex, mathml, tex_number
-from servebound.web.site import Pair
+from servebound.web.figures.mathml import check_tex, mathml, tex_number
+from servebound.web.pages.site import Pair
 
 GATE_TEXT = {
     "floor_fit": "every gate passes: the weights fit, sessions fit, and a batch clears the floor",
@@ -48,7 +48,7 @@ class Work:
         """The formula's number on /derivation (its anchor is ``#eq-N``)."""
         if self.equation is None:
             return None
-        from servebound.web.derivation import derivation
+        from servebound.web.pages.derivation import derivation
 
         return derivation().equation(self.equation)
 

@@ -27,8 +27,8 @@ from servebound.errors import MAX_ID_CHARS, InputError, check_id_length
 from servebound.runs.validation import ReportedRun, ValidationSummary, reported_runs_for, validation_summary
 from servebound.views.rank import DEFAULT_RANK_PROMPT_TOKENS
 from servebound.views.report import decode_json, prefill_json
-from servebound.web.query import WorkloadQuery
-from servebound.web.words import fact_value
+from servebound.web.app.query import WorkloadQuery
+from servebound.web.pages.words import fact_value
 
 if TYPE_CHECKING:
     from servebound.catalog.models import CatalogModel
@@ -258,7 +258,7 @@ def default_site_data() -> SiteData:
     """The packaged hardware and model catalogs."""
     from servebound.catalog.hardware import load_hardware_catalog
     from servebound.catalog.models import list_models
-    from servebound.web.site_snapshot import site_models
+    from servebound.web.pages.site_snapshot import site_models
 
     catalog = load_hardware_catalog()
     return SiteData(catalog.entries, site_models(list_models()), catalog=catalog)

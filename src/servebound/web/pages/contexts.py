@@ -11,17 +11,24 @@ from markupsafe import Markup
 
 from servebound.core.decode import DecodeResult
 from servebound.core.model import ModelAdapter
-from servebound.web.classes import OWNED_TERMS, ClassTable, ListingGroup
-from servebound.web.layouts import SystemLayouts
-from servebound.web.nearby import Sideways
-from servebound.web.pair_records import PairRecords, Section
-from servebound.web.pairdata import PrefillView
-from servebound.web.query import WorkloadQuery
-from servebound.web.records import HardwareFilters, ModelFilters, ModelRow, RankDisplay, RunDisplay, StatsRow
-from servebound.web.site import SiteHardware, SiteModel
-from servebound.web.this_machine import MachineFit
-from servebound.web.words import Remedy
-from servebound.web.work import Work
+from servebound.web.app.query import WorkloadQuery
+from servebound.web.pages.classes import OWNED_TERMS, ClassTable, ListingGroup
+from servebound.web.pages.layouts import SystemLayouts
+from servebound.web.pages.nearby import Sideways
+from servebound.web.pages.pair_records import PairRecords, Section
+from servebound.web.pages.pairdata import PrefillView
+from servebound.web.pages.records import (
+    HardwareFilters,
+    ModelFilters,
+    ModelRow,
+    RankDisplay,
+    RunDisplay,
+    StatsRow,
+)
+from servebound.web.pages.site import SiteHardware, SiteModel
+from servebound.web.pages.this_machine import MachineFit
+from servebound.web.pages.words import Remedy
+from servebound.web.pages.work import Work
 
 
 @dataclass(frozen=True)

@@ -14,12 +14,12 @@ import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from servebound.web.export_links import relative_links, rooted_links
-from servebound.web.page_contexts import Page
-from servebound.web.pages import Renderer
-from servebound.web.query import WorkloadQuery
-from servebound.web.site import SiteData, compute_pair
-from servebound.web.text import mirror_path
+from servebound.web.app.query import WorkloadQuery
+from servebound.web.export.links import relative_links, rooted_links
+from servebound.web.pages.contexts import Page
+from servebound.web.pages.renderer import Renderer
+from servebound.web.pages.site import SiteData, compute_pair
+from servebound.web.pages.text import mirror_path
 
 #: Pair pages below which the export writes them in this process (a worker costs a fork and a copy).
 PARALLEL_FROM = 400

@@ -19,9 +19,9 @@ from servebound.inputs.pricing import resolve_price
 from servebound.inputs.strict_json import clean_json
 from servebound.views.cost_report import CostReport, cost_json, cost_report, cost_summary, fmt_money
 from servebound.views.economics_view import Shown, lecture
-from servebound.web.figures import Chart, Mark, Series, cost_batch_chart, render_chart
-from servebound.web.site import Pair, SiteHardware
-from servebound.web.words import web_sentence
+from servebound.web.figures.charts import Chart, Mark, Series, cost_batch_chart, render_chart
+from servebound.web.pages.site import Pair, SiteHardware
+from servebound.web.pages.words import web_sentence
 
 
 @dataclass(frozen=True)
@@ -227,7 +227,7 @@ API_EXAMPLES: tuple[tuple[str, str], ...] = (
 
 
 def economics_context(blackwell: SiteHardware) -> EconomicsContext:
-    from servebound.web import econ_figures as ef
+    from servebound.web.figures import economics as ef
 
     credit = {
         "title": ef.LECTURE_TITLE,

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from xml.sax.saxutils import escape as xml_escape
 
-from servebound.web.text import LICENSE_NAME, LICENSE_URL, SITE_NAME, mirror_path
+from servebound.web.pages.text import LICENSE_NAME, LICENSE_URL, SITE_NAME, mirror_path
 
 #: Crawlers welcomed by name (AI training and search crawlers, and the classic search engines).
 CRAWLERS = (

@@ -7,7 +7,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from servebound.web.site import SiteHardware, SiteModel
+from servebound.web.pages.site import SiteHardware, SiteModel
 
 #: Links listed in each direction.
 NEARBY = 8

@@ -15,7 +15,7 @@ from markupsafe import Markup, escape
 
 from servebound.core.decode import DecodeResult, Verdict
 from servebound.core.units import GB
-from servebound.web.text import pair_path
+from servebound.web.pages.text import pair_path
 
 
 def plural(n: int | float | None, one: str, many: str | None = None) -> str:

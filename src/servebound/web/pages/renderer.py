@@ -33,14 +33,12 @@ from servebound.views.report import (
     workload_assumptions,
 )
 from servebound.views.terminal import visible_value
-from servebound.web import figures
-from servebound.web.classes import class_tables, listing_groups, listing_row
-from servebound.web.costview import economics_context
-from servebound.web.layouts import layout_model, system_layouts
-from servebound.web.mathml import mathml
-from servebound.web.nearby import Sideways, sideways
-from servebound.web.packaged import packaged_templates
-from servebound.web.page_contexts import (
+from servebound.web.app.packaged import packaged_templates
+from servebound.web.app.query import MAX_SITE_CONTEXT_TOKENS
+from servebound.web.figures import charts as figures
+from servebound.web.figures.mathml import mathml
+from servebound.web.pages.classes import class_tables, listing_groups, listing_row
+from servebound.web.pages.contexts import (
     DerivationContext,
     HardwareContext,
     HardwareIndexContext,
@@ -53,8 +51,11 @@ from servebound.web.page_contexts import (
     ProseContext,
     ValidationContext,
 )
-from servebound.web.pair_records import ALL, SECTIONS, PairRecords, RecentRecords
-from servebound.web.pairdata import (
+from servebound.web.pages.cost import economics_context
+from servebound.web.pages.layouts import layout_model, system_layouts
+from servebound.web.pages.nearby import Sideways, sideways
+from servebound.web.pages.pair_records import ALL, SECTIONS, PairRecords, RecentRecords
+from servebound.web.pages.pairdata import (
     PrefillView,
     api_params,
     flat_assumptions,
@@ -62,8 +63,7 @@ from servebound.web.pairdata import (
     script_json,
     workload_text,
 )
-from servebound.web.query import MAX_SITE_CONTEXT_TOKENS
-from servebound.web.records import (
+from servebound.web.pages.records import (
     HardwareFilters,
     ModelFilters,
     ModelRow,
@@ -73,8 +73,8 @@ from servebound.web.records import (
     run_display,
     stats_rows,
 )
-from servebound.web.site import Pair, SiteData, SiteHardware, SiteModel
-from servebound.web.text import (
+from servebound.web.pages.site import Pair, SiteData, SiteHardware, SiteModel
+from servebound.web.pages.text import (
     LICENSE_NAME,
     LICENSE_URL,
     SITE_NAME,
@@ -85,7 +85,7 @@ from servebound.web.text import (
     pair_path,
     site_date,
 )
-from servebound.web.words import (
+from servebound.web.pages.words import (
     assumption_rows,
     fact_label,
     fact_value,
@@ -96,11 +96,11 @@ from servebound.web.words import (
     source_notes,
     web_sentence,
 )
-from servebound.web.work import Work, decode_work, prefill_work
+from servebound.web.pages.work import Work, decode_work, prefill_work
 
 
 def _equations() -> dict[str, int]:
-    from servebound.web.derivation import derivation
+    from servebound.web.pages.derivation import derivation
 
     return dict(derivation().equations)
 
@@ -215,7 +215,7 @@ class Renderer:
         default_hw = next((h.id for h in site.hardware if h.id == "nvidia-dgx-spark"), None)
         machine = None
         if self.mode == "server":  # a static export is not this machine
-            from servebound.web.this_machine import machine_fit, on_site
+            from servebound.web.pages.this_machine import machine_fit, on_site
 
             machine = on_site(machine_fit(), site)
             if machine.hardware_id is not None and any(h.id == machine.hardware_id for h in site.hardware):
@@ -514,7 +514,7 @@ class Renderer:
         return self._page("economics", "/economics", title, desc, economics_context(blackwell))
 
     def methodology(self) -> Page:
-        from servebound.web.methodology import SECTIONS
+        from servebound.web.pages.methodology import SECTIONS
 
         title = "Methodology: how servebound computes its ceilings"
         desc = "The decode and prefill ceilings, the gates that bind them and the assumptions they rest on."
@@ -522,8 +522,8 @@ class Renderer:
 
     def derivation(self, toy: Any = None) -> Page:
         """/derivation: the whole derivation, figures at the toy's controls (the text's defaults)."""
-        from servebound.web import derivation as dv
-        from servebound.web import derivation_toy as dt
+        from servebound.web.pages import derivation as dv
+        from servebound.web.pages import derivation_toy as dt
 
         toy = toy or dt.Toy()
         title = "The roofline derivation"

@@ -7,8 +7,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from servebound.web.machine import Document
-from servebound.web.text import pair_path
+from servebound.web.pages.machine_files import Document
+from servebound.web.pages.text import pair_path
 
 Over = Literal["", "hardware", "models", "pairs"]
 
@@ -87,8 +87,8 @@ def entries(site: Any, pair_ids: Sequence[tuple[str, str]]) -> Iterator[tuple[Pa
 def render(renderer: Any, spec: PageSpec, item: Any, *, markdown: bool = False) -> Any:
     """The page ``spec`` builds for ``item`` at the default workload (a Page), or with ``markdown`` its
     mirror's text alone (a pair's computed without the prompt-length range only the HTML shows)."""
-    from servebound.web.query import WorkloadQuery
-    from servebound.web.site import compute_pair
+    from servebound.web.app.query import WorkloadQuery
+    from servebound.web.pages.site import compute_pair
 
     if spec.over == "pairs":
         hw, model = item

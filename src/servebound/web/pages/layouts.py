@@ -18,9 +18,9 @@ from servebound.core.units import GB
 from servebound.core.workload import Workload
 from servebound.views.parallel import compute_seconds_per_session_step, resolve_system, run_layouts
 from servebound.views.report import fmt_gb, fmt_rate
-from servebound.web.figures import Chart, Series, render_chart
-from servebound.web.site import SiteHardware, SiteModel
-from servebound.web.text import VERDICT_TEXT
+from servebound.web.figures.charts import Chart, Series, render_chart
+from servebound.web.pages.site import SiteHardware, SiteModel
+from servebound.web.pages.text import VERDICT_TEXT
 
 #: Layouts listed on a system page (the JSON API lists all).
 TOP_LAYOUTS = 12
