@@ -7,7 +7,8 @@ import re
 import pytest
 from fastapi.testclient import TestClient
 
-from servebound.web.export.build import in_full_text
+from servebound.web.pages import registry
+from servebound.web.pages.registry import in_full_text
 from tests.web.conftest import HOSTILE
 
 PAIR = "/pair/dgx-spark-example/laguna-s-2.1-nvfp4-example"
@@ -77,7 +78,12 @@ def test_machine_files(client: TestClient) -> None:
     docs = full.split("\n=====  =====  =====\n")[1:]
     # the documents and the catalog's tables (each hardware, model and pair page is one .md away)
     linked = re.findall(r"\]\(http://testserver(/[^)]*)\.md\)", llms)
-    assert len(docs) == sum(in_full_text(path) for path in linked) == 8 < len(linked)
+    assert (
+        len(docs)
+        == sum(in_full_text(path) for path in linked)
+        == sum(s.full_text for s in registry.PAGES)
+        < len(linked)
+    )
     assert all(d.strip().startswith("---\ntitle: ") and "\nlicense: CC BY 4.0" in d for d in docs)
     sitemap = client.get("/sitemap.xml")
     assert sitemap.headers["content-type"].startswith("application/xml")
@@ -89,6 +95,30 @@ def test_machine_files(client: TestClient) -> None:
         "/index.md",
     ):
         assert f"<loc>http://testserver{url}</loc>" in sitemap.text
+
+
+def test_each_registry_page_is_served_linked_mirrored_and_indexed(client: TestClient) -> None:
+    """A row of the registry is the whole declaration of a page: the server answers it and its mirror,
+    llms.txt and the sitemap list it, and the header's links are the rows that name a ``nav`` label."""
+    llms = client.get("/llms.txt").text
+    sitemap = client.get("/sitemap.xml").text
+    header = re.search(r"<nav>(.*?)</nav>", client.get("/").text)
+    assert header is not None
+    navs = sorted((s for s in registry.PAGES if s.nav), key=lambda s: s.nav_at)
+    expected = [(s.path, s.nav) for s in navs] + [("/llms.txt", "llms.txt"), ("/docs", "API")]
+    assert re.findall(r'<a href="([^"]+)">([^<]+)</a>', header.group(1)) == expected
+    for spec in registry.fixed_pages():
+        mirror = "/index.md" if spec.path == "/" else spec.path + ".md"
+        assert client.get(spec.path).status_code == 200, spec.path
+        assert client.get(mirror).status_code == 200, mirror
+        assert f"(http://testserver{mirror})" in llms
+        assert (
+            f"<loc>http://testserver{spec.path}</loc>" in sitemap and f"testserver{mirror}</loc>" in sitemap
+        )
+        assert registry.spec_for(spec.path) is spec and in_full_text(spec.path) is spec.full_text
+    for path in ("/hardware/nvidia-b200", "/models/hostile", PAIR):
+        assert not in_full_text(path) and registry.spec_for(path) is not None
+    assert registry.spec_for("/no/such/page") is None
 
 
 def test_static_assets_are_served_by_the_site(client: TestClient) -> None:

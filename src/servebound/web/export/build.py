@@ -31,7 +31,7 @@ from servebound.web.export.write import Writer, write_pairs
 from servebound.web.pages.contexts import Page
 from servebound.web.pages.machine_files import Document, llms_full_txt, llms_txt, robots_txt, sitemap_xml
 from servebound.web.pages.pairdata import model_data, script_json
-from servebound.web.pages.registry import entries, render
+from servebound.web.pages.registry import entries, in_full_text, render
 from servebound.web.pages.renderer import Renderer
 from servebound.web.pages.site import SiteData, SiteHardware, default_site_data
 
@@ -76,14 +76,6 @@ def pairs(site: SiteData, max_pairs: int | None = None) -> list[tuple[str, str]]
             have.add(key)
             out.append(key)
     return out
-
-
-def in_full_text(path: str) -> bool:
-    """Whether llms-full.txt holds the page at ``path``: the documents (start page, methodology,
-    derivation, license, validation, economics) and the catalog's tables (the hardware and model
-    indexes); each hardware, model and pair page is one ``.md`` away (llms.txt lists them, the
-    sitemap too). With each hardware and model page's rank table it was 23.5 MB."""
-    return not path.startswith(("/pair/", "/hardware/", "/models/"))
 
 
 def _has_page(h: SiteHardware, weights: float, precision: str | None) -> bool:

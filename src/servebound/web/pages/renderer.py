@@ -73,6 +73,7 @@ from servebound.web.pages.records import (
     run_display,
     stats_rows,
 )
+from servebound.web.pages.registry import nav as site_nav
 from servebound.web.pages.site import Pair, SiteData, SiteHardware, SiteModel
 from servebound.web.pages.text import (
     LICENSE_NAME,
@@ -152,6 +153,7 @@ class Renderer:
             plural=plural,
             linkify=linkify,
             source_notes=source_notes,
+            nav=site_nav(mode),
         )
         self.env.filters.update(fact_value=fact_value, fact_label=fact_label, number=number)
         self.md_env = Environment(
