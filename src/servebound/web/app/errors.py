@@ -1,15 +1,19 @@
 """One error shape for every 4xx: ``{"error": {"status", "field", "message"}}`` on ``/api/``, a readable
-HTML page elsewhere, plain text for ``.md`` and machine files."""
+HTML page elsewhere, plain text for ``.md`` and machine files. A path that misses only by its trailing
+slash is redirected to the one that answers, by a relative address: no request header (Host, X-Forwarded-*)
+ever reaches a ``Location``."""
 
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 from servebound.errors import MAX_ID_CHARS, InputError, shown
 from servebound.inputs.workload import query_spelling
@@ -79,6 +83,9 @@ async def _validation(request: Request, exc: Exception) -> Response:
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, StarletteHTTPException)
     if exc.status_code == 404:
+        twin = slash_twin(request)
+        if twin is not None:
+            return RedirectResponse(twin, status_code=307)
         return error_response(request, 404, "path", f"no page at {shown(request.url.path)}")
     if exc.status_code == 405:
         response = error_response(request, 405, "method", f"{request.method} is not allowed here; use GET")
@@ -86,6 +93,24 @@ async def _http_error(request: Request, exc: Exception) -> Response:
             response.headers.update(exc.headers)
         return response
     return error_response(request, exc.status_code, "request", str(exc.detail))
+
+
+def slash_twin(request: Request) -> str | None:
+    """Where a path that no route answers is answered with its trailing slash dropped (``/hardware/``)
+    or added: that path and the request's query, relative to the site's root (the app is built with
+    ``redirect_slashes=False``: Starlette's own redirect is absolute, its host the request's Host
+    header); None when neither answers, or the twin would start ``//`` (another host to a browser)."""
+    path = request.scope["path"]
+    if path == "/":
+        return None
+    twin = path.rstrip("/") or "/" if path.endswith("/") else path + "/"
+    if twin.startswith("//"):
+        return None
+    scope = {**request.scope, "path": twin}
+    if not any(route.matches(scope)[0] is not Match.NONE for route in request.app.router.routes):
+        return None
+    query = request.scope.get("query_string", b"").decode("latin-1")
+    return quote(twin) + (f"?{query}" if query else "")
 
 
 def install_error_handlers(app: FastAPI) -> None:

@@ -1,9 +1,11 @@
 """The served site: HTML pages, their markdown mirrors, the machine files and the JSON API.
 
 ``create_app()`` builds a FastAPI app over the packaged catalogs (tests inject their own lists) and
-includes the routers of ``servebound.web.routes`` (pages, machine files, API; the API's on its first
-request or schema, ``servebound.web.lazy_routes``); the handlers receive the site through
-``app.state.web`` (:class:`servebound.web.state.WebState`).
+includes the routers of ``servebound.web.routes`` (pages, machine files, the JSON API, the API
+reference), all of them at once; the handlers receive the site through ``app.state.web``
+(:class:`servebound.web.app.state.WebState`). ``serve()`` imports the rest of what a request can reach
+once the server listens (:func:`import_served`), so replacing or removing the installed package under a
+running server (a reinstall, an upgrade) leaves every page and API route answering.
 Every 4xx, from any route, answers ``{"error": {"status", "field", "message"}}`` on ``/api/`` and a
 readable HTML page elsewhere (plain text for ``.md`` and machine files).
 
@@ -19,12 +21,15 @@ choices keep a crawler from waiting on it:
   the finished file, gzip-compressed on the way where asked). Once built, the file is encoded and
   compressed once and served from that copy. ``create_app()`` starts no thread until the first
   request (tests stay quick and deterministic). ``app.state.llms_full`` is the builder
-  (:class:`servebound.web.state.FullTextBuilder`); ``bench/bench_web.py`` times it.
+  (:class:`servebound.web.app.state.FullTextBuilder`); ``bench/bench_web.py`` times it.
 """
 
 from __future__ import annotations
 
+import importlib
+import logging
 import os
+import pkgutil
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -38,11 +43,10 @@ from servebound.web.app.errors import install_error_handlers
 from servebound.web.app.http_layers import install_http_layers
 from servebound.web.app.packaged import packaged_static
 from servebound.web.app.state import FullTextBuilder, NotFoundError, WebState
-from servebound.web.lazy_routes import LazyRoutes, api_routers
 from servebound.web.pages.kept_templates import keep_compiled
 from servebound.web.pages.renderer import Renderer
 from servebound.web.pages.site import SiteData, default_site_data
-from servebound.web.routes import machine, pages, reference
+from servebound.web.routes import api, economics, machine, pages, reference
 
 DESCRIPTION = (
     "Serving ceilings for LLMs from first principles. The decode and prefill objects carry the same "
@@ -91,7 +95,14 @@ def create_app(
         lambda: len(documents().full_text_documents(site)),
         _kept_full_text(renderer.date) if hardware is None and models is None else None,
     )
-    app = FastAPI(title="servebound", version="0.1.0", description=DESCRIPTION, docs_url=None, redoc_url=None)
+    app = FastAPI(
+        title="servebound",
+        version="0.1.0",
+        description=DESCRIPTION,
+        docs_url=None,
+        redoc_url=None,
+        redirect_slashes=False,  # a missing slash is redirected relatively (``errors.slash_twin``)
+    )
     app.state.web = WebState(site, renderer, full, base_url)
     app.state.site = site
     app.state.renderer = renderer
@@ -101,8 +112,8 @@ def create_app(
     install_error_handlers(app)
     app.include_router(pages.router)
     app.include_router(machine.router)
-    # The JSON API's routers, imported on the first /api/ request or schema (``web.lazy_routes``).
-    app.router.routes.append(LazyRoutes(app, "/api/", api_routers))
+    app.include_router(api.router)
+    app.include_router(economics.router)
     app.include_router(reference.router)
     install_http_layers(app)
     return app
@@ -193,16 +204,45 @@ def serve(host: str = "127.0.0.1", port: int = 8000, base_url: str | None = None
         base_url = f"http://{f'[{shown_host}]' if ':' in shown_host else shown_host}:{port}"
     app = create_app(base_url=base_url.rstrip("/"))
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="info"))
-    # llms-full.txt: read as an earlier start of this package kept it, or built from the moment the
-    # server listens (see the module docstring), not before, so that it does not slow the start.
-    if not app.state.llms_full.load():
-        threading.Thread(
-            target=_build_when_up, args=(server, app), name="llms-full-start", daemon=True
-        ).start()
+    # llms-full.txt: read as an earlier start of this package kept it, or built (see the module
+    # docstring). Once the server listens and has had IMPORT_AFTER_S to answer its first pages (so that
+    # neither slows them): the modules a request can reach, then that build.
+    build = not app.state.llms_full.load()
+    threading.Thread(target=_when_up, args=(server, app, build), name="served-start", daemon=True).start()
     server.run()
 
 
-def _build_when_up(server: Any, app: FastAPI) -> None:
+def _when_up(server: Any, app: FastAPI, build: bool) -> None:
     while not server.started and not server.should_exit:
         time.sleep(0.01)
-    app.state.llms_full.start()
+    time.sleep(IMPORT_AFTER_S)
+    if server.should_exit:
+        return
+    count = import_served(app)
+    logging.getLogger("uvicorn.error").info("Imported what it serves: %d modules and the API schema", count)
+    if build:
+        app.state.llms_full.start()
+
+
+#: Seconds from the server's start to its import of what it serves: its first pages (a person's browser
+#: asks for the home page, its style sheet and scripts at once) do not share the process with it.
+IMPORT_AFTER_S = 1.0
+
+#: The parts of the package no request reaches: the command line.
+NOT_SERVED = ("servebound.cli", "servebound.__main__")
+
+
+def import_served(app: FastAPI) -> int:
+    """Import every module of the package a request can reach (all but :data:`NOT_SERVED`) and build
+    the app's OpenAPI document; the number of modules. After this nothing a request needs is read from
+    the installed files: a reinstall under the running server answers as before (the routes are all
+    in the app from ``create_app``; templates, assets and data are read there too)."""
+    import servebound
+
+    count = 0
+    for module in pkgutil.walk_packages(servebound.__path__, "servebound."):
+        if not module.name.startswith(NOT_SERVED):
+            importlib.import_module(module.name)
+            count += 1
+    app.openapi()
+    return count

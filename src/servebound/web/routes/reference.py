@@ -50,7 +50,10 @@ def api_root() -> Response:
     return RedirectResponse("/docs", status_code=307)
 
 
+#: The icon, read as the routes are declared (a reinstall under a running server cannot fail it).
+ICON = resources.files("servebound.web").joinpath("static", "favicon.svg").read_bytes()
+
+
 @router.get("/favicon.ico")
 def favicon() -> Response:
-    icon = resources.files("servebound.web").joinpath("static", "favicon.svg").read_bytes()
-    return Response(icon, media_type="image/svg+xml")
+    return Response(ICON, media_type="image/svg+xml")
