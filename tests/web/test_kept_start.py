@@ -1,6 +1,6 @@
-"""What a server's start keeps beside the record cache (``web.site_snapshot``, ``web.kept_templates``)
-gives back exactly what a start without it builds: the site's model list field for field, and the
-same pages from the kept compiled templates."""
+"""What a server's start keeps beside the record cache (``web.pages.site_snapshot``,
+``web.pages.kept_templates``) gives back exactly what a start without it builds: the site's model list
+field for field, and the same pages from the kept compiled templates."""
 
 from __future__ import annotations
 

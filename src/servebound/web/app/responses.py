@@ -3,7 +3,7 @@ is rendered, so a non-finite float (an infinite ceiling, NaN) is served as null,
 Infinity, without each route cleaning its own object. The body is written by pydantic's JSON writer,
 as FastAPI writes a plain ``JSONResponse`` route's declared return type (floats as ``2.5e-6``, not
 Python's ``2.5e-06``), so the bytes are those of a route that cleans its own object. Error responses
-are built directly as ``JSONResponse`` (``servebound.web.errors``) and carry no floats."""
+are built directly as ``JSONResponse`` (``servebound.web.app.errors``) and carry no floats."""
 
 from __future__ import annotations
 

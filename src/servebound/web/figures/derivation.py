@@ -1,6 +1,6 @@
 """The derivation's figures as server-rendered SVG, at the text's toy setup and defaults.
 
-Every number drawn comes from servebound.web.derivation (the core's decode for the boards, closed forms
+Every number drawn comes from servebound.web.pages.derivation (the core's decode for the boards, closed forms
 over numpy arrays for the sweeps); this module only maps numbers to pixels. Legends sit inside each
 frame (a test checks their boxes in a real browser at a 1,300-pixel window).
 """

@@ -1,5 +1,5 @@
 """The page records: ``Page`` (one rendered page and its markdown mirror) and one typed context per
-page, shared by the page's HTML and markdown templates (``web.pages`` builds and renders them)."""
+page, shared by the page's HTML and markdown templates (``web.pages.renderer`` builds and renders them)."""
 
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ class HardwareIndexContext:
     vendors: Sequence[str]
     classes: Sequence[str]
     sorts: Sequence[str]
-    #: The rows by class (``web.classes``), with the chosen model's ranking columns where one is chosen.
+    #: The rows by class (``web.pages.classes``), with the chosen model's ranking columns where one is chosen.
     groups: Sequence[ListingGroup] = ()
     model: SiteModel | None = None
     models: Sequence[SiteModel] = ()
@@ -112,7 +112,7 @@ class ModelContext:
     rows: Sequence[RankDisplay]
     diff_total: float | None
     diff_active: float | None
-    #: The rows by class, each with its best row (``web.classes``).
+    #: The rows by class, each with its best row (``web.pages.classes``).
     classes: Sequence[ClassTable] = ()
     owned_terms: str = OWNED_TERMS
 

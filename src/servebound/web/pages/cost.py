@@ -202,7 +202,7 @@ class EconomicsContext:
     lecture: Sequence[Shown]
     api: Sequence[tuple[str, str]]
     formulas: dict[str, str]
-    #: The lecture's figures, drawn from servebound's records (``web.econ_figures``).
+    #: The lecture's figures, drawn from servebound's records (``web.figures.economics``).
     figures: Sequence[Any] = ()
     credit: dict[str, str] | None = None
 

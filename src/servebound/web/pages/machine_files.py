@@ -53,7 +53,7 @@ class Document:
     description: str = ""
 
 
-#: The group of the pair pages in :func:`servebound.web.export.documents`.
+#: The group of the pair pages in :func:`servebound.web.export.build.documents`.
 PAIR_GROUP = "Pairs"
 
 

@@ -1,6 +1,6 @@
 """The JSON API for cost and economics: /api/cost (the same object as ``servebound cost --json``) and
 /api/economics/* (each quantity as the ``servebound economics`` subcommand of the same name prints it
-with ``--json``). Every 4xx answers the one error shape (``servebound.web.errors``)."""
+with ``--json``). Every 4xx answers the one error shape (``servebound.web.app.errors``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Machine files: robots.txt, llms.txt, llms-full.txt (see ``servebound.web.app``) and sitemap.xml."""
+"""Machine files: robots.txt, llms.txt, llms-full.txt (see ``servebound.web.app.server``) and sitemap.xml."""
 
 from __future__ import annotations
 

@@ -529,7 +529,7 @@
   }
 
   // ------------------------------------------------------------------ the derivation's toy
-  /* servebound.web.derivation_toy.read_following: L_read following L_alloc, the unread rest
+  /* servebound.web.pages.derivation_toy.read_following: L_read following L_alloc, the unread rest
    * (1 - fraction) L_alloc rounded half to even (Python's round), at most `cap` */
   function readFollowing(reserved, fraction, cap) {
     var x = (1.0 - fraction) * reserved, r = Math.round(x);

@@ -1,6 +1,6 @@
 /* A chart's axes and labels in the browser: pure functions, no DOM.
  *
- * Ports of servebound.web.chart_axes (nice_step, ticks) and of figures' chart frame (_mark_label_x,
+ * Ports of servebound.web.figures.axes (nice_step, ticks) and of figures' chart frame (_mark_label_x,
  * legend_entries). derivation.js's live figures and site.js's charts both draw with these, so their ticks,
  * mark labels and legends fall where the server's do. A page loads it before the scripts that draw; Node
  * loads it with require() (under derivation.js in tests/web/run_derivation.js).
@@ -8,7 +8,7 @@
 (function (root) {
   "use strict";
 
-  /* servebound.web.chart_axes.nice_step and ticks */
+  /* servebound.web.figures.axes.nice_step and ticks */
   function niceStep(span) {
     var raw = span / 7, mag = Math.pow(10.0, Math.floor(Math.log10(raw))), ms = [1.0, 2.0, 5.0, 10.0];
     for (var i = 0; i < ms.length; i++) if (raw <= ms[i] * mag) return ms[i] * mag;
@@ -33,7 +33,7 @@
     return out;
   }
 
-  /* servebound.web.figures' chart frame, _mark_label_x and legend_entries: a mark's label beside its
+  /* servebound.web.figures.charts' chart frame, _mark_label_x and legend_entries: a mark's label beside its
    * line, the legend's entries in rows below the plot (both scripts' charts place them as the server) */
   var CHART_W = 640, LEGEND_X = 8, CHAR_PX = 12;
   function markLabelX(x, label) {

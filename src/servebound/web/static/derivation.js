@@ -1,6 +1,6 @@
 /* /derivation's live controls: the toy setup's figures redrawn in place as a control moves.
  *
- * The page works without this file: the server draws every figure (servebound.web.derivation_figures)
+ * The page works without this file: the server draws every figure (servebound.web.figures.derivation)
  * at the text's defaults or at the query's parameters, and the controls are a GET form. This file turns
  * that form into live controls, on the served site and on the static export alike (no round trip):
  *   - every number comes from calc.js (the one port of the core, checked against its conformance
@@ -62,7 +62,7 @@
              floor: 0.0, batch: batch, expert_traffic: "expected", speculation: null };
   }
 
-  /* servebound.web.derivation_toy.boards */
+  /* servebound.web.pages.derivation_toy.boards */
   function boards(t) {
     var hw = hardware(t), full = calc.decode(hw, model(t, true), workload(t, t.reserved, null));
     var bmem = full.batch_mem || 0, batch = t.batch !== null ? t.batch : Math.max(bmem, 1);
@@ -248,7 +248,7 @@
     return { value: v };
   }
 
-  /* servebound.web.derivation_toy.toy_query */
+  /* servebound.web.pages.derivation_toy.toy_query */
   function queryNumber(v) { var s = fmtG(v); return +s === v ? s : pyRepr(v); }
   function query(desc, t) {
     var parts = ["reserved=" + t.reserved, "fraction=" + queryNumber(t.fraction), "weights_gb=" + queryNumber(t.weights_gb)];

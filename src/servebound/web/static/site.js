@@ -130,7 +130,7 @@
     if (verdict) { verdict.className = "verdict v"; verdict.textContent = "Weights in host RAM: computed by the server (servebound serve, /api/decode) or the CLI, not by this static copy."; }
   }
 
-  // The workload inputs come from pair-data's "inputs" (servebound.web.query.page_inputs, from the one
+  // The workload inputs come from pair-data's "inputs" (servebound.web.app.query.page_inputs, from the one
   // declaration): each field's kind and default, and the names the page, /api/decode and /api/prefill take.
   function readForm(form, data) {
     var fd = new FormData(form), q = {};
