@@ -96,11 +96,16 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 __all__ = ["COMMANDS", "HELP", "console_main", "main", "root"]  # the console script's entry points
 
-#: How a shell turns completion on (the root help says it): bash, zsh or fish.
-COMPLETION = (
-    'Shell completion (commands, flags, catalog ids): eval "$(_SERVEBOUND_COMPLETE=bash_source servebound)" '
-    "in ~/.bashrc; zsh_source in ~/.zshrc; fish: _SERVEBOUND_COMPLETE=fish_source servebound | source."
-)
+#: How each shell turns completion on (commands, flags, choices and catalog ids): the line to add to
+#: its start-up file. The root help prints them.
+COMPLETION = {
+    "bash": ('eval "$(_SERVEBOUND_COMPLETE=bash_source servebound)"', "~/.bashrc"),
+    "zsh": ('eval "$(_SERVEBOUND_COMPLETE=zsh_source servebound)"', "~/.zshrc"),
+    "fish": (
+        "_SERVEBOUND_COMPLETE=fish_source servebound | source",
+        "~/.config/fish/completions/servebound.fish",
+    ),
+}
 
 
 class Root(click.Group):
@@ -127,8 +132,9 @@ class Root(click.Group):
         with formatter.section("Examples"):
             for example in EXAMPLES:
                 formatter.write(f"{'':>{formatter.current_indent}}$ {example}\n")
-        formatter.write_paragraph()
-        formatter.write_text(COMPLETION)
+        with formatter.section("Shell completion (commands, flags, catalog ids): add to the shell's file"):
+            for shell, (line, where) in COMPLETION.items():
+                formatter.write(f"{'':>{formatter.current_indent}}{shell + ':':5} {line}   ({where})\n")
 
 
 #: The root help's examples.

@@ -70,7 +70,7 @@ class RunFlags:
     JSON,
     examples=(
         "servebound check -H nvidia-rtx-4090 -m qwen3-8b --metric per_session_tok_s --measured 55 --read-context 4096",
-        "servebound check -H nvidia-h100-sxm -m llama-3.1-8b --metric aggregate_tok_s --measured 9000 --read-context 4096 "
+        "servebound check -H nvidia-h100-sxm -m llama-3.1-8b --metric aggregate_tok_s --measured 3000 --read-context 4096 "
         "--concurrency 64 --engine vllm --json",
     ),
 )

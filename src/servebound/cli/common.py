@@ -150,6 +150,8 @@ class Declared(_ParamType):
 
     def get_metavar(self, param: click.Parameter, ctx: click.Context) -> str | None:
         spec = self.spec
+        if isinstance(param, click.Argument):
+            return spec.name.upper()
         if spec.choices:
             return f"[{'|'.join(spec.choices)}]"
         kind = {int: "INTEGER", float: "FLOAT"}.get(spec.kind, "TEXT")
@@ -179,20 +181,19 @@ def catalog_ids(catalog: str) -> list[str]:
 def click_param(spec: Input, group: str = "") -> click.Parameter:
     """One declared input as a click option (or, with no flags, a positional argument)."""
     required = spec.default is REQUIRED
-    default = None if required else spec.default
+    # A required input states no default at all: click counts only an absent value as missing.
+    default: dict[str, Any] = {} if required else {"default": spec.default}
     if not spec.flags:
-        return click.Argument([spec.name], type=Declared(spec), required=required, default=default)
+        return click.Argument([spec.name], type=Declared(spec), required=required, **default)
     if spec.kind is bool:
-        return click.Option(
-            [spec.name, *spec.flags], is_flag=True, default=default, help=spec.help_for(group)
-        )
+        return click.Option([spec.name, *spec.flags], is_flag=True, help=spec.help_for(group), **default)
     return click.Option(
         [spec.name, *spec.flags],
         type=Declared(spec),
-        default=default,
         required=required,
         help=spec.help_for(group),
-        show_default=default is not None and default is not False,
+        show_default=spec.default not in (None, False, REQUIRED),
+        **default,
     )
 
 
@@ -206,6 +207,18 @@ class Command(click.Command):
 
     def make_parser(self, ctx: click.Context) -> Any:
         return _once_parser(super().make_parser(ctx), ctx)
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The positional arguments with their declared help (click lists only options), then the options."""
+        rows = [
+            (p.human_readable_name, p.type.spec.help)
+            for p in self.get_params(ctx)
+            if isinstance(p, click.Argument) and isinstance(p.type, Declared)
+        ]
+        if rows:
+            with formatter.section("Arguments"):
+                formatter.write_dl(rows)
+        super().format_options(ctx, formatter)
 
     def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         _format_examples(self.examples, formatter)
