@@ -19,6 +19,7 @@ from servebound.catalog.hardware import list_hardware
 from servebound.catalog.models import get_model, profile_ids
 from servebound.cli import COMMANDS
 from servebound.cli.app import app, command_modules
+from servebound.cli.common import Command
 from servebound.inputs import record_cache
 
 DECODE = ["decode", "--hardware", "nvidia-dgx-spark", "--model", "qwen3.6-35b-a3b-nvfp4", "--json"]
@@ -28,7 +29,8 @@ def _module_of(command: click.Command) -> str:
     """The module whose function a registered command (or a group's first command) runs."""
     while isinstance(command, click.Group):
         command = next(iter(command.commands.values()))
-    return str(command.__dict__["function"].__module__)
+    assert isinstance(command, Command)
+    return str(command.function.__module__)
 
 
 def test_the_registry_is_the_commands() -> None:
@@ -42,7 +44,7 @@ def test_the_registry_is_the_commands() -> None:
         assert _module_of(command) == f"servebound.cli.{module}", name
         assert module in command_modules(), name
         if not isinstance(command, click.Group):
-            assert command.__dict__["function"].__doc__ is None, name
+            assert isinstance(command, Command) and command.function.__doc__ is None, name
     from servebound.cli.common import command
 
     with pytest.raises(ValueError, match=r"not declared in servebound\.cli\.COMMANDS"):

@@ -108,8 +108,33 @@ COMPLETION = {
 }
 
 
+def help_option(command: click.Command, ctx: click.Context) -> click.Option | None:
+    """``command``'s -h/--help, its text given: click's own default looks the text's translation up
+    (a search for message catalogs, file by file) in every run, help asked or not."""
+    names = command.get_help_option_names(ctx)
+    if names and command.add_help_option and command._help_option is None:
+        command._help_option = click.Option(
+            names,
+            is_flag=True,
+            expose_value=False,
+            is_eager=True,
+            help="Show this message and exit.",
+            callback=_show_help,
+        )
+    return click.Command.get_help_option(command, ctx)
+
+
+def _show_help(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        click.echo(ctx.get_help(), color=ctx.color)
+        ctx.exit()
+
+
 class Root(click.Group):
     """The root command: lists ``COMMANDS`` and imports a command's module only when it runs."""
+
+    def get_help_option(self, ctx: click.Context) -> click.Option | None:
+        return help_option(self, ctx)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMANDS)

@@ -12,12 +12,12 @@ no command, no catalog); ``servebound.cli`` runs them, ``servebound.cli.app`` ho
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import MISSING, dataclass, fields, is_dataclass
+from dataclasses import MISSING, fields, is_dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, get_args, get_type_hints
 
 import click
 
-from servebound.cli import COMMANDS
+from servebound.cli import COMMANDS, help_option
 from servebound.errors import InputError
 from servebound.inputs.workload import BY_NAME, Group, Input, WorkloadInputs, given, inputs_of
 
@@ -60,15 +60,16 @@ def _kind(hint: Any) -> type:
     return int if int in args else args[0]
 
 
-@dataclass(frozen=True)
 class Flags:
     """A record's inputs as a command's options, handed to the function as one ``record`` under the
     keyword ``param`` (``help_in``: the group whose own help texts they show)."""
 
-    param: str
-    record: Callable[..., Any]
-    inputs: tuple[Input, ...]
-    help_in: str = ""
+    __slots__ = ("help_in", "inputs", "param", "record")
+
+    def __init__(
+        self, param: str, record: Callable[..., Any], inputs: tuple[Input, ...], help_in: str = ""
+    ) -> None:
+        self.param, self.record, self.inputs, self.help_in = param, record, inputs, help_in
 
 
 def flags(param: str, record: type) -> Flags:
@@ -201,12 +202,22 @@ class Command(click.Command):
     """A command built from declarations: its help ends with its examples, and an option given more
     than once is refused (no silent last-wins)."""
 
-    def __init__(self, *args: Any, examples: Sequence[str] = (), **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        examples: Sequence[str] = (),
+        function: Callable[..., Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.examples = tuple(examples)
+        self.function = function  # what the command runs (its callback builds the records first)
 
     def make_parser(self, ctx: click.Context) -> Any:
         return _once_parser(super().make_parser(ctx), ctx)
+
+    def get_help_option(self, ctx: click.Context) -> click.Option | None:
+        return help_option(self, ctx)
 
     def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The positional arguments with their declared help (click lists only options), then the options."""
@@ -233,6 +244,9 @@ class CommandGroup(click.Group):
         super().__init__(*args, **kwargs)
         self.examples = tuple(examples)
 
+    def get_help_option(self, ctx: click.Context) -> click.Option | None:
+        return help_option(self, ctx)
+
     def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         _format_examples(self.examples, formatter)
 
@@ -245,7 +259,12 @@ def _format_examples(examples: Sequence[str], formatter: click.HelpFormatter) ->
 
 
 def _once_parser(parser: Any, ctx: click.Context) -> Any:
-    """``parser`` refusing an option given twice: the first repeated one is named."""
+    """``parser`` refusing an option given twice: the first repeated one is named. Its short options
+    (-H, -m) are matched where click matches long ones first: otherwise each is a failed long match
+    first, whose error (built and dropped) searches for message catalogs and imports difflib."""
+    short, long_ = getattr(parser, "_short_opt", None), getattr(parser, "_long_opt", None)
+    if isinstance(short, dict) and isinstance(long_, dict):
+        long_.update({name: opt for name, opt in short.items() if name not in long_})
     parse = parser.parse_args
 
     def parse_args(args: list[str]) -> Any:
@@ -317,8 +336,7 @@ def command(
                 values[item.param] = item.record(**{key: values.pop(key) for key in keys})
             return function(**values)
 
-        cmd = Command(name, callback=callback, params=params, help=text, examples=shown)
-        cmd.__dict__["function"] = function
+        cmd = Command(name, callback=callback, params=params, help=text, examples=shown, function=function)
         _attach(cmd, parent)
         return function
 
