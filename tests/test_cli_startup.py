@@ -304,9 +304,12 @@ def test_help_is_clicks_and_imports_no_formatter_and_no_command() -> None:
 
 #: What a hot command never imports: Typer, pydantic (the catalog comes from its snapshot),
 #: importlib.resources' readers and zipfile (package data are read from the folder), the network stack (a
-#: catalog id is not a Hub reference), and rich where no table is printed.
+#: catalog id is not a Hub reference), and rich where no table is printed; nor what click loads only to
+#: word an error or translate a help text (difflib, locale: a short option is no failed long match).
 NOT_ON_THE_FAST_PATH = {
     "typer",
+    "difflib",
+    "locale",
     "pydantic",
     "servebound.catalog.hardware_schema",
     "servebound.catalog.model_index",
