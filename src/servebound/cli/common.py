@@ -336,7 +336,15 @@ def command(
                 values[item.param] = item.record(**{key: values.pop(key) for key in keys})
             return function(**values)
 
-        cmd = Command(name, callback=callback, params=params, help=text, examples=shown, function=function)
+        cmd = Command(
+            name,
+            callback=callback,
+            params=params,
+            help=text,
+            short_help=text,  # a group's list shows it whole, not cut at 45 characters
+            examples=shown,
+            function=function,
+        )
         _attach(cmd, parent)
         return function
 
