@@ -53,3 +53,22 @@ def test_vllm_at_batch_16_no_longer_shows_the_single_session_band() -> None:
     single = decode(load_hardware("nvidia-h100-sxm"), load_model("qwen3-8b"), make_workload(engine="vllm"))
     assert single.expected is not None and single.expected.scope == "single session"
     assert result.expected.p90_tok_s <= result.forced.per_session_tok_per_s < single.expected.p90_tok_s
+
+
+def test_rank_rows_carry_the_band_with_an_engine() -> None:
+    from servebound.catalog.hardware import get_hardware
+    from servebound.catalog.models import get_model
+    from servebound.views.rank import rank_hardware, rank_row_json
+
+    model = get_model("llama-2-7b-q4_0").adapter
+    machines = [get_hardware(ref) for ref in ("nvidia-rtx-4090", "apple-m3-max-128gb", "nvidia-h100-sxm")]
+    rows = [rank_row_json(r) for r in rank_hardware(model, machines, make_workload(engine="llama.cpp"))]
+    for row in rows:
+        band = row["expected"]
+        assert band is not None and band["label"].startswith("an estimate from ")
+        assert band["engine"] == "llama.cpp" and band["scope"] == "single session"
+        assert band["p90_tok_s"] <= row["single_session_tok_s"]
+        aggregate = row["expected_aggregate"]
+        assert aggregate is not None and aggregate["p90_tok_s"] <= row["aggregate_tok_s"]
+    plain = [rank_row_json(r) for r in rank_hardware(model, machines, make_workload())]
+    assert all(row["expected"] is None for row in plain)
