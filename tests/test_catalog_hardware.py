@@ -829,3 +829,11 @@ def test_lint_checks_the_fp16_accumulate_rate(tmp_path: Path) -> None:
     path.write_text(broken, "utf-8")
     problems = lint_hardware_catalog(path)
     assert any("nvidia-rtx-4090" in p and "more than twice fp16" in p for p in problems)
+
+
+def test_mi50_32gb_is_the_16gb_die_with_twice_the_memory() -> None:
+    small, large = get_hardware("amd-mi50-16gb"), get_hardware("mi50-32gb")
+    assert (large.id, large.memory_gb, small.memory_gb) == ("amd-mi50-32gb", 32, 16)
+    assert large.bandwidth_gb_per_s == small.bandwidth_gb_per_s == 1024
+    assert large.compute_tflops == small.compute_tflops == {"fp16": 26.5, "fp32": 13.3}
+    assert "16 or 32 GB" in (large.source_for("memory_gb") or "")
