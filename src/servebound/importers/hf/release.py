@@ -95,16 +95,26 @@ def _compressed_tensors(quant: Mapping[str, object]) -> BlockLayout:
     )
 
 
-#: MLX's affine quantization (mlx-lm's convert): bits -> layout, at its default group of 64.
-_MLX_BITS = {4: "mlx_4bit", 6: "mlx_6bit", 8: "mlx_8bit"}
+#: MLX's affine quantization (mlx-lm's convert): (bits, group size) -> layout; 64 is mlx-lm's default
+#: group, 32 the one mlx-community also publishes (--q-group-size 32).
+_MLX_BITS = {
+    (4, 64): "mlx_4bit",
+    (5, 64): "mlx_5bit",
+    (6, 64): "mlx_6bit",
+    (8, 64): "mlx_8bit",
+    (4, 32): "mlx_4bit_g32",
+    (5, 32): "mlx_5bit_g32",
+    (6, 32): "mlx_6bit_g32",
+    (8, 32): "mlx_8bit_g32",
+}
 _MLX_KEYS = frozenset({"bits", "group_size", "mode"})
 
 
 def mlx_plan(quant: Mapping[str, object]) -> StoragePlan:
     """An MLX checkpoint's storage from its ``quantization`` (or ``quantization_config``) entry:
     ``{"group_size": 64, "bits": 4}`` puts every linear layer and the embedding in that layout (mlx-lm
-    quantizes each module it can); per-module overrides or another group size are refused, naming
-    --weight-format, rather than priced at a guess."""
+    quantizes each module it can); 4, 5, 6 or 8 bits in groups of 32 or 64. Per-module overrides or
+    another setting are refused, naming --weight-format, rather than priced at a guess."""
     bits, group = quant.get("bits"), quant.get("group_size")
     overrides = [key for key in quant if key not in _MLX_KEYS]
     if overrides:
@@ -113,17 +123,16 @@ def mlx_plan(quant: Mapping[str, object]) -> StoragePlan:
             f"per-module MLX quantization ({overrides[0]} ...) is not modelled; pass --weight-format "
             f"({', '.join(_MLX_BITS.values())}) for the bulk of the weights",
         )
-    if quant.get("mode", "affine") != "affine" or group != 64 or bits not in _MLX_BITS:
+    key = (bits, group)
+    if quant.get("mode", "affine") != "affine" or key not in _MLX_BITS:
         raise InputError(
             "quantization.bits",
-            f"MLX {quant.get('mode', 'affine')} {bits}-bit in groups of {group} is not modelled (affine 4, 6 "
-            "or 8 bits in groups of 64 are); pass --weight-format",
+            f"MLX {quant.get('mode', 'affine')} {bits}-bit in groups of {group} is not modelled (affine 4, 5, 6 "
+            "or 8 bits in groups of 32 or 64 are); pass --weight-format",
         )
-    layout = FORMATS[_MLX_BITS[int(str(bits))]]
+    layout = FORMATS[_MLX_BITS[(int(str(bits)), int(str(group)))]]
     plan = StoragePlan.uniform(layout)
-    why = (
-        f"release storage from the MLX quantization entry: {layout.name} (affine, {bits} bits, groups of 64)"
-    )
+    why = f"release storage from the MLX quantization entry: {layout.name} (affine, {bits} bits, groups of {group})"
     return StoragePlan(plan.name, plan.embedding, plan.head, plan.attention, plan.mlp, plan.experts, why)
 
 
