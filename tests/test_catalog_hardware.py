@@ -837,3 +837,19 @@ def test_mi50_32gb_is_the_16gb_die_with_twice_the_memory() -> None:
     assert large.bandwidth_gb_per_s == small.bandwidth_gb_per_s == 1024
     assert large.compute_tflops == small.compute_tflops == {"fp16": 26.5, "fp32": 13.3}
     assert "16 or 32 GB" in (large.source_for("memory_gb") or "")
+
+
+def test_lint_asks_for_derived_dense_rates_beside_only_fp4_figures(tmp_path: Path) -> None:
+    text = (REPO / "src" / "servebound" / "catalog" / "data" / "hardware.toml").read_text("utf-8")
+    start = text.index('id = "nvidia-jetson-agx-thor"')
+    end = text.index("[[device]]", start)
+    block = text[start:end]
+    cut = block.replace("bf16 = 258.75\nfp16 = 258.75\n", "").replace('    "bf16",\n    "fp16",\n', "")
+    cut = (
+        cut.split("[device.derived_from]")[0]
+        + '[device.derived_from]\nint8 = { of = "fp4", ratio = 0.5, rule = "r" }\n\n'
+    )
+    path = tmp_path / "hardware.toml"
+    path.write_text(text[:start] + cut + text[end:], "utf-8")
+    problems = lint_hardware_catalog(path)
+    assert any("nvidia-jetson-agx-thor" in p and "derive dense bf16/fp16" in p for p in problems), problems

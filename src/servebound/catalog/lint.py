@@ -14,6 +14,7 @@ duplicate ids or aliases, known classes, systems whose member exists):
   run) at most twice bf16, so a GeForce FP16-accumulate FP8 headline (4 x bf16) falls out;
 * ``sparse_halved`` and ``derived`` name modes the row gives, and the notes explain them; a
   ``derived_from`` rule (ratio of a quoted mode, with its reason) equals its number, and is the source;
+  a row with only low-precision or sparse figures (fp4, fp8, int8) derives its dense bf16/fp16;
 * a system's quoted vendor totals are within 1% of count x member.
 """
 
@@ -163,6 +164,11 @@ def _derived_problems(where: str, row: DeviceRow, compute: dict[str, float]) -> 
     """Each ``derived_from`` rule: a derived mode the row gives, from a mode it gives that is not itself
     derived, and a value equal to ratio x that mode's (a rule that no longer matches its number fails)."""
     out: list[str] = []
+    if set(compute) & {"fp4", "fp8", "int8"} and not set(compute) & {"bf16", "fp16"}:
+        out.append(
+            f"{where}: only low-precision or sparse figures ({', '.join(sorted(set(compute) - {'fp32'}))}); "
+            "derive dense bf16/fp16 from them ([device.derived_from], with the rule) so 16-bit math is charged"
+        )
     for mode, rate in row.derived_from.items():
         if mode not in row.derived:
             out.append(f"{where}: derived_from.{mode} is given but '{mode}' is not in derived")
