@@ -101,6 +101,7 @@ def test_prefill_band_and_no_band() -> None:
     )
     out = json.loads(done.stdout)
     assert out["expected"]["phase"] == "prefill" and out["expected"]["p90_tok_s"] <= out["tok_s"]
+    assert out["expected"]["scope"] == "prefill tok/s" and out["expected"]["ceiling_tok_s"] == out["tok_s"]
     for engine in ([], ["--engine", "trt-llm"]):
         plain = _servebound(
             "decode", "--hardware", "nvidia-rtx-4090", "--model", "llama-2-7b-q4_0", *engine, "--json"

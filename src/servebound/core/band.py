@@ -165,8 +165,8 @@ class ExpectedBand:
     runs_url: str = documented("where the runs are listed, each with its source")
     reading: str = documented("always `estimate`: a band of published results, never a bound")
     scope: str = documented(
-        "what the band and its ceiling measure: `single session`, `per session at batch B` or "
-        "`aggregate at b* = B`",
+        "what the band and its ceiling measure: `single session`, `per session at batch B`, "
+        "`aggregate at b* = B` or `prefill tok/s`",
         default="single session",
     )
     ceiling_tok_s: float = documented(

@@ -196,7 +196,8 @@ def with_band(result: R) -> R:
     engine, hw = result.workload.engine, result.hardware.id
     regime = OFFLOAD if result.workload.offload is not None else ON_DEVICE
     if not isinstance(result, Decoded):
-        return replace(result, expected=band_for(result.tok_per_s, engine, hw, "prefill", regime=regime))
+        band = band_for(result.tok_per_s, engine, hw, "prefill", regime=regime, scope="prefill tok/s")
+        return replace(result, expected=band)
     forced = result.forced
     if forced is not None:
         scope = f"per session at batch {forced.batch}"
