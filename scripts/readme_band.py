@@ -22,16 +22,23 @@ def calibration_text() -> str:
     share = 0 if c.share is None else round(100 * c.share)
     lines = [
         "Calibration, measured by leaving each run out (the band from the other runs of its group, for every",
-        f"group with more than 5 runs): leaving each run out, {c.inside} of {c.evaluated} runs ({share} %) land",
-        "inside their own p10-p90 band, against 80 % for a band of known quantiles; the shortfall is the small",
-        "groups' sampling error. By group:",
+        f"group with more than 5 runs): {c.inside} of {c.evaluated} runs ({share} %) land inside their own",
+        "p10-p90 band, against 80 % for a band of known quantiles. By group (the fit's a and t_0 on all its",
+        "runs; the median width p90 / p10 of the left-out bands):",
         "",
-        "| engine | hardware class | phase | runs | inside their own band |",
-        "| --- | --- | --- | ---: | ---: |",
+        "| engine | hardware class | phase | runs | a | t_0 (ms) | inside their own band | median p90/p10 |",
+        "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |",
     ]
-    for group, inside, _ in c.groups:
+    for row in c.groups:
+        group, model = row.group, row.model
+        fit = "no band | -" if model is None else f"{model.slope:.2f} | {1000 * model.fixed_s:.2f}"
+        inside = (
+            "-" if row.coverage is None else f"{row.inside} of {row.evaluated} ({100 * row.coverage:.0f} %)"
+        )
+        width = "-" if row.median_width is None else f"{row.median_width:.2f}"
         lines.append(
-            f"| {group.engine} | {group.hardware_class} | {group.phase} | {len(group.efficiencies)} | {inside} |"
+            f"| {group.engine} | {group.hardware_class} | {group.name} | {len(group.run_ids)} | {fit} | "
+            f"{inside} | {width} |"
         )
     return "\n".join(lines) + "\n"
 

@@ -233,3 +233,14 @@ def test_gemma_3_12b_text_tower_by_hand() -> None:
     assert keras_hub == 11_765_788_416
     model = get_model("gemma-3-12b-it")
     assert model.total_params == keras_hub + 64 * hidden
+
+
+def test_gemma_3_27b_qat_is_googles_file() -> None:
+    """google/gemma-3-27b-it-qat-q4_0-gguf's gemma-3-27b-it-q4_0.gguf is listed at 17.2 GB (stduhpf's
+    google-gemma-3-27b-it-qat-q4_0-gguf-small README, its size table): the profile's tensor bytes, with
+    the few MB of metadata the 4B file carries beyond its tensors (3,155,051,328 B whole), round to it."""
+    resident = get_model("gemma-3-27b-it-q4_0_qat").adapter.weights.resident
+    small = get_model("gemma-3-4b-it-q4_0_qat").adapter.weights.resident
+    metadata = GEMMA_QAT_FILES["gemma-3-4b-it-q4_0_qat"] - small
+    assert 0 < metadata < 10e6
+    assert round((resident + metadata) / 1e9, 1) == 17.2

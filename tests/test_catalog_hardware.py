@@ -223,11 +223,56 @@ def test_geforce_rows_of_every_architecture_have_int8() -> None:
         assert "int8" in get_hardware(ref).compute_tflops, ref
 
 
-def test_unpublished_rates_stay_absent_and_say_why() -> None:
+def test_gb10_dense_rates_are_derived_as_the_derivation_derives_them() -> None:
     spark = get_hardware("nvidia-dgx-spark")
-    # NVIDIA publishes only the FP4 sparse figure; measured ~213/214 are not peaks.
-    assert set(spark.compute_tflops) == {"fp4", "fp32"}
-    assert "measured" in spark.notes.lower() and "not the peak" in spark.notes
+    # NVIDIA publishes only the FP4 sparse figure (1 PFLOP); the derivation's prefill example takes
+    # 500 TFLOP/s dense FP4 and 125 TFLOP/s dense BF16 from it.
+    assert spark.compute_tflops["fp4"] == 500
+    assert spark.compute_tflops["bf16"] == 125
+    assert (spark.compute_tflops["fp8"], spark.compute_tflops["int8"], spark.compute_tflops["fp16"]) == (
+        250,
+        250,
+        125,
+    )
+    assert set(spark.derived) == {"fp8", "int8", "bf16", "fp16"}
+    for mode in spark.derived:
+        source = spark.source_for(mode) or ""
+        assert source.startswith(f"derived: {mode} = 1/") and "x fp4" in source
+        assert "1 PFLOP FP4 w/ sparsity" in source  # the source of the figure it is derived from
+    assert spark.hardware.compute_rate("fp16_acc16") is None  # never derived nor borrowed
+    assert "measured" in spark.notes.lower() and "not published peaks" in spark.notes
+
+
+def test_every_row_with_only_sparse_or_fp4_figures_carries_derived_dense_rates() -> None:
+    # A row whose low-precision figures (fp4, fp8, int8) are all it has besides fp32 gets dense bf16
+    # and fp16 derived from them, each marked derived with its rule (the source names the rule).
+    for row in list_hardware(include_systems=False):
+        rates = set(row.compute_tflops)
+        if rates & {"fp4", "fp8", "int8"}:
+            assert {"bf16", "fp16"} & rates, row.id
+    for ref in ("nvidia-dgx-spark", "nvidia-jetson-agx-thor", "nvidia-jetson-agx-orin-64gb"):
+        row = get_hardware(ref)
+        assert {"bf16", "fp16"} <= set(row.derived), ref
+        assert all((row.source_for(mode) or "").startswith("derived: ") for mode in row.derived), ref
+    assert get_hardware("agx-orin").compute_tflops["bf16"] == 85 / 2
+    thor = get_hardware("nvidia-jetson-agx-thor")
+    assert thor.compute_tflops["bf16"] == pytest.approx(1035 / 4)
+    assert thor.compute_tflops["int8"] == thor.compute_tflops["fp8"]
+
+
+def test_lint_checks_a_derived_rate_against_its_rule(tmp_path: Path) -> None:
+    text = (REPO / "src" / "servebound" / "catalog" / "data" / "hardware.toml").read_text("utf-8")
+    broken = text.replace(
+        "fp4 = 500\nfp8 = 250\nint8 = 250\nbf16 = 125", "fp4 = 500\nfp8 = 250\nint8 = 250\nbf16 = 200", 1
+    )
+    assert broken != text
+    path = tmp_path / "hardware.toml"
+    path.write_text(broken, "utf-8")
+    problems = lint_hardware_catalog(path)
+    assert any("nvidia-dgx-spark" in p and "as derived_from.bf16 states" in p for p in problems)
+
+
+def test_unpublished_rates_stay_absent_and_say_why() -> None:
     xtx = get_hardware("amd-radeon-rx-7900-xtx")
     assert set(xtx.compute_tflops) == {"fp16", "fp32"}
     assert "bf16 and int8 stay absent" in xtx.notes
@@ -704,13 +749,13 @@ def test_audited_capacities_are_the_mib_a_read_source_shows(row: str, mib: int) 
 
 
 def test_rows_without_a_readable_rate_stay_without_one() -> None:
-    # Arc A770 XMX and Jetson AGX Orin FP16/BF16 tensor peaks: no readable source, so no number (never a guess).
-    for row, modes in (
-        ("intel-arc-a770-16gb", ("int8", "fp16", "bf16")),
-        ("nvidia-jetson-agx-orin-64gb", ("fp16", "bf16")),
-    ):
-        rates = get_hardware(row).compute_tflops
-        assert not set(modes) & set(rates), (row, rates)
+    # Arc A770 XMX peaks: no readable source and no figure to derive them from, so no number (never a
+    # guess). Jetson AGX Orin's FP16/BF16 have no readable source either, but its sparse INT8 figure
+    # gives them by Ampere's ratio: derived, and marked so.
+    rates = get_hardware("intel-arc-a770-16gb").compute_tflops
+    assert not {"int8", "fp16", "bf16"} & set(rates), rates
+    orin = get_hardware("nvidia-jetson-agx-orin-64gb")
+    assert set(orin.derived) == {"fp16", "bf16"}
 
 
 def test_the_cards_benchmark_threads_use_are_in_the_catalog() -> None:
@@ -784,3 +829,27 @@ def test_lint_checks_the_fp16_accumulate_rate(tmp_path: Path) -> None:
     path.write_text(broken, "utf-8")
     problems = lint_hardware_catalog(path)
     assert any("nvidia-rtx-4090" in p and "more than twice fp16" in p for p in problems)
+
+
+def test_mi50_32gb_is_the_16gb_die_with_twice_the_memory() -> None:
+    small, large = get_hardware("amd-mi50-16gb"), get_hardware("mi50-32gb")
+    assert (large.id, large.memory_gb, small.memory_gb) == ("amd-mi50-32gb", 32, 16)
+    assert large.bandwidth_gb_per_s == small.bandwidth_gb_per_s == 1024
+    assert large.compute_tflops == small.compute_tflops == {"fp16": 26.5, "fp32": 13.3}
+    assert "16 or 32 GB" in (large.source_for("memory_gb") or "")
+
+
+def test_lint_asks_for_derived_dense_rates_beside_only_fp4_figures(tmp_path: Path) -> None:
+    text = (REPO / "src" / "servebound" / "catalog" / "data" / "hardware.toml").read_text("utf-8")
+    start = text.index('id = "nvidia-jetson-agx-thor"')
+    end = text.index("[[device]]", start)
+    block = text[start:end]
+    cut = block.replace("bf16 = 258.75\nfp16 = 258.75\n", "").replace('    "bf16",\n    "fp16",\n', "")
+    cut = (
+        cut.split("[device.derived_from]")[0]
+        + '[device.derived_from]\nint8 = { of = "fp4", ratio = 0.5, rule = "r" }\n\n'
+    )
+    path = tmp_path / "hardware.toml"
+    path.write_text(text[:start] + cut + text[end:], "utf-8")
+    problems = lint_hardware_catalog(path)
+    assert any("nvidia-jetson-agx-thor" in p and "derive dense bf16/fp16" in p for p in problems), problems

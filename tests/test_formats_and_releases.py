@@ -337,3 +337,15 @@ def test_k_quant_ladder_never_grows_down_the_ladder(
     total = import_hf_config(path).total_params
     assert total is not None
     assert total * FORMATS["q2_k"].bytes_per_element <= size["q2_k"] and size["q8_0"] <= total * 4
+
+
+@pytest.mark.parametrize("bits", [4, 5, 6, 8])
+@pytest.mark.parametrize("group", [32, 64])
+def test_mlx_community_bit_widths_and_group_sizes(bits: int, group: int) -> None:
+    """mlx-lm's affine quantization at 4/5/6/8 bits in groups of 32 or 64 (mlx-community publishes
+    both): a bf16 scale and bias per group, so bits + 32 / group per weight."""
+    plan = release_plan({}, {"bits": bits, "group_size": group})
+    assert plan.mlp.bits_per_element == pytest.approx(bits + 32 / group)
+    assert plan.embedding is plan.mlp and f"groups of {group}" in plan.why
+    with pytest.raises(InputError, match=r"quantization\.bits"):
+        release_plan({}, {"bits": bits, "group_size": 128})

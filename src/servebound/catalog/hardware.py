@@ -52,7 +52,7 @@ if (
 ):  # the schema (pydantic) is imported where a catalog file is validated, never from a snapshot
     from pydantic import ValidationError
 
-    from servebound.catalog.hardware_schema import CatalogFile, DeviceRow, InterconnectRow
+    from servebound.catalog.hardware_schema import CatalogFile, DerivedRate, DeviceRow, InterconnectRow
 
 #: Keys a ``[device.sources]`` table may hold: one per number, or ``compute`` for every compute mode.
 SOURCE_KEYS: tuple[str, ...] = (
@@ -222,6 +222,8 @@ def _device_record(row: DeviceRow) -> CatalogHardware:
     for mode in compute:
         if mode not in sources and "compute" in declared:
             sources[mode] = declared["compute"]
+    for mode, rate in row.derived_from.items():
+        sources[mode] = derived_source(mode, rate, sources.get(rate.of))
     hardware = Hardware(
         id=row.id,
         name=row.name,
@@ -238,6 +240,12 @@ def _device_record(row: DeviceRow) -> CatalogHardware:
         sources=sources,
         price=_device_price(row, sources.get("price_usd")),
     )
+
+
+def derived_source(mode: str, rate: DerivedRate, base_source: str | None) -> str:
+    """A derived rate's source: the rule, then the source of the rate it comes from."""
+    ratio = f"{rate.ratio:g}" if rate.ratio >= 1 else f"1/{1 / rate.ratio:g}"
+    return f"derived: {mode} = {ratio} x {rate.of} ({rate.rule}); {rate.of}: {base_source or 'unsourced'}"
 
 
 #: The device row's fields a catalog record keeps as they are (units, sources and price are converted).

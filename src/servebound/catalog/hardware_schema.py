@@ -61,6 +61,15 @@ class SourcesRow(_Strict):
     fp32: str | None = None
 
 
+class DerivedRate(_Strict):
+    """A rate computed by a rule from another mode of the same row: ``value = ratio x compute[of]``.
+    ``rule`` says why the ratio holds (the architecture's ratio, the derivation's own assumption)."""
+
+    of: Mode
+    ratio: Finite = Field(gt=0)
+    rule: str = Field(min_length=1, max_length=600)
+
+
 class PriceRow(_Strict):
     """A device's ``[price]`` table: on-demand rental in USD per device-hour (with the provider, the
     date the price was read and its source) and board power in W (with its source). The purchase
@@ -97,6 +106,9 @@ class DeviceRow(_Strict):
     notes: str = ""
     compute_tflops: ComputeRow = ComputeRow()
     sources: SourcesRow = SourcesRow()
+    #: The rule behind each derived mode (``[device.derived_from]``): its source is the rule and the
+    #: source of the mode it is derived from.
+    derived_from: dict[Mode, DerivedRate] = Field(default_factory=dict)
     price: PriceRow | None = None
 
 

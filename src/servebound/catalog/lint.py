@@ -12,7 +12,9 @@ duplicate ids or aliases, known classes, systems whose member exists):
   fp32 rate below the matrix bf16/fp16 rates, and fp16_acc16 (FP16 accumulate) at least fp16 (FP32
   accumulate) and at most twice it; fp8 (FP8 with FP32 accumulate, what serving engines' FP8 GEMMs
   run) at most twice bf16, so a GeForce FP16-accumulate FP8 headline (4 x bf16) falls out;
-* ``sparse_halved`` and ``derived`` name modes the row gives, and the notes explain them;
+* ``sparse_halved`` and ``derived`` name modes the row gives, and the notes explain them; a
+  ``derived_from`` rule (ratio of a quoted mode, with its reason) equals its number, and is the source;
+  a row with only low-precision or sparse figures (fp4, fp8, int8) derives its dense bf16/fp16;
 * a system's quoted vendor totals are within 1% of count x member.
 """
 
@@ -104,6 +106,8 @@ def device_problems(row: DeviceRow) -> list[str]:
     compute = row.compute_tflops.present()
 
     def sourced(key: str) -> bool:
+        if key in row.derived_from:
+            return sourced(row.derived_from[key].of)
         text = sources.get(key) or (sources.get("compute") if key in ARITHMETIC_MODES else None)
         return bool(text and text.strip())
 
@@ -145,6 +149,7 @@ def device_problems(row: DeviceRow) -> list[str]:
             out.append(f"{where}: {label} is set but notes do not explain it (say which figure and how)")
         if len(set(modes)) != len(modes):
             out.append(f"{where}: {label} repeats a mode")
+    out.extend(_derived_problems(where, row, compute))
     if row.year is not None and not YEAR_RANGE[0] <= row.year <= YEAR_RANGE[1]:
         out.append(f"{where}: year {row.year} is outside {YEAR_RANGE[0]}-{YEAR_RANGE[1]}")
     if row.price_usd is not None and not PRICE_RANGE_USD[0] <= row.price_usd <= PRICE_RANGE_USD[1]:
@@ -152,6 +157,35 @@ def device_problems(row: DeviceRow) -> list[str]:
             f"{where}: price_usd {row.price_usd:g} is outside {PRICE_RANGE_USD[0]:g}-{PRICE_RANGE_USD[1]:g}"
         )
     out.extend(_price_problems(where, row))
+    return out
+
+
+def _derived_problems(where: str, row: DeviceRow, compute: dict[str, float]) -> list[str]:
+    """Each ``derived_from`` rule: a derived mode the row gives, from a mode it gives that is not itself
+    derived, and a value equal to ratio x that mode's (a rule that no longer matches its number fails)."""
+    out: list[str] = []
+    if set(compute) & {"fp4", "fp8", "int8"} and not set(compute) & {"bf16", "fp16"}:
+        out.append(
+            f"{where}: only low-precision or sparse figures ({', '.join(sorted(set(compute) - {'fp32'}))}); "
+            "derive dense bf16/fp16 from them ([device.derived_from], with the rule) so 16-bit math is charged"
+        )
+    for mode, rate in row.derived_from.items():
+        if mode not in row.derived:
+            out.append(f"{where}: derived_from.{mode} is given but '{mode}' is not in derived")
+        if rate.of == mode or rate.of in row.derived_from:
+            out.append(f"{where}: derived_from.{mode} must come from a quoted mode, not '{rate.of}'")
+            continue
+        if mode not in compute or rate.of not in compute:
+            out.append(
+                f"{where}: derived_from.{mode} needs compute_tflops.{mode} and compute_tflops.{rate.of}"
+            )
+            continue
+        expected = rate.ratio * compute[rate.of]
+        if abs(compute[mode] - expected) > SAME_RATE_TOLERANCE * expected:
+            out.append(
+                f"{where}: compute_tflops.{mode} ({compute[mode]:g}) is not {rate.ratio:g} x {rate.of} "
+                f"({expected:g}) as derived_from.{mode} states"
+            )
     return out
 
 

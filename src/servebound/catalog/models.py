@@ -143,6 +143,15 @@ def native_format(entry: ModelEntry) -> str:
 
 #: Synthetic profiles stored as a quantizer writes them (embedding and head BF16), not uniformly.
 _QUANTIZER_PROFILES = {"fp8": "fp8_linear", "nvfp4": "nvfp4_linear"}
+#: The cache a quantizer's checkpoint states, for the synthetic profiles that stand for one (the
+#: others take the release's stated cache, else BF16).
+_QUANTIZER_CACHE = {
+    "nvfp4": (
+        "fp8: an FP8 cache, as NVIDIA's NVFP4 checkpoints (ModelOpt exports, e.g. Qwen3-30B-A3B NVFP4) "
+        "state in their quantization config (hf_quant_config.json kv_cache_quant_algo FP8), which an "
+        "engine's default cache (auto) follows"
+    )
+}
 
 
 def _import_format(entry: ModelEntry, fmt: str, native: bool) -> str | None:
@@ -200,7 +209,9 @@ def _import_profile(profile_id: str) -> CatalogModel:
     path = resources.files("servebound.catalog").joinpath("data", "models", entry.config)
     with resources.as_file(path) as folder:
         imported = import_hf_config(
-            folder, weight_format=_import_format(entry, fmt, native), kv_precision="bf16"
+            folder,
+            weight_format=_import_format(entry, fmt, native),
+            release_cache=native or _QUANTIZER_CACHE.get(fmt, False),
         )
     name = entry.name or entry.hf_id.split("/")[-1]
     adapter = imported.adapter
@@ -215,6 +226,7 @@ def _import_profile(profile_id: str) -> CatalogModel:
             "revision": entry.hf_revision,
             "path": f"config.json (copied from {entry.copied_from or 'the Hugging Face repository'})",
             "kind": "hf config.json",
+            "kv_precision": imported.adapter.sources["kv_precision"],
         },
     )
     whole = replace(imported, adapter=adapter)

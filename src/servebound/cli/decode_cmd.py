@@ -61,7 +61,7 @@ def decode_command(hardware: str, model: str, flags: WorkloadInputs, range_: boo
     render_decode(result)
     from servebound.runs.band import expected_text  # printed text only: --json never loads the runs
 
-    console.print(expected_text(result.expected, result.workload.engine))
+    console.print(expected_text(result.expected, result.workload.engine, result.expected_aggregate))
     if rng is not None:
         render_context_range(rng)
 

@@ -56,7 +56,7 @@ def import_any(
         from servebound.importers.hf_config import import_hf_config
 
         return import_hf_config(
-            source, weight_format=weight_format, kv_precision=kv_precision or "bf16", revision=revision
+            source, weight_format=weight_format, kv_precision=kv_precision, revision=revision
         )
     if weight_format is not None:
         raise InputError(

@@ -232,9 +232,15 @@ class DecodeResult(ResultRecord):
         default=None,
     )
     expected: ExpectedBand | None = documented(
-        "with --engine: `{p10_tok_s, p50_tok_s, p90_tok_s, runs, engine, hardware_class, phase, ...}`, the "
-        "single-session ceiling times the 10th/50th/90th percentile of measured / ceiling over published "
-        "batch-1 runs of that engine and hardware class; an estimate, never a bound (null under 5 runs)",
+        "with --engine: `{p10_tok_s, p50_tok_s, p90_tok_s, runs, engine, hardware_class, phase, scope, "
+        "ceiling_tok_s, label, ...}`, the band of a per-token time t = a t_ceiling + t_0 fitted on published "
+        "batch-1 runs of that engine and hardware class, beside the single-session ceiling (with --batch B: "
+        "per session beside r(B)); never above its ceiling; an estimate, never a bound (null under 5 runs)",
+        default=None,
+    )
+    expected_aggregate: ExpectedBand | None = documented(
+        "with --engine and a b*: the aggregate band at b* (b* times the per-session band beside r(b*)), "
+        "beside T(b*); an estimate, never a bound (null where `expected` is, or without b*)",
         default=None,
     )
 

@@ -111,6 +111,15 @@ FORMATS: dict[str, BlockLayout] = {
             32,
             "MLX affine, group size 32 (mlx-lm --q-group-size 32): bf16 scale + bias per 32; 32 x 8-bit",
         ),
+        BlockLayout(
+            "mlx_4bit_g32", 32, 2 + 2, 16, "MLX affine, group size 32: bf16 scale + bias per 32; 32 x 4-bit"
+        ),
+        BlockLayout(
+            "mlx_5bit_g32", 32, 2 + 2, 20, "MLX affine, group size 32: bf16 scale + bias per 32; 32 x 5-bit"
+        ),
+        BlockLayout(
+            "mlx_6bit_g32", 32, 2 + 2, 24, "MLX affine, group size 32: bf16 scale + bias per 32; 32 x 6-bit"
+        ),
     )
 }
 

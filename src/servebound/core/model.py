@@ -214,4 +214,5 @@ class ModelAdapter:
             kv_bytes_per_element=(
                 self.kv_bytes_per_element * factor if self.kv_bytes_per_element is not None else None
             ),
+            sources={**self.sources, "kv_precision": f"asked for: {precision}"},
         )

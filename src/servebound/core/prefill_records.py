@@ -169,8 +169,8 @@ class PrefillResult(ResultRecord):
     )
     expected: ExpectedBand | None = documented(
         "with --engine: `{p10_tok_s, p50_tok_s, p90_tok_s, runs, engine, hardware_class, phase, ...}`, "
-        "tok_s times the 10th/50th/90th percentile of measured / ceiling over published prefill runs of "
-        "that engine and hardware class; an estimate, never a bound (null under 5 runs)",
+        "the band of a per-token time t = a t_ceiling + t_0 fitted on published prefill runs of that engine "
+        "and hardware class, beside tok_s and never above it; an estimate, never a bound (null under 5 runs)",
         default=None,
     )
 

@@ -22,6 +22,7 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import NamedTuple
 
 from servebound.core.formats import FORMATS, KV_FORMATS
 from servebound.core.model import Experts, LayerShape, ModelAdapter, Weights
@@ -33,7 +34,7 @@ from servebound.importers.hf.blocks import Block, Count
 from servebound.importers.hf.cache import kv_shapes, prefill_shape
 from servebound.importers.hf.families import FAMILIES, SUPPORTED_MODEL_TYPES, WRAPPERS, Arch, Cfg
 from servebound.importers.hf.llama_cpp import LLAMA_CPP_MIXES, q4_k_m_layout, use_more_bits
-from servebound.importers.hf.release import release_plan
+from servebound.importers.hf.release import modelopt_sidecar, release_kv_cache, release_plan
 from servebound.importers.hf.storage import StoragePlan, StoredBytes, mix_bytes, plan_bytes
 from servebound.importers.modes import LLAMA_CPP_IF_PUBLISHED, if_published_note, linear_mode
 from servebound.inputs import bounded
@@ -89,9 +90,10 @@ def import_hf_config(
     source: str | Path,
     *,
     weight_format: str | None = None,
-    kv_precision: str = "bf16",
+    kv_precision: str | None = None,
     offline: bool = False,
     revision: str | None = None,
+    release_cache: bool | str | None = None,
 ) -> ImportedModel:
     """Import a Hugging Face ``config.json`` as a model adapter with its audit trail.
 
@@ -101,7 +103,13 @@ def import_hf_config(
     None stores the weights as the release ships them (its quantization_config; BF16 without one);
     a name overrides it: a :data:`WEIGHT_FORMATS` layout, a llama.cpp file type
     (:data:`LLAMA_CPP_MIXES`: ``q4_k_m``, ``q4_0``, ``q8_0`` ...), or a :data:`SPLIT_WEIGHT_FORMATS` key.
-    ``kv_precision`` is the cache element format (a KV format key such as bf16 or fp8). Multimodal
+    ``kv_precision`` is the cache element format (a KV format key such as bf16 or fp8); None takes the
+    one the release states (its quantization_config's kv_cache_scheme or kv_cache_quant_algo, or a
+    ModelOpt ``hf_quant_config.json`` beside the file) where the release itself is imported (its own
+    storage, or ``release_cache`` True: a curated word for the release's storage), else BF16; a
+    ``release_cache`` string is the cache of the checkpoint the import stands for, with where it is
+    stated (``"fp8: NVIDIA's NVFP4 checkpoints state ..."``). The adapter's ``sources["kv_precision"]``
+    says which. Multimodal
     configs import their language model (text_config); vision and audio towers are left out and the
     audit says so.
 
@@ -116,11 +124,12 @@ def import_hf_config(
     ):
         known = ", ".join(dict.fromkeys([*WEIGHT_FORMATS, *MIXED_WEIGHT_FORMATS]))
         raise InputError("weight_format", f"unknown format {weight_format!r}; known: {known}")
-    if kv_precision not in KV_FORMATS:
+    if kv_precision is not None and kv_precision not in KV_FORMATS:
         raise InputError(
             "kv_precision", f"unknown precision {kv_precision!r}; known: {', '.join(KV_FORMATS)}"
         )
     raw, label = _load(source, offline=offline, revision=revision)
+    raw = _with_sidecar(raw, source)
     cfg, text_type, multimodal = _language_model(raw)
     declared = hf_declared(raw)
     if declared is not None:  # the keys against each other: the check every importer shares
@@ -128,7 +137,48 @@ def import_hf_config(
     arch = FAMILIES[text_type](cfg, text_type)
     arch.notes = cfg.notes
     storage = _storage(raw, cfg, weight_format)
-    return _assemble(arch, raw, label, multimodal, storage, kv_precision)
+    release = weight_format is None if release_cache is None else release_cache
+    cache = _cache_precision(raw, release, kv_precision)
+    return _assemble(arch, raw, label, multimodal, storage, cache)
+
+
+class _Cache(NamedTuple):
+    """The cache format, the words that say where it comes from, and the attention math's mode."""
+
+    precision: str
+    source: str
+    attention: str
+
+
+def _cache_precision(raw: Mapping[str, object], release: bool | str, asked: str | None) -> _Cache:
+    """The cache format asked for (attention math in it, where it is a math mode), else the one the
+    release states (the release itself only: another weight format is another file), else BF16. A
+    stated cache keeps the attention math on the BF16 path, as the derivation assumes for an NVFP4
+    checkpoint with an FP8 cache."""
+    if asked is not None:
+        return _Cache(asked, f"asked for: {asked}", asked)
+    if isinstance(release, str):
+        precision, _, why = release.partition(": ")
+        if precision not in KV_FORMATS or not why:
+            raise InputError("release_cache", f"{release!r}: give '<cache format>: <where it is stated>'")
+        stated: tuple[str, str] | None = (precision, why)
+    else:
+        stated = release_kv_cache(quantization_config(raw)) if release else None
+    if stated is not None:
+        return _Cache(stated[0], f"{stated[1]}; attention math on the BF16 path", "bf16")
+    return _Cache(
+        "bf16", "BF16: the weights' release states no cache format (an engine's default cache, auto)", "bf16"
+    )
+
+
+def _with_sidecar(raw: dict[str, object], source: str | Path) -> dict[str, object]:
+    """A config without a quantization_config, with the ModelOpt ``hf_quant_config.json`` beside it
+    read as one (NVIDIA's checkpoints ship their quantization there)."""
+    path = Path(source)
+    sidecar = (path if path.is_dir() else path.parent) / "hf_quant_config.json"
+    if quantization_config(raw) is not None or not (path.exists() and sidecar.is_file()):
+        return raw
+    return {**raw, "quantization_config": modelopt_sidecar(_parse(sidecar))}
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -455,8 +505,9 @@ def _assemble(
     label: str,
     multimodal: bool,
     storage: _Storage,
-    kv_precision: str,
+    cache: _Cache,
 ) -> ImportedModel:
+    kv_precision, cache_source = cache.precision, cache.source
     blocks = [block for layer in arch.layers for block in layer]
     e_kv = KV_FORMATS[kv_precision].bytes_per_element
     counts = _counts(arch, blocks)
@@ -464,7 +515,7 @@ def _assemble(
     stored = _stored(storage, arch, counts)
     weights, weight_steps = _weights(stored, counts)
     kv_alloc, kv_read, kv_steps = kv_shapes(blocks, e_kv, kv_precision)
-    prefill, prefill_steps = prefill_shape(blocks, kv_alloc, storage.mode, kv_precision)
+    prefill, prefill_steps = prefill_shape(blocks, kv_alloc, storage.mode, cache.attention)
     if storage.mix is not None and storage.mix in LLAMA_CPP_IF_PUBLISHED:
         engine_mode = LLAMA_CPP_IF_PUBLISHED[storage.mix]
         prefill = replace(prefill, linear_mode_if_published=engine_mode)
@@ -490,7 +541,7 @@ def _assemble(
         weight_precision=storage.name,
         kv_precision=kv_precision,
         kv_bytes_per_element=e_kv,
-        sources={"config": label},
+        sources={"config": label, "kv_precision": cache_source},
         shape=_layer_shape(arch),
     )
     return ImportedModel(

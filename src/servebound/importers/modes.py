@@ -35,6 +35,9 @@ FLOAT_LINEAR_MODES: dict[str, str] = {
     "mlx_5bit": "fp16",
     "mlx_8bit": "fp16",
     "mlx_8bit_g32": "fp16",
+    "mlx_4bit_g32": "fp16",
+    "mlx_5bit_g32": "fp16",
+    "mlx_6bit_g32": "fp16",
 }
 
 #: Modes llama.cpp runs a ggml type's matrix multiplies at where the hardware row publishes them, over

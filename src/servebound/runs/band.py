@@ -1,12 +1,15 @@
-"""The expected band beside a ceiling, from the reported runs of the same engine, hardware class and phase.
+"""The expected band beside a ceiling, from the reported runs of the same engine, hardware class, phase
+and regime.
 
 A group is the reported runs (``catalog/data/reported_runs.toml``) of one engine (names folded: vLLM is
-``vllm``), one hardware class (the catalog's: consumer GPU, datacenter GPU, unified-memory SoC, ...) and
-one phase: ``decode`` is per-session decode at concurrency 1 (llama-bench tg, one stream), set beside the
-single-session ceiling; ``prefill`` is prefill tok/s, beside the prefill ceiling. Runs above their own
-ceiling are left out: their inputs do not describe them (each carries its explanation), so their ratio
-says nothing about the engine. The core turns the group's efficiencies into the band
-(:func:`servebound.core.band.expected_band`).
+``vllm``), one hardware class (the catalog's: consumer GPU, datacenter GPU, unified-memory SoC, ...),
+one phase (``decode``: per-session decode at concurrency 1, llama-bench tg, one stream, beside the
+single-session ceiling; ``prefill``: prefill tok/s, beside the prefill ceiling) and one regime (weights
+on the device, or some in host RAM: an offload run is another regime, its own group). Runs above their
+own ceiling would be left out: their inputs do not describe them. The core fits the group's per-token
+time model and turns it into the band (:mod:`servebound.core.band`). At a forced batch B the band is a
+per-session one beside the per-session ceiling r(B) (the fitted time applied to the step at B); at b*
+an aggregate one, b* times the per-session band at r(b*), beside T(b*). Each says which.
 """
 
 from __future__ import annotations
@@ -15,19 +18,31 @@ from dataclasses import dataclass, replace
 from functools import cache
 from typing import TYPE_CHECKING, TypeVar
 
-from servebound.core.band import BAND_MIN_RUNS, ExpectedBand, expected_band, leave_one_out_inside
+from servebound.core.band import (
+    BAND_MIN_RUNS,
+    ExpectedBand,
+    TimeModel,
+    expected_band,
+    fit_time_model,
+    leave_one_out,
+)
 from servebound.errors import InputError
 
 if TYPE_CHECKING:  # the run catalog (pydantic) loads only when a band is asked for
+    from collections.abc import Sequence
+
     from servebound.core.decode import DecodeResult
     from servebound.core.prefill_records import PrefillResult
     from servebound.runs.reported import ReportedRunEntry
+    from servebound.runs.validation import ReportedRun
 
 #: The engines the contract names for --engine (a workload input; the band uses the runs of that engine).
 ENGINES = ("llama.cpp", "ollama", "lm-studio", "mlx", "vllm", "sglang", "trt-llm")
 #: Where every reported run is listed with its source.
 RUNS_URL = "/validation"
 PHASES = ("decode", "prefill")
+#: A group's regimes: every weight on the device, or some in host RAM (an offload run).
+ON_DEVICE, OFFLOAD = "", "weights in host RAM"
 
 
 def engine_key(name: str) -> str:
@@ -64,64 +79,107 @@ def _phase(entry: ReportedRunEntry) -> str | None:
     return None
 
 
+GroupKey = tuple[str, str, str, str]
+
+
+def _key(entry: ReportedRunEntry) -> GroupKey | None:
+    phase, cls = _phase(entry), hardware_class(entry.hardware)
+    if phase is None or cls is None:
+        return None
+    return engine_key(entry.engine), cls, phase, OFFLOAD if entry.offload is not None else ON_DEVICE
+
+
 @dataclass(frozen=True)
 class BandGroup:
-    """One group's runs: ids and efficiencies (measured / the ceiling for each run's own setting)."""
+    """One group's runs at or below their ceilings: ids, ceilings and measured rates (tok/s)."""
 
     engine: str
     hardware_class: str
     phase: str
     run_ids: tuple[str, ...]
-    efficiencies: tuple[float, ...]
+    ceilings: tuple[float, ...]
+    measured: tuple[float, ...]
+    regime: str = ON_DEVICE
+
+    @property
+    def efficiencies(self) -> tuple[float, ...]:
+        return tuple(m / c for m, c in zip(self.measured, self.ceilings, strict=True))
+
+    @property
+    def name(self) -> str:
+        return self.phase + (f" ({self.regime})" if self.regime else "")
 
 
 @cache
-def _groups() -> dict[tuple[str, str, str], tuple[ReportedRunEntry, ...]]:
+def _groups() -> dict[GroupKey, tuple[ReportedRunEntry, ...]]:
     from servebound.runs.reported import load_reported_runs
 
-    groups: dict[tuple[str, str, str], list[ReportedRunEntry]] = {}
+    groups: dict[GroupKey, list[ReportedRunEntry]] = {}
     for entry in load_reported_runs():
-        phase = _phase(entry)
-        cls = hardware_class(entry.hardware)
-        if phase is not None and cls is not None:
-            groups.setdefault((engine_key(entry.engine), cls, phase), []).append(entry)
+        key = _key(entry)
+        if key is not None:
+            groups.setdefault(key, []).append(entry)
     return {key: tuple(value) for key, value in groups.items()}
 
 
+def _group_of(key: GroupKey, runs: Sequence[ReportedRun]) -> BandGroup:
+    kept = [run for run in runs if run.at_or_below]
+    return BandGroup(
+        key[0],
+        key[1],
+        key[2],
+        tuple(run.entry.id for run in kept),
+        tuple(run.check.ceiling_tok_per_s for run in kept),
+        tuple(run.check.measured_tok_per_s for run in kept),
+        key[3],
+    )
+
+
 @cache
-def band_group(engine: str, hardware_cls: str, phase: str) -> BandGroup:
+def band_group(engine: str, hardware_cls: str, phase: str, regime: str = ON_DEVICE) -> BandGroup:
     """The group's runs at or below their ceilings, each checked against the ceiling for its setting."""
     from servebound.runs.validation import evaluate_entry
 
-    ids: list[str] = []
-    efficiencies: list[float] = []
-    for entry in _groups().get((engine_key(engine), hardware_cls, phase), ()):
-        evaluated = evaluate_entry(entry)
-        if evaluated.at_or_below:
-            ids.append(entry.id)
-            efficiencies.append(evaluated.efficiency)
-    return BandGroup(engine_key(engine), hardware_cls, phase, tuple(ids), tuple(efficiencies))
+    key = (engine_key(engine), hardware_cls, phase, regime)
+    return _group_of(key, [evaluate_entry(entry) for entry in _groups().get(key, ())])
+
+
+@cache
+def band_model(engine: str, hardware_cls: str, phase: str, regime: str = ON_DEVICE) -> TimeModel | None:
+    """The group's fitted time model; None under BAND_MIN_RUNS runs."""
+    group = band_group(engine, hardware_cls, phase, regime)
+    return fit_time_model(group.ceilings, group.measured)
 
 
 def band_for(
-    ceiling_tok_per_s: float | None, engine: str | None, hardware_id: str, phase: str
+    ceiling_tok_per_s: float | None,
+    engine: str | None,
+    hardware_id: str,
+    phase: str,
+    *,
+    regime: str = ON_DEVICE,
+    scope: str = "single session",
+    sessions: int = 1,
 ) -> ExpectedBand | None:
-    """The expected band beside a ceiling, or None: no engine named, no ceiling (nothing fits), a
-    hardware file (no class), or fewer than BAND_MIN_RUNS runs in the group."""
+    """The expected band beside a per-session ceiling, or None: no engine named, no ceiling (nothing
+    fits), a hardware file (no class), or fewer than BAND_MIN_RUNS runs in the group. ``sessions``
+    turns it into the aggregate of that many sessions (band and ceiling both)."""
     if engine is None or ceiling_tok_per_s is None:
         return None
     cls = hardware_class(hardware_id)
     if cls is None:
         return None
-    group = band_group(engine, cls, phase)
+    group = band_group(engine, cls, phase, regime)
     return expected_band(
         ceiling_tok_per_s,
-        group.efficiencies,
+        band_model(engine, cls, phase, regime),
         engine=group.engine,
         hardware_class=cls,
         phase=phase,
         run_ids=group.run_ids,
         runs_url=RUNS_URL,
+        scope=scope,
+        sessions=sessions,
     )
 
 
@@ -130,21 +188,59 @@ R = TypeVar("R", "DecodeResult", "PrefillResult")
 
 def with_band(result: R) -> R:
     """A decode or prefill result with its expected band beside the ceiling (``expected``), as every
-    surface shows it: the CLI, the Python API and the JSON API (None where :func:`band_for` gives none)."""
+    surface shows it: the CLI, the Python API and the JSON API (None where :func:`band_for` gives none).
+    Decode at a forced batch B: the per-session band beside r(B); with a b*, ``expected_aggregate``
+    beside T(b*) too."""
     from servebound.core.decode import DecodeResult as Decoded
 
-    if isinstance(result, Decoded):
-        rate, phase = result.single_session_tok_per_s, "decode"
+    engine, hw = result.workload.engine, result.hardware.id
+    regime = OFFLOAD if result.workload.offload is not None else ON_DEVICE
+    if not isinstance(result, Decoded):
+        band = band_for(result.tok_per_s, engine, hw, "prefill", regime=regime, scope="prefill tok/s")
+        return replace(result, expected=band)
+    forced = result.forced
+    if forced is not None:
+        scope = f"per session at batch {forced.batch}"
+        band = band_for(forced.per_session_tok_per_s, engine, hw, "decode", regime=regime, scope=scope)
     else:
-        rate, phase = result.tok_per_s, "prefill"
-    return replace(result, expected=band_for(rate, result.workload.engine, result.hardware.id, phase))
+        band = band_for(result.single_session_tok_per_s, engine, hw, "decode", regime=regime)
+    star = result.batch_star
+    aggregate = None
+    if star is not None and result.per_session_tok_per_s is not None:
+        aggregate = band_for(
+            result.per_session_tok_per_s,
+            engine,
+            hw,
+            "decode",
+            regime=regime,
+            scope=f"aggregate at b* = {star}",
+            sessions=star,
+        )
+    return replace(result, expected=band, expected_aggregate=aggregate)
+
+
+@dataclass(frozen=True)
+class GroupCalibration:
+    """One group's band: its fit and its leave-one-out coverage and median width (None under the
+    runs a band needs when each is left out)."""
+
+    group: BandGroup
+    model: TimeModel | None
+    inside: int
+    evaluated: int
+    median_width: float | None
+
+    @property
+    def coverage(self) -> float | None:
+        return self.inside / self.evaluated if self.evaluated else None
 
 
 @dataclass(frozen=True)
 class Calibration:
-    """Leave-one-out calibration of the bands: per group and pooled, runs inside their own p10-p90."""
+    """Leave-one-out calibration of the bands: every group, and the pooled share of runs inside their
+    own p10-p90 over the groups that could be evaluated."""
 
-    groups: tuple[tuple[BandGroup, int, int], ...]
+    groups: tuple[GroupCalibration, ...]
     inside: int
     evaluated: int
 
@@ -153,20 +249,30 @@ class Calibration:
         return self.inside / self.evaluated if self.evaluated else None
 
 
-def band_calibration() -> Calibration:
-    """Every group with more than BAND_MIN_RUNS runs: each run left out, whether it lands in the band
-    the others give (the 10th-90th percentile range of their efficiencies)."""
+def band_calibration(runs: Sequence[ReportedRun] | None = None) -> Calibration:
+    """Every group (of the shipped runs, or of ``runs`` already evaluated): its fit, and each run left
+    out, whether it lands in the band the others give."""
+    if runs is None:
+        groups = [band_group(*key) for key in sorted(_groups())]
+    else:
+        by_key: dict[GroupKey, list[ReportedRun]] = {}
+        for run in runs:
+            key = _key(run.entry)
+            if key is not None:
+                by_key.setdefault(key, []).append(run)
+        groups = [_group_of(key, by_key[key]) for key in sorted(by_key)]
     rows = []
-    for engine, cls, phase in sorted(_groups()):
-        group = band_group(engine, cls, phase)
-        if len(group.efficiencies) > BAND_MIN_RUNS:
-            inside, evaluated = leave_one_out_inside(group.efficiencies)
-            rows.append((group, inside, evaluated))
-    return Calibration(tuple(rows), sum(row[1] for row in rows), sum(row[2] for row in rows))
+    for group in groups:
+        loo = leave_one_out(group.ceilings, group.measured)
+        model = fit_time_model(group.ceilings, group.measured)
+        rows.append(GroupCalibration(group, model, loo.inside, loo.evaluated, loo.median_width))
+    return Calibration(tuple(rows), sum(r.inside for r in rows), sum(r.evaluated for r in rows))
 
 
-def expected_text(band: ExpectedBand | None, engine: str | None) -> str:
-    """The band's line under a ceiling: always called an estimate, with its runs and their class."""
+def expected_text(
+    band: ExpectedBand | None, engine: str | None, aggregate: ExpectedBand | None = None
+) -> str:
+    """The band's line under a ceiling: always called an estimate, with its runs, class and scope."""
     if engine is None:
         return "expected: give --engine for a band from the published runs of that engine (an estimate)"
     if band is None:
@@ -174,8 +280,16 @@ def expected_text(band: ExpectedBand | None, engine: str | None) -> str:
             f"expected with {engine}: fewer than {BAND_MIN_RUNS} published runs of this engine on this "
             "hardware class and phase, so no band"
         )
+    lines = [_band_line(band)]
+    if aggregate is not None:
+        lines.append(_band_line(aggregate))
+    return "\n".join(lines)
+
+
+def _band_line(band: ExpectedBand) -> str:
+    clipped = "; p90 clipped at the ceiling" if band.clipped_at_ceiling else ""
     return (
-        f"expected with {band.engine} (an estimate from {band.runs} published runs on {band.hardware_class}s, "
-        f"not a bound): {band.p10_tok_s:,.1f} / {band.p50_tok_s:,.1f} / {band.p90_tok_s:,.1f} tok/s "
-        f"(p10 / median / p90; runs at {band.runs_url})"
+        f"expected with {band.engine}, {band.scope} ({band.label}, not a bound): {band.p10_tok_s:,.1f} / "
+        f"{band.p50_tok_s:,.1f} / {band.p90_tok_s:,.1f} tok/s (p10 / median / p90, beside a ceiling of "
+        f"{band.ceiling_tok_s:,.1f}{clipped}; runs at {band.runs_url})"
     )

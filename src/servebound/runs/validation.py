@@ -24,6 +24,7 @@ from servebound.runs.ceiling import check_run
 from servebound.runs.measured import ABOVE_CEILING_TOLERANCE, Metric, RunCheck, make_run
 
 if TYPE_CHECKING:
+    from servebound.runs.band import Calibration
     from servebound.runs.reported import ReportedRunEntry
 
 #: Quantiles reported for every group of efficiencies.
@@ -74,6 +75,8 @@ class ValidationSummary:
     by_hardware_family: dict[str, EfficiencyStats]
     by_phase: dict[str, EfficiencyStats]
     by_model_family: dict[str, EfficiencyStats]
+    #: The expected bands fitted on these runs, each with its leave-one-out coverage and width.
+    bands: Calibration | None = None
 
     @property
     def total(self) -> int:
@@ -227,6 +230,8 @@ def _grouped(runs: Sequence[ReportedRun], key: Any) -> dict[str, EfficiencyStats
 def validation_summary(runs: Sequence[ReportedRun] | None = None) -> ValidationSummary:
     """The at-or-below count and efficiency distribution over reported runs (the shipped ones by
     default), overall and by engine, hardware family, phase and model family."""
+    from servebound.runs.band import band_calibration
+
     evaluated = tuple(evaluate_reported_runs() if runs is None else runs)
     return ValidationSummary(
         runs=evaluated,
@@ -235,6 +240,7 @@ def validation_summary(runs: Sequence[ReportedRun] | None = None) -> ValidationS
         by_hardware_family=_grouped(evaluated, lambda run: run.hardware_family),
         by_phase=_grouped(evaluated, lambda run: run.check.run.phase.value),
         by_model_family=_grouped(evaluated, lambda run: run.model_family),
+        bands=band_calibration(evaluated),
     )
 
 
@@ -303,8 +309,66 @@ def validation_json(summary: ValidationSummary) -> dict[str, Any]:
         "by_hardware_family": {name: stats_json(s) for name, s in summary.by_hardware_family.items()},
         "by_phase": {name: stats_json(s) for name, s in summary.by_phase.items()},
         "by_model_family": {name: stats_json(s) for name, s in summary.by_model_family.items()},
+        "above": len(summary.above),
+        "excluded_from_bands": len(summary.above),
+        "bands": [] if summary.bands is None else bands_json(summary.bands),
         "runs": [reported_run_json(run) for run in summary.runs],
     }
+
+
+def bands_json(calibration: Calibration) -> list[dict[str, Any]]:
+    """Each band group: its runs, fit and leave-one-out coverage and median width (null where too few)."""
+    from servebound.core.band import BAND_MIN_RUNS
+
+    out = []
+    for row in calibration.groups:
+        group, model = row.group, row.model
+        out.append(
+            {
+                "engine": group.engine,
+                "hardware_class": group.hardware_class,
+                "phase": group.phase,
+                "regime": group.regime or "on device",
+                "runs": len(group.run_ids),
+                "band": model is not None,
+                "why_no_band": None if model else f"fewer than {BAND_MIN_RUNS} published runs: no band",
+                "slope": None if model is None else model.slope,
+                "fixed_ms_per_token": None if model is None else 1000 * model.fixed_s,
+                "leave_one_out_inside": row.inside if row.evaluated else None,
+                "leave_one_out_evaluated": row.evaluated,
+                "leave_one_out_coverage": row.coverage,
+                "median_width": row.median_width,
+            }
+        )
+    return out
+
+
+def format_bands(calibration: Calibration) -> list[str]:
+    """The bands' lines: per engine and class, the fit, coverage and median width, or why none."""
+    from servebound.core.band import BAND_MIN_RUNS
+
+    share = "" if calibration.share is None else f" ({100 * calibration.share:.0f} %)"
+    lines = [
+        "expected bands (t = a t_ceiling + t_0 per engine, class and phase; leave-one-out: runs inside the "
+        f"p10-p90 the others give, {calibration.inside} of {calibration.evaluated}{share}):"
+    ]
+    for row in calibration.groups:
+        group, model = row.group, row.model
+        name = (
+            f"  {group.engine:10s} {group.hardware_class:20s} {group.name:30s} {len(group.run_ids):3d} runs"
+        )
+        if model is None:
+            lines.append(f"{name}  fewer than {BAND_MIN_RUNS}: no band")
+            continue
+        fit = f"a {model.slope:5.2f}  t_0 {1000 * model.fixed_s:6.2f} ms"
+        if row.coverage is None or row.median_width is None:
+            lines.append(f"{name}  {fit}  too few to leave one out")
+        else:
+            lines.append(
+                f"{name}  {fit}  inside {row.inside:3d} of {row.evaluated:3d} ({100 * row.coverage:3.0f} %)  "
+                f"median p90/p10 {row.median_width:.2f}"
+            )
+    return lines
 
 
 def format_summary(summary: ValidationSummary) -> str:
@@ -319,7 +383,8 @@ def format_summary(summary: ValidationSummary) -> str:
 
     lines = [
         f"{summary.total} reported runs, {summary.at_or_below} at or below their ceiling "
-        f"({100 * summary.overall.at_or_below_rate:.1f} %)",
+        f"({100 * summary.overall.at_or_below_rate:.1f} %), {len(summary.above)} above, "
+        f"{len(summary.above)} excluded from the bands",
         row("all", summary.overall),
         "by engine:",
         *(row(name, s) for name, s in summary.by_engine.items()),
@@ -330,6 +395,8 @@ def format_summary(summary: ValidationSummary) -> str:
         "by model family:",
         *(row(name, s) for name, s in summary.by_model_family.items()),
     ]
+    if summary.bands is not None:
+        lines += format_bands(summary.bands)
     if summary.above:
         lines.append("above the ceiling (investigated):")
         for run in summary.above:
@@ -341,9 +408,11 @@ __all__ = [
     "EfficiencyStats",
     "ReportedRun",
     "ValidationSummary",
+    "bands_json",
     "efficiency_stats",
     "evaluate_entry",
     "evaluate_reported_runs",
+    "format_bands",
     "format_summary",
     "reported_run_json",
     "reported_runs_for",

@@ -221,6 +221,10 @@ def evaluate_row(one: Machine, model: ModelAdapter, workload: Workload, prompt_t
     hw = one.hardware
     workload = workload.resolve(hw, model)  # once per row: the row's O, the model's context cap
     result = decode(hw, model, workload)
+    if workload.engine is not None:  # the engine's band beside the row's ceilings, as decode gives it
+        from servebound.runs.band import with_band
+
+        result = with_band(result)
     wait = _prefill_or_none(hw, model, workload, prompt_tokens, result.fits)
     return RankRow(hw, model, result, wait, prompt_tokens=prompt_tokens, **_facts(one))
 
@@ -344,5 +348,7 @@ def rank_row_json(row: RankRow) -> dict[str, Any]:
         "prefill_prompt_tokens": None if row.prefill is None else row.prefill.prompt_tokens,
         "format_support": d.format_support.value,
         "format_support_why": d.format_support_why,
+        "expected": None if d.expected is None else documented_json(d.expected),
+        "expected_aggregate": None if d.expected_aggregate is None else documented_json(d.expected_aggregate),
         **documented_json(row),  # the row's own fields (RankRow's documentation): ttft_s, prices, class
     }

@@ -73,6 +73,7 @@ def workload_assumptions(
         "tokens_per_step": workload.tokens_per_step,
         "weight_precision": model.weight_precision,
         "kv_precision": model.kv_precision,
+        "kv_precision_source": model.sources.get("kv_precision"),
         "expert_traffic": mode.value if moe else "dense (no routed experts)",
         "reading": "estimate" if estimate else "bound",
         "reading_why": _reading_why(moe, mode, hardware.provenance),

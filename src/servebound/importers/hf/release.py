@@ -7,6 +7,13 @@
 - ``quant_method: compressed-tensors``: the first config group's weight scheme (``nvfp4-pack-quantized``
   -> nvfp4; 8-bit floats -> fp8 or fp8_block; 4-bit integers in groups of 32 -> int4_g32), except the
   ``ignore`` list (names, or ``re:`` regular expressions).
+- ``quant_method: modelopt`` (NVIDIA's ModelOpt exports; also their ``hf_quant_config.json``, whose
+  ``quantization`` entry is the same keys): ``quant_algo`` NVFP4 -> nvfp4, FP8 -> fp8, except
+  ``exclude_modules`` (names or shell patterns).
+
+The cache a release states (:func:`release_kv_cache`): compressed-tensors' ``kv_cache_scheme`` (8-bit
+floats -> fp8) or ModelOpt's ``kv_cache_quant_algo`` (FP8 -> fp8). NVIDIA's NVFP4 checkpoints state an
+FP8 cache there, and an engine's default cache (auto) follows it, so a profile's default does too.
 
 Input embeddings are never converted (quantizers replace linear layers only), so an FP8 or FP4 release
 keeps its embedding in BF16; an output head in a not-convert list stays BF16 too. Which groups a
@@ -42,6 +49,8 @@ GROUP_MODULES: dict[str, tuple[str, ...]] = {
 }
 
 _BF16 = FORMATS["bf16"]
+#: ModelOpt's quant_algo -> the weight layout.
+_MODELOPT_ALGOS = {"NVFP4": "nvfp4", "FP8": "fp8"}
 
 
 def _matches(pattern: str, name: str) -> bool:
@@ -86,16 +95,26 @@ def _compressed_tensors(quant: Mapping[str, object]) -> BlockLayout:
     )
 
 
-#: MLX's affine quantization (mlx-lm's convert): bits -> layout, at its default group of 64.
-_MLX_BITS = {4: "mlx_4bit", 6: "mlx_6bit", 8: "mlx_8bit"}
+#: MLX's affine quantization (mlx-lm's convert): (bits, group size) -> layout; 64 is mlx-lm's default
+#: group, 32 the one mlx-community also publishes (--q-group-size 32).
+_MLX_BITS = {
+    (4, 64): "mlx_4bit",
+    (5, 64): "mlx_5bit",
+    (6, 64): "mlx_6bit",
+    (8, 64): "mlx_8bit",
+    (4, 32): "mlx_4bit_g32",
+    (5, 32): "mlx_5bit_g32",
+    (6, 32): "mlx_6bit_g32",
+    (8, 32): "mlx_8bit_g32",
+}
 _MLX_KEYS = frozenset({"bits", "group_size", "mode"})
 
 
 def mlx_plan(quant: Mapping[str, object]) -> StoragePlan:
     """An MLX checkpoint's storage from its ``quantization`` (or ``quantization_config``) entry:
     ``{"group_size": 64, "bits": 4}`` puts every linear layer and the embedding in that layout (mlx-lm
-    quantizes each module it can); per-module overrides or another group size are refused, naming
-    --weight-format, rather than priced at a guess."""
+    quantizes each module it can); 4, 5, 6 or 8 bits in groups of 32 or 64. Per-module overrides or
+    another setting are refused, naming --weight-format, rather than priced at a guess."""
     bits, group = quant.get("bits"), quant.get("group_size")
     overrides = [key for key in quant if key not in _MLX_KEYS]
     if overrides:
@@ -104,17 +123,16 @@ def mlx_plan(quant: Mapping[str, object]) -> StoragePlan:
             f"per-module MLX quantization ({overrides[0]} ...) is not modelled; pass --weight-format "
             f"({', '.join(_MLX_BITS.values())}) for the bulk of the weights",
         )
-    if quant.get("mode", "affine") != "affine" or group != 64 or bits not in _MLX_BITS:
+    key = (bits, group)
+    if quant.get("mode", "affine") != "affine" or key not in _MLX_BITS:
         raise InputError(
             "quantization.bits",
-            f"MLX {quant.get('mode', 'affine')} {bits}-bit in groups of {group} is not modelled (affine 4, 6 "
-            "or 8 bits in groups of 64 are); pass --weight-format",
+            f"MLX {quant.get('mode', 'affine')} {bits}-bit in groups of {group} is not modelled (affine 4, 5, 6 "
+            "or 8 bits in groups of 32 or 64 are); pass --weight-format",
         )
-    layout = FORMATS[_MLX_BITS[int(str(bits))]]
+    layout = FORMATS[_MLX_BITS[(int(str(bits)), int(str(group)))]]
     plan = StoragePlan.uniform(layout)
-    why = (
-        f"release storage from the MLX quantization entry: {layout.name} (affine, {bits} bits, groups of 64)"
-    )
+    why = f"release storage from the MLX quantization entry: {layout.name} (affine, {bits} bits, groups of {group})"
     return StoragePlan(plan.name, plan.embedding, plan.head, plan.attention, plan.mlp, plan.experts, why)
 
 
@@ -136,10 +154,18 @@ def release_plan(raw: Mapping[str, object], quant: Mapping[str, object]) -> Stor
         keep = _patterns(quant, "modules_to_not_convert")
     elif method == "compressed-tensors":
         layout, keep = _compressed_tensors(quant), _patterns(quant, "ignore")
+    elif method == "modelopt":
+        algo = str(quant.get("quant_algo") or "").upper()
+        if algo not in _MODELOPT_ALGOS:
+            raise InputError(
+                "quantization_config.quant_algo",
+                f"ModelOpt {algo or 'no'} quant_algo is not modelled (NVFP4, FP8 are); pass --weight-format",
+            )
+        layout, keep = FORMATS[_MODELOPT_ALGOS[algo]], _patterns(quant, "exclude_modules")
     else:
         raise InputError(
             "quantization_config.quant_method",
-            f"{method!r} is not modelled (mxfp4, fp8, compressed-tensors are); pass --weight-format",
+            f"{method!r} is not modelled (mxfp4, fp8, compressed-tensors, modelopt are); pass --weight-format",
         )
     chosen = {group: _BF16 if _excluded(keep, group) else layout for group in GROUP_MODULES}
     if raw.get("expert_dtype") == "fp4":
@@ -158,4 +184,36 @@ def release_plan(raw: Mapping[str, object], quant: Mapping[str, object]) -> Stor
     name = attention if experts == attention else f"{attention}_{experts}_experts"
     return StoragePlan(
         name, _BF16, chosen["head"], chosen["attention"], chosen["mlp"], chosen["experts"], why
+    )
+
+
+def modelopt_sidecar(sidecar: Mapping[str, object]) -> dict[str, object]:
+    """A ModelOpt ``hf_quant_config.json`` as the quantization_config it stands for: its
+    ``quantization`` entry with ``quant_method: modelopt``."""
+    inner = sidecar.get("quantization")
+    if not isinstance(inner, Mapping):
+        raise InputError("hf_quant_config.json", "no 'quantization' object (ModelOpt writes one)")
+    return {**inner, "quant_method": "modelopt"}
+
+
+def release_kv_cache(quant: Mapping[str, object] | None) -> tuple[str, str] | None:
+    """The cache format a release states in its quantization_config, with the words that say where,
+    or None where it states none (``kv_cache_scheme`` or ``kv_cache_quant_algo`` absent or null). A
+    stated format the cache formats do not hold is an InputError naming kv_precision."""
+    if quant is None:
+        return None
+    scheme, algo = quant.get("kv_cache_scheme"), quant.get("kv_cache_quant_algo")
+    if isinstance(scheme, Mapping):
+        kind, bits = scheme.get("type"), scheme.get("num_bits")
+        if kind == "float" and bits == 8:
+            return "fp8", "the checkpoint's quantization_config.kv_cache_scheme (8-bit float): an FP8 cache"
+        stated = f"kv_cache_scheme {kind} {bits}-bit"
+    elif isinstance(algo, str) and algo:
+        if algo.upper() == "FP8":
+            return "fp8", "the checkpoint's quantization config, kv_cache_quant_algo FP8: an FP8 cache"
+        stated = f"kv_cache_quant_algo {algo}"
+    else:
+        return None
+    raise InputError(
+        "kv_precision", f"the checkpoint states a {stated} cache, which is not modelled; pass kv_precision"
     )
