@@ -3,7 +3,7 @@
 Importing them is most of what the server's start would spend on its own modules: every API route's
 query parameters and typed answers become pydantic validators as the route is declared. A server is
 asked for its home page first, so ``create_app`` puts one :class:`LazyRoutes` where those routers go.
-The first request under ``/api/`` (or the first ``app.openapi()``: /openapi.json, /docs) imports
+The first request under ``/api/`` (or the first ``app.openapi()``: /openapi.json, /api) imports
 them and includes them in its place, in the same order, so that from then on the app's routes are
 exactly what an eager ``include_router`` makes (the schema, the 404s and the strict-parameter 400s
 included); that first request is answered through the routers just included.

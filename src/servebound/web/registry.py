@@ -10,7 +10,7 @@ from typing import Any, Literal
 from servebound.web.machine import Document
 from servebound.web.text import pair_path
 
-Over = Literal["", "hardware", "models", "pairs"]
+Over = Literal["", "hardware", "models", "pairs", "docs"]
 
 
 @dataclass(frozen=True)
@@ -57,6 +57,10 @@ PAGES: tuple[PageSpec, ...] = (
         "the two-line roofline, cost per token and the serving-economics lecture's numbers recomputed",
         gated=True,
     ),
+    PageSpec(
+        "/docs", "docs_index", "Manual", "The servebound manual", "the manual's documents, one per subject"
+    ),
+    PageSpec("/docs/{name}", "doc_page", "Manual", over="docs"),
     PageSpec("/hardware", "hardware_index", "Hardware", "Hardware: every row"),
     PageSpec("/hardware/{ref}", "hardware_page", "Hardware", over="hardware"),
     PageSpec("/models", "models_index", "Models", "Models: every profile"),
@@ -67,7 +71,8 @@ PAGES: tuple[PageSpec, ...] = (
 
 def entries(site: Any, pair_ids: Sequence[tuple[str, str]]) -> Iterator[tuple[PageSpec, Document, Any]]:
     """Every page of the table over ``site``, in order: its row, its document (path, title, group,
-    description) and the item it shows (None, a hardware row, a model, or a (hardware, model) pair)."""
+    description) and the item it shows (None, a hardware row, a model, a (hardware, model) pair, or a
+    document of the manual by name)."""
     for spec in PAGES:
         if spec.over == "":
             yield spec, Document(spec.path, spec.title, spec.group, spec.description), None
@@ -75,6 +80,11 @@ def entries(site: Any, pair_ids: Sequence[tuple[str, str]]) -> Iterator[tuple[Pa
             for h in site.hardware:
                 note = f"{h.memory_gb:,.0f} GB, {h.bandwidth_gb_per_s:,.0f} GB/s"
                 yield spec, Document(f"/hardware/{h.id}", h.name, spec.group, note), h
+        elif spec.over == "docs":
+            from servebound.web.manual import documents
+
+            for doc in documents():
+                yield spec, Document(f"/docs/{doc.name}", doc.title, spec.group, doc.description), doc.name
         elif spec.over == "models":
             for m in site.models:
                 yield spec, Document(f"/models/{m.id}", m.name, spec.group), m
