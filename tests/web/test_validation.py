@@ -24,6 +24,7 @@ from servebound.web import export
 from servebound.web.app import create_app
 from servebound.web.export import build_site, in_full_text
 from servebound.web.machine import absolute_canonicals
+from servebound.web.manual import documents
 from servebound.web.site import SiteData
 from servebound.web.state import FullTextBuilder
 from servebound.web.text import md
@@ -390,9 +391,9 @@ def test_static_export_writes_the_pairs_with_runs_and_the_validation_page(tmp_pa
     hardware, models = run_site_lists()
     report = build_site(tmp_path, site=SiteData(hardware, models[:2]), base_url="https://example.org")
     # Neither profile is a native format, so the only pair pages are the ones with reported runs:
-    # DGX Spark + Gemma, and RTX 4080 + Qwen2.5 7B. 8 fixed pages (economics, derivation) + 3 hardware + 2 models + 2 pairs.
+    # DGX Spark + Gemma, and RTX 4080 + Qwen2.5 7B. 8 fixed pages (economics, derivation) + the manual + 3 hardware + 2 models + 2 pairs.
     assert report.pairs == 2
-    assert report.pages == 8 + 3 + 2 + 2
+    assert report.pages == 8 + 1 + len(documents()) + 3 + 2 + 2
     pair = (tmp_path / "pair/nvidia-dgx-spark/gemma-4-26b-a4b-nvfp4/index.html").read_text("utf-8")
     assert f'id="run-{GEMMA_RUN}"' in pair
     validation = (tmp_path / "validation/index.html").read_text("utf-8")
