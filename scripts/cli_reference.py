@@ -100,8 +100,8 @@ def reference() -> str:
         "| command | what it answers |",
         "| --- | --- |",
         *(
-            f"| [`servebound {name}`](#servebound-{name}---help) | {helps[1]} |"
-            for name, helps in COMMANDS.items()
+            f"| [`servebound {name}`](#servebound-{name}---help) | {_summary(COMMANDS, name)} |"
+            for name in COMMANDS
         ),
         "",
     ]
@@ -109,6 +109,16 @@ def reference() -> str:
     for name in COMMANDS:
         parts += _command([name])
     return "\n".join([*parts, END])
+
+
+def _summary(commands: object, name: str) -> str:
+    """A command's one-line help from the registry (a mapping to its help, or to a tuple ending in it,
+    or to a record with ``help``); empty where the registry holds names only."""
+    entry = commands.get(name) if isinstance(commands, dict) else None
+    if isinstance(entry, tuple):
+        entry = next((part for part in reversed(entry) if isinstance(part, str)), None)
+    text = entry if isinstance(entry, str) else getattr(entry, "help", None)
+    return " ".join(str(text or "").split()).replace("|", "\\|")
 
 
 def _command(path: list[str]) -> list[str]:

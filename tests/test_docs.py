@@ -4,6 +4,7 @@ one scripts/cli_reference.py generates, and the examples it quotes are real outp
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import re
 import subprocess
@@ -57,16 +58,25 @@ def test_readme_and_manual_links_resolve() -> None:
 
 
 def _click_root() -> Any:
-    """The root command as click sees it (the CLI's parser builds on click)."""
+    """The root command as click sees it (the CLI's parser builds on click): the app that registers
+    every command, a click group itself or a Typer app turned into one."""
     import click
 
-    from servebound.cli.app import app
+    for module_name, name in (
+        ("servebound.cli.app", "app"),
+        ("servebound.cli", "app"),
+        ("servebound.cli", "cli"),
+    ):
+        try:
+            root = getattr(importlib.import_module(module_name), name)
+        except (ImportError, AttributeError):
+            continue
+        if isinstance(root, click.Command):
+            return root
+        import typer
 
-    if isinstance(app, click.Command):
-        return app
-    import typer
-
-    return typer.main.get_command(app)
+        return typer.main.get_command(root)
+    pytest.fail("no root command found: point _click_root at the CLI's root group")
 
 
 def _walk(command: Any, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:
