@@ -80,9 +80,10 @@ def pairs(site: SiteData, max_pairs: int | None = None) -> list[tuple[str, str]]
 
 def in_full_text(path: str) -> bool:
     """Whether llms-full.txt holds the page at ``path``: the documents (start page, methodology,
-    derivation, license, validation, economics) and the catalog's tables (the hardware and model
-    indexes); each hardware, model and pair page is one ``.md`` away (llms.txt lists them, the
-    sitemap too). With each hardware and model page's rank table it was 23.5 MB."""
+    derivation, license, validation, economics), the manual (/docs and its documents) and the catalog's
+    tables (the hardware and model indexes); each hardware, model and pair page is one ``.md`` away
+    (llms.txt lists them, the sitemap too). With each hardware and model page's rank table it was
+    23.5 MB."""
     return not path.startswith(("/pair/", "/hardware/", "/models/"))
 
 
