@@ -23,7 +23,7 @@ import tomli_w
 DATA = Path(__file__).resolve().parents[1] / "src" / "servebound" / "catalog" / "data"
 
 #: Weight formats people actually run, by the checkpoint's native storage.
-#: Reference configs the importer does not read yet, with the reason (README: "Catalog").
+#: Reference configs the importer does not read yet, with the reason (docs/catalog.md).
 UNSUPPORTED: dict[str, str] = {}
 
 DEFAULT_FORMATS = ["bf16", "fp8", "q8_0", "q4_k_m", "nvfp4"]

@@ -30,7 +30,7 @@ from servebound.errors import InputError
 from servebound.runs.band import band_calibration, band_group, band_model, check_engine
 
 ROOT = Path(__file__).resolve().parents[1]
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+BAND_MD = (ROOT / "docs" / "band.md").read_text(encoding="utf-8")
 
 
 def _servebound(*args: str) -> subprocess.CompletedProcess[str]:
@@ -218,13 +218,13 @@ def test_offload_runs_are_their_own_regime() -> None:
     assert band_model("llama.cpp", "consumer GPU", "decode", "weights in host RAM") is None  # too few
 
 
-def test_readme_quotes_the_measured_calibration() -> None:
-    spec = importlib.util.spec_from_file_location("readme_band", ROOT / "scripts" / "readme_band.py")
+def test_docs_quote_the_measured_calibration() -> None:
+    spec = importlib.util.spec_from_file_location("docs_band", ROOT / "scripts" / "docs_band.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    assert "<!-- band-calibration -->" in README
-    assert module.render(README) == README, "run `python scripts/readme_band.py` and commit README.md"
+    assert "<!-- band-calibration -->" in BAND_MD
+    assert module.render(BAND_MD) == BAND_MD, "run `python scripts/docs_band.py` and commit docs/band.md"
     calibration = band_calibration()
     assert calibration.share is not None and 0 < calibration.inside <= calibration.evaluated
     assert calibration.share >= 0.75

@@ -1,5 +1,6 @@
-"""The README's catalog counts are the catalog's: devices, systems, model configs, profiles and the
-model_types the importer reads. Adding a row without updating the README fails here."""
+"""The catalog counts docs/catalog.md states are the catalog's: devices, systems, model configs,
+profiles and the model_types the importer reads. Adding a row without updating docs/catalog.md fails
+here."""
 
 from __future__ import annotations
 
@@ -12,20 +13,16 @@ from servebound.catalog.models import model_index, profile_ids
 from servebound.importers.hf.families import SUPPORTED_MODEL_TYPES
 
 ROOT = Path(__file__).resolve().parents[1]
-README = (ROOT / "README.md").read_text("utf-8")
-
-
-def catalog_section() -> str:
-    return README.split("\n## Catalog\n", 1)[1].split("\n## ", 1)[0]
+CATALOG_MD = (ROOT / "docs" / "catalog.md").read_text("utf-8")
 
 
 def count(pattern: str) -> int:
-    found = re.findall(pattern, " ".join(catalog_section().split()))
-    assert len(found) == 1, f"the README's Catalog section should state {pattern!r} once, found {found}"
+    found = re.findall(pattern, " ".join(CATALOG_MD.split()))
+    assert len(found) == 1, f"docs/catalog.md should state {pattern!r} once, found {found}"
     return int(found[0].replace(",", ""))
 
 
-def test_readme_counts_are_the_catalogs() -> None:
+def test_docs_counts_are_the_catalogs() -> None:
     catalog = load_hardware_catalog()
     devices = sum(not entry.is_system for entry in catalog)
     systems = sum(entry.is_system for entry in catalog)
@@ -36,14 +33,15 @@ def test_readme_counts_are_the_catalogs() -> None:
     assert count(r"The importer reads ([\d,]+) model_types") == len(SUPPORTED_MODEL_TYPES)
 
 
-def test_readme_counts_are_generated() -> None:
-    """The README's counts are scripts/readme_counts.py's output (rerun it after adding a row); a README
-    whose numbers were typed differently fails, and a stale count is rewritten by the script."""
-    spec = importlib.util.spec_from_file_location("readme_counts", ROOT / "scripts" / "readme_counts.py")
+def test_docs_counts_are_generated() -> None:
+    """docs/catalog.md's counts are scripts/docs_counts.py's output (rerun it after adding a row); a
+    text whose numbers were typed differently fails, and a stale count is rewritten by the script."""
+    spec = importlib.util.spec_from_file_location("docs_counts", ROOT / "scripts" / "docs_counts.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    assert module.render(README) == README, "run `python scripts/readme_counts.py` and commit README.md"
-    stale = README.replace(f"reads {len(SUPPORTED_MODEL_TYPES)} model_types", "reads 1 model_types", 1)
-    assert stale != README
-    assert module.render(stale) == README
+    stale_message = "run `python scripts/docs_counts.py` and commit docs/catalog.md"
+    assert module.render(CATALOG_MD) == CATALOG_MD, stale_message
+    stale = CATALOG_MD.replace(f"reads {len(SUPPORTED_MODEL_TYPES)} model_types", "reads 1 model_types", 1)
+    assert stale != CATALOG_MD
+    assert module.render(stale) == CATALOG_MD

@@ -88,10 +88,12 @@ def test_rank_lists_only_what_the_device_runs(capsys: pytest.CaptureFixture[str]
     assert {r["format_support"] for r in everything} == {"native", "dequantized", "unsupported"}
 
 
-def test_the_readme_holds_the_generated_engine_table() -> None:
+def test_the_docs_hold_the_generated_engine_table() -> None:
     from pathlib import Path
 
     from servebound.core.engines import markdown_table
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    assert markdown_table() in readme, "regenerate the README's engine table from core.engines.markdown_table"
+    engines_md = (Path(__file__).resolve().parents[1] / "docs" / "engines.md").read_text()
+    assert markdown_table() in engines_md, (
+        "regenerate docs/engines.md's table from core.engines.markdown_table"
+    )

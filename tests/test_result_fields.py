@@ -1,5 +1,5 @@
 """Results that document themselves: every result field has help text, the JSON views emit exactly the
-documented fields (plus the inputs and views named here), and the README's tables are the generated ones."""
+documented fields (plus the inputs and views named here), and the manual's tables (docs/) are the generated ones."""
 
 from __future__ import annotations
 
@@ -16,12 +16,12 @@ from servebound.views.report import decode_json, prefill_json
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: JSON keys that are views of the inputs or prose, documented in the README's text, not as fields.
+#: JSON keys that are views of the inputs or prose, documented in the manual's text, not as fields.
 VIEW_KEYS = {"hardware", "model", "assumptions", "remedies", "notes", "range", "decode_compute"}
 
 
-def readme_fields() -> object:
-    spec = importlib.util.spec_from_file_location("readme_fields", ROOT / "scripts" / "readme_fields.py")
+def docs_fields() -> object:
+    spec = importlib.util.spec_from_file_location("docs_fields", ROOT / "scripts" / "docs_fields.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -35,11 +35,14 @@ def test_every_result_field_is_documented(record: type) -> None:
         assert doc.help.strip() and "|" not in doc.help, doc
 
 
-def test_the_readme_tables_are_generated_from_the_fields() -> None:
-    module = readme_fields()
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert all(f"<!-- fields: {name} -->" in text for name in ("decode", "prefill", "rank"))
-    assert module.render(text) == text, "run `python scripts/readme_fields.py` and commit README.md"  # type: ignore[attr-defined]
+def test_the_docs_tables_are_generated_from_the_fields() -> None:
+    module = docs_fields()
+    texts = {p.name: p.read_text(encoding="utf-8") for p in sorted((ROOT / "docs").glob("*.md"))}
+    every = "".join(texts.values())
+    assert all(f"<!-- fields: {name} -->" in every for name in ("decode", "prefill", "rank"))
+    for name, text in texts.items():
+        stale = f"run `python scripts/docs_fields.py` and commit docs/{name}"
+        assert module.render(text) == text, stale  # type: ignore[attr-defined]
 
 
 def test_the_json_views_are_the_documented_fields() -> None:

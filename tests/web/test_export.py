@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from servebound.web.export.build import build_site
+from servebound.web.pages.manual import documents
 from servebound.web.pages.registry import fixed_pages
 from servebound.web.pages.site import SiteData
 from tests.web.conftest import HOSTILE, dead_links, file_server, site_lists
@@ -43,13 +44,13 @@ def fetch(url: str) -> str:
 def test_report_and_progress(exported: tuple[Path, object, list[tuple[int, int, str]]]) -> None:
     out, report, calls = exported
     # the registry's fixed pages (home, methodology, derivation, license, validation, economics, the two
-    # indexes)
+    # indexes, the manual's index) + each document of the manual (docs/)
     # + 5 hardware
     # + 3 models + 5 x 3 pairs (the example files are native profiles; no reported run names them)
     # 5 machines x 3 native models, less the 71.9 GB Laguna on the 24 GB RTX 4090 (its weights do not
     # fit) and on the M3 Ultra (no engine runs NVFP4 on Apple devices): those pairs are answered by the
     # calculator page, /pair/, from data/hardware and data/models
-    assert report.pages == len(fixed_pages()) + 5 + 3 + 13  # type: ignore[attr-defined]
+    assert report.pages == len(fixed_pages()) + len(documents()) + 5 + 3 + 13  # type: ignore[attr-defined]
     assert report.pairs == 13  # type: ignore[attr-defined]
     assert [c[0] for c in calls] == list(range(1, report.pages + 1))  # type: ignore[attr-defined]
     assert all(c[1] == report.pages for c in calls)  # type: ignore[attr-defined]

@@ -6,7 +6,7 @@ files) with its pair pages capped at CRAWL_PAIRS, model by model in catalog orde
 include SmolLM2, whose default contexts follow its short limit), so links to the pairs left out go
 through the calculator page (``/pair/index.html?hardware=&model=``), as every pair without a page
 does: the crawl checks that each such link names a hardware and a model file under ``data/``. In CI (CI=true, as .ci/run
-is run) and with SERVEBOUND_CRAWL_ALL=1 it crawls every pair page too (README gives both times).
+is run) and with SERVEBOUND_CRAWL_ALL=1 it crawls every pair page too (docs/site.md gives both times).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import pytest
 
 from servebound.web.export.build import build_site
 from servebound.web.pages.machine_files import DELIMITER_LINE
+from servebound.web.pages.manual import documents as manual_documents
 from tests.web.conftest import file_server
 
 BASE = "https://servebound.example"
@@ -164,7 +165,8 @@ def test_llms_full_frontmatter_and_delimiter(server: str) -> None:
     assert status == 200
     header, *documents = text.split(f"\n{DELIMITER_LINE}\n")
     assert f"`{DELIMITER_LINE}`" in header  # the header announces the delimiter it uses
-    # the documents and the catalog's tables; every hardware, model and pair page is one .md away
+    # the documents, the manual and the catalog's tables; every hardware, model and pair page is one
+    # .md away
     urls = [re.search(r'\nurl: "([^"]*)"', doc) for doc in documents]
     assert [u.group(1) for u in urls if u] == [
         "/",
@@ -173,6 +175,8 @@ def test_llms_full_frontmatter_and_delimiter(server: str) -> None:
         "/license",
         "/validation",
         "/economics",
+        "/docs",
+        *(f"/docs/{doc.name}" for doc in manual_documents()),
         "/hardware",
         "/models",
     ]

@@ -65,12 +65,12 @@ def test_cors_allows_get_from_any_origin(client: TestClient) -> None:
 
 def test_api_reference_is_rendered_from_the_schema(client: TestClient) -> None:
     spec = client.get("/openapi.json").json()
-    page = client.get("/docs")
+    page = client.get("/api")
     assert page.status_code == 200 and "<script" not in page.text.split("</main>")[0]
     for path in spec["paths"]:
         assert f"<code>GET {path}</code>" in page.text, path
-    assert client.get("/api", follow_redirects=False).headers["location"] == "/docs"
-    assert "## GET /api/decode" in client.get("/docs.md").text
+    assert client.get("/api/", follow_redirects=False).headers["location"] == "/api"
+    assert "## GET /api/decode" in client.get("/api.md").text
 
 
 def test_static_assets_carry_one_cache_control(client: TestClient) -> None:

@@ -7,7 +7,8 @@ import re
 import pytest
 from fastapi.testclient import TestClient
 
-from servebound.web.pages import registry
+from servebound.web.pages.renderer import registry
+from servebound.web.pages.manual import documents
 from servebound.web.pages.registry import in_full_text
 from tests.web.conftest import HOSTILE
 
@@ -32,6 +33,9 @@ PAGES = [
     "/methodology",
     "/license",
     "/economics",
+    "/docs",
+    "/docs/cli",
+    "/docs/band",
 ]
 
 
@@ -78,10 +82,11 @@ def test_machine_files(client: TestClient) -> None:
     docs = full.split("\n=====  =====  =====\n")[1:]
     # the documents and the catalog's tables (each hardware, model and pair page is one .md away)
     linked = re.findall(r"\]\(http://testserver(/[^)]*)\.md\)", llms)
+    # the registry's full-text pages, the manual's documents among them (one row enumerates them)
     assert (
         len(docs)
         == sum(in_full_text(path) for path in linked)
-        == sum(s.full_text for s in registry.PAGES)
+        == sum(s.full_text for s in registry.PAGES if not s.over) + len(documents())
         < len(linked)
     )
     assert all(d.strip().startswith("---\ntitle: ") and "\nlicense: CC BY 4.0" in d for d in docs)
@@ -296,3 +301,33 @@ def test_api_prefill_range_without_prompt_as_the_cli() -> None:
     assert set(data) == {"range"} and data["range"]["hi_tok_s"] > data["range"]["lo_tok_s"] > 0
     missing = client.get("/api/prefill", params={"hardware": "nvidia-h100-sxm", "model": "qwen3-8b"})
     assert missing.status_code == 400 and missing.json()["error"]["field"] == "prompt"
+
+
+def test_the_manual_is_served(client: TestClient) -> None:
+    """/docs and every document of docs/ answer as pages and mirrors, listed in llms.txt and the
+    sitemap; links between documents are site paths; an unknown document is a 404."""
+    from servebound.web.pages.manual import source
+
+    llms = client.get("/llms.txt").text
+    sitemap = client.get("/sitemap.xml").text
+    assert "## Manual" in llms and "(http://testserver/docs.md)" in llms
+    assert len(documents()) >= 10
+    for doc in documents():
+        page = client.get(f"/docs/{doc.name}")
+        assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+        assert f"<title>{doc.title} · servebound</title>" in page.text
+        mirror = client.get(f"/docs/{doc.name}.md")
+        assert mirror.status_code == 200 and mirror.headers["content-type"].startswith("text/markdown")
+        body = mirror.text.split("---\n", 2)[2]
+        plain = body.replace("](/docs/", "](").replace(".md", "").strip()
+        assert plain == source(doc.name).replace(".md", "").strip()
+        assert f"(http://testserver/docs/{doc.name}.md)" in llms
+        assert f"<loc>http://testserver/docs/{doc.name}</loc>" in sitemap
+    index = client.get("/docs").text
+    assert all(f'href="/docs/{doc.name}"' in index for doc in documents())
+    cli = client.get("/docs/cli").text
+    assert 'id="detecting-this-machine"' in cli and 'href="/docs/band"' in cli
+    assert "<table>" in client.get("/docs/engines").text
+    missing = client.get("/docs/no-such-document")
+    assert missing.status_code == 404 and "/docs/cli" in missing.text
+    assert client.get("/docs/no-such-document.md").status_code == 404

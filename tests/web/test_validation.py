@@ -22,12 +22,13 @@ from servebound.cli import main
 from servebound.runs.validation import reported_runs_for, validation_summary
 from servebound.web.app.server import create_app
 from servebound.web.app.state import FullTextBuilder
-from servebound.web.export import build as export
+from servebound.web.export.build import build as export
 from servebound.web.export.build import build_site
 from servebound.web.pages.machine_files import absolute_canonicals
 from servebound.web.pages.registry import fixed_pages, in_full_text
 from servebound.web.pages.site import SiteData
 from servebound.web.pages.text import md
+from servebound.web.pages.manual import documents
 from tests.web.conftest import dead_links, hostile_model, site_lists
 
 #: Catalog rows and profiles with reported runs: the derivation's DGX Spark + Gemma run (a catalog
@@ -387,9 +388,9 @@ def test_static_export_writes_the_pairs_with_runs_and_the_validation_page(tmp_pa
     hardware, models = run_site_lists()
     report = build_site(tmp_path, site=SiteData(hardware, models[:2]), base_url="https://example.org")
     # Neither profile is a native format, so the only pair pages are the ones with reported runs:
-    # DGX Spark + Gemma, and RTX 4080 + Qwen2.5 7B. The registry's fixed pages + 3 hardware + 2 models + 2 pairs.
+    # DGX Spark + Gemma, and RTX 4080 + Qwen2.5 7B. The registry's fixed pages + the manual + 3 hardware + 2 models + 2 pairs.
     assert report.pairs == 2
-    assert report.pages == len(fixed_pages()) + 3 + 2 + 2
+    assert report.pages == len(fixed_pages()) + len(documents()) + 3 + 2 + 2
     pair = (tmp_path / "pair/nvidia-dgx-spark/gemma-4-26b-a4b-nvfp4/index.html").read_text("utf-8")
     assert f'id="run-{GEMMA_RUN}"' in pair
     validation = (tmp_path / "validation/index.html").read_text("utf-8")

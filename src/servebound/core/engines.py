@@ -234,7 +234,7 @@ def kv_format_for(spelling: str) -> str | None:
 
 
 def markdown_table() -> str:
-    """The README's engine table, generated from the data (a test checks the README holds it)."""
+    """The engine table of docs/engines.md, generated from the data (a test checks the file holds it)."""
     lines = [
         "| engine | cache | runtime overhead O (when --overhead-gb is not given) | KV dtypes (its spelling -> stored as) "
         "| weight formats -> vendors | sources |",

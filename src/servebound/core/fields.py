@@ -1,8 +1,8 @@
 """Result fields that document themselves: help text, unit and JSON name, written once on the field.
 
 A result record declares each field with :func:`documented`; the JSON views (``report.py``) emit the
-documented fields under their JSON names, and the README's field tables are generated from the same
-metadata (``scripts/readme_fields.py``; ``tests/test_result_fields.py`` fails when they differ). A field
+documented fields under their JSON names, and the manual's field tables (docs/) are generated from the same
+metadata (``scripts/docs_fields.py``; ``tests/test_result_fields.py`` fails when they differ). A field
 added without documentation fails that test too, so a new field is one line here plus a regenerated
 table.
 """
@@ -121,7 +121,7 @@ def documented_json(record: Any) -> dict[str, Any]:
 
 
 def markdown_table(record: type[Any]) -> str:
-    """The README's table of a record's JSON fields, generated from the field documentation."""
+    """The manual's table of a record's JSON fields, generated from the field documentation."""
     lines = ["| field | unit | meaning |", "| --- | --- | --- |"]
     for doc in field_docs(record):
         if doc.json is not None:

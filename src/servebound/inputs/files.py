@@ -1,7 +1,7 @@
 """Hardware and model files (TOML, or JSON with the same keys): validated once, here, at the boundary.
 
-The schemas are the contract's keys (see CONTRACT.md) plus a few optional keys of our own, which the
-README lists. Every problem becomes an InputError naming the dotted field path and the fix.
+The schemas are the contract's keys (see CONTRACT.md) plus a few optional keys of our own, which
+docs/files.md lists. Every problem becomes an InputError naming the dotted field path and the fix.
 """
 
 from __future__ import annotations
@@ -361,7 +361,7 @@ def validation_to_input_error(error: ValidationError, prefix: str = "") -> Input
     message = str(first.get("msg", "invalid"))
     kind = first.get("type", "")
     if kind == "extra_forbidden":
-        message = "unknown key (check the spelling against the README's file reference)"
+        message = "unknown key (check the spelling against the file reference, docs/files.md)"
     elif kind == "missing":
         message = "missing required key"
     message = message.removeprefix("Value error, ")

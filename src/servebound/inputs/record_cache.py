@@ -92,7 +92,7 @@ def package_key() -> str:
     nothing to import where hashlib's OpenSSL binding costs it milliseconds."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the whole package, not only inputs/
     lines = [sys.version]
-    for folder, subfolders, files in os.walk(root):
+    for folder, subfolders, files in os.walk(root, followlinks=True):  # docs/ is a link in a checkout
         subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
         for name in sorted(files):
             stat = os.stat(os.path.join(folder, name))

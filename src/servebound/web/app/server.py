@@ -161,16 +161,18 @@ def _serve_static(app: FastAPI) -> None:
 
 def _preload() -> None:
     """Read, once per process, every packaged file a page reads later (the derivation's text and its
-    worked examples, the reported runs, the host, engine and published-parameter tables): a reinstall
+    worked examples, the manual, the reported runs, the host, engine and published-parameter tables): a reinstall
     under a running server cannot fail a page. The derivation and the reported runs are read as text
     here and parsed on first use (their figures and checks are computed then, not at the start)."""
     from servebound.catalog.published import published_table
     from servebound.core.engines import engines, families
     from servebound.core.offload import host_rows
     from servebound.runs import reported_runs_text
-    from servebound.web.pages import derivation, derivation_live
+    from servebound.web.pages import derivation, derivation_live, manual
 
     derivation.source_text()
+    for doc in manual.documents():  # the manual (docs/), its index read by documents()
+        manual.source(doc.name)
     for name in derivation_live.EXAMPLE_MACHINES:
         derivation_live.example_machine(name)
     for name in derivation_live.EXAMPLE_MODELS:

@@ -1,4 +1,4 @@
-"""The human API reference at ``/docs`` (and ``/api``): rendered on the server from the app's own
+"""The human API reference at ``/api``: rendered on the server from the app's own
 ``/openapi.json``, so it needs no outside script and cannot drift from the schema."""
 
 from __future__ import annotations

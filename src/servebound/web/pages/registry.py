@@ -12,7 +12,7 @@ from typing import Any, Literal
 from servebound.web.pages.machine_files import Document
 from servebound.web.pages.text import pair_path
 
-Over = Literal["", "hardware", "models", "pairs"]
+Over = Literal["", "hardware", "models", "pairs", "docs"]
 
 
 @dataclass(frozen=True)
@@ -83,6 +83,16 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec(
         "/pair/{hw_ref}/{model_ref}", "pair_page", "Pairs (default workload)", over="pairs", full_text=False
     ),
+    PageSpec(
+        "/docs",
+        "docs_index",
+        "Manual",
+        "The servebound manual",
+        "the manual's documents, one per subject",
+        nav="Manual",
+        nav_at=7,
+    ),
+    PageSpec("/docs/{name}", "doc_page", "Manual", over="docs"),
 )
 
 
@@ -97,7 +107,7 @@ class NavLink:
 #: The header's links to what is not a page of the table, after the pages': the machine index, and
 #: on a served site (not a static copy) the API reference.
 MACHINE_NAV = (NavLink("llms.txt", "/llms.txt"),)
-SERVER_NAV = (NavLink("API", "/docs"),)
+SERVER_NAV = (NavLink("API", "/api"),)
 
 
 def nav(mode: str) -> tuple[NavLink, ...]:
@@ -133,7 +143,8 @@ def in_full_text(path: str) -> bool:
 
 def entries(site: Any, pair_ids: Sequence[tuple[str, str]]) -> Iterator[tuple[PageSpec, Document, Any]]:
     """Every page of the table over ``site``, in order: its row, its document (path, title, group,
-    description) and the item it shows (None, a hardware row, a model, or a (hardware, model) pair)."""
+    description) and the item it shows (None, a hardware row, a model, a (hardware, model) pair, or a
+    document of the manual by name)."""
     for spec in PAGES:
         if spec.over == "":
             yield spec, Document(spec.path, spec.title, spec.group, spec.description), None
@@ -141,6 +152,11 @@ def entries(site: Any, pair_ids: Sequence[tuple[str, str]]) -> Iterator[tuple[Pa
             for h in site.hardware:
                 note = f"{h.memory_gb:,.0f} GB, {h.bandwidth_gb_per_s:,.0f} GB/s"
                 yield spec, Document(f"/hardware/{h.id}", h.name, spec.group, note), h
+        elif spec.over == "docs":
+            from servebound.web.pages.manual import documents
+
+            for doc in documents():
+                yield spec, Document(f"/docs/{doc.name}", doc.title, spec.group, doc.description), doc.name
         elif spec.over == "models":
             for m in site.models:
                 yield spec, Document(f"/models/{m.id}", m.name, spec.group), m

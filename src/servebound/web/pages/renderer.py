@@ -558,6 +558,18 @@ class Renderer:
         ]
         return self._page("prose", "/license", "License", desc, ProseContext("License", [(None, text, [])]))
 
+    # --- the manual (docs/, web.pages.manual) ---------------------------------------------------------------
+
+    def docs_index(self) -> Page:
+        from servebound.web.pages.manual import index_page
+
+        return index_page(self)
+
+    def doc_page(self, name: str) -> Page:
+        from servebound.web.pages.manual import doc_page
+
+        return doc_page(self, name)
+
     def error(
         self, status: int, field: str, message: str, suggestions: list[tuple[str, str]] | None = None
     ) -> str:

@@ -130,6 +130,12 @@ def pair_page(request: Request, hw_ref: str, model_ref: str, web: Web) -> Respon
     return page_response(page, markdown)
 
 
+def doc_page(name: str, web: Web) -> Response:
+    """A document of the manual (``/docs/cli``) or its mirror (``/docs/cli.md``)."""
+    name, markdown = split_md(name)
+    return page_response(web.cache.get(f"/docs/{name}", lambda: web.renderer.doc_page(name)), markdown)
+
+
 def derivation_page(request: Request, web: Web) -> Response:
     from servebound.web.pages.derivation_toy import Toy, toy_from_query
 
@@ -142,6 +148,7 @@ def derivation_page(request: Request, web: Web) -> Response:
 #: The handlers of the pages that read their query (filters, a layout's model, a workload, a toy).
 _HANDLERS: dict[str, Callable[..., Response]] = {
     "derivation": derivation_page,
+    "doc_page": doc_page,
     "hardware_index": hardware_index,
     "hardware_page": hardware_page,
     "models_index": models_index,

@@ -1,4 +1,5 @@
-"""The API reference for people (``/docs``, ``/api``, rendered from ``/openapi.json``) and the icon."""
+"""The API reference for people (``/api``, rendered from ``/openapi.json``) and the icon. (``/docs`` is
+the manual: ``web.pages.manual``.)"""
 
 from __future__ import annotations
 
@@ -15,12 +16,12 @@ router = APIRouter(include_in_schema=False)
 TITLE = "The JSON API"
 
 
-@router.get("/docs")
+@router.get("/api")
 def docs(request: Request, web: Web) -> Response:
     spec = request.app.openapi()
     html = web.renderer._html(
         "api_docs.html",
-        "/docs",
+        "/api",
         TITLE,
         "Every endpoint of the JSON API, its parameters and an example, from /openapi.json.",
         ops=operations(spec),
@@ -30,7 +31,7 @@ def docs(request: Request, web: Web) -> Response:
     return HTMLResponse(html)
 
 
-@router.get("/docs.md")
+@router.get("/api.md")
 def docs_markdown(request: Request) -> Response:
     spec = request.app.openapi()
     lines = [f"# {TITLE}", "", "The schema: /openapi.json.", ""]
@@ -44,10 +45,9 @@ def docs_markdown(request: Request) -> Response:
     return Response("\n".join(lines), media_type=MARKDOWN)
 
 
-@router.get("/api")
 @router.get("/api/")
 def api_root() -> Response:
-    return RedirectResponse("/docs", status_code=307)
+    return RedirectResponse("/api", status_code=307)
 
 
 #: The icon, read as the routes are declared (a reinstall under a running server cannot fail it).

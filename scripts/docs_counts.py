@@ -1,9 +1,9 @@
-"""Regenerate the counts in the README's Catalog section from the catalog itself.
+"""Regenerate the counts in docs/catalog.md from the catalog itself.
 
-Run: python scripts/readme_counts.py. Each count sits in a fixed phrase ("112 devices (datacenter",
+Run: python scripts/docs_counts.py. Each count sits in a fixed phrase ("112 devices (datacenter",
 "96 real configs and 534 profiles", "reads 48 model_types", "43 configs are pinned to a Hub revision,
 42 of them hash-verified"); the number in front of (or inside) the phrase is replaced with the
-catalog's. tests/test_catalog_counts.py fails when the README and this output differ.
+catalog's. tests/test_catalog_counts.py fails when docs/catalog.md and this output differ.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from servebound.catalog.hardware import load_hardware_catalog
 from servebound.catalog.models import model_index, profile_ids
 from servebound.importers.hf.families import SUPPORTED_MODEL_TYPES
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+CATALOG = Path(__file__).resolve().parents[1] / "docs" / "catalog.md"
 
 
 def counts() -> dict[str, int]:
-    """Every count the Catalog section states, by name."""
+    """Every count docs/catalog.md states, by name."""
     hardware = load_hardware_catalog()
     models = model_index()
     pinned = [m for m in models if m.hf_revision]
@@ -35,7 +35,7 @@ def counts() -> dict[str, int]:
     }
 
 
-#: name -> the phrase whose number group is replaced (whitespace in the README may be a line break).
+#: name -> the phrase whose number group is replaced (whitespace in the text may be a line break).
 PHRASES: dict[str, str] = {
     "devices": r"\): ([\d,]+)(\s+devices\s+\(datacenter)",
     "systems": r"and ([\d,]+)(\s+systems\s+\(`)",
@@ -58,15 +58,13 @@ def _replacer(value: int) -> Callable[[re.Match[str]], str]:
 
 
 def render(text: str) -> str:
-    """The README text with every Catalog count set to the catalog's."""
-    head, section = text.split("\n## Catalog\n", 1)
-    body, tail = section.split("\n## ", 1)
+    """docs/catalog.md's text with every count set to the catalog's."""
     for name, value in counts().items():
-        body, found = re.subn(PHRASES[name], _replacer(value), body, count=1)
+        text, found = re.subn(PHRASES[name], _replacer(value), text, count=1)
         if found != 1:
-            raise SystemExit(f"README.md: the Catalog section has no {name!r} phrase ({PHRASES[name]})")
-    return f"{head}\n## Catalog\n{body}\n## {tail}"
+            raise SystemExit(f"docs/catalog.md has no {name!r} phrase ({PHRASES[name]})")
+    return text
 
 
 if __name__ == "__main__":
-    README.write_text(render(README.read_text(encoding="utf-8")), encoding="utf-8")
+    CATALOG.write_text(render(CATALOG.read_text(encoding="utf-8")), encoding="utf-8")

@@ -1,8 +1,8 @@
-"""Regenerate the README's expected-band calibration from the reported runs.
+"""Regenerate the expected-band calibration in docs/band.md from the reported runs.
 
-Run: python scripts/readme_band.py. The block sits between ``<!-- band-calibration -->`` and
+Run: python scripts/docs_band.py. The block sits between ``<!-- band-calibration -->`` and
 ``<!-- /band-calibration -->``; tests/test_band.py fails when it differs from what this writes (a new
-reported run moves the figures: rerun this and commit README.md).
+reported run moves the figures: rerun this and commit docs/band.md).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 from servebound.runs.band import band_calibration
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+BAND = Path(__file__).resolve().parents[1] / "docs" / "band.md"
 _BLOCK = re.compile(r"(<!-- band-calibration -->\n)(.*?)(<!-- /band-calibration -->)", re.S)
 
 
@@ -44,12 +44,12 @@ def calibration_text() -> str:
 
 
 def render(text: str) -> str:
-    """The README text with the calibration block regenerated."""
+    """docs/band.md's text with the calibration block regenerated."""
     return _BLOCK.sub(lambda m: f"{m[1]}{calibration_text()}{m[3]}", text)
 
 
 def main() -> None:
-    README.write_text(render(README.read_text(encoding="utf-8")), encoding="utf-8")
+    BAND.write_text(render(BAND.read_text(encoding="utf-8")), encoding="utf-8")
 
 
 if __name__ == "__main__":
