@@ -7,7 +7,7 @@ import re
 import pytest
 from fastapi.testclient import TestClient
 
-from servebound.web.pages.renderer import registry
+from servebound.web.pages import registry
 from servebound.web.pages.manual import documents
 from servebound.web.pages.registry import in_full_text
 from tests.web.conftest import HOSTILE
@@ -110,7 +110,7 @@ def test_each_registry_page_is_served_linked_mirrored_and_indexed(client: TestCl
     header = re.search(r"<nav>(.*?)</nav>", client.get("/").text)
     assert header is not None
     navs = sorted((s for s in registry.PAGES if s.nav), key=lambda s: s.nav_at)
-    expected = [(s.path, s.nav) for s in navs] + [("/llms.txt", "llms.txt"), ("/docs", "API")]
+    expected = [(s.path, s.nav) for s in navs] + [("/llms.txt", "llms.txt"), ("/api", "API")]
     assert re.findall(r'<a href="([^"]+)">([^<]+)</a>', header.group(1)) == expected
     for spec in registry.fixed_pages():
         mirror = "/index.md" if spec.path == "/" else spec.path + ".md"

@@ -22,13 +22,13 @@ from servebound.cli import main
 from servebound.runs.validation import reported_runs_for, validation_summary
 from servebound.web.app.server import create_app
 from servebound.web.app.state import FullTextBuilder
-from servebound.web.export.build import build as export
+from servebound.web.export import build as export
 from servebound.web.export.build import build_site
 from servebound.web.pages.machine_files import absolute_canonicals
+from servebound.web.pages.manual import documents
 from servebound.web.pages.registry import fixed_pages, in_full_text
 from servebound.web.pages.site import SiteData
 from servebound.web.pages.text import md
-from servebound.web.pages.manual import documents
 from tests.web.conftest import dead_links, hostile_model, site_lists
 
 #: Catalog rows and profiles with reported runs: the derivation's DGX Spark + Gemma run (a catalog
