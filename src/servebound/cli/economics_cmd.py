@@ -76,7 +76,7 @@ def drain_command(
 ) -> None:
     """C / R: the time to read all of memory once, the natural step time."""
     hw = load_hardware(hardware) if hardware is not None else None
-    show([drain_of(hw, capacity_gb, bandwidth_gb_per_s, cli=True)], json_out)
+    show([drain_of(hw, capacity_gb, bandwidth_gb_per_s)], json_out)
 
 
 @economics_app.command("trains")
@@ -89,7 +89,7 @@ def trains_command(
     json_out: JsonOpt = False,
 ) -> None:
     """Batches departing every tau: b / tau tokens per second, worst-case queueing 2 tau."""
-    show(trains_of(batch, steps_per_s, interval_ms, cli=True), json_out)
+    show(trains_of(batch, steps_per_s, interval_ms), json_out)
 
 
 @economics_app.command("breakpoint")
@@ -108,7 +108,7 @@ def breakpoint_command(
 ) -> None:
     """KV bytes per token that put the KV/compute crossover at a long-context surcharge breakpoint."""
     hw = load_hardware(hardware) if hardware is not None else None
-    shown = breakpoint_of(active_params, breakpoint_tokens, hw, mode, tflops, bandwidth_gb_per_s, cli=True)
+    shown = breakpoint_of(active_params, breakpoint_tokens, hw, mode, tflops, bandwidth_gb_per_s)
     show([shown], json_out)
 
 

@@ -23,8 +23,8 @@ from markupsafe import Markup
 from servebound.core.offload import cpu_rows, host_rows
 from servebound.inputs.workload import BY_NAME as DECLARED_INPUTS
 from servebound.runs.validation import ReportedRun, validation_json
+from servebound.views.notes import decode_notes
 from servebound.views.report import (
-    decode_notes,
     fmt_gb,
     fmt_int,
     fmt_params,
@@ -91,10 +91,10 @@ from servebound.web.words import (
     fact_value,
     linkify,
     number,
+    page_note,
     plural,
     remedies,
     source_notes,
-    web_sentence,
 )
 from servebound.web.work import Work, decode_work, prefill_work
 
@@ -350,13 +350,14 @@ class Renderer:
                 }
             )
         verdict = VERDICT_TEXT[d.verdict]
+        notes = decode_notes(d)
         fits = d.verdict in ("floor_fit", "no_floor")
         context = PairContext(
             hw=hw,
             m=m,
             d=d,
-            notes=[web_sentence(n) for n in decode_notes(d)],
-            remedies=remedies(d, hw.id, m.id, params),
+            notes=[page_note(n, hw.id, m.id, params) for n in notes],
+            remedies=remedies(notes, hw.id, m.id, params),
             sideways=self._pair_fixed(hw, m)[0],
             p=p,
             q=pair.query,
