@@ -9,6 +9,7 @@ from typing import Any
 from servebound.core.advice import Note, Setting
 from servebound.core.decode import BatchLimit, DecodeResult, Verdict
 from servebound.core.decode_compute import ComputeStatus
+from servebound.core.offload import OffloadSpec, split
 from servebound.core.units import GB
 from servebound.core.workload import MAX_BATCH
 
@@ -93,14 +94,20 @@ def _no_resident_fit(r: DecodeResult) -> list[Note]:
                 "of memory; a smaller weight format or a machine with that capacity would pass."
             )
         )
-    if r.model.weights.experts is not None and r.offload is None:
+    weights = r.model.weights
+    if weights.experts is not None and r.offload is None:
         offload = Setting("cpu_moe", True, also=(Setting("host", placeholder="HOST"),))
+        # the device's share under --cpu-moe, as the offload computes it (the host's size does not enter)
+        kept = split(
+            r.model, OffloadSpec(host_memory_bytes=1.0, host_bandwidth_bytes_per_s=1.0, cpu_moe=True)
+        )
+        kept_bytes = kept.device_resident_bytes
         notes.append(
             Note.of(
                 "Or keep every routed expert in host RAM (",
                 offload,
-                "): the device then holds the always-on weights only.",
-                effect="the routed experts leave the device's memory",
+                f"): the device then holds {_gb(kept_bytes)} of always-on weights.",
+                effect=f"the device holds {_gb(kept_bytes)} of weights, the routed experts sit in host RAM",
             )
         )
     return notes

@@ -130,16 +130,18 @@ def setting_words(setting: Setting) -> str:
     """A setting as a page says it: ``set the reserved context to 94,978 tokens`` (and its companions);
     an input named without a value is its words alone, as the sentence around it uses them."""
     out = []
-    for s in setting.each():
+    each = list(setting.each())
+    for i, s in enumerate(each):
         words = INPUT_WORDS.get(s.input, s.input.replace("_", " "))
         if s.value is None:
-            out.append(words)
+            out.append(f"give {words}" if len(each) > 1 else words)
         elif s.value is True:
             out.append(f"tick {words}")
         else:
             spec = BY_NAME.get(s.input)
             unit = f" {spec.unit}" if spec is not None and spec.unit else ""
-            out.append(f"set {words} to {number(s.value)}{unit}")
+            verb = "" if i and out[-1].startswith("set ") else "set "
+            out.append(f"{verb}{words} to {number(s.value)}{unit}")
     return " and ".join(out)
 
 
