@@ -21,7 +21,7 @@ from servebound.errors import InputError
 from servebound.inputs.workload import BY_NAME
 from servebound.views.notes import decode_notes
 from servebound.web.app import create_app
-from servebound.web.words import page_note, setting_words
+from servebound.web.words import linked_md, page_note, setting_words
 
 #: (hardware, model, query): pairs where a gate fails, each remedy kind among them.
 NO_FIT = [
@@ -113,6 +113,10 @@ def test_the_same_record_is_a_flag_a_parameter_and_a_link(
     assert answer["note_settings"] == [
         {**s.json(), "effect": n.effect or None, "note": i} for i, n in enumerate(notes) for s in n.settings
     ]
+    # the mirror: one note a line, its settings linked to the linked page's mirror
+    lines = client.get(f"/pair/{hw}/{model}.md", params=query).text.splitlines()
+    for note in notes:
+        assert f"- {linked_md(page_note(note, hw, model, query))}" in lines
     # the page's links go to the same pair with the form's fields set to the setting's values
     for note in notes:
         for said, part in zip(page_note(note, hw, model, query), note.parts, strict=True):

@@ -89,6 +89,7 @@ from servebound.web.words import (
     assumption_rows,
     fact_label,
     fact_value,
+    linked_md,
     linkify,
     number,
     page_note,
@@ -168,6 +169,7 @@ class Renderer:
         self.md_env.globals.update(plural=plural)
         self.md_env.filters.update(fact_value=fact_value, fact_label=fact_label, number=number)
         self.md_env.filters.update(md=md, md_url=md_url, mirror=mirror_path, json=json.dumps, quote=quote)
+        self.md_env.filters.update(linked=linked_md)
 
     # ---------------------------------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from markupsafe import Markup, escape
 
 from servebound.core.advice import Note, Setting, shown_value
 from servebound.inputs.workload import BY_NAME
-from servebound.web.text import pair_path
+from servebound.web.text import md, md_url, mirror_path, pair_path
 
 
 def plural(n: int | float | None, one: str, many: str | None = None) -> str:
@@ -165,6 +165,16 @@ def page_note(note: Note, hw_id: str, model_id: str, params: Mapping[str, str]) 
             href = pair_path(hw_id, model_id, {**params, **change})
         out.append(Remedy(setting_words(part), href))
     return out
+
+
+def linked_md(parts: Sequence[Remedy] | Remedy) -> str:
+    """A note's parts (or one remedy) as a mirror's markdown: words escaped, links to the linked page's
+    mirror."""
+    out = []
+    for part in [parts] if isinstance(parts, Remedy) else parts:
+        text = md(part.text)
+        out.append(text if part.href is None else f"[{text}]({md_url(mirror_path(part.href))})")
+    return "".join(out)
 
 
 def remedies(notes: Sequence[Note], hw_id: str, model_id: str, params: Mapping[str, str]) -> list[Remedy]:
