@@ -55,7 +55,7 @@ def decode_command(
     render_decode(result)
     from servebound.runs.band import expected_text  # printed text only: --json never loads the runs
 
-    console.print(expected_text(result.expected, result.workload.engine))
+    console.print(expected_text(result.expected, result.workload.engine).terminal)
     if rng is not None:
         render_context_range(rng)
 

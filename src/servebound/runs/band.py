@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from functools import cache
 from typing import TYPE_CHECKING, TypeVar
 
+from servebound.core.advice import Note, Setting
 from servebound.core.band import BAND_MIN_RUNS, ExpectedBand, expected_band, leave_one_out_inside
 from servebound.errors import InputError
 
@@ -165,16 +166,20 @@ def band_calibration() -> Calibration:
     return Calibration(tuple(rows), sum(row[1] for row in rows), sum(row[2] for row in rows))
 
 
-def expected_text(band: ExpectedBand | None, engine: str | None) -> str:
+def expected_text(band: ExpectedBand | None, engine: str | None) -> Note:
     """The band's line under a ceiling: always called an estimate, with its runs and their class."""
     if engine is None:
-        return "expected: give --engine for a band from the published runs of that engine (an estimate)"
+        return Note.of(
+            "expected: give ",
+            Setting("engine"),
+            " for a band from the published runs of that engine (an estimate)",
+        )
     if band is None:
-        return (
+        return Note.of(
             f"expected with {engine}: fewer than {BAND_MIN_RUNS} published runs of this engine on this "
             "hardware class and phase, so no band"
         )
-    return (
+    return Note.of(
         f"expected with {band.engine} (an estimate from {band.runs} published runs on {band.hardware_class}s, "
         f"not a bound): {band.p10_tok_s:,.1f} / {band.p50_tok_s:,.1f} / {band.p90_tok_s:,.1f} tok/s "
         f"(p10 / median / p90; runs at {band.runs_url})"

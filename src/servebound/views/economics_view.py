@@ -284,8 +284,8 @@ def _one_source(hw: Hardware, *given: str | float | None) -> None:
             Note.of(
                 *stated,
                 f" {'conflicts' if len(names) == 1 else 'conflict'} with ",
-                Setting("hardware", hw.id),
-                ", which states its own; give one or the other",
+                Setting("hardware"),
+                f" '{hw.id}', which states its own; give one or the other",
             ),
         )
 
