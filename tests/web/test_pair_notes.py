@@ -193,3 +193,34 @@ def test_each_surface_spells_a_setting_its_own_way() -> None:
     ]
     assert parts[1].href == "/pair/nvidia-rtx-4090/m?floor=10&alloc_context=94978"
     assert page_note(Note.of("give ", host), "h", "m", {})[1].href is None  # no value: words, no link
+
+
+#: Bad queries whose errors name other inputs: (path, query, the parameter the message names).
+BAD = [
+    ("/api/decode", {"read_context": "200000"}, "alloc_context=200000"),
+    ("/api/decode", {"engine": "vllm", "kv_allocation": "reserved"}, "engine=vllm"),
+    ("/api/decode", {"gpu_layers": "4", "cpu_moe": "true"}, "n_cpu_moe"),
+    ("/api/decode", {"host": "desktop-ddr5-6000-2ch"}, "cpu_moe=true, n_cpu_moe=N or gpu_layers=N"),
+    ("/api/prefill", {}, "prompt=L (or range=true"),
+]
+
+
+@pytest.mark.parametrize(("path", "query", "named"), BAD)
+def test_an_api_error_names_parameters_never_flags(
+    client: TestClient, capsys: pytest.CaptureFixture[str], path: str, query: dict[str, str], named: str
+) -> None:
+    pair = {"hardware": "nvidia-rtx-4090", "model": "gemma-3-27b-it-q4_k_m"}
+    answer = client.get(path, params={**pair, **query})
+    assert answer.status_code == 400
+    message = answer.json()["error"]["message"]
+    assert named in message and "--" not in message
+    capsys.readouterr()  # the same question on the command line: flags, and no parameter spelling
+    command = path.removeprefix("/api/")
+    flags = [
+        f
+        for k, v in query.items()
+        for f in ((f"--{k.replace('_', '-')}",) if v == "true" else (f"--{k.replace('_', '-')}", v))
+    ]
+    assert main([command, "-H", pair["hardware"], "-m", pair["model"], *flags]) == 2
+    err = capsys.readouterr().err
+    assert "--" in err and not PARAMETER.search(err), err
