@@ -58,6 +58,15 @@ def _compute_notes(r: DecodeResult) -> list[Note]:
     return []
 
 
+def _placed(spec: OffloadSpec | None) -> str:
+    """What the offload puts in host RAM, in words every surface shares."""
+    if spec is None or spec.cpu_moe:
+        return "every routed expert in host RAM"
+    if spec.n_cpu_moe is not None:
+        return f"the experts of {spec.n_cpu_moe:,} MoE layers in host RAM"
+    return f"{spec.gpu_layers or 0:,} layers on the device, the rest in host RAM"
+
+
 def _engine_notes(r: DecodeResult) -> list[Note]:
     """The weight format's support on this device, and where the bytes sit when weights are offloaded."""
     notes: list[Note] = []
@@ -68,7 +77,7 @@ def _engine_notes(r: DecodeResult) -> list[Note]:
         dev_s, host_s = off.step_time_split_s
         notes.append(
             _said(
-                f"Offload ({off.mode}): {off.device_resident_bytes / GB:,.2f} GB of weights on the device, "
+                f"Offload ({_placed(r.workload.offload)}): {off.device_resident_bytes / GB:,.2f} GB of weights on the device, "
                 f"{off.host_resident_bytes / GB:,.2f} GB in host RAM ({off.host_memory_bytes / GB:,.0f} GB at "
                 f"{off.host_bandwidth_bytes_per_s / GB:,.1f} GB/s{', ' + off.host if off.host else ''})"
                 + ("" if off.host_fits else ": the host's share does not fit in host RAM")
