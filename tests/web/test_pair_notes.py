@@ -30,6 +30,8 @@ NO_FIT = [
     ("nvidia-rtx-4090", "gpt-oss-120b", {}),  # the weights do not fit: experts to host RAM
     ("nvidia-rtx-4090", "gemma-3-27b-it-q4_k_m", {"alloc_context": "8000", "floor": "59"}),  # no floor
 ]
+#: The verdicts past the gate that failed.
+PASSED = {"no_session_fit": ("no_floor", "floor_fit"), "no_floor": ("floor_fit",)}
 #: An input spelt as a query parameter (``alloc_context=``) where a person reads a terminal.
 PARAMETER = re.compile(rf"\b({'|'.join(BY_NAME)})=")
 
@@ -125,6 +127,9 @@ def test_the_same_record_is_a_flag_a_parameter_and_a_link(
                 asked = {k: v[0] for k, v in parse_qs(urlsplit(said.href).query).items()}
                 assert asked == {**query, **dict(kv.split("=") for kv in parameter(part).split("&"))}
                 assert urlsplit(said.href).path == f"/pair/{hw}/{model}"
+                if note.effect:  # followed, the link's page passes the gate that failed
+                    verdict = re.search(r'class="verdict v (\w+)"', client.get(said.href).text)
+                    assert verdict is not None and verdict.group(1) in PASSED[answer["verdict"]], said.href
 
 
 #: The failing pairs, and one that fits with experts in host RAM (whose note says where they sit).

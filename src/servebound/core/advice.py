@@ -8,7 +8,7 @@ that change with it. Each surface renders the same record:
 - the terminal as a flag: ``--alloc-context 94,978`` (``Note.terminal``);
 - the JSON API (and ``--json``, which is the same object) as a query parameter: ``alloc_context=94978``
   (``Note.api``);
-- a page as words with a link that sets the form's field to the value (``servebound.web.notes``).
+- a page as words with a link that sets the form's field to the value (``servebound.web.words``).
 
 A ``Note`` is the sentence: its words and settings in order, and what the settings would change
 (``effect``, e.g. "one session fits at up to 94,978 reserved tokens"). ``InputError`` carries one too,
