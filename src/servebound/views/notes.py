@@ -153,13 +153,13 @@ def _no_session_fit(r: DecodeResult) -> list[Note]:
     if rem.capacity_needed_bytes is not None:
         notes.append(_said(f"Or with {_gb(rem.capacity_needed_bytes)} of memory."))
     if rem.kv_precisions_that_fit:
-        widest = rem.kv_precisions_that_fit[0]
+        first = rem.kv_precisions_that_fit[0]  # the first the catalog lists
         notes.append(
             Note.of(
                 f"Or with a KV cache in {', '.join(rem.kv_precisions_that_fit)} (",
-                Setting("kv_precision", widest),
+                Setting("kv_precision", first),
                 ").",
-                effect=f"one session fits with a KV cache in {widest}",
+                effect=f"one session fits with a KV cache in {first}",
             )
         )
     return notes
