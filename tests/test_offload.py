@@ -210,7 +210,7 @@ def test_cli_offload(capsys: pytest.CaptureFixture[str]) -> None:
         "host_bytes_per_token",
     ):
         assert data["offload"][key] > 0
-    assert main(args) == 0 and "Offload (cpu_moe)" in capsys.readouterr().out
+    assert main(args) == 0 and "Offload (every routed expert in host RAM)" in capsys.readouterr().out
     assert (
         main(
             [
@@ -249,7 +249,7 @@ def test_api_and_pair_page_take_the_offload() -> None:
     page = client.get(
         "/pair/nvidia-rtx-4090/gpt-oss-120b", params={"cpu_moe": "true", "host": "desktop-ddr5-6000-2ch"}
     )
-    assert page.status_code == 200 and "Offload (cpu_moe)" in page.text
+    assert page.status_code == 200 and "Offload (every routed expert in host RAM)" in page.text
     bad = client.get("/api/decode", params={**params, "n_cpu_moe": "3"})
     assert bad.status_code == 400 and "n_cpu_moe" in bad.text
 

@@ -115,9 +115,7 @@ def test_a_host_row_with_one_flag_overridden_says_so() -> None:
     assert memory_only is not None and bandwidth_only is not None and plain is not None
     source = get_host(row).source
     assert (
-        memory_only.host_source
-        == bandwidth_only.host_source
-        == f"{row}, with the flags' overrides ({source})"
+        memory_only.host_source == bandwidth_only.host_source == f"{row}, with the given overrides ({source})"
     )
     assert plain.host_source == source
     assert (memory_only.host_memory_bytes, memory_only.host_bandwidth_bytes_per_s) == (32e9, 96e9)

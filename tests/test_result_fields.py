@@ -17,7 +17,16 @@ from servebound.views.report import decode_json, prefill_json
 ROOT = Path(__file__).resolve().parents[1]
 
 #: JSON keys that are views of the inputs or prose, documented in the manual's text, not as fields.
-VIEW_KEYS = {"hardware", "model", "assumptions", "remedies", "notes", "range", "decode_compute"}
+VIEW_KEYS = {
+    "hardware",
+    "model",
+    "assumptions",
+    "remedies",
+    "notes",
+    "note_settings",
+    "range",
+    "decode_compute",
+}
 
 
 def docs_fields() -> object:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import inspect
 from typing import TYPE_CHECKING, Any, Literal, get_type_hints
 
+from servebound.core.advice import Note, Setting
 from servebound.core.decode import DecodeResult
 from servebound.core.decode import decode as _decode
 from servebound.core.engines import get_engine, kv_format_for
@@ -106,11 +107,16 @@ def make_workload(inputs: WorkloadInputs | None = None, /, **keywords: Any) -> W
     alloc_tokens = DEFAULT_ALLOC_CONTEXT_TOKENS if alloc is None else alloc
     read_tokens = min(DEFAULT_READ_CONTEXT_TOKENS, alloc_tokens) if read is None else read
     if read_tokens > alloc_tokens:
-        default = " (the default); raise --alloc-context too" if alloc is None else ""
         raise InputError(
             "read_context",
-            f"{read_tokens} exceeds alloc_context {alloc_tokens}{default}: a session cannot read more than it "
-            "reserves",
+            Note.of(
+                f"{read_tokens:,} exceeds the reserved context {alloc_tokens:,}",
+                " (the default); raise it too (" if alloc is None else "",
+                Setting("alloc_context", read_tokens) if alloc is None else "",
+                ")" if alloc is None else "",
+                ": a session cannot read more than it reserves",
+                effect="the session reserves what it reads",
+            ),
         )
     batch = None if w.batch == "max" else w.batch
     allocation, engine_overhead = _allocation(w)
@@ -154,8 +160,11 @@ def _allocation(w: WorkloadInputs) -> tuple[KVAllocation, tuple[str, float, str]
     if asked is not None and asked is not allocation:
         raise InputError(
             "kv_allocation",
-            f"{asked.value} conflicts with --engine {w.engine}, whose cache is {allocation.value} "
-            f"({spec.kv_allocation_source}); drop one of them",
+            Note.of(
+                f"{asked.value} conflicts with ",
+                Setting("engine", w.engine),
+                f", whose cache is {allocation.value} ({spec.kv_allocation_source}); drop one of them",
+            ),
         )
     if w.overhead_gb is None and spec.memory_fraction is not None and spec.overhead != "row":
         return allocation, (spec.overhead, spec.memory_fraction, spec.overhead_source)
@@ -186,13 +195,34 @@ def _speculation(w: WorkloadInputs, draft: ModelAdapter | None) -> Speculation |
     if draft is None:
         if w.draft_tokens is not None or w.acceptance is not None or w.tokens_per_step is not None:
             raise InputError(
-                "draft", "--draft-tokens, --acceptance and --tokens-per-step need a draft model (--draft)"
+                "draft",
+                Note.of(
+                    Setting("draft_tokens"),
+                    ", ",
+                    Setting("acceptance"),
+                    " and ",
+                    Setting("tokens_per_step"),
+                    " need a draft model (",
+                    Setting("draft", placeholder="MODEL"),
+                    ")",
+                ),
             )
         return None
     if w.draft_tokens is None:
-        raise InputError("draft_tokens", "speculative decoding needs --draft-tokens >= 1")
+        raise InputError(
+            "draft_tokens", Note.of("speculative decoding needs ", Setting("draft_tokens"), " >= 1")
+        )
     if (w.acceptance is None) == (w.tokens_per_step is None):
-        raise InputError("acceptance", "give exactly one of --acceptance (alpha) or --tokens-per-step (rho)")
+        raise InputError(
+            "acceptance",
+            Note.of(
+                "give exactly one of ",
+                Setting("acceptance"),
+                " (alpha) or ",
+                Setting("tokens_per_step"),
+                " (rho)",
+            ),
+        )
     if w.acceptance is not None:
         rho = Speculation.rho_from_acceptance(w.acceptance, w.draft_tokens)
     else:
@@ -319,7 +349,16 @@ def prefill_answer(
     from servebound.core.prefill import prefill_range
 
     if prompt_tokens is None and not prompt_range:
-        raise InputError("prompt", "give --prompt L (or --range for every prompt length)")
+        raise InputError(
+            "prompt",
+            Note.of(
+                "give ",
+                Setting("prompt", placeholder="L"),
+                " (or ",
+                Setting("range", True),
+                " for every prompt length)",
+            ),
+        )
     work = workload.resolve(hardware, model)
     modes = {"linear_mode": linear_mode, "attention_mode": attention_mode}
     rng = None

@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+from servebound.core.advice import Note
+
 
 class InputError(ValueError):
     """Bad input at a boundary (a file, a flag, an API body). ``field`` names what was wrong.
 
     The CLI prints ``str(error)`` on one line and exits 2; the API answers 400 with
-    ``{"error": {"field": ..., "message": ...}}``.
+    ``{"error": {"field": ..., "message": ...}}``. A problem that names other inputs (its remedy) is a
+    ``Note``: ``problem`` and ``str(error)`` spell them as the terminal does (flags), ``note.api`` as the
+    API and the pages do (parameters).
     """
 
-    def __init__(self, field: str, problem: str) -> None:
-        super().__init__(f"{field}: {problem}")
+    def __init__(self, field: str, problem: str | Note) -> None:
+        note = problem if isinstance(problem, Note) else Note((problem,))
+        super().__init__(f"{field}: {note.terminal}")
         self.field = field
-        self.problem = problem
+        self.note = note
+        self.problem = note.terminal
 
 
 #: The longest id a lookup considers: catalog ids are slugs of at most 120 characters. A longer one is

@@ -161,12 +161,3 @@ def test_a_remedy_on_the_web_names_the_query_parameter_not_the_flag(client: Test
     message = api.json()["error"]["message"]
     assert "host_memory_gb=G or host=HOST" in message and "--" not in message
     assert "host_memory_gb=G or host=HOST" in page.text and "--host" not in page.text
-
-
-def test_query_spelling_keeps_what_it_does_not_declare() -> None:
-    from servebound.inputs.workload import query_spelling
-
-    said = query_spelling(
-        "set --overhead-gb 4. or vLLM's --gpu-memory-utilization 0.9; --cpu-moe needs --engine"
-    )
-    assert said == "set overhead_gb=4. or vLLM's --gpu-memory-utilization 0.9; cpu_moe needs engine"

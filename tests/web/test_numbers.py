@@ -9,7 +9,10 @@ import pytest
 from fastapi.testclient import TestClient
 
 from servebound.cli import main
+from servebound.core.advice import Setting, parameter
 from servebound.views.report import fmt_gb, fmt_int, fmt_rate, fmt_seconds
+from servebound.web.pages.text import md as md_text
+from servebound.web.pages.words import setting_words
 from tests.web.conftest import HW_FILE, LAGUNA_FILE, MOE_FILE
 
 CASES = [
@@ -68,8 +71,18 @@ def test_decode_page_and_api_equal_the_cli(
     assert shown("batch_mem", html) == fmt_int(cli["batch_mem"])  # type: ignore[arg-type]
     assert shown("batch_star", html) == fmt_int(cli["batch_star"])  # type: ignore[arg-type]
     assert f"One session: {fmt_rate(cli['single_session_tok_s'])}" in md  # type: ignore[arg-type]
-    for note in cli["notes"]:  # type: ignore[attr-defined]
-        assert note.replace("*", "\\*") in md or note in html
+    settings = cli["note_settings"]
+    said = re.sub(r"\[([^\]]*)\]\([^)\s]*\)", r"\1", md)  # the mirror's links as their words
+    for i, note in enumerate(cli["notes"]):  # type: ignore[arg-type]
+        # The page says the API's sentence with each setting in words (a link that sets the form).
+        for record in (r for r in settings if r["note"] == i):  # type: ignore[attr-defined]
+            setting = Setting(
+                record["input"], record["value"], also=tuple(Setting(*w) for w in record["with"].items())
+            )
+            words = setting_words(setting)
+            assert words in md and words in html
+            note = note.replace(parameter(setting), words)
+        assert md_text(note) in said
 
 
 def test_prefill_page_and_api_equal_the_cli(client: TestClient, capsys: pytest.CaptureFixture[str]) -> None:

@@ -25,6 +25,7 @@ from servebound.inputs.pricing import OwnedInputs, Pricing, ResolvedPrice, catal
 from servebound.views.cost_report import (
     DEFAULT_COST_PROMPT_TOKENS,
     cost_json,
+    cost_notes,
     cost_report,
     cost_summary,
     parse_batches,
@@ -124,7 +125,7 @@ def cost_command(
     print_table(("batch", "step time", *_PRICED), rows, left=())
     lines = cost_summary(out)
     lines.append(f"Price: {out['price_source']}.")
-    for bullet in [*lines, *out["notes"]]:
+    for bullet in [*lines, *(note.terminal for note in cost_notes(report))]:
         console.print(f"- {bullet}")
     render_assumptions(out["assumptions"])
 

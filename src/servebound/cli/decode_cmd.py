@@ -12,10 +12,10 @@ from servebound.core.model import ModelAdapter
 from servebound.core.units import GB
 from servebound.core.workload import Workload
 from servebound.inputs.workload import WorkloadInputs
+from servebound.views.notes import decode_notes
 from servebound.views.report import (
     VERDICT_TEXT,
     decode_json,
-    decode_notes,
     fmt_gb,
     fmt_int,
     fmt_rate,
@@ -61,7 +61,7 @@ def decode_command(hardware: str, model: str, flags: WorkloadInputs, range_: boo
     render_decode(result)
     from servebound.runs.band import expected_text  # printed text only: --json never loads the runs
 
-    console.print(expected_text(result.expected, result.workload.engine, result.expected_aggregate))
+    console.print(expected_text(result.expected, result.workload.engine, result.expected_aggregate).terminal)
     if rng is not None:
         render_context_range(rng)
 
@@ -158,7 +158,7 @@ def render_decode(result: DecodeResult) -> None:
         rows.append((f"forced batch {f.batch:,}", fmt_rate(f.aggregate_tok_per_s), how))
     print_table(("quantity", "value", "how"), rows, right=("value",))
     for note in decode_notes(r):
-        console.print(f"- {note}")
+        console.print(f"- {note.terminal}")
     render_assumptions(workload_assumptions(r.workload, hardware=hw, model=r.model, compute=r.compute))
 
 

@@ -94,7 +94,7 @@ def drain_command(
     hardware: str | None, capacity_gb: float | None, bandwidth_gb_per_s: float | None, json_out: bool
 ) -> None:
     hw = load_hardware(hardware) if hardware is not None else None
-    show([drain_of(hw, capacity_gb, bandwidth_gb_per_s, cli=True)], json_out)
+    show([drain_of(hw, capacity_gb, bandwidth_gb_per_s)], json_out)
 
 
 @command(
@@ -113,7 +113,7 @@ def drain_command(
 def trains_command(
     batch: float, steps_per_s: float | None, interval_ms: float | None, json_out: bool
 ) -> None:
-    show(trains_of(batch, steps_per_s, interval_ms, cli=True), json_out)
+    show(trains_of(batch, steps_per_s, interval_ms), json_out)
 
 
 @command(
@@ -143,7 +143,7 @@ def breakpoint_command(
     json_out: bool,
 ) -> None:
     hw = load_hardware(hardware) if hardware is not None else None
-    shown = breakpoint_of(active_params, breakpoint_tokens, hw, mode, tflops, bandwidth_gb_per_s, cli=True)
+    shown = breakpoint_of(active_params, breakpoint_tokens, hw, mode, tflops, bandwidth_gb_per_s)
     show([shown], json_out)
 
 

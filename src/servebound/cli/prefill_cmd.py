@@ -76,7 +76,7 @@ def prefill_command(hardware: str, model: str, flags: WorkloadInputs, range_: bo
         from servebound.runs.band import expected_text  # printed text only: --json never loads the runs
 
         render_prefill(result)
-        console.print(expected_text(result.expected, result.workload.engine))
+        console.print(expected_text(result.expected, result.workload.engine).terminal)
     if rng is not None:
         render_range(rng)
 

@@ -252,7 +252,7 @@ def compute_statement(compute: DecodeCompute) -> str:
     """One sentence for the assumptions: what the compute roof charged, or why it is omitted."""
     status = compute.status
     if status is ComputeStatus.MEMORY_ONLY:
-        return "omitted on request (--memory-only): memory roofline only (dropping compute only loosens the ceiling)"
+        return "omitted on request (memory only): memory roofline only (dropping compute only loosens the ceiling)"
     if status is ComputeStatus.NO_PREFILL_FIELDS:
         return (
             "omitted: the model has no [prefill] fields (P_lin,active, attention FLOPs), so the memory "

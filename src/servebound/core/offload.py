@@ -37,6 +37,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from servebound.core.advice import Note, Setting, listed
 from servebound.core.arith import np
 from servebound.core.experts import ExpertTraffic, distinct_experts
 from servebound.core.fields import documented
@@ -56,6 +57,13 @@ HOST_COMPUTE_BELOW = 32
 #: about 63 GB/s per direction, PCI-SIG's PCIe 5.0 specification), the fastest link a consumer card has,
 #: so a slower link only lowers the real speed below this ceiling.
 DEFAULT_LINK_BYTES_PER_S = 63e9
+
+
+#: The inputs that put weights in host RAM, and the host row, as errors name them.
+_LAYERS = Setting("gpu_layers", placeholder="N")
+_PLACED = listed(Setting("cpu_moe", True), Setting("n_cpu_moe", placeholder="N"), _LAYERS)
+_PLACEMENTS = listed(Setting("cpu_moe"), Setting("n_cpu_moe"), Setting("gpu_layers"), last=", ")
+_HOST = Setting("host", placeholder="HOST")
 
 
 @dataclass(frozen=True)
@@ -146,7 +154,7 @@ def split(model: ModelAdapter, spec: OffloadSpec) -> OffloadSplit:
         if weights.experts is None:
             flag = "cpu_moe" if spec.cpu_moe else "n_cpu_moe"
             raise InputError(
-                flag, f"model '{model.id}' has no routed experts to keep in host RAM; use --gpu-layers"
+                flag, Note.of(f"model '{model.id}' has no routed experts to keep in host RAM; use ", _LAYERS)
             )
         if spec.cpu_moe:
             expert_share = 1.0
@@ -214,7 +222,7 @@ class OffloadReport:
     """The JSON ``offload`` object: where the bytes sit and what each tier moves per token."""
 
     mode: str = documented("`cpu_moe`, `n_cpu_moe=N` or `gpu_layers=N`: what sits in host RAM")
-    host: str | None = documented("the host row's id (null: given by flags)")
+    host: str | None = documented("the host row's id (null: given directly)")
     host_memory_bytes: float = documented("C_host, the host RAM the tier may use", "bytes")
     host_bandwidth_bytes_per_s: float = documented("R_host, the host memory bandwidth", "bytes/s")
     link_bytes_per_s: float = documented(
@@ -498,20 +506,20 @@ def offload_spec(
     ]
     if not placements:
         if host_given:
-            raise InputError(
-                host_given[0],
-                "applies with --cpu-moe, --n-cpu-moe N or --gpu-layers N (what goes to host RAM)",
-            )
+            raise InputError(host_given[0], Note.of("applies with ", *_PLACED, " (what goes to host RAM)"))
         return None
     if len(placements) > 1:
         raise InputError(
-            placements[1], f"give one of --cpu-moe, --n-cpu-moe, --gpu-layers (got {', '.join(placements)})"
+            placements[1], Note.of("give one of ", *_PLACEMENTS, f" (got {', '.join(placements)})")
         )
     for name, count in (("n_cpu_moe", n_cpu_moe), ("gpu_layers", gpu_layers)):
         if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 0):
             raise InputError(name, f"must be a whole number >= 0 (got {count!r})")
     if host_tflops is not None and host_cpu is not None:
-        raise InputError("host_cpu", "give one of --host-cpu (a CPU row's rates) or --host-tflops (one rate)")
+        rates = Note.of(
+            "give one of ", Setting("host_cpu"), " (a CPU row's rates) or ", Setting("host_tflops")
+        )
+        raise InputError("host_cpu", rates)
     cpu = get_cpu(host_cpu) if host_cpu is not None else None
     row = get_host(host) if host is not None else None
     memory = host_memory_gb if host_memory_gb is not None else (row.memory_gb if row else None)
@@ -521,14 +529,14 @@ def offload_spec(
         else (row.bandwidth_bytes_per_s / 1e9 if row else None)
     )
     if memory is None:
+        ram = Setting("host_memory_gb", placeholder="G")
         raise InputError(
-            "host_memory_gb", "offload needs the host's RAM: give --host-memory-gb G or --host HOST"
+            "host_memory_gb", Note.of("offload needs the host's RAM: give ", *listed(ram, _HOST))
         )
     if bandwidth is None:
-        raise InputError(
-            "host_bandwidth_gb_per_s",
-            "offload needs the host's memory bandwidth: give --host-bandwidth-gb-per-s R or --host HOST",
-        )
+        rate = Setting("host_bandwidth_gb_per_s", placeholder="R")
+        needs = Note.of("offload needs the host's memory bandwidth: give ", *listed(rate, _HOST))
+        raise InputError("host_bandwidth_gb_per_s", needs)
     for name, value in (
         ("host_memory_gb", memory),
         ("host_bandwidth_gb_per_s", bandwidth),
@@ -539,9 +547,9 @@ def offload_spec(
             isinstance(value, int | float) and math.isfinite(value) and 0 < value <= 1e9
         ):
             raise InputError(name, f"must be a positive finite number (got {value!r})")
-    source = row.source if row else "given by flags"
+    source = row.source if row else "given"
     if row is not None and (host_memory_gb is not None or host_bandwidth_gb_per_s is not None):
-        source = f"{row.id}, with the flags' overrides ({source})"
+        source = f"{row.id}, with the given overrides ({source})"
     return OffloadSpec(
         host_memory_bytes=float(memory) * 1e9,
         host_bandwidth_bytes_per_s=float(bandwidth) * 1e9,

@@ -36,6 +36,7 @@ import operator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
+from servebound.core.advice import Note, Setting
 from servebound.core.arith import np
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
@@ -149,8 +150,13 @@ def _checked_setting(
     if prompt > workload.alloc_context_tokens:
         raise InputError(
             "prompt_tokens",
-            f"{prompt} exceeds the reserved context alloc_context_tokens={workload.alloc_context_tokens}; "
-            f"raise --alloc-context to at least {prompt}",
+            Note.of(
+                f"{prompt:,} exceeds the reserved context ({workload.alloc_context_tokens:,} tokens); reserve at "
+                "least the prompt (",
+                Setting("alloc_context", prompt),
+                ")",
+                effect="the prompt fits its session's reservation",
+            ),
         )
     chunk = prompt if chunk_tokens is None else min(_positive_int("chunk_tokens", chunk_tokens), prompt)
     if ttft_budget_s is not None and not (math.isfinite(ttft_budget_s) and ttft_budget_s > 0):

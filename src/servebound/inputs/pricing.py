@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from servebound.core.advice import Note, Setting
 from servebound.core.cost import (
     DEFAULT_AMORTIZATION_YEARS,
     DEFAULT_USD_PER_KWH,
@@ -113,7 +114,7 @@ def resolve_price(
         return ResolvedPrice(
             usd_per_hour=float(usd_per_hour),
             basis="override",
-            source="--usd-per-hour (given)",
+            source="the price per hour given",
             assumptions={"pricing": "override", "usd_per_hour": float(usd_per_hour)},
         )
     rental = price.rental_usd_per_hour if price is not None else None
@@ -133,8 +134,12 @@ def resolve_price(
     if mode is Pricing.RENTAL:
         raise InputError(
             "pricing",
-            f"hardware '{hardware.id}' has no on-demand rental price in the catalog; give --usd-per-hour X "
-            "or --pricing owned",
+            Note.of(
+                f"hardware '{hardware.id}' has no on-demand rental price in the catalog; give ",
+                Setting("usd_per_hour", placeholder="X"),
+                " or ",
+                Setting("pricing", "owned"),
+            ),
         )
     purchase = (
         owned.purchase_usd if owned.purchase_usd is not None else (price.purchase_usd if price else None)
@@ -142,9 +147,14 @@ def resolve_price(
     if purchase is None:
         raise InputError(
             "usd_per_hour",
-            f"hardware '{hardware.id}' has no rental or purchase price"
-            f"{' in the catalog' if price is not None else ' (a hardware file carries none)'}; "
-            "give --usd-per-hour X, or --purchase-usd P for the owned cost",
+            Note.of(
+                f"hardware '{hardware.id}' has no rental or purchase price"
+                f"{' in the catalog' if price is not None else ' (a hardware file carries none)'}; give ",
+                Setting("usd_per_hour", placeholder="X"),
+                ", or ",
+                Setting("purchase_usd", placeholder="P"),
+                " for the owned cost",
+            ),
         )
     power = owned.power_w if owned.power_w is not None else (price.board_power_w if price else None)
     cost = OwnedCost(
@@ -155,12 +165,12 @@ def resolve_price(
         usd_per_kwh=owned.usd_per_kwh,
     )
     purchase_from = (
-        "--purchase-usd (given)"
+        "the purchase price given"
         if owned.purchase_usd is not None
         else (price.purchase_source if price and price.purchase_source else "catalog price_usd")
     )
     power_from = (
-        "--power-w (given)"
+        "the board power given"
         if owned.power_w is not None
         else (price.board_power_source if price and price.board_power_w is not None else None)
     )
@@ -173,7 +183,7 @@ def resolve_price(
             + (
                 f" + {power:,.0f} W ({power_from}) at {owned.usd_per_kwh:g} USD/kWh"
                 if power is not None
-                else "; power not counted (no board power on the row; give --power-w)"
+                else "; power not counted (the row states no board power, and none was given)"
             )
         ),
         assumptions={

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from functools import cache
 
+from servebound.core.advice import Note, Setting
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.errors import InputError
@@ -111,20 +112,29 @@ def detected_hardware_id() -> str:
     from servebound.measure.device_match import match_device
     from servebound.measure.device_tools import detect_devices
 
-    measure_hint = "measure this machine with `servebound measure -o my.toml` and pass --hardware my.toml"
+    measured = (
+        "measure this machine with `servebound measure -o my.toml` and pass ",
+        Setting("hardware", "my.toml"),
+    )
     devices = detect_devices()
     if not devices:
         raise InputError(
             "hardware",
-            "auto found no GPU (no answer from NVML, nvidia-smi, amd-smi, rocm-smi, system_profiler, "
-            "xpu-smi, sycl-ls or lspci); " + measure_hint,
+            Note.of(
+                "auto found no GPU (no answer from NVML, nvidia-smi, amd-smi, rocm-smi, system_profiler, "
+                "xpu-smi, sycl-ls or lspci); ",
+                *measured,
+            ),
         )
     names = sorted({device.name for device in devices})
     if len(names) > 1:
         raise InputError(
             "hardware",
-            f"auto found different GPUs ({', '.join(names)}); give --hardware the catalog id of the "
-            "one to use (`servebound hardware match NAME` finds it)",
+            Note.of(
+                f"auto found different GPUs ({', '.join(names)}); give ",
+                Setting("hardware", placeholder="ID"),
+                ", the catalog id of the one to use (`servebound hardware match NAME` finds it)",
+            ),
         )
     device = devices[0]
     try:

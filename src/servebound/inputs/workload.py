@@ -11,7 +11,6 @@ parser can read this module alone.
 from __future__ import annotations
 
 import math
-import re
 import types
 from collections.abc import Iterable
 from dataclasses import MISSING, dataclass, field, fields
@@ -497,28 +496,3 @@ def unknown(name: str, known: Iterable[str], what: str = "parameter") -> InputEr
     names = sorted(set(known))
     hint = close_match(name, names) or f"; known: {', '.join(names)}"
     return InputError(name, f"unknown {what}{hint}")
-
-
-#: The flags a message may name, as the site and the JSON API spell them (``--host-memory-gb`` is
-#: ``host_memory_gb``); ``--hardware`` and ``--model`` are the pair's own query parameters.
-_QUERY_SPELLING: dict[str, str] = {
-    **{flag: s.name for s in INPUTS for flag in s.flags if flag.startswith("--")},
-    "--hardware": "hardware",
-    "--model": "model",
-    "--range": "range=true",
-}
-_FLAG = re.compile(r"(--[a-z][a-z0-9-]*)(?: ([A-Z][A-Z_]*\b|\d+(?:\.\d+)?))?")
-
-
-def query_spelling(message: str) -> str:
-    """A message written with the CLI's flags as a page or the JSON API reads: each declared flag
-    becomes its query parameter (``--host-memory-gb G`` -> ``host_memory_gb=G``); other flags (an
-    engine's own, such as vLLM's) stay as written."""
-
-    def spelt(m: re.Match[str]) -> str:
-        name = _QUERY_SPELLING.get(m.group(1))
-        if name is None:
-            return m.group(0)
-        return f"{name}={m.group(2)}" if m.group(2) else name
-
-    return _FLAG.sub(spelt, message)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from functools import cache
 from typing import TYPE_CHECKING, TypeVar
 
+from servebound.core.advice import Note, Setting
 from servebound.core.band import (
     BAND_MIN_RUNS,
     ExpectedBand,
@@ -271,19 +272,20 @@ def band_calibration(runs: Sequence[ReportedRun] | None = None) -> Calibration:
 
 def expected_text(
     band: ExpectedBand | None, engine: str | None, aggregate: ExpectedBand | None = None
-) -> str:
+) -> Note:
     """The band's line under a ceiling: always called an estimate, with its runs, class and scope."""
     if engine is None:
-        return "expected: give --engine for a band from the published runs of that engine (an estimate)"
+        return Note.of(
+            "expected: give ",
+            Setting("engine"),
+            " for a band from the published runs of that engine (an estimate)",
+        )
     if band is None:
-        return (
+        return Note.of(
             f"expected with {engine}: fewer than {BAND_MIN_RUNS} published runs of this engine on this "
             "hardware class and phase, so no band"
         )
-    lines = [_band_line(band)]
-    if aggregate is not None:
-        lines.append(_band_line(aggregate))
-    return "\n".join(lines)
+    return Note.of("\n".join(_band_line(b) for b in (band, aggregate) if b is not None))
 
 
 def _band_line(band: ExpectedBand) -> str:

@@ -66,7 +66,7 @@ def _pick_mode(
         )
         warnings.append(
             f"hardware '{hardware.id}' has no {mode} rate for the {role} math, so {instead}; it publishes: "
-            f"{published}. Name the mode the engine used (--linear-mode / --attention-mode) to charge its rate"
+            f"{published}. Name the mode the engine used (the run's linear or attention mode) to charge its rate"
         )
     return mode
 

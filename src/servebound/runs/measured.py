@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 from enum import StrEnum
 
+from servebound.core.advice import Note, Setting
 from servebound.core.decode import DecodeResult
 from servebound.core.formats import KV_FORMATS
 from servebound.core.hardware import Hardware
@@ -186,7 +187,7 @@ def _positive(field: str, value: object) -> float:
 
 
 def _within_alloc(
-    field: str, tokens: int | None, alloc_context: int | None, *, missing: str, over: str
+    field: str, tokens: int | None, alloc_context: int | None, *, missing: Note, over: str
 ) -> tuple[int, int]:
     """(tokens, alloc): a required token count and the reservation it must fit (alloc defaults to it)."""
     if tokens is None:
@@ -237,7 +238,9 @@ def make_run(
             "read_context",
             read_context,
             alloc_context,
-            missing="a decode run needs the context each step reads (tokens); give --read-context",
+            missing=Note.of(
+                "a decode run needs the context each step reads (tokens); give ", Setting("read_context")
+            ),
             over=": a session cannot read more than it reserves",
         )
         return MeasuredRun(
@@ -256,7 +259,7 @@ def make_run(
         "prompt_tokens",
         prompt_tokens,
         alloc_context,
-        missing="a prefill or TTFT run needs the prompt length in tokens; give --prompt",
+        missing=Note.of("a prefill or TTFT run needs the prompt length in tokens; give ", Setting("prompt")),
         over="; a prompt must fit its reservation",
     )
     chunk = None if chunk_tokens is None else _positive_int("chunk_tokens", chunk_tokens)

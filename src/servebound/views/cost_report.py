@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from servebound.core.advice import Note, Setting
 from servebound.core.cost import CostCurve, batch_grid, cost_curve, usd_per_mtok
 from servebound.core.decode import DecodeResult, decode
 from servebound.core.fields import ResultRecord
@@ -80,7 +81,9 @@ class CostReport(ResultRecord):
 
 def _given_batches(batches: list[int]) -> list[int]:
     if not batches:
-        raise InputError("batches", "give at least one batch (e.g. --batches 1,8,64)")
+        raise InputError(
+            "batches", Note.of("give at least one batch (e.g. ", Setting("batches", "1,8,64"), ")")
+        )
     if len(batches) > MAX_GIVEN_BATCHES:
         raise InputError("batches", f"at most {MAX_GIVEN_BATCHES} batches (got {len(batches)})")
     for b in batches:
@@ -158,9 +161,17 @@ def cost_report(
     )
 
 
+def cost_notes(report: CostReport) -> list[Note]:
+    """The cost report's notes, then decode's: records each surface spells its own way."""
+    from servebound.views.notes import decode_notes
+
+    return [*(Note((text,)) for text in report.notes), *decode_notes(report.decode)]
+
+
 def cost_json(report: CostReport) -> dict[str, Any]:
     """The contract's `servebound cost --json` object, plus our own extra fields."""
-    from servebound.views.report import decode_notes, hardware_json, workload_assumptions
+    from servebound.views.notes import notes_json
+    from servebound.views.report import hardware_json, workload_assumptions
 
     r = report
     points: list[dict[str, Any]] = []
@@ -219,7 +230,7 @@ def cost_json(report: CostReport) -> dict[str, Any]:
             "step_time_s": curve.latency_floor_s,
             "per_session_tok_s": 1.0 / curve.latency_floor_s if curve.latency_floor_s > 0 else None,
         },
-        "notes": [*r.notes, *decode_notes(d)],
+        **notes_json(cost_notes(r)),
         "assumptions": assumptions,
     }
 

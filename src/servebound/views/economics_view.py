@@ -10,6 +10,7 @@ from typing import Any
 
 from servebound.api import default_workload
 from servebound.core import economics as econ
+from servebound.core.advice import Note, Setting
 from servebound.core.decode_compute import decode_compute
 from servebound.core.hardware import ARITHMETIC_MODES, Hardware
 from servebound.core.model import ModelAdapter
@@ -256,46 +257,46 @@ def breakpoint_kv(
     )
 
 
-def _name(name: str, cli: bool) -> str:
-    """A parameter as its caller spells it: ``--capacity-gb`` on the command line, ``capacity_gb`` in
-    the API."""
-    return "--" + name.replace("_", "-") if cli else name
+def _give_one(first: str, *pair: str) -> Note:
+    """``give --hardware, or both --capacity-gb and --bandwidth-gb-per-s``, spelt per surface."""
+    return Note.of("give ", Setting(first), ", or both ", Setting(pair[0]), " and ", Setting(pair[1]))
 
 
-def drain_of(
-    hw: Hardware | None, capacity_gb: float | None, bandwidth_gb_per_s: float | None, *, cli: bool
-) -> Shown:
+def drain_of(hw: Hardware | None, capacity_gb: float | None, bandwidth_gb_per_s: float | None) -> Shown:
     """C / R of a hardware row, or of a capacity and bandwidth stated instead of one (not both)."""
     if hw is not None:
-        _one_source(hw, cli, "capacity_gb", capacity_gb, "bandwidth_gb_per_s", bandwidth_gb_per_s)
+        _one_source(hw, "capacity_gb", capacity_gb, "bandwidth_gb_per_s", bandwidth_gb_per_s)
         return drain(hw.memory_bytes, hw.bandwidth_bytes_per_s)
     if capacity_gb is None or bandwidth_gb_per_s is None:
-        hardware, capacity, bandwidth = (
-            _name(n, cli) for n in ("hardware", "capacity_gb", "bandwidth_gb_per_s")
-        )
-        raise InputError("hardware", f"give {hardware}, or both {capacity} and {bandwidth}")
+        raise InputError("hardware", _give_one("hardware", "capacity_gb", "bandwidth_gb_per_s"))
     return drain(capacity_gb * 1e9, bandwidth_gb_per_s * 1e9)
 
 
-def _one_source(hw: Hardware, cli: bool, *given: str | float | None) -> None:
+def _one_source(hw: Hardware, *given: str | float | None) -> None:
     """InputError when numbers are given beside a hardware row they would silently lose to."""
     names = [str(given[i]) for i in range(0, len(given), 2) if given[i + 1] is not None]
     if names:
-        stated = " and ".join(_name(n, cli) for n in names)
+        stated: list[str | Setting] = [Setting(names[0])]
+        for name in names[1:]:
+            stated += [" and ", Setting(name)]
         raise InputError(
             names[0],
-            f"{stated} {'conflicts' if len(names) == 1 else 'conflict'} with {_name('hardware', cli)} "
-            f"'{hw.id}', which states its own; give one or the other",
+            Note.of(
+                *stated,
+                f" {'conflicts' if len(names) == 1 else 'conflict'} with ",
+                Setting("hardware"),
+                f" '{hw.id}', which states its own; give one or the other",
+            ),
         )
 
 
-def trains_of(
-    batch: float, steps_per_s: float | None, interval_ms: float | None, *, cli: bool
-) -> list[Shown]:
+def trains_of(batch: float, steps_per_s: float | None, interval_ms: float | None) -> list[Shown]:
     """``trains`` with the interval given as departures per second or as milliseconds (exactly one)."""
     if (steps_per_s is None) == (interval_ms is None):
-        steps, interval = _name("steps_per_s", cli), _name("interval_ms", cli)
-        raise InputError("steps_per_s", f"give exactly one of {steps} or {interval}")
+        raise InputError(
+            "steps_per_s",
+            Note.of("give exactly one of ", Setting("steps_per_s"), " or ", Setting("interval_ms")),
+        )
     if steps_per_s is not None:
         if not steps_per_s > 0:
             raise InputError("steps_per_s", f"must be positive (got {steps_per_s:g})")
@@ -311,24 +312,25 @@ def breakpoint_of(
     mode: str,
     tflops: float | None,
     bandwidth_gb_per_s: float | None,
-    *,
-    cli: bool,
 ) -> Shown:
     """``breakpoint_kv`` on a hardware row's rate in ``mode`` and its bandwidth, or on F and R stated
     instead of one."""
-    hardware, mode_name, flops, bandwidth = (
-        _name(n, cli) for n in ("hardware", "mode", "tflops", "bandwidth_gb_per_s")
-    )
     if hw is not None:
-        _one_source(hw, cli, "tflops", tflops, "bandwidth_gb_per_s", bandwidth_gb_per_s)
+        _one_source(hw, "tflops", tflops, "bandwidth_gb_per_s", bandwidth_gb_per_s)
         rate = hw.compute_rate(mode)
         if rate is None:
             raise InputError(
-                "mode", f"'{hw.id}' has no {mode} rate; pick another {mode_name} or give {flops}"
+                "mode",
+                Note.of(
+                    f"'{hw.id}' has no {mode} rate; pick another ",
+                    Setting("mode"),
+                    " or give ",
+                    Setting("tflops"),
+                ),
             )
         f, r = rate, hw.bandwidth_bytes_per_s
     elif tflops is None or bandwidth_gb_per_s is None:
-        raise InputError("hardware", f"give {hardware}, or both {flops} and {bandwidth}")
+        raise InputError("hardware", _give_one("hardware", "tflops", "bandwidth_gb_per_s"))
     else:
         f, r = tflops * 1e12, bandwidth_gb_per_s * 1e9
     return breakpoint_kv(active_params, f, r, breakpoint_tokens)

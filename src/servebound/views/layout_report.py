@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any, Literal
 
+from servebound.core.advice import Note, Setting
 from servebound.core.layout import LayoutResult, per_device_bytes, prefill_communication, times_at
 from servebound.core.model import ModelAdapter
 from servebound.core.prefill import prefill
@@ -40,8 +41,14 @@ def decode_layout_json(
     if context_range:
         raise InputError(
             "range",
-            "--range is not computed for a parallel layout (it would be dropped); run --range without "
-            "--layout, or --layout at the --read-context values you want",
+            Note.of(
+                Setting("range", True),
+                " is not computed for a parallel layout (it would be dropped); ask for the range without ",
+                Setting("layout"),
+                ", or for the layout at the ",
+                Setting("read_context"),
+                " values you want",
+            ),
         )
     resolved = resolve_system(ref)
     workload = resolved.resolve(workload, model)  # once: the capped contexts the K fields below are at
@@ -88,9 +95,17 @@ def layout_prefill_json(
     when the link cannot overlap the math, so it only lowers the single-device-style ceiling. A layout
     evaluates one prompt setting: a range or the largest batch is refused."""
     if prompt_range or batch == "max":
-        raise InputError("layout", "--layout evaluates one prompt setting: drop --range and give --batch N")
+        raise InputError(
+            "layout",
+            Note.of(
+                "a layout evaluates one prompt setting: drop ",
+                Setting("range", True),
+                " and give ",
+                Setting("batch", placeholder="N"),
+            ),
+        )
     if prompt is None:
-        raise InputError("prompt", "give --prompt L")
+        raise InputError("prompt", Note.of("give ", Setting("prompt", placeholder="L")))
     resolved = resolve_system(hardware)
     system = resolved.system
     chosen = parse_layout(layout, system, mdl)

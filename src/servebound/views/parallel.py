@@ -8,6 +8,7 @@ import re
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from servebound.core.advice import Note, Setting
 from servebound.core.cost import usd_per_mtok_at_rate
 from servebound.core.decode_compute import decode_compute
 from servebound.core.fields import ResultRecord
@@ -98,7 +99,9 @@ def parse_layout(text: str, system: System, model: ModelAdapter) -> Layout:
             raise InputError("layout", f"{key}={value}: every degree must be at least 1")
         values[key] = value
     if not values:
-        raise InputError("layout", "give at least one of tp, ep, pp, dp (e.g. --layout tp=8)")
+        raise InputError(
+            "layout", Note.of("give at least one of tp, ep, pp, dp (e.g. ", Setting("layout", "tp=8"), ")")
+        )
     tp, ep, pp = values.get("tp", 1), values.get("ep", 1), values.get("pp", 1)
     group = max(tp, ep)
     dp = values.get("dp", max(1, system.count // (group * pp)))
@@ -219,7 +222,9 @@ def layout_cost_points(
 
 def _check_speculation(workload: Workload) -> None:
     if workload.speculation is not None:
-        raise InputError("draft", "parallel layouts do not model speculative decoding; drop --draft")
+        raise InputError(
+            "draft", Note.of("parallel layouts do not model speculative decoding; drop ", Setting("draft"))
+        )
 
 
 def replica_prefill_hardware(system: System, layout: Layout) -> Hardware:
@@ -340,7 +345,15 @@ def run_plan(
         if value < 1:
             raise InputError(name, f"must be a whole number of tokens >= 1 (got {value})")
     if (users is None) == (requests_per_s is None):
-        raise InputError("users", "give exactly one of --users N or --requests-per-s X")
+        raise InputError(
+            "users",
+            Note.of(
+                "give exactly one of ",
+                Setting("users", placeholder="N"),
+                " or ",
+                Setting("requests_per_s", placeholder="X"),
+            ),
+        )
     limits = {"users": (users, MAX_PLAN_USERS), "requests_per_s": (requests_per_s, MAX_PLAN_RPS)}
     for name, (rate, most) in limits.items():
         if rate is not None and not 0 < rate <= most:  # NaN fails both
@@ -365,13 +378,16 @@ def run_plan(
         closest = results[0].verdict.value if results else "no layout"
         raise InputError(
             "hardware",
-            f"no layout of {resolved.id} serves {model.id} at {floor_tok_s:g} tok/s per session with "
-            f"{alloc} tokens reserved (closest: {closest}); lower --floor, shorten the traffic, or pick a "
-            "bigger system",
+            Note.of(
+                f"no layout of {resolved.id} serves {model.id} at {floor_tok_s:g} tok/s per session with "
+                f"{alloc:,} tokens reserved (closest: {closest}); lower ",
+                Setting("floor"),
+                ", shorten the traffic, or pick a bigger system",
+            ),
         )
     best = fits[0]
     assert best.sessions is not None and best.per_session_tok_per_s is not None
-    price_source = "--usd-per-hour (given)" if usd_per_device_hour is not None else None
+    price_source = "the price per hour given" if usd_per_device_hour is not None else None
     if usd_per_device_hour is None:
         from servebound.inputs.pricing import catalog_price
 

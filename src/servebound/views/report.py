@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from servebound.core.decode import BatchLimit, DecodeResult, Verdict
-from servebound.core.decode_compute import ComputeStatus, DecodeCompute, compute_statement
+from servebound.core.decode import DecodeResult
+from servebound.core.decode_compute import DecodeCompute, compute_statement
 from servebound.core.experts import ExpertTraffic
 from servebound.core.fields import documented_json, json_value
 from servebound.core.hardware import Hardware
@@ -14,18 +14,13 @@ from servebound.core.model import ModelAdapter
 from servebound.core.reading import is_estimate
 from servebound.core.units import GB, TFLOPS
 from servebound.core.workload import MAX_BATCH, Workload
+from servebound.views.notes import VERDICT_TEXT as VERDICT_TEXT  # re-exported: the CLI and the site say it
+from servebound.views.notes import decode_notes, notes_json
+from servebound.views.notes import sentence as sentence
 
 if TYPE_CHECKING:  # prefill's and the range's views need no code at import: `servebound decode` skips it
     from servebound.core.decode_range import DecodeContextRange
     from servebound.core.prefill import PrefillRange, PrefillResult
-
-#: One sentence per decode verdict, shared by the CLI, the notes and the site (which capitalises it).
-VERDICT_TEXT: dict[str, str] = {
-    "floor_fit": "fits, and a batch clears the floor",
-    "no_floor": "fits, but no batch satisfies the floor",
-    "no_session_fit": "the weights fit, but no session fits",
-    "no_resident_fit": "does not fit in memory",
-}
 
 #: One sentence per prefill verdict.
 PREFILL_VERDICT_TEXT: dict[str, str] = {
@@ -35,11 +30,6 @@ PREFILL_VERDICT_TEXT: dict[str, str] = {
     "no_session_fit": "the weights fit, but no session fits",
     "no_resident_fit": "does not fit in memory",
 }
-
-
-def sentence(text: str) -> str:
-    """A verdict sentence as the start of a sentence (capital first letter)."""
-    return text[:1].upper() + text[1:]
 
 
 def hardware_json(hw: Hardware) -> dict[str, Any]:
@@ -124,7 +114,7 @@ def decode_json(result: DecodeResult, range_result: DecodeContextRange | None = 
         **documented_json(result),
         "decode_compute": _compute_json(result),
         "remedies": remedies,
-        "notes": decode_notes(result),
+        **notes_json(decode_notes(result)),
         "assumptions": workload_assumptions(
             result.workload, hardware=result.hardware, model=result.model, compute=result.compute
         ),
@@ -225,148 +215,6 @@ def _compute_json(result: DecodeResult) -> dict[str, Any]:
         "ceiling_tok_s": compute.ceiling_tok_per_s,
         "draft": compute.draft,
     }
-
-
-def _compute_notes(r: DecodeResult) -> list[str]:
-    """What the compute roof did: where it bound b*, or why the balance batch is absent."""
-    compute = r.compute
-    notes: list[str] = []
-    if compute is None or compute.status is not ComputeStatus.CHARGED:
-        return notes
-    if r.batch_limited_by is BatchLimit.COMPUTE and r.batch_star is not None:
-        notes.append(
-            f"Compute binds: past the balance batch {r.batch_star:,} the step time grows with the batch, so the "
-            f"aggregate stays at {r.aggregate_tok_per_s or 0:,.0f} tok/s; b* is the smallest batch reaching it "
-            "(a larger batch only lowers per-session speed)."
-        )
-    elif r.balance_batch is None and r.batch_mem:
-        notes.append(
-            f"Compute never catches up with memory within the {r.batch_mem:,} sessions that fit: no balance batch "
-            "(memory time exceeds compute time at every fitting batch)."
-        )
-    return notes
-
-
-def _engine_notes(r: DecodeResult) -> list[str]:
-    """The weight format's support on this device, and where the bytes sit when weights are offloaded."""
-    notes: list[str] = []
-    if r.format_support.value != "native":
-        notes.append(f"Weight format {r.format_support.value}: {r.format_support_why}.")
-    off = r.offload
-    if off is not None:
-        dev_s, host_s = off.step_time_split_s
-        notes.append(
-            f"Offload ({off.mode}): {off.device_resident_bytes / GB:,.2f} GB of weights on the device, "
-            f"{off.host_resident_bytes / GB:,.2f} GB in host RAM ({off.host_memory_bytes / GB:,.0f} GB at "
-            f"{off.host_bandwidth_bytes_per_s / GB:,.1f} GB/s{', ' + off.host if off.host else ''})"
-            + ("" if off.host_fits else ": the host's share does not fit in host RAM")
-            + f". A step at b = {off.batch:,} reads {dev_s * 1e3:,.2f} ms on the device plus "
-            f"{host_s * 1e3:,.2f} ms in host memory (t = B_dev/R_dev + B_host/R_host)."
-        )
-    return notes
-
-
-def decode_notes(result: DecodeResult) -> list[str]:
-    """Plain sentences explaining the verdict and what would pass a failed gate."""
-    r = result
-    rem = r.remedies
-    w = r.workload
-    notes: list[str] = []
-    if r.verdict is Verdict.NO_RESIDENT_FIT:
-        notes.append(
-            f"Does not fit: weights {_gb(r.resident_bytes)} + overhead {_gb(w.overhead_bytes)} exceed "
-            f"capacity {_gb(r.hardware.memory_bytes)} by {_gb(-r.resident_margin_bytes)}."
-        )
-        if rem.capacity_needed_bytes is not None:
-            notes.append(
-                f"One session at {w.alloc_context_tokens:,} reserved tokens needs {_gb(rem.capacity_needed_bytes)} "
-                "of memory; a smaller weight format or a machine with that capacity would pass."
-            )
-    elif r.verdict is Verdict.NO_SESSION_FIT:
-        notes.append(
-            f"The weights fit ({_gb(r.resident_margin_bytes)} left after overhead), but one session's cache at "
-            f"{w.alloc_context_tokens:,} reserved tokens needs {_gb(r.kv_alloc_bytes)}."
-        )
-        if rem.max_alloc_context_tokens is not None:
-            notes.append(
-                f"One session fits at up to {rem.max_alloc_context_tokens:,} reserved tokens (--alloc-context)."
-            )
-        if rem.max_overhead_bytes is not None and rem.max_overhead_bytes >= 0:
-            notes.append(f"Or with runtime overhead at most {_gb(rem.max_overhead_bytes)} (--overhead-gb).")
-        if rem.capacity_needed_bytes is not None:
-            notes.append(f"Or with {_gb(rem.capacity_needed_bytes)} of memory.")
-        if rem.kv_precisions_that_fit:
-            notes.append(f"Or with a KV cache in {', '.join(rem.kv_precisions_that_fit)} (--kv-precision).")
-    elif r.verdict is Verdict.NO_FLOOR:
-        notes.append(
-            f"{sentence(VERDICT_TEXT['no_floor'])}: batch 1 reaches {rem.batch1_tok_per_s:,.1f} tok/s, "
-            f"below {w.floor_tok_per_s:g} tok/s/session."
-        )
-        if rem.max_read_context_tokens is not None:
-            notes.append(
-                f"Batch 1 clears the floor at up to {rem.max_read_context_tokens:,} read tokens (--read-context)."
-            )
-        else:
-            notes.append("Even an empty context cannot clear the floor: the weight sweep alone is too slow.")
-        if rem.bandwidth_needed_bytes_per_s is not None:
-            notes.append(f"Or with {rem.bandwidth_needed_bytes_per_s / GB:,.1f} GB/s of bandwidth.")
-    else:
-        assert r.batch_star is not None
-        by = r.batch_limited_by
-        if by is BatchLimit.MEMORY:
-            notes.append(
-                f"b* = b_mem = {r.batch_star:,}: memory bounds the batch; every fitting batch clears the floor."
-            )
-        elif by is BatchLimit.FLOOR:
-            notes.append(
-                f"b* = {r.batch_star:,}: the per-session floor bounds the batch ({r.batch_mem:,} sessions fit in memory)."
-            )
-        elif by is not BatchLimit.COMPUTE:  # a compute bound is said by the compute notes below
-            notes.append(
-                f"Memory does not bound the batch (the cache does not grow with context or is tiny); the search "
-                f"stops at {MAX_BATCH:,} sessions. Compute, kernels and the scheduler bound this model, not memory: "
-                "treat the aggregate as a memory-side ceiling only."
-            )
-    limit = r.model.context_limit_tokens
-    if w.contexts_capped_from is not None and limit is not None:
-        alloc, read = w.contexts_capped_from
-        notes.append(
-            f"The default contexts ({alloc:,} reserved, {read:,} read) exceed the model's {limit:,}-token context "
-            f"limit: reserved {w.alloc_context_tokens:,}, read {w.read_context_tokens:,} (set --alloc-context to override)."
-        )
-    elif limit is not None and w.alloc_context_tokens > limit:
-        notes.append(
-            f"The reserved context ({w.alloc_context_tokens:,}) exceeds the model's stated limit ({limit:,} tokens, "
-            "max_position_embeddings); computed as asked, as rope scaling can extend it."
-        )
-    if (
-        r.fits
-        and not r.model.kv_alloc.grows_with_context
-        and r.verdict is Verdict.FLOOR_FIT
-        and r.batch_limited_by is not BatchLimit.SEARCH_CAP
-    ):
-        notes.append(
-            "The cache does not grow with context (recurrent or fixed state only): almost nothing in the "
-            "per-token traffic grows with the batch, so the memory-side aggregate is huge. Compute, kernels, "
-            "the scheduler and recurrent-state details bound such a model first; read the aggregate as a "
-            "memory-side ceiling only."
-        )
-    notes.extend(_compute_notes(r))
-    notes.extend(_engine_notes(r))
-    if r.memory_power_tok_per_s is None and r.fits:
-        notes.append("Memory-power ceiling undefined: the reserved cache per session is zero.")
-    if r.forced is not None:
-        f = r.forced
-        state = "clears" if f.clears_floor else "does not clear"
-        fit = (
-            ""
-            if f.fits_memory
-            else f" Batch {f.batch:,} does not fit in memory (b_mem = {r.batch_mem or 0:,})."
-        )
-        notes.append(
-            f"Forced batch {f.batch:,} {state} the floor at {f.per_session_tok_per_s:,.1f} tok/s/session.{fit}"
-        )
-    return notes
 
 
 def prefill_assumptions(result: PrefillResult) -> dict[str, Any]:

@@ -72,6 +72,31 @@ class Named(Open):
     name: str | None
 
 
+class NoteSetting(Open):
+    """One input a note names, as a record beside the note's sentence (``servebound.core.advice``)."""
+
+    input: str = Field(
+        description="the declared input: the API's query parameter and the CLI's flag without --"
+    )
+    value: Any = Field(
+        description="the value that would do what the note says; null where the note names the input only"
+    )
+    with_: dict[str, Any] = Field(
+        alias="with", description="the inputs that change with it for the setting to be valid, by name"
+    )
+    effect: str | None = Field(
+        description="what the setting would change, with the numbers (null: none said)"
+    )
+    note: int = Field(description="the index in notes of the sentence that names it")
+
+
+#: The notes' fields of every answer that has notes.
+NOTE_FIELDS: dict[str, Any] = {
+    "notes": (list[str], Field(description="sentences; the inputs they name spelt as query parameters")),
+    "note_settings": (list[NoteSetting], Field(description="each input a note names, as a record")),
+}
+
+
 def decode_output() -> type[Open]:
     from servebound.core.decode import DecodeResult
 
@@ -84,7 +109,7 @@ def decode_output() -> type[Open]:
         model=(Named, ...),
         decode_compute=(dict[str, Any], ...),
         remedies=(dict[str, Any], ...),
-        notes=(list[str], ...),
+        **NOTE_FIELDS,
         assumptions=(dict[str, Any], ...),
     )
 
@@ -125,6 +150,8 @@ class CostOutput(Open):
     batch_mem: int | None
     usd_per_hour: float
     price_source: str | None
+    notes: list[str] = Field(description="sentences; the inputs they name spelt as query parameters")
+    note_settings: list[NoteSetting] = Field(description="each input a note names, as a record")
     assumptions: dict[str, Any]
 
 

@@ -16,7 +16,6 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
 from servebound.errors import MAX_ID_CHARS, InputError, shown
-from servebound.inputs.workload import query_spelling
 from servebound.web.app.state import NotFoundError, WebState
 
 
@@ -45,9 +44,8 @@ MAX_MESSAGE_CHARS = 2_000
 def error_response(
     request: Request, status: int, field: str, message: str, suggestions: Any = None
 ) -> Response:
-    # An error never echoes a hostile input whole (a 100 kB id came back as 200 kB). Its remedy names
-    # the query parameter a page or the API takes, never the CLI's flag.
-    field, message = shown(field, MAX_ID_CHARS), shown(query_spelling(message), MAX_MESSAGE_CHARS)
+    # An error never echoes a hostile input whole (a 100 kB id came back as 200 kB).
+    field, message = shown(field, MAX_ID_CHARS), shown(message, MAX_MESSAGE_CHARS)
     path = request.url.path
     if path.startswith("/api/") or path == "/openapi.json":
         body = {"error": {"status": status, "field": field, "message": message}}
@@ -60,7 +58,8 @@ def error_response(
 
 async def _input_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, InputError)
-    return error_response(request, 400, exc.field, exc.problem)
+    # its remedy spelt as the query parameters a page or the API takes, never as the CLI's flags
+    return error_response(request, 400, exc.field, exc.note.api)
 
 
 async def _not_found(request: Request, exc: Exception) -> Response:

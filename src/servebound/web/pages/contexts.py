@@ -125,7 +125,8 @@ class PairContext:
     m: SiteModel
     #: The decode result record the CLI's --json renders (its JSON names are attributes too).
     d: DecodeResult
-    notes: Sequence[str]
+    #: The notes, each as its words and links that set the form (``words.page_note``).
+    notes: Sequence[Sequence[Remedy]]
     #: The remedies for a failed gate as links that set the form (empty where every gate passes).
     remedies: Sequence[Remedy]
     #: Other formats of this model on this machine; this model on nearby machines.

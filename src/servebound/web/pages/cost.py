@@ -21,7 +21,7 @@ from servebound.views.cost_report import CostReport, cost_json, cost_report, cos
 from servebound.views.economics_view import Shown, lecture
 from servebound.web.figures.charts import Chart, Mark, Series, cost_batch_chart, render_chart
 from servebound.web.pages.site import Pair, SiteHardware
-from servebound.web.pages.words import web_sentence
+from servebound.web.pages.words import page_text
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ def pair_cost(pair: Pair) -> CostView:
         price = resolve_price(hw.hardware, hw.row_price)
     except InputError as exc:
         return CostView(
-            reason=f"No price for this row ({web_sentence(exc.problem)}); /api/cost takes usd_per_hour.",
+            reason=f"No price for this row ({page_text(exc.note)}); /api/cost takes usd_per_hour.",
             api_cost=api,
         )
     if pair.decode_result.batch_mem in (None, 0):

@@ -23,8 +23,8 @@ from markupsafe import Markup
 from servebound.core.offload import cpu_rows, host_rows
 from servebound.inputs.workload import BY_NAME as DECLARED_INPUTS
 from servebound.runs.validation import ReportedRun, validation_json
+from servebound.views.notes import decode_notes
 from servebound.views.report import (
-    decode_notes,
     fmt_gb,
     fmt_int,
     fmt_params,
@@ -90,12 +90,13 @@ from servebound.web.pages.words import (
     assumption_rows,
     fact_label,
     fact_value,
+    linked_md,
     linkify,
     number,
+    page_note,
     plural,
     remedies,
     source_notes,
-    web_sentence,
 )
 from servebound.web.pages.work import Work, decode_work, prefill_work
 
@@ -170,6 +171,7 @@ class Renderer:
         self.md_env.globals.update(plural=plural)
         self.md_env.filters.update(fact_value=fact_value, fact_label=fact_label, number=number)
         self.md_env.filters.update(md=md, md_url=md_url, mirror=mirror_path, json=json.dumps, quote=quote)
+        self.md_env.filters.update(linked=linked_md)
 
     # ---------------------------------------------------------------------------------------------
 
@@ -352,13 +354,14 @@ class Renderer:
                 }
             )
         verdict = VERDICT_TEXT[d.verdict]
+        notes = decode_notes(d)
         fits = d.verdict in ("floor_fit", "no_floor")
         context = PairContext(
             hw=hw,
             m=m,
             d=d,
-            notes=[web_sentence(n) for n in decode_notes(d)],
-            remedies=remedies(d, hw.id, m.id, params),
+            notes=[page_note(n, hw.id, m.id, params) for n in notes],
+            remedies=remedies(notes, hw.id, m.id, params),
             sideways=self._pair_fixed(hw, m)[0],
             p=p,
             q=pair.query,

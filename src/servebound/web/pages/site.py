@@ -28,7 +28,7 @@ from servebound.runs.validation import ReportedRun, ValidationSummary, reported_
 from servebound.views.rank import DEFAULT_RANK_PROMPT_TOKENS
 from servebound.views.report import decode_json, prefill_json
 from servebound.web.app.query import WorkloadQuery
-from servebound.web.pages.words import fact_value
+from servebound.web.pages.words import fact_value, page_text
 
 if TYPE_CHECKING:
     from servebound.catalog.models import CatalogModel
@@ -336,7 +336,7 @@ def compute_pair(
         except InputError as exc:
             if query.prompt is not None:
                 raise
-            error = str(exc)
+            error = f"{exc.field}: {page_text(exc.note)}"
     return Pair(hw, model, query, workload, result, decoded, pre, rng, pre_json, error, prompt, requested)
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from servebound.errors import InputError
+from servebound.web.pages.words import page_text
 
 if TYPE_CHECKING:
     from servebound.web.pages.site import SiteData
@@ -65,7 +66,7 @@ def machine_fit(limit: int = HOME_ROWS) -> MachineFit:
         hardware_id = detected_hardware_id()
         row = get_hardware(hardware_id)
     except InputError as error:
-        return MachineFit(None, None, error.problem, (), 0, 0, workload.floor_tok_per_s)
+        return MachineFit(None, None, page_text(error.note), (), 0, 0, workload.floor_tok_per_s)
     found, considered = fit_models(row.hardware, row.vendor, list_models(), workload)
     rows = []
     for fit in found[:limit]:

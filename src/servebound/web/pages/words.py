@@ -1,7 +1,7 @@
-"""Words for people on the site's pages: plurals, facts without reprs, assumptions with labels, and the
-CLI's remedies as links that set the pair page's form (a web page never tells anyone to pass a flag).
-
-The CLI keeps its own sentences (``servebound.views.report``); this module only rewrites them for the pages.
+"""Words for people on the site's pages: plurals, facts without reprs, assumptions with labels, and
+notes (``servebound.core.advice``) as words with links that set the pair page's form: a page renders
+the same note records the terminal spells as flags and the API as parameters, and never tells anyone
+to pass a flag.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
-from servebound.core.decode import DecodeResult, Verdict
-from servebound.core.units import GB
-from servebound.web.pages.text import pair_path
+from servebound.core.advice import Note, Setting, shown_value
+from servebound.inputs.workload import BY_NAME
+from servebound.web.pages.text import md, md_url, mirror_path, pair_path
 
 
 def plural(n: int | float | None, one: str, many: str | None = None) -> str:
@@ -91,78 +91,101 @@ ASSUMPTION_LABELS: dict[str, str] = {
 def assumption_rows(flat: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
     """The pair page's assumption rows with labels for people and words for none/true/false."""
     words = {"None": "none stated", "True": "yes", "False": "no"}
-    return [(ASSUMPTION_LABELS.get(k, fact_label(k)), web_sentence(words.get(v, v))) for k, v in flat]
+    return [(ASSUMPTION_LABELS.get(k, fact_label(k)), words.get(v, v)) for k, v in flat]
 
 
-#: A CLI flag in a sentence the CLI prints, and the pair-page form field it stands for.
-FLAG_FIELDS: dict[str, str] = {
-    "--alloc-context": "the reserved context",
-    "--read-context": "the read context",
-    "--overhead-gb": "the runtime overhead",
-    "--kv-precision": "the KV cache format",
-    "--floor": "the floor",
-    "--prompt": "the prompt length",
+#: How a page names an input in a sentence: the form's field it sets (other inputs read as their names).
+INPUT_WORDS: dict[str, str] = {
+    "alloc_context": "the reserved context",
+    "read_context": "the read context",
+    "overhead_gb": "the runtime overhead",
+    "kv_precision": "the KV cache format",
+    "floor": "the floor",
+    "prompt": "the prompt length",
+    "cpu_moe": "every routed expert on the host",
+    "n_cpu_moe": "the MoE layers on the host",
+    "gpu_layers": "the layers on the device",
+    "host": "a host memory row",
+    "host_memory_gb": "the host RAM",
+    "host_bandwidth_gb_per_s": "the host bandwidth",
+    "host_cpu": "a host CPU",
+    "host_tflops": "the host CPU's peak",
+    "usd_per_hour": "a price per hour (the cost API's usd_per_hour)",
+    "purchase_usd": "a purchase price",
+    "power_w": "a board power",
+    "pricing": "the pricing basis",
 }
-#: CLI price options, which the pair page's form does not carry: the cost API's parameters instead.
-PRICE_FLAGS: dict[str, str] = {
-    "--usd-per-hour X": "a price per hour (the cost API's usd_per_hour)",
-    "--purchase-usd P": "a purchase price",
-    "--pricing owned": "the owned cost",
-}
-_FLAG_IN_PARENS = re.compile(r"\s*\((--[a-z-]+)\)")
-_SET_FLAG = re.compile(r"\((?:set|pass) (--[a-z-]+)(?: to override)?\)")
-_PASS_FLAG = re.compile(r"\b(?:pass|set|give) (--[a-z-]+)")
-
-
-def web_sentence(text: str) -> str:
-    """A CLI sentence for a web page: remedies name the form's field instead of a flag."""
-    for flag, words in PRICE_FLAGS.items():
-        text = text.replace(flag, words)
-    text = text.replace("give a price per hour", "give it a price per hour")
-    text = _FLAG_IN_PARENS.sub("", text)
-    text = _SET_FLAG.sub(
-        lambda m: f"(change {FLAG_FIELDS.get(m.group(1), 'the workload')} in the form to override)", text
-    )
-    return _PASS_FLAG.sub(lambda m: f"change {FLAG_FIELDS.get(m.group(1), 'the workload')} in the form", text)
 
 
 @dataclass(frozen=True)
 class Remedy:
-    """A change that would pass a failed gate, as a link to the same pair with the form set."""
+    """A piece of a sentence on a page: words, and where they set inputs, a link to the same pair with
+    the form set to them."""
 
     text: str
     href: str | None = None
 
 
-def remedies(d: DecodeResult, hw_id: str, model_id: str, params: Mapping[str, str]) -> list[Remedy]:
-    """The decode result's remedies as links to the pair page with the field changed."""
-    rem = d.remedies
-    base = dict(params)
+def setting_words(setting: Setting) -> str:
+    """A setting as a page says it: ``set the reserved context to 94,978 tokens`` (and its companions);
+    an input named without a value is its words alone, as the sentence around it uses them."""
+    out = []
+    each = list(setting.each())
+    for i, s in enumerate(each):
+        words = INPUT_WORDS.get(s.input, s.input.replace("_", " "))
+        if s.value is None:
+            out.append(f"give {words}" if len(each) > 1 else words)
+        elif s.value is True:
+            out.append(f"tick {words}")
+        else:
+            spec = BY_NAME.get(s.input)
+            unit = f" {spec.unit}" if spec is not None and spec.unit else ""
+            verb = "" if i and out[-1].startswith("set ") else "set "
+            out.append(f"{verb}{words} to {number(s.value)}{unit}")
+    return " and ".join(out)
 
-    def link(text: str, **change: str) -> Remedy:
-        return Remedy(text, pair_path(hw_id, model_id, {**base, **change}))
 
+def page_text(note: Note) -> str:
+    """A note as a page's plain words (an error's message, a reason)."""
+    return note.render(setting_words)
+
+
+def page_note(note: Note, hw_id: str, model_id: str, params: Mapping[str, str]) -> list[Remedy]:
+    """A note as a page shows it: its words, and each setting as a link to this pair with the form set
+    to it (words alone where the note leaves a value to the reader)."""
     out: list[Remedy] = []
-    if d.verdict is Verdict.NO_SESSION_FIT:
-        if rem.max_alloc_context_tokens:
-            top = rem.max_alloc_context_tokens
-            read = min(top, d.workload.read_context_tokens)
-            out.append(
-                link(f"Reserve {top:,} tokens per session", alloc_context=str(top), read_context=str(read))
-            )
-        if rem.max_overhead_bytes is not None and rem.max_overhead_bytes >= 0:
-            gb = int(rem.max_overhead_bytes / GB * 10) / 10
-            out.append(link(f"Set the runtime overhead to {gb:g} GB", overhead_gb=f"{gb:g}"))
-        if rem.kv_precisions_that_fit:
-            out.append(Remedy(f"A KV cache in {' or '.join(rem.kv_precisions_that_fit)} would fit"))
-    elif d.verdict is Verdict.NO_FLOOR:
-        if rem.max_read_context_tokens:
-            top = rem.max_read_context_tokens
-            out.append(link(f"Read {top:,} tokens of context", read_context=str(top)))
-        if rem.batch1_tok_per_s:
-            floor = int(rem.batch1_tok_per_s)
-            if floor >= 1:
-                out.append(link(f"Lower the floor to {floor:,} tok/s", floor=str(floor)))
+    for part in note.parts:
+        if isinstance(part, str):
+            out.append(Remedy(part))
+            continue
+        values = {s.input: s.value for s in part.each()}
+        href = None
+        if all(v is not None for v in values.values()):
+            change = {k: shown_value(v, grouped=False) for k, v in values.items() if v is not None}
+            href = pair_path(hw_id, model_id, {**params, **change})
+        out.append(Remedy(setting_words(part), href))
+    return out
+
+
+def linked_md(parts: Sequence[Remedy] | Remedy) -> str:
+    """A note's parts (or one remedy) as a mirror's markdown: words escaped, links to the linked page's
+    mirror."""
+    out = []
+    for part in [parts] if isinstance(parts, Remedy) else parts:
+        text = md(part.text)
+        out.append(text if part.href is None else f"[{text}]({md_url(mirror_path(part.href))})")
+    return "".join(out)
+
+
+def remedies(notes: Sequence[Note], hw_id: str, model_id: str, params: Mapping[str, str]) -> list[Remedy]:
+    """The notes that would pass a failed gate (those with an effect) as links that set the form: what
+    to change, then what it would do."""
+    out = []
+    for note in notes:
+        for setting in note.settings if note.effect else ():
+            text = setting_words(setting)
+            linked = page_note(Note((setting,)), hw_id, model_id, params)[0]
+            out.append(Remedy(f"{text[:1].upper()}{text[1:]}: {note.effect}", linked.href))
     return out
 
 

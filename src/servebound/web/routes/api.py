@@ -1,7 +1,7 @@
 """The JSON API: decode and prefill ceilings, the catalogs, rankings and validation.
 
 The decode and prefill objects carry the same fields as ``servebound decode --json`` and
-``servebound prefill --json``; every 4xx answers the one error shape (``servebound.web.errors``).
+``servebound prefill --json``; every 4xx answers the one error shape (``servebound.web.app.errors``).
 """
 
 from __future__ import annotations

@@ -109,7 +109,7 @@ def api_drain(
 ) -> dict[str, Any]:
     """C / R (`servebound economics drain --json`)."""
     hw = web.get_hw(hardware).hardware if hardware is not None else None
-    return _quantities([drain_of(hw, capacity_gb, bandwidth_gb_per_s, cli=False)])
+    return _quantities([drain_of(hw, capacity_gb, bandwidth_gb_per_s)])
 
 
 @router.get("/api/economics/trains", tags=["economics"], responses=ERRORS)
@@ -119,7 +119,7 @@ def api_trains(
     interval_ms: PositiveQ = None,
 ) -> dict[str, Any]:
     """b / tau and 2 tau (`servebound economics trains --json`)."""
-    return _quantities(trains_of(batch, steps_per_s, interval_ms, cli=False))
+    return _quantities(trains_of(batch, steps_per_s, interval_ms))
 
 
 @router.get("/api/economics/breakpoint", tags=["economics"], responses=ERRORS)
@@ -134,7 +134,7 @@ def api_breakpoint(
 ) -> dict[str, Any]:
     """KV bytes per token from a surcharge breakpoint (`servebound economics breakpoint --json`)."""
     hw = web.get_hw(hardware).hardware if hardware is not None else None
-    shown = breakpoint_of(active_params, breakpoint_tokens, hw, mode, tflops, bandwidth_gb_per_s, cli=False)
+    shown = breakpoint_of(active_params, breakpoint_tokens, hw, mode, tflops, bandwidth_gb_per_s)
     return _quantities([shown])
 
 
