@@ -146,7 +146,9 @@ def _checked_setting(
         raise InputError(
             "prompt_tokens", f"{prompt} exceeds the context limit of model '{model.id}' ({limit} tokens)"
         )
-    if prompt > workload.alloc_context_tokens:
+    # A reserved cache holds K_alloc(L_alloc), so the prompt must fit in it; a paged cache grows to the
+    # prompt's own K_store(L) (the capacity gate charges that), so only the model's limit caps it.
+    if workload.kv_allocation is not KVAllocation.PAGED and prompt > workload.alloc_context_tokens:
         raise InputError(
             "prompt_tokens",
             f"{prompt} exceeds the reserved context alloc_context_tokens={workload.alloc_context_tokens}; "
@@ -198,8 +200,9 @@ def prefill(
     None (or >= L) is one-shot, the ceiling at fixed batch; a smaller chunk gives a policy ceiling.
     ``linear_mode`` / ``attention_mode`` override the model's arithmetic modes for the rate lookups.
 
-    Each session reserves the workload's alloc context (prefill writes the cache decode then reads),
-    so the prompt must fit in it: L <= L_alloc, and L <= the model's context limit when it states one;
+    A reserved cache holds the workload's alloc context (prefill writes the cache decode then reads),
+    so the prompt must fit in it, L <= L_alloc; a paged cache holds what the prompt writes, K_store(L),
+    so only the model's context limit (when it states one) caps L;
     anything else is an InputError naming ``prompt_tokens``. Failing gates and a budget no setting
     meets are verdicts in the result, never exceptions.
     """
