@@ -187,6 +187,22 @@ def test_batch_max_and_ttft_budget() -> None:
     assert r.ttft_ok is False and r.verdict is PrefillVerdict.OVER_BUDGET
 
 
+def test_a_ttft_budget_keeps_the_unrestricted_result_visible() -> None:
+    """Issue 36: with a TTFT budget the unrestricted answer is reported beside the restricted one."""
+    model = toy_dense()
+    free = prefill(TOY_HW, model, 1000, workload=TOY_WORKLOAD, batch="max")
+    assert free.unrestricted is None
+    r = prefill(TOY_HW, model, 1000, workload=TOY_WORKLOAD, batch="max", ttft_budget_s=1.0)
+    assert r.batch == 9 and r.unrestricted is not None
+    u = r.unrestricted
+    # The unrestricted search is every setting that fits: b = 80, 80 x 0.105005 s, as without a budget.
+    assert (u.batch, u.verdict, u.ttft_budget_s, u.ttft_ok) == (80, PrefillVerdict.FITS, None, None)
+    assert u.time_s == pytest.approx(80 * 0.105005) and u.tok_per_s == free.tok_per_s
+    over = prefill(TOY_HW, model, 1000, workload=TOY_WORKLOAD, batch="max", ttft_budget_s=0.1)
+    assert over.verdict is PrefillVerdict.OVER_BUDGET and over.unrestricted is not None
+    assert over.unrestricted.verdict is PrefillVerdict.FITS and over.unrestricted.batch == 80
+
+
 def test_capacity_verdicts() -> None:
     model = toy_dense()
     # 81 sessions of 1 GB do not fit in 80 GB: the formula's numbers, a failing verdict.

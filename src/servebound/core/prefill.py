@@ -205,7 +205,41 @@ def prefill(
     so only the model's context limit (when it states one) caps L;
     anything else is an InputError naming ``prompt_tokens``. Failing gates and a budget no setting
     meets are verdicts in the result, never exceptions.
+
+    With ``ttft_budget_s`` the result also carries ``unrestricted``, the same question without the
+    budget: a caller who supplies tau* tightens the settings without hiding the unrestricted ceiling.
     """
+    result = _prefill(
+        hardware,
+        model,
+        prompt_tokens,
+        workload,
+        batch,
+        chunk_tokens,
+        ttft_budget_s,
+        linear_mode,
+        attention_mode,
+    )
+    if ttft_budget_s is None:
+        return result
+    free = _prefill(
+        hardware, model, prompt_tokens, workload, batch, chunk_tokens, None, linear_mode, attention_mode
+    )
+    return replace(result, unrestricted=free)
+
+
+def _prefill(
+    hardware: Hardware,
+    model: ModelAdapter,
+    prompt_tokens: int,
+    workload: Workload | None,
+    batch: int | Literal["max"],
+    chunk_tokens: int | None,
+    ttft_budget_s: float | None,
+    linear_mode: str | None,
+    attention_mode: str | None,
+) -> PrefillResult:
+    """:func:`prefill` under one set of settings (the budget, when given, restricting them)."""
     workload = resolved_workload(workload)
     shape = prefill_shape(model)
     prompt, chunk, searching, given = _checked_setting(
@@ -330,16 +364,16 @@ def _offloaded_prefill(
     the larger of the two times (either can overlap the other)."""
     spec, where, device_only = _device_tier(hardware, model, workload)
     host_margin = spec.host_memory_bytes - where.host_resident_bytes
-    r = prefill(
+    r = _prefill(
         hardware,
         device_only,
         prompt,
-        workload=replace(workload, offload=None),
-        batch=batch,
-        chunk_tokens=chunk,
-        ttft_budget_s=ttft_budget_s,
-        linear_mode=linear_mode,
-        attention_mode=attention_mode,
+        replace(workload, offload=None),
+        batch,
+        chunk,
+        ttft_budget_s,
+        linear_mode,
+        attention_mode,
     )
     host_bytes, host_s = prefill_host_time(
         model, where, spec, r.batch, prompt, chunk, workload.expert_traffic

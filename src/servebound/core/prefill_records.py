@@ -167,6 +167,12 @@ class PrefillResult(ResultRecord):
         "tier, and (device memory time, host weight-transfer time) (null without offload)",
         default=None,
     )
+    unrestricted: PrefillResult | None = documented(
+        "with --ttft-budget: the same question without the budget (every setting that fits), so the "
+        "restriction never hides the ceiling: `{verdict, batch, tok_s, time_s, bound_by, ...}` (null "
+        "without a budget)",
+        default=None,
+    )
     expected: ExpectedBand | None = documented(
         "with --engine: `{p10_tok_s, p50_tok_s, p90_tok_s, runs, engine, hardware_class, phase, ...}`, "
         "tok_s times the 10th/50th/90th percentile of measured / ceiling over published prefill runs of "

@@ -441,6 +441,15 @@ def prefill_json(result: PrefillResult | None, range_result: PrefillRange | None
     }
     if r.verdict.value in NOTHING_FITS:
         out.update(dict.fromkeys(_WAIT_FIELDS))
+    if r.unrestricted is not None:
+        # Beside the budget's answer, the same question without it: its numbers, not its inputs again.
+        free = r.unrestricted
+        out["unrestricted"] = {
+            "verdict": free.verdict.value,
+            **{k: v for k, v in documented_json(free).items() if k not in ("unrestricted", "expected")},
+        }
+        if free.verdict.value in NOTHING_FITS:
+            out["unrestricted"].update(dict.fromkeys(_WAIT_FIELDS))
     if range_result is not None:
         out["range"] = range_json(range_result)
     return out
