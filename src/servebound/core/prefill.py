@@ -69,9 +69,9 @@ from servebound.core.prefill_records import (
     PrefillRange,
     PrefillResult,
     PrefillVerdict,
+    assumptions_of,
 )
-from servebound.core.rates import BoundBy, ModeRates, bound_by, mode_rates
-from servebound.core.reading import is_estimate
+from servebound.core.rates import BoundBy, bound_by, mode_rates
 from servebound.core.search import largest_true
 from servebound.core.workload import (
     KVAllocation,
@@ -91,32 +91,6 @@ if TYPE_CHECKING:
     from servebound.core.arith import Floats
 
 # --- public procedures ---------------------------------------------------------------------------
-
-
-def _assumptions(
-    hardware: Hardware, model: ModelAdapter, workload: Workload, rates: ModeRates
-) -> PrefillAssumptions:
-    return PrefillAssumptions(
-        overhead_bytes=workload.overhead_bytes,
-        alloc_context_tokens=workload.alloc_context_tokens,
-        linear_mode=rates.linear_mode,
-        attention_mode=rates.attention_mode,
-        linear_mode_choice=rates.linear_mode_choice,
-        linear_mode_charged=rates.linear_mode_charged if rates.needs_linear else rates.linear_mode,
-        attention_mode_charged=rates.attention_mode_charged
-        if rates.needs_attention
-        else rates.attention_mode,
-        linear_charge_reason=rates.linear_charge_reason if rates.needs_linear else "",
-        attention_charge_reason=rates.attention_charge_reason if rates.needs_attention else "",
-        charge_note=rates.charge_note,
-        linear_flop_per_s=rates.linear_flop_per_s,
-        attention_flop_per_s=rates.attention_flop_per_s,
-        compute_available=rates.available,
-        missing_modes=rates.missing_modes,
-        expert_traffic=workload.expert_traffic,
-        is_estimate=is_estimate(hardware, model, workload.expert_traffic),
-        hardware_provenance=hardware.provenance,
-    )
 
 
 def _positive_int(field: str, value: object) -> int:
@@ -209,22 +183,13 @@ def prefill(
     With ``ttft_budget_s`` the result also carries ``unrestricted``, the same question without the
     budget: a caller who supplies tau* tightens the settings without hiding the unrestricted ceiling.
     """
+    setting = (batch, chunk_tokens)
     result = _prefill(
-        hardware,
-        model,
-        prompt_tokens,
-        workload,
-        batch,
-        chunk_tokens,
-        ttft_budget_s,
-        linear_mode,
-        attention_mode,
+        hardware, model, prompt_tokens, workload, *setting, ttft_budget_s, linear_mode, attention_mode
     )
     if ttft_budget_s is None:
         return result
-    free = _prefill(
-        hardware, model, prompt_tokens, workload, batch, chunk_tokens, None, linear_mode, attention_mode
-    )
+    free = _prefill(hardware, model, prompt_tokens, workload, *setting, None, linear_mode, attention_mode)
     return replace(result, unrestricted=free)
 
 
@@ -251,7 +216,7 @@ def _prefill(
         )
 
     rates = mode_rates(hardware, shape, linear_mode, attention_mode)
-    assumptions = _assumptions(hardware, model, workload, rates)
+    assumptions = assumptions_of(hardware, model, workload, rates)
     resident = model.weights.resident
     margin = hardware.memory_bytes - resident - workload.overhead_bytes - WORKSPACE_BYTES
     # Reserved: each prompt's session holds K_alloc(L_alloc); paged: the cache its prompt writes, K_store(L).
@@ -468,7 +433,7 @@ def prefill_curve(
         bytes_per_token=ev.traffic_bytes / tokens,
         flops_per_token=(ev.linear_flops + ev.attention_flops) / tokens,
         bound_by_memory=ev.memory_time >= time,
-        assumptions=_assumptions(hardware, model, workload, rates),
+        assumptions=assumptions_of(hardware, model, workload, rates),
     )
 
 
@@ -548,7 +513,7 @@ def prefill_range(
         host_seconds = _host
 
     rates = mode_rates(hardware, shape, linear_mode, attention_mode)
-    assumptions = _assumptions(hardware, model, workload, rates)
+    assumptions = assumptions_of(hardware, model, workload, rates)
     longest, limited_by = range_top(model, workload)
     margin = hardware.memory_bytes - model.weights.resident - workload.overhead_bytes - WORKSPACE_BYTES
 

@@ -16,7 +16,8 @@ from servebound.core.fields import ResultRecord, documented, documented_property
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.offload import OffloadReport
-from servebound.core.rates import BoundBy
+from servebound.core.rates import BoundBy, ModeRates
+from servebound.core.reading import is_estimate
 from servebound.core.workload import RangeLimit, Workload
 
 if TYPE_CHECKING:
@@ -283,3 +284,31 @@ class PrefillRange:
     hi_tok_per_s: float | None
     hi_prompt_tokens: int | None
     hi_bound_by: BoundBy | None
+
+
+def assumptions_of(
+    hardware: Hardware, model: ModelAdapter, workload: Workload, rates: ModeRates
+) -> PrefillAssumptions:
+    """What a prefill result states it assumed: the workload's O and L_alloc, the modes and the rates
+    charged (and why), the expert traffic and whether the figure is a bound or an estimate."""
+    return PrefillAssumptions(
+        overhead_bytes=workload.overhead_bytes,
+        alloc_context_tokens=workload.alloc_context_tokens,
+        linear_mode=rates.linear_mode,
+        attention_mode=rates.attention_mode,
+        linear_mode_choice=rates.linear_mode_choice,
+        linear_mode_charged=rates.linear_mode_charged if rates.needs_linear else rates.linear_mode,
+        attention_mode_charged=rates.attention_mode_charged
+        if rates.needs_attention
+        else rates.attention_mode,
+        linear_charge_reason=rates.linear_charge_reason if rates.needs_linear else "",
+        attention_charge_reason=rates.attention_charge_reason if rates.needs_attention else "",
+        charge_note=rates.charge_note,
+        linear_flop_per_s=rates.linear_flop_per_s,
+        attention_flop_per_s=rates.attention_flop_per_s,
+        compute_available=rates.available,
+        missing_modes=rates.missing_modes,
+        expert_traffic=workload.expert_traffic,
+        is_estimate=is_estimate(hardware, model, workload.expert_traffic),
+        hardware_provenance=hardware.provenance,
+    )

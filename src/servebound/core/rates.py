@@ -23,6 +23,19 @@ def bound_by(memory_s: float, compute_s: float | None) -> BoundBy:
     return BoundBy.COMPUTE if compute_s is not None and compute_s > memory_s else BoundBy.MEMORY
 
 
+#: servebound's rule for a mode the hardware row publishes no rate for, where it departs from the
+#: derivation's (which reports the compute result as unavailable). One sentence for every surface: the
+#: results' assumptions, /derivation and /methodology.
+MISSING_RATE_RULE = (
+    "Where a hardware row publishes no rate for a needed mode, servebound departs from the derivation's "
+    "rule (compute unavailable): it charges the mode engines unpack that format to on silicon without "
+    "matrix units for it, else the fastest rate the row publishes, provided the row publishes the fastest "
+    "mode of its silicon, since no mode runs faster and the time stays a bound (a looser one, most at long "
+    "context where attention dominates); only a row that omits its silicon's fastest mode leaves the "
+    "compute result unavailable. Each result names the mode charged and why."
+)
+
+
 @dataclass(frozen=True)
 class ModeCharge:
     """The rate a path is charged at: the mode whose rate was used (None when the row publishes no

@@ -11,6 +11,7 @@ from servebound.core.experts import ExpertTraffic
 from servebound.core.fields import documented_json, json_value
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
+from servebound.core.rates import MISSING_RATE_RULE
 from servebound.core.reading import is_estimate
 from servebound.core.units import GB, TFLOPS
 from servebound.core.workload import MAX_BATCH, Workload
@@ -218,6 +219,7 @@ def _compute_json(result: DecodeResult) -> dict[str, Any]:
         "linear_mode_charged": rate("linear_mode_charged"),
         "attention_mode_charged": rate("attention_mode_charged"),
         "charge_note": rate("charge_note") or None,
+        "missing_rate_rule": MISSING_RATE_RULE if rate("missing_modes") else None,
         "tokens_per_session_step": compute.tokens_per_session_step,
         "flops_per_session_step": compute.flops_per_session_step,
         "seconds_per_session_step": compute.seconds_per_session_step,
@@ -391,6 +393,7 @@ def prefill_assumptions(result: PrefillResult) -> dict[str, Any]:
             "attention_mode_charged": a.attention_mode_charged,
             "linear_charge_reason": a.linear_charge_reason or None,
             "attention_charge_reason": a.attention_charge_reason or None,
+            "missing_rate_rule": MISSING_RATE_RULE if a.missing_modes else None,
             "workspace_gb": a.workspace_bytes / GB,
             "kernel_terms": "dropped (attention-kernel and activation traffic left out: ceiling-safe)"
             if a.kernel_terms_dropped

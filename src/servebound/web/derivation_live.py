@@ -20,6 +20,7 @@ from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.prefill import prefill
 from servebound.core.prefill_records import PrefillResult
+from servebound.core.rates import MISSING_RATE_RULE
 from servebound.core.units import GB
 from servebound.core.workload import Workload
 from servebound.inputs.resolve import resolve_hardware, resolve_model
@@ -310,6 +311,7 @@ def figures() -> dict[str, str]:
         "laguna_crossover_range": crossover_range(),
         "laguna_oneshot_sentence": oneshot_sentence(),
         "toy_reservations": toy_reservations(),
+        "missing_rate_rule": MISSING_RATE_RULE,
     }
 
 

@@ -514,11 +514,12 @@ class Renderer:
         return self._page("economics", "/economics", title, desc, economics_context(blackwell))
 
     def methodology(self) -> Page:
-        from servebound.web.methodology import SECTIONS
+        from servebound.web.methodology import sections
 
         title = "Methodology: how servebound computes its ceilings"
         desc = "The decode and prefill ceilings, the gates that bind them and the assumptions they rest on."
-        return self._page("prose", "/methodology", title, desc, ProseContext(title, SECTIONS))
+        context = ProseContext(title, sections(self.site.hardware))
+        return self._page("prose", "/methodology", title, desc, context)
 
     def derivation(self, toy: Any = None) -> Page:
         """/derivation: the whole derivation, figures at the toy's controls (the text's defaults)."""
