@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import html
+import json
+from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 
 from servebound.catalog.hardware import get_hardware
@@ -11,7 +14,7 @@ from servebound.core.rates import MISSING_RATE_RULE
 from servebound.core.units import GB
 from servebound.inputs.files import load_model_file
 from tests.conftest import resolved
-from tests.web.conftest import CATALOG_HW, MOE_FILE
+from tests.web.conftest import CATALOG_HW, EXAMPLES, LAGUNA_FILE, MOE_FILE
 
 
 def test_methodology_states_each_machines_own_overhead(client: TestClient) -> None:
@@ -46,3 +49,46 @@ def test_derivation_states_the_missing_rate_departure(client: TestClient) -> Non
         stated = prefill_assumptions(r)["missing_rate_rule"]
         assert (stated == MISSING_RATE_RULE) is bool(r.assumptions.missing_modes), ref
         assert stated is None or r.assumptions.linear_charge_reason or r.assumptions.attention_charge_reason
+
+
+def _cli_prefill(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
+    from servebound.cli import main
+
+    base = ["prefill", "-H", str(EXAMPLES / "dgx-spark.toml"), "-m", str(LAGUNA_FILE), "--json"]
+    assert main([*base, *args]) == 0
+    data: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return data
+
+
+def test_laguna_walk_through_figures_equal_the_cli(
+    client: TestClient, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The walk-through's figures on /derivation (254 of 256 experts at a 128-token chunk, 3.8 sweeps a
+    second, 15.8 + 1.866 GFLOP per token at 8k, attention past the linear math at 128k: 20.0 vs 15.8)
+    are what `servebound prefill --json` reports for the example files."""
+    chunked = _cli_prefill(capsys, "--prompt", "8192", "--chunk", "128")
+    short = _cli_prefill(capsys, "--prompt", "8192")
+    long = _cli_prefill(capsys, "--prompt", "131072", "--alloc-context", "131072")
+
+    def per_token(d: dict[str, Any], key: str) -> float:
+        return float(d[key]) / (d["batch"] * d["prompt_tokens"]) / 1e9
+
+    sweeps = short["hardware"]["bandwidth_gb_per_s"] * 1e9 / short["weight_sweep_bytes"]
+    expected = (
+        f"a chunk of 128 tokens already routes to {chunked['experts_touched']:.0f} of the 256 experts",
+        f"at {short['hardware']['bandwidth_gb_per_s']:,.0f} GB/s the machine finishes only about {sweeps:.1f} full sweeps",
+        f"each token costs {per_token(short, 'linear_flops'):.1f} GFLOP of linear math and "
+        f"{per_token(short, 'attention_flops'):.3f} GFLOP of attention",
+        f"it reaches {per_token(long, 'attention_flops'):.1f} GFLOP per token and overtakes the "
+        f"{per_token(long, 'linear_flops'):.1f} GFLOP of linear math",
+    )
+    # The issue's figures, as the CLI computes them today.
+    assert (f"{chunked['experts_touched']:.0f}", f"{sweeps:.1f}") == ("254", "3.8")
+    assert (f"{per_token(short, 'linear_flops'):.1f}", f"{per_token(short, 'attention_flops'):.3f}") == (
+        "15.8",
+        "1.866",
+    )
+    assert f"{per_token(long, 'attention_flops'):.1f}" == "20.0"
+    page = " ".join(html.unescape(client.get("/derivation.md").text).split())
+    for sentence in expected:
+        assert sentence in page, sentence

@@ -70,6 +70,7 @@ from servebound.core.prefill_records import (
     PrefillResult,
     PrefillVerdict,
     assumptions_of,
+    experts_touched,
 )
 from servebound.core.rates import BoundBy, bound_by, mode_rates
 from servebound.core.search import largest_true
@@ -297,6 +298,7 @@ def _prefill(
         ttft_budget_s=ttft_budget_s,
         ttft_ok=None if ttft_budget_s is None else time <= ttft_budget_s,
         crossover_with_attention_tokens=with_attention,
+        experts_touched=experts_touched(model, chosen * chunk, workload.expert_traffic),
     )
 
 
@@ -380,6 +382,7 @@ def _offloaded_prefill(
         bound_by=bound_by(memory, compute),
         ttft_ok=None if ttft_budget_s is None else time <= ttft_budget_s,
         offload=report,
+        experts_touched=experts_touched(model, r.batch * chunk, workload.expert_traffic),
         verdict=r.verdict if host_margin >= 0 else PrefillVerdict.NO_RESIDENT_FIT,
     )
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from servebound.core.arith import np
 from servebound.core.band import ExpectedBand
 from servebound.core.engines import FormatSupport, format_support
-from servebound.core.experts import ExpertTraffic
+from servebound.core.experts import ExpertTraffic, distinct_experts
 from servebound.core.fields import ResultRecord, documented, documented_property
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
@@ -163,6 +163,11 @@ class PrefillResult(ResultRecord):
         "tokens",
         default=None,
     )
+    experts_touched: float | None = documented(
+        "m(b c): the distinct routed experts one full chunk's sweep touches, expected under uniform routing "
+        "(k with --expert-traffic minimum); null for a model without routed experts",
+        default=None,
+    )
     offload: OffloadReport | None = documented(
         "with --cpu-moe, --n-cpu-moe or --gpu-layers: where the bytes sit, the bytes per prompt token on each "
         "tier, and (device memory time, host weight-transfer time) (null without offload)",
@@ -311,4 +316,14 @@ def assumptions_of(
         expert_traffic=workload.expert_traffic,
         is_estimate=is_estimate(hardware, model, workload.expert_traffic),
         hardware_provenance=hardware.provenance,
+    )
+
+
+def experts_touched(model: ModelAdapter, routings: float, traffic: ExpertTraffic) -> float | None:
+    """m(n) for the model's routed experts at ``routings`` (None for a model without them)."""
+    experts = model.weights.experts
+    return (
+        None
+        if experts is None
+        else float(distinct_experts(routings, experts.routed, experts.per_token, traffic))
     )

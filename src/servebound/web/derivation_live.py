@@ -279,6 +279,46 @@ def crossover_range() -> str:
     return f"between about {slow:,.0f} and {fast:,.0f}"
 
 
+#: The chunk width of the walk-through's expert count (a modest scheduler chunk).
+WALK_CHUNK = 128
+
+
+def walk_through() -> dict[str, str]:
+    """The Laguna walk-through's figures, each what ``servebound prefill`` reports for the example files:
+    the experts a 128-token chunk touches (``experts_touched`` at ``--chunk 128``), full sweeps per second
+    (R over the one-shot ``weight_sweep_bytes``), and linear and attention FLOPs per prompt token at 8k
+    and 128k (``linear_flops`` and ``attention_flops`` over b L)."""
+    short, long = PREFILL_PROMPTS[0], PREFILL_PROMPTS[-1]
+    chunked, one_shot, longest = laguna(short, WALK_CHUNK), laguna(short), laguna(long)
+    experts = example_model(PREFILL_MODEL).weights.experts
+    assert experts is not None and chunked.experts_touched is not None, "Laguna routes experts"
+
+    def per_token_gflop(flops: float, r: PrefillResult) -> float:
+        return flops / (r.batch * r.prompt_tokens) / 1e9
+
+    linear = per_token_gflop(one_shot.linear_flops, one_shot)
+    long_linear = per_token_gflop(longest.linear_flops, longest)
+    long_attention = per_token_gflop(longest.attention_flops, longest)
+    relation = (
+        f"overtakes the {long_linear:.1f} GFLOP of linear math"
+        if long_attention > long_linear
+        else f"stays under the {long_linear:.1f} GFLOP of linear math"
+    )
+    return {
+        "laguna_walk_chunk": f"{WALK_CHUNK:,}",
+        "laguna_chunk_experts": f"{chunked.experts_touched:.0f}",
+        "laguna_experts": f"{experts.routed:,}",
+        "laguna_bandwidth_gb": f"{one_shot.hardware.bandwidth_bytes_per_s / GB:,.0f}",
+        "laguna_sweeps_per_s": f"{one_shot.hardware.bandwidth_bytes_per_s / one_shot.weight_sweep_bytes:.1f}",
+        "laguna_short_k": f"{short // 1024}k",
+        "laguna_linear_gflop": f"{linear:.1f}",
+        "laguna_attention_short_gflop": f"{per_token_gflop(one_shot.attention_flops, one_shot):.3f}",
+        "laguna_long_k": f"{long // 1024}k",
+        "laguna_attention_long_gflop": f"{long_attention:.1f}",
+        "laguna_attention_relation": relation,
+    }
+
+
 def toy_reservations() -> str:
     """The boards section's sentence on the toy machine at 4k and 1k reserved tokens."""
     four, one = boards(Toy(reserved=4000)), boards(Toy(reserved=1000))
@@ -312,6 +352,7 @@ def figures() -> dict[str, str]:
         "laguna_oneshot_sentence": oneshot_sentence(),
         "toy_reservations": toy_reservations(),
         "missing_rate_rule": MISSING_RATE_RULE,
+        **walk_through(),
     }
 
 
