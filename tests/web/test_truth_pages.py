@@ -92,3 +92,36 @@ def test_laguna_walk_through_figures_equal_the_cli(
     page = " ".join(html.unescape(client.get("/derivation.md").text).split())
     for sentence in expected:
         assert sentence in page, sentence
+
+
+def test_the_measured_gb10_prefill_run_is_reported_and_placed(
+    client: TestClient, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The vLLM prefill run on GB10 (2,348 tok/s, 8,192-token prompts, 1,600 scheduled tokens) is a
+    reported run with its source, /validation lists it, and /derivation places it as `servebound check`
+    does: about 45 % of the 1,600-token-chunk ceiling for the example files."""
+    from servebound.cli import main
+    from servebound.runs.reported import load_reported_runs
+    from servebound.web.derivation_live import MEASURED_PREFILL_RUN
+
+    entry = next(e for e in load_reported_runs() if e.id == MEASURED_PREFILL_RUN)
+    assert (entry.measured, entry.prompt_tokens, entry.chunk_tokens) == (2348.0, 8192, 1600)
+    assert entry.source_url.startswith("doc:roofline-derivation") and "2,348" in entry.source_quote
+    args = [
+        "check",
+        "-H",
+        str(EXAMPLES / "dgx-spark.toml"),
+        "-m",
+        str(LAGUNA_FILE),
+        "--metric",
+        "prefill_tok_s",
+    ]
+    args += ["--measured", "2348", "--prompt", "8192", "--chunk", "1600", "--json"]
+    assert main(args) == 0
+    check = json.loads(capsys.readouterr().out)["checks"][0]
+    assert round(check["efficiency"] * 100) == 45
+    page = " ".join(html.unescape(client.get("/derivation.md").text).split())
+    assert f"whose ceiling for the example files is {check['ceiling_tok_s']:,.0f} tok/s" in page
+    assert f"so the run reached about {check['efficiency'] * 100:.0f} % of it" in page
+    assert "at 2,348 tok/s" in page and "1,600 tokens scheduled per iteration" in page
+    assert MEASURED_PREFILL_RUN in client.get("/validation").text

@@ -319,6 +319,38 @@ def walk_through() -> dict[str, str]:
     }
 
 
+#: The measured prefill run the example refers to, in the reported runs (catalog/data/reported_runs.toml).
+MEASURED_PREFILL_RUN = "derivation-dgx-spark-laguna-s-2.1-nvfp4-vllm-prefill-8k"
+
+
+def measured_prefill_run() -> dict[str, str]:
+    """The reported vLLM prefill run on GB10 placed against the example files' ceiling at its own chunk
+    (what ``servebound check -H dgx-spark.toml -m laguna-s-2.1-nvfp4.toml --metric prefill_tok_s
+    --measured ... --prompt ... --chunk ...`` prints), and against the catalog profile /validation uses."""
+    from servebound.runs.reported import load_reported_runs
+    from servebound.runs.validation import evaluate_entry
+
+    entry = next(e for e in load_reported_runs() if e.id == MEASURED_PREFILL_RUN)
+    examples = {
+        "hardware": str(examples_dir() / PREFILL_MACHINE),
+        "model": str(examples_dir() / PREFILL_MODEL),
+    }
+    on_examples = evaluate_entry(entry.model_copy(update=examples)).check
+    in_catalog = evaluate_entry(entry).check
+    assert entry.prompt_tokens is not None and entry.chunk_tokens is not None
+    return {
+        "run_engine": entry.engine,
+        "run_measured": f"{entry.measured:,.0f}",
+        "run_prompt": f"{entry.prompt_tokens:,}",
+        "run_chunk": f"{entry.chunk_tokens:,}",
+        "run_ceiling": f"{on_examples.ceiling_tok_per_s:,.0f}",
+        "run_bound_by": str(on_examples.bound_by),
+        "run_share": f"{on_examples.efficiency * 100:.0f}",
+        "run_catalog_share": f"{in_catalog.efficiency * 100:.0f}",
+        "run_catalog_model": entry.model,
+    }
+
+
 def toy_reservations() -> str:
     """The boards section's sentence on the toy machine at 4k and 1k reserved tokens."""
     four, one = boards(Toy(reserved=4000)), boards(Toy(reserved=1000))
@@ -353,6 +385,7 @@ def figures() -> dict[str, str]:
         "toy_reservations": toy_reservations(),
         "missing_rate_rule": MISSING_RATE_RULE,
         **walk_through(),
+        **measured_prefill_run(),
     }
 
 
