@@ -3,6 +3,7 @@ numbers substituted (or as JSON)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -125,10 +126,20 @@ def price_ratio_command(
 @economics_app.command("cache-tier")
 def cache_tier_command(
     hold_s: Annotated[float, typer.Option("--hold-s", help="How long a cache is kept alive, in seconds.")],
+    tiers: Annotated[
+        Path | None,
+        typer.Option(
+            "--tiers",
+            help="A TOML or JSON file of memory tiers ([[tier]] name, capacity_gb, bandwidth_gb_per_s, "
+            "device, source) in place of the built-in rows.",
+        ),
+    ] = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """The memory tier whose drain time matches a cache hold time."""
-    show(cache_tier(hold_s), json_out)
+    """The memory tier whose drain time matches a cache hold time, beside the lecture's reading."""
+    from servebound.inputs.files import load_tiers_file
+
+    show(cache_tier(hold_s) if tiers is None else cache_tier(hold_s, load_tiers_file(tiers)), json_out)
 
 
 @economics_app.command("training")

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 import tomli_w
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from servebound.core.economics import MemoryTier
 from servebound.core.formats import KV_FORMATS
 from servebound.core.hardware import ARITHMETIC_MODES, Hardware
 from servebound.core.kv import KVShape
@@ -403,6 +404,35 @@ def check_imported(model: ModelAdapter, *, audit: dict[str, Any] | None = None) 
     mapping = model_to_mapping(model, audit=audit)
     parse_model(mapping)
     return mapping
+
+
+class TierFile(_Strict):
+    """One memory tier of a ``--tiers`` file: capacity and read bandwidth of one device of the tier."""
+
+    name: str = Field(min_length=1, max_length=60)
+    device: str = Field(default="", max_length=200)
+    capacity_gb: MemoryGB
+    bandwidth_gb_per_s: BandwidthGB
+    source: str = Field(default="", max_length=500)
+
+
+class TiersFile(_Strict):
+    tier: list[TierFile] = Field(min_length=1, max_length=32)
+
+
+def load_tiers_file(path: str | Path) -> tuple[MemoryTier, ...]:
+    """A memory-tier file (TOML ``[[tier]]`` tables or JSON ``{"tier": [...]}``) as core MemoryTier rows,
+    in the file's order (for ``servebound economics cache-tier --tiers``)."""
+    try:
+        parsed = TiersFile.model_validate(read_mapping(Path(path), "tiers"))
+    except ValidationError as exc:
+        raise validation_to_input_error(exc, "tiers.") from None
+    return tuple(
+        MemoryTier(
+            t.name, t.device or t.name, t.capacity_gb * GB, t.bandwidth_gb_per_s * GB, t.source or str(path)
+        )
+        for t in parsed.tier
+    )
 
 
 def load_hardware_file(path: str | Path) -> Hardware:
