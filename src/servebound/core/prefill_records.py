@@ -93,6 +93,8 @@ class PrefillAssumptions:
     linear_charge_reason: str = ""
     attention_charge_reason: str = ""
     charge_note: str = ""
+    #: Mixed-precision linear math: (mode, parameters, mode charged, rate) per part (ModeRates.linear_split).
+    linear_split: tuple[tuple[str, float, str | None, float | None], ...] = ()
 
 
 @dataclass(frozen=True, repr=False)
@@ -309,6 +311,7 @@ def assumptions_of(
         linear_charge_reason=rates.linear_charge_reason if rates.needs_linear else "",
         attention_charge_reason=rates.attention_charge_reason if rates.needs_attention else "",
         charge_note=rates.charge_note,
+        linear_split=rates.linear_split,
         linear_flop_per_s=rates.linear_flop_per_s,
         attention_flop_per_s=rates.attention_flop_per_s,
         compute_available=rates.available,

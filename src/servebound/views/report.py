@@ -199,6 +199,16 @@ def _tflops(rate: float | None) -> float | None:
     return None if rate is None else rate / TFLOPS
 
 
+def _split_json(split: Any) -> list[dict[str, Any]] | None:
+    """Mixed-precision linear math, part by part: its mode, parameters, the mode and TFLOPS charged."""
+    if not split:
+        return None
+    return [
+        {"mode": mode, "params": params, "mode_charged": charged, "tflops": _tflops(rate)}
+        for mode, params, charged, rate in split
+    ]
+
+
 def _compute_json(result: DecodeResult) -> dict[str, Any]:
     """The compute roof's inputs: status, modes, rates (TFLOPS), per-step FLOPs and seconds."""
     compute = result.compute
@@ -220,6 +230,7 @@ def _compute_json(result: DecodeResult) -> dict[str, Any]:
         "attention_mode_charged": rate("attention_mode_charged"),
         "charge_note": rate("charge_note") or None,
         "missing_rate_rule": MISSING_RATE_RULE if rate("missing_modes") else None,
+        "linear_split": _split_json(rate("linear_split") or ()),
         "tokens_per_session_step": compute.tokens_per_session_step,
         "flops_per_session_step": compute.flops_per_session_step,
         "seconds_per_session_step": compute.seconds_per_session_step,
@@ -394,6 +405,7 @@ def prefill_assumptions(result: PrefillResult) -> dict[str, Any]:
             "linear_charge_reason": a.linear_charge_reason or None,
             "attention_charge_reason": a.attention_charge_reason or None,
             "missing_rate_rule": MISSING_RATE_RULE if a.missing_modes else None,
+            "linear_split": _split_json(a.linear_split),
             "workspace_gb": a.workspace_bytes / GB,
             "kernel_terms": "dropped (attention-kernel and activation traffic left out: ceiling-safe)"
             if a.kernel_terms_dropped
