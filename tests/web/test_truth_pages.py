@@ -125,3 +125,51 @@ def test_the_measured_gb10_prefill_run_is_reported_and_placed(
     assert f"so the run reached about {check['efficiency'] * 100:.0f} % of it" in page
     assert "at 2,348 tok/s" in page and "1,600 tokens scheduled per iteration" in page
     assert MEASURED_PREFILL_RUN in client.get("/validation").text
+
+
+def test_the_worked_examples_pair_pages_say_why_they_differ() -> None:
+    """/pair/nvidia-dgx-spark/qwen3.6-35b-a3b-nvfp4 shows other numbers than the derivation's worked table
+    (real tensors and a BF16 cache against the rounded adapter); the M5 Max pages hold 137.4 GB (128 GiB)
+    where the derivation uses 128 GB. Each page says so, with the figures computed."""
+    from servebound.catalog.models import get_model
+    from servebound.web.app import create_app
+    from servebound.web.derivation_live import example_model, example_result
+
+    rows = [
+        get_hardware("nvidia-dgx-spark"),
+        get_hardware("apple-m5-max-128gb"),
+        get_hardware("nvidia-h100-sxm"),
+    ]
+    site = TestClient(
+        create_app(hardware=rows, models=[get_model("qwen3.6-35b-a3b-nvfp4"), get_model("llama-3.1-8b")])
+    )
+    model = get_model("qwen3.6-35b-a3b-nvfp4").adapter
+    example = example_model("qwen3.6-35b-a3b-nvfp4.toml")
+    for hw_id, machine in (
+        ("nvidia-dgx-spark", "dgx-spark.toml"),
+        ("apple-m5-max-128gb", "apple-m5-max-128gb.toml"),
+    ):
+        page = " ".join(html.unescape(site.get(f"/pair/{hw_id}/qwen3.6-35b-a3b-nvfp4.md").text).split())
+        page = page.replace("\\", "")  # the mirror escapes markdown's b\*
+        table = example_result(machine, "qwen3.6-35b-a3b-nvfp4.toml")
+        assert table.aggregate_tok_per_s is not None and table.single_session_tok_per_s is not None
+        assert (
+            f"The derivation's worked table gives this pair {round(table.single_session_tok_per_s):,} tok/s for one "
+            f"session, b* {table.batch_star} and {round(table.aggregate_tok_per_s):,} tok/s"
+        ) in page
+        assert f"W_resident {model.weights.resident / GB:,.4g} GB" in page
+        assert f"rounded adapter's {example.weights.resident / GB:,.4g} GB with P_embed = 0" in page
+        assert (
+            f"a bf16 cache reading {model.kv_read.bytes_at(32_000) / GB:,.4g} GB per token at 32,000 tokens"
+            in page
+        )
+    m5 = get_hardware("apple-m5-max-128gb").hardware
+    other = " ".join(html.unescape(site.get("/pair/apple-m5-max-128gb/llama-3.1-8b.md").text).split())
+    other = other.replace("\\", "")
+    assert (
+        f"the catalog holds {m5.memory_bytes / GB:,.4g} GB (128 GiB) of memory, where the derivation uses 128 GB"
+        in other
+    )
+    # Pairs the worked examples do not stand for carry no such note.
+    plain = html.unescape(site.get("/pair/nvidia-h100-sxm/qwen3.6-35b-a3b-nvfp4.md").text)
+    assert "worked table" not in plain and "the derivation uses" not in plain

@@ -277,7 +277,9 @@ def _split_rates(hardware: Hardware, shape: PrefillShape, attention_mode: str | 
         linear_mode=shape.linear_mode,
         linear_flop_per_s=None if inverse is None or inverse <= 0 else total / inverse,
         linear_mode_choice=f"split by mode: {modes} of P_lin,active, each at its own rate",
-        linear_mode_charged=None if inverse is None else " + ".join(str(part[2]) for part in parts),
+        linear_mode_charged=None
+        if inverse is None
+        else " + ".join(dict.fromkeys(str(part[2]) for part in parts)),
         linear_charge_reason="; ".join(reasons),
         unpublished_modes=tuple(unpublished),
         linear_split=tuple(parts),

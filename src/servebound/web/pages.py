@@ -351,11 +351,14 @@ class Renderer:
             )
         verdict = VERDICT_TEXT[d.verdict]
         fits = d.verdict in ("floor_fit", "no_floor")
+        from servebound.web.derivation_live import derivation_notes  # the worked examples' own pairs
+
+        differs = derivation_notes(hw.hardware, m.adapter, pair.workload)
         context = PairContext(
             hw=hw,
             m=m,
             d=d,
-            notes=[web_sentence(n) for n in decode_notes(d)],
+            notes=[web_sentence(n) for n in decode_notes(d)] + differs,
             remedies=remedies(d, hw.id, m.id, params),
             sideways=self._pair_fixed(hw, m)[0],
             p=p,
