@@ -173,3 +173,47 @@ def test_the_worked_examples_pair_pages_say_why_they_differ() -> None:
     # Pairs the worked examples do not stand for carry no such note.
     plain = html.unescape(site.get("/pair/nvidia-h100-sxm/qwen3.6-35b-a3b-nvfp4.md").text)
     assert "worked table" not in plain and "the derivation uses" not in plain
+
+
+def test_machine_endpoints_carry_the_license_and_keep_others_words_out(client: TestClient) -> None:
+    """/docs.md has the frontmatter every mirror has (license included); a model card's quoted words and a
+    run's quoted source are replaced by a link and an attribution in the .md mirrors; llms-full.txt's
+    header says what it holds (N documents, named), not "the whole site"."""
+    from servebound.catalog.models import get_model
+    from servebound.web.app import create_app
+
+    docs = client.get("/docs.md").text
+    front = docs.split("---")[1]
+    assert (
+        docs.startswith("---\ntitle: ")
+        and "\nlicense: CC BY 4.0 (https://creativecommons.org/licenses/by/4.0/)\n" in front
+    )
+    assert "\nattribution: servebound\n" in front and "# The JSON API" in docs
+
+    card = get_model("qwen2.5-7b")
+    site = TestClient(
+        create_app(
+            hardware=[get_hardware("nvidia-dgx-spark")], models=[card, get_model("gemma-4-26b-a4b-nvfp4")]
+        )
+    )
+    words = str(card.published["source"]).split(": '", 1)[1].rstrip("'")
+    mirror = site.get("/models/qwen2.5-7b.md").text
+    assert words not in mirror and words in html.unescape(site.get("/models/qwen2.5-7b").text)
+    assert "Qwen2.5-7B model card (https://huggingface.co/Qwen/Qwen2.5-7B)" in mirror
+    from servebound.runs.reported import load_reported_runs
+
+    run = next(e for e in load_reported_runs() if e.id == "derivation-dgx-spark-gemma-4-26b-a4b-nvfp4-c16")
+    pair = site.get("/pair/nvidia-dgx-spark/gemma-4-26b-a4b-nvfp4.md").text
+    assert run.source_quote not in pair and "doc:roofline-derivation" in pair
+
+    full = client.get("/llms-full.txt").text
+    held = full.split("\n=====  =====  =====\n")[1:]
+    from servebound.web.text import mirror_path
+
+    urls = [d.split('\nurl: "', 1)[1].split('"', 1)[0] for d in held]
+    assert "the whole site" not in full.split("\n=====")[0]
+    assert full.startswith(
+        f"# servebound: {len(held)} documents as text\n\nThis file holds {len(held)} documents: "
+    )
+    header = full.split("\n=====")[0]
+    assert all(f"({mirror_path(url)})" in header for url in urls), urls

@@ -22,7 +22,7 @@ def docs(request: Request, web: Web) -> Response:
         "api_docs.html",
         "/docs",
         TITLE,
-        "Every endpoint of the JSON API, its parameters and an example, from /openapi.json.",
+        DESCRIPTION,
         ops=operations(spec),
         info=spec.get("info", {}),
         openapi_version=spec.get("openapi", ""),
@@ -30,8 +30,13 @@ def docs(request: Request, web: Web) -> Response:
     return HTMLResponse(html)
 
 
+#: What /docs is, for its page and its mirror's frontmatter.
+DESCRIPTION = "Every endpoint of the JSON API, its parameters and an example, from /openapi.json."
+
+
 @router.get("/docs.md")
-def docs_markdown(request: Request) -> Response:
+def docs_markdown(request: Request, web: Web) -> Response:
+    """The reference as markdown, with the frontmatter every mirror carries (title, URL, date, license)."""
     spec = request.app.openapi()
     lines = [f"# {TITLE}", "", "The schema: /openapi.json.", ""]
     for op in operations(spec):
@@ -41,7 +46,8 @@ def docs_markdown(request: Request) -> Response:
             for p in op.params
         ]
         lines.append("")
-    return Response("\n".join(lines), media_type=MARKDOWN)
+    text = web.renderer._markdown("api_docs.md", "/docs", TITLE, DESCRIPTION, body="\n".join(lines))
+    return Response(text, media_type=MARKDOWN)
 
 
 @router.get("/api")
