@@ -217,3 +217,37 @@ def test_machine_endpoints_carry_the_license_and_keep_others_words_out(client: T
     )
     header = full.split("\n=====")[0]
     assert all(f"({mirror_path(url)})" in header for url in urls), urls
+
+
+def test_the_lectures_asides_are_on_the_economics_page(client: TestClient) -> None:
+    """The lecture's asides (one rack against a provider, sparse attention, the 2 kB cache check, the
+    context plateau, rebuild against keep, rack hops, derating, 150T against ~200T) are on /economics and
+    its mirror, in our words, each number computed."""
+    from servebound.core import economics as econ
+    from servebound.views.economics_view import LECTURE
+
+    rack = econ.train_schedule(LECTURE["batch"], 1 / LECTURE["steps_per_s"]).tok_per_s
+    inference = econ.equal_cost(
+        LECTURE["traffic_tok_per_s"],
+        LECTURE["life_days"] * econ.SECONDS_PER_DAY,
+        LECTURE["frontier_active_params"],
+    ).inference_tokens
+    for path in ("/economics", "/economics.md"):
+        page = " ".join(html.unescape(client.get(path).text).split()).replace("**", "")
+        for heading in (
+            "One rack against a provider",
+            "The 2 kB cache check",
+            "Why context lengths plateau",
+            "Rebuild or keep a cache",
+            "Sparse attention",
+            "Rack hops in a pipeline",
+            "Tokens in, tokens out",
+            "A model that may miss the frontier",
+        ):
+            assert heading in page, (path, heading)
+        assert f"emits {rack:,.0f} tokens per second" in page and "about a thousandth" in page
+        assert "1 x 2 x 128 x 8 = 2,048 bytes per token" in page
+        assert (
+            f"{inference / 1e12:,.0f}T lifetime inference tokens" in page and "150T of pre-training" in page
+        )
+        assert "one-time gain" in page and "costs quality" in page
