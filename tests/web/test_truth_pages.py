@@ -200,6 +200,10 @@ def test_machine_endpoints_carry_the_license_and_keep_others_words_out(client: T
     mirror = site.get("/models/qwen2.5-7b.md").text
     assert words not in mirror and words in html.unescape(site.get("/models/qwen2.5-7b").text)
     assert "Qwen2.5-7B model card (https://huggingface.co/Qwen/Qwen2.5-7B)" in mirror
+    api = site.get("/api/models/qwen2.5-7b").json()["audit"]
+    assert words not in json.dumps(api) and api["published_source"].startswith(
+        "Qwen2.5-7B model card (https://"
+    )
     from servebound.runs.reported import load_reported_runs
 
     run = next(e for e in load_reported_runs() if e.id == "derivation-dgx-spark-gemma-4-26b-a4b-nvfp4-c16")
