@@ -255,3 +255,13 @@ def test_the_lectures_asides_are_on_the_economics_page(client: TestClient) -> No
             f"{inference / 1e12:,.0f}T lifetime inference tokens" in page and "150T of pre-training" in page
         )
         assert "one-time gain" in page and "costs quality" in page
+
+
+def test_the_api_reports_the_unrestricted_prefill_beside_a_budget(client: TestClient) -> None:
+    """A TTFT budget on /api/prefill keeps the unrestricted answer visible, as the CLI's JSON does."""
+    params = {"hardware": "nvidia-h100-sxm", "model": "hostile", "prompt": 8192, "batch": "max"}
+    free = client.get("/api/prefill", params=params).json()
+    tight = client.get("/api/prefill", params={**params, "ttft_budget": free["time_s"] / 2}).json()
+    assert free["unrestricted"] is None and tight["ttft_ok"] is not None
+    assert tight["batch"] < free["batch"]
+    assert (tight["unrestricted"]["batch"], tight["unrestricted"]["tok_s"]) == (free["batch"], free["tok_s"])
