@@ -81,6 +81,19 @@ def test_batch_max_under_budget(capsys: pytest.CaptureFixture[str]) -> None:
         capsys, "prefill", "-H", HW, "-m", MODEL, "--prompt", "8192", "--ttft-budget", "0.001", "--json"
     )
     assert json.loads(tight)["ttft_ok"] is False  # a budget no setting meets is a verdict, not an error
+    # Issue 36: the unrestricted answer beside the restricted one, in JSON and on the terminal.
+    free = data["unrestricted"]
+    _, plain, _ = run(
+        capsys, "prefill", "-H", HW, "-m", MODEL, "--prompt", "8192", "--batch", "max", "--json"
+    )
+    unbudgeted = json.loads(plain)
+    assert unbudgeted["unrestricted"] is None
+    assert (free["batch"], free["tok_s"]) == (unbudgeted["batch"], unbudgeted["tok_s"])
+    assert free["verdict"] == "fits" and free["batch"] >= data["batch"]
+    _, text, _ = run(
+        capsys, "prefill", "-H", HW, "-m", MODEL, "--prompt", "8192", "--batch", "max", "--ttft-budget", "2"
+    )
+    assert "without the budget" in text and f"unrestricted: batch {free['batch']:,}" in text
 
 
 def test_human_report(capsys: pytest.CaptureFixture[str]) -> None:

@@ -280,3 +280,22 @@ def test_unreachable_floor_with_a_vanishing_read_size() -> None:
     hw = Hardware("h", "H", 2e13, 1e12, {"bf16": 1e15})
     result = decode(hw, model, Workload(alloc_context_tokens=1, read_context_tokens=1, floor_tok_per_s=50.0))
     assert result.batch_rate == 0
+
+
+def test_decode_charges_mixed_precision_linear_math_by_mode() -> None:
+    """Issue 36: decode's compute roof charges linear FLOPs as prefill does, each mode's part at its
+    rate: gpt-oss-20b's BF16 attention and MXFP4 experts on a B200, F_linear = P / sum(P_i / F_i)."""
+    from servebound.catalog.hardware import get_hardware
+    from servebound.catalog.models import get_model
+    from servebound.core.decode import decode
+    from tests.conftest import resolved
+
+    hw, model = get_hardware("nvidia-b200").hardware, get_model("gpt-oss-20b").adapter
+    assert model.prefill is not None
+    parts = dict(model.prefill.linear_params_by_mode)
+    r = decode(hw, model, resolved(hw, model))
+    assert r.compute is not None and r.compute.rates is not None
+    harmonic = sum(parts.values()) / (
+        parts["bf16"] / hw.compute_rate("bf16") + parts["fp4"] / hw.compute_rate("fp4")
+    )
+    assert r.compute.rates.linear_flop_per_s == pytest.approx(harmonic, rel=1e-12)

@@ -197,3 +197,37 @@ def test_every_expert_balance_batch_by_hand() -> None:
         econ.hardware_balance(1e15, 1e12, 0.5).multiplies_per_weight, 200e9, 10e9
     )
     assert econ.every_expert_balance_batch(1e15, 200e9 * 0.5, 10e9, 1e12) == pytest.approx(lecture, rel=1e-12)
+
+
+def test_cache_tier_states_the_lectures_reading_and_takes_given_rows(capsys: Any, tmp_path: Any) -> None:
+    """Issue 36: `economics cache-tier --hold-s 3600` maps an hour to flash on the built-in rows; the
+    command says the lecture reads an hour as spinning disk and why the rows differ, and the tier rows
+    can be given (--tiers FILE)."""
+    status, out, _ = run(capsys, "economics", "cache-tier", "--hold-s", "3600")
+    disk = next(t for t in econ.MEMORY_TIERS if t.name == "disk")
+    text = " ".join(out.split())
+    assert status == 0 and "-> flash" in text
+    assert "a 1-hour cache on spinning disk" in text
+    assert f"On these rows disk drains in {disk.drain_time_s / 3600:,.4g} h" in text
+    status, out, _ = run(capsys, "economics", "cache-tier", "--hold-s", "3600", "--json")
+    last = json.loads(out)["quantities"][-1]
+    assert (last["inputs"]["tier"], last["inputs"]["lecture_tier"]) == ("flash", "disk")
+    assert "spinning disk" in last["note"]
+    # Rows of one's own: a disk that drains in 2,000 GB / 0.55 GB/s = 3,636 s takes the hour, as the lecture says.
+    rows = tmp_path / "tiers.toml"
+    rows.write_text(
+        '[[tier]]\nname = "flash"\ncapacity_gb = 15360\nbandwidth_gb_per_s = 13\n'
+        '[[tier]]\nname = "disk"\ncapacity_gb = 2000\nbandwidth_gb_per_s = 0.55\n'
+    )
+    status, out, _ = run(
+        capsys, "economics", "cache-tier", "--hold-s", "3600", "--tiers", str(rows), "--json"
+    )
+    quantities = json.loads(out)["quantities"]
+    assert [q["name"] for q in quantities[:-1]] == ["drain time of flash", "drain time of disk"]
+    assert quantities[-1]["inputs"]["tier"] == "disk"
+    assert quantities[-1]["value"] == pytest.approx(2000 / 0.55)
+    assert "these rows" not in quantities[-1]["note"]  # the rows agree with the lecture: nothing to explain
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[tier]]\nname = "x"\ncapacity_gb = -1\nbandwidth_gb_per_s = 1\n')
+    status, _, err = run(capsys, "economics", "cache-tier", "--hold-s", "3600", "--tiers", str(bad))
+    assert status == 2 and "tiers.tier.0.capacity_gb" in err

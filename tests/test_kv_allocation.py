@@ -66,3 +66,20 @@ def test_cli_and_api_state_the_allocation(capsys: pytest.CaptureFixture[str]) ->
     assert body["assumptions"]["kv_allocation"] == "paged" and body["batch_mem"] == data["batch_mem"]
     bad = client.get("/api/decode", params={"hardware": HW, "model": MODEL, "kv_allocation": "nope"})
     assert bad.status_code in (400, 422) and "kv_allocation" in bad.text
+
+
+def test_paged_caches_do_not_cap_the_prompt_at_a_reservation(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 36: `prefill -H nvidia-dgx-spark -m llama-3.1-8b --prompt 131072 --kv-allocation paged`
+    answers (the prompt is within the model's limit; a paged cache holds K_store(L), not K_alloc);
+    a reserved cache still refuses a prompt past its reservation, and the model's limit still binds."""
+    args = ["prefill", "-H", "nvidia-dgx-spark", "-m", "llama-3.1-8b", "--prompt", "131072"]
+    assert main([*args, "--kv-allocation", "paged", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    model = get_model("llama-3.1-8b").adapter
+    assert data["prompt_tokens"] == 131072 and data["verdict"] == "fits"
+    assert data["kv_alloc_bytes"] == pytest.approx(model.kv_alloc.bytes_at(131072))
+    assert main([*args, "--kv-allocation", "reserved"]) == 2
+    assert "alloc_context_tokens" in capsys.readouterr().err
+    over = ["prefill", "-H", "nvidia-dgx-spark", "-m", "llama-3.1-8b", "--prompt", "131073"]
+    assert main([*over, "--kv-allocation", "paged"]) == 2
+    assert "context limit" in capsys.readouterr().err

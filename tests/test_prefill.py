@@ -34,7 +34,7 @@ from servebound.core.rates import linear_mode_for, mode_rates
 from servebound.core.workload import Workload
 from servebound.errors import InputError
 from servebound.inputs.files import parse_hardware, parse_model
-from tests.conftest import load_golden
+from tests.conftest import load_golden, resolved
 
 GB = 1e9
 
@@ -185,6 +185,22 @@ def test_batch_max_and_ttft_budget() -> None:
     assert r.ttft_ok and r.verdict is PrefillVerdict.FITS
     r = prefill(TOY_HW, model, 1000, workload=TOY_WORKLOAD, batch=10, ttft_budget_s=1.0)
     assert r.ttft_ok is False and r.verdict is PrefillVerdict.OVER_BUDGET
+
+
+def test_a_ttft_budget_keeps_the_unrestricted_result_visible() -> None:
+    """Issue 36: with a TTFT budget the unrestricted answer is reported beside the restricted one."""
+    model = toy_dense()
+    free = prefill(TOY_HW, model, 1000, workload=TOY_WORKLOAD, batch="max")
+    assert free.unrestricted is None
+    r = prefill(TOY_HW, model, 1000, workload=TOY_WORKLOAD, batch="max", ttft_budget_s=1.0)
+    assert r.batch == 9 and r.unrestricted is not None
+    u = r.unrestricted
+    # The unrestricted search is every setting that fits: b = 80, 80 x 0.105005 s, as without a budget.
+    assert (u.batch, u.verdict, u.ttft_budget_s, u.ttft_ok) == (80, PrefillVerdict.FITS, None, None)
+    assert u.time_s == pytest.approx(80 * 0.105005) and u.tok_per_s == free.tok_per_s
+    over = prefill(TOY_HW, model, 1000, workload=TOY_WORKLOAD, batch="max", ttft_budget_s=0.1)
+    assert over.verdict is PrefillVerdict.OVER_BUDGET and over.unrestricted is not None
+    assert over.unrestricted.verdict is PrefillVerdict.FITS and over.unrestricted.batch == 80
 
 
 def test_capacity_verdicts() -> None:
@@ -607,3 +623,53 @@ def test_model_files_carry_the_engine_mode_and_refuse_an_unknown_one() -> None:
     bad = {**raw, "prefill": {**raw["prefill"], "linear_mode_if_published": "fp16_fast"}}
     with pytest.raises(InputError, match="linear_mode_if_published"):
         parse_model(bad)
+
+
+def test_mixed_precision_linear_math_is_split_by_mode() -> None:
+    """Issue 36: a path that mixes modes has its FLOPs split by mode, each part at its matching rate.
+
+    Toy: 5e9 linear parameters, 1e9 at bf16 (100 TFLOP/s) and 4e9 at fp4 (400 TFLOP/s); attention at bf16.
+    A 1,000-token prompt: A_linear = 2 x 1000 x 5e9 = 1e13 FLOP, charged 2e12 / 100e12 + 8e12 / 400e12
+    = 0.02 + 0.02 = 0.04 s (one fp4 rate would say 1e13 / 400e12 = 0.025 s; one bf16 rate 0.1 s).
+    The effective F_linear is 5e9 / (1e9 / 100e12 + 4e9 / 400e12) = 250 TFLOP/s.
+    """
+    hw = Hardware("toy2", "Toy two modes", 100 * GB, 1000 * GB, {"bf16": 100e12, "fp4": 400e12})
+    split = toy_dense(linear_mode="fp4", linear_params_by_mode=(("bf16", 1e9), ("fp4", 4e9)))
+    r = prefill(hw, split, 1000, workload=TOY_WORKLOAD)
+    assert r.linear_flops == pytest.approx(1e13)
+    assert r.linear_time_s == pytest.approx(0.04, rel=1e-12)
+    assert r.assumptions.linear_flop_per_s == pytest.approx(250e12, rel=1e-12)
+    # Attention: 1,000 tokens x 1e6 x (1000 + 1) / 2 FLOP = 5.005e11 at bf16 = 5.005e-3 s.
+    assert r.attention_time_s == pytest.approx(5.005e-3)
+    one_mode = prefill(hw, toy_dense(linear_mode="fp4"), 1000, workload=TOY_WORKLOAD)
+    assert one_mode.linear_time_s == pytest.approx(0.025)
+    # A mode given for the run overrides the split: every linear FLOP at that mode.
+    given = prefill(hw, split, 1000, workload=TOY_WORKLOAD, linear_mode="bf16")
+    assert given.linear_time_s == pytest.approx(0.1)
+    # A part whose mode the row lacks falls back like any mode (no fp4 on this row: fastest is bf16).
+    bf16_only = Hardware("toy3", "Toy bf16 only", 100 * GB, 1000 * GB, {"bf16": 100e12})
+    fallback = prefill(bf16_only, split, 1000, workload=TOY_WORKLOAD)
+    assert fallback.linear_time_s == pytest.approx(0.1)
+    assert "fp4" in fallback.assumptions.missing_modes
+
+
+def test_an_mxfp4_release_splits_its_linear_math_by_tensor_format() -> None:
+    """gpt-oss-20b keeps its attention projections (and routers) in BF16 beside MXFP4 experts: the
+    profile carries each part, and on a row with both rates the linear time is each part at its rate."""
+    from servebound.catalog.hardware import get_hardware
+    from servebound.catalog.models import get_model
+
+    model = get_model("gpt-oss-20b").adapter
+    assert model.prefill is not None
+    parts = dict(model.prefill.linear_params_by_mode)
+    assert set(parts) == {"bf16", "fp4"} and sum(parts.values()) == pytest.approx(
+        model.prefill.linear_active_params
+    )
+    # 24 layers x 2880 x (64 x 64 q + 2 x 8 x 64 kv + 64 x 64 o) = attention; 32 experts x 2880 router.
+    attention = 24 * 2880 * (64 * 64 * 2 + 2 * 8 * 64)
+    router = 24 * 2880 * 32
+    assert parts["bf16"] == attention + router
+    hw = get_hardware("nvidia-b200").hardware
+    r = prefill(hw, model, 4096, workload=resolved(hw, model))
+    expected = 2 * 4096 * (parts["bf16"] / hw.compute_rate("bf16") + parts["fp4"] / hw.compute_rate("fp4"))
+    assert r.linear_time_s == pytest.approx(expected, rel=1e-12)

@@ -97,9 +97,10 @@ def test_http_server_serves_the_whole_site(served: str) -> None:
     assert "(https://example.org/hardware/nvidia-b200.md)" in llms
     assert "https://example.org/pair/<hardware id>/<model id>.md" in llms  # pairs by pattern
     assert "<loc>https://example.org/models/hostile.md</loc>" in fetch(served + "/sitemap.xml")
-    assert fetch(served + "/llms-full.txt").startswith(
-        "# servebound: the whole site as text\n\nLicense: CC BY 4.0"
-    )
+    full = fetch(served + "/llms-full.txt")
+    held = len(full.split("\n=====  =====  =====\n")) - 1
+    assert full.startswith(f"# servebound: {held} documents as text\n\nThis file holds {held} documents: ")
+    assert "\nLicense: CC BY 4.0" in full.split("=====")[0]
 
 
 def test_every_internal_link_resolves(exported: tuple[Path, object, object]) -> None:

@@ -166,16 +166,26 @@ def price_ratio_command(output_usd: float, input_usd: float, json_out: bool) -> 
 @command(
     "cache-tier",
     option("hold_s", float, REQUIRED, "How long a cache is kept alive, in seconds.", "--hold-s"),
+    option(
+        "tiers",
+        str,
+        None,
+        "A TOML or JSON file of memory tiers ([[tier]] name, capacity_gb, bandwidth_gb_per_s, device, "
+        "source) in place of the built-in rows.",
+        "--tiers",
+    ),
     JSON,
     parent=economics_app,
-    help="The memory tier whose drain time matches a cache hold time.",
+    help="The memory tier whose drain time matches a cache hold time, beside the lecture's reading.",
     examples=(
         "servebound economics cache-tier --hold-s 300",
         "servebound economics cache-tier --hold-s 3600 --json",
     ),
 )
-def cache_tier_command(hold_s: float, json_out: bool) -> None:
-    show(cache_tier(hold_s), json_out)
+def cache_tier_command(hold_s: float, tiers: str | None, json_out: bool) -> None:
+    from servebound.inputs.files import load_tiers_file
+
+    show(cache_tier(hold_s) if tiers is None else cache_tier(hold_s, load_tiers_file(tiers)), json_out)
 
 
 @command(

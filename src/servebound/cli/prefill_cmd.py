@@ -135,6 +135,14 @@ def render_prefill(r: PrefillResult) -> None:
         )
     if r.ttft_budget_s is not None:
         rows.append(("TTFT budget", f"{r.ttft_budget_s:g} s", "met" if r.ttft_ok else "not met"))
+        if (free := r.unrestricted) is not None and free.verdict.value not in NOTHING_FITS:
+            rows.append(
+                (
+                    "without the budget",
+                    fmt_rate(free.tok_per_s),
+                    f"unrestricted: batch {free.batch:,}, {free.time_s:,.4f} s, bound by {free.bound_by.value}",
+                )
+            )
     print_table(("quantity", "value", "how"), rows, right=("value",))
     render_assumptions(prefill_assumptions(r))
 

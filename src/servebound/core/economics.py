@@ -204,6 +204,16 @@ MEMORY_TIERS: tuple[MemoryTier, ...] = (
 )
 
 
+#: The lecture's own reading of the two cache prices, hold time (s) -> tier: a 5-minute cache on flash,
+#: a 1-hour cache on spinning disk (it puts flash's drain time at about a minute, disk's at about an
+#: hour). Our tier rows can place a hold elsewhere; the cache-tier answer states both.
+LECTURE_CACHE_TIERS: tuple[tuple[float, str], ...] = ((300.0, "flash"), (3600.0, "disk"))
+LECTURE_CACHE_TIERS_SOURCE = (
+    "shared/spec/serving-economics.md, 'Cache pricing and memory tiers': 'a 5-minute cache tier and a 1-hour "
+    "cache tier probably map to flash and spinning disk'"
+)
+
+
 def tier_for_hold_time(hold_s: float, tiers: tuple[MemoryTier, ...] = MEMORY_TIERS) -> MemoryTier:
     """The tier whose drain time is nearest the hold time on a log scale (a tier is well matched to
     holds around its drain time: shorter wastes its capacity, longer its bandwidth)."""

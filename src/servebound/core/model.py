@@ -146,6 +146,11 @@ class PrefillShape:
     #: with FP16 accumulate, ``fp16_acc16``). Where the row has no such rate ``linear_mode`` is charged;
     #: :func:`servebound.core.rates.linear_mode_for` makes the choice and says which and why.
     linear_mode_if_published: str | None = None
+    #: P_lin,active split by the mode each part multiplies in, ((mode, params), ...), where the weights
+    #: mix storage formats (MXFP4 experts beside BF16 attention projections): each part is charged at its
+    #: own mode's rate (:func:`servebound.core.rates.mode_rates`). Empty: every linear FLOP runs at
+    #: ``linear_mode``. The parts sum to ``linear_active_params``.
+    linear_params_by_mode: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -70,9 +70,10 @@ from servebound.core.prefill_records import (
     PrefillRange,
     PrefillResult,
     PrefillVerdict,
+    assumptions_of,
+    experts_touched,
 )
-from servebound.core.rates import BoundBy, ModeRates, bound_by, mode_rates
-from servebound.core.reading import is_estimate
+from servebound.core.rates import BoundBy, bound_by, mode_rates
 from servebound.core.search import largest_true
 from servebound.core.workload import (
     KVAllocation,
@@ -92,32 +93,6 @@ if TYPE_CHECKING:
     from servebound.core.arith import Floats
 
 # --- public procedures ---------------------------------------------------------------------------
-
-
-def _assumptions(
-    hardware: Hardware, model: ModelAdapter, workload: Workload, rates: ModeRates
-) -> PrefillAssumptions:
-    return PrefillAssumptions(
-        overhead_bytes=workload.overhead_bytes,
-        alloc_context_tokens=workload.alloc_context_tokens,
-        linear_mode=rates.linear_mode,
-        attention_mode=rates.attention_mode,
-        linear_mode_choice=rates.linear_mode_choice,
-        linear_mode_charged=rates.linear_mode_charged if rates.needs_linear else rates.linear_mode,
-        attention_mode_charged=rates.attention_mode_charged
-        if rates.needs_attention
-        else rates.attention_mode,
-        linear_charge_reason=rates.linear_charge_reason if rates.needs_linear else "",
-        attention_charge_reason=rates.attention_charge_reason if rates.needs_attention else "",
-        charge_note=rates.charge_note,
-        linear_flop_per_s=rates.linear_flop_per_s,
-        attention_flop_per_s=rates.attention_flop_per_s,
-        compute_available=rates.available,
-        missing_modes=rates.missing_modes,
-        expert_traffic=workload.expert_traffic,
-        is_estimate=is_estimate(hardware, model, workload.expert_traffic),
-        hardware_provenance=hardware.provenance,
-    )
 
 
 def _positive_int(field: str, value: object) -> int:
@@ -147,7 +122,9 @@ def _checked_setting(
         raise InputError(
             "prompt_tokens", f"{prompt} exceeds the context limit of model '{model.id}' ({limit} tokens)"
         )
-    if prompt > workload.alloc_context_tokens:
+    # A reserved cache holds K_alloc(L_alloc), so the prompt must fit in it; a paged cache grows to the
+    # prompt's own K_store(L) (the capacity gate charges that), so only the model's limit caps it.
+    if workload.kv_allocation is not KVAllocation.PAGED and prompt > workload.alloc_context_tokens:
         raise InputError(
             "prompt_tokens",
             Note.of(
@@ -204,11 +181,37 @@ def prefill(
     None (or >= L) is one-shot, the ceiling at fixed batch; a smaller chunk gives a policy ceiling.
     ``linear_mode`` / ``attention_mode`` override the model's arithmetic modes for the rate lookups.
 
-    Each session reserves the workload's alloc context (prefill writes the cache decode then reads),
-    so the prompt must fit in it: L <= L_alloc, and L <= the model's context limit when it states one;
+    A reserved cache holds the workload's alloc context (prefill writes the cache decode then reads),
+    so the prompt must fit in it, L <= L_alloc; a paged cache holds what the prompt writes, K_store(L),
+    so only the model's context limit (when it states one) caps L;
     anything else is an InputError naming ``prompt_tokens``. Failing gates and a budget no setting
     meets are verdicts in the result, never exceptions.
+
+    With ``ttft_budget_s`` the result also carries ``unrestricted``, the same question without the
+    budget: a caller who supplies tau* tightens the settings without hiding the unrestricted ceiling.
     """
+    setting = (batch, chunk_tokens)
+    result = _prefill(
+        hardware, model, prompt_tokens, workload, *setting, ttft_budget_s, linear_mode, attention_mode
+    )
+    if ttft_budget_s is None:
+        return result
+    free = _prefill(hardware, model, prompt_tokens, workload, *setting, None, linear_mode, attention_mode)
+    return replace(result, unrestricted=free)
+
+
+def _prefill(
+    hardware: Hardware,
+    model: ModelAdapter,
+    prompt_tokens: int,
+    workload: Workload | None,
+    batch: int | Literal["max"],
+    chunk_tokens: int | None,
+    ttft_budget_s: float | None,
+    linear_mode: str | None,
+    attention_mode: str | None,
+) -> PrefillResult:
+    """:func:`prefill` under one set of settings (the budget, when given, restricting them)."""
     workload = resolved_workload(workload)
     shape = prefill_shape(model)
     prompt, chunk, searching, given = _checked_setting(
@@ -220,7 +223,7 @@ def prefill(
         )
 
     rates = mode_rates(hardware, shape, linear_mode, attention_mode)
-    assumptions = _assumptions(hardware, model, workload, rates)
+    assumptions = assumptions_of(hardware, model, workload, rates)
     resident = model.weights.resident
     margin = hardware.memory_bytes - resident - workload.overhead_bytes - WORKSPACE_BYTES
     # Reserved: each prompt's session holds K_alloc(L_alloc); paged: the cache its prompt writes, K_store(L).
@@ -301,6 +304,7 @@ def prefill(
         ttft_budget_s=ttft_budget_s,
         ttft_ok=None if ttft_budget_s is None else time <= ttft_budget_s,
         crossover_with_attention_tokens=with_attention,
+        experts_touched=experts_touched(model, chosen * chunk, workload.expert_traffic),
     )
 
 
@@ -333,16 +337,16 @@ def _offloaded_prefill(
     the larger of the two times (either can overlap the other)."""
     spec, where, device_only = _device_tier(hardware, model, workload)
     host_margin = spec.host_memory_bytes - where.host_resident_bytes
-    r = prefill(
+    r = _prefill(
         hardware,
         device_only,
         prompt,
-        workload=replace(workload, offload=None),
-        batch=batch,
-        chunk_tokens=chunk,
-        ttft_budget_s=ttft_budget_s,
-        linear_mode=linear_mode,
-        attention_mode=attention_mode,
+        replace(workload, offload=None),
+        batch,
+        chunk,
+        ttft_budget_s,
+        linear_mode,
+        attention_mode,
     )
     host_bytes, host_s = prefill_host_time(
         model, where, spec, r.batch, prompt, chunk, workload.expert_traffic
@@ -384,6 +388,7 @@ def _offloaded_prefill(
         bound_by=bound_by(memory, compute),
         ttft_ok=None if ttft_budget_s is None else time <= ttft_budget_s,
         offload=report,
+        experts_touched=experts_touched(model, r.batch * chunk, workload.expert_traffic),
         verdict=r.verdict if host_margin >= 0 else PrefillVerdict.NO_RESIDENT_FIT,
     )
 
@@ -437,7 +442,7 @@ def prefill_curve(
         bytes_per_token=ev.traffic_bytes / tokens,
         flops_per_token=(ev.linear_flops + ev.attention_flops) / tokens,
         bound_by_memory=ev.memory_time >= time,
-        assumptions=_assumptions(hardware, model, workload, rates),
+        assumptions=assumptions_of(hardware, model, workload, rates),
     )
 
 
@@ -517,7 +522,7 @@ def prefill_range(
         host_seconds = _host
 
     rates = mode_rates(hardware, shape, linear_mode, attention_mode)
-    assumptions = _assumptions(hardware, model, workload, rates)
+    assumptions = assumptions_of(hardware, model, workload, rates)
     longest, limited_by = range_top(model, workload)
     margin = hardware.memory_bytes - model.weights.resident - workload.overhead_bytes - WORKSPACE_BYTES
 

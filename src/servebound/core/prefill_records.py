@@ -11,12 +11,13 @@ from typing import TYPE_CHECKING
 from servebound.core.arith import np
 from servebound.core.band import ExpectedBand
 from servebound.core.engines import FormatSupport, format_support
-from servebound.core.experts import ExpertTraffic
+from servebound.core.experts import ExpertTraffic, distinct_experts
 from servebound.core.fields import ResultRecord, documented, documented_property
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.offload import OffloadReport
-from servebound.core.rates import BoundBy
+from servebound.core.rates import BoundBy, ModeRates
+from servebound.core.reading import is_estimate
 from servebound.core.workload import RangeLimit, Workload
 
 if TYPE_CHECKING:
@@ -92,6 +93,8 @@ class PrefillAssumptions:
     linear_charge_reason: str = ""
     attention_charge_reason: str = ""
     charge_note: str = ""
+    #: Mixed-precision linear math: (mode, parameters, mode charged, rate) per part (ModeRates.linear_split).
+    linear_split: tuple[tuple[str, float, str | None, float | None], ...] = ()
 
 
 @dataclass(frozen=True, repr=False)
@@ -162,9 +165,20 @@ class PrefillResult(ResultRecord):
         "tokens",
         default=None,
     )
+    experts_touched: float | None = documented(
+        "m(b c): the distinct routed experts one full chunk's sweep touches, expected under uniform routing "
+        "(k with --expert-traffic minimum); null for a model without routed experts",
+        default=None,
+    )
     offload: OffloadReport | None = documented(
         "with --cpu-moe, --n-cpu-moe or --gpu-layers: where the bytes sit, the bytes per prompt token on each "
         "tier, and (device memory time, host weight-transfer time) (null without offload)",
+        default=None,
+    )
+    unrestricted: PrefillResult | None = documented(
+        "with --ttft-budget: the same question without the budget (every setting that fits), so the "
+        "restriction never hides the ceiling: `{verdict, batch, tok_s, time_s, bound_by, ...}` (null "
+        "without a budget)",
         default=None,
     )
     expected: ExpectedBand | None = documented(
@@ -277,3 +291,42 @@ class PrefillRange:
     hi_tok_per_s: float | None
     hi_prompt_tokens: int | None
     hi_bound_by: BoundBy | None
+
+
+def assumptions_of(
+    hardware: Hardware, model: ModelAdapter, workload: Workload, rates: ModeRates
+) -> PrefillAssumptions:
+    """What a prefill result states it assumed: the workload's O and L_alloc, the modes and the rates
+    charged (and why), the expert traffic and whether the figure is a bound or an estimate."""
+    return PrefillAssumptions(
+        overhead_bytes=workload.overhead_bytes,
+        alloc_context_tokens=workload.alloc_context_tokens,
+        linear_mode=rates.linear_mode,
+        attention_mode=rates.attention_mode,
+        linear_mode_choice=rates.linear_mode_choice,
+        linear_mode_charged=rates.linear_mode_charged if rates.needs_linear else rates.linear_mode,
+        attention_mode_charged=rates.attention_mode_charged
+        if rates.needs_attention
+        else rates.attention_mode,
+        linear_charge_reason=rates.linear_charge_reason if rates.needs_linear else "",
+        attention_charge_reason=rates.attention_charge_reason if rates.needs_attention else "",
+        charge_note=rates.charge_note,
+        linear_split=rates.linear_split,
+        linear_flop_per_s=rates.linear_flop_per_s,
+        attention_flop_per_s=rates.attention_flop_per_s,
+        compute_available=rates.available,
+        missing_modes=rates.missing_modes,
+        expert_traffic=workload.expert_traffic,
+        is_estimate=is_estimate(hardware, model, workload.expert_traffic),
+        hardware_provenance=hardware.provenance,
+    )
+
+
+def experts_touched(model: ModelAdapter, routings: float, traffic: ExpertTraffic) -> float | None:
+    """m(n) for the model's routed experts at ``routings`` (None for a model without them)."""
+    experts = model.weights.experts
+    return (
+        None
+        if experts is None
+        else float(distinct_experts(routings, experts.routed, experts.per_token, traffic))
+    )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from servebound.core.engines import dequantize_rules, device_family
@@ -21,6 +21,19 @@ class BoundBy(StrEnum):
 def bound_by(memory_s: float, compute_s: float | None) -> BoundBy:
     """The line that sets max(memory_s, compute_s): compute only when strictly slower."""
     return BoundBy.COMPUTE if compute_s is not None and compute_s > memory_s else BoundBy.MEMORY
+
+
+#: servebound's rule for a mode the hardware row publishes no rate for, where it departs from the
+#: derivation's (which reports the compute result as unavailable). One sentence for every surface: the
+#: results' assumptions, /derivation and /methodology.
+MISSING_RATE_RULE = (
+    "Where a hardware row publishes no rate for a needed mode, servebound departs from the derivation's "
+    "rule (compute unavailable): it charges the mode engines unpack that format to on silicon without "
+    "matrix units for it, else the fastest rate the row publishes, provided the row publishes the fastest "
+    "mode of its silicon, since no mode runs faster and the time stays a bound (a looser one, most at long "
+    "context where attention dominates); only a row that omits its silicon's fastest mode leaves the "
+    "compute result unavailable. Each result names the mode charged and why."
+)
 
 
 @dataclass(frozen=True)
@@ -119,6 +132,10 @@ class ModeRates:
     linear_charge_reason: str = ""
     attention_charge_reason: str = ""
     unpublished_modes: tuple[str, ...] = ()
+    #: Where the linear math mixes modes: (mode, parameters, mode charged, rate charged) per part; the
+    #: linear rate is then their harmonic combination P / sum(P_i / F_i), so A_linear / F_linear is
+    #: exactly the sum of each part's time at its own rate.
+    linear_split: tuple[tuple[str, float, str | None, float | None], ...] = ()
 
     @property
     def missing_modes(self) -> tuple[str, ...]:
@@ -198,6 +215,8 @@ def _mode_rates(
     hardware: Hardware, shape: PrefillShape, linear_mode: str | None, attention_mode: str | None
 ) -> ModeRates:
     linear, choice = linear_mode_for(hardware, shape, linear_mode)
+    if linear_mode is None and shape.linear_params_by_mode:
+        return _split_rates(hardware, shape, attention_mode)
     attention = attention_mode or shape.attention_mode
     needs_linear = shape.linear_active_params > 0
     needs_attention = (
@@ -224,4 +243,44 @@ def _mode_rates(
         linear_charge_reason=linear_charge.reason,
         attention_charge_reason=attention_charge.reason,
         unpublished_modes=tuple(unpublished),
+    )
+
+
+def _split_rates(hardware: Hardware, shape: PrefillShape, attention_mode: str | None) -> ModeRates:
+    """The rates where the linear math mixes modes: each part charged at its own mode's rate (or that
+    mode's fallback), F_linear = P / sum(P_i / F_i); unavailable when any part has no rate."""
+    whole = _mode_rates(hardware, replace(shape, linear_params_by_mode=()), shape.linear_mode, attention_mode)
+    parts = []
+    inverse: float | None = 0.0
+    for mode, params in shape.linear_params_by_mode:
+        charge = charge_mode(hardware, mode)
+        parts.append((mode, params, charge.mode, charge.flop_per_s))
+        if inverse is not None:
+            inverse = None if charge.flop_per_s is None else inverse + params / charge.flop_per_s
+    total = sum(params for _, params in shape.linear_params_by_mode)
+    reasons = [
+        f"{mode}: {charge_mode(hardware, mode).reason}"
+        for mode, _ in shape.linear_params_by_mode
+        if charge_mode(hardware, mode).reason
+    ]
+    unpublished: list[str] = []  # the linear mode, each part's, then attention's (calc.js keeps this order)
+    order = [shape.linear_mode, *(mode for mode, _ in shape.linear_params_by_mode)]
+    for needed, mode in (
+        *((whole.needs_linear, m) for m in order),
+        (whole.needs_attention, whole.attention_mode),
+    ):
+        if needed and hardware.compute_rate(mode) is None and mode not in unpublished:
+            unpublished.append(mode)
+    modes = " + ".join(f"{mode} ({params / total:.0%})" for mode, params in shape.linear_params_by_mode)
+    return replace(
+        whole,
+        linear_mode=shape.linear_mode,
+        linear_flop_per_s=None if inverse is None or inverse <= 0 else total / inverse,
+        linear_mode_choice=f"split by mode: {modes} of P_lin,active, each at its own rate",
+        linear_mode_charged=None
+        if inverse is None
+        else " + ".join(dict.fromkeys(str(part[2]) for part in parts)),
+        linear_charge_reason="; ".join(reasons),
+        unpublished_modes=tuple(unpublished),
+        linear_split=tuple(parts),
     )

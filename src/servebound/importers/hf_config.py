@@ -35,7 +35,13 @@ from servebound.importers.hf.cache import kv_shapes, prefill_shape
 from servebound.importers.hf.families import FAMILIES, SUPPORTED_MODEL_TYPES, WRAPPERS, Arch, Cfg
 from servebound.importers.hf.llama_cpp import LLAMA_CPP_MIXES, q4_k_m_layout, use_more_bits
 from servebound.importers.hf.release import modelopt_sidecar, release_kv_cache, release_plan
-from servebound.importers.hf.storage import StoragePlan, StoredBytes, mix_bytes, plan_bytes
+from servebound.importers.hf.storage import (
+    StoragePlan,
+    StoredBytes,
+    linear_params_by_mode,
+    mix_bytes,
+    plan_bytes,
+)
 from servebound.importers.modes import LLAMA_CPP_IF_PUBLISHED, if_published_note, linear_mode
 from servebound.inputs import bounded
 
@@ -516,6 +522,16 @@ def _assemble(
     weights, weight_steps = _weights(stored, counts)
     kv_alloc, kv_read, kv_steps = kv_shapes(blocks, e_kv, kv_precision)
     prefill, prefill_steps = prefill_shape(blocks, kv_alloc, storage.mode, cache.attention)
+    if storage.plan is not None and (split := linear_params_by_mode(storage.plan, blocks)):
+        prefill = replace(prefill, linear_params_by_mode=split)
+        shares = ", ".join(f"{mode} {params:,.0f}" for mode, params in split)
+        prefill_steps.append(
+            Step(
+                "prefill.linear_params_by_mode",
+                float(sum(params for _, params in split)),
+                f"P_lin,active by the mode its weights multiply in ({shares}): each part charged at its own rate",
+            )
+        )
     if storage.mix is not None and storage.mix in LLAMA_CPP_IF_PUBLISHED:
         engine_mode = LLAMA_CPP_IF_PUBLISHED[storage.mix]
         prefill = replace(prefill, linear_mode_if_published=engine_mode)

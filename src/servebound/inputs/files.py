@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 import tomli_w
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from servebound.core.economics import MemoryTier
 from servebound.core.formats import KV_FORMATS
 from servebound.core.hardware import ARITHMETIC_MODES, Hardware
 from servebound.core.kv import KVShape
@@ -220,15 +221,32 @@ class PrefillFile(_Strict):
     linear_mode: str = "bf16"
     attention_mode: str = "bf16"
     linear_mode_if_published: str | None = None
+    #: Mixed-precision weights: linear parameters per arithmetic mode (they sum to linear_active_params).
+    linear_params_by_mode: dict[str, Params] | None = None
 
     @model_validator(mode="after")
     def _known_modes(self) -> PrefillFile:
-        for key in ("linear_mode", "attention_mode", "linear_mode_if_published"):
-            if getattr(self, key) is not None and getattr(self, key) not in ARITHMETIC_MODES:
+        modes = [
+            (key, getattr(self, key)) for key in ("linear_mode", "attention_mode", "linear_mode_if_published")
+        ]
+        modes += [("linear_params_by_mode", mode) for mode in self.linear_params_by_mode or {}]
+        for key, mode in modes:
+            if mode is not None and mode not in ARITHMETIC_MODES:
                 raise ValueError(
-                    f"{key} {getattr(self, key)!r} is not an arithmetic mode; use one of {', '.join(ARITHMETIC_MODES)}"
+                    f"{key} {mode!r} is not an arithmetic mode; use one of {', '.join(ARITHMETIC_MODES)}"
+                )
+        if self.linear_params_by_mode:
+            total = sum(self.linear_params_by_mode.values())
+            if abs(total - self.linear_active_params) > 1e-9 * self.linear_active_params:
+                raise ValueError(
+                    f"linear_params_by_mode sums to {total:g}, not linear_active_params {self.linear_active_params:g}"
                 )
         return self
+
+    def to_shape(self) -> PrefillShape:
+        fields = _record_fields(self, _PREFILL_RENAMED)
+        fields["linear_params_by_mode"] = tuple((self.linear_params_by_mode or {}).items())
+        return PrefillShape(**fields)
 
 
 class SourceFile(_Strict):
@@ -322,9 +340,7 @@ class ModelFile(_Strict):
             )
         alloc = self.kv.alloc.to_shape()
         read = self.kv.read.to_shape() if self.kv.read is not None else alloc
-        prefill = (
-            None if self.prefill is None else PrefillShape(**_record_fields(self.prefill, _PREFILL_RENAMED))
-        )
+        prefill = None if self.prefill is None else self.prefill.to_shape()
         kv_precision = self.kv.precision
         return ModelAdapter(
             id=self.id or _slug(self.name),
@@ -405,6 +421,35 @@ def check_imported(model: ModelAdapter, *, audit: dict[str, Any] | None = None) 
     return mapping
 
 
+class TierFile(_Strict):
+    """One memory tier of a ``--tiers`` file: capacity and read bandwidth of one device of the tier."""
+
+    name: str = Field(min_length=1, max_length=60)
+    device: str = Field(default="", max_length=200)
+    capacity_gb: MemoryGB
+    bandwidth_gb_per_s: BandwidthGB
+    source: str = Field(default="", max_length=500)
+
+
+class TiersFile(_Strict):
+    tier: list[TierFile] = Field(min_length=1, max_length=32)
+
+
+def load_tiers_file(path: str | Path) -> tuple[MemoryTier, ...]:
+    """A memory-tier file (TOML ``[[tier]]`` tables or JSON ``{"tier": [...]}``) as core MemoryTier rows,
+    in the file's order (for ``servebound economics cache-tier --tiers``)."""
+    try:
+        parsed = TiersFile.model_validate(read_mapping(Path(path), "tiers"))
+    except ValidationError as exc:
+        raise validation_to_input_error(exc, "tiers.") from None
+    return tuple(
+        MemoryTier(
+            t.name, t.device or t.name, t.capacity_gb * GB, t.bandwidth_gb_per_s * GB, t.source or str(path)
+        )
+        for t in parsed.tier
+    )
+
+
 def load_hardware_file(path: str | Path) -> Hardware:
     """A hardware file (TOML or JSON) as a core Hardware record."""
     return parse_hardware(read_mapping(Path(path), "hardware")).to_hardware()
@@ -443,6 +488,9 @@ def model_to_mapping(model: ModelAdapter, *, audit: dict[str, Any] | None = None
     out["kv"] = kv
     if model.prefill is not None:
         out["prefill"] = _file_keys(model.prefill, PrefillFile, _PREFILL_RENAMED)
+        out["prefill"]["linear_params_by_mode"] = dict(model.prefill.linear_params_by_mode) or None
+        if out["prefill"]["linear_params_by_mode"] is None:
+            del out["prefill"]["linear_params_by_mode"]
     if model.sources:
         out["source"] = {k: v for k, v in model.sources.items() if k in SourceFile.model_fields}
     if audit:

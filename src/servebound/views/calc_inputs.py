@@ -48,6 +48,7 @@ def model_json(model: ModelAdapter) -> dict[str, Any]:
             "linear_mode": pre.linear_mode,
             "linear_mode_if_published": pre.linear_mode_if_published,
             "attention_mode": pre.attention_mode,
+            "linear_split": [[mode, params] for mode, params in pre.linear_params_by_mode],
         },
     }
 

@@ -68,6 +68,8 @@ _PREFILL_NOT_PORTED = (
     "attention_mode_charged",
     "attention_mode_charged_why",
     "compute_note",
+    "experts_touched",
+    "unrestricted",
 )
 
 
@@ -108,6 +110,8 @@ def synthetic_models() -> list[ModelAdapter]:
     dense = Weights.from_params(
         bytes_per_param=1.0, total_params=8e9, active_params=8e9, embedding_params=5e8
     )
+    # MXFP4 experts beside BF16 attention: each part of P_lin,active charged at its own mode's rate.
+    split = replace(shape, linear_mode="fp4", linear_params_by_mode=(("bf16", 0.5e9), ("fp4", 1.5e9)))
     moe = Weights.from_params(
         bytes_per_param=0.5, total_params=60e9, active_params=6e9, experts=Experts(64, 6)
     )
@@ -121,6 +125,7 @@ def synthetic_models() -> list[ModelAdapter]:
         ModelAdapter("syn-window", "sliding window", moe, window, window, shape, 131_072),
         ModelAdapter("syn-none", "no cache at all", moe, KVShape(), KVShape(), shape, None),
         ModelAdapter("syn-lost", "per-token size lost next to state", dense, lost, lost, None, None),
+        ModelAdapter("syn-split", "linear math in two modes", moe, window, window, split, 131_072),
     ]
 
 

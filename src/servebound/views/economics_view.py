@@ -351,9 +351,36 @@ def price_ratio(output_usd_per_mtok: float, input_usd_per_mtok: float) -> Shown:
     )
 
 
-def cache_tier(hold_s: float) -> list[Shown]:
+def _hours(seconds: float) -> str:
+    return f"{_g(seconds / 60)} minutes" if seconds < 3600 else f"{_g(seconds / 3600)} h"
+
+
+def lecture_reading(hold_s: float, chosen: econ.MemoryTier, tiers: tuple[econ.MemoryTier, ...]) -> str:
+    """The lecture's reading of the cache prices beside this answer: where it puts this hold (when the hold
+    is one it names), and why the rows given here place it elsewhere when they do."""
+    named = ", ".join(
+        f"a {_g(hold / 60) + '-minute' if hold < 3600 else _g(hold / 3600) + '-hour'} cache on "
+        f"{'spinning disk' if tier == 'disk' else tier}"
+        for hold, tier in econ.LECTURE_CACHE_TIERS
+    )
+    text = f"The lecture's reading: {named} (flash drains in about a minute there, disk in about an hour)."
+    lecture_tier = dict(econ.LECTURE_CACHE_TIERS).get(hold_s)
+    if lecture_tier is None or lecture_tier == chosen.name:
+        return text
+    theirs = next((t for t in tiers if t.name == lecture_tier), None)
+    why = (
+        f" On these rows {lecture_tier} drains in {_hours(theirs.drain_time_s)}, so this hold sits nearest "
+        f"{chosen.name}; the tier rows, not the rule, differ (give yours with --tiers)."
+        if theirs is not None
+        else f" These rows have no {lecture_tier} tier."
+    )
+    return text + why
+
+
+def cache_tier(hold_s: float, tiers: tuple[econ.MemoryTier, ...] = econ.MEMORY_TIERS) -> list[Shown]:
+    """Each tier's drain time and the tier nearest ``hold_s`` (log scale), with the lecture's reading."""
     _positive(hold_s=hold_s)
-    chosen = econ.tier_for_hold_time(hold_s)
+    chosen = econ.tier_for_hold_time(hold_s, tiers)
     out = [
         Shown(
             f"drain time of {t.name}",
@@ -363,7 +390,7 @@ def cache_tier(hold_s: float) -> list[Shown]:
             "s",
             {"device": t.device, "source": t.source},
         )
-        for t in econ.MEMORY_TIERS
+        for t in tiers
     ]
     out.append(
         Shown(
@@ -372,7 +399,13 @@ def cache_tier(hold_s: float) -> list[Shown]:
             f"hold {_g(hold_s)} s -> {chosen.name} (drains in {_g(chosen.drain_time_s)} s)",
             chosen.drain_time_s,
             "s",
-            {"hold_s": hold_s, "tier": chosen.name},
+            {
+                "hold_s": hold_s,
+                "tier": chosen.name,
+                "lecture_tier": dict(econ.LECTURE_CACHE_TIERS).get(hold_s),
+                "lecture_source": econ.LECTURE_CACHE_TIERS_SOURCE,
+            },
+            lecture_reading(hold_s, chosen, tiers),
         )
     )
     return out

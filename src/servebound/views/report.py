@@ -11,6 +11,7 @@ from servebound.core.experts import ExpertTraffic
 from servebound.core.fields import documented_json, json_value
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
+from servebound.core.rates import MISSING_RATE_RULE
 from servebound.core.reading import is_estimate
 from servebound.core.units import GB, TFLOPS
 from servebound.core.workload import MAX_BATCH, Workload
@@ -189,6 +190,16 @@ def _tflops(rate: float | None) -> float | None:
     return None if rate is None else rate / TFLOPS
 
 
+def _split_json(split: Any) -> list[dict[str, Any]] | None:
+    """Mixed-precision linear math, part by part: its mode, parameters, the mode and TFLOPS charged."""
+    if not split:
+        return None
+    return [
+        {"mode": mode, "params": params, "mode_charged": charged, "tflops": _tflops(rate)}
+        for mode, params, charged, rate in split
+    ]
+
+
 def _compute_json(result: DecodeResult) -> dict[str, Any]:
     """The compute roof's inputs: status, modes, rates (TFLOPS), per-step FLOPs and seconds."""
     compute = result.compute
@@ -209,6 +220,8 @@ def _compute_json(result: DecodeResult) -> dict[str, Any]:
         "linear_mode_charged": rate("linear_mode_charged"),
         "attention_mode_charged": rate("attention_mode_charged"),
         "charge_note": rate("charge_note") or None,
+        "missing_rate_rule": MISSING_RATE_RULE if rate("missing_modes") else None,
+        "linear_split": _split_json(rate("linear_split") or ()),
         "tokens_per_session_step": compute.tokens_per_session_step,
         "flops_per_session_step": compute.flops_per_session_step,
         "seconds_per_session_step": compute.seconds_per_session_step,
@@ -240,6 +253,8 @@ def prefill_assumptions(result: PrefillResult) -> dict[str, Any]:
             "attention_mode_charged": a.attention_mode_charged,
             "linear_charge_reason": a.linear_charge_reason or None,
             "attention_charge_reason": a.attention_charge_reason or None,
+            "missing_rate_rule": MISSING_RATE_RULE if a.missing_modes else None,
+            "linear_split": _split_json(a.linear_split),
             "workspace_gb": a.workspace_bytes / GB,
             "kernel_terms": "dropped (attention-kernel and activation traffic left out: ceiling-safe)"
             if a.kernel_terms_dropped
@@ -290,6 +305,15 @@ def prefill_json(result: PrefillResult | None, range_result: PrefillRange | None
     }
     if r.verdict.value in NOTHING_FITS:
         out.update(dict.fromkeys(_WAIT_FIELDS))
+    if r.unrestricted is not None:
+        # Beside the budget's answer, the same question without it: its numbers, not its inputs again.
+        free = r.unrestricted
+        out["unrestricted"] = {
+            "verdict": free.verdict.value,
+            **{k: v for k, v in documented_json(free).items() if k not in ("unrestricted", "expected")},
+        }
+        if free.verdict.value in NOTHING_FITS:
+            out["unrestricted"].update(dict.fromkeys(_WAIT_FIELDS))
     if range_result is not None:
         out["range"] = range_json(range_result)
     return out

@@ -27,14 +27,17 @@ class Open(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
-def _type(annotation: Any, nullable: bool) -> Any:
-    """A record field's annotation as the type its JSON value has."""
+def _type(annotation: Any, nullable: bool, within: type | None = None) -> Any:
+    """A record field's annotation as the type its JSON value has (a record holding a record of its own
+    type, ``within``, holds an open object there: a schema cannot nest itself)."""
     if get_origin(annotation) in (Union, types.UnionType):
         members = [a for a in get_args(annotation) if a is not type(None)]
-        inner = _type(members[0], False) if len(members) == 1 else Any
+        inner = _type(members[0], False, within) if len(members) == 1 else Any
         return inner | None
-    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
-        kind: Any = Literal[tuple(m.value for m in annotation)]
+    if annotation is within and within is not None:
+        kind: Any = dict[str, Any]
+    elif isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        kind = Literal[tuple(m.value for m in annotation)]
     elif isinstance(annotation, type) and dataclasses.is_dataclass(annotation) and field_docs(annotation):
         kind = record_model(annotation)
     elif get_origin(annotation) is tuple:
@@ -59,7 +62,7 @@ def record_model(record: type, *, nullable: bool = False, name: str | None = Non
         if doc.json is None:
             continue
         text = doc.help + (f" ({doc.unit})" if doc.unit else "")
-        fields[doc.json] = (_type(hints[doc.attribute], nullable), Field(description=text))
+        fields[doc.json] = (_type(hints[doc.attribute], nullable, record), Field(description=text))
     model: type[Open] = create_model(name or record.__name__, __base__=Open, **fields)
     return model
 

@@ -92,6 +92,29 @@ class StoragePlan:
         return min((self.attention, self.mlp, self.experts), key=lambda layout: layout.bytes_per_element)
 
 
+def linear_params_by_mode(plan: StoragePlan, blocks: list[Block]) -> tuple[tuple[str, float], ...]:
+    """P_lin,active split by the arithmetic mode of each weight group's layout (attention and mixers,
+    dense and shared MLPs, k routed experts; routers in 16 bits where their group is narrower, as small
+    tensors are stored), in mode order of first appearance. Empty when every part shares one mode."""
+    from servebound.importers.modes import linear_mode
+
+    def mode(layout: BlockLayout) -> str:
+        return linear_mode(layout.name)
+
+    parts: dict[str, float] = {}
+    for block in blocks:
+        group = plan.mlp if block.routed or _is_mlp(block) else plan.attention
+        router = mode(group) if group.bytes_per_element >= SMALL_TENSOR_BYTES else "bf16"
+        for key, params in (
+            (mode(group), block.always.matrix),
+            (router, block.router_params),
+            (mode(plan.experts), block.per_token * block.expert.matrix),
+        ):
+            if params:
+                parts[key] = parts.get(key, 0.0) + float(params)
+    return tuple(parts.items()) if len(parts) > 1 else ()
+
+
 def layout_step(layout: BlockLayout, small: float, what: str = "") -> Step:
     return Step(
         "bytes_per_param",

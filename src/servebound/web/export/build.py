@@ -168,7 +168,10 @@ def build_site(
     write_pairs(writer, renderer, site, pair_ids, write_documents, done)
     write = writer.write
     write(out_dir / "llms.txt", llms_txt(docs, base_url, renderer.date))
-    write(out_dir / "llms-full.txt", llms_full_txt(markdowns, base_url))
+    write(
+        out_dir / "llms-full.txt",
+        llms_full_txt(markdowns, base_url, [d for d in docs if in_full_text(d.path)]),
+    )
     write(out_dir / "robots.txt", robots_txt(base_url))
     from servebound.views.conformance import conformance_text
 

@@ -205,6 +205,8 @@ class EconomicsContext:
     #: The lecture's figures, drawn from servebound's records (``web.figures.economics``).
     figures: Sequence[Any] = ()
     credit: dict[str, str] | None = None
+    #: The lecture's asides, each (heading, sentence) with its figures computed (``views.economics_asides``).
+    asides: Sequence[tuple[str, str]] = ()
 
 
 API_EXAMPLES: tuple[tuple[str, str], ...] = (
@@ -236,6 +238,14 @@ def economics_context(blackwell: SiteHardware) -> EconomicsContext:
         "url": ef.LECTURE_URL,
         "video": ef.LECTURE_VIDEO,
     }
+    from servebound.views.economics_asides import asides
+
     return EconomicsContext(
-        blackwell, lecture(blackwell.hardware), API_EXAMPLES, FORMULAS, ef.economics_figures(), credit
+        blackwell,
+        lecture(blackwell.hardware),
+        API_EXAMPLES,
+        FORMULAS,
+        ef.economics_figures(),
+        credit,
+        asides(blackwell.hardware),
     )

@@ -20,6 +20,7 @@ from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.prefill import prefill
 from servebound.core.prefill_records import PrefillResult
+from servebound.core.rates import MISSING_RATE_RULE
 from servebound.core.units import GB
 from servebound.core.workload import Workload
 from servebound.inputs.resolve import resolve_hardware, resolve_model
@@ -278,6 +279,157 @@ def crossover_range() -> str:
     return f"between about {slow:,.0f} and {fast:,.0f}"
 
 
+#: The chunk width of the walk-through's expert count (a modest scheduler chunk).
+WALK_CHUNK = 128
+
+
+def walk_through() -> dict[str, str]:
+    """The Laguna walk-through's figures, each what ``servebound prefill`` reports for the example files:
+    the experts a 128-token chunk touches (``experts_touched`` at ``--chunk 128``), full sweeps per second
+    (R over the one-shot ``weight_sweep_bytes``), and linear and attention FLOPs per prompt token at 8k
+    and 128k (``linear_flops`` and ``attention_flops`` over b L)."""
+    short, long = PREFILL_PROMPTS[0], PREFILL_PROMPTS[-1]
+    chunked, one_shot, longest = laguna(short, WALK_CHUNK), laguna(short), laguna(long)
+    experts = example_model(PREFILL_MODEL).weights.experts
+    assert experts is not None and chunked.experts_touched is not None, "Laguna routes experts"
+
+    def per_token_gflop(flops: float, r: PrefillResult) -> float:
+        return flops / (r.batch * r.prompt_tokens) / 1e9
+
+    linear = per_token_gflop(one_shot.linear_flops, one_shot)
+    long_linear = per_token_gflop(longest.linear_flops, longest)
+    long_attention = per_token_gflop(longest.attention_flops, longest)
+    relation = (
+        f"overtakes the {long_linear:.1f} GFLOP of linear math"
+        if long_attention > long_linear
+        else f"stays under the {long_linear:.1f} GFLOP of linear math"
+    )
+    return {
+        "laguna_walk_chunk": f"{WALK_CHUNK:,}",
+        "laguna_chunk_experts": f"{chunked.experts_touched:.0f}",
+        "laguna_experts": f"{experts.routed:,}",
+        "laguna_bandwidth_gb": f"{one_shot.hardware.bandwidth_bytes_per_s / GB:,.0f}",
+        "laguna_sweeps_per_s": f"{one_shot.hardware.bandwidth_bytes_per_s / one_shot.weight_sweep_bytes:.1f}",
+        "laguna_short_k": f"{short // 1024}k",
+        "laguna_linear_gflop": f"{linear:.1f}",
+        "laguna_attention_short_gflop": f"{per_token_gflop(one_shot.attention_flops, one_shot):.3f}",
+        "laguna_long_k": f"{long // 1024}k",
+        "laguna_attention_long_gflop": f"{long_attention:.1f}",
+        "laguna_attention_relation": relation,
+    }
+
+
+#: The measured prefill run the example refers to, in the reported runs (catalog/data/reported_runs.toml).
+MEASURED_PREFILL_RUN = "derivation-dgx-spark-laguna-s-2.1-nvfp4-vllm-prefill-8k"
+
+
+def measured_prefill_run() -> dict[str, str]:
+    """The reported vLLM prefill run on GB10 placed against the example files' ceiling at its own chunk
+    (what ``servebound check -H dgx-spark.toml -m laguna-s-2.1-nvfp4.toml --metric prefill_tok_s
+    --measured ... --prompt ... --chunk ...`` prints), and against the catalog profile /validation uses."""
+    from servebound.runs.reported import load_reported_runs
+    from servebound.runs.validation import evaluate_entry
+
+    entry = next(e for e in load_reported_runs() if e.id == MEASURED_PREFILL_RUN)
+    examples = {
+        "hardware": str(examples_dir() / PREFILL_MACHINE),
+        "model": str(examples_dir() / PREFILL_MODEL),
+    }
+    on_examples = evaluate_entry(entry.model_copy(update=examples)).check
+    in_catalog = evaluate_entry(entry).check
+    assert entry.prompt_tokens is not None and entry.chunk_tokens is not None
+    return {
+        "run_engine": entry.engine,
+        "run_measured": f"{entry.measured:,.0f}",
+        "run_prompt": f"{entry.prompt_tokens:,}",
+        "run_chunk": f"{entry.chunk_tokens:,}",
+        "run_ceiling": f"{on_examples.ceiling_tok_per_s:,.0f}",
+        "run_bound_by": str(on_examples.bound_by),
+        "run_share": f"{on_examples.efficiency * 100:.0f}",
+        "run_catalog_share": f"{in_catalog.efficiency * 100:.0f}",
+        "run_catalog_model": entry.model,
+    }
+
+
+#: The catalog rows and profiles the worked examples stand for: their pair pages say why their numbers
+#: differ from the worked table (real tensors and caches, the catalog's own capacity and overhead).
+CATALOG_COUNTERPARTS = {
+    "nvidia-dgx-spark": "dgx-spark.toml",
+    "apple-m5-max-128gb": "apple-m5-max-128gb.toml",
+    "qwen3.6-35b-a3b-nvfp4": "qwen3.6-35b-a3b-nvfp4.toml",
+    "gemma-4-26b-a4b-nvfp4": "gemma-4-26b-a4b-nvfp4.toml",
+}
+
+
+def _gb(value_bytes: float, digits: int = 3) -> str:
+    return f"{value_bytes / GB:,.{digits}g} GB"
+
+
+def hardware_difference(hardware: Hardware) -> str | None:
+    """How a catalog row the derivation uses differs from the worked example's machine (None: it does not)."""
+    example = CATALOG_COUNTERPARTS.get(hardware.id)
+    if example is None:
+        return None
+    ex = example_machine(example)
+    parts = []
+    if hardware.memory_bytes != ex.memory_bytes:
+        gib = hardware.memory_bytes / 2**30
+        binary = f" ({gib:,.0f} GiB)" if abs(gib - round(gib)) < 1e-3 else ""
+        parts.append(
+            f"the catalog holds {_gb(hardware.memory_bytes, 4)}{binary} of memory, where the derivation uses "
+            f"{_gb(ex.memory_bytes, 4)}"
+        )
+    if hardware.bandwidth_bytes_per_s != ex.bandwidth_bytes_per_s:
+        parts.append(
+            f"{hardware.bandwidth_bytes_per_s / GB:,.0f} GB/s of bandwidth against the derivation's "
+            f"{ex.bandwidth_bytes_per_s / GB:,.0f} GB/s"
+        )
+    return "; ".join(parts) or None
+
+
+def derivation_notes(hardware: Hardware, model: ModelAdapter, workload: Workload) -> list[str]:
+    """For the worked examples' own pairs: why this page's numbers differ from the derivation's worked
+    table, each figure computed (the table's from the example files, the page's inputs from the catalog)."""
+    machine, adapter = CATALOG_COUNTERPARTS.get(hardware.id), CATALOG_COUNTERPARTS.get(model.id)
+    notes = []
+    machine_words = hardware_difference(hardware)
+    if machine_words is not None:
+        notes.append(
+            f"On {hardware.name}, {machine_words}, so sessions that fit and the memory-power line differ."
+        )
+    if machine is None or adapter is None:
+        return notes
+    ex_model = example_model(adapter)
+    table = example_result(machine, adapter)
+    ex_workload = table.workload
+    embedding = (
+        f"the untied embedding ({_gb(model.weights.embedding_bytes)}) kept apart from the sweep"
+        if model.weights.embedding_bytes > 0
+        else "a tied embedding"
+    )
+    reasons = [
+        f"its real tensors, W_resident {_gb(model.weights.resident, 4)} with {embedding}, against the rounded "
+        f"adapter's {_gb(ex_model.weights.resident, 4)} with P_embed = 0",
+        f"a {model.kv_precision or 'stated'} cache reading {_gb(model.kv_read.bytes_at(ex_workload.read_context_tokens), 4)} "
+        f"per token at {ex_workload.read_context_tokens:,} tokens, against the adapter's "
+        f"{_gb(ex_model.kv_read.bytes_at(ex_workload.read_context_tokens), 4)}",
+    ]
+    if workload.overhead_bytes != ex_workload.overhead_bytes:
+        reasons.append(
+            f"the machine's own overhead O = {_gb(workload.overhead_bytes)} against the derivation's "
+            f"{_gb(ex_workload.overhead_bytes)}"
+        )
+    notes.append(
+        f"The derivation's worked table gives this pair {fmt_tok(table.single_session_tok_per_s)} for one session, "
+        f"b* {table.batch_star if table.batch_star is not None else 'n/a'} and {fmt_tok(table.aggregate_tok_per_s)} "
+        f"(L_alloc {ex_workload.alloc_context_tokens:,}, L_read {ex_workload.read_context_tokens:,}, "
+        f"r* {ex_workload.floor_tok_per_s:g}); this page computes from the catalog profile instead: "
+        + "; ".join(reasons)
+        + "."
+    )
+    return notes
+
+
 def toy_reservations() -> str:
     """The boards section's sentence on the toy machine at 4k and 1k reserved tokens."""
     four, one = boards(Toy(reserved=4000)), boards(Toy(reserved=1000))
@@ -310,6 +462,9 @@ def figures() -> dict[str, str]:
         "laguna_crossover_range": crossover_range(),
         "laguna_oneshot_sentence": oneshot_sentence(),
         "toy_reservations": toy_reservations(),
+        "missing_rate_rule": MISSING_RATE_RULE,
+        **walk_through(),
+        **measured_prefill_run(),
     }
 
 

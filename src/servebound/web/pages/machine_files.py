@@ -6,7 +6,7 @@ the full dump, the sitemap and the pages cannot disagree.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from xml.sax.saxutils import escape as xml_escape
 
@@ -66,7 +66,7 @@ def llms_txt(documents: Iterable[Document], base_url: str, date: str) -> str:
         "",
         "> Serving ceilings for large language models from first principles: does a model fit on a machine, "
         "how fast is one session, what useful throughput across sessions, how long until the first token. "
-        f"Every page below is markdown; the whole site is one file at {base_url}/llms-full.txt. "
+        f"Every page below is markdown; its documents and catalog indexes are one file at {base_url}/llms-full.txt. "
         f"Content license: {LICENSE_NAME} ({LICENSE_URL}).",
         "",
     ]
@@ -105,10 +105,14 @@ DELIMITER_LINE = "=====  =====  ====="
 DELIMITER = f"\n\n{DELIMITER_LINE}\n\n"
 
 
-def llms_full_header(base_url: str) -> str:
-    """The first lines of llms-full.txt: title, license, base URL, how documents are delimited."""
+def llms_full_header(base_url: str, documents: Sequence[Document]) -> str:
+    """The first lines of llms-full.txt: what it holds (its documents, counted and named; the hardware,
+    model and pair pages are each one .md away), license, base URL, how documents are delimited."""
+    titles = "; ".join(f"{_link_text(doc.title)} ({mirror_path(doc.path)})" for doc in documents)
     return (
-        f"# {SITE_NAME}: the whole site as text\n\n"
+        f"# {SITE_NAME}: {len(documents):,} documents as text\n\n"
+        f"This file holds {len(documents):,} documents: {titles}. Each hardware, model and pair page is not "
+        f"held here: it is one .md away ({base_url}/llms.txt lists them, {base_url}/sitemap.xml too).\n"
         f"License: {LICENSE_NAME} ({LICENSE_URL}). Share and adapt, including for training, with attribution "
         f"to {SITE_NAME}.\n"
         f"Base URL: {base_url}\n"
@@ -124,9 +128,9 @@ def llms_full_body(markdowns: Iterable[str]) -> str:
     return DELIMITER + DELIMITER.join(text.rstrip() + "\n" for text in markdowns)
 
 
-def llms_full_txt(markdowns: Iterable[str], base_url: str) -> str:
-    """The whole site as one text file: a header, then each page's markdown mirror."""
-    return llms_full_header(base_url) + absolute_canonicals(llms_full_body(markdowns), base_url)
+def llms_full_txt(markdowns: Iterable[str], base_url: str, documents: Sequence[Document]) -> str:
+    """The site's documents as one text file: a header, then each document's markdown mirror."""
+    return llms_full_header(base_url, documents) + absolute_canonicals(llms_full_body(markdowns), base_url)
 
 
 def absolute_canonicals(text: str, base_url: str) -> str:
@@ -139,7 +143,7 @@ def robots_txt(base_url: str) -> str:
     lines = [
         "# Machine-readable content for LLMs and agents:",
         f"#   {base_url}/llms.txt        index of the markdown mirror of every page",
-        f"#   {base_url}/llms-full.txt   the whole site as one plain-text file",
+        f"#   {base_url}/llms-full.txt   the documents and catalog indexes as one plain-text file",
         "# Every page is also served as markdown: append .md to its URL (/ is /index.md).",
         f"# Content license: {LICENSE_NAME} ({LICENSE_URL}); attribution: {SITE_NAME}.",
         "",

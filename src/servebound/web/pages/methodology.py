@@ -1,8 +1,92 @@
-"""The methodology page's text: (heading, paragraphs, formulas in TeX) per section."""
+"""The methodology page's text: (heading, paragraphs, formulas in TeX) per section.
+
+The sentences that state what the code does with a default are computed from the catalog and the core's
+own constants (:func:`sections`), so the page cannot say one thing while the code does another.
+"""
 
 from __future__ import annotations
 
-SECTIONS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
+from collections.abc import Sequence
+from typing import Any
+
+from servebound.core.rates import MISSING_RATE_RULE
+from servebound.core.units import GB
+from servebound.core.workload import (
+    DEFAULT_ALLOC_CONTEXT_TOKENS,
+    DEFAULT_FLOOR_TOK_PER_S,
+    DEFAULT_OVERHEAD_BYTES,
+    DEFAULT_READ_CONTEXT_TOKENS,
+)
+
+Section = tuple[str, tuple[str, ...], tuple[str, ...]]
+
+#: Rows the workload paragraph names as examples of a machine's own overhead, where the catalog has them.
+OVERHEAD_EXAMPLES = ("nvidia-rtx-4090", "nvidia-dgx-spark", "nvidia-h100-sxm", "apple-m5-max-128gb")
+
+
+def _gb(value_bytes: float) -> str:
+    return f"{value_bytes / GB:.1f} GB"
+
+
+def overhead_sentence(hardware: Sequence[Any]) -> str:
+    """How O is chosen, as the code chooses it (``Workload.for_hardware``), with the catalog's figures:
+    how many single devices state their own overhead, the smallest and largest, and named examples (a
+    multi-device system holds N times its member's)."""
+    devices = [h for h in hardware if getattr(h, "system", None) is None]
+    stated = [
+        (h.hardware.runtime_overhead_bytes, h)
+        for h in devices
+        if h.hardware.runtime_overhead_bytes is not None
+    ]
+    text = (
+        "The runtime overhead O is each machine's own: its hardware row states it (the operating system's "
+        "share of unified memory, or a card's runtime context and buffers; a multi-device system holds its "
+        "member's once per device). "
+    )
+    if stated:
+        low = min(stated, key=lambda pair: pair[0])
+        high = max(stated, key=lambda pair: pair[0])
+        by_id = {h.id: (value, h.name) for value, h in stated}
+        examples = [f"{_gb(by_id[i][0])} on the {by_id[i][1]}" for i in OVERHEAD_EXAMPLES if i in by_id]
+        text += (
+            f"{len(stated):,} of the catalog's {len(devices):,} single devices state one, from "
+            f"{_gb(low[0])} on the {low[1].name} to {_gb(high[0])} on the {high[1].name}"
+            + (f"; for example {', '.join(examples)}" if examples else "")
+            + ". "
+        )
+    return text + (
+        f"A row that states none is charged {DEFAULT_OVERHEAD_BYTES / GB:g} GB, the value of the derivation's "
+        "worked examples. --engine replaces the row's figure with the engine's own convention, and "
+        "--overhead-gb (overhead_gb on a pair page) with any figure."
+    )
+
+
+def workload_paragraph(hardware: Sequence[Any]) -> str:
+    return (
+        "Four numbers move every decode result: the runtime overhead O held once, the tokens of cache "
+        "each session reserves (L_alloc), the tokens of context each new token reads (L_read), and the "
+        "slowest per-session rate worth serving, the floor r*. "
+        + overhead_sentence(hardware)
+        + f" The other defaults are L_alloc = {DEFAULT_ALLOC_CONTEXT_TOKENS:,} (capped at the model's "
+        f"context limit), L_read = {DEFAULT_READ_CONTEXT_TOKENS:,} and r* = {DEFAULT_FLOOR_TOK_PER_S:g} "
+        "tok/s. A pair page takes each as a query parameter."
+    )
+
+
+def sections(hardware: Sequence[Any]) -> tuple[Section, ...]:
+    """The page's sections, the workload's defaults and the missing-rate rule as the code applies them."""
+    out: list[Section] = []
+    for heading, paragraphs, formulas in SECTIONS:
+        if heading == "The workload":
+            paragraphs = (workload_paragraph(hardware),)
+        elif heading == "First-token wait: prefill":
+            paragraphs = (*paragraphs, MISSING_RATE_RULE)
+        out.append((heading, paragraphs, formulas))
+    return tuple(out)
+
+
+#: The page's fixed text; :func:`sections` fills in the paragraphs computed from the catalog.
+SECTIONS: tuple[Section, ...] = (
     (
         "What the numbers are",
         (
@@ -18,12 +102,7 @@ SECTIONS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     ),
     (
         "The workload",
-        (
-            "Four numbers move every decode result: the runtime overhead O held once, the tokens of cache "
-            "each session reserves (L_alloc), the tokens of context each new token reads (L_read), and the "
-            "slowest per-session rate worth serving, the floor r*. The defaults are O = 8 GB, L_alloc = "
-            "100,000, L_read = 32,000 and r* = 20 tok/s. A pair page takes each as a query parameter.",
-        ),
+        ("(computed from the catalog: see workload_paragraph)",),
         (),
     ),
     (

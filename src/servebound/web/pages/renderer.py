@@ -20,6 +20,7 @@ from urllib.parse import quote, urlencode
 from jinja2 import DictLoader, Environment, select_autoescape
 from markupsafe import Markup
 
+from servebound.core.advice import Note
 from servebound.core.offload import cpu_rows, host_rows
 from servebound.inputs.workload import BY_NAME as DECLARED_INPUTS
 from servebound.runs.validation import ReportedRun, validation_json
@@ -356,11 +357,15 @@ class Renderer:
         verdict = VERDICT_TEXT[d.verdict]
         notes = decode_notes(d)
         fits = d.verdict in ("floor_fit", "no_floor")
+        from servebound.web.pages.derivation_live import derivation_notes  # the worked examples' own pairs
+
+        differs = derivation_notes(hw.hardware, m.adapter, pair.workload)
         context = PairContext(
             hw=hw,
             m=m,
             d=d,
-            notes=[page_note(n, hw.id, m.id, params) for n in notes],
+            notes=[page_note(n, hw.id, m.id, params) for n in notes]
+            + [page_note(Note.of(text), hw.id, m.id, params) for text in differs],
             remedies=remedies(notes, hw.id, m.id, params),
             sideways=self._pair_fixed(hw, m)[0],
             p=p,
@@ -519,11 +524,12 @@ class Renderer:
         return self._page("economics", "/economics", title, desc, economics_context(blackwell))
 
     def methodology(self) -> Page:
-        from servebound.web.pages.methodology import SECTIONS
+        from servebound.web.pages.methodology import sections
 
         title = "Methodology: how servebound computes its ceilings"
         desc = "The decode and prefill ceilings, the gates that bind them and the assumptions they rest on."
-        return self._page("prose", "/methodology", title, desc, ProseContext(title, SECTIONS))
+        context = ProseContext(title, sections(self.site.hardware))
+        return self._page("prose", "/methodology", title, desc, context)
 
     def derivation(self, toy: Any = None) -> Page:
         """/derivation: the whole derivation, figures at the toy's controls (the text's defaults)."""

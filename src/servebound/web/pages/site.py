@@ -104,6 +104,18 @@ class SiteModel:
         return self.total_params if self.total_params is not None else self.published_total_params
 
     @property
+    def machine_source(self) -> dict[str, str]:
+        """The sources as machine-readable copies state them: a model card's quoted words replaced by
+        the card's link and its attribution (others' words stay on the HTML page only)."""
+        out = dict(self.source)
+        card = out.get("published counts")
+        if card is not None and card_attribution(card) != card:
+            repository = out.get("repository")
+            link = f" (https://huggingface.co/{repository})" if repository else ""
+            out["published counts"] = f"{card_attribution(card)}{link}; its words are not reproduced here"
+        return out
+
+    @property
     def is_moe(self) -> bool:
         return self.adapter.weights.experts is not None
 
@@ -126,6 +138,13 @@ def site_hardware(entry: Hardware | CatalogHardware) -> SiteHardware:
             user_file=True,
         )
     return SiteHardware(**{f.name: getattr(entry, f.name) for f in fields(CatalogHardware)})
+
+
+def card_attribution(source: str) -> str:
+    """A published-count source without its quotation: the data writes ``<where>: '<the card's words>'``,
+    and machine-readable copies keep the ``<where>`` (with a link) but not the words."""
+    where, mark, _ = source.partition(": '")
+    return where if mark else source
 
 
 def site_model(entry: SiteModel | ModelAdapter | CatalogModel) -> SiteModel:

@@ -417,11 +417,12 @@ def _model_json(m: SiteModel, *, full: bool = False) -> dict[str, Any]:
         out["audit"] = {
             "published_total_params": m.published_total_params,
             "published_active_params": m.published_active_params,
-            "published_source": m.published_source,
+            # Others' words stay out of machine endpoints: the card's attribution and link, not its quote.
+            "published_source": m.machine_source.get("published counts"),
             "total_params_difference": m.total_params_difference,
             "active_params_difference": m.active_params_difference,
             "checkpoint_bytes": m.checkpoint_bytes,
-            "source": dict(m.source),
+            "source": m.machine_source,
             "facts": dict(m.facts),
             "steps": [{"quantity": q, "value": v, "formula": f} for q, v, f in m.steps],
         }

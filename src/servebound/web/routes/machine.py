@@ -6,6 +6,7 @@ import gzip
 import itertools
 import zlib
 from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import PlainTextResponse, Response, StreamingResponse
@@ -46,12 +47,14 @@ def llms_full(request: Request, web: Web) -> Response:
     headers = {"Vary": "Accept-Encoding", **({"Content-Encoding": "gzip"} if takes_gzip else {})}
     if body is None:  # the build runs (started here if need be): the documents stream as they are done
         return StreamingResponse(
-            _progressive(full, url, takes_gzip), media_type="text/plain; charset=utf-8", headers=headers
+            _progressive(full, _header(web, url), url, takes_gzip),
+            media_type="text/plain; charset=utf-8",
+            headers=headers,
         )
     with web.full_text_lock:  # encoded and compressed once, not per request (RSS grew with clients)
         encoded = web.full_text.get(url)
         if encoded is None:
-            raw = (llms_full_header(url) + absolute_canonicals(body, url)).encode("utf-8")
+            raw = (_header(web, url) + absolute_canonicals(body, url)).encode("utf-8")
             encoded = (raw, gzip.compress(raw, compresslevel=6, mtime=0))
             web.full_text.clear()  # one base URL in practice; keep one copy of a large file
             web.full_text[url] = encoded
@@ -62,14 +65,21 @@ def llms_full(request: Request, web: Web) -> Response:
     return StreamingResponse(_slices(body_bytes), media_type="text/plain; charset=utf-8", headers=headers)
 
 
-def _progressive(full: FullTextBuilder, url: str, packed: bool) -> Iterator[bytes]:
+def _header(web: Any, url: str) -> str:
+    """llms-full.txt's header, naming the documents it holds."""
+    from servebound.web import export as site_export  # the export's modules on first use
+
+    return llms_full_header(url, site_export.full_text_documents(web.site))
+
+
+def _progressive(full: FullTextBuilder, header: str, url: str, packed: bool) -> Iterator[bytes]:
     """llms-full.txt while it is built: the header, then the documents as the build gives them (the
     same bytes as the finished file; gzip-compressed on the way where the client takes gzip). A sync
     iterator: Starlette runs it in its thread pool, so waiting for the next document blocks no request."""
     pack = zlib.compressobj(6, zlib.DEFLATED, 16 + zlib.MAX_WBITS) if packed else None
     # Each piece is the delimiter and one whole document, so no "canonical:" line is split.
     pieces = (absolute_canonicals(piece, url) for piece in full.stream())
-    for piece in itertools.chain([llms_full_header(url)], pieces):
+    for piece in itertools.chain([header], pieces):
         data = piece.encode("utf-8")
         if pack is not None:
             data = pack.compress(data)

@@ -14,6 +14,8 @@ from servebound.web.pages.text import md
 
 router = APIRouter(include_in_schema=False)
 TITLE = "The JSON API"
+#: What /api is, for its page and its mirror's frontmatter.
+DESCRIPTION = "Every endpoint of the JSON API, its parameters and an example, from /openapi.json."
 
 
 @router.get("/api")
@@ -23,7 +25,7 @@ def docs(request: Request, web: Web) -> Response:
         "api_docs.html",
         "/api",
         TITLE,
-        "Every endpoint of the JSON API, its parameters and an example, from /openapi.json.",
+        DESCRIPTION,
         ops=operations(spec),
         info=spec.get("info", {}),
         openapi_version=spec.get("openapi", ""),
@@ -32,7 +34,8 @@ def docs(request: Request, web: Web) -> Response:
 
 
 @router.get("/api.md")
-def docs_markdown(request: Request) -> Response:
+def docs_markdown(request: Request, web: Web) -> Response:
+    """The reference as markdown, with the frontmatter every mirror carries (title, URL, date, license)."""
     spec = request.app.openapi()
     lines = [f"# {TITLE}", "", "The schema: /openapi.json.", ""]
     for op in operations(spec):
@@ -42,7 +45,8 @@ def docs_markdown(request: Request) -> Response:
             for p in op.params
         ]
         lines.append("")
-    return Response("\n".join(lines), media_type=MARKDOWN)
+    text = web.renderer._markdown("api_docs.md", "/api", TITLE, DESCRIPTION, body="\n".join(lines))
+    return Response(text, media_type=MARKDOWN)
 
 
 @router.get("/api/")

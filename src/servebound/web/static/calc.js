@@ -9,7 +9,7 @@
  *   {always_on_bytes, expert_bytes, routed, per_token, resident_bytes,
  *    kv_alloc: {global, local, window, state}, kv_read: {...}, context_limit,
  *    prefill: {linear_active_params, global, local, window, state, kv_write, linear_mode,
- *              linear_mode_if_published, attention_mode}}
+ *              linear_mode_if_published, attention_mode, linear_split: [[mode, params], ...]}}
  * and a workload {overhead_bytes, alloc_context, read_context, floor, batch, expert_traffic,
  *   speculation: {draft: model, draft_tokens, tokens_per_step} | null}.
  */
@@ -113,15 +113,35 @@
     return Object.prototype.hasOwnProperty.call(C, mode) ? C[mode][1] : null;
   }
 
+  /* F_linear: the mode's rate, or where the weights mix modes (servebound.core.rates._split_rates) each
+     part at its own mode's rate, P / sum(P_i / F_i); null when a part has no rate */
+  function linearRate(hw, p, linearMode) {
+    var split = p.linear_split || [];
+    if (linearMode || !split.length) return chargedRate(hw, linearModeFor(hw, p, linearMode));
+    var inverse = 0.0, total = 0.0;
+    for (var i = 0; i < split.length; i++) {
+      var rate = chargedRate(hw, split[i][0]);
+      if (rate === null) return null;
+      inverse += split[i][1] / rate;
+    }
+    for (var j = 0; j < split.length; j++) total += split[j][1];
+    return inverse > 0 ? total / inverse : null;
+  }
+
   function modeRates(hw, p, linearMode, attentionMode) {
     var F = hw.compute_flop_per_s || {};
     var has = function (k) { return Object.prototype.hasOwnProperty.call(F, k); };
     var lm = linearModeFor(hw, p, linearMode), am = attentionMode || p.attention_mode;
-    var linear = chargedRate(hw, lm), attention = chargedRate(hw, am);
+    var linear = linearRate(hw, p, linearMode), attention = chargedRate(hw, am);
     var needsLinear = p.linear_active_params > 0;
     var needsAttention = p.global > 0 || (p.local > 0 && p.window > 0) || p.state > 0;
     var missing = [];
     if (needsLinear && !has(lm)) missing.push(lm);
+    if (needsLinear && !linearMode) {
+      (p.linear_split || []).forEach(function (part) {
+        if (!has(part[0]) && missing.indexOf(part[0]) < 0) missing.push(part[0]);
+      });
+    }
     if (needsAttention && !has(am) && missing.indexOf(am) < 0) missing.push(am);
     var available = !((needsLinear && linear === null) || (needsAttention && attention === null));
     return { linear: linear, attention: attention, missing: missing, available: available };
@@ -359,9 +379,8 @@
 
   // ------------------------------------------------------------------ prefill
   function rates(hw, p, linearMode, attentionMode) {
-    linearMode = linearModeFor(hw, p, linearMode);
     attentionMode = attentionMode || p.attention_mode;
-    var linear = chargedRate(hw, linearMode);
+    var linear = linearRate(hw, p, linearMode);
     var attention = chargedRate(hw, attentionMode);
     var needsAttention = p.global > 0 || (p.local > 0 && p.window > 0) || p.state > 0;
     var needsLinear = p.linear_active_params > 0;
