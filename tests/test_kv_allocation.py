@@ -79,7 +79,7 @@ def test_paged_caches_do_not_cap_the_prompt_at_a_reservation(capsys: pytest.Capt
     assert data["prompt_tokens"] == 131072 and data["verdict"] == "fits"
     assert data["kv_alloc_bytes"] == pytest.approx(model.kv_alloc.bytes_at(131072))
     assert main([*args, "--kv-allocation", "reserved"]) == 2
-    assert "alloc_context_tokens" in capsys.readouterr().err
+    assert "--alloc-context 131,072" in capsys.readouterr().err
     over = ["prefill", "-H", "nvidia-dgx-spark", "-m", "llama-3.1-8b", "--prompt", "131073"]
     assert main([*over, "--kv-allocation", "paged"]) == 2
     assert "context limit" in capsys.readouterr().err

@@ -160,7 +160,7 @@ def test_the_worked_examples_pair_pages_say_why_they_differ() -> None:
         assert f"W_resident {model.weights.resident / GB:,.4g} GB" in page
         assert f"rounded adapter's {example.weights.resident / GB:,.4g} GB with P_embed = 0" in page
         assert (
-            f"a bf16 cache reading {model.kv_read.bytes_at(32_000) / GB:,.4g} GB per token at 32,000 tokens"
+            f"its {model.kv_precision.upper()} cache, reading {model.kv_read.bytes_at(32_000) / GB:,.4g} GB per token at 32,000 tokens"
             in page
         )
     m5 = get_hardware("apple-m5-max-128gb").hardware
@@ -182,13 +182,14 @@ def test_machine_endpoints_carry_the_license_and_keep_others_words_out(client: T
     from servebound.catalog.models import get_model
     from servebound.web.app.server import create_app
 
-    docs = client.get("/docs.md").text
-    front = docs.split("---")[1]
-    assert (
-        docs.startswith("---\ntitle: ")
-        and "\nlicense: CC BY 4.0 (https://creativecommons.org/licenses/by/4.0/)\n" in front
-    )
-    assert "\nattribution: servebound\n" in front and "# The JSON API" in docs
+    for path, heading in (("/docs.md", "# The servebound manual"), ("/api.md", "# The JSON API")):
+        docs = client.get(path).text
+        front = docs.split("---")[1]
+        assert (
+            docs.startswith("---\ntitle: ")
+            and "\nlicense: CC BY 4.0 (https://creativecommons.org/licenses/by/4.0/)\n" in front
+        )
+        assert "\nattribution: servebound\n" in front and heading in docs, path
 
     card = get_model("qwen2.5-7b")
     site = TestClient(

@@ -410,7 +410,7 @@ def derivation_notes(hardware: Hardware, model: ModelAdapter, workload: Workload
     reasons = [
         f"its real tensors, W_resident {_gb(model.weights.resident, 4)} with {embedding}, against the rounded "
         f"adapter's {_gb(ex_model.weights.resident, 4)} with P_embed = 0",
-        f"a {model.kv_precision or 'stated'} cache reading {_gb(model.kv_read.bytes_at(ex_workload.read_context_tokens), 4)} "
+        f"its {(model.kv_precision or 'stated').upper()} cache, reading {_gb(model.kv_read.bytes_at(ex_workload.read_context_tokens), 4)} "
         f"per token at {ex_workload.read_context_tokens:,} tokens, against the adapter's "
         f"{_gb(ex_model.kv_read.bytes_at(ex_workload.read_context_tokens), 4)}",
     ]

@@ -67,7 +67,7 @@ def llms_full(request: Request, web: Web) -> Response:
 
 def _header(web: Any, url: str) -> str:
     """llms-full.txt's header, naming the documents it holds."""
-    from servebound.web import export as site_export  # the export's modules on first use
+    from servebound.web.export import build as site_export  # the export's modules on first use
 
     return llms_full_header(url, site_export.full_text_documents(web.site))
 
