@@ -78,7 +78,8 @@ def test_machine_files(client: TestClient) -> None:
     # the hostile name is a link text, not markup that breaks the index
     assert "- [(script)alert(1)(/script)]" not in llms and HOSTILE in llms
     full = client.get("/llms-full.txt").text
-    assert full.startswith("# servebound: 8 documents as text\n\nThis file holds 8 documents: ")
+    held = sum(s.full_text for s in registry.PAGES if not s.over) + len(documents())
+    assert full.startswith(f"# servebound: {held} documents as text\n\nThis file holds {held} documents: ")
     assert "\nLicense: CC BY 4.0" in full.split("=====")[0]
     docs = full.split("\n=====  =====  =====\n")[1:]
     # the documents and the catalog's tables (each hardware, model and pair page is one .md away)
