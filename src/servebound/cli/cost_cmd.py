@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from servebound.api import load_hardware, load_model
+from servebound.api import resolve_scenario
 from servebound.cli import declare as typer  # Typer itself only when it parses
 from servebound.cli.common import HardwareOpt, JsonOpt, ModelOpt, WorkloadFlags, app, with_flags
 from servebound.cli.output import console, on, print_json, print_table, render_assumptions
@@ -85,16 +85,17 @@ def cost_command(
 ) -> None:
     if prompt < 1:
         raise InputError("prompt", f"must be a whole number of tokens >= 1 (got {prompt})")
-    hw = load_hardware(hardware)
-    mdl = load_model(model, kv_precision=flags.kv_precision)
-    workload = flags.workload()
+    scenario = resolve_scenario(flags, hardware=hardware, model=model)
+    hw, mdl, workload = scenario.hardware, scenario.model, scenario.declared
     price = resolve_price(
         hw, catalog_price(hardware), usd_per_hour=usd_per_hour, pricing=pricing, owned=owned
     )
     if layout is not None:
         cost_layout(hardware, mdl, workload, layout, price, parse_batches(batches), json_out)
         return
-    report = cost_report(hw, mdl, workload, price, batches=parse_batches(batches), prompt_tokens=prompt)
+    report = cost_report(
+        hw, mdl, scenario.workload, price, batches=parse_batches(batches), prompt_tokens=prompt
+    )
     out = cost_json(report)
     if json_out:
         print_json(out)

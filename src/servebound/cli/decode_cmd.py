@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated
 
-from servebound.api import decode_answer, load_hardware, load_model
+from servebound.api import decode_answer, resolve_scenario
 from servebound.cli import declare as typer  # Typer itself only when it parses
 from servebound.cli.common import HardwareOpt, JsonOpt, ModelOpt, app, with_inputs
 from servebound.cli.output import console, line, on, print_json, print_table, render_assumptions, strong
@@ -43,12 +43,13 @@ def decode_command(
     ] = False,
     json_out: JsonOpt = False,
 ) -> None:
-    mdl = load_model(model, kv_precision=flags.kv_precision)
-    workload = flags.workload()
+    scenario = resolve_scenario(flags, hardware=hardware, model=model)
     if flags.layout is not None:
-        decode_layout(hardware, mdl, workload, flags.layout, json_out, context_range=range_)
+        decode_layout(
+            hardware, scenario.model, scenario.declared, flags.layout, json_out, context_range=range_
+        )
         return
-    result, rng = decode_answer(load_hardware(hardware), mdl, workload, context_range=range_)
+    result, rng = decode_answer(scenario, context_range=range_)
     if json_out:
         print_json(decode_json(result, rng))
         return

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from servebound.api import load_model
+from servebound.api import resolve_scenario
 from servebound.cli.common import (
     DEFAULT_FLOOR,
     DEFAULT_OVERHEAD_GB,
@@ -113,8 +113,8 @@ def layout_command(
     ] = None,
     json_out: JsonOpt = False,
 ) -> None:
-    mdl = load_model(model, kv_precision=flags.kv_precision)
-    workload = flags.workload()
+    scenario = resolve_scenario(flags, hardware=hardware, model=model)
+    mdl, workload = scenario.model, scenario.declared
     if top is not None and top < 1:
         raise InputError("top", f"must be at least 1 (got {top})")
     search = search_system(hardware, mdl, workload)
@@ -166,7 +166,7 @@ def plan_command(
     kv_precision: KVPrecisionOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    mdl = load_model(model, kv_precision=kv_precision)
+    mdl = resolve_scenario(hardware=hardware, model=model, kv_precision=kv_precision).model
     plan = run_plan(
         hardware,
         mdl,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from servebound.api import load_hardware, load_model, prefill_answer
+from servebound.api import prefill_answer, resolve_scenario
 from servebound.cli import declare as typer  # Typer itself only when it parses
 from servebound.cli.common import HardwareOpt, JsonOpt, ModelOpt, app, with_inputs
 from servebound.cli.output import console, line, on, print_json, print_table, render_assumptions, strong
@@ -32,12 +32,19 @@ def prefill_command(
     ] = False,
     json_out: JsonOpt = False,
 ) -> None:
-    mdl = load_model(model, kv_precision=flags.kv_precision)
     batch: int | Literal["max"] = "max" if flags.batch == "max" else int(flags.batch or 1)
-    workload = flags.workload(batch=None)
+    scenario = resolve_scenario(flags, hardware=hardware, model=model, batch=None)
+    mdl = scenario.model
     if flags.layout is not None:
         out = layout_prefill_json(
-            hardware, mdl, workload, flags.layout, flags.prompt, batch, flags.chunk, prompt_range=range_
+            hardware,
+            mdl,
+            scenario.declared,
+            flags.layout,
+            flags.prompt,
+            batch,
+            flags.chunk,
+            prompt_range=range_,
         )
         if json_out:
             print_json(out)
@@ -52,10 +59,8 @@ def prefill_command(
             )
         return
     result, rng = prefill_answer(
-        load_hardware(hardware),
-        mdl,
+        scenario,
         flags.prompt,
-        workload,
         batch=batch,
         prompt_range=range_,
         chunk_tokens=flags.chunk,

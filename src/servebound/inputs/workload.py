@@ -436,8 +436,10 @@ class WorkloadInputs:
 
     def workload(self, **extra: Any) -> Workload:
         """These inputs (and ``extra`` keywords, e.g. a command's ``memory_only``) as a validated Workload,
-        not yet resolved against a hardware and model (``Workload.resolve``)."""
-        from servebound.api import make_workload
+        not yet resolved against a hardware and model: every input a workload holds, the KV precision
+        included. The prefill and layout inputs (prompt, chunk, modes, budget, layout) are their
+        questions' own: a scenario (``inputs.scenario.resolve_scenario``) keeps all of them."""
+        from servebound.inputs.scenario import make_workload
 
         return make_workload(self, **extra)
 
@@ -469,12 +471,11 @@ def _declared() -> tuple[Input, ...]:
 #: Every declared input, in the declaration's order.
 INPUTS: tuple[Input, ...] = _declared()
 BY_NAME: dict[str, Input] = {s.name: s for s in INPUTS}
-#: The inputs a Workload holds: make_workload's keywords (``floor_tok_s`` for ``floor``). The KV precision
-#: re-expresses the model (``load_model``), the prefill and layout inputs are their commands' arguments.
+#: The inputs a Workload holds: make_workload's keywords (``floor_tok_s`` for ``floor``), the KV precision
+#: included (the scenario re-expresses the target and the draft at it); the prefill and layout inputs are
+#: their questions' own arguments.
 WORKLOAD_KEYWORDS: dict[str, Input] = {
-    s.python: s
-    for s in INPUTS
-    if s.groups & {"context", "serving", "workload", "roof", "decode"} and s.name != "kv_precision"
+    s.python: s for s in INPUTS if s.groups & {"context", "serving", "workload", "roof", "decode"}
 }
 
 

@@ -7,10 +7,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from servebound.api import make_workload, with_kv_precision
+from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.workload import DEFAULT_ALLOC_CONTEXT_TOKENS, DEFAULT_READ_CONTEXT_TOKENS, Workload
 from servebound.errors import InputError
+from servebound.inputs.scenario import Scenario, make_workload, resolve_scenario
 from servebound.inputs.workload import (
     BY_NAME,
     MAX_SITE_CONTEXT_TOKENS,
@@ -99,9 +100,14 @@ class WorkloadQuery:
         extra: dict[str, Any] = {} if memory_only is None else {"memory_only": memory_only}
         return make_workload(self.inputs(), draft=draft, **extra)
 
-    def model(self, model: ModelAdapter) -> ModelAdapter:
-        """The model at the query's KV precision (as ``--kv-precision``)."""
-        return with_kv_precision(model, self.kv_precision) if self.kv_precision else model
+    def scenario(
+        self, hardware: Hardware, model: ModelAdapter, draft: ModelAdapter | None = None, **extra: Any
+    ) -> Scenario:
+        """The scenario this query asks on a pair, resolved once as the CLI resolves the same flags
+        (``draft``: the resolved model of ``self.draft``; ``extra``: a command's own inputs)."""
+        if self.draft is not None and draft is None:
+            raise InputError("draft", "the draft model could not be resolved")
+        return resolve_scenario(self.inputs(), hardware=hardware, model=model, draft=draft, **extra)
 
     def params(self) -> dict[str, str]:
         """The non-default values, as a query string would carry them."""

@@ -134,16 +134,16 @@ def api_decode(
     query = workload_query(params)
     from servebound.api import decode_answer
 
-    draft_model = query.model(web.get_model(query.draft).adapter) if query.draft else None
-    adapter = query.model(m.adapter)
+    draft_model = web.get_model(query.draft).adapter if query.draft else None
+    scenario = query.scenario(hw.hardware, m.adapter, draft_model)
     if params["layout"] is not None:  # decode --layout: one parallel layout of a system
         from servebound.views.layout_report import decode_layout_json
 
         system = _system(web, hardware)
         return decode_layout_json(
-            system, adapter, query.workload(draft_model), params["layout"], context_range=range
+            system, scenario.model, scenario.declared, params["layout"], context_range=range
         )[2]
-    return decode_json(*decode_answer(hw.hardware, adapter, query.workload(draft_model), context_range=range))
+    return decode_json(*decode_answer(scenario, context_range=range))
 
 
 @router.get("/api/prefill", tags=["ceilings"], responses=answers("prefill"), response_model=None)
@@ -161,7 +161,8 @@ def api_prefill(
     hw, m = web.get_hw(hardware), web.get_model(model)
     prompt, batch = params["prompt"], params["batch"] or 1
     query = workload_query({**params, "batch": None})
-    adapter = query.model(m.adapter)
+    scenario = query.scenario(hw.hardware, m.adapter)
+    adapter = scenario.model
     if adapter.prefill is None:
         raise InputError("model", f"model '{m.id}' has no prefill fields, so no prefill ceiling")
     if params["layout"] is not None:  # prefill --layout: one replica of a layout
@@ -171,7 +172,7 @@ def api_prefill(
         return layout_prefill_json(
             system,
             adapter,
-            query.workload(),
+            scenario.declared,
             params["layout"],
             prompt,
             batch,
@@ -179,10 +180,8 @@ def api_prefill(
             prompt_range=include_range,
         )
     result, rng = prefill_answer(
-        hw.hardware,
-        adapter,
+        scenario,
         prompt,
-        query.workload(),
         batch=batch,
         prompt_range=include_range,
         chunk_tokens=params["chunk"],
@@ -221,8 +220,9 @@ def api_layout(
     resolved = _system(web, hardware)
     query = workload_query(params)
     m = web.get_model(model)
-    adapter = query.model(m.adapter)
-    workload = resolved.resolve(query.workload(), adapter)  # once, against the system
+    scenario = query.scenario(web.get_hw(hardware).hardware, m.adapter)
+    adapter = scenario.model
+    workload = resolved.resolve(scenario.declared, adapter)  # once, against the system
     if params["layout"] is None:
         return layouts_json(search_system(resolved, adapter, workload))
     _, result = run_layout(resolved, adapter, workload, params["layout"])
@@ -267,7 +267,7 @@ def api_plan(
     m = web.get_model(model)
     plan = run_plan(
         resolved,
-        workload_query(kv_precision=kv_precision).model(m.adapter),
+        workload_query(kv_precision=kv_precision).scenario(resolved.system.device, m.adapter).model,
         prompt_tokens=prompt,
         output_tokens=output_tokens,
         floor_tok_s=floor,

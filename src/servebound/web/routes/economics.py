@@ -60,7 +60,7 @@ def api_cost(
     """The cost curve over batch: the same object as `servebound cost --json`."""
     hw, m = web.get_hw(hardware), web.get_model(model)
     query = workload_query(**params)
-    workload = query.workload()
+    scenario = query.scenario(hw.hardware, m.adapter)
     price = resolve_price(
         hw.hardware,
         hw.row_price,
@@ -70,8 +70,8 @@ def api_cost(
     )
     report = cost_report(
         hw.hardware,
-        query.model(m.adapter),
-        workload,
+        scenario.model,
+        scenario.workload,
         price,
         batches=parse_batches(batches),
         prompt_tokens=prompt,
