@@ -71,18 +71,8 @@ ACCEPTED = {
 
 #: Arguments the fast path hands to Typer (which parses, or refuses with its own words).
 HANDED_ON = [
-    # (--batch and --expert-traffic are text to Typer: a number or 'max', a choice the declaration checks
-    # on every path alike, servebound.inputs.workload; an int option shows Typer's own int rules)
-    [*PAIR, "--draft-tokens", "x"],
-    [*PAIR, "--draft-tokens", "1.5"],
-    [*PAIR, "--draft-tokens", "3_000"],
-    [*PAIR, "--draft-tokens", "007"],
-    [*PAIR, "--draft-tokens", "+3"],
-    [*PAIR, "--draft-tokens", " 3"],
-    [*PAIR, "--floor", "1e3"],
-    [*PAIR, "--floor", "inf"],
-    [*PAIR, "--floor", "-1"],
-    [*PAIR, "--floor="],
+    # (the declared inputs are text to Typer and to the fast path alike: --draft-tokens 3_000, --floor
+    # 1e3 or --read-context 32k are parsed and checked once by the declaration, Input.parse)
     [*PAIR, "--batch"],
     [*PAIR, "--batch", "--json"],
     [*PAIR, "--nope"],

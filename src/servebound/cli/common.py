@@ -51,14 +51,12 @@ def option_info(spec: Input, group: str = "") -> Any:
 
 
 def typer_option(spec: Input, group: str = "") -> Any:
-    """A declared input as a typer parameter type. Numbers are typer's ints and floats; words (batch's
-    'max') and choices are text, checked by the declaration so that every surface says the same."""
+    """A declared input as a typer parameter type. Numbers, words (batch's 'max') and choices are text,
+    parsed and checked by the declaration (``Input.parse``: ``32k``, ``32,000``) as on every surface."""
     if spec.kind is bool:
         kind: Any = bool
-    elif spec.words:
-        kind = str | None
     else:
-        kind = spec.kind if spec.default is not None else spec.kind | None
+        kind = str if spec.default is not None else str | None
     return Annotated[kind, option_info(spec, group)]
 
 
@@ -128,15 +126,17 @@ def with_inputs(
         inspect.Parameter(
             spec.name,
             inspect.Parameter.POSITIONAL_OR_KEYWORD,
-            default=spec.default,
+            default=f"{spec.default:g}"
+            if spec.kind in (int, float) and spec.default is not None
+            else spec.default,
             annotation=typer_option(spec, group),
         )
         for spec in inputs_of(*groups)
     ]
 
     def build(**values: Any) -> WorkloadInputs:
-        for name, value in values.items():  # words are text on the command line: batch 'max' or a number
-            if isinstance(value, str) and BY_NAME[name].words:
+        for name, value in values.items():  # numbers are text on the command line: the one grammar
+            if isinstance(value, str) and (BY_NAME[name].words or BY_NAME[name].kind is not str):
                 values[name] = BY_NAME[name].parse(value)
         return record(**values)
 

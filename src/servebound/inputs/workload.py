@@ -39,6 +39,20 @@ MAX_SITE_CONTEXT_TOKENS = 2_000_000
 #: gamma: no speculative decoder drafts more than a few dozen tokens a step.
 MAX_DRAFT_TOKENS = 64
 
+#: The one grammar of a number, as every surface reads it (``Input.parse``; the JSON API's query, the
+#: CLI's flags, the pages' query strings and forms; calc.js's ``parseNumber`` mirrors it): digits with
+#: ``,`` or ``_`` between groups (``32,000``, ``32_000``), a decimal part, an exponent (``1e3``: kept, as
+#: the pages always took it). No ``inf``, ``nan``, hex or blank.
+_DIGITS = r"[0-9]+(?:[,_][0-9]+)*"
+_MANTISSA = rf"[+-]?(?:{_DIGITS}(?:\.[0-9]*)?|\.[0-9]+)"
+NUMBER_PATTERN = rf"^\s*{_MANTISSA}(?:[eE][+-]?[0-9]+)?\s*$"
+#: A token count also takes a decimal suffix, with no exponent: ``k`` or ``K`` = 10^3, ``M`` or ``m``
+#: = 10^6 (``32k`` = 32,000, ``1.5k`` = 1,500, ``1M`` = 1,000,000); a whole number once scaled.
+TOKENS_PATTERN = rf"^\s*(?:{_MANTISSA}(?:[eE][+-]?[0-9]+)?|{_MANTISSA}[kKmM])\s*$"
+_SCALE = {"k": "e3", "K": "e3", "m": "e6", "M": "e6"}
+#: What each token input's help says about its spellings.
+TOKENS_SPELLING = "Tokens: 32000, 32,000, 32_000, 32k, 1.5k or 1M (k = 1,000, M = 1,000,000)."
+
 
 @dataclass(frozen=True)
 class Form:
@@ -83,7 +97,20 @@ class Input:
     form: Form | None = None  # the pair page's control for it, where the page has one
 
     def help_for(self, group: str) -> str:
-        return dict(self.help_in).get(group, self.help)
+        return self._spelled(dict(self.help_in).get(group, self.help))
+
+    @property
+    def tokens(self) -> bool:
+        """A token count: its text may carry a k or M suffix (``TOKENS_PATTERN``)."""
+        return self.unit == "tokens"
+
+    def _spelled(self, text: str) -> str:
+        return f"{text.rstrip('.')}. {TOKENS_SPELLING}" if self.tokens else text
+
+    @property
+    def pattern(self) -> str:
+        """The grammar of this number's text (the JSON API's schema states it)."""
+        return TOKENS_PATTERN if self.tokens else NUMBER_PATTERN
 
     @property
     def flag(self) -> str:
@@ -95,7 +122,7 @@ class Input:
 
     @property
     def description(self) -> str:
-        return self.api_help or self.help
+        return self._spelled(self.api_help or self.help)
 
     def check(self, value: Any, *, site: bool = False) -> Any:
         """``value`` if it is of this input's type and within its bounds, else an InputError naming it."""
@@ -147,7 +174,10 @@ class Input:
         return f"; use one of {', '.join(self.choices)}" if self.choices else ""
 
     def parse(self, text: str, *, site: bool = False) -> Any:
-        """A query string's or a flag's text as this input's value, checked."""
+        """A query string's, a form's or a flag's text as this input's value, checked: the one parser of
+        a typed value. A number follows ``NUMBER_PATTERN`` (``32,000``, ``32_000``, ``1e3``, ``0.5``); a
+        token count ``TOKENS_PATTERN`` too (``32k``, ``1.5k``, ``1M``: decimal, a whole number once
+        scaled); anything else is an InputError naming the input and the spellings it takes."""
         text = text.strip()
         if text.lower() in self.words:
             return text.lower()
@@ -159,10 +189,12 @@ class Input:
             raise InputError(self.name, f"must be true or false (got {text!r})")
         if self.kind is str:
             return self.check(text, site=site)
-        try:
-            value = float(text.replace(",", "").replace("_", ""))
-        except ValueError:
-            raise self._not_a_number(text, "a number") from None
+        if not re.fullmatch(self.pattern, text):
+            error = self._not_a_number(text, "a number")
+            spelling = f"; {TOKENS_SPELLING}" if self.tokens else ""
+            raise InputError(self.name, f"{error.problem}{spelling}") from None
+        plain = text.replace(",", "").replace("_", "")
+        value = float(plain[:-1] + _SCALE[plain[-1]] if plain[-1] in _SCALE else plain)
         if self.kind is int and math.isfinite(value) and value.is_integer():
             return self.check(int(value), site=site)
         return self.check(value, site=site)

@@ -27,7 +27,13 @@ def page_inputs() -> dict[str, Any]:
     /api/decode and to /api/prefill (the page's prefill is batch 1, so it sends no batch)."""
     return {
         "fields": [
-            {"name": n, "kind": BY_NAME[n].kind.__name__, "default": BY_NAME[n].default} for n in QUERY_FIELDS
+            {
+                "name": n,
+                "kind": BY_NAME[n].kind.__name__,
+                "default": BY_NAME[n].default,
+                "tokens": BY_NAME[n].tokens,
+            }
+            for n in QUERY_FIELDS
         ],
         "page": list(QUERY_FIELDS),
         "decode": [s.name for s in inputs_of("context", "serving", "workload", "roof", "decode")],
@@ -162,8 +168,10 @@ def workload_query(
     by the declared bounds (the site's caps included) and ``make_workload``'s cross-field checks."""
     values = {**(given or {}), **values}
     q = {key: value for key, value in values.items() if value is not None and key in QUERY_FIELDS}
-    for key, value in q.items():
-        BY_NAME[key].check(value, site=True)
+    for key, value in q.items():  # text (a query parameter) in the one grammar, values as they are
+        spec = BY_NAME[key]
+        q[key] = spec.parse(value, site=True) if isinstance(value, str) and spec.kind is not str else value
+        spec.check(q[key], site=True)
     if q.get("batch") == "max":
         q.pop("batch")
     if "draft" not in q and any(k in q for k in ("draft_tokens", "acceptance", "tokens_per_step")):

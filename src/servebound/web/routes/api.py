@@ -63,7 +63,9 @@ ModelQ = Annotated[str, Query(description="model id")]
 
 def query_parameter(spec: Input) -> inspect.Parameter:
     """A declared input as a query parameter. Its bounds and choices are in the OpenAPI schema; the
-    declaration checks them (``WorkloadInputs``), so the API says what the CLI says."""
+    declaration checks them (``WorkloadInputs``), so the API says what the CLI says. A number is text
+    parsed by ``Input.parse`` (``32k``, ``32,000``): its schema is the number with its bounds, or a
+    string of the grammar's pattern."""
     schema: dict[str, Any] = {}
     if spec.minimum is not None:
         schema["exclusiveMinimum" if spec.exclusive_minimum else "minimum"] = spec.minimum
@@ -74,9 +76,13 @@ def query_parameter(spec: Input) -> inspect.Parameter:
         schema["enum"] = list(spec.choices)
     if spec.words:
         schema["description"] = f"{spec.description} (a number or {', '.join(spec.words)})"
-    kind: Any = (
-        bool if spec.kind is bool else str | None if spec.words or spec.kind is str else spec.kind | None
-    )
+    if spec.kind in (int, float):
+        number = {"type": "integer" if spec.kind is int else "number", **schema}
+        number.pop("description", None)
+        text = {"type": "string", "pattern": spec.pattern}
+        words = [{"type": "string", "enum": list(spec.words)}] if spec.words else []
+        schema["anyOf"] = [number, text, *words, {"type": "null"}]
+    kind: Any = bool if spec.kind is bool else str | None
     query = Query(description=spec.description, max_length=spec.max_length, json_schema_extra=schema or None)
     default = spec.default if spec.kind is bool else None
     return inspect.Parameter(
@@ -111,11 +117,15 @@ DecodeParams = Annotated[
 PrefillParams = Annotated[
     dict[str, Any], inputs_dependency("context", "serving", "workload", "prefill", "layout")
 ]
-AllocQ = Annotated[int | None, Query(ge=1, le=CTX, description=BY_NAME["alloc_context"].description)]
-ReadQ = Annotated[int | None, Query(ge=0, le=CTX, description=BY_NAME["read_context"].description)]
-OverheadQ = Annotated[
-    float | None, Query(ge=0, allow_inf_nan=False, description=BY_NAME["overhead_gb"].description)
-]
+#: Single declared inputs as query parameters (text in the one grammar; ``workload_query`` parses it).
+def _declared_query(name: str) -> Any:
+    """The declared input ``name``'s Query: its description and schema (``query_parameter``)."""
+    return query_parameter(BY_NAME[name]).annotation.__metadata__[0]
+
+
+AllocQ = Annotated[str | None, _declared_query("alloc_context")]
+ReadQ = Annotated[str | None, _declared_query("read_context")]
+OverheadQ = Annotated[str | None, _declared_query("overhead_gb")]
 
 
 @router.get("/api/decode", tags=["ceilings"], responses=answers("decode"), response_model=None)
@@ -265,6 +275,7 @@ def api_plan(
 
     resolved = _system(web, hardware)
     m = web.get_model(model)
+    overhead = None if overhead_gb is None else BY_NAME["overhead_gb"].parse(overhead_gb, site=True)
     plan = run_plan(
         resolved,
         workload_query(kv_precision=kv_precision).scenario(resolved.system.device, m.adapter).model,
@@ -275,7 +286,7 @@ def api_plan(
         requests_per_s=requests_per_s,
         ttft_budget_s=ttft_budget,
         usd_per_device_hour=usd_per_hour,
-        overhead_bytes=None if overhead_gb is None else overhead_gb * GB,
+        overhead_bytes=None if overhead is None else overhead * GB,
     )
     return plan_json(plan)
 
