@@ -158,3 +158,20 @@ def test_keywords_join_the_declared_inputs() -> None:
 def test_an_unknown_precision_names_the_field() -> None:
     with pytest.raises(InputError, match="kv_precision"):
         resolve_scenario(hardware=PAIR[0], model=PAIR[1], kv_precision="fp7")
+
+
+def test_an_alias_system_is_the_catalogs_with_its_link(capsys: pytest.CaptureFixture[str]) -> None:
+    """``8x-h200`` printed the id ``8x-nvidia-h200-sxm`` but stood for an ideal-link system; it is now
+    the catalog's row, NVLink and price included, on every question."""
+    from servebound.views.parallel import resolve_system
+
+    alias, listed = resolve_system("8x-h200"), resolve_system("8x-nvidia-h200-sxm")
+    assert alias == listed and not alias.system.interconnect.ideal
+    assert "NVLink" in alias.system.interconnect.scale_up_link
+    args = ["-m", "llama-3.1-8b", "--json"]
+    assert cli_json(capsys, "layout", "-H", "8x-h200", *args[:-1]) == cli_json(
+        capsys, "layout", "-H", "8x-nvidia-h200-sxm", *args[:-1]
+    )
+    assert cli_json(capsys, "decode", "-H", "8x-h200", *args[:-1]) == cli_json(
+        capsys, "decode", "-H", "8x-nvidia-h200-sxm", *args[:-1]
+    )

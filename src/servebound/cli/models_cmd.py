@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from servebound.api import load_hardware, make_workload
+from servebound.api import load_hardware, make_workload, resolve_scenario
 from servebound.catalog.hardware import list_hardware
 from servebound.catalog.models import CatalogModel, catalog_profile, get_model, list_models
 from servebound.cli import declare as typer  # Typer itself only when it parses
@@ -90,7 +90,11 @@ def models_list(
     if fits is not None:
         hw = load_hardware(fits)
         workload = make_workload()  # the default workload
-        rows = [m for m in rows if decode(hw, m.adapter, workload.resolve(hw, m.adapter)).fits]
+        rows = [
+            m
+            for m in rows
+            if decode(hw, m.adapter, resolve_scenario(workload, hardware=hw, model=m.adapter).workload).fits
+        ]
     if json_out:
         print_json({"models": [model_row_json(m) for m in rows]})
         return

@@ -102,6 +102,12 @@ def resolve_scenario(
     return Scenario(inputs, hw, target, resolved, work, _sources(hw, target, resolved))
 
 
+def hardware_overhead_bytes(hardware: Hardware) -> float:
+    """O as a pair on ``hardware`` takes it by default: the row's runtime overhead, or the derivation's
+    8 GB where it states none (the pages' sliders start there)."""
+    return default_workload().for_hardware(hardware).overhead_bytes
+
+
 def _with_precision(work: Workload, precision: str | None) -> Workload:
     """A built workload with the keyword's cache precision (one of the two, or both alike) and its
     draft re-expressed at the precision it states."""

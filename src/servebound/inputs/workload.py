@@ -74,7 +74,12 @@ class Form:
 
 @dataclass(frozen=True)
 class Input:
-    """One declared input. ``name`` is the record's field, the API's parameter and the form's field."""
+    """One declared input. ``name`` is the record's field, the API's parameter and the form's field.
+
+    Its text is read by ``parse`` alone, on every surface: a number as ``NUMBER_PATTERN`` writes it
+    (``32,000``, ``32_000``, ``0.5``, ``1e3``: an exponent is accepted everywhere), a token count also
+    with a decimal ``k`` or ``M`` (``32k``, ``1.5k``, ``1M``; whole once scaled). The help of each token
+    input says so (``TOKENS_SPELLING``); calc.js's ``parseNumber`` mirrors the grammar in the browser."""
 
     name: str
     kind: type  # int, float, str or bool: the value's type once parsed

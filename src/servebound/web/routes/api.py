@@ -117,6 +117,8 @@ DecodeParams = Annotated[
 PrefillParams = Annotated[
     dict[str, Any], inputs_dependency("context", "serving", "workload", "prefill", "layout")
 ]
+
+
 #: Single declared inputs as query parameters (text in the one grammar; ``workload_query`` parses it).
 def _declared_query(name: str) -> Any:
     """The declared input ``name``'s Query: its description and schema (``query_parameter``)."""
