@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from servebound.api import resolve_scenario
+from servebound.api import cost_answer, resolve_scenario
 from servebound.cli import declare as typer  # Typer itself only when it parses
 from servebound.cli.common import HardwareOpt, JsonOpt, ModelOpt, WorkloadFlags, app, with_flags
 from servebound.cli.output import console, on, print_json, print_table, render_assumptions
@@ -17,7 +17,6 @@ from servebound.inputs.pricing import OwnedInputs, Pricing, ResolvedPrice, catal
 from servebound.views.cost_report import (
     DEFAULT_COST_PROMPT_TOKENS,
     cost_json,
-    cost_report,
     cost_summary,
     parse_batches,
 )
@@ -86,16 +85,23 @@ def cost_command(
     if prompt < 1:
         raise InputError("prompt", f"must be a whole number of tokens >= 1 (got {prompt})")
     scenario = resolve_scenario(flags, hardware=hardware, model=model)
-    hw, mdl, workload = scenario.hardware, scenario.model, scenario.declared
-    price = resolve_price(
-        hw, catalog_price(hardware), usd_per_hour=usd_per_hour, pricing=pricing, owned=owned
-    )
+    hw, mdl = scenario.hardware, scenario.model
     if layout is not None:
-        cost_layout(hardware, mdl, workload, layout, price, parse_batches(batches), json_out)
+        price = resolve_price(
+            hw, catalog_price(hardware), usd_per_hour=usd_per_hour, pricing=pricing, owned=owned
+        )
+        cost_layout(hardware, mdl, scenario.declared, layout, price, parse_batches(batches), json_out)
         return
-    report = cost_report(
-        hw, mdl, scenario.workload, price, batches=parse_batches(batches), prompt_tokens=prompt
+    report = cost_answer(
+        scenario,
+        hardware,
+        usd_per_hour=usd_per_hour,
+        pricing=pricing,
+        owned=owned,
+        batches=parse_batches(batches),
+        prompt_tokens=prompt,
     )
+    price = report.price
     out = cost_json(report)
     if json_out:
         print_json(out)

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from servebound.api import layout as layout_search
 from servebound.api import resolve_scenario
 from servebound.cli.common import (
     DEFAULT_FLOOR,
@@ -39,7 +40,6 @@ from servebound.views.parallel import (
     layout_assumptions,
     plan_json,
     run_plan,
-    search_system,
 )
 from servebound.views.report import fmt_gb, fmt_rate
 
@@ -113,11 +113,10 @@ def layout_command(
     ] = None,
     json_out: JsonOpt = False,
 ) -> None:
-    scenario = resolve_scenario(flags, hardware=hardware, model=model)
-    mdl, workload = scenario.model, scenario.declared
     if top is not None and top < 1:
         raise InputError("top", f"must be at least 1 (got {top})")
-    search = search_system(hardware, mdl, workload)
+    search = layout_search(hardware, model, flags)
+    mdl = search.model
     if json_out:
         print_json(search.to_dict())
         return
