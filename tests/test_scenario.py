@@ -175,3 +175,19 @@ def test_an_alias_system_is_the_catalogs_with_its_link(capsys: pytest.CaptureFix
     assert cli_json(capsys, "decode", "-H", "8x-h200", *args[:-1]) == cli_json(
         capsys, "decode", "-H", "8x-nvidia-h200-sxm", *args[:-1]
     )
+
+
+@pytest.mark.parametrize("precision", ["fp8", "q4_0", "f16"])
+def test_prefill_and_cost_take_the_precision_alike(
+    client: TestClient, capsys: pytest.CaptureFixture[str], precision: str
+) -> None:
+    """prefill and cost resolve the same scenario: the CLI, the Python API and the JSON API agree."""
+    pair = ["-H", PAIR[0], "-m", PAIR[1], "--kv-precision", precision]
+    cli = cli_json(capsys, "prefill", *pair, "--prompt", "8k")
+    assert servebound.prefill(*PAIR, 8000, kv_precision=precision).to_dict() == cli
+    query = {"hardware": PAIR[0], "model": PAIR[1], "kv_precision": precision}
+    assert client.get("/api/prefill", params={**query, "prompt": "8,000"}).json() == cli
+    cost = cli_json(capsys, "cost", *pair)
+    assert servebound.cost(*PAIR, kv_precision=precision).to_dict() == cost
+    assert client.get("/api/cost", params=query).json() == cost
+    assert cost["assumptions"]["kv_precision"] == cli["assumptions"]["kv_precision"]

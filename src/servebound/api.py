@@ -212,7 +212,7 @@ def layout(
     scenario = resolve_scenario(
         workload, hardware=hardware, model=model, kv_precision=kv_precision, **workload_keywords
     )
-    return search_system(hardware, scenario.model, scenario.declared)
+    return search_system(hardware, scenario.model, scenario.workload)
 
 
 def plan(

@@ -90,7 +90,7 @@ def cost_command(
         price = resolve_price(
             hw, catalog_price(hardware), usd_per_hour=usd_per_hour, pricing=pricing, owned=owned
         )
-        cost_layout(hardware, mdl, scenario.declared, layout, price, parse_batches(batches), json_out)
+        cost_layout(hardware, mdl, scenario.workload, layout, price, parse_batches(batches), json_out)
         return
     report = cost_answer(
         scenario,
@@ -136,7 +136,7 @@ def cost_layout(
     )
 
     resolved = resolve_system(hardware)
-    work = resolved.resolve(workload, mdl)
+    work = resolved.resolved(workload)  # the scenario's: the system's pooled row resolves alike
     result, points = layout_cost_points(resolved, mdl, work, layout, price.usd_per_hour, batches)
     out = {
         **layout_json(result),

@@ -46,7 +46,7 @@ def decode_command(
     scenario = resolve_scenario(flags, hardware=hardware, model=model)
     if flags.layout is not None:
         decode_layout(
-            hardware, scenario.model, scenario.declared, flags.layout, json_out, context_range=range_
+            hardware, scenario.model, scenario.workload, flags.layout, json_out, context_range=range_
         )
         return
     result, rng = decode_answer(scenario, context_range=range_)

@@ -21,6 +21,7 @@ from servebound.core.formats import FORMATS, KV_FORMATS
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.offload import OFFLOAD_INPUTS, offload_spec
+from servebound.core.system import System
 from servebound.core.units import GB
 from servebound.core.workload import (
     DEFAULT_ALLOC_CONTEXT_TOKENS,
@@ -100,6 +101,13 @@ def resolve_scenario(
     target = load_model(model, kv_precision=work.kv_precision)
     resolved = work.resolve(hw, target)
     return Scenario(inputs, hw, target, resolved, work, _sources(hw, target, resolved))
+
+
+def resolve_on_system(workload: Workload, system: System, model: ModelAdapter) -> Workload:
+    """A workload resolved once against a system of devices (its layouts): O is N x the member row's
+    (as decode takes it for the same system, whose pooled row states the same), the contexts capped at
+    the model's limit. A replica of a layout is a pair of its own: ``resolve_scenario`` on it."""
+    return resolve_scenario(workload, hardware=system.device.scaled(system.count), model=model).workload
 
 
 def hardware_overhead_bytes(hardware: Hardware) -> float:

@@ -153,7 +153,7 @@ def api_decode(
 
         system = _system(web, hardware)
         return decode_layout_json(
-            system, scenario.model, scenario.declared, params["layout"], context_range=range
+            system, scenario.model, scenario.workload, params["layout"], context_range=range
         )[2]
     return decode_json(*decode_answer(scenario, context_range=range))
 
@@ -234,7 +234,7 @@ def api_layout(
     m = web.get_model(model)
     scenario = query.scenario(web.get_hw(hardware).hardware, m.adapter)
     adapter = scenario.model
-    workload = resolved.resolve(scenario.declared, adapter)  # once, against the system
+    workload = resolved.resolved(scenario.workload)  # the system's pooled row: the same O and contexts
     if params["layout"] is None:
         return layouts_json(search_system(resolved, adapter, workload))
     _, result = run_layout(resolved, adapter, workload, params["layout"])
