@@ -139,3 +139,22 @@ def test_each_token_input_says_its_spellings() -> None:
     for spec in tokens:
         assert TOKENS_SPELLING in spec.help_for("decode") and TOKENS_SPELLING in spec.description
         assert "32k, 1.5k or 1M" in TOKENS_SPELLING and "32,000" in TOKENS_SPELLING
+
+
+def test_python_keywords_take_the_same_text() -> None:
+    """A notebook may pass a token count as text: read by the same parser, refused alike."""
+    import servebound
+
+    as_text = servebound.decode("nvidia-rtx-4090", "qwen3-8b", read_context="8k", alloc_context="32,000")
+    as_ints = servebound.decode("nvidia-rtx-4090", "qwen3-8b", read_context=8000, alloc_context=32000)
+    assert as_text.to_dict() == as_ints.to_dict()
+    with pytest.raises(InputError, match="read_context"):
+        servebound.decode("nvidia-rtx-4090", "qwen3-8b", read_context="8kk")
+
+
+def test_economics_balance_takes_the_spellings(capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["economics", "balance", "-H", "nvidia-h100-sxm", "-m", "qwen3-8b", "--json"]
+    assert main([*base, "--read-context", "8k", "--alloc-context", "32,000"]) == 0
+    spelled = capsys.readouterr().out
+    assert main([*base, "--read-context", "8000", "--alloc-context", "32000"]) == 0
+    assert capsys.readouterr().out == spelled

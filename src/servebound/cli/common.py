@@ -66,15 +66,15 @@ def _opt(name: str) -> Any:
 
 #: Single declared inputs as options, for commands that take one or two of them (plan, economics).
 OverheadOpt = Annotated[float | None, _opt("overhead_gb")]
-AllocOpt = Annotated[int | None, _opt("alloc_context")]
-ReadOpt = Annotated[int | None, _opt("read_context")]
+AllocOpt = Annotated[str | None, _opt("alloc_context")]  # text: the declaration parses it (32k)
+ReadOpt = Annotated[str | None, _opt("read_context")]
 FloorOpt = Annotated[float, _opt("floor")]
 KVPrecisionOpt = Annotated[str | None, _opt("kv_precision")]
 EngineOpt = Annotated[str | None, _opt("engine")]
 
 DEFAULT_OVERHEAD_GB: float | None = BY_NAME["overhead_gb"].default
-DEFAULT_ALLOC: int | None = BY_NAME["alloc_context"].default
-DEFAULT_READ: int | None = BY_NAME["read_context"].default
+DEFAULT_ALLOC: str | None = BY_NAME["alloc_context"].default
+DEFAULT_READ: str | None = BY_NAME["read_context"].default
 DEFAULT_FLOOR: float = BY_NAME["floor"].default
 
 

@@ -33,7 +33,7 @@ from servebound.core.workload import (
 )
 from servebound.errors import InputError
 from servebound.inputs.resolve import resolve_hardware, resolve_model
-from servebound.inputs.workload import BY_NAME, WORKLOAD_KEYWORDS, WorkloadInputs, unknown
+from servebound.inputs.workload import BY_NAME, WORKLOAD_KEYWORDS, Input, WorkloadInputs, unknown
 
 
 @dataclass(frozen=True)
@@ -204,7 +204,7 @@ def make_workload(inputs: WorkloadInputs | None = None, /, **keywords: Any) -> W
         if spec.name != spec.python and spec.name in keywords and spec.python in keywords:
             raise InputError(key, f"given twice (as {spec.name} and {spec.python}); give one")
         if value is not None or spec.default is None:
-            values[spec.name] = spec.check(value.value if isinstance(value, ExpertTraffic) else value)
+            values[spec.name] = _given(spec, value)
     if draft_model is None:
         draft_model = values.get("draft")
     if isinstance(draft_model, str):
@@ -247,6 +247,16 @@ def make_workload(inputs: WorkloadInputs | None = None, /, **keywords: Any) -> W
         offload=offload_spec(**{name: getattr(w, name) for name in OFFLOAD_INPUTS}),
         kv_precision=w.kv_precision,
     )
+
+
+def _given(spec: Input, value: Any) -> Any:
+    """A keyword's value, checked: text of a number in the one grammar (``"32k"``, ``"32,000"``) read
+    by ``Input.parse`` as on every other surface, an ExpertTraffic as its name, else as given."""
+    if isinstance(value, ExpertTraffic):
+        return spec.check(value.value)
+    if isinstance(value, str) and spec.kind is not str:
+        return spec.parse(value)
+    return spec.check(value)
 
 
 def default_workload() -> Workload:
