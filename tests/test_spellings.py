@@ -158,3 +158,37 @@ def test_economics_balance_takes_the_spellings(capsys: pytest.CaptureFixture[str
     spelled = capsys.readouterr().out
     assert main([*base, "--read-context", "8000", "--alloc-context", "32000"]) == 0
     assert capsys.readouterr().out == spelled
+
+
+def test_the_commands_own_token_counts_take_the_spellings(capsys: pytest.CaptureFixture[str]) -> None:
+    """cost's, rank's and plan's --prompt and plan's --output-tokens (and /api/cost, /api/plan) read
+    the same grammar as the declared token inputs."""
+    pair = ["-H", "nvidia-rtx-4090", "-m", "qwen3-8b", "--json"]
+    outs = []
+    for prompt in ("8k", "8,000", "8000"):
+        assert main(["cost", *pair, "--prompt", prompt]) == 0
+        outs.append(capsys.readouterr().out)
+    assert outs[0] == outs[1] == outs[2]
+    client = TestClient(create_app())
+    cost = client.get(
+        "/api/cost", params={"hardware": "nvidia-rtx-4090", "model": "qwen3-8b", "prompt": "8k"}
+    )
+    assert cost.json() == json.loads(outs[0])
+    plan = ["plan", "-H", "8x-h200", "-m", "llama-3.1-8b", "--users", "100", "--json"]
+    assert main([*plan, "--prompt", "2k", "--output-tokens", "1,000"]) == 0
+    spelled = capsys.readouterr().out
+    assert main([*plan, "--prompt", "2000", "--output-tokens", "1000"]) == 0
+    assert capsys.readouterr().out == spelled
+    query = {
+        "hardware": "8x-h200",
+        "model": "llama-3.1-8b",
+        "users": 100,
+        "prompt": "2k",
+        "output_tokens": "1_000",
+    }
+    assert client.get("/api/plan", params=query).json() == json.loads(spelled)
+    assert main(["rank", "-H", "nvidia-rtx-4090", "--prompt", "4k", "--json"]) == 0
+    ranked = capsys.readouterr().out
+    assert main(["rank", "-H", "nvidia-rtx-4090", "--prompt", "4000", "--json"]) == 0
+    assert capsys.readouterr().out == ranked
+    assert main(["cost", *pair, "--prompt", "8kk"]) == 2 and "prompt" in capsys.readouterr().err

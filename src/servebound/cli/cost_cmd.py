@@ -12,8 +12,8 @@ from servebound.cli.output import console, on, print_json, print_table, render_a
 from servebound.core.cost import DEFAULT_AMORTIZATION_YEARS, DEFAULT_USD_PER_KWH, DEFAULT_UTILIZATION
 from servebound.core.model import ModelAdapter
 from servebound.core.workload import Workload
-from servebound.errors import InputError
 from servebound.inputs.pricing import OwnedInputs, Pricing, ResolvedPrice, catalog_price, resolve_price
+from servebound.inputs.workload import TOKENS_SPELLING, token_count
 from servebound.views.cost_report import (
     DEFAULT_COST_PROMPT_TOKENS,
     cost_json,
@@ -72,8 +72,12 @@ def cost_command(
         ),
     ] = None,
     prompt: Annotated[
-        int, typer.Option("--prompt", help="Prompt length whose input tokens are priced (prefill ceiling).")
-    ] = DEFAULT_COST_PROMPT_TOKENS,
+        str,
+        typer.Option(
+            "--prompt",
+            help=f"Prompt length whose input tokens are priced (prefill ceiling). {TOKENS_SPELLING}",
+        ),
+    ] = str(DEFAULT_COST_PROMPT_TOKENS),
     layout: Annotated[
         str | None,
         typer.Option(
@@ -82,8 +86,7 @@ def cost_command(
     ] = None,
     json_out: JsonOpt = False,
 ) -> None:
-    if prompt < 1:
-        raise InputError("prompt", f"must be a whole number of tokens >= 1 (got {prompt})")
+    prompt_tokens = token_count("prompt", "prompt tokens priced", prompt)
     scenario = resolve_scenario(flags, hardware=hardware, model=model)
     hw, mdl = scenario.hardware, scenario.model
     if layout is not None:
@@ -99,7 +102,7 @@ def cost_command(
         pricing=pricing,
         owned=owned,
         batches=parse_batches(batches),
-        prompt_tokens=prompt,
+        prompt_tokens=prompt_tokens,
     )
     price = report.price
     out = cost_json(report)

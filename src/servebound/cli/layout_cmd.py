@@ -35,6 +35,7 @@ from servebound.cli.output import (
 from servebound.core.layout import LayoutResult
 from servebound.core.units import GB
 from servebound.errors import InputError
+from servebound.inputs.workload import TOKENS_SPELLING, token_count
 from servebound.views.parallel import (
     ResolvedSystem,
     layout_assumptions,
@@ -138,8 +139,12 @@ class PlanTraffic:
     """`plan`'s traffic and price flags (``--prompt`` .. ``--usd-per-hour``), added by ``with_flags``:
     the keywords of ``run_plan``."""
 
-    prompt_tokens: Annotated[int, typer.Option("--prompt", help="L: prompt tokens per request.")]
-    output_tokens: Annotated[int, typer.Option("--output-tokens", help="G: output tokens per request.")]
+    prompt_tokens: Annotated[
+        str, typer.Option("--prompt", help=f"L: prompt tokens per request. {TOKENS_SPELLING}")
+    ]
+    output_tokens: Annotated[
+        str, typer.Option("--output-tokens", help=f"G: output tokens per request. {TOKENS_SPELLING}")
+    ]
     users: Annotated[
         float | None, typer.Option("--users", help="N concurrent users, each streaming an answer.")
     ] = None
@@ -166,10 +171,15 @@ def plan_command(
     json_out: JsonOpt = False,
 ) -> None:
     mdl = resolve_scenario(hardware=hardware, model=model, kv_precision=kv_precision).model
+    given = asdict(traffic)
+    given["prompt_tokens"] = token_count("prompt", "L: prompt tokens per request", traffic.prompt_tokens)
+    given["output_tokens"] = token_count(
+        "output_tokens", "G: output tokens per request", traffic.output_tokens
+    )
     plan = run_plan(
         hardware,
         mdl,
-        **asdict(traffic),
+        **given,
         # the layout model spreads one O over the system's devices: the rows' unless --overhead-gb says
         overhead_bytes=None if overhead_gb is None else overhead_gb * GB,
     )

@@ -13,6 +13,7 @@ from servebound.cli.output import console, line, new_table, print_json, steps_js
 from servebound.core.decode import Verdict, decode
 from servebound.core.units import GB
 from servebound.errors import InputError
+from servebound.inputs.workload import TOKENS_SPELLING, token_count
 from servebound.views.cost_report import fmt_money
 from servebound.views.rank import (
     DEFAULT_RANK_PROMPT_TOKENS,
@@ -273,13 +274,14 @@ def rank_command(
     model: Annotated[
         str | None, typer.Option("--model", "-m", help="Rank catalog hardware for this model.")
     ] = None,
-    prompt: Annotated[
-        int,
+    prompt_text: Annotated[
+        str,
         typer.Option(
             "--prompt",
-            help="Prompt tokens for the first-token wait; a model whose context is shorter shows none.",
+            help="Prompt tokens for the first-token wait; a model whose context is shorter shows none. "
+            + TOKENS_SPELLING,
         ),
-    ] = DEFAULT_RANK_PROMPT_TOKENS,
+    ] = str(DEFAULT_RANK_PROMPT_TOKENS),
     sort: Annotated[
         str | None,
         typer.Option(
@@ -318,8 +320,7 @@ def rank_command(
 ) -> None:
     if (hardware is None) == (model is None):
         raise InputError("rank", "give exactly one of --hardware ID or --model ID")
-    if prompt < 1:
-        raise InputError("prompt", f"must be >= 1 token (got {prompt})")
+    prompt = token_count("prompt", "prompt tokens for the first-token wait", prompt_text)
     if limit < 1:
         raise InputError("limit", f"must be >= 1 row (got {limit}); --json prints every row")
     if per_dollar and hardware is not None:

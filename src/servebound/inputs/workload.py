@@ -516,6 +516,25 @@ WORKLOAD_KEYWORDS: dict[str, Input] = {
 }
 
 
+def token_count(name: str, help: str, text: str | int, *, site: bool = False) -> int:
+    """A command's own token count (cost's, rank's and plan's ``--prompt``, plan's ``--output-tokens``,
+    the same names on the API) read in the one grammar, with the declared token inputs' bounds:
+    ``32k``, ``32,000`` as for ``--read-context`` (``site``: within the site's cap, on the API)."""
+    spec = Input(
+        name,
+        int,
+        None,
+        help,
+        frozenset(),
+        unit="tokens",
+        minimum=1,
+        maximum=MAX_EDGE_TOKENS,
+        site_maximum=MAX_SITE_CONTEXT_TOKENS,
+    )
+    value: int = spec.parse(text, site=site) if isinstance(text, str) else spec.check(text, site=site)
+    return value
+
+
 def inputs_of(*groups: Group, without: Iterable[str] = ()) -> tuple[Input, ...]:
     """The inputs of these groups, in the declaration's order (``without``: names left out)."""
     skip = set(without)

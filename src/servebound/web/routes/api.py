@@ -20,7 +20,7 @@ from servebound.core.units import GB
 from servebound.errors import InputError
 from servebound.inputs.files import model_to_mapping
 from servebound.inputs.pricing import price_json
-from servebound.inputs.workload import BY_NAME, Group, Input, inputs_of, unknown
+from servebound.inputs.workload import BY_NAME, TOKENS_SPELLING, Group, Input, inputs_of, token_count, unknown
 from servebound.runs.validation import validation_json
 from servebound.views.parallel import MAX_PLAN_RPS, MAX_PLAN_USERS
 from servebound.views.rank import check_hardware_group
@@ -252,8 +252,8 @@ def api_plan(
     web: Web,
     hardware: Annotated[str, Query(description="system id")],
     model: ModelQ,
-    prompt: Annotated[int, Query(ge=1, le=CTX, description="L: prompt tokens per request")],
-    output_tokens: Annotated[int, Query(ge=1, le=CTX, description="G: output tokens per request")],
+    prompt: Annotated[str, Query(description=f"L: prompt tokens per request. {TOKENS_SPELLING}")],
+    output_tokens: Annotated[str, Query(description=f"G: output tokens per request. {TOKENS_SPELLING}")],
     users: Annotated[
         float | None, Query(gt=0, le=MAX_PLAN_USERS, allow_inf_nan=False, description="N users")
     ] = None,
@@ -281,8 +281,8 @@ def api_plan(
     plan = run_plan(
         resolved,
         workload_query(kv_precision=kv_precision).scenario(resolved.system.device, m.adapter).model,
-        prompt_tokens=prompt,
-        output_tokens=output_tokens,
+        prompt_tokens=token_count("prompt", "L: prompt tokens per request", prompt, site=True),
+        output_tokens=token_count("output_tokens", "G: output tokens per request", output_tokens, site=True),
         floor_tok_s=floor,
         users=users,
         requests_per_s=requests_per_s,
