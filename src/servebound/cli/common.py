@@ -45,8 +45,13 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (th
 def option_info(spec: Input, group: str = "") -> Any:
     """A declared input's typer option: its flags, its help (in ``group``'s words), its default shown
     where it is not None."""
+    number = spec.kind in (int, float)  # text the declaration parses: its metavar says what it reads
+    kind = "tokens" if spec.tokens else "int" if spec.kind is int else "float"
     return typer.Option(
-        *spec.flags, help=spec.help_for(group), show_default=spec.default not in (None, False)
+        *spec.flags,
+        help=spec.help_for(group),
+        show_default=spec.default not in (None, False),
+        **({"metavar": f"<{kind}>"} if number and not spec.words else {}),
     )
 
 
