@@ -93,8 +93,10 @@ def test_import_output_suffix_is_a_format_it_writes(
 
 
 def test_rank_prompt_beyond_the_allocation_is_an_error(capsys: pytest.CaptureFixture[str]) -> None:
+    err = one_line_error(capsys, "rank", "-H", "nvidia-h100-sxm", "--prompt", "200k")
+    assert "prompt: 200,000 tokens is more than the 100,000 tokens" in err and "--alloc-context" in err
     err = one_line_error(capsys, "rank", "-H", "nvidia-h100-sxm", "--prompt", "99999999999")
-    assert "prompt: 99,999,999,999 tokens is more than the 100,000 tokens" in err and "--alloc-context" in err
+    assert "prompt: 99,999,999,999 is beyond any real setting" in err  # the token inputs' own bound
 
 
 def test_rank_prompt_beyond_a_models_context_shows_no_wait(capsys: pytest.CaptureFixture[str]) -> None:

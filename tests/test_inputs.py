@@ -227,10 +227,8 @@ def test_make_workload_takes_the_declared_keywords_and_names_the_rest() -> None:
     import inspect
 
     keywords = list(inspect.signature(make_workload).parameters)[1:]
-    assert keywords == [
-        s.python
-        for s in INPUTS
-        if s.groups & {"context", "serving", "workload", "roof", "decode"} and s.name != "kv_precision"
+    assert keywords == [  # the KV precision included: a workload carries it (tests/test_scenario.py)
+        s.python for s in INPUTS if s.groups & {"context", "serving", "workload", "roof", "decode"}
     ]
     with pytest.raises(InputError, match="did you mean floor"):
         make_workload(flor=5)

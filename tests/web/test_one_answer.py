@@ -30,6 +30,8 @@ from urllib.parse import urlencode
 
 import pytest
 from fastapi.testclient import TestClient
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import servebound
 from servebound.cli import main
@@ -527,3 +529,109 @@ def run_calc(pages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     assert done.returncode == 0, done.stderr
     result: list[dict[str, Any]] = json.loads(done.stdout)
     return result
+
+
+# --- drawn scenarios: every input spelt as a person may spell it, every surface one answer -----------
+
+#: Pairs the drawn scenarios sit on: a dense model with a draft of its family, an MoE model (offload),
+#: on consumer, workstation and datacenter devices.
+DRAWN_PAIRS = [
+    ("nvidia-rtx-4090", "qwen3-8b"),
+    ("nvidia-rtx-5090", "qwen3-30b-a3b-q4_k_m"),
+    ("nvidia-h100-sxm", "llama-3.1-8b"),
+    ("apple-m4-max-128gb", "qwen3-8b"),
+]
+DRAFTS = {"qwen3-8b": "qwen3-0.6b", "qwen3-30b-a3b-q4_k_m": "qwen3-0.6b", "llama-3.1-8b": "llama-3.2-1b"}
+KV_PRECISIONS = ("bf16", "fp16", "fp8", "q8_0", "q4_0", "fp32", "f16", "fp8_e4m3", "q5_1", "auto")
+
+
+def spellings(tokens: int) -> st.SearchStrategy[str]:
+    """The ways a person writes a token count that the grammar takes: plain, grouped, k, M, exponent."""
+    options = [str(tokens), f"{tokens:,}", f"{tokens:_}"]
+    if tokens % 1000 == 0:
+        options += [f"{tokens // 1000}k", f"{tokens // 1000}K", f"{tokens // 1000}e3"]
+    if tokens % 100 == 0 and tokens % 1000:
+        options.append(f"{tokens / 1000:g}k")
+    if tokens % 1_000_000 == 0:
+        options.append(f"{tokens // 1_000_000}M")
+    return st.sampled_from(options)
+
+
+@st.composite
+def drawn_scenario(draw: st.DrawFn) -> tuple[str, str, dict[str, str]]:
+    """A pair and its inputs as text (what a flag or a query parameter carries)."""
+    hardware, model = draw(st.sampled_from(DRAWN_PAIRS))
+    given: dict[str, str] = {}
+    alloc = draw(st.one_of(st.none(), st.sampled_from([4096, 8000, 16_000, 32_000, 40_000, 131_072])))
+    if alloc is not None:
+        given["alloc_context"] = draw(spellings(alloc))
+        if draw(st.booleans()):
+            read = draw(st.sampled_from([k for k in (1000, 1500, 2048, 4000, 8000, 32_000) if k <= alloc]))
+            given["read_context"] = draw(spellings(read))
+    if draw(st.integers(0, 7)) == 0:  # now and then a spelling every surface refuses, naming the field
+        given["read_context"] = draw(st.sampled_from(["32kk", "1.0005k", "0x10", "1e3k", "32 k"]))
+    if draw(st.booleans()):
+        given["kv_precision"] = draw(st.sampled_from(KV_PRECISIONS))
+    if draw(st.booleans()):
+        given |= {"draft": DRAFTS[model], "draft_tokens": str(draw(st.integers(1, 8)))}
+        given["acceptance"] = f"{draw(st.sampled_from([0.5, 0.7, 0.9])):g}"
+    if draw(st.booleans()):
+        given["engine"] = draw(st.sampled_from(ENGINE_IDS))
+    if ("moe" in model or "a3b" in model) and draw(st.booleans()):
+        given |= {
+            "n_cpu_moe": str(draw(st.integers(0, 24))),
+            "host": draw(st.sampled_from(sorted(host_rows()))),
+        }
+    for key, choices in (
+        ("floor", ["5", "20", "1e1"]),
+        ("batch", ["1", "8", "1,000"]),
+        ("overhead_gb", ["0.5", "2"]),
+    ):
+        if draw(st.booleans()):
+            given[key] = draw(st.sampled_from(choices))
+    return hardware, model, given
+
+
+def _flags(given: dict[str, str]) -> list[str]:
+    return [part for key, text in given.items() for part in (f"--{key.replace('_', '-')}", text)]
+
+
+def _keywords(given: dict[str, str]) -> dict[str, Any]:
+    """The same inputs as Python keywords: typed, as a notebook passes them (the parser read once)."""
+    from servebound.inputs.workload import BY_NAME
+
+    return {key: BY_NAME[key].parse(text) for key, text in given.items()}
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(case=drawn_scenario())
+def test_drawn_scenarios_answer_alike(
+    client: TestClient, capsys: pytest.CaptureFixture[str], case: tuple[str, str, dict[str, str]]
+) -> None:
+    """Drawn scenarios (drafts, every KV precision and engine spellings, engines, offload, every spelling
+    of a token count): the CLI's --json, the Python API's to_dict(), /api/decode and the pair page's
+    record give the same verdict and numbers, or the same refusal naming the same field."""
+    from servebound.errors import InputError
+    from servebound.web.app.query import parse_workload_query
+    from servebound.web.pages.site import compute_pair
+
+    hardware, model, given = case
+    status = main(["decode", "-H", hardware, "-m", model, *_flags(given), "--json"])
+    out, err = capsys.readouterr()
+    api = client.get("/api/decode", params={"hardware": hardware, "model": model, **given})
+    try:
+        python = servebound.decode(hardware, model, **_keywords(given)).to_dict()
+    except InputError as exc:
+        assert status == 2 and api.status_code == 400, (case, err, api.json())
+        assert api.json()["error"]["field"] == exc.field and exc.field in err, (case, err)
+        return
+    assert status == 0, (case, err)
+    cli = json.loads(out)
+    assert python == cli == api.json(), case
+    site = client.app.state.site  # type: ignore[attr-defined]
+    query = parse_workload_query(given)
+    draft = site.models_by_id[given["draft"]] if "draft" in given else None
+    pair = compute_pair(
+        site.hardware_by_id[hardware], site.models_by_id[model], query, with_range=False, draft=draft
+    )
+    assert pair.decode == cli, case

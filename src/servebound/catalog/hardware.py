@@ -390,6 +390,9 @@ class HardwareCatalog:
             raise InputError(
                 "hardware", f"'{ref}': device count {count} is out of range; use 1 to {MAX_SYSTEM_COUNT}"
             )
+        listed = self.by_id.get(f"{count}x-{member.id}")  # 8x-h200 is the catalog's 8x-nvidia-h200-sxm,
+        if listed is not None:  # its interconnect and price included, not an ideal-link stand-in
+            return listed
         return system_record(member, count)
 
     def suggestions(self, key: str, limit: int = 3) -> list[str]:

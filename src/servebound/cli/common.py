@@ -155,7 +155,7 @@ class Declared(_ParamType):
             return spec.name.upper()
         if spec.choices:
             return f"[{'|'.join(spec.choices)}]"
-        kind = {int: "INTEGER", float: "FLOAT"}.get(spec.kind, "TEXT")
+        kind = "TOKENS" if spec.tokens else {int: "INTEGER", float: "FLOAT"}.get(spec.kind, "TEXT")
         return "|".join((kind, *spec.words))
 
     def shell_complete(self, ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from servebound.api import load_hardware, load_model
+from servebound.api import cost_answer, resolve_scenario
 from servebound.cli.common import (
     HARDWARE,
     JSON,
@@ -20,13 +20,12 @@ from servebound.cli.output import console, on, print_json, print_table, render_a
 from servebound.core.cost import DEFAULT_AMORTIZATION_YEARS, DEFAULT_USD_PER_KWH, DEFAULT_UTILIZATION
 from servebound.core.model import ModelAdapter
 from servebound.core.workload import Workload
-from servebound.errors import InputError
 from servebound.inputs.pricing import OwnedInputs, Pricing, ResolvedPrice, catalog_price, resolve_price
+from servebound.inputs.workload import MAX_EDGE_TOKENS
 from servebound.views.cost_report import (
     DEFAULT_COST_PROMPT_TOKENS,
     cost_json,
     cost_notes,
-    cost_report,
     cost_summary,
     parse_batches,
 )
@@ -78,6 +77,9 @@ class OwnedFlags(OwnedInputs):
         DEFAULT_COST_PROMPT_TOKENS,
         "Prompt length whose input tokens are priced (prefill ceiling).",
         "--prompt",
+        unit="tokens",
+        minimum=1,
+        maximum=MAX_EDGE_TOKENS,
     ),
     option(
         "layout",
@@ -104,18 +106,24 @@ def cost_command(
     layout: str | None,
     json_out: bool,
 ) -> None:
-    if prompt < 1:
-        raise InputError("prompt", f"must be a whole number of tokens >= 1 (got {prompt})")
-    hw = load_hardware(hardware)
-    mdl = load_model(model, kv_precision=flags.kv_precision)
-    workload = flags.workload()
-    price = resolve_price(
-        hw, catalog_price(hardware), usd_per_hour=usd_per_hour, pricing=Pricing(pricing), owned=owned
-    )
+    scenario = resolve_scenario(flags, hardware=hardware, model=model)
+    hw, mdl = scenario.hardware, scenario.model
     if layout is not None:
-        cost_layout(hardware, mdl, workload, layout, price, parse_batches(batches), json_out)
+        price = resolve_price(
+            hw, catalog_price(hardware), usd_per_hour=usd_per_hour, pricing=Pricing(pricing), owned=owned
+        )
+        cost_layout(hardware, mdl, scenario.workload, layout, price, parse_batches(batches), json_out)
         return
-    report = cost_report(hw, mdl, workload, price, batches=parse_batches(batches), prompt_tokens=prompt)
+    report = cost_answer(
+        scenario,
+        hardware,
+        usd_per_hour=usd_per_hour,
+        pricing=pricing,
+        owned=owned,
+        batches=parse_batches(batches),
+        prompt_tokens=prompt,
+    )
+    price = report.price
     out = cost_json(report)
     if json_out:
         print_json(out)
@@ -150,7 +158,7 @@ def cost_layout(
     )
 
     resolved = resolve_system(hardware)
-    work = resolved.resolve(workload, mdl)
+    work = resolved.resolved(workload)  # the scenario's: the system's pooled row resolves alike
     result, points = layout_cost_points(resolved, mdl, work, layout, price.usd_per_hour, batches)
     out = {
         **layout_json(result),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from servebound.api import decode_answer, load_hardware, load_model
+from servebound.api import decode_answer, resolve_scenario
 from servebound.cli.common import HARDWARE, JSON, MODEL, command, option, workload
 from servebound.cli.output import console, line, on, print_json, print_table, render_assumptions, strong
 from servebound.core.decode import DecodeResult
@@ -49,12 +49,13 @@ RANGE = option(
     ),
 )
 def decode_command(hardware: str, model: str, flags: WorkloadInputs, range_: bool, json_out: bool) -> None:
-    mdl = load_model(model, kv_precision=flags.kv_precision)
-    workload = flags.workload()
+    scenario = resolve_scenario(flags, hardware=hardware, model=model)
     if flags.layout is not None:
-        decode_layout(hardware, mdl, workload, flags.layout, json_out, context_range=range_)
+        decode_layout(
+            hardware, scenario.model, scenario.workload, flags.layout, json_out, context_range=range_
+        )
         return
-    result, rng = decode_answer(load_hardware(hardware), mdl, workload, context_range=range_)
+    result, rng = decode_answer(scenario, context_range=range_)
     if json_out:
         print_json(decode_json(result, rng))
         return

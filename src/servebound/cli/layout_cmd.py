@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from servebound.api import load_model
+from servebound.api import layout as layout_search
+from servebound.api import resolve_scenario
 from servebound.cli.common import (
     HARDWARE,
     JSON,
@@ -29,12 +30,12 @@ from servebound.cli.output import (
 from servebound.core.layout import LayoutResult
 from servebound.core.units import GB
 from servebound.errors import InputError
+from servebound.inputs.workload import MAX_EDGE_TOKENS
 from servebound.views.parallel import (
     ResolvedSystem,
     layout_assumptions,
     plan_json,
     run_plan,
-    search_system,
 )
 from servebound.views.report import fmt_gb, fmt_rate
 
@@ -110,11 +111,10 @@ def render_layout_rows(results: list[LayoutResult], limit: int | None = None) ->
     ),
 )
 def layout_command(hardware: str, model: str, flags: WorkloadFlags, top: int | None, json_out: bool) -> None:
-    mdl = load_model(model, kv_precision=flags.kv_precision)
-    workload = flags.workload()
     if top is not None and top < 1:
         raise InputError("top", f"must be at least 1 (got {top})")
-    search = search_system(hardware, mdl, workload)
+    search = layout_search(hardware, model, flags)
+    mdl = search.model
     if json_out:
         print_json(search.to_dict())
         return
@@ -134,13 +134,17 @@ def layout_command(hardware: str, model: str, flags: WorkloadFlags, top: int | N
 _FLOOR = declared("floor")
 
 
+#: A token count as the workload's contexts read one (32k, 32,000) within their bounds.
+TOKEN_COUNT = {"unit": "tokens", "minimum": 1, "maximum": MAX_EDGE_TOKENS}
+
+
 @dataclass(frozen=True)
 class PlanTraffic:
     """`plan`'s traffic and price flags (``--prompt`` .. ``--usd-per-hour``): the keywords of
     ``run_plan``."""
 
-    prompt_tokens: int = given(REQUIRED, "L: prompt tokens per request.", flags=("--prompt",))
-    output_tokens: int = given(REQUIRED, "G: output tokens per request.")
+    prompt_tokens: int = given(REQUIRED, "L: prompt tokens per request.", flags=("--prompt",), **TOKEN_COUNT)
+    output_tokens: int = given(REQUIRED, "G: output tokens per request.", **TOKEN_COUNT)
     users: float | None = given(None, "N concurrent users, each streaming an answer.")
     requests_per_s: float | None = given(None, "lambda: requests arriving per second.")
     floor_tok_s: float = given(
@@ -176,7 +180,7 @@ def plan_command(
     kv_precision: str | None,
     json_out: bool,
 ) -> None:
-    mdl = load_model(model, kv_precision=kv_precision)
+    mdl = resolve_scenario(hardware=hardware, model=model, kv_precision=kv_precision).model
     plan = run_plan(
         hardware,
         mdl,

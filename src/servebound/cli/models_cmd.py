@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from servebound.api import load_hardware, make_workload
+from servebound.api import load_hardware, make_workload, resolve_scenario
 from servebound.catalog.hardware import list_hardware
 from servebound.catalog.models import CatalogModel, catalog_profile, get_model, list_models
 from servebound.cli.common import JSON, ContextFlags, argument, command, flags, group, option
@@ -12,6 +12,7 @@ from servebound.cli.output import console, line, new_table, print_json, steps_js
 from servebound.core.decode import Verdict, decode
 from servebound.core.units import GB
 from servebound.errors import InputError
+from servebound.inputs.workload import MAX_EDGE_TOKENS
 from servebound.views.cost_report import fmt_money
 from servebound.views.rank import (
     DEFAULT_RANK_PROMPT_TOKENS,
@@ -99,7 +100,11 @@ def models_list(
     if fits is not None:
         hw = load_hardware(fits)
         workload = make_workload()  # the default workload
-        rows = [m for m in rows if decode(hw, m.adapter, workload.resolve(hw, m.adapter)).fits]
+        rows = [
+            m
+            for m in rows
+            if decode(hw, m.adapter, resolve_scenario(workload, hardware=hw, model=m.adapter).workload).fits
+        ]
     if json_out:
         print_json({"models": [model_row_json(m) for m in rows]})
         return
@@ -277,6 +282,9 @@ def rank_workload_text(rows: list[RankRow]) -> str:
         DEFAULT_RANK_PROMPT_TOKENS,
         "Prompt tokens for the first-token wait; a model whose context is shorter shows none.",
         "--prompt",
+        unit="tokens",
+        minimum=1,
+        maximum=MAX_EDGE_TOKENS,
     ),
     option(
         "sort",
@@ -327,8 +335,6 @@ def rank_command(
 ) -> None:
     if (hardware is None) == (model is None):
         raise InputError("rank", "give exactly one of --hardware ID or --model ID")
-    if prompt < 1:
-        raise InputError("prompt", f"must be >= 1 token (got {prompt})")
     if limit < 1:
         raise InputError("limit", f"must be >= 1 row (got {limit}); --json prints every row")
     if per_dollar and hardware is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from servebound.api import load_hardware, load_model, prefill_answer
+from servebound.api import prefill_answer, resolve_scenario
 from servebound.cli.common import HARDWARE, JSON, MODEL, command, option, workload
 from servebound.cli.output import console, line, on, print_json, print_table, render_assumptions, strong
 from servebound.core.prefill import PrefillRange, PrefillResult
@@ -38,12 +38,19 @@ from servebound.views.report import (
     ),
 )
 def prefill_command(hardware: str, model: str, flags: WorkloadInputs, range_: bool, json_out: bool) -> None:
-    mdl = load_model(model, kv_precision=flags.kv_precision)
     batch: int | Literal["max"] = "max" if flags.batch == "max" else int(flags.batch or 1)
-    workload = flags.workload(batch=None)
+    scenario = resolve_scenario(flags, hardware=hardware, model=model, batch=None)
+    mdl = scenario.model
     if flags.layout is not None:
         out = layout_prefill_json(
-            hardware, mdl, workload, flags.layout, flags.prompt, batch, flags.chunk, prompt_range=range_
+            hardware,
+            mdl,
+            scenario.declared,
+            flags.layout,
+            flags.prompt,
+            batch,
+            flags.chunk,
+            prompt_range=range_,
         )
         if json_out:
             print_json(out)
@@ -58,10 +65,8 @@ def prefill_command(hardware: str, model: str, flags: WorkloadInputs, range_: bo
             )
         return
     result, rng = prefill_answer(
-        load_hardware(hardware),
-        mdl,
+        scenario,
         flags.prompt,
-        workload,
         batch=batch,
         prompt_range=range_,
         chunk_tokens=flags.chunk,

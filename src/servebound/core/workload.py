@@ -105,6 +105,9 @@ class Workload:
     engine_resident_bytes: float | None = None
     #: Weights in host RAM (``--cpu-moe``, ``--n-cpu-moe``, ``--gpu-layers``) and the host's memory.
     offload: OffloadSpec | None = None
+    #: The cache precision asked (``--kv-precision``), or None for the model's own. The scenario
+    #: re-expresses the target and the draft at it, alike; the core reads the records' K bytes.
+    kv_precision: str | None = None
     #: Set by ``resolve``: every default that depends on the (hardware, model) pair is filled in, so
     #: the core computes with this workload as it stands (not part of equality).
     resolved: bool = field(default=False, compare=False, repr=False)

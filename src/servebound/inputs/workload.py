@@ -11,6 +11,7 @@ parser can read this module alone.
 from __future__ import annotations
 
 import math
+import re
 import types
 from collections.abc import Iterable
 from dataclasses import MISSING, dataclass, field, fields
@@ -38,6 +39,20 @@ MAX_SITE_CONTEXT_TOKENS = 2_000_000
 #: gamma: no speculative decoder drafts more than a few dozen tokens a step.
 MAX_DRAFT_TOKENS = 64
 
+#: The one grammar of a number, as every surface reads it (``Input.parse``; the JSON API's query, the
+#: CLI's flags, the pages' query strings and forms; calc.js's ``parseNumber`` mirrors it): digits with
+#: ``,`` or ``_`` between groups (``32,000``, ``32_000``), a decimal part, an exponent (``1e3``: kept, as
+#: the pages always took it). No ``inf``, ``nan``, hex or blank.
+_DIGITS = r"[0-9]+(?:[,_][0-9]+)*"
+_MANTISSA = rf"[+-]?(?:{_DIGITS}(?:\.[0-9]*)?|\.[0-9]+)"
+NUMBER_PATTERN = rf"^\s*{_MANTISSA}(?:[eE][+-]?[0-9]+)?\s*$"
+#: A token count also takes a decimal suffix, with no exponent: ``k`` or ``K`` = 10^3, ``M`` or ``m``
+#: = 10^6 (``32k`` = 32,000, ``1.5k`` = 1,500, ``1M`` = 1,000,000); a whole number once scaled.
+TOKENS_PATTERN = rf"^\s*(?:{_MANTISSA}(?:[eE][+-]?[0-9]+)?|{_MANTISSA}[kKmM])\s*$"
+_SCALE = {"k": "e3", "K": "e3", "m": "e6", "M": "e6"}
+#: What each token input's help says about its spellings.
+TOKENS_SPELLING = "Tokens: 32000, 32,000, 32_000, 32k, 1.5k or 1M (k = 1,000, M = 1,000,000)."
+
 
 @dataclass(frozen=True)
 class Form:
@@ -59,7 +74,12 @@ class Form:
 
 @dataclass(frozen=True)
 class Input:
-    """One declared input. ``name`` is the record's field, the API's parameter and the form's field."""
+    """One declared input. ``name`` is the record's field, the API's parameter and the form's field.
+
+    Its text is read by ``parse`` alone, on every surface: a number as ``NUMBER_PATTERN`` writes it
+    (``32,000``, ``32_000``, ``0.5``, ``1e3``: an exponent is accepted everywhere), a token count also
+    with a decimal ``k`` or ``M`` (``32k``, ``1.5k``, ``1M``; whole once scaled). The help of each token
+    input says so (``TOKENS_SPELLING``); calc.js's ``parseNumber`` mirrors the grammar in the browser."""
 
     name: str
     kind: type  # int, float, str or bool: the value's type once parsed
@@ -82,7 +102,20 @@ class Input:
     form: Form | None = None  # the pair page's control for it, where the page has one
 
     def help_for(self, group: str) -> str:
-        return dict(self.help_in).get(group, self.help)
+        return self._spelled(dict(self.help_in).get(group, self.help))
+
+    @property
+    def tokens(self) -> bool:
+        """A token count: its text may carry a k or M suffix (``TOKENS_PATTERN``)."""
+        return self.unit == "tokens"
+
+    def _spelled(self, text: str) -> str:
+        return f"{text.rstrip('.')}. {TOKENS_SPELLING}" if self.tokens else text
+
+    @property
+    def pattern(self) -> str:
+        """The grammar of this number's text (the JSON API's schema states it)."""
+        return TOKENS_PATTERN if self.tokens else NUMBER_PATTERN
 
     @property
     def flag(self) -> str:
@@ -94,7 +127,7 @@ class Input:
 
     @property
     def description(self) -> str:
-        return self.api_help or self.help
+        return self._spelled(self.api_help or self.help)
 
     def check(self, value: Any, *, site: bool = False) -> Any:
         """``value`` if it is of this input's type and within its bounds, else an InputError naming it."""
@@ -146,7 +179,10 @@ class Input:
         return f"; use one of {', '.join(self.choices)}" if self.choices else ""
 
     def parse(self, text: str, *, site: bool = False) -> Any:
-        """A query string's or a flag's text as this input's value, checked."""
+        """A query string's, a form's or a flag's text as this input's value, checked: the one parser of
+        a typed value. A number follows ``NUMBER_PATTERN`` (``32,000``, ``32_000``, ``1e3``, ``0.5``); a
+        token count ``TOKENS_PATTERN`` too (``32k``, ``1.5k``, ``1M``: decimal, a whole number once
+        scaled); anything else is an InputError naming the input and the spellings it takes."""
         text = text.strip()
         if text.lower() in self.words:
             return text.lower()
@@ -158,10 +194,12 @@ class Input:
             raise InputError(self.name, f"must be true or false (got {text!r})")
         if self.kind is str:
             return self.check(text, site=site)
-        try:
-            value = float(text.replace(",", "").replace("_", ""))
-        except ValueError:
-            raise self._not_a_number(text, "a number") from None
+        if not re.fullmatch(self.pattern, text):
+            error = self._not_a_number(text, "a number")
+            spelling = f"; {TOKENS_SPELLING}" if self.tokens else ""
+            raise InputError(self.name, f"{error.problem}{spelling}") from None
+        plain = text.replace(",", "").replace("_", "")
+        value = float(plain[:-1] + _SCALE[plain[-1]] if plain[-1] in _SCALE else plain)
         if self.kind is int and math.isfinite(value) and value.is_integer():
             return self.check(int(value), site=site)
         return self.check(value, site=site)
@@ -435,8 +473,10 @@ class WorkloadInputs:
 
     def workload(self, **extra: Any) -> Workload:
         """These inputs (and ``extra`` keywords, e.g. a command's ``memory_only``) as a validated Workload,
-        not yet resolved against a hardware and model (``Workload.resolve``)."""
-        from servebound.api import make_workload
+        not yet resolved against a hardware and model: every input a workload holds, the KV precision
+        included. The prefill and layout inputs (prompt, chunk, modes, budget, layout) are their
+        questions' own: a scenario (``inputs.scenario.resolve_scenario``) keeps all of them."""
+        from servebound.inputs.scenario import make_workload
 
         return make_workload(self, **extra)
 
@@ -468,13 +508,31 @@ def _declared() -> tuple[Input, ...]:
 #: Every declared input, in the declaration's order.
 INPUTS: tuple[Input, ...] = _declared()
 BY_NAME: dict[str, Input] = {s.name: s for s in INPUTS}
-#: The inputs a Workload holds: make_workload's keywords (``floor_tok_s`` for ``floor``). The KV precision
-#: re-expresses the model (``load_model``), the prefill and layout inputs are their commands' arguments.
+#: The inputs a Workload holds: make_workload's keywords (``floor_tok_s`` for ``floor``), the KV precision
+#: included (the scenario re-expresses the target and the draft at it); the prefill and layout inputs are
+#: their questions' own arguments.
 WORKLOAD_KEYWORDS: dict[str, Input] = {
-    s.python: s
-    for s in INPUTS
-    if s.groups & {"context", "serving", "workload", "roof", "decode"} and s.name != "kv_precision"
+    s.python: s for s in INPUTS if s.groups & {"context", "serving", "workload", "roof", "decode"}
 }
+
+
+def token_count(name: str, help: str, text: str | int, *, site: bool = False) -> int:
+    """A command's own token count (cost's, rank's and plan's ``--prompt``, plan's ``--output-tokens``,
+    the same names on the API) read in the one grammar, with the declared token inputs' bounds:
+    ``32k``, ``32,000`` as for ``--read-context`` (``site``: within the site's cap, on the API)."""
+    spec = Input(
+        name,
+        int,
+        None,
+        help,
+        frozenset(),
+        unit="tokens",
+        minimum=1,
+        maximum=MAX_EDGE_TOKENS,
+        site_maximum=MAX_SITE_CONTEXT_TOKENS,
+    )
+    value: int = spec.parse(text, site=site) if isinstance(text, str) else spec.check(text, site=site)
+    return value
 
 
 def inputs_of(*groups: Group, without: Iterable[str] = ()) -> tuple[Input, ...]:

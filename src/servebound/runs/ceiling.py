@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from servebound.api import decode, load_hardware, load_model, make_workload
+from servebound.api import decode, load_hardware, load_model, make_workload, resolve_scenario
 from servebound.core.formats import KV_FORMATS
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
@@ -171,12 +171,15 @@ def check_run(
     _pick_mode(hw, run.linear_mode, model_linear, "linear", warnings)
     _pick_mode(hw, run.attention_mode, adapter.prefill.attention_mode, "attention", warnings)
     alloc = max(run.alloc_context_tokens or run.prompt_tokens, run.prompt_tokens)
-    workload = make_workload(
+    options: dict[str, Any] = dict(run.workload_options)
+    workload = resolve_scenario(
+        hardware=hw,
+        model=adapter,
         overhead_gb=overhead_gb,
         alloc_context=alloc,
         read_context=min(alloc, run.prompt_tokens),
-        **dict(run.workload_options),
-    ).resolve(hw, adapter)
+        **options,
+    ).workload
     batch = 1 if run.metric is Metric.TTFT_S else run.concurrency
     pf = prefill(
         hw,

@@ -17,7 +17,7 @@ from servebound.core.fields import ResultRecord
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.prefill import PrefillResult, prefill
-from servebound.core.workload import Workload
+from servebound.core.workload import Workload, resolved_workload
 from servebound.errors import InputError
 from servebound.inputs.pricing import ResolvedPrice
 
@@ -104,7 +104,7 @@ def cost_report(
     """The priced cost curve: points over batches (given, or a log grid 1..b_mem plus b* and the
     balance batch), input tokens priced at the prefill ceiling for ``prompt_tokens`` (largest fitting
     batch, one-shot), the fast/slow trade between batch 1 and b*, and the floors."""
-    workload = workload.resolve(hardware, model)  # the O the numbers and assumptions use
+    workload = resolved_workload(workload)  # the scenario's: the O the numbers and assumptions use
     result = decode(hardware, model, workload)
     notes: list[str] = []
     if batches is not None:

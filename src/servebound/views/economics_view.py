@@ -8,7 +8,6 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from servebound.api import default_workload
 from servebound.core import economics as econ
 from servebound.core.advice import Note, Setting
 from servebound.core.decode_compute import decode_compute
@@ -18,6 +17,7 @@ from servebound.core.prefill import crossover_tokens
 from servebound.core.rates import linear_mode_for
 from servebound.core.workload import Workload
 from servebound.errors import InputError
+from servebound.inputs.scenario import resolve_scenario
 
 
 @dataclass(frozen=True)
@@ -117,7 +117,7 @@ def balance(
             "model",
             f"model '{model.id}' has no [prefill] fields (P_lin,active); the balance batch needs them",
         )
-    workload = (workload or default_workload()).resolve(hardware, model)
+    workload = resolve_scenario(workload, hardware=hardware, model=model).workload
     mode, _ = linear_mode_for(hardware, shape)
     f_lin = hardware.compute_rate(mode)
     if f_lin is None:

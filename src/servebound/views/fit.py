@@ -24,6 +24,7 @@ from servebound.core.decode import DecodeResult, Verdict, decode
 from servebound.core.hardware import Hardware
 from servebound.core.workload import Workload
 from servebound.importers.hf.llama_cpp import LLAMA_CPP_MIXES
+from servebound.inputs.scenario import resolve_scenario
 
 #: safetensors formats mlx-lm loads as released (no conversion to another width).
 _MLX_SAFETENSORS = frozenset({"bf16", "fp16"})
@@ -74,7 +75,8 @@ def fit_models(
         runs_on = engine_for(profile.weight_format, vendor, hardware.id)
         if runs_on is None or (engine is not None and runs_on != engine):
             continue
-        result = decode(hardware, profile.adapter, workload.resolve(hardware, profile.adapter))
+        scenario = resolve_scenario(workload, hardware=hardware, model=profile.adapter)
+        result = decode(hardware, profile.adapter, scenario.workload)
         if result.verdict is not Verdict.FLOOR_FIT:
             continue
         kept = best.get(profile.base_id)

@@ -13,6 +13,7 @@ from servebound.core.model import ModelAdapter
 from servebound.core.prefill import prefill
 from servebound.core.workload import Workload
 from servebound.errors import InputError
+from servebound.inputs.scenario import resolve_on_system, resolve_scenario
 from servebound.views.parallel import (
     ResolvedSystem,
     compute_seconds_per_session_step,
@@ -51,7 +52,7 @@ def decode_layout_json(
             ),
         )
     resolved = resolve_system(ref)
-    workload = resolved.resolve(workload, model)  # once: the capped contexts the K fields below are at
+    workload = resolved.resolved(workload)  # the scenario's: the capped contexts the K fields below are at
     _, result = run_layout(resolved, model, workload, layout)
     forced = None
     if workload.forced_batch is not None:
@@ -109,13 +110,13 @@ def layout_prefill_json(
     resolved = resolve_system(hardware)
     system = resolved.system
     chosen = parse_layout(layout, system, mdl)
-    on_system = resolved.resolve(workload, mdl)
+    on_system = resolve_on_system(workload, system, mdl)
     replica = replica_prefill_hardware(system, chosen)
     pf = prefill(
         replica,
         mdl,
         prompt,
-        workload=workload.resolve(replica, mdl),  # the replica's prefill resolves against the replica
+        workload=resolve_scenario(workload, hardware=replica, model=mdl).workload,  # the replica's own pair
         batch=batch,
         chunk_tokens=chunk,
     )

@@ -28,9 +28,10 @@ from servebound.core.model import ModelAdapter
 from servebound.core.plan import FleetPlan, ServedBatch, plan_fleet, served_batch, served_step
 from servebound.core.prefill import prefill
 from servebound.core.units import GB
-from servebound.core.workload import DEFAULT_OVERHEAD_BYTES, Workload
+from servebound.core.workload import DEFAULT_OVERHEAD_BYTES, Workload, resolved_workload
 from servebound.errors import InputError
 from servebound.inputs.resolve import _looks_like_file, hardware_ref, resolve_hardware
+from servebound.inputs.scenario import resolve_on_system, resolve_scenario
 
 if TYPE_CHECKING:
     from servebound.catalog.hardware import CatalogHardware
@@ -47,10 +48,9 @@ class ResolvedSystem:
     system: System
     link_sources: dict[str, str]
 
-    def resolve(self, workload: Workload, model: ModelAdapter) -> Workload:
-        """The workload resolved once against this system: O N x the member row's (as decode takes it
-        for the same ``Nx-`` system), contexts capped at the model's limit."""
-        return workload.resolve(self.system.device.scaled(self.system.count), model)
+    def resolved(self, workload: Workload) -> Workload:
+        """``workload`` as the caller resolved it against this system; one still to resolve is an error."""
+        return resolved_workload(workload, f"the system {self.id}")
 
 
 #: What names a system: a reference (catalog id, ``Nx-<id>``, hardware file), a record or a resolved system.
@@ -136,7 +136,7 @@ def run_layout(
     system = resolved.system
     chosen = parse_layout(layout, system, model) if isinstance(layout, str) else layout
     _check_speculation(workload)
-    workload = resolved.resolve(workload, model)
+    workload = resolved.resolved(workload)
     c = compute_seconds_per_session_step(system.device, model, workload)
     return resolved, evaluate_layout(
         system, model, chosen, workload, compute_s_per_session_step=c, activation_bytes=activation_bytes
@@ -153,7 +153,7 @@ def run_layouts(
     """Every valid layout of a system, best first."""
     resolved = resolve_system(ref)
     _check_speculation(workload)
-    workload = resolved.resolve(workload, model)
+    workload = resolved.resolved(workload)
     system = resolved.system
     c = compute_seconds_per_session_step(system.device, model, workload)
     return resolved, search_layouts(
@@ -169,7 +169,7 @@ def layout_decode_ceiling(
     resolved = resolve_system(ref)
     system = resolved.system
     chosen = parse_layout(layout, system, model)
-    workload = resolved.resolve(workload, model)
+    workload = resolved.resolved(workload)
     lanes = chosen.dp * chosen.pp
     batch = max(1, -(-concurrency // lanes))
     c = compute_seconds_per_session_step(system.device, model, workload)
@@ -191,7 +191,7 @@ def layout_cost_points(
     resolved = resolve_system(ref)
     system = resolved.system
     chosen = parse_layout(layout, system, model) if isinstance(layout, str) else layout
-    workload = resolved.resolve(workload, model)
+    workload = resolved.resolved(workload)
     c = compute_seconds_per_session_step(system.device, model, workload)
     result = evaluate_layout(system, model, chosen, workload, compute_s_per_session_step=c)
     if batches is None:
@@ -270,7 +270,7 @@ class LayoutSearch(ResultRecord):
 def search_system(ref: SystemRef, model: ModelAdapter, workload: Workload) -> LayoutSearch:
     """``run_layouts`` as a record (the workload resolved once against the system); none valid is an error."""
     resolved = resolve_system(ref)
-    workload = resolved.resolve(workload, model)
+    workload = resolved.resolved(workload)
     _, results = run_layouts(resolved, model, workload)
     if not results:
         raise InputError("layout", f"no valid layout of {resolved.id} for {model.id}")
@@ -371,7 +371,7 @@ def run_plan(
         floor_tok_per_s=floor_tok_s,
     )
     resolved = resolve_system(ref)
-    workload = resolved.resolve(base, model)
+    workload = resolve_on_system(base, resolved.system, model)
     _, results = run_layouts(resolved, model, workload)
     fits = [r for r in results if r.verdict.value == "floor_fit"]
     if not fits:
@@ -399,7 +399,8 @@ def run_plan(
                 f"{listed.rental_source}"
             )
     replica = replica_prefill_hardware(resolved.system, best.layout)
-    pf = prefill(replica, model, prompt_tokens, workload=base.resolve(replica, model))  # the replica's own
+    on_replica = resolve_scenario(base, hardware=replica, model=model).workload  # the replica's own pair
+    pf = prefill(replica, model, prompt_tokens, workload=on_replica)
     c = compute_seconds_per_session_step(resolved.system.device, model, workload)
     traffic = {"users": users, "requests_per_s": requests_per_s}
     served = served_batch(resolved.system, model, best, workload, c, **traffic, output_tokens=output_tokens)

@@ -15,7 +15,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from servebound.api import default_workload
 from servebound.catalog.hardware_names import HARDWARE_CLASSES
 from servebound.core.cost import usd_per_mtok_at_rate
 from servebound.core.decode import VERDICT_ORDER, DecodeResult, decode
@@ -26,6 +25,7 @@ from servebound.core.model import ModelAdapter
 from servebound.core.prefill import PrefillResult, prefill
 from servebound.core.workload import Workload
 from servebound.errors import InputError
+from servebound.inputs.scenario import default_workload, resolve_scenario
 
 if TYPE_CHECKING:
     from servebound.catalog.hardware import CatalogHardware
@@ -219,7 +219,7 @@ def evaluate_row(one: Machine, model: ModelAdapter, workload: Workload, prompt_t
     """One ranking row, computed: the decode result and the wait for ``prompt_tokens`` on the machine,
     with the machine's class, devices and prices."""
     hw = one.hardware
-    workload = workload.resolve(hw, model)  # once per row: the row's O, the model's context cap
+    workload = resolve_scenario(workload, hardware=hw, model=model).workload  # the row's O, the model's cap
     result = decode(hw, model, workload)
     if workload.engine is not None:  # the engine's band beside the row's ceilings, as decode gives it
         from servebound.runs.band import with_band

@@ -7,10 +7,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from servebound.api import make_workload, with_kv_precision
+from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.workload import DEFAULT_ALLOC_CONTEXT_TOKENS, DEFAULT_READ_CONTEXT_TOKENS, Workload
 from servebound.errors import InputError
+from servebound.inputs.scenario import Scenario, make_workload, resolve_scenario
 from servebound.inputs.workload import (
     BY_NAME,
     MAX_SITE_CONTEXT_TOKENS,
@@ -26,7 +27,13 @@ def page_inputs() -> dict[str, Any]:
     /api/decode and to /api/prefill (the page's prefill is batch 1, so it sends no batch)."""
     return {
         "fields": [
-            {"name": n, "kind": BY_NAME[n].kind.__name__, "default": BY_NAME[n].default} for n in QUERY_FIELDS
+            {
+                "name": n,
+                "kind": BY_NAME[n].kind.__name__,
+                "default": BY_NAME[n].default,
+                "tokens": BY_NAME[n].tokens,
+            }
+            for n in QUERY_FIELDS
         ],
         "page": list(QUERY_FIELDS),
         "decode": [s.name for s in inputs_of("context", "serving", "workload", "roof", "decode")],
@@ -99,9 +106,14 @@ class WorkloadQuery:
         extra: dict[str, Any] = {} if memory_only is None else {"memory_only": memory_only}
         return make_workload(self.inputs(), draft=draft, **extra)
 
-    def model(self, model: ModelAdapter) -> ModelAdapter:
-        """The model at the query's KV precision (as ``--kv-precision``)."""
-        return with_kv_precision(model, self.kv_precision) if self.kv_precision else model
+    def scenario(
+        self, hardware: Hardware, model: ModelAdapter, draft: ModelAdapter | None = None, **extra: Any
+    ) -> Scenario:
+        """The scenario this query asks on a pair, resolved once as the CLI resolves the same flags
+        (``draft``: the resolved model of ``self.draft``; ``extra``: a command's own inputs)."""
+        if self.draft is not None and draft is None:
+            raise InputError("draft", "the draft model could not be resolved")
+        return resolve_scenario(self.inputs(), hardware=hardware, model=model, draft=draft, **extra)
 
     def params(self) -> dict[str, str]:
         """The non-default values, as a query string would carry them."""
@@ -156,8 +168,10 @@ def workload_query(
     by the declared bounds (the site's caps included) and ``make_workload``'s cross-field checks."""
     values = {**(given or {}), **values}
     q = {key: value for key, value in values.items() if value is not None and key in QUERY_FIELDS}
-    for key, value in q.items():
-        BY_NAME[key].check(value, site=True)
+    for key, value in q.items():  # text (a query parameter) in the one grammar, values as they are
+        spec = BY_NAME[key]
+        q[key] = spec.parse(value, site=True) if isinstance(value, str) and spec.kind is not str else value
+        spec.check(q[key], site=True)
     if q.get("batch") == "max":
         q.pop("batch")
     if "draft" not in q and any(k in q for k in ("draft_tokens", "acceptance", "tokens_per_step")):

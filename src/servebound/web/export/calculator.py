@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from servebound.inputs.scenario import hardware_overhead_bytes
 from servebound.web.app.query import WorkloadQuery
 from servebound.web.pages.pairdata import hardware_data
 from servebound.web.pages.renderer import Renderer
@@ -22,7 +23,7 @@ from servebound.web.pages.site import DEFAULT_PROMPT_TOKENS, SiteData, SiteHardw
 
 def calculator_hardware(h: SiteHardware) -> dict[str, Any]:
     """``data/hardware/H.json``: the row's quantities and the overhead its pairs take by default."""
-    overhead = WorkloadQuery().workload().for_hardware(h.hardware).overhead_bytes
+    overhead = hardware_overhead_bytes(h.hardware)
     return {**hardware_data(h), "overhead_gb": overhead / 1e9}
 
 

@@ -14,7 +14,6 @@ from functools import partial
 
 from markupsafe import Markup, escape
 
-from servebound.api import default_workload
 from servebound.catalog.hardware import CatalogHardware, get_hardware
 from servebound.catalog.models import get_model
 from servebound.core import economics as econ
@@ -23,6 +22,7 @@ from servebound.core.cost import cost_curve, usd_per_mtok
 from servebound.core.decode import decode
 from servebound.errors import InputError
 from servebound.inputs.pricing import resolve_price
+from servebound.inputs.scenario import default_workload, resolve_scenario
 from servebound.views.cost_report import fmt_money
 from servebound.views.economics_view import LECTURE, LECTURE_BLACKWELL, LECTURE_BREAKPOINT_MODE, balance
 from servebound.web.figures.axes import Scale
@@ -83,9 +83,10 @@ def batch_figures() -> list[EconFigure]:
     row = get_hardware(FIGURE_HARDWARE)
     model = get_model(FIGURE_MODEL).adapter
     hw = row.hardware
-    workload = replace(
+    declared = replace(
         default_workload(), alloc_context_tokens=FIGURE_CONTEXT, read_context_tokens=FIGURE_CONTEXT
-    ).resolve(hw, model)
+    )
+    workload = resolve_scenario(declared, hardware=hw, model=model).workload
     price = resolve_price(hw, row.price)
     d = decode(hw, model, workload)
     exact = balance(hw, 1.0, model=model, workload=workload)[-1].value  # with the KV read and attention

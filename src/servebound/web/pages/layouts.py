@@ -11,11 +11,11 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
-from servebound.api import default_workload
 from servebound.core.arith import np  # numpy on first use: a server starts without it
 from servebound.core.layout import Layout, LayoutResult, System, per_device_bytes, times_at
 from servebound.core.units import GB
 from servebound.core.workload import Workload
+from servebound.inputs.scenario import default_workload, resolve_on_system
 from servebound.views.parallel import compute_seconds_per_session_step, resolve_system, run_layouts
 from servebound.views.report import fmt_gb, fmt_rate
 from servebound.web.figures.charts import Chart, Series, render_chart
@@ -166,7 +166,7 @@ def system_layouts(
     """The layouts section of a system page for ``model`` at the default workload."""
     assert hw.parallel is not None
     resolved = resolve_system(hw)
-    work = resolved.resolve(workload or default_workload(), model.adapter)  # once, against the system
+    work = resolve_on_system(workload or default_workload(), resolved.system, model.adapter)
     _, results = run_layouts(resolved, model.adapter, work)
     best = results[0] if results else None
     return SystemLayouts(

@@ -8,11 +8,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from servebound.api import make_workload
 from servebound.core.engines import engines, format_support
 from servebound.core.offload import OFFLOAD_INPUTS, OffloadReport, offloaded
 from servebound.core.prefill import PrefillRange, PrefillResult
 from servebound.core.units import GB
+from servebound.inputs.scenario import hardware_overhead_bytes
 from servebound.views.calc_inputs import hardware_json, model_json
 from servebound.views.report import NOTHING_FITS
 from servebound.web.app.query import WorkloadQuery, page_inputs
@@ -109,7 +109,7 @@ def pair_data(pair: Pair) -> dict[str, Any]:
             "overhead_given": pair.query.overhead_gb is not None,
             **{name: getattr(pair.query, name) for name in OFFLOAD_INPUTS},
         },
-        "default_overhead_gb": make_workload().for_hardware(hw).overhead_bytes / 1e9,
+        "default_overhead_gb": hardware_overhead_bytes(hw) / 1e9,
         "full_resident_bytes": pair.model.adapter.weights.resident,
         "offload_inputs": list(OFFLOAD_INPUTS),
         "engines": {

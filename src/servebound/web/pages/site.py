@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from servebound.api import decode as api_decode
+from servebound.api import decode_answer
 from servebound.catalog.hardware import CatalogHardware, DevicePrice
 from servebound.core.decode import DecodeResult
 from servebound.core.hardware import Hardware
@@ -334,12 +334,10 @@ def compute_pair(
     HTML page shows: the markdown mirror is the same either way (llms-full.txt computes without it).
     """
     requested = query
-    if query.kv_precision:  # the page's --kv-precision: the same model re-expressed
-        model = replace(model, adapter=query.model(model.adapter))
-    workload = query.workload(draft.adapter if draft is not None else None).resolve(
-        hw.hardware, model.adapter
-    )
-    result = api_decode(hw.hardware, model.adapter, workload)
+    scenario = query.scenario(hw.hardware, model.adapter, draft.adapter if draft is not None else None)
+    model = replace(model, adapter=scenario.model)  # at the query's cache precision (--kv-precision)
+    workload = scenario.workload
+    result = decode_answer(scenario)[0]
     decoded = decode_json(result)
     # Default contexts follow the model's limit: show the contexts actually used.
     used = result.workload

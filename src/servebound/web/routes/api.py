@@ -20,7 +20,7 @@ from servebound.core.units import GB
 from servebound.errors import InputError
 from servebound.inputs.files import model_to_mapping
 from servebound.inputs.pricing import price_json
-from servebound.inputs.workload import BY_NAME, Group, Input, inputs_of, unknown
+from servebound.inputs.workload import BY_NAME, TOKENS_SPELLING, Group, Input, inputs_of, token_count, unknown
 from servebound.runs.validation import validation_json
 from servebound.views.parallel import MAX_PLAN_RPS, MAX_PLAN_USERS
 from servebound.views.rank import check_hardware_group
@@ -68,7 +68,9 @@ ModelQ = Annotated[str, Query(description="model id")]
 
 def query_parameter(spec: Input) -> inspect.Parameter:
     """A declared input as a query parameter. Its bounds and choices are in the OpenAPI schema; the
-    declaration checks them (``WorkloadInputs``), so the API says what the CLI says."""
+    declaration checks them (``WorkloadInputs``), so the API says what the CLI says. A number is text
+    parsed by ``Input.parse`` (``32k``, ``32,000``): its schema is the number with its bounds, or a
+    string of the grammar's pattern."""
     schema: dict[str, Any] = {}
     if spec.minimum is not None:
         schema["exclusiveMinimum" if spec.exclusive_minimum else "minimum"] = spec.minimum
@@ -79,9 +81,13 @@ def query_parameter(spec: Input) -> inspect.Parameter:
         schema["enum"] = list(spec.choices)
     if spec.words:
         schema["description"] = f"{spec.description} (a number or {', '.join(spec.words)})"
-    kind: Any = (
-        bool if spec.kind is bool else str | None if spec.words or spec.kind is str else spec.kind | None
-    )
+    if spec.kind in (int, float):
+        number = {"type": "integer" if spec.kind is int else "number", **schema}
+        number.pop("description", None)
+        text = {"type": "string", "pattern": spec.pattern}
+        words = [{"type": "string", "enum": list(spec.words)}] if spec.words else []
+        schema["anyOf"] = [number, text, *words, {"type": "null"}]
+    kind: Any = bool if spec.kind is bool else str | None
     query = Query(description=spec.description, max_length=spec.max_length, json_schema_extra=schema or None)
     default = spec.default if spec.kind is bool else None
     return inspect.Parameter(
@@ -116,11 +122,17 @@ DecodeParams = Annotated[
 PrefillParams = Annotated[
     dict[str, Any], inputs_dependency("context", "serving", "workload", "prefill", "layout")
 ]
-AllocQ = Annotated[int | None, Query(ge=1, le=CTX, description=BY_NAME["alloc_context"].description)]
-ReadQ = Annotated[int | None, Query(ge=0, le=CTX, description=BY_NAME["read_context"].description)]
-OverheadQ = Annotated[
-    float | None, Query(ge=0, allow_inf_nan=False, description=BY_NAME["overhead_gb"].description)
-]
+
+
+#: Single declared inputs as query parameters (text in the one grammar; ``workload_query`` parses it).
+def _declared_query(name: str) -> Any:
+    """The declared input ``name``'s Query: its description and schema (``query_parameter``)."""
+    return query_parameter(BY_NAME[name]).annotation.__metadata__[0]
+
+
+AllocQ = Annotated[str | None, _declared_query("alloc_context")]
+ReadQ = Annotated[str | None, _declared_query("read_context")]
+OverheadQ = Annotated[str | None, _declared_query("overhead_gb")]
 
 
 @router.get("/api/decode", tags=["ceilings"], responses=answers("decode"), response_model=None)
@@ -139,16 +151,16 @@ def api_decode(
     query = workload_query(params)
     from servebound.api import decode_answer
 
-    draft_model = query.model(web.get_model(query.draft).adapter) if query.draft else None
-    adapter = query.model(m.adapter)
+    draft_model = web.get_model(query.draft).adapter if query.draft else None
+    scenario = query.scenario(hw.hardware, m.adapter, draft_model)
     if params["layout"] is not None:  # decode --layout: one parallel layout of a system
         from servebound.views.layout_report import decode_layout_json
 
         system = _system(web, hardware)
         return decode_layout_json(
-            system, adapter, query.workload(draft_model), params["layout"], context_range=range
+            system, scenario.model, scenario.workload, params["layout"], context_range=range
         )[2]
-    return decode_json(*decode_answer(hw.hardware, adapter, query.workload(draft_model), context_range=range))
+    return decode_json(*decode_answer(scenario, context_range=range))
 
 
 @router.get("/api/prefill", tags=["ceilings"], responses=answers("prefill"), response_model=None)
@@ -166,7 +178,8 @@ def api_prefill(
     hw, m = web.get_hw(hardware), web.get_model(model)
     prompt, batch = params["prompt"], params["batch"] or 1
     query = workload_query({**params, "batch": None})
-    adapter = query.model(m.adapter)
+    scenario = query.scenario(hw.hardware, m.adapter)
+    adapter = scenario.model
     if adapter.prefill is None:
         raise InputError("model", f"model '{m.id}' has no prefill fields, so no prefill ceiling")
     if params["layout"] is not None:  # prefill --layout: one replica of a layout
@@ -176,7 +189,7 @@ def api_prefill(
         return layout_prefill_json(
             system,
             adapter,
-            query.workload(),
+            scenario.declared,
             params["layout"],
             prompt,
             batch,
@@ -184,10 +197,8 @@ def api_prefill(
             prompt_range=include_range,
         )
     result, rng = prefill_answer(
-        hw.hardware,
-        adapter,
+        scenario,
         prompt,
-        query.workload(),
         batch=batch,
         prompt_range=include_range,
         chunk_tokens=params["chunk"],
@@ -226,8 +237,9 @@ def api_layout(
     resolved = _system(web, hardware)
     query = workload_query(params)
     m = web.get_model(model)
-    adapter = query.model(m.adapter)
-    workload = resolved.resolve(query.workload(), adapter)  # once, against the system
+    scenario = query.scenario(web.get_hw(hardware).hardware, m.adapter)
+    adapter = scenario.model
+    workload = resolved.resolved(scenario.workload)  # the system's pooled row: the same O and contexts
     if params["layout"] is None:
         return layouts_json(search_system(resolved, adapter, workload))
     _, result = run_layout(resolved, adapter, workload, params["layout"])
@@ -245,8 +257,8 @@ def api_plan(
     web: Web,
     hardware: Annotated[str, Query(description="system id")],
     model: ModelQ,
-    prompt: Annotated[int, Query(ge=1, le=CTX, description="L: prompt tokens per request")],
-    output_tokens: Annotated[int, Query(ge=1, le=CTX, description="G: output tokens per request")],
+    prompt: Annotated[str, Query(description=f"L: prompt tokens per request. {TOKENS_SPELLING}")],
+    output_tokens: Annotated[str, Query(description=f"G: output tokens per request. {TOKENS_SPELLING}")],
     users: Annotated[
         float | None, Query(gt=0, le=MAX_PLAN_USERS, allow_inf_nan=False, description="N users")
     ] = None,
@@ -270,17 +282,18 @@ def api_plan(
 
     resolved = _system(web, hardware)
     m = web.get_model(model)
+    overhead = None if overhead_gb is None else BY_NAME["overhead_gb"].parse(overhead_gb, site=True)
     plan = run_plan(
         resolved,
-        workload_query(kv_precision=kv_precision).model(m.adapter),
-        prompt_tokens=prompt,
-        output_tokens=output_tokens,
+        workload_query(kv_precision=kv_precision).scenario(resolved.system.device, m.adapter).model,
+        prompt_tokens=token_count("prompt", "L: prompt tokens per request", prompt, site=True),
+        output_tokens=token_count("output_tokens", "G: output tokens per request", output_tokens, site=True),
         floor_tok_s=floor,
         users=users,
         requests_per_s=requests_per_s,
         ttft_budget_s=ttft_budget,
         usd_per_device_hour=usd_per_hour,
-        overhead_bytes=None if overhead_gb is None else overhead_gb * GB,
+        overhead_bytes=None if overhead is None else overhead * GB,
     )
     return plan_json(plan)
 

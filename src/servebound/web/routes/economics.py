@@ -10,6 +10,7 @@ from fastapi import APIRouter, Query
 
 from servebound.core.hardware import ArithmeticMode
 from servebound.inputs.pricing import MIN_AMORTIZATION_YEARS, MIN_UTILIZATION, OwnedInputs, resolve_price
+from servebound.inputs.workload import TOKENS_SPELLING, token_count
 from servebound.views.cost_report import DEFAULT_COST_PROMPT_TOKENS, cost_json, cost_report, parse_batches
 from servebound.views.economics_view import (
     balance,
@@ -54,13 +55,13 @@ def api_cost(
     usd_per_kwh: Annotated[float, Query(gt=0, le=100, allow_inf_nan=False)] = 0.15,
     batches: Annotated[str | None, Query(max_length=2000, description="e.g. 1,8,64")] = None,
     prompt: Annotated[
-        int, Query(ge=1, le=MAX_SITE_CONTEXT_TOKENS, description="prompt tokens priced")
-    ] = DEFAULT_COST_PROMPT_TOKENS,
+        str, Query(description=f"prompt tokens priced (<= {MAX_SITE_CONTEXT_TOKENS:,}). {TOKENS_SPELLING}")
+    ] = str(DEFAULT_COST_PROMPT_TOKENS),
 ) -> dict[str, Any]:
     """The cost curve over batch: the same object as `servebound cost --json`."""
     hw, m = web.get_hw(hardware), web.get_model(model)
     query = workload_query(**params)
-    workload = query.workload()
+    scenario = query.scenario(hw.hardware, m.adapter)
     price = resolve_price(
         hw.hardware,
         hw.row_price,
@@ -70,11 +71,11 @@ def api_cost(
     )
     report = cost_report(
         hw.hardware,
-        query.model(m.adapter),
-        workload,
+        scenario.model,
+        scenario.workload,
         price,
         batches=parse_batches(batches),
-        prompt_tokens=prompt,
+        prompt_tokens=token_count("prompt", "prompt tokens priced", prompt, site=True),
     )
     return cost_json(report)
 

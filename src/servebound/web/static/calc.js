@@ -556,8 +556,26 @@
     return reserved - Math.min(r, cap);
   }
 
+  // ------------------------------------------------------------------ a typed value's text
+  /* servebound.inputs.workload's grammar of a number (NUMBER_PATTERN, TOKENS_PATTERN; Input.parse):
+   * digits with "," or "_" between groups, a decimal part, an exponent; a token count may instead end in
+   * k or K (10^3), m or M (10^6), with no exponent. The value (a whole number for an int), or NaN where
+   * the text is refused. tests/web/test_conformance.py checks it against Input.parse on one table. */
+  var DIGITS = "[0-9]+(?:[,_][0-9]+)*", MANTISSA = "[+-]?(?:" + DIGITS + "(?:\\.[0-9]*)?|\\.[0-9]+)";
+  var NUMBER = new RegExp("^\\s*" + MANTISSA + "(?:[eE][+-]?[0-9]+)?\\s*$");
+  var TOKENS = new RegExp("^\\s*(?:" + MANTISSA + "(?:[eE][+-]?[0-9]+)?|" + MANTISSA + "[kKmM])\\s*$");
+  var SCALE = { k: "e3", K: "e3", m: "e6", M: "e6" };
+  function parseNumber(text, kind, tokens) {
+    var t = String(text).trim();
+    if (!(tokens ? TOKENS : NUMBER).test(t)) return NaN;
+    t = t.replace(/[,_]/g, "");
+    var last = t.charAt(t.length - 1);
+    var v = Number(SCALE[last] ? t.slice(0, -1) + SCALE[last] : t);
+    return !isFinite(v) || (kind === "int" && Math.floor(v) !== v) ? NaN : v;
+  }
+
   var api = {
-    readFollowing: readFollowing,
+    readFollowing: readFollowing, parseNumber: parseNumber,
     MAX_BATCH: MAX_BATCH, CONTEXT_CAP: CONTEXT_CAP,
     kvBytes: kvBytes, grows: grows, maxContextWithin: maxContextWithin, distinct: distinct, wBatch: wBatch,
     wActive: wActive, memoryFitBatch: memoryFitBatch, decode: decode, decodeCurve: decodeCurve,

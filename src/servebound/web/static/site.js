@@ -139,7 +139,8 @@
       if (f.kind === "bool") { q[f.name] = raw !== null && raw !== ""; return; }
       raw = raw === null ? "" : String(raw).trim();
       if (raw === "") q[f.name] = f.default;
-      else q[f.name] = f.kind === "int" ? parseInt(raw, 10) : f.kind === "float" ? parseFloat(raw) : raw;
+      // a number in the one grammar (32k, 32,000: servebound.inputs.workload.Input.parse), else the text
+      else q[f.name] = f.kind === "int" || f.kind === "float" ? calc.parseNumber(raw, f.kind, f.tokens) : raw;
     });
     if (fd.get("maximize")) q.batch = null;
     // O left to the default (the row's, or the engine's convention) until its slider is moved.

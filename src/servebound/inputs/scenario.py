@@ -1,0 +1,361 @@
+"""The scenario: a question's declared inputs met with its hardware, model and draft, resolved once.
+
+Every surface (the Python API, the CLI, the JSON API, the pages) hands what a person stated to
+``resolve_scenario``: the declared inputs (``WorkloadInputs``, or ``make_workload``'s keywords), a
+hardware and a model (ids, files or records). It loads them, re-expresses the target's and the draft's
+caches at the one KV precision asked (the derivation's ``e_KV`` is a setting of the serving, not of one
+model), fills every default that depends on the pair (O from the hardware row or the engine, L_alloc
+capped at the model's limit) and records where each value came from. The questions (``api.decode`` ...)
+take the scenario and compute; nothing below them loads, re-expresses or resolves.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field, replace
+from typing import Any, get_type_hints
+
+from servebound.core.advice import Note, Setting
+from servebound.core.engines import get_engine, kv_format_for
+from servebound.core.experts import ExpertTraffic
+from servebound.core.formats import FORMATS, KV_FORMATS
+from servebound.core.hardware import Hardware
+from servebound.core.model import ModelAdapter
+from servebound.core.offload import OFFLOAD_INPUTS, offload_spec
+from servebound.core.system import System
+from servebound.core.units import GB
+from servebound.core.workload import (
+    DEFAULT_ALLOC_CONTEXT_TOKENS,
+    DEFAULT_OVERHEAD_BYTES,
+    DEFAULT_READ_CONTEXT_TOKENS,
+    KVAllocation,
+    Speculation,
+    Workload,
+)
+from servebound.errors import InputError
+from servebound.inputs.resolve import resolve_hardware, resolve_model
+from servebound.inputs.workload import BY_NAME, WORKLOAD_KEYWORDS, Input, WorkloadInputs, unknown
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One question's pair and workload, resolved once: the inputs as stated (None where the workload
+    came as a ``Workload`` record), the hardware, the model and the draft at the cache precision asked,
+    the workload with every pair-dependent default filled in, and where each value came from."""
+
+    inputs: WorkloadInputs | None
+    hardware: Hardware
+    model: ModelAdapter
+    workload: Workload
+    #: The workload as declared, before the pair filled its defaults: a system's layouts resolve it
+    #: against the system's devices instead (``views.parallel.ResolvedSystem``).
+    declared: Workload
+    sources: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def draft(self) -> ModelAdapter | None:
+        """The draft model of speculative decoding, at the scenario's cache precision; or None."""
+        spec = self.workload.speculation
+        return None if spec is None else spec.draft
+
+    @property
+    def kv_precision(self) -> str | None:
+        """The cache precision asked, or None where the model's own applies."""
+        return self.workload.kv_precision
+
+
+def resolve_scenario(
+    workload: WorkloadInputs | Workload | None = None,
+    /,
+    *,
+    hardware: str | Hardware,
+    model: str | ModelAdapter,
+    kv_precision: str | None = None,
+    **keywords: Any,
+) -> Scenario:
+    """The one resolution of a question: ``hardware`` and ``model`` (ids, files or records) under the
+    declared inputs (a ``WorkloadInputs``, ``make_workload``'s keywords, or a built ``Workload``), with
+    the KV precision applied to the target's and the draft's caches alike. Bad values are InputErrors
+    naming their field."""
+    hw = load_hardware(hardware)
+    inputs = workload if isinstance(workload, WorkloadInputs) else None
+    if isinstance(workload, Workload):
+        if keywords:
+            raise InputError(
+                "workload", f"give a Workload or keywords ({', '.join(sorted(keywords))}), not both"
+            )
+        work = _with_precision(workload, kv_precision)
+    elif workload is None or isinstance(workload, WorkloadInputs):
+        if kv_precision is not None:
+            keywords["kv_precision"] = kv_precision
+        work = make_workload(workload, **keywords)
+        if inputs is not None and keywords:
+            named = {(WORKLOAD_KEYWORDS.get(k) or BY_NAME[k]).name: v for k, v in keywords.items()}
+            inputs = replace(inputs, **{k: v for k, v in named.items() if k != "draft" or isinstance(v, str)})
+    else:
+        kind = type(workload).__name__
+        raise InputError(
+            "workload",
+            f"must be a Workload (servebound.make_workload(...)) or given as keywords, not a {kind}; "
+            + ("call decode(hw, model, **that_dict)" if isinstance(workload, dict) else "see make_workload"),
+        )
+    target = load_model(model, kv_precision=work.kv_precision)
+    resolved = work.resolve(hw, target)
+    return Scenario(inputs, hw, target, resolved, work, _sources(hw, target, resolved))
+
+
+def resolve_on_system(workload: Workload, system: System, model: ModelAdapter) -> Workload:
+    """A workload resolved once against a system of devices (its layouts): O is N x the member row's
+    (as decode takes it for the same system, whose pooled row states the same), the contexts capped at
+    the model's limit. A replica of a layout is a pair of its own: ``resolve_scenario`` on it."""
+    return resolve_scenario(workload, hardware=system.device.scaled(system.count), model=model).workload
+
+
+def hardware_overhead_bytes(hardware: Hardware) -> float:
+    """O as a pair on ``hardware`` takes it by default: the row's runtime overhead, or the derivation's
+    8 GB where it states none (the pages' sliders start there)."""
+    return default_workload().for_hardware(hardware).overhead_bytes
+
+
+def _with_precision(work: Workload, precision: str | None) -> Workload:
+    """A built workload with the keyword's cache precision (one of the two, or both alike) and its
+    draft re-expressed at the precision it states."""
+    if precision is not None and work.kv_precision not in (None, precision):
+        raise InputError(
+            "kv_precision",
+            f"{precision} conflicts with the workload's {work.kv_precision}; give the precision once",
+        )
+    precision = precision or work.kv_precision
+    if precision is None:
+        return work
+    spec = work.speculation
+    if spec is not None:
+        spec = replace(spec, draft=with_kv_precision(spec.draft, precision))
+    return replace(work, kv_precision=precision, speculation=spec)
+
+
+def _sources(hw: Hardware, model: ModelAdapter, work: Workload) -> dict[str, str]:
+    """Where each value of the scenario came from: the workload's own sources, the pair's records and
+    the cache precision (asked, or the model's own)."""
+    cache = model.kv_precision or "not stated"
+    precision = f"given: {work.kv_precision} (target and draft)" if work.kv_precision else f"model: {cache}"
+    out = {
+        **work.sources,
+        "hardware": f"{hw.id}: {hw.provenance}" if hw.provenance else hw.id,
+        "model": model.id,
+        "kv_precision": precision,
+    }
+    if work.speculation is not None:
+        out["draft"] = (
+            f"{work.speculation.draft.id} at {work.speculation.draft.kv_precision or 'its own'} cache"
+        )
+    return out
+
+
+def load_hardware(ref: str | Hardware) -> Hardware:
+    """A hardware file path (TOML/JSON), a catalog id, or an ``NxID`` system; records pass through."""
+    return ref if isinstance(ref, Hardware) else resolve_hardware(ref)
+
+
+def load_model(ref: str | ModelAdapter, *, kv_precision: str | None = None) -> ModelAdapter:
+    """A model file path or a catalog id; optionally re-expressed at another KV cache precision."""
+    model = ref if isinstance(ref, ModelAdapter) else resolve_model(ref)
+    return with_kv_precision(model, kv_precision) if kv_precision else model
+
+
+def with_kv_precision(model: ModelAdapter, precision: str) -> ModelAdapter:
+    """The model's attention cache at another element width (recurrent state keeps its own). An
+    engine's own spelling (``f16``, ``fp8_e4m3``, ``q5_1``, ``auto`` ...) is read through the engine table."""
+    spelled = kv_format_for(precision) if precision not in KV_FORMATS else None
+    if spelled == "model":
+        return model
+    layout = KV_FORMATS.get(precision) or (FORMATS.get(spelled) if spelled else None)
+    if layout is None:
+        raise InputError(
+            "kv_precision",
+            f"unknown precision {precision!r}; use one of {', '.join(KV_FORMATS)} or an engine's spelling "
+            "(vLLM auto|fp8|fp8_e4m3|fp8_e5m2, llama.cpp f16|q8_0|q4_0|q4_1|q5_0|q5_1|iq4_nl)",
+        )
+    if model.kv_bytes_per_element is None:
+        raise InputError(
+            "kv_precision",
+            f"model {model.id!r} does not say its KV element width ([kv] precision); "
+            "set it in the model file to rescale the cache",
+        )
+    factor = layout.bytes_per_element / model.kv_bytes_per_element
+    return model.with_kv_scale(factor, layout.name)
+
+
+def make_workload(inputs: WorkloadInputs | None = None, /, **keywords: Any) -> Workload:
+    """A validated Workload from the declared inputs (``servebound.inputs.workload``), given as a
+    ``WorkloadInputs`` record or as keywords in edge units (GB, tokens, tok/s). Every bad or unknown value
+    is an InputError naming it. ``draft`` may be a model record, a file or a catalog id.
+
+    Contexts left as None take the derivation's defaults (L_alloc = 100,000, L_read = 32,000 and at most
+    L_alloc); a default L_alloc is capped per model at its context limit when it is shorter (never below a
+    given L_read), contexts given are used as given. ``overhead_gb`` None takes the hardware row's runtime
+    overhead, or 8 GB where it states none. The Workload records which values were defaults.
+    """
+    draft_model = keywords.pop("draft", None)
+    values = {} if inputs is None else inputs.changed()
+    for key, value in keywords.items():
+        spec = WORKLOAD_KEYWORDS.get(key) or BY_NAME.get(key)
+        if spec is None or spec.python not in WORKLOAD_KEYWORDS:
+            raise unknown(key, [*WORKLOAD_KEYWORDS, *(s.name for s in WORKLOAD_KEYWORDS.values())], "keyword")
+        if spec.name != spec.python and spec.name in keywords and spec.python in keywords:
+            raise InputError(key, f"given twice (as {spec.name} and {spec.python}); give one")
+        if value is not None or spec.default is None:
+            values[spec.name] = _given(spec, value)
+    if draft_model is None:
+        draft_model = values.get("draft")
+    if isinstance(draft_model, str):
+        values["draft"] = draft_model
+    elif draft_model is not None and not isinstance(draft_model, ModelAdapter):
+        raise InputError(
+            "draft", f"give a model record, a file or a catalog id (got {type(draft_model).__name__})"
+        )
+    if draft_model is not None:  # the draft's cache at the precision the target's is asked at
+        draft_model = load_model(draft_model, kv_precision=values.get("kv_precision"))
+    w = WorkloadInputs(**values)
+    alloc, read = w.alloc_context, w.read_context
+    alloc_tokens = DEFAULT_ALLOC_CONTEXT_TOKENS if alloc is None else alloc
+    read_tokens = min(DEFAULT_READ_CONTEXT_TOKENS, alloc_tokens) if read is None else read
+    if read_tokens > alloc_tokens:
+        raise InputError(
+            "read_context",
+            Note.of(
+                f"{read_tokens:,} exceeds the reserved context {alloc_tokens:,}",
+                " (the default); raise it too (" if alloc is None else "",
+                Setting("alloc_context", read_tokens) if alloc is None else "",
+                ")" if alloc is None else "",
+                ": a session cannot read more than it reserves",
+                effect="the session reserves what it reads",
+            ),
+        )
+    batch = None if w.batch == "max" else w.batch
+    allocation, engine_overhead = _allocation(w)
+    return Workload(
+        overhead_bytes=DEFAULT_OVERHEAD_BYTES if w.overhead_gb is None else w.overhead_gb * GB,
+        overhead_from_hardware=w.overhead_gb is None,
+        overhead_source=None if w.overhead_gb is None else f"given: {w.overhead_gb:g} GB",
+        alloc_context_tokens=alloc_tokens,
+        read_context_tokens=read_tokens,
+        floor_tok_per_s=w.floor,
+        forced_batch=batch if isinstance(batch, int) else None,
+        expert_traffic=ExpertTraffic(w.expert_traffic),
+        speculation=_speculation(w, draft_model),
+        fit_contexts_to_model=alloc is None,
+        read_context_given=read is not None,
+        memory_only=w.memory_only,
+        kv_allocation=allocation,
+        engine=w.engine,
+        engine_overhead=engine_overhead,
+        offload=offload_spec(**{name: getattr(w, name) for name in OFFLOAD_INPUTS}),
+        kv_precision=w.kv_precision,
+    )
+
+
+def _given(spec: Input, value: Any) -> Any:
+    """A keyword's value, checked: text of a number in the one grammar (``"32k"``, ``"32,000"``) read
+    by ``Input.parse`` as on every other surface, an ExpertTraffic as its name, else as given."""
+    if isinstance(value, ExpertTraffic):
+        return spec.check(value.value)
+    if isinstance(value, str) and spec.kind is not str:
+        return spec.parse(value)
+    return spec.check(value)
+
+
+def default_workload() -> Workload:
+    """The workload of "the default answer for this pair": what every surface computes with when nothing
+    is asked (the CLI without workload flags, a pair page without a query, the hardware and model pages'
+    tables, ``/models?fits=``, rank): the hardware row's runtime overhead (8 GB where it states none) and
+    the derivation's contexts capped at the model's context limit. The one place that default is built.
+    """
+    return make_workload()
+
+
+def _allocation(w: WorkloadInputs) -> tuple[KVAllocation, tuple[str, float, str] | None]:
+    """The cache allocation and the engine's overhead convention (when O was left to it): ``--engine``
+    sets the allocation, and a ``--kv-allocation`` that contradicts it is an error."""
+    asked = None if w.kv_allocation is None else KVAllocation(w.kv_allocation)
+    if w.engine is None:
+        return asked or KVAllocation.RESERVED, None
+    spec = get_engine(w.engine)
+    allocation = KVAllocation(spec.kv_allocation)
+    if asked is not None and asked is not allocation:
+        raise InputError(
+            "kv_allocation",
+            Note.of(
+                f"{asked.value} conflicts with ",
+                Setting("engine", w.engine),
+                f", whose cache is {allocation.value} ({spec.kv_allocation_source}); drop one of them",
+            ),
+        )
+    if w.overhead_gb is None and spec.memory_fraction is not None and spec.overhead != "row":
+        return allocation, (spec.overhead, spec.memory_fraction, spec.overhead_source)
+    return allocation, None
+
+
+def _keywords_signature() -> inspect.Signature:
+    """make_workload's signature as ``help()`` and editors show it: the declared keywords, defaults and types."""
+    hints = get_type_hints(WorkloadInputs)
+    first = inspect.Parameter("inputs", inspect.Parameter.POSITIONAL_ONLY, default=None)
+    return inspect.Signature(
+        [first]
+        + [
+            inspect.Parameter(
+                key, inspect.Parameter.KEYWORD_ONLY, default=s.default, annotation=hints[s.name]
+            )
+            for key, s in WORKLOAD_KEYWORDS.items()
+        ],
+        return_annotation=Workload,
+    )
+
+
+make_workload.__signature__ = _keywords_signature()  # type: ignore[attr-defined]
+
+
+def _speculation(w: WorkloadInputs, draft: ModelAdapter | None) -> Speculation | None:
+    """Speculative decoding from its inputs (their bounds are checked already): gamma and one of alpha, rho."""
+    if draft is None:
+        if w.draft_tokens is not None or w.acceptance is not None or w.tokens_per_step is not None:
+            raise InputError(
+                "draft",
+                Note.of(
+                    Setting("draft_tokens"),
+                    ", ",
+                    Setting("acceptance"),
+                    " and ",
+                    Setting("tokens_per_step"),
+                    " need a draft model (",
+                    Setting("draft", placeholder="MODEL"),
+                    ")",
+                ),
+            )
+        return None
+    if w.draft_tokens is None:
+        raise InputError(
+            "draft_tokens", Note.of("speculative decoding needs ", Setting("draft_tokens"), " >= 1")
+        )
+    if (w.acceptance is None) == (w.tokens_per_step is None):
+        raise InputError(
+            "acceptance",
+            Note.of(
+                "give exactly one of ",
+                Setting("acceptance"),
+                " (alpha) or ",
+                Setting("tokens_per_step"),
+                " (rho)",
+            ),
+        )
+    if w.acceptance is not None:
+        rho = Speculation.rho_from_acceptance(w.acceptance, w.draft_tokens)
+    else:
+        assert w.tokens_per_step is not None
+        rho = w.tokens_per_step
+        if rho > w.draft_tokens + 1:
+            raise InputError(
+                "tokens_per_step",
+                f"rho must lie in [1, draft_tokens + 1 = {w.draft_tokens + 1}] (got {rho:g})",
+            )
+    return Speculation(draft=draft, draft_tokens=w.draft_tokens, tokens_per_step=rho, acceptance=w.acceptance)
