@@ -1,6 +1,6 @@
 """Start-up by design: a command imports what it needs and no more, the root help comes from a registry
-checked against the commands, the record cache gives back exactly what the catalog builds, and the
-public surface is exactly ``servebound.__all__``. (Timings live in bench/bench_startup.py.)"""
+checked against the commands, a catalog pair is read from the catalog snapshot (package data: see
+tests/test_snapshot.py), and the public surface is exactly ``servebound.__all__``. (Timings live in bench/bench_startup.py.)"""
 
 from __future__ import annotations
 
@@ -15,11 +15,8 @@ import pytest
 import typer
 
 import servebound
-from servebound.catalog.hardware import list_hardware
-from servebound.catalog.models import get_model, profile_ids
 from servebound.cli import COMMANDS
 from servebound.cli.app import app, command_modules
-from servebound.inputs import record_cache
 
 DECODE = ["decode", "--hardware", "nvidia-dgx-spark", "--model", "qwen3.6-35b-a3b-nvfp4", "--json"]
 
@@ -75,26 +72,18 @@ def test_import_servebound_is_light() -> None:
     assert not modules & {"numpy", "pydantic", "servebound.api", "servebound.cli"}
 
 
-def test_decode_on_a_cached_catalog_pair_skips_the_catalog(tmp_path: Path) -> None:
-    code = (
-        "import sys\nfrom servebound.inputs import record_cache\nfrom servebound.cli import main\n"
-        f"record_cache.enable()\nmain({DECODE!r})"
-    )
-    env = {"SERVEBOUND_CACHE_DIR": str(tmp_path)}
-    first_modules, first = loaded_modules(code, env)
-    assert "servebound.catalog.hardware" in first_modules and len(list(tmp_path.glob("records-*.json"))) == 1
-    modules, cached = loaded_modules(code, env)
-    assert cached == first
-    # (typer itself imports pydantic to coerce parameters; the catalog's schemas are never built)
+def test_decode_on_a_catalog_pair_reads_two_snapshot_rows() -> None:
+    """A catalog pair's records come from the snapshot's two rows: neither catalog module (nor their
+    schemas, or the TOML parser) is imported, and nothing is kept between processes."""
+    code = f"import sys\nfrom servebound.cli import main\nmain({DECODE!r})"
+    modules, out = loaded_modules(code, {"SERVEBOUND_CACHE_DIR": "off"})
+    assert json.loads(out)["hardware"]["id"] == "nvidia-dgx-spark"
     assert not modules & {
         "servebound.catalog.hardware",
         "servebound.catalog.models",
         "servebound.inputs.files",
+        "tomllib",
     }
-    # nor what only a write, a TOML file or an error needs (each costs a cold command milliseconds)
-    assert not modules & {"pathlib", "hashlib", "tomllib", "difflib"}
-    _, uncached = loaded_modules(code, {"SERVEBOUND_CACHE_DIR": "off"})
-    assert uncached == first
 
 
 @pytest.mark.parametrize("extra", [[], ["--json"]])
@@ -125,15 +114,6 @@ def test_a_user_file_is_always_validated(tmp_path: Path) -> None:
     assert "servebound.inputs.files" in modules
 
 
-def test_every_catalog_record_survives_the_cache_round_trip() -> None:
-    records: list[object] = [row.hardware for row in list_hardware()]
-    records += [get_model(pid).adapter for pid in profile_ids()[::7]]
-    for record in records:
-        back = record_cache.decode(json.loads(json.dumps(record_cache.encode(record))))
-        assert back == record and type(back) is type(record)
-        assert dict(getattr(back, "sources", {})) == dict(getattr(record, "sources", {}))
-
-
 def test_the_cache_key_covers_the_whole_package(tmp_path: Path) -> None:
     # A copy of the package: a change to a file outside inputs/ (where the cache lives) or to a data
     # file must give a new key, or a stale record would be read back after an upgrade.
@@ -157,46 +137,6 @@ def test_the_cache_key_covers_the_whole_package(tmp_path: Path) -> None:
         first = key()
 
 
-def test_the_records_file_is_parsed_once_and_again_when_it_changes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The site's validation table looks up two records per reported run: each lookup re-parsing the
-    whole file made the first pair page after a start take seconds. The file is now parsed once per
-    process, and again only when its modification time or size says another process changed it."""
-    monkeypatch.setenv("SERVEBOUND_CACHE_DIR", str(tmp_path))
-    monkeypatch.setitem(record_cache._state, "enabled", True)
-    first, second = (row.hardware for row in list_hardware()[:2])
-    built: list[str] = []
-
-    def build(record: object) -> object:
-        built.append(getattr(record, "id", ""))
-        return record
-
-    assert record_cache.cached("hardware", "a", lambda: build(first)) == first
-    reads: list[object] = []
-    real = record_cache.bounded.read_json
-    monkeypatch.setattr(record_cache.bounded, "read_json", lambda *a, **k: reads.append(a) or real(*a, **k))
-    for _ in range(50):
-        assert record_cache.cached("hardware", "a", lambda: build(first)) == first
-    assert built == [first.id] and reads == []
-    # another process adds a record: the changed file is read once, and its record served unbuilt
-    path = record_cache.kept_path("records")
-    assert path is not None
-    table = json.loads(Path(path).read_text())
-    table["hardware"]["b"] = record_cache.encode(second)
-    Path(path).write_text(json.dumps(table) + " " * 16)  # a new size as well as a new time
-    for _ in range(5):
-        assert record_cache.cached("hardware", "b", lambda: build(second)) == second
-    assert built == [first.id] and len(reads) == 1
-
-
-def test_the_cache_refuses_what_it_cannot_rebuild() -> None:
-    with pytest.raises(TypeError):
-        record_cache.encode(object())
-    with pytest.raises(KeyError):
-        record_cache.decode({"record": "os.system", "fields": {}})
-
-
 def test_all_is_exactly_the_public_names() -> None:
     assert len(set(servebound.__all__)) == len(servebound.__all__)  # (its order is ruff's RUF022)
     for name in servebound.__all__:
@@ -208,68 +148,6 @@ def test_all_is_exactly_the_public_names() -> None:
     }
     assert sorted(public) == sorted(servebound.__all__)
     assert set(dir(servebound)) >= set(servebound.__all__)
-
-
-SNAPSHOT_DUMP = """
-import json, sys
-from servebound.inputs import record_cache
-from servebound.catalog import snapshot
-from servebound.catalog.hardware import load_hardware_catalog
-from servebound.catalog.models import list_models
-record_cache.enable()
-stored = snapshot.stored_profiles() is not None
-models = list_models(native_only=False)
-catalog = load_hardware_catalog()
-print(json.dumps({
-    "models": [[m.id, m.base_id, m.weight_format, m.native,
-                record_cache.encode(m.imported, snapshot.profile_kinds()), record_cache.encode(m.adapter)] for m in models],
-    "hardware": [record_cache.encode(e, snapshot.hardware_kinds()) for e in catalog],
-    "index": dict(catalog.index),
-    "stored": stored,
-}))
-"""
-
-
-def test_the_catalog_snapshot_equals_a_rebuild(tmp_path: Path) -> None:
-    """The first process that walks the catalog writes the snapshot; the next reads every profile and
-    hardware row from it, and each equals what the configs and hardware.toml build, field for field."""
-    from servebound.catalog import snapshot
-    from servebound.catalog.hardware import load_hardware_catalog
-    from servebound.catalog.models import list_models
-
-    env = {**os.environ, "SERVEBOUND_CACHE_DIR": str(tmp_path)}
-
-    def dump() -> dict[str, object]:
-        done = subprocess.run(
-            [sys.executable, "-c", SNAPSHOT_DUMP], capture_output=True, text=True, check=True, env=env
-        )
-        result: dict[str, object] = json.loads(done.stdout)
-        return result
-
-    first = dump()
-    assert not first["stored"]  # built from the configs, then written
-    assert len(list(tmp_path.glob("profiles-*.json"))) == len(list(tmp_path.glob("hardware-*.json"))) == 1
-    second = dump()
-    assert second["stored"]
-    catalog = load_hardware_catalog()  # this process: the cache is off, so built from the files
-    rebuilt = {
-        "models": [
-            [
-                m.id,
-                m.base_id,
-                m.weight_format,
-                m.native,
-                record_cache.encode(m.imported, snapshot.profile_kinds()),
-                record_cache.encode(m.adapter),
-            ]
-            for m in list_models(native_only=False)
-        ],
-        "hardware": [record_cache.encode(e, snapshot.hardware_kinds()) for e in catalog],
-        "index": dict(catalog.index),
-    }
-    for key, value in rebuilt.items():
-        assert second[key] == value == first[key], key
-    assert len(rebuilt["models"]) == len(profile_ids())
 
 
 def test_a_plain_decode_json_imports_no_rich_and_no_typer_pydantic_path(tmp_path: Path) -> None:

@@ -24,10 +24,9 @@ choices keep a crawler from waiting on it:
 
 from __future__ import annotations
 
-import os
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 from fastapi import FastAPI
@@ -36,7 +35,6 @@ from fastapi.responses import Response
 from servebound.errors import shown
 from servebound.web.errors import install_error_handlers
 from servebound.web.http_layers import install_http_layers
-from servebound.web.kept_templates import keep_compiled
 from servebound.web.lazy_routes import LazyRoutes, api_routers
 from servebound.web.packaged import packaged_static
 from servebound.web.pages import Renderer
@@ -77,7 +75,6 @@ def create_app(
     """
     site = _site_data(hardware, models)
     renderer = Renderer(site, mode="server", base_url=base_url)
-    keep_compiled(renderer)
 
     def documents() -> Any:
         from servebound.web import export  # the export's modules on the first llms-full.txt build
@@ -87,7 +84,6 @@ def create_app(
     full = FullTextBuilder(
         lambda: documents().iter_markdown(renderer, site),
         lambda: len(documents().full_text_documents(site)),
-        _kept_full_text(renderer.date) if hardware is None and models is None else None,
     )
     app = FastAPI(title="servebound", version="0.1.0", description=DESCRIPTION, docs_url=None, redoc_url=None)
     app.state.web = WebState(site, renderer, full, base_url)
@@ -104,31 +100,6 @@ def create_app(
     app.include_router(reference.router)
     install_http_layers(app)
     return app
-
-
-def _kept_full_text(date: str) -> tuple[Callable[[], str | None], Callable[[str], None]]:
-    """llms-full.txt's body kept in the record cache's folder (``llms-full-<package key>.json``, with
-    the date its documents carry), for the packaged catalogs: a start of the same package, the same
-    day, reads it instead of building it. Nothing is kept where the process uses no cache."""
-    import json
-
-    from servebound.inputs import record_cache as _record_cache
-
-    def load() -> str | None:
-        path = _record_cache.kept_path("llms-full")
-        if path is None or not os.path.isfile(path):
-            return None
-        with open(path, encoding="utf-8") as handle:
-            kept = json.load(handle)
-        ok = isinstance(kept, dict) and kept.get("date") == date and isinstance(kept.get("body"), str)
-        return str(kept["body"]) if ok else None
-
-    def save(body: str) -> None:
-        folder = _record_cache.enabled_folder()
-        if folder is not None:
-            _record_cache.write_file(folder, "llms-full", json.dumps({"date": date, "body": body}))
-
-    return load, save
 
 
 def _serve_static(app: FastAPI) -> None:
