@@ -199,10 +199,10 @@ def _build(profile_id: str) -> CatalogModel:
 
 
 def _audit(profile_id: str, adapter: ModelAdapter) -> ImportedModel:
-    fields = snapshot.row(snapshot.AUDITS, profile_id)
-    return ImportedModel(
-        adapter=adapter, **{key: snapshot.decode(v, PROFILE_KINDS) for key, v in fields.items()}
-    )
+    fields = dict(snapshot.row(snapshot.AUDITS, profile_id))
+    steps = tuple(Step(quantity, value, formula) for quantity, value, formula in fields.pop("steps"))
+    rest = {key: snapshot.decode(value, PROFILE_KINDS) for key, value in fields.items()}
+    return ImportedModel(adapter=adapter, steps=steps, **rest)
 
 
 def import_profile(profile_id: str) -> CatalogModel:

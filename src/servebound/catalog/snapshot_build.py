@@ -39,6 +39,8 @@ def profile_texts() -> tuple[str, str]:
         imported = import_profile(profile_id).imported
         fields = snapshot.encode(imported, PROFILE_KINDS)["fields"]
         adapters.append((profile_id, fields.pop("adapter")))
+        # the derivation's steps, most of an audit, as bare (quantity, value, formula) rows
+        fields["steps"] = [[s.quantity, s.value, s.formula] for s in imported.steps]
         audits.append((profile_id, fields))
     header = {"places": [[pid, *place] for pid, place in places.items()]}
     return snapshot.jsonl(header, iter(adapters)), snapshot.jsonl({}, iter(audits))
