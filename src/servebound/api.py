@@ -30,6 +30,7 @@ from servebound.core.workload import (
 from servebound.errors import InputError
 from servebound.inputs.resolve import resolve_hardware, resolve_model
 from servebound.inputs.workload import BY_NAME, WORKLOAD_KEYWORDS, WorkloadInputs, unknown
+from servebound.views import report as _report  # noqa: F401 (registers the results' JSON views)
 
 if TYPE_CHECKING:  # imported on use: `servebound decode` loads none of them
     from servebound.core.decode_range import DecodeContextRange

@@ -17,7 +17,7 @@ from types import MappingProxyType
 from typing import Any
 
 from servebound.catalog import snapshot
-from servebound.errors import InputError
+from servebound.core.errors import InputError
 
 
 @dataclass(frozen=True)

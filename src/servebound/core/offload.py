@@ -38,11 +38,11 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from servebound.core.arith import np
+from servebound.core.errors import InputError
 from servebound.core.experts import ExpertTraffic, distinct_experts
 from servebound.core.fields import documented
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter, Weights
-from servebound.errors import InputError
 from servebound.inputs import package_data
 
 if TYPE_CHECKING:

@@ -8,16 +8,17 @@ from typing import TYPE_CHECKING, Any
 from servebound.core.decode import BatchLimit, DecodeResult, Verdict
 from servebound.core.decode_compute import ComputeStatus, DecodeCompute, compute_statement
 from servebound.core.experts import ExpertTraffic
-from servebound.core.fields import documented_json, json_value
+from servebound.core.fields import documented_json, json_value, json_view
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
+from servebound.core.prefill_records import PrefillResult
 from servebound.core.reading import is_estimate
 from servebound.core.units import GB, TFLOPS
 from servebound.core.workload import MAX_BATCH, Workload
 
 if TYPE_CHECKING:  # prefill's and the range's views need no code at import: `servebound decode` skips it
     from servebound.core.decode_range import DecodeContextRange
-    from servebound.core.prefill import PrefillRange, PrefillResult
+    from servebound.core.prefill import PrefillRange
 
 #: One sentence per decode verdict, shared by the CLI, the notes and the site (which capitalises it).
 VERDICT_TEXT: dict[str, str] = {
@@ -498,3 +499,7 @@ def fmt_seconds(value: float | None) -> str:
     if value is None:
         return "n/a"
     return f"{value:,.2f} s" if value >= 1 else f"{value * 1e3:,.1f} ms"
+
+
+json_view(DecodeResult, decode_json)
+json_view(PrefillResult, prefill_json)
