@@ -140,3 +140,9 @@ def test_serve_writes_nothing_into_the_home(tmp_path: Path) -> None:
         server.terminate()
         server.wait(timeout=30)
     assert list(home.rglob("*")) == [] and list(cache.rglob("*")) == []
+
+
+def test_the_model_index_from_the_snapshot_is_the_validated_one() -> None:
+    from servebound.catalog.models import _entries, _index_entries
+
+    assert _entries() == _index_entries()

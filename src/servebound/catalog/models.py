@@ -167,6 +167,16 @@ def _import_format(entry: ModelEntry, fmt: str, native: bool) -> str | None:
 
 @cache
 def _entries() -> dict[str, ModelEntry]:
+    """The index's entries by model id, as the snapshot keeps them (validated when it was built)."""
+    from servebound.catalog.model_index import ModelEntry
+
+    rows = snapshot.header(snapshot.AUDITS)["entries"]
+    return {str(row["id"]): ModelEntry.model_construct(**row) for row in rows}
+
+
+@cache
+def _index_entries() -> dict[str, ModelEntry]:
+    """The same from the validated models.toml (the snapshot's source)."""
     return {entry.id: entry for entry in model_index()}
 
 
@@ -212,7 +222,7 @@ def import_profile(profile_id: str) -> CatalogModel:
     from servebound.importers.hf_config import import_hf_config
 
     base, fmt, native = index_profile_ids()[profile_id]
-    entry = _entries()[base]
+    entry = _index_entries()[base]
     path = resources.files("servebound.catalog").joinpath("data", "models", entry.config)
     with resources.as_file(path) as folder:
         imported = import_hf_config(

@@ -15,7 +15,7 @@ from servebound.catalog.hardware import (
     parse_catalog_data,
     read_catalog_document,
 )
-from servebound.catalog.models import PROFILE_KINDS, import_profile, index_profile_ids
+from servebound.catalog.models import PROFILE_KINDS, import_profile, index_profile_ids, model_index
 from servebound.inputs import package_data
 
 #: The command that writes the snapshot, named by the test that finds it stale.
@@ -31,7 +31,8 @@ def hardware_text() -> str:
 
 
 def profile_texts() -> tuple[str, str]:
-    """``profiles.jsonl`` (every place, then each adapter) and ``audits.jsonl`` (each import's rest)."""
+    """``profiles.jsonl`` (every place, then each adapter) and ``audits.jsonl`` (models.toml's entries,
+    validated, then each import's rest)."""
     places = index_profile_ids()
     adapters = []
     audits = []
@@ -43,7 +44,9 @@ def profile_texts() -> tuple[str, str]:
         fields["steps"] = [[s.quantity, s.value, s.formula] for s in imported.steps]
         audits.append((profile_id, fields))
     header = {"places": [[pid, *place] for pid, place in places.items()]}
-    return snapshot.jsonl(header, iter(adapters)), snapshot.jsonl({}, iter(audits))
+    return snapshot.jsonl(header, iter(adapters)), snapshot.jsonl(
+        {"entries": [entry.model_dump() for entry in model_index()]}, iter(audits)
+    )
 
 
 def engines_text() -> str:
