@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache, cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -229,11 +229,8 @@ def import_profile(profile_id: str) -> CatalogModel:
             folder, weight_format=_import_format(entry, fmt, native), kv_precision="bf16"
         )
     name = entry.name or entry.hf_id.split("/")[-1]
-    adapter = imported.adapter
-    from dataclasses import replace
-
     adapter = replace(
-        adapter,
+        imported.adapter,
         id=profile_id,
         name=f"{name} ({fmt.upper().replace('_', '_')})",
         sources={

@@ -6,6 +6,7 @@ zip or another loader). The direct read skips importing ``importlib.resources``'
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from importlib import import_module
@@ -37,7 +38,6 @@ def open_binary(package: str, *parts: str) -> IO[bytes]:
     """The file ``parts`` opened for reading bytes (seekable)."""
     folder = _folder(package)
     if folder is None:
-        import io
         from importlib import resources
 
         return io.BytesIO(resources.files(package).joinpath(*parts).read_bytes())
