@@ -15,13 +15,12 @@ import pytest
 
 from tests.test_import_graph import PACKAGE, all_modules, import_nodes, imported_names, module_name, targets
 
-#: What the core still imports from outside it. Both are the engine and host tables, which the core
-#: looks up itself while answering (format support, host rows for offload); they come in as records
-#: once a resolved scenario carries the engine and the device family (issue 32's scenario work).
+#: What the core still imports from outside it: the engine table, which the core looks up itself while
+#: answering (a format's support on a device family); it comes in as records once a resolved scenario
+#: carries the engine and the device's family (issue 32's scenario work).
 OUTSIDE_TODAY = frozenset(
     {
         "core.engines: servebound.catalog.snapshot",  # engines.toml, as the catalog snapshot keeps it
-        "core.offload: servebound.inputs.package_data",  # hosts.toml
     }
 )
 
@@ -57,6 +56,6 @@ def test_the_list_of_what_is_left_is_current() -> None:
     assert not gone, f"remove from OUTSIDE_TODAY: {sorted(gone)}"
 
 
-@pytest.mark.xfail(strict=False, reason="the engine and host tables: see OUTSIDE_TODAY")
+@pytest.mark.xfail(strict=False, reason="the engine table: see OUTSIDE_TODAY")
 def test_the_core_is_pure() -> None:
     assert outside_imports() == set()

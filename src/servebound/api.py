@@ -9,6 +9,7 @@ from __future__ import annotations
 import inspect
 from typing import TYPE_CHECKING, Any, Literal, get_type_hints
 
+from servebound.catalog.hosts import offload_spec
 from servebound.core.decode import DecodeResult
 from servebound.core.decode import decode as _decode
 from servebound.core.engines import get_engine, kv_format_for
@@ -16,7 +17,7 @@ from servebound.core.experts import ExpertTraffic
 from servebound.core.formats import FORMATS, KV_FORMATS
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
-from servebound.core.offload import OFFLOAD_INPUTS, offload_spec
+from servebound.core.offload import OFFLOAD_INPUTS
 from servebound.core.units import GB
 from servebound.core.workload import (
     DEFAULT_ALLOC_CONTEXT_TOKENS,

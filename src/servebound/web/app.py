@@ -122,9 +122,9 @@ def _preload() -> None:
     worked examples, the reported runs, the host, engine and published-parameter tables): a reinstall
     under a running server cannot fail a page. The derivation and the reported runs are read as text
     here and parsed on first use (their figures and checks are computed then, not at the start)."""
+    from servebound.catalog.hosts import host_rows
     from servebound.catalog.published import published_table
     from servebound.core.engines import engines, families
-    from servebound.core.offload import host_rows
     from servebound.runs import reported_runs_text
     from servebound.web import derivation, derivation_live
 

@@ -20,7 +20,7 @@ from urllib.parse import quote, urlencode
 from jinja2 import DictLoader, Environment, select_autoescape
 from markupsafe import Markup
 
-from servebound.core.offload import cpu_rows, host_rows
+from servebound.catalog.hosts import cpu_rows, host_rows
 from servebound.inputs.workload import BY_NAME as DECLARED_INPUTS
 from servebound.runs.validation import ReportedRun, validation_json
 from servebound.views.report import (
