@@ -59,3 +59,17 @@ def test_the_list_of_what_is_left_is_current() -> None:
 @pytest.mark.xfail(strict=False, reason="the engine table: see OUTSIDE_TODAY")
 def test_the_core_is_pure() -> None:
     assert outside_imports() == set()
+
+
+def test_every_result_record_has_a_json_view() -> None:
+    """Each result record's view registers itself (the core loads no view by name); importing the API
+    registers every one."""
+    import servebound.api  # noqa: F401
+    from servebound.core import fields
+    from servebound.core.decode import DecodeResult
+    from servebound.core.prefill_records import PrefillResult
+    from servebound.views.cost_report import CostReport
+    from servebound.views.parallel import LayoutSearch, PlanResult
+
+    for record in (DecodeResult, PrefillResult, CostReport, LayoutSearch, PlanResult):
+        assert fields._qualified(record) in fields._JSON_VIEWS, record

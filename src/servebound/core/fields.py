@@ -150,14 +150,20 @@ def clean_json(value: Any) -> Any:
     return value
 
 
-#: Each result record type's JSON view, registered by the module that writes it (``json_view``).
-_JSON_VIEWS: dict[type, Callable[[Any], dict[str, Any]]] = {}
+#: Each result record type's JSON view, by the record's qualified name (``module.Class``), registered
+#: by the module that writes it (``json_view``).
+_JSON_VIEWS: dict[str, Callable[[Any], dict[str, Any]]] = {}
 
 
-def json_view(record: type, view: Callable[[Any], dict[str, Any]]) -> None:
+def _qualified(record: type) -> str:
+    return f"{record.__module__}.{record.__qualname__}"
+
+
+def json_view(record: type | str, view: Callable[[Any], dict[str, Any]]) -> None:
     """Register ``view`` as the ``--json`` object of ``record``'s results (the views call this when
-    they are imported: the core names no module of theirs)."""
-    _JSON_VIEWS[record] = view
+    they are imported: the core names no module of theirs). ``record`` is the class, or its qualified
+    name where importing it would cost a command that never makes one (a decode, for prefill's)."""
+    _JSON_VIEWS[record if isinstance(record, str) else _qualified(record)] = view
 
 
 class ResultRecord:
@@ -174,7 +180,7 @@ class ResultRecord:
 
     def to_dict(self) -> dict[str, Any]:
         """The ``--json`` object of this result (strict JSON values: no NaN or infinity)."""
-        view = _JSON_VIEWS.get(type(self))
+        view = _JSON_VIEWS.get(_qualified(type(self)))
         if view is None:
             raise TypeError(
                 f"{type(self).__name__} has no JSON view registered: import servebound.api (or the "

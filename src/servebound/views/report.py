@@ -11,14 +11,13 @@ from servebound.core.experts import ExpertTraffic
 from servebound.core.fields import documented_json, json_value, json_view
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
-from servebound.core.prefill_records import PrefillResult
 from servebound.core.reading import is_estimate
 from servebound.core.units import GB, TFLOPS
 from servebound.core.workload import MAX_BATCH, Workload
 
 if TYPE_CHECKING:  # prefill's and the range's views need no code at import: `servebound decode` skips it
     from servebound.core.decode_range import DecodeContextRange
-    from servebound.core.prefill import PrefillRange
+    from servebound.core.prefill import PrefillRange, PrefillResult
 
 #: One sentence per decode verdict, shared by the CLI, the notes and the site (which capitalises it).
 VERDICT_TEXT: dict[str, str] = {
@@ -502,4 +501,4 @@ def fmt_seconds(value: float | None) -> str:
 
 
 json_view(DecodeResult, decode_json)
-json_view(PrefillResult, prefill_json)
+json_view("servebound.core.prefill_records.PrefillResult", prefill_json)  # (a decode imports no prefill)
