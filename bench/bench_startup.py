@@ -3,9 +3,9 @@
 
 Run: python bench/bench_startup.py [--runs N]. Each figure is the median of N fresh processes
 (`python -m servebound ...`, the console script's work), after one warm-up run that fills the bytecode
-cache and, in a fresh folder, the record cache and the catalog snapshot; click parses every run (no
-command-line state is kept); the cases marked "cache off" run with `SERVEBOUND_CACHE_DIR=off` (every
-record is built). `python -c pass` is the
+cache and, in a fresh folder, the record cache; click parses every run (no command-line state is
+kept); the cases marked "cache off" run with `SERVEBOUND_CACHE_DIR=off`. Catalog records come from the
+packaged snapshot either way. `python -c pass` is the
 interpreter's own floor on this machine. The spread (min-max) shows how busy the machine was; the CPU
 time (user + system) of the process is steadier on a shared machine than its wall time.
 bench/bench_peers.py runs the same commands alternately against llmfit.
@@ -59,7 +59,7 @@ def main() -> None:
     cache = tempfile.mkdtemp(prefix="servebound-bench-")
     for label, command in CASES.items():
         env = {**os.environ, "SERVEBOUND_CACHE_DIR": "off" if "cache off" in label else cache}
-        run_once(command, env)  # warm-up: bytecode cache, page cache, record cache
+        run_once(command, env)  # warm-up: bytecode cache, page cache, the command-line spec
         walls, cpus = zip(*(run_once(command, env) for _ in range(runs)), strict=True)
         print(
             f"{label}: wall median {statistics.median(walls) * 1e3:.0f} ms "

@@ -34,7 +34,7 @@ BAND_MD = (ROOT / "docs" / "band.md").read_text(encoding="utf-8")
 
 
 def _servebound(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "SERVEBOUND_CACHE_DIR": "off"}
+    env = dict(os.environ)
     return subprocess.run(
         [sys.executable, "-m", "servebound", *args], capture_output=True, text=True, env=env, check=False
     )

@@ -120,7 +120,6 @@ def _fake_tool(folder: Path, tool: str, recorded: Path) -> dict[str, str]:
     return {
         **os.environ,
         "PATH": f"{folder}{os.pathsep}{Path(sys.executable).parent}",
-        "SERVEBOUND_CACHE_DIR": "off",
     }
 
 
@@ -151,7 +150,7 @@ def test_hardware_auto_through_the_tool_on_path(
 
 
 def test_hardware_auto_without_any_tool_names_measure(tmp_path: Path) -> None:
-    env = {**os.environ, "PATH": str(Path(sys.executable).parent), "SERVEBOUND_CACHE_DIR": "off"}
+    env = {**os.environ, "PATH": str(Path(sys.executable).parent)}
     done = _servebound(env, "decode", "--hardware", "auto", "--model", "llama-2-7b-q4_0")
     assert done.returncode == 2
     assert "servebound measure" in done.stderr and "Traceback" not in done.stderr
@@ -164,7 +163,7 @@ def test_hardware_auto_with_different_gpus_is_refused(tmp_path: Path) -> None:
 
 
 def test_hardware_match_cli() -> None:
-    env = {**os.environ, "SERVEBOUND_CACHE_DIR": "off"}
+    env = dict(os.environ)
     done = _servebound(
         env, "hardware", "match", "Apple M3 Max", "--gpu-cores", "40", "--memory-gb", "48", "--json"
     )

@@ -20,7 +20,7 @@ TOOLS = Path(__file__).parent / "data" / "device_tools"
 
 
 def _fit(*args: str, path: str | None = None) -> dict:
-    env = {**os.environ, "SERVEBOUND_CACHE_DIR": "off"}
+    env = dict(os.environ)
     if path is not None:
         env["PATH"] = path
     done = subprocess.run(

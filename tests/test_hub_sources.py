@@ -34,7 +34,7 @@ COMMIT = "0123456789abcdef0123456789abcdef01234567"
 def servebound(
     *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    full = {**os.environ, "SERVEBOUND_CACHE_DIR": "off", **(env or {})}
+    full = {**os.environ, **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "servebound", *args],
         capture_output=True,

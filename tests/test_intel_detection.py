@@ -90,7 +90,6 @@ def _auto(tmp_path: Path, tool: str, recorded: str) -> subprocess.CompletedProce
     env = {
         **os.environ,
         "PATH": f"{folder}{os.pathsep}{Path(sys.executable).parent}",
-        "SERVEBOUND_CACHE_DIR": "off",
     }
     argv = [
         sys.executable,

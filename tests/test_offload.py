@@ -9,10 +9,11 @@ import pytest
 
 from servebound.api import make_workload
 from servebound.catalog.hardware import get_hardware
+from servebound.catalog.hosts import cpu_rows, get_cpu, get_host, host_rows
 from servebound.catalog.models import get_model
 from servebound.cli import main
 from servebound.core.decode import decode
-from servebound.core.offload import HOST_COMPUTE_BELOW, cpu_rows, get_cpu, get_host, host_rows
+from servebound.core.offload import HOST_COMPUTE_BELOW
 from servebound.core.prefill import prefill, prefill_curve
 from servebound.errors import InputError
 from tests.conftest import resolved

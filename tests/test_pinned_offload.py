@@ -14,12 +14,11 @@ import numpy as np
 import pytest
 
 from servebound import Hardware, KVShape, ModelAdapter, Weights, Workload, decode
+from servebound.catalog.hosts import get_host, offload_spec
 from servebound.core.experts import ExpertTraffic
 from servebound.core.model import LayerShape, PrefillShape
 from servebound.core.offload import (
     DEFAULT_LINK_BYTES_PER_S,
-    get_host,
-    offload_spec,
     offloaded,
     one_shot_host_seconds,
     report,

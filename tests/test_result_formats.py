@@ -21,7 +21,7 @@ RESULTS = Path(__file__).parent / "data" / "results"
 
 
 def _check(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "SERVEBOUND_CACHE_DIR": "off"}
+    env = dict(os.environ)
     return subprocess.run(
         [sys.executable, "-m", "servebound", "check", *args, "--json"],
         capture_output=True,

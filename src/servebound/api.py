@@ -26,6 +26,7 @@ from servebound.inputs.scenario import (
     with_kv_precision,
 )
 from servebound.inputs.workload import BY_NAME, WorkloadInputs
+from servebound.views import report as _report  # noqa: F401 (registers the results' JSON views)
 
 if TYPE_CHECKING:  # imported on use: `servebound decode` loads none of them
     from servebound.core.decode_range import DecodeContextRange

@@ -48,7 +48,6 @@ def _serve(tmp_path: Path, name: str, tool: str | None) -> Iterator[str]:
     env = {
         **os.environ,
         "PATH": f"{folder}{os.pathsep}{Path(sys.executable).parent}",
-        "SERVEBOUND_CACHE_DIR": "off",
     }
     port = _free_port()
     argv = [sys.executable, "-m", "servebound", "serve", "--port", str(port)]

@@ -26,10 +26,11 @@ import math
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
+from functools import cached_property
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from servebound.catalog import snapshot
 from servebound.catalog.hardware_names import (
     _NX_FORM,
     _NX_NO_HYPHEN,
@@ -41,6 +42,7 @@ from servebound.catalog.hardware_names import DEVICE_CLASSES as DEVICE_CLASSES
 from servebound.catalog.hardware_names import HARDWARE_CLASSES as HARDWARE_CLASSES
 from servebound.catalog.hardware_names import SLUG_PATTERN as SLUG_PATTERN
 from servebound.catalog.hardware_names import SYSTEM_CLASSES as SYSTEM_CLASSES
+from servebound.catalog.hardware_names import normalize_ref as normalize_ref
 from servebound.core.hardware import ARITHMETIC_MODES, Hardware
 from servebound.core.system import Interconnect, System
 from servebound.core.units import GB, TFLOPS
@@ -50,6 +52,8 @@ from servebound.inputs import bounded, package_data
 if (
     TYPE_CHECKING
 ):  # the schema (pydantic) is imported where a catalog file is validated, never from a snapshot
+    from pathlib import Path
+
     from pydantic import ValidationError
 
     from servebound.catalog.hardware_schema import CatalogFile, DerivedRate, DeviceRow, InterconnectRow
@@ -204,11 +208,6 @@ class CatalogHardware:
         return None
 
 
-def normalize_ref(ref: str) -> str:
-    """How lookups read what a user typed: trimmed, lowercase, spaces and underscores as hyphens."""
-    return re.sub(r"[\s_]+", "-", ref.strip().lower())
-
-
 def vendor_free_alias(device_id: str) -> str | None:
     """A device id without its vendor prefix (``nvidia-h100-sxm`` -> ``h100-sxm``), or None."""
     stripped = _VENDOR_PREFIX.sub("", device_id, count=1)
@@ -338,20 +337,23 @@ def system_record(
 
 @dataclass(frozen=True)
 class HardwareCatalog:
-    """Every device and declared system, in file order, with an index of ids and aliases."""
+    """Every device and declared system, in file order (``by_id``), with an index of ids and aliases."""
 
-    entries: tuple[CatalogHardware, ...]
     index: Mapping[str, str]
     by_id: Mapping[str, CatalogHardware]
+
+    @cached_property
+    def entries(self) -> tuple[CatalogHardware, ...]:
+        return tuple(self.by_id.values())
 
     def __iter__(self) -> Iterator[CatalogHardware]:
         return iter(self.entries)
 
     def __len__(self) -> int:
-        return len(self.entries)
+        return len(self.by_id)
 
     def ids(self) -> list[str]:
-        return [entry.id for entry in self.entries]
+        return list(self.by_id)
 
     def get(self, ref: str) -> CatalogHardware:
         """A catalog id, alias or NxID system; InputError with suggestions when unknown."""
@@ -493,27 +495,26 @@ def build_catalog(parsed: CatalogFile) -> HardwareCatalog:
         implicit = vendor_free_alias(entry.id)
         if implicit and implicit not in index:
             index[implicit] = entry.id
-    return HardwareCatalog(
-        entries=entries, index=MappingProxyType(index), by_id=MappingProxyType({e.id: e for e in entries})
-    )
+    return HardwareCatalog(index=MappingProxyType(index), by_id=MappingProxyType({e.id: e for e in entries}))
+
+
+#: The record types of a hardware row in the catalog snapshot.
+SNAPSHOT_KINDS: dict[str, type] = {
+    cls.__name__: cls for cls in (CatalogHardware, Hardware, DevicePrice, SystemMembership, Interconnect)
+}
+
+
+@functools.cache
+def _snapshot_row(entry_id: str) -> CatalogHardware:
+    row: CatalogHardware = snapshot.decode(snapshot.row(snapshot.HARDWARE, entry_id), SNAPSHOT_KINDS)
+    return row
 
 
 @functools.cache
 def _packaged_catalog() -> HardwareCatalog:
-    """The packaged catalog: from the snapshot where the record cache is on and one is written (see
-    ``catalog.snapshot``), else validated and built from hardware.toml."""
-    from servebound.catalog import snapshot
-
-    def build() -> tuple[tuple[CatalogHardware, ...], Mapping[str, str]]:
-        data, origin = read_catalog_document(None)
-        built = build_catalog(parse_catalog_data(data, origin))
-        return built.entries, built.index
-
-    entries, index = snapshot.hardware_entries(build)
+    """The packaged catalog, from the snapshot (built from hardware.toml by scripts/build_snapshot.py)."""
     return HardwareCatalog(
-        entries=entries,
-        index=MappingProxyType(dict(index)),
-        by_id=MappingProxyType({e.id: e for e in entries}),
+        index=snapshot.hardware_index(), by_id=snapshot.Rows(snapshot.HARDWARE, _snapshot_row)
     )
 
 

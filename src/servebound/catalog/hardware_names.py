@@ -38,3 +38,8 @@ CLASS_OF_DEVICE_CLASS: dict[str, str] = {
 SLUG_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _NX_FORM = re.compile(r"^(\d+)x-(.+)$")
 _NX_NO_HYPHEN = re.compile(r"^(\d+)x([a-z].*)$")
+
+
+def normalize_ref(ref: str) -> str:
+    """How lookups read what a user typed: trimmed, lowercase, spaces and underscores as hyphens."""
+    return re.sub(r"[\s_]+", "-", ref.strip().lower())

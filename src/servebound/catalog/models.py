@@ -3,24 +3,25 @@
 Each entry of ``data/models.toml`` names a config shipped under ``data/models/<folder>/config.json``
 (copied verbatim from its public source, provenance recorded) and the weight formats people run it in.
 A profile is one (model, weight format): its id is the model id for the native format and
-``<model id>-<format>`` for the others. Profiles are imported on first use and cached, so every number
-in a profile can be shown from its config (``servebound models show ID --explain``).
+``<model id>-<format>`` for the others. Every profile is imported at development time into the
+catalog snapshot (``catalog.snapshot``), read here on first use; every number in a profile can be shown
+from its config (``servebound models show ID --explain``).
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache, cached_property
 from typing import TYPE_CHECKING, Any
 
 from servebound.catalog import snapshot
 from servebound.catalog.published import PublishedCheck, compare_published, published_table
-from servebound.catalog.snapshot import Place
 from servebound.core.formats import FORMATS
-from servebound.core.model import ModelAdapter
+from servebound.core.kv import KVShape
+from servebound.core.model import Experts, LayerShape, ModelAdapter, PrefillShape, Weights
+from servebound.core.steps import Step
 from servebound.errors import InputError, check_id_length
 from servebound.importers.audit import ImportedModel
 from servebound.importers.hf.llama_cpp import LLAMA_CPP_MIXES
@@ -28,6 +29,15 @@ from servebound.inputs import bounded, package_data
 
 if TYPE_CHECKING:
     from servebound.catalog.model_index import ModelEntry
+
+#: One profile's place in the catalog: its model id, weight format and whether that format is native.
+Place = tuple[str, str, bool]
+
+#: The record types of a profile's adapter and the rest of its import in the snapshot.
+PROFILE_KINDS: dict[str, type] = {
+    cls.__name__: cls
+    for cls in (ImportedModel, ModelAdapter, Weights, Experts, KVShape, PrefillShape, LayerShape, Step)
+}
 
 #: Weight formats a catalog profile may use: the importer's layouts (core.formats), llama.cpp's file
 #: types (q4_k_m, q4_0, q8_0, f16, mxfp4_moe ...: each tensor typed by llama.cpp's quantizer rules) and
@@ -166,16 +176,27 @@ def _import_format(entry: ModelEntry, fmt: str, native: bool) -> str | None:
 
 @cache
 def _entries() -> dict[str, ModelEntry]:
+    """The index's entries by model id, as the snapshot keeps them (validated when it was built)."""
+    from servebound.catalog.model_index import ModelEntry
+
+    rows = snapshot.header(snapshot.AUDITS)["entries"]
+    return {str(row["id"]): ModelEntry.model_construct(**row) for row in rows}
+
+
+@cache
+def _index_entries() -> dict[str, ModelEntry]:
+    """The same from the validated models.toml (the snapshot's source)."""
     return {entry.id: entry for entry in model_index()}
 
 
 @cache
 def _profile_ids() -> dict[str, Place]:
-    """Every profile's place (model id, weight format, native), in catalog order: from the snapshot
-    where there is one, else from the validated index."""
-    stored = snapshot.stored_profiles()
-    if stored is not None:
-        return dict(stored.places)
+    """Every profile's place (model id, weight format, native), in catalog order (the snapshot's)."""
+    return snapshot.places()
+
+
+def index_profile_ids() -> dict[str, Place]:
+    """The same places from the validated index (the snapshot's source)."""
     ids: dict[str, Place] = {}
     for entry in model_index():
         native = native_format(entry)
@@ -188,24 +209,29 @@ def _profile_ids() -> dict[str, Place]:
 
 @cache
 def _build(profile_id: str) -> CatalogModel:
-    """A profile: from the snapshot where there is one, else imported from its config."""
+    """A profile from the snapshot: its adapter now, the rest of its import when first asked for."""
     base, fmt, native = _profile_ids()[profile_id]
-    stored = snapshot.stored_profiles()
-    if stored is not None and profile_id in stored.adapters:
-        adapter = stored.adapter(profile_id)
-        audit = functools.partial(stored.imported, profile_id, adapter)
-        return CatalogModel(profile_id, base, fmt, native, adapter, audit)
-    return _import_profile(profile_id)
+    adapter = snapshot.adapter(profile_id)
+    return CatalogModel(
+        profile_id, base, fmt, native, adapter, functools.partial(_audit, profile_id, adapter)
+    )
 
 
-def _import_profile(profile_id: str) -> CatalogModel:
+def _audit(profile_id: str, adapter: ModelAdapter) -> ImportedModel:
+    fields = dict(snapshot.row(snapshot.AUDITS, profile_id))
+    steps = tuple(Step(quantity, value, formula) for quantity, value, formula in fields.pop("steps"))
+    rest = {key: snapshot.decode(value, PROFILE_KINDS) for key, value in fields.items()}
+    return ImportedModel(adapter=adapter, steps=steps, **rest)
+
+
+def import_profile(profile_id: str) -> CatalogModel:
     """A profile imported from its catalog config (the snapshot's source)."""
     from importlib import resources
 
     from servebound.importers.hf_config import import_hf_config
 
-    base, fmt, native = _profile_ids()[profile_id]
-    entry = _entries()[base]
+    base, fmt, native = index_profile_ids()[profile_id]
+    entry = _index_entries()[base]
     path = resources.files("servebound.catalog").joinpath("data", "models", entry.config)
     with resources.as_file(path) as folder:
         imported = import_hf_config(
@@ -214,11 +240,8 @@ def _import_profile(profile_id: str) -> CatalogModel:
             release_cache=native or _QUANTIZER_CACHE.get(fmt, False),
         )
     name = entry.name or entry.hf_id.split("/")[-1]
-    adapter = imported.adapter
-    from dataclasses import replace
-
     adapter = replace(
-        adapter,
+        imported.adapter,
         id=profile_id,
         name=f"{name} ({fmt.upper().replace('_', '_')})",
         sources={
@@ -234,11 +257,9 @@ def _import_profile(profile_id: str) -> CatalogModel:
 
 
 def all_profiles() -> list[CatalogModel]:
-    """Every catalog profile, in catalog order; where the record cache is on, the first call writes
-    the snapshot the next processes read (``catalog.snapshot``)."""
-    models = [_build(profile_id) for profile_id in _profile_ids()]
-    snapshot.store_profiles((m.id, (m.base_id, m.weight_format, m.native), m.imported) for m in models)
-    return models
+    """Every catalog profile, in catalog order."""
+    snapshot.load(snapshot.PROFILES)
+    return [_build(profile_id) for profile_id in _profile_ids()]
 
 
 def profile_ids() -> list[str]:
@@ -287,6 +308,8 @@ def list_models(
 
 
 def _config_sha256(folder: str) -> str:
+    import hashlib
+
     data = package_data.read_bytes("servebound.catalog", "data", "models", folder, "config.json")
     return hashlib.sha256(data).hexdigest()
 
@@ -318,7 +341,7 @@ def lint_model_catalog() -> list[str]:
             if fmt not in CATALOG_FORMATS:
                 problems.append(f"{where}: unknown format {fmt!r}")
         try:
-            model = _import_profile(entry.id)  # from the config itself, never the snapshot
+            model = import_profile(entry.id)  # from the config itself, never the snapshot
         except InputError as exc:
             problems.append(f"{where}: config does not import: {exc}")
             continue

@@ -1,208 +1,220 @@
-"""The whole catalog prebuilt for the command line: every model profile and every hardware row.
+"""The catalog snapshot: the finished hardware rows and model profiles, shipped as package data.
 
-A command that walks the catalog (``rank``, ``models list``, ``hardware list``, the site) would
-otherwise validate both catalog files and import every profile's config.json again in each process:
-seconds for the 525 profiles. Where the record cache is on (the console script; see
-``servebound.inputs.record_cache``), the finished records are kept in two JSON files beside it,
-``profiles-<key>.json`` and ``hardware-<key>.json``, keyed by the same package key (every file of the
-installed package, code and data, and the Python version), so a snapshot is always what the current
-catalog and code build; ``tests/test_cli_startup.py`` checks it equals a rebuild, record for record.
+Building a catalog record validates the catalog file (pydantic) and, for a model, runs the config
+importer over its config.json: seconds for the whole catalog. The snapshot holds the finished records
+instead, built at development time by ``scripts/build_snapshot.py`` (``catalog.snapshot_build``) from
+the same files; ``tests/test_snapshot.py`` checks it equals a rebuild, so a catalog edit without a
+rebuild fails there. Nothing is written at run time, and this module is the one place where the
+records a process has read from it are kept.
 
-The profile snapshot is written the first time a command needs every profile (a single lookup keeps
-using the record cache), the hardware snapshot the first time a command needs the hardware catalog.
-Only the record types named in ``profile_kinds`` and ``hardware_kinds`` are ever constructed from a
-snapshot; a file that is missing, unreadable or malformed is rebuilt. The Python API and the tests
-build from the validated catalog unless they turn the cache on.
+The files, under ``catalog/data/snapshot/``, are JSON Lines: the first line a header whose ``rows``
+give each record's id, offset and length, then one line per record, ``["<id>", <record>]``. A record is
+read (a seek and one line) and parsed the first time it is asked for: a decode reads the two headers
+and two lines; a ranking reads the whole profile file once (``load``).
+
+- ``hardware.jsonl``: the index of ids and aliases, then every device and declared system;
+- ``profiles.jsonl``: every profile's place (model id, weight format, native), then each adapter;
+- ``audits.jsonl``: the rest of each profile's import (derivation steps, counts, facts);
+- ``engines.json``: the device families and serving engines of ``engines.toml``, as plain tables.
+
+A record is written as ``{"record": <type name>, "fields": {...}}``; a mapping as a list of pairs (so
+its order survives sorted keys), tagged ``mapping`` or ``frozen`` (read-only); a tuple or list under
+its type's name. Only the record types a caller names (``kinds``) are ever constructed.
 """
 
 from __future__ import annotations
 
-import contextlib
+import dataclasses
 import json
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
 from functools import cache
-from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeVar
 
-from servebound.errors import InputError
-from servebound.inputs import bounded, record_cache
+from servebound.core.hardware import Hardware
+from servebound.core.kv import KVShape
+from servebound.core.model import Experts, LayerShape, ModelAdapter, PrefillShape, Weights
+from servebound.inputs import package_data
 
-if TYPE_CHECKING:
-    from servebound.catalog.hardware import CatalogHardware
-    from servebound.core.model import ModelAdapter
-    from servebound.importers.audit import ImportedModel
+T = TypeVar("T")
 
-#: The snapshot files' sizes are bounded like every file read (the profiles' is about 10 MB).
-MAX_SNAPSHOT_BYTES = 64_000_000
+#: Where the files live, below the ``servebound.catalog`` package.
+FOLDER = ("data", "snapshot")
+HARDWARE, PROFILES, AUDITS, ENGINES = FILES = (
+    "hardware.jsonl",
+    "profiles.jsonl",
+    "audits.jsonl",
+    "engines.json",
+)
 
-#: One profile's place in the catalog: its model id, weight format and whether that format is native.
-Place = tuple[str, str, bool]
-
-
-@cache
-def profile_kinds() -> dict[str, type]:
-    """The record types a profile snapshot may hold."""
-    from servebound.core.steps import Step
-    from servebound.importers.audit import ImportedModel
-
-    return {**record_cache.records(), "ImportedModel": ImportedModel, "Step": Step}
+#: The core records a decode takes from the snapshot: a row's ``Hardware`` and a profile's adapter.
+CORE_KINDS: dict[str, type] = {
+    cls.__name__: cls for cls in (Hardware, ModelAdapter, Weights, Experts, KVShape, PrefillShape, LayerShape)
+}
 
 
-@cache
-def hardware_kinds() -> dict[str, type]:
-    """The record types a hardware snapshot may hold."""
-    from servebound.catalog.hardware import CatalogHardware, DevicePrice, SystemMembership
-    from servebound.core.system import Interconnect
-
-    extra = (CatalogHardware, DevicePrice, SystemMembership, Interconnect)
-    return {**record_cache.records(), **{cls.__name__: cls for cls in extra}}
-
-
-@dataclass(frozen=True)
-class StoredProfiles:
-    """The profile snapshot: each profile's place, in catalog order, its encoded adapter and the rest
-    of its import as JSON text (each decoded on first use, one profile at a time: a ranking reads the
-    adapters alone)."""
-
-    places: Mapping[str, Place]
-    adapters: Mapping[str, Any]
-    audits: Mapping[str, str]
-
-    def adapter(self, profile_id: str) -> ModelAdapter:
-        value: ModelAdapter = record_cache.decode(self.adapters[profile_id], profile_kinds())
+def encode(value: Any, kinds: Mapping[str, type]) -> Any:
+    """A record as plain JSON values; TypeError for a dataclass not in ``kinds`` or another object."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        name = type(value).__name__
+        if kinds.get(name) is not type(value):
+            raise TypeError(f"{name} is not a snapshot record")
+        fields = {f.name: encode(getattr(value, f.name), kinds) for f in dataclasses.fields(value) if f.init}
+        return {"record": name, "fields": fields}
+    if isinstance(value, Mapping):
+        if not all(isinstance(key, str) for key in value):
+            raise TypeError("mapping keys must be strings")
+        tag = "frozen" if isinstance(value, MappingProxyType) else "mapping"
+        return {tag: [[key, encode(item, kinds)] for key, item in value.items()]}
+    if isinstance(value, tuple | list):
+        return {type(value).__name__: [encode(item, kinds) for item in value]}
+    if value is None or isinstance(value, bool | int | float | str):
         return value
-
-    def imported(self, profile_id: str, adapter: ModelAdapter | None = None) -> ImportedModel:
-        """The whole import (``adapter``, where the caller has decoded it already, is used as is)."""
-        from servebound.importers.audit import ImportedModel
-
-        kinds = profile_kinds()
-        rest = {
-            key: record_cache.decode(value, kinds)
-            for key, value in json.loads(self.audits[profile_id]).items()
-        }
-        return ImportedModel(adapter=adapter or self.adapter(profile_id), **rest)
+    raise TypeError(f"{type(value).__name__} is not a snapshot value")
 
 
-def _path(stem: str) -> Path | None:
-    kept = record_cache.kept_path(stem)
-    return None if kept is None else Path(kept)
+def decode(value: Any, kinds: Mapping[str, type]) -> Any:
+    """The inverse of ``encode`` (with the same ``kinds``); KeyError for a record type not in them."""
+    if isinstance(value, dict):
+        if "record" in value:
+            cls = kinds[value["record"]]
+            return cls(**{key: decode(item, kinds) for key, item in value["fields"].items()})
+        if "mapping" in value:
+            return {key: decode(item, kinds) for key, item in value["mapping"]}
+        if "frozen" in value:
+            return MappingProxyType({key: decode(item, kinds) for key, item in value["frozen"]})
+        if "tuple" in value:
+            return tuple(decode(item, kinds) for item in value["tuple"])
+        if "list" in value:
+            return [decode(item, kinds) for item in value["list"]]
+        raise TypeError("unknown snapshot entry")
+    return value
 
 
-def _no_constants(name: str) -> float:
-    raise ValueError(f"{name} in a snapshot")
+def dumps(value: Any) -> str:
+    """One line of a snapshot file: sorted keys, no spaces, NaN refused (the same text every build)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=False)
 
 
-@cache
-def _read(path: Path) -> Any:
-    """A snapshot file's content, or None (missing, unreadable, malformed: it is then rebuilt).
-
-    Read bounded, and parsed at the JSON library's own speed: NaN and Infinity are refused, but the
-    reader's duplicate-key hook and tree walk (``bounded.parse_json``) are not run, since the file is
-    one this module wrote and every value in it is rebuilt into a record that checks its fields."""
-    try:
-        if not path.is_file():
-            return None
-        raw = bounded.read_bytes(path, "catalog snapshot", max_bytes=MAX_SNAPSHOT_BYTES)
-        return json.loads(raw, parse_constant=_no_constants)
-    except (InputError, OSError, ValueError, RecursionError):
-        return None
+def jsonl(header: dict[str, Any], rows: Iterator[tuple[str, Any]]) -> str:
+    """A snapshot file's text: the header line (with ``rows``: each id, offset and length, counted
+    from the end of the header line), then ``["<id>", <record>]`` per row."""
+    lines = [(key, (dumps([key, value]) + "\n").encode()) for key, value in rows]
+    places = []
+    start = 0
+    for key, line in lines:
+        places.append([key, start, len(line)])
+        start += len(line)
+    head = dumps({**header, "rows": places}) + "\n"
+    return head + "".join(line.decode() for _, line in lines)
 
 
-def read_kept(path: Path) -> Any:
-    """A file this cache folder keeps (a snapshot, or another module's kept JSON), parsed as
-    ``_read`` does, or None; ``forget_reads()`` after writing one."""
-    return _read(path)
-
-
-def forget_reads() -> None:
-    """Drop the files read so far (one was just written)."""
-    _read.cache_clear()
-
-
-def _write(stem: str, content: Any) -> None:
-    folder = record_cache.enabled_folder()
-    if folder is None:
-        return
-    with contextlib.suppress(OSError, TypeError, ValueError):  # unwritable: the next process builds again
-        record_cache.write_file(folder, stem, json.dumps(content))
-
-
-def stored_profiles() -> StoredProfiles | None:
-    """The profile snapshot of this package, or None (the cache off, or not built yet)."""
-    path = _path("profiles")  # _profiles_at keeps it by path: a catalog walk asks for it 550 times
-    return None if path is None else _profiles_at(path)
+# Reading ------------------------------------------------------------------------------------------
 
 
 @cache
-def _profiles_at(path: Path) -> StoredProfiles | None:
-    content = _read(path)
-    if not isinstance(content, dict):
-        return None
-    rows = content.get("profiles")
-    if not isinstance(rows, list) or not all(isinstance(row, list) and len(row) == 6 for row in rows):
-        return None
-    places = {str(row[0]): (str(row[1]), str(row[2]), bool(row[3])) for row in rows}
-    return StoredProfiles(
-        places, {str(row[0]): row[4] for row in rows}, {str(row[0]): str(row[5]) for row in rows}
+def _opened(name: str) -> tuple[dict[str, Any], int]:
+    """A snapshot file's header, parsed once, and the offset of its first row."""
+    with package_data.open_binary("servebound.catalog", *FOLDER, name) as handle:
+        first = handle.readline()
+    head: dict[str, Any] = json.loads(first)
+    return head, len(first)
+
+
+def header(name: str) -> dict[str, Any]:
+    """A snapshot file's header (its ``rows`` and what the file's builder put beside them)."""
+    return _opened(name)[0]
+
+
+@cache
+def _places(name: str) -> dict[str, tuple[int, int]]:
+    return {str(key): (int(start), int(length)) for key, start, length in header(name)["rows"]}
+
+
+def ids(name: str) -> list[str]:
+    """The ids of a snapshot file's rows, in file order."""
+    return list(_places(name))
+
+
+#: The files read whole so far (``load``): their rows are then cut from memory, not read again.
+_whole: dict[str, bytes] = {}
+
+
+def load(name: str) -> None:
+    """Read a snapshot file whole, once: for a caller about to ask for most of its rows."""
+    if name not in _whole:
+        _whole[name] = package_data.read_bytes("servebound.catalog", *FOLDER, name)
+
+
+@cache
+def row(name: str, key: str) -> Any:
+    """The record of ``key`` in a snapshot file, read and parsed once; KeyError where it has none."""
+    start, length = _places(name)[key]
+    start += _opened(name)[1]
+    data = _whole.get(name)
+    if data is not None:
+        line = data[start : start + length]
+    else:
+        with package_data.open_binary("servebound.catalog", *FOLDER, name) as handle:
+            handle.seek(start)
+            line = handle.read(length)
+    return json.loads(line)[1]
+
+
+class Rows(Mapping[str, T]):
+    """A snapshot file's records by id, in file order, each built by ``record(id)`` on first access (a
+    decode reads one row; a walk over all of them reads the file once)."""
+
+    def __init__(self, name: str, record: Callable[[str], T]) -> None:
+        self._name = name
+        self._record = record
+        self._ids = _places(name)
+
+    def __getitem__(self, key: str) -> T:
+        if key not in self._ids:
+            raise KeyError(key)
+        return self._record(key)
+
+    def __iter__(self) -> Iterator[str]:
+        load(self._name)  # most rows will be asked for: one read, not one per row
+        return iter(self._ids)
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+
+@cache
+def hardware_index() -> Mapping[str, str]:
+    """Every hardware id and alias (as ``normalize_ref`` reads them) -> its row's id."""
+    return MappingProxyType({str(key): str(value) for key, value in header(HARDWARE)["index"]})
+
+
+@cache
+def core_hardware(entry_id: str) -> Hardware:
+    """The core record of the row ``entry_id`` (its catalog fields left encoded)."""
+    value: Hardware = decode(row(HARDWARE, entry_id)["fields"]["hardware"], CORE_KINDS)
+    return value
+
+
+@cache
+def places() -> dict[str, tuple[str, str, bool]]:
+    """Every profile's place (model id, weight format, native), in catalog order."""
+    return {
+        str(pid): (str(base), str(fmt), bool(native)) for pid, base, fmt, native in header(PROFILES)["places"]
+    }
+
+
+@cache
+def adapter(profile_id: str) -> ModelAdapter:
+    """The adapter of the profile ``profile_id``."""
+    value: ModelAdapter = decode(row(PROFILES, profile_id), CORE_KINDS)
+    return value
+
+
+@cache
+def engines() -> dict[str, Any]:
+    """``engines.toml``'s tables, as the snapshot keeps them."""
+    loaded: dict[str, Any] = json.loads(
+        package_data.read_bytes("servebound.catalog", *FOLDER, "engines.json")
     )
-
-
-def store_profiles(rows: Iterable[tuple[str, Place, ImportedModel]]) -> None:
-    """Write the profile snapshot (where the cache is on and it is not written yet), in catalog order.
-    Each import is kept only when it survives the round trip to JSON unchanged; if one does not, no
-    snapshot is written and every process builds from the configs as before."""
-    path = _path("profiles")
-    if path is None or _read(path) is not None:
-        return
-    kinds = profile_kinds()
-    out = []
-    for profile_id, (base, fmt, native), imported in rows:
-        try:
-            entry = record_cache.encode(imported, kinds)
-        except TypeError:
-            return
-        if not same_encoding(record_cache.decode(json.loads(json.dumps(entry)), kinds), entry, kinds):
-            return
-        fields = entry["fields"]
-        adapter = fields.pop("adapter")
-        out.append([profile_id, base, fmt, native, adapter, json.dumps(fields)])
-    _write("profiles", {"profiles": out})
-    _read.cache_clear()
-    _profiles_at.cache_clear()
-
-
-def same_encoding(value: Any, entry: Any, kinds: Mapping[str, type]) -> bool:
-    """Whether ``value`` encodes to exactly ``entry`` (every field, sources and facts included)."""
-    return bool(record_cache.encode(value, kinds) == entry)
-
-
-def hardware_entries(
-    build: Callable[[], tuple[tuple[CatalogHardware, ...], Mapping[str, str]]],
-) -> tuple[tuple[CatalogHardware, ...], Mapping[str, str]]:
-    """The packaged hardware catalog's rows and id index: from the snapshot where there is one, else
-    ``build()`` (written as the snapshot where the cache is on)."""
-    path = _path("hardware")
-    if path is None:
-        return build()
-    kinds = hardware_kinds()
-    content = _read(path)
-    if isinstance(content, dict):
-        try:
-            entries = tuple(record_cache.decode(item, kinds) for item in content["entries"])
-            stored = {str(key): str(value) for key, value in content["index"].items()}
-            return entries, MappingProxyType(stored)
-        except (TypeError, KeyError, ValueError, AttributeError):
-            pass
-    entries, index = build()
-    try:
-        encoded = [record_cache.encode(entry, kinds) for entry in entries]
-    except TypeError:
-        return entries, index
-    back = [record_cache.decode(item, kinds) for item in json.loads(json.dumps(encoded))]
-    if all(same_encoding(a, b, kinds) for a, b in zip(back, encoded, strict=True)):
-        _write("hardware", {"entries": encoded, "index": dict(index)})
-        _read.cache_clear()
-    return entries, index
+    return loaded

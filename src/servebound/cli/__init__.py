@@ -131,10 +131,7 @@ def _show_help(ctx: click.Context, _param: click.Parameter, value: bool) -> None
 
 
 class Root(click.Group):
-    """The root command: lists ``COMMANDS`` and imports a command's module only when it runs (turning
-    the record cache on first, where ``record_cache``: the root's help and version need no record)."""
-
-    record_cache = False
+    """The root command: lists ``COMMANDS`` and imports a command's module only when it runs."""
 
     def get_help_option(self, ctx: click.Context) -> click.Option | None:
         return help_option(self, ctx)
@@ -145,10 +142,6 @@ class Root(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in COMMANDS:
             return None
-        if self.record_cache:
-            from servebound.inputs import record_cache
-
-            record_cache.enable()
         import_module(f"servebound.cli.{COMMANDS[cmd_name][0]}")
         from servebound.cli.common import REGISTERED
 
@@ -189,9 +182,8 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
     ctx.exit(0)
 
 
-def root(*, record_cache: bool = False) -> Root:
-    """The root group: ``-h``/``--help`` on every command, ``--version``, the commands of COMMANDS
-    (``record_cache``: on for the command run)."""
+def root() -> Root:
+    """The root group: ``-h``/``--help`` on every command, ``--version``, the commands of COMMANDS."""
     group = Root(
         "servebound",
         help=HELP,
@@ -208,18 +200,14 @@ def root(*, record_cache: bool = False) -> Root:
             )
         ],
     )
-    group.record_cache = record_cache
     return group
 
 
-def main(argv: list[str] | None = None, *, record_cache: bool = False) -> int:
-    """Run the CLI; return the exit status (the console script exits with it). ``record_cache``: keep
-    and reuse resolved catalog records across processes (the console script's way)."""
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; return the exit status (the console script exits with it)."""
     args = sys.argv[1:] if argv is None else list(argv)
     try:
-        status = root(record_cache=record_cache).main(
-            args=args, prog_name="servebound", standalone_mode=False
-        )
+        status = root().main(args=args, prog_name="servebound", standalone_mode=False)
     except InputError as error:
         return _error(str(error), 2)
     except click.exceptions.NoArgsIsHelpError as error:  # no command: the help, as a usage error
@@ -243,5 +231,5 @@ def _error(message: str, status: int) -> int:
 
 
 def console_main() -> None:  # pragma: no cover - the console script entry point
-    """The ``servebound`` script and ``python -m servebound``: the CLI, the record cache on."""
-    sys.exit(main(record_cache=True))
+    """The ``servebound`` script and ``python -m servebound``: the CLI."""
+    sys.exit(main())

@@ -123,7 +123,6 @@ class DecodeResult(ResultRecord):
     ``step_time_s`` t(b*); ``compute_tok_per_s_at_star`` b* rho / t_cmp(b*) (None without a rate).
     """
 
-    __json_view__ = "servebound.views.report:decode_json"
     __repr_fields__ = ("verdict", "batch_mem", "batch_star", "single_session_tok_s", "aggregate_tok_s")
 
     hardware: Hardware

@@ -26,10 +26,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from servebound.core.errors import InputError
 from servebound.core.experts import ExpertTraffic
 from servebound.core.model import Weights
 from servebound.core.prefill_cost import sweep_fixed_point
-from servebound.errors import InputError
 
 #: Chinchilla's compute-optimal tokens per parameter.
 CHINCHILLA_TOKENS_PER_PARAM = 20.0

@@ -16,8 +16,8 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
-from servebound.errors import InputError
-from servebound.inputs import package_data
+from servebound.catalog import snapshot
+from servebound.core.errors import InputError
 
 
 @dataclass(frozen=True)
@@ -44,13 +44,10 @@ class Dequantize:
 
 @functools.cache
 def _data() -> dict[str, Any]:
-    """The data file's tables; the command line keeps them parsed in its record cache, so a cold
-    command neither imports the TOML parser nor parses the file."""
-    from servebound.inputs.record_cache import cached
-
-    return cached(
-        "data", "engines.toml", lambda: package_data.read_toml("servebound.catalog", "data", "engines.toml")
-    )
+    """The data file's tables, as the catalog snapshot keeps them (a cold command neither imports the
+    TOML parser nor parses the file)."""
+    tables: dict[str, Any] = snapshot.decode(snapshot.engines(), {})
+    return tables
 
 
 @functools.cache

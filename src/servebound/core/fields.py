@@ -10,8 +10,8 @@ table.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import json
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import MISSING
 from enum import Enum
@@ -138,25 +138,55 @@ def _short(value: Any) -> str:
     return repr(value)
 
 
+def clean_json(value: Any) -> Any:
+    """``value`` with every non-finite float replaced by None, through dicts, lists and tuples (the CLI's
+    --json, the API and the static export never write NaN or Infinity)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: clean_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [clean_json(v) for v in value]
+    return value
+
+
+#: Each result record type's JSON view, by the record's qualified name (``module.Class``), registered
+#: by the module that writes it (``json_view``).
+_JSON_VIEWS: dict[str, Callable[[Any], dict[str, Any]]] = {}
+
+
+def _qualified(record: type) -> str:
+    return f"{record.__module__}.{record.__qualname__}"
+
+
+def json_view(record: type | str, view: Callable[[Any], dict[str, Any]]) -> None:
+    """Register ``view`` as the ``--json`` object of ``record``'s results (the views call this when
+    they are imported: the core names no module of theirs). ``record`` is the class, or its qualified
+    name where importing it would cost a command that never makes one (a decode, for prefill's)."""
+    _JSON_VIEWS[record if isinstance(record, str) else _qualified(record)] = view
+
+
 class ResultRecord:
     """What a result record offers at the Python edge.
 
     ``to_dict()`` / ``to_json()`` give the same object its command prints with ``--json``. The JSON views
-    are not the core's business (they live with the CLI's views), so a record names its view as
-    ``"module:function"`` in ``__json_view__`` and the view is imported on first use. ``repr`` is
-    compact: the hardware and model ids and the record's headline fields (``__repr_fields__``), not
+    are not the core's business (they live with the CLI's views), so a view registers itself for its
+    record type (``json_view``) when its module is imported (``servebound.api`` imports them). ``repr``
+    is compact: the hardware and model ids and the record's headline fields (``__repr_fields__``), not
     every nested input (a dataclass using it says ``repr=False``).
     """
 
-    __json_view__: ClassVar[str] = ""
     __repr_fields__: ClassVar[tuple[str, ...]] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The ``--json`` object of this result (strict JSON values: no NaN or infinity)."""
-        module, _, name = self.__json_view__.partition(":")
-        view = getattr(importlib.import_module(module), name)
-        clean = importlib.import_module("servebound.inputs.strict_json").clean_json
-        out: dict[str, Any] = clean(view(self))
+        view = _JSON_VIEWS.get(_qualified(type(self)))
+        if view is None:
+            raise TypeError(
+                f"{type(self).__name__} has no JSON view registered: import servebound.api (or the "
+                "servebound.views module that writes it) first"
+            )
+        out: dict[str, Any] = clean_json(view(self))
         return out
 
     def to_json(self, *, indent: int | None = 2) -> str:

@@ -9,7 +9,7 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import Any, Literal, TypeVar, get_args
 
-from servebound.errors import InputError
+from servebound.core.errors import InputError
 
 #: An arithmetic mode a hardware row may quote (the one definition; schemas and the API use it). A mode
 #: names the operand and the accumulate format (the derivation's F_hw(phi)): ``fp16`` is FP16 operands

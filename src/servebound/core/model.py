@@ -7,10 +7,10 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from servebound.core.arith import Values, as_values, filled
+from servebound.core.errors import InputError
 from servebound.core.experts import ExpertTraffic, distinct_experts
 from servebound.core.hardware import require_finite, require_non_negative, require_positive
 from servebound.core.kv import KVShape
-from servebound.errors import InputError
 
 
 @dataclass(frozen=True)

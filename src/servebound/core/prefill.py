@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from servebound.core.advice import Note, Setting
 from servebound.core.arith import np
+from servebound.core.errors import InputError
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.offload import (
@@ -83,7 +84,6 @@ from servebound.core.workload import (
     range_top,
     resolved_workload,
 )
-from servebound.errors import InputError
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from servebound.core.arith import as_values, clip, filled, maximum, np
+from servebound.core.errors import InputError
 from servebound.core.experts import ExpertTraffic
 from servebound.core.kv import KVShape
 from servebound.core.model import ModelAdapter, PrefillShape, Weights
 from servebound.core.rates import ModeRates
 from servebound.core.roots import replayed_bisection
-from servebound.errors import InputError
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray

@@ -109,7 +109,6 @@ class PrefillResult(ResultRecord):
     ``ttft_ok`` is None when no budget was given.
     """
 
-    __json_view__ = "servebound.views.report:prefill_json"
     __repr_fields__ = ("verdict", "prompt_tokens", "batch", "tok_s", "time_s", "bound_by")
 
     hardware: Hardware

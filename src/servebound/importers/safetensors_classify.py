@@ -18,7 +18,7 @@ from servebound.importers.audit import ImportedModel
 from servebound.importers.tensor_roles import ByteForm, TensorEntry, TensorRole, byte_form, classify_hf
 
 if TYPE_CHECKING:
-    from servebound.importers.safetensors_headers import SafetensorsCheckpoint, SafetensorsTensor
+    from servebound.importers.safetensors_records import SafetensorsCheckpoint, SafetensorsTensor
 
 CONFIG_LAYERS = ("num_hidden_layers", "n_layer", "num_layers")
 CONFIG_EXPERTS = ("num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts")

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import os
 import struct
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +30,12 @@ from servebound.importers.safetensors_classify import (
     dominant_dtype,
     index_only,
     weight_format_of,
+)
+from servebound.importers.safetensors_records import (
+    SafetensorsCheckpoint,
+    SafetensorsHeader,
+    SafetensorsIndex,
+    SafetensorsTensor,
 )
 from servebound.importers.tensor_roles import ByteForm
 from servebound.inputs import bounded
@@ -74,51 +79,6 @@ DTYPE_BITS: dict[str, int] = {
     "F64": 64,
     "C64": 64,
 }
-
-
-@dataclass(frozen=True)
-class SafetensorsTensor:
-    """One header entry, validated: exact ``size_bytes = end - begin`` within the file's data."""
-
-    name: str
-    dtype: str
-    shape: tuple[int, ...]
-    elements: int
-    size_bytes: int
-    begin: int
-    end: int
-
-
-@dataclass(frozen=True)
-class SafetensorsHeader:
-    """A file's validated header: ``data_bytes`` is the file size after the header."""
-
-    path: str
-    header_bytes: int
-    data_bytes: int
-    tensors: tuple[SafetensorsTensor, ...]
-    metadata: Mapping[str, str]
-
-    @property
-    def tensor_bytes(self) -> int:
-        return sum(t.size_bytes for t in self.tensors)
-
-
-@dataclass(frozen=True)
-class SafetensorsIndex:
-    """A ``model.safetensors.index.json``: tensor names, their shards and the declared total.
-
-    An index alone gives names (hence roles) and ``total_size`` (the checkpoint's tensor bytes when
-    the writer recorded it), but not per-tensor bytes: those live in the shard headers.
-    """
-
-    path: str
-    weight_map: Mapping[str, str]
-    total_size_bytes: int | None
-
-    @property
-    def shards(self) -> tuple[str, ...]:
-        return tuple(sorted(set(self.weight_map.values())))
 
 
 # Bounded JSON -------------------------------------------------------------------------------------
@@ -277,23 +237,6 @@ def read_safetensors_index(path: str | os.PathLike[str]) -> SafetensorsIndex:
 
 
 # Checkpoint ------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SafetensorsCheckpoint:
-    """Every header of a checkpoint (one file or all shards), and the index when there is one."""
-
-    source: str
-    headers: tuple[SafetensorsHeader, ...]
-    index: SafetensorsIndex | None
-
-    @property
-    def tensors(self) -> tuple[SafetensorsTensor, ...]:
-        return tuple(t for header in self.headers for t in header.tensors)
-
-    @property
-    def checkpoint_bytes(self) -> int:
-        return sum(header.tensor_bytes for header in self.headers)
 
 
 def _locate(source: Path) -> tuple[Path, Path | None, list[Path]]:

@@ -6,10 +6,11 @@ zip or another loader). The direct read skips importing ``importlib.resources``'
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from importlib import import_module
-from typing import Any
+from typing import IO, Any
 
 
 def _folder(package: str) -> str | None:
@@ -31,6 +32,16 @@ def read_bytes(package: str, *parts: str) -> bytes:
         return resources.files(package).joinpath(*parts).read_bytes()
     with open(os.path.join(folder, *parts), "rb") as handle:
         return handle.read()
+
+
+def open_binary(package: str, *parts: str) -> IO[bytes]:
+    """The file ``parts`` opened for reading bytes (seekable)."""
+    folder = _folder(package)
+    if folder is None:
+        from importlib import resources
+
+        return io.BytesIO(resources.files(package).joinpath(*parts).read_bytes())
+    return open(os.path.join(folder, *parts), "rb")
 
 
 def read_text(package: str, *parts: str) -> str:

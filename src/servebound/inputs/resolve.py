@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 from functools import cache
 
+from servebound.catalog import snapshot
+from servebound.catalog.hardware_names import normalize_ref
 from servebound.core.advice import Note, Setting
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.errors import InputError
-from servebound.inputs.record_cache import cached
 
 _FILE_SUFFIXES = (".toml", ".json", ".gguf", ".safetensors")
 #: The longest reference looked up: ids and paths are a few hundred characters at most, and a longer
@@ -165,7 +166,7 @@ def resolve_hardware(ref: str, field: str = "hardware") -> Hardware:
         from servebound.inputs.files import load_hardware_file  # pydantic: only for a user's file
 
         return load_hardware_file(ref)
-    return cached("hardware", ref, lambda: _catalog_hardware(ref))
+    return _catalog_hardware(ref)
 
 
 def resolve_model(ref: str, field: str = "model") -> ModelAdapter:
@@ -187,16 +188,26 @@ def resolve_model(ref: str, field: str = "model") -> ModelAdapter:
         from servebound.inputs.files import load_model_file  # pydantic: only for a user's file
 
         return load_model_file(ref)
-    return cached("model", ref, lambda: _catalog_model(ref))
+    return _catalog_model(ref)
 
 
 def _catalog_hardware(ref: str) -> Hardware:
+    """A catalog row's core record: an id or alias straight from the snapshot; anything else (an NxID
+    system, an unknown id and its suggestions) through the catalog."""
+    entry_id = snapshot.hardware_index().get(normalize_ref(ref))
+    if entry_id is not None:
+        return snapshot.core_hardware(entry_id)
     from servebound.catalog.hardware import get_hardware
 
     return get_hardware(ref).hardware
 
 
 def _catalog_model(ref: str) -> ModelAdapter:
+    """A catalog profile's adapter: a profile id straight from the snapshot; anything else (an unknown
+    id and its suggestions) through the catalog."""
+    key = ref.strip().lower()
+    if key in snapshot.places():
+        return snapshot.adapter(key)
     from servebound.catalog.models import get_model
 
     return get_model(ref).adapter

@@ -15,24 +15,15 @@ import platform
 import re
 import subprocess
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from servebound.measure.intel_tools import parse_lspci, parse_sycl_ls, parse_xpu_smi_discovery
+from servebound.measure.reported import ReportedDevice
 
 MIB = 2**20
 GIB = 2**30
 _TOOL_TIMEOUT_S = 10
-
-
-@dataclass(frozen=True)
-class ReportedDevice:
-    """One accelerator as a tool reports it: its name, memory in bytes (None when the tool gives none,
-    as on unified-memory parts), Apple's GPU core count, and which tool said so."""
-
-    name: str
-    memory_bytes: int | None
-    tool: str
-    gpu_cores: int | None = None
 
 
 def _size_bytes(value: Any, default_unit: str = "MB") -> int | None:
@@ -179,14 +170,12 @@ _TOOLS: tuple[tuple[list[str], Callable[[str], list[ReportedDevice]]], ...] = (
 )
 
 
-def _intel_tools() -> tuple[tuple[list[str], Callable[[str], list[ReportedDevice]]], ...]:
-    from servebound.measure.intel_tools import parse_lspci, parse_sycl_ls, parse_xpu_smi_discovery
-
-    return (
-        (["xpu-smi", "discovery"], parse_xpu_smi_discovery),
-        (["sycl-ls"], parse_sycl_ls),
-        (["lspci"], parse_lspci),
-    )
+#: Intel's tools, asked after the others (see intel_tools).
+_INTEL_TOOLS: tuple[tuple[list[str], Callable[[str], list[ReportedDevice]]], ...] = (
+    (["xpu-smi", "discovery"], parse_xpu_smi_discovery),
+    (["sycl-ls"], parse_sycl_ls),
+    (["lspci"], parse_lspci),
+)
 
 
 def detect_devices() -> list[ReportedDevice]:
@@ -195,7 +184,7 @@ def detect_devices() -> list[ReportedDevice]:
     found = _nvml_devices()
     if found:
         return found
-    for argv, parse in (*_TOOLS, *_intel_tools()):
+    for argv, parse in (*_TOOLS, *_INTEL_TOOLS):
         if argv[0] == "system_profiler" and platform.system() != "Darwin":
             continue
         found = _parsed(argv, parse)

@@ -25,7 +25,7 @@ from servebound.errors import InputError
 from servebound.inputs.files import parse_hardware
 
 if TYPE_CHECKING:
-    from servebound.measure import Measurement
+    from servebound.measure.machine import Measurement
 
 _KERNEL_FORMULA = {"copy": "c = a, 2 arrays counted", "triad": "a = b + s*c, 3 arrays counted"}
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from servebound.measure.device_tools import ReportedDevice
+from servebound.measure.reported import ReportedDevice
 
 _XPU_FIELD = re.compile(r"^[|\s]*(?:\d+\s*\|?\s*)?([A-Za-z][A-Za-z ]*?):\s*(.*?)\s*\|?\s*$")
 _SYCL_LINE = re.compile(

@@ -23,7 +23,7 @@ from servebound.runs.measured import Metric
 
 class OffloadEntry(BaseModel):
     """A run's weights in host RAM (llama.cpp's --cpu-moe, --n-cpu-moe N, -ngl N) and the host's memory:
-    the same names as the CLI's offload flags (``servebound.core.offload.offload_spec`` checks them)."""
+    the same names as the CLI's offload flags (``servebound.catalog.hosts.offload_spec`` checks them)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     cpu_moe: bool = False

@@ -13,7 +13,7 @@ from typing import Any
 from servebound.core.advice import Note, Setting
 from servebound.core.cost import CostCurve, batch_grid, cost_curve, usd_per_mtok
 from servebound.core.decode import DecodeResult, decode
-from servebound.core.fields import ResultRecord
+from servebound.core.fields import ResultRecord, json_view
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.prefill import PrefillResult, prefill
@@ -58,7 +58,6 @@ class Trade:
 class CostReport(ResultRecord):
     """The priced cost curve of one (hardware, model, workload): ``servebound cost``."""
 
-    __json_view__ = "servebound.views.cost_report:cost_json"
     __repr_fields__ = ("usd_per_hour", "usd_per_mtok_input")
 
     hardware: Hardware
@@ -271,3 +270,6 @@ def cost_summary(data: dict[str, Any]) -> list[str]:
             "W_batch(1) / R): no price buys a faster step on this row."
         )
     return lines
+
+
+json_view(CostReport, cost_json)

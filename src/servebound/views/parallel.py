@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from servebound.core.advice import Note, Setting
 from servebound.core.cost import usd_per_mtok_at_rate
 from servebound.core.decode_compute import decode_compute
-from servebound.core.fields import ResultRecord
+from servebound.core.fields import ResultRecord, json_view
 from servebound.core.hardware import Hardware
 from servebound.core.layout import (
     DEFAULT_ACTIVATION_BYTES,
@@ -246,7 +246,6 @@ def replica_prefill_hardware(system: System, layout: Layout) -> Hardware:
 class LayoutSearch(ResultRecord):
     """Every valid layout of a system for a model, best first (``servebound layout``)."""
 
-    __json_view__ = "servebound.views.parallel:layouts_json"
     __repr_fields__ = ("best", "count")
 
     system: ResolvedSystem
@@ -291,7 +290,6 @@ def layouts_json(search: LayoutSearch) -> dict[str, Any]:
 class PlanResult(ResultRecord):
     """A fleet plan with the system, the layout it serves with, and the workload it was sized for."""
 
-    __json_view__ = "servebound.views.parallel:plan_json"
     __repr_fields__ = ("layout_label", "separate_systems", "shared_systems")
 
     system: ResolvedSystem
@@ -561,3 +559,7 @@ def plan_json(plan: PlanResult) -> dict[str, Any]:
             "counts": "lower bounds: ceilings, so a real fleet needs at least this many",
         },
     }
+
+
+json_view(LayoutSearch, layouts_json)
+json_view(PlanResult, plan_json)

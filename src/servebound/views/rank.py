@@ -82,20 +82,15 @@ def _row_facts(row: CatalogHardware) -> dict[str, Any]:
 def machine(ref: str) -> Machine:
     """The machine a hardware reference names (a catalog id or alias, an NxID system, ``auto``, a
     hardware file): a catalog row with its class, devices and price, a file as class ``files``."""
-    from servebound.inputs.record_cache import cached
     from servebound.inputs.resolve import _looks_like_file, hardware_ref, resolve_hardware
 
     hw = resolve_hardware(ref)
     ref = hardware_ref(ref)
     if _looks_like_file(ref):
         return Machine(hw, hardware_group="files")
-    return Machine(hw, **cached("machine", ref, lambda: _catalog_facts(ref)))
+    from servebound.catalog.hardware import get_hardware
 
-
-def _catalog_facts(ref: str) -> dict[str, Any]:
-    from servebound.catalog.hardware import get_hardware  # only when the record cache misses
-
-    return _row_facts(get_hardware(ref))
+    return Machine(hw, **_row_facts(get_hardware(ref)))
 
 
 def _as_machine(entry: Machine | CatalogHardware | Hardware | tuple[Hardware, float | None]) -> Machine:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from servebound.core.decode import DecodeResult
 from servebound.core.decode_compute import DecodeCompute, compute_statement
 from servebound.core.experts import ExpertTraffic
-from servebound.core.fields import documented_json, json_value
+from servebound.core.fields import documented_json, json_value, json_view
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.rates import MISSING_RATE_RULE
@@ -371,3 +371,7 @@ def fmt_seconds(value: float | None) -> str:
     if value is None:
         return "n/a"
     return f"{value:,.2f} s" if value >= 1 else f"{value * 1e3:,.1f} ms"
+
+
+json_view(DecodeResult, decode_json)
+json_view("servebound.core.prefill_records.PrefillResult", prefill_json)  # (a decode imports no prefill)

@@ -26,13 +26,13 @@ choices keep a crawler from waiting on it:
 
 from __future__ import annotations
 
+import gc
 import importlib
 import logging
-import os
 import pkgutil
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 from fastapi import FastAPI
@@ -43,7 +43,6 @@ from servebound.web.app.errors import install_error_handlers
 from servebound.web.app.http_layers import install_http_layers
 from servebound.web.app.packaged import packaged_static
 from servebound.web.app.state import FullTextBuilder, NotFoundError, WebState
-from servebound.web.pages.kept_templates import keep_compiled
 from servebound.web.pages.renderer import Renderer
 from servebound.web.pages.site import SiteData, default_site_data
 from servebound.web.routes import api, economics, machine, pages, reference
@@ -81,7 +80,6 @@ def create_app(
     """
     site = _site_data(hardware, models)
     renderer = Renderer(site, mode="server", base_url=base_url)
-    keep_compiled(renderer)
 
     def documents() -> Any:
         from servebound.web.export import (
@@ -93,7 +91,6 @@ def create_app(
     full = FullTextBuilder(
         lambda: documents().iter_markdown(renderer, site),
         lambda: len(documents().full_text_documents(site)),
-        _kept_full_text(renderer.date) if hardware is None and models is None else None,
     )
     app = FastAPI(
         title="servebound",
@@ -119,31 +116,6 @@ def create_app(
     return app
 
 
-def _kept_full_text(date: str) -> tuple[Callable[[], str | None], Callable[[str], None]]:
-    """llms-full.txt's body kept in the record cache's folder (``llms-full-<package key>.json``, with
-    the date its documents carry), for the packaged catalogs: a start of the same package, the same
-    day, reads it instead of building it. Nothing is kept where the process uses no cache."""
-    import json
-
-    from servebound.inputs import record_cache as _record_cache
-
-    def load() -> str | None:
-        path = _record_cache.kept_path("llms-full")
-        if path is None or not os.path.isfile(path):
-            return None
-        with open(path, encoding="utf-8") as handle:
-            kept = json.load(handle)
-        ok = isinstance(kept, dict) and kept.get("date") == date and isinstance(kept.get("body"), str)
-        return str(kept["body"]) if ok else None
-
-    def save(body: str) -> None:
-        folder = _record_cache.enabled_folder()
-        if folder is not None:
-            _record_cache.write_file(folder, "llms-full", json.dumps({"date": date, "body": body}))
-
-    return load, save
-
-
 def _serve_static(app: FastAPI) -> None:
     """``/static/NAME`` from the assets read at start (``packaged_static``), never from the disk."""
     assets = packaged_static()
@@ -164,9 +136,9 @@ def _preload() -> None:
     worked examples, the manual, the reported runs, the host, engine and published-parameter tables): a reinstall
     under a running server cannot fail a page. The derivation and the reported runs are read as text
     here and parsed on first use (their figures and checks are computed then, not at the start)."""
+    from servebound.catalog.hosts import host_rows
     from servebound.catalog.published import published_table
     from servebound.core.engines import engines, families
-    from servebound.core.offload import host_rows
     from servebound.runs import reported_runs_text
     from servebound.web.pages import derivation, derivation_live, manual
 
@@ -204,7 +176,15 @@ def serve(host: str = "127.0.0.1", port: int = 8000, base_url: str | None = None
     if base_url is None:
         shown_host = "localhost" if host in ("0.0.0.0", "::", "") else host
         base_url = f"http://{f'[{shown_host}]' if ':' in shown_host else shown_host}:{port}"
-    app = create_app(base_url=base_url.rstrip("/"))
+    # The start builds tens of thousands of long-lived records (every profile's site model): the cyclic
+    # collector would walk them again and again while they are made (a tenth of a second), and later
+    # collections need not walk them at all (frozen).
+    gc.disable()
+    try:
+        app = create_app(base_url=base_url.rstrip("/"))
+    finally:
+        gc.enable()
+        gc.freeze()
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="info"))
     # llms-full.txt: read as an earlier start of this package kept it, or built (see the module
     # docstring). Once the server listens and has had IMPORT_AFTER_S to answer its first pages (so that

@@ -20,8 +20,8 @@ from urllib.parse import quote, urlencode
 from jinja2 import DictLoader, Environment, select_autoescape
 from markupsafe import Markup
 
+from servebound.catalog.hosts import cpu_rows, host_rows
 from servebound.core.advice import Note
-from servebound.core.offload import cpu_rows, host_rows
 from servebound.inputs.workload import BY_NAME as DECLARED_INPUTS
 from servebound.runs.validation import ReportedRun, validation_json
 from servebound.views.notes import decode_notes

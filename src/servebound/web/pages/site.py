@@ -277,10 +277,9 @@ def default_site_data() -> SiteData:
     """The packaged hardware and model catalogs."""
     from servebound.catalog.hardware import load_hardware_catalog
     from servebound.catalog.models import list_models
-    from servebound.web.pages.site_snapshot import site_models
 
     catalog = load_hardware_catalog()
-    return SiteData(catalog.entries, site_models(list_models()), catalog=catalog)
+    return SiteData(catalog.entries, [site_model(entry) for entry in list_models()], catalog=catalog)
 
 
 # --------------------------------------------------------------------------------------------------
