@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, get_args, get_type_hin
 
 import click
 
-from servebound.cli import COMMANDS, help_option
+from servebound.cli.commands import COMMANDS, help_option
 from servebound.errors import InputError
 from servebound.inputs.workload import BY_NAME, Group, Input, WorkloadInputs, given, inputs_of
 

@@ -25,7 +25,7 @@ from servebound.views.report import fmt_gb, fmt_rate
     examples=("servebound fit -H nvidia-rtx-4090 --limit 5", "servebound fit -H apple-m4-max-128gb --json"),
 )
 def fit_command(hardware: str, engine: str | None, limit: int, flags: ContextFlags, json_out: bool) -> None:
-    from servebound.api import load_hardware
+    from servebound.api import load_hardware, make_workload
     from servebound.catalog.hardware import get_hardware
     from servebound.catalog.models import list_models
     from servebound.errors import InputError
@@ -43,7 +43,7 @@ def fit_command(hardware: str, engine: str | None, limit: int, flags: ContextFla
         vendor: str | None = get_hardware(hw.id).vendor
     except InputError:
         vendor = None  # a hardware file: only llama.cpp's files are assumed to run
-    workload = flags.workload()
+    workload = make_workload(flags)
     rows, considered = fit_models(hw, vendor, list_models(), workload, engine=engine)
     bands = [band_for(r.decode.single_session_tok_per_s, r.engine, hw.id, "decode") for r in rows]
     if json_out:

@@ -351,7 +351,7 @@ def rank_command(
         raise InputError("sort", f"unknown order {order!r}; use one of {', '.join(RANK_SORTS)}")
     if order == "per-dollar" and hardware is not None:
         raise InputError("sort", "per-dollar applies to --model (machines have prices, models do not)")
-    workload = flags.workload()
+    workload = make_workload(flags)
     if prompt > workload.alloc_context_tokens:
         raise InputError(
             "prompt",

@@ -15,13 +15,14 @@ import inspect
 from dataclasses import dataclass, field, replace
 from typing import Any, get_type_hints
 
+from servebound.catalog.hosts import offload_spec
 from servebound.core.advice import Note, Setting
 from servebound.core.engines import get_engine, kv_format_for
 from servebound.core.experts import ExpertTraffic
 from servebound.core.formats import FORMATS, KV_FORMATS
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
-from servebound.core.offload import OFFLOAD_INPUTS, offload_spec
+from servebound.core.offload import OFFLOAD_INPUTS
 from servebound.core.system import System
 from servebound.core.units import GB
 from servebound.core.workload import (

@@ -19,7 +19,7 @@ from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from servebound.core.engines import ENGINE_IDS
 from servebound.core.hardware import ARITHMETIC_MODES
-from servebound.core.workload import DEFAULT_FLOOR_TOK_PER_S, MAX_BATCH, Workload
+from servebound.core.workload import DEFAULT_FLOOR_TOK_PER_S, MAX_BATCH
 from servebound.errors import InputError
 
 #: Where an input is taken: ``context`` by every command with a workload (rank and fit too),
@@ -470,15 +470,6 @@ class WorkloadInputs:
     def __post_init__(self) -> None:
         for spec in INPUTS:
             spec.check(getattr(self, spec.name))
-
-    def workload(self, **extra: Any) -> Workload:
-        """These inputs (and ``extra`` keywords, e.g. a command's ``memory_only``) as a validated Workload,
-        not yet resolved against a hardware and model: every input a workload holds, the KV precision
-        included. The prefill and layout inputs (prompt, chunk, modes, budget, layout) are their
-        questions' own: a scenario (``inputs.scenario.resolve_scenario``) keeps all of them."""
-        from servebound.inputs.scenario import make_workload
-
-        return make_workload(self, **extra)
 
     def changed(self) -> dict[str, Any]:
         """The values that differ from the defaults, by name."""

@@ -34,8 +34,8 @@ if TYPE_CHECKING:  # the run catalog (pydantic) loads only when a band is asked 
 
     from servebound.core.decode import DecodeResult
     from servebound.core.prefill_records import PrefillResult
+    from servebound.runs.evaluated import ReportedRun
     from servebound.runs.reported import ReportedRunEntry
-    from servebound.runs.validation import ReportedRun
 
 #: The engines the contract names for --engine (a workload input; the band uses the runs of that engine).
 ENGINES = ("llama.cpp", "ollama", "lm-studio", "mlx", "vllm", "sglang", "trt-llm")
@@ -139,7 +139,7 @@ def _group_of(key: GroupKey, runs: Sequence[ReportedRun]) -> BandGroup:
 @cache
 def band_group(engine: str, hardware_cls: str, phase: str, regime: str = ON_DEVICE) -> BandGroup:
     """The group's runs at or below their ceilings, each checked against the ceiling for its setting."""
-    from servebound.runs.validation import evaluate_entry
+    from servebound.runs.evaluated import evaluate_entry
 
     key = (engine_key(engine), hardware_cls, phase, regime)
     return _group_of(key, [evaluate_entry(entry) for entry in _groups().get(key, ())])

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from servebound.api import decode, load_hardware, load_model, make_workload, resolve_scenario
+from servebound.core.decode import decode
 from servebound.core.formats import KV_FORMATS
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
@@ -19,6 +19,7 @@ from servebound.core.prefill import prefill
 from servebound.core.rates import charge_mode, linear_mode_for
 from servebound.core.units import GB
 from servebound.errors import InputError
+from servebound.inputs.scenario import load_hardware, load_model, make_workload, resolve_scenario
 from servebound.runs.measured import (
     ABOVE_CEILING_MEANING,
     ABOVE_CEILING_TOLERANCE,
@@ -85,7 +86,8 @@ def _decode_check(
         expert_traffic=run.expert_traffic,
         **dict(run.workload_options),
     )
-    result = decode(hw, adapter, workload)
+    scenario = resolve_scenario(workload, hardware=hw, model=adapter)
+    result = decode(scenario.hardware, scenario.model, scenario.workload)
     forced = result.forced
     assert forced is not None
     ceiling = (

@@ -15,6 +15,7 @@ from fastapi import Depends, Request
 from fastapi.responses import HTMLResponse, Response
 
 from servebound.errors import MAX_ID_CHARS, InputError, shown
+from servebound.web.pages.contexts import NotFoundError as NotFoundError
 from servebound.web.pages.contexts import Page
 from servebound.web.pages.machine_files import DELIMITER, llms_full_body
 from servebound.web.pages.renderer import Renderer
@@ -23,16 +24,6 @@ from servebound.web.pages.site import SiteData, SiteHardware, SiteModel
 MARKDOWN = "text/markdown; charset=utf-8"
 #: Where a server configured with no base URL says it is (``servebound serve``'s own address by default).
 DEFAULT_BASE_URL = "http://localhost:8000"
-
-
-class NotFoundError(Exception):
-    """An unknown id: the field, a message, and (href, label) suggestions."""
-
-    def __init__(self, field: str, message: str, suggestions: list[tuple[str, str]] | None = None) -> None:
-        super().__init__(message)
-        self.field = field
-        self.message = message
-        self.suggestions = suggestions or []
 
 
 class PageCache:

@@ -31,6 +31,16 @@ from servebound.web.pages.words import Remedy
 from servebound.web.pages.work import Work
 
 
+class NotFoundError(Exception):
+    """An unknown id: the field, a message, and (href, label) suggestions."""
+
+    def __init__(self, field: str, message: str, suggestions: list[tuple[str, str]] | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+        self.suggestions = suggestions or []
+
+
 @dataclass(frozen=True)
 class Page:
     """One page: its canonical path, title, a one-line description, the HTML and the markdown mirror.

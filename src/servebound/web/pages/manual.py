@@ -20,7 +20,7 @@ from typing import Any
 from markupsafe import Markup
 
 from servebound.errors import shown
-from servebound.web.pages.contexts import Page
+from servebound.web.pages.contexts import NotFoundError, Page
 
 #: The index's entry for a document: ``- [Title](name.md): description`` (continued on indented lines).
 _ENTRY = re.compile(r"^- \[([^\]]+)\]\(([a-z0-9-]+)\.md\):\s*(.*)$")
@@ -139,8 +139,6 @@ def index_page(renderer: Any) -> Page:
 
 def doc_page(renderer: Any, name: str) -> Page:
     """/docs/<name>: one document of the manual (an unknown name is a 404 listing the documents)."""
-    from servebound.web.app.state import NotFoundError
-
     doc = next((d for d in documents() if d.name == name), None)
     if doc is None:
         suggestions = [(f"/docs/{d.name}", d.title) for d in documents()]

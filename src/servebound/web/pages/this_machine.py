@@ -56,12 +56,13 @@ def machine_fit(limit: int = HOME_ROWS) -> MachineFit:
     from servebound.catalog.hardware import get_hardware
     from servebound.catalog.models import list_models
     from servebound.inputs.resolve import detected_hardware_id
+    from servebound.inputs.scenario import make_workload
     from servebound.inputs.workload import WorkloadInputs
     from servebound.runs.band import band_for
     from servebound.views.fit import fit_models
     from servebound.web.pages.text import pair_path
 
-    workload = WorkloadInputs().workload()  # `servebound fit`'s defaults, as its flags give them
+    workload = make_workload(WorkloadInputs())  # `servebound fit`'s defaults, as its flags give them
     try:
         hardware_id = detected_hardware_id()
         row = get_hardware(hardware_id)
