@@ -116,7 +116,7 @@ def test_mlx_quantization_not_modelled_is_refused(tmp_path: Path) -> None:
     folder = tmp_path / "m"
     write_mlx_checkpoint(folder)
     config = json.loads((folder / "config.json").read_text())
-    config["quantization"] = {"group_size": 32, "bits": 4}
+    config["quantization"] = {"group_size": 64, "bits": 3}  # MLX 3-bit: no layout for it
     (folder / "config.json").write_text(json.dumps(config))
     done = servebound("import", "hf", str(folder))
     assert done.returncode == 2 and "--weight-format" in done.stderr and "Traceback" not in done.stderr

@@ -122,8 +122,6 @@ def _checked_setting(
         raise InputError(
             "prompt_tokens", f"{prompt} exceeds the context limit of model '{model.id}' ({limit} tokens)"
         )
-    # A reserved cache holds K_alloc(L_alloc), so the prompt must fit in it; a paged cache grows to the
-    # prompt's own K_store(L) (the capacity gate charges that), so only the model's limit caps it.
     if workload.kv_allocation is not KVAllocation.PAGED and prompt > workload.alloc_context_tokens:
         raise InputError(
             "prompt_tokens",

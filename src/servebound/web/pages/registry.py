@@ -76,13 +76,6 @@ PAGES: tuple[PageSpec, ...] = (
         nav="Economics",
         nav_at=6,
     ),
-    PageSpec("/hardware", "hardware_index", "Hardware", "Hardware: every row", nav="Hardware", nav_at=1),
-    PageSpec("/hardware/{ref}", "hardware_page", "Hardware", over="hardware", full_text=False),
-    PageSpec("/models", "models_index", "Models", "Models: every profile", nav="Models", nav_at=2),
-    PageSpec("/models/{ref}", "model_page", "Models", over="models", full_text=False),
-    PageSpec(
-        "/pair/{hw_ref}/{model_ref}", "pair_page", "Pairs (default workload)", over="pairs", full_text=False
-    ),
     PageSpec(
         "/docs",
         "docs_index",
@@ -93,6 +86,13 @@ PAGES: tuple[PageSpec, ...] = (
         nav_at=7,
     ),
     PageSpec("/docs/{name}", "doc_page", "Manual", over="docs"),
+    PageSpec("/hardware", "hardware_index", "Hardware", "Hardware: every row", nav="Hardware", nav_at=1),
+    PageSpec("/hardware/{ref}", "hardware_page", "Hardware", over="hardware", full_text=False),
+    PageSpec("/models", "models_index", "Models", "Models: every profile", nav="Models", nav_at=2),
+    PageSpec("/models/{ref}", "model_page", "Models", over="models", full_text=False),
+    PageSpec(
+        "/pair/{hw_ref}/{model_ref}", "pair_page", "Pairs (default workload)", over="pairs", full_text=False
+    ),
 )
 
 
