@@ -166,3 +166,53 @@ def test_api_refuses_an_ambiguous_name_with_the_candidates(client: TestClient) -
     answer = client.get("/api/decode", params={"hardware": "h200", "model": "gpt-oss"})
     assert answer.status_code == 404
     assert "gpt-oss-120b" in json.dumps(answer.json())
+
+
+def test_search_finds_models_and_hardware(capsys: pytest.CaptureFixture[str]) -> None:
+    """`servebound search`, servebound.search and /api/search give the same hits, best first."""
+    first = {
+        "qwen3 30b q4": "qwen3-30b-a3b-q4_k_m",
+        "llama 70b q4": "llama-3.3-70b-instruct-q4_k_m",
+        "llama3.3:70b": "llama-3.3-70b-instruct-q4_k_m",
+        "4090": "nvidia-rtx-4090",
+        "dgx spark": "nvidia-dgx-spark",
+        "m4 max": "apple-m4-max-36gb",
+    }
+    for words, wanted in first.items():
+        hits = servebound.search(words)
+        assert hits and hits[0].id == wanted, (words, hits[:3])
+        assert main(["search", *words.split(), "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["hits"] == [h.as_dict() for h in hits]
+    assert {h.kind for h in servebound.search("apple")} == {"hardware"}
+    assert all(h.kind == "model" for h in servebound.search("qwen3", kind="model"))
+    assert not servebound.search("rtx 409")  # a number matches whole: 409 is not 4090
+    with pytest.raises(InputError, match="give one or more words"):
+        servebound.search("  ")
+
+
+def test_api_search_answers_as_python(client: TestClient) -> None:
+    answer = client.get("/api/search", params={"q": "gemma 3 27b", "limit": 5}).json()
+    assert answer["hits"] == [h.as_dict() for h in servebound.search("gemma 3 27b", limit=5)]
+    assert client.get("/api/search", params={"q": "gemma", "limit": 0}).status_code == 400
+
+
+def test_python_lists_the_catalog_with_filters() -> None:
+    every = servebound.models(all_formats=True)
+    assert len(every) == len(profile_ids()) and len(servebound.models()) < len(every)
+    q4 = servebound.models(format="q4_k_m")
+    assert q4 and all(m.weight_format == "q4_k_m" for m in q4)
+    gemma = servebound.models(family="gemma3", format="q4_0_qat")
+    assert sorted(m.id for m in gemma) == sorted(
+        p for p in profile_ids() if p.startswith("gemma-3-") and p.endswith("qat")
+    )
+    assert servebound.models("qwen3 30b a3b")[0].id == "qwen3-30b-a3b"
+    with pytest.raises(InputError, match="not a catalog format"):
+        servebound.models(format="q4")
+    rows = servebound.hardware(min_memory_gb=64, max_memory_gb=128, systems=False)
+    assert rows and all(64 <= h.memory_gb <= 128 and h.system is None for h in rows)
+    apple = servebound.hardware(vendor="Apple")
+    assert apple and all(h.vendor == "Apple" for h in apple)
+    spark = servebound.hardware("dgx spark")[0]
+    model = servebound.models("gpt oss 120b")[0]
+    # records pass to decode as ids do
+    assert servebound.decode(spark, model) == servebound.decode("nvidia-dgx-spark", "gpt-oss-120b")

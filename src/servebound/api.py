@@ -33,21 +33,110 @@ from servebound.inputs.resolve import resolve_hardware, resolve_model
 from servebound.inputs.workload import BY_NAME, WORKLOAD_KEYWORDS, WorkloadInputs, unknown
 
 if TYPE_CHECKING:  # imported on use: `servebound decode` loads none of them
+    from servebound.catalog.hardware import CatalogHardware
+    from servebound.catalog.models import CatalogModel
+    from servebound.catalog.search import SearchHit
     from servebound.core.decode_range import DecodeContextRange
     from servebound.core.prefill import PrefillRange, PrefillResult
     from servebound.views.cost_report import CostReport
     from servebound.views.parallel import LayoutSearch, PlanResult
 
 
-def load_hardware(ref: str | Hardware) -> Hardware:
-    """A hardware file path (TOML/JSON), a catalog id, or an ``NxID`` system; records pass through."""
-    return ref if isinstance(ref, Hardware) else resolve_hardware(ref)
+def load_hardware(ref: str | Hardware | CatalogHardware) -> Hardware:
+    """A hardware file path (TOML/JSON), a catalog id or alias, or an ``NxID`` system; records pass
+    through (a catalog row from ``hardware()`` as its Hardware)."""
+    if isinstance(ref, Hardware):
+        return ref
+    row = getattr(ref, "hardware", None)
+    return row if isinstance(row, Hardware) else resolve_hardware(str(ref))
 
 
-def load_model(ref: str | ModelAdapter, *, kv_precision: str | None = None) -> ModelAdapter:
-    """A model file path or a catalog id; optionally re-expressed at another KV cache precision."""
-    model = ref if isinstance(ref, ModelAdapter) else resolve_model(ref)
+def load_model(ref: str | ModelAdapter | CatalogModel, *, kv_precision: str | None = None) -> ModelAdapter:
+    """A model file path or a catalog model as people name it (an id, a Hub id, an Ollama tag, a GGUF
+    file name, loose words); records pass through (a profile from ``models()`` as its adapter).
+    Optionally re-expressed at another KV cache precision."""
+    adapter = getattr(ref, "adapter", None)
+    if isinstance(ref, ModelAdapter):
+        model = ref
+    else:
+        model = adapter if isinstance(adapter, ModelAdapter) else resolve_model(str(ref))
     return with_kv_precision(model, kv_precision) if kv_precision else model
+
+
+def models(
+    words: str | None = None,
+    *,
+    family: str | None = None,
+    format: str | None = None,
+    min_params: float | None = None,
+    max_params: float | None = None,
+    moe: bool | None = None,
+    all_formats: bool = False,
+) -> list[CatalogModel]:
+    """Catalog model profiles matching every filter given, in catalog order: ``words`` as
+    ``search()`` reads them, ``family`` (``qwen3``, ``llama``), ``format`` (a weight format:
+    ``q4_k_m``, ``fp8``, ``mlx_4bit``), sizes in parameters, ``moe``. Native formats only unless
+    ``all_formats`` or ``format`` is given. Each profile passes to ``decode`` and the others as is."""
+    from servebound.catalog.models import CATALOG_FORMATS, list_models
+
+    if format is not None and format not in CATALOG_FORMATS:
+        raise InputError(
+            "format", f"{format!r} is not a catalog format; use one of {', '.join(CATALOG_FORMATS)}"
+        )
+    native_only = not all_formats and format is None and words is None
+    rows = list_models(
+        family=family, min_params=min_params, max_params=max_params, native_only=native_only, moe=moe
+    )
+    if format is not None:
+        rows = [m for m in rows if m.weight_format == format]
+    if words is not None:
+        from servebound.catalog.search import MAX_LIMIT
+        from servebound.catalog.search import search as find
+
+        found = {hit.id for hit in find(words, kind="model", limit=MAX_LIMIT)}
+        rows = [m for m in rows if m.id in found]
+    return rows
+
+
+def hardware(
+    words: str | None = None,
+    *,
+    vendor: str | None = None,
+    cls: str | None = None,
+    min_memory_gb: float | None = None,
+    max_memory_gb: float | None = None,
+    max_price_usd: float | None = None,
+    systems: bool = True,
+) -> list[CatalogHardware]:
+    """Catalog hardware rows matching every filter given, in catalog order: ``words`` as ``search()``
+    reads them, ``vendor`` (NVIDIA, Apple ...), ``cls`` (``consumer GPU``, ``unified-memory SoC`` ...),
+    memory in GB, price in USD, ``systems`` (multi-device rows). Each row passes to ``decode`` as is."""
+    from servebound.catalog.hardware import list_hardware
+
+    rows = list_hardware(
+        vendor=vendor,
+        cls=cls,
+        min_memory_gb=min_memory_gb,
+        max_price_usd=max_price_usd,
+        include_systems=systems,
+    )
+    if max_memory_gb is not None:
+        rows = [h for h in rows if h.memory_gb <= max_memory_gb]
+    if words is not None:
+        from servebound.catalog.search import MAX_LIMIT
+        from servebound.catalog.search import search as find
+
+        found = {hit.id for hit in find(words, kind="hardware", limit=MAX_LIMIT)}
+        rows = [h for h in rows if h.id in found]
+    return rows
+
+
+def search(words: str, *, kind: str | None = None, limit: int = 20) -> list[SearchHit]:
+    """Models and hardware the words name, best first, as `servebound search` and /api/search answer:
+    ``search("qwen3 30b q4")``, ``search("dgx spark", kind="hardware")``."""
+    from servebound.catalog.search import search as find
+
+    return find(words, kind=kind, limit=limit)
 
 
 def with_kv_precision(model: ModelAdapter, precision: str) -> ModelAdapter:
