@@ -336,8 +336,8 @@ def api_search(
 
     if not 1 <= limit <= MAX_LIMIT:
         raise InputError("limit", f"{limit} is out of range; give 1 to {MAX_LIMIT}")
-    shown = {"model": web.site.models_by_id, "hardware": web.site.hardware_by_id}
-    hits = [h for h in search(q, kind=kind, limit=MAX_LIMIT) if h.id in shown[h.kind]]
+    shown = {*web.site.models_by_id, *web.site.hardware_by_id}
+    hits = [h for h in search(q, kind=kind, limit=MAX_LIMIT) if h.id in shown]
     rows = [hit.as_dict() for hit in hits[:limit]]
     return {"query": q, "count": len(rows), "hits": rows, "license": "CC BY 4.0"}
 
