@@ -95,6 +95,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "search_cmd",
         "Find models and hardware by the words people use (names, sizes, formats, Ollama tags, Hub ids).",
     ),
+    "export": (
+        "export_cmd",
+        "The catalog, reported runs and default-workload ceilings as a SQLite file or CSV files.",
+    ),
 }
 
 
