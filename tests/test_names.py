@@ -216,3 +216,14 @@ def test_python_lists_the_catalog_with_filters() -> None:
     model = servebound.models("gpt oss 120b")[0]
     # records pass to decode as ids do
     assert servebound.decode(spark, model) == servebound.decode("nvidia-dgx-spark", "gpt-oss-120b")
+
+
+@pytest.mark.parametrize(
+    ("name", "profile"),
+    [("llama3.3:70b", "llama-3.3-70b-instruct-q4_k_m"), ("qwen3 30b a3b q4", "qwen3-30b-a3b-q4_k_m")],
+)
+def test_the_site_picker_takes_the_names(client: TestClient, name: str, profile: str) -> None:
+    """The pair picker's form (GET /pair) redirects a typed name to the profile's pair page."""
+    answer = client.get("/pair", params={"hardware": "4090", "model": name}, follow_redirects=False)
+    assert answer.status_code == 303
+    assert answer.headers["location"].startswith(f"/pair/nvidia-rtx-4090/{profile}")
