@@ -145,6 +145,8 @@ def test_cli_decode_takes_the_names(capsys: pytest.CaptureFixture[str], name: st
 def test_cli_refuses_an_ambiguous_name(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["decode", "--hardware", "nvidia-h200-sxm", "--model", "gemma 3"]) == 2
     assert "gemma-3-27b-it" in capsys.readouterr().err
+    assert main(["decode", "--hardware", "nvidia-h200-sxm", "--model", "someorg/unknown-model"]) == 2
+    assert "no catalog model has that Hub id" in capsys.readouterr().err
 
 
 @pytest.fixture(scope="module")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from functools import cache
 
 from servebound.core.advice import Note, Setting
@@ -185,7 +186,10 @@ def resolve_model(ref: str, field: str = "model") -> ModelAdapter:
         return _as_imported(import_hub_gguf(repo, quant).adapter)
     if _looks_like_file(ref):
         if not os.path.isfile(ref):
-            raise InputError(field, _missing_file(ref, "a model file, a .gguf or a catalog id"))
+            wanted = "a model file, a .gguf or a catalog model"
+            if re.fullmatch(r"[\w.-]+/[\w.-]+", ref.strip()) and not ref.lower().endswith(_FILE_SUFFIXES):
+                wanted += ": no catalog model has that Hub id; `servebound search WORDS` finds one"
+            raise InputError(field, _missing_file(ref, wanted))
         imported = _imported_model(ref)
         if imported is not None:
             return imported
