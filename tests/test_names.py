@@ -229,3 +229,15 @@ def test_the_site_picker_takes_the_names(client: TestClient, name: str, profile:
     answer = client.get("/pair", params={"hardware": "4090", "model": name}, follow_redirects=False)
     assert answer.status_code == 303
     assert answer.headers["location"].startswith(f"/pair/nvidia-rtx-4090/{profile}")
+
+
+def test_the_draft_takes_the_names(capsys: pytest.CaptureFixture[str]) -> None:
+    answers = []
+    for model, draft in (
+        ("llama 70b", "llama 3.2 1b instruct"),
+        ("llama-3.3-70b-instruct", "llama-3.2-1b-instruct"),
+    ):
+        args = ["decode", "-H", "nvidia-h100-sxm", "-m", model, "--draft", draft, "--draft-tokens", "4"]
+        assert main([*args, "--acceptance", "0.7", "--json"]) == 0
+        answers.append(json.loads(capsys.readouterr().out))
+    assert answers[0] == answers[1]
