@@ -241,3 +241,26 @@ def test_the_draft_takes_the_names(capsys: pytest.CaptureFixture[str]) -> None:
         assert main([*args, "--acceptance", "0.7", "--json"]) == 0
         answers.append(json.loads(capsys.readouterr().out))
     assert answers[0] == answers[1]
+
+
+def test_every_profile_under_its_hub_gguf_and_spaced_names() -> None:
+    """Across the whole catalog: each release's Hub id is its native profile, each llama.cpp profile is
+    named by its GGUF file name and its GGUF repository's quantization tag, and each profile id typed
+    with spaces is itself (quantization words inside a release's name, as Qwen3-32B-FP8, included)."""
+    from servebound.catalog.models import _profile_ids
+    from servebound.catalog.names import hub_ids
+    from servebound.importers.hf.llama_cpp import LLAMA_CPP_MIXES
+
+    checked = 0
+    for profile, (model, fmt, native) in _profile_ids().items():
+        hub = hub_ids()[model]
+        repo = hub.split("/")[1]
+        cases = [profile.replace("-", " ")]
+        if native:
+            cases += [hub, hub.lower()]
+        if fmt in LLAMA_CPP_MIXES and fmt not in ("mxfp4_moe", "q4_0_qat"):
+            cases += [f"{repo}-{fmt.upper()}.gguf", f"someone/{repo}-GGUF:{fmt.upper()}"]
+        for name in cases:
+            assert profile_id_for(name) == profile, name
+            checked += 1
+    assert checked > 1_000

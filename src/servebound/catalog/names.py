@@ -108,21 +108,22 @@ def hub_ids() -> dict[str, str]:
 
 
 def split_quant(text: str) -> tuple[str, str | None]:
-    """(the text without its quantization words, the format they name in lower case with ``_``, or
-    None). ``mlx`` beside a bit width is MLX at that width (``mlx 4bit``: ``mlx_4bit``)."""
+    """(the text without its last quantization word, the format that word names in lower case with
+    ``_``, or None). Earlier ones stay words of the name (``Qwen3-32B-FP8-Q8_0``: the Q8_0 GGUF of
+    the FP8 release); ``mlx`` beside a bit width is MLX at that width (``mlx 4bit``: ``mlx_4bit``)."""
     lowered = text.lower()
     found = list(_QUANT.finditer(lowered.replace("-", "_")))
     if not found:
         return lowered, None
+    drop = [found[-1]]
+    word = found[-1].group(1)
+    bits = [m for m in found[-2:] if re.fullmatch(r"\d+bit", m.group(1))]
+    if len(found) > 1 and {m.group(1) for m in found[-2:]} & {"mlx"} and bits:
+        drop, word = found[-2:], f"mlx_{bits[0].group(1)}"
     rest = lowered
-    for match in reversed(found):
+    for match in sorted(drop, key=lambda m: -m.start()):
         rest = rest[: match.start()] + " " + rest[match.end() :]
-    words = [m.group(1) for m in found]
-    bits = [w for w in words if re.fullmatch(r"\d+bit", w)]
-    if "mlx" in words and bits:
-        return rest, f"mlx_{bits[-1]}"
-    plain = [w for w in words if w != "mlx"]
-    return rest, (plain or words)[-1]
+    return rest, word
 
 
 def tokens(text: str) -> list[str]:
@@ -276,6 +277,9 @@ def find_profile(ref: str, places: Mapping[str, Place], missing_ok: bool = False
     key = ref.strip().lower()
     if key in places:
         return key
+    dashed = re.sub(r"\s+", "-", key)  # a profile id typed with spaces
+    if dashed in places:
+        return dashed
     key = re.sub(r"^(?:https?://)?(?:ollama\.com/)?library/", "", key)  # Ollama's own namespace
     if "/" not in key and "\\" not in key and not key.endswith(".gguf"):
         tagged = _ollama(key, places) if re.fullmatch(r"[a-z0-9._-]+(:[\w.+-]+)?", key) else None
