@@ -337,6 +337,13 @@ def lint_model_catalog() -> list[str]:
                     f"{where}: {check.what} parameters {check.difference:+.2%} from the model card, "
                     f"beyond the {check.allowed / check.published:.2%} allowed"
                 )
+    from servebound.catalog.names import ollama_tags
+
+    for tag, row in ollama_tags().items():
+        if row.profile not in _profile_ids():
+            problems.append(f"model_names.toml: {tag}: no profile {row.profile!r}")
+        if not row.source.startswith("https://ollama.com/library/"):
+            problems.append(f"model_names.toml: {tag}: its source is not the tag's library page")
     return problems
 
 
