@@ -96,6 +96,11 @@ def test_a_joined_ceiling_equals_decode_json(
     assert (row["weight_format"], row["hf_id"]) == (model.weight_format, model.entry.hf_id)
 
 
-def test_export_needs_one_target(capsys: pytest.CaptureFixture[str]) -> None:
+def test_export_needs_one_target(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert main(["export"]) == 2
     assert "--sqlite" in capsys.readouterr().err
+    assert main(["export", "--sqlite", str(tmp_path / "missing" / "x.db")]) == 2
+    assert "existing folder" in capsys.readouterr().err
+    (tmp_path / "file").write_text("")
+    assert main(["export", "--csv", str(tmp_path / "file")]) == 2
+    assert "give a folder" in capsys.readouterr().err

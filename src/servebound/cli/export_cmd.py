@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from servebound.catalog.export import write_csv, write_sqlite
 from servebound.cli.common import command, option
@@ -22,6 +23,12 @@ from servebound.errors import InputError
 def export_command(sqlite: str | None, csv_dir: str | None) -> None:
     if (sqlite is None) == (csv_dir is None):
         raise InputError("sqlite", "give one of --sqlite FILE and --csv DIR")
+    target = Path(sqlite if sqlite is not None else str(csv_dir))
+    field = "sqlite" if sqlite is not None else "csv_dir"
+    if sqlite is not None and (target.is_dir() or not target.parent.is_dir()):
+        raise InputError(field, f"{sqlite!r}: give a file path in an existing folder")
+    if csv_dir is not None and (target.exists() and not target.is_dir() or not target.parent.is_dir()):
+        raise InputError(field, f"{csv_dir!r}: give a folder (made if missing) in an existing folder")
     start = time.perf_counter()
     counts = write_sqlite(sqlite) if sqlite is not None else write_csv(str(csv_dir))
     shown = ", ".join(f"{n:,} {table}" for table, n in counts.items())
