@@ -27,7 +27,7 @@ def export_command(sqlite: str | None, csv_dir: str | None) -> None:
     field = "sqlite" if sqlite is not None else "csv_dir"
     if sqlite is not None and (target.is_dir() or not target.parent.is_dir()):
         raise InputError(field, f"{sqlite!r}: give a file path in an existing folder")
-    if csv_dir is not None and (target.exists() and not target.is_dir() or not target.parent.is_dir()):
+    if csv_dir is not None and ((target.exists() and not target.is_dir()) or not target.parent.is_dir()):
         raise InputError(field, f"{csv_dir!r}: give a folder (made if missing) in an existing folder")
     start = time.perf_counter()
     counts = write_sqlite(sqlite) if sqlite is not None else write_csv(str(csv_dir))
