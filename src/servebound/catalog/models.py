@@ -267,17 +267,26 @@ def profile_ids() -> list[str]:
     return list(_profile_ids())
 
 
-def get_model(ref: str) -> CatalogModel:
-    """A catalog profile by id; unknown ids raise InputError with the closest ids."""
+def profile_id_for(ref: str, missing_ok: bool = False) -> str | None:
+    """The profile id of a model as a person typed it: a profile id, an Ollama tag, a Hub id (with a
+    quantization), a GGUF file name or loose words (``servebound.catalog.names``). Every surface's model
+    lookup passes here. Unknown names raise InputError with the closest ids (None with ``missing_ok``);
+    ambiguous ones raise listing the candidates."""
     check_id_length(ref, "model")
     key = ref.strip().lower()
     if key in _profile_ids():
-        return _build(key)
-    from rapidfuzz import process
+        return key
+    from servebound.catalog.names import find_profile
 
-    matches = [m[0] for m in process.extract(key, list(_profile_ids()), limit=3, score_cutoff=60)]
-    hint = f"; did you mean {', '.join(repr(m) for m in matches)}?" if matches else ""
-    raise InputError("model", f"{ref!r} is not in the catalog{hint} `servebound models list` shows all")
+    return find_profile(ref, _profile_ids(), missing_ok)
+
+
+def get_model(ref: str) -> CatalogModel:
+    """A catalog profile by id or by any name ``profile_id_for`` reads; unknown names raise InputError
+    with the closest ids."""
+    found = profile_id_for(ref)
+    assert found is not None
+    return _build(found)
 
 
 def list_models(
@@ -351,6 +360,13 @@ def lint_model_catalog() -> list[str]:
                     f"{where}: {check.what} parameters {check.difference:+.2%} from the model card, "
                     f"beyond the {check.allowed / check.published:.2%} allowed"
                 )
+    from servebound.catalog.names import ollama_tags
+
+    for tag, row in ollama_tags().items():
+        if row.profile not in _profile_ids():
+            problems.append(f"model_names.toml: {tag}: no profile {row.profile!r}")
+        if not row.source.startswith("https://ollama.com/library/"):
+            problems.append(f"model_names.toml: {tag}: its source is not the tag's library page")
     return problems
 
 

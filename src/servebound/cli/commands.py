@@ -79,6 +79,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "fit_cmd",
         "What this machine serves: the models that fit and clear the floor, best first, with format and engine.",
     ),
+    "search": (
+        "search_cmd",
+        "Find models and hardware by the words people use (names, sizes, formats, Ollama tags, Hub ids).",
+    ),
+    "export": (
+        "export_cmd",
+        "The catalog, reported runs and default-workload ceilings as a SQLite file or CSV files.",
+    ),
 }
 
 

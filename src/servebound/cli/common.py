@@ -36,6 +36,16 @@ def argument(name: str, help: str, **meta: Any) -> Input:
     return option(name, str, REQUIRED, help, **meta)
 
 
+#: Positional arguments that take every remaining word (``servebound search qwen3 30b``), by name.
+_ALL_WORDS: set[str] = set()
+
+
+def words_argument(name: str, help: str, **meta: Any) -> Input:
+    """A required positional argument of one or more words, passed as one text (joined by spaces)."""
+    _ALL_WORDS.add(name)
+    return argument(name, help, **meta)
+
+
 def record_inputs(record: type) -> tuple[Input, ...]:
     """The inputs a record declares: a ``WorkloadInputs`` subclass's groups, or each field of a frozen
     dataclass declared as the workload's are, ``given(default, help, flags=(...), ...)`` (``REQUIRED``:
@@ -185,6 +195,14 @@ def click_param(spec: Input, group: str = "") -> click.Parameter:
     # A required input states no default at all: click counts only an absent value as missing.
     default: dict[str, Any] = {} if required else {"default": spec.default}
     if not spec.flags:
+        if spec.name in _ALL_WORDS:
+            return click.Argument(
+                [spec.name],
+                type=Declared(spec),
+                required=required,
+                nargs=-1,
+                callback=lambda _ctx, _param, value: " ".join(value),
+            )
         return click.Argument([spec.name], type=Declared(spec), required=required, **default)
     if spec.kind is bool:
         return click.Option([spec.name, *spec.flags], is_flag=True, help=spec.help_for(group), **default)

@@ -74,7 +74,13 @@ def model_row_json(m: CatalogModel) -> dict[str, Any]:
         "Only profiles with a session that fits on this hardware (default workload).",
         "--fits",
     ),
-    option("all_formats", bool, False, "Every weight format, not only native.", "--all-formats"),
+    option(
+        "all_formats",
+        bool,
+        False,
+        "Every weight format (GGUF quantizations, FP8, NVFP4, MLX), not only native.",
+        "--all-formats",
+    ),
     JSON,
     parent=models_app,
     help="List catalog model profiles, filtered.",
@@ -131,7 +137,8 @@ def models_list(
             "-" if total is None else f"{total:+.2%}",
         )
     console.print(table)
-    console.print(f"{len(rows)} profiles")
+    more = "" if all_formats else " at their native format; --all-formats adds the quantized ones"
+    console.print(f"{len(rows)} profiles{more}")
 
 
 @command(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from functools import cache
 
 from servebound.catalog import snapshot
@@ -171,9 +172,14 @@ def resolve_hardware(ref: str, field: str = "hardware") -> Hardware:
 
 def resolve_model(ref: str, field: str = "model") -> ModelAdapter:
     """A model file path, a GGUF or safetensors checkpoint (imported on the fly; recognised by its first
-    bytes whatever its name), ``org/name:QUANT`` (the GGUF of that quantization in a Hub repository,
-    its header read by range requests), or a catalog model id."""
+    bytes whatever its name), a catalog model by any name people type (``catalog.models.profile_id_for``:
+    a Hub id, an Ollama tag, a GGUF file name, loose words), or else ``org/name:QUANT`` (the GGUF of
+    that quantization in a Hub repository, its header read by range requests)."""
     check_ref_length(ref, field)
+    if not os.path.isfile(ref) and (_looks_like_file(ref) or hub_gguf_ref(ref) is not None):
+        profile = _catalog_name(ref)
+        if profile is not None:
+            return _catalog_model(profile)
     if not os.path.isfile(ref) and hub_gguf_ref(ref) is not None:
         from servebound.importers.hf.hub import import_hub_gguf
 
@@ -181,7 +187,10 @@ def resolve_model(ref: str, field: str = "model") -> ModelAdapter:
         return _as_imported(import_hub_gguf(repo, quant).adapter)
     if _looks_like_file(ref):
         if not os.path.isfile(ref):
-            raise InputError(field, _missing_file(ref, "a model file, a .gguf or a catalog id"))
+            wanted = "a model file, a .gguf or a catalog model"
+            if re.fullmatch(r"[\w.-]+/[\w.-]+", ref.strip()) and not ref.lower().endswith(_FILE_SUFFIXES):
+                wanted += ": no catalog model has that Hub id; `servebound search WORDS` finds one"
+            raise InputError(field, _missing_file(ref, wanted))
         imported = _imported_model(ref)
         if imported is not None:
             return imported
@@ -200,6 +209,20 @@ def _catalog_hardware(ref: str) -> Hardware:
     from servebound.catalog.hardware import get_hardware
 
     return get_hardware(ref).hardware
+
+
+def _catalog_name(ref: str) -> str | None:
+    """The catalog profile a path-like name means (a Hub id, a GGUF file name), None when the catalog
+    has no such model. A Hub GGUF reference the catalog cannot answer (a quantization it lacks) is
+    left to the Hub import."""
+    from servebound.catalog.models import profile_id_for
+
+    try:
+        return profile_id_for(ref, missing_ok=True)
+    except InputError:
+        if hub_gguf_ref(ref) is not None:
+            return None
+        raise
 
 
 def _catalog_model(ref: str) -> ModelAdapter:

@@ -153,14 +153,24 @@ def _sources(hw: Hardware, model: ModelAdapter, work: Workload) -> dict[str, str
     return out
 
 
-def load_hardware(ref: str | Hardware) -> Hardware:
-    """A hardware file path (TOML/JSON), a catalog id, or an ``NxID`` system; records pass through."""
-    return ref if isinstance(ref, Hardware) else resolve_hardware(ref)
+def load_hardware(ref: str | Hardware | Any) -> Hardware:
+    """A hardware file path (TOML/JSON), a catalog id or alias, or an ``NxID`` system; records pass
+    through (a catalog row from ``hardware()`` as its Hardware)."""
+    if isinstance(ref, Hardware):
+        return ref
+    row = getattr(ref, "hardware", None)
+    return row if isinstance(row, Hardware) else resolve_hardware(str(ref))
 
 
-def load_model(ref: str | ModelAdapter, *, kv_precision: str | None = None) -> ModelAdapter:
-    """A model file path or a catalog id; optionally re-expressed at another KV cache precision."""
-    model = ref if isinstance(ref, ModelAdapter) else resolve_model(ref)
+def load_model(ref: str | ModelAdapter | Any, *, kv_precision: str | None = None) -> ModelAdapter:
+    """A model file path or a catalog model as people name it (an id, a Hub id, an Ollama tag, a GGUF
+    file name, loose words); records pass through (a profile from ``models()`` as its adapter).
+    Optionally re-expressed at another KV cache precision."""
+    adapter = getattr(ref, "adapter", None)
+    if isinstance(ref, ModelAdapter):
+        model = ref
+    else:
+        model = adapter if isinstance(adapter, ModelAdapter) else resolve_model(str(ref))
     return with_kv_precision(model, kv_precision) if kv_precision else model
 
 

@@ -231,11 +231,14 @@ def _lookup(
         )
     try:
         return get(ref)
-    except InputError:
+    except InputError as error:
         close = suggest(ref)
+        from servebound.catalog.names import NameChoiceError
+
+        why = f" ({error.problem})" if isinstance(error, NameChoiceError) else ""
         raise NotFoundError(
             kind,
-            f"'{ref}' is not a {kind} id here; see {index} for every {every}",
+            f"'{ref}' is not a {kind} id here{why}; see {index} for every {every}",
             [(f"{index}/{row.id}", row.name) for row in close],
         ) from None
 

@@ -255,6 +255,12 @@ class SiteData:
         check_id_length(ref, "model")
         if ref in self.models_by_id:
             return self.models_by_id[ref]
+        if self._catalog is not None:  # the packaged catalog: any name people type for a profile
+            from servebound.catalog.models import profile_id_for
+
+            found = profile_id_for(ref)
+            if found in self.models_by_id:
+                return self.models_by_id[found]
         raise InputError("model", f"'{ref}' is not a model id on this site")
 
     def suggest_hardware(self, ref: str, limit: int = 5) -> list[SiteHardware]:

@@ -334,6 +334,27 @@ def api_models_one(web: Web, model_id: str) -> dict[str, Any]:
     return _model_json(web.get_model(model_id), full=True)
 
 
+@router.get("/api/search", tags=["catalog"], responses=ERRORS)
+def api_search(
+    web: Web,
+    q: Annotated[
+        str, Query(description="words of a model or machine: 'qwen3 30b q4', 'llama3.3:70b', 'rtx 4090'")
+    ],
+    kind: Annotated[str | None, Query(description="model or hardware")] = None,
+    limit: Annotated[int, Query(description="at most this many hits (1 to 500)")] = 20,
+) -> dict[str, Any]:
+    """Models and hardware rows the words name, best first: the hits of `servebound search --json`
+    that this site shows."""
+    from servebound.catalog.search import MAX_LIMIT, search
+
+    if not 1 <= limit <= MAX_LIMIT:
+        raise InputError("limit", f"{limit} is out of range; give 1 to {MAX_LIMIT}")
+    shown = {*web.site.models_by_id, *web.site.hardware_by_id}
+    hits = [h for h in search(q, kind=kind, limit=MAX_LIMIT) if h.id in shown]
+    rows = [hit.as_dict() for hit in hits[:limit]]
+    return {"query": q, "count": len(rows), "hits": rows, "license": "CC BY 4.0"}
+
+
 @router.get("/api/validation", tags=["validation"], responses=ERRORS)
 def api_validation(web: Web) -> dict[str, Any]:
     """Published runs against their ceilings: the same object as `servebound validate --json`

@@ -1,0 +1,132 @@
+"""Search the catalog by words: models (every profile) and hardware rows, best match first.
+
+One function answers `servebound search`, ``servebound.search`` and ``/api/search``. Each word typed
+must begin a word of the entry (its id, its Hub id or name, a hardware row's vendor and aliases): ``qwen3
+30b`` finds every Qwen3 30B profile, ``4090`` the RTX 4090, ``dgx spark`` the DGX Spark. A quantization
+word (``q4``, ``fp8``, ``mlx 4bit``: see ``catalog.names``) keeps the profiles of that format; without
+one, models are listed at their native format. A name that resolves to one profile
+(``catalog.models.profile_id_for``: ``llama3.3:70b``, a Hub id) is the first hit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from servebound.catalog.names import _QUANT_ALIASES, _version, hub_ids, split_quant, tokens
+from servebound.errors import InputError
+
+#: What a search returns at most by default, and what it may be asked for.
+DEFAULT_LIMIT = 20
+MAX_LIMIT = 500
+KINDS = ("model", "hardware")
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One entry found: its kind (``model`` or ``hardware``), catalog id, name and a short detail."""
+
+    kind: str
+    id: str
+    name: str
+    detail: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _begins(query_word: str, word: str) -> bool:
+    """A typed word names an entry's word: the same, or (with a letter in it) its beginning; a number
+    only whole (``4`` is not ``40``)."""
+    return word == query_word or (not query_word.replace(".", "").isdigit() and word.startswith(query_word))
+
+
+def _covers(wanted: list[str], words: set[str]) -> bool:
+    return all(any(_begins(q, w) for w in words) for q in wanted)
+
+
+def _extra(wanted: list[str], own: list[str]) -> int:
+    return len([w for w in own if not any(_begins(q, w) for q in wanted)])
+
+
+def _formats(quant: str) -> tuple[str, ...]:
+    return (quant, *_QUANT_ALIASES.get(quant, ()))
+
+
+def _model_hits(wanted: list[str], quant: str | None) -> list[tuple[tuple[Any, ...], SearchHit]]:
+    from servebound.catalog.models import _profile_ids
+
+    hubs = hub_ids()
+    by_model: dict[str, list[tuple[str, str, bool]]] = {}
+    for pid, (base, fmt, native) in _profile_ids().items():
+        by_model.setdefault(base, []).append((pid, fmt, native))
+    found = []
+    for order, (base, profiles) in enumerate(by_model.items()):
+        own = tokens(base)
+        if not _covers(wanted, set(own) | set(tokens(hubs.get(base, "")))):
+            continue
+        if quant is None:
+            chosen = [p for p in profiles if p[2]]
+        else:
+            fmts = {fmt for _, fmt, _ in profiles}
+            pick = next((f for f in _formats(quant) if f in fmts), None)
+            chosen = [p for p in profiles if p[1] == pick]
+        version = tuple(-v for v in _version(own)) or (0.0,)
+        for pid, fmt, _ in chosen:
+            hit = SearchHit("model", pid, hubs.get(base, base), f"{fmt} weights")
+            found.append(((version, _extra(wanted, own), order), hit))
+    return found
+
+
+def _hardware_hits(wanted: list[str]) -> list[tuple[tuple[Any, ...], SearchHit]]:
+    from servebound.catalog.hardware import load_hardware_catalog
+
+    found = []
+    for order, row in enumerate(load_hardware_catalog()):
+        own = tokens(row.id)
+        words = set(own) | set(tokens(row.name)) | set(tokens(row.vendor))
+        for alias in row.aliases:
+            words |= set(tokens(alias))
+        if not _covers(wanted, words):
+            continue
+        detail = f"{row.memory_gb:g} GB at {row.bandwidth_gb_per_s:g} GB/s, {row.device_class}"
+        found.append((((0.0,), _extra(wanted, own), order), SearchHit("hardware", row.id, row.name, detail)))
+    return found
+
+
+def search(query: str, kind: str | None = None, limit: int = DEFAULT_LIMIT) -> list[SearchHit]:
+    """Models and hardware rows the words name, best first (the newest version, then the fewest words
+    beyond those typed, then catalog order); ``kind`` keeps one kind. An empty query is an error."""
+    from servebound.catalog.models import profile_id_for
+
+    if kind is not None and kind not in KINDS:
+        raise InputError("kind", f"{kind!r} is not a kind; use one of {', '.join(KINDS)}")
+    if not 1 <= limit <= MAX_LIMIT:
+        raise InputError("limit", f"{limit} is out of range; give 1 to {MAX_LIMIT}")
+    if len(query) > 200:
+        raise InputError("q", f"{len(query)} characters is longer than a search (200 at most)")
+    rest, quant = split_quant(query)
+    wanted = tokens(rest)
+    if not wanted:
+        raise InputError("q", "give one or more words, e.g. 'qwen3 30b' or 'rtx 4090'")
+    ranked: list[tuple[tuple[Any, ...], SearchHit]] = []
+    if kind in (None, "model"):
+        ranked += _model_hits(wanted, quant)
+    if kind in (None, "hardware") and quant is None:
+        ranked += _hardware_hits(wanted)
+    hits = [hit for _, hit in sorted(ranked, key=lambda pair: pair[0])]
+    if kind in (None, "model"):
+        try:
+            named = profile_id_for(query, missing_ok=True)
+        except InputError:
+            named = None
+        if named is not None:
+            first = next((h for h in hits if h.id == named), None)
+            hits = [first or SearchHit("model", named, hub_ids().get(named, named), "the name typed")]
+            hits += [h for h in _rest(ranked, named)]
+    return hits[:limit]
+
+
+def _rest(ranked: Iterable[tuple[tuple[Any, ...], SearchHit]], skip: str) -> list[SearchHit]:
+    return [hit for _, hit in sorted(ranked, key=lambda pair: pair[0]) if hit.id != skip]
