@@ -3,9 +3,9 @@
 
 Run: python bench/bench_startup.py [--runs N]. Each figure is the median of N fresh processes
 (`python -m servebound ...`, the console script's work), after one warm-up run that fills the bytecode
-cache and, in a fresh folder, the record cache, the catalog snapshot and the command-line spec with the
-help it keeps (so the runs after it take the fast path: servebound.cli.fast); the cases marked "cache
-off" run with `SERVEBOUND_CACHE_DIR=off` (Typer parses, every record is built). `python -c pass` is the
+cache and, in a fresh folder, the record cache and the catalog snapshot; click parses every run (no
+command-line state is kept); the cases marked "cache off" run with `SERVEBOUND_CACHE_DIR=off` (every
+record is built). `python -c pass` is the
 interpreter's own floor on this machine. The spread (min-max) shows how busy the machine was; the CPU
 time (user + system) of the process is steadier on a shared machine than its wall time.
 bench/bench_peers.py runs the same commands alternately against llmfit.

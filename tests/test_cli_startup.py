@@ -11,43 +11,44 @@ import sys
 import types
 from pathlib import Path
 
+import click
 import pytest
-import typer
 
 import servebound
 from servebound.catalog.hardware import list_hardware
 from servebound.catalog.models import get_model, profile_ids
 from servebound.cli import COMMANDS
 from servebound.cli.app import app, command_modules
+from servebound.cli.common import Command
 from servebound.inputs import record_cache
 
 DECODE = ["decode", "--hardware", "nvidia-dgx-spark", "--model", "qwen3.6-35b-a3b-nvfp4", "--json"]
 
 
-def _module_of(command: object) -> str:
+def _module_of(command: click.Command) -> str:
     """The module whose function a registered command (or a group's first command) runs."""
-    while isinstance(command, typer.core.TyperGroup):
+    while isinstance(command, click.Group):
         command = next(iter(command.commands.values()))
-    return str(command.callback.__module__)  # type: ignore[attr-defined]
+    assert isinstance(command, Command)
+    return str(command.function.__module__)
 
 
 def test_the_registry_is_the_commands() -> None:
     """Each command is declared once, in COMMANDS: its module registers it by name and its help is the
     declared one (no docstring of its own to drift from it); an undeclared name is refused."""
-    group = typer.main.get_command(app)
-    assert isinstance(group, typer.core.TyperGroup)
-    assert sorted(group.commands) == sorted(COMMANDS)
-    for name, command in group.commands.items():
+    assert isinstance(app, click.Group)
+    assert sorted(app.commands) == sorted(COMMANDS)
+    for name, command in app.commands.items():
         module, text = COMMANDS[name]
         assert command.help == text, name
         assert _module_of(command) == f"servebound.cli.{module}", name
         assert module in command_modules(), name
-        if not isinstance(command, typer.core.TyperGroup):
-            assert command.callback is not None and command.callback.__doc__ is None, name
-    from servebound.cli.common import app as root
+        if not isinstance(command, click.Group):
+            assert isinstance(command, Command) and command.function.__doc__ is None, name
+    from servebound.cli.common import command
 
     with pytest.raises(ValueError, match=r"not declared in servebound\.cli\.COMMANDS"):
-        root.command("decoed")(lambda: None)
+        command("decoed", examples=("a", "b"))(lambda: None)
 
 
 def loaded_modules(code: str, env: dict[str, str] | None = None) -> tuple[set[str], str]:
@@ -85,7 +86,7 @@ def test_decode_on_a_cached_catalog_pair_skips_the_catalog(tmp_path: Path) -> No
     assert "servebound.catalog.hardware" in first_modules and len(list(tmp_path.glob("records-*.json"))) == 1
     modules, cached = loaded_modules(code, env)
     assert cached == first
-    # (typer itself imports pydantic to coerce parameters; the catalog's schemas are never built)
+    # (the catalog's schemas are never built)
     assert not modules & {
         "servebound.catalog.hardware",
         "servebound.catalog.models",
@@ -272,39 +273,36 @@ def test_the_catalog_snapshot_equals_a_rebuild(tmp_path: Path) -> None:
     assert len(rebuilt["models"]) == len(profile_ids())
 
 
-def test_a_plain_decode_json_imports_no_rich_and_no_typer_pydantic_path(tmp_path: Path) -> None:
-    """With the command-line spec kept (the first run keeps it), a decode --json is parsed by
-    servebound.cli.fast: neither Typer's per-parameter pydantic adapters nor rich are imported, and
-    the answer is the one Typer's path gives."""
+def test_a_plain_decode_json_imports_no_rich_and_no_pydantic(tmp_path: Path) -> None:
+    """A decode --json through the console script: click parses it, neither pydantic nor rich is
+    imported, and the second run (the records kept) answers the same."""
     code = f"from servebound.cli import console_main\nimport sys\nsys.argv[1:] = {DECODE!r}\nconsole_main()"
     probe = code.replace("console_main()", "try:\n    console_main()\nexcept SystemExit:\n    pass")
     env = {"SERVEBOUND_CACHE_DIR": str(tmp_path)}
-    first_modules, first = loaded_modules(probe, env)
-    assert "typer._adapters" in first_modules  # the first run: Typer parses, and its spec is kept
+    _, first = loaded_modules(probe, env)
     modules, out = loaded_modules(probe, env)
     assert out == first
     assert not {m for m in modules if m == "rich" or m.startswith(("rich.", "pydantic"))}
-    assert not modules & {"typer._adapters", "typer.rich_utils", "pydantic", "pydantic_core"}
+    assert not modules & {"typer", "pydantic", "pydantic_core"}
 
 
-def test_kept_help_is_typers_help_and_imports_no_formatter(tmp_path: Path) -> None:
-    env = {"SERVEBOUND_CACHE_DIR": str(tmp_path), "COLUMNS": "90"}
-    for args in (["--help"], ["decode", "--help"]):
-        code = f"from servebound.inputs import record_cache\nfrom servebound.cli import main\nrecord_cache.enable()\nmain({args!r})"
-        _, typer_text = loaded_modules(code, {**env, "SERVEBOUND_CACHE_DIR": "off"})
-        loaded_modules(code, env)  # printed by Typer, and kept
-        modules, kept = loaded_modules(code, env)
-        assert kept == typer_text and "Usage: servebound" in kept
-        assert not {m for m in modules if m.startswith(("typer", "rich", "servebound.cli.decode_cmd"))}
+def test_help_is_clicks_and_imports_no_formatter_and_no_command() -> None:
+    """The root help and a command's help are click's plain text: no rich, no Typer, and the root's
+    imports no command module."""
+    for args in (["--help"], ["-h"], ["decode", "--help"]):
+        code = f"from servebound.cli import main\nmain({args!r})"
+        modules, text = loaded_modules(code, {"COLUMNS": "90"})
+        assert text.startswith("Usage: servebound") and "Examples:" in text, args
+        assert not {m for m in modules if m.startswith(("typer", "rich", "pydantic", "numpy"))}, args
+        if args[0] != "decode":
+            assert not [m for m in modules if m.endswith("_cmd")], args
 
 
-#: What a hot command answered by the fast path never imports: Typer and its click (the options are
-#: read from the kept spec), pydantic (the catalog comes from its snapshot), importlib.resources'
-#: readers and zipfile (package data are read from the folder), the network stack (a catalog id is not a
-#: Hub reference), and rich where no table is printed.
+#: What a hot command never imports: Typer, pydantic (the catalog comes from its snapshot),
+#: importlib.resources' readers and zipfile (package data are read from the folder), the network stack (a
+#: catalog id is not a Hub reference), and rich where no table is printed.
 NOT_ON_THE_FAST_PATH = {
     "typer",
-    "typer._click",
     "pydantic",
     "servebound.catalog.hardware_schema",
     "servebound.catalog.model_index",
@@ -326,8 +324,8 @@ FAST_PATH_CALLS = [
 
 @pytest.fixture(scope="module")
 def fast_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One cache folder for the calls below (the catalog snapshot is built once)."""
-    return tmp_path_factory.mktemp("fast-cache")
+    """One cache folder for the calls below (the catalog snapshot and the records are built once)."""
+    return tmp_path_factory.mktemp("record-cache")
 
 
 @pytest.mark.parametrize(
@@ -338,10 +336,10 @@ def test_the_fast_path_imports_only_what_the_command_needs(
 ) -> None:
     code = f"from servebound.inputs import record_cache\nfrom servebound.cli import main\nrecord_cache.enable()\nmain({args!r})"
     env = {"SERVEBOUND_CACHE_DIR": str(fast_cache)}
-    _, out = loaded_modules(code, env)  # where Typer parses: the spec, the snapshot, the records are kept
-    assert list(fast_cache.glob("cli-*.json"))
+    _, out = loaded_modules(code, env)  # the snapshot and the records are kept
+    assert not list(fast_cache.glob("cli-*.json"))  # no replayed command-line spec: click parses each time
     modules, again = loaded_modules(code, env)
     assert again == out
     unwanted = NOT_ON_THE_FAST_PATH | also_not
     assert not modules & unwanted, modules & unwanted
-    assert "servebound.cli.declare" in modules  # (the command's own module ran)
+    assert f"servebound.cli.{COMMANDS[args[0]][0]}" in modules and "click" in modules

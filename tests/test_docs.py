@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import typer
 
 from servebound.cli.app import app
 
@@ -24,7 +23,7 @@ def _walk(command: Any, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...
 
 def test_every_cli_flag_is_documented() -> None:
     missing = []
-    for path, command in _walk(typer.main.get_command(app)):
+    for path, command in _walk(app):
         for param in command.params:
             for opt in [*getattr(param, "opts", []), *getattr(param, "secondary_opts", [])]:
                 if opt.startswith("--") and opt != "--help" and opt not in README:

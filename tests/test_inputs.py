@@ -7,7 +7,6 @@ import json
 from typing import Any
 
 import pytest
-import typer
 from fastapi.testclient import TestClient
 
 from servebound import make_workload
@@ -158,8 +157,7 @@ def test_rank_class_filter_is_checked_alike(
 
 
 def _cli_flags(command: str) -> set[str]:
-    group = typer.main.get_command(cli_app)
-    cmd = group.commands[command]  # type: ignore[attr-defined]
+    cmd = cli_app.commands[command]
     return {opt for p in cmd.params for opt in p.opts if opt.startswith("--")}
 
 

@@ -1,31 +1,28 @@
-"""The command line: a thin layer over servebound's Python API.
+"""The command line: a thin layer over servebound's Python API, parsed by click.
 
-`main` turns every InputError and usage error into one line on stderr and exit status 2. It starts
-fast: the root group (``cli.launcher.LazyGroup``) lists the commands from ``COMMANDS``, where each is
-declared once (its module registers it by name and takes its help from there), and imports only the
-module of the command it runs, so `servebound --help` imports no command and `servebound decode` no
-web stack.
-``servebound.cli.app`` is the same app with every command registered, for tools that walk them all.
-Where the record cache is on (the console script), ``cli.fast`` answers plain help and parses the hot
-commands from what Typer declared and printed before, so those never build Typer's command; the
-Typer side (``LazyGroup``, ``root_app``) lives in ``cli.launcher`` and is imported only when needed.
+Every command is declared once, in ``COMMANDS`` (its module and its help); its module builds it from
+declared inputs (``cli.common``), so every value typed is parsed by ``Input.parse``. The root group
+lists the commands from ``COMMANDS`` and imports only the module of the command it runs, so
+`servebound --help` imports no command and `servebound decode` no web stack. ``main`` turns every
+InputError and usage error into one line on stderr and exit status 2.
+``servebound.cli.app`` holds every command, for tools that walk them all.
 """
 
 from __future__ import annotations
 
-import errno
 import sys
-from typing import Any
+from importlib import import_module
+
+import click
 
 from servebound.errors import InputError
-from servebound.views.terminal import visible
 
 #: The tool's one-line description (the root of `servebound --help`).
 HELP = "How fast can this machine serve this LLM? Ceilings from first principles."
 
 #: Every command, declared once, in the order `servebound --help` lists them: the module under
-#: servebound/cli/ that registers it (``@app.command("name")`` or ``app.add_typer(sub, name="name")``,
-#: with no help of its own) and its help, which the registration takes from here and the root help
+#: servebound/cli/ that registers it (``@command("name", ...)`` or ``group("name", ...)`` of
+#: ``cli.common``, with no help of its own) and its help, which the registration takes from here and the root help
 #: lists without importing the module. A name registered but not declared here is an error at import
 #: (tests/test_cli_startup.py checks each module registers what it is declared with). A new command:
 #: a line here and its module.
@@ -97,92 +94,139 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-__all__ = ["COMMANDS", "HELP", "console_main", "main"]  # the console script's entry points
+__all__ = ["COMMANDS", "HELP", "console_main", "main", "root"]  # the console script's entry points
+
+#: How each shell turns completion on (commands, flags, choices and catalog ids): the line to add to
+#: its start-up file. The root help prints them.
+COMPLETION = {
+    "bash": ('eval "$(_SERVEBOUND_COMPLETE=bash_source servebound)"', "~/.bashrc"),
+    "zsh": ('eval "$(_SERVEBOUND_COMPLETE=zsh_source servebound)"', "~/.zshrc"),
+    "fish": (
+        "_SERVEBOUND_COMPLETE=fish_source servebound | source",
+        "~/.config/fish/completions/servebound.fish",
+    ),
+}
+
+
+def help_option(command: click.Command, ctx: click.Context) -> click.Option | None:
+    """``command``'s -h/--help, its text given: click's own default looks the text's translation up
+    (a search for message catalogs, file by file) in every run, help asked or not."""
+    names = command.get_help_option_names(ctx)
+    if names and command.add_help_option and command._help_option is None:
+        command._help_option = click.Option(
+            names,
+            is_flag=True,
+            expose_value=False,
+            is_eager=True,
+            help="Show this message and exit.",
+            callback=_show_help,
+        )
+    return click.Command.get_help_option(command, ctx)
+
+
+def _show_help(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        click.echo(ctx.get_help(), color=ctx.color)
+        ctx.exit()
+
+
+class Root(click.Group):
+    """The root command: lists ``COMMANDS`` and imports a command's module only when it runs."""
+
+    def get_help_option(self, ctx: click.Context) -> click.Option | None:
+        return help_option(self, ctx)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        import_module(f"servebound.cli.{COMMANDS[cmd_name][0]}")
+        from servebound.cli.common import REGISTERED
+
+        return REGISTERED.get(cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """Each command's help line, from ``COMMANDS``: no command module imported."""
+        rows = [(name, help) for name, (_, help) in COMMANDS.items()]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        with formatter.section("Examples"):
+            for example in EXAMPLES:
+                formatter.write(f"{'':>{formatter.current_indent}}$ {example}\n")
+        with formatter.section("Shell completion (commands, flags, catalog ids): add to the shell's file"):
+            for shell, (line, where) in COMPLETION.items():
+                formatter.write(f"{'':>{formatter.current_indent}}{shell + ':':5} {line}   ({where})\n")
+
+
+#: The root help's examples.
+EXAMPLES = (
+    "servebound decode -H nvidia-rtx-4090 -m qwen3-8b",
+    "servebound rank --hardware nvidia-dgx-spark --limit 5",
+)
+
+
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        number = version("servebound")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
+        number = "unknown (not installed)"
+    sys.stdout.write(f"servebound {number}\n")
+    ctx.exit(0)
+
+
+def root() -> Root:
+    """The root group: ``-h``/``--help`` on every command, ``--version``, the commands of COMMANDS."""
+    return Root(
+        "servebound",
+        help=HELP,
+        no_args_is_help=True,
+        context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110},
+        params=[
+            click.Option(
+                ["--version"],
+                is_flag=True,
+                expose_value=False,
+                is_eager=True,
+                callback=_print_version,
+                help="Print the version and exit.",
+            )
+        ],
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; return the exit status (the console script exits with it).
-
-    Where the record cache is on, plain help and the hot commands are answered by ``cli.fast`` from
-    what Typer declared and printed before (the same values, text and errors); everything else, and
-    any argument the fast path does not take, goes to Typer."""
-    from servebound.cli import fast
-
+    """Run the CLI; return the exit status (the console script exits with it)."""
     args = sys.argv[1:] if argv is None else list(argv)
-    kept = fast.help_text(args)
-    if kept is not None:
-        sys.stdout.write(kept)
-        return 0
     try:
-        ran, status = _fast_run(args)
-        if not ran:
-            status = _typer_main(args)
+        status = root().main(args=args, prog_name="servebound", standalone_mode=False)
     except InputError as error:
-        print(f"servebound: error: {visible(str(error))}", file=sys.stderr)
+        return _error(str(error), 2)
+    except click.exceptions.NoArgsIsHelpError as error:  # no command: the help, as a usage error
+        sys.stdout.write(error.ctx.get_help() + "\n" if error.ctx is not None else "")
         return 2
-    except Exception as error:
-        return _typer_error(error)
+    except click.ClickException as error:  # usage errors: a bad flag, a missing option, no such command
+        return _error(error.format_message(), error.exit_code)
+    except click.Abort:
+        print("servebound: aborted", file=sys.stderr)
+        return 130
+    except click.exceptions.Exit as done:
+        return int(done.exit_code)
     return status if isinstance(status, int) else 0
 
 
-def _fast_run(args: list[str]) -> tuple[bool, Any]:
-    """``cli.fast.run``, with an interrupt and a closed pipe ending as Typer's own main ends them."""
-    from servebound.cli import fast
+def _error(message: str, status: int) -> int:
+    from servebound.views.terminal import visible
 
-    try:
-        return fast.run(args, COMMANDS)
-    except KeyboardInterrupt:
-        return True, 130
-    except OSError as error:
-        if error.errno != errno.EPIPE:
-            raise
-        from typer._click.utils import PacifyFlushWrapper
-
-        sys.stdout = PacifyFlushWrapper(sys.stdout)
-        sys.stderr = PacifyFlushWrapper(sys.stderr)
-        sys.exit(1)
-
-
-def _typer_main(args: list[str]) -> Any:
-    """Typer parses and runs the command (help it prints is kept for ``cli.fast``)."""
-    import typer
-
-    from servebound.cli import fast
-    from servebound.cli.launcher import _launcher
-
-    command = typer.main.get_command(_launcher)
-    asks_help = fast.help_text(args) is None and "--help" in args
-    recorder = fast.Recorder(sys.stdout) if asks_help else None
-    if recorder is not None:
-        sys.stdout = recorder
-    try:
-        status = command.main(args=args, prog_name="servebound", standalone_mode=False)
-    except typer.Exit as done:
-        if recorder is not None and int(getattr(done, "exit_code", 0)) == 0:
-            fast.remember_help(args, recorder.text())
-        raise
-    finally:
-        if recorder is not None:
-            sys.stdout = recorder._stream
-    if recorder is not None and status in (0, None):  # help printed: the exit status is 0
-        fast.remember_help(args, recorder.text())
+    print(f"servebound: error: {visible(' '.join(message.split()))}", file=sys.stderr)
     return status
-
-
-def _typer_error(error: Exception) -> int:
-    """Typer's and click's own outcomes as main has always worded them; anything else is raised."""
-    import typer
-
-    if isinstance(error, typer.Abort):
-        print("servebound: aborted", file=sys.stderr)
-        return 130
-    if isinstance(error, typer.Exit):
-        return int(getattr(error, "exit_code", 0))
-    if isinstance(error, typer.TyperException):  # usage errors: a bad flag value, a missing option
-        message = error.format_message() if hasattr(error, "format_message") else str(error)
-        print(f"servebound: error: {visible(' '.join(message.split()))}", file=sys.stderr)
-        return int(getattr(error, "exit_code", 2))
-    raise error
 
 
 def console_main() -> None:  # pragma: no cover - the console script entry point

@@ -1,7 +1,8 @@
-"""The whole command line as one Typer app: every ``*_cmd`` module imported, so every command registered.
+"""The whole command line as one click group: every ``*_cmd`` module imported, so every command
+registered.
 
-Documentation tests and tools that walk the commands use this module. The ``servebound`` script does
-not: it imports only the command it runs (see ``servebound.cli``).
+Documentation tests and tools that walk the commands use this module (``app``). The ``servebound``
+script does not: its root group imports only the command it runs (see ``servebound.cli``).
 """
 
 from __future__ import annotations
@@ -9,8 +10,10 @@ from __future__ import annotations
 import pkgutil
 from importlib import import_module
 
+import click
+
 import servebound.cli
-from servebound.cli import common
+from servebound.cli import COMMANDS, root
 
 
 def command_modules() -> list[str]:
@@ -23,4 +26,16 @@ def command_modules() -> list[str]:
 for _module in command_modules():
     import_module(f"servebound.cli.{_module}")
 
-app = common.app.typer()  # the Typer app itself, every command registered
+
+def _everything() -> click.Group:
+    from servebound.cli.common import REGISTERED
+
+    whole = root()
+    for name in COMMANDS:
+        whole.add_command(REGISTERED[name], name)
+    return whole
+
+
+#: The root group with every command in ``commands`` (the console script's own root looks each up by
+#: name when it runs).
+app: click.Group = _everything()

@@ -4,21 +4,20 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Annotated, Any
-
-import typer
+from typing import Any
 
 from servebound.catalog.hardware import CatalogHardware, get_hardware, list_hardware
 from servebound.catalog.lint import lint_hardware_catalog
-from servebound.cli.common import JsonOpt, app, with_flags
+from servebound.cli.common import JSON, argument, command, flags, given, group, option
 from servebound.cli.output import console, line, new_table, print_json, strong
 from servebound.errors import InputError
 from servebound.inputs.pricing import price_json
 
-hardware_app = typer.Typer(no_args_is_help=True)
-catalog_app = typer.Typer(no_args_is_help=True)
-app.add_typer(hardware_app, name="hardware")
-app.add_typer(catalog_app, name="catalog")
+hardware_app = group(
+    "hardware",
+    examples=("servebound hardware list --vendor Apple", "servebound hardware show nvidia-dgx-spark"),
+)
+catalog_app = group("catalog", examples=("servebound catalog lint", "servebound catalog lint --json"))
 
 
 def hardware_row_json(row: CatalogHardware) -> dict[str, Any]:
@@ -49,35 +48,29 @@ def hardware_row_json(row: CatalogHardware) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class HardwareFilters:
-    """`hardware list`'s filters (``--vendor`` .. ``--systems``), added by ``with_flags``: the keywords
-    of ``list_hardware``."""
+    """`hardware list`'s filters (``--vendor`` .. ``--systems``): the keywords of ``list_hardware``."""
 
-    vendor: Annotated[str | None, typer.Option("--vendor", help="NVIDIA, AMD, Apple, Intel, Google ...")] = (
-        None
-    )
-    cls: Annotated[str | None, typer.Option("--class", help="e.g. 'consumer GPU', 'unified-memory SoC'.")] = (
-        None
-    )
-    min_memory_gb: Annotated[
-        float | None, typer.Option("--min-memory-gb", help="At least this much memory.")
-    ] = None
-    max_price_usd: Annotated[float | None, typer.Option("--max-price-usd", help="At most this price.")] = None
-    mode: Annotated[str | None, typer.Option("--mode", help="Publishes a dense rate for this mode.")] = None
-    include_systems: Annotated[
-        bool, typer.Option("--systems/--no-systems", help="Include multi-device systems.")
-    ] = True
+    vendor: str | None = given(None, "NVIDIA, AMD, Apple, Intel, Google ...")
+    cls: str | None = given(None, "e.g. 'consumer GPU', 'unified-memory SoC'.", flags=("--class",))
+    min_memory_gb: float | None = given(None, "At least this much memory.")
+    max_price_usd: float | None = given(None, "At most this price.")
+    mode: str | None = given(None, "Publishes a dense rate for this mode.")
+    include_systems: bool = given(True, "Include multi-device systems.", flags=("--systems/--no-systems",))
 
 
-_NO_FILTERS = HardwareFilters()
+@command(
+    "list",
+    flags("filters", HardwareFilters),
+    JSON,
+    parent=hardware_app,
+    help="List catalog hardware, filtered.",
+    examples=(
+        "servebound hardware list --vendor NVIDIA --min-memory-gb 80",
+        "servebound hardware list --class 'consumer GPU' --no-systems --json",
+    ),
+)
+def hardware_list(filters: HardwareFilters, json_out: bool) -> None:
 
-
-@hardware_app.command("list")
-@with_flags(HardwareFilters, "filters")
-def hardware_list(
-    filters: HardwareFilters = _NO_FILTERS,
-    json_out: JsonOpt = False,
-) -> None:
-    """List catalog hardware, filtered."""
     for field, value in (("min_memory_gb", filters.min_memory_gb), ("max_price_usd", filters.max_price_usd)):
         if value is not None and not (math.isfinite(value) and value >= 0):
             raise InputError(field, f"must be a finite number >= 0 (got {value})")
@@ -102,12 +95,18 @@ def hardware_list(
     console.print(f"{len(rows)} rows")
 
 
-@hardware_app.command("show")
-def hardware_show(
-    hardware_id: Annotated[str, typer.Argument(help="Catalog id, alias or NxID.")],
-    json_out: JsonOpt = False,
-) -> None:
-    """One catalog row with the source of every number."""
+@command(
+    "show",
+    argument("hardware_id", "Catalog id, alias or NxID."),
+    JSON,
+    parent=hardware_app,
+    help="One catalog row with the source of every number.",
+    examples=(
+        "servebound hardware show nvidia-dgx-spark",
+        "servebound hardware show 8x-nvidia-h100-sxm --json",
+    ),
+)
+def hardware_show(hardware_id: str, json_out: bool) -> None:
     row = get_hardware(hardware_id)
     data = hardware_row_json(row)
     if json_out:
@@ -147,22 +146,26 @@ def hardware_show(
         console.print(f"notes: {row.notes}")
 
 
-@hardware_app.command("match")
-def hardware_match(
-    name: Annotated[
-        str,
-        typer.Argument(help="The device name exactly as the system reports it ('NVIDIA H100 80GB HBM3')."),
-    ],
-    memory_gb: Annotated[
-        float | None,
-        typer.Option("--memory-gb", help="The memory the device reports, GB (tells memory variants apart)."),
-    ] = None,
-    gpu_cores: Annotated[
-        int | None, typer.Option("--gpu-cores", help="Apple silicon: the GPU core count (system_profiler).")
-    ] = None,
-    json_out: JsonOpt = False,
-) -> None:
-    """The catalog row of a reported device name: exact names, memory as the tie-break, never a guess."""
+@command(
+    "match",
+    argument("name", "The device name exactly as the system reports it ('NVIDIA H100 80GB HBM3')."),
+    option(
+        "memory_gb",
+        float,
+        None,
+        "The memory the device reports, GB (tells memory variants apart).",
+        "--memory-gb",
+    ),
+    option("gpu_cores", int, None, "Apple silicon: the GPU core count (system_profiler).", "--gpu-cores"),
+    JSON,
+    parent=hardware_app,
+    help="The catalog row of a reported device name: exact names, memory as the tie-break, never a guess.",
+    examples=(
+        "servebound hardware match 'NVIDIA H100 80GB HBM3'",
+        "servebound hardware match 'NVIDIA GeForce RTX 4090' --memory-gb 24 --json",
+    ),
+)
+def hardware_match(name: str, memory_gb: float | None, gpu_cores: int | None, json_out: bool) -> None:
     from servebound.measure.device_match import match_device
 
     found = match_device(name, None if memory_gb is None else memory_gb * 1e9, gpu_cores)
@@ -172,9 +175,14 @@ def hardware_match(
     console.print(f"{found.id}  ({found.why})", markup=False)
 
 
-@catalog_app.command("lint")
-def catalog_lint(json_out: JsonOpt = False) -> None:
-    """Report every catalog number without a source and every inconsistent unit or id; exit 1 if any."""
+@command(
+    "lint",
+    JSON,
+    parent=catalog_app,
+    help="Report every catalog number without a source and every inconsistent unit or id; exit 1 if any.",
+    examples=("servebound catalog lint", "servebound catalog lint --json"),
+)
+def catalog_lint(json_out: bool) -> int:
     problems = lint_hardware_catalog()
     try:
         from servebound.catalog.models import lint_model_catalog
@@ -189,5 +197,4 @@ def catalog_lint(json_out: JsonOpt = False) -> None:
         for line in problems:
             console.print(f"- {line}")
         console.print(f"{len(problems)} problems")
-    if problems:
-        raise typer.Exit(1)
+    return 1 if problems else 0

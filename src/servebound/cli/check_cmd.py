@@ -4,95 +4,86 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Annotated
 
-import typer
-
-from servebound.cli.common import JsonOpt, app, with_flags
+from servebound.cli.common import JSON, command, flags, given, option
 from servebound.cli.output import console, print_json
 from servebound.errors import InputError
 
 
 @dataclass(frozen=True)
 class RunFlags:
-    """How the measured run was made (``--concurrency`` .. ``--engine``), added by ``with_flags``: the
-    keywords of ``make_run``."""
+    """How the measured run was made (``--concurrency`` .. ``--engine``): the keywords of ``make_run``."""
 
-    concurrency: Annotated[int, typer.Option("--concurrency", help="Sessions decoding at once (batch).")] = 1
-    read_context: Annotated[
-        int | None, typer.Option("--read-context", help="Average context read per step.")
-    ] = None
-    alloc_context: Annotated[
-        int | None, typer.Option("--alloc-context", help="Context reserved per session.")
-    ] = None
-    prompt_tokens: Annotated[
-        int | None, typer.Option("--prompt", help="Prompt tokens (prefill metrics).")
-    ] = None
-    chunk_tokens: Annotated[
-        int | None, typer.Option("--chunk", help="Prefill chunk width the engine used.")
-    ] = None
-    kv_precision: Annotated[str | None, typer.Option("--kv-precision", help="Cache format the run used.")] = (
-        None
-    )
-    linear_mode: Annotated[
-        str | None, typer.Option("--linear-mode", help="Arithmetic mode of the linear layers.")
-    ] = None
-    attention_mode: Annotated[
-        str | None, typer.Option("--attention-mode", help="Arithmetic mode of attention.")
-    ] = None
-    engine: Annotated[str, typer.Option("--engine", help="Engine name, for the report.")] = "unspecified"
+    concurrency: int = given(1, "Sessions decoding at once (batch).")
+    read_context: int | None = given(None, "Average context read per step.")
+    alloc_context: int | None = given(None, "Context reserved per session.")
+    prompt_tokens: int | None = given(None, "Prompt tokens (prefill metrics).", flags=("--prompt",))
+    chunk_tokens: int | None = given(None, "Prefill chunk width the engine used.", flags=("--chunk",))
+    kv_precision: str | None = given(None, "Cache format the run used.")
+    linear_mode: str | None = given(None, "Arithmetic mode of the linear layers.")
+    attention_mode: str | None = given(None, "Arithmetic mode of attention.")
+    engine: str = given("unspecified", "Engine name, for the report.")
 
 
-_RUN_DEFAULTS = RunFlags()
-
-
-@app.command("check")
-@with_flags(RunFlags, "run")
+@command(
+    "check",
+    option(
+        "hardware",
+        str,
+        None,
+        "The machine the run used (file, catalog id or auto); default: the devices the file names.",
+        "--hardware",
+        "-H",
+    ),
+    option(
+        "model",
+        str,
+        None,
+        "The model the run used (file, catalog id or .gguf); default: the model file the file names.",
+        "--model",
+        "-m",
+    ),
+    option(
+        "file",
+        str,
+        None,
+        "A result file: llama-bench (markdown, csv, json, jsonl), vLLM or SGLang bench JSON(L), "
+        "MLX-LM or Ollama --verbose output.",
+        "--file",
+    ),
+    option(
+        "metric",
+        str,
+        None,
+        "per_session_tok_s, aggregate_tok_s, prefill_tok_s or ttft_s (with --measured).",
+        "--metric",
+    ),
+    option("measured", float, None, "The figure you measured, in the metric's unit.", "--measured"),
+    flags("run", RunFlags),
+    option(
+        "overhead_gb",
+        float,
+        None,
+        "O for the memory-fit note only (default: the hardware row's, 8 where it states none).",
+        "--overhead-gb",
+    ),
+    JSON,
+    examples=(
+        "servebound check -H nvidia-rtx-4090 -m qwen3-8b --metric per_session_tok_s --measured 55 --read-context 4096",
+        "servebound check -H nvidia-h100-sxm -m llama-3.1-8b --metric aggregate_tok_s --measured 3000 --read-context 4096 "
+        "--concurrency 64 --engine vllm --json",
+    ),
+)
 def check_command(
-    hardware: Annotated[
-        str | None,
-        typer.Option(
-            "--hardware",
-            "-H",
-            help="The machine the run used (file, catalog id or auto); default: the devices the file names.",
-        ),
-    ] = None,
-    model: Annotated[
-        str | None,
-        typer.Option(
-            "--model",
-            "-m",
-            help="The model the run used (file, catalog id or .gguf); default: the model file the file names.",
-        ),
-    ] = None,
-    file: Annotated[
-        Path | None,
-        typer.Option(
-            "--file",
-            help="A result file: llama-bench (markdown, csv, json, jsonl), vLLM or SGLang bench JSON(L), "
-            "MLX-LM or Ollama --verbose output.",
-        ),
-    ] = None,
-    metric: Annotated[
-        str | None,
-        typer.Option(
-            "--metric", help="per_session_tok_s, aggregate_tok_s, prefill_tok_s or ttft_s (with --measured)."
-        ),
-    ] = None,
-    measured: Annotated[
-        float | None, typer.Option("--measured", help="The figure you measured, in the metric's unit.")
-    ] = None,
-    run: RunFlags = _RUN_DEFAULTS,
-    overhead_gb: Annotated[
-        float | None,
-        typer.Option(
-            "--overhead-gb",
-            help="O for the memory-fit note only (default: the hardware row's, 8 where it states none).",
-            show_default=False,
-        ),
-    ] = None,
-    json_out: JsonOpt = False,
-) -> None:
+    hardware: str | None,
+    model: str | None,
+    file: str | None,
+    metric: str | None,
+    measured: float | None,
+    run: RunFlags,
+    overhead_gb: float | None,
+    json_out: bool,
+) -> int:
     from servebound.runs.ceiling import check_json, check_run, format_check
     from servebound.runs.measured import make_run
     from servebound.runs.result_files import hardware_from_runs, model_from_runs, read_result_file
@@ -100,7 +91,7 @@ def check_command(
     if file is not None:
         if measured is not None or metric is not None:
             raise InputError("file", "give either --file or --metric with --measured, not both")
-        runs = read_result_file(file)
+        runs = read_result_file(Path(file))
     else:
         if metric is None or measured is None:
             raise InputError(
@@ -115,12 +106,15 @@ def check_command(
     else:
         for c in checks:
             console.print(format_check(c), markup=False)
-    if any(c.above_ceiling for c in checks):
-        raise typer.Exit(3)
+    return 3 if any(c.above_ceiling for c in checks) else 0
 
 
-@app.command("validate")
-def validate_command(json_out: JsonOpt = False) -> None:
+@command(
+    "validate",
+    JSON,
+    examples=("servebound validate", "servebound validate --json"),
+)
+def validate_command(json_out: bool) -> None:
     from servebound.runs.validation import format_summary, validation_json, validation_summary
 
     summary = validation_summary()

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Any
 
 from servebound.api import load_hardware, load_model
-from servebound.cli import declare as typer  # Typer itself only when it parses
-from servebound.cli.common import HardwareOpt, JsonOpt, ModelOpt, WorkloadFlags, app, with_flags
+from servebound.cli.common import (
+    HARDWARE,
+    JSON,
+    MODEL,
+    WorkloadFlags,
+    command,
+    flags,
+    given,
+    option,
+)
 from servebound.cli.output import console, on, print_json, print_table, render_assumptions
 from servebound.core.cost import DEFAULT_AMORTIZATION_YEARS, DEFAULT_USD_PER_KWH, DEFAULT_UTILIZATION
 from servebound.core.model import ModelAdapter
@@ -25,63 +33,75 @@ from servebound.views.cost_report import (
 
 @dataclass(frozen=True)
 class OwnedFlags(OwnedInputs):
-    """The owned-cost inputs as the command's flags (``--purchase-usd`` .. ``--usd-per-kwh``), added by
-    ``with_flags`` and passed on as the OwnedInputs they are."""
+    """The owned-cost inputs as the command's flags (``--purchase-usd`` .. ``--usd-per-kwh``), passed
+    on as the OwnedInputs they are."""
 
-    purchase_usd: Annotated[
-        float | None,
-        typer.Option("--purchase-usd", help="Owned: purchase price of the system [default: catalog]."),
-    ] = None
-    amortization_years: Annotated[
-        float, typer.Option("--amortization-years", help="Owned: years the purchase is spread over.")
-    ] = DEFAULT_AMORTIZATION_YEARS
-    utilization: Annotated[
-        float, typer.Option("--utilization", help="Owned: fraction of hours in use (0-1].")
-    ] = DEFAULT_UTILIZATION
-    power_w: Annotated[
-        float | None,
-        typer.Option("--power-w", help="Owned: power draw of the system in W [default: board power]."),
-    ] = None
-    usd_per_kwh: Annotated[float, typer.Option("--usd-per-kwh", help="Owned: electricity price.")] = (
-        DEFAULT_USD_PER_KWH
-    )
+    purchase_usd: float | None = given(None, "Owned: purchase price of the system [default: catalog].")
+    amortization_years: float = given(DEFAULT_AMORTIZATION_YEARS, "Owned: years the purchase is spread over.")
+    utilization: float = given(DEFAULT_UTILIZATION, "Owned: fraction of hours in use (0-1].")
+    power_w: float | None = given(None, "Owned: power draw of the system in W [default: board power].")
+    usd_per_kwh: float = given(DEFAULT_USD_PER_KWH, "Owned: electricity price.")
 
 
-_OWNED_DEFAULTS = OwnedFlags()
-
-
-@app.command("cost")
-@with_flags(WorkloadFlags, "flags")
-@with_flags(OwnedFlags, "owned")
+@command(
+    "cost",
+    HARDWARE,
+    MODEL,
+    flags("flags", WorkloadFlags),
+    option(
+        "usd_per_hour",
+        float,
+        None,
+        "Price of the whole system per hour; overrides the catalog's.",
+        "--usd-per-hour",
+    ),
+    option(
+        "pricing",
+        str,
+        Pricing.AUTO.value,
+        "auto (rental if the row has one, else owned), rental or owned.",
+        "--pricing",
+        choices=tuple(p.value for p in Pricing),
+    ),
+    flags("owned", OwnedFlags),
+    option(
+        "batches",
+        str,
+        None,
+        "Batches to price, e.g. 1,8,64 [default: log grid to b_mem, b*, balance].",
+        "--batches",
+    ),
+    option(
+        "prompt",
+        int,
+        DEFAULT_COST_PROMPT_TOKENS,
+        "Prompt length whose input tokens are priced (prefill ceiling).",
+        "--prompt",
+    ),
+    option(
+        "layout",
+        str,
+        None,
+        "Parallel layout on a system, e.g. tp=8 (dp fills it): the link charged.",
+        "--layout",
+    ),
+    JSON,
+    examples=(
+        "servebound cost -H nvidia-h100-sxm -m llama-3.1-8b",
+        "servebound cost -H nvidia-rtx-4090 -m qwen3-8b --usd-per-hour 0.5 --batches 1,8,32 --json",
+    ),
+)
 def cost_command(
-    hardware: HardwareOpt,
-    model: ModelOpt,
-    flags: WorkloadFlags = WorkloadFlags(),
-    usd_per_hour: Annotated[
-        float | None,
-        typer.Option("--usd-per-hour", help="Price of the whole system per hour; overrides the catalog's."),
-    ] = None,
-    pricing: Annotated[
-        Pricing,
-        typer.Option("--pricing", help="auto (rental if the row has one, else owned), rental or owned."),
-    ] = Pricing.AUTO,
-    owned: OwnedFlags = _OWNED_DEFAULTS,
-    batches: Annotated[
-        str | None,
-        typer.Option(
-            "--batches", help="Batches to price, e.g. 1,8,64 [default: log grid to b_mem, b*, balance]."
-        ),
-    ] = None,
-    prompt: Annotated[
-        int, typer.Option("--prompt", help="Prompt length whose input tokens are priced (prefill ceiling).")
-    ] = DEFAULT_COST_PROMPT_TOKENS,
-    layout: Annotated[
-        str | None,
-        typer.Option(
-            "--layout", help="Parallel layout on a system, e.g. tp=8 (dp fills it): the link charged."
-        ),
-    ] = None,
-    json_out: JsonOpt = False,
+    hardware: str,
+    model: str,
+    flags: WorkloadFlags,
+    usd_per_hour: float | None,
+    pricing: str,
+    owned: OwnedFlags,
+    batches: str | None,
+    prompt: int,
+    layout: str | None,
+    json_out: bool,
 ) -> None:
     if prompt < 1:
         raise InputError("prompt", f"must be a whole number of tokens >= 1 (got {prompt})")
@@ -89,7 +109,7 @@ def cost_command(
     mdl = load_model(model, kv_precision=flags.kv_precision)
     workload = flags.workload()
     price = resolve_price(
-        hw, catalog_price(hardware), usd_per_hour=usd_per_hour, pricing=pricing, owned=owned
+        hw, catalog_price(hardware), usd_per_hour=usd_per_hour, pricing=Pricing(pricing), owned=owned
     )
     if layout is not None:
         cost_layout(hardware, mdl, workload, layout, price, parse_batches(batches), json_out)

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
 from servebound.api import decode_answer, load_hardware, load_model
-from servebound.cli import declare as typer  # Typer itself only when it parses
-from servebound.cli.common import HardwareOpt, JsonOpt, ModelOpt, app, with_inputs
+from servebound.cli.common import HARDWARE, JSON, MODEL, command, option, workload
 from servebound.cli.output import console, line, on, print_json, print_table, render_assumptions, strong
 from servebound.core.decode import DecodeResult
 from servebound.core.model import ModelAdapter
@@ -27,22 +26,29 @@ if TYPE_CHECKING:
     from servebound.core.decode_range import DecodeContextRange
 
 
-@app.command("decode")
-@with_inputs("context", "serving", "workload", "roof", "decode", "layout")
-def decode_command(
-    hardware: HardwareOpt,
-    model: ModelOpt,
-    flags: WorkloadInputs = WorkloadInputs(),
-    range_: Annotated[
-        bool,
-        typer.Option(
-            "--range",
-            help="Also report the single-session ceiling and the b* aggregate over every read context "
-            "from 0 to the model's limit.",
-        ),
-    ] = False,
-    json_out: JsonOpt = False,
-) -> None:
+RANGE = option(
+    "range_",
+    bool,
+    False,
+    "Also report the single-session ceiling and the b* aggregate over every read context from 0 to the "
+    "model's limit.",
+    "--range",
+)
+
+
+@command(
+    "decode",
+    HARDWARE,
+    MODEL,
+    workload("context", "serving", "workload", "roof", "decode", "layout"),
+    RANGE,
+    JSON,
+    examples=(
+        "servebound decode -H nvidia-rtx-4090 -m qwen3-8b",
+        "servebound decode -H nvidia-dgx-spark -m qwen3.6-35b-a3b-nvfp4 --alloc-context 32000 --json",
+    ),
+)
+def decode_command(hardware: str, model: str, flags: WorkloadInputs, range_: bool, json_out: bool) -> None:
     mdl = load_model(model, kv_precision=flags.kv_precision)
     workload = flags.workload()
     if flags.layout is not None:

@@ -3,12 +3,8 @@ numbers substituted (or as JSON)."""
 
 from __future__ import annotations
 
-from typing import Annotated
-
-import typer
-
 from servebound.api import load_hardware, load_model, make_workload
-from servebound.cli.common import DEFAULT_ALLOC, DEFAULT_READ, HARDWARE_HELP, AllocOpt, JsonOpt, ReadOpt, app
+from servebound.cli.common import HARDWARE_HELP, JSON, REQUIRED, command, declared, group, option
 from servebound.cli.output import console, line, print_json, strong
 from servebound.views.economics_view import (
     LECTURE_BLACKWELL,
@@ -23,13 +19,18 @@ from servebound.views.economics_view import (
     trains_of,
 )
 
-economics_app = typer.Typer(name="economics", no_args_is_help=True)
-app.add_typer(economics_app, name="economics")
+economics_app = group(
+    "economics",
+    examples=(
+        "servebound economics balance -H nvidia-b200",
+        "servebound economics drain -H nvidia-dgx-spark --json",
+    ),
+)
 
-HardwareOptional = Annotated[str | None, typer.Option("--hardware", "-H", help=HARDWARE_HELP)]
-BandwidthOpt = Annotated[
-    float | None, typer.Option("--bandwidth-gb-per-s", help="R in GB/s (instead of --hardware).")
-]
+HARDWARE_OPTIONAL = option("hardware", str, None, HARDWARE_HELP, "--hardware", "-H")
+BANDWIDTH = option(
+    "bandwidth_gb_per_s", float, None, "R in GB/s (instead of --hardware).", "--bandwidth-gb-per-s"
+)
 
 
 def show(items: list[Shown], json_out: bool) -> None:
@@ -43,20 +44,31 @@ def show(items: list[Shown], json_out: bool) -> None:
             console.print(f"  {item.note}")
 
 
-@economics_app.command("balance")
+@command(
+    "balance",
+    option("hardware", str, REQUIRED, "Hardware file, catalog id or NxID.", "--hardware", "-H"),
+    option(
+        "bytes_per_weight", float, 0.5, "e_w: bytes per weight fetched (0.5 for FP4).", "--bytes-per-weight"
+    ),
+    option("model", str, None, "A model: add its balance batch three ways.", "--model", "-m"),
+    declared("read_context"),
+    declared("alloc_context"),
+    JSON,
+    parent=economics_app,
+    help="F / (2R) multiplies per weight per mode, and a model's balance batch.",
+    examples=(
+        "servebound economics balance -H nvidia-b200",
+        "servebound economics balance -H nvidia-h100-sxm -m llama-3.1-70b --bytes-per-weight 1 --json",
+    ),
+)
 def balance_command(
-    hardware: Annotated[str, typer.Option("--hardware", "-H", help="Hardware file, catalog id or NxID.")],
-    bytes_per_weight: Annotated[
-        float, typer.Option("--bytes-per-weight", help="e_w: bytes per weight fetched (0.5 for FP4).")
-    ] = 0.5,
-    model: Annotated[
-        str | None, typer.Option("--model", "-m", help="A model: add its balance batch three ways.")
-    ] = None,
-    read_context: ReadOpt = DEFAULT_READ,
-    alloc_context: AllocOpt = DEFAULT_ALLOC,
-    json_out: JsonOpt = False,
+    hardware: str,
+    bytes_per_weight: float,
+    model: str | None,
+    read_context: int | None,
+    alloc_context: int | None,
+    json_out: bool,
 ) -> None:
-    """F / (2R) multiplies per weight per mode, and a model's balance batch."""
     hw = load_hardware(hardware)
     mdl = load_model(model) if model else None
     workload = make_workload(
@@ -65,86 +77,131 @@ def balance_command(
     show(balance(hw, bytes_per_weight, model=mdl, workload=workload), json_out)
 
 
-@economics_app.command("drain")
+@command(
+    "drain",
+    HARDWARE_OPTIONAL,
+    option("capacity_gb", float, None, "C in GB (instead of --hardware).", "--capacity-gb"),
+    BANDWIDTH,
+    JSON,
+    parent=economics_app,
+    help="C / R: the time to read all of memory once, the natural step time.",
+    examples=(
+        "servebound economics drain -H nvidia-dgx-spark",
+        "servebound economics drain --capacity-gb 80 --bandwidth-gb-per-s 3350 --json",
+    ),
+)
 def drain_command(
-    hardware: HardwareOptional = None,
-    capacity_gb: Annotated[
-        float | None, typer.Option("--capacity-gb", help="C in GB (instead of --hardware).")
-    ] = None,
-    bandwidth_gb_per_s: BandwidthOpt = None,
-    json_out: JsonOpt = False,
+    hardware: str | None, capacity_gb: float | None, bandwidth_gb_per_s: float | None, json_out: bool
 ) -> None:
-    """C / R: the time to read all of memory once, the natural step time."""
     hw = load_hardware(hardware) if hardware is not None else None
     show([drain_of(hw, capacity_gb, bandwidth_gb_per_s, cli=True)], json_out)
 
 
-@economics_app.command("trains")
+@command(
+    "trains",
+    option("batch", float, REQUIRED, "b: sessions per departing batch.", "--batch"),
+    option("steps_per_s", float, None, "Departures per second.", "--steps-per-s"),
+    option("interval_ms", float, None, "tau: ms between departures.", "--interval-ms"),
+    JSON,
+    parent=economics_app,
+    help="Batches departing every tau: b / tau tokens per second, worst-case queueing 2 tau.",
+    examples=(
+        "servebound economics trains --batch 64 --interval-ms 20",
+        "servebound economics trains --batch 256 --steps-per-s 40 --json",
+    ),
+)
 def trains_command(
-    batch: Annotated[float, typer.Option("--batch", help="b: sessions per departing batch.")],
-    steps_per_s: Annotated[float | None, typer.Option("--steps-per-s", help="Departures per second.")] = None,
-    interval_ms: Annotated[
-        float | None, typer.Option("--interval-ms", help="tau: ms between departures.")
-    ] = None,
-    json_out: JsonOpt = False,
+    batch: float, steps_per_s: float | None, interval_ms: float | None, json_out: bool
 ) -> None:
-    """Batches departing every tau: b / tau tokens per second, worst-case queueing 2 tau."""
     show(trains_of(batch, steps_per_s, interval_ms, cli=True), json_out)
 
 
-@economics_app.command("breakpoint")
+@command(
+    "breakpoint",
+    option("active_params", float, REQUIRED, "P_active of the served model.", "--active-params"),
+    option("breakpoint_tokens", float, REQUIRED, "L*: the surcharge's context.", "--breakpoint-tokens"),
+    HARDWARE_OPTIONAL,
+    option("mode", str, "fp8", "The hardware's arithmetic mode for F.", "--mode"),
+    option("tflops", float, None, "F in TFLOP/s (instead of --hardware).", "--tflops"),
+    BANDWIDTH,
+    JSON,
+    parent=economics_app,
+    help="KV bytes per token that put the KV/compute crossover at a long-context surcharge breakpoint.",
+    examples=(
+        "servebound economics breakpoint --active-params 37e9 --breakpoint-tokens 200000 -H nvidia-h100-sxm",
+        "servebound economics breakpoint --active-params 17e9 --breakpoint-tokens 128000 --tflops 1979 "
+        "--bandwidth-gb-per-s 3350 --json",
+    ),
+)
 def breakpoint_command(
-    active_params: Annotated[float, typer.Option("--active-params", help="P_active of the served model.")],
-    breakpoint_tokens: Annotated[
-        float, typer.Option("--breakpoint-tokens", help="L*: the surcharge's context.")
-    ],
-    hardware: HardwareOptional = None,
-    mode: Annotated[str, typer.Option("--mode", help="The hardware's arithmetic mode for F.")] = "fp8",
-    tflops: Annotated[
-        float | None, typer.Option("--tflops", help="F in TFLOP/s (instead of --hardware).")
-    ] = None,
-    bandwidth_gb_per_s: BandwidthOpt = None,
-    json_out: JsonOpt = False,
+    active_params: float,
+    breakpoint_tokens: float,
+    hardware: str | None,
+    mode: str,
+    tflops: float | None,
+    bandwidth_gb_per_s: float | None,
+    json_out: bool,
 ) -> None:
-    """KV bytes per token that put the KV/compute crossover at a long-context surcharge breakpoint."""
     hw = load_hardware(hardware) if hardware is not None else None
     shown = breakpoint_of(active_params, breakpoint_tokens, hw, mode, tflops, bandwidth_gb_per_s, cli=True)
     show([shown], json_out)
 
 
-@economics_app.command("price-ratio")
-def price_ratio_command(
-    output_usd: Annotated[float, typer.Option("--output-usd", help="Output price, USD per million tokens.")],
-    input_usd: Annotated[float, typer.Option("--input-usd", help="Input price, USD per million tokens.")],
-    json_out: JsonOpt = False,
-) -> None:
-    """How memory-bound decode is, read off the output/input price ratio."""
+@command(
+    "price-ratio",
+    option("output_usd", float, REQUIRED, "Output price, USD per million tokens.", "--output-usd"),
+    option("input_usd", float, REQUIRED, "Input price, USD per million tokens.", "--input-usd"),
+    JSON,
+    parent=economics_app,
+    help="How memory-bound decode is, read off the output/input price ratio.",
+    examples=(
+        "servebound economics price-ratio --output-usd 15 --input-usd 3",
+        "servebound economics price-ratio --output-usd 10 --input-usd 2.5 --json",
+    ),
+)
+def price_ratio_command(output_usd: float, input_usd: float, json_out: bool) -> None:
     show([price_ratio(output_usd, input_usd)], json_out)
 
 
-@economics_app.command("cache-tier")
-def cache_tier_command(
-    hold_s: Annotated[float, typer.Option("--hold-s", help="How long a cache is kept alive, in seconds.")],
-    json_out: JsonOpt = False,
-) -> None:
-    """The memory tier whose drain time matches a cache hold time."""
+@command(
+    "cache-tier",
+    option("hold_s", float, REQUIRED, "How long a cache is kept alive, in seconds.", "--hold-s"),
+    JSON,
+    parent=economics_app,
+    help="The memory tier whose drain time matches a cache hold time.",
+    examples=(
+        "servebound economics cache-tier --hold-s 300",
+        "servebound economics cache-tier --hold-s 3600 --json",
+    ),
+)
+def cache_tier_command(hold_s: float, json_out: bool) -> None:
     show(cache_tier(hold_s), json_out)
 
 
-@economics_app.command("training")
+@command(
+    "training",
+    option("traffic_tok_s", float, REQUIRED, "Inference traffic in tok/s.", "--traffic-tok-s"),
+    option("life_days", float, REQUIRED, "Deployment life in days.", "--life-days"),
+    option("active_params", float, REQUIRED, "N: active parameters.", "--active-params"),
+    option("rl_flops", float, 4.0, "c_rl: RL FLOPs per parameter per token, 2 to 6.", "--rl-flops"),
+    option("rl_efficiency", float, 0.3, "eta: RL's efficiency relative to training.", "--rl-efficiency"),
+    JSON,
+    parent=economics_app,
+    help="Equal-cost pre-training, RL and inference tokens, and over-training against 20 tokens/param.",
+    examples=(
+        "servebound economics training --traffic-tok-s 1e6 --life-days 180 --active-params 37e9",
+        "servebound economics training --traffic-tok-s 5e5 --life-days 365 --active-params 8e9 --rl-flops 6 "
+        "--json",
+    ),
+)
 def training_command(
-    traffic_tok_s: Annotated[float, typer.Option("--traffic-tok-s", help="Inference traffic in tok/s.")],
-    life_days: Annotated[float, typer.Option("--life-days", help="Deployment life in days.")],
-    active_params: Annotated[float, typer.Option("--active-params", help="N: active parameters.")],
-    rl_flops: Annotated[
-        float, typer.Option("--rl-flops", help="c_rl: RL FLOPs per parameter per token, 2 to 6.")
-    ] = 4.0,
-    rl_efficiency: Annotated[
-        float, typer.Option("--rl-efficiency", help="eta: RL's efficiency relative to training.")
-    ] = 0.3,
-    json_out: JsonOpt = False,
+    traffic_tok_s: float,
+    life_days: float,
+    active_params: float,
+    rl_flops: float,
+    rl_efficiency: float,
+    json_out: bool,
 ) -> None:
-    """Equal-cost pre-training, RL and inference tokens, and over-training against 20 tokens/param."""
     show(
         training(
             traffic_tok_s,
@@ -157,12 +214,20 @@ def training_command(
     )
 
 
-@economics_app.command("lecture")
-def lecture_command(
-    hardware: Annotated[
-        str, typer.Option("--hardware", "-H", help="The Blackwell row for the FP4 balance and FP8 rate.")
-    ] = LECTURE_BLACKWELL,
-    json_out: JsonOpt = False,
-) -> None:
-    """The lecture's own worked numbers, recomputed."""
+@command(
+    "lecture",
+    option(
+        "hardware",
+        str,
+        LECTURE_BLACKWELL,
+        "The Blackwell row for the FP4 balance and FP8 rate.",
+        "--hardware",
+        "-H",
+    ),
+    JSON,
+    parent=economics_app,
+    help="The lecture's own worked numbers, recomputed.",
+    examples=("servebound economics lecture", "servebound economics lecture --json"),
+)
+def lecture_command(hardware: str, json_out: bool) -> None:
     show(lecture(load_hardware(hardware)), json_out)

@@ -3,31 +3,28 @@ each would use."""
 
 from __future__ import annotations
 
-from typing import Annotated
-
-import typer
-
-from servebound.cli.common import ContextFlags, EngineOpt, JsonOpt, app, with_inputs
+from servebound.cli.common import JSON, ContextFlags, command, declared, option, workload
 from servebound.cli.output import console, new_table, print_json
 from servebound.views.report import fmt_gb, fmt_rate
 
-_DEFAULT_CONTEXT = ContextFlags()
 
-
-@app.command("fit")
-@with_inputs("context", param="flags")  # fit picks each model's engine: --engine is its own
-def fit_command(
-    hardware: Annotated[
+@command(
+    "fit",
+    option(
+        "hardware",
         str,
-        typer.Option(
-            "--hardware", "-H", help="This machine (auto, the default: detected), or a file or catalog id."
-        ),
-    ] = "auto",
-    engine: EngineOpt = None,
-    limit: Annotated[int, typer.Option("--limit", help="Rows to print, at least 1 (JSON prints all).")] = 20,
-    flags: ContextFlags = _DEFAULT_CONTEXT,
-    json_out: JsonOpt = False,
-) -> None:
+        "auto",
+        "This machine (auto, the default: detected), or a file or catalog id.",
+        "--hardware",
+        "-H",
+    ),
+    declared("engine"),
+    option("limit", int, 20, "Rows to print, at least 1 (JSON prints all).", "--limit"),
+    workload("context"),  # fit picks each model's engine: --engine is its own
+    JSON,
+    examples=("servebound fit -H nvidia-rtx-4090 --limit 5", "servebound fit -H apple-m4-max-128gb --json"),
+)
+def fit_command(hardware: str, engine: str | None, limit: int, flags: ContextFlags, json_out: bool) -> None:
     from servebound.api import load_hardware
     from servebound.catalog.hardware import get_hardware
     from servebound.catalog.models import list_models

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-import typer
-
-from servebound.cli.common import app
+from servebound.cli.common import REQUIRED, command, option
 from servebound.cli.output import checked_output, console, print_json, steps_json, steps_table
 from servebound.errors import InputError
 from servebound.importers.audit import ImportedModel
@@ -85,51 +83,65 @@ def audit_mapping(imported: ImportedModel) -> dict[str, Any]:
     return audit
 
 
-@app.command("import")
-def import_command(
-    kind: Annotated[Kind, typer.Argument(help="hf (config.json), safetensors (headers) or gguf.")],
-    source: Annotated[
+@command(
+    "import",
+    option(
+        "kind",
         str,
-        typer.Argument(
-            help="A file or folder (. works), an org/name Hub id for hf, or org/name:QUANT for a Hub GGUF."
-        ),
-    ],
-    output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write the model file here (.toml or .json).")
-    ] = None,
-    weight_format: Annotated[
-        str | None,
-        typer.Option(
-            "--weight-format",
-            help="hf only; default: the storage the release ships (its quantization_config, else bf16). "
-            "Override: bf16, fp8, nvfp4, mxfp4, mlx_4bit, llama.cpp file types (q4_k_m, q4_0, q8_0, "
-            "iq4_xs, mxfp4_moe ...), fp8_mxfp4_experts ...",
-        ),
-    ] = None,
-    kv_precision: Annotated[
-        str | None, typer.Option("--kv-precision", help="Cache element format: bf16, fp8 ...")
-    ] = None,
-    revision: Annotated[
-        str | None,
-        typer.Option("--revision", help="Hub sources: the branch, tag or commit to read (default: main)."),
-    ] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print the model form as JSON.")] = False,
-    explain: Annotated[
-        bool, typer.Option("--explain", help="Show the derivation of every quantity.")
-    ] = False,
+        REQUIRED,
+        "hf (config.json), safetensors (headers) or gguf.",
+        choices=tuple(k.value for k in Kind),
+    ),
+    option(
+        "source",
+        str,
+        REQUIRED,
+        "A file or folder (. works), an org/name Hub id for hf, or org/name:QUANT for a Hub GGUF.",
+    ),
+    option("output", str, None, "Write the model file here (.toml or .json).", "--output", "-o"),
+    option(
+        "weight_format",
+        str,
+        None,
+        "hf only; default: the storage the release ships (its quantization_config, else bf16). "
+        "Override: bf16, fp8, nvfp4, mxfp4, mlx_4bit, llama.cpp file types (q4_k_m, q4_0, q8_0, "
+        "iq4_xs, mxfp4_moe ...), fp8_mxfp4_experts ...",
+        "--weight-format",
+    ),
+    option("kv_precision", str, None, "Cache element format: bf16, fp8 ...", "--kv-precision"),
+    option(
+        "revision", str, None, "Hub sources: the branch, tag or commit to read (default: main).", "--revision"
+    ),
+    option("json_out", bool, False, "Print the model form as JSON.", "--json"),
+    option("explain", bool, False, "Show the derivation of every quantity.", "--explain"),
+    examples=(
+        "servebound import hf Qwen/Qwen3-8B --output qwen3-8b.toml",
+        "servebound import gguf ./model-Q4_K_M.gguf --json",
+    ),
+)
+def import_command(
+    kind: str,
+    source: str,
+    output: str | None,
+    weight_format: str | None,
+    kv_precision: str | None,
+    revision: str | None,
+    json_out: bool,
+    explain: bool,
 ) -> None:
+    path = None if output is None else Path(output)
     fmt: Literal["toml", "json"] = "toml"
-    if output is not None:
-        fmt = "json" if checked_output(output, {".toml": "toml", ".json": "json"}) == "json" else "toml"
+    if path is not None:
+        fmt = "json" if checked_output(path, {".toml": "toml", ".json": "json"}) == "json" else "toml"
     imported = import_any(
-        kind, source, weight_format=weight_format, kv_precision=kv_precision, revision=revision
+        Kind(kind), source, weight_format=weight_format, kv_precision=kv_precision, revision=revision
     )
     mapping = check_imported(imported.adapter, audit=audit_mapping(imported))  # what we write loads back
-    if output is not None:
+    if path is not None:
         try:
-            output.write_text(dumps_model(mapping, fmt), encoding="utf-8")
+            path.write_text(dumps_model(mapping, fmt), encoding="utf-8")
         except OSError as exc:
-            raise InputError("output", f"cannot write {output}: {exc.strerror or exc}") from None
+            raise InputError("output", f"cannot write {path}: {exc.strerror or exc}") from None
     if json_out:
         payload: dict[str, Any] = {"model": mapping}
         if explain:
@@ -138,7 +150,7 @@ def import_command(
         return
     if explain:
         console.print(steps_table(imported.steps, "from the source"))
-    if output is None and not explain:
+    if path is None and not explain:
         console.print(dumps_model(mapping, "toml"), markup=False)
-    elif output is not None:
-        console.print(f"wrote {output}")
+    elif path is not None:
+        console.print(f"wrote {path}")

@@ -3,24 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Annotated
-
-import typer
 
 from servebound.api import load_model
 from servebound.cli.common import (
-    DEFAULT_FLOOR,
-    DEFAULT_OVERHEAD_GB,
-    FloorOpt,
-    HardwareOpt,
-    JsonOpt,
-    KVPrecisionOpt,
-    ModelOpt,
-    OverheadOpt,
+    HARDWARE,
+    JSON,
+    MODEL,
+    REQUIRED,
     WorkloadFlags,
-    app,
-    with_flags,
-    with_workload_flags,
+    command,
+    declared,
+    flags,
+    given,
+    option,
 )
 from servebound.cli.output import (
     console,
@@ -102,17 +97,19 @@ def render_layout_rows(results: list[LayoutResult], limit: int | None = None) ->
     console.print(table)
 
 
-@app.command("layout")
-@with_workload_flags
-def layout_command(
-    hardware: HardwareOpt,
-    model: ModelOpt,
-    flags: WorkloadFlags = WorkloadFlags(),
-    top: Annotated[
-        int | None, typer.Option("--top", help="Show only the best N layouts (text output).")
-    ] = None,
-    json_out: JsonOpt = False,
-) -> None:
+@command(
+    "layout",
+    HARDWARE,
+    MODEL,
+    flags("flags", WorkloadFlags),
+    option("top", int, None, "Show only the best N layouts (text output).", "--top"),
+    JSON,
+    examples=(
+        "servebound layout -H 8x-nvidia-h100-sxm -m llama-3.1-70b --top 5",
+        "servebound layout -H 8x-nvidia-h100-sxm -m llama-3.1-8b --json",
+    ),
+)
+def layout_command(hardware: str, model: str, flags: WorkloadFlags, top: int | None, json_out: bool) -> None:
     mdl = load_model(model, kv_precision=flags.kv_precision)
     workload = flags.workload()
     if top is not None and top < 1:
@@ -134,37 +131,50 @@ def layout_command(
     render_assumptions(layout_assumptions(search.workload, best, search.system))
 
 
+_FLOOR = declared("floor")
+
+
 @dataclass(frozen=True)
 class PlanTraffic:
-    """`plan`'s traffic and price flags (``--prompt`` .. ``--usd-per-hour``), added by ``with_flags``:
-    the keywords of ``run_plan``."""
+    """`plan`'s traffic and price flags (``--prompt`` .. ``--usd-per-hour``): the keywords of
+    ``run_plan``."""
 
-    prompt_tokens: Annotated[int, typer.Option("--prompt", help="L: prompt tokens per request.")]
-    output_tokens: Annotated[int, typer.Option("--output-tokens", help="G: output tokens per request.")]
-    users: Annotated[
-        float | None, typer.Option("--users", help="N concurrent users, each streaming an answer.")
-    ] = None
-    requests_per_s: Annotated[
-        float | None, typer.Option("--requests-per-s", help="lambda: requests arriving per second.")
-    ] = None
-    floor_tok_s: FloorOpt = DEFAULT_FLOOR
-    ttft_budget_s: Annotated[
-        float | None, typer.Option("--ttft-budget", help="tau*: first-token budget in seconds.")
-    ] = None
-    usd_per_device_hour: Annotated[
-        float | None, typer.Option("--usd-per-hour", help="Price of one device-hour, for $/h and $/Mtok.")
-    ] = None
+    prompt_tokens: int = given(REQUIRED, "L: prompt tokens per request.", flags=("--prompt",))
+    output_tokens: int = given(REQUIRED, "G: output tokens per request.")
+    users: float | None = given(None, "N concurrent users, each streaming an answer.")
+    requests_per_s: float | None = given(None, "lambda: requests arriving per second.")
+    floor_tok_s: float = given(
+        _FLOOR.default, _FLOOR.help, flags=_FLOOR.flags, minimum=0, maximum=_FLOOR.maximum
+    )
+    ttft_budget_s: float | None = given(
+        None, "tau*: first-token budget in seconds.", flags=("--ttft-budget",)
+    )
+    usd_per_device_hour: float | None = given(
+        None, "Price of one device-hour, for $/h and $/Mtok.", flags=("--usd-per-hour",)
+    )
 
 
-@app.command("plan")
-@with_flags(PlanTraffic, "traffic")
+@command(
+    "plan",
+    HARDWARE,
+    MODEL,
+    flags("traffic", PlanTraffic),
+    declared("overhead_gb"),
+    declared("kv_precision"),
+    JSON,
+    examples=(
+        "servebound plan -H 8x-nvidia-h100-sxm -m llama-3.1-70b --prompt 2000 --output-tokens 500 --users 1000",
+        "servebound plan -H nvidia-h100-sxm -m llama-3.1-8b --prompt 1000 --output-tokens 200 "
+        "--requests-per-s 50 --json",
+    ),
+)
 def plan_command(
-    hardware: HardwareOpt,
-    model: ModelOpt,
+    hardware: str,
+    model: str,
     traffic: PlanTraffic,
-    overhead_gb: OverheadOpt = DEFAULT_OVERHEAD_GB,
-    kv_precision: KVPrecisionOpt = None,
-    json_out: JsonOpt = False,
+    overhead_gb: float | None,
+    kv_precision: str | None,
+    json_out: bool,
 ) -> None:
     mdl = load_model(model, kv_precision=kv_precision)
     plan = run_plan(

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
-
-import typer
+from typing import Any
 
 from servebound.catalog.hardware import CatalogHardware
-from servebound.cli.common import JsonOpt, app
+from servebound.cli.common import JSON, command, option
 from servebound.cli.output import checked_output, console, line, new_table, print_json, progress_bar, strong
 from servebound.core.units import GB, TFLOPS
 from servebound.errors import InputError
@@ -29,33 +27,33 @@ def match_catalog(names: tuple[str, ...]) -> CatalogHardware | None:
     return None
 
 
-@app.command("measure")
+@command(
+    "measure",
+    option("output", str, None, "Write the measured hardware file here (TOML).", "--output", "-o"),
+    option("device", str, None, "cpu, cuda:0, mps ... (default: first GPU, else CPU).", "--device"),
+    option("quick", bool, False, "A few seconds instead of the default ~30 s at most.", "--quick"),
+    option("array_mb", float, None, "Bandwidth array size per array, MB.", "--array-mb"),
+    option("threads", int, None, "CPU threads for the bandwidth kernels.", "--threads"),
+    option("name", str, None, "Name for the hardware file.", "--name"),
+    option("overwrite", bool, False, "Replace an existing --output file.", "--overwrite"),
+    JSON,
+    examples=("servebound measure --quick", "servebound measure --device cpu --output my-box.toml"),
+)
 def measure_command(
-    output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write the measured hardware file here (TOML).")
-    ] = None,
-    device: Annotated[
-        str | None, typer.Option("--device", help="cpu, cuda:0, mps ... (default: first GPU, else CPU).")
-    ] = None,
-    quick: Annotated[
-        bool, typer.Option("--quick", help="A few seconds instead of the default ~30 s at most.")
-    ] = False,
-    array_mb: Annotated[
-        float | None, typer.Option("--array-mb", help="Bandwidth array size per array, MB.")
-    ] = None,
-    threads: Annotated[
-        int | None, typer.Option("--threads", help="CPU threads for the bandwidth kernels.")
-    ] = None,
-    name: Annotated[str | None, typer.Option("--name", help="Name for the hardware file.")] = None,
-    overwrite: Annotated[
-        bool, typer.Option("--overwrite", help="Replace an existing --output file.")
-    ] = False,
-    json_out: JsonOpt = False,
+    output: str | None,
+    device: str | None,
+    quick: bool,
+    array_mb: float | None,
+    threads: int | None,
+    name: str | None,
+    overwrite: bool,
+    json_out: bool,
 ) -> None:
+    path = None if output is None else Path(output)
     from servebound.measure import hardware_file, measure_machine, write_hardware_file
 
-    if output is not None:  # before minutes of measuring, not after
-        checked_output(output, {".toml": "TOML"}, overwrite=overwrite)
+    if path is not None:  # before minutes of measuring, not after
+        checked_output(path, {".toml": "TOML"}, overwrite=overwrite)
     array_bytes = None
     if array_mb is not None:
         if not array_mb > 0:
@@ -75,8 +73,8 @@ def measure_command(
             progress=progress,
         )
     made = (
-        write_hardware_file(measurement, output, overwrite=overwrite, name=name)
-        if output is not None
+        write_hardware_file(measurement, path, overwrite=overwrite, name=name)
+        if path is not None
         else hardware_file(measurement, name=name)
     )
     spec = match_catalog(measurement.machine.device_names)
@@ -119,7 +117,7 @@ def measure_command(
     console.print(table)
     for mode, why in measurement.matmul.unavailable.items():
         console.print(f"- {mode}: not measured ({why})")
-    if output is not None:
-        console.print(f"wrote {output}: use it with --hardware {output}")
+    if path is not None:
+        console.print(f"wrote {path}: use it with --hardware {path}")
     else:
         console.print(made.text, markup=False)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
 from servebound.api import load_hardware, make_workload
 from servebound.catalog.hardware import list_hardware
 from servebound.catalog.models import CatalogModel, catalog_profile, get_model, list_models
-from servebound.cli import declare as typer  # Typer itself only when it parses
-from servebound.cli.common import ContextFlags, JsonOpt, app, with_flags
+from servebound.cli.common import JSON, ContextFlags, argument, command, flags, group, option
 from servebound.cli.output import console, line, new_table, print_json, steps_json, steps_table, strong
 from servebound.core.decode import Verdict, decode
 from servebound.core.units import GB
@@ -26,8 +25,10 @@ from servebound.views.rank import (
 )
 from servebound.views.report import fmt_rate, fmt_wait
 
-models_app = typer.App(no_args_is_help=True)
-app.add_typer(models_app, name="models")
+models_app = group(
+    "models",
+    examples=("servebound models list --family qwen3", "servebound models show qwen3-8b"),
+)
 
 
 def _size(value: str | None, field: str) -> float | None:
@@ -60,27 +61,35 @@ def model_row_json(m: CatalogModel) -> dict[str, Any]:
     }
 
 
-@models_app.command("list")
+@command(
+    "list",
+    option("family", str, None, "Architecture family, e.g. qwen3, llama, deepseek.", "--family"),
+    option("min_size", str, None, "At least this many parameters (7B, 500M).", "--min-size"),
+    option("max_size", str, None, "At most this many parameters.", "--max-size"),
+    option(
+        "fits",
+        str,
+        None,
+        "Only profiles with a session that fits on this hardware (default workload).",
+        "--fits",
+    ),
+    option("all_formats", bool, False, "Every weight format, not only native.", "--all-formats"),
+    JSON,
+    parent=models_app,
+    help="List catalog model profiles, filtered.",
+    examples=(
+        "servebound models list --family qwen3 --max-size 10B",
+        "servebound models list --fits nvidia-rtx-4090 --all-formats --json",
+    ),
+)
 def models_list(
-    family: Annotated[
-        str | None, typer.Option("--family", help="Architecture family, e.g. qwen3, llama, deepseek.")
-    ] = None,
-    min_size: Annotated[
-        str | None, typer.Option("--min-size", help="At least this many parameters (7B, 500M).")
-    ] = None,
-    max_size: Annotated[str | None, typer.Option("--max-size", help="At most this many parameters.")] = None,
-    fits: Annotated[
-        str | None,
-        typer.Option(
-            "--fits", help="Only profiles with a session that fits on this hardware (default workload)."
-        ),
-    ] = None,
-    all_formats: Annotated[
-        bool, typer.Option("--all-formats", help="Every weight format, not only native.")
-    ] = False,
-    json_out: JsonOpt = False,
+    family: str | None,
+    min_size: str | None,
+    max_size: str | None,
+    fits: str | None,
+    all_formats: bool,
+    json_out: bool,
 ) -> None:
-    """List catalog model profiles, filtered."""
     rows = list_models(
         family=family,
         min_params=_size(min_size, "min_size"),
@@ -120,15 +129,16 @@ def models_list(
     console.print(f"{len(rows)} profiles")
 
 
-@models_app.command("show")
-def models_show(
-    model_id: Annotated[str, typer.Argument(help="Catalog profile id.")],
-    explain: Annotated[
-        bool, typer.Option("--explain", help="The derivation of every quantity from the config.")
-    ] = False,
-    json_out: JsonOpt = False,
-) -> None:
-    """One profile with its audit: source, revision, counts against the model card."""
+@command(
+    "show",
+    argument("model_id", "Catalog profile id."),
+    option("explain", bool, False, "The derivation of every quantity from the config.", "--explain"),
+    JSON,
+    parent=models_app,
+    help="One profile with its audit: source, revision, counts against the model card.",
+    examples=("servebound models show qwen3-8b", "servebound models show llama-3.1-70b-fp8 --explain --json"),
+)
+def models_show(model_id: str, explain: bool, json_out: bool) -> None:
     m = get_model(model_id)
     data = model_row_json(m)
     if json_out:
@@ -257,60 +267,63 @@ def rank_workload_text(rows: list[RankRow]) -> str:
     return ", ".join(parts)
 
 
-_DEFAULT_CONTEXT = ContextFlags()
-
-
-@app.command("rank")
-@with_flags(ContextFlags, "flags")
-def rank_command(
-    hardware: Annotated[
-        str | None, typer.Option("--hardware", "-H", help="Rank catalog models on this hardware.")
-    ] = None,
-    model: Annotated[
-        str | None, typer.Option("--model", "-m", help="Rank catalog hardware for this model.")
-    ] = None,
-    prompt: Annotated[
+@command(
+    "rank",
+    option("hardware", str, None, "Rank catalog models on this hardware.", "--hardware", "-H"),
+    option("model", str, None, "Rank catalog hardware for this model.", "--model", "-m"),
+    option(
+        "prompt",
         int,
-        typer.Option(
-            "--prompt",
-            help="Prompt tokens for the first-token wait; a model whose context is shorter shows none.",
-        ),
-    ] = DEFAULT_RANK_PROMPT_TOKENS,
-    sort: Annotated[
-        str | None,
-        typer.Option(
-            "--sort",
-            help="Order within each verdict: size (largest model first; default with --hardware), "
-            "useful (default with --model), single, ttft, per-dollar (--model only).",
-            show_default=False,
-        ),
-    ] = None,
-    per_dollar: Annotated[
-        bool, typer.Option("--per-dollar", help="With --model: order by useful tok/s per 1,000 USD.")
-    ] = False,
-    all_formats: Annotated[
-        bool, typer.Option("--all-formats", help="With --hardware: every weight format.")
-    ] = False,
-    unsupported: Annotated[
+        DEFAULT_RANK_PROMPT_TOKENS,
+        "Prompt tokens for the first-token wait; a model whose context is shorter shows none.",
+        "--prompt",
+    ),
+    option(
+        "sort",
+        str,
+        None,
+        "Order within each verdict: size (largest model first; default with --hardware), "
+        "useful (default with --model), single, ttft, per-dollar (--model only).",
+        "--sort",
+    ),
+    option("per_dollar", bool, False, "With --model: order by useful tok/s per 1,000 USD.", "--per-dollar"),
+    option("all_formats", bool, False, "With --hardware: every weight format.", "--all-formats"),
+    option(
+        "unsupported",
         bool,
-        typer.Option(
-            "--unsupported",
-            help="Also list weight formats the device cannot run (format_support unsupported); by default "
-            "only native and dequantized formats are ranked.",
-        ),
-    ] = False,
-    hardware_group: Annotated[
-        str | None,
-        typer.Option(
-            "--class",
-            help="With --model: only machines of this class (consumer, workstation, apple, datacenter, "
-            "systems, files).",
-            show_default=False,
-        ),
-    ] = None,
-    limit: Annotated[int, typer.Option("--limit", help="Rows to print, at least 1 (JSON prints all).")] = 30,
-    flags: ContextFlags = _DEFAULT_CONTEXT,
-    json_out: JsonOpt = False,
+        False,
+        "Also list weight formats the device cannot run (format_support unsupported); by default "
+        "only native and dequantized formats are ranked.",
+        "--unsupported",
+    ),
+    option(
+        "hardware_group",
+        str,
+        None,
+        "With --model: only machines of this class (consumer, workstation, apple, datacenter, "
+        "systems, files).",
+        "--class",
+    ),
+    option("limit", int, 30, "Rows to print, at least 1 (JSON prints all).", "--limit"),
+    flags("flags", ContextFlags),
+    JSON,
+    examples=(
+        "servebound rank --hardware nvidia-rtx-4090 --limit 10",
+        "servebound rank --model qwen3-8b --class consumer --json",
+    ),
+)
+def rank_command(
+    hardware: str | None,
+    model: str | None,
+    prompt: int,
+    sort: str | None,
+    per_dollar: bool,
+    all_formats: bool,
+    unsupported: bool,
+    hardware_group: str | None,
+    limit: int,
+    flags: ContextFlags,
+    json_out: bool,
 ) -> None:
     if (hardware is None) == (model is None):
         raise InputError("rank", "give exactly one of --hardware ID or --model ID")

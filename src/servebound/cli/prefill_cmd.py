@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Literal
 
 from servebound.api import load_hardware, load_model, prefill_answer
-from servebound.cli import declare as typer  # Typer itself only when it parses
-from servebound.cli.common import HardwareOpt, JsonOpt, ModelOpt, app, with_inputs
+from servebound.cli.common import HARDWARE, JSON, MODEL, command, option, workload
 from servebound.cli.output import console, line, on, print_json, print_table, render_assumptions, strong
 from servebound.core.prefill import PrefillRange, PrefillResult
 from servebound.inputs.workload import WorkloadInputs
@@ -20,18 +19,25 @@ from servebound.views.report import (
 )
 
 
-@app.command("prefill")
-@with_inputs("context", "serving", "workload", "prefill", "layout")
-def prefill_command(
-    hardware: HardwareOpt,
-    model: ModelOpt,
-    flags: WorkloadInputs = WorkloadInputs(),
-    range_: Annotated[
+@command(
+    "prefill",
+    HARDWARE,
+    MODEL,
+    workload("context", "serving", "workload", "prefill", "layout"),
+    option(
+        "range_",
         bool,
-        typer.Option("--range", help="Also report T_pf,lo and T_pf,hi over every prompt length that fits."),
-    ] = False,
-    json_out: JsonOpt = False,
-) -> None:
+        False,
+        "Also report T_pf,lo and T_pf,hi over every prompt length that fits.",
+        "--range",
+    ),
+    JSON,
+    examples=(
+        "servebound prefill -H nvidia-rtx-4090 -m qwen3-8b --prompt 8192",
+        "servebound prefill -H nvidia-dgx-spark -m qwen3.6-35b-a3b-nvfp4 --prompt 32000 --ttft-budget 2 --json",
+    ),
+)
+def prefill_command(hardware: str, model: str, flags: WorkloadInputs, range_: bool, json_out: bool) -> None:
     mdl = load_model(model, kv_precision=flags.kv_precision)
     batch: int | Literal["max"] = "max" if flags.batch == "max" else int(flags.batch or 1)
     workload = flags.workload(batch=None)

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-import typer
-
-from servebound.cli.common import app
+from servebound.cli.common import argument, command
 from servebound.cli.output import print_json
 
 
-@app.command("schema")
-def schema_command(
-    command: Annotated[str, typer.Argument(help="decode, prefill, cost, layout or plan.")],
-) -> None:
+@command(
+    "schema",
+    argument("command", "decode, prefill, cost, layout or plan."),
+    examples=("servebound schema decode", "servebound schema prefill"),
+)
+def schema_command(command: str) -> None:
     from servebound.views.schemas import json_schema
 
     print_json(json_schema(command))

@@ -5,30 +5,31 @@ from __future__ import annotations
 import errno
 import socket
 from pathlib import Path
-from typing import Annotated
 
-from servebound.cli import declare as typer  # Typer itself only when it parses
-from servebound.cli.common import app
+from servebound.cli.common import argument, command, option
 from servebound.cli.output import console
 from servebound.errors import InputError
 from servebound.views.terminal import visible
 
 
-@app.command("serve")
-def serve_command(
-    host: Annotated[
-        str, typer.Option("--host", help="Interface to listen on (localhost by default).")
-    ] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", help="TCP port.")] = 8000,
-    base_url: Annotated[
-        str | None,
-        typer.Option(
-            "--base-url",
-            help="Where clients reach the site: absolute URLs in robots.txt, llms.txt, sitemap.xml "
-            "(default http://HOST:PORT; never taken from a request's Host header).",
-        ),
-    ] = None,
-) -> None:
+@command(
+    "serve",
+    option("host", str, "127.0.0.1", "Interface to listen on (localhost by default).", "--host"),
+    option("port", int, 8000, "TCP port.", "--port"),
+    option(
+        "base_url",
+        str,
+        None,
+        "Where clients reach the site: absolute URLs in robots.txt, llms.txt, sitemap.xml "
+        "(default http://HOST:PORT; never taken from a request's Host header).",
+        "--base-url",
+    ),
+    examples=(
+        "servebound serve",
+        "servebound serve --host 0.0.0.0 --port 8080 --base-url https://example.org",
+    ),
+)
+def serve_command(host: str, port: int, base_url: str | None) -> None:
     if not 0 < port < 65536:
         raise InputError("port", f"must be between 1 and 65535 (got {port})")
     if base_url is not None and not base_url.startswith(("http://", "https://")):
@@ -62,35 +63,38 @@ def _check_bindable(host: str, port: int) -> None:
             raise InputError("port", f"{host}:{port} {reason}; choose another with --port") from None
 
 
-@app.command("build-site")
-def build_site_command(
-    out_dir: Annotated[Path, typer.Argument(help="Folder to write the static site into.")],
-    base_url: Annotated[
+@command(
+    "build-site",
+    argument("out_dir", "Folder to write the static site into."),
+    option(
+        "base_url",
         str,
-        typer.Option(
-            "--base-url",
-            help="Where the copy will be served: absolute URLs in robots.txt, llms.txt, sitemap.xml.",
-        ),
-    ] = "http://localhost:8000",
-    max_pairs: Annotated[
-        int | None,
-        typer.Option("--max-pairs", help="Cap the pair pages written (default: every native pair)."),
-    ] = None,
-) -> None:
+        "http://localhost:8000",
+        "Where the copy will be served: absolute URLs in robots.txt, llms.txt, sitemap.xml.",
+        "--base-url",
+    ),
+    option("max_pairs", int, None, "Cap the pair pages written (default: every native pair).", "--max-pairs"),
+    examples=(
+        "servebound build-site site/",
+        "servebound build-site site/ --max-pairs 50 --base-url https://example.org",
+    ),
+)
+def build_site_command(out_dir: str, base_url: str, max_pairs: int | None) -> None:
+    folder = Path(out_dir)
     if not base_url.startswith(("http://", "https://")):
         raise InputError("base_url", f"give an absolute http(s) URL (got {base_url!r})")
     if max_pairs is not None and max_pairs < 0:
         raise InputError("max_pairs", f"must be >= 0 (got {max_pairs})")
-    if out_dir.exists() and not out_dir.is_dir():
-        raise InputError("out_dir", f"{out_dir} exists and is not a folder")
+    if folder.exists() and not folder.is_dir():
+        raise InputError("out_dir", f"{folder} exists and is not a folder")
     try:  # before the progress bar: a folder that cannot be made (/proc/x, read-only) is one error line
-        out_dir.mkdir(parents=True, exist_ok=True)
-        probe = out_dir / ".servebound-write-check"
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / ".servebound-write-check"
         probe.touch()
         probe.unlink()
     except OSError as exc:
         raise InputError(
-            "out_dir", f"cannot write into {out_dir} ({exc.strerror or exc}); give a folder you can write to"
+            "out_dir", f"cannot write into {folder} ({exc.strerror or exc}); give a folder you can write to"
         ) from None
     from servebound.cli.output import progress_bar
     from servebound.web.export.build import build_site
@@ -101,8 +105,8 @@ def build_site_command(
         def progress(done: int, total: int, path: str) -> None:
             bar.update(task, completed=done, total=total, description=path[:40].ljust(40))
 
-        report = build_site(out_dir, progress, base_url=base_url.rstrip("/"), max_pairs=max_pairs)
+        report = build_site(folder, progress, base_url=base_url.rstrip("/"), max_pairs=max_pairs)
     console.print(
         f"wrote {report.files:,} files ({report.bytes / 1e6:,.1f} MB): {report.pages:,} pages, "
-        f"{report.pairs:,} pair pages, in {report.seconds:.1f} s. Serve it: python -m http.server -d {out_dir}"
+        f"{report.pairs:,} pair pages, in {report.seconds:.1f} s. Serve it: python -m http.server -d {folder}"
     )
