@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from servebound.api import load_hardware, load_model
@@ -13,15 +12,14 @@ from servebound.cli.common import (
     WorkloadFlags,
     command,
     flags,
-    given,
     option,
 )
 from servebound.cli.output import console, on, print_json, print_table, render_assumptions
-from servebound.core.cost import DEFAULT_AMORTIZATION_YEARS, DEFAULT_USD_PER_KWH, DEFAULT_UTILIZATION
 from servebound.core.model import ModelAdapter
 from servebound.core.workload import Workload
 from servebound.errors import InputError
 from servebound.inputs.pricing import OwnedInputs, Pricing, ResolvedPrice, catalog_price, resolve_price
+from servebound.inputs.records import MAX_USD_PER_HOUR, MIN_USD_PER_HOUR
 from servebound.views.cost_report import (
     DEFAULT_COST_PROMPT_TOKENS,
     cost_json,
@@ -29,18 +27,6 @@ from servebound.views.cost_report import (
     cost_summary,
     parse_batches,
 )
-
-
-@dataclass(frozen=True)
-class OwnedFlags(OwnedInputs):
-    """The owned-cost inputs as the command's flags (``--purchase-usd`` .. ``--usd-per-kwh``), passed
-    on as the OwnedInputs they are."""
-
-    purchase_usd: float | None = given(None, "Owned: purchase price of the system [default: catalog].")
-    amortization_years: float = given(DEFAULT_AMORTIZATION_YEARS, "Owned: years the purchase is spread over.")
-    utilization: float = given(DEFAULT_UTILIZATION, "Owned: fraction of hours in use (0-1].")
-    power_w: float | None = given(None, "Owned: power draw of the system in W [default: board power].")
-    usd_per_kwh: float = given(DEFAULT_USD_PER_KWH, "Owned: electricity price.")
 
 
 @command(
@@ -54,6 +40,9 @@ class OwnedFlags(OwnedInputs):
         None,
         "Price of the whole system per hour; overrides the catalog's.",
         "--usd-per-hour",
+        minimum=MIN_USD_PER_HOUR,
+        maximum=MAX_USD_PER_HOUR,
+        unit="USD/h",
     ),
     option(
         "pricing",
@@ -63,7 +52,7 @@ class OwnedFlags(OwnedInputs):
         "--pricing",
         choices=tuple(p.value for p in Pricing),
     ),
-    flags("owned", OwnedFlags),
+    flags("owned", OwnedInputs),
     option(
         "batches",
         str,
@@ -97,7 +86,7 @@ def cost_command(
     flags: WorkloadFlags,
     usd_per_hour: float | None,
     pricing: str,
-    owned: OwnedFlags,
+    owned: OwnedInputs,
     batches: str | None,
     prompt: int,
     layout: str | None,

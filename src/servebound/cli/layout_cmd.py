@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 
 from servebound.api import load_model
 from servebound.cli.common import (
     HARDWARE,
     JSON,
     MODEL,
-    REQUIRED,
     WorkloadFlags,
     command,
     declared,
     flags,
-    given,
     option,
 )
 from servebound.cli.output import (
@@ -29,6 +27,7 @@ from servebound.cli.output import (
 from servebound.core.layout import LayoutResult
 from servebound.core.units import GB
 from servebound.errors import InputError
+from servebound.inputs.records import PlanTraffic
 from servebound.views.parallel import (
     ResolvedSystem,
     layout_assumptions,
@@ -129,29 +128,6 @@ def layout_command(hardware: str, model: str, flags: WorkloadFlags, top: int | N
     )
     render_layout_rows(list(search.layouts), top)
     render_assumptions(layout_assumptions(search.workload, best, search.system))
-
-
-_FLOOR = declared("floor")
-
-
-@dataclass(frozen=True)
-class PlanTraffic:
-    """`plan`'s traffic and price flags (``--prompt`` .. ``--usd-per-hour``): the keywords of
-    ``run_plan``."""
-
-    prompt_tokens: int = given(REQUIRED, "L: prompt tokens per request.", flags=("--prompt",))
-    output_tokens: int = given(REQUIRED, "G: output tokens per request.")
-    users: float | None = given(None, "N concurrent users, each streaming an answer.")
-    requests_per_s: float | None = given(None, "lambda: requests arriving per second.")
-    floor_tok_s: float = given(
-        _FLOOR.default, _FLOOR.help, flags=_FLOOR.flags, minimum=0, maximum=_FLOOR.maximum
-    )
-    ttft_budget_s: float | None = given(
-        None, "tau*: first-token budget in seconds.", flags=("--ttft-budget",)
-    )
-    usd_per_device_hour: float | None = given(
-        None, "Price of one device-hour, for $/h and $/Mtok.", flags=("--usd-per-hour",)
-    )
 
 
 @command(

@@ -21,6 +21,7 @@ from servebound.core.units import GB, TFLOPS
 from servebound.core.workload import DEFAULT_READ_CONTEXT_TOKENS
 from servebound.errors import InputError
 from servebound.inputs import bounded
+from servebound.views.terminal import one_line
 
 MAX_FILE_BYTES = 4_000_000
 
@@ -81,7 +82,7 @@ class HardwareFile(_Strict):
     """The contract's hardware file, plus provenance keys written by `servebound measure`."""
 
     id: Slug | None = None
-    name: str = Field(min_length=1, max_length=200)
+    name: Annotated[str, Field(min_length=1, max_length=200), AfterValidator(one_line)]
     memory_gb: MemoryGB
     bandwidth_gb_per_s: BandwidthGB
     compute_tflops: ComputeFile = ComputeFile()
@@ -92,6 +93,15 @@ class HardwareFile(_Strict):
     method: str | None = None
     measurement: dict[str, float | int | str | bool] | None = None
     sources: dict[str, str] | None = None
+
+    @model_validator(mode="after")
+    def _overhead_below_memory(self) -> HardwareFile:
+        if self.runtime_overhead_gb is not None and self.runtime_overhead_gb >= self.memory_gb:
+            raise ValueError(
+                f"runtime_overhead_gb {self.runtime_overhead_gb:g} is not below memory_gb {self.memory_gb:g} "
+                "(the overhead is part of the memory): give a smaller runtime_overhead_gb"
+            )
+        return self
 
     def to_hardware(self) -> Hardware:
         rates = {mode: value * TFLOPS for mode, value in self.compute_tflops.model_dump().items() if value}
@@ -243,7 +253,7 @@ class ModelFile(_Strict):
     """The contract's model file (adapter form), plus optional provenance keys of our own."""
 
     id: Slug | None = None
-    name: str = Field(min_length=1, max_length=200)
+    name: Annotated[str, Field(min_length=1, max_length=200), AfterValidator(one_line)]
     context_limit: Annotated[int, Field(ge=1, le=10**9)] | None = None
     weights: WeightsFile
     experts: ExpertsFile | None = None

@@ -159,6 +159,12 @@ class Input:
             raise InputError(self.name, f"must be true or false (got {text!r})")
         if self.kind is str:
             return self.check(text, site=site)
+        if "," in text and not _THOUSANDS.match(text):
+            raise InputError(
+                self.name,
+                f"{text!r}: a comma may only separate thousands (1,000,000); give one number "
+                "without it (5,5 is not 55)",
+            )
         try:
             value = float(text.replace(",", "").replace("_", ""))
         except ValueError:
@@ -166,6 +172,10 @@ class Input:
         if self.kind is int and math.isfinite(value) and value.is_integer():
             return self.check(int(value), site=site)
         return self.check(value, site=site)
+
+
+#: A number written with thousands separators: 1,000 or 12,345,678.5 (never 5,5 or 1,00).
+_THOUSANDS = re.compile(r"^[+-]?\d{1,3}(,\d{3})+(\.\d*)?([eE][+-]?\d+)?$")
 
 
 def _shown(value: float) -> str:
@@ -444,6 +454,45 @@ class WorkloadInputs:
     def changed(self) -> dict[str, Any]:
         """The values that differ from the defaults, by name."""
         return {s.name: getattr(self, s.name) for s in INPUTS if getattr(self, s.name) != s.default}
+
+
+def record_inputs(record: type) -> tuple[Input, ...]:
+    """The inputs a record of declared fields states (a frozen dataclass whose fields are ``given(default,
+    help, flags=(...), minimum=..., ...)``), each field's type the value's once parsed. Every surface
+    that takes the record (the CLI's options, the API's parameters, Python's keywords) checks these."""
+    found = _RECORDS.get(record)
+    if found is None:
+        hints = get_type_hints(record)
+        out = []
+        for f in fields(record):
+            meta = dict(f.metadata.get("input", {}))
+            if not meta:
+                continue
+            meta.pop("groups", None)
+            flags = meta.pop("flags", (f"--{f.name.replace('_', '-')}",))
+            out.append(
+                Input(
+                    f.name,
+                    _kind(hints[f.name]),
+                    f.default,
+                    meta.pop("help"),
+                    frozenset(),
+                    flags=flags,
+                    **meta,
+                )
+            )
+        found = _RECORDS[record] = tuple(out)
+    return found
+
+
+_RECORDS: dict[type, tuple[Input, ...]] = {}
+
+
+def check_record(record: Any) -> None:
+    """Each declared field of ``record`` within its bounds (an InputError naming the first that is not):
+    a record's ``__post_init__`` calls this, so a value built in Python meets the CLI's and API's check."""
+    for spec in record_inputs(type(record)):
+        spec.check(getattr(record, spec.name))
 
 
 def _kind(hint: Any) -> type:

@@ -156,6 +156,12 @@ def check_run(
     ``hardware`` and ``model`` are records, file paths or catalog ids (a ``.gguf`` model is imported).
     The result flags a run above its ceiling; it never raises for one.
     """
+    if not isinstance(run, MeasuredRun):
+        raise InputError(
+            "run",
+            f"must be a MeasuredRun (got {type(run).__name__} {str(run)[:40]!r}); build one with "
+            "servebound.make_run(metric, value, ...), or check a result file with `servebound check --file`",
+        )
     hw = load_hardware(hardware)
     adapter, warnings = _profile_warnings(run, load_run_model(model))
 
