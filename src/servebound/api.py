@@ -45,6 +45,7 @@ def load_hardware(ref: str | Hardware) -> Hardware:
 
 def load_model(ref: str | ModelAdapter, *, kv_precision: str | None = None) -> ModelAdapter:
     """A model file path or a catalog id; optionally re-expressed at another KV cache precision."""
+    BY_NAME["kv_precision"].check(kv_precision)  # '' or a non-string named, as the CLI and API do
     model = ref if isinstance(ref, ModelAdapter) else resolve_model(ref)
     return with_kv_precision(model, kv_precision) if kv_precision else model
 

@@ -109,13 +109,18 @@ def cost_command(
         print_json(out)
         return
     console.print(on(mdl.name, hw.name, f" at {price.usd_per_hour:,.4g} USD/h ({price.basis})"))
-    rows = [(f"{p['batch']:,}", _ms(p["step_time_s"]), *_priced(p)) for p in out["points"]]
+    rows = [(_batch(p), _ms(p["step_time_s"]), *_priced(p)) for p in out["points"]]
     print_table(("batch", "step time", *_PRICED), rows, left=())
     lines = cost_summary(out)
     lines.append(f"Price: {out['price_source']}.")
     for bullet in [*lines, *out["notes"]]:
         console.print(f"- {bullet}")
     render_assumptions(out["assumptions"])
+
+
+def _batch(point: dict[str, Any]) -> str:
+    """A priced batch, marked where its sessions do not fit in memory."""
+    return f"{point['batch']:,}" + ("" if point["fits_in_memory"] else " (does not fit)")
 
 
 def cost_layout(

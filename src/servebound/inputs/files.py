@@ -16,7 +16,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from servebound.core.formats import KV_FORMATS
 from servebound.core.hardware import ARITHMETIC_MODES, Hardware
 from servebound.core.kv import KVShape
-from servebound.core.model import Experts, ModelAdapter, PrefillShape, Weights
+from servebound.core.model import MAX_ROUTED_EXPERTS, Experts, ModelAdapter, PrefillShape, Weights
 from servebound.core.units import GB, TFLOPS
 from servebound.core.workload import DEFAULT_READ_CONTEXT_TOKENS
 from servebound.errors import InputError
@@ -165,7 +165,7 @@ class WeightsFile(_Strict):
 
 
 class ExpertsFile(_Strict):
-    routed: Annotated[int, Field(ge=1)]
+    routed: Annotated[int, Field(ge=1, le=MAX_ROUTED_EXPERTS)]
     per_token: Annotated[int, Field(ge=1)]
 
     @model_validator(mode="after")
@@ -294,6 +294,27 @@ class ModelFile(_Strict):
             )
         if stated is not None and stated >= total:
             raise ValueError("an MoE model needs active_params below total_params")
+        return self
+
+    @model_validator(mode="after")
+    def _real_cache_and_linear(self) -> ModelFile:
+        alloc = self.kv.alloc
+        if not (alloc.global_bytes_per_token or alloc.local_bytes_per_token or alloc.state_bytes):
+            raise ValueError(
+                "[kv.alloc] holds 0 bytes per token and no state: an attention model caches keys and values "
+                "(a recurrent one its state); give global_bytes_per_token (or local_bytes_per_token with a "
+                "window, or state_bytes)"
+            )
+        total = self.weights.total_params
+        if (
+            self.prefill is not None
+            and total is not None
+            and self.prefill.linear_active_params > total * (1 + 1e-9)
+        ):
+            raise ValueError(
+                f"[prefill] linear_active_params ({self.prefill.linear_active_params:g}) exceeds total_params "
+                f"({total:g}): the linear layers are part of the weights; fix one of them"
+            )
         return self
 
     @model_validator(mode="after")
