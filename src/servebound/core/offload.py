@@ -266,16 +266,20 @@ def offloaded(
     hardware: Hardware, model: ModelAdapter, spec: OffloadSpec, overhead_bytes: float
 ) -> tuple[ModelAdapter, OffloadSplit, float]:
     """The effective adapter for ``spec`` on ``hardware``, the split, and the host's margin (host RAM
-    minus the host tier's weights; negative: they do not fit, and the device's residency carries the
-    shortfall so the verdict is ``no_resident_fit``)."""
+    minus the host tier's weights; negative: they do not fit, and the effective residency exceeds the
+    device's memory so the verdict is ``no_resident_fit`` however much room the device has)."""
     where = split(model, spec)
     host_margin = spec.host_memory_bytes - where.host_resident_bytes
     device_margin = hardware.memory_bytes - where.device_resident_bytes - overhead_bytes
     ratio = hardware.bandwidth_bytes_per_s / spec.host_bandwidth_bytes_per_s
     eff = effective_model(model, where, ratio, cache_factor(where, device_margin, host_margin))
     if host_margin < 0:
+        # The host's shortfall becomes the resident margin (C - W_resident - O = host_margin < 0): the
+        # verdict is no_resident_fit whatever room the device has, since this split puts those weights
+        # on the host (moving them to the device is another placement, not this one).
+        short = hardware.memory_bytes - overhead_bytes - host_margin
         eff = replace(
-            eff, weights=replace(eff.weights, resident_bytes=where.device_resident_bytes - host_margin)
+            eff, weights=replace(eff.weights, resident_bytes=max(short, where.device_resident_bytes))
         )
     return eff, where, host_margin
 
@@ -461,6 +465,17 @@ OFFLOAD_INPUTS: tuple[str, ...] = (
 )
 
 
+#: What a real host could have (the inputs' declared bounds): 0.1 GB to 100 TB of RAM, read at 0.1
+#: GB/s to 2 TB/s (a 12-channel DDR5 server reads about 0.5 TB/s), over a link of up to 2 TB/s (a
+#: coherent CPU-GPU link is 0.9 TB/s), with a CPU of 0.001 to 10,000 TFLOPS.
+HOST_BOUNDS: dict[str, tuple[float, float]] = {
+    "host_memory_gb": (0.1, 1e5),
+    "host_bandwidth_gb_per_s": (0.1, 2000.0),
+    "host_link_gb_per_s": (0.1, 2000.0),
+    "host_tflops": (1e-3, 1e4),
+}
+
+
 def offload_spec(
     *,
     cpu_moe: bool = False,
@@ -536,9 +551,15 @@ def offload_spec(
         ("host_tflops", host_tflops),
     ):
         if value is not None and not (
-            isinstance(value, int | float) and math.isfinite(value) and 0 < value <= 1e9
+            isinstance(value, int | float)
+            and not isinstance(value, bool)
+            and math.isfinite(value)
+            and value > 0
         ):
             raise InputError(name, f"must be a positive finite number (got {value!r})")
+        low, high = HOST_BOUNDS[name]
+        if value is not None and not low <= value <= high:
+            raise InputError(name, f"{value:g} is beyond any real host; give {low:g} to {high:g}")
     source = row.source if row else "given by flags"
     if row is not None and (host_memory_gb is not None or host_bandwidth_gb_per_s is not None):
         source = f"{row.id}, with the flags' overrides ({source})"

@@ -297,9 +297,23 @@ class ModelFile(_Strict):
         return self
 
     @model_validator(mode="after")
+    def _resident_covers_the_sweep(self) -> ModelFile:
+        if self.weights.resident_gb is not None:
+            adapter = self.to_adapter()
+            if adapter.weights.resident < adapter.weights.active * (1 - 1e-9):
+                raise ValueError(
+                    f"resident_gb ({self.weights.resident_gb:g}) is below the weights swept per token "
+                    f"({adapter.weights.active / GB:.4g} GB): the resident weights must hold what is read"
+                )
+        return self
+
+    @model_validator(mode="after")
     def _real_cache_and_linear(self) -> ModelFile:
         alloc = self.kv.alloc
-        if not (alloc.global_bytes_per_token or alloc.local_bytes_per_token or alloc.state_bytes):
+        stated_state = "state_bytes" in alloc.model_fields_set  # a recurrent model's own (tiny) state
+        if not (
+            alloc.global_bytes_per_token or alloc.local_bytes_per_token or alloc.state_bytes or stated_state
+        ):
             raise ValueError(
                 "[kv.alloc] holds 0 bytes per token and no state: an attention model caches keys and values "
                 "(a recurrent one its state); give global_bytes_per_token (or local_bytes_per_token with a "
@@ -315,17 +329,6 @@ class ModelFile(_Strict):
                 f"[prefill] linear_active_params ({self.prefill.linear_active_params:g}) exceeds total_params "
                 f"({total:g}): the linear layers are part of the weights; fix one of them"
             )
-        return self
-
-    @model_validator(mode="after")
-    def _resident_covers_the_sweep(self) -> ModelFile:
-        if self.weights.resident_gb is not None:
-            adapter = self.to_adapter()
-            if adapter.weights.resident < adapter.weights.active * (1 - 1e-9):
-                raise ValueError(
-                    f"resident_gb ({self.weights.resident_gb:g}) is below the weights swept per token "
-                    f"({adapter.weights.active / GB:.4g} GB): the resident weights must hold what is read"
-                )
         return self
 
     def to_adapter(self) -> ModelAdapter:

@@ -19,6 +19,7 @@ from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from servebound.core.engines import ENGINE_IDS
 from servebound.core.hardware import ARITHMETIC_MODES
+from servebound.core.offload import HOST_BOUNDS
 from servebound.core.workload import DEFAULT_FLOOR_TOK_PER_S, MAX_BATCH, Workload
 from servebound.errors import InputError
 
@@ -195,6 +196,12 @@ _CTX = {"unit": "tokens", "minimum": 1, "maximum": MAX_EDGE_TOKENS, "site_maximu
 _ABOVE_ZERO = {"minimum": 0, "exclusive_minimum": True, "maximum": MAX_EDGE_GB}
 
 
+def _host(name: str) -> dict[str, float]:
+    """A host input's bounds, those of any real host (core.offload's HOST_BOUNDS)."""
+    low, high = HOST_BOUNDS[name]
+    return {"minimum": low, "maximum": high}
+
+
 @dataclass(frozen=True)
 class WorkloadInputs:
     """The workload as the user states it, before it meets a hardware and a model (None: a default the
@@ -308,7 +315,7 @@ class WorkloadInputs:
         "Offload: host RAM in GB (default: the --host row's).",
         "workload",
         unit="GB",
-        **_ABOVE_ZERO,
+        **_host("host_memory_gb"),
         form=Form("number", "Host RAM (GB)", "any", bounded=False, by_id=True, placeholder="the row's"),
     )
     host_bandwidth_gb_per_s: float | None = given(
@@ -316,7 +323,7 @@ class WorkloadInputs:
         "Offload: host memory bandwidth in GB/s (default: the --host row's).",
         "workload",
         unit="GB/s",
-        **_ABOVE_ZERO,
+        **_host("host_bandwidth_gb_per_s"),
         form=Form(
             "number", "Host bandwidth (GB/s)", "any", bounded=False, by_id=True, placeholder="the row's"
         ),
@@ -326,7 +333,7 @@ class WorkloadInputs:
         "Offload: host-to-device link in GB/s for prefill's weight transfers (default 63, PCIe 5.0 x16).",
         "workload",
         unit="GB/s",
-        **_ABOVE_ZERO,
+        **_host("host_link_gb_per_s"),
         form=Form("number", "Host-to-device link (GB/s)", "any", bounded=False, by_id=True, placeholder="63"),
     )
     host_tflops: float | None = given(
@@ -336,7 +343,7 @@ class WorkloadInputs:
         "least its FLOPs at this rate (default: not charged, only their host memory read).",
         "workload",
         unit="TFLOPS",
-        **_ABOVE_ZERO,
+        **_host("host_tflops"),
         api_help="Offload: the host CPU's peak TFLOPS for prefill chunks under 32 tokens (not charged)",
         form=Form(
             "number", "Host CPU peak (TFLOPS)", "any", bounded=False, by_id=True, placeholder="not charged"
