@@ -50,6 +50,16 @@ MEMORY_BYTES = (1e3, 1e18)
 BANDWIDTH_BYTES_S = (1e3, 1e19)
 COMPUTE_FLOP_S = (1e6, 1e22)
 
+#: What a real host could have (the inputs' declared bounds): 0.1 GB to 100 TB of RAM, read at 0.1
+#: GB/s to 2 TB/s (a 12-channel DDR5 server reads about 0.5 TB/s), over a link of up to 2 TB/s (a
+#: coherent CPU-GPU link is 0.9 TB/s), with a CPU of 0.001 to 10,000 TFLOPS.
+HOST_BOUNDS: dict[str, tuple[float, float]] = {
+    "host_memory_gb": (0.1, 1e5),
+    "host_bandwidth_gb_per_s": (0.1, 2000.0),
+    "host_link_gb_per_s": (0.1, 2000.0),
+    "host_tflops": (1e-3, 1e4),
+}
+
 
 def require_real(value: float, field: str, unit: str, span: tuple[float, float]) -> None:
     """``require_positive``, and within ``span``: what any real machine could have."""

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING
 from servebound.core.arith import np
 from servebound.core.experts import ExpertTraffic, distinct_experts
 from servebound.core.fields import documented
-from servebound.core.hardware import Hardware
+from servebound.core.hardware import HOST_BOUNDS, Hardware
 from servebound.core.model import ModelAdapter, Weights
 from servebound.errors import InputError
 from servebound.inputs import package_data
@@ -463,17 +463,6 @@ OFFLOAD_INPUTS: tuple[str, ...] = (
     "host_tflops",
     "host_cpu",
 )
-
-
-#: What a real host could have (the inputs' declared bounds): 0.1 GB to 100 TB of RAM, read at 0.1
-#: GB/s to 2 TB/s (a 12-channel DDR5 server reads about 0.5 TB/s), over a link of up to 2 TB/s (a
-#: coherent CPU-GPU link is 0.9 TB/s), with a CPU of 0.001 to 10,000 TFLOPS.
-HOST_BOUNDS: dict[str, tuple[float, float]] = {
-    "host_memory_gb": (0.1, 1e5),
-    "host_bandwidth_gb_per_s": (0.1, 2000.0),
-    "host_link_gb_per_s": (0.1, 2000.0),
-    "host_tflops": (1e-3, 1e4),
-}
 
 
 def offload_spec(

@@ -18,8 +18,7 @@ from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from servebound.core.engines import ENGINE_IDS
-from servebound.core.hardware import ARITHMETIC_MODES
-from servebound.core.offload import HOST_BOUNDS
+from servebound.core.hardware import ARITHMETIC_MODES, HOST_BOUNDS
 from servebound.core.workload import DEFAULT_FLOOR_TOK_PER_S, MAX_BATCH, Workload
 from servebound.errors import InputError
 
