@@ -269,6 +269,16 @@ def prefill(
     as in :func:`servebound.core.prefill.prefill`."""
     from servebound.core.prefill import prefill as _prefill
 
+    given = {
+        "prompt": prompt_tokens,
+        "batch": batch,
+        "chunk": chunk_tokens,
+        "ttft_budget": ttft_budget_s,
+        "linear_mode": linear_mode,
+        "attention_mode": attention_mode,
+    }
+    for name, value in given.items():  # the declared bounds, as the CLI and the API check them
+        BY_NAME[name].check(value)
     hw, mdl = _pair(hardware, model, kv_precision)
     result = _prefill(
         hw,

@@ -11,14 +11,19 @@ from __future__ import annotations
 from dataclasses import MISSING, dataclass
 
 from servebound.core.workload import DEFAULT_FLOOR_TOK_PER_S
-from servebound.inputs.workload import MAX_EDGE_TOK_S, MAX_EDGE_TOKENS, check_record, given
+from servebound.inputs.workload import (
+    MAX_EDGE_TOK_S,
+    MAX_EDGE_TOKENS,
+    MAX_TTFT_S,
+    MIN_TTFT_S,
+    check_record,
+    given,
+)
 
 #: The largest traffic a plan sizes (beyond any service today): fleets of millions of systems at most.
 MAX_PLAN_USERS, MAX_PLAN_RPS = 1e9, 1e7
 #: The slowest arrival a plan sizes: one request every 1,000 s (below it the fleet is one system idle).
 MIN_PLAN_RPS = 1e-3
-#: A first-token budget: from 0.1 ms (no prefill is faster) to a day.
-MIN_TTFT_S, MAX_TTFT_S = 1e-4, 86_400.0
 #: A price per device- or system-hour: a hundredth of a cent up to ten million dollars.
 MIN_USD_PER_HOUR, MAX_USD_PER_HOUR = 1e-4, 1e7
 

@@ -36,6 +36,8 @@ MAX_EDGE_TOKENS = 10**9
 MAX_EDGE_TOK_S = 1e9
 #: The site computes prompt-length ranges over every integer length, so it caps the reserved context.
 MAX_SITE_CONTEXT_TOKENS = 2_000_000
+#: A first-token budget: from 0.1 ms (no prefill is faster) to a day.
+MIN_TTFT_S, MAX_TTFT_S = 1e-4, 86_400.0
 #: gamma: no speculative decoder drafts more than a few dozen tokens a step.
 MAX_DRAFT_TOKENS = 64
 
@@ -437,7 +439,8 @@ class WorkloadInputs:
         "tau*: seconds the batch may take to prefill.",
         "prefill",
         unit="s",
-        **_ABOVE_ZERO,
+        minimum=MIN_TTFT_S,
+        maximum=MAX_TTFT_S,
     )
     layout: str | None = given(
         None,
