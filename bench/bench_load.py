@@ -6,7 +6,8 @@ Starts the server as its own process (the console script, as a user runs it), wa
 then runs two bounded phases of ``--seconds`` each (and at most ``--max-requests`` requests per client):
 
 1. baseline: ``--decode-clients`` threads loop over ``/api/decode`` requests;
-2. attack: the same decode clients, plus ``--attackers`` threads cycling through the heaviest pages and
+2. attack: the same decode clients, plus ``--attackers`` threads (with ``--heaviest``: only the issue's
+   heaviest legal request, a 1,024-device layout search) cycling through the heaviest pages and
    searches: pair pages (default and custom workloads, the custom ones never cached), a system's
    layout page, ``/api/layout`` and ``/api/plan`` over the largest system (1024 B200s, DeepSeek-V3),
    ``/api/cost``, ``/api/prefill`` and ``/api/rank`` calls, and unknown ids of 100 kB in pair paths and
@@ -181,16 +182,26 @@ def crowd_worker(base: str, tally: Tally, offset: int) -> Callable[[int], None]:
     return work
 
 
+#: The heaviest legal request (issue 33): with --heaviest the attackers send only this one.
+HEAVIEST = "/api/layout?hardware=1024x-nvidia-b200&model=deepseek-v3"
+#: Set by --heaviest before the client processes start (they inherit it).
+ONLY_HEAVIEST = False
+
+
 def attack_worker(base: str, port: int, tally: Tally, offset: int) -> Callable[[int], None]:
     client = httpx.Client(base_url=base, timeout=30)
     targets: list[tuple[str, str]] = (
-        [("page", p) for p in PAIR_PAGES]
-        + [("api", a) for a in API_CALLS]
-        + [
-            ("long id", f"/pair/nvidia-h100-sxm/{LONG_ID}"),
-            ("long id", f"/api/decode?hardware=nvidia-h100-sxm&model={LONG_ID}"),
-            ("long id", f"/pair/{LONG_ID}/llama-3.1-8b"),
-        ]
+        [("api", HEAVIEST)]
+        if ONLY_HEAVIEST
+        else (
+            [("page", p) for p in PAIR_PAGES]
+            + [("api", a) for a in API_CALLS]
+            + [
+                ("long id", f"/pair/nvidia-h100-sxm/{LONG_ID}"),
+                ("long id", f"/api/decode?hardware=nvidia-h100-sxm&model={LONG_ID}"),
+                ("long id", f"/pair/{LONG_ID}/llama-3.1-8b"),
+            ]
+        )
     )
     cycle = itertools.islice(itertools.cycle(targets), offset, None)
 
@@ -286,7 +297,13 @@ def main() -> int:
     parser.add_argument(
         "--startup-timeout", type=float, default=120.0, help="seconds to wait for llms-full.txt"
     )
+    parser.add_argument(
+        "--heaviest", action="store_true", help=f"attackers send only the heaviest request, {HEAVIEST}"
+    )
     args = parser.parse_args()
+    global ONLY_HEAVIEST
+    ONLY_HEAVIEST = args.heaviest
+    multiprocessing.set_start_method("fork", force=True)  # the clients inherit ONLY_HEAVIEST
     port = free_port()
     proc, api_s, ready_s, full_bytes, full_gzip = start_server(port, args.startup_timeout)
     print(

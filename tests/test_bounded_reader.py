@@ -120,7 +120,11 @@ def test_model_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     refused(capsys, ["decode", "-H", HW, "-m", dup], "model", "not valid TOML")
     nan = write(tmp_path, "nan.toml", MODEL_TOML_OK.replace("1e9", "nan"))
     refused(capsys, ["decode", "-H", HW, "-m", nan], "model.weights.total_params")
-    as_json = {"name": "x", "weights": {"bytes_per_param": 1, "total_params": 1e9}, "kv": {"alloc": {}}}
+    as_json = {
+        "name": "x",
+        "weights": {"bytes_per_param": 1, "total_params": 1e9},
+        "kv": {"alloc": {"global_bytes_per_token": 1}},
+    }
     text = json.dumps(as_json)
     dup_json = write(tmp_path, "dup.json", text.replace('"name": "x"', '"name": "x", "name": "y"'))
     refused(capsys, ["decode", "-H", HW, "-m", dup_json], "model", "duplicate key 'name'")

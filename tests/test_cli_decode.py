@@ -97,7 +97,9 @@ def test_no_session_fit_says_what_would_fit(capsys: pytest.CaptureFixture[str], 
 
 def test_no_resident_fit(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     model = write(
-        tmp_path, "m.toml", 'name = "huge"\n[weights]\nbytes_per_param = 2\ntotal_params = 70e9\n[kv.alloc]\n'
+        tmp_path,
+        "m.toml",
+        'name = "huge"\n[weights]\nbytes_per_param = 2\ntotal_params = 70e9\n[kv.alloc]\nglobal_bytes_per_token = 1\n',
     )
     status, out, _ = run(capsys, "decode", "-H", HW, "-m", model, "--json")
     data = json.loads(out)

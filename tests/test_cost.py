@@ -118,7 +118,15 @@ def test_cli_cost_json_keys(capsys: Any) -> None:
     )  # fmt: skip
     assert {"points", "balance_batch", "usd_per_hour", "price_source", "assumptions"} <= set(data)
     assert data["usd_per_hour"] == 6.99 and data["balance_batch"] is not None
-    keys = {"batch", "step_time_s", "tok_s", "per_session_tok_s", "bound_by", "usd_per_mtok_output"}
+    keys = {
+        "batch",
+        "step_time_s",
+        "tok_s",
+        "per_session_tok_s",
+        "bound_by",
+        "usd_per_mtok_output",
+        "fits_in_memory",
+    }
     assert all(set(p) == keys for p in data["points"])
     batches = [p["batch"] for p in data["points"]]
     assert data["balance_batch"] in batches and data["batch_star"] in batches

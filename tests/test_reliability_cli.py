@@ -31,8 +31,8 @@ def one_line_error(capsys: pytest.CaptureFixture[str], *args: str) -> str:
 @pytest.mark.parametrize(
     ("flag", "message"),
     [
-        ("--amortization-years", "amortization_years: must be at least 0.01 (got 1e-300)"),
-        ("--utilization", "utilization: must be at least 0.001 (got 1e-300)"),
+        ("--amortization-years", "amortization_years: must be >= 0.01 (got 1e-300)"),
+        ("--utilization", "utilization: must be >= 0.001 (got 1e-300)"),
     ],
 )
 def test_cost_refuses_a_vanishing_amortization_or_utilization(
@@ -48,8 +48,12 @@ def test_cost_refuses_a_vanishing_amortization_or_utilization(
 @pytest.mark.parametrize(
     ("flag", "value", "message"),
     [
-        ("--users", "1e12", "users: must be positive and at most 1,000,000,000"),
-        ("--requests-per-s", "1e300", "requests_per_s: must be positive and at most 10,000,000"),
+        ("--users", "1e12", "users: 1,000,000,000,000 is beyond any real setting; at most 1,000,000,000"),
+        (
+            "--requests-per-s",
+            "1e300",
+            "requests_per_s: 1e+300 is beyond any real setting; at most 10,000,000",
+        ),
     ],
 )
 def test_plan_refuses_traffic_beyond_any_service(

@@ -150,6 +150,16 @@ def prefill(
     """Prefill ceilings, as ``servebound prefill``: records or ids, the workload as a record or keywords
     (the default answer for the pair without either). The core's keywords (batch, chunk, budget, modes)
     as in :func:`servebound.core.prefill.prefill`."""
+    given = {
+        "prompt": prompt_tokens,
+        "batch": batch,
+        "chunk": chunk_tokens,
+        "ttft_budget": ttft_budget_s,
+        "linear_mode": linear_mode,
+        "attention_mode": attention_mode,
+    }
+    for name, value in given.items():  # the declared bounds, as the CLI and the API check them
+        BY_NAME[name].check(value)
     scenario = resolve_scenario(
         workload, hardware=hardware, model=model, kv_precision=kv_precision, **workload_keywords
     )

@@ -70,7 +70,7 @@ SERVED = (
     "/methodology",
     "/validation",
     "/economics",
-    "/economics?hardware=nvidia-h100-sxm&model=llama-3.1-8b",
+    "/economics?utm_source=newsletter",
     "/hardware",
     "/models?fits=nvidia-rtx-4090",
     "/hardware/nvidia-h100-sxm",

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from servebound.core.advice import Note, Setting, listed
 from servebound.core.errors import InputError
+from servebound.core.hardware import HOST_BOUNDS
 from servebound.core.offload import _HOST, _PLACED, _PLACEMENTS, DEFAULT_LINK_BYTES_PER_S, OffloadSpec
 from servebound.inputs import package_data
 
@@ -171,9 +172,15 @@ def offload_spec(
         ("host_tflops", host_tflops),
     ):
         if value is not None and not (
-            isinstance(value, int | float) and math.isfinite(value) and 0 < value <= 1e9
+            isinstance(value, int | float)
+            and not isinstance(value, bool)
+            and math.isfinite(value)
+            and 0 < value <= 1e9
         ):
             raise InputError(name, f"must be a positive finite number (got {value!r})")
+        low, high = HOST_BOUNDS[name]
+        if value is not None and not low <= value <= high:
+            raise InputError(name, f"{value:g} is beyond any real host; give {low:g} to {high:g}")
     source = row.source if row else "given"
     if row is not None and (host_memory_gb is not None or host_bandwidth_gb_per_s is not None):
         source = f"{row.id}, with the given overrides ({source})"

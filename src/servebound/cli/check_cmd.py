@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from servebound.cli.common import JSON, command, flags, given, option
 from servebound.cli.output import console, print_json
@@ -84,7 +85,7 @@ def check_command(
     overhead_gb: float | None,
     json_out: bool,
 ) -> int:
-    from servebound.runs.ceiling import check_json, check_run, format_check
+    from servebound.runs.ceiling import check_json, format_check
     from servebound.runs.measured import make_run
     from servebound.runs.result_files import hardware_from_runs, model_from_runs, read_result_file
 
@@ -100,13 +101,49 @@ def check_command(
         runs = [make_run(metric, measured, **asdict(run))]
     hardware = hardware if hardware is not None else hardware_from_runs(runs)
     model = model if model is not None else model_from_runs(runs)
-    checks = [check_run(hardware, model, r, overhead_gb=overhead_gb) for r in runs]
+    checks = checked_runs(hardware, model, runs, overhead_gb)
     if json_out:
         print_json({"checks": [check_json(c) for c in checks]})
     else:
-        for c in checks:
+        for c in checks[:MAX_PRINTED_CHECKS]:
             console.print(format_check(c), markup=False)
+        if len(checks) > MAX_PRINTED_CHECKS:
+            console.print(checks_summary(checks[MAX_PRINTED_CHECKS:]), markup=False)
     return 3 if any(c.above_ceiling for c in checks) else 0
+
+
+#: The most checks printed in full; the rest of a long result file is summarized (--json has each).
+MAX_PRINTED_CHECKS = 20
+
+
+def checked_runs(hardware: str, model: str, runs: list[Any], overhead_gb: float | None) -> list[Any]:
+    """Each run checked; runs that differ only in where they came from share one ceiling computation
+    (a 60,000-record file of a few settings computes a few ceilings)."""
+    from dataclasses import replace
+
+    from servebound.runs.ceiling import check_run
+
+    done: dict[Any, Any] = {}
+    out = []
+    for r in runs:
+        key = replace(r, source="")
+        if key not in done:
+            done[key] = check_run(hardware, model, key, overhead_gb=overhead_gb)
+        out.append(replace(done[key], run=r))
+    return out
+
+
+def checks_summary(rest: list[Any]) -> str:
+    """One paragraph for the checks not printed: how many, how many above the ceiling, the spread."""
+    import statistics
+
+    ratios = sorted(100 * c.efficiency for c in rest)
+    above = sum(c.above_ceiling for c in rest)
+    return (
+        f"... and {len(rest):,} more records (not printed; --json lists every one): "
+        f"{above:,} above the ceiling; efficiency {ratios[0]:,.1f} % to {ratios[-1]:,.4g} %, "
+        f"median {statistics.median(ratios):,.1f} %"
+    )
 
 
 @command(

@@ -12,14 +12,15 @@ no command, no catalog); ``servebound.cli`` runs them, ``servebound.cli.app`` ho
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import MISSING, fields, is_dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, get_args, get_type_hints
+from dataclasses import MISSING, is_dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import click
 
 from servebound.cli.commands import COMMANDS, help_option
 from servebound.errors import InputError
 from servebound.inputs.workload import BY_NAME, Group, Input, WorkloadInputs, given, inputs_of
+from servebound.inputs.workload import record_inputs as declared_fields
 
 #: A declared option with no default: the command needs it.
 REQUIRED: Any = MISSING
@@ -49,25 +50,12 @@ def words_argument(name: str, help: str, **meta: Any) -> Input:
 def record_inputs(record: type) -> tuple[Input, ...]:
     """The inputs a record declares: a ``WorkloadInputs`` subclass's groups, or each field of a frozen
     dataclass declared as the workload's are, ``given(default, help, flags=(...), ...)`` (``REQUIRED``:
-    no default), its type the value's once parsed."""
+    no default), its type the value's once parsed (``inputs.workload.record_inputs``)."""
     if issubclass(record, WorkloadInputs):
         return inputs_of(*getattr(record, "GROUPS", ()))
     if not is_dataclass(record):
         raise TypeError(f"{record.__name__} is not a dataclass of declared inputs")
-    hints = get_type_hints(record)
-    out = []
-    for f in fields(record):
-        meta = dict(f.metadata["input"])
-        meta.pop("groups", None)
-        flags = meta.pop("flags", (f"--{f.name.replace('_', '-')}",))
-        out.append(option(f.name, _kind(hints[f.name]), f.default, meta.pop("help"), *flags, **meta))
-    return tuple(out)
-
-
-def _kind(hint: Any) -> type:
-    """int, float, str or bool: the one type besides None in ``hint`` (``int | str``: a number or a word)."""
-    args = [a for a in get_args(hint) if a is not type(None)] or [hint]
-    return int if int in args else args[0]
+    return declared_fields(record)
 
 
 class Flags:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from servebound.api import cost_answer, resolve_scenario
@@ -13,14 +12,13 @@ from servebound.cli.common import (
     WorkloadFlags,
     command,
     flags,
-    given,
     option,
 )
 from servebound.cli.output import console, on, print_json, print_table, render_assumptions
-from servebound.core.cost import DEFAULT_AMORTIZATION_YEARS, DEFAULT_USD_PER_KWH, DEFAULT_UTILIZATION
 from servebound.core.model import ModelAdapter
 from servebound.core.workload import Workload
 from servebound.inputs.pricing import OwnedInputs, Pricing, ResolvedPrice, catalog_price, resolve_price
+from servebound.inputs.records import MAX_USD_PER_HOUR, MIN_USD_PER_HOUR
 from servebound.inputs.workload import MAX_EDGE_TOKENS
 from servebound.views.cost_report import (
     DEFAULT_COST_PROMPT_TOKENS,
@@ -29,18 +27,6 @@ from servebound.views.cost_report import (
     cost_summary,
     parse_batches,
 )
-
-
-@dataclass(frozen=True)
-class OwnedFlags(OwnedInputs):
-    """The owned-cost inputs as the command's flags (``--purchase-usd`` .. ``--usd-per-kwh``), passed
-    on as the OwnedInputs they are."""
-
-    purchase_usd: float | None = given(None, "Owned: purchase price of the system [default: catalog].")
-    amortization_years: float = given(DEFAULT_AMORTIZATION_YEARS, "Owned: years the purchase is spread over.")
-    utilization: float = given(DEFAULT_UTILIZATION, "Owned: fraction of hours in use (0-1].")
-    power_w: float | None = given(None, "Owned: power draw of the system in W [default: board power].")
-    usd_per_kwh: float = given(DEFAULT_USD_PER_KWH, "Owned: electricity price.")
 
 
 @command(
@@ -54,6 +40,9 @@ class OwnedFlags(OwnedInputs):
         None,
         "Price of the whole system per hour; overrides the catalog's.",
         "--usd-per-hour",
+        minimum=MIN_USD_PER_HOUR,
+        maximum=MAX_USD_PER_HOUR,
+        unit="USD/h",
     ),
     option(
         "pricing",
@@ -63,7 +52,7 @@ class OwnedFlags(OwnedInputs):
         "--pricing",
         choices=tuple(p.value for p in Pricing),
     ),
-    flags("owned", OwnedFlags),
+    flags("owned", OwnedInputs),
     option(
         "batches",
         str,
@@ -100,7 +89,7 @@ def cost_command(
     flags: WorkloadFlags,
     usd_per_hour: float | None,
     pricing: str,
-    owned: OwnedFlags,
+    owned: OwnedInputs,
     batches: str | None,
     prompt: int,
     layout: str | None,
@@ -129,13 +118,18 @@ def cost_command(
         print_json(out)
         return
     console.print(on(mdl.name, hw.name, f" at {price.usd_per_hour:,.4g} USD/h ({price.basis})"))
-    rows = [(f"{p['batch']:,}", _ms(p["step_time_s"]), *_priced(p)) for p in out["points"]]
+    rows = [(_batch(p), _ms(p["step_time_s"]), *_priced(p)) for p in out["points"]]
     print_table(("batch", "step time", *_PRICED), rows, left=())
     lines = cost_summary(out)
     lines.append(f"Price: {out['price_source']}.")
     for bullet in [*lines, *(note.terminal for note in cost_notes(report))]:
         console.print(f"- {bullet}")
     render_assumptions(out["assumptions"])
+
+
+def _batch(point: dict[str, Any]) -> str:
+    """A priced batch, marked where its sessions do not fit in memory."""
+    return f"{point['batch']:,}" + ("" if point["fits_in_memory"] else " (does not fit)")
 
 
 def cost_layout(

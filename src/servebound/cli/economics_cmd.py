@@ -3,6 +3,8 @@ numbers substituted (or as JSON)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from servebound.api import load_hardware, load_model, make_workload
 from servebound.cli.common import HARDWARE_HELP, JSON, REQUIRED, command, declared, group, option
 from servebound.cli.output import console, line, print_json, strong
@@ -27,6 +29,8 @@ economics_app = group(
     ),
 )
 
+#: A quantity above zero (an exclusive minimum), as the JSON API's gt=0.
+_ABOVE_ZERO: dict[str, Any] = {"minimum": 0, "exclusive_minimum": True}
 HARDWARE_OPTIONAL = option("hardware", str, None, HARDWARE_HELP, "--hardware", "-H")
 BANDWIDTH = option(
     "bandwidth_gb_per_s", float, None, "R in GB/s (instead of --hardware).", "--bandwidth-gb-per-s"
@@ -190,11 +194,45 @@ def cache_tier_command(hold_s: float, tiers: str | None, json_out: bool) -> None
 
 @command(
     "training",
-    option("traffic_tok_s", float, REQUIRED, "Inference traffic in tok/s.", "--traffic-tok-s"),
-    option("life_days", float, REQUIRED, "Deployment life in days.", "--life-days"),
-    option("active_params", float, REQUIRED, "N: active parameters.", "--active-params"),
-    option("rl_flops", float, 4.0, "c_rl: RL FLOPs per parameter per token, 2 to 6.", "--rl-flops"),
-    option("rl_efficiency", float, 0.3, "eta: RL's efficiency relative to training.", "--rl-efficiency"),
+    option(
+        "traffic_tok_s",
+        float,
+        REQUIRED,
+        "Inference traffic in tok/s.",
+        "--traffic-tok-s",
+        **_ABOVE_ZERO,
+        maximum=1e15,
+    ),
+    option(
+        "life_days", float, REQUIRED, "Deployment life in days.", "--life-days", **_ABOVE_ZERO, maximum=1e5
+    ),
+    option(
+        "active_params",
+        float,
+        REQUIRED,
+        "N: active parameters.",
+        "--active-params",
+        **_ABOVE_ZERO,
+        maximum=1e15,
+    ),
+    option(
+        "rl_flops",
+        float,
+        4.0,
+        "c_rl: RL FLOPs per parameter per token, 2 to 6.",
+        "--rl-flops",
+        minimum=2,
+        maximum=6,
+    ),
+    option(
+        "rl_efficiency",
+        float,
+        0.3,
+        "eta: RL's efficiency relative to training (a fraction, at most 1).",
+        "--rl-efficiency",
+        **_ABOVE_ZERO,
+        maximum=1,
+    ),
     JSON,
     parent=economics_app,
     help="Equal-cost pre-training, RL and inference tokens, and over-training against 20 tokens/param.",

@@ -38,8 +38,10 @@ def import_any(
 ) -> ImportedModel:
     """Dispatch to the importer for ``kind``; each reads headers and configs only. ``org/name:QUANT``
     (for gguf, or hf) reads the header of that quantization's GGUF in the Hub repository."""
+    from servebound.importers.hf_config import check_revision
     from servebound.inputs.resolve import hub_gguf_ref
 
+    check_revision(revision)
     source = resolved_source(source)
     hub = hub_gguf_ref(source) if not Path(source).exists() else None
     if hub is not None and kind in (Kind.GGUF, Kind.HF):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 
 from servebound.api import layout as layout_search
 from servebound.api import resolve_scenario
@@ -10,12 +10,10 @@ from servebound.cli.common import (
     HARDWARE,
     JSON,
     MODEL,
-    REQUIRED,
     WorkloadFlags,
     command,
     declared,
     flags,
-    given,
     option,
 )
 from servebound.cli.output import (
@@ -30,7 +28,7 @@ from servebound.cli.output import (
 from servebound.core.layout import LayoutResult
 from servebound.core.units import GB
 from servebound.errors import InputError
-from servebound.inputs.workload import MAX_EDGE_TOKENS
+from servebound.inputs.records import PlanTraffic
 from servebound.views.parallel import (
     ResolvedSystem,
     layout_assumptions,
@@ -129,33 +127,6 @@ def layout_command(hardware: str, model: str, flags: WorkloadFlags, top: int | N
     )
     render_layout_rows(list(search.layouts), top)
     render_assumptions(layout_assumptions(search.workload, best, search.system))
-
-
-_FLOOR = declared("floor")
-
-
-#: A token count as the workload's contexts read one (32k, 32,000) within their bounds.
-TOKEN_COUNT = {"unit": "tokens", "minimum": 1, "maximum": MAX_EDGE_TOKENS}
-
-
-@dataclass(frozen=True)
-class PlanTraffic:
-    """`plan`'s traffic and price flags (``--prompt`` .. ``--usd-per-hour``): the keywords of
-    ``run_plan``."""
-
-    prompt_tokens: int = given(REQUIRED, "L: prompt tokens per request.", flags=("--prompt",), **TOKEN_COUNT)
-    output_tokens: int = given(REQUIRED, "G: output tokens per request.", **TOKEN_COUNT)
-    users: float | None = given(None, "N concurrent users, each streaming an answer.")
-    requests_per_s: float | None = given(None, "lambda: requests arriving per second.")
-    floor_tok_s: float = given(
-        _FLOOR.default, _FLOOR.help, flags=_FLOOR.flags, minimum=0, maximum=_FLOOR.maximum
-    )
-    ttft_budget_s: float | None = given(
-        None, "tau*: first-token budget in seconds.", flags=("--ttft-budget",)
-    )
-    usd_per_device_hour: float | None = given(
-        None, "Price of one device-hour, for $/h and $/Mtok.", flags=("--usd-per-hour",)
-    )
 
 
 @command(

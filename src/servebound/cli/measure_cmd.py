@@ -32,8 +32,20 @@ def match_catalog(names: tuple[str, ...]) -> CatalogHardware | None:
     option("output", str, None, "Write the measured hardware file here (TOML).", "--output", "-o"),
     option("device", str, None, "cpu, cuda:0, mps ... (default: first GPU, else CPU).", "--device"),
     option("quick", bool, False, "A few seconds instead of the default ~30 s at most.", "--quick"),
-    option("array_mb", float, None, "Bandwidth array size per array, MB.", "--array-mb"),
-    option("threads", int, None, "CPU threads for the bandwidth kernels.", "--threads"),
+    option(
+        "array_mb",
+        float,
+        None,
+        "Bandwidth array size per array, MB (three must fit in free memory).",
+        "--array-mb",
+        minimum=0,
+        exclusive_minimum=True,
+        maximum=1e7,
+        unit="MB",
+    ),
+    option(
+        "threads", int, None, "CPU threads for the bandwidth kernels.", "--threads", minimum=1, maximum=65_536
+    ),
     option("name", str, None, "Name for the hardware file.", "--name"),
     option("overwrite", bool, False, "Replace an existing --output file.", "--overwrite"),
     JSON,
@@ -56,8 +68,6 @@ def measure_command(
         checked_output(path, {".toml": "TOML"}, overwrite=overwrite)
     array_bytes = None
     if array_mb is not None:
-        if not array_mb > 0:
-            raise InputError("array_mb", f"must be a positive number of MB (got {array_mb})")
         array_bytes = int(array_mb * 1e6)
     with progress_bar(transient=True, disable=json_out) as bar:
         task = bar.add_task("measuring", total=1.0)

@@ -44,7 +44,15 @@ def _size(value: str | None, field: str) -> float | None:
         raise InputError(field, f"give a parameter count like 7B, 500M or 1.5e9 (got {value!r})") from None
     if not number > 0:
         raise InputError(field, f"must be positive (got {value!r})")
+    if number > MAX_PARAMS:  # inf included: no model has more than a quadrillion parameters
+        raise InputError(
+            field, f"{value!r} is beyond any real model; at most {MAX_PARAMS:g} parameters (1000T)"
+        )
     return number
+
+
+#: The largest parameter count a size filter takes (the model files' own bound).
+MAX_PARAMS = 1e15
 
 
 def model_row_json(m: CatalogModel) -> dict[str, Any]:

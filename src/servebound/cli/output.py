@@ -109,6 +109,11 @@ def checked_output(path: Path, formats: dict[str, str], *, overwrite: bool = Tru
         raise InputError("output", f"folder {visible(str(folder))} does not exist; create it first")
     if path.is_dir():
         raise InputError("output", f"{visible(str(path))} is a folder; give a file name")
+    if path.exists() and not path.is_file():  # a FIFO with no reader would block the write forever
+        raise InputError(
+            "output",
+            f"{visible(str(path))} is not a regular file (a FIFO, device or socket); give a file name",
+        )
     if path.exists() and not overwrite:
         raise InputError(
             "output", f"{visible(str(path))} already exists; choose another path or allow overwriting"

@@ -44,6 +44,34 @@ def require_positive(value: float, field: str, unit: str) -> None:
         raise InputError(field, f"must be a finite number of {unit} above 0 (got {value!r})")
 
 
+#: The span of a real record, one device or a system of up to 1,024: from a kilobyte to an exabyte of
+#: memory, a kB/s to 10 EB/s, a megaflop to 10 zettaflop/s. Beyond them a value is a unit slip.
+MEMORY_BYTES = (1e3, 1e18)
+BANDWIDTH_BYTES_S = (1e3, 1e19)
+COMPUTE_FLOP_S = (1e6, 1e22)
+
+#: What a real host could have (the inputs' declared bounds): 0.1 GB to 100 TB of RAM, read at 0.1
+#: GB/s to 2 TB/s (a 12-channel DDR5 server reads about 0.5 TB/s), over a link of up to 2 TB/s (a
+#: coherent CPU-GPU link is 0.9 TB/s), with a CPU of 0.001 to 10,000 TFLOPS.
+HOST_BOUNDS: dict[str, tuple[float, float]] = {
+    "host_memory_gb": (0.1, 1e5),
+    "host_bandwidth_gb_per_s": (0.1, 2000.0),
+    "host_link_gb_per_s": (0.1, 2000.0),
+    "host_tflops": (1e-3, 1e4),
+}
+
+
+def require_real(value: float, field: str, unit: str, span: tuple[float, float]) -> None:
+    """``require_positive``, and within ``span``: what any real machine could have."""
+    require_positive(value, field, unit)
+    low, high = span
+    if not low <= value <= high:
+        raise InputError(
+            field,
+            f"{value:g} {unit} is beyond any real machine; give {low:g} to {high:g} {unit}: check the unit",
+        )
+
+
 def require_finite(value: float, field: str, unit: str) -> None:
     """InputError unless ``value`` is a finite number (NaN and infinities refused)."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
@@ -81,12 +109,26 @@ class Hardware:
     def __post_init__(self) -> None:
         object.__setattr__(self, "compute_flop_per_s", _frozen(self.compute_flop_per_s))
         object.__setattr__(self, "sources", MappingProxyType(dict(self.sources)))
-        require_positive(self.memory_bytes, "hardware.memory_bytes", "bytes")
-        require_positive(self.bandwidth_bytes_per_s, "hardware.bandwidth_bytes_per_s", "bytes/s")
+        require_real(self.memory_bytes, "hardware.memory_bytes", "bytes", MEMORY_BYTES)
+        require_real(
+            self.bandwidth_bytes_per_s, "hardware.bandwidth_bytes_per_s", "bytes/s", BANDWIDTH_BYTES_S
+        )
         for mode, rate in self.compute_flop_per_s.items():
-            require_positive(rate, f"hardware.compute_flop_per_s.{mode}", "FLOP/s")
+            if mode not in ARITHMETIC_MODES:
+                raise InputError(
+                    f"hardware.compute_flop_per_s.{mode}",
+                    f"unknown arithmetic mode {mode!r}; use one of {', '.join(ARITHMETIC_MODES)}",
+                )
+            require_real(rate, f"hardware.compute_flop_per_s.{mode}", "FLOP/s", COMPUTE_FLOP_S)
         if self.runtime_overhead_bytes is not None:
             require_non_negative(self.runtime_overhead_bytes, "hardware.runtime_overhead_bytes", "bytes")
+            if self.runtime_overhead_bytes >= self.memory_bytes:
+                raise InputError(
+                    "hardware.runtime_overhead_bytes",
+                    f"{self.runtime_overhead_bytes / 1e9:,.4g} GB of runtime overhead is not below the "
+                    f"machine's {self.memory_bytes / 1e9:,.4g} GB of memory (O is part of C): give a smaller "
+                    "runtime_overhead_gb",
+                )
 
     @property
     def memory_power_bytes2_per_s(self) -> float:

@@ -12,6 +12,11 @@ from servebound.core.experts import ExpertTraffic, distinct_experts
 from servebound.core.hardware import require_finite, require_non_negative, require_positive
 from servebound.core.kv import KVShape
 
+#: The most routed experts a model may have (real MoE models have up to a few hundred per layer).
+MAX_ROUTED_EXPERTS = 100_000
+#: The longest context a model may state (a billion tokens, far past any trained model's).
+MAX_CONTEXT_TOKENS = 10**9
+
 
 @dataclass(frozen=True)
 class Experts:
@@ -26,6 +31,11 @@ class Experts:
         return math.log1p(-self.per_token / self.routed)
 
     def __post_init__(self) -> None:
+        if isinstance(self.routed, int) and self.routed > MAX_ROUTED_EXPERTS:
+            raise InputError(
+                "experts.routed",
+                f"{self.routed:,} routed experts is beyond any real model; at most {MAX_ROUTED_EXPERTS:,}",
+            )
         if not 1 <= self.per_token <= self.routed:
             raise InputError(
                 "experts",
@@ -200,6 +210,13 @@ class ModelAdapter:
         for part, kv in (("kv_alloc", self.kv_alloc), ("kv_read", self.kv_read)):
             for name in ("global_bytes_per_token", "local_bytes_per_token", "state_bytes"):
                 require_non_negative(getattr(kv, name), f"model.{part}.{name}", "bytes")
+        limit = self.context_limit_tokens
+        if limit is not None and not 1 <= limit <= MAX_CONTEXT_TOKENS:
+            raise InputError(
+                "model.context_limit",
+                f"{limit:,} tokens: a model's context is 1 to {MAX_CONTEXT_TOKENS:,} tokens; fix the file's "
+                "context length (or leave it out: the workload's context then applies)",
+            )
         if self.weights.resident <= 0:
             raise InputError(
                 "model.weights", f"W_resident must be above 0 bytes (got {self.weights.resident!r})"

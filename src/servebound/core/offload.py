@@ -271,16 +271,20 @@ def offloaded(
     hardware: Hardware, model: ModelAdapter, spec: OffloadSpec, overhead_bytes: float
 ) -> tuple[ModelAdapter, OffloadSplit, float]:
     """The effective adapter for ``spec`` on ``hardware``, the split, and the host's margin (host RAM
-    minus the host tier's weights; negative: they do not fit, and the device's residency carries the
-    shortfall so the verdict is ``no_resident_fit``)."""
+    minus the host tier's weights; negative: they do not fit, and the effective residency exceeds the
+    device's memory so the verdict is ``no_resident_fit`` however much room the device has)."""
     where = split(model, spec)
     host_margin = spec.host_memory_bytes - where.host_resident_bytes
     device_margin = hardware.memory_bytes - where.device_resident_bytes - overhead_bytes
     ratio = hardware.bandwidth_bytes_per_s / spec.host_bandwidth_bytes_per_s
     eff = effective_model(model, where, ratio, cache_factor(where, device_margin, host_margin))
     if host_margin < 0:
+        # The host's shortfall becomes the resident margin (C - W_resident - O = host_margin < 0): the
+        # verdict is no_resident_fit whatever room the device has, since this split puts those weights
+        # on the host (moving them to the device is another placement, not this one).
+        short = hardware.memory_bytes - overhead_bytes - host_margin
         eff = replace(
-            eff, weights=replace(eff.weights, resident_bytes=where.device_resident_bytes - host_margin)
+            eff, weights=replace(eff.weights, resident_bytes=max(short, where.device_resident_bytes))
         )
     return eff, where, host_margin
 

@@ -42,6 +42,7 @@ from servebound.importers.gguf_reader import (
 )
 from servebound.importers.modes import LLAMA_CPP_IF_PUBLISHED, if_published_note, linear_mode
 from servebound.importers.tensor_roles import ByteForm, TensorEntry, TensorRole, byte_form, classify_gguf
+from servebound.views.terminal import one_line
 
 
 def _entries(header: GGUFHeader, mtp_first: int | None) -> list[TensorEntry]:
@@ -366,7 +367,7 @@ def _imported(
     name = d.header.metadata.get("general.name")
     adapter = ModelAdapter(
         id=slug(file.stem),
-        name=name if isinstance(name, str) and name else file.stem,
+        name=one_line(name) if isinstance(name, str) and name else one_line(file.stem),
         weights=d.form.weights(d.layers.per_token),
         kv_alloc=d.kv,
         kv_read=d.kv,

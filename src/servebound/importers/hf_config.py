@@ -191,7 +191,21 @@ def _with_sidecar(raw: dict[str, object], source: str | Path) -> dict[str, objec
 # Reading
 
 
+#: A Hub revision: a branch, tag or commit (letters, digits, ``.``, ``_``, ``-``, ``/``; never ``..``).
+_REVISION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$")
+
+
+def check_revision(revision: str | None) -> None:
+    """A revision as a branch, tag or commit spells it; a path such as ``../../etc`` is refused."""
+    if revision is not None and (not _REVISION.match(revision) or ".." in revision):
+        raise InputError(
+            "revision",
+            f"{revision!r} is no branch, tag or commit name; give e.g. main, v1.0 or a commit hash",
+        )
+
+
 def _load(source: str | Path, *, offline: bool, revision: str | None) -> tuple[dict[str, object], str]:
+    check_revision(revision)
     path = Path(source).resolve() if str(source).strip() in (".", "..") else Path(source)
     if path.is_dir():
         path = path / "config.json"
@@ -202,7 +216,7 @@ def _load(source: str | Path, *, offline: bool, revision: str | None) -> tuple[d
         return _parse(path), _label(path)
     text = str(source)
     if _HUB_ID.match(text) and not text.endswith(".json"):
-        copy = _catalog_copy(text)
+        copy = _catalog_copy(text) if revision is None else None  # the copy is of one revision only
         if copy is not None:
             return _parse(copy), text
         from servebound.importers.hf.hub import fetch_config

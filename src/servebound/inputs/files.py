@@ -17,11 +17,12 @@ from servebound.core.economics import MemoryTier
 from servebound.core.formats import KV_FORMATS
 from servebound.core.hardware import ARITHMETIC_MODES, Hardware
 from servebound.core.kv import KVShape
-from servebound.core.model import Experts, ModelAdapter, PrefillShape, Weights
+from servebound.core.model import MAX_ROUTED_EXPERTS, Experts, ModelAdapter, PrefillShape, Weights
 from servebound.core.units import GB, TFLOPS
 from servebound.core.workload import DEFAULT_READ_CONTEXT_TOKENS
 from servebound.errors import InputError
 from servebound.inputs import bounded
+from servebound.views.terminal import one_line
 
 MAX_FILE_BYTES = 4_000_000
 
@@ -82,7 +83,7 @@ class HardwareFile(_Strict):
     """The contract's hardware file, plus provenance keys written by `servebound measure`."""
 
     id: Slug | None = None
-    name: str = Field(min_length=1, max_length=200)
+    name: Annotated[str, Field(min_length=1, max_length=200), AfterValidator(one_line)]
     memory_gb: MemoryGB
     bandwidth_gb_per_s: BandwidthGB
     compute_tflops: ComputeFile = ComputeFile()
@@ -93,6 +94,15 @@ class HardwareFile(_Strict):
     method: str | None = None
     measurement: dict[str, float | int | str | bool] | None = None
     sources: dict[str, str] | None = None
+
+    @model_validator(mode="after")
+    def _overhead_below_memory(self) -> HardwareFile:
+        if self.runtime_overhead_gb is not None and self.runtime_overhead_gb >= self.memory_gb:
+            raise ValueError(
+                f"runtime_overhead_gb {self.runtime_overhead_gb:g} is not below memory_gb {self.memory_gb:g} "
+                "(the overhead is part of the memory): give a smaller runtime_overhead_gb"
+            )
+        return self
 
     def to_hardware(self) -> Hardware:
         rates = {mode: value * TFLOPS for mode, value in self.compute_tflops.model_dump().items() if value}
@@ -156,7 +166,7 @@ class WeightsFile(_Strict):
 
 
 class ExpertsFile(_Strict):
-    routed: Annotated[int, Field(ge=1)]
+    routed: Annotated[int, Field(ge=1, le=MAX_ROUTED_EXPERTS)]
     per_token: Annotated[int, Field(ge=1)]
 
     @model_validator(mode="after")
@@ -261,7 +271,7 @@ class ModelFile(_Strict):
     """The contract's model file (adapter form), plus optional provenance keys of our own."""
 
     id: Slug | None = None
-    name: str = Field(min_length=1, max_length=200)
+    name: Annotated[str, Field(min_length=1, max_length=200), AfterValidator(one_line)]
     context_limit: Annotated[int, Field(ge=1, le=10**9)] | None = None
     weights: WeightsFile
     experts: ExpertsFile | None = None
@@ -313,6 +323,30 @@ class ModelFile(_Strict):
                     f"resident_gb ({self.weights.resident_gb:g}) is below the weights swept per token "
                     f"({adapter.weights.active / GB:.4g} GB): the resident weights must hold what is read"
                 )
+        return self
+
+    @model_validator(mode="after")
+    def _real_cache_and_linear(self) -> ModelFile:
+        alloc = self.kv.alloc
+        stated_state = "state_bytes" in alloc.model_fields_set  # a recurrent model's own (tiny) state
+        if not (
+            alloc.global_bytes_per_token or alloc.local_bytes_per_token or alloc.state_bytes or stated_state
+        ):
+            raise ValueError(
+                "[kv.alloc] holds 0 bytes per token and no state: an attention model caches keys and values "
+                "(a recurrent one its state); give global_bytes_per_token (or local_bytes_per_token with a "
+                "window, or state_bytes)"
+            )
+        total = self.weights.total_params
+        if (
+            self.prefill is not None
+            and total is not None
+            and self.prefill.linear_active_params > total * (1 + 1e-9)
+        ):
+            raise ValueError(
+                f"[prefill] linear_active_params ({self.prefill.linear_active_params:g}) exceeds total_params "
+                f"({total:g}): the linear layers are part of the weights; fix one of them"
+            )
         return self
 
     def to_adapter(self) -> ModelAdapter:

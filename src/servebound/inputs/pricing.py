@@ -23,6 +23,8 @@ from servebound.core.cost import (
 )
 from servebound.core.hardware import Hardware
 from servebound.errors import InputError
+from servebound.inputs.records import MAX_USD_PER_HOUR, MIN_USD_PER_HOUR
+from servebound.inputs.workload import check_record, given, record_inputs
 
 if TYPE_CHECKING:
     from servebound.catalog.hardware import DevicePrice
@@ -34,15 +36,52 @@ class Pricing(StrEnum):
     OWNED = "owned"
 
 
+#: The shortest amortization (about four days) and the lowest utilization (0.1% of hours) a price is
+#: computed for: below them the hourly cost runs to absurd numbers (1e-300 years gave 1.8e299 USD/h).
+MIN_AMORTIZATION_YEARS = 0.01
+MIN_UTILIZATION = 0.001
+
+
 @dataclass(frozen=True)
 class OwnedInputs:
-    """The owned-hardware flags; None means the row's figure (purchase, power) or the stated default."""
+    """The owned-hardware inputs (``--purchase-usd`` .. ``--usd-per-kwh``), each within what a real
+    purchase could be (checked when built, on every surface); None means the row's figure (purchase,
+    power) or the stated default."""
 
-    purchase_usd: float | None = None
-    amortization_years: float = DEFAULT_AMORTIZATION_YEARS
-    utilization: float = DEFAULT_UTILIZATION
-    power_w: float | None = None
-    usd_per_kwh: float = DEFAULT_USD_PER_KWH
+    purchase_usd: float | None = given(
+        None, "Owned: purchase price of the system [default: catalog].", minimum=1, maximum=1e10, unit="USD"
+    )
+    amortization_years: float = given(
+        DEFAULT_AMORTIZATION_YEARS,
+        "Owned: years the purchase is spread over.",
+        minimum=MIN_AMORTIZATION_YEARS,
+        maximum=100,
+        unit="years",
+    )
+    utilization: float = given(
+        DEFAULT_UTILIZATION, "Owned: fraction of hours in use (0-1].", minimum=MIN_UTILIZATION, maximum=1
+    )
+    power_w: float | None = given(
+        None,
+        "Owned: power draw of the system in W [default: board power].",
+        minimum=0.1,
+        maximum=1e8,
+        unit="W",
+    )
+    usd_per_kwh: float = given(
+        DEFAULT_USD_PER_KWH, "Owned: electricity price.", minimum=1e-3, maximum=100, unit="USD/kWh"
+    )
+
+    def __post_init__(self) -> None:
+        check_record(self)
+
+    def given_names(self) -> list[str]:
+        """The owned inputs set away from their defaults, as flags."""
+        return [
+            f"--{spec.name.replace('_', '-')}"
+            for spec in record_inputs(OwnedInputs)
+            if getattr(self, spec.name) != spec.default
+        ]
 
 
 @dataclass(frozen=True)
@@ -53,12 +92,6 @@ class ResolvedPrice:
     basis: str
     source: str
     assumptions: dict[str, Any]
-
-
-#: The shortest amortization (about four days) and the lowest utilization (0.1% of hours) a price is
-#: computed for: below them the hourly cost runs to absurd numbers (1e-300 years gave 1.8e299 USD/h).
-MIN_AMORTIZATION_YEARS = 0.01
-MIN_UTILIZATION = 0.001
 
 
 def _positive(
@@ -72,6 +105,28 @@ def _positive(
         raise InputError(field, f"must be at most {at_most:g} (got {value:g})")
     if at_least is not None and value < at_least:
         raise InputError(field, f"must be at least {at_least:g} (got {value:g}); check the unit")
+
+
+def _no_conflict(mode: Pricing, usd_per_hour: float | None, owned: OwnedInputs) -> None:
+    """Inputs that contradict each other are refused, naming both, instead of one silently winning."""
+    owned_given = owned.given_names()
+    if usd_per_hour is not None and mode is not Pricing.AUTO:
+        raise InputError(
+            "usd_per_hour",
+            f"--usd-per-hour sets the price itself, so --pricing {mode.value} would be ignored; give one of them",
+        )
+    if usd_per_hour is not None and owned_given:
+        raise InputError(
+            "usd_per_hour",
+            f"--usd-per-hour sets the price itself, so {', '.join(owned_given)} would be ignored; give one "
+            "or the other",
+        )
+    if mode is Pricing.RENTAL and owned_given:
+        raise InputError(
+            "pricing",
+            f"--pricing rental prices the rental; {', '.join(owned_given)} only price owned hardware: drop "
+            "them or give --pricing owned",
+        )
 
 
 def catalog_price(ref: str | Hardware) -> DevicePrice | None:
@@ -100,16 +155,12 @@ def resolve_price(
 ) -> ResolvedPrice:
     """The price per hour of the whole system ``hardware`` (from its catalog ``price`` when given)."""
     owned = owned or OwnedInputs()
-    _positive("usd_per_hour", usd_per_hour, at_most=1e7)
-    _positive("purchase_usd", owned.purchase_usd, at_most=1e10)
-    _positive("amortization_years", owned.amortization_years, at_most=100, at_least=MIN_AMORTIZATION_YEARS)
-    _positive("utilization", owned.utilization, at_most=1.0, at_least=MIN_UTILIZATION)
-    _positive("power_w", owned.power_w, at_most=1e8)
-    _positive("usd_per_kwh", owned.usd_per_kwh, at_most=100)
+    _positive("usd_per_hour", usd_per_hour, at_most=MAX_USD_PER_HOUR, at_least=MIN_USD_PER_HOUR)
     try:
         mode = Pricing(pricing)
     except ValueError:
         raise InputError("pricing", f"use auto, rental or owned (got {pricing!r})") from None
+    _no_conflict(mode, usd_per_hour, owned)
     if usd_per_hour is not None:
         return ResolvedPrice(
             usd_per_hour=float(usd_per_hour),

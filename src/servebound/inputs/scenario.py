@@ -166,6 +166,7 @@ def load_model(ref: str | ModelAdapter | Any, *, kv_precision: str | None = None
     """A model file path or a catalog model as people name it (an id, a Hub id, an Ollama tag, a GGUF
     file name, loose words); records pass through (a profile from ``models()`` as its adapter).
     Optionally re-expressed at another KV cache precision."""
+    BY_NAME["kv_precision"].check(kv_precision)  # '' or a non-string named, as the CLI and API do
     adapter = getattr(ref, "adapter", None)
     if isinstance(ref, ModelAdapter):
         model = ref

@@ -18,7 +18,7 @@ from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from servebound.core.engines import ENGINE_IDS
-from servebound.core.hardware import ARITHMETIC_MODES
+from servebound.core.hardware import ARITHMETIC_MODES, HOST_BOUNDS
 from servebound.core.workload import DEFAULT_FLOOR_TOK_PER_S, MAX_BATCH
 from servebound.errors import InputError
 
@@ -36,6 +36,8 @@ MAX_EDGE_TOKENS = 10**9
 MAX_EDGE_TOK_S = 1e9
 #: The site computes prompt-length ranges over every integer length, so it caps the reserved context.
 MAX_SITE_CONTEXT_TOKENS = 2_000_000
+#: A first-token budget: from 0.1 ms (no prefill is faster) to a day.
+MIN_TTFT_S, MAX_TTFT_S = 1e-4, 86_400.0
 #: gamma: no speculative decoder drafts more than a few dozen tokens a step.
 MAX_DRAFT_TOKENS = 64
 
@@ -194,6 +196,12 @@ class Input:
             raise InputError(self.name, f"must be true or false (got {text!r})")
         if self.kind is str:
             return self.check(text, site=site)
+        if "," in text and not _THOUSANDS.match(text):
+            raise InputError(
+                self.name,
+                f"{text!r}: a comma may only separate thousands (1,000,000); give one number "
+                "without it (5,5 is not 55)",
+            )
         if not re.fullmatch(self.pattern, text):
             error = self._not_a_number(text, "a number")
             spelling = f"; {TOKENS_SPELLING}" if self.tokens else ""
@@ -203,6 +211,10 @@ class Input:
         if self.kind is int and math.isfinite(value) and value.is_integer():
             return self.check(int(value), site=site)
         return self.check(value, site=site)
+
+
+#: A number written with thousands separators: 1,000 or 12,345,678.5 (never 5,5 or 1,00).
+_THOUSANDS = re.compile(r"^[+-]?\d{1,3}(,\d{3})+(\.\d*)?([eE][+-]?\d+)?$")
 
 
 def _shown(value: float) -> str:
@@ -220,6 +232,12 @@ def given(default: Any, help: str, *groups: Group, **meta: Any) -> Any:
 _CTX = {"unit": "tokens", "minimum": 1, "maximum": MAX_EDGE_TOKENS, "site_maximum": MAX_SITE_CONTEXT_TOKENS}
 #: A quantity that is above zero whenever it is given (host memory, rates, a time budget).
 _ABOVE_ZERO = {"minimum": 0, "exclusive_minimum": True, "maximum": MAX_EDGE_GB}
+
+
+def _host(name: str) -> dict[str, float]:
+    """A host input's bounds, those of any real host (core.offload's HOST_BOUNDS)."""
+    low, high = HOST_BOUNDS[name]
+    return {"minimum": low, "maximum": high}
 
 
 @dataclass(frozen=True)
@@ -335,7 +353,7 @@ class WorkloadInputs:
         "Offload: host RAM in GB (default: the --host row's).",
         "workload",
         unit="GB",
-        **_ABOVE_ZERO,
+        **_host("host_memory_gb"),
         form=Form("number", "Host RAM (GB)", "any", bounded=False, by_id=True, placeholder="the row's"),
     )
     host_bandwidth_gb_per_s: float | None = given(
@@ -343,7 +361,7 @@ class WorkloadInputs:
         "Offload: host memory bandwidth in GB/s (default: the --host row's).",
         "workload",
         unit="GB/s",
-        **_ABOVE_ZERO,
+        **_host("host_bandwidth_gb_per_s"),
         form=Form(
             "number", "Host bandwidth (GB/s)", "any", bounded=False, by_id=True, placeholder="the row's"
         ),
@@ -353,7 +371,7 @@ class WorkloadInputs:
         "Offload: host-to-device link in GB/s for prefill's weight transfers (default 63, PCIe 5.0 x16).",
         "workload",
         unit="GB/s",
-        **_ABOVE_ZERO,
+        **_host("host_link_gb_per_s"),
         form=Form("number", "Host-to-device link (GB/s)", "any", bounded=False, by_id=True, placeholder="63"),
     )
     host_tflops: float | None = given(
@@ -363,7 +381,7 @@ class WorkloadInputs:
         "least its FLOPs at this rate (default: not charged, only their host memory read).",
         "workload",
         unit="TFLOPS",
-        **_ABOVE_ZERO,
+        **_host("host_tflops"),
         api_help="Offload: the host CPU's peak TFLOPS for prefill chunks under 32 tokens (not charged)",
         form=Form(
             "number", "Host CPU peak (TFLOPS)", "any", bounded=False, by_id=True, placeholder="not charged"
@@ -458,7 +476,8 @@ class WorkloadInputs:
         "tau*: seconds the batch may take to prefill.",
         "prefill",
         unit="s",
-        **_ABOVE_ZERO,
+        minimum=MIN_TTFT_S,
+        maximum=MAX_TTFT_S,
     )
     layout: str | None = given(
         None,
@@ -474,6 +493,45 @@ class WorkloadInputs:
     def changed(self) -> dict[str, Any]:
         """The values that differ from the defaults, by name."""
         return {s.name: getattr(self, s.name) for s in INPUTS if getattr(self, s.name) != s.default}
+
+
+def record_inputs(record: type) -> tuple[Input, ...]:
+    """The inputs a record of declared fields states (a frozen dataclass whose fields are ``given(default,
+    help, flags=(...), minimum=..., ...)``), each field's type the value's once parsed. Every surface
+    that takes the record (the CLI's options, the API's parameters, Python's keywords) checks these."""
+    found = _RECORDS.get(record)
+    if found is None:
+        hints = get_type_hints(record)
+        out = []
+        for f in fields(record):
+            meta = dict(f.metadata.get("input", {}))
+            if not meta:
+                continue
+            meta.pop("groups", None)
+            flags = meta.pop("flags", (f"--{f.name.replace('_', '-')}",))
+            out.append(
+                Input(
+                    f.name,
+                    _kind(hints[f.name]),
+                    f.default,
+                    meta.pop("help"),
+                    frozenset(),
+                    flags=flags,
+                    **meta,
+                )
+            )
+        found = _RECORDS[record] = tuple(out)
+    return found
+
+
+_RECORDS: dict[type, tuple[Input, ...]] = {}
+
+
+def check_record(record: Any) -> None:
+    """Each declared field of ``record`` within its bounds (an InputError naming the first that is not):
+    a record's ``__post_init__`` calls this, so a value built in Python meets the CLI's and API's check."""
+    for spec in record_inputs(type(record)):
+        spec.check(getattr(record, spec.name))
 
 
 def _kind(hint: Any) -> type:

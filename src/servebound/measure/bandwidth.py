@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from servebound.errors import InputError
 from servebound.measure.detect import detect_last_level_cache_bytes, usable_cpu_count
 
 #: ``progress(label, fraction)``: a label for the step under way and the fraction done, 0 to 1.
@@ -144,6 +145,14 @@ def measure_cpu_bandwidth(
         array_bytes = default_cpu_array_bytes(
             detect_last_level_cache_bytes(), int(psutil.virtual_memory().available)
         )
+    else:
+        available = int(psutil.virtual_memory().available)
+        if 3 * array_bytes > available:
+            raise InputError(
+                "array_mb",
+                f"three arrays of {array_bytes / 1e6:,.0f} MB need {3 * array_bytes / 1e9:,.3g} GB; this machine "
+                f"has {available / 1e9:,.3g} GB available: give at most {available / 3e6 * 0.8:,.0f} MB",
+            )
     threads = threads or usable_cpu_count()
     length = max(_PAGE_ELEMENTS, array_bytes // 8)
     array_bytes = length * 8

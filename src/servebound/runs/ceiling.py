@@ -158,6 +158,12 @@ def check_run(
     ``hardware`` and ``model`` are records, file paths or catalog ids (a ``.gguf`` model is imported).
     The result flags a run above its ceiling; it never raises for one.
     """
+    if not isinstance(run, MeasuredRun):
+        raise InputError(
+            "run",
+            f"must be a MeasuredRun (got {type(run).__name__} {str(run)[:40]!r}); build one with "
+            "servebound.make_run(metric, value, ...), or check a result file with `servebound check --file`",
+        )
     hw = load_hardware(hardware)
     adapter, warnings = _profile_warnings(run, load_run_model(model))
 
@@ -260,6 +266,12 @@ def check_json(check: RunCheck) -> dict[str, Any]:
     return out
 
 
+def _figure(value: float, decimals: int = 2) -> str:
+    """A figure as written for people: grouped digits up to a trillion, powers of ten past it (a file's
+    1e300 tok/s prints as 1e+300, not 301 digits)."""
+    return f"{value:,.{decimals}f}" if abs(value) < 1e12 else f"{value:.4g}"
+
+
 def format_check(check: RunCheck) -> str:
     """A few human lines for one run: the figure, the ceiling, the efficiency, and loud flags."""
     run = check.run
@@ -267,10 +279,10 @@ def format_check(check: RunCheck) -> str:
         f"{run.label} on {check.hardware.id} with {check.model.id} ({run.engine}"
         + (f" {run.engine_version}" if run.engine_version else "")
         + ")",
-        f"  measured {check.measured_tok_per_s:,.2f} tok/s ({run.metric.value})"
+        f"  measured {_figure(check.measured_tok_per_s)} tok/s ({run.metric.value})"
         + (f", TTFT {run.value:.3f} s" if run.metric is Metric.TTFT_S else ""),
-        f"  ceiling  {check.ceiling_tok_per_s:,.2f} tok/s ({check.reading}, {check.bound_by}-bound)",
-        f"  efficiency {100 * check.efficiency:.1f} %",
+        f"  ceiling  {_figure(check.ceiling_tok_per_s)} tok/s ({check.reading}, {check.bound_by}-bound)",
+        f"  efficiency {_figure(100 * check.efficiency, 1)} %",
     ]
     if check.above_ceiling:
         lines.append(f"  ABOVE THE CEILING: {ABOVE_CEILING_MEANING}")

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import shlex
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from servebound.errors import InputError
 from servebound.inputs import bounded
 from servebound.inputs.files import validation_to_input_error
+from servebound.runs.limits import MAX_RECORD_TOKENS
 from servebound.runs.measured import MAX_RESULT_FILE_BYTES, MeasuredRun, Metric
 
 #: llama.cpp cache type names (-ctk/-ctv) to servebound's KV format names.
@@ -43,9 +45,9 @@ class _LlamaBenchRecord(BaseModel):
     model_n_params: int = Field(ge=0)
     n_batch: int = Field(ge=1)
     n_ubatch: int = Field(ge=1)
-    n_prompt: int = Field(ge=0)
-    n_gen: int = Field(ge=0)
-    n_depth: int = Field(default=0, ge=0)
+    n_prompt: int = Field(ge=0, le=MAX_RECORD_TOKENS)
+    n_gen: int = Field(ge=0, le=MAX_RECORD_TOKENS)
+    n_depth: int = Field(default=0, ge=0, le=MAX_RECORD_TOKENS)
     avg_ts: float = Field(gt=0, allow_inf_nan=False)
     stddev_ts: float | None = None
     samples_ts: list[float] | None = None
@@ -118,12 +120,14 @@ def llama_bench_runs(values: list[Any], path: str | Path) -> list[MeasuredRun]:
             f"{path} must hold a list of llama-bench records (as `llama-bench -o json` writes)",
         )
     runs: list[MeasuredRun] = []
+    mixed: list[int] = []
     for index, raw in enumerate(records):
         try:
             rec = _LlamaBenchRecord.model_validate(raw)
         except ValidationError as exc:
             raise validation_to_input_error(exc, f"llama-bench record {index}.") from None
         if rec.n_prompt > 0 and rec.n_gen > 0:
+            mixed.append(index)
             continue
         if rec.n_prompt == 0 and rec.n_gen == 0:
             raise InputError(
@@ -210,4 +214,11 @@ def llama_bench_runs(values: list[Any], path: str | Path) -> list[MeasuredRun]:
             "llama-bench file",
             f"{path} holds only pg records (prompt and generation mixed); rerun with -p and -n",
         )
+    if mixed:  # named, not dropped without a word
+        shown = ", ".join(str(i) for i in mixed[:5]) + (", ..." if len(mixed) > 5 else "")
+        note = (
+            f"{len(mixed):,} pg record{'s' * (len(mixed) != 1)} skipped (records {shown}): prompt and generation "
+            "mixed in one rate, which no single ceiling bounds"
+        )
+        runs[0] = replace(runs[0], notes=(*runs[0].notes, note))
     return runs

@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import re
 from pathlib import Path
 from typing import Any
 
 from servebound.errors import InputError
+from servebound.runs.limits import MAX_RECORD_TOKENS
 from servebound.runs.llama_bench import llama_bench_runs
 from servebound.runs.measured import MeasuredRun, Metric
 
@@ -35,8 +37,14 @@ _TEST = re.compile(r"^(?:pp\s*(\d+)|tg\s*(\d+)|pp\s*(\d+)\+tg\s*(\d+))(?:\s*@\s*
 _CUDA_DEVICE = re.compile(r"^\s*Device \d+: (.+?), (?:compute capability|gfx)", re.MULTILINE)
 _VULKAN_DEVICE = re.compile(r"^ggml_vulkan: \d+ = (.+?)(?: \([a-z]+\))? \|", re.MULTILINE)
 _BUILD = re.compile(r"^build: (\w+) \((\d+)\)", re.MULTILINE)
-_MLX = re.compile(r"^(Prompt|Generation): (\d+) tokens, ([\d.]+) tokens-per-sec", re.MULTILINE)
-_OLLAMA = re.compile(r"^(prompt eval count|prompt eval rate|eval count|eval rate):\s+([\d.]+)", re.MULTILINE)
+#: A number as a tool prints it, read whole: sign, exponent, nan and inf included (1e300 is 1e300, not 1).
+_NUMBER = r"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf(?:inity)?))"
+_MLX = re.compile(
+    rf"^(Prompt|Generation): {_NUMBER} tokens, {_NUMBER} tokens-per-sec", re.MULTILINE | re.IGNORECASE
+)
+_OLLAMA = re.compile(
+    rf"^(prompt eval count|prompt eval rate|eval count|eval rate):\s+{_NUMBER}", re.MULTILINE | re.IGNORECASE
+)
 
 
 def _cells(line: str) -> list[str]:
@@ -115,48 +123,75 @@ def llama_bench_csv_records(text: str) -> list[dict[str, Any]]:
     ]
 
 
+def _usable(what: str, tokens: float, rate: float | None) -> str | None:
+    """Why a record of ``tokens`` at ``rate`` cannot be checked (None: it can)."""
+    if rate is None:
+        return None if tokens == 0 else f"{what}: no rate printed"
+    if not math.isfinite(tokens) or not tokens.is_integer() or not 0 < tokens <= MAX_RECORD_TOKENS:
+        return f"{what}: {tokens:g} tokens is not a token count of 1 to {MAX_RECORD_TOKENS:,}"
+    if not math.isfinite(rate) or rate <= 0:
+        return (
+            f"{what}: a rate of {rate:g} tokens/s is not a measured rate (it must be a finite number above 0)"
+        )
+    return None
+
+
 def _decode_and_prefill(
-    prompt: int, prompt_rate: float | None, generated: int, rate: float | None, common: dict[str, Any]
+    prompt: float, prompt_rate: float | None, generated: float, rate: float | None, common: dict[str, Any]
 ) -> list[MeasuredRun]:
+    """The block's prefill and decode runs; a record that cannot be checked is skipped, and named (with
+    its reason) in the notes of the run kept, or as the error when none is kept."""
+    name, where = common["engine"], common["source"]
+    skipped = [
+        f"{where}: {why}; skipped"
+        for why in (_usable("prompt", prompt, prompt_rate), _usable("generation", generated, rate))
+        if why is not None
+    ]
     runs = []
-    name = common["engine"]
-    if prompt_rate is not None and prompt > 0 and prompt_rate > 0:
+    if prompt_rate is not None and not _usable("prompt", prompt, prompt_rate):
+        p, g = int(prompt), int(generated) if math.isfinite(generated) and generated > 0 else 0
         runs.append(
             MeasuredRun(
                 metric=Metric.PREFILL_TOK_S,
                 value=prompt_rate,
-                prompt_tokens=prompt,
-                alloc_context_tokens=prompt + generated,
-                label=f"prompt {prompt}",
-                metric_definition=f"{name}'s prompt rate: {prompt} prompt tokens / prompt time, one prompt",
+                prompt_tokens=p,
+                alloc_context_tokens=p + g,
+                label=f"prompt {p}",
+                metric_definition=f"{name}'s prompt rate: {p} prompt tokens / prompt time, one prompt",
+                notes=tuple(skipped),
                 **common,
             )
         )
-    if rate is not None and generated > 0 and rate > 0:
-        read = prompt + (generated + 1) // 2
+    if rate is not None and not _usable("generation", generated, rate):
+        p = int(prompt) if prompt_rate is not None and not _usable("prompt", prompt, prompt_rate) else 0
+        g = int(generated)
+        read = p + (g + 1) // 2
         runs.append(
             MeasuredRun(
                 metric=Metric.PER_SESSION_TOK_S,
                 value=rate,
                 read_context_tokens=max(read, 1),
-                alloc_context_tokens=prompt + generated,
-                label=f"generate {generated} after {prompt}",
+                alloc_context_tokens=p + g,
+                label=f"generate {g} after {p}",
                 metric_definition=(
-                    f"{name}'s generation rate: {generated} tokens / generation time, one session; "
+                    f"{name}'s generation rate: {g} tokens / generation time, one session; "
                     f"read context = prompt + (generated+1)/2 = {read}"
                 ),
+                notes=tuple(skipped),
                 **common,
             )
         )
+    if skipped and not runs:
+        raise InputError(f"{name} output", f"{'; '.join(skipped)}: no record left to check")
     return runs
 
 
 def mlx_runs(text: str, path: str | Path) -> list[MeasuredRun]:
     """Each ``Prompt:`` / ``Generation:`` pair MLX-LM printed, as a prefill and a decode run."""
     runs: list[MeasuredRun] = []
-    prompt: tuple[int, float] | None = None
+    prompt: tuple[float, float] | None = None
     for number, match in enumerate(_MLX.finditer(text)):
-        kind, tokens, rate = match.group(1), int(match.group(2)), float(match.group(3))
+        kind, tokens, rate = match.group(1).capitalize(), float(match.group(2)), float(match.group(3))
         if kind == "Prompt":
             prompt = (tokens, rate)
             continue
@@ -173,7 +208,7 @@ def ollama_runs(text: str, path: str | Path) -> list[MeasuredRun]:
     runs: list[MeasuredRun] = []
     block: dict[str, float] = {}
     for match in _OLLAMA.finditer(text):
-        key, value = match.group(1), float(match.group(2))
+        key, value = match.group(1).lower(), float(match.group(2))
         if key in block:  # a new block starts
             runs += _ollama_block(block, path, len(runs))
             block = {}
@@ -186,9 +221,9 @@ def ollama_runs(text: str, path: str | Path) -> list[MeasuredRun]:
 def _ollama_block(block: dict[str, float], path: str | Path, index: int) -> list[MeasuredRun]:
     common = dict(engine="ollama", source=f"{Path(path).name} block {index}")
     return _decode_and_prefill(
-        int(block.get("prompt eval count", 0)),
+        block.get("prompt eval count", 0.0),
         block.get("prompt eval rate"),
-        int(block.get("eval count", 0)),
+        block.get("eval count", 0.0),
         block.get("eval rate"),
         common,
     )

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from servebound.errors import InputError
 from servebound.inputs import bounded
 from servebound.inputs.files import validation_to_input_error
+from servebound.runs.limits import MAX_RECORD_TOKENS
 from servebound.runs.measured import MAX_RESULT_FILE_BYTES, MeasuredRun, Metric
 
 
@@ -51,6 +52,10 @@ class _VllmResult(BaseModel):
     mean_itl_ms: float | None = None
     mean_e2el_ms: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     spec_decode_acceptance_length: float | None = None
+    #: The lengths the benchmark asked for (the random dataset's): at most a billion tokens, as any
+    #: token count a result file states (the mean lengths checked come from the totals).
+    random_input_len: int | None = Field(default=None, ge=0, le=MAX_RECORD_TOKENS)
+    random_output_len: int | None = Field(default=None, ge=0, le=MAX_RECORD_TOKENS)
 
 
 def vllm_bench_command(
@@ -122,6 +127,12 @@ def vllm_runs(values: list[Any], path: str | Path) -> list[MeasuredRun]:
             )
         mean_in = res.total_input_tokens / res.completed
         mean_out = res.total_output_tokens / res.completed
+        for key, mean in (("total_input_tokens", mean_in), ("total_output_tokens", mean_out)):
+            if mean > MAX_RECORD_TOKENS:
+                raise InputError(
+                    f"{prefix}{key}",
+                    f"{mean:.3g} tokens per request is beyond any model's context; at most {MAX_RECORD_TOKENS:,}",
+                )
         notes: list[str] = []
         if res.max_concurrency is not None:
             concurrency, how = res.max_concurrency, "given"

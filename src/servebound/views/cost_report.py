@@ -17,7 +17,7 @@ from servebound.core.fields import ResultRecord, json_view
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.prefill import PrefillResult, prefill
-from servebound.core.workload import Workload, resolved_workload
+from servebound.core.workload import MAX_BATCH, Workload, resolved_workload
 from servebound.errors import InputError
 from servebound.inputs.pricing import ResolvedPrice
 
@@ -88,6 +88,8 @@ def _given_batches(batches: list[int]) -> list[int]:
     for b in batches:
         if isinstance(b, bool) or not isinstance(b, int) or b < 1:
             raise InputError("batches", f"each batch must be a whole number >= 1 (got {b!r})")
+        if b > MAX_BATCH:
+            raise InputError("batches", f"{b:.3g} is beyond any real batch; at most {MAX_BATCH:,}")
     return sorted(set(batches))
 
 
@@ -117,7 +119,10 @@ def cost_report(
         notes.append(f"No batch fits in memory ({result.verdict.value}): nothing to price.")
     curve = cost_curve(hardware, model, workload, grid, price.usd_per_hour) if grid else None
     if curve is not None and result.batch_mem is not None and grid[-1] > result.batch_mem:
-        notes.append(f"Batches above b_mem = {result.batch_mem:,} do not fit in memory; priced as asked.")
+        notes.append(
+            f"Batches above b_mem = {result.batch_mem:,} do not fit in memory (marked 'does not fit'); "
+            "priced as asked."
+        )
 
     usable = min(prompt_tokens, model.context_limit_tokens or prompt_tokens, workload.alloc_context_tokens)
     pf: PrefillResult | None = None
@@ -188,6 +193,8 @@ def cost_json(report: CostReport) -> dict[str, Any]:
                     "per_session_tok_s": float(steps.per_session_tok_per_s[i]),
                     "bound_by": bound,
                     "usd_per_mtok_output": float(curve.usd_per_mtok_output[i]),
+                    # a batch past b_mem is priced as asked, marked: its sessions' caches do not fit
+                    "fits_in_memory": r.decode.batch_mem is not None and int(b) <= r.decode.batch_mem,
                 }
             )
     assumptions = workload_assumptions(

@@ -428,6 +428,11 @@ def training(
         active_params=active_params,
         rl_efficiency=rl_efficiency,
     )
+    if rl_efficiency > 1.0:
+        raise InputError(
+            "rl_efficiency",
+            f"is a fraction of training's efficiency, at most 1 (got {rl_efficiency:g}); give e.g. 0.3",
+        )
     if not 2.0 <= rl_flops_per_param_token <= 6.0:
         raise InputError(
             "rl_flops",

@@ -9,9 +9,11 @@ from typing import Any
 from servebound.core.advice import Note, Setting
 from servebound.core.decode import BatchLimit, DecodeResult, Verdict
 from servebound.core.decode_compute import ComputeStatus
+from servebound.core.errors import InputError
+from servebound.core.model import ModelAdapter
 from servebound.core.offload import OffloadSpec, split
 from servebound.core.units import GB
-from servebound.core.workload import MAX_BATCH
+from servebound.core.workload import MAX_BATCH, Workload
 
 #: One sentence per decode verdict, shared by the CLI, the notes and the site (which capitalises it).
 VERDICT_TEXT: dict[str, str] = {
@@ -69,7 +71,7 @@ def _placed(spec: OffloadSpec | None) -> str:
 
 def _engine_notes(r: DecodeResult) -> list[Note]:
     """The weight format's support on this device, and where the bytes sit when weights are offloaded."""
-    notes: list[Note] = []
+    notes: list[Note] = [_said(text) for text in draft_notes(r.model, r.workload)]
     if r.format_support.value != "native":
         notes.append(_said(f"Weight format {r.format_support.value}: {r.format_support_why}."))
     off = r.offload
@@ -85,7 +87,66 @@ def _engine_notes(r: DecodeResult) -> list[Note]:
                 f"{host_s * 1e3:,.2f} ms in host memory (t = B_dev/R_dev + B_host/R_host)."
             )
         )
+        unified = _unified_memory(r.hardware.id)
+        if unified:
+            notes.append(
+                _said(
+                    f"{r.hardware.name}'s memory is unified ({unified}): its CPU reads the same memory as its "
+                    "GPU, so there is no separate host RAM to offload to; this answer models a host tier "
+                    "attached as to a discrete card, which this machine does not have."
+                )
+            )
     return notes
+
+
+def draft_notes(target: ModelAdapter, workload: Workload) -> list[str]:
+    """What is odd about a speculative draft: the target itself, one not smaller than the target, or
+    one whose vocabulary differs (the answer is computed as asked; these say why it may not hold)."""
+    spec = workload.speculation
+    if spec is None:
+        return []
+    draft, notes = spec.draft, []
+    if draft.id == target.id:
+        notes.append(
+            f"The draft is the target itself ({target.id}): each drafted token costs a full target pass, so "
+            "speculation cannot speed decode; pick a much smaller model of the same family."
+        )
+    elif draft.weights.active >= target.weights.active:
+        notes.append(
+            f"The draft reads {_gb(draft.weights.active)} per token, "
+            f"{draft.weights.active / target.weights.active:,.1f}x the target's {_gb(target.weights.active)}: "
+            "drafting costs more than it saves; a draft is usually under a tenth of the target."
+        )
+    vocab = [_vocab_size(m.id) for m in (target, draft)]
+    if None not in vocab and vocab[0] != vocab[1]:
+        notes.append(
+            f"The draft's vocabulary ({vocab[1]:,} tokens) differs from the target's ({vocab[0]:,}): a draft "
+            "must share the target's tokenizer for its tokens to be verified (engines refuse such a pair)."
+        )
+    return notes
+
+
+def _vocab_size(model_id: str) -> int | None:
+    """A catalog model's vocabulary size (None: not in the catalog, or not stated)."""
+    from servebound.catalog.models import get_model
+
+    try:
+        value = get_model(model_id).imported.facts.get("vocab_size")
+    except InputError:
+        return None
+    return value if isinstance(value, int) else None
+
+
+def _unified_memory(hardware_id: str) -> str | None:
+    """The memory type of a catalog row whose CPU and GPU share one memory (None: not one, or no row)."""
+    from servebound.catalog.hardware import get_hardware
+
+    try:
+        row = get_hardware(hardware_id)
+    except InputError:
+        return None
+    memory = row.memory_type or ""
+    return memory if "unified" in memory.lower() or row.device_class == "unified-memory SoC" else None
 
 
 def _no_resident_fit(r: DecodeResult) -> list[Note]:

@@ -30,8 +30,10 @@ from servebound.core.prefill import prefill
 from servebound.core.units import GB
 from servebound.core.workload import DEFAULT_OVERHEAD_BYTES, Workload, resolved_workload
 from servebound.errors import InputError
+from servebound.inputs.records import PlanTraffic
 from servebound.inputs.resolve import _looks_like_file, hardware_ref, resolve_hardware
 from servebound.inputs.scenario import resolve_on_system, resolve_scenario
+from servebound.inputs.workload import BY_NAME
 
 if TYPE_CHECKING:
     from servebound.catalog.hardware import CatalogHardware
@@ -319,10 +321,6 @@ class PlanResult(ResultRecord):
         return self.fleet.shared_systems
 
 
-#: The largest traffic a plan sizes (beyond any service today): fleets of millions of systems at most.
-MAX_PLAN_USERS, MAX_PLAN_RPS = 1e9, 1e7
-
-
 def run_plan(
     ref: SystemRef,
     model: ModelAdapter,
@@ -339,9 +337,15 @@ def run_plan(
     """Size a fleet of ``ref`` systems for the traffic (see core.plan): contexts from the traffic (a session
     reserves L + G tokens and reads L + G/2 on average), the best layout under the floor, prefill of one
     prompt on one replica of that layout."""
-    for name, value in (("prompt", prompt_tokens), ("output_tokens", output_tokens)):
-        if value < 1:
-            raise InputError(name, f"must be a whole number of tokens >= 1 (got {value})")
+    PlanTraffic(  # each value within its declared bounds, as the CLI and the API check them
+        prompt_tokens=prompt_tokens,
+        output_tokens=output_tokens,
+        users=users,
+        requests_per_s=requests_per_s,
+        floor_tok_s=floor_tok_s,
+        ttft_budget_s=ttft_budget_s,
+        usd_per_device_hour=usd_per_device_hour,
+    )
     if (users is None) == (requests_per_s is None):
         raise InputError(
             "users",
@@ -352,14 +356,8 @@ def run_plan(
                 Setting("requests_per_s", placeholder="X"),
             ),
         )
-    limits = {"users": (users, MAX_PLAN_USERS), "requests_per_s": (requests_per_s, MAX_PLAN_RPS)}
-    for name, (rate, most) in limits.items():
-        if rate is not None and not 0 < rate <= most:  # NaN fails both
-            raise InputError(name, f"must be positive and at most {most:,.0f} (got {rate:g})")
-    if not floor_tok_s > 0:
-        raise InputError("floor", f"must be positive to size a fleet (got {floor_tok_s})")
-    if usd_per_device_hour is not None and not usd_per_device_hour >= 0:
-        raise InputError("usd_per_hour", f"must be >= 0 (got {usd_per_device_hour})")
+    if overhead_bytes is not None:
+        BY_NAME["overhead_gb"].check(overhead_bytes / GB)
     alloc = prompt_tokens + output_tokens
     base = Workload(
         overhead_bytes=DEFAULT_OVERHEAD_BYTES if overhead_bytes is None else overhead_bytes,

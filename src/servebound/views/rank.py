@@ -25,7 +25,7 @@ from servebound.core.model import ModelAdapter
 from servebound.core.prefill import PrefillResult, prefill
 from servebound.core.workload import Workload
 from servebound.errors import InputError
-from servebound.inputs.scenario import default_workload, resolve_scenario
+from servebound.inputs.scenario import default_workload, load_model, resolve_scenario
 
 if TYPE_CHECKING:
     from servebound.catalog.hardware import CatalogHardware
@@ -93,7 +93,19 @@ def machine(ref: str) -> Machine:
     return Machine(hw, **_row_facts(get_hardware(ref)))
 
 
-def _as_machine(entry: Machine | CatalogHardware | Hardware | tuple[Hardware, float | None]) -> Machine:
+def _as_machine(
+    entry: str | Machine | CatalogHardware | Hardware | tuple[Hardware, float | None],
+) -> Machine:
+    """A machine from any of its forms: an id or file (a catalog row brings its class and price), a
+    record, or a record with its price."""
+    if isinstance(entry, str):
+        from servebound.catalog.hardware import get_hardware
+        from servebound.inputs.scenario import load_hardware
+
+        try:
+            return Machine.of(get_hardware(entry))
+        except InputError:
+            return Machine(load_hardware(entry))  # a file or NxID; an unknown id's error names it
     if isinstance(entry, Machine):
         return entry
     if isinstance(entry, Hardware):
@@ -268,8 +280,8 @@ def sort_rows(rows: Iterable[RankRow], sort: RankSort) -> list[RankRow]:
 
 
 def rank_models(
-    hardware: Machine | CatalogHardware | Hardware,
-    models: Iterable[ModelAdapter],
+    hardware: str | Machine | CatalogHardware | Hardware,
+    models: Iterable[str | ModelAdapter],
     workload: Workload | None = None,
     *,
     prompt_tokens: int = DEFAULT_RANK_PROMPT_TOKENS,
@@ -283,10 +295,12 @@ def rank_models(
     ``row`` evaluates each row (:data:`RowFn`; by default :func:`evaluate_row`).
     ``runnable_only`` (the default) leaves out weight formats the device cannot run (``format_support``
     ``unsupported``: NVFP4 or MLX profiles on a GeForce 4090, say); every row says its support. A
-    catalog row (or a Machine) gives every row its class, devices and price; a bare record none."""
+    catalog row (or a Machine) gives every row its class, devices and price; a bare record none.
+    ``hardware`` and each of ``models`` may be an id (or a file) instead of a record."""
     workload = workload or default_workload()
     one = _as_machine(hardware)
-    kept = (m for m in models if not runnable_only or _runnable(one.hardware, m, workload))
+    adapters = (load_model(m) if isinstance(m, str) else m for m in models)
+    kept = (m for m in adapters if not runnable_only or _runnable(one.hardware, m, workload))
     return sort_rows((row(one, m, workload, prompt_tokens) for m in kept), sort)
 
 
@@ -296,8 +310,8 @@ def _runnable(hardware: Hardware, model: ModelAdapter, workload: Workload) -> bo
 
 
 def rank_hardware(
-    model: ModelAdapter,
-    machines: Iterable[Machine | CatalogHardware | Hardware | tuple[Hardware, float | None]],
+    model: str | ModelAdapter,
+    machines: Iterable[str | Machine | CatalogHardware | Hardware | tuple[Hardware, float | None]],
     workload: Workload | None = None,
     *,
     prompt_tokens: int = DEFAULT_RANK_PROMPT_TOKENS,
@@ -312,6 +326,7 @@ def rank_hardware(
     machines of that class). A machine is a catalog row (its class, devices and prices come with it), a
     Machine, or a core record with its purchase price (or None)."""
     workload = workload or default_workload()
+    model = load_model(model) if isinstance(model, str) else model
     wanted = check_hardware_group(hardware_group)
     every = (_as_machine(entry) for entry in machines)
     kept = (

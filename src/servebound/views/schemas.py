@@ -139,6 +139,7 @@ class CostPoint(Open):
     per_session_tok_s: float
     bound_by: str
     usd_per_mtok_output: float
+    fits_in_memory: bool
 
 
 class CostOutput(Open):

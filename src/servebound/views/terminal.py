@@ -19,6 +19,17 @@ def visible(text: str) -> str:
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
+#: Every C0 and C1 control (newline and tab too) and the Unicode line and paragraph separators: what
+#: must not break a name (a one-line field) across lines.
+_ANY_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def one_line(text: str) -> str:
+    """A name as one line: every control character, newline and tab included, written as ``\\xNN``
+    (a name with a newline could otherwise forge a line of output)."""
+    return _ANY_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
 def visible_value(value: Any) -> Any:
     """:func:`visible` for strings, anything else unchanged (a template's finalize hook). A str
     subclass keeps its type, so markup already marked safe is not escaped a second time."""
@@ -27,4 +38,4 @@ def visible_value(value: Any) -> Any:
     return type(value)(visible(value))
 
 
-__all__ = ["visible", "visible_value"]
+__all__ = ["one_line", "visible", "visible_value"]

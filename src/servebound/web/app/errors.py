@@ -113,11 +113,41 @@ def slash_twin(request: Request) -> str | None:
 
 
 def install_error_handlers(app: FastAPI) -> None:
-    """Answer every error raised by a route in the one shape above."""
+    """Answer every error raised by a route in the one shape above, and document exactly that."""
     app.add_exception_handler(InputError, _input_error)
     app.add_exception_handler(NotFoundError, _not_found)
     app.add_exception_handler(RequestValidationError, _validation)
     app.add_exception_handler(StarletteHTTPException, _http_error)
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = as_answered(build())
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
+def as_answered(document: dict[str, Any]) -> dict[str, Any]:
+    """The OpenAPI document as the server answers: a bad value is a 400 in the one error shape (the
+    framework's 422 and its validation-error schemas are never sent, so they are not declared)."""
+    for operations in document.get("paths", {}).values():
+        for operation in operations.values():
+            responses = operation.get("responses", {})
+            responses.pop("422", None)
+            for status in ("400", "404"):
+                responses.setdefault(status, _documented(ERRORS[int(status)]))
+    schemas = document.get("components", {}).get("schemas", {})
+    for unused in ("HTTPValidationError", "ValidationError"):
+        schemas.pop(unused, None)
+    return document
+
+
+def _documented(answer: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "description": answer["description"],
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}},
+    }
 
 
 def answers(command: str) -> dict[int | str, dict[str, Any]]:

@@ -151,7 +151,8 @@ def parse_workload_query(params: Mapping[str, str]) -> WorkloadQuery:
     ignored = []
     for key, text in params.items():
         if key in QUERY_FIELDS:
-            if text is not None and str(text).strip() != "":
+            # a blank is the form's "default"; an input the form has no control for is never sent blank
+            if (text is not None and str(text).strip() != "") or BY_NAME[key].form is None:
                 typed[key] = BY_NAME[key].parse(str(text), site=True)
         elif not key.startswith("utm_") and key not in IGNORED_ON_PAGES:
             hint = close_match(key, QUERY_FIELDS).removeprefix("; ")

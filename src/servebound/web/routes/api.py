@@ -17,12 +17,22 @@ from fastapi.routing import APIRoute
 from servebound.catalog.hardware_names import HARDWARE_CLASSES
 from servebound.core.hardware import ARITHMETIC_MODES
 from servebound.core.units import GB
+from servebound.core.workload import DEFAULT_FLOOR_TOK_PER_S
 from servebound.errors import InputError
 from servebound.inputs.files import model_to_mapping
 from servebound.inputs.pricing import price_json
-from servebound.inputs.workload import BY_NAME, TOKENS_SPELLING, Group, Input, inputs_of, token_count, unknown
+from servebound.inputs.records import PlanTraffic
+from servebound.inputs.workload import (
+    BY_NAME,
+    TOKENS_SPELLING,
+    Group,
+    Input,
+    inputs_of,
+    record_inputs,
+    token_count,
+    unknown,
+)
 from servebound.runs.validation import validation_json
-from servebound.views.parallel import MAX_PLAN_RPS, MAX_PLAN_USERS
 from servebound.views.rank import check_hardware_group
 from servebound.views.report import decode_json, hardware_json, prefill_json
 from servebound.web.app.errors import ERRORS, answers
@@ -93,6 +103,16 @@ def query_parameter(spec: Input) -> inspect.Parameter:
     return inspect.Parameter(
         spec.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=Annotated[kind, query]
     )
+
+
+def declared_query(record: type, name: str, description: str = "") -> Any:
+    """The Query of a record's declared field (``inputs.records``): its bounds as the OpenAPI's minimum
+    and maximum, the same the record checks on every surface."""
+    spec = next(s for s in record_inputs(record) if s.name == name)
+    low: dict[str, Any] = {}
+    if spec.minimum is not None:
+        low = {"gt" if spec.exclusive_minimum else "ge": spec.minimum}
+    return Query(**low, le=spec.maximum, allow_inf_nan=False, description=description or spec.description)
 
 
 def inputs_dependency(*groups: Group, without: tuple[str, ...] = ()) -> Any:
@@ -259,20 +279,11 @@ def api_plan(
     model: ModelQ,
     prompt: Annotated[str, Query(description=f"L: prompt tokens per request. {TOKENS_SPELLING}")],
     output_tokens: Annotated[str, Query(description=f"G: output tokens per request. {TOKENS_SPELLING}")],
-    users: Annotated[
-        float | None, Query(gt=0, le=MAX_PLAN_USERS, allow_inf_nan=False, description="N users")
-    ] = None,
-    requests_per_s: Annotated[
-        float | None,
-        Query(gt=0, le=MAX_PLAN_RPS, allow_inf_nan=False, description="lambda: requests per second"),
-    ] = None,
-    floor: Annotated[
-        float, Query(gt=0, le=1e6, allow_inf_nan=False, description="r*: tok/s per session")
-    ] = 20.0,
-    ttft_budget: Annotated[float | None, Query(gt=0, allow_inf_nan=False, description="seconds")] = None,
-    usd_per_hour: Annotated[
-        float | None, Query(ge=0, allow_inf_nan=False, description="price of one device-hour")
-    ] = None,
+    users: Annotated[float | None, declared_query(PlanTraffic, "users")] = None,
+    requests_per_s: Annotated[float | None, declared_query(PlanTraffic, "requests_per_s")] = None,
+    floor: Annotated[float, declared_query(PlanTraffic, "floor_tok_s")] = DEFAULT_FLOOR_TOK_PER_S,
+    ttft_budget: Annotated[float | None, declared_query(PlanTraffic, "ttft_budget_s")] = None,
+    usd_per_hour: Annotated[float | None, declared_query(PlanTraffic, "usd_per_device_hour")] = None,
     overhead_gb: OverheadQ = None,
     kv_precision: Annotated[str | None, Query(description=BY_NAME["kv_precision"].description)] = None,
 ) -> dict[str, Any]:

@@ -8,8 +8,10 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
 
+from servebound.core.cost import DEFAULT_AMORTIZATION_YEARS, DEFAULT_USD_PER_KWH, DEFAULT_UTILIZATION
 from servebound.core.hardware import ArithmeticMode
-from servebound.inputs.pricing import MIN_AMORTIZATION_YEARS, MIN_UTILIZATION, OwnedInputs, resolve_price
+from servebound.inputs.pricing import OwnedInputs, resolve_price
+from servebound.inputs.records import MAX_USD_PER_HOUR, MIN_USD_PER_HOUR
 from servebound.inputs.workload import TOKENS_SPELLING, token_count
 from servebound.views.cost_report import DEFAULT_COST_PROMPT_TOKENS, cost_json, cost_report, parse_batches
 from servebound.views.economics_view import (
@@ -26,7 +28,15 @@ from servebound.web.app.errors import ERRORS, answers
 from servebound.web.app.query import MAX_SITE_CONTEXT_TOKENS, workload_query
 from servebound.web.app.responses import StrictJSONResponse
 from servebound.web.app.state import Web, heavy_route
-from servebound.web.routes.api import AllocQ, HardwareQ, ModelQ, ReadQ, StrictRoute, WorkloadParams
+from servebound.web.routes.api import (
+    AllocQ,
+    HardwareQ,
+    ModelQ,
+    ReadQ,
+    StrictRoute,
+    WorkloadParams,
+    declared_query,
+)
 
 router = APIRouter(default_response_class=StrictJSONResponse, route_class=StrictRoute)
 
@@ -45,14 +55,22 @@ def api_cost(
     model: ModelQ,
     params: WorkloadParams,
     usd_per_hour: Annotated[
-        float | None, Query(gt=0, le=1e7, allow_inf_nan=False, description="system price per hour (override)")
+        float | None,
+        Query(
+            ge=MIN_USD_PER_HOUR,
+            le=MAX_USD_PER_HOUR,
+            allow_inf_nan=False,
+            description="system price per hour (override)",
+        ),
     ] = None,
     pricing: Annotated[Literal["auto", "rental", "owned"], Query()] = "auto",
-    purchase_usd: PositiveQ = None,
-    amortization_years: Annotated[float, Query(ge=MIN_AMORTIZATION_YEARS, le=100, allow_inf_nan=False)] = 3.0,
-    utilization: Annotated[float, Query(ge=MIN_UTILIZATION, le=1, allow_inf_nan=False)] = 1.0,
-    power_w: PositiveQ = None,
-    usd_per_kwh: Annotated[float, Query(gt=0, le=100, allow_inf_nan=False)] = 0.15,
+    purchase_usd: Annotated[float | None, declared_query(OwnedInputs, "purchase_usd")] = None,
+    amortization_years: Annotated[
+        float, declared_query(OwnedInputs, "amortization_years")
+    ] = DEFAULT_AMORTIZATION_YEARS,
+    utilization: Annotated[float, declared_query(OwnedInputs, "utilization")] = DEFAULT_UTILIZATION,
+    power_w: Annotated[float | None, declared_query(OwnedInputs, "power_w")] = None,
+    usd_per_kwh: Annotated[float, declared_query(OwnedInputs, "usd_per_kwh")] = DEFAULT_USD_PER_KWH,
     batches: Annotated[str | None, Query(max_length=2000, description="e.g. 1,8,64")] = None,
     prompt: Annotated[
         str, Query(description=f"prompt tokens priced (<= {MAX_SITE_CONTEXT_TOKENS:,}). {TOKENS_SPELLING}")

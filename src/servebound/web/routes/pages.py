@@ -8,7 +8,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from servebound.errors import InputError
-from servebound.web.app.query import parse_workload_query
+from servebound.inputs.workload import unknown
+from servebound.web.app.query import IGNORED_ON_PAGES, parse_workload_query
 from servebound.web.app.state import Web, heavy, page_response, split_md
 from servebound.web.pages.contexts import Page
 from servebound.web.pages.pair_records import ALL, SECTIONS, PairRecords
@@ -21,6 +22,20 @@ from servebound.web.pages.text import mirror_path, pair_path
 router = APIRouter(include_in_schema=False)
 
 
+def only(request: Request, *known: str) -> None:
+    """A page that reads ``known`` parameters refuses any other (400 naming it and the close match) and
+    a repeated one, as the JSON API does; tracking tags (``utm_*``, ``IGNORED_ON_PAGES``) pass."""
+    seen: set[str] = set()
+    for key, _ in request.query_params.multi_items():
+        if key.startswith("utm_") or key in IGNORED_ON_PAGES:
+            continue
+        if key not in known:
+            raise unknown(key, known) if known else InputError(key, "unknown parameter; this page takes none")
+        if key in seen:
+            raise InputError(key, "given more than once; give it once")
+        seen.add(key)
+
+
 def _is_md(request: Request) -> bool:
     return request.url.path.endswith(".md")
 
@@ -29,6 +44,7 @@ def _fixed_page(spec: PageSpec) -> Callable[[Request, Web], Response]:
     """A page built from the site alone (a row of the registry enumerating nothing), cached under its path."""
 
     def page(request: Request, web: Web) -> Response:
+        only(request)
         render: Callable[[], Page] = getattr(web.renderer, spec.method)
         return page_response(
             web.cache.get(spec.path, heavy(render) if spec.gated else render), _is_md(request)
@@ -38,6 +54,7 @@ def _fixed_page(spec: PageSpec) -> Callable[[Request, Web], Response]:
 
 
 def hardware_index(request: Request, web: Web) -> Response:
+    only(request, "vendor", "class", "min_memory_gb", "sort", "model")
     p = request.query_params
     f = HardwareFilters(
         vendor=p.get("vendor") or None,
@@ -52,6 +69,7 @@ def hardware_index(request: Request, web: Web) -> Response:
 def hardware_page(ref: str, request: Request, web: Web) -> Response:
     """A hardware page; ``?model=`` chooses the model a system's layouts are shown for."""
     ref, markdown = split_md(ref)
+    only(request, "model")
     hw, q = web.get_hw(ref), request.query_params
     model = web.get_model(q["model"]).id if q.get("model") else None
     key = f"/hardware/{hw.id}" + ("" if model is None else f"?model={model}")
@@ -59,6 +77,7 @@ def hardware_page(ref: str, request: Request, web: Web) -> Response:
 
 
 def models_index(request: Request, web: Web) -> Response:
+    only(request, "family", "min_params_b", "max_params_b", "fits", "sort")
     p = request.query_params
     fits = web.get_hw(p["fits"]).id if p.get("fits") else None  # an unknown id: 404 before any 400
     f = ModelFilters(
@@ -71,7 +90,8 @@ def models_index(request: Request, web: Web) -> Response:
     return page_response(heavy(lambda: web.renderer.models_index(f))(), _is_md(request))
 
 
-def model_page(ref: str, web: Web) -> Response:
+def model_page(ref: str, request: Request, web: Web) -> Response:
+    only(request)
     ref, markdown = split_md(ref)
     m = web.get_model(ref)
     return page_response(
@@ -137,8 +157,9 @@ def doc_page(name: str, web: Web) -> Response:
 
 
 def derivation_page(request: Request, web: Web) -> Response:
-    from servebound.web.pages.derivation_toy import Toy, toy_from_query
+    from servebound.web.pages.derivation_toy import TOY_LIMITS, Toy, toy_from_query
 
+    only(request, *TOY_LIMITS, "maximize")
     toy = toy_from_query(dict(request.query_params))
     if toy == Toy():
         return page_response(web.cache.get("/derivation", web.renderer.derivation), _is_md(request))

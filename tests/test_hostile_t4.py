@@ -1,0 +1,642 @@
+"""Issue 33's reproducers (``../shared/hostile-t4/``, its README maps each to its command), one test each,
+stated as the README states them: every one now answers with one line naming the field and the fix
+(exit 2 on the CLI, a 4xx JSON body on the API, InputError in Python), or with an answer that says what
+it did with the odd input. The files are read from ``../shared/hostile-t4`` beside the checkout; the tests
+that need one skip when that folder is absent."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+import servebound as sb
+from servebound.core.hardware import Hardware
+from servebound.errors import InputError
+from tests.conftest import run_cli as run
+
+ROOT = Path(__file__).resolve().parents[1]
+H = ROOT.parent / "shared" / "hostile-t4"
+needs_files = pytest.mark.skipif(not H.is_dir(), reason="../shared/hostile-t4 is not beside this checkout")
+PLAN = (
+    "plan",
+    "-H",
+    "8x-nvidia-h100-sxm",
+    "-m",
+    "llama-3.1-70b",
+    "--prompt",
+    "2000",
+    "--output-tokens",
+    "500",
+)
+
+
+def refused(capsys: pytest.CaptureFixture[str], *args: str, field: str) -> str:
+    """The command exits 2 with one line naming ``field``, no traceback."""
+    status, _, err = run(capsys, *args)
+    assert status == 2, err
+    assert err.startswith(f"servebound: error: {field}") and err.count("\n") == 1, err
+    assert "Traceback" not in err
+    return err
+
+
+def answered(capsys: pytest.CaptureFixture[str], *args: str, status: int = 0) -> str:
+    code, out, err = run(capsys, *args)
+    assert code == status, err
+    return out
+
+
+def raises(field: str, call: Any) -> str:
+    with pytest.raises(InputError) as caught:
+        call()
+    assert caught.value.field.startswith(field), caught.value
+    return str(caught.value)
+
+
+@pytest.fixture(scope="module")
+def client() -> TestClient:
+    from servebound.web.app.server import create_app
+
+    return TestClient(create_app(base_url="http://testserver"))
+
+
+# Tracebacks -------------------------------------------------------------------------------------------
+
+
+def test_plan_overhead_nan(capsys: pytest.CaptureFixture[str]) -> None:
+    """Was: ValueError: cannot convert float NaN to integer (core/workload.py memory_fit_batch)."""
+    refused(capsys, *PLAN, "--users", "50", "--overhead-gb", "nan", field="overhead_gb")
+
+
+def test_measure_quick_array_mb_1e12(capsys: pytest.CaptureFixture[str]) -> None:
+    """Was: numpy ArrayMemoryError (888 PiB array)."""
+    assert "10,000,000" in refused(capsys, "measure", "--quick", "--array-mb", "1e12", field="array_mb")
+
+
+def test_measure_array_larger_than_free_memory(capsys: pytest.CaptureFixture[str]) -> None:
+    """An array within the bound that this machine cannot hold three of is refused before allocating."""
+    import psutil
+
+    too_big = psutil.virtual_memory().available / 1e6  # MB: three of them cannot fit
+    assert "available" in refused(
+        capsys, "measure", "--quick", "--array-mb", f"{too_big:.0f}", field="array_mb"
+    )
+
+
+# python_api.py ----------------------------------------------------------------------------------------
+
+
+def test_python_rank_models_with_ids() -> None:
+    """Was: AttributeError; ids and records are both accepted (issue 34's direction)."""
+    rows = sb.rank_models("nvidia-rtx-4090", ["qwen3-8b", "qwen3-0.6b"])
+    assert {r.model.id for r in rows} == {"qwen3-8b", "qwen3-0.6b"}
+    assert sb.rank_models("nvidia-rtx-4090", []) == []
+    raises("model", lambda: sb.rank_models("nvidia-rtx-4090", ["no-such-model"]))
+
+
+def test_python_rank_hardware_with_an_id() -> None:
+    """Was: [] silently for an unknown model; an id is resolved (and an unknown one named)."""
+    rows = sb.rank_hardware("qwen3-8b", ["nvidia-rtx-4090", "nvidia-h100-sxm"])
+    assert {r.hardware.id for r in rows} == {"nvidia-rtx-4090", "nvidia-h100-sxm"}
+    raises("model", lambda: sb.rank_hardware("no-such-model", []))
+
+
+def test_python_check_run_with_a_string() -> None:
+    """Was: AttributeError 'str' object has no attribute 'kv_precision'."""
+    assert "make_run" in raises("run", lambda: sb.check_run("nvidia-rtx-4090", "qwen3-8b", "garbage"))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("keywords", "field"),
+    [
+        ({"ttft_budget_s": math.nan}, "ttft_budget_s"),
+        ({"ttft_budget_s": -1.0}, "ttft_budget_s"),
+        ({"usd_per_device_hour": math.inf}, "usd_per_device_hour"),
+    ],
+)
+def test_python_plan_bounds(keywords: dict[str, float], field: str) -> None:
+    """Was: accepted (plan nan/-1 budget, inf price)."""
+    raises(
+        field,
+        lambda: sb.plan(
+            "8x-nvidia-h100-sxm", "llama-3.1-70b", prompt_tokens=2000, output_tokens=500, users=50, **keywords
+        ),
+    )
+
+
+def test_python_decode_empty_kv_precision() -> None:
+    """Was: accepted (the CLI and the API refuse it)."""
+    raises("kv_precision", lambda: sb.decode("nvidia-rtx-4090", "qwen3-8b", kv_precision=""))
+
+
+@pytest.mark.parametrize(
+    ("fields", "field"),
+    [
+        (
+            {"memory_bytes": 1e30, "bandwidth_bytes_per_s": 1e12, "compute_flop_per_s": {}},
+            "hardware.memory_bytes",
+        ),
+        (
+            {"memory_bytes": 1e11, "bandwidth_bytes_per_s": 1e12, "compute_flop_per_s": {"fp3": 1e15}},
+            "hardware.compute_flop_per_s.fp3",
+        ),
+        (
+            {"memory_bytes": 1e11, "bandwidth_bytes_per_s": 1e12, "runtime_overhead_bytes": 5e11},
+            "hardware.runtime_overhead_bytes",
+        ),
+    ],
+)
+def test_python_hardware_records(fields: dict[str, Any], field: str) -> None:
+    """Was: 1e30 B accepted, mode fp3 dropped silently, overhead above memory accepted."""
+    raises(field, lambda: Hardware(id="x", name="x", **fields))
+
+
+def test_python_cost_batches_1e30() -> None:
+    """Was: accepted."""
+    raises("batches", lambda: sb.cost("nvidia-rtx-4090", "qwen3-8b", batches=[10**30]))
+
+
+@needs_files
+def test_python_api_script_runs_clean() -> None:
+    """The reproducer script itself: no line reports an AttributeError or an accepted absurd value."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    done = subprocess.run(
+        [sys.executable, str(H / "python_api.py")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=True,
+    )
+    assert "AttributeError" not in done.stdout and "Traceback" not in done.stderr
+    lines = done.stdout.splitlines()
+    assert all("InputError" in line for line in lines[3:]), lines
+
+
+# Hangs ------------------------------------------------------------------------------------------------
+
+
+def test_import_to_a_fifo(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Was: blocked writing to a FIFO with no reader."""
+    fifo = tmp_path / "f.toml"
+    os.mkfifo(fifo)
+    refused(capsys, "import", "hf", "Qwen/Qwen3-8B", "-o", str(fifo), field="output")
+
+
+@needs_files
+def test_llama_bench_60k_records_summarized(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Was: 17.5 s and 200,000 lines; now the first checks and a summary of the rest."""
+    big = tmp_path / "lb60k.json"
+    subprocess.run(
+        [
+            sys.executable,
+            str(H / "gen_llama_bench_60k.py"),
+            str(ROOT / "tests/data/results/llama-bench-rtx4090.json"),
+            str(big),
+        ],
+        check=True,
+        timeout=120,
+    )
+    out = answered(capsys, "check", "-H", "nvidia-rtx-4090", "-m", "llama-2-7b-q4_0", "--file", str(big))
+    assert out.count("\n") < 200 and "more records (not printed; --json lists every one)" in out
+
+
+# Silent contradictions --------------------------------------------------------------------------------
+
+
+def test_build_site_empty_dir(capsys: pytest.CaptureFixture[str]) -> None:
+    """Was: the whole site built into the current folder."""
+    refused(capsys, "build-site", "", field="out_dir")
+
+
+def test_cpu_moe_host_too_small(capsys: pytest.CaptureFixture[str]) -> None:
+    """Was: floor_fit though the host share (17.73 GB) does not fit 2 GB of host RAM."""
+    data = json.loads(
+        answered(
+            capsys,
+            "decode",
+            "-H",
+            "nvidia-rtx-4090",
+            "-m",
+            "qwen3-30b-a3b-q4_k_m",
+            "--cpu-moe",
+            "--host-memory-gb",
+            "2",
+            "--host-bandwidth-gb-per-s",
+            "50",
+            "--json",
+        )
+    )
+    assert data["verdict"] == "no_resident_fit" and data["offload"]["host_fits"] is False
+    assert any("does not fit in host RAM" in n for n in data["notes"])
+
+
+@pytest.mark.parametrize(
+    ("flags", "field"),
+    [
+        (("--overhead-gb", "-1"), "overhead_gb"),
+        (("--overhead-gb", "-inf"), "overhead_gb"),
+        (("--ttft-budget", "-1"), "ttft_budget_s"),
+        (("--ttft-budget", "nan"), "ttft_budget_s"),
+        (("--ttft-budget", "inf"), "ttft_budget_s"),
+        (("--ttft-budget", "-inf"), "ttft_budget_s"),
+        (("--ttft-budget", "1e999"), "ttft_budget_s"),
+        (("--usd-per-hour", "inf"), "usd_per_device_hour"),
+        (("--usd-per-hour", "1e999"), "usd_per_device_hour"),
+        (("--usd-per-hour", "1e308"), "usd_per_device_hour"),
+        (("--usd-per-hour", "99999999999999999999999"), "usd_per_device_hour"),
+    ],
+)
+def test_plan_applies_the_bounds(
+    capsys: pytest.CaptureFixture[str], flags: tuple[str, str], field: str
+) -> None:
+    """Was: accepted, printing 'budget nan s MISSED' and '$inf/device-hour'."""
+    refused(capsys, *PLAN, "--users", "50", *flags, field=field)
+
+
+@pytest.mark.parametrize(("flag", "field"), [("--users", "users"), ("--requests-per-s", "requests_per_s")])
+def test_plan_vanishing_traffic(capsys: pytest.CaptureFixture[str], flag: str, field: str) -> None:
+    """Was: absurd accepted (a fleet for 1e-300 users)."""
+    refused(capsys, *PLAN, flag, "1e-300", field=field)
+
+
+def test_api_plan_usd_1e308(client: TestClient) -> None:
+    """Was: absurd accepted."""
+    r = client.get(
+        "/api/plan?hardware=8x-nvidia-h100-sxm&model=llama-3.1-70b&prompt=2000&output_tokens=500&users=50"
+        "&usd_per_hour=1e308"
+    )
+    assert r.status_code == 400 and r.json()["error"]["field"] == "usd_per_hour"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("decode", "-H", "nvidia-rtx-4090", "-m", "qwen3-8b", "--batch", "4", "--batch", "8"),
+        ("decode", "-H", "nvidia-rtx-4090", "-H", "h100", "-m", "qwen3-8b"),
+    ],
+)
+def test_repeated_flag_refused(capsys: pytest.CaptureFixture[str], args: tuple[str, ...]) -> None:
+    """Was: the last repeated flag won silently (the JSON API refuses repeats)."""
+    assert "more than once" in refused(capsys, *args, field="")
+
+
+def test_batch_5_comma_5(capsys: pytest.CaptureFixture[str]) -> None:
+    """Was: read as batch 55. A comma may only separate thousands."""
+    assert "5,5 is not 55" in refused(
+        capsys, "decode", "-H", "nvidia-rtx-4090", "-m", "qwen3-8b", "--batch", "5,5", field="batch"
+    )
+    data = json.loads(
+        answered(capsys, "decode", "-H", "nvidia-rtx-4090", "-m", "qwen3-8b", "--batch", "1,000", "--json")
+    )
+    assert data["assumptions"]["forced_batch"] == 1000
+
+
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        (("--pricing", "rental", "--purchase-usd", "5"), ("--pricing rental", "--purchase-usd")),
+        (("--pricing", "owned", "--usd-per-hour", "3"), ("--usd-per-hour", "--pricing owned")),
+    ],
+)
+def test_cost_pricing_conflicts(
+    capsys: pytest.CaptureFixture[str], flags: tuple[str, ...], named: tuple[str, str]
+) -> None:
+    """Was: the conflicting flag ignored or overriding without a word; now both are named."""
+    err = refused(capsys, "cost", "-H", "nvidia-rtx-4090", "-m", "qwen3-8b", *flags, field="")
+    assert all(word in err for word in named), err
+
+
+def test_cost_batches_that_do_not_fit(capsys: pytest.CaptureFixture[str]) -> None:
+    """Was: batches 4 and 1e9 priced (b_mem = 1) with no does-not-fit mark."""
+    args = ("cost", "-H", "nvidia-rtx-4090", "-m", "qwen3-8b", "--batches", "1,4,1000000000")
+    data = json.loads(answered(capsys, *args, "--json"))
+    assert [p["fits_in_memory"] for p in data["points"]] == [True, False, False]
+    assert answered(capsys, *args).count("(does not fit)") == 2
+
+
+def test_rank_sort_empty(capsys: pytest.CaptureFixture[str]) -> None:
+    """Was: an empty value accepted as the default."""
+    refused(capsys, "rank", "-m", "qwen3-8b", "--sort", "", field="sort")
+
+
+def test_models_list_min_size_1e999(capsys: pytest.CaptureFixture[str]) -> None:
+    """Was: an infinite size accepted."""
+    refused(capsys, "models", "list", "--min-size", "1e999B", field="min_size")
+
+
+@pytest.mark.parametrize("revision", ["deadbeef", "../../etc"])
+def test_import_hf_revision_not_ignored(
+    capsys: pytest.CaptureFixture[str], revision: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Was: the revision ignored (the catalog copy used). The catalog copy is of one revision: another is
+    fetched from the Hub (offline here: refused, naming the revision), and a path is no revision."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    err = refused(capsys, "import", "hf", "Qwen/Qwen3-8B", "--revision", revision, field="")
+    assert revision in err
+
+
+# File values ------------------------------------------------------------------------------------------
+
+
+@needs_files
+@pytest.mark.parametrize("command", ["decode", "prefill", "rank", "cost"])
+def test_hardware_overhead_above_memory(capsys: pytest.CaptureFixture[str], command: str) -> None:
+    """Was: runtime_overhead_gb 500 over memory_gb 128 accepted."""
+    hw = str(H / "hw_overhead_gt_mem.toml")
+    extra = ("--prompt", "1000") if command == "prefill" else ()
+    args = (command, "-H", hw) if command == "rank" else (command, "-H", hw, "-m", "qwen3-8b", *extra)
+    assert "runtime_overhead_gb" in refused(capsys, *args, field="hardware")
+
+
+@needs_files
+def test_hardware_name_with_a_newline(capsys: pytest.CaptureFixture[str]) -> None:
+    """Was: LF printed raw (CR escaped), so a name could forge output lines."""
+    out = answered(capsys, "decode", "-H", str(H / "hw_name_newline.toml"), "-m", "qwen3-8b")
+    assert out.splitlines()[0].startswith("Qwen3-8B (BF16) on a\\x0ab\\x0dc")
+
+
+@needs_files
+@pytest.mark.parametrize(
+    ("name", "words"),
+    [
+        ("md_kv_zero.toml", "0 bytes per token"),
+        ("md_experts_1e12.toml", "100000"),
+        ("md_linear_params_gt_total.toml", "linear_active_params"),
+    ],
+)
+@pytest.mark.parametrize("how", ["decode", "prefill", "draft"])
+def test_model_file_values(capsys: pytest.CaptureFixture[str], name: str, words: str, how: str) -> None:
+    """Was: 0 B/token KV (b_mem at the 1e9 cap), 1e12 experts, linear params above total accepted."""
+    model = str(H / name)
+    args = {
+        "decode": ("decode", "-H", "nvidia-dgx-spark", "-m", model),
+        "prefill": ("prefill", "-H", "nvidia-dgx-spark", "-m", model, "--prompt", "1000"),
+        "draft": (
+            "decode",
+            "-H",
+            "nvidia-dgx-spark",
+            "-m",
+            "qwen3-8b",
+            "--draft",
+            model,
+            "--draft-tokens",
+            "4",
+            "--acceptance",
+            "0.7",
+        ),
+    }[how]
+    assert words in refused(capsys, *args, field="")
+
+
+@needs_files
+@pytest.mark.parametrize("command", ["decode", "import"])
+def test_gguf_context_length_0(capsys: pytest.CaptureFixture[str], command: str) -> None:
+    """Was: context 0 accepted: reserved 0 tokens, b_mem 1e9, 2.2e9 tok/s."""
+    gguf = str(H / "gguf_context_length_0.gguf")
+    args = (
+        ("import", "gguf", gguf) if command == "import" else ("decode", "-H", "nvidia-rtx-4090", "-m", gguf)
+    )
+    refused(capsys, *args, field="model.context_limit")
+
+
+# Result files -----------------------------------------------------------------------------------------
+
+
+@needs_files
+@pytest.mark.parametrize(
+    ("name", "shown"), [("ollama_eval_rate_negative.txt", "-144.43"), ("ollama_eval_rate_nan.txt", "nan")]
+)
+def test_ollama_bad_rate_named_as_skipped(capsys: pytest.CaptureFixture[str], name: str, shown: str) -> None:
+    """Was: the decode record dropped without a word (only the prompt checked)."""
+    data = json.loads(
+        answered(
+            capsys, "check", "-H", "nvidia-rtx-4090", "-m", "llama-3.1-8b", "--file", str(H / name), "--json"
+        )
+    )
+    assert len(data["checks"]) == 1
+    assert any(f"a rate of {shown} tokens/s" in w and "skipped" in w for w in data["checks"][0]["warnings"])
+
+
+@needs_files
+def test_ollama_rate_1e300_read_as_written(capsys: pytest.CaptureFixture[str]) -> None:
+    """Was: 'eval rate: 1e300 tokens/s' read as 1.00 tok/s (1.5 % efficiency)."""
+    args = (
+        "check",
+        "-H",
+        "nvidia-rtx-4090",
+        "-m",
+        "llama-3.1-8b",
+        "--file",
+        str(H / "ollama_eval_rate_1e300.txt"),
+    )
+    code, out, _ = run(capsys, *args)
+    assert code == 3 and "measured 1e+300 tok/s" in out and "ABOVE THE CEILING" in out
+
+
+@needs_files
+def test_mlx_generation_0_tokens_named(capsys: pytest.CaptureFixture[str]) -> None:
+    """Was: the generation record dropped without a word."""
+    out = answered(
+        capsys,
+        "check",
+        "-H",
+        "apple-m3-max-128gb",
+        "-m",
+        "llama-3.1-8b",
+        "--file",
+        str(H / "mlx_generation_0_tokens.txt"),
+    )
+    assert "generation: 0 tokens is not a token count" in out and "skipped" in out
+
+
+@needs_files
+def test_sglang_input_len_1e12(capsys: pytest.CaptureFixture[str]) -> None:
+    """Was: 1e12-token prompts accepted."""
+    args = (
+        "check",
+        "-H",
+        "nvidia-h100-sxm",
+        "-m",
+        "llama-3.1-8b",
+        "--file",
+        str(H / "sglang_input_len_1e12.jsonl"),
+    )
+    assert "random_input_len" in refused(capsys, *args, field="")
+
+
+# Absurd values ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("draft", "words"),
+    [
+        ("llama-3.1-405b", "drafting costs more"),
+        ("qwen3-8b", "the target itself"),
+        ("gemma-3-1b-it", "vocabulary"),
+    ],
+)
+def test_draft_models_noted(capsys: pytest.CaptureFixture[str], draft: str, words: str) -> None:
+    """Was: a draft 50x the target, the target itself or another tokenizer family accepted without a note."""
+    data = json.loads(
+        answered(
+            capsys,
+            "decode",
+            "-H",
+            "nvidia-rtx-4090",
+            "-m",
+            "qwen3-8b",
+            "--draft",
+            draft,
+            "--draft-tokens",
+            "4",
+            "--acceptance",
+            "0.7",
+            "--json",
+        )
+    )
+    assert any(words in n for n in data["notes"]), data["notes"]
+
+
+def test_host_ram_5_tb_per_s(capsys: pytest.CaptureFixture[str]) -> None:
+    """Was: 5 TB/s of host RAM accepted."""
+    refused(
+        capsys,
+        "decode",
+        "-H",
+        "nvidia-rtx-4090",
+        "-m",
+        "qwen3-30b-a3b-q4_k_m",
+        "--cpu-moe",
+        "--host-memory-gb",
+        "128",
+        "--host-bandwidth-gb-per-s",
+        "5000",
+        field="host_bandwidth_gb_per_s",
+    )
+
+
+def test_offload_from_unified_memory_noted(capsys: pytest.CaptureFixture[str]) -> None:
+    """Was: offload from unified memory to desktop DDR5 accepted without a word."""
+    data = json.loads(
+        answered(
+            capsys,
+            "decode",
+            "-H",
+            "m4-max-128gb",
+            "-m",
+            "qwen3-30b-a3b-q4_k_m",
+            "--cpu-moe",
+            "--host",
+            "desktop-ddr5-6000-2ch",
+            "--json",
+        )
+    )
+    assert any("memory is unified" in n for n in data["notes"])
+
+
+@pytest.mark.parametrize("flag", ["--host-memory-gb", "--host-link-gb-per-s", "--host-tflops"])
+def test_host_values_1e_minus_300(capsys: pytest.CaptureFixture[str], flag: str) -> None:
+    """Was: absurd accepted."""
+    refused(
+        capsys,
+        "decode",
+        "-H",
+        "nvidia-rtx-4090",
+        "-m",
+        "qwen3-30b-a3b-q4_k_m",
+        "--cpu-moe",
+        "--host",
+        "desktop-ddr5-6000-2ch",
+        flag,
+        "1e-300",
+        field=flag[2:].replace("-", "_"),
+    )
+
+
+def test_api_host_memory_1e_minus_300(client: TestClient) -> None:
+    r = client.get(
+        "/api/decode?hardware=nvidia-rtx-4090&model=qwen3-30b-a3b-q4_k_m&cpu_moe=true"
+        "&host=desktop-ddr5-6000-2ch&host_memory_gb=1e-300"
+    )
+    assert r.status_code == 400 and r.json()["error"]["field"] == "host_memory_gb"
+
+
+@pytest.mark.parametrize(
+    ("flags", "field"),
+    [
+        (("--usd-per-hour", "1e-300"), "usd_per_hour"),
+        (("--pricing", "owned", "--purchase-usd", "1e-300"), "purchase_usd"),
+    ],
+)
+def test_cost_vanishing_prices(
+    capsys: pytest.CaptureFixture[str], flags: tuple[str, ...], field: str
+) -> None:
+    """Was: absurd accepted."""
+    refused(capsys, "cost", "-H", "nvidia-rtx-4090", "-m", "qwen3-8b", *flags, field=field)
+
+
+@pytest.mark.parametrize("param", ["power_w", "usd_per_kwh", "usd_per_hour"])
+def test_api_cost_vanishing_values(client: TestClient, param: str) -> None:
+    """Was: absurd accepted on /api/cost."""
+    pricing = "" if param == "usd_per_hour" else "&pricing=owned"
+    r = client.get(f"/api/cost?hardware=nvidia-rtx-4090&model=qwen3-8b{pricing}&{param}=1e-300")
+    assert r.status_code == 400 and r.json()["error"]["field"] == param
+
+
+def test_economics_rl_efficiency_2(capsys: pytest.CaptureFixture[str]) -> None:
+    """Was: 200 % efficiency accepted."""
+    refused(
+        capsys,
+        "economics",
+        "training",
+        "--traffic-tok-s",
+        "1e6",
+        "--life-days",
+        "100",
+        "--active-params",
+        "1e9",
+        "--rl-efficiency",
+        "2",
+        field="rl_efficiency",
+    )
+
+
+# The web ----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "path", ["/hardware/", "/api/hardware/", "/api/models/", "/pair/nvidia-rtx-4090/qwen3-8b/"]
+)
+def test_redirects_name_no_host(client: TestClient, path: str) -> None:
+    """Was: 307 Location: http://evil.example/... (the request's Host in an absolute URL)."""
+    r = client.get(path, headers={"Host": "evil.example"}, follow_redirects=False)
+    assert r.status_code in (301, 307, 308) and "evil" not in r.headers["location"]
+    assert r.headers["location"].startswith("/")
+
+
+@pytest.mark.parametrize(
+    ("path", "named"),
+    [
+        ("/derivation?weights=1e9", "weights"),
+        ("/economics?x=1", "x"),
+        ("/hardware/8x-nvidia-h100-sxm?model=deepseek-v3&layout=tp=0", "layout"),
+    ],
+)
+def test_pages_name_unknown_parameters(client: TestClient, path: str, named: str) -> None:
+    """Was: unknown or invalid parameters ignored without a word."""
+    r = client.get(path)
+    assert r.status_code == 400 and named in r.text
+
+
+def test_pair_mirror_empty_kv_precision(client: TestClient) -> None:
+    """Was: an empty kv_precision accepted on the mirror (the API answers 400)."""
+    r = client.get("/pair/nvidia-rtx-4090/qwen3-30b-a3b-q4_k_m.md?kv_precision=")
+    assert r.status_code == 400 and r.text.startswith("400 kv_precision:")
