@@ -229,8 +229,10 @@ def _hub(ref: str, places: Mapping[str, Place]) -> str | None:
 def _loose(text: str, places: Mapping[str, Place], ref: str, missing_ok: bool = False) -> str | None:
     """The model loose words name (see the module's rules); None when none does and ``missing_ok``."""
     wanted = tokens(text)
-    if not wanted:
-        return None
+    if not any(re.search(r"[a-z]", w) for w in wanted):  # digits alone would match a version ('-1': r1)
+        if missing_ok:
+            return None
+        raise InputError("model", _unknown(ref, list(places)) if wanted else "give a model id, file or name")
     models = dict.fromkeys(base for base, _, _ in places.values())
     hubs = hub_ids()
     found: list[tuple[str, list[str]]] = []
