@@ -30,7 +30,7 @@ def _walk(command: click.Command, path: tuple[str, ...] = ()) -> list[tuple[tupl
 COMMANDS = _walk(app)
 PATHS = [" ".join(path) for path, _ in COMMANDS]
 #: Examples that would serve, measure for half a minute, write a site or read the network: parsed only.
-PARSED_ONLY = ("serve", "measure", "build-site", "import")
+PARSED_ONLY = ("serve", "measure", "build-site", "import", "export")  # they write files or serve
 
 
 def _examples() -> list[str]:

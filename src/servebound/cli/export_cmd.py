@@ -16,7 +16,7 @@ from servebound.errors import InputError
     option("sqlite", str, None, "Write one SQLite file here (replaced if it exists).", "--sqlite"),
     option("csv_dir", str, None, "Write one CSV file per table into this folder.", "--csv"),
     examples=(
-        "servebound export --sqlite servebound.db && datasette servebound.db",
+        "servebound export --sqlite servebound.db",
         "servebound export --csv servebound-csv",
     ),
 )
