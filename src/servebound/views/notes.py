@@ -9,7 +9,8 @@ from typing import Any
 from servebound.core.advice import Note, Setting
 from servebound.core.decode import BatchLimit, DecodeResult, Verdict
 from servebound.core.decode_compute import ComputeStatus
-from servebound.core.offload import OffloadSpec, split
+from servebound.core.nearest import NearestFit
+from servebound.core.offload import OffloadSpec
 from servebound.core.units import GB
 from servebound.core.workload import MAX_BATCH
 
@@ -103,20 +104,56 @@ def _no_resident_fit(r: DecodeResult) -> list[Note]:
                 "of memory; a smaller weight format or a machine with that capacity would pass."
             )
         )
-    weights = r.model.weights
-    if weights.experts is not None and r.offload is None:
-        offload = Setting("cpu_moe", True, also=(Setting("host", placeholder="HOST"),))
-        # the device's share under --cpu-moe, as the offload computes it (the host's size does not enter)
-        kept = split(
-            r.model, OffloadSpec(host_memory_bytes=1.0, host_bandwidth_bytes_per_s=1.0, cpu_moe=True)
-        )
-        kept_bytes = kept.device_resident_bytes
+    notes.extend(_nearest_notes(r))
+    return notes
+
+
+def _speeds(fit: NearestFit, floor: float) -> str:
+    """The speeds decode gives at a suggestion: one session, and b* and the aggregate where a batch
+    clears the floor; else the speed first, then the floor."""
+    single = fit.single_session_tok_per_s or 0.0
+    if fit.batch_star is None or fit.aggregate_tok_per_s is None:
+        return f"{single:,.1f} tok/s per session, below the {floor:g} tok/s floor"
+    return (
+        f"{single:,.1f} tok/s for one session, {fit.aggregate_tok_per_s:,.1f} tok/s aggregate at "
+        f"b* = {fit.batch_star:,}"
+    )
+
+
+def _nearest_notes(r: DecodeResult) -> list[Note]:
+    """One sentence per ``nearest_fit`` suggestion, best first, with decode's speeds there."""
+    w, notes = r.workload, []
+    for i, fit in enumerate(r.nearest_fit):
+        lead = "One session fits" if i == 0 else "Or one session fits"
+        speeds = _speeds(fit, w.floor_tok_per_s)
+        host = Setting("host", fit.host) if fit.host else None
+        if fit.change in ("alloc_context", "read_context"):
+            assert isinstance(fit.value, int)
+            also = (
+                (Setting("read_context", fit.value),)
+                if fit.change == "alloc_context" and w.read_context_tokens > fit.value
+                else ()
+            )
+            kind = "reserved" if fit.change == "alloc_context" else "read"
+            where = f"at up to {fit.value:,} {kind} tokens"
+            setting = Setting(fit.change, fit.value, also=also)
+        elif fit.change == "weight_format":
+            where = f"in the {fit.value!s} format"
+            setting = Setting("model", str(fit.value))
+        elif fit.change == "cpu_moe":
+            where = "with every routed expert in host RAM"
+            setting = Setting("cpu_moe", True, also=(host,) if host else ())
+        else:
+            where = f"with {fit.value} layers on the device and the rest in host RAM"
+            assert isinstance(fit.value, int)
+            setting = Setting("gpu_layers", fit.value, also=(host,) if host else ())
         notes.append(
             Note.of(
-                "Or keep every routed expert in host RAM (",
-                offload,
-                f"): the device then holds {_gb(kept_bytes)} of always-on weights.",
-                effect=f"the device holds {_gb(kept_bytes)} of weights, the routed experts sit in host RAM",
+                f"{lead} {where} (",
+                setting,
+                f"; {fit.host}: the catalog's host row for this device class" if fit.host else "",
+                f"): {speeds}.",
+                effect=f"one session fits {where}: {speeds}",
             )
         )
     return notes
@@ -131,7 +168,10 @@ def _no_session_fit(r: DecodeResult) -> list[Note]:
         )
     ]
     top = rem.max_alloc_context_tokens
-    if top is not None and top >= 1:
+    nearest = _nearest_notes(r)
+    if nearest:
+        notes.extend(nearest)
+    elif top is not None and top >= 1:
         read = w.read_context_tokens
         also = (Setting("read_context", top),) if read > top else ()
         fits = f"one session fits at up to {top:,} reserved tokens"
@@ -170,8 +210,8 @@ def _no_floor(r: DecodeResult) -> list[Note]:
     single = rem.batch1_tok_per_s or 0.0
     notes = [
         _said(
-            f"{sentence(VERDICT_TEXT['no_floor'])}: batch 1 reaches {single:,.1f} tok/s, "
-            f"below {w.floor_tok_per_s:g} tok/s/session."
+            f"{single:,.1f} tok/s per session, below the {w.floor_tok_per_s:g} tok/s floor: one session fits "
+            "and runs at that speed, and no batch reaches the floor."
         )
     ]
     top = rem.max_read_context_tokens
