@@ -91,3 +91,36 @@ def test_fit_defaults_to_this_machine(tmp_path: Path) -> None:
     detected = _fit("--floor", "40", path=path)
     assert detected == _fit("--hardware", "nvidia-rtx-4090", "--floor", "40")
     assert detected["hardware"]["id"] == "nvidia-rtx-4090"
+
+
+@pytest.mark.parametrize("engine", ["llama.cpp", "ollama", "lm-studio", "mlx", "vllm", "sglang", "trt-llm"])
+@pytest.mark.parametrize("hardware", ["nvidia-rtx-4090", "apple-m4-max-128gb"])
+def test_fit_for_every_engine_lists_the_models_it_runs(engine: str, hardware: str) -> None:
+    """Every engine of the table: the formats it runs on the device's vendor (engines.toml), and only
+    those; an engine that does not run on the vendor lists none."""
+    from servebound.catalog.hardware import get_hardware
+    from servebound.core.engines import format_class, get_engine
+    from servebound.views.fit import fit_models
+
+    hw = load_hardware(hardware)
+    vendor = get_hardware(hardware).vendor.casefold()
+    rows, considered = fit_models(hw, vendor, list_models(), make_workload(), engine=engine)
+    runs_here = {cls for cls, vendors in get_engine(engine).formats.items() if vendor in vendors}
+    assert considered > 0
+    if runs_here & {"gguf", "mlx", "safetensors16"}:
+        assert len(rows) >= 10, (engine, hardware)
+    else:
+        assert rows == []
+    for row in rows:
+        assert row.engine == engine
+        assert format_class(row.profile.weight_format) in runs_here, row.profile.id
+    if engine in ("ollama", "lm-studio"):  # they run llama.cpp's files: the same models as llama.cpp
+        same, _ = fit_models(hw, vendor, list_models(), make_workload(), engine="llama.cpp")
+        gguf = {r.profile.base_id for r in same if format_class(r.profile.weight_format) == "gguf"}
+        assert gguf <= {r.profile.base_id for r in rows}
+
+
+def test_fit_engine_ollama_on_the_command_line() -> None:
+    out = _fit("--hardware", "nvidia-rtx-4090", "--engine", "ollama")
+    assert len(out["models"]) >= 10
+    assert {row["engine"] for row in out["models"]} == {"ollama"}

@@ -11,6 +11,10 @@ the better copy of the same model), among the formats an engine runs on this har
 * safetensors releases (bf16, fp8, nvfp4 ...): vllm on NVIDIA and AMD GPUs (nvfp4 only where the family
   multiplies FP4, per ``core.engines``; MXFP4 experts run on older GPUs through vLLM's Marlin kernels),
   mlx for bf16/fp16 on Apple silicon; none on other hardware.
+
+With an engine named (``fit --engine E``), the formats that engine runs on the device's vendor, per the
+engine table (``catalog/data/engines.toml``: Ollama and LM Studio run llama.cpp's files, LM Studio also
+MLX on Apple; SGLang and TensorRT-LLM the safetensors releases on their vendors).
 """
 
 from __future__ import annotations
@@ -29,10 +33,17 @@ from servebound.importers.hf.llama_cpp import LLAMA_CPP_MIXES
 _MLX_SAFETENSORS = frozenset({"bf16", "fp16"})
 
 
-def engine_for(weight_format: str, vendor: str | None, hardware_id: str) -> str | None:
-    """The engine that runs a catalog weight format on this hardware (see the module's rules), or None."""
+def engine_for(
+    weight_format: str, vendor: str | None, hardware_id: str, engine: str | None = None
+) -> str | None:
+    """The engine that runs a catalog weight format on this hardware (see the module's rules), or None;
+    with ``engine``, that engine where the engine table (``core.engines``: format classes per vendor) says
+    it runs the format on this vendor's devices (a hardware file, vendor unknown: where it runs
+    llama.cpp's files), else None."""
     from servebound.core.engines import device_family
 
+    if engine is not None:
+        return engine if _engine_runs(engine, weight_format, vendor, hardware_id) else None
     vendor = (vendor or "").casefold()
     if weight_format in LLAMA_CPP_MIXES:
         return "llama.cpp"
@@ -46,6 +57,24 @@ def engine_for(weight_format: str, vendor: str | None, hardware_id: str) -> str 
             return "vllm" if family is not None and "fp4" in family.hardware_modes else None
         return "vllm"
     return None
+
+
+def _engine_runs(engine: str, weight_format: str, vendor: str | None, hardware_id: str) -> bool:
+    """Whether the engine table says ``engine`` runs this weight format on this vendor's devices (NVFP4
+    releases, as without an engine: only where the device family multiplies FP4)."""
+    from servebound.core.engines import device_family, format_class, get_engine
+
+    cls = format_class(weight_format)
+    if cls is None:
+        return False
+    if cls == "fp4":
+        family = device_family(hardware_id)
+        if family is None or "fp4" not in family.hardware_modes:
+            return False
+    runs_on = get_engine(engine).formats.get(cls, ())
+    if vendor is None:  # a hardware file: llama.cpp's files are assumed to run on it
+        return cls == "gguf" and bool(runs_on)
+    return vendor.casefold() in runs_on
 
 
 @dataclass(frozen=True)
@@ -71,8 +100,8 @@ def fit_models(
     bases: set[str] = set()
     for profile in profiles:
         bases.add(profile.base_id)
-        runs_on = engine_for(profile.weight_format, vendor, hardware.id)
-        if runs_on is None or (engine is not None and runs_on != engine):
+        runs_on = engine_for(profile.weight_format, vendor, hardware.id, engine)
+        if runs_on is None:
             continue
         result = decode(hardware, profile.adapter, workload.resolve(hardware, profile.adapter))
         if result.verdict is not Verdict.FLOOR_FIT:
