@@ -30,6 +30,7 @@ def fit_command(hardware: str, engine: str | None, limit: int, flags: ContextFla
     from servebound.catalog.models import list_models
     from servebound.errors import InputError
     from servebound.inputs.resolve import hardware_ref
+    from servebound.measure.detect import CPU_ONLY_ID
     from servebound.runs.band import band_for, check_engine
     from servebound.views.fit import fit_models, fit_row_json
     from servebound.views.report import hardware_json
@@ -52,6 +53,7 @@ def fit_command(hardware: str, engine: str | None, limit: int, flags: ContextFla
         print_json(
             {
                 "hardware": hardware_json(hw),
+                "hardware_sources": dict(hw.sources),
                 "models_considered": considered,
                 "models": [
                     fit_row_json(r, None if b is None else documented_json(b))
@@ -64,6 +66,8 @@ def fit_command(hardware: str, engine: str | None, limit: int, flags: ContextFla
         f"{hw.name} ({hw.id}) serves {len(rows)} of {considered} catalog models at the floor of "
         f"{workload.floor_tok_per_s:g} tok/s per session, largest first:"
     )
+    if hw.id == CPU_ONLY_ID:  # no GPU: say where the memory bandwidth came from
+        console.print(f"no GPU found; bandwidth: {hw.sources['bandwidth_gb_per_s']}")
     table = new_table(
         "model",
         "format",
