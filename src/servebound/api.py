@@ -103,7 +103,7 @@ def make_workload(inputs: WorkloadInputs | None = None, /, **keywords: Any) -> W
             "draft", f"give a model record, a file or a catalog id (got {type(draft_model).__name__})"
         )
     w = WorkloadInputs(**values)
-    alloc, read = w.alloc_context, w.read_context
+    alloc, read = w.contexts()  # --context gives both
     alloc_tokens = DEFAULT_ALLOC_CONTEXT_TOKENS if alloc is None else alloc
     read_tokens = min(DEFAULT_READ_CONTEXT_TOKENS, alloc_tokens) if read is None else read
     if read_tokens > alloc_tokens:
