@@ -37,7 +37,7 @@ def _fit(*args: str, path: str | None = None) -> dict:
 def test_fit_rtx_4090_heaviest_format_that_clears_the_floor() -> None:
     out = _fit("--hardware", "nvidia-rtx-4090")
     rows = out["models"]
-    assert rows and out["models_considered"] >= len(rows)
+    assert rows and out["models_considered"] >= len(rows) and out["engines"] == ["llama.cpp"]
     params = [row["total_params"] for row in rows]
     assert params == sorted(params, reverse=True)
     hw, workload = load_hardware("nvidia-rtx-4090"), make_workload()
@@ -45,12 +45,13 @@ def test_fit_rtx_4090_heaviest_format_that_clears_the_floor() -> None:
     for profile in list_models():
         by_base.setdefault(profile.base_id, []).append(profile)
     for row in rows:
-        assert row["engine"] in ("llama.cpp", "vllm") and not row["weight_format"].startswith("mlx_")
+        # a GeForce card: the formats its usual engine runs (llama.cpp, and Ollama and LM Studio)
+        assert row["engine"] == "llama.cpp" and not row["weight_format"].startswith("mlx_")
         assert row["single_session_tok_s"] >= 20
         chosen = next(p for p in by_base[row["model"]["id"]] if p.id == row["profile"])
         for other in by_base[row["model"]["id"]]:
             if other.adapter.weights.resident > chosen.adapter.weights.resident and engine_for(
-                other.weight_format, "NVIDIA", "nvidia-rtx-4090"
+                other.weight_format, "NVIDIA", "nvidia-rtx-4090", "llama.cpp"
             ):
                 assert decode(hw, other.adapter, workload).verdict is not Verdict.FLOOR_FIT, other.id
     llama = next(row for row in rows if row["model"]["id"] == "llama-2-7b")
@@ -124,3 +125,42 @@ def test_fit_engine_ollama_on_the_command_line() -> None:
     out = _fit("--hardware", "nvidia-rtx-4090", "--engine", "ollama")
     assert len(out["models"]) >= 10
     assert {row["engine"] for row in out["models"]} == {"ollama"}
+
+
+def test_rank_and_fit_agree_on_the_formats_people_run() -> None:
+    """On a device whose usual engine is known, rank's serving rows are fit's rows: the same profile per
+    model (the heaviest format llama.cpp runs there that clears the floor)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "servebound", "rank", "-H", "nvidia-rtx-4090", "--json"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "SERVEBOUND_CACHE_DIR": "off"},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    ranked = json.loads(done.stdout)
+    assert ranked["engines"] == ["llama.cpp"]
+    serving = {row["model"]["id"] for row in ranked["rows"] if row["verdict"] == "floor_fit"}
+    assert serving == {row["profile"] for row in _fit("--hardware", "nvidia-rtx-4090")["models"]}
+    # a datacenter part has no usual engine: the releases as published
+    assert (
+        json.loads(
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "servebound",
+                    "rank",
+                    "-H",
+                    "nvidia-h100-sxm",
+                    "--json",
+                    "--limit",
+                    "1",
+                ],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+        )["engines"]
+        == []
+    )

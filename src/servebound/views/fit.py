@@ -77,6 +77,36 @@ def _engine_runs(engine: str, weight_format: str, vendor: str | None, hardware_i
     return vendor.casefold() in runs_on
 
 
+#: The engines people run on a device class whose usual engine is known: llama.cpp (and Ollama and LM
+#: Studio, which run its files) on GeForce and Radeon cards, llama.cpp or MLX on Apple silicon. Other
+#: classes (datacenter parts, systems) keep every engine of the table.
+USUAL_ENGINES: dict[tuple[str, str], tuple[str, ...]] = {
+    ("consumer GPU", "nvidia"): ("llama.cpp",),
+    ("consumer GPU", "amd"): ("llama.cpp",),
+    ("unified-memory SoC", "apple"): ("llama.cpp", "mlx"),
+}
+
+
+def usual_engines(hardware_id: str) -> tuple[str, ...]:
+    """The engines people run on this hardware's class (``USUAL_ENGINES``), or () where none is the
+    usual one (a datacenter part, a system, a hardware file)."""
+    from servebound.catalog.hardware import get_hardware
+    from servebound.errors import InputError
+
+    try:
+        row = get_hardware(hardware_id)
+    except InputError:
+        return ()
+    return USUAL_ENGINES.get((row.device_class, row.vendor.casefold()), ())
+
+
+def said_engines(engines: tuple[str, ...]) -> str:
+    """How a table names the engines its formats were kept for."""
+    if not engines:
+        return "any engine of the table"
+    return " or ".join("llama.cpp (and Ollama, LM Studio)" if e == "llama.cpp" else e for e in engines)
+
+
 @dataclass(frozen=True)
 class FitRow:
     """One model this machine serves at the floor, in the format and engine it would use."""
@@ -93,14 +123,20 @@ def fit_models(
     workload: Workload,
     *,
     engine: str | None = None,
+    usual: tuple[str, ...] = (),
 ) -> tuple[list[FitRow], int]:
     """(rows, models considered): per model the heaviest format an engine runs here that clears the floor,
-    largest model (total parameters) first; ``engine`` keeps only that engine's formats."""
+    largest model (total parameters) first; ``engine`` keeps only that engine's formats, ``usual`` (where
+    no engine is named) only those of the engines people run on the device (``usual_engines``)."""
     best: dict[str, FitRow] = {}
     bases: set[str] = set()
+    tried: tuple[str | None, ...] = (engine,) if engine is not None else (usual or (None,))
     for profile in profiles:
         bases.add(profile.base_id)
-        runs_on = engine_for(profile.weight_format, vendor, hardware.id, engine)
+        runs_on = next(
+            (e for e in (engine_for(profile.weight_format, vendor, hardware.id, t) for t in tried) if e),
+            None,
+        )
         if runs_on is None:
             continue
         result = decode(hardware, profile.adapter, workload.resolve(hardware, profile.adapter))
@@ -132,3 +168,45 @@ def fit_row_json(row: FitRow, expected: dict[str, Any] | None) -> dict[str, Any]
         "batch_star": d.batch_star,
         "expected": expected,
     }
+
+
+def usual_formats(
+    hardware: Hardware,
+    vendor: str | None,
+    profiles: list[CatalogModel],
+    workload: Workload,
+    usual: tuple[str, ...],
+) -> list[CatalogModel]:
+    """One profile per model for a ranking on a device whose usual engines are known: the heaviest format
+    they run that clears the floor (``fit``'s choice, so rank and fit agree), else the lightest format
+    they run (the nearest to fitting), else the release as published."""
+    rows, _ = fit_models(hardware, vendor, profiles, workload, usual=usual)
+    chosen = {row.profile.base_id: row.profile for row in rows}
+    for profile in profiles:
+        if profile.base_id in chosen:
+            continue
+        runs = any(engine_for(profile.weight_format, vendor, hardware.id, e) for e in usual)
+        kept = chosen.get(f"~{profile.base_id}")
+        if runs and (kept is None or profile.adapter.weights.resident < kept.adapter.weights.resident):
+            chosen[f"~{profile.base_id}"] = profile
+    out = []
+    for profile in profiles:
+        if profile.native:
+            out.append(chosen.get(profile.base_id) or chosen.get(f"~{profile.base_id}") or profile)
+    return out
+
+
+def usual_profile_ids(
+    hardware: Hardware, workload: Workload
+) -> tuple[tuple[str, ...], frozenset[str]] | None:
+    """(the usual engines, the profile per model ``usual_formats`` keeps) for a ranking of every model on
+    this hardware, or None where its class has no usual engine (the releases are ranked as published).
+    The CLI's rank, the API's and the site's call this one function, so they agree."""
+    from servebound.catalog.hardware import get_hardware
+    from servebound.catalog.models import list_models
+
+    usual = usual_engines(hardware.id)
+    if not usual:
+        return None
+    vendor = get_hardware(hardware.id).vendor
+    return usual, frozenset(p.id for p in usual_formats(hardware, vendor, list_models(), workload, usual))

@@ -23,6 +23,15 @@ VERDICT_TEXT: dict[str, str] = {
 }
 
 
+#: The verdict in a table's cell: a few plain words (the JSON keeps the enum).
+VERDICT_WORDS: dict[str, str] = {
+    "floor_fit": "serves",
+    "no_floor": "below floor",
+    "no_session_fit": "no session fits",
+    "no_resident_fit": "does not fit",
+}
+
+
 def sentence(text: str) -> str:
     """A verdict sentence as the start of a sentence (capital first letter)."""
     return text[:1].upper() + text[1:]
