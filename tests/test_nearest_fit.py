@@ -119,3 +119,16 @@ def test_every_suggestion_applied_fits_and_gives_its_speed(
     r = answer(*pair, alloc_context=alloc, overhead_gb=overhead)
     for fit in r.nearest_fit:
         check_applied(r, fit)
+
+
+def test_a_floor_miss_heads_with_its_speed(capsys: pytest.CaptureFixture[str]) -> None:
+    """A 10 tok/s Mac is an answer: the headline gives the speed first, then the floor."""
+    from tests.conftest import run_cli
+
+    status, out, _ = run_cli(
+        capsys, "decode", "-H", "apple-m4-max-128gb", "-m", "llama-3.3-70b-instruct-q4_k_m"
+    )
+    single = answer("apple-m4-max-128gb", "llama-3.3-70b-instruct-q4_k_m").single_session_tok_per_s
+    assert status == 0 and single is not None
+    assert f"fits, at {single:,.1f} tok/s per session, below the 20 tok/s floor" in out.splitlines()[0]
+    assert "no batch satisfies" not in out

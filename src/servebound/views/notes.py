@@ -32,6 +32,17 @@ VERDICT_WORDS: dict[str, str] = {
 }
 
 
+def verdict_said(r: DecodeResult) -> str:
+    """The verdict as the terminal's headline says it: a floor miss with its speed first, then the floor
+    (a session that fits at 10 tok/s is an answer, not a failure)."""
+    single = r.remedies.batch1_tok_per_s
+    if r.verdict is Verdict.NO_FLOOR and single is not None:
+        return (
+            f"fits, at {single:,.1f} tok/s per session, below the {r.workload.floor_tok_per_s:g} tok/s floor"
+        )
+    return VERDICT_TEXT[r.verdict.value]
+
+
 def sentence(text: str) -> str:
     """A verdict sentence as the start of a sentence (capital first letter)."""
     return text[:1].upper() + text[1:]
