@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from servebound.core.offload import get_host
+from servebound.inputs.resolve import CPU_ONLY_ID
 from servebound.measure.detect import (
-    CPU_ONLY_ID,
     ESTIMATE_HOST,
     cpu_only_hardware,
     host_machine_linux,

@@ -29,8 +29,7 @@ def fit_command(hardware: str, engine: str | None, limit: int, flags: ContextFla
     from servebound.catalog.hardware import get_hardware
     from servebound.catalog.models import list_models
     from servebound.errors import InputError
-    from servebound.inputs.resolve import hardware_ref
-    from servebound.measure.detect import CPU_ONLY_ID
+    from servebound.inputs.resolve import CPU_ONLY_ID, hardware_ref
     from servebound.runs.band import band_for, check_engine
     from servebound.views.fit import fit_models, fit_row_json, said_engines, usual_engines
     from servebound.views.report import hardware_json

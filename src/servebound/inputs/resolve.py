@@ -101,6 +101,9 @@ def _missing_file(ref: str, wanted: str) -> str:
 #: The hardware reference that means "this machine": its accelerators as their vendors' tools report
 #: them, matched to a catalog row by exact name (servebound.measure.device_match).
 AUTO = "auto"
+#: The id this machine answers to where no GPU tool answers: its CPU and system RAM
+#: (``measure.detect.cpu_only_hardware``).
+CPU_ONLY_ID = "this-machine-cpu"
 
 
 @cache
@@ -145,7 +148,7 @@ def detected_hardware_id() -> str:
 def _cpu_only_id(measured: tuple[str, Setting]) -> str:
     """No GPU answered: a Mac by its chip and memory (sysctl), else this machine's CPU and system RAM
     (``measure.detect.cpu_only_hardware``); InputError naming the fallback where the OS says neither."""
-    from servebound.measure.detect import CPU_ONLY_ID, detect_host_machine
+    from servebound.measure.detect import detect_host_machine
 
     try:
         machine = detect_host_machine()
@@ -181,8 +184,6 @@ def resolve_hardware(ref: str, field: str = "hardware") -> Hardware:
         from servebound.inputs.files import load_hardware_file  # pydantic: only for a user's file
 
         return load_hardware_file(ref)
-    from servebound.measure.detect import CPU_ONLY_ID
-
     if ref == CPU_ONLY_ID:  # this machine without a GPU: its CPU and RAM, detected
         from servebound.measure.detect import cpu_only_hardware, detect_host_machine
 

@@ -260,8 +260,6 @@ def detect_machine(*, include_gpus: bool = True) -> DetectedMachine:
 # generation), or, where no rule names the CPU, a stated estimate. Where the OS reports the memory
 # channels and their speed (dmidecode), those give the bandwidth instead.
 
-#: The id a CPU-only machine answers to as ``--hardware auto`` (resolved by :func:`cpu_only_hardware`).
-CPU_ONLY_ID = "this-machine-cpu"
 #: CPU names -> the host row of their platform (first match wins).
 _PLATFORMS: tuple[tuple[str, str], ...] = (
     (r"EPYC 9\d\d5", "epyc-9005-ddr5-6000-12ch"),
@@ -395,6 +393,7 @@ def cpu_only_hardware(machine: HostMachine) -> Hardware:
     times the sockets), the default runtime overhead."""
     from servebound.core.hardware import Hardware
     from servebound.core.offload import get_host
+    from servebound.inputs.resolve import CPU_ONLY_ID
 
     row_id, why = host_row_for(machine)
     row = get_host(row_id)

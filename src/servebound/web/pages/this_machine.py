@@ -62,9 +62,8 @@ def machine_fit(limit: int = HOME_ROWS) -> MachineFit:
     """The fit record of this machine (``servebound fit`` at its defaults), at most ``limit`` rows."""
     from servebound.catalog.hardware import get_hardware
     from servebound.catalog.models import list_models
-    from servebound.inputs.resolve import detected_hardware_id
+    from servebound.inputs.resolve import CPU_ONLY_ID, detected_hardware_id
     from servebound.inputs.workload import WorkloadInputs
-    from servebound.measure.detect import CPU_ONLY_ID
     from servebound.runs.band import band_for
     from servebound.views.fit import fit_models
     from servebound.web.pages.text import pair_path
