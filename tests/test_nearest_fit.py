@@ -117,8 +117,27 @@ def test_every_suggestion_applied_fits_and_gives_its_speed(
     pair: tuple[str, str], alloc: int, overhead: float
 ) -> None:
     r = answer(*pair, alloc_context=alloc, overhead_gb=overhead)
+    hardware, asked_model = pair
     for fit in r.nearest_fit:
         check_applied(r, fit)
+        model = asked_model
+        # asked again as a person would, through the declared inputs (not through ``applied``)
+        asked: dict[str, object] = {"alloc_context": alloc, "overhead_gb": overhead}
+        if fit.change == "alloc_context":
+            assert isinstance(fit.value, int)
+            asked.update(alloc_context=fit.value, read_context=min(r.workload.read_context_tokens, fit.value))
+            over = answer(hardware, model, **{**asked, "alloc_context": fit.value + 1})
+            assert not over.fits  # the longest reservation that fits
+        elif fit.change == "weight_format":
+            model = str(fit.value)
+        elif fit.change == "cpu_moe":
+            asked.update(cpu_moe=True, host=fit.host)
+        else:
+            asked.update(gpu_layers=fit.value, host=fit.host)
+        there = answer(hardware, model, **asked)
+        assert there.fits and (there.verdict is Verdict.FLOOR_FIT) == fit.floor_fit
+        assert there.single_session_tok_per_s == pytest.approx(fit.single_session_tok_per_s)
+        assert there.batch_star == fit.batch_star
 
 
 def test_a_floor_miss_heads_with_its_speed(capsys: pytest.CaptureFixture[str]) -> None:
