@@ -96,3 +96,29 @@ def test_fit_on_a_machine_without_a_gpu_lists_models(tmp_path: Path) -> None:
     assert out["hardware"]["id"] == CPU_ONLY_ID and out["models"]
     assert all(row["engine"] == "llama.cpp" for row in out["models"])
     assert "bandwidth_gb_per_s" in out["hardware_sources"]
+
+
+def test_rank_on_a_machine_without_a_gpu_agrees_with_fit(tmp_path: Path) -> None:
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    env = {
+        **os.environ,
+        "SERVEBOUND_CACHE_DIR": "off",
+        "PATH": f"{folder}{os.pathsep}{Path(sys.executable).parent}",
+    }
+
+    def run(*args: str) -> dict:
+        done = subprocess.run(
+            [sys.executable, "-m", "servebound", *args, "--json"],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    ranked = run("rank", "-H", "auto")
+    assert ranked["engines"] == ["llama.cpp"]
+    serving = {row["model"]["id"] for row in ranked["rows"] if row["verdict"] == "floor_fit"}
+    assert serving == {row["profile"] for row in run("fit")["models"]}

@@ -92,7 +92,10 @@ def usual_engines(hardware_id: str) -> tuple[str, ...]:
     usual one (a datacenter part, a system, a hardware file)."""
     from servebound.catalog.hardware import get_hardware
     from servebound.errors import InputError
+    from servebound.inputs.resolve import CPU_ONLY_ID
 
+    if hardware_id == CPU_ONLY_ID:  # this machine's CPU: llama.cpp's files run there
+        return ("llama.cpp",)
     try:
         row = get_hardware(hardware_id)
     except InputError:
@@ -204,9 +207,10 @@ def usual_profile_ids(
     The CLI's rank, the API's and the site's call this one function, so they agree."""
     from servebound.catalog.hardware import get_hardware
     from servebound.catalog.models import list_models
+    from servebound.inputs.resolve import CPU_ONLY_ID
 
     usual = usual_engines(hardware.id)
     if not usual:
         return None
-    vendor = get_hardware(hardware.id).vendor
+    vendor = None if hardware.id == CPU_ONLY_ID else get_hardware(hardware.id).vendor
     return usual, frozenset(p.id for p in usual_formats(hardware, vendor, list_models(), workload, usual))
