@@ -73,7 +73,7 @@ def test_no_floor_is_not_a_fit_failure(capsys: pytest.CaptureFixture[str]) -> No
     assert data["batch_mem"] == 100 and data["aggregate_tok_s"] is None
     # batch 1 reaches R / (W_active + K_read) = 273 / 1.8268992 = 149.4 tok/s, below 200
     assert data["remedies"]["batch1_tok_per_s"] == pytest.approx(273 / 1.8268992)
-    assert any("no batch satisfies the floor" in n for n in data["notes"])
+    assert any("149.4 tok/s per session, below the 200 tok/s floor" in n for n in data["notes"])
 
 
 def test_no_session_fit_says_what_would_fit(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

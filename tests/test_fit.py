@@ -37,7 +37,7 @@ def _fit(*args: str, path: str | None = None) -> dict:
 def test_fit_rtx_4090_heaviest_format_that_clears_the_floor() -> None:
     out = _fit("--hardware", "nvidia-rtx-4090")
     rows = out["models"]
-    assert rows and out["models_considered"] >= len(rows)
+    assert rows and out["models_considered"] >= len(rows) and out["engines"] == ["llama.cpp"]
     params = [row["total_params"] for row in rows]
     assert params == sorted(params, reverse=True)
     hw, workload = load_hardware("nvidia-rtx-4090"), make_workload()
@@ -45,12 +45,13 @@ def test_fit_rtx_4090_heaviest_format_that_clears_the_floor() -> None:
     for profile in list_models():
         by_base.setdefault(profile.base_id, []).append(profile)
     for row in rows:
-        assert row["engine"] in ("llama.cpp", "vllm") and not row["weight_format"].startswith("mlx_")
+        # a GeForce card: the formats its usual engine runs (llama.cpp, and Ollama and LM Studio)
+        assert row["engine"] == "llama.cpp" and not row["weight_format"].startswith("mlx_")
         assert row["single_session_tok_s"] >= 20
         chosen = next(p for p in by_base[row["model"]["id"]] if p.id == row["profile"])
         for other in by_base[row["model"]["id"]]:
             if other.adapter.weights.resident > chosen.adapter.weights.resident and engine_for(
-                other.weight_format, "NVIDIA", "nvidia-rtx-4090"
+                other.weight_format, "NVIDIA", "nvidia-rtx-4090", "llama.cpp"
             ):
                 assert decode(hw, other.adapter, workload).verdict is not Verdict.FLOOR_FIT, other.id
     llama = next(row for row in rows if row["model"]["id"] == "llama-2-7b")
@@ -91,3 +92,75 @@ def test_fit_defaults_to_this_machine(tmp_path: Path) -> None:
     detected = _fit("--floor", "40", path=path)
     assert detected == _fit("--hardware", "nvidia-rtx-4090", "--floor", "40")
     assert detected["hardware"]["id"] == "nvidia-rtx-4090"
+
+
+@pytest.mark.parametrize("engine", ["llama.cpp", "ollama", "lm-studio", "mlx", "vllm", "sglang", "trt-llm"])
+@pytest.mark.parametrize("hardware", ["nvidia-rtx-4090", "apple-m4-max-128gb"])
+def test_fit_for_every_engine_lists_the_models_it_runs(engine: str, hardware: str) -> None:
+    """Every engine of the table: the formats it runs on the device's vendor (engines.toml), and only
+    those; an engine that does not run on the vendor lists none."""
+    from servebound.catalog.hardware import get_hardware
+    from servebound.core.engines import format_class, get_engine
+    from servebound.views.fit import fit_models
+
+    hw = load_hardware(hardware)
+    vendor = get_hardware(hardware).vendor.casefold()
+    rows, considered = fit_models(hw, vendor, list_models(), make_workload(), engine=engine)
+    runs_here = {cls for cls, vendors in get_engine(engine).formats.items() if vendor in vendors}
+    assert considered > 0
+    if runs_here & {"gguf", "mlx", "safetensors16"}:
+        assert len(rows) >= 10, (engine, hardware)
+    else:
+        assert rows == []
+    for row in rows:
+        assert row.engine == engine
+        assert format_class(row.profile.weight_format) in runs_here, row.profile.id
+    if engine in ("ollama", "lm-studio"):  # they run llama.cpp's files: the same models as llama.cpp
+        same, _ = fit_models(hw, vendor, list_models(), make_workload(), engine="llama.cpp")
+        gguf = {r.profile.base_id for r in same if format_class(r.profile.weight_format) == "gguf"}
+        assert gguf <= {r.profile.base_id for r in rows}
+
+
+def test_fit_engine_ollama_on_the_command_line() -> None:
+    out = _fit("--hardware", "nvidia-rtx-4090", "--engine", "ollama")
+    assert len(out["models"]) >= 10
+    assert {row["engine"] for row in out["models"]} == {"ollama"}
+
+
+def test_rank_and_fit_agree_on_the_formats_people_run() -> None:
+    """On a device whose usual engine is known, rank's serving rows are fit's rows: the same profile per
+    model (the heaviest format llama.cpp runs there that clears the floor)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "servebound", "rank", "-H", "nvidia-rtx-4090", "--json"],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ),
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    ranked = json.loads(done.stdout)
+    assert ranked["engines"] == ["llama.cpp"]
+    serving = {row["model"]["id"] for row in ranked["rows"] if row["verdict"] == "floor_fit"}
+    assert serving == {row["profile"] for row in _fit("--hardware", "nvidia-rtx-4090")["models"]}
+    # a datacenter part has no usual engine: the releases as published
+    assert (
+        json.loads(
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "servebound",
+                    "rank",
+                    "-H",
+                    "nvidia-h100-sxm",
+                    "--json",
+                    "--limit",
+                    "1",
+                ],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+        )["engines"]
+        == []
+    )

@@ -125,8 +125,8 @@ def test_a_built_workloads_draft_takes_the_precision() -> None:
 
 
 def test_the_scenario_keeps_every_declared_input() -> None:
-    """``WorkloadInputs.workload()`` drops the prefill and layout inputs (they are their questions'
-    arguments); the scenario keeps all 29, and the workload holds the KV precision."""
+    """A declared workload (``make_workload``) leaves out the prefill and layout inputs (they are their questions'
+    arguments); the scenario keeps all 30 (--context among them), and the workload holds the KV precision."""
     given = WorkloadInputs(
         kv_precision="fp8",
         prompt=2048,
@@ -140,7 +140,7 @@ def test_the_scenario_keeps_every_declared_input() -> None:
     )
     scenario = resolve_scenario(given, hardware=PAIR[0], model=PAIR[1])
     assert scenario.inputs == given
-    assert {f.name for f in fields(WorkloadInputs)} == {s.name for s in INPUTS} and len(INPUTS) == 29
+    assert {f.name for f in fields(WorkloadInputs)} == {s.name for s in INPUTS} and len(INPUTS) == 30
     assert scenario.workload.kv_precision == "fp8" and scenario.model.kv_precision == "fp8"
     assert scenario.sources["kv_precision"].startswith("given: fp8")
     assert scenario.workload.resolved and isinstance(scenario.declared, Workload)

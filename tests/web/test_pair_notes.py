@@ -31,7 +31,11 @@ NO_FIT = [
     ("nvidia-rtx-4090", "gemma-3-27b-it-q4_k_m", {"alloc_context": "8000", "floor": "59"}),  # no floor
 ]
 #: The verdicts past the gate that failed.
-PASSED = {"no_session_fit": ("no_floor", "floor_fit"), "no_floor": ("floor_fit",)}
+PASSED = {
+    "no_resident_fit": ("no_floor", "floor_fit"),
+    "no_session_fit": ("no_floor", "floor_fit"),
+    "no_floor": ("floor_fit",),
+}
 #: An input spelt as a query parameter (``alloc_context=``) where a person reads a terminal.
 PARAMETER = re.compile(rf"\b({'|'.join(BY_NAME)})=")
 

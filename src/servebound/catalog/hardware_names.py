@@ -40,6 +40,11 @@ _NX_FORM = re.compile(r"^(\d+)x-(.+)$")
 _NX_NO_HYPHEN = re.compile(r"^(\d+)x([a-z].*)$")
 
 
+#: The id this machine answers to where no GPU tool answers: its CPU and system RAM
+#: (``measure.detect.cpu_only_hardware``).
+CPU_ONLY_ID = "this-machine-cpu"
+
+
 def normalize_ref(ref: str) -> str:
     """How lookups read what a user typed: trimmed, lowercase, spaces and underscores as hyphens."""
     return re.sub(r"[\s_]+", "-", ref.strip().lower())

@@ -12,7 +12,7 @@ from servebound.core.model import ModelAdapter
 from servebound.core.units import GB
 from servebound.core.workload import Workload
 from servebound.inputs.workload import WorkloadInputs
-from servebound.views.notes import decode_notes
+from servebound.views.notes import decode_notes, verdict_said
 from servebound.views.report import (
     VERDICT_TEXT,
     decode_json,
@@ -122,7 +122,7 @@ def render_decode(result: DecodeResult) -> None:
     """The human report: the gates, the ceilings, the notes, the assumptions."""
     r = result
     hw = r.hardware
-    console.print(on(r.model.name, hw.name, f": {VERDICT_TEXT[r.verdict.value]}"))
+    console.print(on(r.model.name, hw.name, f": {verdict_said(r)}"))
     w, cache, flops, step = r.workload, _cache(r.model), r.decode_flops_per_token, r.step_time_s
     rows = [
         ("capacity C", fmt_gb(hw.memory_bytes), hw.provenance),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from servebound.cli.common import JSON, ContextFlags, command, declared, option, workload
 from servebound.cli.output import console, new_table, print_json
-from servebound.views.report import fmt_gb, fmt_rate
+from servebound.views.report import fmt_rate
 
 
 @command(
@@ -29,9 +29,9 @@ def fit_command(hardware: str, engine: str | None, limit: int, flags: ContextFla
     from servebound.catalog.hardware import get_hardware
     from servebound.catalog.models import list_models
     from servebound.errors import InputError
-    from servebound.inputs.resolve import hardware_ref
+    from servebound.inputs.resolve import CPU_ONLY_ID, hardware_ref
     from servebound.runs.band import band_for, check_engine
-    from servebound.views.fit import fit_models, fit_row_json
+    from servebound.views.fit import fit_models, fit_row_json, said_engines, usual_engines
     from servebound.views.report import hardware_json
 
     if limit < 1:
@@ -44,7 +44,8 @@ def fit_command(hardware: str, engine: str | None, limit: int, flags: ContextFla
     except InputError:
         vendor = None  # a hardware file: only llama.cpp's files are assumed to run
     workload = make_workload(flags)
-    rows, considered = fit_models(hw, vendor, list_models(), workload, engine=engine)
+    usual = () if engine is not None else usual_engines(hw.id)
+    rows, considered = fit_models(hw, vendor, list_models(), workload, engine=engine, usual=usual)
     bands = [band_for(r.decode.single_session_tok_per_s, r.engine, hw.id, "decode") for r in rows]
     if json_out:
         from servebound.core.fields import documented_json
@@ -52,7 +53,9 @@ def fit_command(hardware: str, engine: str | None, limit: int, flags: ContextFla
         print_json(
             {
                 "hardware": hardware_json(hw),
+                "hardware_sources": dict(hw.sources),
                 "models_considered": considered,
+                "engines": [engine] if engine is not None else list(usual),
                 "models": [
                     fit_row_json(r, None if b is None else documented_json(b))
                     for r, b in zip(rows, bands, strict=True)
@@ -64,26 +67,24 @@ def fit_command(hardware: str, engine: str | None, limit: int, flags: ContextFla
         f"{hw.name} ({hw.id}) serves {len(rows)} of {considered} catalog models at the floor of "
         f"{workload.floor_tok_per_s:g} tok/s per session, largest first:"
     )
-    table = new_table(
-        "model",
-        "format",
-        "engine",
-        "weights",
-        "single",
-        "aggregate at b*",
-        "expected (p50)",
-        right=("weights", "single", "aggregate at b*", "expected (p50)"),
-    )
+    if hw.id == CPU_ONLY_ID:  # no GPU: say where the memory bandwidth came from
+        console.print(f"no GPU found; bandwidth: {hw.sources['bandwidth_gb_per_s']}")
+    if engine is None and usual:
+        console.print(
+            f"formats: each model's heaviest that {said_engines(usual)} runs here (--engine E for another)"
+        )
+    units = ("weights (GB)", "single (tok/s)", "aggregate at b* (tok/s)", "expected p50 (tok/s)")
+    table = new_table("model", "format", "engine", *units, right=units)
     for row, band in list(zip(rows, bands, strict=True))[:limit]:
         d = row.decode
         table.add_row(
             row.profile.base_id,
             row.profile.weight_format,
             row.engine,
-            fmt_gb(row.profile.adapter.weights.resident),
-            fmt_rate(d.single_session_tok_per_s),
-            fmt_rate(d.aggregate_tok_per_s),
-            "-" if band is None else fmt_rate(band.p50_tok_s),
+            f"{row.profile.adapter.weights.resident / 1e9:,.3f}",
+            fmt_rate(d.single_session_tok_per_s, ""),
+            fmt_rate(d.aggregate_tok_per_s, ""),
+            "-" if band is None else fmt_rate(band.p50_tok_s, ""),
         )
     console.print(table)
     console.print(

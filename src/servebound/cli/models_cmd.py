@@ -9,11 +9,12 @@ from servebound.catalog.hardware import list_hardware
 from servebound.catalog.models import CatalogModel, catalog_profile, get_model, list_models
 from servebound.cli.common import JSON, ContextFlags, argument, command, flags, group, option
 from servebound.cli.output import console, line, new_table, print_json, steps_json, steps_table, strong
-from servebound.core.decode import Verdict, decode
+from servebound.core.decode import decode
 from servebound.core.units import GB
 from servebound.errors import InputError
 from servebound.inputs.workload import MAX_EDGE_TOKENS
 from servebound.views.cost_report import fmt_money
+from servebound.views.notes import VERDICT_WORDS
 from servebound.views.rank import (
     DEFAULT_RANK_PROMPT_TOKENS,
     RANK_SORTS,
@@ -202,15 +203,15 @@ def _render_rank(
     footnotes its marks need and the workload it assumed."""
     first = "model" if by_model else "hardware"
     columns = [first, "verdict"]
-    columns.append("W_resident" if by_model else "class")
-    columns += ["format", "single", "b*", "useful aggregate", f"TTFT @{prompt:,}", "per 1k USD", "USD/Mtok"]
+    columns.append("W_res GB" if by_model else "class")
+    columns += ["format", "single tok/s", "b*", "useful tok/s", f"TTFT @{prompt:,}", "tok/s/kUSD", "USD/Mtok"]
     table = new_table(*columns, left=(first, "verdict", "class", "format"), no_wrap=(first,))
     shown = rows[:limit]
     for r in shown:
         d = r.decode
         label = r.model.id if by_model else r.hardware.id + (" †" if r.hardware.id in systems else "")
-        cells = [label, "serves" if d.verdict is Verdict.FLOOR_FIT else d.verdict.value]
-        cells.append(f"{r.model.weights.resident / GB:,.1f} GB" if by_model else r.hardware_group or "-")
+        cells = [label, VERDICT_WORDS[d.verdict.value]]
+        cells.append(f"{r.model.weights.resident / GB:,.1f}" if by_model else r.hardware_group or "-")
         if r.ttft_s is not None:
             wait = fmt_wait(r.ttft_s) + ("" if r.prefill and r.prefill.compute_tok_per_s else "*")
         elif r.prompt_beyond_context:
@@ -219,11 +220,11 @@ def _render_rank(
             wait = "-"
         cells += [
             d.format_support.value,
-            fmt_rate(d.single_session_tok_per_s),
+            fmt_rate(d.single_session_tok_per_s, ""),
             "-" if d.batch_star is None else f"{d.batch_star:,}",
-            fmt_rate(d.aggregate_tok_per_s),
+            fmt_rate(d.aggregate_tok_per_s, ""),
             wait,
-            "-" if r.tok_per_s_per_kusd is None else f"{r.tok_per_s_per_kusd:,.1f}",
+            "-" if r.tok_per_s_per_kusd is None else f"{r.tok_per_s_per_kusd:,.3g}",
             _per_mtok(r),
         ]
         table.add_row(*cells)
@@ -374,10 +375,20 @@ def rank_command(
             "session holds; raise --alloc-context to at least the prompt",
         )
     systems: dict[str, str] = {}
+    usual: tuple[str, ...] = ()
     if hardware is not None:
+        ranked = machine(hardware)
+        profiles = list_models(native_only=not all_formats)
+        if not all_formats:  # the formats people run on the device, where its usual engine is known
+            from servebound.views.fit import usual_profile_ids
+
+            found = usual_profile_ids(ranked.hardware, workload)
+            if found is not None:
+                usual, kept = found
+                profiles = [m for m in list_models() if m.id in kept]
         rows = rank_models(
-            machine(hardware),
-            [m.adapter for m in list_models(native_only=not all_formats)],
+            ranked,
+            [m.adapter for m in profiles],
             workload,
             prompt_tokens=prompt,
             sort=order,
@@ -399,8 +410,15 @@ def rank_command(
             hardware_group=hardware_group,
         )
     if json_out:
-        print_json({"sort": order, "rows": [rank_row_json(r) for r in rows]})
+        print_json({"sort": order, "engines": list(usual), "rows": [rank_row_json(r) for r in rows]})
         return
+    if usual:
+        from servebound.views.fit import said_engines
+
+        console.print(
+            f"formats: each model's heaviest that {said_engines(usual)} runs here and that clears the floor "
+            "(as fit), else its lightest; --all-formats ranks every format"
+        )
     _render_rank(
         rows, by_model=hardware is not None, prompt=prompt, limit=limit, order=order, systems=systems
     )

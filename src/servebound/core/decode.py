@@ -30,6 +30,7 @@ from servebound.core.fields import ResultRecord, documented, documented_property
 from servebound.core.formats import KV_FORMATS
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
+from servebound.core.nearest_records import NearestFit, suggestions
 from servebound.core.offload import OffloadReport, offloaded
 from servebound.core.offload import report as offload_report
 from servebound.core.rates import BoundBy, bound_by
@@ -259,6 +260,14 @@ class DecodeResult(ResultRecord):
     @documented_property("why the weight format is native, dequantized or unsupported here, with the source")
     def format_support_why(self) -> str:
         return format_support(self.hardware.id, self.model.weight_precision, self.workload.engine)[1]
+
+    @documented_property(
+        "where no session fits: the nearest settings that fit, best first, each answered by decode there "
+        "(`{change, value, single_session_tok_s, aggregate_tok_s, batch_star, host, floor_fit}`); empty "
+        "where one fits"
+    )
+    def nearest_fit(self) -> tuple[NearestFit, ...]:
+        return suggestions(self)
 
     @property
     def fits(self) -> bool:

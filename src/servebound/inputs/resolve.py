@@ -7,6 +7,7 @@ import re
 from functools import cache
 
 from servebound.catalog import snapshot
+from servebound.catalog.hardware_names import CPU_ONLY_ID as CPU_ONLY_ID
 from servebound.catalog.hardware_names import normalize_ref
 from servebound.core.advice import Note, Setting
 from servebound.core.hardware import Hardware
@@ -120,14 +121,7 @@ def detected_hardware_id() -> str:
     )
     devices = detect_devices()
     if not devices:
-        raise InputError(
-            "hardware",
-            Note.of(
-                "auto found no GPU (no answer from NVML, nvidia-smi, amd-smi, rocm-smi, system_profiler, "
-                "xpu-smi, sycl-ls or lspci); ",
-                *measured,
-            ),
-        )
+        return _cpu_only_id(measured)
     names = sorted({device.name for device in devices})
     if len(names) > 1:
         raise InputError(
@@ -151,6 +145,29 @@ def detected_hardware_id() -> str:
     return match.id if len(devices) == 1 else f"{len(devices)}x-{match.id}"
 
 
+def _cpu_only_id(measured: tuple[str, Setting]) -> str:
+    """No GPU answered: a Mac by its chip and memory (sysctl), else this machine's CPU and system RAM
+    (``measure.detect.cpu_only_hardware``); InputError naming the fallback where the OS says neither."""
+    from servebound.measure.detect import detect_host_machine
+
+    try:
+        machine = detect_host_machine()
+    except (OSError, ValueError) as error:
+        raise InputError(
+            "hardware",
+            Note.of(
+                "auto found no GPU (no answer from NVML, nvidia-smi, amd-smi, rocm-smi, system_profiler, "
+                f"xpu-smi, sycl-ls or lspci) and could not read this machine's memory ({error}); ",
+                *measured,
+            ),
+        ) from None
+    if machine.apple_chip_name is not None:
+        from servebound.measure.device_match import match_device
+
+        return match_device(machine.apple_chip_name, machine.memory_bytes).id
+    return CPU_ONLY_ID
+
+
 def hardware_ref(ref: str) -> str:
     """``ref`` itself, or for ``auto`` the detected catalog id: every hardware reference passes here."""
     return detected_hardware_id() if ref.strip().lower() == AUTO else ref
@@ -167,6 +184,10 @@ def resolve_hardware(ref: str, field: str = "hardware") -> Hardware:
         from servebound.inputs.files import load_hardware_file  # pydantic: only for a user's file
 
         return load_hardware_file(ref)
+    if ref == CPU_ONLY_ID:  # this machine without a GPU: its CPU and RAM, detected
+        from servebound.measure.detect import cpu_only_hardware, detect_host_machine
+
+        return cpu_only_hardware(detect_host_machine())
     return _catalog_hardware(ref)
 
 

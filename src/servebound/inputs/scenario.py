@@ -229,7 +229,7 @@ def make_workload(inputs: WorkloadInputs | None = None, /, **keywords: Any) -> W
     if draft_model is not None:  # the draft's cache at the precision the target's is asked at
         draft_model = load_model(draft_model, kv_precision=values.get("kv_precision"))
     w = WorkloadInputs(**values)
-    alloc, read = w.alloc_context, w.read_context
+    alloc, read = w.contexts()  # --context gives both
     alloc_tokens = DEFAULT_ALLOC_CONTEXT_TOKENS if alloc is None else alloc
     read_tokens = min(DEFAULT_READ_CONTEXT_TOKENS, alloc_tokens) if read is None else read
     if read_tokens > alloc_tokens:

@@ -19,7 +19,12 @@ from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from servebound.core.engines import ENGINE_IDS
 from servebound.core.hardware import ARITHMETIC_MODES, HOST_BOUNDS
-from servebound.core.workload import DEFAULT_FLOOR_TOK_PER_S, MAX_BATCH
+from servebound.core.workload import (
+    DEFAULT_ALLOC_CONTEXT_TOKENS,
+    DEFAULT_FLOOR_TOK_PER_S,
+    DEFAULT_READ_CONTEXT_TOKENS,
+    MAX_BATCH,
+)
 from servebound.errors import InputError
 
 #: Where an input is taken: ``context`` by every command with a workload (rank and fit too),
@@ -272,6 +277,14 @@ class WorkloadInputs:
         api_help="L_read: tokens read per step, <= L_alloc (32,000)",
         form=Form("range", "Read context L<sub>read</sub> (tokens)", low=1),
     )
+    context: int | None = given(
+        None,
+        "The conversation length: reserves it per session (L_alloc) and reads the derivation's default "
+        "share of it per step (L_read = L_alloc x 32,000 / 100,000); give it or the two exact ones.",
+        "context",
+        **_CTX,
+        api_help="Conversation length: L_alloc = it, L_read = 32% of it (the defaults' 32,000 / 100,000)",
+    )
     floor: float = given(
         DEFAULT_FLOOR_TOK_PER_S,
         "r*: minimum useful tok/s per session.",
@@ -489,6 +502,27 @@ class WorkloadInputs:
     def __post_init__(self) -> None:
         for spec in INPUTS:
             spec.check(getattr(self, spec.name))
+        exact = [name for name in ("alloc_context", "read_context") if getattr(self, name) is not None]
+        if self.context is not None and exact:
+            from servebound.core.advice import Note, Setting, listed
+
+            raise InputError(
+                "context",
+                Note.of(
+                    "give the conversation length (",
+                    Setting("context"),
+                    ") or the exact ",
+                    *listed(*(Setting(name) for name in exact), last=" and "),
+                    ", not both: the conversation length sets both",
+                ),
+            )
+
+    def contexts(self) -> tuple[int | None, int | None]:
+        """(L_alloc, L_read) as given, None where left to the defaults: ``context`` reserves its value
+        and reads the derivation's default share of it (DEFAULT_READ / DEFAULT_ALLOC, 32,000 of 100,000)."""
+        if self.context is None:
+            return self.alloc_context, self.read_context
+        return self.context, self.context * DEFAULT_READ_CONTEXT_TOKENS // DEFAULT_ALLOC_CONTEXT_TOKENS
 
     def changed(self) -> dict[str, Any]:
         """The values that differ from the defaults, by name."""

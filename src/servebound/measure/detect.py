@@ -17,6 +17,10 @@ import subprocess
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from servebound.core.hardware import Hardware
 
 _CACHE_ROOT = Path("/sys/devices/system/cpu")
 
@@ -247,4 +251,165 @@ def detect_machine(*, include_gpus: bool = True) -> DetectedMachine:
         apple_chip_name=apple_chip,
         unified_memory=apple_chip is not None,
         gpus=detect_gpus() if include_gpus else (),
+    )
+
+
+# --- a machine without a GPU -----------------------------------------------------------------------
+# Its model runs from system RAM, so the ceiling is the host memory's: a catalog host row
+# (catalog/data/hosts.toml) chosen by the CPU's name (the platform fixes the channels and the DDR
+# generation), or, where no rule names the CPU, a stated estimate. Where the OS reports the memory
+# channels and their speed (dmidecode), those give the bandwidth instead.
+
+#: CPU names -> the host row of their platform (first match wins).
+_PLATFORMS: tuple[tuple[str, str], ...] = (
+    (r"EPYC 9\d\d5", "epyc-9005-ddr5-6000-12ch"),
+    (r"EPYC 9\d\d4", "epyc-9004-ddr5-4800-12ch"),
+    (r"EPYC 7\d\d3", "epyc-7003-ddr4-3200-8ch"),
+    (r"Threadripper PRO 7\d\d\dWX", "threadripper-pro-7000wx-ddr5-5200-8ch"),
+    (r"Threadripper 7\d\d\d", "threadripper-7000-ddr5-5200-4ch"),
+    (r"Xeon.* 69\d\dP", "xeon-6900p-ddr5-6400-12ch"),
+    (r"Xeon.* (Platinum|Gold) [56]4\d\d|Xeon.* w[579]-[23]4\d\d", "xeon-4th-gen-ddr5-4800-8ch"),
+    (r"Ryzen \d+ [79]\d\d\d|Core\(TM\) Ultra|Core Ultra", "desktop-ddr5-5600-2ch"),
+)
+#: Where no rule names the CPU: the slowest desktop row, an estimate (a desktop or laptop with two
+#: channels of DDR4-3200), said as such.
+ESTIMATE_HOST = "desktop-ddr4-3200-2ch"
+
+
+@dataclass(frozen=True)
+class HostMachine:
+    """A machine as its OS reports it, for a CPU-only answer: the CPU's name, sockets, system memory,
+    and the memory channels and their speed where the OS says (``None`` where it does not)."""
+
+    cpu_model_name: str
+    memory_bytes: int
+    sockets: int = 1
+    channels: int | None = None
+    mt_per_s: int | None = None
+    apple_chip_name: str | None = None
+
+
+def parse_lscpu(text: str) -> tuple[str | None, int]:
+    """(model name, sockets) from ``lscpu``'s text (sockets 1 where it does not say)."""
+    fields: dict[str, str] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip() not in fields:
+            fields[key.strip()] = value.strip()
+    sockets = fields.get("Socket(s)", "1")
+    return fields.get("Model name") or None, int(sockets) if sockets.isdigit() else 1
+
+
+def parse_dmidecode_memory(text: str) -> tuple[int | None, int | None]:
+    """(populated memory devices, their configured MT/s) from ``dmidecode -t memory``; (None, None) where
+    no device states a size and a speed. Each populated DIMM is counted as one channel (a board with two
+    DIMMs per channel overstates the channels: the caller keeps the row's where it has one)."""
+    count, speeds = 0, []
+    for block in re.split(r"\n\s*\n", text):
+        if "Memory Device" not in block or re.search(r"^\s*Size:\s*No Module", block, re.MULTILINE):
+            continue
+        speed = re.search(r"^\s*Configured (?:Memory|Clock) Speed:\s*(\d+)\s*MT/s", block, re.MULTILINE)
+        if re.search(r"^\s*Size:\s*\d+", block, re.MULTILINE) and speed:
+            count += 1
+            speeds.append(int(speed.group(1)))
+    return (count, min(speeds)) if count else (None, None)
+
+
+def parse_sysctl(text: str) -> dict[str, str]:
+    """``sysctl name ...``'s ``name: value`` lines as a mapping."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep:
+            out[key.strip()] = value.strip()
+    return out
+
+
+def host_machine_linux(
+    meminfo: str, lscpu: str | None, cpuinfo: str | None, dmidecode: str | None
+) -> HostMachine:
+    """A Linux machine from its recorded reports (/proc/meminfo, lscpu, /proc/cpuinfo, dmidecode)."""
+    from servebound.measure.device_tools import parse_meminfo
+
+    memory = parse_meminfo(meminfo)
+    if memory is None:
+        raise ValueError("/proc/meminfo has no MemTotal")
+    model, sockets = parse_lscpu(lscpu) if lscpu else (None, 1)
+    if model is None and cpuinfo:
+        model = parse_cpuinfo(cpuinfo)[0]
+    channels, speed = parse_dmidecode_memory(dmidecode) if dmidecode else (None, None)
+    return HostMachine(model or "unknown CPU", memory, sockets, channels, speed)
+
+
+def host_machine_macos(sysctl: str) -> HostMachine:
+    """A Mac from ``sysctl machdep.cpu.brand_string hw.memsize``'s text: its chip and memory."""
+    values = parse_sysctl(sysctl)
+    memory = values.get("hw.memsize", "")
+    if not memory.isdigit():
+        raise ValueError("sysctl gave no hw.memsize")
+    brand = values.get("machdep.cpu.brand_string") or "unknown CPU"
+    return HostMachine(brand, int(memory), apple_chip_name=brand if brand.startswith("Apple") else None)
+
+
+def detect_host_machine() -> HostMachine:
+    """This machine's CPU and memory from the OS (Linux: /proc/meminfo, lscpu or /proc/cpuinfo, and
+    dmidecode where it may be read; macOS: sysctl)."""
+    if platform.system() == "Darwin":
+        text = _command(["sysctl", "machdep.cpu.brand_string", "hw.memsize"])
+        if text is None:
+            raise ValueError("sysctl did not answer")
+        return host_machine_macos(text)
+    cpuinfo = Path("/proc/cpuinfo")
+    return host_machine_linux(
+        Path("/proc/meminfo").read_text(),
+        _command(["lscpu"]),
+        cpuinfo.read_text() if cpuinfo.exists() else None,
+        _command(["dmidecode", "-t", "memory"]),
+    )
+
+
+def _command(argv: list[str]) -> str | None:
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=5, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 and done.stdout.strip() else None
+
+
+def host_row_for(machine: HostMachine) -> tuple[str, str]:
+    """(host row id, why): the row of the CPU's platform, or the stated estimate."""
+    for pattern, row in _PLATFORMS:
+        if re.search(pattern, machine.cpu_model_name):
+            return row, f"{machine.cpu_model_name!r} is a {row} platform (catalog host row)"
+    return ESTIMATE_HOST, (
+        f"no catalog platform names {machine.cpu_model_name!r}: an estimate, the {ESTIMATE_HOST} row "
+        "(two channels of DDR4-3200); give --hardware a measured file (`servebound measure`) for this machine's own"
+    )
+
+
+def cpu_only_hardware(machine: HostMachine) -> Hardware:
+    """A CPU-only machine as a hardware record: its RAM as capacity, its host memory's bandwidth (the
+    OS's channels x 8 B x MT/s where it reports them and no platform row names the CPU; else the row's,
+    times the sockets), the default runtime overhead."""
+    from servebound.catalog.hardware_names import CPU_ONLY_ID
+    from servebound.catalog.hosts import get_host
+    from servebound.core.hardware import Hardware
+
+    row_id, why = host_row_for(machine)
+    row = get_host(row_id)
+    bandwidth = row.bandwidth_bytes_per_s * machine.sockets
+    basis = f"{why}: {row.name}, {row.bandwidth_bytes_per_s / 1e9:g} GB/s per socket x {machine.sockets}; {row.source}"
+    if row_id == ESTIMATE_HOST and machine.channels and machine.mt_per_s:
+        bandwidth = machine.channels * 8.0 * machine.mt_per_s * 1e6
+        basis = (
+            f"the OS reports {machine.channels} populated memory channels at {machine.mt_per_s} MT/s "
+            f"(dmidecode): {machine.channels} x 8 B x {machine.mt_per_s} MT/s"
+        )
+    memory = f"{machine.memory_bytes / 1e9:.1f} GB of system RAM (the OS's MemTotal or hw.memsize)"
+    return Hardware(
+        id=CPU_ONLY_ID,
+        name=f"This machine, CPU only ({machine.cpu_model_name}, {machine.memory_bytes / 2**30:.0f} GiB RAM)",
+        memory_bytes=float(machine.memory_bytes),
+        bandwidth_bytes_per_s=bandwidth,
+        sources={"memory_gb": memory, "bandwidth_gb_per_s": basis},
     )

@@ -58,7 +58,7 @@ def decode_expected(r: DecodeResult) -> dict[str, Any]:
 #: Documented fields the browser port does not compute: the engine table's format verdict (the page
 #: shows the server's); for prefill also the split of the time, the budget (an input) it was judged
 #: against and the charged modes' wording.
-_NOT_PORTED = ("format_support", "format_support_why")
+_NOT_PORTED = ("format_support", "format_support_why", "nearest_fit")
 _PREFILL_NOT_PORTED = (
     *_NOT_PORTED,
     "linear_time_s",

@@ -11,6 +11,10 @@ the better copy of the same model), among the formats an engine runs on this har
 * safetensors releases (bf16, fp8, nvfp4 ...): vllm on NVIDIA and AMD GPUs (nvfp4 only where the family
   multiplies FP4, per ``core.engines``; MXFP4 experts run on older GPUs through vLLM's Marlin kernels),
   mlx for bf16/fp16 on Apple silicon; none on other hardware.
+
+With an engine named (``fit --engine E``), the formats that engine runs on the device's vendor, per the
+engine table (``catalog/data/engines.toml``: Ollama and LM Studio run llama.cpp's files, LM Studio also
+MLX on Apple; SGLang and TensorRT-LLM the safetensors releases on their vendors).
 """
 
 from __future__ import annotations
@@ -30,10 +34,17 @@ from servebound.inputs.scenario import resolve_scenario
 _MLX_SAFETENSORS = frozenset({"bf16", "fp16"})
 
 
-def engine_for(weight_format: str, vendor: str | None, hardware_id: str) -> str | None:
-    """The engine that runs a catalog weight format on this hardware (see the module's rules), or None."""
+def engine_for(
+    weight_format: str, vendor: str | None, hardware_id: str, engine: str | None = None
+) -> str | None:
+    """The engine that runs a catalog weight format on this hardware (see the module's rules), or None;
+    with ``engine``, that engine where the engine table (``core.engines``: format classes per vendor) says
+    it runs the format on this vendor's devices (a hardware file, vendor unknown: where it runs
+    llama.cpp's files), else None."""
     from servebound.core.engines import device_family
 
+    if engine is not None:
+        return engine if _engine_runs(engine, weight_format, vendor, hardware_id) else None
     vendor = (vendor or "").casefold()
     if weight_format in LLAMA_CPP_MIXES:
         return "llama.cpp"
@@ -47,6 +58,57 @@ def engine_for(weight_format: str, vendor: str | None, hardware_id: str) -> str 
             return "vllm" if family is not None and "fp4" in family.hardware_modes else None
         return "vllm"
     return None
+
+
+def _engine_runs(engine: str, weight_format: str, vendor: str | None, hardware_id: str) -> bool:
+    """Whether the engine table says ``engine`` runs this weight format on this vendor's devices (NVFP4
+    releases, as without an engine: only where the device family multiplies FP4)."""
+    from servebound.core.engines import device_family, format_class, get_engine
+
+    cls = format_class(weight_format)
+    if cls is None:
+        return False
+    if cls == "fp4":
+        family = device_family(hardware_id)
+        if family is None or "fp4" not in family.hardware_modes:
+            return False
+    runs_on = get_engine(engine).formats.get(cls, ())
+    if vendor is None:  # a hardware file: llama.cpp's files are assumed to run on it
+        return cls == "gguf" and bool(runs_on)
+    return vendor.casefold() in runs_on
+
+
+#: The engines people run on a device class whose usual engine is known: llama.cpp (and Ollama and LM
+#: Studio, which run its files) on GeForce and Radeon cards, llama.cpp or MLX on Apple silicon. Other
+#: classes (datacenter parts, systems) keep every engine of the table.
+USUAL_ENGINES: dict[tuple[str, str], tuple[str, ...]] = {
+    ("consumer GPU", "nvidia"): ("llama.cpp",),
+    ("consumer GPU", "amd"): ("llama.cpp",),
+    ("unified-memory SoC", "apple"): ("llama.cpp", "mlx"),
+}
+
+
+def usual_engines(hardware_id: str) -> tuple[str, ...]:
+    """The engines people run on this hardware's class (``USUAL_ENGINES``), or () where none is the
+    usual one (a datacenter part, a system, a hardware file)."""
+    from servebound.catalog.hardware import get_hardware
+    from servebound.errors import InputError
+    from servebound.inputs.resolve import CPU_ONLY_ID
+
+    if hardware_id == CPU_ONLY_ID:  # this machine's CPU: llama.cpp's files run there
+        return ("llama.cpp",)
+    try:
+        row = get_hardware(hardware_id)
+    except InputError:
+        return ()
+    return USUAL_ENGINES.get((row.device_class, row.vendor.casefold()), ())
+
+
+def said_engines(engines: tuple[str, ...]) -> str:
+    """How a table names the engines its formats were kept for."""
+    if not engines:
+        return "any engine of the table"
+    return " or ".join("llama.cpp (and Ollama, LM Studio)" if e == "llama.cpp" else e for e in engines)
 
 
 @dataclass(frozen=True)
@@ -65,15 +127,21 @@ def fit_models(
     workload: Workload,
     *,
     engine: str | None = None,
+    usual: tuple[str, ...] = (),
 ) -> tuple[list[FitRow], int]:
     """(rows, models considered): per model the heaviest format an engine runs here that clears the floor,
-    largest model (total parameters) first; ``engine`` keeps only that engine's formats."""
+    largest model (total parameters) first; ``engine`` keeps only that engine's formats, ``usual`` (where
+    no engine is named) only those of the engines people run on the device (``usual_engines``)."""
     best: dict[str, FitRow] = {}
     bases: set[str] = set()
+    tried: tuple[str | None, ...] = (engine,) if engine is not None else (usual or (None,))
     for profile in profiles:
         bases.add(profile.base_id)
-        runs_on = engine_for(profile.weight_format, vendor, hardware.id)
-        if runs_on is None or (engine is not None and runs_on != engine):
+        runs_on = next(
+            (e for e in (engine_for(profile.weight_format, vendor, hardware.id, t) for t in tried) if e),
+            None,
+        )
+        if runs_on is None:
             continue
         scenario = resolve_scenario(workload, hardware=hardware, model=profile.adapter)
         result = decode(hardware, profile.adapter, scenario.workload)
@@ -105,3 +173,46 @@ def fit_row_json(row: FitRow, expected: dict[str, Any] | None) -> dict[str, Any]
         "batch_star": d.batch_star,
         "expected": expected,
     }
+
+
+def usual_formats(
+    hardware: Hardware,
+    vendor: str | None,
+    profiles: list[CatalogModel],
+    workload: Workload,
+    usual: tuple[str, ...],
+) -> list[CatalogModel]:
+    """One profile per model for a ranking on a device whose usual engines are known: the heaviest format
+    they run that clears the floor (``fit``'s choice, so rank and fit agree), else the lightest format
+    they run (the nearest to fitting), else the release as published."""
+    rows, _ = fit_models(hardware, vendor, profiles, workload, usual=usual)
+    chosen = {row.profile.base_id: row.profile for row in rows}
+    for profile in profiles:
+        if profile.base_id in chosen:
+            continue
+        runs = any(engine_for(profile.weight_format, vendor, hardware.id, e) for e in usual)
+        kept = chosen.get(f"~{profile.base_id}")
+        if runs and (kept is None or profile.adapter.weights.resident < kept.adapter.weights.resident):
+            chosen[f"~{profile.base_id}"] = profile
+    out = []
+    for profile in profiles:
+        if profile.native:
+            out.append(chosen.get(profile.base_id) or chosen.get(f"~{profile.base_id}") or profile)
+    return out
+
+
+def usual_profile_ids(
+    hardware: Hardware, workload: Workload
+) -> tuple[tuple[str, ...], frozenset[str]] | None:
+    """(the usual engines, the profile per model ``usual_formats`` keeps) for a ranking of every model on
+    this hardware, or None where its class has no usual engine (the releases are ranked as published).
+    The CLI's rank, the API's and the site's call this one function, so they agree."""
+    from servebound.catalog.hardware import get_hardware
+    from servebound.catalog.models import list_models
+    from servebound.inputs.resolve import CPU_ONLY_ID
+
+    usual = usual_engines(hardware.id)
+    if not usual:
+        return None
+    vendor = None if hardware.id == CPU_ONLY_ID else get_hardware(hardware.id).vendor
+    return usual, frozenset(p.id for p in usual_formats(hardware, vendor, list_models(), workload, usual))

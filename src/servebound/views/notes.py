@@ -11,9 +11,11 @@ from servebound.core.decode import BatchLimit, DecodeResult, Verdict
 from servebound.core.decode_compute import ComputeStatus
 from servebound.core.errors import InputError
 from servebound.core.model import ModelAdapter
-from servebound.core.offload import OffloadSpec, split
+from servebound.core.nearest_records import NearestFit
+from servebound.core.offload import OffloadSpec
 from servebound.core.units import GB
 from servebound.core.workload import MAX_BATCH, Workload
+from servebound.views import nearest as _nearest  # noqa: F401 (registers decode's nearest-fit suggestions)
 
 #: One sentence per decode verdict, shared by the CLI, the notes and the site (which capitalises it).
 VERDICT_TEXT: dict[str, str] = {
@@ -22,6 +24,26 @@ VERDICT_TEXT: dict[str, str] = {
     "no_session_fit": "the weights fit, but no session fits",
     "no_resident_fit": "does not fit in memory",
 }
+
+
+#: The verdict in a table's cell: a few plain words (the JSON keeps the enum).
+VERDICT_WORDS: dict[str, str] = {
+    "floor_fit": "serves",
+    "no_floor": "below floor",
+    "no_session_fit": "no session fits",
+    "no_resident_fit": "does not fit",
+}
+
+
+def verdict_said(r: DecodeResult) -> str:
+    """The verdict as the terminal's headline says it: a floor miss with its speed first, then the floor
+    (a session that fits at 10 tok/s is an answer, not a failure)."""
+    single = r.remedies.batch1_tok_per_s
+    if r.verdict is Verdict.NO_FLOOR and single is not None:
+        return (
+            f"fits, at {single:,.1f} tok/s per session, below the {r.workload.floor_tok_per_s:g} tok/s floor"
+        )
+    return VERDICT_TEXT[r.verdict.value]
 
 
 def sentence(text: str) -> str:
@@ -164,20 +186,56 @@ def _no_resident_fit(r: DecodeResult) -> list[Note]:
                 "of memory; a smaller weight format or a machine with that capacity would pass."
             )
         )
-    weights = r.model.weights
-    if weights.experts is not None and r.offload is None:
-        offload = Setting("cpu_moe", True, also=(Setting("host", placeholder="HOST"),))
-        # the device's share under --cpu-moe, as the offload computes it (the host's size does not enter)
-        kept = split(
-            r.model, OffloadSpec(host_memory_bytes=1.0, host_bandwidth_bytes_per_s=1.0, cpu_moe=True)
-        )
-        kept_bytes = kept.device_resident_bytes
+    notes.extend(_nearest_notes(r))
+    return notes
+
+
+def _speeds(fit: NearestFit, floor: float) -> str:
+    """The speeds decode gives at a suggestion: one session, and b* and the aggregate where a batch
+    clears the floor; else the speed first, then the floor."""
+    single = fit.single_session_tok_per_s or 0.0
+    if fit.batch_star is None or fit.aggregate_tok_per_s is None:
+        return f"{single:,.1f} tok/s per session, below the {floor:g} tok/s floor"
+    return (
+        f"{single:,.1f} tok/s for one session, {fit.aggregate_tok_per_s:,.1f} tok/s aggregate at "
+        f"b* = {fit.batch_star:,}"
+    )
+
+
+def _nearest_notes(r: DecodeResult) -> list[Note]:
+    """One sentence per ``nearest_fit`` suggestion, best first, with decode's speeds there."""
+    w, notes = r.workload, []
+    for i, fit in enumerate(r.nearest_fit):
+        lead = "One session fits" if i == 0 else "Or one session fits"
+        speeds = _speeds(fit, w.floor_tok_per_s)
+        host = Setting("host", fit.host) if fit.host else None
+        if fit.change in ("alloc_context", "read_context"):
+            assert isinstance(fit.value, int)
+            also = (
+                (Setting("read_context", fit.value),)
+                if fit.change == "alloc_context" and w.read_context_tokens > fit.value
+                else ()
+            )
+            kind = "reserved" if fit.change == "alloc_context" else "read"
+            where = f"at up to {fit.value:,} {kind} tokens"
+            setting = Setting(fit.change, fit.value, also=also)
+        elif fit.change == "weight_format":
+            where = f"in the {fit.value!s} format"
+            setting = Setting("model", str(fit.value))
+        elif fit.change == "cpu_moe":
+            where = "with every routed expert in host RAM"
+            setting = Setting("cpu_moe", True, also=(host,) if host else ())
+        else:
+            where = f"with {fit.value} layers on the device and the rest in host RAM"
+            assert isinstance(fit.value, int)
+            setting = Setting("gpu_layers", fit.value, also=(host,) if host else ())
         notes.append(
             Note.of(
-                "Or keep every routed expert in host RAM (",
-                offload,
-                f"): the device then holds {_gb(kept_bytes)} of always-on weights.",
-                effect=f"the device holds {_gb(kept_bytes)} of weights, the routed experts sit in host RAM",
+                f"{lead} {where} (",
+                setting,
+                f"; {fit.host}: the catalog's host row for this device class" if fit.host else "",
+                f"): {speeds}.",
+                effect=f"one session fits {where}: {speeds}",
             )
         )
     return notes
@@ -192,7 +250,10 @@ def _no_session_fit(r: DecodeResult) -> list[Note]:
         )
     ]
     top = rem.max_alloc_context_tokens
-    if top is not None and top >= 1:
+    nearest = _nearest_notes(r)
+    if nearest:
+        notes.extend(nearest)
+    elif top is not None and top >= 1:
         read = w.read_context_tokens
         also = (Setting("read_context", top),) if read > top else ()
         fits = f"one session fits at up to {top:,} reserved tokens"
@@ -231,8 +292,8 @@ def _no_floor(r: DecodeResult) -> list[Note]:
     single = rem.batch1_tok_per_s or 0.0
     notes = [
         _said(
-            f"{sentence(VERDICT_TEXT['no_floor'])}: batch 1 reaches {single:,.1f} tok/s, "
-            f"below {w.floor_tok_per_s:g} tok/s/session."
+            f"{single:,.1f} tok/s per session, below the {w.floor_tok_per_s:g} tok/s floor: one session fits "
+            "and runs at that speed, and no batch reaches the floor."
         )
     ]
     top = rem.max_read_context_tokens

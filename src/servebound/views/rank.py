@@ -82,11 +82,11 @@ def _row_facts(row: CatalogHardware) -> dict[str, Any]:
 def machine(ref: str) -> Machine:
     """The machine a hardware reference names (a catalog id or alias, an NxID system, ``auto``, a
     hardware file): a catalog row with its class, devices and price, a file as class ``files``."""
-    from servebound.inputs.resolve import _looks_like_file, hardware_ref, resolve_hardware
+    from servebound.inputs.resolve import CPU_ONLY_ID, _looks_like_file, hardware_ref, resolve_hardware
 
     hw = resolve_hardware(ref)
     ref = hardware_ref(ref)
-    if _looks_like_file(ref):
+    if _looks_like_file(ref) or ref == CPU_ONLY_ID:  # a file, or this machine's CPU: no catalog row
         return Machine(hw, hardware_group="files")
     from servebound.catalog.hardware import get_hardware
 

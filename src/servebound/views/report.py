@@ -341,7 +341,8 @@ def range_json(rng: PrefillRange) -> dict[str, Any]:
 def fmt_rate(value: float | None, unit: str = "tok/s") -> str:
     if value is None:
         return "n/a"
-    return f"{value:,.0f} {unit}" if value >= 100 else f"{value:,.1f} {unit}"
+    shown = f"{value:,.0f}" if value >= 100 else f"{value:,.1f}"
+    return f"{shown} {unit}" if unit else shown
 
 
 def fmt_wait(seconds: float | None) -> str:

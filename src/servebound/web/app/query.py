@@ -150,7 +150,7 @@ def parse_workload_query(params: Mapping[str, str]) -> WorkloadQuery:
     typed: dict[str, Any] = {}
     ignored = []
     for key, text in params.items():
-        if key in QUERY_FIELDS:
+        if key in QUERY_FIELDS or key == "context":
             # a blank is the form's "default"; an input the form has no control for is never sent blank
             if (text is not None and str(text).strip() != "") or BY_NAME[key].form is None:
                 typed[key] = BY_NAME[key].parse(str(text), site=True)
@@ -179,6 +179,14 @@ def workload_query(
         raise InputError(
             "draft", "speculative decoding needs a draft model (draft=<model id>) with draft_tokens"
         )
+    if values.get("context") is not None:  # the conversation length: both contexts, as the CLI's --context
+        BY_NAME["context"].check(values["context"], site=True)
+        said = WorkloadInputs(
+            context=values["context"],
+            alloc_context=q.get("alloc_context"),
+            read_context=q.get("read_context"),
+        )
+        q["alloc_context"], q["read_context"] = said.contexts()
     alloc = q.get("alloc_context")
     read = q.get("read_context", min(DEFAULT_READ_CONTEXT_TOKENS, alloc or DEFAULT_ALLOC_CONTEXT_TOKENS))
     query = WorkloadQuery(

@@ -175,6 +175,13 @@ def rank_rows_for_hardware(
     (``servebound.views.rank.rank_models``, as `servebound rank --hardware`): formats the device cannot run
     left out unless ``runnable_only`` is False."""
     models = [m for m in site.models if m.native or not native_only]
+    if native_only:  # where the device's usual engine is known, the formats it runs (as the CLI's rank)
+        from servebound.api import default_workload
+        from servebound.views.fit import usual_profile_ids
+
+        found = usual_profile_ids(hw.hardware, workload or default_workload())
+        if found is not None:
+            models = [m for m in site.models if m.id in found[1]]
     by_adapter = {id(m.adapter): m for m in models}
     rows = rank_models(
         hw, [m.adapter for m in models], workload, runnable_only=runnable_only, row=_row_fn(site)

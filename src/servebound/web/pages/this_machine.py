@@ -51,11 +51,18 @@ class MachineFit:
     floor_tok_s: float
 
 
+_CPU_ONLY = (
+    "auto found no GPU: `servebound fit` answers for this machine's CPU and system RAM (its memory "
+    "bandwidth from the catalog host row of its platform, or an estimate); measure this machine with "
+    "`servebound measure -o my.toml` for its own figures"
+)
+
+
 def machine_fit(limit: int = HOME_ROWS) -> MachineFit:
     """The fit record of this machine (``servebound fit`` at its defaults), at most ``limit`` rows."""
     from servebound.catalog.hardware import get_hardware
     from servebound.catalog.models import list_models
-    from servebound.inputs.resolve import detected_hardware_id
+    from servebound.inputs.resolve import CPU_ONLY_ID, detected_hardware_id
     from servebound.inputs.scenario import make_workload
     from servebound.inputs.workload import WorkloadInputs
     from servebound.runs.band import band_for
@@ -65,6 +72,8 @@ def machine_fit(limit: int = HOME_ROWS) -> MachineFit:
     workload = make_workload(WorkloadInputs())  # `servebound fit`'s defaults, as its flags give them
     try:
         hardware_id = detected_hardware_id()
+        if hardware_id == CPU_ONLY_ID:  # the pages are per catalog row: the CLI answers for the CPU
+            return MachineFit(None, None, _CPU_ONLY, (), 0, 0, workload.floor_tok_per_s)
         row = get_hardware(hardware_id)
     except InputError as error:
         return MachineFit(None, None, page_text(error.note), (), 0, 0, workload.floor_tok_per_s)

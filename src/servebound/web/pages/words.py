@@ -105,6 +105,7 @@ INPUT_WORDS: dict[str, str] = {
     "cpu_moe": "every routed expert on the host",
     "n_cpu_moe": "the MoE layers on the host",
     "gpu_layers": "the layers on the device",
+    "model": "the model",
     "host": "a host memory row",
     "host_memory_gb": "the host RAM",
     "host_bandwidth_gb_per_s": "the host bandwidth",
@@ -162,7 +163,8 @@ def page_note(note: Note, hw_id: str, model_id: str, params: Mapping[str, str]) 
         href = None
         if all(v is not None for v in values.values()):
             change = {k: shown_value(v, grouped=False) for k, v in values.items() if v is not None}
-            href = pair_path(hw_id, model_id, {**params, **change})
+            model = change.pop("model", model_id)  # another format of the model: that pair's page
+            href = pair_path(hw_id, model, {**params, **change})
         out.append(Remedy(setting_words(part), href))
     return out
 

@@ -397,8 +397,8 @@ def api_rank(
     """Which models fit on a machine and how fast, or which machines serve a model best.
 
     The rows are `servebound rank --json`'s (each with its machine's class, devices, price per hour and
-    USD per million output tokens at b*); like the CLI, hardware= ranks native formats unless
-    all_formats=true."""
+    USD per million output tokens at b*); like the CLI, hardware= ranks the formats the device's
+    usual engine runs (the releases where its class has none) unless all_formats=true."""
     if (hardware is None) == (model is None):
         raise InputError("hardware", "give exactly one of hardware= or model=")
     if all_formats and model is not None:
