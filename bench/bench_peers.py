@@ -6,11 +6,11 @@ installed with pip into its own virtual environment under the system's temporary
 alternately, one process of each per round, so that load on a shared machine falls on all of them
 alike; each figure is the median CPU time (user + system, ``resource.getrusage`` of the children) of
 the fresh processes, which is steadier than wall time on a busy machine (the wall medians are printed
-too). Before the rounds, one untimed run of each case fills the bytecode cache, servebound's record
-cache, catalog snapshot and command-line spec (a fresh cache folder), and the page cache. Bytecode is
-written to that folder too (``PYTHONPYCACHEPREFIX``; ``PYTHONDONTWRITEBYTECODE`` is dropped for the
-runs), as an installed package has it compiled at install: without it every run compiles servebound
-from source and the figure measures the compiler.
+too). Before the rounds, one untimed run of each case writes servebound's bytecode into a fresh
+temporary folder (``PYTHONPYCACHEPREFIX``; ``PYTHONDONTWRITEBYTECODE`` is dropped for the runs), as an
+installed package has it compiled at install: without it every run compiles servebound from source and
+the figure measures the compiler. servebound keeps nothing else between runs: click parses every run
+and catalog records come from the packaged snapshot.
 
 The pairs (from ``llmfit --help`` and its subcommands' help):
 
@@ -119,12 +119,12 @@ def main() -> None:
     options = parser.parse_args()
     llmfit = llmfit_binary()
     table = cases(llmfit)
-    cache = tempfile.mkdtemp(prefix="servebound-bench-")
+    bytecode = tempfile.mkdtemp(prefix="servebound-bench-")
     # Bytecode as an installed package has it (pip compiles it at install): written on the warm-up
     # run into the run's own folder, even where the shell turns bytecode writing off.
     env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
-    env |= {"SERVEBOUND_CACHE_DIR": cache, "PYTHONPYCACHEPREFIX": os.path.join(cache, "bytecode")}
-    for command in table.values():  # warm-up: caches, snapshot, spec, page cache
+    env["PYTHONPYCACHEPREFIX"] = bytecode
+    for command in table.values():  # warm-up: bytecode, the OS's page cache
         run_once(command, env)
     walls: dict[str, list[float]] = {label: [] for label in table}
     cpus: dict[str, list[float]] = {label: [] for label in table}
@@ -133,7 +133,7 @@ def main() -> None:
             wall, cpu = run_once(command, env)
             walls[label].append(wall)
             cpus[label].append(cpu)
-    shutil.rmtree(cache, ignore_errors=True)
+    shutil.rmtree(bytecode, ignore_errors=True)
     load = os.getloadavg()[0]
     print(f"{options.rounds} alternating rounds; load average {load:.1f} at the end")
     median = {label: statistics.median(values) for label, values in cpus.items()}

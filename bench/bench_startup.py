@@ -3,9 +3,8 @@
 
 Run: python bench/bench_startup.py [--runs N]. Each figure is the median of N fresh processes
 (`python -m servebound ...`, the console script's work), after one warm-up run that fills the bytecode
-cache and, in a fresh folder, the record cache; click parses every run (no command-line state is
-kept); the cases marked "cache off" run with `SERVEBOUND_CACHE_DIR=off`. Catalog records come from the
-packaged snapshot either way. `python -c pass` is the
+cache and the OS's page cache. Nothing else is kept between runs: click parses every run and catalog
+records come from the packaged snapshot. `python -c pass` is the
 interpreter's own floor on this machine. The spread (min-max) shows how busy the machine was; the CPU
 time (user + system) of the process is steadier on a shared machine than its wall time.
 bench/bench_peers.py runs the same commands alternately against llmfit.
@@ -19,7 +18,6 @@ import resource
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
 PAIR = ["--hardware", "nvidia-dgx-spark", "--model", "qwen3.6-35b-a3b-nvfp4"]
@@ -28,15 +26,10 @@ H100 = ["-H", "nvidia-h100-sxm", "-m", "llama-3.1-8b"]
 CASES = {
     "python -c pass (the floor)": [sys.executable, "-c", "pass"],
     "servebound --help": [*SERVEBOUND, "--help"],
-    "servebound --help, cache off": [*SERVEBOUND, "--help"],
     "servebound decode (catalog pair)": [*SERVEBOUND, "decode", *PAIR],
-    "servebound decode (catalog pair), cache off": [*SERVEBOUND, "decode", *PAIR],
     "servebound decode --json (catalog pair)": [*SERVEBOUND, "decode", *PAIR, "--json"],
     "servebound decode --json (H100 x Llama 3.1 8B)": [*SERVEBOUND, "decode", *H100, "--json"],
     "servebound rank --hardware nvidia-h100-sxm --all-formats": [
-        *SERVEBOUND, "rank", "--hardware", "nvidia-h100-sxm", "--all-formats",
-    ],
-    "servebound rank --hardware nvidia-h100-sxm --all-formats, cache off": [
         *SERVEBOUND, "rank", "--hardware", "nvidia-h100-sxm", "--all-formats",
     ],
 }  # fmt: skip
@@ -56,11 +49,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=11)
     runs = parser.parse_args().runs
-    cache = tempfile.mkdtemp(prefix="servebound-bench-")
     for label, command in CASES.items():
-        env = {**os.environ, "SERVEBOUND_CACHE_DIR": "off" if "cache off" in label else cache}
-        run_once(command, env)  # warm-up: bytecode cache, page cache, the command-line spec
-        walls, cpus = zip(*(run_once(command, env) for _ in range(runs)), strict=True)
+        run_once(command, dict(os.environ))  # warm-up: bytecode cache, the OS's page cache
+        walls, cpus = zip(*(run_once(command, dict(os.environ)) for _ in range(runs)), strict=True)
         print(
             f"{label}: wall median {statistics.median(walls) * 1e3:.0f} ms "
             f"(min {min(walls) * 1e3:.0f}, max {max(walls) * 1e3:.0f}); "

@@ -243,7 +243,6 @@ def coverage_map() -> dict[str, dict[int, list[str]]]:
         **os.environ,
         "COVERAGE_FILE": str(data_file),
         "CI": "true",
-        "SERVEBOUND_CACHE_DIR": "off",
         "HYPOTHESIS_PROFILE": "mutation",
     }
     print("mapping: the suite under coverage, one context per test ...", flush=True)
@@ -284,7 +283,6 @@ def run_mutant(mutant: Mutant, tests: list[str], scratch: Path, timeout_s: float
         **os.environ,
         "PYTHONPATH": str(scratch / "src"),
         "CI": "true",
-        "SERVEBOUND_CACHE_DIR": "off",
         "PYTHONDONTWRITEBYTECODE": "1",
         "HYPOTHESIS_PROFILE": "mutation",
     }
