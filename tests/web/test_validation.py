@@ -9,7 +9,6 @@ import re
 import threading
 import time
 import urllib.parse
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +20,6 @@ from servebound.catalog.models import get_model
 from servebound.cli import main
 from servebound.runs.validation import reported_runs_for, validation_summary
 from servebound.web.app.server import create_app
-from servebound.web.app.state import FullTextBuilder
-from servebound.web.export import build as export
 from servebound.web.export.build import build_site
 from servebound.web.pages.machine_files import absolute_canonicals
 from servebound.web.pages.manual import documents
@@ -355,30 +352,6 @@ def test_llms_full_streams_while_the_background_build_runs() -> None:
     )
     assert ready.text == other.text
     assert ready.text.count("\n=====  =====  =====\n") == app.state.llms_full.done
-
-
-def test_llms_full_kept_from_an_earlier_build_is_read_instead_of_built() -> None:
-    """``serve`` keeps the built body (in the record cache's folder) and a later start reads it: ready
-    at once, the same text, nothing rendered."""
-    hardware, models = site_lists()
-    app = create_app(hardware=hardware, models=models, base_url="http://testserver")
-    renderer, site = app.state.renderer, app.state.site
-    kept: list[str] = []
-    count = lambda: len(export.full_text_documents(site))  # noqa: E731
-    first = FullTextBuilder(lambda: export.iter_markdown(renderer, site), count, (lambda: None, kept.append))
-    assert not first.load()  # nothing kept yet: built, then kept
-    thread = first.start()
-    assert thread is not None
-    thread.join()
-    assert kept == [first.body()] and first.body() == app.state.llms_full._build()
-
-    def never() -> Iterator[str]:
-        raise AssertionError("built, though a kept body was there")
-
-    second = FullTextBuilder(never, count, (lambda: kept[0], kept.append))
-    assert second.load() and second.start() is None and second.body() == kept[0]
-    assert "".join(second.stream()) == kept[0]
-    assert not FullTextBuilder(never, count).load()  # nothing kept without a store
 
 
 # --- the static export ---------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ document each (every hardware, model and pair page is one ``.md`` away, listed i
 choices keep a crawler from waiting on it:
 
 * the body is built once per app (its frontmatter carries site-relative paths; only the header
-  names the base URL) and kept in the record cache's folder for the next start;
+  names the base URL), nothing kept between starts;
 * a background build: ``serve()`` starts that build in a daemon thread as the server starts (a first
   request starts it otherwise), and a request that arrives while it runs is answered at once: the
   header, then every document done so far, then each one as the build finishes it (the same bytes as
@@ -186,15 +186,13 @@ def serve(host: str = "127.0.0.1", port: int = 8000, base_url: str | None = None
         gc.enable()
         gc.freeze()
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="info"))
-    # llms-full.txt: read as an earlier start of this package kept it, or built (see the module
-    # docstring). Once the server listens and has had IMPORT_AFTER_S to answer its first pages (so that
-    # neither slows them): the modules a request can reach, then that build.
-    build = not app.state.llms_full.load()
-    threading.Thread(target=_when_up, args=(server, app, build), name="served-start", daemon=True).start()
+    # Once the server listens and has had IMPORT_AFTER_S to answer its first pages (so that neither
+    # slows them): the modules a request can reach, then llms-full.txt's build (the module docstring).
+    threading.Thread(target=_when_up, args=(server, app), name="served-start", daemon=True).start()
     server.run()
 
 
-def _when_up(server: Any, app: FastAPI, build: bool) -> None:
+def _when_up(server: Any, app: FastAPI) -> None:
     while not server.started and not server.should_exit:
         time.sleep(0.01)
     time.sleep(IMPORT_AFTER_S)
@@ -202,8 +200,7 @@ def _when_up(server: Any, app: FastAPI, build: bool) -> None:
         return
     count = import_served(app)
     logging.getLogger("uvicorn.error").info("Imported what it serves: %d modules and the API schema", count)
-    if build:
-        app.state.llms_full.start()
+    app.state.llms_full.start()
 
 
 #: Seconds from the server's start to its import of what it serves: its first pages (a person's browser

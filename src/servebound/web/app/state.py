@@ -3,7 +3,6 @@ llms-full.txt builder; route handlers receive it through the :data:`Web` depende
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import gzip
 import inspect
@@ -60,13 +59,9 @@ class FullTextBuilder:
         self,
         markdowns: Callable[[], Iterator[str]],
         count: Callable[[], int],
-        kept: tuple[Callable[[], str | None], Callable[[str], None]] | None = None,
     ) -> None:
         self._markdowns = markdowns
         self._count = count
-        #: (load, save): a body kept from an earlier build of the same package (``serve`` keeps it in
-        #: the record cache's folder), read at start so the file is ready at once; None keeps nothing.
-        self._kept = kept
         self._build_lock = threading.Lock()
         #: Guards what follows (a reentrant lock) and wakes the streams waiting for the next document.
         self._grown = threading.Condition()
@@ -78,22 +73,6 @@ class FullTextBuilder:
         self.total = 0
         #: Requests being answered from the build as it runs.
         self.streams = 0
-
-    def load(self) -> bool:
-        """The body kept from an earlier build, if there is one (then nothing is built); True if loaded."""
-        if self._kept is None:
-            return False
-        try:
-            body = self._kept[0]()
-        except (OSError, ValueError):
-            body = None
-        if body is None:
-            return False
-        with self._grown:
-            if self._body is None:
-                self._body = body
-            self._grown.notify_all()
-        return True
 
     def start(self, gate: threading.Event | None = None) -> threading.Thread | None:
         """Build in a daemon thread (``serve()`` calls this at startup, a first request otherwise); a
@@ -137,9 +116,6 @@ class FullTextBuilder:
                 with self._grown:
                     self._body = body
                     self._grown.notify_all()
-                if self._kept is not None:
-                    with contextlib.suppress(OSError):  # a read-only cache folder: built next start
-                        self._kept[1](body)
             return self._body
 
     @property
