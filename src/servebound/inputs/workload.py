@@ -266,7 +266,7 @@ class WorkloadInputs:
         False,
         "Offload: every routed expert in host RAM (llama.cpp's --cpu-moe).",
         "workload",
-        form=Form("check", "Every routed expert on the host (--cpu-moe)", by_id=True),
+        form=Form("check", "Every routed expert in host RAM", by_id=True),
     )
     n_cpu_moe: int | None = given(
         None,
@@ -275,7 +275,7 @@ class WorkloadInputs:
         unit="layers",
         minimum=0,
         maximum=100_000,
-        form=Form("number", "or the experts of N MoE layers (--n-cpu-moe)", bounded=False, by_id=True),
+        form=Form("number", "or the experts of N MoE layers", bounded=False, by_id=True),
     )
     gpu_layers: int | None = given(
         None,
@@ -284,7 +284,7 @@ class WorkloadInputs:
         unit="layers",
         minimum=1,
         maximum=100_000,
-        form=Form("number", "or N layers on the device (-ngl)", bounded=False, by_id=True),
+        form=Form("number", "or only N layers on the device", bounded=False, by_id=True),
     )
     host: str | None = given(
         None,
