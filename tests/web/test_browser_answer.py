@@ -133,3 +133,21 @@ def test_screenshots_before_and_after_the_moves(browser: Any, server: str) -> No
         page.screenshot(path=str(SCREENSHOT_DIR / f"answer-after-{width}.png"), full_page=True)
         assert page.evaluate("document.documentElement.scrollWidth") <= width
         page.close()
+
+
+def test_the_home_pickers_remember_my_machine(browser: Any, server: str) -> None:
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(server + "/")
+    assert page.locator("#pick-hardware option").count() > 3  # the catalog's rows to type against
+    assert page.locator("#pick-machine").is_hidden()
+    page.fill('#pick input[name="hardware"]', "nvidia-rtx-4090")
+    page.fill('#pick input[name="model"]', "qwen3.6-35b-a3b-example")
+    page.click('#pick button[type="submit"]')
+    page.wait_for_url("**/pair/nvidia-rtx-4090/qwen3.6-35b-a3b-example")
+    page.goto(server + "/")
+    assert page.input_value('#pick input[name="hardware"]') == "nvidia-rtx-4090"
+    assert page.get_attribute("#pick-hardware option:first-child", "value") == "nvidia-rtx-4090"
+    assert "RTX 4090" in (page.text_content("#pick-machine") or "")
+    assert page.locator("#pick-machine").is_visible()
+    context.close()
