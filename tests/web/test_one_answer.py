@@ -454,7 +454,8 @@ def check_class_columns(
         cells = listing_row(client, case.model, case.hardware)
         # the model's columns next to the name: verdict, aggregate, per device, per token; then the row's own
         assert cells[2:5] == [fmt_rate(aggregate), shown.per_device, shown.usd_per_mtok], case
-        assert cells[6] == str(devices) and cells[13] == shown.price, case
+        # the price in its own column: rented, then owned
+        assert cells[6] == str(devices) and cells[13:15] == [shown.rented, shown.owned], case
     priced = pair_cost(client, case.hardware, case.model, cli["batch_star"])
     if priced is None:
         assert shown.price == "no price" or aggregate is None, case
