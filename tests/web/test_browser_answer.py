@@ -14,6 +14,7 @@ import pytest
 from tests.web.test_browser import SCREENSHOT_DIR
 from tests.web.test_browser import browser as browser  # the fixtures, re-exported
 from tests.web.test_browser import server as server
+from tests.web.test_browser import static_site as static_site
 
 pytestmark = [pytest.mark.browser]
 
@@ -38,9 +39,9 @@ def region_lines(page: Any) -> list[str]:
 
 
 def settle(page: Any) -> None:
-    page.wait_for_function("['api', 'error'].indexOf(document.body.dataset.computed) >= 0")
+    page.wait_for_function("['api', 'browser', 'error'].indexOf(document.body.dataset.computed) >= 0")
     status = page.text_content("#calc-status")
-    assert page.evaluate("document.body.dataset.computed") == "api", (status, page.url)
+    assert page.evaluate("document.body.dataset.computed") != "error", (status, page.url)
 
 
 def verdict(page: Any) -> str:
@@ -70,6 +71,7 @@ def kv_fp8(page: Any) -> None:
 def prompt_past_reservation(page: Any) -> None:
     page.locator('input[name="alloc_context"]').fill("2000")
     settle(page)
+    page.evaluate("document.body.dataset.computed = 'moving'")
     page.locator('input[name="prompt"]').fill("9000")
 
 
@@ -151,3 +153,36 @@ def test_the_home_pickers_remember_my_machine(browser: Any, server: str) -> None
     assert "RTX 4090" in (page.text_content("#pick-machine") or "")
     assert page.locator("#pick-machine").is_visible()
     context.close()
+
+
+def shown_numbers(page: Any) -> dict[str, str]:
+    """The answer's visible numbers by key (a hidden sentence's spans left out)."""
+    found: dict[str, str] = page.eval_on_selector_all(
+        "#results [data-k]",
+        "nodes => Object.fromEntries(nodes.filter(n => n.offsetParent !== null)"
+        ".map(n => [n.dataset.k, n.textContent]))",
+    )
+    return found
+
+
+@pytest.mark.parametrize(("hw", "model"), [PAIRS[0], PAIRS[2]])
+def test_the_static_copy_shows_the_served_numbers_after_each_move(
+    browser: Any, server: str, static_site: str, hw: str, model: str
+) -> None:
+    """calc.js's record fills the static copy's answer: after each move its visible numbers are the
+    served site's fresh load of the same workload, and the server's sentences are hidden, said so."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1400})
+    served = browser.new_page(viewport={"width": 1400, "height": 1400})
+    page.goto(f"{static_site}/pair/{hw}/{model}/")
+    page.click("#advanced summary")
+    for label, move in (MOVES[0], MOVES[1], MOVES[2], MOVES[4]):
+        page.evaluate("document.body.dataset.computed = 'moving'")
+        move(page)
+        page.wait_for_function("document.body.dataset.computed === 'browser'")
+        query = page.url.split("?", 1)[1]
+        served.goto(f"{server}/pair/{hw}/{model}?{query}")
+        mine, theirs = shown_numbers(page), shown_numbers(served)
+        assert mine == {k: theirs.get(k) for k in mine}, (label, query)
+        assert page.locator("#static-note").is_visible() and page.locator("section.work").is_hidden()
+    page.close()
+    served.close()

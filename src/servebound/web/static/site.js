@@ -104,7 +104,7 @@
     for (var k in d) if (d.hasOwnProperty(k)) all[k] = d[k];
     all.verdict_text = data.verdicts[d.verdict];
     all.fits_text = d.verdict === "floor_fit" || d.verdict === "no_floor" ? "Yes: " + FMT.int(d.batch_mem) + (d.batch_mem === 1 ? " session fits" : " sessions fit") : data.verdicts[d.verdict];
-    all.overhead_bytes = (d.assumptions ? d.assumptions.overhead_gb : data.query.overhead_gb) * 1e9;
+    all.overhead_bytes = q.overhead_gb * 1e9;  // the O this workload was computed with
     all.capacity_bytes = data.hardware.memory_bytes;
     var sessions = d.forced ? d.forced.batch : (d.batch_star || d.batch_mem || 0);
     all.memory_sessions_text = FMT.int(sessions) + (sessions === 1 ? " session" : " sessions");
