@@ -221,13 +221,20 @@ def pair_page(client: TestClient, case: Case) -> tuple[dict[str, str], str, dict
 
 
 def expected_text(d: dict[str, Any]) -> dict[str, str]:
-    """What the pair page shows for a decode JSON object, formatted as the page formats it."""
+    """What the pair page shows for a decode JSON object, formatted as the page formats it; where a
+    figure is absent the answer cards say why (the CLI's n/a)."""
+    nothing = d["verdict"] in ("no_resident_fit", "no_session_fit")
+    why = "none: " + ("nothing fits in memory" if nothing else "no batch holds the floor")
+
+    def said(value: Any, fmt: Any) -> str:
+        return why if value is None else str(fmt(value))
+
     out = {
-        "single_session_tok_s": fmt_rate(d["single_session_tok_s"]),
-        "aggregate_tok_s": fmt_rate(d["aggregate_tok_s"]),
-        "per_session_tok_s": fmt_rate(d["per_session_tok_s"]),
-        "batch_mem": fmt_int(d["batch_mem"]),
-        "batch_star": fmt_int(d["batch_star"]),
+        "single_session_tok_s": said(d["single_session_tok_s"], fmt_rate),
+        "aggregate_tok_s": said(d["aggregate_tok_s"], fmt_rate),
+        "per_session_tok_s": said(d["per_session_tok_s"], fmt_rate),
+        "batch_mem": said(d["batch_mem"], fmt_int),
+        "batch_star": said(d["batch_star"], fmt_int),
     }
     if d["forced"]:
         out["forced.aggregate_tok_s"] = fmt_rate(d["forced"]["aggregate_tok_s"])

@@ -106,11 +106,13 @@
     all.fits_text = d.verdict === "floor_fit" || d.verdict === "no_floor" ? "Yes: " + FMT.int(d.batch_mem) + (d.batch_mem === 1 ? " session fits" : " sessions fit") : data.verdicts[d.verdict];
     all.overhead_bytes = q.overhead_gb * 1e9;  // the O this workload was computed with
     all.capacity_bytes = data.hardware.memory_bytes;
+    var why = NOTHING_FITS[d.verdict] ? "nothing fits in memory" : "no batch holds the floor";
     var sessions = d.forced ? d.forced.batch : (d.batch_star || d.batch_mem || 0);
     all.memory_sessions_text = FMT.int(sessions) + (sessions === 1 ? " session" : " sessions");
     document.querySelectorAll("#results [data-k]").forEach(function (node) {
       var v = lookup(all, node.getAttribute("data-k"));
       var f = node.getAttribute("data-f");
+      if ((v === null || v === undefined) && node.hasAttribute("data-why")) { node.textContent = "none: " + why; return; }
       node.textContent = f ? FMT[f](v) : (v === null || v === undefined ? "n/a" : String(v));
     });
     // A sentence that holds only for some workloads ("!key": only where key is empty) shows where it holds.
