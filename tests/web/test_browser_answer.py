@@ -112,6 +112,7 @@ def test_every_move_shows_what_a_fresh_load_shows(browser: Any, server: str, hw:
             if page.locator("#kv_precision").count():  # an earlier choice survives later moves
                 assert "kv_precision=fp8" in page.url
             assert "prompt=2000" in page.url and "alloc_context=2000" in page.url
+            assert page.text_content('input[name="prompt"] ~ output') == "2,000"  # the slider says so too
     assert not errors, errors
     if hw == "nvidia-h100-sxm" and model != "hostile":
         # the overhead at the slider's top leaves no room; at zero the model fits again

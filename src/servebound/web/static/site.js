@@ -191,12 +191,10 @@
     ["read_context", "prompt"].forEach(function (name) {  // their sliders stop at the reservation
       var input = form.querySelector("[name=" + name + "]");
       if (!input || input.type !== "range" || !q.alloc_context) return;
-      input.max = q.alloc_context;
-      if (Number(input.value) > q.alloc_context) {
-        input.value = q.alloc_context;
-        var out = input.parentNode.querySelector("output");
-        if (out) out.textContent = Number(q.alloc_context).toLocaleString("en-US");
-      }
+      input.max = q.alloc_context;  // the browser pulls a value above it down: the output follows
+      if (Number(input.value) > q.alloc_context) input.value = q.alloc_context;
+      var out = input.parentNode.querySelector("output");
+      if (out) out.textContent = Number(input.value).toLocaleString("en-US");
     });
     var limit = data.model.context_limit;
     if (q.prompt > q.alloc_context) q.prompt = q.alloc_context;
