@@ -97,5 +97,18 @@ def test_markup_in_a_folder_name_prints_literally(tmp_path: Path, capsys: pytest
 
 
 def test_build_site_into_proc_is_a_clean_error(capsys: pytest.CaptureFixture[str]) -> None:
-    status, _, err = run(capsys, "build-site", "/proc/x")
+    status, _, err = run(capsys, "build-site", "/proc/x", "--base-url", "https://example.org")
     assert status == 2 and err.startswith("servebound: error: out_dir: ") and err.count("\n") == 1, err
+
+
+def test_build_site_without_a_base_url_warns_first(capsys: pytest.CaptureFixture[str]) -> None:
+    """Without --base-url the copy's links are relative and it has no sitemap: the build says so on
+    stderr before anything else (here the folder's error follows)."""
+    from servebound.web.pages.machine_files import robots_txt
+
+    status, _, err = run(capsys, "build-site", "/proc/x")
+    assert status == 2 and err.startswith("WARNING: no --base-url."), err
+    assert "servebound: error: out_dir: " in err
+    assert "Sitemap:" not in robots_txt("") and "Sitemap: https://e.org/sitemap.xml" in robots_txt(
+        "https://e.org"
+    )

@@ -62,12 +62,21 @@ def rank_row(client: TestClient, page: str, hw_id: str, model_id: str) -> Shown:
 
 @dataclass(frozen=True)
 class PerDevice:
-    """A model page row's class columns as shown: devices, aggregate per device, price, USD per Mtok."""
+    """A model page row's class columns as shown: devices, aggregate per device, the rented and owned
+    prices (each its own column), USD per Mtok."""
 
     devices: str
     per_device: str
-    price: str
+    rented: str
+    owned: str
     usd_per_mtok: str
+
+    @property
+    def price(self) -> str:
+        """The one price per hour as ``$X/h basis`` (the column it sits in names its basis)."""
+        if self.rented == "no price":
+            return "no price"
+        return f"{self.rented} rental" if self.rented != "none" else f"{self.owned} owned"
 
 
 def class_row(client: TestClient, model_id: str, hw_id: str) -> tuple[str, PerDevice]:
@@ -78,7 +87,7 @@ def class_row(client: TestClient, model_id: str, hw_id: str) -> tuple[str, PerDe
     at = text.index(f"<tr><td><a {href}>")
     heading = re.findall(r'<h3 id="class-[a-z]+">([^<]+)</h3>', text[:at])[-1]
     row = text[at : text.index("</tr>", at)]
-    return heading, PerDevice(*_cells(row)[6:10])
+    return heading, PerDevice(*_cells(row)[6:11])
 
 
 @functools.cache

@@ -131,7 +131,7 @@ def test_the_site_default_overhead_is_the_rows(client: TestClient) -> None:
     ).json()
     assert given["assumptions"]["overhead_gb"] == 3.0
     html = client.get("/pair/nvidia-rtx-4090/hostile").text
-    assert 'name="overhead_gb" min="0" max="64" step="0.5" value="1.0"' in html
+    assert 'name="overhead_gb" min="0" max="64" step="any" value="1.0"' in html
 
 
 def test_markdown_mirrors_escape_terminal_control_characters() -> None:

@@ -87,3 +87,38 @@ def test_counting_axes_label_whole_numbers(client: TestClient) -> None:
         assert svg is not None, chart
         ticks = re.findall(r'class="tick"[^>]*text-anchor="middle">([^<]+)<', svg.group(0))
         assert len(ticks) >= 2 and all(t.isdigit() for t in ticks), (chart, ticks)
+
+
+def test_the_layout_count_is_the_rows_listed_and_the_chart_draws_capacity(client: TestClient) -> None:
+    """'N valid layouts' counts the rows the page lists (the table and the folded rest); the memory chart
+    draws each pure pipeline at its own sessions with the device's capacity, and no fitting layout's
+    weights and cache exceed it (it drew 524 GB of cache per 85.5 GB device at a fixed micro-batch)."""
+    import re
+
+    from servebound.core.layout import Layout, LayoutVerdict, evaluate_layout
+    from servebound.views.parallel import compute_seconds_per_session_step, resolve_system
+    from servebound.web.pages.site import default_site_data
+
+    html = client.get("/hardware/8x-nvidia-h100-sxm?model=llama-3.1-70b").text
+    section = html[html.index('id="layouts"') :]
+    count = int(
+        re.search(r"<p>([\d,]+) valid layouts? \(tp, ep, pp, dp\)", section).group(1).replace(",", "")
+    )
+    rows = re.findall(r"<tr><td><code>[^<]+</code></td><td>", section.split('id="layout-memory"')[0])
+    assert len(rows) == count
+    chart = re.search(r'id="layout-memory".*?</svg>', html, flags=re.S)
+    assert chart is not None and "device capacity" in chart.group(0)
+    site = default_site_data()
+    hw = next(h for h in site.hardware if h.id == "8x-nvidia-h100-sxm")
+    model = next(m for m in site.models if m.id == "llama-3.1-70b")
+    resolved = resolve_system(hw)
+    from servebound.api import default_workload
+
+    work = resolved.resolve(default_workload(), model.adapter)
+    system = resolved.system
+    c = compute_seconds_per_session_step(system.device, model.adapter, work)
+    for pp in range(1, 9):
+        r = evaluate_layout(system, model.adapter, Layout(pp=pp), work, compute_s_per_session_step=c)
+        d = r.per_device
+        if r.verdict == LayoutVerdict.FLOOR_FIT:
+            assert d.weight_bytes + d.kv_bytes + d.overhead_bytes <= d.capacity_bytes * (1 + 1e-9), pp

@@ -223,12 +223,19 @@ def pair_page(client: TestClient, case: Case) -> tuple[dict[str, str], str, dict
 
 
 def expected_text(d: dict[str, Any]) -> dict[str, str]:
-    """What the pair page shows for a decode JSON object, formatted as the page formats it."""
+    """What the pair page shows for a decode JSON object, formatted as the page formats it; where a
+    figure is absent the answer cards say why (the CLI's n/a)."""
+    nothing = d["verdict"] in ("no_resident_fit", "no_session_fit")
+    why = "none: " + ("nothing fits in memory" if nothing else "no batch holds the floor")
+
+    def said(value: Any, fmt: Any) -> str:
+        return why if value is None else str(fmt(value))
+
     out = {
-        "single_session_tok_s": fmt_rate(d["single_session_tok_s"]),
-        "aggregate_tok_s": fmt_rate(d["aggregate_tok_s"]),
-        "per_session_tok_s": fmt_rate(d["per_session_tok_s"]),
-        "batch_mem": fmt_int(d["batch_mem"]),
+        "single_session_tok_s": said(d["single_session_tok_s"], fmt_rate),
+        "aggregate_tok_s": said(d["aggregate_tok_s"], fmt_rate),
+        "per_session_tok_s": fmt_rate(d["per_session_tok_s"]),  # beside the big figure that says why
+        "batch_mem": said(d["batch_mem"], fmt_int),
         "batch_star": fmt_int(d["batch_star"]),
     }
     if d["forced"]:
@@ -456,7 +463,8 @@ def check_class_columns(
         cells = listing_row(client, case.model, case.hardware)
         # the model's columns next to the name: verdict, aggregate, per device, per token; then the row's own
         assert cells[2:5] == [fmt_rate(aggregate), shown.per_device, shown.usd_per_mtok], case
-        assert cells[6] == str(devices) and cells[13] == shown.price, case
+        # the price in its own column: rented, then owned
+        assert cells[6] == str(devices) and cells[13:15] == [shown.rented, shown.owned], case
     priced = pair_cost(client, case.hardware, case.model, cli["batch_star"])
     if priced is None:
         assert shown.price == "no price" or aggregate is None, case

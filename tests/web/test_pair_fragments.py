@@ -4,6 +4,7 @@ fragment put back is the fully rendered page, byte for byte; a cached page keeps
 from __future__ import annotations
 
 import html as html_lib
+import itertools
 import re
 from urllib.parse import parse_qsl
 
@@ -90,12 +91,33 @@ def test_the_fallback_link_opens_every_section(client: TestClient) -> None:
     assert 'id="fig-step-time"' in full and 'id="fig-aggregate"' in full
 
 
+REGION = re.compile(r'<div class="region" data-region="([a-z]+)">')
+
+
+@pytest.mark.parametrize(("hw", "model", "query"), [*WORKLOADS, ("nvidia-h100-sxm", "hostile", "")])
+def test_the_answer_fragment_is_the_page_s_answer_regions(
+    client: TestClient, hw: str, model: str, query: str
+) -> None:
+    """What the script swaps in when a control moves (?section=answer) is, region for region, what a fresh
+    load of the same URL shows: everything the workload decides, and nothing of another workload."""
+    path = f"/pair/{hw}/{model}?{query}"
+    page = client.get(path).text
+    r = client.get(f"{path}&section=answer")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/html")
+    regions = REGION.findall(r.text)
+    assert regions == REGION.findall(page) == ["top", "rest"]
+    starts = [m.start() for m in REGION.finditer(r.text)] + [len(r.text)]
+    for a, b in itertools.pairwise(starts):
+        assert r.text[a:b] in page  # each region verbatim, the workload's own
+    assert 'id="workload"' not in r.text  # the form, which holds the values, is not swapped
+
+
 @pytest.mark.parametrize("value", ["figures", "", "CHARTS"])
 def test_unknown_section_is_named(client: TestClient, value: str) -> None:
     r = client.get(f"/pair/dgx-spark-example/hostile?floor=5&section={value}")
     assert r.status_code == 400 and r.headers["content-type"].startswith("text/html")
     assert "<strong>section</strong>:" in r.text
-    assert f"use one of charts, cost, all (got {value!r})" in html_lib.unescape(r.text)
+    assert f"use one of charts, cost, all, answer (got {value!r})" in html_lib.unescape(r.text)
 
 
 def test_a_mirror_takes_no_section(client: TestClient) -> None:

@@ -69,8 +69,9 @@ def _check_bindable(host: str, port: int) -> None:
     option(
         "base_url",
         str,
-        "http://localhost:8000",
-        "Where the copy will be served: absolute URLs in robots.txt, llms.txt, sitemap.xml.",
+        None,
+        "Where the copy will be served: absolute URLs in robots.txt, llms.txt, sitemap.xml and each "
+        "page's canonical link (without it: relative links, no sitemap, and a warning).",
         "--base-url",
     ),
     option("max_pairs", int, None, "Cap the pair pages written (default: every native pair).", "--max-pairs"),
@@ -79,9 +80,19 @@ def _check_bindable(host: str, port: int) -> None:
         "servebound build-site site/ --max-pairs 50 --base-url https://example.org",
     ),
 )
-def build_site_command(out_dir: str, base_url: str, max_pairs: int | None) -> None:
+def build_site_command(out_dir: str, base_url: str | None, max_pairs: int | None) -> None:
     folder = Path(out_dir)
-    if not base_url.startswith(("http://", "https://")):
+    if base_url is None:
+        import click
+
+        click.echo(
+            "WARNING: no --base-url. The copy's canonical links, robots.txt and llms.txt use relative "
+            "paths and no sitemap.xml is written (a sitemap needs absolute URLs). Before deploying, "
+            "build again with --base-url https://where.it.is.served",
+            err=True,
+        )
+        base_url = ""
+    elif not base_url.startswith(("http://", "https://")):
         raise InputError("base_url", f"give an absolute http(s) URL (got {base_url!r})")
     if max_pairs is not None and max_pairs < 0:
         raise InputError("max_pairs", f"must be >= 0 (got {max_pairs})")

@@ -259,7 +259,7 @@ class WorkloadInputs:
         minimum=0,
         maximum=MAX_EDGE_GB,
         api_help="O: runtime overhead in GB (the hardware row's; 8 where it states none)",
-        form=Form("range", "Runtime overhead O (GB)", 0.5, low=0),
+        form=Form("range", "Runtime overhead O (GB)", "any", low=0),
     )
     alloc_context: int | None = given(
         None,
@@ -267,7 +267,7 @@ class WorkloadInputs:
         "context",
         **_CTX,
         api_help="L_alloc: tokens reserved per session (100,000, capped at the model's limit)",
-        form=Form("range", "Reserved context L<sub>alloc</sub> (tokens)", 1000, low=1000),
+        form=Form("range", "Reserved context L<sub>alloc</sub> (tokens)", 1, low=1000),
     )
     read_context: int | None = given(
         None,
@@ -311,6 +311,7 @@ class WorkloadInputs:
         max_length=32,
         expects="one of bf16, fp16, fp8, q8_0, q4_0, fp32 or an engine's spelling (f16, fp8_e4m3, q5_1, auto, ...)",
         api_help="Re-express the cache at bf16, fp16, fp8, q8_0, q4_0, fp32 or an engine's spelling",
+        form=Form("select", "KV cache precision", blank="the model's own", by_id=True),
     )
     kv_allocation: str | None = given(
         None,
@@ -334,7 +335,7 @@ class WorkloadInputs:
         False,
         "Offload: every routed expert in host RAM (llama.cpp's --cpu-moe).",
         "workload",
-        form=Form("check", "Every routed expert on the host (--cpu-moe)", by_id=True),
+        form=Form("check", "Every routed expert in host RAM", by_id=True),
     )
     n_cpu_moe: int | None = given(
         None,
@@ -343,7 +344,7 @@ class WorkloadInputs:
         unit="layers",
         minimum=0,
         maximum=100_000,
-        form=Form("number", "or the experts of N MoE layers (--n-cpu-moe)", bounded=False, by_id=True),
+        form=Form("number", "or the experts of N MoE layers", bounded=False, by_id=True),
     )
     gpu_layers: int | None = given(
         None,
@@ -352,7 +353,7 @@ class WorkloadInputs:
         unit="layers",
         minimum=1,
         maximum=100_000,
-        form=Form("number", "or N layers on the device (-ngl)", bounded=False, by_id=True),
+        form=Form("number", "or only N layers on the device", bounded=False, by_id=True),
     )
     host: str | None = given(
         None,

@@ -176,7 +176,8 @@ def build_site(
     from servebound.views.conformance import conformance_text
 
     write(out_dir / "conformance.json", conformance_text())
-    write(out_dir / "sitemap.xml", sitemap_xml([d.path for d in docs], base_url))
+    if base_url:  # a sitemap lists absolute URLs: none without the address the copy is served from
+        write(out_dir / "sitemap.xml", sitemap_xml([d.path for d in docs], base_url))
     for name, data in catalog_data(site, exported):
         write(out_dir / "data" / name, script_json(data))
     # A host serves 404.html at any depth: its links start at the site's root (under the base path).

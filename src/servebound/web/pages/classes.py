@@ -46,6 +46,15 @@ def price_text(usd_per_hour: float | None, basis: str | None) -> str:
     return "no price" if usd_per_hour is None else f"${fmt_money(usd_per_hour)}/h {basis}"
 
 
+def price_columns(usd_per_hour: float | None, basis: str | None) -> tuple[str, str]:
+    """A price per hour in its own column: (rented, owned); the other column says none (a price given
+    for the run, ``override``, is the owner's own figure)."""
+    if usd_per_hour is None:
+        return "no price", "no price"
+    shown = f"${fmt_money(usd_per_hour)}/h"
+    return (shown, "none") if basis == "rental" else ("none", shown)
+
+
 @dataclass(frozen=True)
 class PerDevice:
     """A ranking row's class, per-device and per-dollar figures, formatted once for HTML and markdown."""
@@ -58,6 +67,14 @@ class PerDevice:
     usd_per_mtok_value: float | None
     usd_per_hour: float | None
     price_basis: str | None
+
+    @property
+    def rented(self) -> str:
+        return price_columns(self.usd_per_hour, self.price_basis)[0]
+
+    @property
+    def owned(self) -> str:
+        return price_columns(self.usd_per_hour, self.price_basis)[1]
 
 
 def per_device(row: RankRow) -> PerDevice:
@@ -127,6 +144,9 @@ class ListingRow:
     price: str
     gb_s_per_usd_hour: str
     rank: Any = None
+    #: The price in its own column: rented (on demand) or owned (the purchase reckoned per hour).
+    rented: str = ""
+    owned: str = ""
 
 
 def listing_row(h: CatalogHardware, rank: Any = None) -> ListingRow:
@@ -140,6 +160,7 @@ def listing_row(h: CatalogHardware, rank: Any = None) -> ListingRow:
         price_text(one.usd_per_hour, one.price_basis),
         "no price" if one.usd_per_hour is None else f"{bandwidth / one.usd_per_hour:,.0f}",
         rank,
+        *price_columns(one.usd_per_hour, one.price_basis),
     )
 
 

@@ -180,6 +180,8 @@ class PairFigures:
     fold_hrefs: Mapping[str, str] = field(default_factory=dict)
     #: The page with every section inline (``section=all``): the no-script reader's link.
     all_href: str = ""
+    #: The KV precision select's rows (``core.formats.KV_FORMATS``: id and the bytes per element).
+    kv_precisions: list[dict[str, str]] = field(default_factory=lambda: kv_precision_rows())
 
 
 @dataclass(frozen=True)
@@ -212,3 +214,13 @@ class DerivationContext:
     credit_follows: str = ""
     credit_url: str = ""
     credit: str = ""
+
+
+def kv_precision_rows() -> list[dict[str, str]]:
+    """The KV precision select's rows: each cache format a runtime stores and its bytes per element."""
+    from servebound.core.formats import KV_FORMATS
+
+    return [
+        {"id": name, "name": f"{name} ({layout.bytes_per_element:g} bytes per element)"}
+        for name, layout in KV_FORMATS.items()
+    ]

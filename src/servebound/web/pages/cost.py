@@ -223,7 +223,7 @@ API_EXAMPLES: tuple[tuple[str, str], ...] = (
     ("/api/economics/training?traffic_tok_s=5e7&life_days=60&active_params=1e11", "equal-cost training"),
     (
         "/api/cost?hardware=nvidia-b200&model=llama-3.1-8b",
-        "a pair's cost curve (as `servebound cost --json`)",
+        "a pair's cost curve (as the servebound cost command prints it)",
     ),
 )
 

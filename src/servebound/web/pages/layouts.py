@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from markupsafe import Markup
 
 from servebound.core.arith import np  # numpy on first use: a server starts without it
-from servebound.core.layout import Layout, LayoutResult, System, per_device_bytes, times_at
+from servebound.core.layout import Layout, LayoutResult, System, evaluate_layout, times_at
 from servebound.core.units import GB
 from servebound.core.workload import Workload
 from servebound.inputs.scenario import default_workload, resolve_on_system
@@ -56,6 +56,8 @@ class SystemLayouts:
     ideal: bool
     links: Sequence[LinkRow]
     rows: Sequence[LayoutRow]
+    #: The valid layouts past the table's first rows (listed folded below it).
+    rest: Sequence[LayoutRow]
     total: int
     best: str
     memory_chart: Markup | None
@@ -101,29 +103,39 @@ def link_rows(system: System, sources: dict[str, str]) -> list[LinkRow]:
 
 
 def memory_vs_stages_chart(system: System, model: SiteModel, workload: Workload) -> Markup | None:
-    """Per-device weights and KV as pipeline stages grow (one device per stage) at a fixed micro-batch,
-    pp micro-batches in flight (B = P b): weights fall as 1 / pp while the KV stays flat."""
+    """Per-device weights and KV of the pure pipeline layouts (one device per stage), each at its own
+    sessions (the layout's b* micro-batches in flight, as its row of the table), against the device's
+    capacity: weights fall as 1 / pp while the cache grows with the sessions the freed memory holds."""
     shape = model.adapter.shape
     max_pp = system.count if shape is None else min(system.count, shape.layers)
     if max_pp < 2:
         return None
-    stages = list(range(1, max_pp + 1))
-    batch = 16
-    weights, kv = [], []
-    for pp in stages:
-        pd = per_device_bytes(system, model.adapter, Layout(pp=pp), batch, workload)
-        weights.append(pd.weight_bytes / GB)
-        kv.append(pd.kv_bytes / GB)
+    c = compute_seconds_per_session_step(system.device, model.adapter, workload)
+    pipelines = [
+        evaluate_layout(system, model.adapter, Layout(pp=pp), workload, compute_s_per_session_step=c)
+        for pp in range(1, max_pp + 1)
+    ]
+    stages = [r.layout.pp for r in pipelines]
+    capacity = pipelines[0].per_device.capacity_bytes / GB
     return render_chart(
         Chart(
             id="layout-memory",
-            title=f"Per-device memory vs pipeline stages (one device per stage, micro-batch {batch})",
+            title="Per-device memory vs pipeline stages (one device per stage, at each layout's own sessions)",
             x_label="pipeline stages pp",
             x_integer=True,
             y_label="GB per device",
             series=(
-                Series("weights", stages, weights, "s-weights", "GB"),
-                Series("KV cache (pp micro-batches in flight)", stages, kv, "s-kv", "GB"),
+                Series(
+                    "weights", stages, [r.per_device.weight_bytes / GB for r in pipelines], "s-weights", "GB"
+                ),
+                Series(
+                    "KV cache at the layout's sessions",
+                    stages,
+                    [r.per_device.kv_bytes / GB for r in pipelines],
+                    "s-kv",
+                    "GB",
+                ),
+                Series("device capacity", stages, [capacity] * len(stages), "s-capacity", "GB"),
             ),
             x_log=False,
         )
@@ -174,6 +186,7 @@ def system_layouts(
         ideal=hw.parallel.interconnect.ideal,
         links=link_rows(hw.parallel, dict(hw.link_sources)),
         rows=[_row(r) for r in results[:TOP_LAYOUTS]],
+        rest=[_row(r) for r in results[TOP_LAYOUTS:]],
         total=len(results),
         best="" if best is None else best.layout.label,
         memory_chart=memory_vs_stages_chart(hw.parallel, model, work),

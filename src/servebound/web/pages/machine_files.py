@@ -150,7 +150,9 @@ def robots_txt(base_url: str) -> str:
     ]
     for name in CRAWLERS:
         lines += [f"User-agent: {name}", "Allow: /", ""]
-    lines += ["User-agent: *", "Allow: /", "", f"Sitemap: {base_url}/sitemap.xml", ""]
+    lines += ["User-agent: *", "Allow: /", ""]
+    if base_url:  # a sitemap is written only where the copy's address is known
+        lines += [f"Sitemap: {base_url}/sitemap.xml", ""]
     return "\n".join(lines)
 
 

@@ -56,8 +56,8 @@ def overhead_sentence(hardware: Sequence[Any]) -> str:
         )
     return text + (
         f"A row that states none is charged {DEFAULT_OVERHEAD_BYTES / GB:g} GB, the value of the derivation's "
-        "worked examples. --engine replaces the row's figure with the engine's own convention, and "
-        "--overhead-gb (overhead_gb on a pair page) with any figure."
+        "worked examples. Choosing a serving engine replaces the row's figure with the engine's own "
+        "convention, and the runtime overhead control of a pair page with any figure."
     )
 
 
@@ -168,10 +168,10 @@ SECTIONS: tuple[Section, ...] = (
         "Same numbers everywhere",
         (
             "The pages, their markdown mirrors, the JSON API and the command line all call the same "
-            "functions: a pair page's numbers equal `servebound decode --json` and `servebound prefill --json` "
+            "functions: a pair page's numbers equal what the servebound decode and prefill commands print "
             "for the same inputs. On the static copy of the site, the calculator recomputes in the browser "
             "with calc.js, the one JavaScript port of the core, which reproduces every conformance vector the "
-            "core publishes at /conformance.json to 1e-9. The whole derivation, formula by formula, is at "
+            "core publishes at /conformance.json to within one part in a billion. The whole derivation, formula by formula, is at "
             "/derivation.",
         ),
         (),

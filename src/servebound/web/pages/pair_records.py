@@ -9,6 +9,7 @@ of them until a fragment asks. The sections are listed once here (:data:`SECTION
 
 from __future__ import annotations
 
+import math
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
@@ -16,9 +17,11 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from jinja2 import Template
 from markupsafe import Markup
 
 from servebound.views.report import fmt_rate
+from servebound.web.app.query import MAX_SITE_CONTEXT_TOKENS
 from servebound.web.figures import charts as figures
 from servebound.web.pages.cost import CostView, pair_cost, render_cost_charts
 from servebound.web.pages.site import Pair
@@ -43,6 +46,35 @@ SECTIONS: dict[str, Section] = {
 }
 #: ``?section=all``: a computed page with every section inline (the no-script reader's link).
 ALL = "all"
+#: ``?section=answer``: the page's answer regions alone (``pair.html``'s ``answer_<region>`` blocks), what
+#: the script swaps whole when a control moves: everything on the page that belongs to the workload.
+ANSWER = "answer"
+REGIONS = ("top", "rest")
+
+
+def answer_regions(template: Template, values: dict[str, Any]) -> str:
+    """A pair page's answer regions alone (``?section=answer``): its ``answer_<region>`` blocks over the
+    full page's own context, each in the ``<div data-region>`` the page has, which the script swaps
+    whole when a control moves, so a moved control shows what a fresh load of its URL shows."""
+    ctx = template.new_context(values)
+    return "".join(
+        f'<div class="region" data-region="{name}">{"".join(template.blocks["answer_" + name](ctx))}</div>'
+        for name in REGIONS
+    )
+
+
+def slider_ranges(pair: Pair) -> dict[str, int]:
+    """The tops of a pair page's sliders: each holds the page's own value and the model's limit."""
+    q, d = pair.query, pair.decode_result
+    return {
+        "alloc_max": max(
+            q.alloc_context,
+            min(MAX_SITE_CONTEXT_TOKENS, pair.model.adapter.context_limit_tokens or 1_000_000),
+        ),
+        "overhead_max": max(64, math.ceil(pair.workload.overhead_bytes / 1e9)),
+        "batch_max": max(256, min(1_000_000, int((d.batch_mem or 0) * 2)), q.batch or 1),
+        "prompt_max": max(pair.prompt_tokens or 1, q.alloc_context),
+    }
 
 
 class PairRecords:

@@ -26,6 +26,7 @@ from servebound.web.figures import charts as figures
 from servebound.web.pages.classes import PerDevice, per_device
 from servebound.web.pages.site import SiteData, SiteHardware, SiteModel
 from servebound.web.pages.text import VERDICT_TEXT, pair_path, percent
+from servebound.web.pages.words import plural
 
 
 def _same(wanted: str | None, value: str) -> bool:
@@ -267,8 +268,8 @@ def run_display(run: ReportedRun, site: SiteData, href: Callable[[str, str], str
         ceiling = f"{fmt_rate(data['ceiling_tok_s'])} {what}"
     if data["phase"] == "decode":
         setting = (
-            f"{data['concurrency']:,} session{'s' if data['concurrency'] != 1 else ''}; reads "
-            f"{data['read_context_tokens']:,} tokens per step"
+            f"{plural(data['concurrency'], 'session')}; reads "
+            f"{plural(data['read_context_tokens'], 'token')} per step"
             + (
                 f" of {data['alloc_context_tokens']:,} reserved"
                 if data["alloc_context_tokens"] is not None

@@ -10,7 +10,6 @@ markdown templates' ``md`` filter escapes markdown.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import fields
 from functools import partial
@@ -35,7 +34,6 @@ from servebound.views.report import (
 )
 from servebound.views.terminal import visible_value
 from servebound.web.app.packaged import packaged_templates
-from servebound.web.app.query import MAX_SITE_CONTEXT_TOKENS
 from servebound.web.figures import charts as figures
 from servebound.web.figures.mathml import mathml
 from servebound.web.pages.classes import class_tables, listing_groups, listing_row
@@ -55,7 +53,14 @@ from servebound.web.pages.contexts import (
 from servebound.web.pages.cost import economics_context
 from servebound.web.pages.layouts import layout_model, system_layouts
 from servebound.web.pages.nearby import Sideways, sideways
-from servebound.web.pages.pair_records import ALL, SECTIONS, PairRecords, RecentRecords
+from servebound.web.pages.pair_records import (
+    ALL,
+    SECTIONS,
+    PairRecords,
+    RecentRecords,
+    answer_regions,
+    slider_ranges,
+)
 from servebound.web.pages.pairdata import (
     PrefillView,
     api_params,
@@ -417,40 +422,37 @@ class Renderer:
         folded: bool = False,
         template: str = "pair.html",
         at: str | None = None,
+        answer: bool = False,
         **more: Any,
     ) -> Page:
         """A pair's page. ``folded`` (a served page computed for its workload) leaves the heavy sections
         (``pair_records.SECTIONS``) folded, each filled from its fragment (:meth:`pair_section`) when
         opened; ``template``, ``at`` (the page's own path) and ``more`` (its context) render the same
-        page into another frame (the static copy's calculator, ``calculator.html``)."""
+        page into another frame (the static copy's calculator, ``calculator.html``); ``answer``: only
+        the page's answer regions (``?section=answer``: :func:`pair_records.answer_regions`)."""
         records = pair if isinstance(pair, PairRecords) else PairRecords(pair)
         pair = records.pair
         path, title, desc, context = self.pair_context(pair, records=records)
         path = at or path
-        d, m = context.d, pair.model
+        m = pair.model
         _, sessions = figures.memory_parts(pair)
-        ranges = {
-            "alloc_max": max(
-                pair.query.alloc_context,
-                min(MAX_SITE_CONTEXT_TOKENS, m.adapter.context_limit_tokens or 1_000_000),
-            ),
-            "overhead_max": max(64, math.ceil(pair.workload.overhead_bytes / 1e9)),
-            "batch_max": max(256, min(1_000_000, int((d.batch_mem or 0) * 2)), pair.query.batch or 1),
-            "prompt_max": max(pair.prompt_tokens or 1, pair.query.alloc_context),
-        }
         page_path = pair_path(pair.hardware.id, m.id, pair.path_params)
         joiner = "&" if "?" in page_path else "?"
         extra = PairFigures(
             membar=figures.memory_bar(pair),
             sessions=sessions,
-            ranges=ranges,
+            ranges=slider_ranges(pair),
             pair_data=Markup(script_json(pair_data(pair))),
             folded=folded,
             sections=SECTIONS,
             fold_hrefs={name: f"{page_path}{joiner}section={name}" for name in SECTIONS},
             all_href=f"{page_path}{joiner}section={ALL}",
         )
-        html = self._html(template, path, title, desc, script=True, **_fields(context, extra), **more)
+        if answer:  # the answer regions alone: the page's own blocks over the same context
+            values = {**self._common(path, title, desc, True), **_fields(context, extra), **more}
+            html = answer_regions(self.env.get_template(template), values)
+        else:
+            html = self._html(template, path, title, desc, script=True, **_fields(context, extra), **more)
         return Page(
             path, title, desc, html, partial(self._markdown, "pair.md", path, title, desc, **_fields(context))
         )

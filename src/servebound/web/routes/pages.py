@@ -12,7 +12,7 @@ from servebound.inputs.workload import unknown
 from servebound.web.app.query import IGNORED_ON_PAGES, parse_workload_query
 from servebound.web.app.state import Web, heavy, page_response, split_md
 from servebound.web.pages.contexts import Page
-from servebound.web.pages.pair_records import ALL, SECTIONS, PairRecords
+from servebound.web.pages.pair_records import ALL, ANSWER, SECTIONS, PairRecords
 from servebound.web.pages.records import HardwareFilters, ModelFilters
 from servebound.web.pages.registry import PAGES, PageSpec
 from servebound.web.pages.renderer import Renderer
@@ -120,8 +120,8 @@ def pair_page(request: Request, hw_ref: str, model_ref: str, web: Web) -> Respon
     if params.pop("maximize", None):
         params.pop("batch", None)
     section = params.pop("section", None)
-    if section is not None and section != ALL and section not in SECTIONS:
-        raise InputError("section", f"use one of {', '.join([*SECTIONS, ALL])} (got {section!r})")
+    if section is not None and section not in (ALL, ANSWER) and section not in SECTIONS:
+        raise InputError("section", f"use one of {', '.join([*SECTIONS, ALL, ANSWER])} (got {section!r})")
     if section is not None and markdown:
         raise InputError("section", "the markdown mirror carries every section: drop section")
     query = parse_workload_query(params)
@@ -132,6 +132,11 @@ def pair_page(request: Request, hw_ref: str, model_ref: str, web: Web) -> Respon
         key = (hw.id, m.id, query)
         return web.renderer.recent.get(key, lambda: PairRecords(compute_pair(hw, m, query, draft=draft)))
 
+    if section == ANSWER:  # the answer regions of the page a fresh load of this URL shows
+        folded = not query.is_default
+        return HTMLResponse(
+            heavy(lambda: web.renderer.pair_page(records(), folded=folded, answer=True).html)()
+        )
     if section is not None and section != ALL:
         name = section
         return HTMLResponse(heavy(lambda: web.renderer.pair_section(records(), name))())

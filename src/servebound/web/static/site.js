@@ -104,12 +104,22 @@
     for (var k in d) if (d.hasOwnProperty(k)) all[k] = d[k];
     all.verdict_text = data.verdicts[d.verdict];
     all.fits_text = d.verdict === "floor_fit" || d.verdict === "no_floor" ? "Yes: " + FMT.int(d.batch_mem) + (d.batch_mem === 1 ? " session fits" : " sessions fit") : data.verdicts[d.verdict];
-    all.overhead_bytes = (d.assumptions ? d.assumptions.overhead_gb : data.query.overhead_gb) * 1e9;
+    all.overhead_bytes = q.overhead_gb * 1e9;  // the O this workload was computed with
     all.capacity_bytes = data.hardware.memory_bytes;
+    var why = NOTHING_FITS[d.verdict] ? "nothing fits in memory" : "no batch holds the floor";
+    var sessions = d.forced ? d.forced.batch : (d.batch_star || d.batch_mem || 0);
+    all.memory_sessions_text = FMT.int(sessions) + (sessions === 1 ? " session" : " sessions");
     document.querySelectorAll("#results [data-k]").forEach(function (node) {
       var v = lookup(all, node.getAttribute("data-k"));
       var f = node.getAttribute("data-f");
+      if ((v === null || v === undefined) && node.hasAttribute("data-why")) { node.textContent = "none: " + why; return; }
       node.textContent = f ? FMT[f](v) : (v === null || v === undefined ? "n/a" : String(v));
+    });
+    // A sentence that holds only for some workloads ("!key": only where key is empty) shows where it holds.
+    document.querySelectorAll("#results [data-if]").forEach(function (node) {
+      var key = node.getAttribute("data-if"), not = key.charAt(0) === "!";
+      var v = lookup(all, not ? key.slice(1) : key), has = v !== null && v !== undefined && v !== false && v !== 0;
+      node.hidden = not ? has : !has;
     });
     var verdict = document.querySelector("#results .verdict");
     if (verdict) verdict.className = "verdict v " + d.verdict;
@@ -117,24 +127,55 @@
     if (block) block.hidden = !d.offload;
   }
 
+  // The served site's answer regions for a new workload replace the page's own, whole.
+  function swapRegions(html) {
+    var t = document.createElement("template");
+    t.innerHTML = html;
+    t.content.querySelectorAll("[data-region]").forEach(function (fresh) {
+      var old = document.querySelector('#results [data-region="' + fresh.getAttribute("data-region") + '"]');
+      if (old) old.parentNode.replaceChild(fresh, old);
+    });
+    document.querySelectorAll("#results svg.chart").forEach(attachHover);
+    wireFolds();
+  }
+
+  // The words of an error page (the server names the field and the fix).
+  function errorText(body, fallback) {
+    var t = document.createElement("template");
+    t.innerHTML = body;
+    var main = t.content.querySelector("p.error");
+    return main ? main.textContent.trim() : fallback;
+  }
+
+  // On the static copy the server's sentences (notes, remedies, cost, worked formulas) hold only for the
+  // workload the page was built with: once the browser recomputes, they are hidden and a line says so.
+  function showServerOnly(show) {
+    document.querySelectorAll("#results [data-server]").forEach(function (node) { node.hidden = !show; });
+    var line = document.getElementById("static-note");
+    if (line) line.hidden = show;
+  }
+
   // Static copy with weights in host RAM: no number is computed here; the page says where they come from.
-  function showOffloadUncomputed() {
+  function showOffloadUncomputed(offload) {
     document.querySelectorAll("#results [data-k]").forEach(function (node) {
       if (node.closest("#format-support")) return;
       node.textContent = "n/a";
     });
     var block = document.getElementById("offload-answer"), note = document.getElementById("offload-static");
-    if (block) block.hidden = false;
-    if (note) note.hidden = false;
+    if (block) block.hidden = !offload;
+    if (note) note.hidden = !offload;
     var verdict = document.querySelector("#results .verdict");
-    if (verdict) { verdict.className = "verdict v"; verdict.textContent = "Weights in host RAM: computed by the server (servebound serve, /api/decode) or the CLI, not by this static copy."; }
+    if (verdict) { verdict.className = "verdict v"; verdict.textContent = "Weights in host RAM and another KV precision are computed by the server (servebound serve), not by this static copy."; }
+    showServerOnly(false);
   }
 
   // The workload inputs come from pair-data's "inputs" (servebound.web.app.query.page_inputs, from the one
   // declaration): each field's kind and default, and the names the page, /api/decode and /api/prefill take.
+  var DEFAULTS = {};  // each field's declared default: the URL carries only what differs from it
   function readForm(form, data) {
     var fd = new FormData(form), q = {};
     data.inputs.fields.forEach(function (f) {
+      DEFAULTS[f.name] = f.default;
       var raw = fd.get(f.name);
       if (f.kind === "bool") { q[f.name] = raw !== null && raw !== ""; return; }
       raw = raw === null ? "" : String(raw).trim();
@@ -148,6 +189,14 @@
     q.overhead_given = !slider || slider.dataset.given === "1";
     if (!q.overhead_given) q.overhead_gb = defaultOverheadGb(data, q);
     if (q.read_context > q.alloc_context) q.read_context = q.alloc_context;
+    ["read_context", "prompt"].forEach(function (name) {  // their sliders stop at the reservation
+      var input = form.querySelector("[name=" + name + "]");
+      if (!input || input.type !== "range" || !q.alloc_context) return;
+      input.max = q.alloc_context;  // the browser pulls a value above it down: the output follows
+      if (Number(input.value) > q.alloc_context) input.value = q.alloc_context;
+      var out = input.parentNode.querySelector("output");
+      if (out) out.textContent = Number(input.value).toLocaleString("en-US");
+    });
     var limit = data.model.context_limit;
     if (q.prompt > q.alloc_context) q.prompt = q.alloc_context;
     if (limit && q.prompt > limit) q.prompt = limit;
@@ -159,7 +208,7 @@
     var spec = { draft_tokens: 1, acceptance: 1, tokens_per_step: 1 };
     return names.filter(function (n) {
       var v = q[n];
-      return v !== null && v !== undefined && v !== false && v !== "" && !(spec[n] && !q.draft) &&
+      return v !== null && v !== undefined && v !== false && v !== "" && !(spec[n] && !q.draft) && v !== DEFAULTS[n] &&
         !(n === "overhead_gb" && !q.overhead_given);
     }).map(function (n) { return n + "=" + encodeURIComponent(q[n]); }).join("&");
   }
@@ -171,11 +220,11 @@
   }
 
   // A computed page's folded sections (pair_records.SECTIONS on the server): each is filled from its
-  // fragment, the server's HTML of that section for the page's workload, the first time it is opened;
-  // charts that arrive after the sliders moved are redrawn for the form's workload (``redraw``).
-  var redraw = null;
+  // fragment, the server's HTML of that section for the page's workload, the first time it is opened.
   function wireFolds() {
     document.querySelectorAll("details.fold[data-fragment]").forEach(function (details) {
+      if (details.dataset.wired) return;
+      details.dataset.wired = "1";
       details.addEventListener("toggle", function () {
         if (!details.open || details.dataset.loaded) return;
         details.dataset.loaded = "loading";
@@ -188,7 +237,6 @@
           body.innerHTML = html;
           details.dataset.loaded = "1";
           body.querySelectorAll("svg.chart").forEach(attachHover);
-          if (redraw) redraw();
         }).catch(function (err) {
           delete details.dataset.loaded;
           var note = document.createElement("p");
@@ -217,20 +265,17 @@
       q.draftModel = drafts[q.draft];
     }
     var ticket = ++pending;
-    // With weights in host RAM the browser's curves would need the two tiers: figures stay the server's
-    // (for the workload the page loaded with) and say so; the served site's numbers come from the API.
-    var twoTier = offloadAsked(q) || offloadAsked(data.query);
-    var local = twoTier ? null : decode(data.hardware, data.model, q);
-    var localPre = twoTier ? null : prefill(data.hardware, data.model, q);
+    // The served site answers every workload from the server; the static copy computes here, except
+    // weights in host RAM (two memory tiers), which it names as the server's.
+    var twoTier = offloadAsked(q) || offloadAsked(data.query) || !!q.kv_precision;
+    var browser = !twoTier && document.body.dataset.mode !== "server";
+    var local = browser ? decode(data.hardware, data.model, q) : null;
+    var localPre = browser ? prefill(data.hardware, data.model, q) : null;
     var note = document.getElementById("calc-status");
-    var stale = document.getElementById("stale-work");
-    var staleFigures = document.getElementById("stale-figures");
     var pageUrl = location.pathname.replace(/\.md$/, "") + "?" + (data.calculator ?
       "hardware=" + encodeURIComponent(data.hardware.id) + "&model=" + encodeURIComponent(data.model.id) + "&" : "") +
       queryString(q, data.inputs.page) +
       (data.model.native === false && document.body.dataset.mode === "static" && !data.calculator ? "&profile=" + encodeURIComponent(data.model.id) : "");
-    if (stale) { stale.hidden = false; stale.querySelector("a").setAttribute("href", pageUrl); }
-    if (staleFigures) { staleFigures.hidden = !twoTier; staleFigures.querySelector("a").setAttribute("href", pageUrl); }
     var slider = form.querySelector("[name=overhead_gb]");
     function showOverhead(gb) {
       if (!slider || q.overhead_given || gb === null || gb === undefined) return;
@@ -240,25 +285,37 @@
       if (out) out.textContent = (+gb.toPrecision(6)).toLocaleString("en-US");
     }
     if (document.body.dataset.mode === "server") {
-      var ids = "hardware=" + encodeURIComponent(data.hardware.id) + "&model=" + encodeURIComponent(data.model.id);
-      var calls = [fetchJSON(BASE + "/api/decode?" + ids + "&" + queryString(q, data.inputs.decode))];
-      if (data.model.prefill) calls.push(fetchJSON(BASE + "/api/prefill?" + ids + "&" + queryString(q, data.inputs.prefill) + "&range=true"));
-      Promise.all(calls).then(function (res) {
-        if (ticket !== pending) return;
-        var d = res[0], p = res[1] || null;
-        showNumbers(data, d, p, q);
-        showOverhead(d.assumptions ? d.assumptions.overhead_gb : null);
-        redraw = twoTier ? null : function () { drawFigures(data, q, d, p || localPre); };
-        if (redraw) redraw();
-        if (note) note.textContent = "Numbers from the JSON API.";
-        document.body.setAttribute("data-computed", "api");
-      }).catch(function (err) { if (note) note.textContent = String(err.message || err); });
+      document.body.setAttribute("data-computed", "pending");
+      // The server renders the page's answer regions for the new workload (?section=answer): they
+      // replace the old ones whole, so nothing on the page outlives the workload it belongs to.
+      var url = pageUrl + (/\?$/.test(pageUrl) ? "" : "&") + "section=answer";
+      clearTimeout(recompute.timer);
+      recompute.timer = setTimeout(function () {
+        fetch(url, { headers: { Accept: "text/html" } }).then(function (r) {
+          return r.text().then(function (body) {
+            if (!r.ok) throw new Error(errorText(body, r.statusText));
+            return body;
+          });
+        }).then(function (html) {
+          if (ticket !== pending) return;
+          swapRegions(html);
+          var verdict = document.querySelector("#results .verdict");
+          showOverhead(verdict ? Number(verdict.getAttribute("data-overhead-gb")) : null);
+          if (note) note.textContent = "Answer from the server for this workload.";
+          document.body.setAttribute("data-computed", "api");
+        }).catch(function (err) {
+          if (ticket !== pending) return;
+          if (note) note.textContent = String(err.message || err);
+          document.body.setAttribute("data-computed", "error");
+        });
+      }, 120);
     } else if (twoTier) {
-      showOffloadUncomputed();
-      if (note) note.textContent = "Weights in host RAM: not computed in this static copy (the served site and the CLI compute them).";
+      showOffloadUncomputed(offloadAsked(q));
+      if (note) note.textContent = "Weights in host RAM and another KV precision: not computed in this static copy (the served site and the CLI compute them).";
       document.body.setAttribute("data-computed", "none");
     } else {
       showNumbers(data, local, localPre, q);
+      showServerOnly(false);
       showOverhead(q.overhead_gb);
       var fs = document.querySelector("#format-support [data-k=format_support]"), fw = document.querySelector("#format-support [data-k=format_support_why]");
       var support = !data.calculator && data.format_support[q.engine || ""];

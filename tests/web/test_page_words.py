@@ -1,0 +1,118 @@
+"""Words for people on every page kind (issue 35): no command-line flag of servebound's, no verdict enum,
+no float in exponent notation and no "1 sessions" in what a reader sees. Code, formulas, figures, hidden
+elements and quoted source text (a catalog row's sources and notes, a run's quoted command) are not the
+site's sentences and are left out, as are other programs' flags quoted from their docs (vLLM's
+--gpu-memory-utilization); the CLI manual (/docs/cli) is about the flags and is not scanned."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+
+import pytest
+from fastapi.testclient import TestClient
+
+from servebound.views.notes import VERDICT_TEXT
+
+#: Elements whose text is not the site's prose: code, formulas, figures, scripts, quoted sources.
+NOT_PROSE = {"script", "style", "code", "pre", "kbd", "samp", "math", "svg", "q", "template"}
+NOT_PROSE_CLASSES = {"src", "sources"}
+VOID = {"br", "img", "input", "meta", "link", "hr", "wbr", "source", "col", "area", "base", "embed", "track"}
+
+PAGES = [
+    "/",
+    "/hardware",
+    "/hardware/nvidia-h100-sxm",
+    "/hardware/dgx-spark-example",
+    "/models",
+    "/models/laguna-s-2.1-nvfp4-example",
+    "/pair/nvidia-h100-sxm/laguna-s-2.1-nvfp4-example",
+    "/pair/nvidia-rtx-4090/laguna-s-2.1-nvfp4-example",  # does not fit
+    "/pair/dgx-spark-example/qwen3.6-35b-a3b-example?batch=1&alloc_context=200000",
+    "/validation",
+    "/methodology",
+    "/derivation",
+    "/economics",
+    "/docs",
+    "/docs/site",
+]
+
+FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]+")
+
+
+def servebound_flags() -> set[str]:
+    """Every option of every servebound command (an engine's own flag, quoted from its docs, is not ours)."""
+    import click
+
+    from servebound.cli.app import app
+
+    found: set[str] = set()
+
+    def walk(cmd: click.Command) -> None:
+        for param in cmd.params:
+            found.update(o for o in param.opts if o.startswith("--"))
+        for sub in getattr(cmd, "commands", {}).values():
+            walk(sub)
+
+    walk(app)
+    return found
+
+
+ENUM = re.compile(r"\b(" + "|".join(sorted(VERDICT_TEXT)) + r")\b")
+EXPONENT = re.compile(r"\b\d+(?:\.\d+)?e[+-]?\d+\b")
+ONE_PLURAL = re.compile(r"(?<![\d,.])1 (sessions|tokens|devices|layouts)\b")
+
+
+class Visible(HTMLParser):
+    """The text a reader sees, without the elements above."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.skipping: list[bool] = []
+        self.parts: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in VOID:
+            return
+        a = dict(attrs)
+        classes = set((a.get("class") or "").split())
+        self.skipping.append(tag in NOT_PROSE or "hidden" in a or bool(classes & NOT_PROSE_CLASSES))
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag not in VOID and self.skipping:
+            self.skipping.pop()
+
+    def handle_data(self, data: str) -> None:
+        if not any(self.skipping):
+            self.parts.append(data)
+
+
+def visible(html: str) -> str:
+    parser = Visible()
+    parser.feed(html)
+    return " ".join(parser.parts)
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_no_flag_enum_or_raw_float_on_a_page(client: TestClient, path: str) -> None:
+    r = client.get(path)
+    assert r.status_code == 200, path
+    text, ours = visible(r.text), servebound_flags()
+    found = {
+        name: sorted({m.group(0) for m in rx.finditer(text)})
+        for name, rx in (("flag", FLAG), ("enum", ENUM), ("exponent", EXPONENT), ("plural", ONE_PLURAL))
+    }
+    found["flag"] = [f for f in found["flag"] if f in ours]
+    assert not any(found.values()), (path, found)
+
+
+def test_the_scan_finds_what_it_looks_for() -> None:
+    page = "<p>pass --hardware my.toml: no_session_fit at 2.1463e+06 for 1 sessions</p><code>--json</code>"
+    text = visible(page)
+    assert (
+        FLAG.findall(text) == ["--hardware"]
+        and "--hardware" in servebound_flags()
+        and ENUM.findall(text) == ["no_session_fit"]
+    )
+    assert EXPONENT.findall(text) == ["2.1463e+06"] and ONE_PLURAL.findall(text) == ["sessions"]
+    assert "--gpu-memory-utilization" not in servebound_flags()  # vLLM's, quoted from its docs
