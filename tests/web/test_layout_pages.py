@@ -112,9 +112,9 @@ def test_the_layout_count_is_the_rows_listed_and_the_chart_draws_capacity(client
     hw = next(h for h in site.hardware if h.id == "8x-nvidia-h100-sxm")
     model = next(m for m in site.models if m.id == "llama-3.1-70b")
     resolved = resolve_system(hw)
-    from servebound.api import default_workload
+    from servebound.inputs.scenario import default_workload, resolve_on_system
 
-    work = resolved.resolve(default_workload(), model.adapter)
+    work = resolve_on_system(default_workload(), resolved.system, model.adapter)
     system = resolved.system
     c = compute_seconds_per_session_step(system.device, model.adapter, work)
     for pp in range(1, 9):

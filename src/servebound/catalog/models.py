@@ -134,7 +134,7 @@ def model_index() -> tuple[ModelEntry, ...]:
 def _quant_method(config: str) -> str:
     """The quant_method of a catalog config's quantization_config, lower case ("" without one); read
     once per config."""
-    from servebound.importers.hf_config import quantization_config
+    from servebound.importers.hf.release import quantization_config
 
     raw = bounded.parse_json(_data_text("models", config, "config.json"), f"{config}/config.json")
     quant = quantization_config(raw) if isinstance(raw, Mapping) else None

@@ -22,7 +22,6 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import NamedTuple
 
 from servebound.core.formats import FORMATS, KV_FORMATS
 from servebound.core.model import Experts, LayerShape, ModelAdapter, Weights
@@ -34,7 +33,13 @@ from servebound.importers.hf.blocks import Block, Count
 from servebound.importers.hf.cache import kv_shapes, prefill_shape
 from servebound.importers.hf.families import FAMILIES, SUPPORTED_MODEL_TYPES, WRAPPERS, Arch, Cfg
 from servebound.importers.hf.llama_cpp import LLAMA_CPP_MIXES, q4_k_m_layout, use_more_bits
-from servebound.importers.hf.release import modelopt_sidecar, release_kv_cache, release_plan
+from servebound.importers.hf.release import (
+    ReleaseCache,
+    cache_precision,
+    modelopt_sidecar,
+    quantization_config,
+    release_plan,
+)
 from servebound.importers.hf.storage import (
     StoragePlan,
     StoredBytes,
@@ -144,37 +149,8 @@ def import_hf_config(
     arch.notes = cfg.notes
     storage = _storage(raw, cfg, weight_format)
     release = weight_format is None if release_cache is None else release_cache
-    cache = _cache_precision(raw, release, kv_precision)
+    cache = cache_precision(raw, release, kv_precision)
     return _assemble(arch, raw, label, multimodal, storage, cache)
-
-
-class _Cache(NamedTuple):
-    """The cache format, the words that say where it comes from, and the attention math's mode."""
-
-    precision: str
-    source: str
-    attention: str
-
-
-def _cache_precision(raw: Mapping[str, object], release: bool | str, asked: str | None) -> _Cache:
-    """The cache format asked for (attention math in it, where it is a math mode), else the one the
-    release states (the release itself only: another weight format is another file), else BF16. A
-    stated cache keeps the attention math on the BF16 path, as the derivation assumes for an NVFP4
-    checkpoint with an FP8 cache."""
-    if asked is not None:
-        return _Cache(asked, f"asked for: {asked}", asked)
-    if isinstance(release, str):
-        precision, _, why = release.partition(": ")
-        if precision not in KV_FORMATS or not why:
-            raise InputError("release_cache", f"{release!r}: give '<cache format>: <where it is stated>'")
-        stated: tuple[str, str] | None = (precision, why)
-    else:
-        stated = release_kv_cache(quantization_config(raw)) if release else None
-    if stated is not None:
-        return _Cache(stated[0], f"{stated[1]}; attention math on the BF16 path", "bf16")
-    return _Cache(
-        "bf16", "BF16: the weights' release states no cache format (an engine's default cache, auto)", "bf16"
-    )
 
 
 def _with_sidecar(raw: dict[str, object], source: str | Path) -> dict[str, object]:
@@ -298,19 +274,6 @@ class _Storage:
             return linear_mode(LLAMA_CPP_MIXES[self.mix])
         assert self.plan is not None
         return linear_mode(self.plan.fastest.name)
-
-
-def quantization_config(raw: Mapping[str, object]) -> Mapping[str, object] | None:
-    """The release's quantization_config: top-level, else under text_config, else MLX's older
-    ``quantization`` entry (mlx-lm wrote only that key before it also wrote quantization_config); None
-    without one (a missing, null or non-object value at each place counts as none)."""
-    for key in ("quantization_config", "quantization"):
-        for where in (raw, raw.get("text_config")):
-            if isinstance(where, Mapping) and isinstance(where.get(key), Mapping):
-                quant = where[key]
-                assert isinstance(quant, Mapping)
-                return quant
-    return None
 
 
 def _storage(raw: Mapping[str, object], cfg: Cfg, weight_format: str | None) -> _Storage:
@@ -525,7 +488,7 @@ def _assemble(
     label: str,
     multimodal: bool,
     storage: _Storage,
-    cache: _Cache,
+    cache: ReleaseCache,
 ) -> ImportedModel:
     kv_precision, cache_source = cache.precision, cache.source
     blocks = [block for layer in arch.layers for block in layer]

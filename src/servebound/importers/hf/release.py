@@ -26,8 +26,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from fnmatch import fnmatchcase
+from typing import NamedTuple
 
-from servebound.core.formats import FORMATS, BlockLayout
+from servebound.core.formats import FORMATS, KV_FORMATS, BlockLayout
 from servebound.errors import InputError
 from servebound.importers.hf.storage import StoragePlan
 
@@ -217,3 +218,45 @@ def release_kv_cache(quant: Mapping[str, object] | None) -> tuple[str, str] | No
     raise InputError(
         "kv_precision", f"the checkpoint states a {stated} cache, which is not modelled; pass kv_precision"
     )
+
+
+class ReleaseCache(NamedTuple):
+    """The cache format, the words that say where it comes from, and the attention math's mode."""
+
+    precision: str
+    source: str
+    attention: str
+
+
+def cache_precision(raw: Mapping[str, object], release: bool | str, asked: str | None) -> ReleaseCache:
+    """The cache format asked for (attention math in it, where it is a math mode), else the one the
+    release states (the release itself only: another weight format is another file), else BF16. A
+    stated cache keeps the attention math on the BF16 path, as the derivation assumes for an NVFP4
+    checkpoint with an FP8 cache."""
+    if asked is not None:
+        return ReleaseCache(asked, f"asked for: {asked}", asked)
+    if isinstance(release, str):
+        precision, _, why = release.partition(": ")
+        if precision not in KV_FORMATS or not why:
+            raise InputError("release_cache", f"{release!r}: give '<cache format>: <where it is stated>'")
+        stated: tuple[str, str] | None = (precision, why)
+    else:
+        stated = release_kv_cache(quantization_config(raw)) if release else None
+    if stated is not None:
+        return ReleaseCache(stated[0], f"{stated[1]}; attention math on the BF16 path", "bf16")
+    return ReleaseCache(
+        "bf16", "BF16: the weights' release states no cache format (an engine's default cache, auto)", "bf16"
+    )
+
+
+def quantization_config(raw: Mapping[str, object]) -> Mapping[str, object] | None:
+    """The release's quantization_config: top-level, else under text_config, else MLX's older
+    ``quantization`` entry (mlx-lm wrote only that key before it also wrote quantization_config); None
+    without one (a missing, null or non-object value at each place counts as none)."""
+    for key in ("quantization_config", "quantization"):
+        for where in (raw, raw.get("text_config")):
+            if isinstance(where, Mapping) and isinstance(where.get(key), Mapping):
+                quant = where[key]
+                assert isinstance(quant, Mapping)
+                return quant
+    return None
