@@ -200,11 +200,13 @@ def test_machine_endpoints_carry_the_license_and_keep_others_words_out(client: T
     words = str(card.published["source"]).split(": '", 1)[1].rstrip("'")
     mirror = site.get("/models/qwen2.5-7b.md").text
     assert words not in mirror and words in html.unescape(site.get("/models/qwen2.5-7b").text)
-    assert "Qwen2.5-7B model card (https://huggingface.co/Qwen/Qwen2.5-7B)" in mirror
-    api = site.get("/api/models/qwen2.5-7b").json()["audit"]
-    assert words not in json.dumps(api) and api["published_source"].startswith(
-        "Qwen2.5-7B model card (https://"
+    card_link = (
+        "Qwen2.5-7B model card (words quoted at https://huggingface.co/Qwen/Qwen2.5-7B, not reproduced"
     )
+    assert card_link in mirror
+    api = site.get("/api/models/qwen2.5-7b").json()["audit"]
+    assert words not in json.dumps(api) and api["published_source"].startswith(card_link)
+    _hardware_sources_keep_quotes_out(client)
     from servebound.runs.reported import load_reported_runs
 
     run = next(e for e in load_reported_runs() if e.id == "derivation-dgx-spark-gemma-4-26b-a4b-nvfp4-c16")
@@ -222,6 +224,48 @@ def test_machine_endpoints_carry_the_license_and_keep_others_words_out(client: T
     )
     header = full.split("\n=====")[0]
     assert all(f"({mirror_path(url)})" in header for url in urls), urls
+
+
+def _flat(text: str) -> str:
+    """A page's text with markdown escapes and runs of spaces undone (so a passage is found however
+    the page wraps or escapes it)."""
+    return " ".join(html.unescape(text).replace("\\", "").split())
+
+
+def _hardware_sources_keep_quotes_out(client: TestClient) -> None:
+    """A hardware row's sources quote vendor and engine documents: the .md mirror and /api/hardware/<id>
+    carry each quoted passage's attribution and link instead, the HTML page the words; llms-full.txt
+    (the engine table's sources) likewise."""
+    from servebound.web.pages.site import quoted_passages, without_quotes
+
+    vllm = "https://huggingface.co/neuralmagic/Mistral-7B-Instruct-v0.3-GPTQ-4bit/discussions/1"
+    for hw_id in ("nvidia-h100-sxm", "nvidia-rtx-4090", "nvidia-b200"):
+        row = get_hardware(hw_id)
+        texts = [*row.sources.values(), row.notes]
+        passages = [" ".join(t[a:b].split()) for t in texts for a, b in quoted_passages(t)]
+        assert passages, hw_id  # each of these rows quotes a source
+        mirror = _flat(client.get(f"/hardware/{hw_id}.md").text)
+        page = _flat(client.get(f"/hardware/{hw_id}").text)
+        api = client.get(f"/api/hardware/{hw_id}").json()
+        assert api["id"] == hw_id and mirror.startswith("--- title:")
+        api_text = _flat(json.dumps(api, ensure_ascii=False).replace('\\"', '"'))
+        for passage in passages:
+            assert passage not in mirror and passage not in api_text and passage in page, (hw_id, passage)
+        shown = ("memory_gb", "bandwidth_gb_per_s", *row.hardware.compute_flop_per_s)  # the mirror's table
+        for key, text in row.sources.items():
+            if text != without_quotes(text):
+                assert "words quoted at http" in api["sources"][key], (hw_id, key)
+                assert key not in shown or _flat(without_quotes(text)) in mirror, (hw_id, key)
+    # The pair mirror's assumptions carry the row's runtime-overhead source: the link, not the words.
+    model = client.get("/api/models").json()["models"][0]["id"]
+    pair = _flat(client.get(f"/pair/nvidia-h100-sxm/{model}.md").text)
+    assert f"words quoted at {vllm}, not reproduced here" in pair and "'It will use 90%" not in pair
+    full = _flat(client.get("/llms-full.txt").text)
+    for words, link in (
+        ("'The default value is 0.9'", "https://docs.sglang.io/docs/advanced_features/server_arguments"),
+        ("'allocate 90% of free GPU memory for KV cache'", "https://nvidia.github.io/TensorRT-LLM/examples/"),
+    ):
+        assert words not in full and f"words quoted at {link}" in full, words
 
 
 def test_the_lectures_asides_are_on_the_economics_page(client: TestClient) -> None:

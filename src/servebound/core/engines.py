@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from types import MappingProxyType
@@ -230,8 +230,9 @@ def kv_format_for(spelling: str) -> str | None:
     return None
 
 
-def markdown_table() -> str:
-    """The engine table of docs/engines.md, generated from the data (a test checks the file holds it)."""
+def markdown_table(source_text: Callable[[str], str] = str) -> str:
+    """The engine table of docs/engines.md, generated from the data (a test checks the file holds it).
+    ``source_text`` writes each source (a machine-readable copy passes one that drops quoted words)."""
     lines = [
         "| engine | cache | runtime overhead O (when --overhead-gb is not given) | KV dtypes (its spelling -> stored as) "
         "| weight formats -> vendors | sources |",
@@ -247,7 +248,7 @@ def markdown_table() -> str:
         dtypes = ", ".join(f"`{k}` -> {v}" for k, v in e.kv_dtypes.items())
         formats = "; ".join(f"{k}: {', '.join(v)}" for k, v in e.formats.items())
         sources = " ".join(
-            f"{label}: {text}"
+            f"{label}: {source_text(text)}"
             for label, text in (
                 ("cache", e.kv_allocation_source),
                 ("O", e.overhead_source),

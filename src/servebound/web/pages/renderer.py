@@ -80,7 +80,7 @@ from servebound.web.pages.records import (
     stats_rows,
 )
 from servebound.web.pages.registry import nav as site_nav
-from servebound.web.pages.site import Pair, SiteData, SiteHardware, SiteModel
+from servebound.web.pages.site import Pair, SiteData, SiteHardware, SiteModel, without_quotes
 from servebound.web.pages.text import (
     LICENSE_NAME,
     LICENSE_URL,
@@ -176,7 +176,9 @@ class Renderer:
         )
         self.md_env.globals.update(plural=plural)
         self.md_env.filters.update(fact_value=fact_value, fact_label=fact_label, number=number)
-        self.md_env.filters.update(md=md, md_url=md_url, mirror=mirror_path, json=json.dumps, quote=quote)
+        self.md_env.filters.update(
+            md=md, md_url=md_url, mirror=mirror_path, json=json.dumps, quote=quote, unquoted=without_quotes
+        )
         self.md_env.filters.update(linked=linked_md)
 
     # ---------------------------------------------------------------------------------------------

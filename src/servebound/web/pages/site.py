@@ -8,6 +8,7 @@ lists, so a query cannot name a path.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
@@ -75,6 +76,17 @@ class SiteHardware(CatalogHardware):
         """The sources of a system's link numbers (empty for a single device)."""
         return {} if self.system is None else dict(self.system.interconnect_sources)
 
+    @property
+    def machine_sources(self) -> dict[str, str]:
+        """The per-number sources as machine-readable copies state them: quoted passages replaced by
+        their attribution and link (``without_quotes``); the HTML page keeps the words."""
+        return {key: without_quotes(text) for key, text in self.sources.items()}
+
+    @property
+    def machine_notes(self) -> str:
+        """The row's notes as machine-readable copies state them (``without_quotes``)."""
+        return without_quotes(self.notes)
+
 
 @dataclass(frozen=True)
 class SiteModel:
@@ -106,14 +118,10 @@ class SiteModel:
     @property
     def machine_source(self) -> dict[str, str]:
         """The sources as machine-readable copies state them: a model card's quoted words replaced by
-        the card's link and its attribution (others' words stay on the HTML page only)."""
-        out = dict(self.source)
-        card = out.get("published counts")
-        if card is not None and card_attribution(card) != card:
-            repository = out.get("repository")
-            link = f" (https://huggingface.co/{repository})" if repository else ""
-            out["published counts"] = f"{card_attribution(card)}{link}; its words are not reproduced here"
-        return out
+        the card's link and an attribution (others' words stay on the HTML page only)."""
+        repository = self.source.get("repository")
+        card = f"https://huggingface.co/{repository}" if repository else None
+        return {key: without_quotes(text, card) for key, text in self.source.items()}
 
     @property
     def is_moe(self) -> bool:
@@ -140,11 +148,71 @@ def site_hardware(entry: Hardware | CatalogHardware) -> SiteHardware:
     return SiteHardware(**{f.name: getattr(entry, f.name) for f in fields(CatalogHardware)})
 
 
-def card_attribution(source: str) -> str:
-    """A published-count source without its quotation: the data writes ``<where>: '<the card's words>'``,
-    and machine-readable copies keep the ``<where>`` (with a link) but not the words."""
-    where, mark, _ = source.partition(": '")
-    return where if mark else source
+def without_quotes(source: str, link: str | None = None) -> str:
+    """A source string as every machine-readable copy states it: each quoted passage (others' words,
+    ``'...'`` holding at least two words) replaced by an attribution and its link, the HTML page alone
+    keeping the words. The link is the reference of the passage's own clause (``<where>: '<words>'``
+    first, else the one after it), else the nearest in the string, else ``link`` (a model card's page)."""
+    out, at = [], 0
+    for start, end in quoted_passages(source):
+        where = _passage_link(source, start, end) or link
+        lead = source[at:start]
+        lead = lead[:-2] + " " if lead.endswith(": ") else lead
+        told = f"words quoted at {where}" if where else "a quotation"
+        out.append(f"{lead}({told}, not reproduced here)")
+        at = end
+    return "".join(out) + source[at:]
+
+
+def quoted_passages(text: str) -> list[tuple[int, int]]:
+    """Where a string quotes others' words: (start, end) of each ``'...'`` of two words or more. An
+    opening mark follows a space, a bracket or a colon; a closing one is not followed by a letter (so
+    ``vLLM's`` is not a mark); single quoted tokens (``'auto'``) are names, not passages."""
+    found, i = [], 0
+    while (i := text.find("'", i)) >= 0:
+        opens = (i == 0 or text[i - 1] in " ([{:,;=") and text[i + 1 : i + 2] not in ("", " ")
+        close = i + 1
+        while opens and (close := text.find("'", close)) >= 0:
+            if text[close - 1] != " " and not text[close + 1 : close + 2].isalnum():
+                break
+            close += 1
+        if not opens or close < 0:
+            i += 1
+            continue
+        if " " in text[i + 1 : close].strip():
+            found.append((i, close + 1))
+        i = close + 1
+    return found
+
+
+def _passage_link(text: str, start: int, end: int) -> str | None:
+    """The reference a quoted passage comes from: in its clause (between semicolons), the last one
+    before it, else the first after it; else the nearest anywhere in the string."""
+    refs = [(m.start(), m.end(), _as_url(m.group())) for m in _REFERENCE.finditer(text)]
+    refs = [(a, b, url) for a, b, url in refs if b <= start or a >= end]
+    left, right = text.rfind(";", 0, start) + 1, text.find(";", end) % (len(text) + 1)
+    before = [url for a, b, url in refs if a >= left and b <= start]
+    after = [url for a, b, url in refs if a >= end and b <= right]
+    if before or after:
+        return before[-1] if before else after[0]
+    near = sorted(refs, key=lambda r: min(abs(r[0] - end), abs(start - r[1])))
+    return near[0][2] if near else None
+
+
+#: A reference in a source string: a web address, a github.com path, or ``github:owner/repo[@commit]``.
+_REFERENCE = re.compile(
+    r"https?://[^\s;,)']+|(?<![/\w])github\.com/[^\s;,)']+|github:[\w.-]+/[\w.-]+(?:@\w+)?"
+)
+
+
+def _as_url(ref: str) -> str:
+    ref = ref.rstrip(".:")
+    if ref.startswith("github.com/"):
+        return f"https://{ref}"
+    if ref.startswith("github:"):
+        repo, _, commit = ref.removeprefix("github:").partition("@")
+        return f"https://github.com/{repo}" + (f"/tree/{commit}" if commit else "")
+    return ref
 
 
 def site_model(entry: SiteModel | ModelAdapter | CatalogModel) -> SiteModel:

@@ -433,8 +433,9 @@ def _hardware_json(h: SiteHardware, *, full: bool = False) -> dict[str, Any]:
         "system": h.system_label,
     }
     if full:
-        out["sources"] = dict(h.sources)
-        out["notes"] = h.notes
+        # Others' words stay out of machine endpoints: each quoted passage becomes its attribution and link.
+        out["sources"] = h.machine_sources
+        out["notes"] = h.machine_notes
         out["sparse_halved"] = list(h.sparse_halved)
         out["modes"] = [m for m in ARITHMETIC_MODES if m in h.hardware.compute_flop_per_s]
         out["price"] = price_json(h.row_price)
