@@ -637,6 +637,12 @@ def test_pages_name_unknown_parameters(client: TestClient, path: str, named: str
 
 
 def test_pair_mirror_empty_kv_precision(client: TestClient) -> None:
-    """Was: an empty kv_precision accepted on the mirror (the API answers 400)."""
-    r = client.get("/pair/nvidia-rtx-4090/qwen3-30b-a3b-q4_k_m.md?kv_precision=")
-    assert r.status_code == 400 and r.text.startswith("400 kv_precision:")
+    """Was: an empty kv_precision accepted on the mirror (the API answers 400) without a word. The pair
+    page now has a cache-precision control whose blank choice is "the model's own cache" (a form's
+    blank is its default, as for every control of the page's form), so the blank answers the default
+    page itself, word for word; the JSON API, which has no form, still refuses it."""
+    path = "/pair/nvidia-rtx-4090/qwen3-30b-a3b-q4_k_m.md"
+    r = client.get(path + "?kv_precision=")
+    assert r.status_code == 200 and r.text == client.get(path).text
+    api = client.get("/api/decode?hardware=nvidia-rtx-4090&model=qwen3-30b-a3b-q4_k_m&kv_precision=")
+    assert api.status_code == 400 and api.json()["error"]["field"] == "kv_precision"

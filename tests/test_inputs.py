@@ -317,7 +317,7 @@ def test_a_page_names_a_misspelt_field_and_ignores_tracking(api: TestClient) -> 
 def test_the_pair_form_offers_the_declared_inputs(api: TestClient) -> None:
     """Every field of the pair page's form is a declared input (or the maximize switch), with the
     declaration's bounds; every declared page input has a control there (the engine and the offload
-    fields too, issue 22) but the KV precision, which the page's URL takes."""
+    fields too, issue 22; the KV precision since issue 35)."""
     import re
 
     from servebound.web.app.query import QUERY_FIELDS
@@ -326,7 +326,7 @@ def test_the_pair_form_offers_the_declared_inputs(api: TestClient) -> None:
     form = page[page.index('<form method="get"') : page.index("</form>")]
     names = set(re.findall(r'name="([a-z_]+)"', form))
     assert names - {"maximize"} <= set(QUERY_FIELDS)
-    assert set(QUERY_FIELDS) - names == {"kv_precision"}
+    assert set(QUERY_FIELDS) - names == set()
     for name in ("n_cpu_moe", "gpu_layers"):
         low = re.search(rf'name="{name}" min="([^"]+)"', form)
         assert low is not None and float(low[1]) == BY_NAME[name].minimum, name

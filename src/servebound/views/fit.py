@@ -127,11 +127,14 @@ def fit_models(
     workload: Workload,
     *,
     engine: str | None = None,
-    usual: tuple[str, ...] = (),
+    usual: tuple[str, ...] | None = None,
 ) -> tuple[list[FitRow], int]:
     """(rows, models considered): per model the heaviest format an engine runs here that clears the floor,
     largest model (total parameters) first; ``engine`` keeps only that engine's formats, ``usual`` (where
-    no engine is named) only those of the engines people run on the device (``usual_engines``)."""
+    no engine is named) only those of the engines people run on the device (by default
+    ``usual_engines``: every surface asks the same question)."""
+    if usual is None:
+        usual = usual_engines(hardware.id) if engine is None else ()
     best: dict[str, FitRow] = {}
     bases: set[str] = set()
     tried: tuple[str | None, ...] = (engine,) if engine is not None else (usual or (None,))

@@ -133,9 +133,11 @@ def _serve_static(app: FastAPI) -> None:
 
 def _preload() -> None:
     """Read, once per process, every packaged file a page reads later (the derivation's text and its
-    worked examples, the manual, the reported runs, the host, engine and published-parameter tables): a reinstall
+    worked examples, the manual, the reported runs, the host, engine and published-parameter tables,
+    the catalog snapshot's rows and the names people type): a reinstall
     under a running server cannot fail a page. The derivation and the reported runs are read as text
     here and parsed on first use (their figures and checks are computed then, not at the start)."""
+    from servebound.catalog import names, snapshot
     from servebound.catalog.hosts import host_rows
     from servebound.catalog.published import published_table
     from servebound.core.engines import engines, families
@@ -149,11 +151,16 @@ def _preload() -> None:
         derivation_live.example_machine(name)
     for name in derivation_live.EXAMPLE_MODELS:
         derivation_live.example_model(name)
+    derivation_live.measured_prefill_run()  # the GB10 run placed against the example files
     reported_runs_text()
     host_rows()
     published_table()
     engines()  # the engine table (format support, dequantize rules): every decode reads it
     families()
+    names.ollama_tags()  # the names people type: the Ollama table and the Hub ids
+    names.hub_ids()
+    for name in (snapshot.HARDWARE, snapshot.PROFILES, snapshot.AUDITS):
+        snapshot.load(name)  # the catalog's rows, cut from memory from now on (never read again)
 
 
 #: The GIL switch interval ``serve`` sets (CPython's default is 5 ms).

@@ -323,6 +323,7 @@ def walk_through() -> dict[str, str]:
 MEASURED_PREFILL_RUN = "derivation-dgx-spark-laguna-s-2.1-nvfp4-vllm-prefill-8k"
 
 
+@functools.cache  # shipped files only: computed once (``serve`` does it at start)
 def measured_prefill_run() -> dict[str, str]:
     """The reported vLLM prefill run on GB10 placed against the example files' ceiling at its own chunk
     (what ``servebound check -H dgx-spark.toml -m laguna-s-2.1-nvfp4.toml --metric prefill_tok_s

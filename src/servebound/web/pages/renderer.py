@@ -371,9 +371,9 @@ class Renderer:
             hw=hw,
             m=m,
             d=d,
-            notes=[page_note(n, hw.id, m.id, params) for n in notes]
+            notes=[page_note(n, hw.id, m.id, params, self.pair_href) for n in notes]
             + [page_note(Note.of(text), hw.id, m.id, params) for text in differs],
-            remedies=remedies(notes, hw.id, m.id, params),
+            remedies=remedies(notes, hw.id, m.id, params, self.pair_href),
             sideways=self._pair_fixed(hw, m)[0],
             p=p,
             q=pair.query,

@@ -7,9 +7,10 @@ to pass a flag.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 from markupsafe import Markup, escape
 
@@ -151,9 +152,12 @@ def page_text(note: Note) -> str:
     return note.render(setting_words)
 
 
-def page_note(note: Note, hw_id: str, model_id: str, params: Mapping[str, str]) -> list[Remedy]:
+def page_note(
+    note: Note, hw_id: str, model_id: str, params: Mapping[str, str], pair_href: PairHref = None
+) -> list[Remedy]:
     """A note as a page shows it: its words, and each setting as a link to this pair with the form set
-    to it (words alone where the note leaves a value to the reader)."""
+    to it (words alone where the note leaves a value to the reader). Another format of the model links
+    to that pair through ``pair_href`` (a static copy without that page: its calculator)."""
     out: list[Remedy] = []
     for part in note.parts:
         if isinstance(part, str):
@@ -164,9 +168,22 @@ def page_note(note: Note, hw_id: str, model_id: str, params: Mapping[str, str]) 
         if all(v is not None for v in values.values()):
             change = {k: shown_value(v, grouped=False) for k, v in values.items() if v is not None}
             model = change.pop("model", model_id)  # another format of the model: that pair's page
-            href = pair_path(hw_id, model, {**params, **change})
+            base = pair_path(hw_id, model) if pair_href is None else pair_href(hw_id, model)
+            href = _with_query(base, {**params, **change})
         out.append(Remedy(setting_words(part), href))
     return out
+
+
+#: How a page links to a pair (``Renderer.pair_href``: its page, or the calculator on a static copy
+#: without it); None: the pair's page.
+PairHref = Callable[[str, str], str] | None
+
+
+def _with_query(href: str, query: Mapping[str, str]) -> str:
+    """``href`` with ``query`` added (after its own query, where it has one)."""
+    if not query:
+        return href
+    return href + ("&" if "?" in href else "?") + urlencode(dict(query))
 
 
 def linked_md(parts: Sequence[Remedy] | Remedy) -> str:
@@ -179,14 +196,16 @@ def linked_md(parts: Sequence[Remedy] | Remedy) -> str:
     return "".join(out)
 
 
-def remedies(notes: Sequence[Note], hw_id: str, model_id: str, params: Mapping[str, str]) -> list[Remedy]:
+def remedies(
+    notes: Sequence[Note], hw_id: str, model_id: str, params: Mapping[str, str], pair_href: PairHref = None
+) -> list[Remedy]:
     """The notes that would pass a failed gate (those with an effect) as links that set the form: what
     to change, then what it would do."""
     out = []
     for note in notes:
         for setting in note.settings if note.effect else ():
             text = setting_words(setting)
-            linked = page_note(Note((setting,)), hw_id, model_id, params)[0]
+            linked = page_note(Note((setting,)), hw_id, model_id, params, pair_href)[0]
             out.append(Remedy(f"{text[:1].upper()}{text[1:]}: {note.effect}", linked.href))
     return out
 
