@@ -98,3 +98,27 @@ def test_the_choice_is_fits_choice(hardware: str, engine: str) -> None:
         assert engine in scenario.sources["weight_format"]
         checked += 1
     assert checked >= 1
+
+
+def test_prefill_takes_the_same_choice(capsys: pytest.CaptureFixture[str], client: TestClient) -> None:
+    cli = run_json(
+        capsys,
+        "prefill",
+        "-H",
+        SPARK,
+        "-m",
+        "gpt-oss-120b",
+        "--engine",
+        "llama.cpp",
+        "--prompt",
+        "2000",
+        "--json",
+    )
+    api = client.get(
+        "/api/prefill",
+        params={"hardware": SPARK, "model": "gpt-oss-120b", "engine": "llama.cpp", "prompt": 2000},
+    )
+    assert api.status_code == 200
+    assert cli == api.json()
+    assert cli["model"]["id"] == GGUF
+    assert GGUF in cli["assumptions"]["weight_precision_source"]
