@@ -226,10 +226,11 @@ def format_bands(calibration: Calibration) -> list[str]:
         "expected bands (t = a t_ceiling + t_0 per engine, class and phase; leave-one-out: runs inside the "
         f"p10-p90 the others give, {calibration.inside} of {calibration.evaluated}{share}):"
     ]
-    wide = max((len(row.group.engine) for row in calibration.groups), default=10)
     for row in calibration.groups:
         group, model = row.group, row.model
-        name = f"  {group.engine:{wide}s} {group.hardware_class:20s} {group.name:30s} {len(group.run_ids):3d} runs"
+        name = (
+            f"  {group.engine:10s} {group.hardware_class:20s} {group.name:30s} {len(group.run_ids):3d} runs"
+        )
         if model is None:
             lines.append(f"{name}  fewer than {BAND_MIN_RUNS}: no band")
             continue
