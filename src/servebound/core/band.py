@@ -160,7 +160,10 @@ class ExpectedBand:
     runs: int = documented("reported runs the band rests on (at least 5)")
     engine: str = documented("the engine whose runs were used")
     hardware_class: str = documented("the hardware class whose runs were used (the catalog's class)")
-    phase: str = documented("`decode` (per-session runs at batch 1) or `prefill`")
+    phase: str = documented(
+        "`decode` (per-session runs at batch 1), `serving` (runs at a concurrency above 1, per session) "
+        "or `prefill`"
+    )
     run_ids: tuple[str, ...] = documented("the reported runs' ids (catalog/data/reported_runs.toml)")
     runs_url: str = documented("where the runs are listed, each with its source")
     reading: str = documented("always `estimate`: a band of published results, never a bound")

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass, field, replace
-from typing import Any, get_type_hints
+from typing import TYPE_CHECKING, Any, get_type_hints
 
 from servebound.catalog.hosts import offload_spec
 from servebound.core.advice import Note, Setting
+from servebound.core.decode import DecodeResult, decode
 from servebound.core.engines import get_engine, kv_format_for
 from servebound.core.experts import ExpertTraffic
 from servebound.core.formats import FORMATS, KV_FORMATS
@@ -36,6 +37,9 @@ from servebound.core.workload import (
 from servebound.errors import InputError
 from servebound.inputs.resolve import resolve_hardware, resolve_model
 from servebound.inputs.workload import BY_NAME, WORKLOAD_KEYWORDS, Input, WorkloadInputs, unknown
+
+if TYPE_CHECKING:
+    from servebound.catalog.models import CatalogModel
 
 
 @dataclass(frozen=True)
@@ -100,9 +104,28 @@ def resolve_scenario(
             f"must be a Workload (servebound.make_workload(...)) or given as keywords, not a {kind}; "
             + ("call decode(hw, model, **that_dict)" if isinstance(workload, dict) else "see make_workload"),
         )
-    target = load_model(model, kv_precision=work.kv_precision)
+    target = load_model(_engine_format(model, hw, work), kv_precision=work.kv_precision)
     resolved = work.resolve(hw, target)
     return Scenario(inputs, hw, target, resolved, work, _sources(hw, target, resolved))
+
+
+def _engine_format(model: str | ModelAdapter, hw: Hardware, work: Workload) -> str | ModelAdapter:
+    """The model an engine is asked for: a bare catalog name (a release, no format word) whose format the
+    named engine does not run here becomes the format ``choose_format`` picks for it (fit's and rank's
+    choice), its adapter saying which and why (``sources["weight_format"]``); anything else as given."""
+    if work.engine is None or not isinstance(model, str):
+        return model
+    from servebound.inputs.engine_formats import engine_format  # the catalog, only under an engine
+
+    def evaluate(profile: CatalogModel) -> DecodeResult:
+        target = load_model(profile.adapter, kv_precision=work.kv_precision)
+        return decode(hw, target, work.resolve(hw, target))
+
+    chosen = engine_format(model, hw, work.engine, evaluate)
+    if chosen is None:
+        return model
+    adapter = load_model(chosen[0])
+    return replace(adapter, sources={**adapter.sources, "weight_format": chosen[1]})
 
 
 def resolve_on_system(workload: Workload, system: System, model: ModelAdapter) -> Workload:
@@ -144,6 +167,7 @@ def _sources(hw: Hardware, model: ModelAdapter, work: Workload) -> dict[str, str
         **work.sources,
         "hardware": f"{hw.id}: {hw.provenance}" if hw.provenance else hw.id,
         "model": model.id,
+        **({"weight_format": model.sources["weight_format"]} if "weight_format" in model.sources else {}),
         "kv_precision": precision,
     }
     if work.speculation is not None:

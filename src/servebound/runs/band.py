@@ -4,12 +4,15 @@ and regime.
 A group is the reported runs (``catalog/data/reported_runs.toml``) of one engine (names folded: vLLM is
 ``vllm``), one hardware class (the catalog's: consumer GPU, datacenter GPU, unified-memory SoC, ...),
 one phase (``decode``: per-session decode at concurrency 1, llama-bench tg, one stream, beside the
-single-session ceiling; ``prefill``: prefill tok/s, beside the prefill ceiling) and one regime (weights
-on the device, or some in host RAM: an offload run is another regime, its own group). Runs above their
+single-session ceiling; ``serving``: decode at a concurrency above one, per-session and aggregate runs
+alike, each fitted per session (an aggregate run's rate and ceiling divided by its concurrency) beside
+the per-session ceiling at its batch; ``prefill``: prefill tok/s, beside the prefill ceiling) and one
+regime (weights on the device, or some in host RAM: an offload run is another regime, its own group). Runs above their
 own ceiling would be left out: their inputs do not describe them. The core fits the group's per-token
 time model and turns it into the band (:mod:`servebound.core.band`). At a forced batch B the band is a
 per-session one beside the per-session ceiling r(B) (the fitted time applied to the step at B); at b*
-an aggregate one, b* times the per-session band at r(b*), beside T(b*). Each says which.
+an aggregate one, b* times the per-session band at r(b*), beside T(b*). Above batch 1 both come from
+the ``serving`` group where it has a band, else from the ``decode`` group. Each says which.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ if TYPE_CHECKING:  # the run catalog (pydantic) loads only when a band is asked 
 ENGINES = ("llama.cpp", "ollama", "lm-studio", "mlx", "vllm", "sglang", "trt-llm")
 #: Where every reported run is listed with its source.
 RUNS_URL = "/validation"
-PHASES = ("decode", "prefill")
+PHASES = ("decode", "serving", "prefill")
 #: A group's regimes: every weight on the device, or some in host RAM (an offload run).
 ON_DEVICE, OFFLOAD = "", "weights in host RAM"
 
@@ -75,6 +78,8 @@ def _phase(entry: ReportedRunEntry) -> str | None:
 
     if entry.metric is Metric.PER_SESSION_TOK_S and entry.concurrency == 1:
         return "decode"
+    if entry.metric in (Metric.PER_SESSION_TOK_S, Metric.AGGREGATE_TOK_S) and entry.concurrency > 1:
+        return "serving"
     if entry.metric is Metric.PREFILL_TOK_S:
         return "prefill"
     return None
@@ -123,15 +128,27 @@ def _groups() -> dict[GroupKey, tuple[ReportedRunEntry, ...]]:
     return {key: tuple(value) for key, value in groups.items()}
 
 
+def _per_session(run: ReportedRun) -> tuple[float, float]:
+    """(ceiling, measured) of one session: an aggregate run's divided by its concurrency (the fit is
+    of one session's per-token time), any other run's as checked."""
+    from servebound.runs.measured import Metric
+
+    ceiling, measured = run.check.ceiling_tok_per_s, run.check.measured_tok_per_s
+    if run.entry.metric is Metric.AGGREGATE_TOK_S and run.entry.concurrency > 1:
+        return ceiling / run.entry.concurrency, measured / run.entry.concurrency
+    return ceiling, measured
+
+
 def _group_of(key: GroupKey, runs: Sequence[ReportedRun]) -> BandGroup:
     kept = [run for run in runs if run.at_or_below]
+    rates = [_per_session(run) for run in kept]
     return BandGroup(
         key[0],
         key[1],
         key[2],
         tuple(run.entry.id for run in kept),
-        tuple(run.check.ceiling_tok_per_s for run in kept),
-        tuple(run.check.measured_tok_per_s for run in kept),
+        tuple(ceiling for ceiling, _ in rates),
+        tuple(measured for _, measured in rates),
         key[3],
     )
 
@@ -202,22 +219,34 @@ def with_band(result: R) -> R:
     forced = result.forced
     if forced is not None:
         scope = f"per session at batch {forced.batch}"
-        band = band_for(forced.per_session_tok_per_s, engine, hw, "decode", regime=regime, scope=scope)
+        band = _at_batch(forced.per_session_tok_per_s, forced.batch, engine, hw, regime, scope)
     else:
         band = band_for(result.single_session_tok_per_s, engine, hw, "decode", regime=regime)
     star = result.batch_star
     aggregate = None
     if star is not None and result.per_session_tok_per_s is not None:
-        aggregate = band_for(
-            result.per_session_tok_per_s,
-            engine,
-            hw,
-            "decode",
-            regime=regime,
-            scope=f"aggregate at b* = {star}",
-            sessions=star,
-        )
+        scope = f"aggregate at b* = {star}"
+        aggregate = _at_batch(result.per_session_tok_per_s, star, engine, hw, regime, scope, sessions=star)
     return replace(result, expected=band, expected_aggregate=aggregate)
+
+
+def _at_batch(
+    per_session: float | None,
+    batch: int,
+    engine: str | None,
+    hardware_id: str,
+    regime: str,
+    scope: str,
+    sessions: int = 1,
+) -> ExpectedBand | None:
+    """The band of a batch's sessions: from the serving runs (at concurrencies above one) where the
+    batch is above one and their group has a band, else from the single-session runs."""
+    args = (per_session, engine, hardware_id)
+    if batch > 1:
+        band = band_for(*args, "serving", regime=regime, scope=scope, sessions=sessions)
+        if band is not None:
+            return band
+    return band_for(*args, "decode", regime=regime, scope=scope, sessions=sessions)
 
 
 @dataclass(frozen=True)

@@ -77,6 +77,8 @@ def workload_assumptions(
         "prefix_sharing": "none: private caches per session",
         "max_batch_searched": MAX_BATCH,
     }
+    if "weight_format" in model.sources:  # a bare name's format, chosen for the engine named
+        out["weight_precision_source"] = model.sources["weight_format"]
     if workload.forced_batch is not None:
         out["forced_batch"] = workload.forced_batch
     if spec is not None:

@@ -107,7 +107,7 @@ class WorkloadQuery:
         return make_workload(self.inputs(), draft=draft, **extra)
 
     def scenario(
-        self, hardware: Hardware, model: ModelAdapter, draft: ModelAdapter | None = None, **extra: Any
+        self, hardware: Hardware, model: str | ModelAdapter, draft: ModelAdapter | None = None, **extra: Any
     ) -> Scenario:
         """The scenario this query asks on a pair, resolved once as the CLI resolves the same flags
         (``draft``: the resolved model of ``self.draft``; ``extra``: a command's own inputs)."""

@@ -15,7 +15,9 @@ from typing import Annotated, Any, ParamSpec, TypeVar, cast
 from fastapi import Depends, Request
 from fastapi.responses import HTMLResponse, Response
 
+from servebound.core.model import ModelAdapter
 from servebound.errors import MAX_ID_CHARS, InputError, shown
+from servebound.inputs.engine_formats import names_a_format
 from servebound.web.app.http_layers import accepts_gzip
 from servebound.web.app.responses import StrictJSONResponse
 from servebound.web.pages.contexts import NotFoundError as NotFoundError
@@ -187,6 +189,14 @@ class WebState:
 
     def get_model(self, ref: str) -> SiteModel:
         return _lookup("model", ref, self.site.get_model, self.site.suggest_models, "/models", "profile")
+
+    def scenario_model(self, ref: str, model: SiteModel) -> str | ModelAdapter:
+        """What a route hands ``resolve_scenario`` for the model a query named (``ref``, found as
+        ``model``): a catalog profile's id where the name states no format, so that a bare name under an
+        engine is answered for that engine's format as on the CLI; else the site's record as found."""
+        if self.site.serves_catalog and not names_a_format(ref):
+            return model.id
+        return model.adapter
 
 
 _Row = TypeVar("_Row", SiteHardware, SiteModel)

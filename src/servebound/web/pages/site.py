@@ -319,6 +319,11 @@ class SiteData:
                 pass
         raise InputError("hardware", f"'{ref}' is not a hardware id on this site")
 
+    @property
+    def serves_catalog(self) -> bool:
+        """Whether the site serves the packaged catalog (every name people type for a profile)."""
+        return self._catalog is not None
+
     def get_model(self, ref: str) -> SiteModel:
         check_id_length(ref, "model")
         if ref in self.models_by_id:

@@ -172,7 +172,7 @@ def api_decode(
     from servebound.api import decode_answer
 
     draft_model = web.get_model(query.draft).adapter if query.draft else None
-    scenario = query.scenario(hw.hardware, m.adapter, draft_model)
+    scenario = query.scenario(hw.hardware, web.scenario_model(model, m), draft_model)
     if params["layout"] is not None:  # decode --layout: one parallel layout of a system
         from servebound.views.layout_report import decode_layout_json
 
@@ -198,7 +198,7 @@ def api_prefill(
     hw, m = web.get_hw(hardware), web.get_model(model)
     prompt, batch = params["prompt"], params["batch"] or 1
     query = workload_query({**params, "batch": None})
-    scenario = query.scenario(hw.hardware, m.adapter)
+    scenario = query.scenario(hw.hardware, web.scenario_model(model, m))
     adapter = scenario.model
     if adapter.prefill is None:
         raise InputError("model", f"model '{m.id}' has no prefill fields, so no prefill ceiling")
