@@ -23,6 +23,8 @@ class Shown:
 
 
 def _cells(row: str) -> list[str]:
+    """A row's cells as text; an "n/a" without the number of its reason's note."""
+    row = re.sub(r"<sup>.*?</sup>", "", row)
     return [
         html_lib.unescape(re.sub(r"<[^>]+>", "", c)).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row)
     ]
@@ -32,7 +34,7 @@ def _cells(row: str) -> list[str]:
 def _rows(client: TestClient, page: str) -> dict[str, list[str]]:
     """A page's table rows by the pair page each links to (read once per page and client)."""
     out: dict[str, list[str]] = {}
-    for row in re.findall(r"<tr>(.*?)</tr>", client.get(page).text, flags=re.S):
+    for row in re.findall(r"<tr[^>]*>(.*?)</tr>", client.get(page).text, flags=re.S):
         for href in set(re.findall(r'href="(/pair/[^"?]+)"', row)):
             out.setdefault(href, []).append(row)
     return out

@@ -16,7 +16,36 @@ from markupsafe import Markup, escape
 
 from servebound.core.advice import Note, Setting, shown_value
 from servebound.inputs.workload import BY_NAME
-from servebound.web.pages.text import md, md_url, mirror_path, pair_path
+from servebound.views.notes import NO_FLOOR_WHY, NO_WAIT_WHY, NOTHING_FITS_WHY
+from servebound.views.report import fmt_gb, fmt_int, fmt_params, fmt_rate, fmt_seconds
+from servebound.web.pages.classes import CLASS_COLUMNS, RANK_COLUMNS
+from servebound.web.pages.text import VERDICT_FILTERS, md, md_url, mirror_path, pair_path
+
+
+def why_marks(rows: Sequence[Any]) -> dict[str, int]:
+    """The reasons of a table's "n/a" cells (each row's ``why``), numbered in the order they first
+    appear: the table's footnotes, each cell marked with its reason's number."""
+    marks: dict[str, int] = {}
+    for row in rows:
+        for text in row.why.values():
+            marks.setdefault(text, len(marks) + 1)
+    return marks
+
+
+#: What every template may call beside its context: the CLI's number formats, and the words of an absent
+#: figure (``servebound.views.notes``), so a pair page's "none" and a table's "n/a" say the same.
+TEMPLATE_HELPERS: dict[str, Any] = {
+    "fmt_gb": fmt_gb,
+    "fmt_int": fmt_int,
+    "fmt_rate": fmt_rate,
+    "fmt_params": fmt_params,
+    "fmt_seconds": fmt_seconds,
+    "why": {"nothing_fits": NOTHING_FITS_WHY, "no_floor": NO_FLOOR_WHY, "no_wait": NO_WAIT_WHY},
+    "rank_columns": RANK_COLUMNS,
+    "class_columns": CLASS_COLUMNS,
+    "verdict_filters": VERDICT_FILTERS,
+    "why_marks": why_marks,
+}
 
 
 def plural(n: int | float | None, one: str, many: str | None = None) -> str:
