@@ -45,7 +45,7 @@ from servebound.web.pages.contexts import (
 )
 from servebound.web.pages.cost import economics_context
 from servebound.web.pages.layouts import layout_model, system_layouts
-from servebound.web.pages.nearby import Sideways, sideways
+from servebound.web.pages.nearby import Sideways, format_answers, sideways
 from servebound.web.pages.pair_records import (
     ALL,
     SECTIONS,
@@ -367,6 +367,7 @@ class Renderer:
             + [page_note(Note.of(text), hw.id, m.id, params) for text in differs],
             remedies=remedies(notes, hw.id, m.id, params, self.pair_href),
             sideways=self._pair_fixed(hw, m)[0],
+            formats=format_answers(pair, self._pair_fixed(hw, m)[0].formats, self.site),
             p=p,
             q=pair.query,
             prefill_error=pair.prefill_error,
