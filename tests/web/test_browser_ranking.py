@@ -52,9 +52,13 @@ def test_verdict_boxes_and_search_change_the_rows_and_the_count(browser: Any, si
     everything = shown(page, "models-table")
     assert len(everything) == 3 and {"serves", "nofit"} <= set(everything)
     assert count(page) == "3 of 3 models match"
+    assert page.is_visible("#models-table ol.why-notes")
     page.uncheck(".row-filter input[value=nofit]")
     assert shown(page, "models-table") == [v for v in everything if v != "nofit"]
     assert count(page) == f"{len(everything) - everything.count('nofit')} of 3 models match"
+    # a note stays while a row in view points to it: the row that does not fit is gone, and its notes
+    notes = page.locator("#models-table ol.why-notes li:not([hidden])").all_text_contents()
+    assert notes and not [n for n in notes if "nothing fits" in n], notes
     page.check(".row-filter input[value=nofit]")
     assert shown(page, "models-table") == everything
     page.fill(".row-search", "qwen 35b")  # words in any order, as people type a name

@@ -90,6 +90,14 @@
       holder.querySelectorAll(".rank-group").forEach(function (g) {
         g.hidden = !g.querySelector("tbody tr[data-verdict]:not([hidden])");
       });
+      // a note under a table stays while a row in view points to it
+      var cited = {};
+      holder.querySelectorAll("tbody tr[data-verdict]:not([hidden]) sup a").forEach(function (a) { cited[a.getAttribute("href").slice(1)] = true; });
+      holder.querySelectorAll("ol.why-notes").forEach(function (ol) {
+        var any = false;
+        Array.prototype.forEach.call(ol.children, function (li) { li.hidden = !cited[li.id]; any = any || !li.hidden; });
+        ol.hidden = !any;
+      });
       var listed = all ? matching : Math.min(matching, cap);
       count.textContent = n(matching) + " of " + n(rows.length) + " " + noun + " match" + (listed < matching ? " (the first " + n(listed) + " listed)" : "");
       more.hidden = listed >= matching;
