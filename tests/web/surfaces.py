@@ -23,6 +23,8 @@ class Shown:
 
 
 def _cells(row: str) -> list[str]:
+    """A row's cells as text; an "n/a" without the number of its reason's note."""
+    row = re.sub(r"<sup>.*?</sup>", "", row)
     return [
         html_lib.unescape(re.sub(r"<[^>]+>", "", c)).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row)
     ]
@@ -32,7 +34,7 @@ def _cells(row: str) -> list[str]:
 def _rows(client: TestClient, page: str) -> dict[str, list[str]]:
     """A page's table rows by the pair page each links to (read once per page and client)."""
     out: dict[str, list[str]] = {}
-    for row in re.findall(r"<tr>(.*?)</tr>", client.get(page).text, flags=re.S):
+    for row in re.findall(r"<tr(?: data-verdict=\"[a-z]+\")?>(.*?)</tr>", client.get(page).text, flags=re.S):
         for href in set(re.findall(r'href="(/pair/[^"?]+)"', row)):
             out.setdefault(href, []).append(row)
     return out
@@ -84,7 +86,7 @@ def class_row(client: TestClient, model_id: str, hw_id: str) -> tuple[str, PerDe
     per-device and per-dollar cells."""
     text = client.get(f"/models/{quote(model_id)}").text
     href = f'href="/pair/{quote(hw_id)}/{quote(model_id)}"'
-    at = text.index(f"<tr><td><a {href}>")
+    at = re.search(rf"<tr[^>]*><td><a {re.escape(href)}>", text).start()  # type: ignore[union-attr]
     heading = re.findall(r'<h3 id="class-[a-z]+">([^<]+)</h3>', text[:at])[-1]
     row = text[at : text.index("</tr>", at)]
     return heading, PerDevice(*_cells(row)[6:11])
@@ -96,7 +98,9 @@ def class_tables(client: TestClient, model_id: str) -> dict[str, list[str]]:
     text = client.get(f"/models/{quote(model_id)}").text
     out: dict[str, list[str]] = {}
     for heading, body in re.findall(r'<h3 id="class-[a-z]+">([^<]+)</h3>(.*?)</table>', text, flags=re.S):
-        out[heading] = re.findall(rf'<tr><td><a href="/pair/([^/"]+)/{re.escape(quote(model_id))}">', body)
+        out[heading] = re.findall(
+            rf'<tr[^>]*><td><a href="/pair/([^/"]+)/{re.escape(quote(model_id))}">', body
+        )
     return out
 
 

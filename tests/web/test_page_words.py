@@ -29,6 +29,7 @@ PAGES = [
     "/pair/nvidia-h100-sxm/laguna-s-2.1-nvfp4-example",
     "/pair/nvidia-rtx-4090/laguna-s-2.1-nvfp4-example",  # does not fit
     "/pair/dgx-spark-example/qwen3.6-35b-a3b-example?batch=1&alloc_context=200000",
+    "/pair/nvidia-h100-sxm/laguna-s-2.1-nvfp4-example?engine=vllm",  # an engine's overhead and cache
     "/validation",
     "/methodology",
     "/derivation",
@@ -61,6 +62,10 @@ def servebound_flags() -> set[str]:
 ENUM = re.compile(r"\b(" + "|".join(sorted(VERDICT_TEXT)) + r")\b")
 EXPONENT = re.compile(r"\b\d+(?:\.\d+)?e[+-]?\d+\b")
 ONE_PLURAL = re.compile(r"(?<![\d,.])1 (sessions|tokens|devices|layouts)\b")
+#: An engine by its id (vllm) where people write its name (vLLM): the engine table's display names.
+ENGINE_ID = re.compile(r"(?<![\w./=-])(vllm|sglang|trt-llm|lm-studio|ollama)(?![\w-])")
+#: An assumption's internal value: the batch search's cap, as a number.
+INTERNAL = re.compile(r"\b1,000,000,000\b")
 
 
 class Visible(HTMLParser):
@@ -100,15 +105,27 @@ def test_no_flag_enum_or_raw_float_on_a_page(client: TestClient, path: str) -> N
     text, ours = visible(r.text), servebound_flags()
     found = {
         name: sorted({m.group(0) for m in rx.finditer(text)})
-        for name, rx in (("flag", FLAG), ("enum", ENUM), ("exponent", EXPONENT), ("plural", ONE_PLURAL))
+        for name, rx in (
+            ("flag", FLAG),
+            ("enum", ENUM),
+            ("exponent", EXPONENT),
+            ("plural", ONE_PLURAL),
+            ("engine id", ENGINE_ID),
+            ("internal value", INTERNAL),
+        )
     }
     found["flag"] = [f for f in found["flag"] if f in ours]
     assert not any(found.values()), (path, found)
 
 
 def test_the_scan_finds_what_it_looks_for() -> None:
-    page = "<p>pass --hardware my.toml: no_session_fit at 2.1463e+06 for 1 sessions</p><code>--json</code>"
+    page = (
+        "<p>pass --hardware my.toml: no_session_fit at 2.1463e+06 for 1 sessions</p><code>--json</code>"
+        "<p>hopper multiplies fp8 natively (vllm, sglang, trt-llm); largest batch 1,000,000,000</p>"
+    )
     text = visible(page)
+    assert ENGINE_ID.findall(text) == ["vllm", "sglang", "trt-llm"] and INTERNAL.findall(text)
+    assert not ENGINE_ID.findall("vLLM, SGLang, TensorRT-LLM; docs.vllm.ai; advanced-vllm-settings")
     assert (
         FLAG.findall(text) == ["--hardware"]
         and "--hardware" in servebound_flags()
@@ -116,3 +133,55 @@ def test_the_scan_finds_what_it_looks_for() -> None:
     )
     assert EXPONENT.findall(text) == ["2.1463e+06"] and ONE_PLURAL.findall(text) == ["sessions"]
     assert "--gpu-memory-utilization" not in servebound_flags()  # vLLM's, quoted from its docs
+
+
+#: Each assumption's value where its JSON holds a name: none of these may reach a page bare.
+RAW_VALUES = {"reserved", "paged", "bound", "estimate", "peak", "measured", "expected", "minimum", "None"}
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/pair/nvidia-h100-sxm/laguna-s-2.1-nvfp4-example",
+        "/pair/nvidia-h100-sxm/laguna-s-2.1-nvfp4-example?engine=vllm",
+        "/pair/dgx-spark-example/qwen3.6-35b-a3b-example?expert_traffic=minimum",
+    ],
+)
+def test_assumption_rows_read_as_words(client: TestClient, path: str) -> None:
+    page = client.get(path).text
+    table = page[page.index("<h3>Assumptions</h3>") :]
+    rows = dict(re.findall(r"<tr><th>(.*?)</th><td>(.*?)</td></tr>", table[: table.index("</table>")]))
+    assert rows and not {v for v in rows.values() if v in RAW_VALUES}, rows
+    assert not [k for k in rows if "_" in k or k[:1].islower()], rows  # every label is a label
+    formats = [rows["Weight format"], rows["KV cache format"]]
+    assert all(f == f.upper() or " " in f for f in formats), formats  # FP8, BF16, MLX 4-bit
+    assert "no batch limit beyond memory" in rows["Largest batch searched"]
+    if "engine=vllm" in path:
+        assert rows["Engine"] == "vLLM" and rows["Runtime overhead: where it comes from"].startswith(
+            "engine vLLM"
+        )
+
+
+def na_cells(page: str) -> list[tuple[str, str]]:
+    """Each n/a cell of a page's ranking tables: (the cell's HTML, the words of the note it points to)."""
+    notes = dict(re.findall(r'<li id="([^"]+-why-\d+)" value="\d+">(.*?)</li>', page))
+    found = []
+    for cell in re.findall(r'<td class="[^"]*\bna\b[^"]*">(.*?)</td>', page):
+        target = re.search(r'<sup><a href="#([^"]+)">\d+</a></sup>', cell)
+        found.append((cell, notes.get(target.group(1), "") if target else ""))
+    return found
+
+
+@pytest.mark.parametrize(
+    "path", ["/hardware/nvidia-rtx-4090", "/hardware/dgx-spark-example", "/models/laguna-s-2.1-nvfp4-example"]
+)
+def test_each_n_a_in_a_ranking_table_says_why(client: TestClient, path: str) -> None:
+    page = client.get(path).text
+    cells = na_cells(page)
+    assert cells, path  # these pages have rows that do not fit
+    assert all(cell.startswith("n/a") and why.startswith("n/a: ") and len(why) > 15 for cell, why in cells), (
+        cells
+    )
+    # no n/a in a ranking table without its mark
+    bare = re.findall(r'<td class="n">n/a</td>', page[page.index('<table class="sortable classes"') :])
+    assert not bare, path

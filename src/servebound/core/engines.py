@@ -203,7 +203,7 @@ def format_support(
             f"no engine in the table runs {cls} weights ({precision}) on {family.vendor} devices"
         )
     mode = format_classes()[cls][0]
-    names = ", ".join(e.id for e in runners)
+    names = ", ".join(e.name for e in runners)  # as people write them: vLLM, SGLang, TensorRT-LLM
     if cls in _UNPACKED:
         wider = " or 16-bit" if mode == "int8" else ""
         return (

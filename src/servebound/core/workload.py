@@ -99,7 +99,8 @@ class Workload:
     #: The serving engine named (``--engine``), or None; it set the allocation and may set O.
     engine: str | None = None
     #: The engine's overhead convention when O was left to it: (kind, memory fraction f, source), kind
-    #: ``fraction_of_total`` (O = (1 - f) C) or ``fraction_of_free`` (O = (1 - f)(C - W_resident)).
+    #: ``fraction_of_total`` (O = (1 - f) C) or ``fraction_of_free`` (O = (1 - f)(C - W_resident)); the
+    #: source opens with the engine's name.
     engine_overhead: tuple[str, float, str] | None = None
     #: W_resident, recorded by ``for_model`` for a fraction-of-free convention (``for_hardware`` uses it).
     engine_resident_bytes: float | None = None
@@ -137,7 +138,7 @@ class Workload:
             return self._with(
                 overhead_bytes=max(0.0, (1.0 - fraction) * base),
                 overhead_from_hardware=False,
-                overhead_source=f"engine {self.engine}: {source}",
+                overhead_source=f"engine {source}",
             )
         if hardware.runtime_overhead_bytes is None:
             return self._with(

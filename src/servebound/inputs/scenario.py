@@ -328,7 +328,8 @@ def _allocation(w: WorkloadInputs) -> tuple[KVAllocation, tuple[str, float, str]
             ),
         )
     if w.overhead_gb is None and spec.memory_fraction is not None and spec.overhead != "row":
-        return allocation, (spec.overhead, spec.memory_fraction, spec.overhead_source)
+        # the source names the engine as people write it (vLLM, not vllm)
+        return allocation, (spec.overhead, spec.memory_fraction, f"{spec.name}: {spec.overhead_source}")
     return allocation, None
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from servebound.catalog.hardware_names import HARDWARE_CLASSES
+from servebound.core.advice import Note
 from servebound.core.cost import usd_per_mtok_at_rate
 from servebound.core.decode import VERDICT_ORDER, DecodeResult, decode
 from servebound.core.engines import FormatSupport, format_support
@@ -26,6 +27,7 @@ from servebound.core.prefill import PrefillResult, prefill
 from servebound.core.workload import Workload
 from servebound.errors import InputError
 from servebound.inputs.scenario import default_workload, load_model, resolve_scenario
+from servebound.views.notes import NO_PREFILL_WHY, NO_WAIT_WHY, missing_decode
 
 if TYPE_CHECKING:
     from servebound.catalog.hardware import CatalogHardware
@@ -154,6 +156,16 @@ class RankRow:
     )
     price_basis: str | None = documented("where usd_per_hour comes from: rental or owned", default=None)
     price_source: str | None = documented("the source of usd_per_hour, as `cost` states it", default=None)
+    #: Why ``prefill`` is None (None where there is a wait): the row's reason, as its pages say it.
+    prefill_why: Note | None = None
+
+    def missing(self) -> dict[str, Note]:
+        """Why each absent figure of the row is absent, by its JSON name (``single_session_tok_s``,
+        ``aggregate_tok_s``, ``batch_star``, ``ttft_s``): the words a table's "n/a" carries."""
+        found = missing_decode(self.decode)
+        if self.prefill is None:
+            found["ttft_s"] = self.prefill_why or Note.of("no wait was computed")
+        return found
 
     @property
     def prompt_beyond_context(self) -> bool:
@@ -208,18 +220,30 @@ class RankRow:
 
 def _prefill_or_none(
     hw: Hardware, model: ModelAdapter, workload: Workload, prompt_tokens: int, fits: bool
-) -> PrefillResult | None:
-    """The wait for exactly ``prompt_tokens``, or None: where the pair does not fit there is no wait,
-    and a prompt past the model's context (or the workload's allocation) is not shortened to fit."""
-    if model.prefill is None or not fits:
-        return None
-    limit = min(model.context_limit_tokens or prompt_tokens, workload.alloc_context_tokens)
-    if prompt_tokens > limit:
-        return None
+) -> tuple[PrefillResult | None, Note | None]:
+    """The wait for exactly ``prompt_tokens``, or None and why: where the pair does not fit there is no
+    wait, and a prompt past the model's context (or the workload's allocation) is not shortened to fit
+    (the pair page, which shortens it, reports the wait of the shorter prompt)."""
+    if model.prefill is None:
+        return None, Note.of(NO_PREFILL_WHY)
+    if not fits:
+        return None, Note.of(NO_WAIT_WHY)
+    limit = model.context_limit_tokens
+    if limit is not None and prompt_tokens > limit:
+        return None, Note.of(
+            f"the {prompt_tokens:,}-token prompt is longer than the model's context of {limit:,} tokens "
+            f"(its pair page reports the wait for a {min(limit, workload.alloc_context_tokens):,}-token prompt)"
+        )
+    if prompt_tokens > workload.alloc_context_tokens:
+        return None, Note.of(
+            f"the {prompt_tokens:,}-token prompt is longer than the {workload.alloc_context_tokens:,} "
+            "tokens reserved per session (its pair page reports the wait for a "
+            f"{workload.alloc_context_tokens:,}-token prompt)"
+        )
     try:
-        return prefill(hw, model, prompt_tokens, workload=workload)
-    except InputError:
-        return None
+        return prefill(hw, model, prompt_tokens, workload=workload), None
+    except InputError as exc:
+        return None, exc.note
 
 
 def evaluate_row(one: Machine, model: ModelAdapter, workload: Workload, prompt_tokens: int) -> RankRow:
@@ -232,8 +256,8 @@ def evaluate_row(one: Machine, model: ModelAdapter, workload: Workload, prompt_t
         from servebound.runs.band import with_band
 
         result = with_band(result)
-    wait = _prefill_or_none(hw, model, workload, prompt_tokens, result.fits)
-    return RankRow(hw, model, result, wait, prompt_tokens=prompt_tokens, **_facts(one))
+    wait, why = _prefill_or_none(hw, model, workload, prompt_tokens, result.fits)
+    return RankRow(hw, model, result, wait, prompt_tokens=prompt_tokens, prefill_why=why, **_facts(one))
 
 
 #: A machine's fields a ranking row carries (all but its core record).

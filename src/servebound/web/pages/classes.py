@@ -41,6 +41,34 @@ GROUP_TITLES = {key: title for key, title, _ in GROUPS}
 assert tuple(GROUP_TITLES) == HARDWARE_CLASSES, "a heading for every class, in the catalog's order"
 
 
+@dataclass(frozen=True)
+class Column:
+    """A ranking table's column: the RankDisplay attribute it shows, its heading, whether a number."""
+
+    key: str
+    heading: str
+    numeric: bool = True
+
+
+#: A hardware page's table of models, after the name and the verdict; a new column is one more entry.
+RANK_COLUMNS: tuple[Column, ...] = (
+    Column("single", "One session"),
+    Column("aggregate", "Useful aggregate"),
+    Column("batch_star", "b*"),
+    Column("ttft", "First token (8k prompt)"),
+    Column("usd_per_mtok", "USD per million output tokens"),
+)
+#: A model page's class tables: the same figures, with the machine's devices and prices.
+CLASS_COLUMNS: tuple[Column, ...] = (
+    *RANK_COLUMNS[:4],
+    Column("devices", "Devices"),
+    Column("per_device", "Aggregate per device"),
+    Column("rented", "Rented"),
+    Column("owned", "Owned"),
+    RANK_COLUMNS[4],
+)
+
+
 def price_text(usd_per_hour: float | None, basis: str | None) -> str:
     """A price per hour as the tables show it: ``$0.29/h rental``, or ``no price``."""
     return "no price" if usd_per_hour is None else f"${fmt_money(usd_per_hour)}/h {basis}"

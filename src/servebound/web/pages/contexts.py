@@ -14,7 +14,7 @@ from servebound.core.model import ModelAdapter
 from servebound.web.app.query import WorkloadQuery
 from servebound.web.pages.classes import OWNED_TERMS, ClassTable, ListingGroup
 from servebound.web.pages.layouts import SystemLayouts
-from servebound.web.pages.nearby import Sideways
+from servebound.web.pages.nearby import FormatAnswer, Sideways
 from servebound.web.pages.pair_records import PairRecords, Section
 from servebound.web.pages.pairdata import PrefillView
 from servebound.web.pages.records import (
@@ -141,6 +141,8 @@ class PairContext:
     remedies: Sequence[Remedy]
     #: Other formats of this model on this machine; this model on nearby machines.
     sideways: Sideways
+    #: The other formats answered at this page's workload (``nearby.format_answers``).
+    formats: Sequence[FormatAnswer]
     p: PrefillView | None
     q: WorkloadQuery
     prefill_error: str | None

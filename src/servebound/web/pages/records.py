@@ -25,8 +25,8 @@ from servebound.views.report import fmt_int, fmt_rate, fmt_seconds
 from servebound.web.figures import charts as figures
 from servebound.web.pages.classes import PerDevice, per_device
 from servebound.web.pages.site import SiteData, SiteHardware, SiteModel
-from servebound.web.pages.text import VERDICT_TEXT, pair_path, percent
-from servebound.web.pages.words import plural
+from servebound.web.pages.text import VERDICT_GROUP, VERDICT_TEXT, pair_path, percent
+from servebound.web.pages.words import page_text, plural
 
 
 def _same(wanted: str | None, value: str) -> bool:
@@ -125,12 +125,51 @@ class RankDisplay:
     json: dict[str, Any]
     #: The machine's class, per-device and per-dollar figures (the ranking row's, as ``web.classes`` words them).
     cls: PerDevice
+    #: Why each "n/a" of the row is one, by column key (``RankRow.missing``, in the pair page's words).
+    why: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def verdict_group(self) -> str:
+        """The verdict filter the row falls under (``VERDICT_FILTERS``)."""
+        return VERDICT_GROUP[self.verdict]
+
+    # The class figures under the keys the columns name (``CLASS_COLUMNS``).
+    @property
+    def devices(self) -> int:
+        return self.cls.devices
+
+    @property
+    def per_device(self) -> str:
+        return self.cls.per_device
+
+    @property
+    def rented(self) -> str:
+        return self.cls.rented
+
+    @property
+    def owned(self) -> str:
+        return self.cls.owned
+
+    @property
+    def usd_per_mtok(self) -> str:
+        return self.cls.usd_per_mtok
+
+
+#: Which RankRow figure (``RankRow.missing``'s JSON name) each column shows, where it can be absent.
+_FIGURE_OF = {
+    "single": "single_session_tok_s",
+    "aggregate": "aggregate_tok_s",
+    "per_device": "aggregate_tok_s",
+    "batch_star": "batch_star",
+    "ttft": "ttft_s",
+}
 
 
 def _rank_display(row: RankRow, href: str, label: str) -> RankDisplay:
     d = row.decode
     ttft = row.ttft_s
     support = d.format_support.value
+    missing = {name: page_text(note) for name, note in row.missing().items()}
     return RankDisplay(
         href=href,
         label=label if support == "native" else f"{label} ({support})",
@@ -142,6 +181,7 @@ def _rank_display(row: RankRow, href: str, label: str) -> RankDisplay:
         ttft=fmt_seconds(ttft),
         json=rank_row_json(row),
         cls=per_device(row),
+        why={key: missing[name] for key, name in _FIGURE_OF.items() if name in missing},
     )
 
 

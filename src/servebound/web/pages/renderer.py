@@ -24,14 +24,7 @@ from servebound.core.advice import Note
 from servebound.inputs.workload import BY_NAME as DECLARED_INPUTS
 from servebound.runs.validation import ReportedRun, validation_json
 from servebound.views.notes import decode_notes
-from servebound.views.report import (
-    fmt_gb,
-    fmt_int,
-    fmt_params,
-    fmt_rate,
-    fmt_seconds,
-    workload_assumptions,
-)
+from servebound.views.report import fmt_gb, fmt_rate, workload_assumptions
 from servebound.views.terminal import visible_value
 from servebound.web.app.packaged import packaged_templates
 from servebound.web.figures import charts as figures
@@ -52,7 +45,7 @@ from servebound.web.pages.contexts import (
 )
 from servebound.web.pages.cost import economics_context
 from servebound.web.pages.layouts import layout_model, system_layouts
-from servebound.web.pages.nearby import Sideways, sideways
+from servebound.web.pages.nearby import Sideways, format_answers, sideways
 from servebound.web.pages.pair_records import (
     ALL,
     SECTIONS,
@@ -93,6 +86,7 @@ from servebound.web.pages.text import (
     site_date,
 )
 from servebound.web.pages.words import (
+    TEMPLATE_HELPERS,
     assumption_rows,
     fact_label,
     fact_value,
@@ -139,9 +133,7 @@ class Renderer:
         #: The records of the pairs served pages computed last (their fragments read them again).
         self.recent = RecentRecords()
         self._fixed: dict[tuple[str, str], tuple[Sideways, list[RunDisplay]]] = {}
-        formats = dict(
-            fmt_gb=fmt_gb, fmt_int=fmt_int, fmt_rate=fmt_rate, fmt_params=fmt_params, fmt_seconds=fmt_seconds
-        )
+        formats = TEMPLATE_HELPERS
         templates = DictLoader(
             packaged_templates()
         )  # read once: a reinstall under a running server is harmless
@@ -375,6 +367,7 @@ class Renderer:
             + [page_note(Note.of(text), hw.id, m.id, params) for text in differs],
             remedies=remedies(notes, hw.id, m.id, params, self.pair_href),
             sideways=self._pair_fixed(hw, m)[0],
+            formats=format_answers(pair, self._pair_fixed(hw, m)[0].formats, self.site),
             p=p,
             q=pair.query,
             prefill_error=pair.prefill_error,

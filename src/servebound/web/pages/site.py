@@ -26,6 +26,7 @@ from servebound.core.units import TFLOPS
 from servebound.core.workload import Workload
 from servebound.errors import MAX_ID_CHARS, InputError, check_id_length
 from servebound.runs.validation import ReportedRun, ValidationSummary, reported_runs_for, validation_summary
+from servebound.views.notes import NO_PREFILL_WHY
 from servebound.views.rank import DEFAULT_RANK_PROMPT_TOKENS
 from servebound.views.report import decode_json, prefill_json
 from servebound.web.app.query import WorkloadQuery
@@ -423,7 +424,7 @@ def compute_pair(
     prompt = query.prompt if query.prompt is not None else default_prompt(model.adapter, query)
     pre = rng = pre_json = error = None
     if model.adapter.prefill is None:
-        error = "this model has no prefill fields (linear parameters, attention FLOPs), so no prefill ceiling"
+        error = NO_PREFILL_WHY
     else:
         try:
             pre, rng = _prefill_cached(hw.hardware, model.adapter, prompt, workload, with_range)

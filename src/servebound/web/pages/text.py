@@ -31,6 +31,16 @@ def site_date() -> str:
 #: The decode verdict sentences (report.VERDICT_TEXT, the CLI's), capitalised to open a line.
 VERDICT_TEXT = {verdict: sentence(text) for verdict, text in _VERDICTS.items()}
 
+#: The verdict filters of the hardware and model pages' tables: (key, words, the verdicts it holds).
+VERDICT_FILTERS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("serves", "Serves", ("floor_fit",)),
+    ("slow", "Fits but slow", ("no_floor",)),
+    ("nofit", "Does not fit", ("no_session_fit", "no_resident_fit")),
+)
+#: Each verdict's filter key.
+VERDICT_GROUP = {verdict: key for key, _, verdicts in VERDICT_FILTERS for verdict in verdicts}
+assert set(VERDICT_GROUP) == set(VERDICT_TEXT), "every verdict under one filter"
+
 
 def mirror_path(path: str) -> str:
     """The markdown mirror of a page path: the same URL plus ``.md`` (``/`` is ``/index.md``)."""

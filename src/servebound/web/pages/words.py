@@ -15,8 +15,41 @@ from urllib.parse import urlencode
 from markupsafe import Markup, escape
 
 from servebound.core.advice import Note, Setting, shown_value
+from servebound.core.engines import engines
+from servebound.core.workload import MAX_BATCH
 from servebound.inputs.workload import BY_NAME
-from servebound.web.pages.text import md, md_url, mirror_path, pair_path
+from servebound.views.notes import NO_FLOOR_WHY, NO_WAIT_WHY, NOTHING_FITS_WHY
+from servebound.views.report import fmt_gb, fmt_int, fmt_params, fmt_rate, fmt_seconds
+from servebound.web.pages.classes import CLASS_COLUMNS, RANK_COLUMNS
+from servebound.web.pages.text import VERDICT_FILTERS, md, md_url, mirror_path, pair_path
+
+
+def why_marks(rows: Sequence[Any]) -> dict[str, int]:
+    """The reasons of a table's "n/a" cells (each row's ``why``), numbered in the order they first
+    appear: the table's footnotes, each cell marked with its reason's number."""
+    marks: dict[str, int] = {}
+    for row in rows:
+        for text in row.why.values():
+            marks.setdefault(text, len(marks) + 1)
+    return marks
+
+
+#: What every template may call beside its context: the CLI's number formats, and the words of an absent
+#: figure (``servebound.views.notes``), so a pair page's "none" and a table's "n/a" say the same.
+TEMPLATE_HELPERS: dict[str, Any] = {
+    "fmt_gb": fmt_gb,
+    "fmt_int": fmt_int,
+    "fmt_rate": fmt_rate,
+    "fmt_params": fmt_params,
+    "fmt_seconds": fmt_seconds,
+    "why": {"nothing_fits": NOTHING_FITS_WHY, "no_floor": NO_FLOOR_WHY, "no_wait": NO_WAIT_WHY},
+    "rank_columns": RANK_COLUMNS,
+    "class_columns": CLASS_COLUMNS,
+    "verdict_filters": VERDICT_FILTERS,
+    "why_marks": why_marks,
+    # the engine select's rows: each engine's id and its name as people write it
+    "engine_rows": tuple({"id": e.id, "name": e.name} for e in engines().values()),
+}
 
 
 def plural(n: int | float | None, one: str, many: str | None = None) -> str:
@@ -86,13 +119,63 @@ ASSUMPTION_LABELS: dict[str, str] = {
     "draft_tokens": "Draft tokens per step",
     "draft_resident_gb": "Draft weights resident (GB)",
     "acceptance": "Draft acceptance",
+    "kv_precision_source": "KV cache format: where it comes from",
+    "forced_batch": "Batch (as asked)",
 }
 
 
+#: The values of the assumptions whose JSON holds a name (an enum's, a format id), as a page says them.
+ASSUMPTION_WORDS: dict[str, dict[str, str]] = {
+    "kv_allocation": {
+        "reserved": "reserved up front: each session holds the cache of its whole reserved context",
+        "paged": "paged: the cache grows on demand, each session holding what it has read",
+    },
+    "expert_traffic": {
+        "expected": "expected: the distinct experts a batch routes to, m(n), under uniform routing",
+        "minimum": "minimum: k experts per token, a guaranteed lower bound on the traffic",
+    },
+    "reading": {"bound": "a bound: no run can exceed it", "estimate": "an estimate, not a bound"},
+    "bandwidth_source": {"peak": "the vendor's peak figure", "measured": "a measured sustained figure"},
+    "engine": {"None": "none named: the hardware row's overhead and a reserved cache"},
+    "kv_precision": {"None": "the model's own"},
+    "max_batch_searched": {
+        f"{MAX_BATCH:,}": "no batch limit beyond memory: the search runs to the largest batch that fits"
+    },
+}
+
+
+def format_words(value: str) -> str:
+    """A weight or cache format id as people write it: ``q4_k_m`` Q4_K_M, ``fp8`` FP8, ``mlx_4bit`` MLX
+    4-bit, ``fp8_block`` FP8 with block scales, ``bf16_mxfp4_experts`` BF16, experts in MXFP4."""
+    if m := re.fullmatch(r"mlx_(\d+)bit(?:_g(\d+))?", value):
+        return f"MLX {m.group(1)}-bit" + (f", groups of {m.group(2)}" if m.group(2) else "")
+    if m := re.fullmatch(r"([a-z0-9]+)_([a-z0-9_]+?)_experts", value):
+        return f"{format_words(m.group(1))}, experts in {format_words(m.group(2))}"
+    if m := re.fullmatch(r"([a-z0-9]+)_g(\d+)", value):
+        return f"{format_words(m.group(1))} (groups of {m.group(2)})"
+    for tail, said in (
+        ("_block", " with block scales"),
+        ("_qat", " (quantization-aware trained)"),
+        ("_moe", " experts"),
+    ):
+        if value.endswith(tail):
+            return format_words(value.removesuffix(tail)) + said
+    return value.upper()
+
+
 def assumption_rows(flat: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
-    """The pair page's assumption rows with labels for people and words for none/true/false."""
-    words = {"None": "none stated", "True": "yes", "False": "no"}
-    return [(ASSUMPTION_LABELS.get(k, fact_label(k)), words.get(v, v)) for k, v in flat]
+    """The pair page's assumption rows with labels for people and words for names: none/true/false,
+    an enum's value as what it means, a format id as people write it, an engine by its name."""
+    plain = {"None": "none stated", "True": "yes", "False": "no"}
+    out = []
+    for key, value in flat:
+        said = ASSUMPTION_WORDS.get(key, {}).get(value)
+        if said is None and key in ("weight_precision", "kv_precision") and value != "None":
+            said = format_words(value)
+        if said is None and key == "engine" and value in engines():
+            said = engines()[value].name
+        out.append((ASSUMPTION_LABELS.get(key, fact_label(key)), said or plain.get(value, value)))
+    return out
 
 
 #: How a page names an input in a sentence: the form's field it sets (other inputs read as their names).
