@@ -1,13 +1,15 @@
 """Load test: a real `servebound serve` on loopback, decode clients alone, then under attack.
 
     python bench/bench_load.py [--seconds 8] [--decode-clients 4] [--attackers 4] [--max-requests 20000]
+                               [--heaviest [--distinct]]
 
 Starts the server as its own process (the console script, as a user runs it), waits until it answers,
 then runs two bounded phases of ``--seconds`` each (and at most ``--max-requests`` requests per client):
 
 1. baseline: ``--decode-clients`` threads loop over ``/api/decode`` requests;
 2. attack: the same decode clients, plus ``--attackers`` threads (with ``--heaviest``: only the issue's
-   heaviest legal request, a 1,024-device layout search) cycling through the heaviest pages and
+   heaviest legal request, a 1,024-device layout search; with ``--distinct`` too, each one with a floor
+   of its own, so no kept answer serves it and every one is a fresh search) cycling through the heaviest pages and
    searches: pair pages (default and custom workloads, the custom ones never cached), a system's
    layout page, ``/api/layout`` and ``/api/plan`` over the largest system (1024 B200s, DeepSeek-V3),
    ``/api/cost``, ``/api/prefill`` and ``/api/rank`` calls, and unknown ids of 100 kB in pair paths and
@@ -22,7 +24,8 @@ Before the phases it times how long after the process starts ``/llms-full.txt`` 
 background build ``serve`` starts) and its size, plain and gzip.
 
 It counts errors (a connection failure, a 5xx, or a status other than the one each request expects:
-200 for real pages, 404 for unknown ids, 4xx for a request line the server refuses), samples the
+200 for real pages, 404 for unknown ids, 4xx for a request line the server refuses; a 503 with
+Retry-After, the heavy lane's refusal, is counted apart as refused, not as an error), samples the
 server's resident memory every 0.2 s, and prints decode requests/s in both phases, their ratio and
 the server's RSS. Exit status 1 when there is any error, the ratio is below 0.5, or RSS grows past
 ``--max-rss-growth-mb``: the README quotes its figures.
@@ -186,6 +189,9 @@ def crowd_worker(base: str, tally: Tally, offset: int) -> Callable[[int], None]:
 HEAVIEST = "/api/layout?hardware=1024x-nvidia-b200&model=deepseek-v3"
 #: Set by --heaviest before the client processes start (they inherit it).
 ONLY_HEAVIEST = False
+#: Set by --distinct: each heaviest request asks a floor of its own (10.0001, 10.0002, ...), so no kept
+#: answer serves it and every one is a fresh 1,024-device search.
+DISTINCT = False
 
 
 def attack_worker(base: str, port: int, tally: Tally, offset: int) -> Callable[[int], None]:
@@ -204,9 +210,12 @@ def attack_worker(base: str, port: int, tally: Tally, offset: int) -> Callable[[
         )
     )
     cycle = itertools.islice(itertools.cycle(targets), offset, None)
+    fresh = itertools.count(offset * 100_000 + 1)
 
     def work(_: int) -> None:
         kind, target = next(cycle)
+        if DISTINCT and ONLY_HEAVIEST:
+            target += f"&floor={10 + next(fresh) / 1e6:.6f}"
         try:
             if kind.startswith("llms-full"):
                 encoding = "gzip" if kind.endswith("gzip") else "identity"
@@ -217,8 +226,12 @@ def attack_worker(base: str, port: int, tally: Tally, offset: int) -> Callable[[
                 # 404 from the app; 4xx if the server refuses the request line first
                 tally.count(kind, 400 <= code < 500, str(code))
             else:
-                code = client.get(target).status_code
-                tally.count(kind, code == 200, f"{code} {target}")
+                response = client.get(target)
+                code = response.status_code
+                if code == 503 and "retry-after" in response.headers:  # the heavy lane's refusal
+                    tally.count(f"{kind} refused", True)
+                else:
+                    tally.count(kind, code == 200, f"{code} {target}")
         except (httpx.HTTPError, OSError, ValueError, IndexError) as exc:
             tally.count(kind, False, type(exc).__name__)
 
@@ -300,9 +313,14 @@ def main() -> int:
     parser.add_argument(
         "--heaviest", action="store_true", help=f"attackers send only the heaviest request, {HEAVIEST}"
     )
+    parser.add_argument(
+        "--distinct",
+        action="store_true",
+        help="with --heaviest: every request a distinct floor, so none is answered from kept answers",
+    )
     args = parser.parse_args()
-    global ONLY_HEAVIEST
-    ONLY_HEAVIEST = args.heaviest
+    global ONLY_HEAVIEST, DISTINCT
+    ONLY_HEAVIEST, DISTINCT = args.heaviest, args.distinct
     multiprocessing.set_start_method("fork", force=True)  # the clients inherit ONLY_HEAVIEST
     port = free_port()
     proc, api_s, ready_s, full_bytes, full_gzip = start_server(port, args.startup_timeout)

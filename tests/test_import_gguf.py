@@ -9,6 +9,7 @@ import importlib.util
 import struct
 import tempfile
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -541,3 +542,74 @@ def test_block_count_zero_through_the_cli(tmp_path: Path, capsys: pytest.Capture
         _, err = capsys.readouterr()
         assert err.startswith("servebound: error: GGUF file zero.gguf: llama.block_count: is 0"), err
         assert "Traceback" not in err and err.count("\n") == 1
+
+
+def test_a_single_mode_file_keeps_one_linear_mode() -> None:
+    """SmolLM2's block matrices are all Q4_1 (its one Q8_0 matrix is the tied embedding, not a block
+    matrix): one mode, int8, and no split."""
+    model = import_gguf(smollm2_path())
+    assert model.adapter.prefill is not None
+    assert model.adapter.prefill.linear_params_by_mode == ()
+    assert not any(s.quantity == "prefill.linear_params_by_mode" for s in model.steps)
+
+
+def test_a_gguf_mix_splits_its_linear_math_by_tensor_type(tmp_path: Path) -> None:
+    """Issue 36: the tiny MoE's block matrices mix three modes, each tensor's ggml type's.
+
+    Per decoder layer (2; the MTP block is resident only): attn_q Q4_0 64 x 64 = 4,096 and the routed
+    experts Q8_0, 3 x 4 experts x 2,048, of which k / E = 2 / 4 count: 12,288 (int8); the router
+    ffn_gate_inp F32 4 x 64 = 256 (fp32); the shared expert F16 32 x 64 = 2,048 (fp16). So int8
+    2 x (4,096 + 12,288) = 32,768, fp32 512, fp16 4,096, summing to P_lin,active = 37,376.
+
+    On an RTX 4090 (int8 660.6, fp32 82.6, fp16 165.2 TFLOP/s) a 100-token prompt's linear time is
+    2 x 100 x (32,768 / 660.6e12 + 512 / 82.6e12 + 4,096 / 165.2e12) = 1.6119e-8 s, F_linear
+    37,376 / 8.0596e-11 = 463.7 TFLOP/s (one int8 rate would say 660.6).
+    """
+    from servebound.catalog.hardware import get_hardware
+    from servebound.core.prefill import prefill
+    from tests.conftest import resolved
+
+    model = import_gguf(write_gguf(tmp_path / "moe.gguf", "qwen3moe", moe_meta, moe_tensors()))
+    pre = model.adapter.prefill
+    assert pre is not None and pre.linear_mode == "int8"
+    assert pre.linear_params_by_mode == (("int8", 32768.0), ("fp32", 512.0), ("fp16", 4096.0))
+    assert sum(p for _, p in pre.linear_params_by_mode) == pre.linear_active_params == 37376
+    assert any(s.quantity == "prefill.linear_params_by_mode" for s in model.steps)
+    hw = get_hardware("nvidia-rtx-4090").hardware
+    r = prefill(hw, model.adapter, 100, workload=resolved(hw, model.adapter))
+    assert r.linear_flops == pytest.approx(2 * 100 * 37376)
+    assert r.linear_time_s == pytest.approx(1.6119e-8, rel=1e-4)
+    assert r.assumptions.linear_flop_per_s == pytest.approx(463.7e12, rel=1e-3)
+    single = replace(model.adapter, prefill=replace(pre, linear_params_by_mode=()))
+    one = prefill(hw, single, 100, workload=resolved(hw, single))
+    assert one.linear_time_s == pytest.approx(2 * 100 * 37376 / 660.6e12)
+
+
+def test_an_f16_part_runs_at_the_engines_f16_mode(tmp_path: Path) -> None:
+    """An F16 file with F32 routers: the F16 part is charged where llama.cpp runs F16 weights, at
+    fp16_acc16 on a row that publishes it (RTX 4090, 330.3 TFLOP/s), the routers at fp32."""
+    from servebound.catalog.hardware import get_hardware
+    from servebound.core.rates import mode_rates
+
+    f16, f32 = np.float16, np.float32
+    tensors: dict[str, object] = {
+        "token_embd.weight": np.zeros((32, 64), f16),
+        "output.weight": np.zeros((32, 64), f16),
+    }
+    for layer in range(3):
+        p = f"blk.{layer}."
+        tensors |= {
+            p + "attn_q.weight": np.zeros((64, 64), f16),
+            p + "ffn_gate_inp.weight": np.zeros((4, 64), f32),
+            p + "ffn_up_shexp.weight": np.zeros((32, 64), f16),
+            p + "ffn_gate_exps.weight": np.zeros((4, 32, 64), f16),
+            p + "ffn_up_exps.weight": np.zeros((4, 32, 64), f16),
+            p + "ffn_down_exps.weight": np.zeros((4, 64, 32), f16),
+        }
+    model = import_gguf(write_gguf(tmp_path / "f16.gguf", "qwen3moe", moe_meta, tensors))
+    pre = model.adapter.prefill
+    assert pre is not None and pre.linear_mode == "fp16" and pre.linear_mode_if_published == "fp16_acc16"
+    parts = dict(pre.linear_params_by_mode)
+    assert parts == {"fp16": 37376 - 512, "fp32": 512}
+    rates = mode_rates(get_hardware("nvidia-rtx-4090").hardware, pre)
+    assert rates.linear_flop_per_s == pytest.approx(37376 / (36864 / 330.3e12 + 512 / 82.6e12), rel=1e-12)

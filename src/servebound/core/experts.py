@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from enum import StrEnum
 
 from servebound.core.arith import Values, as_values, expm1, filled
@@ -31,3 +32,13 @@ def distinct_experts(routings: Values, routed: int, per_token: int, mode: Expert
     if mode is ExpertTraffic.MINIMUM:
         return filled(as_values(routings), float(per_token))
     return expected_distinct_experts(routings, routed, per_token)
+
+
+def touched_at(routed: int, per_token: int, mode: ExpertTraffic) -> Callable[[float], float]:
+    """``distinct_experts`` for one float count, its constant parts computed once: the same float, for
+    searches that ask it thousands of times."""
+    if mode is ExpertTraffic.MINIMUM or per_token >= routed:
+        constant = float(per_token if mode is ExpertTraffic.MINIMUM else routed)
+        return lambda _: constant
+    log_miss = math.log1p(-per_token / routed)
+    return lambda n: -routed * math.expm1(n * log_miss)

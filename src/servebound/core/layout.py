@@ -47,18 +47,21 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING
 
 from servebound.core.arith import Values, as_values, filled
 from servebound.core.decode import VERDICT_ORDER, Verdict
-from servebound.core.experts import distinct_experts
+from servebound.core.experts import distinct_experts, touched_at
 from servebound.core.model import ModelAdapter
 from servebound.core.search import largest_true
-from servebound.core.system import Interconnect, Layout, System, layout_problem, valid_layouts
+from servebound.core.system import (
+    Interconnect,
+    Layout,
+    System,
+    layout_problem,
+    searched_layouts,
+    valid_layouts,
+)
 from servebound.core.workload import MAX_BATCH, Workload, memory_fit_batch, resolved_workload
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = [
     "DEFAULT_ACTIVATION_BYTES",
@@ -303,6 +306,13 @@ class _LayoutModel:
         )
         self.all_to_all_per_session = 2 * (moe_layers / pp) * k / group * d * activation_bytes * a2a_per_byte
         self.hop_per_session = d * activation_bytes / group * hop_per_byte
+        # The scalar step time of the search (``token_s``): the terms of ``memory_s`` that do not depend
+        # on b, and each batch's token time once (a search asks some batches twice).
+        self._always_share = float(weights.always_on_bytes / (tp * pp))
+        traffic = workload.expert_traffic
+        self._touched = None if experts is None else touched_at(experts.routed, experts.per_token, traffic)
+        self._stages_share = group * pp  # G pp: the devices one micro-batch's work spreads over
+        self._token_s: dict[int, float] = {}
 
     def memory_s(self, batch: Values) -> Values:
         """Seconds the average device spends reading its weights and its sessions' cache in one step
@@ -363,7 +373,21 @@ class _LayoutModel:
         )
 
     def token_s(self, batch: int) -> float:
-        return self.times(batch).token_s
+        """``times(batch).token_s``, the same float, computed on floats alone (the search's hot path:
+        no records, no arrays) and kept per batch."""
+        kept = self._token_s.get(batch)
+        if kept is not None:
+            return kept
+        b = float(batch)
+        swept = self._always_share
+        if self._touched is not None:
+            swept = swept + self.model.weights.expert_bytes * self._touched(b) / self._stages_share
+        memory = (swept + b * self.kv_read_per_session) / self.system.device.bandwidth_bytes_per_s
+        compute = 0.0 if self.compute is None else batch * self.compute / self._stages_share
+        links = batch * self.all_reduce_per_session + batch * self.all_to_all_per_session
+        token = self.layout.pp * max(memory, compute, links) + batch * self.hop_per_session
+        self._token_s[batch] = token
+        return token
 
 
 def evaluate_layout(
@@ -538,8 +562,10 @@ def search_layouts(
     compute_s_per_session_step: float | None = None,
     activation_bytes: float = DEFAULT_ACTIVATION_BYTES,
 ) -> list[LayoutResult]:
-    """Every valid layout evaluated and ranked best first (``rank_key``)."""
+    """Every valid layout evaluated and ranked best first (``rank_key``); more than
+    ``MAX_LAYOUTS_SEARCHED`` is an InputError, before any is evaluated (``searched_layouts``)."""
     workload = resolved_workload(workload, "the system")
+    layouts = searched_layouts(system, model)
     results = [
         evaluate_layout(
             system,
@@ -549,7 +575,7 @@ def search_layouts(
             compute_s_per_session_step=compute_s_per_session_step,
             activation_bytes=activation_bytes,
         )
-        for layout in valid_layouts(system, model)
+        for layout in layouts
     ]
     return sorted(results, key=rank_key)
 

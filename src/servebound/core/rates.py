@@ -250,18 +250,24 @@ def _split_rates(hardware: Hardware, shape: PrefillShape, attention_mode: str | 
     """The rates where the linear math mixes modes: each part charged at its own mode's rate (or that
     mode's fallback), F_linear = P / sum(P_i / F_i); unavailable when any part has no rate."""
     whole = _mode_rates(hardware, replace(shape, linear_params_by_mode=()), shape.linear_mode, attention_mode)
+    # The part in the model's linear mode runs where its engine runs that mode (``linear_mode_for``:
+    # llama.cpp's F16 tensors at fp16_acc16 where the row publishes it).
+    engine, _ = linear_mode_for(hardware, shape, None)
+    charges = [
+        charge_mode(hardware, engine if mode == shape.linear_mode else mode)
+        for mode, _ in shape.linear_params_by_mode
+    ]
     parts = []
     inverse: float | None = 0.0
-    for mode, params in shape.linear_params_by_mode:
-        charge = charge_mode(hardware, mode)
+    for (mode, params), charge in zip(shape.linear_params_by_mode, charges, strict=True):
         parts.append((mode, params, charge.mode, charge.flop_per_s))
         if inverse is not None:
             inverse = None if charge.flop_per_s is None else inverse + params / charge.flop_per_s
     total = sum(params for _, params in shape.linear_params_by_mode)
     reasons = [
-        f"{mode}: {charge_mode(hardware, mode).reason}"
-        for mode, _ in shape.linear_params_by_mode
-        if charge_mode(hardware, mode).reason
+        f"{mode}: {charge.reason}"
+        for (mode, _), charge in zip(shape.linear_params_by_mode, charges, strict=True)
+        if charge.reason
     ]
     unpublished: list[str] = []  # the linear mode, each part's, then attention's (calc.js keeps this order)
     order = [shape.linear_mode, *(mode for mode, _ in shape.linear_params_by_mode)]

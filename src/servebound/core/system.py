@@ -11,6 +11,8 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from servebound.core.advice import Note, Setting
+from servebound.core.errors import InputError
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 
@@ -134,3 +136,26 @@ def valid_layouts(system: System, model: ModelAdapter) -> Iterator[Layout]:
                 layout = Layout(tp=tp, ep=ep, pp=pp, dp=n // (group * pp))
                 if layout_problem(system, model, layout) is None:
                     yield layout
+
+
+#: The most layouts one search evaluates (its budget, checked before the first is evaluated): the
+#: catalog's largest system, 1,024 devices, gives at most 2,771 (GLM-4.5; DeepSeek-V3 1,615), at about
+#: 0.1 ms each.
+MAX_LAYOUTS_SEARCHED = 4096
+
+
+def searched_layouts(system: System, model: ModelAdapter) -> list[Layout]:
+    """``valid_layouts`` for a search; more than :data:`MAX_LAYOUTS_SEARCHED` is an InputError naming the
+    way out (one layout, or a smaller system)."""
+    layouts = list(valid_layouts(system, model))
+    if len(layouts) > MAX_LAYOUTS_SEARCHED:
+        raise InputError(
+            "hardware",
+            Note.of(
+                f"{system.count:,} devices give {len(layouts):,} valid layouts of '{model.id}', more than "
+                f"the {MAX_LAYOUTS_SEARCHED:,} one search evaluates; name one with ",
+                Setting("layout", placeholder="LAYOUT"),
+                " or choose a smaller system",
+            ),
+        )
+    return layouts

@@ -71,21 +71,32 @@ def _check_expert_shapes(
 
 
 def _linear_active_elements(
-    header: GGUFHeader, entries: list[TensorEntry], form: ByteForm, k: int | None
-) -> float:
+    header: GGUFHeader, entries: list[TensorEntry], form: ByteForm, k: int | None, type_mode: str = ""
+) -> dict[str, float]:
     """P_lin,active: matrix (2-D and up) elements of the swept blocks, routed experts scaled by k / E;
-    no embedding, head, norms or biases."""
-    always = routed = 0
+    no embedding, head, norms or biases. By arithmetic mode (each tensor's ggml type's, ``linear_mode``;
+    a type with none counts in ``type_mode``, the dominant type's), in order of first appearance; all
+    under ``""`` when ``type_mode`` is empty."""
+    counts: dict[str, list[int]] = {}  # mode -> [always-on elements, routed-expert elements]
     for tensor, entry in zip(header.tensors, entries, strict=True):
-        if len(tensor.shape) < 2 or entry.layer is None:
+        if len(tensor.shape) < 2 or entry.layer is None or entry.role not in _SWEPT:
             continue
-        if entry.role is TensorRole.ALWAYS_ON:
-            always += entry.elements
-        elif entry.role is TensorRole.ROUTED_EXPERT:
-            routed += entry.elements
+        mode = ""
+        if type_mode:
+            try:
+                mode = linear_mode(tensor.ggml_type)
+            except KeyError:
+                mode = type_mode
+        count = counts.setdefault(mode, [0, 0])
+        count[entry.role is TensorRole.ROUTED_EXPERT] += entry.elements
+    if not counts:
+        return {"": 0.0}
     if form.routed_experts and k:
-        return always + routed * k / form.routed_experts
-    return float(always + routed)
+        return {mode: always + routed * k / form.routed_experts for mode, (always, routed) in counts.items()}
+    return {mode: float(always + routed) for mode, (always, routed) in counts.items()}
+
+
+_SWEPT = (TensorRole.ALWAYS_ON, TensorRole.ROUTED_EXPERT)
 
 
 def _linear_type_and_mode(header: GGUFHeader, entries: list[TensorEntry], field: str) -> tuple[str, str]:
@@ -208,11 +219,15 @@ def _prefill_shape(
     kv: KVShape,
     field: str,
 ) -> tuple[PrefillShape, str]:
-    """Prefill's inputs, and the ggml type that set its linear mode."""
-    linear = _linear_active_elements(header, entries, form, layers.per_token)
+    """Prefill's inputs, and the ggml type that set its linear mode. Where the block matrices' types
+    multiply in more than one mode (MXFP4 experts beside Q8_0 attention, an F32 router), P_lin,active is
+    split by mode (``linear_params_by_mode``), each part charged at its own mode's rate."""
+    linear = _linear_active_elements(header, entries, form, layers.per_token)[""]
     linear_type, mode = _linear_type_and_mode(header, entries, field)
+    split = _linear_active_elements(header, entries, form, layers.per_token, mode)
     prefill = PrefillShape(
         linear_active_params=linear,
+        linear_params_by_mode=tuple(split.items()) if len(split) > 1 else (),
         attention_global_flops_per_pair=attention.flops_global,
         attention_local_flops_per_pair=attention.flops_local,
         attention_window_tokens=kv.window_tokens,
@@ -309,10 +324,27 @@ def _audit_steps(d: _Derived) -> tuple[Step, ...]:
                 else ""
             ),
         ),
+        *_split_steps(d.prefill),
         Step(
             "attention_global_flops_per_pair",
             attention.flops_global,
             "sum over full-attention layers of 2 x heads x (key_length + value_length)",
+        ),
+    )
+
+
+def _split_steps(prefill: PrefillShape) -> tuple[Step, ...]:
+    """The audit step of a split linear mode (none where every block matrix multiplies in one)."""
+    split = prefill.linear_params_by_mode
+    if not split:
+        return ()
+    shares = ", ".join(f"{mode} {params:,.0f}" for mode, params in split)
+    return (
+        Step(
+            "prefill.linear_params_by_mode",
+            float(sum(params for _, params in split)),
+            f"P_lin,active by the mode each tensor's ggml type multiplies in ({shares}): each part "
+            "charged at its own rate",
         ),
     )
 

@@ -37,6 +37,11 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
+BUSY_DESCRIPTION = (
+    "Busy: heavy requests run one at a time and a few may wait; this one found the queue full or waited "
+    "too long, before any of its work. Ask again after Retry-After seconds."
+)
+
 #: The longest error message sent back; longer ones are cut (their length is said).
 MAX_MESSAGE_CHARS = 2_000
 
@@ -112,8 +117,9 @@ def slash_twin(request: Request) -> str | None:
     return quote(twin) + (f"?{query}" if query else "")
 
 
-def install_error_handlers(app: FastAPI) -> None:
-    """Answer every error raised by a route in the one shape above, and document exactly that."""
+def install_error_handlers(app: FastAPI, busy_paths: frozenset[str] = frozenset()) -> None:
+    """Answer every error raised by a route in the one shape above, and document exactly that (with the
+    503 of ``busy_paths``, the heavy lane's, ``servebound.web.app.lane``)."""
     app.add_exception_handler(InputError, _input_error)
     app.add_exception_handler(NotFoundError, _not_found)
     app.add_exception_handler(RequestValidationError, _validation)
@@ -122,21 +128,26 @@ def install_error_handlers(app: FastAPI) -> None:
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
-            app.openapi_schema = as_answered(build())
+            app.openapi_schema = as_answered(build(), busy_paths)
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]
 
 
-def as_answered(document: dict[str, Any]) -> dict[str, Any]:
+def as_answered(document: dict[str, Any], busy_paths: frozenset[str] = frozenset()) -> dict[str, Any]:
     """The OpenAPI document as the server answers: a bad value is a 400 in the one error shape (the
-    framework's 422 and its validation-error schemas are never sent, so they are not declared)."""
-    for operations in document.get("paths", {}).values():
+    framework's 422 and its validation-error schemas are never sent, so they are not declared); a heavy
+    path (``busy_paths``) may answer 503 with Retry-After."""
+    for path, operations in document.get("paths", {}).items():
         for operation in operations.values():
             responses = operation.get("responses", {})
             responses.pop("422", None)
             for status in ("400", "404"):
                 responses.setdefault(status, _documented(ERRORS[int(status)]))
+            if path in busy_paths:
+                busy = _documented({"description": BUSY_DESCRIPTION})
+                busy["headers"] = {"Retry-After": {"description": "seconds", "schema": {"type": "integer"}}}
+                responses.setdefault("503", busy)
     schemas = document.get("components", {}).get("schemas", {})
     for unused in ("HTTPValidationError", "ValidationError"):
         schemas.pop(unused, None)

@@ -41,6 +41,7 @@ from fastapi.responses import Response
 from servebound.errors import shown
 from servebound.web.app.errors import install_error_handlers
 from servebound.web.app.http_layers import install_http_layers
+from servebound.web.app.lane import HEAVY_PATHS, HeavyLane, Lane
 from servebound.web.app.packaged import packaged_static
 from servebound.web.app.state import FullTextBuilder, NotFoundError, WebState
 from servebound.web.pages.renderer import Renderer
@@ -106,13 +107,15 @@ def create_app(
     app.state.llms_full = full
     _serve_static(app)
     _preload()
-    install_error_handlers(app)
+    install_error_handlers(app, busy_paths=HEAVY_PATHS)
     app.include_router(pages.router)
     app.include_router(machine.router)
     app.include_router(api.router)
     app.include_router(economics.router)
     app.include_router(reference.router)
     install_http_layers(app)
+    app.state.lane = Lane()
+    app.add_middleware(HeavyLane, lane=app.state.lane)  # outermost: a refused request costs nothing more
     return app
 
 

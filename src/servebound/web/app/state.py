@@ -259,8 +259,10 @@ P = ParamSpec("P")
 
 #: Requests that render a page, rank a catalog or scan every prompt length take tens to hundreds of
 #: milliseconds of CPU under one GIL; they run one at a time, so a crowd of them (or an attacker's
-#: loop) leaves the cheap requests (``/api/decode``, cached pages) their share of the process.
-#: ``bench/bench_load.py`` measures it.
+#: loop) leaves the cheap requests (``/api/decode``, cached pages) their share of the process. The heavy
+#: lane (``servebound.web.app.lane``) already admits heavy paths whole, one at a time, with a rest after
+#: each; this gate also holds the first render of a page the lane does not take (a default page not yet
+#: cached). ``bench/bench_load.py`` measures it.
 HEAVY_CONCURRENCY = 1
 _HEAVY = threading.BoundedSemaphore(HEAVY_CONCURRENCY)
 
@@ -318,7 +320,12 @@ def heavy_route(handler: Callable[P, T]) -> Callable[P, T | Response]:
     signature = inspect.signature(handler)
     extra = inspect.Parameter(_REQUEST, inspect.Parameter.KEYWORD_ONLY, annotation=Request)
     run.__signature__ = signature.replace(parameters=[*signature.parameters.values(), extra])  # type: ignore[attr-defined]
+    HEAVY_ROUTES.add(run)
     return run
+
+
+#: Every ``heavy_route`` handler: their paths are the heavy lane's (``servebound.web.app.lane``).
+HEAVY_ROUTES: set[Callable[..., Any]] = set()
 
 
 def _keyed(value: Any) -> Any:

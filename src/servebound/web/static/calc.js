@@ -114,13 +114,15 @@
   }
 
   /* F_linear: the mode's rate, or where the weights mix modes (servebound.core.rates._split_rates) each
-     part at its own mode's rate, P / sum(P_i / F_i); null when a part has no rate */
+     part at its own mode's rate, P / sum(P_i / F_i), the part in linear_mode at the engine's mode for it
+     (linearModeFor); null when a part has no rate */
   function linearRate(hw, p, linearMode) {
     var split = p.linear_split || [];
-    if (linearMode || !split.length) return chargedRate(hw, linearModeFor(hw, p, linearMode));
+    var engine = linearModeFor(hw, p, linearMode);
+    if (linearMode || !split.length) return chargedRate(hw, engine);
     var inverse = 0.0, total = 0.0;
     for (var i = 0; i < split.length; i++) {
-      var rate = chargedRate(hw, split[i][0]);
+      var rate = chargedRate(hw, split[i][0] === p.linear_mode ? engine : split[i][0]);
       if (rate === null) return null;
       inverse += split[i][1] / rate;
     }
