@@ -14,94 +14,25 @@ the better copy of the same model), among the formats an engine runs on this har
 
 With an engine named (``fit --engine E``), the formats that engine runs on the device's vendor, per the
 engine table (``catalog/data/engines.toml``: Ollama and LM Studio run llama.cpp's files, LM Studio also
-MLX on Apple; SGLang and TensorRT-LLM the safetensors releases on their vendors).
+MLX on Apple; SGLang and TensorRT-LLM the safetensors releases on their vendors). The rules live in
+``views.engine_choice``. Each row carries its expected band (decode's ``expected``), of that engine.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from servebound.catalog.models import CatalogModel
 from servebound.core.decode import DecodeResult, Verdict, decode
+from servebound.core.fields import documented_json
 from servebound.core.hardware import Hardware
 from servebound.core.workload import Workload
-from servebound.importers.hf.llama_cpp import LLAMA_CPP_MIXES
 from servebound.inputs.scenario import resolve_scenario
-
-#: safetensors formats mlx-lm loads as released (no conversion to another width).
-_MLX_SAFETENSORS = frozenset({"bf16", "fp16"})
-
-
-def engine_for(
-    weight_format: str, vendor: str | None, hardware_id: str, engine: str | None = None
-) -> str | None:
-    """The engine that runs a catalog weight format on this hardware (see the module's rules), or None;
-    with ``engine``, that engine where the engine table (``core.engines``: format classes per vendor) says
-    it runs the format on this vendor's devices (a hardware file, vendor unknown: where it runs
-    llama.cpp's files), else None."""
-    from servebound.core.engines import device_family
-
-    if engine is not None:
-        return engine if _engine_runs(engine, weight_format, vendor, hardware_id) else None
-    vendor = (vendor or "").casefold()
-    if weight_format in LLAMA_CPP_MIXES:
-        return "llama.cpp"
-    if weight_format.startswith("mlx_"):
-        return "mlx" if vendor == "apple" else None
-    if vendor == "apple":
-        return "mlx" if weight_format in _MLX_SAFETENSORS else None
-    if vendor in ("nvidia", "amd"):
-        if weight_format == "nvfp4":
-            family = device_family(hardware_id)
-            return "vllm" if family is not None and "fp4" in family.hardware_modes else None
-        return "vllm"
-    return None
-
-
-def _engine_runs(engine: str, weight_format: str, vendor: str | None, hardware_id: str) -> bool:
-    """Whether the engine table says ``engine`` runs this weight format on this vendor's devices (NVFP4
-    releases, as without an engine: only where the device family multiplies FP4)."""
-    from servebound.core.engines import device_family, format_class, get_engine
-
-    cls = format_class(weight_format)
-    if cls is None:
-        return False
-    if cls == "fp4":
-        family = device_family(hardware_id)
-        if family is None or "fp4" not in family.hardware_modes:
-            return False
-    runs_on = get_engine(engine).formats.get(cls, ())
-    if vendor is None:  # a hardware file: llama.cpp's files are assumed to run on it
-        return cls == "gguf" and bool(runs_on)
-    return vendor.casefold() in runs_on
-
-
-#: The engines people run on a device class whose usual engine is known: llama.cpp (and Ollama and LM
-#: Studio, which run its files) on GeForce and Radeon cards, llama.cpp or MLX on Apple silicon. Other
-#: classes (datacenter parts, systems) keep every engine of the table.
-USUAL_ENGINES: dict[tuple[str, str], tuple[str, ...]] = {
-    ("consumer GPU", "nvidia"): ("llama.cpp",),
-    ("consumer GPU", "amd"): ("llama.cpp",),
-    ("unified-memory SoC", "apple"): ("llama.cpp", "mlx"),
-}
-
-
-def usual_engines(hardware_id: str) -> tuple[str, ...]:
-    """The engines people run on this hardware's class (``USUAL_ENGINES``), or () where none is the
-    usual one (a datacenter part, a system, a hardware file)."""
-    from servebound.catalog.hardware import get_hardware
-    from servebound.errors import InputError
-    from servebound.inputs.resolve import CPU_ONLY_ID
-
-    if hardware_id == CPU_ONLY_ID:  # this machine's CPU: llama.cpp's files run there
-        return ("llama.cpp",)
-    try:
-        row = get_hardware(hardware_id)
-    except InputError:
-        return ()
-    return USUAL_ENGINES.get((row.device_class, row.vendor.casefold()), ())
+from servebound.runs.band import with_band
+from servebound.views.engine_choice import engine_for as engine_for
+from servebound.views.engine_choice import usual_engines as usual_engines
 
 
 def said_engines(engines: tuple[str, ...]) -> str:
@@ -158,11 +89,12 @@ def fit_models(
         best.values(),
         key=lambda r: (-(r.profile.total_params or 0.0), -(r.decode.single_session_tok_per_s or 0.0)),
     )
-    return rows, len(bases)
+    # each row's band, of the engine named (else the one usually run here), read once for every surface
+    return [replace(r, decode=with_band(r.decode, engine)) for r in rows], len(bases)
 
 
-def fit_row_json(row: FitRow, expected: dict[str, Any] | None) -> dict[str, Any]:
-    """One row of `servebound fit --json`."""
+def fit_row_json(row: FitRow) -> dict[str, Any]:
+    """One row of `servebound fit --json` (its band as decode's: ``expected``, ``expected_from``)."""
     d = row.decode
     return {
         "model": {"id": row.profile.base_id, "name": row.profile.name},
@@ -174,7 +106,8 @@ def fit_row_json(row: FitRow, expected: dict[str, Any] | None) -> dict[str, Any]
         "single_session_tok_s": d.single_session_tok_per_s,
         "aggregate_tok_s": d.aggregate_tok_per_s,
         "batch_star": d.batch_star,
-        "expected": expected,
+        "expected": None if d.expected is None else documented_json(d.expected),
+        "expected_from": None if d.expected_from is None else documented_json(d.expected_from),
     }
 
 

@@ -65,7 +65,6 @@ def machine_fit(limit: int = HOME_ROWS) -> MachineFit:
     from servebound.inputs.resolve import CPU_ONLY_ID, detected_hardware_id
     from servebound.inputs.scenario import make_workload
     from servebound.inputs.workload import WorkloadInputs
-    from servebound.runs.band import band_for
     from servebound.views.fit import fit_models
     from servebound.web.pages.text import pair_path
 
@@ -81,7 +80,7 @@ def machine_fit(limit: int = HOME_ROWS) -> MachineFit:
     rows = []
     for fit in found[:limit]:
         single = fit.decode.single_session_tok_per_s
-        band = band_for(single, fit.engine, hardware_id, "decode")
+        band = fit.decode.expected  # the row's band, as `servebound fit` gives it
         rows.append(
             MachineFitRow(
                 fit.profile.name,
