@@ -334,7 +334,7 @@ def expected_text(
     if basis.engine_assumed:
         assumed = f"{basis.engine} assumed ({basis.engine_why}); --engine E for another engine's runs\n"
     if band is None:
-        runs = "1 published run" if basis.runs == 1 else f"{basis.runs} published runs"
+        runs = {0: "no published run", 1: "1 published run"}.get(basis.runs, f"{basis.runs} published runs")
         return Note.of(
             f"{assumed}expected with {basis.engine}: {runs} of this engine on {basis.hardware_class}s "
             f"({basis.phase}), fewer than the {basis.min_runs} a band needs, so no band"

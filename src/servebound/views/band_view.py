@@ -27,7 +27,7 @@ def band_cell(band: ExpectedBand | None) -> str:
 
 def runs_phrase(basis: BandBasis) -> str:
     """``N published runs of ENGINE on CLASSs`` (the band's label, also where there is none)."""
-    runs = "1 published run" if basis.runs == 1 else f"{basis.runs} published runs"
+    runs = {0: "no published runs", 1: "1 published run"}.get(basis.runs, f"{basis.runs} published runs")
     regime = f" ({basis.regime})" if basis.regime else ""
     return f"{runs} of {basis.engine} on {basis.hardware_class}s{regime}"
 
@@ -40,8 +40,9 @@ def band_line(band: ExpectedBand | None, basis: BandBasis | None) -> str:
         return ""
     head = f"expected with {basis.engine}"
     if band is None and not basis.has_band:
+        only = "" if basis.runs == 0 else "only "
         return (
-            f"{head}: no band, only {runs_phrase(basis)} (a band needs {basis.min_runs}); the ceiling "
+            f"{head}: no band, {only}{runs_phrase(basis)} (a band needs {basis.min_runs}); the ceiling "
             "is the bound"
         )
     if band is None:
@@ -69,3 +70,12 @@ def expected_column_text(bases: Iterable[BandBasis | None]) -> str:
         f"its hardware class, never a bound{'; engines: ' + said if said else ''}; - where fewer than "
         f"{BAND_MIN_RUNS} runs exist, no engine runs the format there, or nothing fits"
     )
+
+
+#: The functions the site's templates call (the renderer's globals).
+BAND_TEXT = {
+    "band_line": band_line,
+    "band_cell": band_cell,
+    "band_range": band_range,
+    "band_assumption": band_assumption,
+}

@@ -11,6 +11,7 @@ from urllib.parse import quote
 from servebound.core.decode import DecodeResult
 from servebound.core.engines import FormatSupport
 from servebound.runs.validation import ReportedRun, reported_run_json
+from servebound.views.band_view import band_cell, band_line
 from servebound.views.rank import (
     Machine,
     RankRow,
@@ -125,6 +126,10 @@ class RankDisplay:
     json: dict[str, Any]
     #: The machine's class, per-device and per-dollar figures (the ranking row's, as ``web.classes`` words them).
     cls: PerDevice
+    #: The row's band (its decode record's ``expected``): the "expected tok/s" cell, p10-p90 or ``-``,
+    #: and the line that says what it is (an estimate from N runs of ENGINE on CLASS, or why none).
+    expected: str = "-"
+    expected_why: str = ""
 
 
 def _rank_display(row: RankRow, href: str, label: str) -> RankDisplay:
@@ -142,6 +147,8 @@ def _rank_display(row: RankRow, href: str, label: str) -> RankDisplay:
         ttft=fmt_seconds(ttft),
         json=rank_row_json(row),
         cls=per_device(row),
+        expected=band_cell(d.expected),
+        expected_why=band_line(d.expected, d.expected_from),
     )
 
 

@@ -23,6 +23,7 @@ from servebound.catalog.hosts import cpu_rows, host_rows
 from servebound.core.advice import Note
 from servebound.inputs.workload import BY_NAME as DECLARED_INPUTS
 from servebound.runs.validation import ReportedRun, validation_json
+from servebound.views.band_view import BAND_TEXT
 from servebound.views.notes import decode_notes
 from servebound.views.report import (
     fmt_gb,
@@ -142,9 +143,8 @@ class Renderer:
         formats = dict(
             fmt_gb=fmt_gb, fmt_int=fmt_int, fmt_rate=fmt_rate, fmt_params=fmt_params, fmt_seconds=fmt_seconds
         )
-        templates = DictLoader(
-            packaged_templates()
-        )  # read once: a reinstall under a running server is harmless
+        formats.update(BAND_TEXT)  # the band's words (``views.band_view``), as the CLI's tables write them
+        templates = DictLoader(packaged_templates())  # read once: a reinstall under a server is harmless
         self.env = Environment(
             loader=templates,
             autoescape=select_autoescape(["html"]),
