@@ -140,7 +140,7 @@ class Renderer:
         #: The records of the pairs served pages computed last (their fragments read them again).
         self.recent = RecentRecords()
         self._fixed: dict[tuple[str, str], tuple[Sideways, list[RunDisplay]]] = {}
-        formats = dict(
+        formats: dict[str, Any] = dict(
             fmt_gb=fmt_gb, fmt_int=fmt_int, fmt_rate=fmt_rate, fmt_params=fmt_params, fmt_seconds=fmt_seconds
         )
         formats.update(BAND_TEXT)  # the band's words (``views.band_view``), as the CLI's tables write them
