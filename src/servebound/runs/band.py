@@ -14,7 +14,8 @@ an aggregate one, b* times the per-session band at r(b*), beside T(b*). Each say
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import copy
+from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, TypeVar
 
@@ -151,6 +152,7 @@ def band_model(engine: str, hardware_cls: str, phase: str, regime: str = ON_DEVI
     return fit_time_model(group.ceilings, group.measured)
 
 
+@cache  # a ranking asks it once per row: the answer is a pure function of the packaged tables
 def band_basis(
     engine: str | None, hardware_id: str, weight_format: str | None, phase: str, regime: str = ON_DEVICE
 ) -> BandBasis | None:
@@ -229,6 +231,15 @@ def band_table_text() -> str:
 R = TypeVar("R", "DecodeResult", "PrefillResult")
 
 
+def _with(record: R, **bands: object) -> R:
+    """``dataclasses.replace`` for the band fields alone, without re-running the record's ``__init__``
+    (a third of a ranking row's band): no other field is derived from them."""
+    out = copy.copy(record)
+    for name, value in bands.items():
+        object.__setattr__(out, name, value)
+    return out
+
+
 def with_band(result: R, engine: str | None = None) -> R:
     """A decode or prefill result with its expected band beside the ceiling (``expected``) and where it
     comes from (``expected_from``), computed once for every surface: the CLI, the Python API, the JSON
@@ -246,7 +257,7 @@ def with_band(result: R, engine: str | None = None) -> R:
     engine = None if basis is None else basis.engine
     if not isinstance(result, Decoded):
         band = band_for(result.tok_per_s, engine, hw, "prefill", regime=regime, scope="prefill tok/s")
-        return replace(result, expected=band, expected_from=basis)
+        return _with(result, expected=band, expected_from=basis)
     forced = result.forced
     if forced is not None:
         scope = f"per session at batch {forced.batch}"
@@ -265,7 +276,7 @@ def with_band(result: R, engine: str | None = None) -> R:
             scope=f"aggregate at b* = {star}",
             sessions=star,
         )
-    return replace(result, expected=band, expected_aggregate=aggregate, expected_from=basis)
+    return _with(result, expected=band, expected_aggregate=aggregate, expected_from=basis)
 
 
 @dataclass(frozen=True)

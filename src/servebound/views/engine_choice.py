@@ -14,6 +14,8 @@ assumes an engine for its band loads no catalog module beyond what it already ha
 
 from __future__ import annotations
 
+from functools import cache
+
 from servebound.catalog import snapshot
 from servebound.catalog.hardware_names import CPU_ONLY_ID, normalize_ref
 from servebound.core.engines import device_family, format_class, get_engine
@@ -21,6 +23,7 @@ from servebound.errors import InputError
 from servebound.importers.hf.llama_cpp import LLAMA_CPP_MIXES
 
 
+@cache
 def catalog_facts(hardware_id: str) -> tuple[str, str] | None:
     """(device class, vendor) of a catalog hardware id, or None (a hardware file, this machine's CPU):
     an id or alias from the snapshot's row, an NxID form from the catalog."""
