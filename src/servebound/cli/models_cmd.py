@@ -207,7 +207,8 @@ def _render_rank(
     columns.append("W_res GB" if by_model else "class")
     columns += ["format", "single tok/s", "b*", "useful tok/s", f"TTFT @{prompt:,}", "tok/s/kUSD", "USD/Mtok"]
     columns.append("expected tok/s")  # the band of one session (decode's `expected`): an estimate
-    table = new_table(*columns, left=(first, "verdict", "class", "format"), no_wrap=(first,))
+    wait = f"TTFT @{prompt:,}"  # its "beyond context" kept whole beside the band's column
+    table = new_table(*columns, left=(first, "verdict", "class", "format"), no_wrap=(first, wait))
     shown = rows[:limit]
     for r in shown:
         d = r.decode
