@@ -102,11 +102,44 @@ def test_prefill_band_and_no_band() -> None:
     out = json.loads(done.stdout)
     assert out["expected"]["phase"] == "prefill" and out["expected"]["p90_tok_s"] <= out["tok_s"]
     assert out["expected"]["scope"] == "prefill tok/s" and out["expected"]["ceiling_tok_s"] == out["tok_s"]
-    for engine in ([], ["--engine", "trt-llm"]):
-        plain = _servebound(
-            "decode", "--hardware", "nvidia-rtx-4090", "--model", "llama-2-7b-q4_0", *engine, "--json"
-        )
-        assert json.loads(plain.stdout)["expected"] is None
+    plain = json.loads(
+        _servebound("decode", "--hardware", "nvidia-rtx-4090", "--model", "llama-2-7b-q4_0", "--json").stdout
+    )
+    # without --engine: the engine usually run on consumer GPUs for a GGUF file, said as assumed
+    assert plain["expected"]["engine"] == "llama.cpp" and plain["expected_from"]["engine_assumed"] is True
+    assert "usually run on consumer GPUs" in plain["expected_from"]["engine_why"]
+    given = json.loads(
+        _servebound(
+            "decode",
+            "--hardware",
+            "nvidia-rtx-4090",
+            "--model",
+            "llama-2-7b-q4_0",
+            "--engine",
+            "llama.cpp",
+            "--json",
+        ).stdout
+    )
+    assert given["expected"] == plain["expected"] and given["expected_from"]["engine_assumed"] is False
+    none = json.loads(
+        _servebound(
+            "decode",
+            "--hardware",
+            "nvidia-rtx-4090",
+            "--model",
+            "llama-2-7b-q4_0",
+            "--engine",
+            "trt-llm",
+            "--json",
+        ).stdout
+    )
+    # too few runs: no band, and the record says how many there are and how many a band needs
+    assert none["expected"] is None
+    assert none["expected_from"]["runs"] < none["expected_from"]["min_runs"] == BAND_MIN_RUNS
+    text = _servebound(
+        "decode", "--hardware", "nvidia-rtx-4090", "--model", "llama-2-7b-q4_0", "--engine", "trt-llm"
+    ).stdout
+    assert "fewer than the 5 a band needs, so no band" in " ".join(text.split())
     bad = _servebound(
         "decode", "--hardware", "nvidia-rtx-4090", "--model", "llama-2-7b-q4_0", "--engine", "x"
     )

@@ -14,6 +14,7 @@ from servebound.cli import main
 from servebound.cli.app import app as cli_app
 from servebound.errors import InputError
 from servebound.inputs.workload import BY_NAME, INPUTS, WorkloadInputs, inputs_of
+from servebound.runs.band import with_band
 
 RTX, QWEN = "nvidia-rtx-4090", "qwen3-8b"
 
@@ -285,9 +286,12 @@ def test_the_core_refuses_a_workload_still_to_resolve_and_the_api_resolves_it() 
             pytest.fail(f"{name} computed with a workload still to resolve")
         entry(pending.resolve(hw, model))  # resolved once by the caller: computed as it stands
     done = pending.resolve(hw, model)
-    assert decode(RTX, QWEN, read_context=1000) == core_decode.decode(hw, model, done)
+    # the API's answer is the core's with its expected band (runs.band.with_band) beside it
+    assert decode(RTX, QWEN, read_context=1000) == with_band(core_decode.decode(hw, model, done))
     assert decode(hw, model, pending).workload == done
-    assert prefill(RTX, QWEN, 1000, read_context=1000) == core_prefill.prefill(hw, model, 1000, workload=done)
+    assert prefill(RTX, QWEN, 1000, read_context=1000) == with_band(
+        core_prefill.prefill(hw, model, 1000, workload=done)
+    )
 
 
 def test_the_pages_script_asks_the_api_with_the_names_it_takes(api: TestClient) -> None:

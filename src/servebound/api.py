@@ -182,11 +182,9 @@ def decode_answer(
     """What `servebound decode`, ``decode()`` and /api/decode answer for a scenario, computed once for
     all: the decode ceilings (with the engine's band) and, with ``context_range``, the ceilings over
     every read context."""
-    result = _decode(scenario.hardware, scenario.model, scenario.workload)
-    if result.workload.engine is not None:
-        from servebound.runs.band import with_band  # the runs are read only where an engine is named
+    from servebound.runs.band import with_band  # the band, from the precomputed fits (no run is read)
 
-        result = with_band(result)
+    result = with_band(_decode(scenario.hardware, scenario.model, scenario.workload))
     if not context_range:
         return result, None
     from servebound.core.decode_range import decode_context_range  # only where --range asks for it
@@ -239,11 +237,9 @@ def prefill_answer(
         ttft_budget_s=ttft_budget_s,
         **modes,
     )
-    if result.workload.engine is not None:
-        from servebound.runs.band import with_band
+    from servebound.runs.band import with_band
 
-        result = with_band(result)
-    return result, rng
+    return with_band(result), rng
 
 
 def cost(

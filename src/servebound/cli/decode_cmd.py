@@ -60,9 +60,9 @@ def decode_command(hardware: str, model: str, flags: WorkloadInputs, range_: boo
         print_json(decode_json(result, rng))
         return
     render_decode(result)
-    from servebound.runs.band import expected_text  # printed text only: --json never loads the runs
+    from servebound.runs.band import expected_text  # the band's printed lines
 
-    console.print(expected_text(result.expected, result.workload.engine, result.expected_aggregate).terminal)
+    console.print(expected_text(result.expected, result.expected_from, result.expected_aggregate).terminal)
     if rng is not None:
         render_context_range(rng)
 

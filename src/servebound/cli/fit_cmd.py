@@ -30,7 +30,8 @@ def fit_command(hardware: str, engine: str | None, limit: int, flags: ContextFla
     from servebound.catalog.models import list_models
     from servebound.errors import InputError
     from servebound.inputs.resolve import CPU_ONLY_ID, hardware_ref
-    from servebound.runs.band import band_for, check_engine
+    from servebound.runs.band import check_engine
+    from servebound.views.band_view import band_cell
     from servebound.views.fit import fit_models, fit_row_json, said_engines, usual_engines
     from servebound.views.report import hardware_json
 
@@ -46,20 +47,14 @@ def fit_command(hardware: str, engine: str | None, limit: int, flags: ContextFla
     workload = make_workload(flags)
     usual = () if engine is not None else usual_engines(hw.id)
     rows, considered = fit_models(hw, vendor, list_models(), workload, engine=engine, usual=usual)
-    bands = [band_for(r.decode.single_session_tok_per_s, r.engine, hw.id, "decode") for r in rows]
     if json_out:
-        from servebound.core.fields import documented_json
-
         print_json(
             {
                 "hardware": hardware_json(hw),
                 "hardware_sources": dict(hw.sources),
                 "models_considered": considered,
                 "engines": [engine] if engine is not None else list(usual),
-                "models": [
-                    fit_row_json(r, None if b is None else documented_json(b))
-                    for r, b in zip(rows, bands, strict=True)
-                ],
+                "models": [fit_row_json(r) for r in rows],
             }
         )
         return
@@ -73,9 +68,9 @@ def fit_command(hardware: str, engine: str | None, limit: int, flags: ContextFla
         console.print(
             f"formats: each model's heaviest that {said_engines(usual)} runs here (--engine E for another)"
         )
-    units = ("weights (GB)", "single (tok/s)", "aggregate at b* (tok/s)", "expected p50 (tok/s)")
+    units = ("weights (GB)", "single (tok/s)", "aggregate at b* (tok/s)", "expected tok/s")
     table = new_table("model", "format", "engine", *units, right=units)
-    for row, band in list(zip(rows, bands, strict=True))[:limit]:
+    for row in rows[:limit]:
         d = row.decode
         table.add_row(
             row.profile.base_id,
@@ -84,11 +79,12 @@ def fit_command(hardware: str, engine: str | None, limit: int, flags: ContextFla
             f"{row.profile.adapter.weights.resident / 1e9:,.3f}",
             fmt_rate(d.single_session_tok_per_s, ""),
             fmt_rate(d.aggregate_tok_per_s, ""),
-            "-" if band is None else fmt_rate(band.p50_tok_s, ""),
+            band_cell(d.expected),
         )
     console.print(table)
     console.print(
-        "per model the heaviest format an engine runs here that clears the floor; ceilings are bounds, the "
-        "expected median an estimate from published runs of that engine on this hardware class (- where "
-        f"under 5 runs); {len(rows) - min(limit, len(rows))} more rows with --limit or --json"
+        "per model the heaviest format an engine runs here that clears the floor; ceilings are bounds; "
+        "expected tok/s is p10-p90 of one session, an estimate from published runs of that engine on this "
+        f"hardware class (- where under 5 runs); {len(rows) - min(limit, len(rows))} more rows with --limit "
+        "or --json"
     )

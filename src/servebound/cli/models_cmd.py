@@ -13,6 +13,7 @@ from servebound.core.decode import decode
 from servebound.core.units import GB
 from servebound.errors import InputError
 from servebound.inputs.workload import MAX_EDGE_TOKENS
+from servebound.views.band_view import band_cell, expected_column_text
 from servebound.views.cost_report import fmt_money
 from servebound.views.notes import VERDICT_WORDS
 from servebound.views.rank import (
@@ -205,7 +206,9 @@ def _render_rank(
     columns = [first, "verdict"]
     columns.append("W_res GB" if by_model else "class")
     columns += ["format", "single tok/s", "b*", "useful tok/s", f"TTFT @{prompt:,}", "tok/s/kUSD", "USD/Mtok"]
-    table = new_table(*columns, left=(first, "verdict", "class", "format"), no_wrap=(first,))
+    columns.append("expected tok/s")  # the band of one session (decode's `expected`): an estimate
+    wait = f"TTFT @{prompt:,}"  # its "beyond context" kept whole beside the band's column
+    table = new_table(*columns, left=(first, "verdict", "class", "format"), no_wrap=(first, wait))
     shown = rows[:limit]
     for r in shown:
         d = r.decode
@@ -227,6 +230,7 @@ def _render_rank(
             "-" if r.tok_per_s_per_kusd is None else f"{r.tok_per_s_per_kusd:,.3g}",
             _per_mtok(r),
         ]
+        cells.append(band_cell(d.expected))
         table.add_row(*cells)
     console.print(table)
     if any(r.prefill is not None and r.prefill.compute_tok_per_s is None for r in shown):
@@ -250,6 +254,7 @@ def _render_rank(
         f"{len(rows)} rows, {len(shown)} shown, ordered by {order} within each verdict; workload: "
         + rank_workload_text(rows)
     )
+    console.print(expected_column_text(r.decode.expected_from for r in shown))
     if any(r.usd_per_mtok_output is not None for r in shown):
         console.print(
             "USD/Mtok: the row's price per hour (on-demand rental where the catalog has one, else the owned "

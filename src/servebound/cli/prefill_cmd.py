@@ -78,10 +78,10 @@ def prefill_command(hardware: str, model: str, flags: WorkloadInputs, range_: bo
         print_json(prefill_json(result, rng))
         return
     if result is not None:
-        from servebound.runs.band import expected_text  # printed text only: --json never loads the runs
+        from servebound.runs.band import expected_text  # the band's printed lines
 
         render_prefill(result)
-        console.print(expected_text(result.expected, result.workload.engine).terminal)
+        console.print(expected_text(result.expected, result.expected_from).terminal)
     if rng is not None:
         render_range(rng)
 

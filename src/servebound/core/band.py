@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from servebound.core.fields import documented
 
@@ -123,13 +124,17 @@ class TimeModel:
     def runs(self) -> int:
         return len(self.residuals)
 
+    @cached_property
+    def time_factors(self) -> tuple[float, ...]:
+        """exp of the residuals' quantiles at each of BAND_QUANTILES (a high time quantile is a low
+        rate), computed once per model: a band beside a ceiling is then three divisions."""
+        n = len(self.residuals)
+        return tuple(math.exp(quantile(self.residuals, conformal_level(1.0 - q, n))) for q in BAND_QUANTILES)
+
     def band(self, ceiling_tok_per_s: float) -> tuple[tuple[float, float, float], bool]:
         """(p10, p50, p90) tok/s beside a ceiling, and whether any was clipped at the ceiling."""
         time = self.slope / ceiling_tok_per_s + self.fixed_s
-        n = len(self.residuals)
-        rates = []
-        for q in BAND_QUANTILES:  # a high time quantile is a low rate
-            rates.append(1.0 / (time * math.exp(quantile(self.residuals, conformal_level(1.0 - q, n)))))
+        rates = [1.0 / (time * factor) for factor in self.time_factors]
         clipped = any(rate > ceiling_tok_per_s for rate in rates)
         p10, p50, p90 = (min(rate, ceiling_tok_per_s) for rate in rates)
         return (p10, p50, p90), clipped
@@ -183,6 +188,29 @@ class ExpectedBand:
     clipped_at_ceiling: bool = documented(
         "a percentile was above the ceiling and is clipped to it", default=False
     )
+
+
+@dataclass(frozen=True)
+class BandBasis:
+    """Which published runs a ceiling's band comes from: the engine (given, or the one people usually run
+    on this class of hardware, assumed and said), the hardware class, the phase and how many runs there
+    are. Under BAND_MIN_RUNS runs there is no band, and this record says so."""
+
+    engine: str = documented("the engine whose published runs the band is read from")
+    engine_assumed: bool = documented(
+        "true where no engine was given: the engine is the one usually run on this hardware class for this "
+        "weight format (`engine_why` says which rule)"
+    )
+    engine_why: str = documented("why this engine: `given` or the rule that assumed it")
+    hardware_class: str = documented("the hardware class whose runs are used (the catalog's class)")
+    phase: str = documented("`decode` or `prefill`")
+    runs: int = documented("published runs of that engine on that class, phase and regime")
+    min_runs: int = documented("the fewest runs a band is given on; under it `expected` is null")
+    regime: str = documented("empty, or `weights in host RAM` for an offload run's group", default="")
+
+    @property
+    def has_band(self) -> bool:
+        return self.runs >= self.min_runs
 
 
 def expected_band(

@@ -23,7 +23,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from servebound.core.arith import as_values, maximum
-from servebound.core.band import ExpectedBand
+from servebound.core.band import BandBasis, ExpectedBand
 from servebound.core.decode_compute import DecodeCompute, decode_compute
 from servebound.core.engines import FormatSupport, format_support
 from servebound.core.fields import ResultRecord, documented, documented_property
@@ -232,15 +232,22 @@ class DecodeResult(ResultRecord):
         default=None,
     )
     expected: ExpectedBand | None = documented(
-        "with --engine: `{p10_tok_s, p50_tok_s, p90_tok_s, runs, engine, hardware_class, phase, scope, "
-        "ceiling_tok_s, label, ...}`, the band of a per-token time t = a t_ceiling + t_0 fitted on published "
-        "batch-1 runs of that engine and hardware class, beside the single-session ceiling (with --batch B: "
-        "per session beside r(B)); never above its ceiling; an estimate, never a bound (null under 5 runs)",
+        "`{p10_tok_s, p50_tok_s, p90_tok_s, runs, engine, hardware_class, phase, scope, ceiling_tok_s, "
+        "label, ...}`, the band of a per-token time t = a t_ceiling + t_0 fitted on published batch-1 runs of "
+        "the engine (--engine, else the one usually run here: `expected_from`) and hardware class, beside the "
+        "single-session ceiling (with --batch B: per session beside r(B)); never above its ceiling; an "
+        "estimate, never a bound (null under 5 runs)",
         default=None,
     )
     expected_aggregate: ExpectedBand | None = documented(
-        "with --engine and a b*: the aggregate band at b* (b* times the per-session band beside r(b*)), "
-        "beside T(b*); an estimate, never a bound (null where `expected` is, or without b*)",
+        "with a b*: the aggregate band at b* (b* times the per-session band beside r(b*)), beside T(b*); an "
+        "estimate, never a bound (null where `expected` is, or without b*)",
+        default=None,
+    )
+    expected_from: BandBasis | None = documented(
+        "which runs the band comes from: `{engine, engine_assumed, engine_why, hardware_class, phase, runs, "
+        "min_runs, regime}`; with runs under min_runs `expected` is null (null: a hardware file, or no engine "
+        "runs the format here)",
         default=None,
     )
 

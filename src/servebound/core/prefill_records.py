@@ -9,7 +9,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from servebound.core.arith import np
-from servebound.core.band import ExpectedBand
+from servebound.core.band import BandBasis, ExpectedBand
 from servebound.core.engines import FormatSupport, format_support
 from servebound.core.experts import ExpertTraffic, distinct_experts
 from servebound.core.fields import ResultRecord, documented, documented_property
@@ -181,9 +181,16 @@ class PrefillResult(ResultRecord):
         default=None,
     )
     expected: ExpectedBand | None = documented(
-        "with --engine: `{p10_tok_s, p50_tok_s, p90_tok_s, runs, engine, hardware_class, phase, ...}`, "
-        "the band of a per-token time t = a t_ceiling + t_0 fitted on published prefill runs of that engine "
-        "and hardware class, beside tok_s and never above it; an estimate, never a bound (null under 5 runs)",
+        "`{p10_tok_s, p50_tok_s, p90_tok_s, runs, engine, hardware_class, phase, ...}`, the band of a "
+        "per-token time t = a t_ceiling + t_0 fitted on published prefill runs of the engine (--engine, else "
+        "the one usually run here: `expected_from`) and hardware class, beside tok_s and never above it; an "
+        "estimate, never a bound (null under 5 runs)",
+        default=None,
+    )
+    expected_from: BandBasis | None = documented(
+        "which runs the band comes from: `{engine, engine_assumed, engine_why, hardware_class, phase, runs, "
+        "min_runs, regime}`; with runs under min_runs `expected` is null (null: a hardware file, or no engine "
+        "runs the format here)",
         default=None,
     )
 

@@ -21,8 +21,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import cache
 
+from servebound.catalog import snapshot
 from servebound.catalog.hardware import get_hardware
+from servebound.catalog.hardware_names import normalize_ref
 from servebound.catalog.models import CatalogModel, list_models, profile_id_for
 from servebound.catalog.names import split_quant
 from servebound.core.decode import DecodeResult, Verdict
@@ -101,11 +104,42 @@ def usual_engines(hardware_id: str) -> tuple[str, ...]:
     usual one (a datacenter part, a system, a hardware file)."""
     if hardware_id == CPU_ONLY_ID:  # this machine's CPU: llama.cpp's files run there
         return ("llama.cpp",)
+    facts = catalog_facts(hardware_id)
+    if facts is None:
+        return ()
+    return USUAL_ENGINES.get((facts[0], facts[1].casefold()), ())
+
+
+@cache
+def catalog_facts(hardware_id: str) -> tuple[str, str] | None:
+    """(device class, vendor) of a catalog hardware id, or None (a hardware file, this machine's CPU):
+    an id or alias from the snapshot's row, an NxID form from the catalog."""
+    entry_id = snapshot.hardware_index().get(normalize_ref(hardware_id))
+    if entry_id is not None:
+        fields = snapshot.row(snapshot.HARDWARE, entry_id)["fields"]
+        return str(fields["device_class"]), str(fields["vendor"])
     try:
         row = get_hardware(hardware_id)
     except InputError:
-        return ()
-    return USUAL_ENGINES.get((row.device_class, row.vendor.casefold()), ())
+        return None
+    return row.device_class, row.vendor
+
+
+def assumed_engine(hardware_id: str, weight_format: str | None) -> tuple[str, str] | None:
+    """(engine, why) for a question that names none, as ``fit`` and ``rank`` choose: the first engine
+    usually run on this hardware's class (``USUAL_ENGINES``) that runs the weight format, else the engine
+    that runs the format here (``engine_for``); None where no engine runs it (or no catalog row)."""
+    facts = catalog_facts(hardware_id)
+    if weight_format is None or facts is None:
+        return None
+    cls, vendor = facts
+    for engine in usual_engines(hardware_id):
+        if engine_for(weight_format, vendor, hardware_id, engine) is not None:
+            return engine, f"the engine usually run on {cls}s for {weight_format} weights"
+    found = engine_for(weight_format, vendor, hardware_id)
+    if found is None:
+        return None
+    return found, f"the engine that runs {weight_format} weights on {cls}s"
 
 
 @dataclass(frozen=True)

@@ -17,13 +17,15 @@ the ``serving`` group where it has a band, else from the ``decode`` group. Each 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import copy
+from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, TypeVar
 
 from servebound.core.advice import Note, Setting
 from servebound.core.band import (
     BAND_MIN_RUNS,
+    BandBasis,
     ExpectedBand,
     TimeModel,
     expected_band,
@@ -31,6 +33,8 @@ from servebound.core.band import (
     leave_one_out,
 )
 from servebound.errors import InputError
+from servebound.inputs.engine_formats import assumed_engine, catalog_facts
+from servebound.runs.band_table import FittedGroup, fitted, table_text
 
 if TYPE_CHECKING:  # the run catalog (pydantic) loads only when a band is asked for
     from collections.abc import Sequence
@@ -65,12 +69,8 @@ def check_engine(name: str | None) -> str | None:
 
 def hardware_class(hardware_id: str) -> str | None:
     """The catalog class of a hardware id (``multi-device system`` for Nx and systems); None for a file."""
-    from servebound.catalog.hardware import get_hardware
-
-    try:
-        return get_hardware(hardware_id).device_class
-    except InputError:
-        return None
+    facts = catalog_facts(hardware_id)
+    return None if facts is None else facts[0]
 
 
 def _phase(entry: ReportedRunEntry) -> str | None:
@@ -169,6 +169,35 @@ def band_model(engine: str, hardware_cls: str, phase: str, regime: str = ON_DEVI
     return fit_time_model(group.ceilings, group.measured)
 
 
+@cache  # a ranking asks it once per row: the answer is a pure function of the packaged tables
+def band_basis(
+    engine: str | None, hardware_id: str, weight_format: str | None, phase: str, regime: str = ON_DEVICE
+) -> BandBasis | None:
+    """Which runs a ceiling's band comes from: ``engine``, or without one the engine usually run on the
+    hardware's class for this weight format (``assumed_engine``), said as assumed; None for a hardware
+    file (no class) or where no engine runs the format here. Read from the precomputed table."""
+    cls = hardware_class(hardware_id)
+    if cls is None:
+        return None
+    why = "given"
+    if engine is None:
+        assumed = assumed_engine(hardware_id, weight_format)
+        if assumed is None:
+            return None
+        engine, why = assumed
+    group = fitted(engine_key(engine), cls, phase, regime)
+    return BandBasis(
+        engine=engine_key(engine),
+        engine_assumed=why != "given",
+        engine_why=why,
+        hardware_class=cls,
+        phase=phase,
+        runs=0 if group is None else group.runs,
+        min_runs=BAND_MIN_RUNS,
+        regime=regime,
+    )
+
+
 def band_for(
     ceiling_tok_per_s: float | None,
     engine: str | None,
@@ -181,16 +210,19 @@ def band_for(
 ) -> ExpectedBand | None:
     """The expected band beside a per-session ceiling, or None: no engine named, no ceiling (nothing
     fits), a hardware file (no class), or fewer than BAND_MIN_RUNS runs in the group. ``sessions``
-    turns it into the aggregate of that many sessions (band and ceiling both)."""
+    turns it into the aggregate of that many sessions (band and ceiling both). The group's fit is read
+    from the precomputed table (``runs.band_table``): a lookup, not a refit."""
     if engine is None or ceiling_tok_per_s is None:
         return None
     cls = hardware_class(hardware_id)
     if cls is None:
         return None
-    group = band_group(engine, cls, phase, regime)
+    group = fitted(engine_key(engine), cls, phase, regime)
+    if group is None:
+        return None
     return expected_band(
         ceiling_tok_per_s,
-        band_model(engine, cls, phase, regime),
+        group.model,
         engine=group.engine,
         hardware_class=cls,
         phase=phase,
@@ -201,21 +233,48 @@ def band_for(
     )
 
 
+def band_table_text() -> str:
+    """``catalog/data/snapshot/bands.json``: every group's runs and fit, refitted now from the runs."""
+    groups = []
+    for key in sorted(_groups()):
+        group = band_group(*key)
+        model = band_model(*key)
+        groups.append(
+            FittedGroup(group.engine, group.hardware_class, group.phase, group.regime, group.run_ids, model)
+        )
+    return table_text(groups)
+
+
 R = TypeVar("R", "DecodeResult", "PrefillResult")
 
 
-def with_band(result: R) -> R:
-    """A decode or prefill result with its expected band beside the ceiling (``expected``), as every
-    surface shows it: the CLI, the Python API and the JSON API (None where :func:`band_for` gives none).
-    Decode at a forced batch B: the per-session band beside r(B); with a b*, ``expected_aggregate``
-    beside T(b*) too."""
+def _with(record: R, **bands: object) -> R:
+    """``dataclasses.replace`` for the band fields alone, without re-running the record's ``__init__``
+    (a third of a ranking row's band): no other field is derived from them."""
+    out = copy.copy(record)
+    for name, value in bands.items():
+        object.__setattr__(out, name, value)
+    return out
+
+
+def with_band(result: R, engine: str | None = None) -> R:
+    """A decode or prefill result with its expected band beside the ceiling (``expected``) and where it
+    comes from (``expected_from``), computed once for every surface: the CLI, the Python API, the JSON
+    API, the pages and tables. Without an engine the band is the usual engine's, said as assumed (None
+    where :func:`band_for` gives none). Decode at a forced batch B: the per-session band beside r(B);
+    with a b*, ``expected_aggregate`` beside T(b*) too. ``engine``: the engine the caller's row runs
+    (``fit --engine E``), in place of the workload's."""
     from servebound.core.decode import DecodeResult as Decoded
 
-    engine, hw = result.workload.engine, result.hardware.id
+    hw = result.hardware.id
     regime = OFFLOAD if result.workload.offload is not None else ON_DEVICE
+    phase = "decode" if isinstance(result, Decoded) else "prefill"
+    given = engine if engine is not None else result.workload.engine
+    basis = band_basis(given, hw, result.model.weight_precision, phase, regime)
+    engine = None if basis is None else basis.engine
     if not isinstance(result, Decoded):
         band = band_for(result.tok_per_s, engine, hw, "prefill", regime=regime, scope="prefill tok/s")
-        return replace(result, expected=band)
+        return _with(result, expected=band, expected_from=basis)
     forced = result.forced
     if forced is not None:
         scope = f"per session at batch {forced.batch}"
@@ -227,7 +286,7 @@ def with_band(result: R) -> R:
     if star is not None and result.per_session_tok_per_s is not None:
         scope = f"aggregate at b* = {star}"
         aggregate = _at_batch(result.per_session_tok_per_s, star, engine, hw, regime, scope, sessions=star)
-    return replace(result, expected=band, expected_aggregate=aggregate)
+    return _with(result, expected=band, expected_aggregate=aggregate, expected_from=basis)
 
 
 def _at_batch(
@@ -300,21 +359,29 @@ def band_calibration(runs: Sequence[ReportedRun] | None = None) -> Calibration:
 
 
 def expected_text(
-    band: ExpectedBand | None, engine: str | None, aggregate: ExpectedBand | None = None
+    band: ExpectedBand | None, basis: BandBasis | None, aggregate: ExpectedBand | None = None
 ) -> Note:
-    """The band's line under a ceiling: always called an estimate, with its runs, class and scope."""
-    if engine is None:
+    """The band's lines under a ceiling: always called an estimate, with its runs, class and scope, and
+    the engine's assumption where none was given; under BAND_MIN_RUNS runs, says so and gives none."""
+    if basis is None:
         return Note.of(
-            "expected: give ",
+            "expected: no published runs apply here (a hardware file has no class, or no engine of the "
+            "table runs this weight format); give ",
             Setting("engine"),
-            " for a band from the published runs of that engine (an estimate)",
+            " for a band from the published runs of that engine on a catalog device (an estimate)",
         )
+    assumed = ""
+    if basis.engine_assumed:
+        assumed = f"{basis.engine} assumed ({basis.engine_why}); --engine E for another engine's runs\n"
     if band is None:
+        runs = {0: "no published run", 1: "1 published run"}.get(basis.runs, f"{basis.runs} published runs")
         return Note.of(
-            f"expected with {engine}: fewer than {BAND_MIN_RUNS} published runs of this engine on this "
-            "hardware class and phase, so no band"
+            f"{assumed}expected with {basis.engine}: {runs} of this engine on {basis.hardware_class}s "
+            f"({basis.phase}), fewer than the {basis.min_runs} a band needs, so no band"
+            if not basis.has_band
+            else f"{assumed}expected with {basis.engine}: no ceiling to set a band beside"
         )
-    return Note.of("\n".join(_band_line(b) for b in (band, aggregate) if b is not None))
+    return Note.of(assumed + "\n".join(_band_line(b) for b in (band, aggregate) if b is not None))
 
 
 def _band_line(band: ExpectedBand) -> str:

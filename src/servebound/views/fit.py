@@ -10,11 +10,12 @@ model name under ``--engine`` takes the same choice (``resolve_scenario``).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from servebound.catalog.models import CatalogModel, list_models
 from servebound.core.decode import DecodeResult, decode
+from servebound.core.fields import documented_json
 from servebound.core.hardware import Hardware
 from servebound.core.workload import Workload
 from servebound.inputs.engine_formats import USUAL_ENGINES as USUAL_ENGINES
@@ -22,6 +23,7 @@ from servebound.inputs.engine_formats import FormatChoice, choose_format, hardwa
 from servebound.inputs.engine_formats import engine_for as engine_for
 from servebound.inputs.engine_formats import usual_engines as usual_engines
 from servebound.inputs.scenario import resolve_scenario
+from servebound.runs.band import with_band
 
 
 def said_engines(engines: tuple[str, ...]) -> str:
@@ -61,7 +63,8 @@ def fit_models(
     ]
     considered = len({p.base_id for p in profiles})
     rows.sort(key=lambda r: (-(r.profile.total_params or 0.0), -(r.decode.single_session_tok_per_s or 0.0)))
-    return rows, considered
+    # each row's band, of the engine named (else the one usually run here), read once for every surface
+    return [replace(r, decode=with_band(r.decode, engine)) for r in rows], considered
 
 
 def _choices(
@@ -89,8 +92,8 @@ def _choices(
     return [choice for choice in found if choice is not None]
 
 
-def fit_row_json(row: FitRow, expected: dict[str, Any] | None) -> dict[str, Any]:
-    """One row of `servebound fit --json`."""
+def fit_row_json(row: FitRow) -> dict[str, Any]:
+    """One row of `servebound fit --json` (its band as decode's: ``expected``, ``expected_from``)."""
     d = row.decode
     return {
         "model": {"id": row.profile.base_id, "name": row.profile.name},
@@ -102,7 +105,8 @@ def fit_row_json(row: FitRow, expected: dict[str, Any] | None) -> dict[str, Any]
         "single_session_tok_s": d.single_session_tok_per_s,
         "aggregate_tok_s": d.aggregate_tok_per_s,
         "batch_star": d.batch_star,
-        "expected": expected,
+        "expected": None if d.expected is None else documented_json(d.expected),
+        "expected_from": None if d.expected_from is None else documented_json(d.expected_from),
     }
 
 

@@ -251,11 +251,9 @@ def evaluate_row(one: Machine, model: ModelAdapter, workload: Workload, prompt_t
     with the machine's class, devices and prices."""
     hw = one.hardware
     workload = resolve_scenario(workload, hardware=hw, model=model).workload  # the row's O, the model's cap
-    result = decode(hw, model, workload)
-    if workload.engine is not None:  # the engine's band beside the row's ceilings, as decode gives it
-        from servebound.runs.band import with_band
+    from servebound.runs.band import with_band  # the row's band, as decode gives it (a table lookup)
 
-        result = with_band(result)
+    result = with_band(decode(hw, model, workload))
     wait, why = _prefill_or_none(hw, model, workload, prompt_tokens, result.fits)
     return RankRow(hw, model, result, wait, prompt_tokens=prompt_tokens, prefill_why=why, **_facts(one))
 
@@ -384,5 +382,6 @@ def rank_row_json(row: RankRow) -> dict[str, Any]:
         "format_support_why": d.format_support_why,
         "expected": None if d.expected is None else documented_json(d.expected),
         "expected_aggregate": None if d.expected_aggregate is None else documented_json(d.expected_aggregate),
+        "expected_from": None if d.expected_from is None else documented_json(d.expected_from),
         **documented_json(row),  # the row's own fields (RankRow's documentation): ttft_s, prices, class
     }

@@ -43,11 +43,24 @@ assert tuple(GROUP_TITLES) == HARDWARE_CLASSES, "a heading for every class, in t
 
 @dataclass(frozen=True)
 class Column:
-    """A ranking table's column: the RankDisplay attribute it shows, its heading, whether a number."""
+    """A ranking table's column: the RankDisplay attribute it shows, its heading, whether a number; a
+    cell's hover text (``title``: the row attribute that says what the cell is) and the heading's."""
 
     key: str
     heading: str
     numeric: bool = True
+    title: str | None = None
+    heading_title: str | None = None
+
+
+#: The band's column: p10-p90 of one session, an estimate, never a bound (``views.band_view``).
+EXPECTED = Column(
+    "expected",
+    "Expected tok/s",
+    title="expected_why",
+    heading_title="p10-p90 of one session: an estimate from published runs of the engine usually run on "
+    "this class, never a bound",
+)
 
 
 #: A hardware page's table of models, after the name and the verdict; a new column is one more entry.
@@ -57,6 +70,7 @@ RANK_COLUMNS: tuple[Column, ...] = (
     Column("batch_star", "b*"),
     Column("ttft", "First token (8k prompt)"),
     Column("usd_per_mtok", "USD per million output tokens"),
+    EXPECTED,
 )
 #: A model page's class tables: the same figures, with the machine's devices and prices.
 CLASS_COLUMNS: tuple[Column, ...] = (
@@ -66,6 +80,7 @@ CLASS_COLUMNS: tuple[Column, ...] = (
     Column("rented", "Rented"),
     Column("owned", "Owned"),
     RANK_COLUMNS[4],
+    EXPECTED,
 )
 
 

@@ -56,7 +56,10 @@ def answer_regions(template: Template, values: dict[str, Any]) -> str:
     """A pair page's answer regions alone (``?section=answer``): its ``answer_<region>`` blocks over the
     full page's own context, each in the ``<div data-region>`` the page has, which the script swaps
     whole when a control moves, so a moved control shows what a fresh load of its URL shows."""
-    ctx = template.new_context(values)
+    # a block rendered alone skips the page's top-level imports: give it the macros they import
+    macros = template.environment.get_template("_macros.html").make_module(values)
+    exported = {name: value for name, value in vars(macros).items() if not name.startswith("_")}
+    ctx = template.new_context({**exported, **values})
     return "".join(
         f'<div class="region" data-region="{name}">{"".join(template.blocks["answer_" + name](ctx))}</div>'
         for name in REGIONS

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from servebound.core.band import BandBasis, ExpectedBand
 from servebound.core.engines import engines, format_support
 from servebound.core.offload import OFFLOAD_INPUTS, OffloadReport, offloaded
 from servebound.core.prefill import PrefillRange, PrefillResult
@@ -165,6 +166,9 @@ class PrefillView:
     compute_note: str | None = None
     #: The prefill's two-tier object (weights in host RAM), or None.
     offload: OffloadReport | None = None
+    #: The prefill record's band and where it comes from (``expected``, ``expected_from``).
+    expected: ExpectedBand | None = None
+    expected_from: BandBasis | None = None
 
     @property
     def nothing_fits(self) -> bool:
@@ -193,4 +197,6 @@ class PrefillView:
             result.crossover_with_attention_tokens,
             result.compute_note,
             result.offload if wait else None,
+            result.expected,
+            result.expected_from,
         )

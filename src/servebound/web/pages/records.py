@@ -11,6 +11,7 @@ from urllib.parse import quote
 from servebound.core.decode import DecodeResult
 from servebound.core.engines import FormatSupport
 from servebound.runs.validation import ReportedRun, reported_run_json
+from servebound.views.band_view import band_cell, band_line
 from servebound.views.rank import (
     Machine,
     RankRow,
@@ -128,6 +129,11 @@ class RankDisplay:
     #: Why each "n/a" of the row is one, by column key (``RankRow.missing``, in the pair page's words).
     why: Mapping[str, str] = field(default_factory=dict)
 
+    #: The row's band (its decode record's ``expected``): the "expected tok/s" cell, p10-p90 or ``-``,
+    #: and the line that says what it is (an estimate from N runs of ENGINE on CLASS, or why none).
+    expected: str = "-"
+    expected_why: str = ""
+
     @property
     def verdict_group(self) -> str:
         """The verdict filter the row falls under (``VERDICT_FILTERS``)."""
@@ -182,6 +188,8 @@ def _rank_display(row: RankRow, href: str, label: str) -> RankDisplay:
         json=rank_row_json(row),
         cls=per_device(row),
         why={key: missing[name] for key, name in _FIGURE_OF.items() if name in missing},
+        expected=band_cell(d.expected),
+        expected_why=band_line(d.expected, d.expected_from),
     )
 
 

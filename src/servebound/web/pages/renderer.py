@@ -23,6 +23,7 @@ from servebound.catalog.hosts import cpu_rows, host_rows
 from servebound.core.advice import Note
 from servebound.inputs.workload import BY_NAME as DECLARED_INPUTS
 from servebound.runs.validation import ReportedRun, validation_json
+from servebound.views.band_view import BAND_TEXT
 from servebound.views.notes import decode_notes
 from servebound.views.report import fmt_gb, fmt_rate, workload_assumptions
 from servebound.views.terminal import visible_value
@@ -133,10 +134,9 @@ class Renderer:
         #: The records of the pairs served pages computed last (their fragments read them again).
         self.recent = RecentRecords()
         self._fixed: dict[tuple[str, str], tuple[Sideways, list[RunDisplay]]] = {}
-        formats = TEMPLATE_HELPERS
-        templates = DictLoader(
-            packaged_templates()
-        )  # read once: a reinstall under a running server is harmless
+        formats: dict[str, Any] = dict(TEMPLATE_HELPERS)
+        formats.update(BAND_TEXT)  # the band's words (``views.band_view``), as the CLI's tables write them
+        templates = DictLoader(packaged_templates())  # read once: a reinstall under a server is harmless
         self.env = Environment(
             loader=templates,
             autoescape=select_autoescape(["html"]),

@@ -25,6 +25,7 @@ from servebound.core.system import System
 from servebound.core.units import TFLOPS
 from servebound.core.workload import Workload
 from servebound.errors import MAX_ID_CHARS, InputError, check_id_length
+from servebound.runs.band import with_band
 from servebound.runs.validation import ReportedRun, ValidationSummary, reported_runs_for, validation_summary
 from servebound.views.notes import NO_PREFILL_WHY
 from servebound.views.rank import DEFAULT_RANK_PROMPT_TOKENS
@@ -444,5 +445,5 @@ def _prefill_cached(
     base = replace(
         workload, forced_batch=None, speculation=None, memory_only=False, contexts_capped_from=None
     )
-    result = prefill(hardware, model, prompt, workload=base)
+    result = with_band(prefill(hardware, model, prompt, workload=base))  # its band, as prefill_answer's
     return result, prefill_range(hardware, model, workload=base) if with_range else None

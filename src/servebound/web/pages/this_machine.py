@@ -35,6 +35,7 @@ class MachineFitRow:
     expected_p50_tok_s: float | None
     expected_runs: int | None
     href: str  # the pair page on this machine ("" where the site has no such page)
+    expected: str = "-"  # the row's band, p10-p90 of one session (``views.band_view.band_cell``)
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,7 @@ def machine_fit(limit: int = HOME_ROWS) -> MachineFit:
     from servebound.inputs.resolve import CPU_ONLY_ID, detected_hardware_id
     from servebound.inputs.scenario import make_workload
     from servebound.inputs.workload import WorkloadInputs
-    from servebound.runs.band import band_for
+    from servebound.views.band_view import band_cell
     from servebound.views.fit import fit_models
     from servebound.web.pages.text import pair_path
 
@@ -81,7 +82,7 @@ def machine_fit(limit: int = HOME_ROWS) -> MachineFit:
     rows = []
     for fit in found[:limit]:
         single = fit.decode.single_session_tok_per_s
-        band = band_for(single, fit.engine, hardware_id, "decode")
+        band = fit.decode.expected  # the row's band, as `servebound fit` gives it
         rows.append(
             MachineFitRow(
                 fit.profile.name,
@@ -94,6 +95,7 @@ def machine_fit(limit: int = HOME_ROWS) -> MachineFit:
                 None if band is None else band.p50_tok_s,
                 None if band is None else band.runs,
                 pair_path(hardware_id, fit.profile.id),
+                band_cell(band),
             )
         )
     return MachineFit(
