@@ -80,6 +80,7 @@ from servebound.web.pages.records import (
     stats_rows,
 )
 from servebound.web.pages.registry import nav as site_nav
+from servebound.web.pages.search_page import SearchPages
 from servebound.web.pages.site import Pair, SiteData, SiteHardware, SiteModel, without_quotes
 from servebound.web.pages.text import (
     LICENSE_NAME,
@@ -118,7 +119,7 @@ def _fields(*contexts: Any) -> dict[str, Any]:
     return {f.name: getattr(c, f.name) for c in contexts for f in fields(c)}
 
 
-class Renderer:
+class Renderer(SearchPages):
     """The two Jinja environments (HTML and markdown) and the page builders. ``mode`` is ``server`` or
     ``static``."""
 
@@ -142,9 +143,7 @@ class Renderer:
         formats = dict(
             fmt_gb=fmt_gb, fmt_int=fmt_int, fmt_rate=fmt_rate, fmt_params=fmt_params, fmt_seconds=fmt_seconds
         )
-        templates = DictLoader(
-            packaged_templates()
-        )  # read once: a reinstall under a running server is harmless
+        templates = DictLoader(packaged_templates())  # read once: a reinstall under a running server is ok
         self.env = Environment(
             loader=templates,
             autoescape=select_autoescape(["html"]),
