@@ -98,7 +98,7 @@ def pair_url(kind: str, base: str, hw: str, model: str, query: str = WORKLOAD) -
     return f"{base}/pair/?hardware={hw}&model={model}&{query}"
 
 
-def landed(page: Any, hw: str, model: str) -> None:
+def landed(page: Any, hw: str, model: str, alloc: str | None = "8000") -> None:
     """The page shows the pair (served: its own address; static: its page or the calculator) with the
     workload of the address it came from."""
     page.wait_for_function(
@@ -111,8 +111,9 @@ def landed(page: Any, hw: str, model: str) -> None:
     page.wait_for_load_state()
     if page.locator("#calc-host").count():
         page.wait_for_selector("#calc-host:not([hidden])", state="attached", timeout=20_000)
-    assert page.evaluate("new URL(location.href).searchParams.get('alloc_context')") == "8000", page.url
-    assert page.input_value('input[name="alloc_context"]') == "8000"
+    if alloc is not None:
+        assert page.evaluate("new URL(location.href).searchParams.get('alloc_context')") == alloc, page.url
+        assert page.input_value('input[name="alloc_context"]') == alloc
     page.wait_for_function("m => document.title.includes(m)", arg=get_model(model).adapter.name)
 
 
@@ -170,6 +171,21 @@ def test_my_machine_is_offered_first_after_a_reload(browser: Any, site: tuple[st
     page.wait_for_selector("#pick input[data-pick][role=combobox]", state="attached")
     assert page.input_value('#pick input[name="hardware"]') == "nvidia-rtx-4090"
     assert page.locator("#pick-machine").is_visible()
+    # The search page offers each model on my machine.
+    page.goto(search_url(kind, base, "gemma 3 27b"))
+    mine = page.locator("#search-hits a.on-mine").first
+    mine.wait_for(state="visible", timeout=10_000)
+    assert "RTX 4090" in (mine.text_content() or "")
+    mine.click()
+    landed(page, "nvidia-rtx-4090", "gemma-3-27b-it", alloc=None)
+    page.context.close()
+
+
+def test_the_static_calculator_resolves_names_in_its_address(browser: Any, static: str) -> None:
+    """A link or a no-script form with names (4090, llama3.3:70b) opens the pair they name."""
+    page = page_at(browser, f"{static}/pair/?hardware=4090&model=llama3.3%3A70b&{WORKLOAD}")
+    landed(page, "nvidia-rtx-4090", "llama-3.3-70b-instruct-q4_k_m")
+    assert page.errors == []
     page.context.close()
 
 

@@ -33,7 +33,7 @@ def client() -> TestClient:
 
 
 def hits(html: str) -> list[str]:
-    return re.findall(r'<li><a href="/(?:models|hardware)/([^"]+)">', html)
+    return re.findall(r'<li data-kind="\w+" data-id="[^"]+"><a href="/(?:models|hardware)/([^"]+)">', html)
 
 
 @pytest.mark.parametrize(

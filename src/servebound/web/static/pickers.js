@@ -298,17 +298,36 @@
   }
 
   // --- the search page on a static copy: the hits of ?q= from the shipped index -------------------------
+  // Each model hit of the search page links its pair on my machine.
+  function onMyMachine(box) {
+    var mine = machine();
+    if (!mine) return;
+    box.querySelectorAll("li[data-kind=model]").forEach(function (li) {
+      var a = document.createElement("a"), params = new URLSearchParams({ hardware: mine.id, model: li.dataset.id });
+      a.className = "on-mine";
+      a.href = STATIC ? calculatorHref(params) : BASE + "/pair/" + encodeURIComponent(mine.id) + "/" + encodeURIComponent(li.dataset.id);
+      a.textContent = "on my machine (" + mine.name + ")";
+      li.appendChild(document.createTextNode(" · "));
+      li.appendChild(a);
+    });
+  }
+
   function searchPage() {
     var box = document.getElementById("search-hits");
+    if (box && !STATIC) onMyMachine(box);
     if (!box || !STATIC) return;
     var q = new URLSearchParams(location.search).get("q") || "", field = document.querySelector("#search input[name=q]");
     if (field) field.value = q;
     if (!q.trim()) return;
+    var hint = document.getElementById("search-try");
+    if (hint) hint.hidden = true;
     loadIndex().then(function (ix) {
       var hits = localSearch(ix, q, null, 50), count = document.getElementById("search-count");
       if (count) count.textContent = hits.length ? hits.length + (hits.length === 1 ? " match" : " matches") + " for " + JSON.stringify(q) + ", best first." : "Nothing here is named " + JSON.stringify(q) + ".";
       hits.forEach(function (h) {
         var li = document.createElement("li"), a = document.createElement("a"), small = document.createElement("span");
+        li.dataset.kind = h.kind;
+        li.dataset.id = h.id;
         a.href = BASE + "/" + (h.kind === "model" ? "models" : "hardware") + "/" + encodeURIComponent(h.id) + (location.protocol === "file:" ? "/index.html" : "/");
         a.textContent = h.name;
         small.className = "src";
@@ -317,6 +336,7 @@
         li.appendChild(small);
         box.appendChild(li);
       });
+      onMyMachine(box);
     }).catch(function (err) {
       var count = document.getElementById("search-count");
       if (count) count.textContent = String(err.message || err);
