@@ -167,6 +167,13 @@ def test_my_machine_is_offered_first_after_a_reload(browser: Any, site: tuple[st
     page.fill(f'{form} input[name="hardware"]', "h100")
     page.wait_for_selector(f'{form} ul.picker-list li[data-id="nvidia-h100-sxm"]')
     assert page.locator(f"{form} ul.picker-list li").first.get_attribute("data-id") == "nvidia-rtx-4090"
+    # Another model on another machine's page leaves my machine as it was.
+    page.goto(pair_url(kind, base, "nvidia-h100-sxm", "gemma-3-27b-it"))
+    page.wait_for_selector(f"{form} input[data-pick][role=combobox]", state="attached")
+    type_and_choose(page, "model", "qwen3 30b a3b q4", "qwen3-30b-a3b-q4_k_m", form)
+    landed(page, "nvidia-h100-sxm", "qwen3-30b-a3b-q4_k_m")
+    kept = page.evaluate("JSON.parse(localStorage.getItem('servebound.machine')).id")
+    assert kept == "nvidia-rtx-4090"
     page.goto(base + "/" + ("" if kind == "served" else "index.html"))
     page.wait_for_selector("#pick input[data-pick][role=combobox]", state="attached")
     assert page.input_value('#pick input[name="hardware"]') == "nvidia-rtx-4090"

@@ -252,8 +252,11 @@
   function go(form) {
     var hw = chosen(form.elements.hardware), model = chosen(form.elements.model), rest = workload();
     if (!hw.text || !model.text) return;
+    // My machine is the hardware chosen, not the one of a pair page where only the model changed.
+    var mineNow = !form.dataset.hardwareId || hw.text !== form.dataset.hardwareId;
     if (!STATIC) {
-      if (hw.id) remember(hw.id, hw.name); else try { window.sessionStorage.setItem(PICKED, "1"); } catch (e) { /* not kept */ }
+      if (mineNow && hw.id) remember(hw.id, hw.name);
+      else if (mineNow) try { window.sessionStorage.setItem(PICKED, "1"); } catch (e) { /* not kept */ }
       if (hw.id && model.id) {
         var tail = rest.toString();
         location.assign(BASE + "/pair/" + encodeURIComponent(hw.id) + "/" + encodeURIComponent(model.id) + (tail ? "?" + tail : ""));
@@ -267,7 +270,7 @@
     Promise.all([hw.id ? hw : resolve(hw.text, "hardware"), model.id ? model : resolve(model.text, "model")]).then(function (found) {
       if (!found[0]) { say(form, "No hardware on this copy is named " + JSON.stringify(hw.text) + "; pick one from the list."); return; }
       if (!found[1]) { say(form, "No model on this copy is named " + JSON.stringify(model.text) + "; pick one from the list."); return; }
-      remember(found[0].id, found[0].name);
+      if (mineNow) remember(found[0].id, found[0].name);
       var params = new URLSearchParams({ hardware: found[0].id, model: found[1].id });
       rest.forEach(function (v, k) { params.append(k, v); });
       location.assign(calculatorHref(params));
