@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import csv
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -336,9 +336,9 @@ def _create(table: Table) -> str:
     return f'CREATE TABLE "{table.name}" ( -- {table.description}\n' + "\n".join(lines) + "\n)"
 
 
-def write_sqlite(path: str | Path) -> dict[str, int]:
+def write_sqlite(path: str | Path, records: Mapping[str, Iterable[Any]] | None = None) -> dict[str, int]:
     """Write every table to a new SQLite file at ``path`` (an existing file is replaced); the row
-    count of each table."""
+    count of each table. ``records``: each table's records (default: computed now)."""
     target = Path(path)
     target.unlink(missing_ok=True)
     counts: dict[str, int] = {}
@@ -348,7 +348,7 @@ def write_sqlite(path: str | Path) -> dict[str, int]:
             '  "table_name" TEXT, "column_name" TEXT, "description" TEXT,\n'
             "  PRIMARY KEY (table_name, column_name))"
         )
-        records = _records()
+        records = records or _records()
         for table in TABLES:
             db.execute(_create(table))
             db.executemany(
@@ -362,13 +362,13 @@ def write_sqlite(path: str | Path) -> dict[str, int]:
     return counts
 
 
-def write_csv(folder: str | Path) -> dict[str, int]:
+def write_csv(folder: str | Path, records: Mapping[str, Iterable[Any]] | None = None) -> dict[str, int]:
     """Write each table as ``<table>.csv`` (a header row, then the records) and ``_columns.csv`` into
-    ``folder`` (made if missing); the row count of each table."""
+    ``folder`` (made if missing); the row count of each table. ``records`` as for :func:`write_sqlite`."""
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
     counts: dict[str, int] = {}
-    records = _records()
+    records = records or _records()
     with (out / "_columns.csv").open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(["table_name", "column_name", "description"])
@@ -384,3 +384,16 @@ def write_csv(folder: str | Path) -> dict[str, int]:
                 count += 1
             counts[table.name] = count
     return counts
+
+
+def write_both(sqlite_path: str | Path, csv_folder: str | Path) -> dict[str, int]:
+    """The SQLite file and the CSV folder from one computation of the records (the static site's
+    ``data/``); the row count of each table."""
+    records = {name: list(rows) for name, rows in _records().items()}
+    write_csv(csv_folder, records)
+    return write_sqlite(sqlite_path, records)
+
+
+def table_names() -> tuple[str, ...]:
+    """The tables, in the order the files hold them (``_columns`` describes the others' columns)."""
+    return ("_columns", *(table.name for table in TABLES))

@@ -85,14 +85,23 @@ def _hardware_hits(wanted: list[str]) -> list[tuple[tuple[Any, ...], SearchHit]]
     found = []
     for order, row in enumerate(load_hardware_catalog()):
         own = tokens(row.id)
-        words = set(own) | set(tokens(row.name)) | set(tokens(row.vendor))
-        for alias in row.aliases:
-            words |= set(tokens(alias))
-        if not _covers(wanted, words):
+        if not _covers(wanted, _hardware_words(row)):
             continue
-        detail = f"{row.memory_gb:g} GB at {row.bandwidth_gb_per_s:g} GB/s, {row.device_class}"
+        detail = _hardware_detail(row)
         found.append((((0.0,), _extra(wanted, own), order), SearchHit("hardware", row.id, row.name, detail)))
     return found
+
+
+def _hardware_words(row: Any) -> set[str]:
+    """The words a hardware row answers to: its id's, name's, vendor's and aliases'."""
+    words = set(tokens(row.id)) | set(tokens(row.name)) | set(tokens(row.vendor))
+    for alias in row.aliases:
+        words |= set(tokens(alias))
+    return words
+
+
+def _hardware_detail(row: Any) -> str:
+    return f"{row.memory_gb:g} GB at {row.bandwidth_gb_per_s:g} GB/s, {row.device_class}"
 
 
 def search(query: str, kind: str | None = None, limit: int = DEFAULT_LIMIT) -> list[SearchHit]:
@@ -123,10 +132,82 @@ def search(query: str, kind: str | None = None, limit: int = DEFAULT_LIMIT) -> l
             named = None
         if named is not None:
             first = next((h for h in hits if h.id == named), None)
-            hits = [first or SearchHit("model", named, hub_ids().get(named, named), "the name typed")]
+            hits = [first or _profile_hit(named)]
             hits += [h for h in _rest(ranked, named)]
     return hits[:limit]
 
 
+def _profile_hit(pid: str) -> SearchHit:
+    """A profile as a hit of its own (a format the words named whole: ``llama3.3:70b`` is Q4_K_M)."""
+    from servebound.catalog.models import _profile_ids
+
+    base, fmt, _ = _profile_ids()[pid]
+    return SearchHit("model", pid, hub_ids().get(base, base), f"{fmt} weights")
+
+
 def _rest(ranked: Iterable[tuple[tuple[Any, ...], SearchHit]], skip: str) -> list[SearchHit]:
     return [hit for _, hit in sorted(ranked, key=lambda pair: pair[0]) if hit.id != skip]
+
+
+def browser_index(shown: set[str]) -> dict[str, Any]:
+    """What a browser needs to answer :func:`search` for the ids in ``shown`` without a server (the
+    static copy's ``data/names.json``, read by ``static/pickers.js``): the names the resolver takes
+    whole (profile ids, Ollama tags, Hub ids; hardware ids, names and aliases), each with the id
+    ``profile_id_for`` or the hardware catalog gives it; every model and hardware entry with its words
+    and its place in the order :func:`search` ranks by; the quantization words with the formats they
+    pick; and the size-token pattern :func:`catalog.names.tokens` keeps whole."""
+    from servebound.catalog.hardware import load_hardware_catalog
+    from servebound.catalog.models import _profile_ids, profile_id_for
+    from servebound.catalog.names import _SIZE, ollama_tags
+
+    hubs, places, catalog = hub_ids(), _profile_ids(), load_hardware_catalog()
+    names: dict[str, list[str]] = {}
+
+    def name(text: str, kind: str, target: str | None) -> None:
+        if target in shown:
+            names.setdefault(text.strip().lower(), [kind, target])
+
+    for typed in [*places, *ollama_tags(), *hubs.values()]:
+        try:
+            name(typed, "model", profile_id_for(typed, missing_ok=True))
+        except InputError:  # a tag of a format the catalog lacks: the search answers it
+            continue
+    models: dict[str, dict[str, Any]] = {}
+    for pid, (base, fmt, native) in places.items():
+        entry = models.setdefault(base, {"kind": "model", "name": hubs.get(base, base), "profiles": {}})
+        if pid in shown:
+            entry["profiles"][fmt] = pid
+            if native:
+                entry["native"] = pid
+    entries = []
+    for order, (base, entry) in enumerate(models.items()):
+        own = tokens(base)
+        version = tuple(-v for v in _version(own)) or (0.0,)
+        words = sorted(set(own) | set(tokens(hubs.get(base, ""))))
+        entries.append({**entry, "own": own, "words": words, "order": order, "version": version})
+    for order, row in enumerate(catalog):
+        for text in (row.id, row.name, *row.aliases):
+            try:
+                name(text, "hardware", catalog.get(text).id)
+            except InputError:  # a row's full name is not a name the catalog takes whole
+                continue
+        detail = _hardware_detail(row)
+        if row.id in shown:
+            entries.append(
+                {
+                    "kind": "hardware",
+                    "id": row.id,
+                    "name": row.name,
+                    "detail": detail,
+                    "own": tokens(row.id),
+                    "words": sorted(_hardware_words(row)),
+                    "order": order,
+                    "version": (0.0,),
+                }
+            )
+    ranks = {v: i for i, v in enumerate(sorted({e["version"] for e in entries}))}
+    for e in entries:
+        e["version"] = ranks[e["version"]]
+    entries = [e for e in entries if e["kind"] == "hardware" or e["profiles"]]
+    quants = {q: list(_formats(q)) for q in {fmt for _, fmt, _ in places.values()} | set(_QUANT_ALIASES)}
+    return {"names": names, "entries": entries, "quants": quants, "size": _SIZE.pattern}

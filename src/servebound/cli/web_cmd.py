@@ -75,12 +75,20 @@ def _check_bindable(host: str, port: int) -> None:
         "--base-url",
     ),
     option("max_pairs", int, None, "Cap the pair pages written (default: every native pair).", "--max-pairs"),
+    option(
+        "no_data",
+        bool,
+        False,
+        "Leave out data/servebound.sqlite and data/csv/ (the catalog as data, as `servebound export` "
+        "writes it; about a minute to compute).",
+        "--no-data",
+    ),
     examples=(
         "servebound build-site site/",
         "servebound build-site site/ --max-pairs 50 --base-url https://example.org",
     ),
 )
-def build_site_command(out_dir: str, base_url: str | None, max_pairs: int | None) -> None:
+def build_site_command(out_dir: str, base_url: str | None, max_pairs: int | None, no_data: bool) -> None:
     folder = Path(out_dir)
     if base_url is None:
         import click
@@ -116,7 +124,9 @@ def build_site_command(out_dir: str, base_url: str | None, max_pairs: int | None
         def progress(done: int, total: int, path: str) -> None:
             bar.update(task, completed=done, total=total, description=path[:40].ljust(40))
 
-        report = build_site(folder, progress, base_url=base_url.rstrip("/"), max_pairs=max_pairs)
+        report = build_site(
+            folder, progress, base_url=base_url.rstrip("/"), max_pairs=max_pairs, takeaway=not no_data
+        )
     console.print(
         f"wrote {report.files:,} files ({report.bytes / 1e6:,.1f} MB): {report.pages:,} pages, "
         f"{report.pairs:,} pair pages, in {report.seconds:.1f} s. Serve it: python -m http.server -d {folder}"

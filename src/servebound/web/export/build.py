@@ -121,6 +121,7 @@ def build_site(
     site: SiteData | None = None,
     base_url: str = "http://localhost:8000",
     max_pairs: int | None = None,
+    takeaway: bool = False,
 ) -> BuildReport:
     """Write the whole site as static files under ``out_dir`` and return what was written.
 
@@ -128,7 +129,9 @@ def build_site(
     served (absolute URLs in robots.txt, llms.txt and sitemap.xml, and each page's canonical link);
     every other link is relative (``export_links``), so the copy also opens from file:// or below any
     path. ``max_pairs`` caps the pair pages. The pair pages are written by worker processes where
-    there are many (``export_write``).
+    there are many (``export_write``). ``takeaway``: also write the packaged catalog as data
+    (``data/servebound.sqlite`` and ``data/csv/``, as `servebound export` does), linked from the home
+    page and llms.txt.
     """
     start = time.perf_counter()
     site = site or default_site_data()
@@ -140,6 +143,8 @@ def build_site(
     out_dir.mkdir(parents=True, exist_ok=True)
     writer = Writer(out_dir, urlsplit(base_url).path.rstrip("/"))
     docs = documents(site, pair_ids)
+    taken = write_takeaway(out_dir, writer) if takeaway else []
+    renderer.env.globals["takeaway"] = renderer.md_env.globals["takeaway"] = taken
     total = len(docs)
     count = 0
     # Only the mirrors are kept for llms-full.txt: holding every page's HTML too took the full
@@ -167,7 +172,7 @@ def build_site(
 
     write_pairs(writer, renderer, site, pair_ids, write_documents, done)
     write = writer.write
-    write(out_dir / "llms.txt", llms_txt(docs, base_url, renderer.date))
+    write(out_dir / "llms.txt", llms_txt(docs, base_url, renderer.date, taken))
     write(
         out_dir / "llms-full.txt",
         llms_full_txt(markdowns, base_url, [d for d in docs if in_full_text(d.path)]),
@@ -214,3 +219,42 @@ def catalog_data(site: SiteData, exported: set[tuple[str, str]]) -> Iterator[tup
         yield f"models/{m.id}.json", data
     for h in site.hardware:
         yield f"hardware/{h.id}.json", calculator_hardware(h)
+    yield "names.json", names_index(site)
+
+
+def names_index(site: SiteData) -> dict[str, Any]:
+    """``data/names.json``: the search and the names the pickers resolve on the copy
+    (``catalog.search.browser_index`` over the rows the site shows, and every shown id as itself)."""
+    from servebound.catalog.search import browser_index
+
+    index = browser_index({*site.models_by_id, *site.hardware_by_id})
+    for kind, ids in (("model", site.models_by_id), ("hardware", site.hardware_by_id)):
+        for shown in ids:
+            index["names"].setdefault(shown.lower(), [kind, shown])
+    return index
+
+
+#: The data files a copy built with ``takeaway`` holds, besides each table's CSV.
+SQLITE = Document(
+    "/data/servebound.sqlite",
+    "servebound.sqlite",
+    "Data",
+    "the catalog as one SQLite file, ready for datasette: hardware, models, profiles, reported runs and "
+    "the default-workload ceilings of every pair that fits, with keys and a _columns table describing "
+    "every column (servebound export --sqlite)",
+)
+
+
+def write_takeaway(out_dir: Path, writer: Writer) -> list[Document]:
+    """Write ``data/servebound.sqlite`` and ``data/csv/<table>.csv`` (one computation of the records)
+    and return them as documents for the home page and llms.txt."""
+    from servebound.catalog.export import table_names, write_both
+
+    counts = write_both(out_dir / "data" / "servebound.sqlite", out_dir / "data" / "csv")
+    docs = [SQLITE]
+    for name in table_names():
+        rows = f"{counts[name]:,} rows" if name in counts else "what every column of the other files holds"
+        docs.append(Document(f"/data/csv/{name}.csv", f"{name}.csv", "Data", f"CSV, {rows}"))
+    for doc in docs:
+        writer.count(out_dir / doc.path.lstrip("/"))
+    return docs

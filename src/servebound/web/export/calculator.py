@@ -46,8 +46,6 @@ def calculator_page(renderer: Renderer, site: SiteData, pages: int) -> str:
         reference,
         template="calculator.html",
         at="/pair/",
-        calc_hardware=[(h.id, h.name) for h in site.hardware],
-        calc_models=[(m.id, m.name) for m in site.models],
         calc_pages=pages,
         calc_defaults=json.dumps(
             {

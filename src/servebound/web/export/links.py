@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 #: Endings of the copy's files (everything else a site-root link names is a page, a folder).
-FILE_SUFFIXES = (".md", ".css", ".js", ".json", ".txt", ".xml", ".svg", ".html")
+FILE_SUFFIXES = (".md", ".css", ".js", ".json", ".txt", ".xml", ".svg", ".html", ".sqlite", ".csv")
 
 _ROOT_LINK = re.compile(r'(\s(?:href|src|action)=")/(?!/)([^"]*)"')
 _ROOT_MD_LINK = re.compile(r"(\]\()/(?!/)([^)\s]*)\)")

@@ -57,9 +57,10 @@ class Document:
 PAIR_GROUP = "Pairs"
 
 
-def llms_txt(documents: Iterable[Document], base_url: str, date: str) -> str:
+def llms_txt(documents: Iterable[Document], base_url: str, date: str, data: Sequence[Document] = ()) -> str:
     """The llmstxt.org index, kept short: a title, a summary, a link to every markdown mirror but the
-    pairs' by section, each entry with the date its page was computed, and how to reach any pair."""
+    pairs' by section, each entry with the date its page was computed, the data files (``data``: a
+    static copy's SQLite and CSV files, linked as they are) and how to reach any pair."""
     docs = list(documents)
     lines = [
         f"# {SITE_NAME}",
@@ -80,6 +81,10 @@ def llms_txt(documents: Iterable[Document], base_url: str, date: str) -> str:
         for doc in items:
             note = f": {doc.description}" if doc.description else ""
             lines.append(f"- [{_link_text(doc.title)}]({base_url}{mirror_path(doc.path)}) ({date}){note}")
+        lines.append("")
+    if data:
+        lines += ["## Data", ""]
+        lines += [f"- [{_link_text(d.title)}]({base_url}{d.path}): {d.description}" for d in data]
         lines.append("")
     if pair_count:
         # A short index: pairs are reached by pattern, not listed (each is one .md away, all in the sitemap).

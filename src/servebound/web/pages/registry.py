@@ -57,6 +57,16 @@ PAGES: tuple[PageSpec, ...] = (
     ),
     PageSpec("/license", "license", "Start here", "License (CC BY 4.0)"),
     PageSpec(
+        "/search",
+        "search_page",
+        "Start here",
+        "Search models and hardware",
+        "names as people type them: Hub ids, Ollama tags, loose words; /search?q=WORDS",
+        nav="Search",
+        nav_at=8,
+        full_text=False,
+    ),
+    PageSpec(
         "/validation",
         "validation_page",
         "Start here",

@@ -74,6 +74,7 @@ from servebound.web.pages.records import (
     stats_rows,
 )
 from servebound.web.pages.registry import nav as site_nav
+from servebound.web.pages.search_page import SearchPages
 from servebound.web.pages.site import Pair, SiteData, SiteHardware, SiteModel, without_quotes
 from servebound.web.pages.text import (
     LICENSE_NAME,
@@ -113,7 +114,7 @@ def _fields(*contexts: Any) -> dict[str, Any]:
     return {f.name: getattr(c, f.name) for c in contexts for f in fields(c)}
 
 
-class Renderer:
+class Renderer(SearchPages):
     """The two Jinja environments (HTML and markdown) and the page builders. ``mode`` is ``server`` or
     ``static``."""
 

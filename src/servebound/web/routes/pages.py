@@ -171,6 +171,12 @@ def derivation_page(request: Request, web: Web) -> Response:
     return page_response(web.renderer.derivation(toy), _is_md(request))
 
 
+def search_page(request: Request, web: Web) -> Response:
+    """The search page; ``?q=WORDS`` lists the hits (``catalog.search``, the rows this site shows)."""
+    only(request, "q")
+    return page_response(web.renderer.search_page(request.query_params.get("q", "")), _is_md(request))
+
+
 #: The handlers of the pages that read their query (filters, a layout's model, a workload, a toy).
 _HANDLERS: dict[str, Callable[..., Response]] = {
     "derivation": derivation_page,
@@ -180,6 +186,7 @@ _HANDLERS: dict[str, Callable[..., Response]] = {
     "models_index": models_index,
     "model_page": model_page,
     "pair_page": pair_page,
+    "search_page": search_page,
 }
 
 for _spec in PAGES:  # every page of the registry, and a page of its own's markdown mirror

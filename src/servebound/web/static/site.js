@@ -373,6 +373,24 @@
       if (M) pick.elements.model.value = M;
     }
     if (!H || !M) return;
+    // A name as people type it (llama3.3:70b, 4090): the copy's names table (pickers.js) gives the ids.
+    var names = window.servebound_pickers;
+    if (names) {
+      Promise.all([names.resolve(H, "hardware"), names.resolve(M, "model")]).then(function (found) {
+        if (found[0] && found[1] && (found[0].id !== H || found[1].id !== M)) {
+          sp.set("hardware", found[0].id);
+          sp.set("model", found[1].id);
+          location.replace(location.pathname + "?" + sp.toString());
+        } else {
+          calculatorFor(H, M, pick, fallback);
+        }
+      }).catch(function () { calculatorFor(H, M, pick, fallback); });
+      return;
+    }
+    calculatorFor(H, M, pick, fallback);
+  }
+
+  function calculatorFor(H, M, pick, fallback) {
     var say = function (text) {
       var p = document.getElementById("calc-error") || document.createElement("p");
       p.id = "calc-error";
