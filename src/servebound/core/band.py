@@ -203,7 +203,7 @@ class BandBasis:
     )
     engine_why: str = documented("why this engine: `given` or the rule that assumed it")
     hardware_class: str = documented("the hardware class whose runs are used (the catalog's class)")
-    phase: str = documented("`decode` or `prefill`")
+    phase: str = documented("`decode`, `prefill`, or `serving` (runs at a concurrency above one)")
     runs: int = documented("published runs of that engine on that class, phase and regime")
     min_runs: int = documented("the fewest runs a band is given on; under it `expected` is null")
     regime: str = documented("empty, or `weights in host RAM` for an offload run's group", default="")

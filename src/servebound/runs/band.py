@@ -18,7 +18,7 @@ the ``serving`` group where it has a band, else from the ``decode`` group. Each 
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import TYPE_CHECKING, TypeVar
 
@@ -286,6 +286,8 @@ def with_band(result: R, engine: str | None = None) -> R:
     if star is not None and result.per_session_tok_per_s is not None:
         scope = f"aggregate at b* = {star}"
         aggregate = _at_batch(result.per_session_tok_per_s, star, engine, hw, regime, scope, sessions=star)
+    if basis is not None and band is not None and band.phase != basis.phase:  # a batch's serving runs
+        basis = replace(basis, phase=band.phase, runs=band.runs)
     return _with(result, expected=band, expected_aggregate=aggregate, expected_from=basis)
 
 
