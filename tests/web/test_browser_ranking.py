@@ -146,3 +146,10 @@ def test_a_long_ranking_lists_its_first_rows_and_searches_them_all(browser: Any,
     page.click("button.show-all")
     assert len(shown(page, "models-table")) == total - nofit and page.is_hidden("button.show-all")
     page.close()
+    # without script every row is listed, one line each, and the page still fits under 30,000 px
+    plain = browser.new_context(java_script_enabled=False, viewport={"width": 1400, "height": 900})
+    page = plain.new_page()
+    page.goto(catalog_server + "/hardware/nvidia-rtx-4090")
+    assert page.locator("#models-table tbody tr[data-verdict]").count() == total
+    assert page.evaluate("document.documentElement.scrollHeight") < 30_000
+    plain.close()

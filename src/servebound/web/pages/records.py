@@ -11,6 +11,7 @@ from urllib.parse import quote
 from servebound.core.decode import DecodeResult
 from servebound.core.engines import FormatSupport
 from servebound.runs.validation import ReportedRun, reported_run_json
+from servebound.views.notes import VERDICT_WORDS
 from servebound.views.rank import (
     Machine,
     RankRow,
@@ -127,6 +128,12 @@ class RankDisplay:
     cls: PerDevice
     #: Why each "n/a" of the row is one, by column key (``RankRow.missing``, in the pair page's words).
     why: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def verdict_words(self) -> str:
+        """The verdict in a table's cell: a few words (``notes.VERDICT_WORDS``), capitalised."""
+        words = VERDICT_WORDS[self.verdict]
+        return words[:1].upper() + words[1:]
 
     @property
     def verdict_group(self) -> str:
