@@ -185,3 +185,9 @@ def test_each_n_a_in_a_ranking_table_says_why(client: TestClient, path: str) -> 
     # no n/a in a ranking table without its mark
     bare = re.findall(r'<td class="n">n/a</td>', page[page.index('<table class="sortable classes"') :])
     assert not bare, path
+    # the mirror says the same: each n/a in its tables with the number of a note below the table
+    mirror = client.get(path + ".md").text
+    rows = [line for line in mirror.splitlines() if line.startswith("| [")]
+    marks = {m for line in rows for m in re.findall(r"\| n/a \[(\d+)\] ", line)}
+    assert marks and not [line for line in rows if re.search(r"\| n/a \|", line)], path
+    assert all(f"- [{m}] n/a: " in mirror for m in marks), path
