@@ -24,13 +24,15 @@ from servebound.web.pages.classes import CLASS_COLUMNS, RANK_COLUMNS
 from servebound.web.pages.text import VERDICT_FILTERS, md, md_url, mirror_path, pair_path
 
 
-def why_marks(rows: Sequence[Any]) -> dict[str, int]:
-    """The reasons of a table's "n/a" cells (each row's ``why``), numbered in the order they first
-    appear: the table's footnotes, each cell marked with its reason's number."""
+def why_marks(rows: Sequence[Any], keys: Sequence[str]) -> dict[str, int]:
+    """The reasons of a table's "n/a" cells (each row's ``why`` of the columns ``keys`` the table
+    shows), numbered in the order they first appear: the table's notes, each cell marked with its
+    reason's number."""
     marks: dict[str, int] = {}
     for row in rows:
-        for text in row.why.values():
-            marks.setdefault(text, len(marks) + 1)
+        for key in keys:
+            if key in row.why:
+                marks.setdefault(row.why[key], len(marks) + 1)
     return marks
 
 
