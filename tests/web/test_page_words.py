@@ -197,3 +197,10 @@ def test_each_n_a_in_a_ranking_table_says_why(client: TestClient, path: str) -> 
     marks = {m for line in rows for m in re.findall(r"\| n/a \[(\d+)\] ", line)}
     assert marks and not [line for line in rows if re.search(r"\| n/a \|", line)], path
     assert all(f"- [{m}] n/a: " in mirror for m in marks), path
+
+
+def test_arithmetic_modes_read_as_people_write_them(client: TestClient) -> None:
+    page = client.get("/hardware/nvidia-rtx-4090").text
+    modes = re.findall(r"<tr><th>Dense ([^<]+)</th>", page)
+    assert "FP8" in modes and "FP16 with FP16 accumulate" in modes, modes
+    assert not [m for m in modes if "_" in m or m != m.strip() or m[:2].islower()], modes
