@@ -204,3 +204,21 @@ def test_arithmetic_modes_read_as_people_write_them(client: TestClient) -> None:
     modes = re.findall(r"<tr><th>Dense ([^<]+)</th>", page)
     assert "FP8" in modes and "FP16 with FP16 accumulate" in modes, modes
     assert not [m for m in modes if "_" in m or m != m.strip() or m[:2].islower()], modes
+
+
+@pytest.mark.parametrize(
+    ("path", "family"),
+    [
+        ("/pair/nvidia-h100-sxm/laguna-s-2.1-nvfp4-example", "Hopper"),
+        ("/pair/nvidia-b200/laguna-s-2.1-nvfp4-example", "Blackwell"),
+    ],
+)
+def test_the_format_support_line_names_the_silicon_and_the_engines(
+    client: TestClient, path: str, family: str
+) -> None:
+    page = client.get(path).text
+    line = re.search(r'data-k="format_support_why">(.*?)</small>', page)
+    assert line is not None
+    said = line.group(1)
+    assert said.startswith(family) and "vLLM" in said and "FP4" in said, said
+    assert not ENGINE_ID.findall(said) and family.lower() not in said, said
