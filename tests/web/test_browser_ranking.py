@@ -1,7 +1,8 @@
 """The hardware and model pages' ranking tables in a real Chromium (issue 35), on the served site and
 the static copy: the verdict boxes change the rows shown and the count, the one search narrows every
 row, each "n/a" points to the note that says why, and a long ranking lists its first rows until asked
-for all, keeping the page under 30,000 px at 1400 px."""
+for all, keeping the page under 30,000 px at 1400 px; and a static pair page shows its other formats'
+answers until the browser recomputes."""
 
 from __future__ import annotations
 
@@ -145,4 +146,53 @@ def test_a_long_ranking_lists_its_first_rows_and_searches_them_all(browser: Any,
     assert "nofit" not in shown(page, "models-table")
     page.click("button.show-all")
     assert len(shown(page, "models-table")) == total - nofit and page.is_hidden("button.show-all")
+    page.close()
+    # without script every row is listed, one line each, and the page still fits under 30,000 px
+    plain = browser.new_context(java_script_enabled=False, viewport={"width": 1400, "height": 900})
+    page = plain.new_page()
+    page.goto(catalog_server + "/hardware/nvidia-rtx-4090")
+    assert page.locator("#models-table tbody tr[data-verdict]").count() == total
+    assert page.evaluate("document.documentElement.scrollHeight") < 30_000
+    plain.close()
+
+
+@pytest.fixture(scope="module")
+def formats_copy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A static copy of two machines and three formats of one model (catalog rows), over HTTP."""
+    from servebound.catalog.hardware import get_hardware
+    from servebound.catalog.models import list_models
+    from servebound.web.export.build import build_site
+    from servebound.web.pages.site import SiteData
+    from tests.web.conftest import file_server
+
+    wanted = {"llama-3.1-70b-fp8", "llama-3.1-70b-q4_k_m", "llama-3.1-70b"}
+    models = [m for m in list_models() if m.id in wanted]
+    out = tmp_path_factory.mktemp("formats-copy")
+    hardware = [get_hardware("nvidia-h100-sxm"), get_hardware("nvidia-b200")]  # the economics page needs FP4
+    build_site(out, site=SiteData(hardware, models), base_url="https://example.org")
+    with file_server(out) as url:
+        yield url
+
+
+def test_the_static_copy_shows_other_formats_until_the_browser_recomputes(
+    browser: Any, formats_copy: str
+) -> None:
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    # the copy has a page for a model's native format where it fits (BF16 on a B200); its other formats
+    # are answered on it and link to the calculator
+    page.goto(formats_copy + "/pair/nvidia-b200/llama-3.1-70b/")
+    rows = page.locator("#other-formats tbody tr")
+    assert rows.count() == 2 and page.is_visible("#other-formats")
+    words = rows.all_text_contents()
+    assert all("Serves" in w and "tok/s" in w for w in words), words
+    # once the browser recomputes, the server's answers for the built workload are hidden, and said so
+    if not page.is_visible('input[name="read_context"]'):
+        page.click("#advanced summary")
+    page.locator('input[name="read_context"]').fill("4000")
+    page.wait_for_function("document.body.dataset.computed === 'browser'")
+    assert page.is_hidden("#other-formats") and page.is_visible("#static-note")
+    assert "other formats" in (page.text_content("#static-note") or "")
+    assert not errors, errors
     page.close()

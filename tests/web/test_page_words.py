@@ -173,7 +173,13 @@ def na_cells(page: str) -> list[tuple[str, str]]:
 
 
 @pytest.mark.parametrize(
-    "path", ["/hardware/nvidia-rtx-4090", "/hardware/dgx-spark-example", "/models/laguna-s-2.1-nvfp4-example"]
+    "path",
+    [
+        "/hardware/nvidia-rtx-4090",
+        "/hardware/dgx-spark-example",
+        "/models/laguna-s-2.1-nvfp4-example",
+        "/hardware?model=laguna-s-2.1-nvfp4-example",
+    ],
 )
 def test_each_n_a_in_a_ranking_table_says_why(client: TestClient, path: str) -> None:
     page = client.get(path).text
@@ -185,3 +191,34 @@ def test_each_n_a_in_a_ranking_table_says_why(client: TestClient, path: str) -> 
     # no n/a in a ranking table without its mark
     bare = re.findall(r'<td class="n">n/a</td>', page[page.index('<table class="sortable classes"') :])
     assert not bare, path
+    # the mirror says the same: each n/a in its tables with the number of a note below the table
+    mirror = client.get(path.replace("?", ".md?") if "?" in path else path + ".md").text
+    rows = [line for line in mirror.splitlines() if line.startswith("| [")]
+    marks = {m for line in rows for m in re.findall(r"\| n/a \[(\d+)\] ", line)}
+    assert marks and not [line for line in rows if re.search(r"\| n/a \|", line)], path
+    assert all(f"- [{m}] n/a: " in mirror for m in marks), path
+
+
+def test_arithmetic_modes_read_as_people_write_them(client: TestClient) -> None:
+    page = client.get("/hardware/nvidia-rtx-4090").text
+    modes = re.findall(r"<tr><th>Dense ([^<]+)</th>", page)
+    assert "FP8" in modes and "FP16 with FP16 accumulate" in modes, modes
+    assert not [m for m in modes if "_" in m or m != m.strip() or m[:2].islower()], modes
+
+
+@pytest.mark.parametrize(
+    ("path", "family"),
+    [
+        ("/pair/nvidia-h100-sxm/laguna-s-2.1-nvfp4-example", "Hopper"),
+        ("/pair/nvidia-b200/laguna-s-2.1-nvfp4-example", "Blackwell"),
+    ],
+)
+def test_the_format_support_line_names_the_silicon_and_the_engines(
+    client: TestClient, path: str, family: str
+) -> None:
+    page = client.get(path).text
+    line = re.search(r'data-k="format_support_why">(.*?)</small>', page)
+    assert line is not None
+    said = line.group(1)
+    assert said.startswith(family) and "vLLM" in said and "FP4" in said, said
+    assert not ENGINE_ID.findall(said) and family.lower() not in said, said

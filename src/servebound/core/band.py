@@ -224,9 +224,11 @@ def expected_band(
     runs_url: str,
     scope: str = "single session",
     sessions: int = 1,
+    engine_name: str | None = None,
 ) -> ExpectedBand | None:
     """The band beside ``ceiling_tok_per_s`` (a per-session rate; ``sessions`` > 1 scales band and
-    ceiling to an aggregate of that many sessions); None without a model (under BAND_MIN_RUNS runs) or
+    ceiling to an aggregate of that many sessions; ``engine_name``: the engine as its label writes it);
+    None without a model (under BAND_MIN_RUNS runs) or
     for a ceiling that is not a positive finite rate."""
     if model is None or not (math.isfinite(ceiling_tok_per_s) and ceiling_tok_per_s > 0):
         return None
@@ -244,7 +246,7 @@ def expected_band(
         reading="estimate",
         scope=scope,
         ceiling_tok_s=ceiling_tok_per_s * sessions,
-        label=f"an estimate from {model.runs} published runs of {engine} on {hardware_class}s",
+        label=f"an estimate from {model.runs} published runs of {engine_name or engine} on {hardware_class}s",
         slope=model.slope,
         fixed_ms_per_token=1000 * model.fixed_s,
         clipped_at_ceiling=clipped,

@@ -26,6 +26,8 @@ class Family:
     (``fastest_mode``), and the id prefixes that belong to it."""
 
     id: str
+    #: The family as people write it (Hopper, CDNA 3, Apple silicon).
+    name: str
     vendor: str
     patterns: tuple[str, ...]
     hardware_modes: tuple[str, ...]
@@ -56,6 +58,7 @@ def families() -> tuple[Family, ...]:
     return tuple(
         Family(
             id=row["id"],
+            name=row.get("name", row["id"]),
             vendor=row["vendor"],
             patterns=tuple(row["patterns"]),
             hardware_modes=tuple(row["hardware_modes"]),
@@ -208,16 +211,16 @@ def format_support(
         wider = " or 16-bit" if mode == "int8" else ""
         return (
             FormatSupport.DEQUANTIZED,
-            f"{names} unpack {precision} blocks to {mode}{wider} for the matrix math",
+            f"{names} unpack {precision} blocks to {mode.upper()}{wider} for the matrix math",
         )
     if mode in family.hardware_modes:
-        return FormatSupport.NATIVE, f"{family.id} multiplies {mode} natively ({names})"
+        return FormatSupport.NATIVE, f"{family.name} multiplies {mode.upper()} natively ({names})"
     rule = dequantize_rules().get(mode)
     target = rule.to[0] if rule else "a wider mode"
     source = f" ({rule.source})" if rule and family.vendor == "nvidia" else ""
     return (
         FormatSupport.DEQUANTIZED,
-        f"{family.id} has no {mode} hardware; {names} unpack to {target}{source}",
+        f"{family.name} has no {mode.upper()} hardware; {names} unpack to {target.upper()}{source}",
     )
 
 

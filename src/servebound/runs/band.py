@@ -32,6 +32,7 @@ from servebound.core.band import (
     fit_time_model,
     leave_one_out,
 )
+from servebound.core.engines import engines
 from servebound.errors import InputError
 from servebound.inputs.engine_formats import assumed_engine, catalog_facts
 from servebound.runs.band_table import FittedGroup, fitted, table_text
@@ -51,6 +52,13 @@ RUNS_URL = "/validation"
 PHASES = ("decode", "serving", "prefill")
 #: A group's regimes: every weight on the device, or some in host RAM (an offload run).
 ON_DEVICE, OFFLOAD = "", "weights in host RAM"
+
+
+def engine_words(key: str) -> str:
+    """An engine as people write it (the engine table's name without its aside: ``vLLM``,
+    ``llama.cpp``, ``TensorRT-LLM``); a key the table does not hold (``nim``) as it is."""
+    row = engines().get(key)
+    return key if row is None else row.name.split(" (")[0]
 
 
 def engine_key(name: str) -> str:
@@ -224,6 +232,7 @@ def band_for(
         ceiling_tok_per_s,
         group.model,
         engine=group.engine,
+        engine_name=engine_words(group.engine),
         hardware_class=cls,
         phase=phase,
         run_ids=group.run_ids,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from servebound.core.band import BAND_MIN_RUNS, BandBasis, ExpectedBand
+from servebound.runs.band import engine_words
 from servebound.views.report import fmt_rate
 
 
@@ -29,7 +30,7 @@ def runs_phrase(basis: BandBasis) -> str:
     """``N published runs of ENGINE on CLASSs`` (the band's label, also where there is none)."""
     runs = {0: "no published runs", 1: "1 published run"}.get(basis.runs, f"{basis.runs} published runs")
     regime = f" ({basis.regime})" if basis.regime else ""
-    return f"{runs} of {basis.engine} on {basis.hardware_class}s{regime}"
+    return f"{runs} of {engine_words(basis.engine)} on {basis.hardware_class}s{regime}"
 
 
 def band_line(band: ExpectedBand | None, basis: BandBasis | None) -> str:
@@ -38,7 +39,7 @@ def band_line(band: ExpectedBand | None, basis: BandBasis | None) -> str:
     no band; empty where no runs apply (a hardware file, a format no engine runs here)."""
     if basis is None:
         return ""
-    head = f"expected with {basis.engine}"
+    head = f"expected with {engine_words(basis.engine)}"
     if band is None and not basis.has_band:
         only = "" if basis.runs == 0 else "only "
         return (
@@ -54,7 +55,7 @@ def band_assumption(basis: BandBasis | None) -> str:
     """Where the engine was assumed: which and why (empty where it was given)."""
     if basis is None or not basis.engine_assumed:
         return ""
-    return f"{basis.engine} assumed: {basis.engine_why}"
+    return f"{engine_words(basis.engine)} assumed: {basis.engine_why}"
 
 
 def expected_column_text(bases: Iterable[BandBasis | None]) -> str:
@@ -63,7 +64,8 @@ def expected_column_text(bases: Iterable[BandBasis | None]) -> str:
     engines: dict[str, bool] = {}
     for basis in bases:
         if basis is not None:
-            engines[basis.engine] = engines.get(basis.engine, False) or basis.engine_assumed
+            said_as = engine_words(basis.engine)
+            engines[said_as] = engines.get(said_as, False) or basis.engine_assumed
     said = ", ".join(f"{e} (assumed: the engine usually run there)" if a else e for e, a in engines.items())
     return (
         "expected tok/s: p10-p90 of one session, an estimate from published runs of the row's engine on "
@@ -74,6 +76,7 @@ def expected_column_text(bases: Iterable[BandBasis | None]) -> str:
 
 #: The functions the site's templates call (the renderer's globals).
 BAND_TEXT = {
+    "engine_words": engine_words,
     "band_line": band_line,
     "band_cell": band_cell,
     "band_range": band_range,

@@ -12,6 +12,7 @@ from servebound.core.decode import DecodeResult
 from servebound.core.engines import FormatSupport
 from servebound.runs.validation import ReportedRun, reported_run_json
 from servebound.views.band_view import band_cell, band_line
+from servebound.views.notes import VERDICT_WORDS
 from servebound.views.rank import (
     Machine,
     RankRow,
@@ -133,6 +134,12 @@ class RankDisplay:
     #: and the line that says what it is (an estimate from N runs of ENGINE on CLASS, or why none).
     expected: str = "-"
     expected_why: str = ""
+
+    @property
+    def verdict_words(self) -> str:
+        """The verdict in a table's cell: a few words (``notes.VERDICT_WORDS``), capitalised."""
+        words = VERDICT_WORDS[self.verdict]
+        return words[:1].upper() + words[1:]
 
     @property
     def verdict_group(self) -> str:

@@ -24,32 +24,16 @@ from servebound.web.pages.classes import CLASS_COLUMNS, RANK_COLUMNS
 from servebound.web.pages.text import VERDICT_FILTERS, md, md_url, mirror_path, pair_path
 
 
-def why_marks(rows: Sequence[Any]) -> dict[str, int]:
-    """The reasons of a table's "n/a" cells (each row's ``why``), numbered in the order they first
-    appear: the table's footnotes, each cell marked with its reason's number."""
+def why_marks(rows: Sequence[Any], keys: Sequence[str]) -> dict[str, int]:
+    """The reasons of a table's "n/a" cells (each row's ``why`` of the columns ``keys`` the table
+    shows), numbered in the order they first appear: the table's notes, each cell marked with its
+    reason's number."""
     marks: dict[str, int] = {}
     for row in rows:
-        for text in row.why.values():
-            marks.setdefault(text, len(marks) + 1)
+        for key in keys:
+            if key in row.why:
+                marks.setdefault(row.why[key], len(marks) + 1)
     return marks
-
-
-#: What every template may call beside its context: the CLI's number formats, and the words of an absent
-#: figure (``servebound.views.notes``), so a pair page's "none" and a table's "n/a" say the same.
-TEMPLATE_HELPERS: dict[str, Any] = {
-    "fmt_gb": fmt_gb,
-    "fmt_int": fmt_int,
-    "fmt_rate": fmt_rate,
-    "fmt_params": fmt_params,
-    "fmt_seconds": fmt_seconds,
-    "why": {"nothing_fits": NOTHING_FITS_WHY, "no_floor": NO_FLOOR_WHY, "no_wait": NO_WAIT_WHY},
-    "rank_columns": RANK_COLUMNS,
-    "class_columns": CLASS_COLUMNS,
-    "verdict_filters": VERDICT_FILTERS,
-    "why_marks": why_marks,
-    # the engine select's rows: each engine's id and its name as people write it
-    "engine_rows": tuple({"id": e.id, "name": e.name} for e in engines().values()),
-}
 
 
 def plural(n: int | float | None, one: str, many: str | None = None) -> str:
@@ -147,6 +131,8 @@ ASSUMPTION_WORDS: dict[str, dict[str, str]] = {
 def format_words(value: str) -> str:
     """A weight or cache format id as people write it: ``q4_k_m`` Q4_K_M, ``fp8`` FP8, ``mlx_4bit`` MLX
     4-bit, ``fp8_block`` FP8 with block scales, ``bf16_mxfp4_experts`` BF16, experts in MXFP4."""
+    if m := re.fullmatch(r"(fp|bf)(\d+)_acc(\d+)", value):  # an arithmetic mode: fp16_acc16
+        return f"{m.group(1).upper()}{m.group(2)} with FP{m.group(3)} accumulate"
     if m := re.fullmatch(r"mlx_(\d+)bit(?:_g(\d+))?", value):
         return f"MLX {m.group(1)}-bit" + (f", groups of {m.group(2)}" if m.group(2) else "")
     if m := re.fullmatch(r"([a-z0-9]+)_([a-z0-9_]+?)_experts", value):
@@ -335,3 +321,22 @@ def source_notes(sources: Mapping[str, str]) -> SourceNotes:
             continue
         number[key] = seen.setdefault(text, len(seen) + 1)
     return SourceNotes(number=number, notes=[linkify(t) for t in seen])
+
+
+#: What every template may call beside its context: the CLI's number formats, and the words of an absent
+#: figure (``servebound.views.notes``), so a pair page's "none" and a table's "n/a" say the same.
+TEMPLATE_HELPERS: dict[str, Any] = {
+    "fmt_gb": fmt_gb,
+    "fmt_int": fmt_int,
+    "fmt_rate": fmt_rate,
+    "fmt_params": fmt_params,
+    "fmt_seconds": fmt_seconds,
+    "why": {"nothing_fits": NOTHING_FITS_WHY, "no_floor": NO_FLOOR_WHY, "no_wait": NO_WAIT_WHY},
+    "rank_columns": RANK_COLUMNS,
+    "class_columns": CLASS_COLUMNS,
+    "verdict_filters": VERDICT_FILTERS,
+    "why_marks": why_marks,
+    "format_words": format_words,
+    # the engine select's rows: each engine's id and its name as people write it
+    "engine_rows": tuple({"id": e.id, "name": e.name} for e in engines().values()),
+}
