@@ -14,7 +14,6 @@ an aggregate one, b* times the per-session band at r(b*), beside T(b*). Each say
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, TypeVar
@@ -234,9 +233,8 @@ R = TypeVar("R", "DecodeResult", "PrefillResult")
 def _with(record: R, **bands: object) -> R:
     """``dataclasses.replace`` for the band fields alone, without re-running the record's ``__init__``
     (a third of a ranking row's band): no other field is derived from them."""
-    out = copy.copy(record)
-    for name, value in bands.items():
-        object.__setattr__(out, name, value)
+    out = object.__new__(type(record))
+    out.__dict__.update(record.__dict__, **bands)
     return out
 
 
