@@ -346,7 +346,8 @@ def expected_text(
         runs = {0: "no published run", 1: "1 published run"}.get(basis.runs, f"{basis.runs} published runs")
         return Note.of(
             f"{assumed}expected with {basis.engine}: {runs} of this engine on {basis.hardware_class}s "
-            f"({basis.phase}), fewer than the {basis.min_runs} a band needs, so no band"
+            f"({basis.phase}{', ' + basis.regime if basis.regime else ''}), fewer than the "
+            f"{basis.min_runs} a band needs, so no band"
             if not basis.has_band
             else f"{assumed}expected with {basis.engine}: no ceiling to set a band beside"
         )
