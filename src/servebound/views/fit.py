@@ -31,6 +31,7 @@ from servebound.core.hardware import Hardware
 from servebound.core.workload import Workload
 from servebound.inputs.scenario import resolve_scenario
 from servebound.runs.band import with_band
+from servebound.views.engine_choice import USUAL_ENGINES as USUAL_ENGINES  # moved: still importable here
 from servebound.views.engine_choice import engine_for as engine_for
 from servebound.views.engine_choice import usual_engines as usual_engines
 
