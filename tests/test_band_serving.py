@@ -125,6 +125,7 @@ def test_validate_reports_every_serving_group() -> None:
 
 
 def test_the_validation_page_shows_the_bands() -> None:
+    from servebound.runs.band import engine_words
     from servebound.web.app.server import create_app
 
     page = TestClient(create_app()).get("/validation")
@@ -133,5 +134,5 @@ def test_the_validation_page_shows_the_bands() -> None:
     assert "Expected bands" in body
     start = body.index("Expected bands")
     table = body[start : body.index("</table>", start)]
-    for engine in SERVING_ENGINES:
-        assert f"<td>{engine}</td><td>datacenter GPU</td><td>serving</td>" in table
+    for engine in SERVING_ENGINES:  # each engine as people write it (vLLM, SGLang, TensorRT-LLM)
+        assert f"<td>{engine_words(engine)}</td><td>datacenter GPU</td><td>serving</td>" in table

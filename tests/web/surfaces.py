@@ -136,7 +136,7 @@ def fits_row(client: TestClient, hw_id: str, model_id: str) -> Shown | None:
     if not rows:
         return None
     cells = _cells(rows[0])
-    return Shown("fits", cells[-2], cells[-1])
+    return Shown("fits", cells[5], cells[6])  # model, family, params x2, weights, one session, aggregate
 
 
 def pair_page(client: TestClient, hw_id: str, model_id: str) -> Shown:

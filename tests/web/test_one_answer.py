@@ -339,9 +339,8 @@ def test_every_surface_gives_the_same_answer(client: TestClient, capsys: pytest.
         rank = rank_by(case.hardware, ())[case.model]
         assert {k: rank[k] for k in RANK_KEYS} == {k: cli[k] for k in RANK_KEYS}, case
         assert rank_row(client, f"/hardware/{case.hardware}", case.hardware, case.model) == row, case
-        assert rank_cells(client, f"/hardware/{case.hardware}", case.hardware, case.model)[-2] == mtok_text(
-            rank
-        )
+        cells = rank_cells(client, f"/hardware/{case.hardware}", case.hardware, case.model)
+        assert cells[6] == mtok_text(rank) and cells[7] == band_text(rank), case  # the band: decode's
         assert rank_row(client, f"/models/{case.model}", case.hardware, case.model) == row, case
         by_model = {r["hardware"]["id"]: r for r in rank_for(case.model)}[case.hardware]
         assert {k: by_model[k] for k in RANK_KEYS} == {k: cli[k] for k in RANK_KEYS}, case
@@ -404,6 +403,12 @@ def price_text(rank: dict[str, Any]) -> str:
     return "no price" if usd is None else f"${fmt_money(usd)}/h {rank['price_basis']}"
 
 
+def band_text(answer: dict[str, Any]) -> str:
+    """A table's Expected tok/s cell for an answer's band (p10-p90 of one session, or -)."""
+    band = answer["expected"]
+    return "-" if band is None else f"{fmt_rate(band['p10_tok_s'], '')}-{fmt_rate(band['p90_tok_s'], '')}"
+
+
 def mtok_text(rank: dict[str, Any]) -> str:
     """A ranking row's USD per million output tokens at b* as the tables write it."""
     if rank["usd_per_hour"] is None:
@@ -462,9 +467,9 @@ def check_class_columns(
     if case.model in LISTED_MODELS:  # /hardware?model= shows the same row (a few models: a page each)
         cells = listing_row(client, case.model, case.hardware)
         # the model's columns next to the name: verdict, aggregate, per device, per token; then the row's own
-        assert cells[2:5] == [fmt_rate(aggregate), shown.per_device, shown.usd_per_mtok], case
+        assert cells[2:6] == [fmt_rate(aggregate), shown.per_device, shown.usd_per_mtok, band_text(cli)], case
         # the price in its own column: rented, then owned
-        assert cells[6] == str(devices) and cells[13:15] == [shown.rented, shown.owned], case
+        assert cells[7] == str(devices) and cells[14:16] == [shown.rented, shown.owned], case
     priced = pair_cost(client, case.hardware, case.model, cli["batch_star"])
     if priced is None:
         assert shown.price == "no price" or aggregate is None, case
@@ -639,7 +644,16 @@ def test_drawn_scenarios_answer_alike(
     site = client.app.state.site  # type: ignore[attr-defined]
     query = parse_workload_query(given)
     draft = site.models_by_id[given["draft"]] if "draft" in given else None
+    # the pair page of the profile answered: a bare release under an engine that runs another format
+    # redirects there (the route resolves the same scenario)
+    page = client.get(f"/pair/{hardware}/{model}", params=given, follow_redirects=False)
+    answered = cli["model"]["id"]
+    assert page.status_code == (200 if answered == model else 307), case
     pair = compute_pair(
-        site.hardware_by_id[hardware], site.models_by_id[model], query, with_range=False, draft=draft
+        site.hardware_by_id[hardware], site.models_by_id[answered], query, with_range=False, draft=draft
     )
+    if answered != model:  # the redirected page is that profile's own; the CLI says why it was chosen
+        why = cli["assumptions"].pop("weight_precision_source")
+        assert why.startswith(f"chosen for {given['engine']}: {answered}"), case
+        pair.decode["assumptions"].pop("weight_precision_source", None)
     assert pair.decode == cli, case

@@ -17,7 +17,6 @@ the ``serving`` group where it has a band, else from the ``decode`` group. Each 
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, replace
 from functools import cache
 from typing import TYPE_CHECKING, TypeVar
@@ -260,9 +259,8 @@ R = TypeVar("R", "DecodeResult", "PrefillResult")
 def _with(record: R, **bands: object) -> R:
     """``dataclasses.replace`` for the band fields alone, without re-running the record's ``__init__``
     (a third of a ranking row's band): no other field is derived from them."""
-    out = copy.copy(record)
-    for name, value in bands.items():
-        object.__setattr__(out, name, value)
+    out = object.__new__(type(record))
+    out.__dict__.update(record.__dict__, **bands)
     return out
 
 
@@ -388,7 +386,8 @@ def expected_text(
         runs = {0: "no published run", 1: "1 published run"}.get(basis.runs, f"{basis.runs} published runs")
         return Note.of(
             f"{assumed}expected with {basis.engine}: {runs} of this engine on {basis.hardware_class}s "
-            f"({basis.phase}), fewer than the {basis.min_runs} a band needs, so no band"
+            f"({basis.phase}{', ' + basis.regime if basis.regime else ''}), fewer than the "
+            f"{basis.min_runs} a band needs, so no band"
             if not basis.has_band
             else f"{assumed}expected with {basis.engine}: no ceiling to set a band beside"
         )

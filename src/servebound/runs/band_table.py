@@ -15,9 +15,8 @@ The file: ``{"groups": [{engine, hardware_class, phase, regime, run_ids, slope, 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from servebound.core.band import TimeModel
 from servebound.inputs import package_data
@@ -30,9 +29,9 @@ REBUILD = "python scripts/build_snapshot.py"
 GroupKey = tuple[str, str, str, str]
 
 
-@dataclass(frozen=True)
-class FittedGroup:
-    """One group's runs and fitted time model (None under the runs a band needs)."""
+class FittedGroup(NamedTuple):
+    """One group's runs and fitted time model (None under the runs a band needs). A named tuple: made
+    when a decode first asks for a band, where a dataclass would cost the cold command its creation."""
 
     engine: str
     hardware_class: str

@@ -136,8 +136,8 @@ def _serve_static(app: FastAPI) -> None:
 
 def _preload() -> None:
     """Read, once per process, every packaged file a page reads later (the derivation's text and its
-    worked examples, the manual, the reported runs, the host, engine and published-parameter tables,
-    the catalog snapshot's rows and the names people type): a reinstall
+    worked examples, the manual, the reported runs and the bands' fits, the host, engine and
+    published-parameter tables, the catalog snapshot's rows and the names people type): a reinstall
     under a running server cannot fail a page. The derivation and the reported runs are read as text
     here and parsed on first use (their figures and checks are computed then, not at the start)."""
     from servebound.catalog import names, snapshot
@@ -145,6 +145,7 @@ def _preload() -> None:
     from servebound.catalog.published import published_table
     from servebound.core.engines import engines, families
     from servebound.runs import reported_runs_text
+    from servebound.runs.band_table import fitted_groups
     from servebound.web.pages import derivation, derivation_live, manual
 
     derivation.source_text()
@@ -156,6 +157,7 @@ def _preload() -> None:
         derivation_live.example_model(name)
     derivation_live.measured_prefill_run()  # the GB10 run placed against the example files
     reported_runs_text()
+    fitted_groups()  # the expected bands' fits: every decode and prefill reads its group's
     host_rows()
     published_table()
     engines()  # the engine table (format support, dequantize rules): every decode reads it

@@ -125,8 +125,13 @@ def pair_page(request: Request, hw_ref: str, model_ref: str, web: Web) -> Respon
     if section is not None and markdown:
         raise InputError("section", "the markdown mirror carries every section: drop section")
     query = parse_workload_query(params)
-
     draft = web.get_model(query.draft) if query.draft else None
+    if query.engine is not None:  # a bare release under an engine that runs another format: that format
+        given = draft.adapter if draft is not None else None
+        chosen = query.scenario(hw.hardware, web.scenario_model(model_ref, m), given).model.id
+        if chosen != m.id:
+            target = pair_path(hw.id, chosen) + (".md" if markdown else "")
+            return RedirectResponse(f"{target}?{request.url.query}", status_code=307)
 
     def records() -> PairRecords:  # one computation per workload for a page and its fragments
         key = (hw.id, m.id, query)
