@@ -116,7 +116,7 @@ def search(words: str, *, kind: str | None = None, limit: int = 20) -> list[Sear
 
 
 def decode(
-    hardware: str | Hardware,
+    hardware: str | Hardware | CatalogHardware,
     model: str | ModelAdapter,
     workload: Workload | WorkloadInputs | None = None,
     *,
@@ -126,7 +126,8 @@ def decode(
     """Decode ceilings for a hardware and model (records, file paths or catalog ids), as ``servebound
     decode``: under ``workload`` (a Workload or the declared inputs), or one built from
     ``make_workload``'s keywords (``decode("nvidia-rtx-4090", "qwen3-8b", read_context=8000)``), or the
-    default answer for the pair. ``kv_precision`` re-expresses the target's and the draft's caches."""
+    default answer for the pair. ``kv_precision`` re-expresses the target's and the draft's caches. On
+    a system it answers at a parallel layout (``layout="tp=8"``, else the best valid one) and says which."""
     scenario = resolve_scenario(
         workload, hardware=hardware, model=model, kv_precision=kv_precision, **workload_keywords
     )
@@ -183,6 +184,22 @@ def decode_answer(
     all: the decode ceilings (with the engine's band) and, with ``context_range``, the ceilings over
     every read context."""
     result = _decode(scenario.hardware, scenario.model, scenario.workload)
+    if scenario.layout is not None:  # a system answers at its layout
+        if context_range:
+            raise InputError(
+                "range",
+                Note.of(
+                    Setting("range", True),
+                    f" is not computed for a parallel layout (it would be dropped): {scenario.hardware.id} "
+                    f"answers at {scenario.layout.label}; ask for the range on one device, or for the layout "
+                    "at the ",
+                    Setting("read_context"),
+                    " values you want",
+                ),
+            )
+        from servebound.views.system_decode import at_layout  # the layout's views: only on a system
+
+        result = at_layout(result, scenario.layout)
     if result.workload.engine is not None:
         from servebound.runs.band import with_band  # the runs are read only where an engine is named
 

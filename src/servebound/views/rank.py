@@ -15,9 +15,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from servebound.api import decode_answer
 from servebound.catalog.hardware_names import HARDWARE_CLASSES
 from servebound.core.cost import usd_per_mtok_at_rate
-from servebound.core.decode import VERDICT_ORDER, DecodeResult, decode
+from servebound.core.decode import VERDICT_ORDER, DecodeResult
 from servebound.core.engines import FormatSupport, format_support
 from servebound.core.fields import documented, documented_json, documented_property
 from servebound.core.hardware import Hardware
@@ -226,12 +227,12 @@ def evaluate_row(one: Machine, model: ModelAdapter, workload: Workload, prompt_t
     """One ranking row, computed: the decode result and the wait for ``prompt_tokens`` on the machine,
     with the machine's class, devices and prices."""
     hw = one.hardware
-    workload = resolve_scenario(workload, hardware=hw, model=model).workload  # the row's O, the model's cap
-    result = decode(hw, model, workload)
-    if workload.engine is not None:  # the engine's band beside the row's ceilings, as decode gives it
-        from servebound.runs.band import with_band
-
-        result = with_band(result)
+    # the row's O, the model's cap; a system (by its catalog id) answers at its layout, as decode does
+    scenario = resolve_scenario(workload, hardware=hw.id if one.devices > 1 else hw, model=model)
+    workload = scenario.workload
+    result = decode_answer(scenario)[
+        0
+    ]  # with the engine's band beside the row's ceilings, as decode gives it
     wait = _prefill_or_none(hw, model, workload, prompt_tokens, result.fits)
     return RankRow(hw, model, result, wait, prompt_tokens=prompt_tokens, **_facts(one))
 
@@ -358,7 +359,14 @@ def rank_row_json(row: RankRow) -> dict[str, Any]:
         "prefill_prompt_tokens": None if row.prefill is None else row.prefill.prompt_tokens,
         "format_support": d.format_support.value,
         "format_support_why": d.format_support_why,
+        "layout": _layout_label(d),
         "expected": None if d.expected is None else documented_json(d.expected),
         "expected_aggregate": None if d.expected_aggregate is None else documented_json(d.expected_aggregate),
         **documented_json(row),  # the row's own fields (RankRow's documentation): ttft_s, prices, class
     }
+
+
+def _layout_label(result: DecodeResult) -> dict[str, str] | None:
+    """On a system, the layout its row answers at (``{label, source}``); None on one device."""
+    choice = getattr(result, "layout", None)  # a system's answer (views.system_decode)
+    return None if choice is None else {"label": choice.label, "source": choice.source}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from servebound.core.decode import DecodeResult
@@ -104,9 +105,25 @@ def _reading_why(moe: bool, mode: ExpertTraffic, provenance: str) -> str:
     return "; ".join(parts)
 
 
+#: The views of decode answers that add to decode's object, by record type (a system's answer adds the
+#: layout it answered at: ``views.system_decode`` registers it when the answer is made).
+_DECODE_VIEWS: dict[type, Callable[[Any, Any], dict[str, Any]]] = {}
+
+
+def decode_view(record: type, view: Callable[[Any, Any], dict[str, Any]]) -> None:
+    """Register ``view`` as the ``decode --json`` object of a decode answer of type ``record``."""
+    _DECODE_VIEWS[record] = view
+
+
 def decode_json(result: DecodeResult, range_result: DecodeContextRange | None = None) -> dict[str, Any]:
     """The contract's `servebound decode --json` object, plus our own extra fields (``context_range``
-    with ``--range``)."""
+    with ``--range``; on a system, the layout it answered at)."""
+    view = _DECODE_VIEWS.get(type(result))
+    return plain_decode_json(result, range_result) if view is None else view(result, range_result)
+
+
+def plain_decode_json(result: DecodeResult, range_result: DecodeContextRange | None = None) -> dict[str, Any]:
+    """Decode's object from the decode record's own fields."""
     remedies = {k: json_value(v) for k, v in vars(result.remedies).items() if v not in (None, ())}
     out = {
         "verdict": result.verdict.value,

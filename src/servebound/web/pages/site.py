@@ -407,7 +407,8 @@ def compute_pair(
     HTML page shows: the markdown mirror is the same either way (llms-full.txt computes without it).
     """
     requested = query
-    scenario = query.scenario(hw.hardware, model.adapter, draft.adapter if draft is not None else None)
+    # the row, not its record: a system answers at its layout, as on every other surface
+    scenario = query.scenario(hw, model.adapter, draft.adapter if draft is not None else None)
     model = replace(model, adapter=scenario.model)  # at the query's cache precision (--kv-precision)
     workload = scenario.workload
     result = decode_answer(scenario)[0]

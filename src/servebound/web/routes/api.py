@@ -172,14 +172,8 @@ def api_decode(
     from servebound.api import decode_answer
 
     draft_model = web.get_model(query.draft).adapter if query.draft else None
-    scenario = query.scenario(hw.hardware, m.adapter, draft_model)
-    if params["layout"] is not None:  # decode --layout: one parallel layout of a system
-        from servebound.views.layout_report import decode_layout_json
-
-        system = _system(web, hardware)
-        return decode_layout_json(
-            system, scenario.model, scenario.workload, params["layout"], context_range=range
-        )[2]
+    # the row, not its record: a system answers at its layout (the best valid one, or layout=)
+    scenario = query.scenario(hw, m.adapter, draft_model, layout=params["layout"])
     return decode_json(*decode_answer(scenario, context_range=range))
 
 
