@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # imported on use: `servebound decode` loads none of them
     from servebound.inputs.pricing import OwnedInputs
     from servebound.views.cost_report import CostReport
     from servebound.views.parallel import LayoutSearch, PlanResult
+    from servebound.views.system_cost import LayoutCost
 
 
 def models(
@@ -275,9 +276,10 @@ def cost(
     prompt_tokens: int | None = None,
     kv_precision: str | None = None,
     **workload_keywords: Any,
-) -> CostReport:
+) -> CostReport | LayoutCost:
     """The cost curve over batch, as ``servebound cost`` (priced from the catalog row, or
-    ``usd_per_hour`` for the whole system; ``pricing`` auto, rental or owned)."""
+    ``usd_per_hour`` for the whole system; ``pricing`` auto, rental or owned). On a system, over the
+    micro-batch of its layout (``layout="tp=8"``, else the best valid one)."""
     scenario = resolve_scenario(
         workload, hardware=hardware, model=model, kv_precision=kv_precision, **workload_keywords
     )
@@ -301,9 +303,9 @@ def cost_answer(
     owned: OwnedInputs | None = None,
     batches: list[int] | None = None,
     prompt_tokens: int | None = None,
-) -> CostReport:
-    """What `servebound cost` and ``cost()`` answer for a scenario: priced from ``price_ref``'s catalog
-    row (or ``usd_per_hour``)."""
+) -> CostReport | LayoutCost:
+    """What `servebound cost`, ``cost()`` and /api/cost answer for a scenario: priced from ``price_ref``'s
+    catalog row (or ``usd_per_hour``); on a system, over the micro-batch of the scenario's layout."""
     from servebound.inputs.pricing import catalog_price, resolve_price
     from servebound.views.cost_report import DEFAULT_COST_PROMPT_TOKENS, cost_report
 
@@ -311,6 +313,10 @@ def cost_answer(
     price = resolve_price(
         hw, catalog_price(price_ref), usd_per_hour=usd_per_hour, pricing=pricing, owned=owned
     )
+    if scenario.layout is not None:  # a system prices the tokens of the layout it answers at
+        from servebound.views.system_cost import layout_cost
+
+        return layout_cost(scenario.layout, scenario.model, scenario.workload, price, batches)
     prompt = DEFAULT_COST_PROMPT_TOKENS if prompt_tokens is None else prompt_tokens
     return cost_report(hw, scenario.model, scenario.workload, price, batches=batches, prompt_tokens=prompt)
 

@@ -1,6 +1,6 @@
-"""One parallel layout's answers in decode's and prefill's JSON field names, for the CLI's ``--layout``
-and the API's ``layout=`` alike (``decode --layout``, ``prefill --layout``, ``/api/decode``,
-``/api/prefill``)."""
+"""One parallel layout's prefill in prefill's JSON field names, for the CLI's ``--layout`` and the API's
+``layout=`` alike (``prefill --layout``, ``/api/prefill``). Decode on a layout is
+``views.system_decode``."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import asdict
 from typing import Any, Literal
 
 from servebound.core.advice import Note, Setting
-from servebound.core.layout import LayoutResult, per_device_bytes, prefill_communication, times_at
+from servebound.core.layout import per_device_bytes, prefill_communication
 from servebound.core.model import ModelAdapter
 from servebound.core.prefill import prefill
 from servebound.core.workload import Workload
@@ -16,68 +16,12 @@ from servebound.errors import InputError
 from servebound.inputs.scenario import resolve_on_system, resolve_scenario
 from servebound.views.parallel import (
     ResolvedSystem,
-    compute_seconds_per_session_step,
-    layout_assumptions,
-    layout_json,
     parse_layout,
     replica_prefill_hardware,
     resolve_system,
-    run_layout,
     system_json,
 )
 from servebound.views.report import NOTHING_FITS, prefill_json
-
-
-def decode_layout_json(
-    ref: str | ResolvedSystem,
-    model: ModelAdapter,
-    workload: Workload,
-    layout: str,
-    *,
-    context_range: bool = False,
-) -> tuple[ResolvedSystem, LayoutResult, dict[str, Any]]:
-    """Decode on one parallel layout: the layout's ceilings in decode's field names, plus its own, and
-    the forced micro-batch when the workload has one. A layout evaluates one read context: the context
-    range is refused, not dropped."""
-    if context_range:
-        raise InputError(
-            "range",
-            Note.of(
-                Setting("range", True),
-                " is not computed for a parallel layout (it would be dropped); ask for the range without ",
-                Setting("layout"),
-                ", or for the layout at the ",
-                Setting("read_context"),
-                " values you want",
-            ),
-        )
-    resolved = resolve_system(ref)
-    workload = resolved.resolved(workload)  # the scenario's: the capped contexts the K fields below are at
-    _, result = run_layout(resolved, model, workload, layout)
-    forced = None
-    if workload.forced_batch is not None:
-        b = workload.forced_batch
-        c = compute_seconds_per_session_step(resolved.system.device, model, workload)
-        times = times_at(resolved.system, model, result.layout, b, workload, compute_s_per_session_step=c)
-        lay = result.layout
-        forced = {
-            "batch": b,
-            "sessions": lay.dp * lay.pp * b,
-            "aggregate_tok_s": lay.dp * lay.pp * b / times.token_s,
-            "per_session_tok_s": 1.0 / times.token_s,
-            "clears_floor": 1.0 / times.token_s >= workload.floor_tok_per_s,
-            "fits_memory": result.batch_mem is not None and b <= result.batch_mem,
-        }
-    out = {
-        **layout_json(result),
-        "system": system_json(resolved),
-        "kv_alloc_bytes": model.kv_alloc.bytes_at(workload.held_context_tokens),
-        "kv_read_bytes": model.kv_read.bytes_at(workload.read_context_tokens),
-        "resident_margin_bytes": result.per_device.free_bytes + result.per_device.kv_bytes,
-        "forced": forced,
-        "assumptions": layout_assumptions(workload, result, resolved),
-    }
-    return resolved, result, out
 
 
 def layout_prefill_json(

@@ -79,7 +79,7 @@ def api_cost(
     """The cost curve over batch: the same object as `servebound cost --json`."""
     hw, m = web.get_hw(hardware), web.get_model(model)
     query = workload_query(**params)
-    scenario = query.scenario(hw.hardware, m.adapter)
+    scenario = query.scenario(hw, m.adapter)  # the row: a system prices its layout's tokens
     price = resolve_price(
         hw.hardware,
         hw.row_price,
@@ -87,6 +87,11 @@ def api_cost(
         pricing=pricing,
         owned=OwnedInputs(purchase_usd, amortization_years, utilization, power_w, usd_per_kwh),
     )
+    if scenario.layout is not None:
+        from servebound.views.system_cost import layout_cost
+
+        cost = layout_cost(scenario.layout, scenario.model, scenario.workload, price, parse_batches(batches))
+        return cost.to_dict()
     report = cost_report(
         hw.hardware,
         scenario.model,
