@@ -245,3 +245,26 @@ def test_a_random_sample_of_catalog_systems_never_answers_above_the_pool() -> No
         ):
             if ours is not None:
                 assert bound is not None and ours <= bound * (1 + 1e-9), (system, model)
+
+
+def test_prefill_and_cost_take_the_same_layout(
+    client: TestClient, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """prefill and cost on a system answer at the layout decode answers at, on every surface."""
+    pair = ["-H", "8x-nvidia-h200-sxm", "-m", "deepseek-r1"]
+    label = cli_json(capsys, "decode", *pair)["layout"]["label"]
+    prefill = cli_json(capsys, "prefill", *pair, "--prompt", "8k")
+    assert prefill["layout"]["label"] == label and prefill["layout"]["source"] == "best"
+    assert prefill["time_s"] >= prefill["communication_time_s"] > 0
+    assert prefill["tok_s"] == pytest.approx(8000 / prefill["time_s"])
+    assert servebound.prefill("8x-nvidia-h200-sxm", "deepseek-r1", 8000).to_dict() == prefill
+    query = {"hardware": "8x-nvidia-h200-sxm", "model": "deepseek-r1"}
+    assert client.get("/api/prefill", params={**query, "prompt": "8k"}).json() == prefill
+    cost = cli_json(capsys, "cost", *pair)
+    assert cost["layout"]["label"] == label and cost["points"]
+    assert servebound.cost("8x-nvidia-h200-sxm", "deepseek-r1").to_dict() == cost
+    assert client.get("/api/cost", params=query).json() == cost
+    given = cli_json(capsys, "prefill", *pair, "--prompt", "8k", "--layout", "tp=8")
+    assert given["layout"]["label"] == "tp=8,ep=1,pp=1,dp=1" and given["layout"]["source"] == "given"
+    status, _, err = run(capsys, "prefill", *pair, "--prompt", "8k", "--range")
+    assert status == 2 and err.startswith("servebound: error: layout:")

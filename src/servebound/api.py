@@ -242,6 +242,21 @@ def prefill_answer(
         )
     hw, mdl, work = scenario.hardware, scenario.model, scenario.workload
     modes = {"linear_mode": linear_mode, "attention_mode": attention_mode}
+    if scenario.layout is not None:  # a system prefills on one replica of the layout it answers at
+        from servebound.views.layout_report import layout_prefill
+
+        at = layout_prefill(
+            scenario.layout,
+            mdl,
+            scenario.declared,
+            prompt_tokens,
+            batch,
+            chunk_tokens,
+            prompt_range=prompt_range,
+            ttft_budget_s=ttft_budget_s,
+            **modes,
+        )
+        return at, None
     rng = None
     if prompt_range:
         rng = prefill_range(hw, mdl, workload=work, batch=1 if batch == "max" else batch, **modes)

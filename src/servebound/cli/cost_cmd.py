@@ -76,7 +76,7 @@ if TYPE_CHECKING:
         "layout",
         str,
         None,
-        "Parallel layout on a system, e.g. tp=8 (dp fills it): the link charged.",
+        "Parallel layout on a system, e.g. tp=8 (dp fills it): the link charged. Default: the layout decode answers at.",
         "--layout",
     ),
     JSON,

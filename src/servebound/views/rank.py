@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from servebound.api import decode_answer
+from servebound.api import decode_answer, prefill_answer
 from servebound.catalog.hardware_names import HARDWARE_CLASSES
 from servebound.core.cost import usd_per_mtok_at_rate
 from servebound.core.decode import VERDICT_ORDER, DecodeResult
@@ -26,7 +26,7 @@ from servebound.core.model import ModelAdapter
 from servebound.core.prefill import PrefillResult, prefill
 from servebound.core.workload import Workload
 from servebound.errors import InputError
-from servebound.inputs.scenario import default_workload, load_model, resolve_scenario
+from servebound.inputs.scenario import Scenario, default_workload, load_model, resolve_scenario
 
 if TYPE_CHECKING:
     from servebound.catalog.hardware import CatalogHardware
@@ -207,18 +207,20 @@ class RankRow:
         return usd_per_mtok_at_rate(self.usd_per_hour, aggregate)
 
 
-def _prefill_or_none(
-    hw: Hardware, model: ModelAdapter, workload: Workload, prompt_tokens: int, fits: bool
-) -> PrefillResult | None:
+def _prefill_or_none(scenario: Scenario, prompt_tokens: int, fits: bool) -> PrefillResult | None:
     """The wait for exactly ``prompt_tokens``, or None: where the pair does not fit there is no wait,
-    and a prompt past the model's context (or the workload's allocation) is not shortened to fit."""
+    and a prompt past the model's context (or the workload's allocation) is not shortened to fit. A
+    system waits on a replica of its layout, as prefill answers it."""
+    model, workload = scenario.model, scenario.workload
     if model.prefill is None or not fits:
         return None
     limit = min(model.context_limit_tokens or prompt_tokens, workload.alloc_context_tokens)
     if prompt_tokens > limit:
         return None
     try:
-        return prefill(hw, model, prompt_tokens, workload=workload)
+        if scenario.layout is not None:
+            return prefill_answer(scenario, prompt_tokens)[0]
+        return prefill(scenario.hardware, model, prompt_tokens, workload=workload)
     except InputError:
         return None
 
@@ -233,7 +235,7 @@ def evaluate_row(one: Machine, model: ModelAdapter, workload: Workload, prompt_t
     result = decode_answer(scenario)[
         0
     ]  # with the engine's band beside the row's ceilings, as decode gives it
-    wait = _prefill_or_none(hw, model, workload, prompt_tokens, result.fits)
+    wait = _prefill_or_none(scenario, prompt_tokens, result.fits)
     return RankRow(hw, model, result, wait, prompt_tokens=prompt_tokens, **_facts(one))
 
 

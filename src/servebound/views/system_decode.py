@@ -26,7 +26,7 @@ from servebound.core.workload import MAX_BATCH, Workload
 from servebound.inputs.layout import LayoutChoice
 from servebound.views.nearest import applied
 from servebound.views.parallel import layout_assumptions, layout_json, system_json
-from servebound.views.report import decode_view, plain_decode_json
+from servebound.views.report import answer_view, plain_decode_json
 
 
 @dataclass(frozen=True, repr=False)
@@ -242,4 +242,4 @@ def system_decode_json(result: SystemDecode, range_result: Any = None) -> dict[s
 
 
 json_view(SystemDecode, system_decode_json)
-decode_view(SystemDecode, system_decode_json)
+answer_view(SystemDecode, system_decode_json)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from servebound.api import decode_answer
+from servebound.api import decode_answer, prefill_answer
 from servebound.catalog.hardware import CatalogHardware, DevicePrice
 from servebound.core.decode import DecodeResult
 from servebound.core.hardware import Hardware
@@ -422,7 +422,11 @@ def compute_pair(
         error = "this model has no prefill fields (linear parameters, attention FLOPs), so no prefill ceiling"
     else:
         try:
-            pre, rng = _prefill_cached(hw.hardware, model.adapter, prompt, workload, with_range)
+            if scenario.layout is not None:  # a system prefills on a replica of its layout (no range)
+                pre, rng = prefill_answer(scenario, prompt)
+            else:
+                pre, rng = _prefill_cached(hw.hardware, model.adapter, prompt, workload, with_range)
+            assert pre is not None
             pre_json = prefill_json(pre, rng)
         except InputError as exc:
             if query.prompt is not None:

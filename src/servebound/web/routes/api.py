@@ -192,24 +192,10 @@ def api_prefill(
     hw, m = web.get_hw(hardware), web.get_model(model)
     prompt, batch = params["prompt"], params["batch"] or 1
     query = workload_query({**params, "batch": None})
-    scenario = query.scenario(hw.hardware, m.adapter)
-    adapter = scenario.model
-    if adapter.prefill is None:
+    # the row, not its record: a system prefills at its layout (the best valid one, or layout=)
+    scenario = query.scenario(hw, m.adapter, layout=params["layout"])
+    if scenario.model.prefill is None:
         raise InputError("model", f"model '{m.id}' has no prefill fields, so no prefill ceiling")
-    if params["layout"] is not None:  # prefill --layout: one replica of a layout
-        from servebound.views.layout_report import layout_prefill_json
-
-        system = _system(web, hardware)
-        return layout_prefill_json(
-            system,
-            adapter,
-            scenario.declared,
-            params["layout"],
-            prompt,
-            batch,
-            params["chunk"],
-            prompt_range=include_range,
-        )
     result, rng = prefill_answer(
         scenario,
         prompt,
