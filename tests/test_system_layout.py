@@ -266,5 +266,9 @@ def test_prefill_and_cost_take_the_same_layout(
     assert client.get("/api/cost", params=query).json() == cost
     given = cli_json(capsys, "prefill", *pair, "--prompt", "8k", "--layout", "tp=8")
     assert given["layout"]["label"] == "tp=8,ep=1,pp=1,dp=1" and given["layout"]["source"] == "given"
+    given_cost = cli_json(capsys, "cost", *pair, "--layout", "tp=8")
+    assert given_cost["layout"]["source"] == "given"
+    assert client.get("/api/cost", params={**query, "layout": "tp=8"}).json() == given_cost
+    assert servebound.cost("8x-nvidia-h200-sxm", "deepseek-r1", layout="tp8").to_dict() == given_cost
     status, _, err = run(capsys, "prefill", *pair, "--prompt", "8k", "--range")
     assert status == 2 and err.startswith("servebound: error: layout:")

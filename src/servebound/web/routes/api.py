@@ -151,6 +151,7 @@ def _declared_query(name: str) -> Any:
 
 
 AllocQ = Annotated[str | None, _declared_query("alloc_context")]
+LayoutQ = Annotated[str | None, _declared_query("layout")]
 ReadQ = Annotated[str | None, _declared_query("read_context")]
 OverheadQ = Annotated[str | None, _declared_query("overhead_gb")]
 

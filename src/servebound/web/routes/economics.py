@@ -31,6 +31,7 @@ from servebound.web.app.state import Web, heavy_route
 from servebound.web.routes.api import (
     AllocQ,
     HardwareQ,
+    LayoutQ,
     ModelQ,
     ReadQ,
     StrictRoute,
@@ -75,11 +76,12 @@ def api_cost(
     prompt: Annotated[
         str, Query(description=f"prompt tokens priced (<= {MAX_SITE_CONTEXT_TOKENS:,}). {TOKENS_SPELLING}")
     ] = str(DEFAULT_COST_PROMPT_TOKENS),
+    layout: LayoutQ = None,
 ) -> dict[str, Any]:
     """The cost curve over batch: the same object as `servebound cost --json`."""
     hw, m = web.get_hw(hardware), web.get_model(model)
     query = workload_query(**params)
-    scenario = query.scenario(hw, m.adapter)  # the row: a system prices its layout's tokens
+    scenario = query.scenario(hw, m.adapter, layout=layout)  # the row: a system prices its layout's tokens
     price = resolve_price(
         hw.hardware,
         hw.row_price,
