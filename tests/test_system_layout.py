@@ -149,6 +149,9 @@ def test_what_layouts_do_not_model_answers_pooled_and_says_so() -> None:
     offload = {"cpu_moe": True, "host": "desktop-ddr5-6000-2ch"}
     scenario = resolve_scenario(hardware="2x-nvidia-rtx-3090", model="qwen3-30b-a3b-q4_k_m", **offload)
     assert scenario.layout is None and scenario.sources["layout"].startswith("none: layouts do not model")
+    answer = servebound.decode("2x-nvidia-rtx-3090", "qwen3-30b-a3b-q4_k_m", **offload).to_dict()
+    assert answer["layout"] is None and answer["notes"][0].startswith("Answered as one pooled device")
+    assert "host RAM" in answer["assumptions"]["layout"]
     with pytest.raises(InputError, match="do not model") as raised:
         resolve_scenario(
             hardware="2x-nvidia-rtx-3090", model="qwen3-30b-a3b-q4_k_m", layout="tp=2", **offload

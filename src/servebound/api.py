@@ -22,6 +22,7 @@ from servebound.inputs.scenario import (
     load_hardware,
     load_model,
     make_workload,
+    pooled_only,
     resolve_scenario,
     with_kv_precision,
 )
@@ -201,6 +202,10 @@ def decode_answer(
         from servebound.views.system_decode import at_layout  # the layout's views: only on a system
 
         result = at_layout(result, scenario.layout)
+    elif "layout" in scenario.sources:  # a system asked what its layouts do not model: pooled, said so
+        from servebound.views.system_decode import pooled_on_system
+
+        result = pooled_on_system(result, pooled_only(scenario.workload))
     if result.workload.engine is not None:
         from servebound.runs.band import with_band  # the runs are read only where an engine is named
 

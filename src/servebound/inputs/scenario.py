@@ -117,7 +117,7 @@ def resolve_scenario(
     resolved = work.resolve(hw, target)
     sources = _sources(hw, target, resolved)
     choice = None
-    pooled = _pooled_only(resolved)
+    pooled = pooled_only(resolved)
     if pooled and (layout is not None or _is_system(hardware, hw)):
         if layout is not None:
             raise InputError("layout", f"parallel layouts do not model {pooled}: give one or the other")
@@ -130,8 +130,9 @@ def resolve_scenario(
     return Scenario(inputs, hw, target, resolved, work, choice, sources)
 
 
-def _pooled_only(work: Workload) -> str:
-    """What a system's layouts do not model (speculative decoding, weights in host RAM), or ''."""
+def pooled_only(work: Workload) -> str:
+    """What a system's layouts do not model (speculative decoding, weights in host RAM), or '': with
+    either a system answers as one pooled device, a looser bound."""
     if work.speculation is not None:
         return "speculative decoding (a draft)"
     return "" if work.offload is None else "weights in host RAM (offload)"

@@ -20,7 +20,7 @@ from servebound.core.advice import Note, Setting
 from servebound.core.decode import BatchLimit, DecodeResult, Forced
 from servebound.core.fields import documented, documented_property, json_view
 from servebound.core.layout import BoundBy, LayoutResult, evaluate_layout, times_at
-from servebound.core.nearest_records import NearestFit
+from servebound.core.nearest_records import NearestFit, suggestions
 from servebound.core.search import largest_true
 from servebound.core.workload import MAX_BATCH, Workload
 from servebound.inputs.layout import LayoutChoice
@@ -46,6 +46,11 @@ class SystemDecode(DecodeResult):
         json=None,
         default=None,
     )
+    pooled_because: str | None = documented(
+        "why the system answers as one pooled device (what its layouts do not model), where it does",
+        json=None,
+        default=None,
+    )
 
     @documented_property(
         "where no session fits: the nearest settings that fit, best first, each answered by decode there "
@@ -55,7 +60,9 @@ class SystemDecode(DecodeResult):
     def nearest_fit(self) -> tuple[NearestFit, ...]:
         """The pooled answer's context changes, answered again at the same layout (another format or
         an offload would need a layout of its own: not suggested on a system)."""
-        if self.pooled is None or self.layout is None or self.fits:
+        if self.layout is None:  # answered pooled: the pooled answer's own suggestions
+            return suggestions(self)
+        if self.pooled is None or self.fits:
             return ()
         out = []
         for fit in self.pooled.nearest_fit:
@@ -80,7 +87,10 @@ class SystemDecode(DecodeResult):
         """What the answer is: the layout and why, the pooled bound beside it, and the choice's notes."""
         choice, pooled = self.layout, self.pooled
         if choice is None:
-            return ()
+            because = f"the system's parallel layouts do not model {self.pooled_because or 'this question'}"
+            return (
+                Note.of(f"Answered as one pooled device with summed bandwidth (a looser bound): {because}."),
+            )
         said = Note.of(
             f"Answered at {choice.label} on {choice.system.system.count} x {choice.system.system.device.name} "
             f"({choice.why}); another layout: ",
@@ -99,6 +109,12 @@ class SystemDecode(DecodeResult):
                 )
             )
         return tuple(notes)
+
+
+def pooled_on_system(pooled: DecodeResult, because: str) -> SystemDecode:
+    """``pooled`` (decode on a system's pooled row) as a system's answer that says why it is pooled."""
+    kept = {f.name: getattr(pooled, f.name) for f in fields(pooled) if f.init}
+    return SystemDecode(**kept, pooled_because=because)
 
 
 def _evaluate(choice: LayoutChoice, model: Any, workload: Workload) -> LayoutResult:
@@ -231,7 +247,11 @@ def layout_fields(result: SystemDecode) -> dict[str, Any]:
 def system_decode_json(result: SystemDecode, range_result: Any = None) -> dict[str, Any]:
     """``decode --json`` on a system: decode's object at the layout, plus the layout's fields."""
     out = plain_decode_json(result, range_result)
-    assert result.layout is not None
+    if result.layout is None:  # answered pooled, and says why
+        out["assumptions"]["layout"] = (
+            f"none: layouts do not model {result.pooled_because}; one pooled device"
+        )
+        return {**out, "layout": None}
     extra = layout_fields(result)
     assumptions = {
         **out["assumptions"],
