@@ -223,6 +223,7 @@ def test_the_pair_page_says_its_layout(client: TestClient, capsys: pytest.Captur
     decode = cli_json(capsys, "decode", "-H", "8x-nvidia-h200-sxm", "-m", "deepseek-r1")
     page = client.get("/pair/8x-nvidia-h200-sxm/deepseek-r1").text
     assert f"Answered at the parallel layout <code>{decode['layout']['label']}</code>" in page
+    assert "?layout=" not in page and "&amp;layout=" not in page  # the page's form takes no layout
     mirror = client.get("/pair/8x-nvidia-h200-sxm/deepseek-r1.md").text
     assert f"Answered at the parallel layout {decode['layout']['label']}" in mirror
 

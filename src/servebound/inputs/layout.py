@@ -179,8 +179,7 @@ def choose_layout(
         note = Note.of(
             f"{workload.engine} splits the layers over the devices by default ({LAYER_SPLIT_SOURCE}): "
             f"a session passes them one after another, so it answers at {split.layout.label}, not at the "
-            f"summed bandwidth; the best layout is {best.layout.label}, ",
-            Setting("layout", best.layout.label),
+            f"summed bandwidth; the best layout is {best.layout.label} (servebound layout lists them all)",
         )
         return LayoutChoice(resolved, split, "engine", why, c, (note,))
     why = f"the best of {len(ranked)} valid layouts (servebound layout ranks it first)"

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from servebound.core.advice import Note, Setting
+from servebound.core.advice import Note
 from servebound.core.decode import BatchLimit, DecodeResult, Forced
 from servebound.core.fields import documented, documented_property, json_view
 from servebound.core.layout import BoundBy, LayoutResult, evaluate_layout, times_at
@@ -91,11 +91,10 @@ class SystemDecode(DecodeResult):
             return (
                 Note.of(f"Answered as one pooled device with summed bandwidth (a looser bound): {because}."),
             )
+        system = choice.system.system
         said = Note.of(
-            f"Answered at {choice.label} on {choice.system.system.count} x {choice.system.system.device.name} "
-            f"({choice.why}); another layout: ",
-            Setting("layout", placeholder="tp=T,ep=E,pp=P"),
-            ".",
+            f"Answered at {choice.label} on {system.count} x {system.device.name} ({choice.why}); "
+            "servebound layout lists every layout of the system."
         )
         notes = [said, *choice.notes]
         if pooled is not None and pooled.single_session_tok_per_s is not None:
