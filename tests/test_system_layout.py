@@ -276,3 +276,27 @@ def test_prefill_and_cost_take_the_same_layout(
     assert servebound.cost("8x-nvidia-h200-sxm", "deepseek-r1", layout="tp8").to_dict() == given_cost
     status, _, err = run(capsys, "prefill", *pair, "--prompt", "8k", "--range")
     assert status == 2 and err.startswith("servebound: error: layout:")
+
+
+def test_the_pruned_search_finds_the_layout_the_full_ranking_puts_first() -> None:
+    """best_layout stops evaluating once no bound left can beat a floor fit; it must find what
+    search_layouts ranks first, over catalog systems, models and workloads (a fixed sample)."""
+    from servebound.core.layout import best_layout, search_layouts
+    from servebound.inputs.layout import compute_seconds_per_session_step, resolve_system
+    from servebound.inputs.scenario import load_hardware, load_model, make_workload
+
+    rng = random.Random(32)
+    systems = [h.id for h in servebound.hardware() if h.system is not None]
+    models = [m.id for m in servebound.models()]
+    checked = 0
+    for _ in range(40):
+        system, model_id = rng.choice(systems), rng.choice(models)
+        resolved, model = resolve_system(system), load_model(model_id)
+        for keywords in ({}, {"context": "8k"}, {"floor_tok_s": 60.0}):
+            work = make_workload(**keywords).resolve(load_hardware(system), model)
+            c = compute_seconds_per_session_step(resolved.system.device, model, work)
+            ranked = search_layouts(resolved.system, model, work, compute_s_per_session_step=c)
+            found = best_layout(resolved.system, model, work, compute_s_per_session_step=c)
+            assert found == (ranked[0] if ranked else None), (system, model_id, keywords)
+            checked += found is not None and found.verdict.value == "floor_fit"
+    assert checked >= 30

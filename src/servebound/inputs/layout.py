@@ -26,9 +26,10 @@ from servebound.core.layout import (
     Layout,
     LayoutResult,
     System,
+    best_layout,
     evaluate_layout,
     layout_problem,
-    search_layouts,
+    valid_layouts,
 )
 from servebound.core.model import ModelAdapter
 from servebound.core.workload import Workload, resolved_workload
@@ -169,11 +170,13 @@ def choose_layout(
         layout = parse_layout(given, system, model)
         result = evaluate_layout(system, model, layout, workload, compute_s_per_session_step=c)
         return LayoutChoice(resolved, result, "given", f"given: {layout.label}", c)
-    ranked = search_layouts(system, model, workload, compute_s_per_session_step=c)
-    if not ranked:
+    best = best_layout(system, model, workload, compute_s_per_session_step=c)
+    if best is None:
         raise InputError("layout", f"no valid layout of {resolved.id} for {model.id}")
-    best = ranked[0]
-    split = _layer_split(system, model, ranked)
+    gguf = format_class(model.weight_precision) == "gguf"
+    split = (
+        _layer_split(system, model, workload, c) if gguf or workload.engine in LAYER_SPLIT_ENGINES else None
+    )
     if workload.engine in LAYER_SPLIT_ENGINES and split is not None:
         why = f"{workload.engine}'s default split of the layers over the {system.count} devices"
         note = Note.of(
@@ -182,17 +185,22 @@ def choose_layout(
             f"summed bandwidth; the best layout is {best.layout.label} (servebound layout lists them all)",
         )
         return LayoutChoice(resolved, split, "engine", why, c, (note,))
-    why = f"the best of {len(ranked)} valid layouts (servebound layout ranks it first)"
+    count = sum(1 for _ in valid_layouts(system, model))
+    why = f"the best of {count} valid layouts (servebound layout ranks it first)"
     notes: tuple[Note, ...] = ()
-    if split is not None and split is not best and format_class(model.weight_precision) == "gguf":
+    if split is not None and split.layout != best.layout and gguf:
         notes = (_layer_split_note(split),)
     return LayoutChoice(resolved, best, "best", why, c, notes)
 
 
-def _layer_split(system: System, model: ModelAdapter, ranked: list[LayoutResult]) -> LayoutResult | None:
+def _layer_split(
+    system: System, model: ModelAdapter, workload: Workload, c: float | None
+) -> LayoutResult | None:
     """The layout of llama.cpp's default layer split (one pipeline over every device), where valid."""
     split = Layout(pp=system.count)
-    return next((r for r in ranked if r.layout == split), None)
+    if layout_problem(system, model, split) is not None:
+        return None
+    return evaluate_layout(system, model, split, workload, compute_s_per_session_step=c)
 
 
 def _layer_split_note(split: LayoutResult) -> Note:

@@ -19,6 +19,7 @@ from servebound.inputs.pricing import resolve_price
 from servebound.inputs.strict_json import clean_json
 from servebound.views.cost_report import CostReport, cost_json, cost_report, cost_summary, fmt_money
 from servebound.views.economics_view import Shown, lecture
+from servebound.views.parallel import layout_cost_points
 from servebound.web.figures.charts import Chart, Mark, Series, cost_batch_chart, render_chart
 from servebound.web.pages.site import Pair, SiteHardware
 from servebound.web.pages.words import page_text
@@ -98,8 +99,6 @@ def _layout_cost(pair: Pair, choice: Any, price: Any, api: str) -> CostView:
     """A system's cost section at the layout it answers at (as ``servebound cost`` prices it): the
     system's price per hour over the tokens dp pp b sessions emit, per micro-batch b; the batch column
     counts sessions, as decode's b* does."""
-    from servebound.views.parallel import layout_cost_points  # the layout's views: a system's page only
-
     _, points = layout_cost_points(
         choice.system, pair.model.adapter, pair.workload, choice.layout, price.usd_per_hour
     )

@@ -24,6 +24,7 @@ from servebound.views.economics_view import (
     training,
     trains_of,
 )
+from servebound.views.system_cost import layout_cost
 from servebound.web.app.errors import ERRORS, answers
 from servebound.web.app.query import MAX_SITE_CONTEXT_TOKENS, workload_query
 from servebound.web.app.responses import StrictJSONResponse
@@ -90,8 +91,6 @@ def api_cost(
         owned=OwnedInputs(purchase_usd, amortization_years, utilization, power_w, usd_per_kwh),
     )
     if scenario.layout is not None:
-        from servebound.views.system_cost import layout_cost
-
         cost = layout_cost(scenario.layout, scenario.model, scenario.workload, price, parse_batches(batches))
         return cost.to_dict()
     report = cost_report(
