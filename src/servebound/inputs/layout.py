@@ -29,7 +29,6 @@ from servebound.core.layout import (
     best_layout,
     evaluate_layout,
     layout_problem,
-    valid_layouts,
 )
 from servebound.core.model import ModelAdapter
 from servebound.core.workload import Workload, resolved_workload
@@ -185,8 +184,7 @@ def choose_layout(
             f"summed bandwidth; the best layout is {best.layout.label} (servebound layout lists them all)",
         )
         return LayoutChoice(resolved, split, "engine", why, c, (note,))
-    count = sum(1 for _ in valid_layouts(system, model))
-    why = f"the best of {count} valid layouts (servebound layout ranks it first)"
+    why = "the best valid layout: servebound layout ranks it first"
     notes: tuple[Note, ...] = ()
     if split is not None and split.layout != best.layout and gguf:
         notes = (_layer_split_note(split),)
