@@ -184,7 +184,6 @@ def test_every_cli_workload_flag_has_its_api_parameter_and_the_reverse(
 #: What a command's flag and its endpoint's parameter do not share, and why (every other flag of these
 #: commands is a parameter of the same name, and every parameter a flag).
 CLI_ONLY = {
-    "cost": {"layout"},  # cost on a parallel layout: the CLI's (decode and prefill take layout= too)
     "layout": {"top"},  # text output only
     "rank": {"limit", "sort", "per_dollar", "prompt"},  # the text table's rows, order and wait column
 }

@@ -35,8 +35,9 @@ def test_cost_prints_and_uses_the_rows_overhead(
     assert assumptions["overhead_source"].startswith("hardware row: ")
     points = cost["points"]
     assert isinstance(points, list)
-    # the largest batch priced is decode's b_mem (its grid runs 1..b_mem), computed with the same O
-    assert points[-1]["batch"] == decode["batch_mem"]
+    # the largest batch priced is decode's b_mem (its grid runs 1..b_mem), computed with the same O; a
+    # system prices its layout's micro-batches, each of dp pp times as many sessions
+    assert points[-1].get("sessions", points[-1]["batch"]) == decode["batch_mem"]
     main(["cost", "-H", hw_id, "-m", "qwen3-8b"])
     text = capsys.readouterr().out
     assert f"overhead_gb: {overhead_gb}" in text and "overhead_gb: 8.0" not in text

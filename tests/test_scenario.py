@@ -193,10 +193,9 @@ def test_prefill_and_cost_take_the_precision_alike(
     assert cost["assumptions"]["kv_precision"] == cli["assumptions"]["kv_precision"]
 
 
-@pytest.mark.xfail(strict=True, reason="issue #32, not built yet: decode on a system answers at a layout")
 def test_a_system_answers_at_its_best_layout() -> None:
-    """decode on a system said 3,165 tok/s where layout finds none above 1,905: a system should answer
-    at the layout layout ranks first (or the one given) and say which. Strict: passes once built."""
+    """decode on a system said 3,165 tok/s where layout finds none above 1,905: a system answers at the
+    layout `layout` ranks first (or the one given) and says which."""
     search = servebound.layout("8x-nvidia-h200-sxm", "deepseek-r1")
     best = search.layouts[0]
     answer = servebound.decode("8x-nvidia-h200-sxm", "deepseek-r1").to_dict()

@@ -22,6 +22,7 @@ from servebound.inputs.scenario import (
     load_hardware,
     load_model,
     make_workload,
+    pooled_only,
     resolve_scenario,
     with_kv_precision,
 )
@@ -37,6 +38,7 @@ if TYPE_CHECKING:  # imported on use: `servebound decode` loads none of them
     from servebound.inputs.pricing import OwnedInputs
     from servebound.views.cost_report import CostReport
     from servebound.views.parallel import LayoutSearch, PlanResult
+    from servebound.views.system_cost import LayoutCost
 
 
 def models(
@@ -116,7 +118,7 @@ def search(words: str, *, kind: str | None = None, limit: int = 20) -> list[Sear
 
 
 def decode(
-    hardware: str | Hardware,
+    hardware: str | Hardware | CatalogHardware,
     model: str | ModelAdapter,
     workload: Workload | WorkloadInputs | None = None,
     *,
@@ -126,7 +128,8 @@ def decode(
     """Decode ceilings for a hardware and model (records, file paths or catalog ids), as ``servebound
     decode``: under ``workload`` (a Workload or the declared inputs), or one built from
     ``make_workload``'s keywords (``decode("nvidia-rtx-4090", "qwen3-8b", read_context=8000)``), or the
-    default answer for the pair. ``kv_precision`` re-expresses the target's and the draft's caches."""
+    default answer for the pair. ``kv_precision`` re-expresses the target's and the draft's caches. On
+    a system it answers at a parallel layout (``layout="tp=8"``, else the best valid one) and says which."""
     scenario = resolve_scenario(
         workload, hardware=hardware, model=model, kv_precision=kv_precision, **workload_keywords
     )
@@ -182,9 +185,30 @@ def decode_answer(
     """What `servebound decode`, ``decode()`` and /api/decode answer for a scenario, computed once for
     all: the decode ceilings (with the engine's band) and, with ``context_range``, the ceilings over
     every read context."""
+    result = _decode(scenario.hardware, scenario.model, scenario.workload)
+    if scenario.layout is not None:  # a system answers at its layout
+        if context_range:
+            raise InputError(
+                "range",
+                Note.of(
+                    Setting("range", True),
+                    f" is not computed for a parallel layout (it would be dropped): {scenario.hardware.id} "
+                    f"answers at {scenario.layout.label}; ask for the range on one device, or for the layout "
+                    "at the ",
+                    Setting("read_context"),
+                    " values you want",
+                ),
+            )
+        from servebound.views.system_decode import at_layout  # the layout's views: only on a system
+
+        result = at_layout(result, scenario.layout)
+    elif "layout" in scenario.sources:  # a system asked what its layouts do not model: pooled, said so
+        from servebound.views.system_decode import pooled_on_system
+
+        result = pooled_on_system(result, pooled_only(scenario.workload))
     from servebound.runs.band import with_band  # the band, from the precomputed fits (no run is read)
 
-    result = with_band(_decode(scenario.hardware, scenario.model, scenario.workload))
+    result = with_band(result)
     if not context_range:
         return result, None
     from servebound.core.decode_range import decode_context_range  # only where --range asks for it
@@ -222,6 +246,21 @@ def prefill_answer(
         )
     hw, mdl, work = scenario.hardware, scenario.model, scenario.workload
     modes = {"linear_mode": linear_mode, "attention_mode": attention_mode}
+    if scenario.layout is not None:  # a system prefills on one replica of the layout it answers at
+        from servebound.views.layout_report import layout_prefill
+
+        at = layout_prefill(
+            scenario.layout,
+            mdl,
+            scenario.declared,
+            prompt_tokens,
+            batch,
+            chunk_tokens,
+            prompt_range=prompt_range,
+            ttft_budget_s=ttft_budget_s,
+            **modes,
+        )
+        return at, None
     rng = None
     if prompt_range:
         rng = prefill_range(hw, mdl, workload=work, batch=1 if batch == "max" else batch, **modes)
@@ -254,9 +293,10 @@ def cost(
     prompt_tokens: int | None = None,
     kv_precision: str | None = None,
     **workload_keywords: Any,
-) -> CostReport:
+) -> CostReport | LayoutCost:
     """The cost curve over batch, as ``servebound cost`` (priced from the catalog row, or
-    ``usd_per_hour`` for the whole system; ``pricing`` auto, rental or owned)."""
+    ``usd_per_hour`` for the whole system; ``pricing`` auto, rental or owned). On a system, over the
+    micro-batch of its layout (``layout="tp=8"``, else the best valid one)."""
     scenario = resolve_scenario(
         workload, hardware=hardware, model=model, kv_precision=kv_precision, **workload_keywords
     )
@@ -280,9 +320,9 @@ def cost_answer(
     owned: OwnedInputs | None = None,
     batches: list[int] | None = None,
     prompt_tokens: int | None = None,
-) -> CostReport:
-    """What `servebound cost` and ``cost()`` answer for a scenario: priced from ``price_ref``'s catalog
-    row (or ``usd_per_hour``)."""
+) -> CostReport | LayoutCost:
+    """What `servebound cost`, ``cost()`` and /api/cost answer for a scenario: priced from ``price_ref``'s
+    catalog row (or ``usd_per_hour``); on a system, over the micro-batch of the scenario's layout."""
     from servebound.inputs.pricing import catalog_price, resolve_price
     from servebound.views.cost_report import DEFAULT_COST_PROMPT_TOKENS, cost_report
 
@@ -290,6 +330,10 @@ def cost_answer(
     price = resolve_price(
         hw, catalog_price(price_ref), usd_per_hour=usd_per_hour, pricing=pricing, owned=owned
     )
+    if scenario.layout is not None:  # a system prices the tokens of the layout it answers at
+        from servebound.views.system_cost import layout_cost
+
+        return layout_cost(scenario.layout, scenario.model, scenario.workload, price, batches)
     prompt = DEFAULT_COST_PROMPT_TOKENS if prompt_tokens is None else prompt_tokens
     return cost_report(hw, scenario.model, scenario.workload, price, batches=batches, prompt_tokens=prompt)
 

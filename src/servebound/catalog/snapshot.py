@@ -196,6 +196,13 @@ def core_hardware(entry_id: str) -> Hardware:
     return value
 
 
+def hardware_is_system(entry_id: str) -> bool | None:
+    """Whether the row ``entry_id`` declares a system of several devices; None where there is no such row."""
+    if entry_id not in _places(HARDWARE):
+        return None
+    return row(HARDWARE, entry_id)["fields"].get("system") is not None
+
+
 @cache
 def places() -> dict[str, tuple[str, str, bool]]:
     """Every profile's place (model id, weight format, native), in catalog order."""

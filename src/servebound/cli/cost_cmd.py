@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from servebound.api import cost_answer, resolve_scenario
 from servebound.cli.common import (
@@ -15,18 +15,20 @@ from servebound.cli.common import (
     option,
 )
 from servebound.cli.output import console, on, print_json, print_table, render_assumptions
-from servebound.core.model import ModelAdapter
-from servebound.core.workload import Workload
-from servebound.inputs.pricing import OwnedInputs, Pricing, ResolvedPrice, catalog_price, resolve_price
+from servebound.inputs.pricing import OwnedInputs, Pricing
 from servebound.inputs.records import MAX_USD_PER_HOUR, MIN_USD_PER_HOUR
 from servebound.inputs.workload import MAX_EDGE_TOKENS
 from servebound.views.cost_report import (
     DEFAULT_COST_PROMPT_TOKENS,
+    CostReport,
     cost_json,
     cost_notes,
     cost_summary,
     parse_batches,
 )
+
+if TYPE_CHECKING:
+    from servebound.views.system_cost import LayoutCost
 
 
 @command(
@@ -74,7 +76,7 @@ from servebound.views.cost_report import (
         "layout",
         str,
         None,
-        "Parallel layout on a system, e.g. tp=8 (dp fills it): the link charged.",
+        "Parallel layout on a system, e.g. tp=8 (dp fills it): the link charged. Default: the layout decode answers at.",
         "--layout",
     ),
     JSON,
@@ -95,14 +97,8 @@ def cost_command(
     layout: str | None,
     json_out: bool,
 ) -> None:
-    scenario = resolve_scenario(flags, hardware=hardware, model=model)
+    scenario = resolve_scenario(flags, hardware=hardware, model=model, layout=layout)
     hw, mdl = scenario.hardware, scenario.model
-    if layout is not None:
-        price = resolve_price(
-            hw, catalog_price(hardware), usd_per_hour=usd_per_hour, pricing=Pricing(pricing), owned=owned
-        )
-        cost_layout(hardware, mdl, scenario.workload, layout, price, parse_batches(batches), json_out)
-        return
     report = cost_answer(
         scenario,
         hardware,
@@ -112,6 +108,9 @@ def cost_command(
         batches=parse_batches(batches),
         prompt_tokens=prompt,
     )
+    if not isinstance(report, CostReport):  # a system: the layout it answers at
+        render_layout_cost(report, json_out)
+        return
     price = report.price
     out = cost_json(report)
     if json_out:
@@ -132,42 +131,16 @@ def _batch(point: dict[str, Any]) -> str:
     return f"{point['batch']:,}" + ("" if point["fits_in_memory"] else " (does not fit)")
 
 
-def cost_layout(
-    hardware: str,
-    mdl: ModelAdapter,
-    workload: Workload,
-    layout: str,
-    price: ResolvedPrice,
-    batches: list[int] | None,
-    json_out: bool,
-) -> None:
-    """Cost over the micro-batch of one parallel layout: the system's price per hour over the tokens a
-    second of it emits (dp pp b / tau(b)), with the layout's own fields."""
-    from servebound.views.parallel import (
-        layout_assumptions,
-        layout_cost_points,
-        layout_json,
-        resolve_system,
-        system_json,
-    )
-
-    resolved = resolve_system(hardware)
-    work = resolved.resolved(workload)  # the scenario's: the system's pooled row resolves alike
-    result, points = layout_cost_points(resolved, mdl, work, layout, price.usd_per_hour, batches)
-    out = {
-        **layout_json(result),
-        "system": system_json(resolved),
-        "points": points,
-        "usd_per_hour": price.usd_per_hour,
-        "price_source": price.source,
-        "price_basis": price.basis,
-        "assumptions": layout_assumptions(work, result, resolved),
-    }
+def render_layout_cost(cost: LayoutCost, json_out: bool) -> None:
+    """Cost over the micro-batch of the layout a system answers at: the system's price per hour over
+    the tokens a second of it emits (dp pp b / tau(b)), with the layout's own fields."""
+    out = cost.to_dict()
     if json_out:
         print_json(out)
         return
-    at = f", {result.layout.label}, at {price.usd_per_hour:,.4g} USD/h ({price.basis})"
-    console.print(on(mdl.name, resolved.name, at))
+    price = cost.price
+    at = f", {cost.label}, at {price.usd_per_hour:,.4g} USD/h ({price.basis})"
+    console.print(on(cost.model.name, cost.hardware.name, at))
     rows = [
         (
             f"{p['batch']:,}{'' if p['fits_memory'] else ' (does not fit)'}",
@@ -175,9 +148,10 @@ def cost_layout(
             _ms(p["token_time_s"]),
             *_priced(p),
         )
-        for p in points
+        for p in cost.points
     ]
     print_table(("micro-batch", "sessions", "token time", *_PRICED), rows, left=())
+    console.print(f"- layout: {cost.label} ({cost.choice.why})")
     console.print(f"- price: {price.source}")
     render_assumptions(out["assumptions"])
 

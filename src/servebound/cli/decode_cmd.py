@@ -6,11 +6,10 @@ from typing import TYPE_CHECKING
 
 from servebound.api import decode_answer, resolve_scenario
 from servebound.cli.common import HARDWARE, JSON, MODEL, command, option, workload
-from servebound.cli.output import console, line, on, print_json, print_table, render_assumptions, strong
+from servebound.cli.output import console, on, print_json, print_table, render_assumptions
 from servebound.core.decode import DecodeResult
 from servebound.core.model import ModelAdapter
 from servebound.core.units import GB
-from servebound.core.workload import Workload
 from servebound.inputs.workload import WorkloadInputs
 from servebound.views.notes import decode_notes, verdict_said
 from servebound.views.report import (
@@ -24,6 +23,7 @@ from servebound.views.report import (
 
 if TYPE_CHECKING:
     from servebound.core.decode_range import DecodeContextRange
+    from servebound.inputs.layout import LayoutChoice
 
 
 RANGE = option(
@@ -50,11 +50,6 @@ RANGE = option(
 )
 def decode_command(hardware: str, model: str, flags: WorkloadInputs, range_: bool, json_out: bool) -> None:
     scenario = resolve_scenario(flags, hardware=hardware, model=model)
-    if flags.layout is not None:
-        decode_layout(
-            hardware, scenario.model, scenario.workload, flags.layout, json_out, context_range=range_
-        )
-        return
     result, rng = decode_answer(scenario, context_range=range_)
     if json_out:
         print_json(decode_json(result, rng))
@@ -94,35 +89,13 @@ def render_context_range(rng: DecodeContextRange) -> None:
     )
 
 
-def decode_layout(
-    hardware: str, mdl: ModelAdapter, workload: Workload, layout: str, json_out: bool, *, context_range: bool
-) -> None:
-    """Decode on one parallel layout: the layout's ceilings in decode's field names, plus its own."""
-    # Imported here: a decode without --layout never loads the layout code (start-up time).
-    from servebound.cli.layout_cmd import render_layout_rows, render_link
-    from servebound.views.layout_report import decode_layout_json
-
-    resolved, result, out = decode_layout_json(hardware, mdl, workload, layout, context_range=context_range)
-    if json_out:
-        print_json(out)
-        return
-    render_link(resolved)
-    console.print(line(strong(mdl.name), f" on {result.layout.label}: {VERDICT_TEXT[result.verdict.value]}"))
-    render_layout_rows([result])
-    forced = out["forced"]
-    if forced is not None:
-        console.print(
-            f"forced micro-batch {forced['batch']:,}: {fmt_rate(forced['aggregate_tok_s'])} aggregate, "
-            f"{fmt_rate(forced['per_session_tok_s'])}/session"
-        )
-    render_assumptions(out["assumptions"])
-
-
 def render_decode(result: DecodeResult) -> None:
     """The human report: the gates, the ceilings, the notes, the assumptions."""
     r = result
     hw = r.hardware
-    console.print(on(r.model.name, hw.name, f": {verdict_said(r)}"))
+    choice = getattr(r, "layout", None)  # a system answers at a layout (views.system_decode)
+    at = "" if choice is None else f" at {choice.label}"
+    console.print(on(r.model.name, hw.name, f"{at}: {verdict_said(r)}"))
     w, cache, flops, step = r.workload, _cache(r.model), r.decode_flops_per_token, r.step_time_s
     rows = [
         ("capacity C", fmt_gb(hw.memory_bytes), hw.provenance),
@@ -157,10 +130,29 @@ def render_decode(result: DecodeResult) -> None:
         fits = "" if f.fits_memory else ", does not fit"
         how = f"{fmt_rate(f.per_session_tok_per_s)}/session, {'clears' if f.clears_floor else 'below'} floor{fits}"
         rows.append((f"forced batch {f.batch:,}", fmt_rate(f.aggregate_tok_per_s), how))
+    if choice is not None:
+        rows[:0] = _layout_rows(choice)
     print_table(("quantity", "value", "how"), rows, right=("value",))
     for note in decode_notes(r):
         console.print(f"- {note.terminal}")
+    if choice is not None:
+        render_assumptions(decode_json(r)["assumptions"])
+        return
     render_assumptions(workload_assumptions(r.workload, hardware=hw, model=r.model, compute=r.compute))
+
+
+def _layout_rows(choice: LayoutChoice) -> list[tuple[str, str, str]]:
+    """The layout a system answers at, its per-device bytes and its link time, above decode's rows."""
+    r, system = choice.result, choice.system.system
+    pd, times = r.per_device, r.times
+    link = "-" if times is None else f"{times.communication_s * 1e3:,.3f} ms"
+    return [
+        ("layout", choice.label, choice.why),
+        ("devices", f"{r.devices:,} of {system.count:,}", f"{system.device.name} each"),
+        ("weights per device", fmt_gb(pd.weight_bytes), "W / (tp pp), experts / (G pp)"),
+        ("free per device", fmt_gb(pd.free_bytes), "at the micro-batch b*"),
+        ("link per step", link, "all-reduce + all-to-all + stage hops"),
+    ]
 
 
 def _cache(model: ModelAdapter) -> str:

@@ -9,7 +9,6 @@ from servebound.cli.common import HARDWARE, JSON, MODEL, command, option, worklo
 from servebound.cli.output import console, line, on, print_json, print_table, render_assumptions, strong
 from servebound.core.prefill import PrefillRange, PrefillResult
 from servebound.inputs.workload import WorkloadInputs
-from servebound.views.layout_report import layout_prefill_json
 from servebound.views.report import (
     NOTHING_FITS,
     PREFILL_VERDICT_TEXT,
@@ -41,29 +40,6 @@ def prefill_command(hardware: str, model: str, flags: WorkloadInputs, range_: bo
     batch: int | Literal["max"] = "max" if flags.batch == "max" else int(flags.batch or 1)
     scenario = resolve_scenario(flags, hardware=hardware, model=model, batch=None)
     mdl = scenario.model
-    if flags.layout is not None:
-        out = layout_prefill_json(
-            hardware,
-            mdl,
-            scenario.declared,
-            flags.layout,
-            flags.prompt,
-            batch,
-            flags.chunk,
-            prompt_range=range_,
-        )
-        if json_out:
-            print_json(out)
-        else:
-            console.print(
-                line(
-                    strong(mdl.name),
-                    f" on {out['system']['name']}, {out['layout']['label']}: {out['tok_s']:,.0f} tok/s prefill "
-                    f"ceiling, {out['time_s'] * 1e3:,.2f} ms for {out['batch']} x {out['prompt_tokens']:,} tokens "
-                    f"(bound by {out['bound_by']}); communication {out['communication_time_s'] * 1e3:,.3f} ms",
-                )
-            )
-        return
     result, rng = prefill_answer(
         scenario,
         flags.prompt,
@@ -76,6 +52,19 @@ def prefill_command(hardware: str, model: str, flags: WorkloadInputs, range_: bo
     )
     if json_out:
         print_json(prefill_json(result, rng))
+        return
+    if result is not None and getattr(result, "layout", None) is not None:  # a system, at its layout
+        out = prefill_json(result)
+        time_s, tok_s = out["time_s"], out["tok_s"]
+        said = (
+            "nothing fits in memory"
+            if time_s is None
+            else f"{tok_s:,.0f} tok/s prefill ceiling, {time_s * 1e3:,.2f} ms for {out['batch']} x "
+            f"{out['prompt_tokens']:,} tokens (bound by {out['bound_by']}); communication "
+            f"{out['communication_time_s'] * 1e3:,.3f} ms"
+        )
+        where = f" on {out['system']['name']}, {out['layout']['label']} ({out['layout']['why']}): "
+        console.print(line(strong(mdl.name), where + said))
         return
     if result is not None:
         from servebound.runs.band import expected_text  # the band's printed lines

@@ -74,11 +74,10 @@ def _read_field_docs(record: type[Any]) -> tuple[FieldDoc, ...]:
     found: list[tuple[str, Mapping[str, Any]]] = [
         (item.name, item.metadata) for item in dataclasses.fields(record)
     ]
-    found += [
-        (name, getattr(value.fget, "__field_doc__", {}))
-        for name, value in vars(record).items()
-        if isinstance(value, property)
-    ]
+    properties: dict[str, property] = {}  # a subclass's property replaces its base's, in the base's place
+    for klass in reversed(record.__mro__):
+        properties.update((name, value) for name, value in vars(klass).items() if isinstance(value, property))
+    found += [(name, getattr(value.fget, "__field_doc__", {})) for name, value in properties.items()]
     return tuple(
         FieldDoc(
             attribute=name,

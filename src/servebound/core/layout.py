@@ -75,6 +75,7 @@ __all__ = [
     "PrefillCommunication",
     "StepTimes",
     "System",
+    "best_layout",
     "evaluate_layout",
     "layout_problem",
     "per_device_bytes",
@@ -578,6 +579,40 @@ def search_layouts(
         for layout in layouts
     ]
     return sorted(results, key=rank_key)
+
+
+def best_layout(
+    system: System,
+    model: ModelAdapter,
+    workload: Workload | None = None,
+    *,
+    compute_s_per_session_step: float | None = None,
+    activation_bytes: float = DEFAULT_ACTIVATION_BYTES,
+) -> LayoutResult | None:
+    """The layout ``search_layouts`` ranks first (None where none is valid), without evaluating every
+    layout in full. T(b) never falls with b, so T(b_mem) bounds a layout's aggregate at b*: the layouts
+    are evaluated in order of that bound, and the search stops once a floor fit's aggregate exceeds
+    every bound left (a layout ranks above a floor fit only as a floor fit at least as fast)."""
+    workload = resolved_workload(workload, "the system")
+    c, e_a = compute_s_per_session_step, activation_bytes
+    bounded: list[tuple[float, Layout]] = []
+    for layout in valid_layouts(system, model):
+        lm = _LayoutModel(system, model, workload, layout, c, e_a)
+        top = 0 if lm.margin_bytes < 0 else memory_fit_batch(lm.margin_bytes, lm.kv_alloc_per_session)[0]
+        top = min(top, MAX_BATCH)
+        bounded.append((layout.dp * layout.pp * top / lm.token_s(top) if top else -math.inf, layout))
+    best: LayoutResult | None = None
+    for bound, layout in sorted(bounded, key=lambda item: -item[0]):
+        fast = (
+            None if best is None or best.verdict is not LayoutVerdict.FLOOR_FIT else best.aggregate_tok_per_s
+        )
+        if fast is not None and bound < fast:
+            break
+        result = evaluate_layout(
+            system, model, layout, workload, compute_s_per_session_step=c, activation_bytes=e_a
+        )
+        best = result if best is None or rank_key(result) < rank_key(best) else best
+    return best
 
 
 def pipeline_hop_vs_expert_traffic(

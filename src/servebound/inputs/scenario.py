@@ -12,9 +12,11 @@ take the scenario and compute; nothing below them loads, re-expresses or resolve
 from __future__ import annotations
 
 import inspect
+import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, get_type_hints
 
+from servebound.catalog import snapshot
 from servebound.catalog.hosts import offload_spec
 from servebound.core.advice import Note, Setting
 from servebound.core.decode import DecodeResult, decode
@@ -35,11 +37,12 @@ from servebound.core.workload import (
     Workload,
 )
 from servebound.errors import InputError
-from servebound.inputs.resolve import resolve_hardware, resolve_model
+from servebound.inputs.resolve import _looks_like_file, resolve_hardware, resolve_model
 from servebound.inputs.workload import BY_NAME, WORKLOAD_KEYWORDS, Input, WorkloadInputs, unknown
 
 if TYPE_CHECKING:
     from servebound.catalog.models import CatalogModel
+    from servebound.inputs.layout import LayoutChoice
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,9 @@ class Scenario:
     #: The workload as declared, before the pair filled its defaults: a system's layouts resolve it
     #: against the system's devices instead (``views.parallel.ResolvedSystem``).
     declared: Workload
+    #: On a system of devices: the layout every question answers at (given, the engine's split, or the
+    #: best valid one) and why; None on one device asked no layout.
+    layout: LayoutChoice | None = None
     sources: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
 
     @property
@@ -73,16 +79,21 @@ def resolve_scenario(
     workload: WorkloadInputs | Workload | None = None,
     /,
     *,
-    hardware: str | Hardware,
+    hardware: str | Hardware | Any,
     model: str | ModelAdapter,
     kv_precision: str | None = None,
+    layout: str | None = None,
     **keywords: Any,
 ) -> Scenario:
     """The one resolution of a question: ``hardware`` and ``model`` (ids, files or records) under the
     declared inputs (a ``WorkloadInputs``, ``make_workload``'s keywords, or a built ``Workload``), with
-    the KV precision applied to the target's and the draft's caches alike. Bad values are InputErrors
-    naming their field."""
+    the KV precision applied to the target's and the draft's caches alike. On a system of devices (or
+    where ``layout`` is given) the layout the question answers at is chosen here, once
+    (``inputs.layout.choose_layout``). Bad values are InputErrors naming their field."""
     hw = load_hardware(hardware)
+    if isinstance(workload, WorkloadInputs) and layout is None:
+        layout = workload.layout
+    BY_NAME["layout"].check(layout)
     inputs = workload if isinstance(workload, WorkloadInputs) else None
     if isinstance(workload, Workload):
         if keywords:
@@ -106,7 +117,43 @@ def resolve_scenario(
         )
     target = load_model(_engine_format(model, hw, work), kv_precision=work.kv_precision)
     resolved = work.resolve(hw, target)
-    return Scenario(inputs, hw, target, resolved, work, _sources(hw, target, resolved))
+    sources = _sources(hw, target, resolved)
+    choice = None
+    pooled = pooled_only(resolved)
+    if pooled and (layout is not None or _is_system(hardware, hw)):
+        if layout is not None:
+            raise InputError("layout", f"parallel layouts do not model {pooled}: give one or the other")
+        sources["layout"] = f"none: layouts do not model {pooled}, so the system answers as one pooled device"
+    elif layout is not None or _is_system(hardware, hw):
+        from servebound.inputs.layout import choose_layout  # the layout math: loaded only on a system
+
+        choice = choose_layout(hardware, target, resolved, layout)
+        sources["layout"] = f"{choice.label}: {choice.why}"
+    return Scenario(inputs, hw, target, resolved, work, choice, sources)
+
+
+def pooled_only(work: Workload) -> str:
+    """What a system's layouts do not model (speculative decoding, weights in host RAM), or '': with
+    either a system answers as one pooled device, a looser bound."""
+    if work.speculation is not None:
+        return "speculative decoding (a draft)"
+    return "" if work.offload is None else "weights in host RAM (offload)"
+
+
+def _is_system(ref: Any, hw: Hardware) -> bool:
+    """Whether the hardware asked is a system of several devices: a catalog system (by id, alias or
+    ``NxID``) or its row. A hardware record or file is one device (it states no link or count)."""
+    if isinstance(ref, Hardware):
+        return False
+    if not isinstance(ref, str):
+        return getattr(ref, "system", None) is not None
+    if _looks_like_file(ref):
+        return False
+    declared = snapshot.hardware_is_system(hw.id)
+    if declared is not None:
+        return declared
+    count = re.match(r"(\d+)x-", hw.id)  # an NxID system the catalog builds on the fly
+    return count is not None and int(count.group(1)) > 1
 
 
 def _engine_format(model: str | ModelAdapter, hw: Hardware, work: Workload) -> str | ModelAdapter:

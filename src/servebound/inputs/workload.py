@@ -335,7 +335,8 @@ class WorkloadInputs:
     )
     layout: str | None = given(
         None,
-        "Parallel layout on a system, e.g. tp=8,ep=1,pp=1 (dp fills the system): charges the link.",
+        "Parallel layout on a system, e.g. tp=8,pp=1 or tp8 (dp fills it): charges the link. Default on a "
+        "system: the engine's split (llama.cpp: layers), else the best valid layout.",
         "layout",
         max_length=64,
     )

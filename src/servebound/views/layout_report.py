@@ -1,105 +1,71 @@
-"""One parallel layout's answers in decode's and prefill's JSON field names, for the CLI's ``--layout``
-and the API's ``layout=`` alike (``decode --layout``, ``prefill --layout``, ``/api/decode``,
-``/api/prefill``)."""
+"""Prefill on a system of devices, at the scenario's layout (``Scenario.layout``): one replica of the
+layout prefills a prompt, its stages in turn (compute and memory of G devices), plus the link time of
+the tokens' all-reduces, dispatches and hops. ``servebound prefill``, ``prefill()`` and /api/prefill
+answer it, and the pair page's first-token wait. Decode on a layout is ``views.system_decode``."""
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, fields
 from typing import Any, Literal
 
 from servebound.core.advice import Note, Setting
-from servebound.core.layout import LayoutResult, per_device_bytes, prefill_communication, times_at
+from servebound.core.fields import documented, json_view
+from servebound.core.layout import PerDevice, PrefillCommunication, per_device_bytes, prefill_communication
 from servebound.core.model import ModelAdapter
 from servebound.core.prefill import prefill
+from servebound.core.prefill_records import PrefillResult
 from servebound.core.workload import Workload
 from servebound.errors import InputError
+from servebound.inputs.layout import LayoutChoice
 from servebound.inputs.scenario import resolve_on_system, resolve_scenario
-from servebound.views.parallel import (
-    ResolvedSystem,
-    compute_seconds_per_session_step,
-    layout_assumptions,
-    layout_json,
-    parse_layout,
-    replica_prefill_hardware,
-    resolve_system,
-    run_layout,
-    system_json,
-)
-from servebound.views.report import NOTHING_FITS, prefill_json
+from servebound.views.parallel import replica_prefill_hardware, system_json
+from servebound.views.report import NOTHING_FITS, answer_view, plain_prefill_json
 
 
-def decode_layout_json(
-    ref: str | ResolvedSystem,
-    model: ModelAdapter,
-    workload: Workload,
-    layout: str,
-    *,
-    context_range: bool = False,
-) -> tuple[ResolvedSystem, LayoutResult, dict[str, Any]]:
-    """Decode on one parallel layout: the layout's ceilings in decode's field names, plus its own, and
-    the forced micro-batch when the workload has one. A layout evaluates one read context: the context
-    range is refused, not dropped."""
-    if context_range:
-        raise InputError(
-            "range",
-            Note.of(
-                Setting("range", True),
-                " is not computed for a parallel layout (it would be dropped); ask for the range without ",
-                Setting("layout"),
-                ", or for the layout at the ",
-                Setting("read_context"),
-                " values you want",
-            ),
-        )
-    resolved = resolve_system(ref)
-    workload = resolved.resolved(workload)  # the scenario's: the capped contexts the K fields below are at
-    _, result = run_layout(resolved, model, workload, layout)
-    forced = None
-    if workload.forced_batch is not None:
-        b = workload.forced_batch
-        c = compute_seconds_per_session_step(resolved.system.device, model, workload)
-        times = times_at(resolved.system, model, result.layout, b, workload, compute_s_per_session_step=c)
-        lay = result.layout
-        forced = {
-            "batch": b,
-            "sessions": lay.dp * lay.pp * b,
-            "aggregate_tok_s": lay.dp * lay.pp * b / times.token_s,
-            "per_session_tok_s": 1.0 / times.token_s,
-            "clears_floor": 1.0 / times.token_s >= workload.floor_tok_per_s,
-            "fits_memory": result.batch_mem is not None and b <= result.batch_mem,
-        }
-    out = {
-        **layout_json(result),
-        "system": system_json(resolved),
-        "kv_alloc_bytes": model.kv_alloc.bytes_at(workload.held_context_tokens),
-        "kv_read_bytes": model.kv_read.bytes_at(workload.read_context_tokens),
-        "resident_margin_bytes": result.per_device.free_bytes + result.per_device.kv_bytes,
-        "forced": forced,
-        "assumptions": layout_assumptions(workload, result, resolved),
-    }
-    return resolved, result, out
+@dataclass(frozen=True, repr=False)
+class SystemPrefill(PrefillResult):
+    """Prefill on a system at one layout: one replica's prefill (its record's fields), with the time
+    and rate including the link time the layout's communication adds."""
+
+    layout: LayoutChoice | None = documented(
+        "the layout answered (given, the engine's split, or the best valid one) and why; the JSON gives "
+        "it as `layout`",
+        json=None,
+        default=None,
+    )
+    link: PrefillCommunication | None = documented(
+        "the link seconds of the prompt's all-reduces, dispatches and stage hops", json=None, default=None
+    )
+    per_device: PerDevice | None = documented(
+        "one device's bytes (weights, cache, free) at the batch", json=None, default=None
+    )
+    replica_time_s: float | None = documented(
+        "t_pf,min of the replica alone, before the link time", "s", json=None, default=None
+    )
 
 
-def layout_prefill_json(
-    hardware: str | ResolvedSystem,
+def layout_prefill(
+    choice: LayoutChoice,
     mdl: ModelAdapter,
     workload: Workload,
-    layout: str,
     prompt: int | None,
     batch: int | Literal["max"],
     chunk: int | None,
     *,
     prompt_range: bool = False,
-) -> dict[str, Any]:
-    """Prefill on one replica of a layout: the replica's stages in turn (compute and memory of G devices),
-    plus the link time of the tokens' all-reduces, dispatches and hops. The ceiling is b L / (t_pf + t_link)
-    when the link cannot overlap the math, so it only lowers the single-device-style ceiling. A layout
-    evaluates one prompt setting: a range or the largest batch is refused."""
+    ttft_budget_s: float | None = None,
+    linear_mode: str | None = None,
+    attention_mode: str | None = None,
+) -> SystemPrefill:
+    """Prefill of ``prompt`` on one replica of ``choice``'s layout under the declared ``workload``. The
+    ceiling is b L / (t_pf + t_link) where the link cannot overlap the math (``max`` where it can), so it
+    only lowers the single-device-style ceiling. A layout evaluates one prompt setting: a range or the
+    largest batch is refused."""
     if prompt_range or batch == "max":
         raise InputError(
             "layout",
             Note.of(
-                "a layout evaluates one prompt setting: drop ",
+                f"a parallel layout ({choice.label}) evaluates one prompt setting: drop ",
                 Setting("range", True),
                 " and give ",
                 Setting("batch", placeholder="N"),
@@ -107,9 +73,7 @@ def layout_prefill_json(
         )
     if prompt is None:
         raise InputError("prompt", Note.of("give ", Setting("prompt", placeholder="L")))
-    resolved = resolve_system(hardware)
-    system = resolved.system
-    chosen = parse_layout(layout, system, mdl)
+    system, chosen = choice.system.system, choice.layout
     on_system = resolve_on_system(workload, system, mdl)
     replica = replica_prefill_hardware(system, chosen)
     pf = prefill(
@@ -119,19 +83,45 @@ def layout_prefill_json(
         workload=resolve_scenario(workload, hardware=replica, model=mdl).workload,  # the replica's own pair
         batch=batch,
         chunk_tokens=chunk,
+        ttft_budget_s=ttft_budget_s,
+        linear_mode=linear_mode,
+        attention_mode=attention_mode,
     )
     link = prefill_communication(system, mdl, chosen, batch * prompt, on_system)
     time_s = max(pf.time_s, link.all_reduce_s + link.all_to_all_s) + link.hop_s
-    out = prefill_json(pf)
-    bound = "communication" if link.all_reduce_s + link.all_to_all_s > pf.time_s else out["bound_by"]
-    per_device = per_device_bytes(system, mdl, chosen, batch, on_system)
+    kept = {f.name: getattr(pf, f.name) for f in fields(pf) if f.init}
+    return SystemPrefill(
+        **{
+            **kept,
+            "time_s": time_s,
+            "tok_per_s": batch * prompt / time_s,
+            "ttft_ok": None if ttft_budget_s is None else time_s <= ttft_budget_s,
+        },
+        layout=choice,
+        link=link,
+        per_device=per_device_bytes(system, mdl, chosen, batch, on_system),
+        replica_time_s=pf.time_s,
+    )
+
+
+def system_prefill_json(result: SystemPrefill, range_result: Any = None) -> dict[str, Any]:
+    """``prefill --json`` on a system: prefill's object for the replica at the layout, the time with the
+    link's, and the layout's own fields."""
+    out = plain_prefill_json(result, range_result)
+    choice, link, per_device = result.layout, result.link, result.per_device
+    assert choice is not None and link is not None and per_device is not None
+    replica = result.replica_time_s or 0.0
+    bound = "communication" if link.all_reduce_s + link.all_to_all_s > replica else None
     out.update(
         {
-            "system": system_json(resolved),
-            "layout": {**asdict(chosen), "label": chosen.label},
-            "time_s": time_s,
-            "tok_s": batch * prompt / time_s,
-            "bound_by": bound,
+            "system": system_json(choice.system),
+            "layout": {
+                **asdict(choice.layout),
+                "label": choice.label,
+                "source": choice.source,
+                "why": choice.why,
+            },
+            "bound_by": bound or out["bound_by"],
             "communication_time_s": link.communication_s,
             "all_reduce_time_s": link.all_reduce_s,
             "all_to_all_time_s": link.all_to_all_s,
@@ -139,6 +129,10 @@ def layout_prefill_json(
             "per_device": {k: v for k, v in asdict(per_device).items() if k != "kv_bytes_per_session"},
         }
     )
-    if pf.verdict.value in NOTHING_FITS:  # no replica holds a session: no wait, as prefill --json says
+    if result.verdict.value in NOTHING_FITS:  # no replica holds a session: no wait, as prefill --json says
         out.update({"time_s": None, "tok_s": None, "bound_by": None})
     return out
+
+
+json_view(SystemPrefill, system_prefill_json)
+answer_view(SystemPrefill, system_prefill_json)

@@ -403,7 +403,8 @@ _BY_VERDICT = {
 def decode_notes(result: DecodeResult) -> list[Note]:
     """The notes explaining the verdict and the settings that would pass a failed gate."""
     r = result
-    notes = [*_BY_VERDICT[r.verdict](r), *_context_notes(r)]
+    # a system's answer (views.system_decode) says first which layout it answered at
+    notes = [*getattr(r, "layout_notes", ()), *_BY_VERDICT[r.verdict](r), *_context_notes(r)]
     if (
         r.fits
         and not r.model.kv_alloc.grows_with_context

@@ -4,23 +4,19 @@ roof per device, layout and plan results as the contract's JSON. The math is in 
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from servebound.core.advice import Note, Setting
 from servebound.core.cost import usd_per_mtok_at_rate
-from servebound.core.decode_compute import decode_compute
 from servebound.core.fields import ResultRecord, json_view
 from servebound.core.hardware import Hardware
 from servebound.core.layout import (
     DEFAULT_ACTIVATION_BYTES,
-    Interconnect,
     Layout,
     LayoutResult,
     System,
     evaluate_layout,
-    layout_problem,
     search_layouts,
     times_at,
 )
@@ -28,101 +24,18 @@ from servebound.core.model import ModelAdapter
 from servebound.core.plan import FleetPlan, ServedBatch, plan_fleet, served_batch, served_step
 from servebound.core.prefill import prefill
 from servebound.core.units import GB
-from servebound.core.workload import DEFAULT_OVERHEAD_BYTES, Workload, resolved_workload
+from servebound.core.workload import DEFAULT_OVERHEAD_BYTES, Workload
 from servebound.errors import InputError
+from servebound.inputs.layout import (  # re-exported: the system and layout inputs, resolved there
+    ResolvedSystem as ResolvedSystem,
+)
+from servebound.inputs.layout import SystemRef as SystemRef
+from servebound.inputs.layout import compute_seconds_per_session_step as compute_seconds_per_session_step
+from servebound.inputs.layout import parse_layout as parse_layout
+from servebound.inputs.layout import resolve_system as resolve_system
 from servebound.inputs.records import PlanTraffic
-from servebound.inputs.resolve import _looks_like_file, hardware_ref, resolve_hardware
 from servebound.inputs.scenario import resolve_on_system, resolve_scenario
 from servebound.inputs.workload import BY_NAME
-
-if TYPE_CHECKING:
-    from servebound.catalog.hardware import CatalogHardware
-
-_LAYOUT_PART = re.compile(r"^\s*(tp|ep|pp|dp)\s*=\s*(\d+)\s*$")
-
-
-@dataclass(frozen=True)
-class ResolvedSystem:
-    """A system with the id and name it was asked by, and the sources of its link's numbers."""
-
-    id: str
-    name: str
-    system: System
-    link_sources: dict[str, str]
-
-    def resolved(self, workload: Workload) -> Workload:
-        """``workload`` as the caller resolved it against this system; one still to resolve is an error."""
-        return resolved_workload(workload, f"the system {self.id}")
-
-
-#: What names a system: a reference (catalog id, ``Nx-<id>``, hardware file), a record or a resolved system.
-SystemRef = str | Hardware | System | ResolvedSystem
-
-
-def resolve_system(ref: SystemRef | CatalogHardware) -> ResolvedSystem:
-    """A catalog system (its member device, count and link), ``Nx-<id>`` (ideal link), a single catalog
-    device or a hardware file (one device), by reference or as the catalog row; a resolved system
-    passes through."""
-    if isinstance(ref, ResolvedSystem):
-        return ref
-    if isinstance(ref, System):
-        return ResolvedSystem(ref.device.id, ref.device.name, ref, {})
-    if isinstance(ref, Hardware):
-        return ResolvedSystem(ref.id, ref.name, System(ref, 1, Interconnect.ideal_for(1)), {})
-    if isinstance(ref, str):
-        ref = hardware_ref(ref)
-        if _looks_like_file(ref):
-            return resolve_system(resolve_hardware(ref))
-        from servebound.catalog.hardware import get_hardware
-
-        ref = get_hardware(ref)
-    if ref.system is not None:
-        return ResolvedSystem(
-            ref.id, ref.name, ref.system.parallel_system(), dict(ref.system.interconnect_sources)
-        )
-    return ResolvedSystem(ref.id, ref.name, System(ref.hardware, 1, Interconnect.ideal_for(1)), {})
-
-
-def parse_layout(text: str, system: System, model: ModelAdapter) -> Layout:
-    """``tp=8,ep=1,pp=1[,dp=1]``: keys omitted are 1, except dp, which fills the system."""
-    values: dict[str, int] = {}
-    for part in text.split(","):
-        if not part.strip():
-            continue
-        match = _LAYOUT_PART.match(part)
-        if match is None:
-            raise InputError(
-                "layout", f"{part.strip()!r} is not KEY=N with KEY one of tp, ep, pp, dp (e.g. tp=8,pp=1)"
-            )
-        key, value = match.group(1), int(match.group(2))
-        if key in values:
-            raise InputError("layout", f"{key} is given twice")
-        if value < 1:
-            raise InputError("layout", f"{key}={value}: every degree must be at least 1")
-        values[key] = value
-    if not values:
-        raise InputError(
-            "layout", Note.of("give at least one of tp, ep, pp, dp (e.g. ", Setting("layout", "tp=8"), ")")
-        )
-    tp, ep, pp = values.get("tp", 1), values.get("ep", 1), values.get("pp", 1)
-    group = max(tp, ep)
-    dp = values.get("dp", max(1, system.count // (group * pp)))
-    layout = Layout(tp=tp, ep=ep, pp=pp, dp=dp)
-    problem = layout_problem(system, model, layout)
-    if problem is not None:
-        raise InputError("layout", problem)
-    return layout
-
-
-def compute_seconds_per_session_step(
-    device: Hardware, model: ModelAdapter, workload: Workload
-) -> float | None:
-    """c: one session's decode-step compute time at one device's rates, from the compute roof (the one
-    definition, ``core.decode_compute``); None when compute is not charged (no rate, no prefill fields,
-    or ``--memory-only``)."""
-    roof = decode_compute(device, model, workload)
-    seconds = roof.seconds_per_session_step if roof.available else None
-    return None if seconds is None else float(seconds)
 
 
 def run_layout(

@@ -15,10 +15,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from servebound.api import decode_answer, prefill_answer
 from servebound.catalog.hardware_names import HARDWARE_CLASSES
 from servebound.core.advice import Note
 from servebound.core.cost import usd_per_mtok_at_rate
-from servebound.core.decode import VERDICT_ORDER, DecodeResult, decode
+from servebound.core.decode import VERDICT_ORDER, DecodeResult
 from servebound.core.engines import FormatSupport, format_support
 from servebound.core.fields import documented, documented_json, documented_property
 from servebound.core.hardware import Hardware
@@ -26,7 +27,7 @@ from servebound.core.model import ModelAdapter
 from servebound.core.prefill import PrefillResult, prefill
 from servebound.core.workload import Workload
 from servebound.errors import InputError
-from servebound.inputs.scenario import default_workload, load_model, resolve_scenario
+from servebound.inputs.scenario import Scenario, default_workload, load_model, resolve_scenario
 from servebound.views.notes import NO_PREFILL_WHY, NO_WAIT_WHY, missing_decode
 
 if TYPE_CHECKING:
@@ -219,11 +220,13 @@ class RankRow:
 
 
 def _prefill_or_none(
-    hw: Hardware, model: ModelAdapter, workload: Workload, prompt_tokens: int, fits: bool
+    scenario: Scenario, prompt_tokens: int, fits: bool
 ) -> tuple[PrefillResult | None, Note | None]:
     """The wait for exactly ``prompt_tokens``, or None and why: where the pair does not fit there is no
     wait, and a prompt past the model's context (or the workload's allocation) is not shortened to fit
-    (the pair page, which shortens it, reports the wait of the shorter prompt)."""
+    (the pair page, which shortens it, reports the wait of the shorter prompt). A system waits on a
+    replica of its layout, as prefill answers it."""
+    model, workload = scenario.model, scenario.workload
     if model.prefill is None:
         return None, Note.of(NO_PREFILL_WHY)
     if not fits:
@@ -241,7 +244,9 @@ def _prefill_or_none(
             f"{workload.alloc_context_tokens:,}-token prompt)"
         )
     try:
-        return prefill(hw, model, prompt_tokens, workload=workload), None
+        if scenario.layout is not None:
+            return prefill_answer(scenario, prompt_tokens)[0], None
+        return prefill(scenario.hardware, model, prompt_tokens, workload=workload), None
     except InputError as exc:
         return None, exc.note
 
@@ -250,11 +255,10 @@ def evaluate_row(one: Machine, model: ModelAdapter, workload: Workload, prompt_t
     """One ranking row, computed: the decode result and the wait for ``prompt_tokens`` on the machine,
     with the machine's class, devices and prices."""
     hw = one.hardware
-    workload = resolve_scenario(workload, hardware=hw, model=model).workload  # the row's O, the model's cap
-    from servebound.runs.band import with_band  # the row's band, as decode gives it (a table lookup)
-
-    result = with_band(decode(hw, model, workload))
-    wait, why = _prefill_or_none(hw, model, workload, prompt_tokens, result.fits)
+    # the row's O, the model's cap; a system (by its catalog id) answers at its layout, as decode does
+    scenario = resolve_scenario(workload, hardware=hw.id if one.devices > 1 else hw, model=model)
+    result = decode_answer(scenario)[0]  # with the band beside the row's ceilings, as decode gives it
+    wait, why = _prefill_or_none(scenario, prompt_tokens, result.fits)
     return RankRow(hw, model, result, wait, prompt_tokens=prompt_tokens, prefill_why=why, **_facts(one))
 
 
@@ -380,8 +384,15 @@ def rank_row_json(row: RankRow) -> dict[str, Any]:
         "prefill_prompt_tokens": None if row.prefill is None else row.prefill.prompt_tokens,
         "format_support": d.format_support.value,
         "format_support_why": d.format_support_why,
+        "layout": _layout_label(d),
         "expected": None if d.expected is None else documented_json(d.expected),
         "expected_aggregate": None if d.expected_aggregate is None else documented_json(d.expected_aggregate),
         "expected_from": None if d.expected_from is None else documented_json(d.expected_from),
         **documented_json(row),  # the row's own fields (RankRow's documentation): ttft_s, prices, class
     }
+
+
+def _layout_label(result: DecodeResult) -> dict[str, str] | None:
+    """On a system, the layout its row answers at (``{label, source}``); None on one device."""
+    choice = getattr(result, "layout", None)  # a system's answer (views.system_decode)
+    return None if choice is None else {"label": choice.label, "source": choice.source}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from servebound.core.decode import DecodeResult
@@ -106,9 +107,26 @@ def _reading_why(moe: bool, mode: ExpertTraffic, provenance: str) -> str:
     return "; ".join(parts)
 
 
+#: The views of decode and prefill answers that add to their command's object, by record type (a
+#: system's answer adds the layout it answered at: ``views.system_decode`` and ``views.layout_report``
+#: register theirs when such an answer is made).
+_ANSWER_VIEWS: dict[type, Callable[[Any, Any], dict[str, Any]]] = {}
+
+
+def answer_view(record: type, view: Callable[[Any, Any], dict[str, Any]]) -> None:
+    """Register ``view`` as the ``--json`` object (with its range) of an answer of type ``record``."""
+    _ANSWER_VIEWS[record] = view
+
+
 def decode_json(result: DecodeResult, range_result: DecodeContextRange | None = None) -> dict[str, Any]:
     """The contract's `servebound decode --json` object, plus our own extra fields (``context_range``
-    with ``--range``)."""
+    with ``--range``; on a system, the layout it answered at)."""
+    view = _ANSWER_VIEWS.get(type(result))
+    return plain_decode_json(result, range_result) if view is None else view(result, range_result)
+
+
+def plain_decode_json(result: DecodeResult, range_result: DecodeContextRange | None = None) -> dict[str, Any]:
+    """Decode's object from the decode record's own fields."""
     remedies = {k: json_value(v) for k, v in vars(result.remedies).items() if v not in (None, ())}
     out = {
         "verdict": result.verdict.value,
@@ -291,9 +309,17 @@ _WAIT_FIELDS = (
 
 
 def prefill_json(result: PrefillResult | None, range_result: PrefillRange | None = None) -> dict[str, Any]:
-    """The contract's `servebound prefill --json` object, plus our own extra fields. Where nothing
-    fits (``no_resident_fit``, ``no_session_fit``) the rates and times are null: there is no wait.
-    Without a prompt (``--range`` alone), the range alone."""
+    """The contract's `servebound prefill --json` object, plus our own extra fields (on a system, the
+    layout it answered at). Where nothing fits (``no_resident_fit``, ``no_session_fit``) the rates
+    and times are null: there is no wait. Without a prompt (``--range`` alone), the range alone."""
+    view = _ANSWER_VIEWS.get(type(result))
+    return plain_prefill_json(result, range_result) if view is None else view(result, range_result)
+
+
+def plain_prefill_json(
+    result: PrefillResult | None, range_result: PrefillRange | None = None
+) -> dict[str, Any]:
+    """Prefill's object from the prefill record's own fields."""
     if result is None:
         assert range_result is not None, "a prefill answer has a prompt's ceiling, a range or both"
         return {"range": range_json(range_result)}

@@ -7,7 +7,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.workload import DEFAULT_ALLOC_CONTEXT_TOKENS, DEFAULT_READ_CONTEXT_TOKENS, Workload
 from servebound.errors import InputError
@@ -107,10 +106,11 @@ class WorkloadQuery:
         return make_workload(self.inputs(), draft=draft, **extra)
 
     def scenario(
-        self, hardware: Hardware, model: str | ModelAdapter, draft: ModelAdapter | None = None, **extra: Any
+        self, hardware: Any, model: str | ModelAdapter, draft: ModelAdapter | None = None, **extra: Any
     ) -> Scenario:
         """The scenario this query asks on a pair, resolved once as the CLI resolves the same flags
-        (``draft``: the resolved model of ``self.draft``; ``extra``: a command's own inputs)."""
+        (``hardware``: a record, or a catalog row, whose system answers at a layout; ``draft``: the
+        resolved model of ``self.draft``; ``extra``: a command's own inputs)."""
         if self.draft is not None and draft is None:
             raise InputError("draft", "the draft model could not be resolved")
         return resolve_scenario(self.inputs(), hardware=hardware, model=model, draft=draft, **extra)

@@ -19,6 +19,7 @@ from servebound.inputs.pricing import resolve_price
 from servebound.inputs.strict_json import clean_json
 from servebound.views.cost_report import CostReport, cost_json, cost_report, cost_summary, fmt_money
 from servebound.views.economics_view import Shown, lecture
+from servebound.views.parallel import layout_cost_points
 from servebound.web.figures.charts import Chart, Mark, Series, cost_batch_chart, render_chart
 from servebound.web.pages.site import Pair, SiteHardware
 from servebound.web.pages.words import page_text
@@ -63,6 +64,9 @@ def pair_cost(pair: Pair) -> CostView:
         )
     if pair.decode_result.batch_mem in (None, 0):
         return CostView(reason="Nothing to price: no session fits.", api_cost=api)
+    choice = getattr(pair.decode_result, "layout", None)  # a system prices its layout's tokens
+    if choice is not None:
+        return _layout_cost(pair, choice, price, api)
     report = cost_report(
         hw.hardware, m.adapter, pair.workload, price, prompt_tokens=pair.prompt_tokens or 8192
     )
@@ -88,6 +92,37 @@ def pair_cost(pair: Pair) -> CostView:
         api_cost=api,
         data=data,
         report=report,
+    )
+
+
+def _layout_cost(pair: Pair, choice: Any, price: Any, api: str) -> CostView:
+    """A system's cost section at the layout it answers at (as ``servebound cost`` prices it): the
+    system's price per hour over the tokens dp pp b sessions emit, per micro-batch b; the batch column
+    counts sessions, as decode's b* does."""
+    _, points = layout_cost_points(
+        choice.system, pair.model.adapter, pair.workload, choice.layout, price.usd_per_hour
+    )
+    rows = [
+        CostRow(
+            f"{p['sessions']:,}",
+            f"{p['token_time_s'] * 1e3:,.3f} ms",
+            f"{p['tok_s']:,.0f}",
+            f"{p['per_session_tok_s']:,.1f}",
+            p["bound_by"],
+            fmt_money(p["usd_per_mtok_output"]),
+        )
+        for p in points
+        if p["fits_memory"]
+    ]
+    lines = [f"Priced at the parallel layout {choice.label} ({choice.why}); batch counts sessions."]
+    return CostView(
+        reason=None,
+        usd_per_hour=fmt_money(price.usd_per_hour),
+        basis=price.basis,
+        price_source=price.source,
+        rows=rows,
+        lines=lines,
+        api_cost=api,
     )
 
 

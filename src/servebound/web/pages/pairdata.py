@@ -110,6 +110,8 @@ def pair_data(pair: Pair) -> dict[str, Any]:
             "overhead_given": pair.query.overhead_gb is not None,
             **{name: getattr(pair.query, name) for name in OFFLOAD_INPUTS},
         },
+        # a system answers at a parallel layout the browser does not compute (the server's answer holds)
+        "layout": _layout(pair),
         "default_overhead_gb": hardware_overhead_bytes(hw) / 1e9,
         "full_resident_bytes": pair.model.adapter.weights.resident,
         "offload_inputs": list(OFFLOAD_INPUTS),
@@ -131,6 +133,12 @@ def pair_data(pair: Pair) -> dict[str, Any]:
         "gates": GATE_TEXT,
         "verdicts": VERDICT_TEXT,
     }
+
+
+def _layout(pair: Pair) -> dict[str, str] | None:
+    """The layout a system's pair answers at (``{label, why}``), None for one device."""
+    choice = getattr(pair.decode_result, "layout", None)  # a system's answer (views.system_decode)
+    return None if choice is None else {"label": choice.label, "why": choice.why}
 
 
 def script_json(data: Any) -> str:

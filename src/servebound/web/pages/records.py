@@ -100,7 +100,7 @@ class ModelFilters(BrowseFilters):
             if fits_hw is not None:
                 from servebound.api import decode
 
-                result = decode(fits_hw.hardware, m.adapter)
+                result = decode(fits_hw, m.adapter)  # the row: a system answers at its layout
                 if not result.fits or result.format_support is FormatSupport.UNSUPPORTED:
                     continue
             out.append((m, result))

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from servebound.api import decode_answer
+from servebound.api import decode_answer, prefill_answer
 from servebound.catalog.hardware import CatalogHardware, DevicePrice
 from servebound.core.decode import DecodeResult
 from servebound.core.hardware import Hardware
@@ -414,7 +414,8 @@ def compute_pair(
     HTML page shows: the markdown mirror is the same either way (llms-full.txt computes without it).
     """
     requested = query
-    scenario = query.scenario(hw.hardware, model.adapter, draft.adapter if draft is not None else None)
+    # the row, not its record: a system answers at its layout, as on every other surface
+    scenario = query.scenario(hw, model.adapter, draft.adapter if draft is not None else None)
     model = replace(model, adapter=scenario.model)  # at the query's cache precision (--kv-precision)
     workload = scenario.workload
     result = decode_answer(scenario)[0]
@@ -428,7 +429,11 @@ def compute_pair(
         error = NO_PREFILL_WHY
     else:
         try:
-            pre, rng = _prefill_cached(hw.hardware, model.adapter, prompt, workload, with_range)
+            if scenario.layout is not None:  # a system prefills on a replica of its layout (no range)
+                pre, rng = prefill_answer(scenario, prompt)
+            else:
+                pre, rng = _prefill_cached(hw.hardware, model.adapter, prompt, workload, with_range)
+            assert pre is not None
             pre_json = prefill_json(pre, rng)
         except InputError as exc:
             if query.prompt is not None:

@@ -151,6 +151,7 @@ def _declared_query(name: str) -> Any:
 
 
 AllocQ = Annotated[str | None, _declared_query("alloc_context")]
+LayoutQ = Annotated[str | None, _declared_query("layout")]
 ReadQ = Annotated[str | None, _declared_query("read_context")]
 OverheadQ = Annotated[str | None, _declared_query("overhead_gb")]
 
@@ -172,14 +173,8 @@ def api_decode(
     from servebound.api import decode_answer
 
     draft_model = web.get_model(query.draft).adapter if query.draft else None
-    scenario = query.scenario(hw.hardware, web.scenario_model(model, m), draft_model)
-    if params["layout"] is not None:  # decode --layout: one parallel layout of a system
-        from servebound.views.layout_report import decode_layout_json
-
-        system = _system(web, hardware)
-        return decode_layout_json(
-            system, scenario.model, scenario.workload, params["layout"], context_range=range
-        )[2]
+    # the row, not its record: a system answers at its layout (the best valid one, or layout=)
+    scenario = query.scenario(hw, web.scenario_model(model, m), draft_model, layout=params["layout"])
     return decode_json(*decode_answer(scenario, context_range=range))
 
 
@@ -198,24 +193,11 @@ def api_prefill(
     hw, m = web.get_hw(hardware), web.get_model(model)
     prompt, batch = params["prompt"], params["batch"] or 1
     query = workload_query({**params, "batch": None})
-    scenario = query.scenario(hw.hardware, web.scenario_model(model, m))
+    # the row, not its record: a system prefills at its layout (the best valid one, or layout=)
+    scenario = query.scenario(hw, web.scenario_model(model, m), layout=params["layout"])
     adapter = scenario.model
     if adapter.prefill is None:
         raise InputError("model", f"model '{m.id}' has no prefill fields, so no prefill ceiling")
-    if params["layout"] is not None:  # prefill --layout: one replica of a layout
-        from servebound.views.layout_report import layout_prefill_json
-
-        system = _system(web, hardware)
-        return layout_prefill_json(
-            system,
-            adapter,
-            scenario.declared,
-            params["layout"],
-            prompt,
-            batch,
-            params["chunk"],
-            prompt_range=include_range,
-        )
     result, rng = prefill_answer(
         scenario,
         prompt,

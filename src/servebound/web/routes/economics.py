@@ -24,6 +24,7 @@ from servebound.views.economics_view import (
     training,
     trains_of,
 )
+from servebound.views.system_cost import layout_cost
 from servebound.web.app.errors import ERRORS, answers
 from servebound.web.app.query import MAX_SITE_CONTEXT_TOKENS, workload_query
 from servebound.web.app.responses import StrictJSONResponse
@@ -31,6 +32,7 @@ from servebound.web.app.state import Web, heavy_route
 from servebound.web.routes.api import (
     AllocQ,
     HardwareQ,
+    LayoutQ,
     ModelQ,
     ReadQ,
     StrictRoute,
@@ -75,11 +77,12 @@ def api_cost(
     prompt: Annotated[
         str, Query(description=f"prompt tokens priced (<= {MAX_SITE_CONTEXT_TOKENS:,}). {TOKENS_SPELLING}")
     ] = str(DEFAULT_COST_PROMPT_TOKENS),
+    layout: LayoutQ = None,
 ) -> dict[str, Any]:
     """The cost curve over batch: the same object as `servebound cost --json`."""
     hw, m = web.get_hw(hardware), web.get_model(model)
     query = workload_query(**params)
-    scenario = query.scenario(hw.hardware, m.adapter)
+    scenario = query.scenario(hw, m.adapter, layout=layout)  # the row: a system prices its layout's tokens
     price = resolve_price(
         hw.hardware,
         hw.row_price,
@@ -87,6 +90,9 @@ def api_cost(
         pricing=pricing,
         owned=OwnedInputs(purchase_usd, amortization_years, utilization, power_w, usd_per_kwh),
     )
+    if scenario.layout is not None:
+        cost = layout_cost(scenario.layout, scenario.model, scenario.workload, price, parse_batches(batches))
+        return cost.to_dict()
     report = cost_report(
         hw.hardware,
         scenario.model,

@@ -165,7 +165,7 @@
     if (block) block.hidden = !offload;
     if (note) note.hidden = !offload;
     var verdict = document.querySelector("#results .verdict");
-    if (verdict) { verdict.className = "verdict v"; verdict.textContent = "Weights in host RAM and another KV precision are computed by the server (servebound serve), not by this static copy."; }
+    if (verdict) { verdict.className = "verdict v"; verdict.textContent = "Weights in host RAM, another KV precision and a system's parallel layout are computed by the server (servebound serve), not by this static copy."; }
     showServerOnly(false);
   }
 
@@ -267,7 +267,8 @@
     var ticket = ++pending;
     // The served site answers every workload from the server; the static copy computes here, except
     // weights in host RAM (two memory tiers), which it names as the server's.
-    var twoTier = offloadAsked(q) || offloadAsked(data.query) || !!q.kv_precision;
+    // A system answers at a parallel layout (pair-data's "layout"), which only the server computes.
+    var twoTier = offloadAsked(q) || offloadAsked(data.query) || !!q.kv_precision || !!data.layout;
     var browser = !twoTier && document.body.dataset.mode !== "server";
     var local = browser ? decode(data.hardware, data.model, q) : null;
     var localPre = browser ? prefill(data.hardware, data.model, q) : null;
@@ -311,7 +312,7 @@
       }, 120);
     } else if (twoTier) {
       showOffloadUncomputed(offloadAsked(q));
-      if (note) note.textContent = "Weights in host RAM and another KV precision: not computed in this static copy (the served site and the CLI compute them).";
+      if (note) note.textContent = "Weights in host RAM, another KV precision or a system's layout: not computed in this static copy (the served site and the CLI compute them).";
       document.body.setAttribute("data-computed", "none");
     } else {
       showNumbers(data, local, localPre, q);
