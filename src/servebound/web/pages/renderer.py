@@ -74,7 +74,9 @@ from servebound.web.pages.records import (
     stats_rows,
 )
 from servebound.web.pages.registry import nav as site_nav
-from servebound.web.pages.search_page import SearchPages
+from servebound.web.pages.search_page import DESCRIPTION as SEARCH_DESCRIPTION
+from servebound.web.pages.search_page import TITLE as SEARCH_TITLE
+from servebound.web.pages.search_page import search_context
 from servebound.web.pages.site import Pair, SiteData, SiteHardware, SiteModel, without_quotes
 from servebound.web.pages.text import (
     LICENSE_NAME,
@@ -114,7 +116,7 @@ def _fields(*contexts: Any) -> dict[str, Any]:
     return {f.name: getattr(c, f.name) for c in contexts for f in fields(c)}
 
 
-class Renderer(SearchPages):
+class Renderer:
     """The two Jinja environments (HTML and markdown) and the page builders. ``mode`` is ``server`` or
     ``static``."""
 
@@ -196,6 +198,11 @@ class Renderer(SearchPages):
         return self.md_env.get_template(template).render(
             **self._common(path, title, description, False), **ctx
         )
+
+    def search_page(self, q: str = "") -> Page:
+        """The search page (``web.pages.search_page``): the hits of ``q`` on a served site."""
+        context = search_context(self.site, self.mode, q)
+        return self._page("search", "/search", SEARCH_TITLE, SEARCH_DESCRIPTION, context)
 
     def _page(self, name: str, path: str, title: str, description: str, context: Any) -> Page:
         """Render one context through ``<name>.html`` and ``<name>.md``."""

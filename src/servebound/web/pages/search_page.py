@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from servebound.catalog.search import MAX_LIMIT, search
 from servebound.errors import InputError
 
 if TYPE_CHECKING:
-    from servebound.web.pages.contexts import Page
     from servebound.web.pages.site import SiteData
 
 #: The most hits the page lists.
@@ -48,8 +48,6 @@ EXAMPLES = ("llama3.3:70b", "gemma 3 27b", "Qwen/Qwen3-30B-A3B", "qwen3 30b a3b 
 
 def search_rows(site: SiteData, q: str) -> tuple[list[SearchRow], str | None]:
     """The hits of ``q`` on ``site`` (and the problem with the words, if any)."""
-    from servebound.catalog.search import MAX_LIMIT, search
-
     if not q.strip():
         return [], None
     try:
@@ -65,14 +63,9 @@ def search_rows(site: SiteData, q: str) -> tuple[list[SearchRow], str | None]:
     return rows[:PAGE_LIMIT], None
 
 
-class SearchPages:
-    """The search page's builder, a part of ``Renderer``."""
-
-    def search_page(self, q: str = "") -> Page:
-        from servebound.web.pages.renderer import Renderer
-
-        assert isinstance(self, Renderer)
-        served = self.mode == "server"
-        rows, problem = search_rows(self.site, q) if served else ([], None)
-        context = SearchContext(q if served else "", rows, problem, EXAMPLES)
-        return self._page("search", "/search", TITLE, DESCRIPTION, context)
+def search_context(site: SiteData, mode: str, q: str = "") -> SearchContext:
+    """The search page's context: a served site lists the hits of ``q``; a static copy's page holds the
+    box alone (its script lists the hits)."""
+    served = mode == "server"
+    rows, problem = search_rows(site, q) if served else ([], None)
+    return SearchContext(q if served else "", rows, problem, EXAMPLES)
