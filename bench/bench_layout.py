@@ -18,6 +18,7 @@ def main() -> None:
         ("8x-nvidia-h100-sxm", "llama-3.1-405b"),
         ("4x-apple-m3-ultra-512gb", "deepseek-v3"),
         ("1024x-nvidia-b200", "deepseek-v3"),  # the largest system a reference may name
+        ("1024x-nvidia-b200", "glm-4.5"),  # the most layouts of any catalog model there (2,771)
     )
     for system, model_id in cases:
         model = get_model(model_id).adapter

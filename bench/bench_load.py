@@ -1,7 +1,7 @@
 """Load test: a real `servebound serve` on loopback, decode clients alone, then under attack.
 
     python bench/bench_load.py [--seconds 8] [--decode-clients 4] [--attackers 4] [--max-requests 20000]
-                               [--heaviest [--distinct]]
+                               [--heaviest [--distinct]] [--rounds 1]
 
 Starts the server as its own process (the console script, as a user runs it), waits until it answers,
 then runs two bounded phases of ``--seconds`` each (and at most ``--max-requests`` requests per client):
@@ -27,7 +27,8 @@ It counts errors (a connection failure, a 5xx, or a status other than the one ea
 200 for real pages, 404 for unknown ids, 4xx for a request line the server refuses; a 503 with
 Retry-After, the heavy lane's refusal, is counted apart as refused, not as an error), samples the
 server's resident memory every 0.2 s, and prints decode requests/s in both phases, their ratio and
-the server's RSS. Exit status 1 when there is any error, the ratio is below 0.5, or RSS grows past
+the server's RSS. ``--rounds N`` alternates phases 1 and 2 N times on the one server and reports the
+median ratio of the pairs (a machine shared with other work changes its load between phases). Exit status 1 when there is any error, the ratio is below 0.5, or RSS grows past
 ``--max-rss-growth-mb``: the README quotes its figures.
 """
 
@@ -41,6 +42,7 @@ import os
 import queue
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import threading
@@ -302,6 +304,9 @@ def phase(
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=float, default=8.0)
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="alternate the alone and attack phases this many times"
+    )
     parser.add_argument("--decode-clients", type=int, default=4)
     parser.add_argument("--attackers", type=int, default=4)
     parser.add_argument("--max-requests", type=int, default=20_000, help="per client and phase")
@@ -335,19 +340,32 @@ def main() -> int:
             for target in [DECODE, *PAIR_PAGES, *API_CALLS]:
                 warm.get(target)
         rss_start = server.memory_info().rss
-        base_tally, base_rate, base_peak = phase(
-            port, args.seconds, args.decode_clients, 0, args.max_requests, server
-        )
-        attack_tally, attack_rate, attack_peak = phase(
-            port, args.seconds, args.decode_clients, args.attackers, args.max_requests, server
-        )
+        # --rounds alternates the two phases on the one server: on a shared machine the load moves
+        # between phases, and the median of the paired ratios is steadier than one pair.
+        base_tally, attack_tally = Tally(), Tally()
+        base_rates, attack_rates, base_peak, attack_peak = [], [], 0, 0
+        for _ in range(args.rounds):
+            tally, rate, top = phase(port, args.seconds, args.decode_clients, 0, args.max_requests, server)
+            base_tally.done.update(tally.done)
+            base_tally.errors.update(tally.errors)
+            base_rates.append(rate)
+            base_peak = max(base_peak, top)
+            tally, rate, top = phase(
+                port, args.seconds, args.decode_clients, args.attackers, args.max_requests, server
+            )
+            attack_tally.done.update(tally.done)
+            attack_tally.errors.update(tally.errors)
+            attack_rates.append(rate)
+            attack_peak = max(attack_peak, top)
         crowd_tally, _, crowd_peak = phase(port, args.seconds, 0, 0, args.max_requests, server, args.crowd)
         rss_end = server.memory_info().rss
     finally:
         proc.terminate()
         proc.wait(timeout=10)
     errors = base_tally.errors + attack_tally.errors + crowd_tally.errors
-    ratio = attack_rate / base_rate if base_rate else 0.0
+    ratios = [a / b if b else 0.0 for a, b in zip(attack_rates, base_rates, strict=True)]
+    ratio = statistics.median(ratios)
+    base_rate, attack_rate = statistics.median(base_rates), statistics.median(attack_rates)
     peak = max(base_peak, attack_peak, crowd_peak)
     growth_mb = (peak - rss_start) / 1e6
     print(f"decode alone: {base_rate:,.0f} requests/s ({args.decode_clients} clients, {args.seconds:g} s)")
@@ -355,6 +373,11 @@ def main() -> int:
         f"decode under attack: {attack_rate:,.0f} requests/s ({ratio:.0%} of alone) with {args.attackers} "
         f"attackers: {dict(attack_tally.done)}"
     )
+    if args.rounds > 1:
+        pairs = ", ".join(
+            f"{a:,.0f}/{b:,.0f} ({r:.0%})" for a, b, r in zip(attack_rates, base_rates, ratios, strict=True)
+        )
+        print(f"rounds (under attack / alone): {pairs}; median ratio {ratio:.0%}")
     print(
         f"llms-full.txt crowd: {args.crowd} clients, {dict(crowd_tally.done)} in {args.seconds:g} s; "
         f"server RSS peak {crowd_peak / 1e6:,.0f} MB"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,6 +16,7 @@ from fastapi.testclient import TestClient
 
 import servebound.api
 from servebound.web.app import lane as lane_module
+from servebound.web.app import state as state_module
 from servebound.web.app.lane import HEAVY_PATHS, Lane, is_heavy
 from servebound.web.app.server import create_app
 from servebound.web.app.state import HEAVY_ROUTES
@@ -26,8 +28,9 @@ PAIR = "/pair/nvidia-h100-sxm/hostile?floor=12"
 
 
 @pytest.fixture()
-def app() -> FastAPI:
-    """An app of its own: the tests hold and free its lane."""
+def app(monkeypatch: pytest.MonkeyPatch) -> FastAPI:
+    """An app of its own (the tests hold and free its lane), with no heavy answer kept yet."""
+    monkeypatch.setattr(state_module, "_ANSWERS", OrderedDict())
     hardware, models = site_lists()
     return create_app(hardware=hardware, models=models, base_url="http://testserver")
 
@@ -135,3 +138,16 @@ def test_the_busy_answer_is_declared(client: TestClient) -> None:
         assert "Retry-After" in busy["headers"]
         assert busy["content"]["application/json"]["schema"]["$ref"].endswith("/ErrorBody")
     assert "503" not in paths["/api/decode"]["get"]["responses"]
+
+
+def test_a_kept_answer_is_the_same_in_either_encoding(client: TestClient, prefills: list[Any]) -> None:
+    """A heavy answer is computed once and kept gzip-compressed: asked again, plain or gzip, the same
+    JSON, with no second computation."""
+    first = client.get(PREFILL, headers={"Accept-Encoding": "identity"})
+    again_plain = client.get(PREFILL, headers={"Accept-Encoding": "identity"})
+    again_gzip = client.get(PREFILL, headers={"Accept-Encoding": "gzip"})
+    assert first.status_code == again_plain.status_code == again_gzip.status_code == 200
+    assert "content-encoding" not in again_plain.headers
+    assert again_gzip.headers["content-encoding"] == "gzip"
+    assert first.content == again_plain.content == again_gzip.content  # the client decodes the gzip
+    assert len(prefills) == 1

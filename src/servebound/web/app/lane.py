@@ -3,10 +3,10 @@ and never take more than about a third of the server's time while light requests
 
 A heavy request (:func:`is_heavy`) takes the lane's one slot before anything of it runs: its query is
 not parsed, its answer not looked up, computed or sent until the slot is its own, and it holds the slot
-until its last byte is sent. Then the lane rests: while any light request is in flight, the next heavy
-request waits twice as long as this one took (:data:`REST_FACTOR`), so clients that ask heavy
-questions back to back get the process at most a third of the time; with no light request in flight
-(none for :data:`LIGHT_GAP_S`) the lane opens at once.
+until its last byte is sent. Then, if light requests came while it ran, the lane rests: the next
+heavy request waits twice as long as this one took (:data:`REST_FACTOR`), so clients that ask heavy
+questions back to back get the process at most a third of the time while others ask light ones; once
+no light request has been in flight for :data:`LIGHT_GAP_S`, or when none came, it opens at once.
 
 That is the budget, enforced before the work starts: at most :data:`HEAVY_QUEUE` requests wait, and
 one that finds the queue full, or waits longer than :data:`HEAVY_WAIT_S`, is answered ``503`` with
@@ -42,8 +42,9 @@ HEAVY_QUEUE = 8
 HEAVY_WAIT_S = 15.0
 #: What a refused request is told to wait before asking again (seconds).
 RETRY_AFTER_S = 2
-#: After a heavy request that held the slot t seconds, the lane stays closed REST_FACTOR x t while a
-#: light request is in flight: heavy work takes at most 1 / (1 + REST_FACTOR) of the time.
+#: After a heavy request that held the slot t seconds while light requests came, the lane stays closed
+#: REST_FACTOR x t while light ones are still asked: heavy work takes at most 1 / (1 + REST_FACTOR) of
+#: the time.
 REST_FACTOR = 2.0
 #: A resting lane opens once no light request has been in flight for this long (seconds).
 LIGHT_GAP_S = 0.05
@@ -67,9 +68,11 @@ class Lane:
         self.busy = False
         #: Heavy requests waiting for the slot, first come first served.
         self.queue: deque[asyncio.Future[None]] = deque()
-        #: Light requests in flight now, and when the last one began or ended (monotonic seconds).
+        #: Light requests in flight now, when the last one began or ended (monotonic seconds), and how
+        #: many have begun.
         self.light = 0
         self.light_at = -1e9
+        self.light_begun = 0
         #: Heavy requests refused (queue full or waited too long), since the app started.
         self.refused = 0
 
@@ -140,6 +143,7 @@ class HeavyLane:
             await self.app(scope, receive, send)
         elif not is_heavy(scope):
             lane.light += 1
+            lane.light_begun += 1
             lane.light_at = time.monotonic()
             try:
                 await self.app(scope, receive, send)
@@ -150,12 +154,13 @@ class HeavyLane:
             lane.refused += 1
             await busy_response(scope, why)(scope, receive, send)
         else:
-            began = time.monotonic()
+            began, begun = time.monotonic(), lane.light_begun
             try:
                 await self.app(scope, receive, send)
             finally:
                 try:
-                    await lane.rest(REST_FACTOR * (time.monotonic() - began))
+                    if lane.light_begun > begun:  # light requests came meanwhile: they get their turn
+                        await lane.rest(REST_FACTOR * (time.monotonic() - began))
                 finally:
                     lane.leave()
 
