@@ -21,10 +21,10 @@ from servebound.core.layout import (
     layout_problem,
     per_device_bytes,
     pipeline_hop_vs_expert_traffic,
-    search_layouts,
     times_at,
     valid_layouts,
 )
+from servebound.core.layout_search import search_layouts
 from servebound.core.model import LayerShape
 from tests.strategies import workloads as shared_workloads
 

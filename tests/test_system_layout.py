@@ -281,7 +281,7 @@ def test_prefill_and_cost_take_the_same_layout(
 def test_the_pruned_search_finds_the_layout_the_full_ranking_puts_first() -> None:
     """best_layout stops evaluating once no bound left can beat a floor fit; it must find what
     search_layouts ranks first, over catalog systems, models and workloads (a fixed sample)."""
-    from servebound.core.layout import best_layout, search_layouts
+    from servebound.core.layout_search import best_layout, search_layouts
     from servebound.inputs.layout import compute_seconds_per_session_step, resolve_system
     from servebound.inputs.scenario import load_hardware, load_model, make_workload
 

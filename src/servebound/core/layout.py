@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from servebound.core.arith import Values, as_values, filled
-from servebound.core.decode import VERDICT_ORDER, Verdict
+from servebound.core.decode import Verdict
 from servebound.core.experts import distinct_experts, touched_at
 from servebound.core.model import ModelAdapter
 from servebound.core.search import largest_true
@@ -58,7 +58,6 @@ from servebound.core.system import (
     Layout,
     System,
     layout_problem,
-    searched_layouts,
     valid_layouts,
 )
 from servebound.core.workload import MAX_BATCH, Workload, memory_fit_batch, resolved_workload
@@ -75,14 +74,11 @@ __all__ = [
     "PrefillCommunication",
     "StepTimes",
     "System",
-    "best_layout",
     "evaluate_layout",
     "layout_problem",
     "per_device_bytes",
     "pipeline_hop_vs_expert_traffic",
     "prefill_communication",
-    "rank_key",
-    "search_layouts",
     "times_at",
     "valid_layouts",
 ]
@@ -540,79 +536,6 @@ def prefill_communication(
         all_to_all_s=pp * tokens * lm.all_to_all_per_session,
         hop_s=tokens * lm.hop_per_session,
     )
-
-
-def rank_key(result: LayoutResult) -> tuple[float, ...]:
-    """Best first: floor fits by aggregate, then the rest by single-session rate, then the non-fits by
-    free bytes per device; ties go to fewer devices, then fewer pipeline stages."""
-    order = VERDICT_ORDER[result.verdict]
-    if result.verdict is LayoutVerdict.FLOOR_FIT:
-        value = result.aggregate_tok_per_s or 0.0
-    elif result.verdict is LayoutVerdict.NO_FLOOR:
-        value = result.single_session_tok_per_s or 0.0
-    else:
-        value = result.per_device.free_bytes
-    return (order, -value, result.devices, result.layout.pp, result.layout.tp)
-
-
-def search_layouts(
-    system: System,
-    model: ModelAdapter,
-    workload: Workload | None = None,
-    *,
-    compute_s_per_session_step: float | None = None,
-    activation_bytes: float = DEFAULT_ACTIVATION_BYTES,
-) -> list[LayoutResult]:
-    """Every valid layout evaluated and ranked best first (``rank_key``); more than
-    ``MAX_LAYOUTS_SEARCHED`` is an InputError, before any is evaluated (``searched_layouts``)."""
-    workload = resolved_workload(workload, "the system")
-    layouts = searched_layouts(system, model)
-    results = [
-        evaluate_layout(
-            system,
-            model,
-            layout,
-            workload,
-            compute_s_per_session_step=compute_s_per_session_step,
-            activation_bytes=activation_bytes,
-        )
-        for layout in layouts
-    ]
-    return sorted(results, key=rank_key)
-
-
-def best_layout(
-    system: System,
-    model: ModelAdapter,
-    workload: Workload | None = None,
-    *,
-    compute_s_per_session_step: float | None = None,
-    activation_bytes: float = DEFAULT_ACTIVATION_BYTES,
-) -> LayoutResult | None:
-    """The layout ``search_layouts`` ranks first (None where none is valid), without evaluating every
-    layout in full. T(b) never falls with b, so T(b_mem) bounds a layout's aggregate at b*: the layouts
-    are evaluated in order of that bound, and the search stops once a floor fit's aggregate exceeds
-    every bound left (a layout ranks above a floor fit only as a floor fit at least as fast)."""
-    workload = resolved_workload(workload, "the system")
-    c, e_a = compute_s_per_session_step, activation_bytes
-    bounded: list[tuple[float, Layout]] = []
-    for layout in valid_layouts(system, model):
-        lm = _LayoutModel(system, model, workload, layout, c, e_a)
-        top = 0 if lm.margin_bytes < 0 else memory_fit_batch(lm.margin_bytes, lm.kv_alloc_per_session)[0]
-        top = min(top, MAX_BATCH)
-        bounded.append((layout.dp * layout.pp * top / lm.token_s(top) if top else -math.inf, layout))
-    best: LayoutResult | None = None
-    for bound, layout in sorted(bounded, key=lambda item: -item[0]):
-        fast = (
-            None if best is None or best.verdict is not LayoutVerdict.FLOOR_FIT else best.aggregate_tok_per_s
-        )
-        if fast is not None and bound < fast:
-            break
-        result = evaluate_layout(
-            system, model, layout, workload, compute_s_per_session_step=c, activation_bytes=e_a
-        )
-        best = result if best is None or rank_key(result) < rank_key(best) else best
-    return best
 
 
 def pipeline_hop_vs_expert_traffic(

@@ -26,10 +26,10 @@ from servebound.core.layout import (
     Layout,
     LayoutResult,
     System,
-    best_layout,
     evaluate_layout,
     layout_problem,
 )
+from servebound.core.layout_search import best_layout
 from servebound.core.model import ModelAdapter
 from servebound.core.workload import Workload, resolved_workload
 from servebound.errors import InputError

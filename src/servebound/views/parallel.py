@@ -17,9 +17,9 @@ from servebound.core.layout import (
     LayoutResult,
     System,
     evaluate_layout,
-    search_layouts,
     times_at,
 )
+from servebound.core.layout_search import search_layouts
 from servebound.core.model import ModelAdapter
 from servebound.core.plan import FleetPlan, ServedBatch, plan_fleet, served_batch, served_step
 from servebound.core.prefill import prefill
