@@ -69,6 +69,10 @@ def test_every_heavy_route_takes_the_lane(app: FastAPI) -> None:
     assert heavy == HEAVY_PATHS
     assert all(is_heavy({"path": path, "query_string": b""}) for path in heavy)
     assert not is_heavy({"path": "/api/decode", "query_string": b"hardware=x&model=y"})
+    # decode on a system answers at its best layout: a search, so it waits for the lane
+    for system in (b"1024x-nvidia-b200", b"8x-h200", b"nvidia-gb200-nvl72"):
+        assert is_heavy({"path": "/api/decode", "query_string": b"model=deepseek-v3&hardware=" + system})
+    assert not is_heavy({"path": "/api/decode", "query_string": b"hardware=4090&model=qwen3-8b"})
     assert is_heavy({"path": "/pair/a/b", "query_string": b""})
     assert is_heavy({"path": "/hardware/8x-nvidia-b200", "query_string": b"model=deepseek-v3"})
     assert not is_heavy({"path": "/hardware/8x-nvidia-b200", "query_string": b""})

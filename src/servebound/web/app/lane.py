@@ -19,18 +19,25 @@ of its work. A waiting request costs the process nothing (an ``asyncio`` future)
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections import deque
+from urllib.parse import parse_qs
 
 from fastapi import Request
 from fastapi.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from servebound.catalog import snapshot
+from servebound.catalog.hardware_names import normalize_ref
 from servebound.web.app.errors import error_response
 
 #: API paths whose every request is heavy work: a search over a system's layouts, a fleet plan, a cost
 #: curve, a prefill (a prompt-length scan with range=true), a catalog ranking (the ``heavy_route``s).
 HEAVY_PATHS = frozenset({"/api/layout", "/api/plan", "/api/cost", "/api/prefill", "/api/rank"})
+#: Paths that are heavy when their hardware is a system of devices (its best layout is searched).
+SYSTEM_PATHS = frozenset({"/api/decode"})
+_NX = re.compile(r"^\d+\s*x", re.IGNORECASE)
 #: Every pair page (its mirror and its sections) is rendered from a computation.
 PAIR_PAGES = "/pair/"
 #: Pages whose query asks for something other than their cached default (filters, a system's model,
@@ -52,11 +59,27 @@ LIGHT_GAP_S = 0.05
 REST_POLL_S = 0.002
 
 
+def asks_a_system(query_string: bytes) -> bool:
+    """Whether a query's ``hardware`` names a system of devices (an ``NxID`` or a catalog system): its
+    answer is taken at its best layout, a search."""
+    refs = parse_qs(query_string.decode("latin-1")).get("hardware", [])
+    for ref in refs:
+        if _NX.match(ref.strip()):
+            return True
+        entry = snapshot.hardware_index().get(normalize_ref(ref))
+        if entry is not None and snapshot.hardware_is_system(entry):
+            return True
+    return False
+
+
 def is_heavy(scope: Scope) -> bool:
-    """Whether a request takes the lane: a heavy API path, a pair page, or a queried page."""
+    """Whether a request takes the lane: a heavy API path, a pair page, a queried page, or a decode on a
+    system (answered at its best layout)."""
     path: str = scope.get("path", "")
     if path in HEAVY_PATHS or path.startswith(PAIR_PAGES):
         return True
+    if path in SYSTEM_PATHS:
+        return asks_a_system(scope.get("query_string", b""))
     return bool(scope.get("query_string")) and path.startswith(QUERIED_PAGES)
 
 
