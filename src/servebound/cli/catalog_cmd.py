@@ -12,6 +12,7 @@ from servebound.cli.common import JSON, argument, command, flags, given, group, 
 from servebound.cli.output import console, line, new_table, print_json, strong
 from servebound.errors import InputError
 from servebound.inputs.pricing import price_json
+from servebound.measure.device_match import match_device
 
 hardware_app = group(
     "hardware",
@@ -166,8 +167,6 @@ def hardware_show(hardware_id: str, json_out: bool) -> None:
     ),
 )
 def hardware_match(name: str, memory_gb: float | None, gpu_cores: int | None, json_out: bool) -> None:
-    from servebound.measure.device_match import match_device
-
     found = match_device(name, None if memory_gb is None else memory_gb * 1e9, gpu_cores)
     if json_out:
         print_json({"id": found.id, "reported": found.reported, "why": found.why})

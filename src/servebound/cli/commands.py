@@ -65,7 +65,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Serve the site and the JSON API (pages, markdown mirrors, /api/, /llms.txt) with the embedded catalog.",
     ),
     "build-site": (
-        "web_cmd",
+        "site_cmd",
         "Write every page, mirror, figure and asset as static files (`python -m http.server` serves them).",
     ),
     "hardware": ("catalog_cmd", "The hardware catalog: every number with its source."),

@@ -27,6 +27,13 @@ from servebound.views.cost_report import (
     cost_summary,
     parse_batches,
 )
+from servebound.views.parallel import (
+    layout_assumptions,
+    layout_cost_points,
+    layout_json,
+    resolve_system,
+    system_json,
+)
 
 
 @command(
@@ -143,13 +150,6 @@ def cost_layout(
 ) -> None:
     """Cost over the micro-batch of one parallel layout: the system's price per hour over the tokens a
     second of it emits (dp pp b / tau(b)), with the layout's own fields."""
-    from servebound.views.parallel import (
-        layout_assumptions,
-        layout_cost_points,
-        layout_json,
-        resolve_system,
-        system_json,
-    )
 
     resolved = resolve_system(hardware)
     work = resolved.resolved(workload)  # the scenario's: the system's pooled row resolves alike

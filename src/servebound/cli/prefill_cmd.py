@@ -9,6 +9,7 @@ from servebound.cli.common import HARDWARE, JSON, MODEL, command, option, worklo
 from servebound.cli.output import console, line, on, print_json, print_table, render_assumptions, strong
 from servebound.core.prefill import PrefillRange, PrefillResult
 from servebound.inputs.workload import WorkloadInputs
+from servebound.runs.band import expected_text
 from servebound.views.layout_report import layout_prefill_json
 from servebound.views.report import (
     NOTHING_FITS,
@@ -78,8 +79,6 @@ def prefill_command(hardware: str, model: str, flags: WorkloadInputs, range_: bo
         print_json(prefill_json(result, rng))
         return
     if result is not None:
-        from servebound.runs.band import expected_text  # printed text only: --json never loads the runs
-
         render_prefill(result)
         console.print(expected_text(result.expected, result.workload.engine).terminal)
     if rng is not None:
