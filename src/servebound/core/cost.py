@@ -29,6 +29,7 @@ from servebound.core.workload import Workload, resolved_workload
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
+from servebound.core.decode_compute import seconds_per_session_step_over_contexts
 
 SECONDS_PER_HOUR = 3600.0
 #: Hours in a year of 365.25 days, for amortization.
@@ -164,7 +165,6 @@ def context_curve(
     usd_per_hour: float,
 ) -> ContextCurve:
     """Ordinary decoding at batch ``batch`` over an array of read contexts (vectorized)."""
-    from servebound.core.decode_compute import seconds_per_session_step_over_contexts
 
     workload = resolved_workload(workload)
     L = np.asarray(contexts, dtype=np.float64)

@@ -20,6 +20,8 @@ from servebound.core.prefill import PrefillResult, prefill
 from servebound.core.workload import MAX_BATCH, Workload, resolved_workload
 from servebound.errors import InputError
 from servebound.inputs.pricing import ResolvedPrice
+from servebound.views.notes import decode_notes, notes_json
+from servebound.views.report import hardware_json, workload_assumptions
 
 #: The prompt length whose input tokens are priced unless told otherwise.
 DEFAULT_COST_PROMPT_TOKENS = 8192
@@ -167,15 +169,12 @@ def cost_report(
 
 def cost_notes(report: CostReport) -> list[Note]:
     """The cost report's notes, then decode's: records each surface spells its own way."""
-    from servebound.views.notes import decode_notes
 
     return [*(Note((text,)) for text in report.notes), *decode_notes(report.decode)]
 
 
 def cost_json(report: CostReport) -> dict[str, Any]:
     """The contract's `servebound cost --json` object, plus our own extra fields."""
-    from servebound.views.notes import notes_json
-    from servebound.views.report import hardware_json, workload_assumptions
 
     r = report
     points: list[dict[str, Any]] = []

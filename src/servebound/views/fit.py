@@ -23,11 +23,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from servebound.catalog.models import CatalogModel
+from servebound.catalog.hardware import get_hardware
+from servebound.catalog.models import CatalogModel, list_models
 from servebound.core.decode import DecodeResult, Verdict, decode
+from servebound.core.engines import device_family, format_class, get_engine
 from servebound.core.hardware import Hardware
 from servebound.core.workload import Workload
+from servebound.errors import InputError
 from servebound.importers.hf.llama_cpp import LLAMA_CPP_MIXES
+from servebound.inputs.resolve import CPU_ONLY_ID
 from servebound.inputs.scenario import resolve_scenario
 
 #: safetensors formats mlx-lm loads as released (no conversion to another width).
@@ -41,7 +45,6 @@ def engine_for(
     with ``engine``, that engine where the engine table (``core.engines``: format classes per vendor) says
     it runs the format on this vendor's devices (a hardware file, vendor unknown: where it runs
     llama.cpp's files), else None."""
-    from servebound.core.engines import device_family
 
     if engine is not None:
         return engine if _engine_runs(engine, weight_format, vendor, hardware_id) else None
@@ -63,7 +66,6 @@ def engine_for(
 def _engine_runs(engine: str, weight_format: str, vendor: str | None, hardware_id: str) -> bool:
     """Whether the engine table says ``engine`` runs this weight format on this vendor's devices (NVFP4
     releases, as without an engine: only where the device family multiplies FP4)."""
-    from servebound.core.engines import device_family, format_class, get_engine
 
     cls = format_class(weight_format)
     if cls is None:
@@ -91,9 +93,6 @@ USUAL_ENGINES: dict[tuple[str, str], tuple[str, ...]] = {
 def usual_engines(hardware_id: str) -> tuple[str, ...]:
     """The engines people run on this hardware's class (``USUAL_ENGINES``), or () where none is the
     usual one (a datacenter part, a system, a hardware file)."""
-    from servebound.catalog.hardware import get_hardware
-    from servebound.errors import InputError
-    from servebound.inputs.resolve import CPU_ONLY_ID
 
     if hardware_id == CPU_ONLY_ID:  # this machine's CPU: llama.cpp's files run there
         return ("llama.cpp",)
@@ -210,9 +209,6 @@ def usual_profile_ids(
     """(the usual engines, the profile per model ``usual_formats`` keeps) for a ranking of every model on
     this hardware, or None where its class has no usual engine (the releases are ranked as published).
     The CLI's rank, the API's and the site's call this one function, so they agree."""
-    from servebound.catalog.hardware import get_hardware
-    from servebound.catalog.models import list_models
-    from servebound.inputs.resolve import CPU_ONLY_ID
 
     usual = usual_engines(hardware.id)
     if not usual:

@@ -37,6 +37,8 @@ from servebound.inputs.workload import BY_NAME
 
 if TYPE_CHECKING:
     from servebound.catalog.hardware import CatalogHardware
+from servebound.catalog.hardware import get_hardware
+from servebound.inputs.pricing import catalog_price
 
 _LAYOUT_PART = re.compile(r"^\s*(tp|ep|pp|dp)\s*=\s*(\d+)\s*$")
 
@@ -73,7 +75,6 @@ def resolve_system(ref: SystemRef | CatalogHardware) -> ResolvedSystem:
         ref = hardware_ref(ref)
         if _looks_like_file(ref):
             return resolve_system(resolve_hardware(ref))
-        from servebound.catalog.hardware import get_hardware
 
         ref = get_hardware(ref)
     if ref.system is not None:
@@ -385,8 +386,6 @@ def run_plan(
     assert best.sessions is not None and best.per_session_tok_per_s is not None
     price_source = "the price per hour given" if usd_per_device_hour is not None else None
     if usd_per_device_hour is None:
-        from servebound.inputs.pricing import catalog_price
-
         listed = catalog_price(resolved.id)
         if listed is not None and listed.rental_usd_per_hour is not None:
             usd_per_device_hour = listed.rental_usd_per_hour / resolved.system.count

@@ -29,6 +29,11 @@ from servebound.inputs.scenario import default_workload, load_model, resolve_sce
 
 if TYPE_CHECKING:
     from servebound.catalog.hardware import CatalogHardware
+from servebound.catalog.hardware import get_hardware
+from servebound.inputs.pricing import resolve_price
+from servebound.inputs.resolve import CPU_ONLY_ID, _looks_like_file, hardware_ref, resolve_hardware
+from servebound.inputs.scenario import load_hardware
+from servebound.runs.band import with_band
 
 #: The prompt length whose first-token wait a ranking reports unless told otherwise.
 DEFAULT_RANK_PROMPT_TOKENS = 8192
@@ -63,7 +68,6 @@ class Machine:
 
 def _row_facts(row: CatalogHardware) -> dict[str, Any]:
     """A row's class, devices and price per hour, as plain values (the CLI caches them)."""
-    from servebound.inputs.pricing import resolve_price
 
     facts: dict[str, Any] = {
         "price_usd": row.price_usd,
@@ -82,13 +86,11 @@ def _row_facts(row: CatalogHardware) -> dict[str, Any]:
 def machine(ref: str) -> Machine:
     """The machine a hardware reference names (a catalog id or alias, an NxID system, ``auto``, a
     hardware file): a catalog row with its class, devices and price, a file as class ``files``."""
-    from servebound.inputs.resolve import CPU_ONLY_ID, _looks_like_file, hardware_ref, resolve_hardware
 
     hw = resolve_hardware(ref)
     ref = hardware_ref(ref)
     if _looks_like_file(ref) or ref == CPU_ONLY_ID:  # a file, or this machine's CPU: no catalog row
         return Machine(hw, hardware_group="files")
-    from servebound.catalog.hardware import get_hardware
 
     return Machine(hw, **_row_facts(get_hardware(ref)))
 
@@ -99,9 +101,6 @@ def _as_machine(
     """A machine from any of its forms: an id or file (a catalog row brings its class and price), a
     record, or a record with its price."""
     if isinstance(entry, str):
-        from servebound.catalog.hardware import get_hardware
-        from servebound.inputs.scenario import load_hardware
-
         try:
             return Machine.of(get_hardware(entry))
         except InputError:
@@ -229,8 +228,6 @@ def evaluate_row(one: Machine, model: ModelAdapter, workload: Workload, prompt_t
     workload = resolve_scenario(workload, hardware=hw, model=model).workload  # the row's O, the model's cap
     result = decode(hw, model, workload)
     if workload.engine is not None:  # the engine's band beside the row's ceilings, as decode gives it
-        from servebound.runs.band import with_band
-
         result = with_band(result)
     wait = _prefill_or_none(hw, model, workload, prompt_tokens, result.fits)
     return RankRow(hw, model, result, wait, prompt_tokens=prompt_tokens, **_facts(one))
