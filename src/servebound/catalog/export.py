@@ -17,8 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from servebound.api import default_workload
+from servebound.catalog.hardware import list_hardware
+from servebound.catalog.models import list_models, model_index
 from servebound.core.hardware import ARITHMETIC_MODES
 from servebound.core.units import GB
+from servebound.views.rank import rank_models
 
 
 @dataclass(frozen=True)
@@ -300,8 +304,6 @@ TABLES = (HARDWARE, MODELS, PROFILES, RUNS, CEILINGS)
 
 def _records() -> dict[str, Iterator[Any]]:
     """Each table's records, produced on demand."""
-    from servebound.catalog.hardware import list_hardware
-    from servebound.catalog.models import list_models, model_index
     from servebound.runs.reported import load_reported_runs
 
     return {
@@ -315,10 +317,6 @@ def _records() -> dict[str, Iterator[Any]]:
 
 def ceiling_rows() -> Iterator[Any]:
     """The rank rows of every catalog device over every profile, those that fit, device by device."""
-    from servebound.api import default_workload
-    from servebound.catalog.hardware import list_hardware
-    from servebound.catalog.models import list_models
-    from servebound.views.rank import rank_models
 
     profiles = [m.adapter for m in list_models()]
     workload = default_workload()

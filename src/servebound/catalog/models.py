@@ -29,6 +29,7 @@ from servebound.inputs import bounded, package_data
 
 if TYPE_CHECKING:
     from servebound.catalog.model_index import ModelEntry
+from servebound.catalog.names import find_profile, ollama_tags
 
 #: One profile's place in the catalog: its model id, weight format and whether that format is native.
 Place = tuple[str, str, bool]
@@ -276,7 +277,6 @@ def profile_id_for(ref: str, missing_ok: bool = False) -> str | None:
     key = ref.strip().lower()
     if key in _profile_ids():
         return key
-    from servebound.catalog.names import find_profile
 
     return find_profile(ref, _profile_ids(), missing_ok)
 
@@ -360,7 +360,6 @@ def lint_model_catalog() -> list[str]:
                     f"{where}: {check.what} parameters {check.difference:+.2%} from the model card, "
                     f"beyond the {check.allowed / check.published:.2%} allowed"
                 )
-    from servebound.catalog.names import ollama_tags
 
     for tag, row in ollama_tags().items():
         if row.profile not in _profile_ids():

@@ -28,6 +28,8 @@ from servebound.inputs.workload import check_record, given, record_inputs
 
 if TYPE_CHECKING:
     from servebound.catalog.hardware import DevicePrice
+from servebound.catalog.hardware import get_hardware
+from servebound.inputs.resolve import _looks_like_file, hardware_ref
 
 
 class Pricing(StrEnum):
@@ -131,8 +133,6 @@ def _no_conflict(mode: Pricing, usd_per_hour: float | None, owned: OwnedInputs) 
 
 def catalog_price(ref: str | Hardware) -> DevicePrice | None:
     """The catalog row's prices behind a hardware reference, or None for a file (a file carries none)."""
-    from servebound.catalog.hardware import get_hardware
-    from servebound.inputs.resolve import _looks_like_file, hardware_ref
 
     if isinstance(ref, Hardware):
         ref = ref.id

@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # the run catalog (pydantic) loads only when a band is asked 
     from servebound.core.prefill_records import PrefillResult
     from servebound.runs.evaluated import ReportedRun
     from servebound.runs.reported import ReportedRunEntry
+from servebound.core.decode import DecodeResult as Decoded
 
 #: The engines the contract names for --engine (a workload input; the band uses the runs of that engine).
 ENGINES = ("llama.cpp", "ollama", "lm-studio", "mlx", "vllm", "sglang", "trt-llm")
@@ -192,7 +193,6 @@ def with_band(result: R) -> R:
     surface shows it: the CLI, the Python API and the JSON API (None where :func:`band_for` gives none).
     Decode at a forced batch B: the per-session band beside r(B); with a b*, ``expected_aggregate``
     beside T(b*) too."""
-    from servebound.core.decode import DecodeResult as Decoded
 
     engine, hw = result.workload.engine, result.hardware.id
     regime = OFFLOAD if result.workload.offload is not None else ON_DEVICE

@@ -14,6 +14,11 @@ from servebound.runs.measured import ABOVE_CEILING_TOLERANCE, Metric, RunCheck, 
 
 if TYPE_CHECKING:
     from servebound.runs.reported import ReportedRunEntry
+from dataclasses import replace
+
+from servebound.catalog.hardware import get_hardware
+from servebound.catalog.models import get_model
+from servebound.views.parallel import layout_decode_ceiling
 
 
 @dataclass(frozen=True)
@@ -36,8 +41,6 @@ class ReportedRun:
 
 
 def _model_family(model_id: str) -> str:
-    from servebound.catalog.models import get_model
-
     try:
         return get_model(model_id).family
     except InputError:
@@ -45,8 +48,6 @@ def _model_family(model_id: str) -> str:
 
 
 def _hardware_family(hardware_id: str) -> str:
-    from servebound.catalog.hardware import get_hardware
-
     try:
         return get_hardware(hardware_id).device_class
     except InputError:
@@ -75,7 +76,6 @@ def evaluate_entry(entry: ReportedRunEntry) -> ReportedRun:
         )
     except InputError as exc:
         raise InputError(f"reported run {entry.id}: {exc.field}", exc.problem) from None
-    from dataclasses import replace
 
     run = replace(
         run,
@@ -99,9 +99,6 @@ def evaluate_entry(entry: ReportedRunEntry) -> ReportedRun:
 def _layout_check(entry: ReportedRunEntry, check: RunCheck) -> RunCheck:
     """The same run against its layout's ceiling (never above the pooled one: communication only lowers
     it). A micro-batch of ceil(concurrency / (dp pp)) sessions; per session 1 / tau, aggregate c / tau."""
-    from dataclasses import replace
-
-    from servebound.views.parallel import layout_decode_ceiling
 
     assert entry.layout is not None and check.decode is not None
     workload = check.decode.workload

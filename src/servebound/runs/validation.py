@@ -26,6 +26,8 @@ from servebound.runs.evaluated import evaluate_reported_runs
 
 if TYPE_CHECKING:
     from servebound.runs.band import Calibration
+from servebound.core.band import BAND_MIN_RUNS
+from servebound.runs.band import band_calibration
 
 #: Quantiles reported for every group of efficiencies.
 QUANTILES = (0.25, 0.5, 0.75)
@@ -104,7 +106,6 @@ def _grouped(runs: Sequence[ReportedRun], key: Any) -> dict[str, EfficiencyStats
 def validation_summary(runs: Sequence[ReportedRun] | None = None) -> ValidationSummary:
     """The at-or-below count and efficiency distribution over reported runs (the shipped ones by
     default), overall and by engine, hardware family, phase and model family."""
-    from servebound.runs.band import band_calibration
 
     evaluated = tuple(evaluate_reported_runs() if runs is None else runs)
     return ValidationSummary(
@@ -192,7 +193,6 @@ def validation_json(summary: ValidationSummary) -> dict[str, Any]:
 
 def bands_json(calibration: Calibration) -> list[dict[str, Any]]:
     """Each band group: its runs, fit and leave-one-out coverage and median width (null where too few)."""
-    from servebound.core.band import BAND_MIN_RUNS
 
     out = []
     for row in calibration.groups:
@@ -219,7 +219,6 @@ def bands_json(calibration: Calibration) -> list[dict[str, Any]]:
 
 def format_bands(calibration: Calibration) -> list[str]:
     """The bands' lines: per engine and class, the fit, coverage and median width, or why none."""
-    from servebound.core.band import BAND_MIN_RUNS
 
     share = "" if calibration.share is None else f" ({100 * calibration.share:.0f} %)"
     lines = [

@@ -24,6 +24,9 @@ from servebound.importers.hf import HUB_GGUF as HUB_GGUF  # kept there: light to
 
 if TYPE_CHECKING:
     from servebound.importers.audit import ImportedModel
+import dataclasses
+import logging
+import shutil
 
 FIRST_RANGE_BYTES = 1 << 20
 #: No GGUF header (tokenizer included) comes near this; a bigger one is refused.
@@ -104,7 +107,6 @@ def hub_error(
 
 def fetch_config(repo_id: str, *, revision: str | None = None, local_only: bool = False) -> Path:
     """config.json of a Hub repository (at ``revision``), quietly, from the local cache when offline."""
-    import logging
 
     local_only = local_only or offline()
     what = f"config.json of {repo_id!r}" + (f" at {revision}" if revision else "")
@@ -252,8 +254,6 @@ def import_hub_gguf(
 ) -> ImportedModel:
     """``org/name:QUANT`` imported from its header alone (:func:`fetch_gguf_header`); the source names
     the repository file, and the sparse local copy is removed afterwards."""
-    import dataclasses
-    import shutil
 
     from servebound.importers.gguf_file import import_gguf
 
