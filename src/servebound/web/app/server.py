@@ -30,6 +30,7 @@ import gc
 import importlib
 import logging
 import pkgutil
+import sys
 import threading
 import time
 from collections.abc import Iterable
@@ -38,11 +39,18 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.responses import Response
 
+import servebound
+from servebound.catalog import names, snapshot
+from servebound.catalog.hosts import host_rows
+from servebound.catalog.published import published_table
+from servebound.core.engines import engines, families
 from servebound.errors import shown
+from servebound.runs import reported_runs_text
 from servebound.web.app.errors import install_error_handlers
 from servebound.web.app.http_layers import install_http_layers
 from servebound.web.app.packaged import packaged_static
 from servebound.web.app.state import FullTextBuilder, NotFoundError, WebState
+from servebound.web.pages import derivation, derivation_live, manual
 from servebound.web.pages.renderer import Renderer
 from servebound.web.pages.site import SiteData, default_site_data
 from servebound.web.routes import api, economics, machine, pages, reference
@@ -137,12 +145,6 @@ def _preload() -> None:
     the catalog snapshot's rows and the names people type): a reinstall
     under a running server cannot fail a page. The derivation and the reported runs are read as text
     here and parsed on first use (their figures and checks are computed then, not at the start)."""
-    from servebound.catalog import names, snapshot
-    from servebound.catalog.hosts import host_rows
-    from servebound.catalog.published import published_table
-    from servebound.core.engines import engines, families
-    from servebound.runs import reported_runs_text
-    from servebound.web.pages import derivation, derivation_live, manual
 
     derivation.source_text()
     for doc in manual.documents():  # the manual (docs/), its index read by documents()
@@ -172,7 +174,6 @@ def serve(host: str = "127.0.0.1", port: int = 8000, base_url: str | None = None
     background thread from the start (streamed as it is built to a request that comes meanwhile).
     ``base_url`` is where clients reach it (absolute URLs in robots.txt, llms.txt, the sitemap); default
     ``http://HOST:PORT`` (localhost for a wildcard host)."""
-    import sys
 
     import uvicorn
 
@@ -223,7 +224,6 @@ def import_served(app: FastAPI) -> int:
     the app's OpenAPI document; the number of modules. After this nothing a request needs is read from
     the installed files: a reinstall under the running server answers as before (the routes are all
     in the app from ``create_app``; templates, assets and data are read there too)."""
-    import servebound
 
     count = 0
     for module in pkgutil.walk_packages(servebound.__path__, "servebound."):

@@ -24,6 +24,7 @@ from typing import Literal
 from markupsafe import Markup, escape
 
 from servebound.core.units import GB
+from servebound.web.figures.mathml import mathml_trusted
 from servebound.web.pages.derivation_live import TABLES, fill
 from servebound.web.pages.derivation_toy import (
     TOY_FIELDS,
@@ -225,7 +226,6 @@ def _credit_html() -> str:
 
 def inline_math(text: str) -> Markup:
     """A line of the text with ``$...$`` turned into inline MathML and everything else escaped."""
-    from servebound.web.figures.mathml import mathml_trusted
 
     parts = re.split(r"(\$[^$]+\$)", text)
     out: list[str] = []
@@ -323,7 +323,6 @@ _LIVE_NOTE = (
 def render_html(toy: Toy | None = None) -> Markup:
     """The derivation's body as HTML: headings with anchors, MathML, numbered formulas, live tables and
     figures."""
-    from servebound.web.figures.mathml import mathml_trusted
 
     toy = toy or Toy()
     figs = figures_for(toy)

@@ -18,6 +18,9 @@ from servebound.core.workload import MAX_BATCH, Workload
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
+from dataclasses import asdict
+
+from servebound.errors import InputError
 
 # --- the toy setup of the figures -----------------------------------------------------------------
 
@@ -178,7 +181,6 @@ TOY_INTEGERS = ("reserved", "batch", "unread_cap")
 
 def toy_from_query(params: dict[str, str]) -> Toy:
     """The figures' controls from a query; a bad value is an InputError naming the field."""
-    from servebound.errors import InputError
 
     toy = Toy()
     changes: dict[str, float | int | None] = {}
@@ -232,7 +234,6 @@ def toy_description(toy: Toy) -> dict[str, object]:
     """What the page's script needs to redraw the figures in place (data-toy on the controls): the
     parameters drawn, the text's defaults, each control's limits. The script computes every number
     with calc.js and draws with the same layout as derivation_figures."""
-    from dataclasses import asdict
 
     return {
         "toy": asdict(toy),

@@ -8,9 +8,11 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 from urllib.parse import quote
 
+from servebound.api import decode, default_workload
 from servebound.core.decode import DecodeResult
 from servebound.core.engines import FormatSupport
 from servebound.runs.validation import ReportedRun, reported_run_json
+from servebound.views.fit import usual_profile_ids
 from servebound.views.rank import (
     Machine,
     RankRow,
@@ -96,8 +98,6 @@ class ModelFilters(BrowseFilters):
                 continue
             result = None
             if fits_hw is not None:
-                from servebound.api import decode
-
                 result = decode(fits_hw.hardware, m.adapter)
                 if not result.fits or result.format_support is FormatSupport.UNSUPPORTED:
                     continue
@@ -177,9 +177,6 @@ def rank_rows_for_hardware(
     left out unless ``runnable_only`` is False."""
     models = [m for m in site.models if m.native or not native_only]
     if native_only:  # where the device's usual engine is known, the formats it runs (as the CLI's rank)
-        from servebound.api import default_workload
-        from servebound.views.fit import usual_profile_ids
-
         found = usual_profile_ids(hw.hardware, workload or default_workload())
         if found is not None:
             models = [m for m in site.models if m.id in found[1]]

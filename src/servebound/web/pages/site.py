@@ -33,6 +33,8 @@ from servebound.web.pages.words import fact_value, page_text
 
 if TYPE_CHECKING:
     from servebound.catalog.models import CatalogModel
+from servebound.catalog.hardware import load_hardware_catalog
+from servebound.catalog.models import list_models, profile_id_for
 
 #: The default prompt of a pair page (cut to the reserved context and the model's limit).
 DEFAULT_PROMPT_TOKENS = DEFAULT_RANK_PROMPT_TOKENS
@@ -324,8 +326,6 @@ class SiteData:
         if ref in self.models_by_id:
             return self.models_by_id[ref]
         if self._catalog is not None:  # the packaged catalog: any name people type for a profile
-            from servebound.catalog.models import profile_id_for
-
             found = profile_id_for(ref)
             if found in self.models_by_id:
                 return self.models_by_id[found]
@@ -349,8 +349,6 @@ def _closest(ref: str, choices: Sequence[str], limit: int) -> list[str]:
 
 def default_site_data() -> SiteData:
     """The packaged hardware and model catalogs."""
-    from servebound.catalog.hardware import load_hardware_catalog
-    from servebound.catalog.models import list_models
 
     catalog = load_hardware_catalog()
     return SiteData(catalog.entries, [site_model(entry) for entry in list_models()], catalog=catalog)

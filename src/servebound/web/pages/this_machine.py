@@ -18,6 +18,14 @@ from servebound.web.pages.words import page_text
 
 if TYPE_CHECKING:
     from servebound.web.pages.site import SiteData
+from servebound.catalog.hardware import get_hardware
+from servebound.catalog.models import list_models
+from servebound.inputs.resolve import CPU_ONLY_ID, detected_hardware_id
+from servebound.inputs.scenario import make_workload
+from servebound.inputs.workload import WorkloadInputs
+from servebound.runs.band import band_for
+from servebound.views.fit import fit_models
+from servebound.web.pages.text import pair_path
 
 #: Rows the home page shows (the full list is `servebound fit --json`).
 HOME_ROWS = 12
@@ -60,14 +68,6 @@ _CPU_ONLY = (
 
 def machine_fit(limit: int = HOME_ROWS) -> MachineFit:
     """The fit record of this machine (``servebound fit`` at its defaults), at most ``limit`` rows."""
-    from servebound.catalog.hardware import get_hardware
-    from servebound.catalog.models import list_models
-    from servebound.inputs.resolve import CPU_ONLY_ID, detected_hardware_id
-    from servebound.inputs.scenario import make_workload
-    from servebound.inputs.workload import WorkloadInputs
-    from servebound.runs.band import band_for
-    from servebound.views.fit import fit_models
-    from servebound.web.pages.text import pair_path
 
     workload = make_workload(WorkloadInputs())  # `servebound fit`'s defaults, as its flags give them
     try:
