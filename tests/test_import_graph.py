@@ -42,6 +42,10 @@ LOCAL_IMPORTS_ALLOWED = frozenset(
         "huggingface_hub",  # the Hub, only for hub references
         "httpx",
         "psutil",  # `measure`
+        "pynvml",  # NVIDIA's management library, only where it is installed and a device is asked
+        "sqlite3",  # `export --sqlite`
+        "tomli_w",  # writing a TOML file
+        "safetensors",
         "torch",
         "latex2mathml",  # the derivation page
         "markdown_it",

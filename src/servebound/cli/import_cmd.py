@@ -10,6 +10,7 @@ from servebound.cli.common import REQUIRED, command, option
 from servebound.cli.output import checked_output, console, print_json, steps_json, steps_table
 from servebound.errors import InputError
 from servebound.importers.audit import ImportedModel
+from servebound.importers.gguf_file import import_gguf
 from servebound.importers.hf.hub import import_hub_gguf
 from servebound.importers.hf_config import check_revision, import_hf_config
 from servebound.importers.safetensors_headers import import_safetensors
@@ -65,7 +66,6 @@ def import_any(
         )
     if kind is Kind.SAFETENSORS:
         return import_safetensors(source, kv_precision=kv_precision or "bf16")
-    from servebound.importers.gguf_file import import_gguf
 
     return import_gguf(source, kv_precision=kv_precision or "fp16")
 

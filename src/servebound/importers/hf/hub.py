@@ -28,6 +28,9 @@ import dataclasses
 import logging
 import shutil
 
+from servebound.importers.gguf_file import import_gguf
+from servebound.importers.gguf_reader import read_gguf_header
+
 FIRST_RANGE_BYTES = 1 << 20
 #: No GGUF header (tokenizer included) comes near this; a bigger one is refused.
 MAX_HEADER_BYTES = 1 << 28
@@ -200,7 +203,6 @@ def _ranged(session: Any, url: str, headers: dict[str, str], end: int) -> tuple[
 
 def _header_copy(session: Any, url: str, headers: dict[str, str], target: Path) -> None:
     """A sparse local copy of a remote GGUF: its header bytes, its size, nothing else."""
-    from servebound.importers.gguf_reader import read_gguf_header
 
     want = FIRST_RANGE_BYTES
     while True:
@@ -254,8 +256,6 @@ def import_hub_gguf(
 ) -> ImportedModel:
     """``org/name:QUANT`` imported from its header alone (:func:`fetch_gguf_header`); the source names
     the repository file, and the sparse local copy is removed afterwards."""
-
-    from servebound.importers.gguf_file import import_gguf
 
     first = fetch_gguf_header(repo_id, quant, revision=revision)
     try:
