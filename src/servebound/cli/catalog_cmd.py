@@ -8,6 +8,7 @@ from typing import Any
 
 from servebound.catalog.hardware import CatalogHardware, get_hardware, list_hardware
 from servebound.catalog.lint import lint_hardware_catalog
+from servebound.catalog.models import lint_model_catalog
 from servebound.cli.common import JSON, argument, command, flags, given, group, option
 from servebound.cli.output import console, line, new_table, print_json, strong
 from servebound.errors import InputError
@@ -183,13 +184,7 @@ def hardware_match(name: str, memory_gb: float | None, gpu_cores: int | None, js
 )
 def catalog_lint(json_out: bool) -> int:
     problems = lint_hardware_catalog()
-    try:
-        from servebound.catalog.models import lint_model_catalog
-    except ImportError:  # pragma: no cover - the model catalog ships with the package
-        model_problems: list[str] = []
-    else:
-        model_problems = lint_model_catalog()
-    problems = [*problems, *model_problems]
+    problems = [*problems, *lint_model_catalog()]
     if json_out:
         print_json({"problems": problems})
     else:
