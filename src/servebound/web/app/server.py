@@ -153,7 +153,6 @@ def _preload() -> None:
         derivation_live.example_machine(name)
     for name in derivation_live.EXAMPLE_MODELS:
         derivation_live.example_model(name)
-    derivation_live.measured_prefill_run()  # the GB10 run placed against the example files
     reported_runs_text()
     host_rows()
     published_table()
@@ -220,8 +219,9 @@ NOT_SERVED = ("servebound.cli", "servebound.__main__")
 
 
 def import_served(app: FastAPI) -> int:
-    """Import every module of the package a request can reach (all but :data:`NOT_SERVED`) and build
-    the app's OpenAPI document; the number of modules. After this nothing a request needs is read from
+    """Import every module of the package a request can reach (all but :data:`NOT_SERVED`), place the
+    derivation's measured prefill run against its example files (they are read here, not at the start)
+    and build the app's OpenAPI document; the number of modules. After this nothing a request needs is read from
     the installed files: a reinstall under the running server answers as before (the routes are all
     in the app from ``create_app``; templates, assets and data are read there too)."""
 
@@ -230,5 +230,6 @@ def import_served(app: FastAPI) -> int:
         if not module.name.startswith(NOT_SERVED):
             importlib.import_module(module.name)
             count += 1
+    derivation_live.measured_prefill_run()  # the GB10 run placed against the example files
     app.openapi()
     return count

@@ -15,6 +15,7 @@ from typing import Annotated, Any, ParamSpec, TypeVar, cast
 from fastapi import Depends, Request
 from fastapi.responses import HTMLResponse, Response
 
+from servebound.catalog.names import NameChoiceError
 from servebound.errors import MAX_ID_CHARS, InputError, shown
 from servebound.web.app.http_layers import accepts_gzip
 from servebound.web.app.responses import StrictJSONResponse
@@ -213,8 +214,6 @@ def _lookup(
         return get(ref)
     except InputError as error:
         close = suggest(ref)
-        from servebound.catalog.names import NameChoiceError
-
         why = f" ({error.problem})" if isinstance(error, NameChoiceError) else ""
         raise NotFoundError(
             kind,

@@ -16,6 +16,7 @@ from fastapi.routing import APIRoute
 
 from servebound.api import decode_answer, prefill_answer
 from servebound.catalog.hardware_names import HARDWARE_CLASSES
+from servebound.catalog.search import MAX_LIMIT, search
 from servebound.core.hardware import ARITHMETIC_MODES
 from servebound.core.units import GB
 from servebound.core.workload import DEFAULT_FLOOR_TOK_PER_S
@@ -34,6 +35,7 @@ from servebound.inputs.workload import (
     unknown,
 )
 from servebound.runs.validation import validation_json
+from servebound.views.layout_report import decode_layout_json, layout_prefill_json
 from servebound.views.parallel import (
     layout_assumptions,
     layout_json,
@@ -185,8 +187,6 @@ def api_decode(
     draft_model = web.get_model(query.draft).adapter if query.draft else None
     scenario = query.scenario(hw.hardware, m.adapter, draft_model)
     if params["layout"] is not None:  # decode --layout: one parallel layout of a system
-        from servebound.views.layout_report import decode_layout_json
-
         system = _system(web, hardware)
         return decode_layout_json(
             system, scenario.model, scenario.workload, params["layout"], context_range=range
@@ -213,8 +213,6 @@ def api_prefill(
     if adapter.prefill is None:
         raise InputError("model", f"model '{m.id}' has no prefill fields, so no prefill ceiling")
     if params["layout"] is not None:  # prefill --layout: one replica of a layout
-        from servebound.views.layout_report import layout_prefill_json
-
         system = _system(web, hardware)
         return layout_prefill_json(
             system,
@@ -355,7 +353,6 @@ def api_search(
 ) -> dict[str, Any]:
     """Models and hardware rows the words name, best first: the hits of `servebound search --json`
     that this site shows."""
-    from servebound.catalog.search import MAX_LIMIT, search
 
     if not 1 <= limit <= MAX_LIMIT:
         raise InputError("limit", f"{limit} is out of range; give 1 to {MAX_LIMIT}")
