@@ -14,7 +14,7 @@ import click
 
 import servebound.cli
 from servebound.cli import COMMANDS, root
-from servebound.cli.common import REGISTERED
+from servebound.cli.commands import REGISTERED
 
 
 def command_modules() -> list[str]:

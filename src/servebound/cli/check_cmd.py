@@ -12,6 +12,7 @@ from servebound.cli.output import console, print_json
 from servebound.errors import InputError
 from servebound.runs.ceiling import check_json, check_run, format_check
 from servebound.runs.measured import make_run
+from servebound.runs.result_files import hardware_from_runs, model_from_runs, read_result_file
 from servebound.runs.validation import format_summary, validation_json, validation_summary
 
 
@@ -89,8 +90,6 @@ def check_command(
     overhead_gb: float | None,
     json_out: bool,
 ) -> int:
-    from servebound.runs.result_files import hardware_from_runs, model_from_runs, read_result_file
-
     if file is not None:
         if measured is not None or metric is not None:
             raise InputError("file", "give either --file or --metric with --measured, not both")

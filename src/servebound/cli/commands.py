@@ -90,6 +90,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+#: Every command and group, by name, as its module registers it (root commands only): filled by
+#: ``cli.common.command`` when a command's module is imported.
+REGISTERED: dict[str, click.Command] = {}
+
+
 def help_option(command: click.Command, ctx: click.Context) -> click.Option | None:
     """``command``'s -h/--help, its text given: click's own default looks the text's translation up
     (a search for message catalogs, file by file) in every run, help asked or not."""

@@ -10,6 +10,7 @@ from servebound.cli.common import JSON, command, option
 from servebound.cli.output import checked_output, console, line, new_table, print_json, progress_bar, strong
 from servebound.core.units import GB, TFLOPS
 from servebound.errors import InputError
+from servebound.measure import hardware_file, measure_machine, write_hardware_file
 from servebound.measure.device_match import match_device
 
 
@@ -61,7 +62,6 @@ def measure_command(
     json_out: bool,
 ) -> None:
     path = None if output is None else Path(output)
-    from servebound.measure import hardware_file, measure_machine, write_hardware_file
 
     if path is not None:  # before minutes of measuring, not after
         checked_output(path, {".toml": "TOML"}, overwrite=overwrite)
