@@ -50,6 +50,7 @@ from servebound.web.app.errors import install_error_handlers
 from servebound.web.app.http_layers import install_http_layers
 from servebound.web.app.packaged import packaged_static
 from servebound.web.app.state import FullTextBuilder, NotFoundError, WebState
+from servebound.web.export import build as export
 from servebound.web.pages import derivation, derivation_live, manual
 from servebound.web.pages.renderer import Renderer
 from servebound.web.pages.site import SiteData, default_site_data
@@ -89,16 +90,9 @@ def create_app(
     site = _site_data(hardware, models)
     renderer = Renderer(site, mode="server", base_url=base_url)
 
-    def documents() -> Any:
-        from servebound.web.export import (
-            build as export,  # the export's modules on the first llms-full.txt build
-        )
-
-        return export
-
     full = FullTextBuilder(
-        lambda: documents().iter_markdown(renderer, site),
-        lambda: len(documents().full_text_documents(site)),
+        lambda: export.iter_markdown(renderer, site),
+        lambda: len(export.full_text_documents(site)),
     )
     app = FastAPI(
         title="servebound",

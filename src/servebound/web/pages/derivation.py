@@ -24,6 +24,7 @@ from typing import Literal
 from markupsafe import Markup, escape
 
 from servebound.core.units import GB
+from servebound.web.figures import derivation as f
 from servebound.web.figures.mathml import mathml_trusted
 from servebound.web.pages.derivation_live import TABLES, fill
 from servebound.web.pages.derivation_toy import (
@@ -283,8 +284,6 @@ def _controls_html(toy: Toy) -> str:
 
 
 def figures_for(toy: Toy) -> dict[str, Markup]:
-    from servebound.web.figures import derivation as f
-
     return {
         "feasibility": f.feasibility_svg(toy.capacity_gb, toy.bandwidth_gb_per_s),
         "boards": f.boards_svg(boards(toy)),

@@ -58,6 +58,7 @@ from servebound.web.pages.derivation import derivation
 from servebound.web.pages.derivation_live import derivation_notes
 from servebound.web.pages.layouts import layout_model, system_layouts
 from servebound.web.pages.manual import doc_page, index_page
+from servebound.web.pages.methodology import sections
 from servebound.web.pages.nearby import Sideways, sideways
 from servebound.web.pages.pair_records import (
     ALL,
@@ -529,8 +530,6 @@ class Renderer:
         return self._page("economics", "/economics", title, desc, economics_context(blackwell))
 
     def methodology(self) -> Page:
-        from servebound.web.pages.methodology import sections
-
         title = "Methodology: how servebound computes its ceilings"
         desc = "The decode and prefill ceilings, the gates that bind them and the assumptions they rest on."
         context = ProseContext(title, sections(self.site.hardware))
