@@ -22,6 +22,7 @@ from servebound.catalog.hardware import list_hardware
 from servebound.catalog.models import list_models, model_index
 from servebound.core.hardware import ARITHMETIC_MODES
 from servebound.core.units import GB
+from servebound.runs.reported import load_reported_runs
 from servebound.views.rank import rank_models
 
 
@@ -304,7 +305,6 @@ TABLES = (HARDWARE, MODELS, PROFILES, RUNS, CEILINGS)
 
 def _records() -> dict[str, Iterator[Any]]:
     """Each table's records, produced on demand."""
-    from servebound.runs.reported import load_reported_runs
 
     return {
         "hardware": iter(list_hardware()),

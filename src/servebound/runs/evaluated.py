@@ -18,6 +18,7 @@ from dataclasses import replace
 
 from servebound.catalog.hardware import get_hardware
 from servebound.catalog.models import get_model
+from servebound.runs.reported import load_reported_runs
 from servebound.views.parallel import layout_decode_ceiling
 
 
@@ -126,7 +127,6 @@ def evaluate_reported_runs(entries: Iterable[ReportedRunEntry] | None = None) ->
     Raises InputError when a run above its ceiling carries no ``explanation``: such a run must be
     investigated and explained in its entry, never dropped.
     """
-    from servebound.runs.reported import load_reported_runs  # its schema's models on first use
 
     evaluated = tuple(evaluate_entry(e) for e in (load_reported_runs() if entries is None else entries))
     for run in evaluated:
