@@ -19,17 +19,15 @@ if _typing.TYPE_CHECKING:
         cost,
         decode,
         default_workload,
-        hardware,
         layout,
         load_hardware,
         load_model,
         make_workload,
-        models,
         plan,
         prefill,
-        search,
         with_kv_precision,
     )
+    from servebound.catalog.browse import hardware, models, search
     from servebound.catalog.hardware import CatalogHardware
     from servebound.catalog.models import CatalogModel
     from servebound.catalog.search import SearchHit
@@ -74,9 +72,9 @@ _HOMES = {
     "cost": "servebound.api",
     "decode": "servebound.api",
     "default_workload": "servebound.api",
-    "hardware": "servebound.api",
-    "models": "servebound.api",
-    "search": "servebound.api",
+    "hardware": "servebound.catalog.browse",
+    "models": "servebound.catalog.browse",
+    "search": "servebound.catalog.browse",
     "CatalogHardware": "servebound.catalog.hardware",
     "CatalogModel": "servebound.catalog.models",
     "SearchHit": "servebound.catalog.search",
