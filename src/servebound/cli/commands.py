@@ -69,7 +69,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Write every page, mirror, figure and asset as static files (`python -m http.server` serves them).",
     ),
     "hardware": ("catalog_cmd", "The hardware catalog: every number with its source."),
-    "catalog": ("catalog_cmd", "Checks of the catalog data."),
+    "catalog": ("lint_cmd", "Checks of the catalog data."),
     "economics": (
         "economics_cmd",
         "The serving-economics quantities: balance, drain time, trains, price forensics, training.",
