@@ -16,7 +16,6 @@ import typing as _typing
 
 if _typing.TYPE_CHECKING:
     from servebound.api import (
-        cost,
         decode,
         default_workload,
         layout,
@@ -63,13 +62,13 @@ if _typing.TYPE_CHECKING:
     from servebound.importers.safetensors_headers import import_safetensors
     from servebound.runs.ceiling import check_run
     from servebound.runs.measured import MeasuredRun, RunCheck, make_run
-    from servebound.views.cost_report import CostReport
+    from servebound.views.cost_report import CostReport, cost
     from servebound.views.parallel import LayoutSearch, PlanResult
     from servebound.views.rank import RankRow, rank_hardware, rank_models
 
 #: Where each public name lives; imported on first use, so `import servebound` (and the CLI) stay fast.
 _HOMES = {
-    "cost": "servebound.api",
+    "cost": "servebound.views.cost_report",
     "decode": "servebound.api",
     "default_workload": "servebound.api",
     "hardware": "servebound.catalog.browse",

@@ -31,8 +31,6 @@ from servebound.views import report as _report  # noqa: F401 (registers the resu
 if TYPE_CHECKING:  # imported on use: `servebound decode` loads none of them
     from servebound.core.decode_range import DecodeContextRange
     from servebound.core.prefill import PrefillRange, PrefillResult
-    from servebound.inputs.pricing import OwnedInputs
-    from servebound.views.cost_report import CostReport
     from servebound.views.parallel import LayoutSearch, PlanResult
 
 
@@ -167,58 +165,6 @@ def prefill_answer(
     return result, rng
 
 
-def cost(
-    hardware: str | Hardware,
-    model: str | ModelAdapter,
-    workload: Workload | WorkloadInputs | None = None,
-    *,
-    usd_per_hour: float | None = None,
-    pricing: str = "auto",
-    owned: OwnedInputs | None = None,
-    batches: list[int] | None = None,
-    prompt_tokens: int | None = None,
-    kv_precision: str | None = None,
-    **workload_keywords: Any,
-) -> CostReport:
-    """The cost curve over batch, as ``servebound cost`` (priced from the catalog row, or
-    ``usd_per_hour`` for the whole system; ``pricing`` auto, rental or owned)."""
-    scenario = resolve_scenario(
-        workload, hardware=hardware, model=model, kv_precision=kv_precision, **workload_keywords
-    )
-    return cost_answer(
-        scenario,
-        hardware,
-        usd_per_hour=usd_per_hour,
-        pricing=pricing,
-        owned=owned,
-        batches=batches,
-        prompt_tokens=prompt_tokens,
-    )
-
-
-def cost_answer(
-    scenario: Scenario,
-    price_ref: str | Hardware,
-    *,
-    usd_per_hour: float | None = None,
-    pricing: str = "auto",
-    owned: OwnedInputs | None = None,
-    batches: list[int] | None = None,
-    prompt_tokens: int | None = None,
-) -> CostReport:
-    """What `servebound cost` and ``cost()`` answer for a scenario: priced from ``price_ref``'s catalog
-    row (or ``usd_per_hour``)."""
-    from servebound.inputs.pricing import catalog_price, resolve_price
-    from servebound.views.cost_report import DEFAULT_COST_PROMPT_TOKENS, cost_report
-
-    hw = scenario.hardware
-    price = resolve_price(
-        hw, catalog_price(price_ref), usd_per_hour=usd_per_hour, pricing=pricing, owned=owned
-    )
-    prompt = DEFAULT_COST_PROMPT_TOKENS if prompt_tokens is None else prompt_tokens
-    return cost_report(hw, scenario.model, scenario.workload, price, batches=batches, prompt_tokens=prompt)
-
-
 def layout(
     hardware: str | Hardware,
     model: str | ModelAdapter,
@@ -271,8 +217,6 @@ def plan(
 
 __all__ = [
     "Scenario",
-    "cost",
-    "cost_answer",
     "decode",
     "decode_answer",
     "default_workload",
