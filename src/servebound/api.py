@@ -26,6 +26,7 @@ from servebound.inputs.scenario import (
     with_kv_precision,
 )
 from servebound.inputs.workload import BY_NAME, WorkloadInputs
+from servebound.runs.band import with_band
 from servebound.views import report as _report  # noqa: F401 (registers the results' JSON views)
 
 if TYPE_CHECKING:  # imported on use: `servebound decode` loads none of them
@@ -103,8 +104,6 @@ def decode_answer(
     every read context."""
     result = _decode(scenario.hardware, scenario.model, scenario.workload)
     if result.workload.engine is not None:
-        from servebound.runs.band import with_band  # the runs are read only where an engine is named
-
         result = with_band(result)
     if not context_range:
         return result, None
@@ -159,8 +158,6 @@ def prefill_answer(
         **modes,
     )
     if result.workload.engine is not None:
-        from servebound.runs.band import with_band
-
         result = with_band(result)
     return result, rng
 

@@ -17,6 +17,7 @@ from functools import cache, cached_property
 from typing import TYPE_CHECKING, Any
 
 from servebound.catalog import snapshot
+from servebound.catalog.names import find_profile
 from servebound.catalog.published import PublishedCheck, compare_published, published_table
 from servebound.core.formats import FORMATS
 from servebound.core.kv import KVShape
@@ -29,7 +30,6 @@ from servebound.inputs import package_data
 
 if TYPE_CHECKING:
     from servebound.catalog.model_index import ModelEntry
-from servebound.catalog.names import find_profile
 
 #: One profile's place in the catalog: its model id, weight format and whether that format is native.
 Place = tuple[str, str, bool]

@@ -12,6 +12,7 @@ from servebound.core.model import ModelAdapter
 from servebound.core.units import GB
 from servebound.core.workload import Workload
 from servebound.inputs.workload import WorkloadInputs
+from servebound.runs.band import expected_text
 from servebound.views.notes import decode_notes, verdict_said
 from servebound.views.report import (
     VERDICT_TEXT,
@@ -24,7 +25,6 @@ from servebound.views.report import (
 
 if TYPE_CHECKING:
     from servebound.core.decode_range import DecodeContextRange
-
 
 RANGE = option(
     "range_",
@@ -60,7 +60,6 @@ def decode_command(hardware: str, model: str, flags: WorkloadInputs, range_: boo
         print_json(decode_json(result, rng))
         return
     render_decode(result)
-    from servebound.runs.band import expected_text  # printed text only: --json never loads the runs
 
     console.print(expected_text(result.expected, result.workload.engine, result.expected_aggregate).terminal)
     if rng is not None:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from servebound.core.arith import np
 from servebound.core.decode import StepCurve, step_curve
+from servebound.core.decode_compute import seconds_per_session_step_over_contexts
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.search import largest_true
@@ -29,7 +30,6 @@ from servebound.core.workload import Workload, resolved_workload
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
-from servebound.core.decode_compute import seconds_per_session_step_over_contexts
 
 SECONDS_PER_HOUR = 3600.0
 #: Hours in a year of 365.25 days, for amortization.

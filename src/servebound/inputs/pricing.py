@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from servebound.catalog.hardware import get_hardware
 from servebound.core.advice import Note, Setting
 from servebound.core.cost import (
     DEFAULT_AMORTIZATION_YEARS,
@@ -24,12 +25,11 @@ from servebound.core.cost import (
 from servebound.core.hardware import Hardware
 from servebound.errors import InputError
 from servebound.inputs.records import MAX_USD_PER_HOUR, MIN_USD_PER_HOUR
+from servebound.inputs.resolve import _looks_like_file, hardware_ref
 from servebound.inputs.workload import check_record, given, record_inputs
 
 if TYPE_CHECKING:
     from servebound.catalog.hardware import DevicePrice
-from servebound.catalog.hardware import get_hardware
-from servebound.inputs.resolve import _looks_like_file, hardware_ref
 
 
 class Pricing(StrEnum):

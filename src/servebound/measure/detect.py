@@ -19,12 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from servebound.core.hardware import Hardware
 from servebound.catalog.hardware_names import CPU_ONLY_ID
 from servebound.catalog.hosts import get_host
 from servebound.core.hardware import Hardware
 from servebound.measure.device_tools import detect_devices, parse_meminfo
+
+if TYPE_CHECKING:
+    from servebound.core.hardware import Hardware
 
 _CACHE_ROOT = Path("/sys/devices/system/cpu")
 

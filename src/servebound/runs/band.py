@@ -27,6 +27,7 @@ from servebound.core.band import (
     fit_time_model,
     leave_one_out,
 )
+from servebound.core.decode import DecodeResult as Decoded
 from servebound.errors import InputError
 
 if TYPE_CHECKING:  # the run catalog (pydantic) loads only when a band is asked for
@@ -36,7 +37,6 @@ if TYPE_CHECKING:  # the run catalog (pydantic) loads only when a band is asked 
     from servebound.core.prefill_records import PrefillResult
     from servebound.runs.evaluated import ReportedRun
     from servebound.runs.reported import ReportedRunEntry
-from servebound.core.decode import DecodeResult as Decoded
 
 #: The engines the contract names for --engine (a workload input; the band uses the runs of that engine).
 ENGINES = ("llama.cpp", "ollama", "lm-studio", "mlx", "vllm", "sglang", "trt-llm")

@@ -5,21 +5,19 @@ family. ``runs.validation`` summarises them; ``runs.band`` fits its bands on the
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
-
-from servebound.errors import InputError
-from servebound.runs.ceiling import check_run
-from servebound.runs.measured import ABOVE_CEILING_TOLERANCE, Metric, RunCheck, make_run
-
-if TYPE_CHECKING:
-    from servebound.runs.reported import ReportedRunEntry
-from dataclasses import replace
 
 from servebound.catalog.hardware import get_hardware
 from servebound.catalog.models import get_model
+from servebound.errors import InputError
+from servebound.runs.ceiling import check_run
+from servebound.runs.measured import ABOVE_CEILING_TOLERANCE, Metric, RunCheck, make_run
 from servebound.runs.reported import load_reported_runs
 from servebound.views.parallel import layout_decode_ceiling
+
+if TYPE_CHECKING:
+    from servebound.runs.reported import ReportedRunEntry
 
 
 @dataclass(frozen=True)

@@ -18,16 +18,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from servebound.catalog.hosts import offload_spec
 from servebound.core.decode import DecodeResult, Verdict, decode
+from servebound.core.engines import FormatSupport, format_support
+from servebound.core.errors import InputError
 from servebound.core.nearest_records import NearestFit, register
 from servebound.core.workload import KVAllocation, Workload
 
 if TYPE_CHECKING:
     from servebound.core.hardware import Hardware
     from servebound.core.model import ModelAdapter
-from servebound.catalog.hosts import offload_spec
-from servebound.core.engines import FormatSupport, format_support
-from servebound.core.errors import InputError
 
 #: The catalog host row (``catalog/data/hosts.toml``) an offload suggestion reads, by the device's
 #: catalog class: a desktop beside a GeForce or workstation card, a server socket beside a datacenter

@@ -8,6 +8,7 @@ import re
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from servebound.catalog.hardware import get_hardware
 from servebound.core.advice import Note, Setting
 from servebound.core.cost import usd_per_mtok_at_rate
 from servebound.core.decode_compute import decode_compute
@@ -30,6 +31,7 @@ from servebound.core.prefill import prefill
 from servebound.core.units import GB
 from servebound.core.workload import DEFAULT_OVERHEAD_BYTES, Workload, resolved_workload
 from servebound.errors import InputError
+from servebound.inputs.pricing import catalog_price
 from servebound.inputs.records import PlanTraffic
 from servebound.inputs.resolve import _looks_like_file, hardware_ref, resolve_hardware
 from servebound.inputs.scenario import resolve_on_system, resolve_scenario
@@ -37,8 +39,6 @@ from servebound.inputs.workload import BY_NAME
 
 if TYPE_CHECKING:
     from servebound.catalog.hardware import CatalogHardware
-from servebound.catalog.hardware import get_hardware
-from servebound.inputs.pricing import catalog_price
 
 _LAYOUT_PART = re.compile(r"^\s*(tp|ep|pp|dp)\s*=\s*(\d+)\s*$")
 

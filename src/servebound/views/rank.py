@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from servebound.catalog.hardware import get_hardware
 from servebound.catalog.hardware_names import HARDWARE_CLASSES
 from servebound.core.cost import usd_per_mtok_at_rate
 from servebound.core.decode import VERDICT_ORDER, DecodeResult, decode
@@ -25,15 +26,13 @@ from servebound.core.model import ModelAdapter
 from servebound.core.prefill import PrefillResult, prefill
 from servebound.core.workload import Workload
 from servebound.errors import InputError
-from servebound.inputs.scenario import default_workload, load_model, resolve_scenario
+from servebound.inputs.pricing import resolve_price
+from servebound.inputs.resolve import CPU_ONLY_ID, _looks_like_file, hardware_ref, resolve_hardware
+from servebound.inputs.scenario import default_workload, load_hardware, load_model, resolve_scenario
+from servebound.runs.band import with_band
 
 if TYPE_CHECKING:
     from servebound.catalog.hardware import CatalogHardware
-from servebound.catalog.hardware import get_hardware
-from servebound.inputs.pricing import resolve_price
-from servebound.inputs.resolve import CPU_ONLY_ID, _looks_like_file, hardware_ref, resolve_hardware
-from servebound.inputs.scenario import load_hardware
-from servebound.runs.band import with_band
 
 #: The prompt length whose first-token wait a ranking reports unless told otherwise.
 DEFAULT_RANK_PROMPT_TOKENS = 8192

@@ -11,7 +11,10 @@ the bytes fetched, up to :data:`MAX_HEADER_BYTES`.
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 import re
+import shutil
 import socket
 import tempfile
 import urllib.request
@@ -20,16 +23,13 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from servebound.errors import InputError
+from servebound.importers.gguf_file import import_gguf
+from servebound.importers.gguf_reader import read_gguf_header
 from servebound.importers.hf import HUB_GGUF as HUB_GGUF  # kept there: light to import
 
 if TYPE_CHECKING:
     from servebound.importers.audit import ImportedModel
-import dataclasses
-import logging
-import shutil
 
-from servebound.importers.gguf_file import import_gguf
-from servebound.importers.gguf_reader import read_gguf_header
 
 FIRST_RANGE_BYTES = 1 << 20
 #: No GGUF header (tokenizer included) comes near this; a bigger one is refused.

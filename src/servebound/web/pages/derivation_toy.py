@@ -5,7 +5,7 @@ side-by-side boards and the sweep over reservations).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING
 
 from servebound.core.arith import np  # numpy on first use: a server starts without it
@@ -15,12 +15,11 @@ from servebound.core.kv import KVShape
 from servebound.core.model import ModelAdapter, Weights
 from servebound.core.units import GB
 from servebound.core.workload import MAX_BATCH, Workload
+from servebound.errors import InputError
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
-from dataclasses import asdict
 
-from servebound.errors import InputError
 
 # --- the toy setup of the figures -----------------------------------------------------------------
 

@@ -16,7 +16,8 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from servebound.api import decode_answer
-from servebound.catalog.hardware import CatalogHardware, DevicePrice
+from servebound.catalog.hardware import CatalogHardware, DevicePrice, load_hardware_catalog
+from servebound.catalog.models import list_models, profile_id_for
 from servebound.core.decode import DecodeResult
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
@@ -33,8 +34,6 @@ from servebound.web.pages.words import fact_value, page_text
 
 if TYPE_CHECKING:
     from servebound.catalog.models import CatalogModel
-from servebound.catalog.hardware import load_hardware_catalog
-from servebound.catalog.models import list_models, profile_id_for
 
 #: The default prompt of a pair page (cut to the reserved context and the model's limit).
 DEFAULT_PROMPT_TOKENS = DEFAULT_RANK_PROMPT_TOKENS

@@ -13,19 +13,19 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from servebound.errors import InputError
-from servebound.web.pages.words import page_text
-
-if TYPE_CHECKING:
-    from servebound.web.pages.site import SiteData
 from servebound.catalog.hardware import get_hardware
 from servebound.catalog.models import list_models
+from servebound.errors import InputError
 from servebound.inputs.resolve import CPU_ONLY_ID, detected_hardware_id
 from servebound.inputs.scenario import make_workload
 from servebound.inputs.workload import WorkloadInputs
 from servebound.runs.band import band_for
 from servebound.views.fit import fit_models
 from servebound.web.pages.text import pair_path
+from servebound.web.pages.words import page_text
+
+if TYPE_CHECKING:
+    from servebound.web.pages.site import SiteData
 
 #: Rows the home page shows (the full list is `servebound fit --json`).
 HOME_ROWS = 12
