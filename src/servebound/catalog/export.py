@@ -306,7 +306,6 @@ TABLES = (HARDWARE, MODELS, PROFILES, RUNS, CEILINGS)
 
 def _records() -> dict[str, Iterator[Any]]:
     """Each table's records, produced on demand."""
-
     return {
         "hardware": iter(list_hardware()),
         "models": iter(model_index()),
@@ -318,7 +317,6 @@ def _records() -> dict[str, Iterator[Any]]:
 
 def ceiling_rows() -> Iterator[Any]:
     """The rank rows of every catalog device over every profile, those that fit, device by device."""
-
     profiles = [m.adapter for m in list_models()]
     workload = default_workload()
     for row in list_hardware():

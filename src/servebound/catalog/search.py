@@ -96,7 +96,6 @@ def _hardware_hits(wanted: list[str]) -> list[tuple[tuple[Any, ...], SearchHit]]
 def search(query: str, kind: str | None = None, limit: int = DEFAULT_LIMIT) -> list[SearchHit]:
     """Models and hardware rows the words name, best first (the newest version, then the fewest words
     beyond those typed, then catalog order); ``kind`` keeps one kind. An empty query is an error."""
-
     if kind is not None and kind not in KINDS:
         raise InputError("kind", f"{kind!r} is not a kind; use one of {', '.join(KINDS)}")
     if not 1 <= limit <= MAX_LIMIT:

@@ -120,7 +120,6 @@ MAX_PRINTED_CHECKS = 20
 def checked_runs(hardware: str, model: str, runs: list[Any], overhead_gb: float | None) -> list[Any]:
     """Each run checked; runs that differ only in where they came from share one ceiling computation
     (a 60,000-record file of a few settings computes a few ceilings)."""
-
     done: dict[Any, Any] = {}
     out = []
     for r in runs:
@@ -133,7 +132,6 @@ def checked_runs(hardware: str, model: str, runs: list[Any], overhead_gb: float 
 
 def checks_summary(rest: list[Any]) -> str:
     """One paragraph for the checks not printed: how many, how many above the ceiling, the spread."""
-
     ratios = sorted(100 * c.efficiency for c in rest)
     above = sum(c.above_ceiling for c in rest)
     return (

@@ -151,7 +151,6 @@ def cost_layout(
 ) -> None:
     """Cost over the micro-batch of one parallel layout: the system's price per hour over the tokens a
     second of it emits (dp pp b / tau(b)), with the layout's own fields."""
-
     resolved = resolve_system(hardware)
     work = resolved.resolved(workload)  # the scenario's: the system's pooled row resolves alike
     result, points = layout_cost_points(resolved, mdl, work, layout, price.usd_per_hour, batches)

@@ -43,7 +43,6 @@ def import_any(
 ) -> ImportedModel:
     """Dispatch to the importer for ``kind``; each reads headers and configs only. ``org/name:QUANT``
     (for gguf, or hf) reads the header of that quantization's GGUF in the Hub repository."""
-
     check_revision(revision)
     source = resolved_source(source)
     hub = hub_gguf_ref(source) if not Path(source).exists() else None

@@ -18,7 +18,6 @@ def match_catalog(names: tuple[str, ...]) -> CatalogHardware | None:
     """The catalog device a detected name (GPU, Apple chip, CPU) is, if any: the exact reported-name
     table (servebound.measure.device_match), never a fuzzy guess, since a wrong match would print a
     misleading spec."""
-
     for name in names:
         try:
             return get_hardware(match_device(name).id)

@@ -165,7 +165,6 @@ def context_curve(
     usd_per_hour: float,
 ) -> ContextCurve:
     """Ordinary decoding at batch ``batch`` over an array of read contexts (vectorized)."""
-
     workload = resolved_workload(workload)
     L = np.asarray(contexts, dtype=np.float64)
     r = hardware.bandwidth_bytes_per_s

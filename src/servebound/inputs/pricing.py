@@ -133,7 +133,6 @@ def _no_conflict(mode: Pricing, usd_per_hour: float | None, owned: OwnedInputs) 
 
 def catalog_price(ref: str | Hardware) -> DevicePrice | None:
     """The catalog row's prices behind a hardware reference, or None for a file (a file carries none)."""
-
     if isinstance(ref, Hardware):
         ref = ref.id
     ref = hardware_ref(ref)

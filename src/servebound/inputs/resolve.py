@@ -82,7 +82,6 @@ def _imported_model(ref: str) -> ModelAdapter | None:
 
 def hub_gguf_ref(ref: str) -> tuple[str, str] | None:
     """(repo, quant) of ``org/name:QUANT`` (llama.cpp's -hf form), None for anything else."""
-
     match = HUB_GGUF.match(ref.strip())
     return None if match is None else (match["repo"], match["quant"])
 

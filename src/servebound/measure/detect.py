@@ -201,7 +201,6 @@ _BACKENDS = {
 def detect_gpus() -> tuple[DetectedGpu, ...]:
     """This machine's GPUs from the vendors' tools (the detection ``--hardware auto`` uses), without
     torch; empty when no tool answers."""
-
     gpus: list[DetectedGpu] = []
     for index, device in enumerate(detect_devices()):
         backend = _BACKENDS.get(device.tool, "cuda")
@@ -333,7 +332,6 @@ def host_machine_linux(
     meminfo: str, lscpu: str | None, cpuinfo: str | None, dmidecode: str | None
 ) -> HostMachine:
     """A Linux machine from its recorded reports (/proc/meminfo, lscpu, /proc/cpuinfo, dmidecode)."""
-
     memory = parse_meminfo(meminfo)
     if memory is None:
         raise ValueError("/proc/meminfo has no MemTotal")
@@ -394,7 +392,6 @@ def cpu_only_hardware(machine: HostMachine) -> Hardware:
     """A CPU-only machine as a hardware record: its RAM as capacity, its host memory's bandwidth (the
     OS's channels x 8 B x MT/s where it reports them and no platform row names the CPU; else the row's,
     times the sockets), the default runtime overhead."""
-
     row_id, why = host_row_for(machine)
     row = get_host(row_id)
     bandwidth = row.bandwidth_bytes_per_s * machine.sockets

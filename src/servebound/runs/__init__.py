@@ -16,5 +16,4 @@ from servebound.inputs import package_data
 def reported_runs_text() -> str:
     """The reported-run catalog's file, read once per process: a server reads it as it starts, and
     ``reported.load_reported_runs`` parses it on first use."""
-
     return package_data.read_text("servebound.catalog", "data", "reported_runs.toml")

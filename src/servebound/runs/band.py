@@ -193,7 +193,6 @@ def with_band(result: R) -> R:
     surface shows it: the CLI, the Python API and the JSON API (None where :func:`band_for` gives none).
     Decode at a forced batch B: the per-session band beside r(B); with a b*, ``expected_aggregate``
     beside T(b*) too."""
-
     engine, hw = result.workload.engine, result.hardware.id
     regime = OFFLOAD if result.workload.offload is not None else ON_DEVICE
     if not isinstance(result, Decoded):

@@ -98,7 +98,6 @@ def evaluate_entry(entry: ReportedRunEntry) -> ReportedRun:
 def _layout_check(entry: ReportedRunEntry, check: RunCheck) -> RunCheck:
     """The same run against its layout's ceiling (never above the pooled one: communication only lowers
     it). A micro-batch of ceil(concurrency / (dp pp)) sessions; per session 1 / tau, aggregate c / tau."""
-
     assert entry.layout is not None and check.decode is not None
     workload = check.decode.workload
     per_session, aggregate, label = layout_decode_ceiling(
@@ -125,7 +124,6 @@ def evaluate_reported_runs(entries: Iterable[ReportedRunEntry] | None = None) ->
     Raises InputError when a run above its ceiling carries no ``explanation``: such a run must be
     investigated and explained in its entry, never dropped.
     """
-
     evaluated = tuple(evaluate_entry(e) for e in (load_reported_runs() if entries is None else entries))
     for run in evaluated:
         if not run.at_or_below and not (run.entry.explanation or "").strip():

@@ -58,7 +58,6 @@ _KNOWN = (
 def hardware_from_runs(runs: list[MeasuredRun]) -> str:
     """The catalog id of the devices a result file names (llama-bench's gpu_info): N identical devices
     are ``Nx-<id>``. InputError asking for --hardware when the file names none, or different ones."""
-
     named = {run.hardware_names for run in runs}
     if named == {()} or not named:
         raise InputError(

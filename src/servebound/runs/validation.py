@@ -106,7 +106,6 @@ def _grouped(runs: Sequence[ReportedRun], key: Any) -> dict[str, EfficiencyStats
 def validation_summary(runs: Sequence[ReportedRun] | None = None) -> ValidationSummary:
     """The at-or-below count and efficiency distribution over reported runs (the shipped ones by
     default), overall and by engine, hardware family, phase and model family."""
-
     evaluated = tuple(evaluate_reported_runs() if runs is None else runs)
     return ValidationSummary(
         runs=evaluated,
@@ -193,7 +192,6 @@ def validation_json(summary: ValidationSummary) -> dict[str, Any]:
 
 def bands_json(calibration: Calibration) -> list[dict[str, Any]]:
     """Each band group: its runs, fit and leave-one-out coverage and median width (null where too few)."""
-
     out = []
     for row in calibration.groups:
         group, model = row.group, row.model
@@ -219,7 +217,6 @@ def bands_json(calibration: Calibration) -> list[dict[str, Any]]:
 
 def format_bands(calibration: Calibration) -> list[str]:
     """The bands' lines: per engine and class, the fit, coverage and median width, or why none."""
-
     share = "" if calibration.share is None else f" ({100 * calibration.share:.0f} %)"
     lines = [
         "expected bands (t = a t_ceiling + t_0 per engine, class and phase; leave-one-out: runs inside the "

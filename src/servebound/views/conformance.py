@@ -208,7 +208,6 @@ def conformance_text(seed: int = 12) -> str:
 
 def build_vectors(seed: int = 12) -> dict[str, Any]:
     """The whole conformance set (deterministic for a seed)."""
-
     rng = random.Random(seed)
     hardware = [h.hardware for h in list_hardware()]
     catalog_models = [get_model(p).adapter for p in profile_ids()]

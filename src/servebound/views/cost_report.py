@@ -171,13 +171,11 @@ def cost_report(
 
 def cost_notes(report: CostReport) -> list[Note]:
     """The cost report's notes, then decode's: records each surface spells its own way."""
-
     return [*(Note((text,)) for text in report.notes), *decode_notes(report.decode)]
 
 
 def cost_json(report: CostReport) -> dict[str, Any]:
     """The contract's `servebound cost --json` object, plus our own extra fields."""
-
     r = report
     points: list[dict[str, Any]] = []
     curve = r.curve

@@ -45,7 +45,6 @@ def engine_for(
     with ``engine``, that engine where the engine table (``core.engines``: format classes per vendor) says
     it runs the format on this vendor's devices (a hardware file, vendor unknown: where it runs
     llama.cpp's files), else None."""
-
     if engine is not None:
         return engine if _engine_runs(engine, weight_format, vendor, hardware_id) else None
     vendor = (vendor or "").casefold()
@@ -66,7 +65,6 @@ def engine_for(
 def _engine_runs(engine: str, weight_format: str, vendor: str | None, hardware_id: str) -> bool:
     """Whether the engine table says ``engine`` runs this weight format on this vendor's devices (NVFP4
     releases, as without an engine: only where the device family multiplies FP4)."""
-
     cls = format_class(weight_format)
     if cls is None:
         return False
@@ -93,7 +91,6 @@ USUAL_ENGINES: dict[tuple[str, str], tuple[str, ...]] = {
 def usual_engines(hardware_id: str) -> tuple[str, ...]:
     """The engines people run on this hardware's class (``USUAL_ENGINES``), or () where none is the
     usual one (a datacenter part, a system, a hardware file)."""
-
     if hardware_id == CPU_ONLY_ID:  # this machine's CPU: llama.cpp's files run there
         return ("llama.cpp",)
     try:
@@ -209,7 +206,6 @@ def usual_profile_ids(
     """(the usual engines, the profile per model ``usual_formats`` keeps) for a ranking of every model on
     this hardware, or None where its class has no usual engine (the releases are ranked as published).
     The CLI's rank, the API's and the site's call this one function, so they agree."""
-
     usual = usual_engines(hardware.id)
     if not usual:
         return None

@@ -67,7 +67,6 @@ class Machine:
 
 def _row_facts(row: CatalogHardware) -> dict[str, Any]:
     """A row's class, devices and price per hour, as plain values (the CLI caches them)."""
-
     facts: dict[str, Any] = {
         "price_usd": row.price_usd,
         "hardware_group": row.hardware_group,
@@ -85,7 +84,6 @@ def _row_facts(row: CatalogHardware) -> dict[str, Any]:
 def machine(ref: str) -> Machine:
     """The machine a hardware reference names (a catalog id or alias, an NxID system, ``auto``, a
     hardware file): a catalog row with its class, devices and price, a file as class ``files``."""
-
     hw = resolve_hardware(ref)
     ref = hardware_ref(ref)
     if _looks_like_file(ref) or ref == CPU_ONLY_ID:  # a file, or this machine's CPU: no catalog row

@@ -216,7 +216,6 @@ OUTPUTS: dict[str, Any] = {
 @cache
 def output_model(command: str) -> type[Open]:
     """The pydantic model of ``command``'s --json output."""
-
     if command not in OUTPUTS:
         raise InputError("command", f"no schema for {command!r}; use one of {', '.join(OUTPUTS)}")
     model: type[Open] = OUTPUTS[command]()

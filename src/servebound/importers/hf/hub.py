@@ -110,7 +110,6 @@ def hub_error(
 
 def fetch_config(repo_id: str, *, revision: str | None = None, local_only: bool = False) -> Path:
     """config.json of a Hub repository (at ``revision``), quietly, from the local cache when offline."""
-
     local_only = local_only or offline()
     what = f"config.json of {repo_id!r}" + (f" at {revision}" if revision else "")
     if not local_only and not hub_reachable():
@@ -203,7 +202,6 @@ def _ranged(session: Any, url: str, headers: dict[str, str], end: int) -> tuple[
 
 def _header_copy(session: Any, url: str, headers: dict[str, str], target: Path) -> None:
     """A sparse local copy of a remote GGUF: its header bytes, its size, nothing else."""
-
     want = FIRST_RANGE_BYTES
     while True:
         data, total = _ranged(session, url, headers, want)
@@ -256,7 +254,6 @@ def import_hub_gguf(
 ) -> ImportedModel:
     """``org/name:QUANT`` imported from its header alone (:func:`fetch_gguf_header`); the source names
     the repository file, and the sparse local copy is removed afterwards."""
-
     first = fetch_gguf_header(repo_id, quant, revision=revision)
     try:
         imported = import_gguf(first, kv_precision=kv_precision)

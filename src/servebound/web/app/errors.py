@@ -154,7 +154,6 @@ def _documented(answer: dict[str, Any]) -> dict[str, Any]:
 def answers(command: str) -> dict[int | str, dict[str, Any]]:
     """An endpoint's documented answers: the errors, and its 200 typed by the model of the command whose
     --json it returns (``servebound.views.schemas``; documented only, the response itself is not re-validated)."""
-
     return {
         200: {"model": output_model(command), "description": f"as `servebound {command} --json`"},
         **ERRORS,

@@ -138,8 +138,8 @@ def _preload() -> None:
     worked examples, the manual, the reported runs, the host, engine and published-parameter tables,
     the catalog snapshot's rows and the names people type): a reinstall
     under a running server cannot fail a page. The derivation and the reported runs are read as text
-    here and parsed on first use (their figures and checks are computed then, not at the start)."""
-
+    here and parsed on first use, or by :func:`import_served` once the server answers (their figures
+    and checks are computed then, not at the start)."""
     derivation.source_text()
     for doc in manual.documents():  # the manual (docs/), its index read by documents()
         manual.source(doc.name)
@@ -218,7 +218,6 @@ def import_served(app: FastAPI) -> int:
     and build the app's OpenAPI document; the number of modules. After this nothing a request needs is read from
     the installed files: a reinstall under the running server answers as before (the routes are all
     in the app from ``create_app``; templates, assets and data are read there too)."""
-
     count = 0
     for module in pkgutil.walk_packages(servebound.__path__, "servebound."):
         if not module.name.startswith(NOT_SERVED):

@@ -495,7 +495,6 @@ def context_figure(pair: Pair) -> dict[str, Any]:
     """The pair page's context-range chart (fig_context, context_top, context_note): the single-session
     ceiling and the aggregate at b* over read contexts 1..the model's limit (log axis; the value at an
     empty context goes in the caption), from servebound.core.decode_range."""
-
     result = pair.decode_result
     rng = decode_context_range(result.hardware, result.model, result.workload)
     empty: dict[str, Any] = {"fig_context": None, "context_top": None, "context_note": ""}

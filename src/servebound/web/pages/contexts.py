@@ -219,7 +219,6 @@ class DerivationContext:
 
 def kv_precision_rows() -> list[dict[str, str]]:
     """The KV precision select's rows: each cache format a runtime stores and its bytes per element."""
-
     return [
         {"id": name, "name": f"{name} ({layout.bytes_per_element:g} bytes per element)"}
         for name, layout in KV_FORMATS.items()

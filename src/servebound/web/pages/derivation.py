@@ -227,7 +227,6 @@ def _credit_html() -> str:
 
 def inline_math(text: str) -> Markup:
     """A line of the text with ``$...$`` turned into inline MathML and everything else escaped."""
-
     parts = re.split(r"(\$[^$]+\$)", text)
     out: list[str] = []
     for part in parts:
@@ -322,7 +321,6 @@ _LIVE_NOTE = (
 def render_html(toy: Toy | None = None) -> Markup:
     """The derivation's body as HTML: headings with anchors, MathML, numbered formulas, live tables and
     figures."""
-
     toy = toy or Toy()
     figs = figures_for(toy)
     out: list[str] = []

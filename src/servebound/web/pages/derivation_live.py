@@ -330,7 +330,6 @@ def measured_prefill_run() -> dict[str, str]:
     """The reported vLLM prefill run on GB10 placed against the example files' ceiling at its own chunk
     (what ``servebound check -H dgx-spark.toml -m laguna-s-2.1-nvfp4.toml --metric prefill_tok_s
     --measured ... --prompt ... --chunk ...`` prints), and against the catalog profile /validation uses."""
-
     entry = next(e for e in load_reported_runs() if e.id == MEASURED_PREFILL_RUN)
     examples = {
         "hardware": str(examples_dir() / PREFILL_MACHINE),

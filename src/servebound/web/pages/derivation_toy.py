@@ -180,7 +180,6 @@ TOY_INTEGERS = ("reserved", "batch", "unread_cap")
 
 def toy_from_query(params: dict[str, str]) -> Toy:
     """The figures' controls from a query; a bad value is an InputError naming the field."""
-
     toy = Toy()
     changes: dict[str, float | int | None] = {}
     for name, (lo, hi) in TOY_LIMITS.items():
@@ -233,7 +232,6 @@ def toy_description(toy: Toy) -> dict[str, object]:
     """What the page's script needs to redraw the figures in place (data-toy on the controls): the
     parameters drawn, the text's defaults, each control's limits. The script computes every number
     with calc.js and draws with the same layout as derivation_figures."""
-
     return {
         "toy": asdict(toy),
         "defaults": asdict(Toy()),

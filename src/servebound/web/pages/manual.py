@@ -125,7 +125,6 @@ def render_html(text: str) -> Markup:
 def mirror_text(text: str) -> str:
     """A document's Markdown for its mirror: links between documents as site-root ``.md`` paths, and
     the generated engine table's sources without quoted words (``without_quotes``)."""
-
     text = text.replace(markdown_table(), markdown_table(without_quotes))
     return _MD_LINK.sub(lambda m: f"]({_site_link(m[1] + '.md' + (m[2] or ''), markdown=True)})", text)
 

@@ -170,7 +170,6 @@ def entries(site: Any, pair_ids: Sequence[tuple[str, str]]) -> Iterator[tuple[Pa
 def render(renderer: Any, spec: PageSpec, item: Any, *, markdown: bool = False) -> Any:
     """The page ``spec`` builds for ``item`` at the default workload (a Page), or with ``markdown`` its
     mirror's text alone (a pair's computed without the prompt-length range only the HTML shows)."""
-
     if spec.over == "pairs":
         hw, model = item
         pair = compute_pair(hw, model, WorkloadQuery(), with_range=not markdown)

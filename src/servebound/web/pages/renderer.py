@@ -523,7 +523,6 @@ class Renderer:
 
     def economics_page(self) -> Page:
         """The serving-economics formulas, with the lecture's own numbers recomputed live."""
-
         blackwell = self.site.hardware_by_id.get(LECTURE_BLACKWELL) or self.site.hardware[0]
         title = "Economics: step time, balance batch and cost per token"
         desc = "The two-line roofline of a decode step, the balance batch, cost per token, and the lecture's numbers recomputed."
@@ -537,7 +536,6 @@ class Renderer:
 
     def derivation(self, toy: Any = None) -> Page:
         """/derivation: the whole derivation, figures at the toy's controls (the text's defaults)."""
-
         toy = toy or dt.Toy()
         title = "The roofline derivation"
         desc = (

@@ -348,7 +348,6 @@ def _closest(ref: str, choices: Sequence[str], limit: int) -> list[str]:
 
 def default_site_data() -> SiteData:
     """The packaged hardware and model catalogs."""
-
     catalog = load_hardware_catalog()
     return SiteData(catalog.entries, [site_model(entry) for entry in list_models()], catalog=catalog)
 

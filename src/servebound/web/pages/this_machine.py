@@ -68,7 +68,6 @@ _CPU_ONLY = (
 
 def machine_fit(limit: int = HOME_ROWS) -> MachineFit:
     """The fit record of this machine (``servebound fit`` at its defaults), at most ``limit`` rows."""
-
     workload = make_workload(WorkloadInputs())  # `servebound fit`'s defaults, as its flags give them
     try:
         hardware_id = detected_hardware_id()

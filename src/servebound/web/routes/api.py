@@ -204,7 +204,6 @@ def api_prefill(
     include_range: Annotated[bool, Query(alias="range", description="add the prompt-length range")] = False,
 ) -> dict[str, Any]:
     """The prefill ceiling: the same object as `servebound prefill --json` (with `range` when asked)."""
-
     hw, m = web.get_hw(hardware), web.get_model(model)
     prompt, batch = params["prompt"], params["batch"] or 1
     query = workload_query({**params, "batch": None})
@@ -251,7 +250,6 @@ def api_layout(
 ) -> dict[str, Any]:
     """Parallel layouts of a system for a model: every valid one, best first (`servebound layout --json`),
     or with layout= the one (`servebound decode --layout ... --json`'s layout fields)."""
-
     resolved = _system(web, hardware)
     query = workload_query(params)
     m = web.get_model(model)
@@ -287,7 +285,6 @@ def api_plan(
 ) -> dict[str, Any]:
     """Fleet sizing: `servebound plan --json` (systems and devices for separate and shared pools, every
     step of the arithmetic)."""
-
     resolved = _system(web, hardware)
     m = web.get_model(model)
     overhead = None if overhead_gb is None else BY_NAME["overhead_gb"].parse(overhead_gb, site=True)
@@ -353,7 +350,6 @@ def api_search(
 ) -> dict[str, Any]:
     """Models and hardware rows the words name, best first: the hits of `servebound search --json`
     that this site shows."""
-
     if not 1 <= limit <= MAX_LIMIT:
         raise InputError("limit", f"{limit} is out of range; give 1 to {MAX_LIMIT}")
     shown = {*web.site.models_by_id, *web.site.hardware_by_id}

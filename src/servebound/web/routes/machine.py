@@ -67,7 +67,6 @@ def llms_full(request: Request, web: Web) -> Response:
 
 def _header(web: Any, url: str) -> str:
     """llms-full.txt's header, naming the documents it holds."""
-
     return llms_full_header(url, site_export.full_text_documents(web.site))
 
 
@@ -101,7 +100,6 @@ async def _slices(data: bytes) -> AsyncIterator[bytes]:
 @router.get("/conformance.json")
 def conformance() -> Response:
     """Conformance vectors: inputs and the core's outputs, for any reimplementation of the math."""
-
     return Response(conformance_text(), media_type="application/json")
 
 
