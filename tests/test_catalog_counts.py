@@ -9,7 +9,8 @@ import re
 from pathlib import Path
 
 from servebound.catalog.hardware import load_hardware_catalog
-from servebound.catalog.models import model_index, profile_ids
+from servebound.catalog.model_build import model_index
+from servebound.catalog.models import profile_ids
 from servebound.importers.hf.families import SUPPORTED_MODEL_TYPES
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -22,6 +22,7 @@ from servebound.catalog.hardware import (
     list_hardware,
     load_hardware_catalog,
 )
+from servebound.catalog.hardware_file import load_hardware_catalog_file
 from servebound.catalog.lint import BF16_HALF_RATE, CLASS_RANGES, lint_hardware_catalog
 from servebound.core.hardware import ARITHMETIC_MODES
 from servebound.errors import InputError
@@ -378,7 +379,7 @@ def test_converter_prints_a_row_the_schema_accepts(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     path = tmp_path / "one.toml"
     path.write_text(result.stdout, encoding="utf-8")
-    (row,) = load_hardware_catalog(path)
+    (row,) = load_hardware_catalog_file(path)
     assert row.id == "nvidia-l4" and row.bandwidth_gb_per_s == 300
     assert row.compute_tflops["fp8"] == 242.5 and row.sources["fp8"]
     unknown = subprocess.run(
@@ -634,7 +635,7 @@ def test_lint_reports_schema_errors_and_bad_toml(tmp_path: Path) -> None:
 def test_loader_accepts_a_path_and_rejects_broken_files(tmp_path: Path) -> None:
     good = tmp_path / "good.toml"
     good.write_text(GOOD_DEVICE, encoding="utf-8")
-    catalog = load_hardware_catalog(good)
+    catalog = load_hardware_catalog_file(good)
     assert catalog.ids() == ["acme-one"]
     assert get_hardware("2x-acme-one", catalog).memory_gb == 48
     assert get_hardware("one", catalog).id == "acme-one"  # vendor-free alias
@@ -643,13 +644,13 @@ def test_loader_accepts_a_path_and_rejects_broken_files(tmp_path: Path) -> None:
     broken = tmp_path / "broken.toml"
     broken.write_text(BROKEN, encoding="utf-8")
     with pytest.raises(InputError) as caught:
-        load_hardware_catalog(broken)
+        load_hardware_catalog_file(broken)
     assert "already used" in caught.value.problem and "is not a slug" in caught.value.problem
 
     extra = tmp_path / "extra.toml"
     extra.write_text(GOOD_DEVICE.replace('notes = ""', 'notes = ""\ncolour = "red"'), encoding="utf-8")
     with pytest.raises(InputError, match=r"device 'acme-one'\.colour: Extra inputs are not permitted"):
-        load_hardware_catalog(extra)
+        load_hardware_catalog_file(extra)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from safetensors.numpy import save_file
 
-from servebound.catalog.models import get_model, lint_model_catalog, list_models, model_index, profile_ids
+from servebound.catalog.model_build import lint_model_catalog, model_index
+from servebound.catalog.models import get_model, list_models, profile_ids
 from servebound.errors import InputError
 from tests.conftest import run_cli as run
 from tests.conftest import run_json, same_number

@@ -13,7 +13,8 @@ import pytest
 import servebound
 from servebound.catalog.export import TABLES
 from servebound.catalog.hardware import list_hardware
-from servebound.catalog.models import get_model, model_index, profile_ids
+from servebound.catalog.model_build import model_index
+from servebound.catalog.models import get_model, profile_ids
 from servebound.cli import main
 from servebound.runs.reported import load_reported_runs
 

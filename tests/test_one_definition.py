@@ -7,6 +7,7 @@ import dataclasses
 from typing import get_args
 
 from servebound.catalog import hardware as catalog_hardware
+from servebound.catalog import hardware_file
 from servebound.catalog.hardware_schema import ComputeRow, DeviceRow, SourcesRow
 from servebound.core.hardware import ARITHMETIC_MODES, ArithmeticMode
 from servebound.inputs.files import ComputeFile
@@ -25,6 +26,6 @@ def test_per_mode_schema_fields_follow_the_modes() -> None:
 def test_the_catalog_record_keeps_device_row_fields_by_their_names() -> None:
     # pydantic's model_dump(include=...) ignores a name it does not know: a renamed field would
     # otherwise fall back to its default in every catalog record without a word.
-    kept = set(catalog_hardware._ROW_KEPT)
+    kept = set(hardware_file._ROW_KEPT)
     assert kept <= set(DeviceRow.model_fields)
     assert kept <= {f.name for f in dataclasses.fields(catalog_hardware.CatalogHardware)}

@@ -14,7 +14,8 @@ import pytest
 
 from servebound.catalog import snapshot
 from servebound.catalog.hardware import SNAPSHOT_KINDS, load_hardware_catalog
-from servebound.catalog.models import PROFILE_KINDS, get_model, import_profile, profile_ids
+from servebound.catalog.model_build import import_profile
+from servebound.catalog.models import PROFILE_KINDS, get_model, profile_ids
 from servebound.catalog.snapshot_build import REBUILD, build
 from servebound.inputs import package_data
 
@@ -143,6 +144,7 @@ def test_serve_writes_nothing_into_the_home(tmp_path: Path) -> None:
 
 
 def test_the_model_index_from_the_snapshot_is_the_validated_one() -> None:
-    from servebound.catalog.models import _entries, _index_entries
+    from servebound.catalog.model_build import _index_entries
+    from servebound.catalog.models import _entries
 
     assert _entries() == _index_entries()

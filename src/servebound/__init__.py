@@ -16,20 +16,17 @@ import typing as _typing
 
 if _typing.TYPE_CHECKING:
     from servebound.api import (
-        cost,
         decode,
         default_workload,
-        hardware,
         layout,
         load_hardware,
         load_model,
         make_workload,
-        models,
         plan,
         prefill,
-        search,
         with_kv_precision,
     )
+    from servebound.catalog.browse import hardware, models, search
     from servebound.catalog.hardware import CatalogHardware
     from servebound.catalog.models import CatalogModel
     from servebound.catalog.search import SearchHit
@@ -65,18 +62,18 @@ if _typing.TYPE_CHECKING:
     from servebound.importers.safetensors_headers import import_safetensors
     from servebound.runs.ceiling import check_run
     from servebound.runs.measured import MeasuredRun, RunCheck, make_run
-    from servebound.views.cost_report import CostReport
+    from servebound.views.cost_report import CostReport, cost
     from servebound.views.parallel import LayoutSearch, PlanResult
     from servebound.views.rank import RankRow, rank_hardware, rank_models
 
 #: Where each public name lives; imported on first use, so `import servebound` (and the CLI) stay fast.
 _HOMES = {
-    "cost": "servebound.api",
+    "cost": "servebound.views.cost_report",
     "decode": "servebound.api",
     "default_workload": "servebound.api",
-    "hardware": "servebound.api",
-    "models": "servebound.api",
-    "search": "servebound.api",
+    "hardware": "servebound.catalog.browse",
+    "models": "servebound.catalog.browse",
+    "search": "servebound.catalog.browse",
     "CatalogHardware": "servebound.catalog.hardware",
     "CatalogModel": "servebound.catalog.models",
     "SearchHit": "servebound.catalog.search",

@@ -27,94 +27,14 @@ from servebound.inputs.scenario import (
     with_kv_precision,
 )
 from servebound.inputs.workload import BY_NAME, WorkloadInputs
+from servebound.runs.band import with_band
 from servebound.views import report as _report  # noqa: F401 (registers the results' JSON views)
 
 if TYPE_CHECKING:  # imported on use: `servebound decode` loads none of them
     from servebound.catalog.hardware import CatalogHardware
-    from servebound.catalog.models import CatalogModel
-    from servebound.catalog.search import SearchHit
     from servebound.core.decode_range import DecodeContextRange
     from servebound.core.prefill import PrefillRange, PrefillResult
-    from servebound.inputs.pricing import OwnedInputs
-    from servebound.views.cost_report import CostReport
     from servebound.views.parallel import LayoutSearch, PlanResult
-    from servebound.views.system_cost import LayoutCost
-
-
-def models(
-    words: str | None = None,
-    *,
-    family: str | None = None,
-    format: str | None = None,
-    min_params: float | None = None,
-    max_params: float | None = None,
-    moe: bool | None = None,
-    all_formats: bool = False,
-) -> list[CatalogModel]:
-    """Catalog model profiles matching every filter given, in catalog order: ``words`` as
-    ``search()`` reads them, ``family`` (``qwen3``, ``llama``), ``format`` (a weight format:
-    ``q4_k_m``, ``fp8``, ``mlx_4bit``), sizes in parameters, ``moe``. Native formats only unless
-    ``all_formats`` or ``format`` is given. Each profile passes to ``decode`` and the others as is."""
-    from servebound.catalog.models import CATALOG_FORMATS, list_models
-
-    if format is not None and format not in CATALOG_FORMATS:
-        raise InputError(
-            "format", f"{format!r} is not a catalog format; use one of {', '.join(CATALOG_FORMATS)}"
-        )
-    native_only = not all_formats and format is None and words is None
-    rows = list_models(
-        family=family, min_params=min_params, max_params=max_params, native_only=native_only, moe=moe
-    )
-    if format is not None:
-        rows = [m for m in rows if m.weight_format == format]
-    if words is not None:
-        from servebound.catalog.search import MAX_LIMIT
-        from servebound.catalog.search import search as find
-
-        found = {hit.id for hit in find(words, kind="model", limit=MAX_LIMIT)}
-        rows = [m for m in rows if m.id in found]
-    return rows
-
-
-def hardware(
-    words: str | None = None,
-    *,
-    vendor: str | None = None,
-    cls: str | None = None,
-    min_memory_gb: float | None = None,
-    max_memory_gb: float | None = None,
-    max_price_usd: float | None = None,
-    systems: bool = True,
-) -> list[CatalogHardware]:
-    """Catalog hardware rows matching every filter given, in catalog order: ``words`` as ``search()``
-    reads them, ``vendor`` (NVIDIA, Apple ...), ``cls`` (``consumer GPU``, ``unified-memory SoC`` ...),
-    memory in GB, price in USD, ``systems`` (multi-device rows). Each row passes to ``decode`` as is."""
-    from servebound.catalog.hardware import list_hardware
-
-    rows = list_hardware(
-        vendor=vendor,
-        cls=cls,
-        min_memory_gb=min_memory_gb,
-        max_price_usd=max_price_usd,
-        include_systems=systems,
-    )
-    if max_memory_gb is not None:
-        rows = [h for h in rows if h.memory_gb <= max_memory_gb]
-    if words is not None:
-        from servebound.catalog.search import MAX_LIMIT
-        from servebound.catalog.search import search as find
-
-        found = {hit.id for hit in find(words, kind="hardware", limit=MAX_LIMIT)}
-        rows = [h for h in rows if h.id in found]
-    return rows
-
-
-def search(words: str, *, kind: str | None = None, limit: int = 20) -> list[SearchHit]:
-    """Models and hardware the words name, best first, as `servebound search` and /api/search answer:
-    ``search("qwen3 30b q4")``, ``search("dgx spark", kind="hardware")``."""
-    from servebound.catalog.search import search as find
-
-    return find(words, kind=kind, limit=limit)
 
 
 def decode(
@@ -206,7 +126,6 @@ def decode_answer(
         from servebound.views.system_decode import pooled_on_system
 
         result = pooled_on_system(result, pooled_only(scenario.workload))
-    from servebound.runs.band import with_band  # the band, from the precomputed fits (no run is read)
 
     result = with_band(result)
     if not context_range:
@@ -276,66 +195,8 @@ def prefill_answer(
         ttft_budget_s=ttft_budget_s,
         **modes,
     )
-    from servebound.runs.band import with_band
 
     return with_band(result), rng
-
-
-def cost(
-    hardware: str | Hardware,
-    model: str | ModelAdapter,
-    workload: Workload | WorkloadInputs | None = None,
-    *,
-    usd_per_hour: float | None = None,
-    pricing: str = "auto",
-    owned: OwnedInputs | None = None,
-    batches: list[int] | None = None,
-    prompt_tokens: int | None = None,
-    kv_precision: str | None = None,
-    **workload_keywords: Any,
-) -> CostReport | LayoutCost:
-    """The cost curve over batch, as ``servebound cost`` (priced from the catalog row, or
-    ``usd_per_hour`` for the whole system; ``pricing`` auto, rental or owned). On a system, over the
-    micro-batch of its layout (``layout="tp=8"``, else the best valid one)."""
-    scenario = resolve_scenario(
-        workload, hardware=hardware, model=model, kv_precision=kv_precision, **workload_keywords
-    )
-    return cost_answer(
-        scenario,
-        hardware,
-        usd_per_hour=usd_per_hour,
-        pricing=pricing,
-        owned=owned,
-        batches=batches,
-        prompt_tokens=prompt_tokens,
-    )
-
-
-def cost_answer(
-    scenario: Scenario,
-    price_ref: str | Hardware,
-    *,
-    usd_per_hour: float | None = None,
-    pricing: str = "auto",
-    owned: OwnedInputs | None = None,
-    batches: list[int] | None = None,
-    prompt_tokens: int | None = None,
-) -> CostReport | LayoutCost:
-    """What `servebound cost`, ``cost()`` and /api/cost answer for a scenario: priced from ``price_ref``'s
-    catalog row (or ``usd_per_hour``); on a system, over the micro-batch of the scenario's layout."""
-    from servebound.inputs.pricing import catalog_price, resolve_price
-    from servebound.views.cost_report import DEFAULT_COST_PROMPT_TOKENS, cost_report
-
-    hw = scenario.hardware
-    price = resolve_price(
-        hw, catalog_price(price_ref), usd_per_hour=usd_per_hour, pricing=pricing, owned=owned
-    )
-    if scenario.layout is not None:  # a system prices the tokens of the layout it answers at
-        from servebound.views.system_cost import layout_cost
-
-        return layout_cost(scenario.layout, scenario.model, scenario.workload, price, batches)
-    prompt = DEFAULT_COST_PROMPT_TOKENS if prompt_tokens is None else prompt_tokens
-    return cost_report(hw, scenario.model, scenario.workload, price, batches=batches, prompt_tokens=prompt)
 
 
 def layout(
@@ -390,8 +251,6 @@ def plan(
 
 __all__ = [
     "Scenario",
-    "cost",
-    "cost_answer",
     "decode",
     "decode_answer",
     "default_workload",

@@ -17,8 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from servebound.api import default_workload
+from servebound.catalog.hardware import list_hardware
+from servebound.catalog.model_build import model_index
+from servebound.catalog.models import list_models
 from servebound.core.hardware import ARITHMETIC_MODES
 from servebound.core.units import GB
+from servebound.runs.reported import load_reported_runs
+from servebound.views.rank import rank_models
 
 
 @dataclass(frozen=True)
@@ -300,10 +306,6 @@ TABLES = (HARDWARE, MODELS, PROFILES, RUNS, CEILINGS)
 
 def _records() -> dict[str, Iterator[Any]]:
     """Each table's records, produced on demand."""
-    from servebound.catalog.hardware import list_hardware
-    from servebound.catalog.models import list_models, model_index
-    from servebound.runs.reported import load_reported_runs
-
     return {
         "hardware": iter(list_hardware()),
         "models": iter(model_index()),
@@ -315,11 +317,6 @@ def _records() -> dict[str, Iterator[Any]]:
 
 def ceiling_rows() -> Iterator[Any]:
     """The rank rows of every catalog device over every profile, those that fit, device by device."""
-    from servebound.api import default_workload
-    from servebound.catalog.hardware import list_hardware
-    from servebound.catalog.models import list_models
-    from servebound.views.rank import rank_models
-
     profiles = [m.adapter for m in list_models()]
     workload = default_workload()
     for row in list_hardware():

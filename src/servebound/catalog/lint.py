@@ -26,8 +26,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from servebound.catalog.hardware import read_catalog_document, structural_problems
-from servebound.catalog.hardware_schema import CatalogFile, DeviceRow, SystemRow
+from servebound.catalog.hardware_file import read_catalog_document
+from servebound.catalog.hardware_schema import CatalogFile, DeviceRow, SystemRow, structural_problems
 from servebound.core.hardware import ARITHMETIC_MODES
 from servebound.errors import InputError
 

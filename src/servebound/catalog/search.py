@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from servebound.catalog.hardware import load_hardware_catalog
+from servebound.catalog.models import _profile_ids, profile_id_for
 from servebound.catalog.names import _QUANT_ALIASES, _version, hub_ids, split_quant, tokens
 from servebound.errors import InputError
 
@@ -55,8 +57,6 @@ def _formats(quant: str) -> tuple[str, ...]:
 
 
 def _model_hits(wanted: list[str], quant: str | None) -> list[tuple[tuple[Any, ...], SearchHit]]:
-    from servebound.catalog.models import _profile_ids
-
     hubs = hub_ids()
     by_model: dict[str, list[tuple[str, str, bool]]] = {}
     for pid, (base, fmt, native) in _profile_ids().items():
@@ -80,8 +80,6 @@ def _model_hits(wanted: list[str], quant: str | None) -> list[tuple[tuple[Any, .
 
 
 def _hardware_hits(wanted: list[str]) -> list[tuple[tuple[Any, ...], SearchHit]]:
-    from servebound.catalog.hardware import load_hardware_catalog
-
     found = []
     for order, row in enumerate(load_hardware_catalog()):
         own = tokens(row.id)
@@ -107,8 +105,6 @@ def _hardware_detail(row: Any) -> str:
 def search(query: str, kind: str | None = None, limit: int = DEFAULT_LIMIT) -> list[SearchHit]:
     """Models and hardware rows the words name, best first (the newest version, then the fewest words
     beyond those typed, then catalog order); ``kind`` keeps one kind. An empty query is an error."""
-    from servebound.catalog.models import profile_id_for
-
     if kind is not None and kind not in KINDS:
         raise InputError("kind", f"{kind!r} is not a kind; use one of {', '.join(KINDS)}")
     if not 1 <= limit <= MAX_LIMIT:

@@ -9,13 +9,10 @@ imported by a command.
 from __future__ import annotations
 
 from servebound.catalog import snapshot
-from servebound.catalog.hardware import (
-    SNAPSHOT_KINDS,
-    build_catalog,
-    parse_catalog_data,
-    read_catalog_document,
-)
-from servebound.catalog.models import PROFILE_KINDS, import_profile, index_profile_ids, model_index
+from servebound.catalog.hardware import SNAPSHOT_KINDS
+from servebound.catalog.hardware_file import build_catalog, parse_catalog_data, read_catalog_document
+from servebound.catalog.model_build import import_profile, index_profile_ids, model_index
+from servebound.catalog.models import PROFILE_KINDS
 from servebound.inputs import package_data
 
 #: The command that writes the snapshot, named by the test that finds it stale.

@@ -15,8 +15,9 @@ from importlib import import_module
 
 import click
 
-from servebound.cli.commands import COMMANDS, HELP, help_option
+from servebound.cli.commands import COMMANDS, HELP, REGISTERED, help_option
 from servebound.errors import InputError
+from servebound.views.terminal import visible
 
 __all__ = ["COMMANDS", "HELP", "console_main", "main", "root"]  # the console script's entry points
 
@@ -45,8 +46,6 @@ class Root(click.Group):
         if cmd_name not in COMMANDS:
             return None
         import_module(f"servebound.cli.{COMMANDS[cmd_name][0]}")
-        from servebound.cli.common import REGISTERED
-
         return REGISTERED.get(cmd_name)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -126,8 +125,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _error(message: str, status: int) -> int:
-    from servebound.views.terminal import visible
-
     print(f"servebound: error: {visible(' '.join(message.split()))}", file=sys.stderr)
     return status
 

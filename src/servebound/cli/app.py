@@ -14,6 +14,7 @@ import click
 
 import servebound.cli
 from servebound.cli import COMMANDS, root
+from servebound.cli.commands import REGISTERED
 
 
 def command_modules() -> list[str]:
@@ -28,8 +29,6 @@ for _module in command_modules():
 
 
 def _everything() -> click.Group:
-    from servebound.cli.common import REGISTERED
-
     whole = root()
     for name in COMMANDS:
         whole.add_command(REGISTERED[name], name)

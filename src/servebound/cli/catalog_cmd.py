@@ -1,4 +1,4 @@
-"""`servebound hardware list|show|match` and `servebound catalog lint`."""
+"""`servebound hardware list|show|match`: the hardware catalog, every number with its source."""
 
 from __future__ import annotations
 
@@ -7,17 +7,16 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from servebound.catalog.hardware import CatalogHardware, get_hardware, list_hardware
-from servebound.catalog.lint import lint_hardware_catalog
 from servebound.cli.common import JSON, argument, command, flags, given, group, option
 from servebound.cli.output import console, line, new_table, print_json, strong
 from servebound.errors import InputError
 from servebound.inputs.pricing import price_json
+from servebound.measure.device_match import match_device
 
 hardware_app = group(
     "hardware",
     examples=("servebound hardware list --vendor Apple", "servebound hardware show nvidia-dgx-spark"),
 )
-catalog_app = group("catalog", examples=("servebound catalog lint", "servebound catalog lint --json"))
 
 
 def hardware_row_json(row: CatalogHardware) -> dict[str, Any]:
@@ -166,35 +165,8 @@ def hardware_show(hardware_id: str, json_out: bool) -> None:
     ),
 )
 def hardware_match(name: str, memory_gb: float | None, gpu_cores: int | None, json_out: bool) -> None:
-    from servebound.measure.device_match import match_device
-
     found = match_device(name, None if memory_gb is None else memory_gb * 1e9, gpu_cores)
     if json_out:
         print_json({"id": found.id, "reported": found.reported, "why": found.why})
         return
     console.print(f"{found.id}  ({found.why})", markup=False)
-
-
-@command(
-    "lint",
-    JSON,
-    parent=catalog_app,
-    help="Report every catalog number without a source and every inconsistent unit or id; exit 1 if any.",
-    examples=("servebound catalog lint", "servebound catalog lint --json"),
-)
-def catalog_lint(json_out: bool) -> int:
-    problems = lint_hardware_catalog()
-    try:
-        from servebound.catalog.models import lint_model_catalog
-    except ImportError:  # pragma: no cover - the model catalog ships with the package
-        model_problems: list[str] = []
-    else:
-        model_problems = lint_model_catalog()
-    problems = [*problems, *model_problems]
-    if json_out:
-        print_json({"problems": problems})
-    else:
-        for line in problems:
-            console.print(f"- {line}")
-        console.print(f"{len(problems)} problems")
-    return 1 if problems else 0

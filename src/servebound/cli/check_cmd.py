@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import statistics
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from servebound.cli.common import JSON, command, flags, given, option
 from servebound.cli.output import console, print_json
 from servebound.errors import InputError
+from servebound.runs.ceiling import check_json, check_run, format_check
+from servebound.runs.measured import make_run
+from servebound.runs.result_files import hardware_from_runs, model_from_runs, read_result_file
+from servebound.runs.validation import format_summary, validation_json, validation_summary
 
 
 @dataclass(frozen=True)
@@ -85,10 +90,6 @@ def check_command(
     overhead_gb: float | None,
     json_out: bool,
 ) -> int:
-    from servebound.runs.ceiling import check_json, format_check
-    from servebound.runs.measured import make_run
-    from servebound.runs.result_files import hardware_from_runs, model_from_runs, read_result_file
-
     if file is not None:
         if measured is not None or metric is not None:
             raise InputError("file", "give either --file or --metric with --measured, not both")
@@ -119,10 +120,6 @@ MAX_PRINTED_CHECKS = 20
 def checked_runs(hardware: str, model: str, runs: list[Any], overhead_gb: float | None) -> list[Any]:
     """Each run checked; runs that differ only in where they came from share one ceiling computation
     (a 60,000-record file of a few settings computes a few ceilings)."""
-    from dataclasses import replace
-
-    from servebound.runs.ceiling import check_run
-
     done: dict[Any, Any] = {}
     out = []
     for r in runs:
@@ -135,8 +132,6 @@ def checked_runs(hardware: str, model: str, runs: list[Any], overhead_gb: float 
 
 def checks_summary(rest: list[Any]) -> str:
     """One paragraph for the checks not printed: how many, how many above the ceiling, the spread."""
-    import statistics
-
     ratios = sorted(100 * c.efficiency for c in rest)
     above = sum(c.above_ceiling for c in rest)
     return (
@@ -152,8 +147,6 @@ def checks_summary(rest: list[Any]) -> str:
     examples=("servebound validate", "servebound validate --json"),
 )
 def validate_command(json_out: bool) -> None:
-    from servebound.runs.validation import format_summary, validation_json, validation_summary
-
     summary = validation_summary()
     if json_out:
         print_json(validation_json(summary))

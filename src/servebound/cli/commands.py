@@ -65,11 +65,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Serve the site and the JSON API (pages, markdown mirrors, /api/, /llms.txt) with the embedded catalog.",
     ),
     "build-site": (
-        "web_cmd",
+        "site_cmd",
         "Write every page, mirror, figure and asset as static files (`python -m http.server` serves them).",
     ),
     "hardware": ("catalog_cmd", "The hardware catalog: every number with its source."),
-    "catalog": ("catalog_cmd", "Checks of the catalog data."),
+    "catalog": ("lint_cmd", "Checks of the catalog data."),
     "economics": (
         "economics_cmd",
         "The serving-economics quantities: balance, drain time, trains, price forensics, training.",
@@ -88,6 +88,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "The catalog, reported runs and default-workload ceilings as a SQLite file or CSV files.",
     ),
 }
+
+
+#: Every command and group, by name, as its module registers it (root commands only): filled by
+#: ``cli.common.command`` when a command's module is imported.
+REGISTERED: dict[str, click.Command] = {}
 
 
 def help_option(command: click.Command, ctx: click.Context) -> click.Option | None:

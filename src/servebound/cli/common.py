@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import click
 
-from servebound.cli.commands import COMMANDS, help_option
+from servebound.cli.commands import COMMANDS, REGISTERED, help_option
 from servebound.errors import InputError
 from servebound.inputs.workload import BY_NAME, Group, Input, WorkloadInputs, given, inputs_of
 from servebound.inputs.workload import record_inputs as declared_fields
@@ -288,9 +288,6 @@ def _once_parser(parser: Any, ctx: click.Context) -> Any:
     parser.parse_args = parse_args
     return parser
 
-
-#: Every command and group, by name, as its module registers it (root commands only).
-REGISTERED: dict[str, click.Command] = {}
 
 _Function = TypeVar("_Function", bound=Callable[..., Any])
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from servebound.api import cost_answer, resolve_scenario
+from servebound.api import resolve_scenario
 from servebound.cli.common import (
     HARDWARE,
     JSON,
@@ -21,6 +21,7 @@ from servebound.inputs.workload import MAX_EDGE_TOKENS
 from servebound.views.cost_report import (
     DEFAULT_COST_PROMPT_TOKENS,
     CostReport,
+    cost_answer,
     cost_json,
     cost_notes,
     cost_summary,

@@ -11,6 +11,7 @@ from servebound.core.decode import DecodeResult
 from servebound.core.model import ModelAdapter
 from servebound.core.units import GB
 from servebound.inputs.workload import WorkloadInputs
+from servebound.runs.band import expected_text
 from servebound.views.notes import decode_notes, verdict_said
 from servebound.views.report import (
     VERDICT_TEXT,
@@ -24,7 +25,6 @@ from servebound.views.report import (
 if TYPE_CHECKING:
     from servebound.core.decode_range import DecodeContextRange
     from servebound.inputs.layout import LayoutChoice
-
 
 RANGE = option(
     "range_",
@@ -55,7 +55,6 @@ def decode_command(hardware: str, model: str, flags: WorkloadInputs, range_: boo
         print_json(decode_json(result, rng))
         return
     render_decode(result)
-    from servebound.runs.band import expected_text  # the band's printed lines
 
     console.print(expected_text(result.expected, result.expected_from, result.expected_aggregate).terminal)
     if rng is not None:

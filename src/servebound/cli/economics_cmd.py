@@ -8,6 +8,7 @@ from typing import Any
 from servebound.api import load_hardware, load_model, make_workload
 from servebound.cli.common import HARDWARE_HELP, JSON, REQUIRED, command, declared, group, option
 from servebound.cli.output import console, line, print_json, strong
+from servebound.inputs.files import load_tiers_file
 from servebound.views.economics_view import (
     LECTURE_BLACKWELL,
     Shown,
@@ -187,8 +188,6 @@ def price_ratio_command(output_usd: float, input_usd: float, json_out: bool) -> 
     ),
 )
 def cache_tier_command(hold_s: float, tiers: str | None, json_out: bool) -> None:
-    from servebound.inputs.files import load_tiers_file
-
     show(cache_tier(hold_s) if tiers is None else cache_tier(hold_s, load_tiers_file(tiers)), json_out)
 
 

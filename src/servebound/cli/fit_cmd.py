@@ -3,9 +3,17 @@ each would use."""
 
 from __future__ import annotations
 
+from servebound.api import load_hardware, make_workload
+from servebound.catalog.hardware import get_hardware
+from servebound.catalog.models import list_models
 from servebound.cli.common import JSON, ContextFlags, command, declared, option, workload
 from servebound.cli.output import console, new_table, print_json
-from servebound.views.report import fmt_rate
+from servebound.errors import InputError
+from servebound.inputs.resolve import CPU_ONLY_ID, hardware_ref
+from servebound.runs.band import check_engine
+from servebound.views.band_view import band_cell
+from servebound.views.fit import fit_models, fit_row_json, said_engines, usual_engines
+from servebound.views.report import fmt_rate, hardware_json
 
 
 @command(
@@ -25,16 +33,6 @@ from servebound.views.report import fmt_rate
     examples=("servebound fit -H nvidia-rtx-4090 --limit 5", "servebound fit -H apple-m4-max-128gb --json"),
 )
 def fit_command(hardware: str, engine: str | None, limit: int, flags: ContextFlags, json_out: bool) -> None:
-    from servebound.api import load_hardware, make_workload
-    from servebound.catalog.hardware import get_hardware
-    from servebound.catalog.models import list_models
-    from servebound.errors import InputError
-    from servebound.inputs.resolve import CPU_ONLY_ID, hardware_ref
-    from servebound.runs.band import check_engine
-    from servebound.views.band_view import band_cell
-    from servebound.views.fit import fit_models, fit_row_json, said_engines, usual_engines
-    from servebound.views.report import hardware_json
-
     if limit < 1:
         raise InputError("limit", f"must be at least 1 (got {limit})")
     engine = check_engine(engine)

@@ -10,7 +10,12 @@ from servebound.cli.common import REQUIRED, command, option
 from servebound.cli.output import checked_output, console, print_json, steps_json, steps_table
 from servebound.errors import InputError
 from servebound.importers.audit import ImportedModel
+from servebound.importers.gguf_file import import_gguf
+from servebound.importers.hf.hub import import_hub_gguf
+from servebound.importers.hf_config import check_revision, import_hf_config
+from servebound.importers.safetensors_headers import import_safetensors
 from servebound.inputs.files import check_imported, dumps_model
+from servebound.inputs.resolve import hub_gguf_ref
 
 
 class Kind(StrEnum):
@@ -38,16 +43,12 @@ def import_any(
 ) -> ImportedModel:
     """Dispatch to the importer for ``kind``; each reads headers and configs only. ``org/name:QUANT``
     (for gguf, or hf) reads the header of that quantization's GGUF in the Hub repository."""
-    from servebound.importers.hf_config import check_revision
-    from servebound.inputs.resolve import hub_gguf_ref
-
     check_revision(revision)
     source = resolved_source(source)
     hub = hub_gguf_ref(source) if not Path(source).exists() else None
     if hub is not None and kind in (Kind.GGUF, Kind.HF):
         if weight_format is not None:
             raise InputError("weight_format", f"{source} names a GGUF file, which states its own format")
-        from servebound.importers.hf.hub import import_hub_gguf
 
         return import_hub_gguf(*hub, revision=revision, kv_precision=kv_precision or "fp16")
     if revision is not None and kind is not Kind.HF:
@@ -55,8 +56,6 @@ def import_any(
             "revision", "--revision applies to a Hub source (import hf org/name, or org/name:QUANT)"
         )
     if kind is Kind.HF:
-        from servebound.importers.hf_config import import_hf_config
-
         return import_hf_config(
             source, weight_format=weight_format, kv_precision=kv_precision, revision=revision
         )
@@ -65,10 +64,7 @@ def import_any(
             "weight_format", f"--weight-format applies to `import hf`; a {kind.value} file states its own"
         )
     if kind is Kind.SAFETENSORS:
-        from servebound.importers.safetensors_headers import import_safetensors
-
         return import_safetensors(source, kv_precision=kv_precision or "bf16")
-    from servebound.importers.gguf_file import import_gguf
 
     return import_gguf(source, kv_precision=kv_precision or "fp16")
 

@@ -5,20 +5,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from servebound.catalog.hardware import CatalogHardware
+from servebound.catalog.hardware import CatalogHardware, get_hardware
 from servebound.cli.common import JSON, command, option
 from servebound.cli.output import checked_output, console, line, new_table, print_json, progress_bar, strong
 from servebound.core.units import GB, TFLOPS
 from servebound.errors import InputError
+from servebound.measure import hardware_file, measure_machine, write_hardware_file
+from servebound.measure.device_match import match_device
 
 
 def match_catalog(names: tuple[str, ...]) -> CatalogHardware | None:
     """The catalog device a detected name (GPU, Apple chip, CPU) is, if any: the exact reported-name
     table (servebound.measure.device_match), never a fuzzy guess, since a wrong match would print a
     misleading spec."""
-    from servebound.catalog.hardware import get_hardware
-    from servebound.measure.device_match import match_device
-
     for name in names:
         try:
             return get_hardware(match_device(name).id)
@@ -62,7 +61,6 @@ def measure_command(
     json_out: bool,
 ) -> None:
     path = None if output is None else Path(output)
-    from servebound.measure import hardware_file, measure_machine, write_hardware_file
 
     if path is not None:  # before minutes of measuring, not after
         checked_output(path, {".toml": "TOML"}, overwrite=overwrite)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from servebound.api import load_hardware, make_workload, resolve_scenario
+from servebound.api import load_hardware, load_model, make_workload, resolve_scenario
 from servebound.catalog.hardware import list_hardware
 from servebound.catalog.models import CatalogModel, catalog_profile, get_model, list_models
 from servebound.cli.common import JSON, ContextFlags, argument, command, flags, group, option
@@ -15,6 +15,7 @@ from servebound.errors import InputError
 from servebound.inputs.workload import MAX_EDGE_TOKENS
 from servebound.views.band_view import band_cell, expected_column_text
 from servebound.views.cost_report import fmt_money
+from servebound.views.fit import said_engines, usual_profile_ids
 from servebound.views.notes import VERDICT_WORDS
 from servebound.views.rank import (
     DEFAULT_RANK_PROMPT_TOKENS,
@@ -385,8 +386,6 @@ def rank_command(
         ranked = machine(hardware)
         profiles = list_models(native_only=not all_formats)
         if not all_formats:  # the formats people run on the device, where its usual engine is known
-            from servebound.views.fit import usual_profile_ids
-
             found = usual_profile_ids(ranked.hardware, workload)
             if found is not None:
                 usual, kept = found
@@ -400,8 +399,6 @@ def rank_command(
             runnable_only=not unsupported,
         )
     else:
-        from servebound.api import load_model
-
         mdl = load_model(model or "")
         catalog = list_hardware()
         systems = {r.id: f"{r.system.count} x {r.system.member_id}" for r in catalog if r.system is not None}
@@ -418,8 +415,6 @@ def rank_command(
         print_json({"sort": order, "engines": list(usual), "rows": [rank_row_json(r) for r in rows]})
         return
     if usual:
-        from servebound.views.fit import said_engines
-
         console.print(
             f"formats: each model's heaviest that {said_engines(usual)} runs here and that clears the floor "
             "(as fit), else its lightest; --all-formats ranks every format"

@@ -9,6 +9,7 @@ from servebound.cli.common import HARDWARE, JSON, MODEL, command, option, worklo
 from servebound.cli.output import console, line, on, print_json, print_table, render_assumptions, strong
 from servebound.core.prefill import PrefillRange, PrefillResult
 from servebound.inputs.workload import WorkloadInputs
+from servebound.runs.band import expected_text
 from servebound.views.report import (
     NOTHING_FITS,
     PREFILL_VERDICT_TEXT,
@@ -67,8 +68,6 @@ def prefill_command(hardware: str, model: str, flags: WorkloadInputs, range_: bo
         console.print(line(strong(mdl.name), where + said))
         return
     if result is not None:
-        from servebound.runs.band import expected_text  # the band's printed lines
-
         render_prefill(result)
         console.print(expected_text(result.expected, result.expected_from).terminal)
     if rng is not None:

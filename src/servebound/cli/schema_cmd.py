@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from servebound.cli.common import argument, command
 from servebound.cli.output import print_json
+from servebound.views.schemas import json_schema
 
 
 @command(
@@ -12,6 +13,4 @@ from servebound.cli.output import print_json
     examples=("servebound schema decode", "servebound schema prefill"),
 )
 def schema_command(command: str) -> None:
-    from servebound.views.schemas import json_schema
-
     print_json(json_schema(command))

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from servebound.core.arith import np
 from servebound.core.decode import StepCurve, step_curve
+from servebound.core.decode_compute import seconds_per_session_step_over_contexts
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.search import largest_true
@@ -164,8 +165,6 @@ def context_curve(
     usd_per_hour: float,
 ) -> ContextCurve:
     """Ordinary decoding at batch ``batch`` over an array of read contexts (vectorized)."""
-    from servebound.core.decode_compute import seconds_per_session_step_over_contexts
-
     workload = resolved_workload(workload)
     L = np.asarray(contexts, dtype=np.float64)
     r = hardware.bandwidth_bytes_per_s

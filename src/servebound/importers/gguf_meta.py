@@ -9,8 +9,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from gguf.constants import MODEL_ARCH_NAMES
-
 from servebound.errors import InputError
 from servebound.importers.gguf_reader import GGUFHeader
 
@@ -212,6 +210,8 @@ def architecture(header: GGUFHeader, field: str) -> tuple[str, bool, Meta]:
         raise InputError(
             f"{field}: general.architecture", "missing; the file does not say what model it holds"
         )
+    from gguf.constants import MODEL_ARCH_NAMES  # the installed gguf package's architectures
+
     known = arch in MODEL_ARCH_NAMES.values()
     if f"{arch}.block_count" not in header.metadata:
         hint = "" if known else "; it is not an architecture the installed gguf package knows (upgrade gguf?)"

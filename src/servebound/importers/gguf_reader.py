@@ -27,8 +27,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
-
 from servebound.errors import InputError
 from servebound.inputs import bounded
 
@@ -264,6 +262,8 @@ def _parse(buffer: Any, size: int, path: str, field: str) -> GGUFHeader:
     data_offset = cursor.pos + (-cursor.pos) % alignment
     if data_offset > size:
         raise InputError(field, "truncated: the file ends before its data section")
+
+    from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType  # the block table, read here only
 
     tensors: list[GGUFTensor] = []
     seen: set[str] = set()

@@ -32,6 +32,7 @@ from servebound.importers.consistency import check, hf_declared
 from servebound.importers.hf.blocks import Block, Count
 from servebound.importers.hf.cache import kv_shapes, prefill_shape
 from servebound.importers.hf.families import FAMILIES, SUPPORTED_MODEL_TYPES, WRAPPERS, Arch, Cfg
+from servebound.importers.hf.hub import fetch_config
 from servebound.importers.hf.llama_cpp import LLAMA_CPP_MIXES, q4_k_m_layout, use_more_bits
 from servebound.importers.hf.release import (
     ReleaseCache,
@@ -195,7 +196,6 @@ def _load(source: str | Path, *, offline: bool, revision: str | None) -> tuple[d
         copy = _catalog_copy(text) if revision is None else None  # the copy is of one revision only
         if copy is not None:
             return _parse(copy), text
-        from servebound.importers.hf.hub import fetch_config
 
         return _parse(fetch_config(text, revision=revision, local_only=offline)), text
     raise InputError("source", f"{source}: no such file or folder, and not a hub id of the form org/name")

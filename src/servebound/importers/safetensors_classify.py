@@ -5,7 +5,6 @@ config importer prices, and the index-only fallback through config.json. The rea
 
 from __future__ import annotations
 
-import importlib
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import replace
@@ -15,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from servebound.core.steps import Step
 from servebound.errors import InputError
 from servebound.importers.audit import ImportedModel
+from servebound.importers.hf_config import import_hf_config
 from servebound.importers.tensor_roles import ByteForm, TensorEntry, TensorRole, byte_form, classify_hf
 
 if TYPE_CHECKING:
@@ -70,17 +70,9 @@ def classify_checkpoint(
     return byte_form(entries, routed), entries
 
 
-def config_importer_model(config_path: Path, weight_format: str, kv_precision: str) -> ImportedModel | None:
-    """The config.json importer's result when that importer is installed, else None."""
-    try:
-        hf_config = importlib.import_module("servebound.importers.hf_config")
-    except ImportError:
-        return None
-    importer = getattr(hf_config, "import_hf_config", None)
-    if not callable(importer):
-        return None
-    result = importer(str(config_path), weight_format=weight_format, kv_precision=kv_precision)
-    return result if isinstance(result, ImportedModel) else None
+def config_importer_model(config_path: Path, weight_format: str, kv_precision: str) -> ImportedModel:
+    """The config.json importer's result for the checkpoint's config."""
+    return import_hf_config(str(config_path), weight_format=weight_format, kv_precision=kv_precision)
 
 
 def dominant_dtype(tensors: tuple[SafetensorsTensor, ...]) -> tuple[str, dict[str, int]]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from servebound.catalog.hardware import get_hardware
 from servebound.core.advice import Note, Setting
 from servebound.core.cost import (
     DEFAULT_AMORTIZATION_YEARS,
@@ -24,6 +25,7 @@ from servebound.core.cost import (
 from servebound.core.hardware import Hardware
 from servebound.errors import InputError
 from servebound.inputs.records import MAX_USD_PER_HOUR, MIN_USD_PER_HOUR
+from servebound.inputs.resolve import _looks_like_file, hardware_ref
 from servebound.inputs.workload import check_record, given, record_inputs
 
 if TYPE_CHECKING:
@@ -131,9 +133,6 @@ def _no_conflict(mode: Pricing, usd_per_hour: float | None, owned: OwnedInputs) 
 
 def catalog_price(ref: str | Hardware) -> DevicePrice | None:
     """The catalog row's prices behind a hardware reference, or None for a file (a file carries none)."""
-    from servebound.catalog.hardware import get_hardware
-    from servebound.inputs.resolve import _looks_like_file, hardware_ref
-
     if isinstance(ref, Hardware):
         ref = ref.id
     ref = hardware_ref(ref)

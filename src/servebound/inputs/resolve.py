@@ -13,6 +13,7 @@ from servebound.core.advice import Note, Setting
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.errors import InputError
+from servebound.importers.hf import HUB_GGUF
 
 _FILE_SUFFIXES = (".toml", ".json", ".gguf", ".safetensors")
 #: The longest reference looked up: ids and paths are a few hundred characters at most, and a longer
@@ -81,8 +82,6 @@ def _imported_model(ref: str) -> ModelAdapter | None:
 
 def hub_gguf_ref(ref: str) -> tuple[str, str] | None:
     """(repo, quant) of ``org/name:QUANT`` (llama.cpp's -hf form), None for anything else."""
-    from servebound.importers.hf import HUB_GGUF  # not hub: that imports the network stack
-
     match = HUB_GGUF.match(ref.strip())
     return None if match is None else (match["repo"], match["quant"])
 

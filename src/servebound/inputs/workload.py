@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import MISSING, dataclass, fields
 from typing import Any, get_type_hints
 
+from servebound.core.advice import Note, Setting, listed
 from servebound.core.engines import ENGINE_IDS
 from servebound.core.hardware import ARITHMETIC_MODES, HOST_BOUNDS
 from servebound.core.workload import (
@@ -346,8 +347,6 @@ class WorkloadInputs:
             spec.check(getattr(self, spec.name))
         exact = [name for name in ("alloc_context", "read_context") if getattr(self, name) is not None]
         if self.context is not None and exact:
-            from servebound.core.advice import Note, Setting, listed
-
             raise InputError(
                 "context",
                 Note.of(

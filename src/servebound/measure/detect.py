@@ -19,6 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from servebound.catalog.hardware_names import CPU_ONLY_ID
+from servebound.catalog.hosts import get_host
+from servebound.core.hardware import Hardware
+from servebound.measure.device_tools import detect_devices, parse_meminfo
+
 if TYPE_CHECKING:
     from servebound.core.hardware import Hardware
 
@@ -196,8 +201,6 @@ _BACKENDS = {
 def detect_gpus() -> tuple[DetectedGpu, ...]:
     """This machine's GPUs from the vendors' tools (the detection ``--hardware auto`` uses), without
     torch; empty when no tool answers."""
-    from servebound.measure.device_tools import detect_devices
-
     gpus: list[DetectedGpu] = []
     for index, device in enumerate(detect_devices()):
         backend = _BACKENDS.get(device.tool, "cuda")
@@ -329,8 +332,6 @@ def host_machine_linux(
     meminfo: str, lscpu: str | None, cpuinfo: str | None, dmidecode: str | None
 ) -> HostMachine:
     """A Linux machine from its recorded reports (/proc/meminfo, lscpu, /proc/cpuinfo, dmidecode)."""
-    from servebound.measure.device_tools import parse_meminfo
-
     memory = parse_meminfo(meminfo)
     if memory is None:
         raise ValueError("/proc/meminfo has no MemTotal")
@@ -391,10 +392,6 @@ def cpu_only_hardware(machine: HostMachine) -> Hardware:
     """A CPU-only machine as a hardware record: its RAM as capacity, its host memory's bandwidth (the
     OS's channels x 8 B x MT/s where it reports them and no platform row names the CPU; else the row's,
     times the sockets), the default runtime overhead."""
-    from servebound.catalog.hardware_names import CPU_ONLY_ID
-    from servebound.catalog.hosts import get_host
-    from servebound.core.hardware import Hardware
-
     row_id, why = host_row_for(machine)
     row = get_host(row_id)
     bandwidth = row.bandwidth_bytes_per_s * machine.sockets

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
+from servebound.catalog.hardware import get_hardware
 from servebound.errors import InputError
 from servebound.inputs import bounded
 
@@ -72,8 +73,6 @@ def apple_rows() -> dict[str, tuple[str, int]]:
 
 
 def _memory_bytes(row_id: str) -> float:
-    from servebound.catalog.hardware import get_hardware
-
     return get_hardware(row_id).hardware.memory_bytes
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 
+from servebound.measure.device_match import fold, known_names
 from servebound.measure.reported import ReportedDevice
 
 _XPU_FIELD = re.compile(r"^[|\s]*(?:\d+\s*\|?\s*)?([A-Za-z][A-Za-z ]*?):\s*(.*?)\s*\|?\s*$")
@@ -59,8 +60,6 @@ def parse_sycl_ls(text: str) -> list[ReportedDevice]:
     ``[ext_oneapi_level_zero:gpu:0]`` form), else the OpenCL GPU lines. sycl-ls does not say which GPU
     is integrated: where a known Arc card is listed beside an Intel iGPU (UHD Graphics), only the names
     the catalog knows are kept, so the card is what ``--hardware auto`` means."""
-    from servebound.measure.device_match import fold, known_names
-
     level_zero: list[str] = []
     opencl: list[str] = []
     for line in text.splitlines():

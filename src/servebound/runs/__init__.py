@@ -9,11 +9,11 @@ summarised (``servebound validate``, the /validation page).
 
 from functools import cache
 
+from servebound.inputs import package_data
+
 
 @cache
 def reported_runs_text() -> str:
     """The reported-run catalog's file, read once per process: a server reads it as it starts, and
     ``reported.load_reported_runs`` parses it on first use."""
-    from servebound.inputs import package_data
-
     return package_data.read_text("servebound.catalog", "data", "reported_runs.toml")

@@ -31,9 +31,10 @@ from servebound.core.band import (
     fit_time_model,
     leave_one_out,
 )
+from servebound.core.decode import DecodeResult as Decoded
 from servebound.core.engines import engines
 from servebound.errors import InputError
-from servebound.inputs.engine_formats import assumed_engine, catalog_facts
+from servebound.inputs.engine_choice import assumed_engine, catalog_facts
 from servebound.runs.band_table import FittedGroup, fitted, table_text
 
 if TYPE_CHECKING:  # the run catalog (pydantic) loads only when a band is asked for
@@ -271,7 +272,6 @@ def with_band(result: R, engine: str | None = None) -> R:
     where :func:`band_for` gives none). Decode at a forced batch B: the per-session band beside r(B);
     with a b*, ``expected_aggregate`` beside T(b*) too. ``engine``: the engine the caller's row runs
     (``fit --engine E``), in place of the workload's."""
-    from servebound.core.decode import DecodeResult as Decoded
 
     hw = result.hardware.id
     regime = OFFLOAD if result.workload.offload is not None else ON_DEVICE

@@ -19,6 +19,7 @@ from servebound.core.prefill import prefill
 from servebound.core.rates import charge_mode, linear_mode_for
 from servebound.core.units import GB
 from servebound.errors import InputError
+from servebound.importers.gguf_file import import_gguf
 from servebound.inputs.scenario import load_hardware, load_model, make_workload, resolve_scenario
 from servebound.runs.measured import (
     ABOVE_CEILING_MEANING,
@@ -38,8 +39,6 @@ def load_run_model(ref: str | ModelAdapter) -> ModelAdapter:
     if isinstance(ref, ModelAdapter):
         return ref
     if ref.lower().endswith(".gguf"):
-        from servebound.importers.gguf_file import import_gguf
-
         if not Path(ref).is_file():
             raise InputError("model", f"GGUF file {ref!r} does not exist")
         return import_gguf(ref).adapter

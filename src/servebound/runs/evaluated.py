@@ -5,12 +5,16 @@ family. ``runs.validation`` summarises them; ``runs.band`` fits its bands on the
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from servebound.catalog.hardware import get_hardware
+from servebound.catalog.models import get_model
 from servebound.errors import InputError
 from servebound.runs.ceiling import check_run
 from servebound.runs.measured import ABOVE_CEILING_TOLERANCE, Metric, RunCheck, make_run
+from servebound.runs.reported import load_reported_runs
+from servebound.views.parallel import layout_decode_ceiling
 
 if TYPE_CHECKING:
     from servebound.runs.reported import ReportedRunEntry
@@ -36,8 +40,6 @@ class ReportedRun:
 
 
 def _model_family(model_id: str) -> str:
-    from servebound.catalog.models import get_model
-
     try:
         return get_model(model_id).family
     except InputError:
@@ -45,8 +47,6 @@ def _model_family(model_id: str) -> str:
 
 
 def _hardware_family(hardware_id: str) -> str:
-    from servebound.catalog.hardware import get_hardware
-
     try:
         return get_hardware(hardware_id).device_class
     except InputError:
@@ -75,7 +75,6 @@ def evaluate_entry(entry: ReportedRunEntry) -> ReportedRun:
         )
     except InputError as exc:
         raise InputError(f"reported run {entry.id}: {exc.field}", exc.problem) from None
-    from dataclasses import replace
 
     run = replace(
         run,
@@ -99,10 +98,6 @@ def evaluate_entry(entry: ReportedRunEntry) -> ReportedRun:
 def _layout_check(entry: ReportedRunEntry, check: RunCheck) -> RunCheck:
     """The same run against its layout's ceiling (never above the pooled one: communication only lowers
     it). A micro-batch of ceil(concurrency / (dp pp)) sessions; per session 1 / tau, aggregate c / tau."""
-    from dataclasses import replace
-
-    from servebound.views.parallel import layout_decode_ceiling
-
     assert entry.layout is not None and check.decode is not None
     workload = check.decode.workload
     per_session, aggregate, label = layout_decode_ceiling(
@@ -129,8 +124,6 @@ def evaluate_reported_runs(entries: Iterable[ReportedRunEntry] | None = None) ->
     Raises InputError when a run above its ceiling carries no ``explanation``: such a run must be
     investigated and explained in its entry, never dropped.
     """
-    from servebound.runs.reported import load_reported_runs  # its schema's models on first use
-
     evaluated = tuple(evaluate_entry(e) for e in (load_reported_runs() if entries is None else entries))
     for run in evaluated:
         if not run.at_or_below and not (run.entry.explanation or "").strip():

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from servebound.errors import InputError
 from servebound.inputs import bounded
+from servebound.inputs.files import validation_to_input_error
 from servebound.runs import reported_runs_text
 from servebound.runs.measured import Metric
 
@@ -103,8 +104,6 @@ def parse_reported_runs(
     try:
         parsed = ReportedRunsFile.model_validate(data)
     except ValidationError as exc:
-        from servebound.inputs.files import validation_to_input_error  # the files' models on an error
-
         error = validation_to_input_error(exc, f"{origin}: ")
         runs = data.get("run")
         loc = exc.errors(include_url=False)[0].get("loc", ())

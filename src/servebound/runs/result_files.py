@@ -12,6 +12,7 @@ from pathlib import Path
 
 from servebound.errors import InputError
 from servebound.inputs import bounded
+from servebound.measure.device_match import match_device
 from servebound.runs.llama_bench import llama_bench_runs
 from servebound.runs.measured import MAX_RESULT_FILE_BYTES, MeasuredRun
 from servebound.runs.text_results import text_result_runs
@@ -57,8 +58,6 @@ _KNOWN = (
 def hardware_from_runs(runs: list[MeasuredRun]) -> str:
     """The catalog id of the devices a result file names (llama-bench's gpu_info): N identical devices
     are ``Nx-<id>``. InputError asking for --hardware when the file names none, or different ones."""
-    from servebound.measure.device_match import match_device
-
     named = {run.hardware_names for run in runs}
     if named == {()} or not named:
         raise InputError(

@@ -19,7 +19,9 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from servebound.core.arith import np  # numpy on first use: a server starts without it
+from servebound.core.band import BAND_MIN_RUNS
 from servebound.errors import InputError
+from servebound.runs.band import band_calibration
 from servebound.runs.evaluated import ReportedRun as ReportedRun
 from servebound.runs.evaluated import evaluate_entry as evaluate_entry
 from servebound.runs.evaluated import evaluate_reported_runs
@@ -104,8 +106,6 @@ def _grouped(runs: Sequence[ReportedRun], key: Any) -> dict[str, EfficiencyStats
 def validation_summary(runs: Sequence[ReportedRun] | None = None) -> ValidationSummary:
     """The at-or-below count and efficiency distribution over reported runs (the shipped ones by
     default), overall and by engine, hardware family, phase and model family."""
-    from servebound.runs.band import band_calibration
-
     evaluated = tuple(evaluate_reported_runs() if runs is None else runs)
     return ValidationSummary(
         runs=evaluated,
@@ -192,8 +192,6 @@ def validation_json(summary: ValidationSummary) -> dict[str, Any]:
 
 def bands_json(calibration: Calibration) -> list[dict[str, Any]]:
     """Each band group: its runs, fit and leave-one-out coverage and median width (null where too few)."""
-    from servebound.core.band import BAND_MIN_RUNS
-
     out = []
     for row in calibration.groups:
         group, model = row.group, row.model
@@ -219,8 +217,6 @@ def bands_json(calibration: Calibration) -> list[dict[str, Any]]:
 
 def format_bands(calibration: Calibration) -> list[str]:
     """The bands' lines: per engine and class, the fit, coverage and median width, or why none."""
-    from servebound.core.band import BAND_MIN_RUNS
-
     share = "" if calibration.share is None else f" ({100 * calibration.share:.0f} %)"
     lines = [
         "expected bands (t = a t_ceiling + t_0 per engine, class and phase; leave-one-out: runs inside the "

@@ -17,6 +17,8 @@ import random
 from dataclasses import replace
 from typing import Any, Literal
 
+from servebound.catalog.hardware import list_hardware
+from servebound.catalog.models import get_model, profile_ids
 from servebound.core.decode import DecodeResult, decode
 from servebound.core.decode_range import decode_context_range
 from servebound.core.experts import ExpertTraffic
@@ -206,9 +208,6 @@ def conformance_text(seed: int = 12) -> str:
 
 def build_vectors(seed: int = 12) -> dict[str, Any]:
     """The whole conformance set (deterministic for a seed)."""
-    from servebound.catalog.hardware import list_hardware
-    from servebound.catalog.models import get_model, profile_ids
-
     rng = random.Random(seed)
     hardware = [h.hardware for h in list_hardware()]
     catalog_models = [get_model(p).adapter for p in profile_ids()]

@@ -19,7 +19,12 @@ from servebound.core.model import ModelAdapter
 from servebound.core.prefill import PrefillResult, prefill
 from servebound.core.workload import MAX_BATCH, Workload, resolved_workload
 from servebound.errors import InputError
-from servebound.inputs.pricing import ResolvedPrice
+from servebound.inputs.pricing import OwnedInputs, ResolvedPrice, catalog_price, resolve_price
+from servebound.inputs.scenario import Scenario, resolve_scenario
+from servebound.inputs.workload import WorkloadInputs
+from servebound.views.notes import decode_notes, notes_json
+from servebound.views.report import hardware_json, workload_assumptions
+from servebound.views.system_cost import LayoutCost, layout_cost
 
 #: The prompt length whose input tokens are priced unless told otherwise.
 DEFAULT_COST_PROMPT_TOKENS = 8192
@@ -167,16 +172,11 @@ def cost_report(
 
 def cost_notes(report: CostReport) -> list[Note]:
     """The cost report's notes, then decode's: records each surface spells its own way."""
-    from servebound.views.notes import decode_notes
-
     return [*(Note((text,)) for text in report.notes), *decode_notes(report.decode)]
 
 
 def cost_json(report: CostReport) -> dict[str, Any]:
     """The contract's `servebound cost --json` object, plus our own extra fields."""
-    from servebound.views.notes import notes_json
-    from servebound.views.report import hardware_json, workload_assumptions
-
     r = report
     points: list[dict[str, Any]] = []
     curve = r.curve
@@ -280,3 +280,55 @@ def cost_summary(data: dict[str, Any]) -> list[str]:
 
 
 json_view(CostReport, cost_json)
+
+
+def cost(
+    hardware: str | Hardware,
+    model: str | ModelAdapter,
+    workload: Workload | WorkloadInputs | None = None,
+    *,
+    usd_per_hour: float | None = None,
+    pricing: str = "auto",
+    owned: OwnedInputs | None = None,
+    batches: list[int] | None = None,
+    prompt_tokens: int | None = None,
+    kv_precision: str | None = None,
+    **workload_keywords: Any,
+) -> CostReport | LayoutCost:
+    """The cost curve over batch, as ``servebound cost`` (priced from the catalog row, or
+    ``usd_per_hour`` for the whole system; ``pricing`` auto, rental or owned). On a system, over the
+    micro-batch of its layout (``layout="tp=8"``, else the best valid one)."""
+    scenario = resolve_scenario(
+        workload, hardware=hardware, model=model, kv_precision=kv_precision, **workload_keywords
+    )
+    return cost_answer(
+        scenario,
+        hardware,
+        usd_per_hour=usd_per_hour,
+        pricing=pricing,
+        owned=owned,
+        batches=batches,
+        prompt_tokens=prompt_tokens,
+    )
+
+
+def cost_answer(
+    scenario: Scenario,
+    price_ref: str | Hardware,
+    *,
+    usd_per_hour: float | None = None,
+    pricing: str = "auto",
+    owned: OwnedInputs | None = None,
+    batches: list[int] | None = None,
+    prompt_tokens: int | None = None,
+) -> CostReport | LayoutCost:
+    """What `servebound cost`, ``cost()`` and /api/cost answer for a scenario: priced from ``price_ref``'s
+    catalog row (or ``usd_per_hour``); on a system, over the micro-batch of the scenario's layout."""
+    hw = scenario.hardware
+    price = resolve_price(
+        hw, catalog_price(price_ref), usd_per_hour=usd_per_hour, pricing=pricing, owned=owned
+    )
+    if scenario.layout is not None:  # a system prices the tokens of the layout it answers at
+        return layout_cost(scenario.layout, scenario.model, scenario.workload, price, batches)
+    prompt = DEFAULT_COST_PROMPT_TOKENS if prompt_tokens is None else prompt_tokens
+    return cost_report(hw, scenario.model, scenario.workload, price, batches=batches, prompt_tokens=prompt)

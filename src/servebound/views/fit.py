@@ -18,10 +18,11 @@ from servebound.core.decode import DecodeResult, decode
 from servebound.core.fields import documented_json
 from servebound.core.hardware import Hardware
 from servebound.core.workload import Workload
-from servebound.inputs.engine_formats import USUAL_ENGINES as USUAL_ENGINES
-from servebound.inputs.engine_formats import FormatChoice, choose_format, hardware_vendor
-from servebound.inputs.engine_formats import engine_for as engine_for
-from servebound.inputs.engine_formats import usual_engines as usual_engines
+from servebound.inputs.engine_choice import USUAL_ENGINES as USUAL_ENGINES
+from servebound.inputs.engine_choice import engine_for as engine_for
+from servebound.inputs.engine_choice import hardware_vendor
+from servebound.inputs.engine_choice import usual_engines as usual_engines
+from servebound.inputs.engine_formats import FormatChoice, choose_format
 from servebound.inputs.scenario import resolve_scenario
 from servebound.runs.band import with_band
 

@@ -18,7 +18,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from servebound.catalog.hosts import offload_spec
 from servebound.core.decode import DecodeResult, Verdict, decode
+from servebound.core.engines import FormatSupport, format_support
+from servebound.core.errors import InputError
 from servebound.core.nearest_records import NearestFit, register
 from servebound.core.workload import KVAllocation, Workload
 
@@ -57,7 +60,6 @@ def applied(result: DecodeResult, fit: NearestFit) -> tuple[Hardware, ModelAdapt
 
         other = get_model(str(fit.value)).adapter
         return hardware, other, _for_weights(workload, hardware, other)
-    from servebound.catalog.hosts import offload_spec
 
     if fit.change == "cpu_moe":
         spec = offload_spec(cpu_moe=True, host=fit.host)
@@ -109,8 +111,6 @@ def _context(result: DecodeResult) -> NearestFit | None:
 def _format(result: DecodeResult) -> NearestFit | None:
     """The heaviest catalog format of the same model, lighter than this one, where a session fits."""
     from servebound.catalog.models import get_model, profile_ids
-    from servebound.core.engines import FormatSupport, format_support
-    from servebound.core.errors import InputError
 
     try:
         base = get_model(result.model.id).base_id
@@ -138,7 +138,6 @@ def _format(result: DecodeResult) -> NearestFit | None:
 def host_for(hardware: Hardware) -> str | None:
     """The catalog host row an offload on this hardware reads (None: unified memory, nothing to gain)."""
     from servebound.catalog.hardware import get_hardware
-    from servebound.core.errors import InputError
 
     try:
         device_class = get_hardware(hardware.id).device_class

@@ -33,6 +33,7 @@ from servebound.inputs.layout import SystemRef as SystemRef
 from servebound.inputs.layout import compute_seconds_per_session_step as compute_seconds_per_session_step
 from servebound.inputs.layout import parse_layout as parse_layout
 from servebound.inputs.layout import resolve_system as resolve_system
+from servebound.inputs.pricing import catalog_price
 from servebound.inputs.records import PlanTraffic
 from servebound.inputs.scenario import resolve_on_system, resolve_scenario
 from servebound.inputs.workload import BY_NAME
@@ -298,8 +299,6 @@ def run_plan(
     assert best.sessions is not None and best.per_session_tok_per_s is not None
     price_source = "the price per hour given" if usd_per_device_hour is not None else None
     if usd_per_device_hour is None:
-        from servebound.inputs.pricing import catalog_price
-
         listed = catalog_price(resolved.id)
         if listed is not None and listed.rental_usd_per_hour is not None:
             usd_per_device_hour = listed.rental_usd_per_hour / resolved.system.count

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from servebound.api import decode_answer, prefill_answer
+from servebound.catalog.hardware import get_hardware
 from servebound.catalog.hardware_names import HARDWARE_CLASSES
 from servebound.core.advice import Note
 from servebound.core.cost import usd_per_mtok_at_rate
@@ -27,7 +28,9 @@ from servebound.core.model import ModelAdapter
 from servebound.core.prefill import PrefillResult, prefill
 from servebound.core.workload import Workload
 from servebound.errors import InputError
-from servebound.inputs.scenario import Scenario, default_workload, load_model, resolve_scenario
+from servebound.inputs.pricing import resolve_price
+from servebound.inputs.resolve import CPU_ONLY_ID, _looks_like_file, hardware_ref, resolve_hardware
+from servebound.inputs.scenario import Scenario, default_workload, load_hardware, load_model, resolve_scenario
 from servebound.views.notes import NO_PREFILL_WHY, NO_WAIT_WHY, missing_decode
 
 if TYPE_CHECKING:
@@ -66,8 +69,6 @@ class Machine:
 
 def _row_facts(row: CatalogHardware) -> dict[str, Any]:
     """A row's class, devices and price per hour, as plain values (the CLI caches them)."""
-    from servebound.inputs.pricing import resolve_price
-
     facts: dict[str, Any] = {
         "price_usd": row.price_usd,
         "hardware_group": row.hardware_group,
@@ -85,13 +86,10 @@ def _row_facts(row: CatalogHardware) -> dict[str, Any]:
 def machine(ref: str) -> Machine:
     """The machine a hardware reference names (a catalog id or alias, an NxID system, ``auto``, a
     hardware file): a catalog row with its class, devices and price, a file as class ``files``."""
-    from servebound.inputs.resolve import CPU_ONLY_ID, _looks_like_file, hardware_ref, resolve_hardware
-
     hw = resolve_hardware(ref)
     ref = hardware_ref(ref)
     if _looks_like_file(ref) or ref == CPU_ONLY_ID:  # a file, or this machine's CPU: no catalog row
         return Machine(hw, hardware_group="files")
-    from servebound.catalog.hardware import get_hardware
 
     return Machine(hw, **_row_facts(get_hardware(ref)))
 
@@ -102,9 +100,6 @@ def _as_machine(
     """A machine from any of its forms: an id or file (a catalog row brings its class and price), a
     record, or a record with its price."""
     if isinstance(entry, str):
-        from servebound.catalog.hardware import get_hardware
-        from servebound.inputs.scenario import load_hardware
-
         try:
             return Machine.of(get_hardware(entry))
         except InputError:

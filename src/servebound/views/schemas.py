@@ -18,7 +18,10 @@ from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from servebound.core.decode import DecodeResult
 from servebound.core.fields import field_docs
+from servebound.core.prefill import PrefillResult
+from servebound.errors import InputError
 
 
 class Open(BaseModel):
@@ -101,8 +104,6 @@ NOTE_FIELDS: dict[str, Any] = {
 
 
 def decode_output() -> type[Open]:
-    from servebound.core.decode import DecodeResult
-
     base = record_model(DecodeResult, name="DecodeFields")
     return create_model(
         "DecodeOutput",
@@ -118,8 +119,6 @@ def decode_output() -> type[Open]:
 
 
 def prefill_output() -> type[Open]:
-    from servebound.core.prefill import PrefillResult
-
     # rates and times are null where nothing fits (no wait to show)
     base = record_model(PrefillResult, nullable=True, name="PrefillFields")
     return create_model(
@@ -217,8 +216,6 @@ OUTPUTS: dict[str, Any] = {
 @cache
 def output_model(command: str) -> type[Open]:
     """The pydantic model of ``command``'s --json output."""
-    from servebound.errors import InputError
-
     if command not in OUTPUTS:
         raise InputError("command", f"no schema for {command!r}; use one of {', '.join(OUTPUTS)}")
     model: type[Open] = OUTPUTS[command]()

@@ -11,7 +11,10 @@ the bytes fetched, up to :data:`MAX_HEADER_BYTES`.
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 import re
+import shutil
 import socket
 import tempfile
 import urllib.request
@@ -20,10 +23,13 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from servebound.errors import InputError
+from servebound.importers.gguf_file import import_gguf
+from servebound.importers.gguf_reader import read_gguf_header
 from servebound.importers.hf import HUB_GGUF as HUB_GGUF  # kept there: light to import
 
 if TYPE_CHECKING:
     from servebound.importers.audit import ImportedModel
+
 
 FIRST_RANGE_BYTES = 1 << 20
 #: No GGUF header (tokenizer included) comes near this; a bigger one is refused.
@@ -104,8 +110,6 @@ def hub_error(
 
 def fetch_config(repo_id: str, *, revision: str | None = None, local_only: bool = False) -> Path:
     """config.json of a Hub repository (at ``revision``), quietly, from the local cache when offline."""
-    import logging
-
     local_only = local_only or offline()
     what = f"config.json of {repo_id!r}" + (f" at {revision}" if revision else "")
     if not local_only and not hub_reachable():
@@ -198,8 +202,6 @@ def _ranged(session: Any, url: str, headers: dict[str, str], end: int) -> tuple[
 
 def _header_copy(session: Any, url: str, headers: dict[str, str], target: Path) -> None:
     """A sparse local copy of a remote GGUF: its header bytes, its size, nothing else."""
-    from servebound.importers.gguf_reader import read_gguf_header
-
     want = FIRST_RANGE_BYTES
     while True:
         data, total = _ranged(session, url, headers, want)
@@ -252,11 +254,6 @@ def import_hub_gguf(
 ) -> ImportedModel:
     """``org/name:QUANT`` imported from its header alone (:func:`fetch_gguf_header`); the source names
     the repository file, and the sparse local copy is removed afterwards."""
-    import dataclasses
-    import shutil
-
-    from servebound.importers.gguf_file import import_gguf
-
     first = fetch_gguf_header(repo_id, quant, revision=revision)
     try:
         imported = import_gguf(first, kv_precision=kv_precision)

@@ -29,6 +29,7 @@ from servebound.importers.hf.llama_cpp import (
     llama_cpp_type,
     use_more_bits,
 )
+from servebound.importers.modes import linear_mode
 
 SMALL_TENSOR_BYTES = 2.0
 #: llama.cpp's converter writes 1-D tensors, routers and convolution taps as f32; its quantizer keeps them.
@@ -96,7 +97,6 @@ def linear_params_by_mode(plan: StoragePlan, blocks: list[Block]) -> tuple[tuple
     """P_lin,active split by the arithmetic mode of each weight group's layout (attention and mixers,
     dense and shared MLPs, k routed experts; routers in 16 bits where their group is narrower, as small
     tensors are stored), in mode order of first appearance. Empty when every part shares one mode."""
-    from servebound.importers.modes import linear_mode
 
     def mode(layout: BlockLayout) -> str:
         return linear_mode(layout.name)

@@ -16,6 +16,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
 from servebound.errors import MAX_ID_CHARS, InputError, shown
+from servebound.views.schemas import output_model
 from servebound.web.app.state import NotFoundError, WebState
 
 
@@ -164,8 +165,6 @@ def _documented(answer: dict[str, Any]) -> dict[str, Any]:
 def answers(command: str) -> dict[int | str, dict[str, Any]]:
     """An endpoint's documented answers: the errors, and its 200 typed by the model of the command whose
     --json it returns (``servebound.views.schemas``; documented only, the response itself is not re-validated)."""
-    from servebound.views.schemas import output_model
-
     return {
         200: {"model": output_model(command), "description": f"as `servebound {command} --json`"},
         **ERRORS,

@@ -30,6 +30,7 @@ import gc
 import importlib
 import logging
 import pkgutil
+import sys
 import threading
 import time
 from collections.abc import Iterable
@@ -38,12 +39,21 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.responses import Response
 
+import servebound
+from servebound.catalog import names, snapshot
+from servebound.catalog.hosts import host_rows
+from servebound.catalog.published import published_table
+from servebound.core.engines import engines, families
 from servebound.errors import shown
+from servebound.runs import reported_runs_text
+from servebound.runs.band_table import fitted_groups
 from servebound.web.app.errors import install_error_handlers
 from servebound.web.app.http_layers import install_http_layers
 from servebound.web.app.lane import HEAVY_PATHS, HeavyLane, Lane
 from servebound.web.app.packaged import packaged_static
 from servebound.web.app.state import FullTextBuilder, NotFoundError, WebState
+from servebound.web.export import build as export
+from servebound.web.pages import derivation, derivation_live, manual
 from servebound.web.pages.renderer import Renderer
 from servebound.web.pages.site import SiteData, default_site_data
 from servebound.web.routes import api, economics, machine, pages, reference
@@ -82,16 +92,9 @@ def create_app(
     site = _site_data(hardware, models)
     renderer = Renderer(site, mode="server", base_url=base_url)
 
-    def documents() -> Any:
-        from servebound.web.export import (
-            build as export,  # the export's modules on the first llms-full.txt build
-        )
-
-        return export
-
     full = FullTextBuilder(
-        lambda: documents().iter_markdown(renderer, site),
-        lambda: len(documents().full_text_documents(site)),
+        lambda: export.iter_markdown(renderer, site),
+        lambda: len(export.full_text_documents(site)),
     )
     app = FastAPI(
         title="servebound",
@@ -139,15 +142,8 @@ def _preload() -> None:
     worked examples, the manual, the reported runs and the bands' fits, the host, engine and
     published-parameter tables, the catalog snapshot's rows and the names people type): a reinstall
     under a running server cannot fail a page. The derivation and the reported runs are read as text
-    here and parsed on first use (their figures and checks are computed then, not at the start)."""
-    from servebound.catalog import names, snapshot
-    from servebound.catalog.hosts import host_rows
-    from servebound.catalog.published import published_table
-    from servebound.core.engines import engines, families
-    from servebound.runs import reported_runs_text
-    from servebound.runs.band_table import fitted_groups
-    from servebound.web.pages import derivation, derivation_live, manual
-
+    here and parsed on first use, or by :func:`import_served` once the server answers (their figures
+    and checks are computed then, not at the start)."""
     derivation.source_text()
     for doc in manual.documents():  # the manual (docs/), its index read by documents()
         manual.source(doc.name)
@@ -155,7 +151,6 @@ def _preload() -> None:
         derivation_live.example_machine(name)
     for name in derivation_live.EXAMPLE_MODELS:
         derivation_live.example_model(name)
-    derivation_live.measured_prefill_run()  # the GB10 run placed against the example files
     reported_runs_text()
     fitted_groups()  # the expected bands' fits: every decode and prefill reads its group's
     host_rows()
@@ -177,7 +172,6 @@ def serve(host: str = "127.0.0.1", port: int = 8000, base_url: str | None = None
     background thread from the start (streamed as it is built to a request that comes meanwhile).
     ``base_url`` is where clients reach it (absolute URLs in robots.txt, llms.txt, the sitemap); default
     ``http://HOST:PORT`` (localhost for a wildcard host)."""
-    import sys
 
     import uvicorn
 
@@ -224,16 +218,16 @@ NOT_SERVED = ("servebound.cli", "servebound.__main__")
 
 
 def import_served(app: FastAPI) -> int:
-    """Import every module of the package a request can reach (all but :data:`NOT_SERVED`) and build
-    the app's OpenAPI document; the number of modules. After this nothing a request needs is read from
+    """Import every module of the package a request can reach (all but :data:`NOT_SERVED`), place the
+    derivation's measured prefill run against its example files (they are read here, not at the start)
+    and build the app's OpenAPI document; the number of modules. After this nothing a request needs is read from
     the installed files: a reinstall under the running server answers as before (the routes are all
     in the app from ``create_app``; templates, assets and data are read there too)."""
-    import servebound
-
     count = 0
     for module in pkgutil.walk_packages(servebound.__path__, "servebound."):
         if not module.name.startswith(NOT_SERVED):
             importlib.import_module(module.name)
             count += 1
+    derivation_live.measured_prefill_run()  # the GB10 run placed against the example files
     app.openapi()
     return count

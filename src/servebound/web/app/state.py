@@ -15,6 +15,7 @@ from typing import Annotated, Any, ParamSpec, TypeVar, cast
 from fastapi import Depends, Request
 from fastapi.responses import HTMLResponse, Response
 
+from servebound.catalog.names import NameChoiceError
 from servebound.core.model import ModelAdapter
 from servebound.errors import MAX_ID_CHARS, InputError, shown
 from servebound.inputs.engine_formats import names_a_format
@@ -223,8 +224,6 @@ def _lookup(
         return get(ref)
     except InputError as error:
         close = suggest(ref)
-        from servebound.catalog.names import NameChoiceError
-
         why = f" ({error.problem})" if isinstance(error, NameChoiceError) else ""
         raise NotFoundError(
             kind,

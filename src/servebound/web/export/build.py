@@ -25,6 +25,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from servebound.core.engines import FormatSupport, format_support
+from servebound.views.conformance import conformance_text
 from servebound.web.app.packaged import packaged_static
 from servebound.web.export.calculator import calculator_hardware, calculator_page
 from servebound.web.export.write import Writer, write_pairs
@@ -178,7 +179,6 @@ def build_site(
         llms_full_txt(markdowns, base_url, [d for d in docs if in_full_text(d.path)]),
     )
     write(out_dir / "robots.txt", robots_txt(base_url))
-    from servebound.views.conformance import conformance_text
 
     write(out_dir / "conformance.json", conformance_text())
     if base_url:  # a sitemap lists absolute URLs: none without the address the copy is served from

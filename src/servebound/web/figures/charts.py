@@ -19,6 +19,7 @@ from markupsafe import Markup, escape
 
 from servebound.core.arith import np  # numpy on first use: a server starts without it
 from servebound.core.decode import curve
+from servebound.core.decode_range import decode_context_range
 from servebound.core.prefill import prefill_curve
 from servebound.core.units import GB
 from servebound.core.workload import MAX_BATCH
@@ -494,8 +495,6 @@ def context_figure(pair: Pair) -> dict[str, Any]:
     """The pair page's context-range chart (fig_context, context_top, context_note): the single-session
     ceiling and the aggregate at b* over read contexts 1..the model's limit (log axis; the value at an
     empty context goes in the caption), from servebound.core.decode_range."""
-    from servebound.core.decode_range import decode_context_range
-
     result = pair.decode_result
     rng = decode_context_range(result.hardware, result.model, result.workload)
     empty: dict[str, Any] = {"fig_context": None, "context_top": None, "context_note": ""}

@@ -10,6 +10,7 @@ from typing import Any
 from markupsafe import Markup
 
 from servebound.core.decode import DecodeResult
+from servebound.core.formats import KV_FORMATS
 from servebound.core.model import ModelAdapter
 from servebound.web.app.query import WorkloadQuery
 from servebound.web.pages.classes import OWNED_TERMS, ClassTable, ListingGroup
@@ -220,8 +221,6 @@ class DerivationContext:
 
 def kv_precision_rows() -> list[dict[str, str]]:
     """The KV precision select's rows: each cache format a runtime stores and its bytes per element."""
-    from servebound.core.formats import KV_FORMATS
-
     return [
         {"id": name, "name": f"{name} ({layout.bytes_per_element:g} bytes per element)"}
         for name, layout in KV_FORMATS.items()

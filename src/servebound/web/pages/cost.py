@@ -18,8 +18,10 @@ from servebound.errors import InputError
 from servebound.inputs.pricing import resolve_price
 from servebound.inputs.strict_json import clean_json
 from servebound.views.cost_report import CostReport, cost_json, cost_report, cost_summary, fmt_money
+from servebound.views.economics_asides import asides
 from servebound.views.economics_view import Shown, lecture
 from servebound.views.parallel import layout_cost_points
+from servebound.web.figures import economics as ef
 from servebound.web.figures.charts import Chart, Mark, Series, cost_batch_chart, render_chart
 from servebound.web.pages.site import Pair, SiteHardware
 from servebound.web.pages.words import page_text
@@ -264,8 +266,6 @@ API_EXAMPLES: tuple[tuple[str, str], ...] = (
 
 
 def economics_context(blackwell: SiteHardware) -> EconomicsContext:
-    from servebound.web.figures import economics as ef
-
     credit = {
         "title": ef.LECTURE_TITLE,
         "by": ef.LECTURE_BY,
@@ -273,7 +273,6 @@ def economics_context(blackwell: SiteHardware) -> EconomicsContext:
         "url": ef.LECTURE_URL,
         "video": ef.LECTURE_VIDEO,
     }
-    from servebound.views.economics_asides import asides
 
     return EconomicsContext(
         blackwell,

@@ -24,6 +24,8 @@ from typing import Literal
 from markupsafe import Markup, escape
 
 from servebound.core.units import GB
+from servebound.web.figures import derivation as f
+from servebound.web.figures.mathml import mathml_trusted
 from servebound.web.pages.derivation_live import TABLES, fill
 from servebound.web.pages.derivation_toy import (
     TOY_FIELDS,
@@ -225,8 +227,6 @@ def _credit_html() -> str:
 
 def inline_math(text: str) -> Markup:
     """A line of the text with ``$...$`` turned into inline MathML and everything else escaped."""
-    from servebound.web.figures.mathml import mathml_trusted
-
     parts = re.split(r"(\$[^$]+\$)", text)
     out: list[str] = []
     for part in parts:
@@ -283,8 +283,6 @@ def _controls_html(toy: Toy) -> str:
 
 
 def figures_for(toy: Toy) -> dict[str, Markup]:
-    from servebound.web.figures import derivation as f
-
     return {
         "feasibility": f.feasibility_svg(toy.capacity_gb, toy.bandwidth_gb_per_s),
         "boards": f.boards_svg(boards(toy)),
@@ -323,8 +321,6 @@ _LIVE_NOTE = (
 def render_html(toy: Toy | None = None) -> Markup:
     """The derivation's body as HTML: headings with anchors, MathML, numbered formulas, live tables and
     figures."""
-    from servebound.web.figures.mathml import mathml_trusted
-
     toy = toy or Toy()
     figs = figures_for(toy)
     out: list[str] = []

@@ -24,6 +24,8 @@ from servebound.core.rates import MISSING_RATE_RULE
 from servebound.core.units import GB
 from servebound.core.workload import Workload
 from servebound.inputs.resolve import resolve_hardware, resolve_model
+from servebound.runs.reported import load_reported_runs
+from servebound.runs.validation import evaluate_entry
 from servebound.web.pages.derivation_toy import Toy, boards
 
 EXAMPLE_MACHINES = ("dgx-spark.toml", "apple-m5-max-128gb.toml")
@@ -328,9 +330,6 @@ def measured_prefill_run() -> dict[str, str]:
     """The reported vLLM prefill run on GB10 placed against the example files' ceiling at its own chunk
     (what ``servebound check -H dgx-spark.toml -m laguna-s-2.1-nvfp4.toml --metric prefill_tok_s
     --measured ... --prompt ... --chunk ...`` prints), and against the catalog profile /validation uses."""
-    from servebound.runs.reported import load_reported_runs
-    from servebound.runs.validation import evaluate_entry
-
     entry = next(e for e in load_reported_runs() if e.id == MEASURED_PREFILL_RUN)
     examples = {
         "hardware": str(examples_dir() / PREFILL_MACHINE),

@@ -5,7 +5,7 @@ side-by-side boards and the sweep over reservations).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING
 
 from servebound.core.arith import np  # numpy on first use: a server starts without it
@@ -15,9 +15,11 @@ from servebound.core.kv import KVShape
 from servebound.core.model import ModelAdapter, Weights
 from servebound.core.units import GB
 from servebound.core.workload import MAX_BATCH, Workload
+from servebound.errors import InputError
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
+
 
 # --- the toy setup of the figures -----------------------------------------------------------------
 
@@ -178,8 +180,6 @@ TOY_INTEGERS = ("reserved", "batch", "unread_cap")
 
 def toy_from_query(params: dict[str, str]) -> Toy:
     """The figures' controls from a query; a bad value is an InputError naming the field."""
-    from servebound.errors import InputError
-
     toy = Toy()
     changes: dict[str, float | int | None] = {}
     for name, (lo, hi) in TOY_LIMITS.items():
@@ -232,8 +232,6 @@ def toy_description(toy: Toy) -> dict[str, object]:
     """What the page's script needs to redraw the figures in place (data-toy on the controls): the
     parameters drawn, the text's defaults, each control's limits. The script computes every number
     with calc.js and draws with the same layout as derivation_figures."""
-    from dataclasses import asdict
-
     return {
         "toy": asdict(toy),
         "defaults": asdict(Toy()),

@@ -19,8 +19,10 @@ from typing import Any
 
 from markupsafe import Markup
 
+from servebound.core.engines import markdown_table
 from servebound.errors import shown
 from servebound.web.pages.contexts import NotFoundError, Page
+from servebound.web.pages.site import without_quotes
 
 #: The index's entry for a document: ``- [Title](name.md): description`` (continued on indented lines).
 _ENTRY = re.compile(r"^- \[([^\]]+)\]\(([a-z0-9-]+)\.md\):\s*(.*)$")
@@ -123,9 +125,6 @@ def render_html(text: str) -> Markup:
 def mirror_text(text: str) -> str:
     """A document's Markdown for its mirror: links between documents as site-root ``.md`` paths, and
     the generated engine table's sources without quoted words (``without_quotes``)."""
-    from servebound.core.engines import markdown_table
-    from servebound.web.pages.site import without_quotes
-
     text = text.replace(markdown_table(), markdown_table(without_quotes))
     return _MD_LINK.sub(lambda m: f"]({_site_link(m[1] + '.md' + (m[2] or ''), markdown=True)})", text)
 

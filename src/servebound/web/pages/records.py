@@ -8,10 +8,12 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 from urllib.parse import quote
 
+from servebound.api import decode, default_workload
 from servebound.core.decode import DecodeResult
 from servebound.core.engines import FormatSupport
 from servebound.runs.validation import ReportedRun, reported_run_json
 from servebound.views.band_view import band_cell, band_line
+from servebound.views.fit import usual_profile_ids
 from servebound.views.notes import VERDICT_WORDS
 from servebound.views.rank import (
     Machine,
@@ -98,8 +100,6 @@ class ModelFilters(BrowseFilters):
                 continue
             result = None
             if fits_hw is not None:
-                from servebound.api import decode
-
                 result = decode(fits_hw, m.adapter)  # the row: a system answers at its layout
                 if not result.fits or result.format_support is FormatSupport.UNSUPPORTED:
                     continue
@@ -232,9 +232,6 @@ def rank_rows_for_hardware(
     left out unless ``runnable_only`` is False."""
     models = [m for m in site.models if m.native or not native_only]
     if native_only:  # where the device's usual engine is known, the formats it runs (as the CLI's rank)
-        from servebound.api import default_workload
-        from servebound.views.fit import usual_profile_ids
-
         found = usual_profile_ids(hw.hardware, workload or default_workload())
         if found is not None:
             models = [m for m in site.models if m.id in found[1]]

@@ -9,7 +9,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from servebound.web.app.query import WorkloadQuery
 from servebound.web.pages.machine_files import Document
+from servebound.web.pages.manual import documents
+from servebound.web.pages.site import compute_pair
 from servebound.web.pages.text import pair_path
 
 Over = Literal["", "hardware", "models", "pairs", "docs"]
@@ -163,8 +166,6 @@ def entries(site: Any, pair_ids: Sequence[tuple[str, str]]) -> Iterator[tuple[Pa
                 note = f"{h.memory_gb:,.0f} GB, {h.bandwidth_gb_per_s:,.0f} GB/s"
                 yield spec, Document(f"/hardware/{h.id}", h.name, spec.group, note), h
         elif spec.over == "docs":
-            from servebound.web.pages.manual import documents
-
             for doc in documents():
                 yield spec, Document(f"/docs/{doc.name}", doc.title, spec.group, doc.description), doc.name
         elif spec.over == "models":
@@ -179,9 +180,6 @@ def entries(site: Any, pair_ids: Sequence[tuple[str, str]]) -> Iterator[tuple[Pa
 def render(renderer: Any, spec: PageSpec, item: Any, *, markdown: bool = False) -> Any:
     """The page ``spec`` builds for ``item`` at the default workload (a Page), or with ``markdown`` its
     mirror's text alone (a pair's computed without the prompt-length range only the HTML shows)."""
-    from servebound.web.app.query import WorkloadQuery
-    from servebound.web.pages.site import compute_pair
-
     if spec.over == "pairs":
         hw, model = item
         pair = compute_pair(hw, model, WorkloadQuery(), with_range=not markdown)

@@ -24,12 +24,15 @@ from servebound.core.advice import Note
 from servebound.inputs.workload import BY_NAME as DECLARED_INPUTS
 from servebound.runs.validation import ReportedRun, validation_json
 from servebound.views.band_view import BAND_TEXT
+from servebound.views.economics_view import LECTURE_BLACKWELL
 from servebound.views.notes import decode_notes
 from servebound.views.report import fmt_gb, fmt_rate, workload_assumptions
 from servebound.views.terminal import visible_value
 from servebound.web.app.packaged import packaged_templates
 from servebound.web.figures import charts as figures
 from servebound.web.figures.mathml import mathml
+from servebound.web.pages import derivation as dv
+from servebound.web.pages import derivation_toy as dt
 from servebound.web.pages.classes import class_tables, listing_groups, listing_row
 from servebound.web.pages.contexts import (
     DerivationContext,
@@ -45,7 +48,11 @@ from servebound.web.pages.contexts import (
     ValidationContext,
 )
 from servebound.web.pages.cost import economics_context
+from servebound.web.pages.derivation import derivation
+from servebound.web.pages.derivation_live import derivation_notes
 from servebound.web.pages.layouts import layout_model, system_layouts
+from servebound.web.pages.manual import doc_page, index_page
+from servebound.web.pages.methodology import sections
 from servebound.web.pages.nearby import Sideways, format_answers, sideways
 from servebound.web.pages.pair_records import (
     ALL,
@@ -89,6 +96,7 @@ from servebound.web.pages.text import (
     pair_path,
     site_date,
 )
+from servebound.web.pages.this_machine import machine_fit, on_site
 from servebound.web.pages.words import (
     TEMPLATE_HELPERS,
     assumption_rows,
@@ -106,8 +114,6 @@ from servebound.web.pages.work import Work, decode_work, prefill_work
 
 
 def _equations() -> dict[str, int]:
-    from servebound.web.pages.derivation import derivation
-
     return dict(derivation().equations)
 
 
@@ -227,8 +233,6 @@ class Renderer:
         default_hw = next((h.id for h in site.hardware if h.id == "nvidia-dgx-spark"), None)
         machine = None
         if self.mode == "server":  # a static export is not this machine
-            from servebound.web.pages.this_machine import machine_fit, on_site
-
             machine = on_site(machine_fit(), site)
             if machine.hardware_id is not None and any(h.id == machine.hardware_id for h in site.hardware):
                 default_hw = machine.hardware_id
@@ -364,7 +368,6 @@ class Renderer:
         verdict = VERDICT_TEXT[d.verdict]
         notes = decode_notes(d)
         fits = d.verdict in ("floor_fit", "no_floor")
-        from servebound.web.pages.derivation_live import derivation_notes  # the worked examples' own pairs
 
         differs = derivation_notes(hw.hardware, m.adapter, pair.workload)
         context = PairContext(
@@ -521,16 +524,12 @@ class Renderer:
 
     def economics_page(self) -> Page:
         """The serving-economics formulas, with the lecture's own numbers recomputed live."""
-        from servebound.views.economics_view import LECTURE_BLACKWELL
-
         blackwell = self.site.hardware_by_id.get(LECTURE_BLACKWELL) or self.site.hardware[0]
         title = "Economics: step time, balance batch and cost per token"
         desc = "The two-line roofline of a decode step, the balance batch, cost per token, and the lecture's numbers recomputed."
         return self._page("economics", "/economics", title, desc, economics_context(blackwell))
 
     def methodology(self) -> Page:
-        from servebound.web.pages.methodology import sections
-
         title = "Methodology: how servebound computes its ceilings"
         desc = "The decode and prefill ceilings, the gates that bind them and the assumptions they rest on."
         context = ProseContext(title, sections(self.site.hardware))
@@ -538,9 +537,6 @@ class Renderer:
 
     def derivation(self, toy: Any = None) -> Page:
         """/derivation: the whole derivation, figures at the toy's controls (the text's defaults)."""
-        from servebound.web.pages import derivation as dv
-        from servebound.web.pages import derivation_toy as dt
-
         toy = toy or dt.Toy()
         title = "The roofline derivation"
         desc = (
@@ -575,13 +571,9 @@ class Renderer:
     # --- the manual (docs/, web.pages.manual) ---------------------------------------------------------------
 
     def docs_index(self) -> Page:
-        from servebound.web.pages.manual import index_page
-
         return index_page(self)
 
     def doc_page(self, name: str) -> Page:
-        from servebound.web.pages.manual import doc_page
-
         return doc_page(self, name)
 
     def error(

@@ -16,7 +16,8 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from servebound.api import decode_answer, prefill_answer
-from servebound.catalog.hardware import CatalogHardware, DevicePrice
+from servebound.catalog.hardware import CatalogHardware, DevicePrice, load_hardware_catalog
+from servebound.catalog.models import list_models, profile_id_for
 from servebound.core.decode import DecodeResult
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
@@ -331,8 +332,6 @@ class SiteData:
         if ref in self.models_by_id:
             return self.models_by_id[ref]
         if self._catalog is not None:  # the packaged catalog: any name people type for a profile
-            from servebound.catalog.models import profile_id_for
-
             found = profile_id_for(ref)
             if found in self.models_by_id:
                 return self.models_by_id[found]
@@ -356,9 +355,6 @@ def _closest(ref: str, choices: Sequence[str], limit: int) -> list[str]:
 
 def default_site_data() -> SiteData:
     """The packaged hardware and model catalogs."""
-    from servebound.catalog.hardware import load_hardware_catalog
-    from servebound.catalog.models import list_models
-
     catalog = load_hardware_catalog()
     return SiteData(catalog.entries, [site_model(entry) for entry in list_models()], catalog=catalog)
 

@@ -13,7 +13,15 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from servebound.catalog.hardware import get_hardware
+from servebound.catalog.models import list_models
 from servebound.errors import InputError
+from servebound.inputs.resolve import CPU_ONLY_ID, detected_hardware_id
+from servebound.inputs.scenario import make_workload
+from servebound.inputs.workload import WorkloadInputs
+from servebound.views.band_view import band_cell
+from servebound.views.fit import fit_models
+from servebound.web.pages.text import pair_path
 from servebound.web.pages.words import page_text
 
 if TYPE_CHECKING:
@@ -61,15 +69,6 @@ _CPU_ONLY = (
 
 def machine_fit(limit: int = HOME_ROWS) -> MachineFit:
     """The fit record of this machine (``servebound fit`` at its defaults), at most ``limit`` rows."""
-    from servebound.catalog.hardware import get_hardware
-    from servebound.catalog.models import list_models
-    from servebound.inputs.resolve import CPU_ONLY_ID, detected_hardware_id
-    from servebound.inputs.scenario import make_workload
-    from servebound.inputs.workload import WorkloadInputs
-    from servebound.views.band_view import band_cell
-    from servebound.views.fit import fit_models
-    from servebound.web.pages.text import pair_path
-
     workload = make_workload(WorkloadInputs())  # `servebound fit`'s defaults, as its flags give them
     try:
         hardware_id = detected_hardware_id()

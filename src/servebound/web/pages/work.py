@@ -14,6 +14,7 @@ from markupsafe import Markup
 from servebound.core.decode import DecodeResult
 from servebound.core.units import GB
 from servebound.web.figures.mathml import check_tex, mathml, tex_number
+from servebound.web.pages.derivation import derivation
 from servebound.web.pages.site import Pair
 
 GATE_TEXT = {
@@ -48,7 +49,6 @@ class Work:
         """The formula's number on /derivation (its anchor is ``#eq-N``)."""
         if self.equation is None:
             return None
-        from servebound.web.pages.derivation import derivation
 
         return derivation().equation(self.equation)
 

@@ -14,7 +14,9 @@ from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.dependencies.utils import get_flat_params
 from fastapi.routing import APIRoute
 
+from servebound.api import decode_answer, prefill_answer
 from servebound.catalog.hardware_names import HARDWARE_CLASSES
+from servebound.catalog.search import MAX_LIMIT, search
 from servebound.core.hardware import ARITHMETIC_MODES
 from servebound.core.units import GB
 from servebound.core.workload import DEFAULT_FLOOR_TOK_PER_S
@@ -33,6 +35,17 @@ from servebound.inputs.workload import (
     unknown,
 )
 from servebound.runs.validation import validation_json
+from servebound.views.parallel import (
+    layout_assumptions,
+    layout_json,
+    layouts_json,
+    plan_json,
+    resolve_system,
+    run_layout,
+    run_plan,
+    search_system,
+    system_json,
+)
 from servebound.views.rank import check_hardware_group
 from servebound.views.report import decode_json, hardware_json, prefill_json
 from servebound.web.app.errors import ERRORS, answers
@@ -170,7 +183,6 @@ def api_decode(
     parameters as its flags, and `--range` as range=true)."""
     hw, m = web.get_hw(hardware), web.get_model(model)
     query = workload_query(params)
-    from servebound.api import decode_answer
 
     draft_model = web.get_model(query.draft).adapter if query.draft else None
     # the row, not its record: a system answers at its layout (the best valid one, or layout=)
@@ -188,8 +200,6 @@ def api_prefill(
     include_range: Annotated[bool, Query(alias="range", description="add the prompt-length range")] = False,
 ) -> dict[str, Any]:
     """The prefill ceiling: the same object as `servebound prefill --json` (with `range` when asked)."""
-    from servebound.api import prefill_answer
-
     hw, m = web.get_hw(hardware), web.get_model(model)
     prompt, batch = params["prompt"], params["batch"] or 1
     query = workload_query({**params, "batch": None})
@@ -212,8 +222,6 @@ def api_prefill(
 
 
 def _system(web: Any, hardware: str) -> Any:
-    from servebound.views.parallel import resolve_system
-
     return resolve_system(web.get_hw(hardware))
 
 
@@ -227,15 +235,6 @@ def api_layout(
 ) -> dict[str, Any]:
     """Parallel layouts of a system for a model: every valid one, best first (`servebound layout --json`),
     or with layout= the one (`servebound decode --layout ... --json`'s layout fields)."""
-    from servebound.views.parallel import (
-        layout_assumptions,
-        layout_json,
-        layouts_json,
-        run_layout,
-        search_system,
-        system_json,
-    )
-
     resolved = _system(web, hardware)
     query = workload_query(params)
     m = web.get_model(model)
@@ -271,8 +270,6 @@ def api_plan(
 ) -> dict[str, Any]:
     """Fleet sizing: `servebound plan --json` (systems and devices for separate and shared pools, every
     step of the arithmetic)."""
-    from servebound.views.parallel import plan_json, run_plan
-
     resolved = _system(web, hardware)
     m = web.get_model(model)
     overhead = None if overhead_gb is None else BY_NAME["overhead_gb"].parse(overhead_gb, site=True)
@@ -338,8 +335,6 @@ def api_search(
 ) -> dict[str, Any]:
     """Models and hardware rows the words name, best first: the hits of `servebound search --json`
     that this site shows."""
-    from servebound.catalog.search import MAX_LIMIT, search
-
     if not 1 <= limit <= MAX_LIMIT:
         raise InputError("limit", f"{limit} is out of range; give 1 to {MAX_LIMIT}")
     shown = {*web.site.models_by_id, *web.site.hardware_by_id}

@@ -11,8 +11,10 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import PlainTextResponse, Response, StreamingResponse
 
+from servebound.views.conformance import conformance_text
 from servebound.web.app.http_layers import accepts_gzip
 from servebound.web.app.state import MARKDOWN, FullTextBuilder, Web
+from servebound.web.export import build as site_export
 from servebound.web.pages.machine_files import (
     absolute_canonicals,
     llms_full_header,
@@ -31,8 +33,6 @@ def robots(request: Request, web: Web) -> Response:
 
 @router.get("/llms.txt")
 def llms(request: Request, web: Web) -> Response:
-    from servebound.web.export import build as site_export  # the export's modules on first use
-
     return Response(
         llms_txt(site_export.documents(web.site), web.base(request), web.renderer.date), media_type=MARKDOWN
     )
@@ -67,8 +67,6 @@ def llms_full(request: Request, web: Web) -> Response:
 
 def _header(web: Any, url: str) -> str:
     """llms-full.txt's header, naming the documents it holds."""
-    from servebound.web.export import build as site_export  # the export's modules on first use
-
     return llms_full_header(url, site_export.full_text_documents(web.site))
 
 
@@ -102,14 +100,10 @@ async def _slices(data: bytes) -> AsyncIterator[bytes]:
 @router.get("/conformance.json")
 def conformance() -> Response:
     """Conformance vectors: inputs and the core's outputs, for any reimplementation of the math."""
-    from servebound.views.conformance import conformance_text
-
     return Response(conformance_text(), media_type="application/json")
 
 
 @router.get("/sitemap.xml")
 def sitemap(request: Request, web: Web) -> Response:
-    from servebound.web.export import build as site_export
-
     paths = [d.path for d in site_export.documents(web.site)]
     return Response(sitemap_xml(paths, web.base(request)), media_type="application/xml")

@@ -12,6 +12,7 @@ from servebound.inputs.workload import unknown
 from servebound.web.app.query import IGNORED_ON_PAGES, parse_workload_query
 from servebound.web.app.state import Web, heavy, page_response, split_md
 from servebound.web.pages.contexts import Page
+from servebound.web.pages.derivation_toy import TOY_LIMITS, Toy, toy_from_query
 from servebound.web.pages.pair_records import ALL, ANSWER, SECTIONS, PairRecords
 from servebound.web.pages.records import HardwareFilters, ModelFilters
 from servebound.web.pages.registry import PAGES, PageSpec
@@ -167,8 +168,6 @@ def doc_page(name: str, web: Web) -> Response:
 
 
 def derivation_page(request: Request, web: Web) -> Response:
-    from servebound.web.pages.derivation_toy import TOY_LIMITS, Toy, toy_from_query
-
     only(request, *TOY_LIMITS, "maximize")
     toy = toy_from_query(dict(request.query_params))
     if toy == Toy():
