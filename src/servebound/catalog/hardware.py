@@ -31,6 +31,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from servebound.catalog import snapshot
+from servebound.catalog.engines import device_family
 from servebound.catalog.hardware_names import (
     _NX_FORM,
     _NX_NO_HYPHEN,
@@ -43,6 +44,7 @@ from servebound.catalog.hardware_names import HARDWARE_CLASSES as HARDWARE_CLASS
 from servebound.catalog.hardware_names import SLUG_PATTERN as SLUG_PATTERN
 from servebound.catalog.hardware_names import SYSTEM_CLASSES as SYSTEM_CLASSES
 from servebound.catalog.hardware_names import normalize_ref as normalize_ref
+from servebound.core.engines import Dequantize, EngineTable, Family
 from servebound.core.hardware import ARITHMETIC_MODES, Hardware
 from servebound.core.system import Interconnect, System
 from servebound.core.units import GB, TFLOPS
@@ -214,7 +216,7 @@ def vendor_free_alias(device_id: str) -> str | None:
     return stripped if stripped != device_id and stripped else None
 
 
-def _device_record(row: DeviceRow) -> CatalogHardware:
+def _device_record(row: DeviceRow, table: EngineTable | None = None) -> CatalogHardware:
     compute = row.compute_tflops.present()
     declared = row.sources.model_dump(exclude_none=True)
     sources: dict[str, str] = {k: v for k, v in declared.items() if k != "compute"}
@@ -232,6 +234,7 @@ def _device_record(row: DeviceRow) -> CatalogHardware:
         provenance=row.provenance,
         sources={k: v for k, v in sources.items() if k != "price_usd"},
         runtime_overhead_bytes=None if row.runtime_overhead_gb is None else row.runtime_overhead_gb * GB,
+        family=device_family(row.id, table),
     )
     return CatalogHardware(
         **row.model_dump(include=set(_ROW_KEPT)),
@@ -284,15 +287,19 @@ def system_record(
     notes: str | None = None,
     aliases: tuple[str, ...] = (),
     interconnect: InterconnectRow | None = None,
+    table: EngineTable | None = None,
 ) -> CatalogHardware:
-    """``count`` identical ``member`` devices as one row: every resource summed (Hardware.scaled)."""
+    """``count`` identical ``member`` devices as one row: every resource summed (Hardware.scaled),
+    its device family read from ``table`` (by default the packaged engine table)."""
     if member.is_system:
         raise InputError("hardware", f"'{member.id}' is already a system; multiply a device instead")
     if not 1 <= count <= MAX_SYSTEM_COUNT:
         raise InputError("hardware", f"device count {count} is out of range; use 1 to {MAX_SYSTEM_COUNT}")
     sid = system_id or f"{count}x-{member.id}"
     sname = name or f"{count}x {member.name}"
-    scaled = dataclasses.replace(member.hardware.scaled(count), id=sid, name=sname)
+    scaled = dataclasses.replace(
+        member.hardware.scaled(count), id=sid, name=sname, family=device_family(sid, table)
+    )
     sources = {key: f"{count} x {member.id}: {text}" for key, text in member.sources.items()}
     if member.price_usd is not None:
         price_source = member.sources.get("price_usd", "unsourced")
@@ -457,8 +464,9 @@ def read_catalog_document(path: str | Path | None = None) -> tuple[dict[str, Any
     return bounded.parse_toml(raw, f"hardware catalog {origin}"), origin
 
 
-def build_catalog(parsed: CatalogFile) -> HardwareCatalog:
-    """Records and index from a validated file; InputError listing any structural problem."""
+def build_catalog(parsed: CatalogFile, table: EngineTable | None = None) -> HardwareCatalog:
+    """Records and index from a validated file, each device's family read from ``table`` (by default
+    the packaged engine table); InputError listing any structural problem."""
     problems = structural_problems(parsed)
     for row in parsed.device:
         for key, value in (("memory_gb", row.memory_gb), ("bandwidth_gb_per_s", row.bandwidth_gb_per_s)):
@@ -469,7 +477,7 @@ def build_catalog(parsed: CatalogFile) -> HardwareCatalog:
                 problems.append(f"device '{row.id}': compute_tflops.{mode} must be positive (got {value})")
     if problems:
         raise InputError("hardware catalog", "; ".join(problems))
-    devices = [_device_record(row) for row in parsed.device]
+    devices = [_device_record(row, table) for row in parsed.device]
     by_id = {entry.id: entry for entry in devices}
     systems = [
         system_record(
@@ -482,6 +490,7 @@ def build_catalog(parsed: CatalogFile) -> HardwareCatalog:
             notes=row.notes or None,
             aliases=tuple(row.aliases),
             interconnect=row.interconnect,
+            table=table,
         )
         for row in parsed.system
     ]
@@ -500,7 +509,8 @@ def build_catalog(parsed: CatalogFile) -> HardwareCatalog:
 
 #: The record types of a hardware row in the catalog snapshot.
 SNAPSHOT_KINDS: dict[str, type] = {
-    cls.__name__: cls for cls in (CatalogHardware, Hardware, DevicePrice, SystemMembership, Interconnect)
+    cls.__name__: cls
+    for cls in (CatalogHardware, Hardware, DevicePrice, SystemMembership, Interconnect, Family, Dequantize)
 }
 
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from servebound.core.arith import as_values, maximum
 from servebound.core.band import ExpectedBand
 from servebound.core.decode_compute import DecodeCompute, decode_compute
-from servebound.core.engines import FormatSupport, format_support
+from servebound.core.engines import FormatSupport
 from servebound.core.fields import ResultRecord, documented, documented_property
 from servebound.core.formats import KV_FORMATS
 from servebound.core.hardware import Hardware
@@ -37,7 +37,7 @@ from servebound.core.rates import BoundBy, bound_by
 from servebound.core.reading import is_estimate
 from servebound.core.search import largest_true
 from servebound.core.traffic import _Traffic
-from servebound.core.workload import MAX_BATCH, Workload, memory_fit_batch, resolved_workload
+from servebound.core.workload import MAX_BATCH, NOT_CHECKED, Workload, memory_fit_batch, resolved_workload
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -255,11 +255,11 @@ class DecodeResult(ResultRecord):
         "`native`, `dequantized` or `unsupported`: whether the device (and --engine) runs the weight format"
     )
     def format_support(self) -> FormatSupport:
-        return format_support(self.hardware.id, self.model.weight_precision, self.workload.engine)[0]
+        return (self.workload.format_support or NOT_CHECKED)[0]
 
     @documented_property("why the weight format is native, dequantized or unsupported here, with the source")
     def format_support_why(self) -> str:
-        return format_support(self.hardware.id, self.model.weight_precision, self.workload.engine)[1]
+        return (self.workload.format_support or NOT_CHECKED)[1]
 
     @documented_property(
         "where no session fits: the nearest settings that fit, best first, each answered by decode there "

@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from servebound.core.engines import FormatSupport
 from servebound.core.experts import ExpertTraffic
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
@@ -108,6 +109,10 @@ class Workload:
     #: The cache precision asked (``--kv-precision``), or None for the model's own. The scenario
     #: re-expresses the target and the draft at it, alike; the core reads the records' K bytes.
     kv_precision: str | None = None
+    #: Whether the device (and the engine) runs the model's weight format, and why, as the scenario read
+    #: it from the engine table; None on a workload no scenario resolved (its results say not checked).
+    #: It follows from the pair and the engine, so it is not part of equality.
+    format_support: tuple[FormatSupport, str] | None = field(default=None, compare=False)
     #: Set by ``resolve``: every default that depends on the (hardware, model) pair is filled in, so
     #: the core computes with this workload as it stands (not part of equality).
     resolved: bool = field(default=False, compare=False, repr=False)
@@ -211,6 +216,10 @@ class Workload:
     def tokens_per_step(self) -> float:
         """rho: 1 for ordinary decoding."""
         return self.speculation.tokens_per_step if self.speculation else 1.0
+
+
+#: The weight-format verdict of a workload no scenario resolved.
+NOT_CHECKED = (FormatSupport.NATIVE, "weight format not checked: no engine table was given")
 
 
 class RangeLimit(StrEnum):

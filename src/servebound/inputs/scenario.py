@@ -15,9 +15,9 @@ import inspect
 from dataclasses import dataclass, field, replace
 from typing import Any, get_type_hints
 
+from servebound.catalog.engines import format_support, get_engine, kv_format_for
 from servebound.catalog.hosts import offload_spec
 from servebound.core.advice import Note, Setting
-from servebound.core.engines import get_engine, kv_format_for
 from servebound.core.experts import ExpertTraffic
 from servebound.core.formats import FORMATS, KV_FORMATS
 from servebound.core.hardware import Hardware
@@ -102,6 +102,9 @@ def resolve_scenario(
         )
     target = load_model(model, kv_precision=work.kv_precision)
     resolved = work.resolve(hw, target)
+    resolved = replace(
+        resolved, format_support=format_support(hw.id, target.weight_precision, resolved.engine)
+    )
     return Scenario(inputs, hw, target, resolved, work, _sources(hw, target, resolved))
 
 

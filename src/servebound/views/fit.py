@@ -9,7 +9,7 @@ the better copy of the same model), among the formats an engine runs on this har
   LM Studio run the same files);
 * MLX formats (mlx_4bit ...): mlx, on Apple silicon only;
 * safetensors releases (bf16, fp8, nvfp4 ...): vllm on NVIDIA and AMD GPUs (nvfp4 only where the family
-  multiplies FP4, per ``core.engines``; MXFP4 experts run on older GPUs through vLLM's Marlin kernels),
+  multiplies FP4, per the engine table; MXFP4 experts run on older GPUs through vLLM's Marlin kernels),
   mlx for bf16/fp16 on Apple silicon; none on other hardware.
 
 With an engine named (``fit --engine E``), the formats that engine runs on the device's vendor, per the
@@ -38,10 +38,10 @@ def engine_for(
     weight_format: str, vendor: str | None, hardware_id: str, engine: str | None = None
 ) -> str | None:
     """The engine that runs a catalog weight format on this hardware (see the module's rules), or None;
-    with ``engine``, that engine where the engine table (``core.engines``: format classes per vendor) says
+    with ``engine``, that engine where the engine table (``catalog.engines``: format classes per vendor) says
     it runs the format on this vendor's devices (a hardware file, vendor unknown: where it runs
     llama.cpp's files), else None."""
-    from servebound.core.engines import device_family
+    from servebound.catalog.engines import device_family
 
     if engine is not None:
         return engine if _engine_runs(engine, weight_format, vendor, hardware_id) else None
@@ -63,7 +63,7 @@ def engine_for(
 def _engine_runs(engine: str, weight_format: str, vendor: str | None, hardware_id: str) -> bool:
     """Whether the engine table says ``engine`` runs this weight format on this vendor's devices (NVFP4
     releases, as without an engine: only where the device family multiplies FP4)."""
-    from servebound.core.engines import device_family, format_class, get_engine
+    from servebound.catalog.engines import device_family, format_class, get_engine
 
     cls = format_class(weight_format)
     if cls is None:

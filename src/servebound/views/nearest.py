@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from servebound.catalog.engines import FormatSupport, format_support
 from servebound.core.decode import DecodeResult, Verdict, decode
 from servebound.core.nearest_records import NearestFit, register
 from servebound.core.workload import KVAllocation, Workload
@@ -68,12 +69,15 @@ def applied(result: DecodeResult, fit: NearestFit) -> tuple[Hardware, ModelAdapt
 
 
 def _for_weights(workload: Workload, hardware: Hardware, model: ModelAdapter) -> Workload:
-    """The workload for another format of the same model: an engine whose O is a fraction of what the
-    weights leave recomputes it for these weights (the contexts' cap is the model's, the same)."""
+    """The workload for another format of the same model: the format's own verdict, and an engine whose
+    O is a fraction of what the weights leave recomputes it for these weights (the contexts' cap is the
+    model's, the same)."""
+    verdict = format_support(hardware.id, model.weight_precision, workload.engine)
     if workload.engine_overhead is None or workload.engine_overhead[0] != "fraction_of_free":
-        return workload
+        return workload._with(format_support=verdict)
     fraction = workload.engine_overhead[1]
     return workload._with(
+        format_support=verdict,
         engine_resident_bytes=model.weights.resident,
         overhead_bytes=max(0.0, (1.0 - fraction) * (hardware.memory_bytes - model.weights.resident)),
     )
@@ -109,7 +113,6 @@ def _context(result: DecodeResult) -> NearestFit | None:
 def _format(result: DecodeResult) -> NearestFit | None:
     """The heaviest catalog format of the same model, lighter than this one, where a session fits."""
     from servebound.catalog.models import get_model, profile_ids
-    from servebound.core.engines import FormatSupport, format_support
     from servebound.core.errors import InputError
 
     try:

@@ -15,10 +15,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from servebound.catalog.engines import FormatSupport, format_support
 from servebound.catalog.hardware_names import HARDWARE_CLASSES
 from servebound.core.cost import usd_per_mtok_at_rate
 from servebound.core.decode import VERDICT_ORDER, DecodeResult, decode
-from servebound.core.engines import FormatSupport, format_support
 from servebound.core.fields import documented, documented_json, documented_property
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter

@@ -138,9 +138,9 @@ def _preload() -> None:
     under a running server cannot fail a page. The derivation and the reported runs are read as text
     here and parsed on first use (their figures and checks are computed then, not at the start)."""
     from servebound.catalog import names, snapshot
+    from servebound.catalog.engines import engine_table
     from servebound.catalog.hosts import host_rows
     from servebound.catalog.published import published_table
-    from servebound.core.engines import engines, families
     from servebound.runs import reported_runs_text
     from servebound.web.pages import derivation, derivation_live, manual
 
@@ -155,8 +155,7 @@ def _preload() -> None:
     reported_runs_text()
     host_rows()
     published_table()
-    engines()  # the engine table (format support, dequantize rules): every decode reads it
-    families()
+    engine_table()  # the engine table (format support, families): every decode reads it
     names.ollama_tags()  # the names people type: the Ollama table and the Hub ids
     names.hub_ids()
     for name in (snapshot.HARDWARE, snapshot.PROFILES, snapshot.AUDITS):

@@ -123,7 +123,7 @@ def render_html(text: str) -> Markup:
 def mirror_text(text: str) -> str:
     """A document's Markdown for its mirror: links between documents as site-root ``.md`` paths, and
     the generated engine table's sources without quoted words (``without_quotes``)."""
-    from servebound.core.engines import markdown_table
+    from servebound.catalog.engines import markdown_table
     from servebound.web.pages.site import without_quotes
 
     text = text.replace(markdown_table(), markdown_table(without_quotes))

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 from urllib.parse import quote
 
+from servebound.catalog.engines import FormatSupport
 from servebound.core.decode import DecodeResult
-from servebound.core.engines import FormatSupport
 from servebound.runs.validation import ReportedRun, reported_run_json
 from servebound.views.rank import (
     Machine,
