@@ -33,8 +33,8 @@ def test_the_table_has_every_engine_with_sources() -> None:
 
 @pytest.mark.parametrize("engine", ["vllm", "sglang", "trt-llm"])
 def test_datacenter_engines_page_their_cache(engine: str) -> None:
-    assert make_workload(engine=engine).kv_allocation is KVAllocation.PAGED
-    assert make_workload(engine="llama.cpp").kv_allocation is KVAllocation.RESERVED
+    assert make_workload(engine=engine).stated.kv_allocation is KVAllocation.PAGED
+    assert make_workload(engine="llama.cpp").stated.kv_allocation is KVAllocation.RESERVED
     with pytest.raises(InputError) as err:
         make_workload(engine=engine, kv_allocation="reserved")
     assert err.value.field == "kv_allocation" and engine in err.value.problem

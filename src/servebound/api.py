@@ -16,6 +16,7 @@ from servebound.core.model import ModelAdapter
 from servebound.core.units import GB
 from servebound.core.workload import DEFAULT_FLOOR_TOK_PER_S, Workload
 from servebound.errors import InputError
+from servebound.inputs.declared import DeclaredWorkload
 from servebound.inputs.scenario import (
     Scenario,
     default_workload,
@@ -118,7 +119,7 @@ def search(words: str, *, kind: str | None = None, limit: int = 20) -> list[Sear
 def decode(
     hardware: str | Hardware,
     model: str | ModelAdapter,
-    workload: Workload | WorkloadInputs | None = None,
+    workload: Workload | DeclaredWorkload | WorkloadInputs | None = None,
     *,
     kv_precision: str | None = None,
     **workload_keywords: Any,
@@ -137,7 +138,7 @@ def prefill(
     hardware: str | Hardware,
     model: str | ModelAdapter,
     prompt_tokens: int,
-    workload: Workload | WorkloadInputs | None = None,
+    workload: Workload | DeclaredWorkload | WorkloadInputs | None = None,
     *,
     batch: int | Literal["max"] = 1,
     chunk_tokens: int | None = None,
@@ -249,7 +250,7 @@ def prefill_answer(
 def cost(
     hardware: str | Hardware,
     model: str | ModelAdapter,
-    workload: Workload | WorkloadInputs | None = None,
+    workload: Workload | DeclaredWorkload | WorkloadInputs | None = None,
     *,
     usd_per_hour: float | None = None,
     pricing: str = "auto",
@@ -301,7 +302,7 @@ def cost_answer(
 def layout(
     hardware: str | Hardware,
     model: str | ModelAdapter,
-    workload: Workload | WorkloadInputs | None = None,
+    workload: Workload | DeclaredWorkload | WorkloadInputs | None = None,
     *,
     kv_precision: str | None = None,
     **workload_keywords: Any,

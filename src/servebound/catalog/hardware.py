@@ -289,17 +289,15 @@ def system_record(
     interconnect: InterconnectRow | None = None,
     table: EngineTable | None = None,
 ) -> CatalogHardware:
-    """``count`` identical ``member`` devices as one row: every resource summed (Hardware.scaled),
-    its device family read from ``table`` (by default the packaged engine table)."""
+    """``count`` identical ``member`` devices as one row: every resource summed (Hardware.scaled)."""
     if member.is_system:
         raise InputError("hardware", f"'{member.id}' is already a system; multiply a device instead")
     if not 1 <= count <= MAX_SYSTEM_COUNT:
         raise InputError("hardware", f"device count {count} is out of range; use 1 to {MAX_SYSTEM_COUNT}")
     sid = system_id or f"{count}x-{member.id}"
     sname = name or f"{count}x {member.name}"
-    scaled = dataclasses.replace(
-        member.hardware.scaled(count), id=sid, name=sname, family=device_family(sid, table)
-    )
+    family = device_family(sid, table)
+    scaled = dataclasses.replace(member.hardware.scaled(count), id=sid, name=sname, family=family)
     sources = {key: f"{count} x {member.id}: {text}" for key, text in member.sources.items()}
     if member.price_usd is not None:
         price_source = member.sources.get("price_usd", "unsourced")
@@ -465,8 +463,7 @@ def read_catalog_document(path: str | Path | None = None) -> tuple[dict[str, Any
 
 
 def build_catalog(parsed: CatalogFile, table: EngineTable | None = None) -> HardwareCatalog:
-    """Records and index from a validated file, each device's family read from ``table`` (by default
-    the packaged engine table); InputError listing any structural problem."""
+    """Records and index from a validated file (families from ``table``); InputError listing any problem."""
     problems = structural_problems(parsed)
     for row in parsed.device:
         for key, value in (("memory_gb", row.memory_gb), ("bandwidth_gb_per_s", row.bandwidth_gb_per_s)):

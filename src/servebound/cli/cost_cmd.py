@@ -152,8 +152,7 @@ def cost_layout(
     )
 
     resolved = resolve_system(hardware)
-    work = resolved.resolved(workload)  # the scenario's: the system's pooled row resolves alike
-    result, points = layout_cost_points(resolved, mdl, work, layout, price.usd_per_hour, batches)
+    result, points = layout_cost_points(resolved, mdl, workload, layout, price.usd_per_hour, batches)
     out = {
         **layout_json(result),
         "system": system_json(resolved),
@@ -161,7 +160,7 @@ def cost_layout(
         "usd_per_hour": price.usd_per_hour,
         "price_source": price.source,
         "price_basis": price.basis,
-        "assumptions": layout_assumptions(work, result, resolved),
+        "assumptions": layout_assumptions(workload, result, resolved),
     }
     if json_out:
         print_json(out)

@@ -37,7 +37,7 @@ from servebound.core.rates import BoundBy, bound_by
 from servebound.core.reading import is_estimate
 from servebound.core.search import largest_true
 from servebound.core.traffic import _Traffic
-from servebound.core.workload import MAX_BATCH, NOT_CHECKED, Workload, memory_fit_batch, resolved_workload
+from servebound.core.workload import MAX_BATCH, NOT_CHECKED, Workload, memory_fit_batch
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -311,7 +311,6 @@ def curve(
     """Aggregate T(b) and per-session r(b) over an array of batches, vectorized (for figures and tables).
 
     With the compute roof unless the workload is memory-only (or compute is unavailable)."""
-    workload = resolved_workload(workload)
     compute = decode_compute(hardware, model, workload)
     traffic = _Traffic(model, workload, compute.bytes_equivalent(hardware.bandwidth_bytes_per_s))
     b = as_values(batches)
@@ -335,7 +334,6 @@ class StepCurve:
 
 def step_curve(hardware: Hardware, model: ModelAdapter, workload: Workload, batches: ArrayLike) -> StepCurve:
     """t_mem, t_cmp and t over an array of batches, vectorized (cost curves and figures)."""
-    workload = resolved_workload(workload)
     compute = decode_compute(hardware, model, workload)
     traffic = _Traffic(model, workload)
     b = as_values(batches)
@@ -381,7 +379,7 @@ def _offloaded_decode(hardware: Hardware, model: ModelAdapter, workload: Workloa
 def decode(hardware: Hardware, model: ModelAdapter, workload: Workload | None = None) -> DecodeResult:
     """Run the derivation's decode procedure: gates, b_mem, b_rate, the exact floor test, b*, ceilings
     (with ``workload.offload``, on the two-tier effective adapter of :mod:`servebound.core.offload`)."""
-    workload = resolved_workload(workload)
+    workload = workload or Workload()
     if workload.offload is not None:
         return _offloaded_decode(hardware, model, workload)
     capacity = hardware.memory_bytes

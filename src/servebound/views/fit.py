@@ -26,8 +26,8 @@ from typing import Any
 from servebound.catalog.models import CatalogModel
 from servebound.core.decode import DecodeResult, Verdict, decode
 from servebound.core.hardware import Hardware
-from servebound.core.workload import Workload
 from servebound.importers.hf.llama_cpp import LLAMA_CPP_MIXES
+from servebound.inputs.declared import AnyWorkload
 from servebound.inputs.scenario import resolve_scenario
 
 #: safetensors formats mlx-lm loads as released (no conversion to another width).
@@ -124,7 +124,7 @@ def fit_models(
     hardware: Hardware,
     vendor: str | None,
     profiles: Iterable[CatalogModel],
-    workload: Workload,
+    workload: AnyWorkload,
     *,
     engine: str | None = None,
     usual: tuple[str, ...] | None = None,
@@ -182,7 +182,7 @@ def usual_formats(
     hardware: Hardware,
     vendor: str | None,
     profiles: list[CatalogModel],
-    workload: Workload,
+    workload: AnyWorkload,
     usual: tuple[str, ...],
 ) -> list[CatalogModel]:
     """One profile per model for a ranking on a device whose usual engines are known: the heaviest format
@@ -205,7 +205,7 @@ def usual_formats(
 
 
 def usual_profile_ids(
-    hardware: Hardware, workload: Workload
+    hardware: Hardware, workload: AnyWorkload
 ) -> tuple[tuple[str, ...], frozenset[str]] | None:
     """(the usual engines, the profile per model ``usual_formats`` keeps) for a ranking of every model on
     this hardware, or None where its class has no usual engine (the releases are ranked as published).

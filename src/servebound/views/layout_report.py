@@ -13,6 +13,7 @@ from servebound.core.model import ModelAdapter
 from servebound.core.prefill import prefill
 from servebound.core.workload import Workload
 from servebound.errors import InputError
+from servebound.inputs.declared import AnyWorkload
 from servebound.inputs.scenario import resolve_on_system, resolve_scenario
 from servebound.views.parallel import (
     ResolvedSystem,
@@ -52,7 +53,6 @@ def decode_layout_json(
             ),
         )
     resolved = resolve_system(ref)
-    workload = resolved.resolved(workload)  # the scenario's: the capped contexts the K fields below are at
     _, result = run_layout(resolved, model, workload, layout)
     forced = None
     if workload.forced_batch is not None:
@@ -83,7 +83,7 @@ def decode_layout_json(
 def layout_prefill_json(
     hardware: str | ResolvedSystem,
     mdl: ModelAdapter,
-    workload: Workload,
+    workload: AnyWorkload,
     layout: str,
     prompt: int | None,
     batch: int | Literal["max"],

@@ -78,7 +78,6 @@ def _for_weights(workload: Workload, hardware: Hardware, model: ModelAdapter) ->
     fraction = workload.engine_overhead[1]
     return workload._with(
         format_support=verdict,
-        engine_resident_bytes=model.weights.resident,
         overhead_bytes=max(0.0, (1.0 - fraction) * (hardware.memory_bytes - model.weights.resident)),
     )
 

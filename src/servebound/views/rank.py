@@ -25,6 +25,7 @@ from servebound.core.model import ModelAdapter
 from servebound.core.prefill import PrefillResult, prefill
 from servebound.core.workload import Workload
 from servebound.errors import InputError
+from servebound.inputs.declared import AnyWorkload, stated
 from servebound.inputs.scenario import default_workload, load_model, resolve_scenario
 
 if TYPE_CHECKING:
@@ -222,7 +223,7 @@ def _prefill_or_none(
         return None
 
 
-def evaluate_row(one: Machine, model: ModelAdapter, workload: Workload, prompt_tokens: int) -> RankRow:
+def evaluate_row(one: Machine, model: ModelAdapter, workload: AnyWorkload, prompt_tokens: int) -> RankRow:
     """One ranking row, computed: the decode result and the wait for ``prompt_tokens`` on the machine,
     with the machine's class, devices and prices."""
     hw = one.hardware
@@ -254,7 +255,7 @@ def with_machine(row: RankRow, one: Machine) -> RankRow:
 #: default computes it; a caller that ranks the same pairs many times (the static export's hardware and
 #: model pages) passes one that keeps the rows it has computed (and gives each the caller's machine:
 #: ``with_machine``).
-RowFn = Callable[[Machine, ModelAdapter, Workload, int], RankRow]
+RowFn = Callable[[Machine, ModelAdapter, AnyWorkload, int], RankRow]
 
 
 def _useful(row: RankRow) -> tuple[float, float]:
@@ -282,7 +283,7 @@ def sort_rows(rows: Iterable[RankRow], sort: RankSort) -> list[RankRow]:
 def rank_models(
     hardware: str | Machine | CatalogHardware | Hardware,
     models: Iterable[str | ModelAdapter],
-    workload: Workload | None = None,
+    workload: AnyWorkload | None = None,
     *,
     prompt_tokens: int = DEFAULT_RANK_PROMPT_TOKENS,
     sort: RankSort = "size",
@@ -304,15 +305,15 @@ def rank_models(
     return sort_rows((row(one, m, workload, prompt_tokens) for m in kept), sort)
 
 
-def _runnable(hardware: Hardware, model: ModelAdapter, workload: Workload) -> bool:
-    support = format_support(hardware.id, model.weight_precision, workload.engine)[0]
+def _runnable(hardware: Hardware, model: ModelAdapter, workload: AnyWorkload) -> bool:
+    support = format_support(hardware.id, model.weight_precision, stated(workload).engine)[0]
     return support is not FormatSupport.UNSUPPORTED
 
 
 def rank_hardware(
     model: str | ModelAdapter,
     machines: Iterable[str | Machine | CatalogHardware | Hardware | tuple[Hardware, float | None]],
-    workload: Workload | None = None,
+    workload: AnyWorkload | None = None,
     *,
     prompt_tokens: int = DEFAULT_RANK_PROMPT_TOKENS,
     per_dollar: bool = False,
