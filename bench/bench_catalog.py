@@ -19,6 +19,7 @@ def main() -> None:
     from servebound.catalog.hardware import get_hardware, list_hardware
     from servebound.catalog.models import list_models
     from servebound.core.workload import Workload
+    from servebound.inputs.declared import DeclaredWorkload
     from servebound.views.rank import rank_models
 
     spark = get_hardware("nvidia-dgx-spark").hardware
@@ -40,7 +41,7 @@ def main() -> None:
     best: dict[bool, tuple[float, float]] = {}
     for _ in range(3):
         for memory_only in (False, True):
-            workload = Workload(fit_contexts_to_model=True, memory_only=memory_only)
+            workload = DeclaredWorkload(Workload(memory_only=memory_only), fit_contexts_to_model=True)
             wall, cpu = time.perf_counter(), time.process_time()
             for hw in machines:
                 rank_models(hw, profiles, workload)

@@ -22,7 +22,7 @@ def main() -> None:
     )
     for system, model_id in cases:
         model = get_model(model_id).adapter
-        workload = Workload().for_model(model)
+        workload = Workload()
         _, results = run_layouts(system, model, workload)
         seconds = median_s(
             lambda system=system, model=model, workload=workload: run_layouts(system, model, workload), 20

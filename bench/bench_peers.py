@@ -87,6 +87,7 @@ def warm_pairs() -> None:
     from servebound.catalog.hardware import get_hardware, list_hardware
     from servebound.catalog.models import get_model, list_models
     from servebound.core.workload import Workload
+    from servebound.inputs.declared import DeclaredWorkload
     from servebound.views.rank import rank_models
 
     sys.path.insert(0, str(Path(__file__).parent))
@@ -104,7 +105,7 @@ def warm_pairs() -> None:
     )
     profiles = [m.adapter for m in list_models(native_only=False)]
     machines = [r.hardware for r in list_hardware()]
-    fitted = Workload(fit_contexts_to_model=True)
+    fitted = DeclaredWorkload(Workload(), fit_contexts_to_model=True)
     best = min(median_s(lambda: [rank_models(m, profiles, fitted) for m in machines], 1) for _ in range(3))
     pairs = len(machines) * len(profiles)
     print(

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import settings
 
 from servebound import Experts, Hardware, KVShape, ModelAdapter, Weights, Workload
+from servebound.inputs.declared import DeclaredWorkload
 
 GOLDEN = Path(__file__).parent / "golden"
 GB = 1e9
@@ -69,13 +70,17 @@ def spark() -> Hardware:
 
 
 def resolved(
-    hardware: Hardware, model: ModelAdapter, workload: Workload | None = None, **keywords: Any
+    hardware: Hardware,
+    model: ModelAdapter,
+    workload: Workload | DeclaredWorkload | None = None,
+    **keywords: Any,
 ) -> Workload:
-    """A workload as an edge hands it to the core: ``workload`` (or ``make_workload(**keywords)``)
-    resolved against the pair once (the core refuses one with a default still to fill)."""
+    """A workload as the scenario hands it to the core: ``workload`` (a record, taken as it stands) or
+    ``make_workload(**keywords)`` resolved against the pair once."""
     from servebound.api import make_workload
 
-    return (workload or make_workload(**keywords)).resolve(hardware, model)
+    declared = workload if workload is not None else make_workload(**keywords)
+    return declared.resolve(hardware, model) if isinstance(declared, DeclaredWorkload) else declared
 
 
 def same_number(actual: object, expected: object, rel: float = 1e-12) -> bool:

@@ -14,7 +14,7 @@ from tests.conftest import run_cli, run_json
 
 
 def test_context_reserves_it_and_reads_the_default_share() -> None:
-    w = make_workload(context=50_000)
+    w = make_workload(context=50_000).stated
     assert w.alloc_context_tokens == 50_000
     assert (
         w.read_context_tokens
@@ -22,8 +22,8 @@ def test_context_reserves_it_and_reads_the_default_share() -> None:
         == 16_000
     )
     # the defaults' own ratio: --context 100000 is the default workload's contexts
-    default = make_workload()
-    same = make_workload(context=DEFAULT_ALLOC_CONTEXT_TOKENS)
+    default = make_workload().stated
+    same = make_workload(context=DEFAULT_ALLOC_CONTEXT_TOKENS).stated
     assert (same.alloc_context_tokens, same.read_context_tokens) == (
         default.alloc_context_tokens,
         default.read_context_tokens,

@@ -24,6 +24,7 @@ from servebound import (
 )
 from servebound.cli import main
 from servebound.core.decode_range import ContextLimit, context_curve, decode_context_range
+from servebound.inputs.declared import DeclaredWorkload
 
 GB = 1e9
 ROOT = Path(__file__).resolve().parents[1]
@@ -253,7 +254,9 @@ def test_the_curve_takes_the_rows_runtime_overhead_as_decode_does() -> None:
     weights = Weights.from_params(bytes_per_param=2.0, total_params=7.6e9, active_params=7.6e9)
     kv = KVShape(57_344.0)
     model = ModelAdapter("m", "m", weights, kv, kv, context_limit_tokens=32_768)
-    w = Workload(overhead_from_hardware=True).resolve(hw, model)  # as the CLI and the API hand it down
+    w = DeclaredWorkload(Workload(), overhead_from_hardware=True).resolve(
+        hw, model
+    )  # as the scenario hands it down
     rng = decode_context_range(hw, model, w)
     assert rng.at_shortest is not None and rng.curve is not None
     assert rng.curve.batch_star[0] == rng.at_shortest.batch_star

@@ -7,15 +7,15 @@ import json
 
 import pytest
 
+from servebound import api
 from servebound.api import make_workload
+from servebound.catalog.engines import ENGINE_IDS, FormatSupport, engines, format_support
 from servebound.catalog.hardware import get_hardware
 from servebound.catalog.models import get_model
 from servebound.cli import main
 from servebound.core.decode import decode
-from servebound.core.engines import ENGINE_IDS, FormatSupport, engines, format_support
-from servebound.core.prefill import prefill
 from servebound.core.units import GB
-from servebound.core.workload import KVAllocation
+from servebound.core.workload import NOT_CHECKED, KVAllocation
 from servebound.errors import InputError
 from tests.conftest import resolved
 
@@ -33,8 +33,8 @@ def test_the_table_has_every_engine_with_sources() -> None:
 
 @pytest.mark.parametrize("engine", ["vllm", "sglang", "trt-llm"])
 def test_datacenter_engines_page_their_cache(engine: str) -> None:
-    assert make_workload(engine=engine).kv_allocation is KVAllocation.PAGED
-    assert make_workload(engine="llama.cpp").kv_allocation is KVAllocation.RESERVED
+    assert make_workload(engine=engine).stated.kv_allocation is KVAllocation.PAGED
+    assert make_workload(engine="llama.cpp").stated.kv_allocation is KVAllocation.RESERVED
     with pytest.raises(InputError) as err:
         make_workload(engine=engine, kv_allocation="reserved")
     assert err.value.field == "kv_allocation" and engine in err.value.problem
@@ -69,8 +69,9 @@ def test_format_support() -> None:
 
 def test_every_result_carries_format_support(capsys: pytest.CaptureFixture[str]) -> None:
     hw, model = get_hardware("nvidia-rtx-4090").hardware, get_model("phi-4-nvfp4").adapter
-    d, p = decode(hw, model), prefill(hw, model, 1024)
+    d, p = api.decode(hw, model), api.prefill(hw, model, 1024)  # the scenario reads the engine table
     assert d.format_support is p.format_support is FormatSupport.DEQUANTIZED
+    assert decode(hw, model).format_support_why == NOT_CHECKED[1]  # the core alone checks nothing
     assert "Marlin" in d.format_support_why
     assert main(["prefill", "-H", "nvidia-rtx-4090", "-m", "phi-4-nvfp4", "--prompt", "512", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
@@ -91,7 +92,7 @@ def test_rank_lists_only_what_the_device_runs(capsys: pytest.CaptureFixture[str]
 def test_the_docs_hold_the_generated_engine_table() -> None:
     from pathlib import Path
 
-    from servebound.core.engines import markdown_table
+    from servebound.catalog.engines import markdown_table
 
     engines_md = (Path(__file__).resolve().parents[1] / "docs" / "engines.md").read_text()
     assert markdown_table() in engines_md, (

@@ -99,8 +99,8 @@ def test_fit_defaults_to_this_machine(tmp_path: Path) -> None:
 def test_fit_for_every_engine_lists_the_models_it_runs(engine: str, hardware: str) -> None:
     """Every engine of the table: the formats it runs on the device's vendor (engines.toml), and only
     those; an engine that does not run on the vendor lists none."""
+    from servebound.catalog.engines import format_class, get_engine
     from servebound.catalog.hardware import get_hardware
-    from servebound.core.engines import format_class, get_engine
     from servebound.views.fit import fit_models
 
     hw = load_hardware(hardware)

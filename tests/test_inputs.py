@@ -13,6 +13,7 @@ from servebound import make_workload
 from servebound.cli import main
 from servebound.cli.app import app as cli_app
 from servebound.errors import InputError
+from servebound.inputs.scenario import resolve_scenario
 from servebound.inputs.workload import BY_NAME, INPUTS, WorkloadInputs, inputs_of
 from servebound.runs.band import with_band
 
@@ -222,8 +223,12 @@ def test_the_declaration_is_what_every_surface_shows(api: TestClient) -> None:
 
 
 def test_make_workload_takes_the_declared_keywords_and_names_the_rest() -> None:
-    assert make_workload(floor_tok_s=5).floor_tok_per_s == make_workload(floor=5).floor_tok_per_s == 5
-    assert make_workload(WorkloadInputs(read_context=1000)).read_context_tokens == 1000
+    assert (
+        make_workload(floor_tok_s=5).stated.floor_tok_per_s
+        == make_workload(floor=5).stated.floor_tok_per_s
+        == 5
+    )
+    assert make_workload(WorkloadInputs(read_context=1000)).stated.read_context_tokens == 1000
     import inspect
 
     keywords = list(inspect.signature(make_workload).parameters)[1:]
@@ -242,31 +247,32 @@ def test_the_resolved_workload_says_where_each_value_came_from() -> None:
     from servebound import load_hardware, load_model
 
     hw, model = load_hardware(RTX), load_model(QWEN)
-    w = make_workload(read_context=1000).resolve(hw, model)
+    scenario = resolve_scenario(make_workload(read_context=1000), hardware=hw, model=model)
+    w, sources = scenario.workload, scenario.sources
     assert (w.alloc_context_tokens, w.read_context_tokens) == (40_960, 1000)
-    assert w.sources["alloc_context"].startswith("default 100,000 capped at the model's context limit")
-    assert w.sources["read_context"] == "given"
-    assert w.sources["overhead"].startswith(("hardware row", "default 8 GB"))
-    assert w.resolve(hw, model) == w  # resolving twice changes nothing
-    given = make_workload(overhead_gb=3, alloc_context=2000).resolve(hw, model)
-    assert given.sources == {
+    assert sources["alloc_context"].startswith("default 100,000 capped at the model's context limit")
+    assert sources["read_context"] == "given"
+    assert sources["overhead"].startswith(("hardware row", "default 8 GB"))
+    assert resolve_scenario(w, hardware=hw, model=model).workload == w  # a resolved record stands as it is
+    given = resolve_scenario(make_workload(overhead_gb=3, alloc_context=2000), hardware=hw, model=model)
+    assert {key: given.sources[key] for key in ("overhead", "alloc_context", "read_context")} == {
         "overhead": "given: 3 GB",
         "alloc_context": "given",
         "read_context": "default 32,000, at most the given L_alloc",
     }
 
 
-def test_the_core_refuses_a_workload_still_to_resolve_and_the_api_resolves_it() -> None:
-    """The core computes with the workload as the edge resolved it and never resolves it itself: one
-    with a default still to fill (the row's O, the model's context cap) is a ValueError at every core
-    entry; the Python API resolves once, so ids, records and keywords give the resolved answer."""
+def test_the_core_takes_a_plain_record_and_the_api_resolves_it() -> None:
+    """The core computes with the workload as the scenario resolved it, a plain record with concrete
+    values (no flag says what is left to fill: the declared workload keeps that); the Python API
+    resolves once, so ids, records and keywords give the resolved answer."""
     from servebound import decode, load_hardware, load_model, prefill
     from servebound.core import cost, decode_range
     from servebound.core import decode as core_decode
     from servebound.core import prefill as core_prefill
 
     hw, model = load_hardware(RTX), load_model(QWEN)
-    pending = make_workload(read_context=1000)
+    declared = make_workload(read_context=1000)
     entries = {
         "decode": lambda w: core_decode.decode(hw, model, w),
         "curve": lambda w: core_decode.curve(hw, model, w, [1, 2]),
@@ -279,15 +285,13 @@ def test_the_core_refuses_a_workload_still_to_resolve_and_the_api_resolves_it() 
         "cost_curve": lambda w: cost.cost_curve(hw, model, w, [1, 2], 1.0),
         "cost.context_curve": lambda w: cost.context_curve(hw, model, w, 1, [1000], 1.0),
     }
-    for name, entry in entries.items():
-        with pytest.raises(ValueError, match="defaults still to fill"):
-            entry(pending)
-            pytest.fail(f"{name} computed with a workload still to resolve")
-        entry(pending.resolve(hw, model))  # resolved once by the caller: computed as it stands
-    done = pending.resolve(hw, model)
-    # the API's answer is the core's with its expected band (runs.band.with_band) beside it
+    done = declared.resolve(hw, model)
+    assert (done.alloc_context_tokens, done.read_context_tokens) == (40_960, 1000)
+    assert not hasattr(done, "resolve") and not hasattr(done, "pending")
+    for entry in entries.values():
+        entry(done)  # resolved once by the scenario: computed as it stands
     assert decode(RTX, QWEN, read_context=1000) == with_band(core_decode.decode(hw, model, done))
-    assert decode(hw, model, pending).workload == done
+    assert decode(hw, model, declared).workload == done
     assert prefill(RTX, QWEN, 1000, read_context=1000) == with_band(
         core_prefill.prefill(hw, model, 1000, workload=done)
     )
@@ -326,7 +330,8 @@ def test_the_pair_form_offers_the_declared_inputs(api: TestClient) -> None:
     from servebound.web.app.query import QUERY_FIELDS
 
     page = api.get(f"/pair/{RTX}/{QWEN}").text
-    form = page[page.index('<form method="get"') : page.index("</form>")]
+    start = page.index('<form method="get"')  # the workload's form (the pair picker's comes first)
+    form = page[start : page.index("</form>", start)]
     names = set(re.findall(r'name="([a-z_]+)"', form))
     assert names - {"maximize"} <= set(QUERY_FIELDS)
     assert set(QUERY_FIELDS) - names == set()
@@ -335,7 +340,8 @@ def test_the_pair_form_offers_the_declared_inputs(api: TestClient) -> None:
         assert low is not None and float(low[1]) == BY_NAME[name].minimum, name
     engines = re.search(r'<select name="engine"[^>]*>(.*?)</select>', form, flags=re.S)
     assert engines is not None
-    assert re.findall(r"<option>([^<]+)</option>", engines[1]) == list(BY_NAME["engine"].choices)
+    # each engine by its id as the value, its name as people write it as the label
+    assert re.findall(r'<option value="([^"]+)"', engines[1]) == list(BY_NAME["engine"].choices)
     gamma = re.search(r'name="draft_tokens" min="([^"]+)" max="([^"]+)"', form)
     assert gamma is not None and (float(gamma[1]), float(gamma[2])) == (
         BY_NAME["draft_tokens"].minimum,

@@ -8,9 +8,9 @@ import math
 
 import pytest
 
+from servebound.catalog.engines import device_family
 from servebound.catalog.hardware import get_hardware, list_hardware
 from servebound.catalog.models import get_model, profile_ids
-from servebound.core.engines import device_family
 from servebound.core.hardware import Hardware
 from servebound.core.prefill import prefill, prefill_curve
 from servebound.core.rates import charge_mode, fastest_mode, mode_rates

@@ -13,6 +13,7 @@ from servebound import Hardware, KVShape, ModelAdapter, Weights, Workload, decod
 from servebound.core.layout import LayoutResult
 from servebound.core.model import LayerShape, PrefillShape
 from servebound.core.system import Interconnect, Layout, System
+from servebound.inputs.declared import DeclaredWorkload
 
 GB = 1e9
 
@@ -238,11 +239,13 @@ def test_weight_fetch_latency_is_W_over_S_R() -> None:
 
 
 def test_a_fraction_of_free_overhead_takes_off_only_known_weights() -> None:
-    # O = (1 - f)(C - W_resident) with f = 0.9, C = 100 GB. Before the model is known (for_hardware
-    # alone) no weights are taken off: O = 0.1 x 100e9 = 1e10 B; resolved with W = 99 GB of weights:
+    # O = (1 - f)(C - W_resident) with f = 0.9, C = 100 GB. With no weights known (W_resident = 0)
+    # none are taken off: O = 0.1 x 100e9 = 1e10 B; resolved with W = 99 GB of weights:
     # O = 0.1 x 1e9 = 1e8 B.
-    w = Workload(overhead_from_hardware=True, engine_overhead=("fraction_of_free", 0.9, "stated"))
-    assert w.for_hardware(DEVICE).overhead_bytes == pytest.approx(1e10, rel=1e-13)
+    w = DeclaredWorkload(
+        Workload(engine_overhead=("fraction_of_free", 0.9, "stated")), overhead_from_hardware=True
+    )
+    assert w.with_overhead(w.stated, DEVICE, 0.0).overhead_bytes == pytest.approx(1e10, rel=1e-13)
     model = ModelAdapter("m", "m", Weights(0.0, 99 * GB), KVShape(1.0), KVShape(1.0))
     assert w.resolve(DEVICE, model).overhead_bytes == pytest.approx(1e8, rel=1e-9)
 

@@ -18,6 +18,7 @@ from servebound.core.cost import cost_curve
 from servebound.core.layout import times_at
 from servebound.core.model import LayerShape, PrefillShape
 from servebound.core.system import Interconnect, Layout, System
+from servebound.inputs.declared import DeclaredWorkload
 
 GB = 1e9
 
@@ -547,10 +548,15 @@ def test_contexts_equal_to_the_model_limit_are_not_capped() -> None:
     model = ModelAdapter(
         "m", "m", Weights(0.0, 1 * GB), KVShape(1.0), KVShape(1.0), context_limit_tokens=4096
     )
-    same = Workload(alloc_context_tokens=4096, read_context_tokens=1000, fit_contexts_to_model=True)
-    assert same.for_model(model).contexts_capped_from is None
-    more = Workload(alloc_context_tokens=4097, read_context_tokens=1000, fit_contexts_to_model=True)
-    assert more.for_model(model).alloc_context_tokens == 4096
+    hw = Hardware("x", "x", 100 * GB, 1000 * GB)
+    same = DeclaredWorkload(
+        Workload(alloc_context_tokens=4096, read_context_tokens=1000), fit_contexts_to_model=True
+    )
+    assert same.resolve(hw, model).contexts_capped_from is None
+    more = DeclaredWorkload(
+        Workload(alloc_context_tokens=4097, read_context_tokens=1000), fit_contexts_to_model=True
+    )
+    assert more.resolve(hw, model).alloc_context_tokens == 4096
 
 
 def test_latency_floor_sweeps_the_weights_of_one_token() -> None:

@@ -3,26 +3,18 @@ formulas take what they need as arguments and records; catalog data comes in fro
 
 Every import of every core module counts: at the top, inside a function, under ``if TYPE_CHECKING:``,
 and a literal ``importlib.import_module("servebound...")``. ``OUTSIDE_TODAY`` lists what is left, each
-with why; the test fails on any other, and ``test_the_core_is_pure`` (expected to fail until the list
-is empty) says what remains.
+with why; the test fails on any other, and ``test_the_core_is_pure`` holds the list empty.
 """
 
 from __future__ import annotations
 
 import ast
 
-import pytest
-
 from tests.test_import_graph import PACKAGE, all_modules, import_nodes, imported_names, module_name, targets
 
-#: What the core still imports from outside it: the engine table, which the core looks up itself while
-#: answering (a format's support on a device family); it comes in as records once a resolved scenario
-#: carries the engine and the device's family (issue 32's scenario work).
-OUTSIDE_TODAY = frozenset(
-    {
-        "core.engines: servebound.catalog.snapshot",  # engines.toml, as the catalog snapshot keeps it
-    }
-)
+#: What the core still imports from outside it, each with why (empty: the engine table comes in as
+#: records, a hardware record's family and a resolved workload's format verdict).
+OUTSIDE_TODAY: frozenset[str] = frozenset()
 
 
 def outside_imports() -> set[str]:
@@ -56,7 +48,6 @@ def test_the_list_of_what_is_left_is_current() -> None:
     assert not gone, f"remove from OUTSIDE_TODAY: {sorted(gone)}"
 
 
-@pytest.mark.xfail(strict=False, reason="the engine table: see OUTSIDE_TODAY")
 def test_the_core_is_pure() -> None:
     assert outside_imports() == set()
 

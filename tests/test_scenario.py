@@ -18,6 +18,7 @@ import servebound
 from servebound.cli import main
 from servebound.core.workload import Workload
 from servebound.errors import InputError
+from servebound.inputs.declared import DeclaredWorkload
 from servebound.inputs.scenario import make_workload, resolve_scenario
 from servebound.inputs.workload import INPUTS, WorkloadInputs
 from servebound.web.app.query import parse_workload_query
@@ -97,7 +98,7 @@ def test_make_workload_carries_the_kv_precision() -> None:
     """``make_workload(WorkloadInputs(kv_precision="fp8"))``, as the README documents it, answers at
     fp8 (it answered at BF16: the precision never entered the workload)."""
     work = make_workload(WorkloadInputs(kv_precision="fp8"))
-    assert work.kv_precision == "fp8"
+    assert work.stated.kv_precision == "fp8"
     assert servebound.make_workload(kv_precision="fp8") == work
     at_fp8 = servebound.decode(*PAIR, work)
     assert at_fp8.to_dict() == servebound.decode(*PAIR, kv_precision="fp8").to_dict()
@@ -120,7 +121,9 @@ def test_a_built_workloads_draft_takes_the_precision() -> None:
     draft = servebound.load_model("qwen3-0.6b")
     by_record = make_workload(kv_precision="fp8", draft=draft, draft_tokens=4, acceptance=0.7)
     by_id = make_workload(kv_precision="fp8", **SPECULATION)
-    assert by_record.speculation is not None and by_record.speculation.draft.kv_precision == "fp8"
+    assert (
+        by_record.stated.speculation is not None and by_record.stated.speculation.draft.kv_precision == "fp8"
+    )
     assert servebound.decode(*PAIR, by_record).to_dict() == servebound.decode(*PAIR, by_id).to_dict()
 
 
@@ -143,8 +146,8 @@ def test_the_scenario_keeps_every_declared_input() -> None:
     assert {f.name for f in fields(WorkloadInputs)} == {s.name for s in INPUTS} and len(INPUTS) == 30
     assert scenario.workload.kv_precision == "fp8" and scenario.model.kv_precision == "fp8"
     assert scenario.sources["kv_precision"].startswith("given: fp8")
-    assert scenario.workload.resolved and isinstance(scenario.declared, Workload)
-    assert not scenario.declared.resolved
+    assert isinstance(scenario.workload, Workload) and isinstance(scenario.declared, DeclaredWorkload)
+    assert scenario.declared.read_context_given and scenario.declared.overhead_from_hardware
 
 
 def test_keywords_join_the_declared_inputs() -> None:

@@ -16,6 +16,8 @@ from servebound.core.model import ModelAdapter, PrefillShape
 from servebound.core.prefill_cost import evaluate_one_shot, evaluate_settings
 from servebound.core.rates import mode_rates
 from servebound.core.workload import KVAllocation, Speculation, Workload
+from servebound.inputs.declared import DeclaredWorkload
+from servebound.inputs.scenario import resolve_scenario
 
 #: Dense, routed (MoE), sliding-window and recurrent-state profiles from the catalog.
 MODELS = ("smollm2-1.7b-instruct", "minimax-m2.1", "exaone-4.0-32b", "qwen3-next-80b-a3b-thinking")
@@ -87,23 +89,28 @@ def test_kept_decode_compute_is_what_a_fresh_record_gives() -> None:
 def test_the_workload_copy_is_replace() -> None:
     """Workload validates nothing at construction, so copying its fields is what replace builds."""
     assert not hasattr(Workload, "__post_init__")
-    base = Workload(read_context_tokens=8000, kv_allocation=KVAllocation.PAGED, fit_contexts_to_model=True)
-    changes = {"alloc_context_tokens": 4096, "overhead_source": "x", "resolved": True}
+    base = Workload(read_context_tokens=8000, kv_allocation=KVAllocation.PAGED)
+    changes = {"alloc_context_tokens": 4096, "overhead_source": "x", "contexts_capped_from": (100_000, 8000)}
     copy = base._with(**changes)
     expected = dataclasses.replace(base, **changes)
-    assert copy == expected and copy.resolved is True and type(copy) is Workload
-    assert repr(copy) == repr(expected) and base.alloc_context_tokens == 100_000 and not base.resolved
+    assert copy == expected and copy.overhead_source == "x" and type(copy) is Workload
+    assert (
+        repr(copy) == repr(expected) and base.alloc_context_tokens == 100_000 and base.overhead_source is None
+    )
 
 
 def test_resolve_gives_the_replaced_workload() -> None:
     hw = get_hardware("nvidia-rtx-3090").hardware
     for ref in MODELS:
         model = _model(ref)
-        for workload in (Workload(fit_contexts_to_model=True), Workload(overhead_from_hardware=True)):
-            step = workload.for_model(model).for_hardware(hw)
-            resolved = workload.resolve(hw, model)
-            assert resolved == dataclasses.replace(step, resolved=True) and resolved.resolved
-            assert resolved.resolve(hw, model) is resolved
+        for declared in (
+            DeclaredWorkload(Workload(), fit_contexts_to_model=True),
+            DeclaredWorkload(Workload(), overhead_from_hardware=True),
+        ):
+            resolved = declared.resolve(hw, model)
+            assert resolve_scenario(declared, hardware=hw, model=model).workload == resolved
+            # a resolved record is taken as it stands: resolving it again changes nothing
+            assert resolve_scenario(resolved, hardware=hw, model=model).workload == resolved
 
 
 _FIELDS = (

@@ -16,6 +16,7 @@ from servebound.core.model import ModelAdapter
 from servebound.core.units import GB
 from servebound.core.workload import DEFAULT_FLOOR_TOK_PER_S, Workload
 from servebound.errors import InputError
+from servebound.inputs.declared import DeclaredWorkload
 from servebound.inputs.scenario import (
     Scenario,
     default_workload,
@@ -40,7 +41,7 @@ if TYPE_CHECKING:  # imported on use: `servebound decode` loads none of them
 def decode(
     hardware: str | Hardware | CatalogHardware,
     model: str | ModelAdapter,
-    workload: Workload | WorkloadInputs | None = None,
+    workload: Workload | DeclaredWorkload | WorkloadInputs | None = None,
     *,
     kv_precision: str | None = None,
     **workload_keywords: Any,
@@ -60,7 +61,7 @@ def prefill(
     hardware: str | Hardware,
     model: str | ModelAdapter,
     prompt_tokens: int,
-    workload: Workload | WorkloadInputs | None = None,
+    workload: Workload | DeclaredWorkload | WorkloadInputs | None = None,
     *,
     batch: int | Literal["max"] = 1,
     chunk_tokens: int | None = None,
@@ -202,7 +203,7 @@ def prefill_answer(
 def layout(
     hardware: str | Hardware,
     model: str | ModelAdapter,
-    workload: Workload | WorkloadInputs | None = None,
+    workload: Workload | DeclaredWorkload | WorkloadInputs | None = None,
     *,
     kv_precision: str | None = None,
     **workload_keywords: Any,

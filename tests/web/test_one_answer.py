@@ -34,9 +34,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import servebound
+from servebound.catalog.engines import ENGINE_IDS
 from servebound.catalog.hosts import cpu_rows, host_rows
 from servebound.cli import main
-from servebound.core.engines import ENGINE_IDS
 from servebound.views.cost_report import fmt_money
 from servebound.views.report import fmt_gb, fmt_int, fmt_rate, fmt_seconds
 from servebound.web.app.server import create_app

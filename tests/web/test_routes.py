@@ -309,7 +309,7 @@ def test_the_manual_is_served(client: TestClient) -> None:
     """/docs and every document of docs/ answer as pages and mirrors, listed in llms.txt and the
     sitemap; links between documents are site paths (and the engine table's sources keep quoted words
     out of the mirror); an unknown document is a 404."""
-    from servebound.core.engines import markdown_table
+    from servebound.catalog.engines import markdown_table
     from servebound.web.pages.manual import source
     from servebound.web.pages.site import without_quotes
 

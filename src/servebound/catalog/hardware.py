@@ -30,6 +30,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from servebound.catalog import snapshot
+from servebound.catalog.engines import device_family
 from servebound.catalog.hardware_names import (
     _NX_FORM,
     _NX_NO_HYPHEN,
@@ -42,6 +43,7 @@ from servebound.catalog.hardware_names import HARDWARE_CLASSES as HARDWARE_CLASS
 from servebound.catalog.hardware_names import SLUG_PATTERN as SLUG_PATTERN
 from servebound.catalog.hardware_names import SYSTEM_CLASSES as SYSTEM_CLASSES
 from servebound.catalog.hardware_names import normalize_ref as normalize_ref
+from servebound.core.engines import Dequantize, EngineTable, Family
 from servebound.core.hardware import ARITHMETIC_MODES, Hardware
 from servebound.core.system import Interconnect, System
 from servebound.core.units import GB, TFLOPS
@@ -217,6 +219,7 @@ def system_record(
     notes: str | None = None,
     aliases: tuple[str, ...] = (),
     interconnect: InterconnectRow | None = None,
+    table: EngineTable | None = None,
 ) -> CatalogHardware:
     """``count`` identical ``member`` devices as one row: every resource summed (Hardware.scaled)."""
     if member.is_system:
@@ -225,7 +228,8 @@ def system_record(
         raise InputError("hardware", f"device count {count} is out of range; use 1 to {MAX_SYSTEM_COUNT}")
     sid = system_id or f"{count}x-{member.id}"
     sname = name or f"{count}x {member.name}"
-    scaled = dataclasses.replace(member.hardware.scaled(count), id=sid, name=sname)
+    family = device_family(sid, table)
+    scaled = dataclasses.replace(member.hardware.scaled(count), id=sid, name=sname, family=family)
     sources = {key: f"{count} x {member.id}: {text}" for key, text in member.sources.items()}
     if member.price_usd is not None:
         price_source = member.sources.get("price_usd", "unsourced")
@@ -352,7 +356,8 @@ class HardwareCatalog:
 
 #: The record types of a hardware row in the catalog snapshot.
 SNAPSHOT_KINDS: dict[str, type] = {
-    cls.__name__: cls for cls in (CatalogHardware, Hardware, DevicePrice, SystemMembership, Interconnect)
+    cls.__name__: cls
+    for cls in (CatalogHardware, Hardware, DevicePrice, SystemMembership, Interconnect, Family, Dequantize)
 }
 
 

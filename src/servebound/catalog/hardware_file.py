@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from servebound.catalog.engines import device_family
 from servebound.catalog.hardware import (
     CatalogHardware,
     DevicePrice,
@@ -28,6 +29,7 @@ from servebound.catalog.hardware_schema import (
     PriceRow,
     structural_problems,
 )
+from servebound.core.engines import EngineTable
 from servebound.core.hardware import Hardware
 from servebound.core.units import GB, TFLOPS
 from servebound.errors import InputError
@@ -91,8 +93,8 @@ def read_catalog_document(path: str | Path | None = None) -> tuple[dict[str, Any
     return bounded.parse_toml(raw, f"hardware catalog {origin}"), origin
 
 
-def build_catalog(parsed: CatalogFile) -> HardwareCatalog:
-    """Records and index from a validated file; InputError listing any structural problem."""
+def build_catalog(parsed: CatalogFile, table: EngineTable | None = None) -> HardwareCatalog:
+    """Records and index from a validated file (families from ``table``); InputError listing any problem."""
     problems = structural_problems(parsed)
     for row in parsed.device:
         for key, value in (("memory_gb", row.memory_gb), ("bandwidth_gb_per_s", row.bandwidth_gb_per_s)):
@@ -103,7 +105,7 @@ def build_catalog(parsed: CatalogFile) -> HardwareCatalog:
                 problems.append(f"device '{row.id}': compute_tflops.{mode} must be positive (got {value})")
     if problems:
         raise InputError("hardware catalog", "; ".join(problems))
-    devices = [_device_record(row) for row in parsed.device]
+    devices = [_device_record(row, table) for row in parsed.device]
     by_id = {entry.id: entry for entry in devices}
     systems = [
         system_record(
@@ -116,6 +118,7 @@ def build_catalog(parsed: CatalogFile) -> HardwareCatalog:
             notes=row.notes or None,
             aliases=tuple(row.aliases),
             interconnect=row.interconnect,
+            table=table,
         )
         for row in parsed.system
     ]
@@ -139,7 +142,7 @@ def load_hardware_catalog_file(path: str | Path) -> HardwareCatalog:
     return build_catalog(parse_catalog_data(data, origin))
 
 
-def _device_record(row: DeviceRow) -> CatalogHardware:
+def _device_record(row: DeviceRow, table: EngineTable | None = None) -> CatalogHardware:
     compute = row.compute_tflops.present()
     declared = row.sources.model_dump(exclude_none=True)
     sources: dict[str, str] = {k: v for k, v in declared.items() if k != "compute"}
@@ -157,6 +160,7 @@ def _device_record(row: DeviceRow) -> CatalogHardware:
         provenance=row.provenance,
         sources={k: v for k, v in sources.items() if k != "price_usd"},
         runtime_overhead_bytes=None if row.runtime_overhead_gb is None else row.runtime_overhead_gb * GB,
+        family=device_family(row.id, table),
     )
     return CatalogHardware(
         **row.model_dump(include=set(_ROW_KEPT)),

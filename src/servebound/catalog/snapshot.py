@@ -31,6 +31,7 @@ from functools import cache
 from types import MappingProxyType
 from typing import Any, TypeVar
 
+from servebound.core.engines import Dequantize, Family
 from servebound.core.hardware import Hardware
 from servebound.core.kv import KVShape
 from servebound.core.model import Experts, LayerShape, ModelAdapter, PrefillShape, Weights
@@ -49,7 +50,18 @@ HARDWARE, PROFILES, AUDITS, ENGINES = FILES = (
 
 #: The core records a decode takes from the snapshot: a row's ``Hardware`` and a profile's adapter.
 CORE_KINDS: dict[str, type] = {
-    cls.__name__: cls for cls in (Hardware, ModelAdapter, Weights, Experts, KVShape, PrefillShape, LayerShape)
+    cls.__name__: cls
+    for cls in (
+        Hardware,
+        Family,
+        Dequantize,
+        ModelAdapter,
+        Weights,
+        Experts,
+        KVShape,
+        PrefillShape,
+        LayerShape,
+    )
 }
 
 

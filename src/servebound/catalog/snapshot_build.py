@@ -9,6 +9,7 @@ imported by a command.
 from __future__ import annotations
 
 from servebound.catalog import snapshot
+from servebound.catalog.engines import table_from
 from servebound.catalog.hardware import SNAPSHOT_KINDS
 from servebound.catalog.hardware_file import build_catalog, parse_catalog_data, read_catalog_document
 from servebound.catalog.model_build import import_profile, index_profile_ids, model_index
@@ -21,7 +22,10 @@ REBUILD = "python scripts/build_snapshot.py"
 
 def hardware_text() -> str:
     data, origin = read_catalog_document(None)
-    catalog = build_catalog(parse_catalog_data(data, origin))
+    table = table_from(package_data.read_toml("servebound.catalog", "data", "engines.toml"))
+    catalog = build_catalog(
+        parse_catalog_data(data, origin), table
+    )  # families from the file, not the snapshot
     header = {"index": [[k, v] for k, v in catalog.index.items()]}
     rows = ((entry.id, snapshot.encode(entry, SNAPSHOT_KINDS)) for entry in catalog.entries)
     return snapshot.jsonl(header, rows)

@@ -58,7 +58,7 @@ def fit_command(hardware: str, engine: str | None, limit: int, flags: ContextFla
         return
     console.print(
         f"{hw.name} ({hw.id}) serves {len(rows)} of {considered} catalog models at the floor of "
-        f"{workload.floor_tok_per_s:g} tok/s per session, largest first:"
+        f"{workload.stated.floor_tok_per_s:g} tok/s per session, largest first:"
     )
     if hw.id == CPU_ONLY_ID:  # no GPU: say where the memory bandwidth came from
         console.print(f"no GPU found; bandwidth: {hw.sources['bandwidth_gb_per_s']}")

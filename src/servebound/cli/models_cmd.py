@@ -374,10 +374,10 @@ def rank_command(
     if order == "per-dollar" and hardware is not None:
         raise InputError("sort", "per-dollar applies to --model (machines have prices, models do not)")
     workload = make_workload(flags)
-    if prompt > workload.alloc_context_tokens:
+    if prompt > workload.stated.alloc_context_tokens:
         raise InputError(
             "prompt",
-            f"{prompt:,} tokens is more than the {workload.alloc_context_tokens:,} tokens of KV each "
+            f"{prompt:,} tokens is more than the {workload.stated.alloc_context_tokens:,} tokens of KV each "
             "session holds; raise --alloc-context to at least the prompt",
         )
     systems: dict[str, str] = {}

@@ -26,7 +26,7 @@ from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.search import largest_true
 from servebound.core.traffic import private_read_bytes
-from servebound.core.workload import Workload, resolved_workload
+from servebound.core.workload import Workload
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -109,7 +109,6 @@ def cost_curve(
     hardware: Hardware, model: ModelAdapter, workload: Workload, batches: ArrayLike, usd_per_hour: float
 ) -> CostCurve:
     """The cost of output tokens over an array of batches (vectorized), with the cost and latency floors."""
-    workload = resolved_workload(workload)
     steps = step_curve(hardware, model, workload, batches)
     rho = workload.tokens_per_step
     cost = usd_per_mtok(usd_per_hour, steps.step_time_s, steps.batch * rho)
@@ -165,7 +164,7 @@ def context_curve(
     usd_per_hour: float,
 ) -> ContextCurve:
     """Ordinary decoding at batch ``batch`` over an array of read contexts (vectorized)."""
-    workload = resolved_workload(workload)
+
     L = np.asarray(contexts, dtype=np.float64)
     r = hardware.bandwidth_bytes_per_s
     sweep = float(model.weights.batch(batch, workload.expert_traffic))

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from servebound.core.arith import as_values, maximum
 from servebound.core.band import BandBasis, ExpectedBand
 from servebound.core.decode_compute import DecodeCompute, decode_compute
-from servebound.core.engines import FormatSupport, format_support
+from servebound.core.engines import FormatSupport
 from servebound.core.fields import ResultRecord, documented, documented_property
 from servebound.core.formats import KV_FORMATS
 from servebound.core.hardware import Hardware
@@ -37,7 +37,7 @@ from servebound.core.rates import BoundBy, bound_by
 from servebound.core.reading import is_estimate
 from servebound.core.search import largest_true
 from servebound.core.traffic import _Traffic
-from servebound.core.workload import MAX_BATCH, Workload, memory_fit_batch, resolved_workload
+from servebound.core.workload import MAX_BATCH, NOT_CHECKED, Workload, memory_fit_batch
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -262,11 +262,11 @@ class DecodeResult(ResultRecord):
         "`native`, `dequantized` or `unsupported`: whether the device (and --engine) runs the weight format"
     )
     def format_support(self) -> FormatSupport:
-        return format_support(self.hardware.id, self.model.weight_precision, self.workload.engine)[0]
+        return (self.workload.format_support or NOT_CHECKED)[0]
 
     @documented_property("why the weight format is native, dequantized or unsupported here, with the source")
     def format_support_why(self) -> str:
-        return format_support(self.hardware.id, self.model.weight_precision, self.workload.engine)[1]
+        return (self.workload.format_support or NOT_CHECKED)[1]
 
     @documented_property(
         "where no session fits: the nearest settings that fit, best first, each answered by decode there "
@@ -318,7 +318,6 @@ def curve(
     """Aggregate T(b) and per-session r(b) over an array of batches, vectorized (for figures and tables).
 
     With the compute roof unless the workload is memory-only (or compute is unavailable)."""
-    workload = resolved_workload(workload)
     compute = decode_compute(hardware, model, workload)
     traffic = _Traffic(model, workload, compute.bytes_equivalent(hardware.bandwidth_bytes_per_s))
     b = as_values(batches)
@@ -342,7 +341,6 @@ class StepCurve:
 
 def step_curve(hardware: Hardware, model: ModelAdapter, workload: Workload, batches: ArrayLike) -> StepCurve:
     """t_mem, t_cmp and t over an array of batches, vectorized (cost curves and figures)."""
-    workload = resolved_workload(workload)
     compute = decode_compute(hardware, model, workload)
     traffic = _Traffic(model, workload)
     b = as_values(batches)
@@ -388,7 +386,7 @@ def _offloaded_decode(hardware: Hardware, model: ModelAdapter, workload: Workloa
 def decode(hardware: Hardware, model: ModelAdapter, workload: Workload | None = None) -> DecodeResult:
     """Run the derivation's decode procedure: gates, b_mem, b_rate, the exact floor test, b*, ceilings
     (with ``workload.offload``, on the two-tier effective adapter of :mod:`servebound.core.offload`)."""
-    workload = resolved_workload(workload)
+    workload = workload or Workload()
     if workload.offload is not None:
         return _offloaded_decode(hardware, model, workload)
     capacity = hardware.memory_bytes

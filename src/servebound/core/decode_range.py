@@ -37,7 +37,6 @@ from servebound.core.workload import (
     Workload,
     memory_fit_batch,
     range_top,
-    resolved_workload,
 )
 
 if TYPE_CHECKING:
@@ -99,7 +98,6 @@ def _at(workload: Workload, read_context: int) -> Workload:
         read_context_tokens=read_context,
         alloc_context_tokens=max(workload.alloc_context_tokens, read_context),
         forced_batch=None,
-        fit_contexts_to_model=False,
     )
 
 
@@ -108,7 +106,7 @@ def decode_context_range(
 ) -> DecodeContextRange:
     """The decode ceilings over every read context from 0 to the model's context limit (the
     workload's alloc context when the model states none), cut where one session stops fitting."""
-    workload = resolved_workload(workload)
+    workload = workload or Workload()
     if workload.offload is not None:
         # Two tiers: the same range on the effective single-tier adapter (core.offload).
         eff, _, _ = offloaded(hardware, model, workload.offload, workload.overhead_bytes)
@@ -207,7 +205,6 @@ def context_curve(
     batch), run on every context at once. The compute roof's seconds per session step c(L) come from
     decode_compute's own vectorized form; with speculation, from decode_compute at each sampled context.
     """
-    workload = resolved_workload(workload)
     contexts = np.asarray(read_contexts, dtype=np.int64)
     lf = contexts.astype(np.float64)
     spec = workload.speculation

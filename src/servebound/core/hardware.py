@@ -9,6 +9,7 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import Any, Literal, TypeVar, get_args
 
+from servebound.core.engines import Family
 from servebound.core.errors import InputError
 
 #: An arithmetic mode a hardware row may quote (the one definition; schemas and the API use it). A mode
@@ -94,7 +95,9 @@ class Hardware:
     or ``measured`` sustained rates (the estimate reading). ``runtime_overhead_bytes`` is O as the
     row states it (the OS's share of unified memory, a discrete card's runtime context and workspace),
     with its reasoning under ``sources["runtime_overhead_gb"]``; None where the row states none, and
-    the workload's O (8 GB by default) applies.
+    the workload's O (8 GB by default) applies. ``family`` is the device family of the engine table
+    (``core.engines``), as the catalog attaches it: the modes its silicon multiplies and what engines
+    unpack the others to; None where the table knows no family for the id.
     """
 
     id: str
@@ -105,6 +108,7 @@ class Hardware:
     provenance: str = "peak"
     sources: Mapping[str, str] = field(default_factory=dict)
     runtime_overhead_bytes: float | None = None
+    family: Family | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "compute_flop_per_s", _frozen(self.compute_flop_per_s))
@@ -177,4 +181,5 @@ class Hardware:
             runtime_overhead_bytes=None
             if self.runtime_overhead_bytes is None
             else self.runtime_overhead_bytes * count,
+            family=self.family,
         )

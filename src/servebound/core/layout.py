@@ -53,14 +53,8 @@ from servebound.core.decode import Verdict
 from servebound.core.experts import distinct_experts, touched_at
 from servebound.core.model import ModelAdapter
 from servebound.core.search import largest_true
-from servebound.core.system import (
-    Interconnect,
-    Layout,
-    System,
-    layout_problem,
-    valid_layouts,
-)
-from servebound.core.workload import MAX_BATCH, Workload, memory_fit_batch, resolved_workload
+from servebound.core.system import Interconnect, Layout, System, layout_problem, valid_layouts
+from servebound.core.workload import MAX_BATCH, Workload, memory_fit_batch
 
 __all__ = [
     "DEFAULT_ACTIVATION_BYTES",
@@ -402,7 +396,7 @@ def evaluate_layout(
     (the compute roof's, evaluated by the caller); None leaves compute uncharged, which only loosens
     the ceiling. A forced batch in the workload is ignored here (``times_at`` evaluates any batch).
     """
-    workload = resolved_workload(workload, "the system")
+    workload = workload or Workload()
     problem = layout_problem(system, model, layout)
     if problem is not None:
         raise ValueError(problem)
@@ -487,7 +481,7 @@ def per_device_bytes(
     system: System, model: ModelAdapter, layout: Layout, batch: int, workload: Workload | None = None
 ) -> PerDevice:
     """The average device's bytes with ``batch`` sessions per micro-batch (pp micro-batches in flight)."""
-    workload = resolved_workload(workload, "the system")
+    workload = workload or Workload()
     return _LayoutModel(system, model, workload, layout, None, DEFAULT_ACTIVATION_BYTES).per_device(batch)
 
 
@@ -502,7 +496,7 @@ def times_at(
     activation_bytes: float = DEFAULT_ACTIVATION_BYTES,
 ) -> StepTimes:
     """Step and token times of ``layout`` at micro-batch ``batch`` (for forced batches and figures)."""
-    workload = resolved_workload(workload, "the system")
+    workload = workload or Workload()
     lm = _LayoutModel(system, model, workload, layout, compute_s_per_session_step, activation_bytes)
     return lm.times(batch)
 
@@ -527,7 +521,7 @@ def prefill_communication(
 ) -> PrefillCommunication:
     """Link seconds on the average device to prefill ``tokens`` tokens through one replica; the stages run
     one after another, so the per-stage terms add up over pp stages."""
-    workload = resolved_workload(workload, "the system")
+    workload = workload or Workload()
     lm = _LayoutModel(system, model, workload, layout, None, activation_bytes)
     pp = layout.pp
     return PrefillCommunication(

@@ -17,7 +17,7 @@ from servebound.core.layout import (
 )
 from servebound.core.model import ModelAdapter
 from servebound.core.system import Layout, System, searched_layouts, valid_layouts
-from servebound.core.workload import MAX_BATCH, Workload, memory_fit_batch, resolved_workload
+from servebound.core.workload import MAX_BATCH, Workload, memory_fit_batch
 
 
 def rank_key(result: LayoutResult) -> tuple[float, ...]:
@@ -43,7 +43,7 @@ def search_layouts(
 ) -> list[LayoutResult]:
     """Every valid layout evaluated and ranked best first (``rank_key``); more than
     ``MAX_LAYOUTS_SEARCHED`` is an InputError, before any is evaluated (``searched_layouts``)."""
-    workload = resolved_workload(workload, "the system")
+    workload = workload or Workload()
     layouts = searched_layouts(system, model)
     results = [
         evaluate_layout(
@@ -71,7 +71,7 @@ def best_layout(
     layout in full. T(b) never falls with b, so T(b_mem) bounds a layout's aggregate at b*: the layouts
     are evaluated in order of that bound, and the search stops once a floor fit's aggregate exceeds
     every bound left (a layout ranks above a floor fit only as a floor fit at least as fast)."""
-    workload = resolved_workload(workload, "the system")
+    workload = workload or Workload()
     c, e_a = compute_s_per_session_step, activation_bytes
     bounded: list[tuple[float, Layout]] = []
     for layout in valid_layouts(system, model):

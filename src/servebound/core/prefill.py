@@ -82,7 +82,6 @@ from servebound.core.workload import (
     Workload,
     memory_fit_batch,
     range_top,
-    resolved_workload,
 )
 
 if TYPE_CHECKING:
@@ -210,7 +209,7 @@ def _prefill(
     attention_mode: str | None,
 ) -> PrefillResult:
     """:func:`prefill` under one set of settings (the budget, when given, restricting them)."""
-    workload = resolved_workload(workload)
+    workload = workload or Workload()
     shape = prefill_shape(model)
     prompt, chunk, searching, given = _checked_setting(
         model, workload, prompt_tokens, chunk_tokens, ttft_budget_s, batch
@@ -407,7 +406,7 @@ def prefill_curve(
     The same evaluation as :func:`prefill` without gates or searches: every entry is the formula at
     that (b, L, c), with ``chunk_tokens`` None for one-shot (each chunk is capped at its prompt).
     """
-    workload = resolved_workload(workload)
+    workload = workload or Workload()
     if workload.offload is not None:
         return _offloaded_curve(
             hardware, model, workload, prompt_tokens, batch, chunk_tokens, linear_mode, attention_mode
@@ -504,7 +503,7 @@ def prefill_range(
     cache. K_alloc never falls with L, so the set is a prefix 1..L_fit found in closed form, and the
     ceilings over it are one vectorized pass (exact at every integer length, no sampling).
     """
-    workload = resolved_workload(workload)
+    workload = workload or Workload()
     shape = prefill_shape(model)
     b = _positive_int("batch", batch)
     host_seconds: Callable[[Floats], tuple[Floats, Floats]] | None = None

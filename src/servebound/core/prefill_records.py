@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from servebound.core.arith import np
 from servebound.core.band import BandBasis, ExpectedBand
-from servebound.core.engines import FormatSupport, format_support
+from servebound.core.engines import FormatSupport
 from servebound.core.experts import ExpertTraffic, distinct_experts
 from servebound.core.fields import ResultRecord, documented, documented_property
 from servebound.core.hardware import Hardware
@@ -18,7 +18,7 @@ from servebound.core.model import ModelAdapter
 from servebound.core.offload import OffloadReport
 from servebound.core.rates import BoundBy, ModeRates
 from servebound.core.reading import is_estimate
-from servebound.core.workload import RangeLimit, Workload
+from servebound.core.workload import NOT_CHECKED, RangeLimit, Workload
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -218,11 +218,11 @@ class PrefillResult(ResultRecord):
         "`native`, `dequantized` or `unsupported`: whether the device (and --engine) runs the weight format"
     )
     def format_support(self) -> FormatSupport:
-        return format_support(self.hardware.id, self.model.weight_precision, self.workload.engine)[0]
+        return (self.workload.format_support or NOT_CHECKED)[0]
 
     @documented_property("why the weight format is native, dequantized or unsupported here, with the source")
     def format_support_why(self) -> str:
-        return format_support(self.hardware.id, self.model.weight_precision, self.workload.engine)[1]
+        return (self.workload.format_support or NOT_CHECKED)[1]
 
     @documented_property("a fallback rate or a memory-only figure, in one sentence (null: neither)")
     def compute_note(self) -> str | None:

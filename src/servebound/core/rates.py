@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from servebound.core.engines import dequantize_rules, device_family
 from servebound.core.hardware import ARITHMETIC_MODES, Hardware
 from servebound.core.model import PrefillShape
 
@@ -66,7 +65,7 @@ def charge_mode(hardware: Hardware, mode: str) -> ModeCharge:
 
     1. The row's own rate for ``mode``.
     2. A format mode the device's family has no matrix hardware for (FP4 on Ada or Hopper, FP8 on
-       Ampere): the mode engines unpack it to (``core.engines``), with that rule's source.
+       Ampere): the mode engines unpack it to (``Hardware.family``), with that rule's source.
     3. Otherwise the fastest rate the row publishes: no mode runs faster than the fastest, so the
        time stays a lower bound (a looser one). That holds only where the row publishes the fastest
        mode of its family's silicon (``Family.fastest_mode``): a row that omits it (Apple M5's Neural
@@ -77,9 +76,9 @@ def charge_mode(hardware: Hardware, mode: str) -> ModeCharge:
     rate = hardware.compute_rate(mode)
     if rate is not None:
         return ModeCharge(mode, rate)
-    family = device_family(hardware.id)
-    rule = dequantize_rules().get(mode)
-    if family is not None and rule is not None and mode not in family.hardware_modes:
+    family = hardware.family
+    rule = None if family is None else family.unpacked(mode)
+    if family is not None and rule is not None:
         for target in rule.to:
             target_rate = hardware.compute_rate(target)
             if target_rate is not None:

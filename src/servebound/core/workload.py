@@ -6,8 +6,8 @@ import math
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from servebound.core.engines import FormatSupport
 from servebound.core.experts import ExpertTraffic
-from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.offload import OffloadSpec
 
@@ -73,7 +73,10 @@ class Speculation:
 @dataclass(frozen=True)
 class Workload:
     """O, L_alloc, L_read, r*, an optional forced batch, the expert-traffic mode, speculation, and
-    whether decode charges its compute roof (``memory_only`` off by default)."""
+    whether decode charges its compute roof (``memory_only`` off by default): every value concrete, as
+    the core computes with it. The scenario (``inputs/scenario.py``) fills a declared workload's
+    pair-dependent defaults once and records where each value came from; a Workload built by hand is
+    taken as it stands."""
 
     overhead_bytes: float = DEFAULT_OVERHEAD_BYTES
     alloc_context_tokens: int = DEFAULT_ALLOC_CONTEXT_TOKENS
@@ -84,39 +87,29 @@ class Workload:
     speculation: Speculation | None = None
     #: Decode's compute roof switched off (``--memory-only``): today's memory-only ceiling, for comparison.
     memory_only: bool = False
-    #: L_alloc is a default, not the caller's: a model whose context limit is shorter gets it capped at
-    #: that limit (``for_model``; never below a given L_read), and the result says so through
-    #: ``contexts_capped_from``. L_read follows the cap unless ``read_context_given``.
-    fit_contexts_to_model: bool = False
-    read_context_given: bool = False
+    #: (default L_alloc, L_read) before the scenario capped them at the model's context limit, or None
+    #: where nothing was capped: the results say so.
     contexts_capped_from: tuple[int, int] | None = None
-    #: O is a default, not the caller's: a hardware row that states its runtime overhead gets that
-    #: instead (``for_hardware``). ``overhead_source`` says which O applied and why.
-    overhead_from_hardware: bool = False
+    #: Which O applies and why (given, the hardware row, an engine's convention, the default), as the
+    #: results' assumptions state it; None: the value as given in the record.
     overhead_source: str | None = None
     #: Reserved (each session holds its whole L_alloc) or paged (each holds its L_read on average).
     kv_allocation: KVAllocation = KVAllocation.RESERVED
     #: The serving engine named (``--engine``), or None; it set the allocation and may set O.
     engine: str | None = None
-    #: The engine's overhead convention when O was left to it: (kind, memory fraction f, source), kind
-    #: ``fraction_of_total`` (O = (1 - f) C) or ``fraction_of_free`` (O = (1 - f)(C - W_resident)); the
-    #: source opens with the engine's name.
+    #: The engine's rule that sets O where O was left to it: (kind, memory fraction f, source), kind
+    #: ``fraction_of_total`` (O = (1 - f) C) or ``fraction_of_free`` (O = (1 - f)(C - W_resident));
+    #: None where O is given or the hardware row's. A view that changes the weights applies it again.
     engine_overhead: tuple[str, float, str] | None = None
-    #: W_resident, recorded by ``for_model`` for a fraction-of-free convention (``for_hardware`` uses it).
-    engine_resident_bytes: float | None = None
     #: Weights in host RAM (``--cpu-moe``, ``--n-cpu-moe``, ``--gpu-layers``) and the host's memory.
     offload: OffloadSpec | None = None
     #: The cache precision asked (``--kv-precision``), or None for the model's own. The scenario
     #: re-expresses the target and the draft at it, alike; the core reads the records' K bytes.
     kv_precision: str | None = None
-    #: Set by ``resolve``: every default that depends on the (hardware, model) pair is filled in, so
-    #: the core computes with this workload as it stands (not part of equality).
-    resolved: bool = field(default=False, compare=False, repr=False)
-
-    @property
-    def pending(self) -> bool:
-        """A default still to fill from a hardware row or a model's limit: ``resolve`` first."""
-        return not self.resolved and (self.overhead_from_hardware or self.fit_contexts_to_model)
+    #: Whether the device (and the engine) runs the model's weight format, and why, as the scenario read
+    #: it from the engine table; None on a workload no scenario resolved (its results say not checked).
+    #: It follows from the pair and the engine, so it is not part of equality.
+    format_support: tuple[FormatSupport, str] | None = field(default=None, compare=False)
 
     @property
     def held_context_tokens(self) -> int:
@@ -125,93 +118,22 @@ class Workload:
             return self.read_context_tokens
         return self.alloc_context_tokens
 
-    def for_hardware(self, hardware: Hardware) -> Workload:
-        """The hardware row's runtime overhead where O was left to it and the row states one; else
-        self, with the source of the O that applies."""
-        if not self.overhead_from_hardware:
-            return self
-        if self.engine_overhead is not None:
-            kind, fraction, source = self.engine_overhead
-            base = hardware.memory_bytes
-            if kind == "fraction_of_free":
-                base -= self.engine_resident_bytes or 0.0
-            return self._with(
-                overhead_bytes=max(0.0, (1.0 - fraction) * base),
-                overhead_from_hardware=False,
-                overhead_source=f"engine {source}",
-            )
-        if hardware.runtime_overhead_bytes is None:
-            return self._with(
-                overhead_from_hardware=False,
-                overhead_source=f"default {self.overhead_bytes / 1e9:g} GB: the hardware states no runtime overhead",
-            )
-        basis = hardware.sources.get("runtime_overhead_gb", "stated by the hardware row")
-        return self._with(
-            overhead_bytes=hardware.runtime_overhead_bytes,
-            overhead_from_hardware=False,
-            overhead_source=f"hardware row: {basis}",
-        )
-
-    def for_model(self, model: ModelAdapter) -> Workload:
-        """A default L_alloc capped at the model's context limit (but never below a given L_read; a
-        default L_read at most the capped L_alloc); else self. An engine whose O is a fraction of what
-        the weights leave records W_resident here."""
-        base = self
-        if self.engine_overhead is not None and self.engine_overhead[0] == "fraction_of_free":
-            base = self._with(engine_resident_bytes=model.weights.resident)
-        limit = model.context_limit_tokens
-        if not base.fit_contexts_to_model or limit is None or base.alloc_context_tokens <= limit:
-            return base
-        read = base.read_context_tokens
-        alloc = max(limit, read) if base.read_context_given else limit
-        return base._with(
-            alloc_context_tokens=alloc,
-            read_context_tokens=read if base.read_context_given else min(read, alloc),
-            fit_contexts_to_model=False,
-            contexts_capped_from=(base.alloc_context_tokens, read),
-        )
-
-    def resolve(self, hardware: Hardware, model: ModelAdapter) -> Workload:
-        """The workload this (hardware, model) pair is computed under: every default that depends on
-        them filled in once (O from the hardware row, the contexts from the model's limit), each with
-        its source (``sources``). A resolved workload is returned as it is: it is resolved once, at the
-        edge that names the pair, and the core takes it so (``resolved_workload``)."""
-        if self.resolved:
-            return self
-        return self.for_model(model).for_hardware(hardware)._with(resolved=True)
-
     def _with(self, **changes: object) -> Workload:
-        """``dataclasses.replace(self, **changes)`` without its per-field work (``resolve`` runs once
-        per pair in a sweep): the fields copied and ``changes`` set. A Workload validates nothing at
+        """``dataclasses.replace(self, **changes)`` without its per-field work (the scenario resolves
+        once per pair in a sweep): the fields copied and ``changes`` set. A Workload validates nothing at
         construction (it has no ``__post_init__``), so the copy is the record ``replace`` builds."""
         copy = object.__new__(type(self))
         copy.__dict__.update(self.__dict__, **changes)
         return copy
 
     @property
-    def sources(self) -> dict[str, str]:
-        """Where each stated value came from: the caller, a default, a hardware row or the model's limit."""
-        capped = self.contexts_capped_from
-        alloc = "given"
-        if capped is not None:
-            alloc = f"default {capped[0]:,} capped at the model's context limit"
-            if self.read_context_given and self.alloc_context_tokens > capped[0]:
-                alloc += ", raised to the given read context"
-        elif self.fit_contexts_to_model:
-            alloc = f"default {self.alloc_context_tokens:,}"
-        if self.read_context_given:
-            read = "given"
-        elif capped is not None or self.fit_contexts_to_model:
-            read = f"default {DEFAULT_READ_CONTEXT_TOKENS:,}, at most L_alloc"
-        else:
-            read = f"default {DEFAULT_READ_CONTEXT_TOKENS:,}, at most the given L_alloc"
-        overhead = self.overhead_source or f"workload: {self.overhead_bytes / 1e9:g} GB"
-        return {"overhead": overhead, "alloc_context": alloc, "read_context": read}
-
-    @property
     def tokens_per_step(self) -> float:
         """rho: 1 for ordinary decoding."""
         return self.speculation.tokens_per_step if self.speculation else 1.0
+
+
+#: The weight-format verdict of a workload no scenario resolved.
+NOT_CHECKED = (FormatSupport.NATIVE, "weight format not checked: no engine table was given")
 
 
 class RangeLimit(StrEnum):
@@ -228,15 +150,3 @@ def range_top(model: ModelAdapter, workload: Workload) -> tuple[int, RangeLimit]
     if model.context_limit_tokens is not None:
         return model.context_limit_tokens, RangeLimit.CONTEXT_LIMIT
     return workload.alloc_context_tokens, RangeLimit.ALLOC_CONTEXT
-
-
-def resolved_workload(workload: Workload | None, against: str = "the hardware and model") -> Workload:
-    """The workload a core function computes with, as its caller resolved it (``Workload.resolve``)
-    against the pair it names (a layout's against the system's scaled device: O is N x the member
-    row's, and each device carries O / N); None is ``Workload()``, which states every value. The core never
-    resolves: a workload with a default still to fill (O from the hardware row, the contexts from the
-    model's limit) is a ValueError, so a caller that forgot cannot get an answer at the bare defaults."""
-    workload = workload or Workload()
-    if workload.pending:
-        raise ValueError(f"the workload has defaults still to fill: resolve it against {against} first")
-    return workload

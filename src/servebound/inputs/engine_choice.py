@@ -18,8 +18,8 @@ from __future__ import annotations
 from functools import cache
 
 from servebound.catalog import snapshot
+from servebound.catalog.engines import device_family, format_class, get_engine
 from servebound.catalog.hardware_names import CPU_ONLY_ID, normalize_ref
-from servebound.core.engines import device_family, format_class, get_engine
 from servebound.errors import InputError
 from servebound.importers.hf.llama_cpp import LLAMA_CPP_MIXES
 

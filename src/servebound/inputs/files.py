@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 import tomli_w
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from servebound.catalog.engines import device_family
 from servebound.core.economics import MemoryTier
 from servebound.core.formats import KV_FORMATS
 from servebound.core.hardware import ARITHMETIC_MODES, Hardware
@@ -106,8 +107,9 @@ class HardwareFile(_Strict):
 
     def to_hardware(self) -> Hardware:
         rates = {mode: value * TFLOPS for mode, value in self.compute_tflops.model_dump().items() if value}
+        hardware_id = self.id or _slug(self.name)
         return Hardware(
-            id=self.id or _slug(self.name),
+            id=hardware_id,
             name=self.name,
             memory_bytes=self.memory_gb * GB,
             bandwidth_bytes_per_s=self.bandwidth_gb_per_s * GB,
@@ -117,6 +119,7 @@ class HardwareFile(_Strict):
             runtime_overhead_bytes=None
             if self.runtime_overhead_gb is None
             else self.runtime_overhead_gb * GB,
+            family=device_family(hardware_id),
         )
 
 

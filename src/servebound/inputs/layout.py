@@ -17,9 +17,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from servebound.catalog.engines import format_class
 from servebound.core.advice import Note, Setting
 from servebound.core.decode_compute import decode_compute
-from servebound.core.engines import format_class
 from servebound.core.hardware import Hardware
 from servebound.core.layout import (
     Interconnect,
@@ -31,7 +31,7 @@ from servebound.core.layout import (
 )
 from servebound.core.layout_search import best_layout
 from servebound.core.model import ModelAdapter
-from servebound.core.workload import Workload, resolved_workload
+from servebound.core.workload import Workload
 from servebound.errors import InputError
 from servebound.inputs.resolve import _looks_like_file, hardware_ref, resolve_hardware
 
@@ -53,10 +53,6 @@ class ResolvedSystem:
     name: str
     system: System
     link_sources: dict[str, str]
-
-    def resolved(self, workload: Workload) -> Workload:
-        """``workload`` as the caller resolved it against this system; one still to resolve is an error."""
-        return resolved_workload(workload, f"the system {self.id}")
 
 
 #: What names a system: a reference (catalog id, ``Nx-<id>``, hardware file), a record or a resolved system.

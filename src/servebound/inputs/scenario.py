@@ -17,10 +17,10 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, get_type_hints
 
 from servebound.catalog import snapshot
+from servebound.catalog.engines import format_support, get_engine, kv_format_for
 from servebound.catalog.hosts import offload_spec
 from servebound.core.advice import Note, Setting
 from servebound.core.decode import DecodeResult, decode
-from servebound.core.engines import get_engine, kv_format_for
 from servebound.core.experts import ExpertTraffic
 from servebound.core.formats import FORMATS, KV_FORMATS
 from servebound.core.hardware import Hardware
@@ -37,6 +37,7 @@ from servebound.core.workload import (
     Workload,
 )
 from servebound.errors import InputError
+from servebound.inputs.declared import DeclaredWorkload
 from servebound.inputs.resolve import _looks_like_file, resolve_hardware, resolve_model
 from servebound.inputs.workload import BY_NAME, WORKLOAD_KEYWORDS, Input, WorkloadInputs, unknown
 
@@ -49,15 +50,16 @@ if TYPE_CHECKING:
 class Scenario:
     """One question's pair and workload, resolved once: the inputs as stated (None where the workload
     came as a ``Workload`` record), the hardware, the model and the draft at the cache precision asked,
-    the workload with every pair-dependent default filled in, and where each value came from."""
+    the workload with every pair-dependent default filled in (a plain record), the workload as declared
+    (what was left to the pair), and where each value came from."""
 
     inputs: WorkloadInputs | None
     hardware: Hardware
     model: ModelAdapter
     workload: Workload
     #: The workload as declared, before the pair filled its defaults: a system's layouts resolve it
-    #: against the system's devices instead (``views.parallel.ResolvedSystem``).
-    declared: Workload
+    #: against the system's devices instead (``resolve_on_system``).
+    declared: DeclaredWorkload
     #: On a system of devices: the layout every question answers at (given, the engine's split, or the
     #: best valid one) and why; None on one device asked no layout.
     layout: LayoutChoice | None = None
@@ -76,7 +78,7 @@ class Scenario:
 
 
 def resolve_scenario(
-    workload: WorkloadInputs | Workload | None = None,
+    workload: WorkloadInputs | DeclaredWorkload | Workload | None = None,
     /,
     *,
     hardware: str | Hardware | Any,
@@ -86,8 +88,8 @@ def resolve_scenario(
     **keywords: Any,
 ) -> Scenario:
     """The one resolution of a question: ``hardware`` and ``model`` (ids, files or records) under the
-    declared inputs (a ``WorkloadInputs``, ``make_workload``'s keywords, or a built ``Workload``), with
-    the KV precision applied to the target's and the draft's caches alike. On a system of devices (or
+    declared inputs (a ``WorkloadInputs``, ``make_workload``'s keywords or its ``DeclaredWorkload``, or a
+    built ``Workload``, taken as it stands), with the KV precision applied to the target's and the draft's caches alike. On a system of devices (or
     where ``layout`` is given) the layout the question answers at is chosen here, once
     (``inputs.layout.choose_layout``). Bad values are InputErrors naming their field."""
     hw = load_hardware(hardware)
@@ -95,12 +97,13 @@ def resolve_scenario(
         layout = workload.layout
     BY_NAME["layout"].check(layout)
     inputs = workload if isinstance(workload, WorkloadInputs) else None
-    if isinstance(workload, Workload):
+    if isinstance(workload, Workload | DeclaredWorkload):
         if keywords:
             raise InputError(
                 "workload", f"give a Workload or keywords ({', '.join(sorted(keywords))}), not both"
             )
-        work = _with_precision(workload, kv_precision)
+        declared = workload if isinstance(workload, DeclaredWorkload) else DeclaredWorkload(workload)
+        work = replace(declared, stated=_with_precision(declared.stated, kv_precision))
     elif workload is None or isinstance(workload, WorkloadInputs):
         if kv_precision is not None:
             keywords["kv_precision"] = kv_precision
@@ -115,9 +118,10 @@ def resolve_scenario(
             f"must be a Workload (servebound.make_workload(...)) or given as keywords, not a {kind}; "
             + ("call decode(hw, model, **that_dict)" if isinstance(workload, dict) else "see make_workload"),
         )
-    target = load_model(_engine_format(model, hw, work), kv_precision=work.kv_precision)
+    target = load_model(_engine_format(model, hw, work), kv_precision=work.stated.kv_precision)
     resolved = work.resolve(hw, target)
-    sources = _sources(hw, target, resolved)
+    resolved = resolved._with(format_support=format_support(hw.id, target.weight_precision, resolved.engine))
+    sources = _sources(hw, target, resolved, work.sources(resolved))
     choice = None
     pooled = pooled_only(resolved)
     if pooled and (layout is not None or _is_system(hardware, hw)):
@@ -156,26 +160,26 @@ def _is_system(ref: Any, hw: Hardware) -> bool:
     return count is not None and int(count.group(1)) > 1
 
 
-def _engine_format(model: str | ModelAdapter, hw: Hardware, work: Workload) -> str | ModelAdapter:
+def _engine_format(model: str | ModelAdapter, hw: Hardware, work: DeclaredWorkload) -> str | ModelAdapter:
     """The model an engine is asked for: a bare catalog name (a release, no format word) whose format the
     named engine does not run here becomes the format ``choose_format`` picks for it (fit's and rank's
     choice), its adapter saying which and why (``sources["weight_format"]``); anything else as given."""
-    if work.engine is None or not isinstance(model, str):
+    if work.stated.engine is None or not isinstance(model, str):
         return model
     from servebound.inputs.engine_formats import engine_format  # the catalog, only under an engine
 
     def evaluate(profile: CatalogModel) -> DecodeResult:
-        target = load_model(profile.adapter, kv_precision=work.kv_precision)
+        target = load_model(profile.adapter, kv_precision=work.stated.kv_precision)
         return decode(hw, target, work.resolve(hw, target))
 
-    chosen = engine_format(model, hw, work.engine, evaluate)
+    chosen = engine_format(model, hw, work.stated.engine, evaluate)
     if chosen is None:
         return model
     adapter = load_model(chosen[0])
     return replace(adapter, sources={**adapter.sources, "weight_format": chosen[1]})
 
 
-def resolve_on_system(workload: Workload, system: System, model: ModelAdapter) -> Workload:
+def resolve_on_system(workload: DeclaredWorkload | Workload, system: System, model: ModelAdapter) -> Workload:
     """A workload resolved once against a system of devices (its layouts): O is N x the member row's
     (as decode takes it for the same system, whose pooled row states the same), the contexts capped at
     the model's limit. A replica of a layout is a pair of its own: ``resolve_scenario`` on it."""
@@ -185,7 +189,8 @@ def resolve_on_system(workload: Workload, system: System, model: ModelAdapter) -
 def hardware_overhead_bytes(hardware: Hardware) -> float:
     """O as a pair on ``hardware`` takes it by default: the row's runtime overhead, or the derivation's
     8 GB where it states none (the pages' sliders start there)."""
-    return default_workload().for_hardware(hardware).overhead_bytes
+    default = default_workload()
+    return default.with_overhead(default.stated, hardware, 0.0).overhead_bytes
 
 
 def _with_precision(work: Workload, precision: str | None) -> Workload:
@@ -205,13 +210,15 @@ def _with_precision(work: Workload, precision: str | None) -> Workload:
     return replace(work, kv_precision=precision, speculation=spec)
 
 
-def _sources(hw: Hardware, model: ModelAdapter, work: Workload) -> dict[str, str]:
-    """Where each value of the scenario came from: the workload's own sources, the pair's records and
-    the cache precision (asked, or the model's own)."""
+def _sources(
+    hw: Hardware, model: ModelAdapter, work: Workload, workload_sources: dict[str, str]
+) -> dict[str, str]:
+    """Where each value of the scenario came from: the workload's (``DeclaredWorkload.sources``), the
+    pair's records and the cache precision (asked, or the model's own)."""
     cache = model.kv_precision or "not stated"
     precision = f"given: {work.kv_precision} (target and draft)" if work.kv_precision else f"model: {cache}"
     out = {
-        **work.sources,
+        **workload_sources,
         "hardware": f"{hw.id}: {hw.provenance}" if hw.provenance else hw.id,
         "model": model.id,
         **({"weight_format": model.sources["weight_format"]} if "weight_format" in model.sources else {}),
@@ -269,15 +276,16 @@ def with_kv_precision(model: ModelAdapter, precision: str) -> ModelAdapter:
     return model.with_kv_scale(factor, layout.name)
 
 
-def make_workload(inputs: WorkloadInputs | None = None, /, **keywords: Any) -> Workload:
-    """A validated Workload from the declared inputs (``servebound.inputs.workload``), given as a
+def make_workload(inputs: WorkloadInputs | None = None, /, **keywords: Any) -> DeclaredWorkload:
+    """A validated declared workload from the declared inputs (``servebound.inputs.workload``), given as a
     ``WorkloadInputs`` record or as keywords in edge units (GB, tokens, tok/s). Every bad or unknown value
     is an InputError naming it. ``draft`` may be a model record, a file or a catalog id.
 
     Contexts left as None take the derivation's defaults (L_alloc = 100,000, L_read = 32,000 and at most
     L_alloc); a default L_alloc is capped per model at its context limit when it is shorter (never below a
     given L_read), contexts given are used as given. ``overhead_gb`` None takes the hardware row's runtime
-    overhead, or 8 GB where it states none. The Workload records which values were defaults.
+    overhead, or 8 GB where it states none. The declared workload records which values were defaults
+    (``DeclaredWorkload``); ``resolve_scenario`` fills them for a pair.
     """
     draft_model = keywords.pop("draft", None)
     values = {} if inputs is None else inputs.changed()
@@ -317,9 +325,8 @@ def make_workload(inputs: WorkloadInputs | None = None, /, **keywords: Any) -> W
         )
     batch = None if w.batch == "max" else w.batch
     allocation, engine_overhead = _allocation(w)
-    return Workload(
+    stated = Workload(
         overhead_bytes=DEFAULT_OVERHEAD_BYTES if w.overhead_gb is None else w.overhead_gb * GB,
-        overhead_from_hardware=w.overhead_gb is None,
         overhead_source=None if w.overhead_gb is None else f"given: {w.overhead_gb:g} GB",
         alloc_context_tokens=alloc_tokens,
         read_context_tokens=read_tokens,
@@ -327,14 +334,18 @@ def make_workload(inputs: WorkloadInputs | None = None, /, **keywords: Any) -> W
         forced_batch=batch if isinstance(batch, int) else None,
         expert_traffic=ExpertTraffic(w.expert_traffic),
         speculation=_speculation(w, draft_model),
-        fit_contexts_to_model=alloc is None,
-        read_context_given=read is not None,
         memory_only=w.memory_only,
         kv_allocation=allocation,
         engine=w.engine,
         engine_overhead=engine_overhead,
         offload=offload_spec(**{name: getattr(w, name) for name in OFFLOAD_INPUTS}),
         kv_precision=w.kv_precision,
+    )
+    return DeclaredWorkload(
+        stated,
+        overhead_from_hardware=w.overhead_gb is None,
+        fit_contexts_to_model=alloc is None,
+        read_context_given=read is not None,
     )
 
 
@@ -348,7 +359,7 @@ def _given(spec: Input, value: Any) -> Any:
     return spec.check(value)
 
 
-def default_workload() -> Workload:
+def default_workload() -> DeclaredWorkload:
     """The workload of "the default answer for this pair": what every surface computes with when nothing
     is asked (the CLI without workload flags, a pair page without a query, the hardware and model pages'
     tables, ``/models?fits=``, rank): the hardware row's runtime overhead (8 GB where it states none) and
@@ -392,7 +403,7 @@ def _keywords_signature() -> inspect.Signature:
             )
             for key, s in WORKLOAD_KEYWORDS.items()
         ],
-        return_annotation=Workload,
+        return_annotation=DeclaredWorkload,
     )
 
 

@@ -14,8 +14,8 @@ from collections.abc import Iterable
 from dataclasses import MISSING, dataclass, fields
 from typing import Any, get_type_hints
 
+from servebound.catalog.engines import ENGINE_IDS
 from servebound.core.advice import Note, Setting, listed
-from servebound.core.engines import ENGINE_IDS
 from servebound.core.hardware import ARITHMETIC_MODES, HOST_BOUNDS
 from servebound.core.workload import (
     DEFAULT_ALLOC_CONTEXT_TOKENS,

@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from functools import cache
 from typing import TYPE_CHECKING, TypeVar
 
+from servebound.catalog.engines import engines
 from servebound.core.advice import Note, Setting
 from servebound.core.band import (
     BAND_MIN_RUNS,
@@ -32,7 +33,6 @@ from servebound.core.band import (
     leave_one_out,
 )
 from servebound.core.decode import DecodeResult as Decoded
-from servebound.core.engines import engines
 from servebound.errors import InputError
 from servebound.inputs.engine_choice import assumed_engine, catalog_facts
 from servebound.runs.band_table import FittedGroup, fitted, table_text

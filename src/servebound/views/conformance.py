@@ -28,6 +28,7 @@ from servebound.core.kv import KVShape
 from servebound.core.model import Experts, ModelAdapter, PrefillShape, Weights
 from servebound.core.prefill import PrefillResult, prefill, prefill_range
 from servebound.core.workload import Speculation, Workload
+from servebound.inputs.declared import AnyWorkload, DeclaredWorkload
 from servebound.inputs.scenario import resolve_scenario
 from servebound.views.calc_inputs import hardware_json, kv_json, model_json, workload_json
 from servebound.views.report import range_ends_json, range_json
@@ -214,12 +215,12 @@ def build_vectors(seed: int = 12) -> dict[str, Any]:
     synthetic = synthetic_models()
     vectors: list[dict[str, Any]] = []
 
-    def add_decode(hw: Hardware, model: ModelAdapter, w: Workload) -> None:
+    def add_decode(hw: Hardware, model: ModelAdapter, w: AnyWorkload) -> None:
         r = decode(hw, model, resolve_scenario(w, hardware=hw, model=model).workload)
         vectors.append(_vector("decode", hw, model, r.workload, expected=decode_expected(r)))
 
     # 1. Catalog pairs at the derivation's defaults (contexts capped at the model's limit).
-    default = Workload(fit_contexts_to_model=True)
+    default = DeclaredWorkload(Workload(), fit_contexts_to_model=True)
     for model in catalog_models:
         for hw in rng.sample(hardware, 3):
             add_decode(hw, model, default)

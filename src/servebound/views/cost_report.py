@@ -17,7 +17,7 @@ from servebound.core.fields import ResultRecord, json_view
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.prefill import PrefillResult, prefill
-from servebound.core.workload import MAX_BATCH, Workload, resolved_workload
+from servebound.core.workload import MAX_BATCH, Workload
 from servebound.errors import InputError
 from servebound.inputs.pricing import OwnedInputs, ResolvedPrice, catalog_price, resolve_price
 from servebound.inputs.scenario import Scenario, resolve_scenario
@@ -110,7 +110,6 @@ def cost_report(
     """The priced cost curve: points over batches (given, or a log grid 1..b_mem plus b* and the
     balance batch), input tokens priced at the prefill ceiling for ``prompt_tokens`` (largest fitting
     batch, one-shot), the fast/slow trade between batch 1 and b*, and the floors."""
-    workload = resolved_workload(workload)  # the scenario's: the O the numbers and assumptions use
     result = decode(hardware, model, workload)
     notes: list[str] = []
     if batches is not None:

@@ -15,8 +15,8 @@ from servebound.core.hardware import ARITHMETIC_MODES, Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.prefill import crossover_tokens
 from servebound.core.rates import linear_mode_for
-from servebound.core.workload import Workload
 from servebound.errors import InputError
+from servebound.inputs.declared import AnyWorkload
 from servebound.inputs.scenario import resolve_scenario
 
 
@@ -79,7 +79,7 @@ def balance(
     bytes_per_weight: float,
     *,
     model: ModelAdapter | None = None,
-    workload: Workload | None = None,
+    workload: AnyWorkload | None = None,
 ) -> list[Shown]:
     """F / (2R) per mode; with a model, its balance batch three ways (sparsity approximation, exact
     from W_batch without KV, exact with the KV read and attention at L_read)."""

@@ -17,7 +17,7 @@ from servebound.catalog.models import CatalogModel, list_models
 from servebound.core.decode import DecodeResult, decode
 from servebound.core.fields import documented_json
 from servebound.core.hardware import Hardware
-from servebound.core.workload import Workload
+from servebound.inputs.declared import AnyWorkload
 from servebound.inputs.engine_choice import USUAL_ENGINES as USUAL_ENGINES
 from servebound.inputs.engine_choice import engine_for as engine_for
 from servebound.inputs.engine_choice import hardware_vendor
@@ -47,7 +47,7 @@ def fit_models(
     hardware: Hardware,
     vendor: str | None,
     profiles: Iterable[CatalogModel],
-    workload: Workload,
+    workload: AnyWorkload,
     *,
     engine: str | None = None,
     usual: tuple[str, ...] | None = None,
@@ -72,7 +72,7 @@ def _choices(
     hardware: Hardware,
     vendor: str | None,
     profiles: Iterable[CatalogModel],
-    workload: Workload,
+    workload: AnyWorkload,
     *,
     engine: str | None = None,
     usual: tuple[str, ...] | None = None,
@@ -115,7 +115,7 @@ def usual_formats(
     hardware: Hardware,
     vendor: str | None,
     profiles: list[CatalogModel],
-    workload: Workload,
+    workload: AnyWorkload,
     usual: tuple[str, ...],
 ) -> list[CatalogModel]:
     """One profile per model for a ranking on a device whose usual engines are known: the heaviest format
@@ -128,7 +128,7 @@ def usual_formats(
 
 
 def usual_profile_ids(
-    hardware: Hardware, workload: Workload
+    hardware: Hardware, workload: AnyWorkload
 ) -> tuple[tuple[str, ...], frozenset[str]] | None:
     """(the usual engines, the profile per model ``usual_formats`` keeps) for a ranking of every model on
     this hardware, or None where its class has no usual engine (the releases are ranked as published).

@@ -14,8 +14,8 @@ from servebound.core.layout import PerDevice, PrefillCommunication, per_device_b
 from servebound.core.model import ModelAdapter
 from servebound.core.prefill import prefill
 from servebound.core.prefill_records import PrefillResult
-from servebound.core.workload import Workload
 from servebound.errors import InputError
+from servebound.inputs.declared import AnyWorkload
 from servebound.inputs.layout import LayoutChoice
 from servebound.inputs.scenario import resolve_on_system, resolve_scenario
 from servebound.views.parallel import replica_prefill_hardware, system_json
@@ -47,7 +47,7 @@ class SystemPrefill(PrefillResult):
 def layout_prefill(
     choice: LayoutChoice,
     mdl: ModelAdapter,
-    workload: Workload,
+    workload: AnyWorkload,
     prompt: int | None,
     batch: int | Literal["max"],
     chunk: int | None,

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from servebound.catalog.engines import FormatSupport, format_support
 from servebound.catalog.hosts import offload_spec
 from servebound.core.decode import DecodeResult, Verdict, decode
-from servebound.core.engines import FormatSupport, format_support
 from servebound.core.errors import InputError
 from servebound.core.nearest_records import NearestFit, register
 from servebound.core.workload import KVAllocation, Workload
@@ -70,13 +70,15 @@ def applied(result: DecodeResult, fit: NearestFit) -> tuple[Hardware, ModelAdapt
 
 
 def _for_weights(workload: Workload, hardware: Hardware, model: ModelAdapter) -> Workload:
-    """The workload for another format of the same model: an engine whose O is a fraction of what the
-    weights leave recomputes it for these weights (the contexts' cap is the model's, the same)."""
+    """The workload for another format of the same model: the format's own verdict, and an engine whose
+    O is a fraction of what the weights leave recomputes it for these weights (the contexts' cap is the
+    model's, the same)."""
+    verdict = format_support(hardware.id, model.weight_precision, workload.engine)
     if workload.engine_overhead is None or workload.engine_overhead[0] != "fraction_of_free":
-        return workload
+        return workload._with(format_support=verdict)
     fraction = workload.engine_overhead[1]
     return workload._with(
-        engine_resident_bytes=model.weights.resident,
+        format_support=verdict,
         overhead_bytes=max(0.0, (1.0 - fraction) * (hardware.memory_bytes - model.weights.resident)),
     )
 

@@ -26,6 +26,7 @@ from servebound.core.prefill import prefill
 from servebound.core.units import GB
 from servebound.core.workload import DEFAULT_OVERHEAD_BYTES, Workload
 from servebound.errors import InputError
+from servebound.inputs.declared import DeclaredWorkload
 from servebound.inputs.layout import (  # re-exported: the system and layout inputs, resolved there
     ResolvedSystem as ResolvedSystem,
 )
@@ -52,7 +53,6 @@ def run_layout(
     system = resolved.system
     chosen = parse_layout(layout, system, model) if isinstance(layout, str) else layout
     _check_speculation(workload)
-    workload = resolved.resolved(workload)
     c = compute_seconds_per_session_step(system.device, model, workload)
     return resolved, evaluate_layout(
         system, model, chosen, workload, compute_s_per_session_step=c, activation_bytes=activation_bytes
@@ -69,7 +69,6 @@ def run_layouts(
     """Every valid layout of a system, best first."""
     resolved = resolve_system(ref)
     _check_speculation(workload)
-    workload = resolved.resolved(workload)
     system = resolved.system
     c = compute_seconds_per_session_step(system.device, model, workload)
     return resolved, search_layouts(
@@ -85,7 +84,6 @@ def layout_decode_ceiling(
     resolved = resolve_system(ref)
     system = resolved.system
     chosen = parse_layout(layout, system, model)
-    workload = resolved.resolved(workload)
     lanes = chosen.dp * chosen.pp
     batch = max(1, -(-concurrency // lanes))
     c = compute_seconds_per_session_step(system.device, model, workload)
@@ -107,7 +105,6 @@ def layout_cost_points(
     resolved = resolve_system(ref)
     system = resolved.system
     chosen = parse_layout(layout, system, model) if isinstance(layout, str) else layout
-    workload = resolved.resolved(workload)
     c = compute_seconds_per_session_step(system.device, model, workload)
     result = evaluate_layout(system, model, chosen, workload, compute_s_per_session_step=c)
     if batches is None:
@@ -185,7 +182,6 @@ class LayoutSearch(ResultRecord):
 def search_system(ref: SystemRef, model: ModelAdapter, workload: Workload) -> LayoutSearch:
     """``run_layouts`` as a record (the workload resolved once against the system); none valid is an error."""
     resolved = resolve_system(ref)
-    workload = resolved.resolved(workload)
     _, results = run_layouts(resolved, model, workload)
     if not results:
         raise InputError("layout", f"no valid layout of {resolved.id} for {model.id}")
@@ -273,12 +269,14 @@ def run_plan(
     if overhead_bytes is not None:
         BY_NAME["overhead_gb"].check(overhead_bytes / GB)
     alloc = prompt_tokens + output_tokens
-    base = Workload(
-        overhead_bytes=DEFAULT_OVERHEAD_BYTES if overhead_bytes is None else overhead_bytes,
+    base = DeclaredWorkload(
+        Workload(
+            overhead_bytes=DEFAULT_OVERHEAD_BYTES if overhead_bytes is None else overhead_bytes,
+            alloc_context_tokens=alloc,
+            read_context_tokens=prompt_tokens + output_tokens // 2,
+            floor_tok_per_s=floor_tok_s,
+        ),
         overhead_from_hardware=overhead_bytes is None,
-        alloc_context_tokens=alloc,
-        read_context_tokens=prompt_tokens + output_tokens // 2,
-        floor_tok_per_s=floor_tok_s,
     )
     resolved = resolve_system(ref)
     workload = resolve_on_system(base, resolved.system, model)

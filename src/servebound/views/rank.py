@@ -16,18 +16,18 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from servebound.api import decode_answer, prefill_answer
+from servebound.catalog.engines import FormatSupport, format_support
 from servebound.catalog.hardware import get_hardware
 from servebound.catalog.hardware_names import HARDWARE_CLASSES
 from servebound.core.advice import Note
 from servebound.core.cost import usd_per_mtok_at_rate
 from servebound.core.decode import VERDICT_ORDER, DecodeResult
-from servebound.core.engines import FormatSupport, format_support
 from servebound.core.fields import documented, documented_json, documented_property
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.prefill import PrefillResult, prefill
-from servebound.core.workload import Workload
 from servebound.errors import InputError
+from servebound.inputs.declared import AnyWorkload, stated
 from servebound.inputs.pricing import resolve_price
 from servebound.inputs.resolve import CPU_ONLY_ID, _looks_like_file, hardware_ref, resolve_hardware
 from servebound.inputs.scenario import Scenario, default_workload, load_hardware, load_model, resolve_scenario
@@ -246,7 +246,7 @@ def _prefill_or_none(
         return None, exc.note
 
 
-def evaluate_row(one: Machine, model: ModelAdapter, workload: Workload, prompt_tokens: int) -> RankRow:
+def evaluate_row(one: Machine, model: ModelAdapter, workload: AnyWorkload, prompt_tokens: int) -> RankRow:
     """One ranking row, computed: the decode result and the wait for ``prompt_tokens`` on the machine,
     with the machine's class, devices and prices."""
     hw = one.hardware
@@ -275,7 +275,7 @@ def with_machine(row: RankRow, one: Machine) -> RankRow:
 #: default computes it; a caller that ranks the same pairs many times (the static export's hardware and
 #: model pages) passes one that keeps the rows it has computed (and gives each the caller's machine:
 #: ``with_machine``).
-RowFn = Callable[[Machine, ModelAdapter, Workload, int], RankRow]
+RowFn = Callable[[Machine, ModelAdapter, AnyWorkload, int], RankRow]
 
 
 def _useful(row: RankRow) -> tuple[float, float]:
@@ -303,7 +303,7 @@ def sort_rows(rows: Iterable[RankRow], sort: RankSort) -> list[RankRow]:
 def rank_models(
     hardware: str | Machine | CatalogHardware | Hardware,
     models: Iterable[str | ModelAdapter],
-    workload: Workload | None = None,
+    workload: AnyWorkload | None = None,
     *,
     prompt_tokens: int = DEFAULT_RANK_PROMPT_TOKENS,
     sort: RankSort = "size",
@@ -325,15 +325,15 @@ def rank_models(
     return sort_rows((row(one, m, workload, prompt_tokens) for m in kept), sort)
 
 
-def _runnable(hardware: Hardware, model: ModelAdapter, workload: Workload) -> bool:
-    support = format_support(hardware.id, model.weight_precision, workload.engine)[0]
+def _runnable(hardware: Hardware, model: ModelAdapter, workload: AnyWorkload) -> bool:
+    support = format_support(hardware.id, model.weight_precision, stated(workload).engine)[0]
     return support is not FormatSupport.UNSUPPORTED
 
 
 def rank_hardware(
     model: str | ModelAdapter,
     machines: Iterable[str | Machine | CatalogHardware | Hardware | tuple[Hardware, float | None]],
-    workload: Workload | None = None,
+    workload: AnyWorkload | None = None,
     *,
     prompt_tokens: int = DEFAULT_RANK_PROMPT_TOKENS,
     per_dollar: bool = False,

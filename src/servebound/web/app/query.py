@@ -8,8 +8,9 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from servebound.core.model import ModelAdapter
-from servebound.core.workload import DEFAULT_ALLOC_CONTEXT_TOKENS, DEFAULT_READ_CONTEXT_TOKENS, Workload
+from servebound.core.workload import DEFAULT_ALLOC_CONTEXT_TOKENS, DEFAULT_READ_CONTEXT_TOKENS
 from servebound.errors import InputError
+from servebound.inputs.declared import DeclaredWorkload
 from servebound.inputs.scenario import Scenario, make_workload, resolve_scenario
 from servebound.inputs.workload import (
     BY_NAME,
@@ -97,8 +98,10 @@ class WorkloadQuery:
         values["read_context"] = self.read_context if self.read_given else None
         return WorkloadInputs(**values)
 
-    def workload(self, draft: ModelAdapter | None = None, *, memory_only: bool | None = None) -> Workload:
-        """The same validated Workload the CLI builds from the same flags (``draft``: the resolved
+    def workload(
+        self, draft: ModelAdapter | None = None, *, memory_only: bool | None = None
+    ) -> DeclaredWorkload:
+        """The same validated declared workload the CLI builds from the same flags (``draft``: the resolved
         model of ``self.draft``; ``memory_only``: overrides the query's, as a command's own flag)."""
         if self.draft is not None and draft is None:
             raise InputError("draft", "the draft model could not be resolved")

@@ -41,9 +41,9 @@ from fastapi.responses import Response
 
 import servebound
 from servebound.catalog import names, snapshot
+from servebound.catalog.engines import engine_table
 from servebound.catalog.hosts import host_rows
 from servebound.catalog.published import published_table
-from servebound.core.engines import engines, families
 from servebound.errors import shown
 from servebound.runs import reported_runs_text
 from servebound.runs.band_table import fitted_groups
@@ -155,8 +155,7 @@ def _preload() -> None:
     fitted_groups()  # the expected bands' fits: every decode and prefill reads its group's
     host_rows()
     published_table()
-    engines()  # the engine table (format support, dequantize rules): every decode reads it
-    families()
+    engine_table()  # the engine table (format support, families): every decode reads it
     names.ollama_tags()  # the names people type: the Ollama table and the Hub ids
     names.hub_ids()
     for name in (snapshot.HARDWARE, snapshot.PROFILES, snapshot.AUDITS):

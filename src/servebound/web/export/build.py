@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from servebound.core.engines import FormatSupport, format_support
+from servebound.catalog.engines import FormatSupport, format_support
 from servebound.views.conformance import conformance_text
 from servebound.web.app.packaged import packaged_static
 from servebound.web.export.calculator import calculator_hardware, calculator_page

@@ -83,8 +83,10 @@ def batch_figures() -> list[EconFigure]:
     row = get_hardware(FIGURE_HARDWARE)
     model = get_model(FIGURE_MODEL).adapter
     hw = row.hardware
+    default = default_workload()
     declared = replace(
-        default_workload(), alloc_context_tokens=FIGURE_CONTEXT, read_context_tokens=FIGURE_CONTEXT
+        default,
+        stated=default.stated._with(alloc_context_tokens=FIGURE_CONTEXT, read_context_tokens=FIGURE_CONTEXT),
     )
     workload = resolve_scenario(declared, hardware=hw, model=model).workload
     price = resolve_price(hw, row.price)

@@ -19,7 +19,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from servebound.core.engines import markdown_table
+from servebound.catalog.engines import markdown_table
 from servebound.errors import shown
 from servebound.web.pages.contexts import NotFoundError, Page
 from servebound.web.pages.site import without_quotes

@@ -29,7 +29,7 @@ def _gb(value_bytes: float) -> str:
 
 
 def overhead_sentence(hardware: Sequence[Any]) -> str:
-    """How O is chosen, as the code chooses it (``Workload.for_hardware``), with the catalog's figures:
+    """How O is chosen, as the code chooses it (``DeclaredWorkload.with_overhead``), with the catalog's figures:
     how many single devices state their own overhead, the smallest and largest, and named examples (a
     multi-device system holds N times its member's)."""
     devices = [h for h in hardware if getattr(h, "system", None) is None]

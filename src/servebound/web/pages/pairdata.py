@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from servebound.catalog.engines import engines, format_support
 from servebound.core.band import BandBasis, ExpectedBand
-from servebound.core.engines import engines, format_support
 from servebound.core.offload import OFFLOAD_INPUTS, OffloadReport, offloaded
 from servebound.core.prefill import PrefillRange, PrefillResult
 from servebound.core.units import GB

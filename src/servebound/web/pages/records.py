@@ -9,8 +9,8 @@ from typing import Any
 from urllib.parse import quote
 
 from servebound.api import decode, default_workload
+from servebound.catalog.engines import FormatSupport
 from servebound.core.decode import DecodeResult
-from servebound.core.engines import FormatSupport
 from servebound.runs.validation import ReportedRun, reported_run_json
 from servebound.views.band_view import band_cell, band_line
 from servebound.views.fit import usual_profile_ids

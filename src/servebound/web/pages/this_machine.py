@@ -73,10 +73,10 @@ def machine_fit(limit: int = HOME_ROWS) -> MachineFit:
     try:
         hardware_id = detected_hardware_id()
         if hardware_id == CPU_ONLY_ID:  # the pages are per catalog row: the CLI answers for the CPU
-            return MachineFit(None, None, _CPU_ONLY, (), 0, 0, workload.floor_tok_per_s)
+            return MachineFit(None, None, _CPU_ONLY, (), 0, 0, workload.stated.floor_tok_per_s)
         row = get_hardware(hardware_id)
     except InputError as error:
-        return MachineFit(None, None, page_text(error.note), (), 0, 0, workload.floor_tok_per_s)
+        return MachineFit(None, None, page_text(error.note), (), 0, 0, workload.stated.floor_tok_per_s)
     found, considered = fit_models(row.hardware, row.vendor, list_models(), workload)
     rows = []
     for fit in found[:limit]:
@@ -98,7 +98,13 @@ def machine_fit(limit: int = HOME_ROWS) -> MachineFit:
             )
         )
     return MachineFit(
-        hardware_id, row.hardware.name, None, tuple(rows), len(found), considered, workload.floor_tok_per_s
+        hardware_id,
+        row.hardware.name,
+        None,
+        tuple(rows),
+        len(found),
+        considered,
+        workload.stated.floor_tok_per_s,
     )
 
 

@@ -14,8 +14,8 @@ from urllib.parse import urlencode
 
 from markupsafe import Markup, escape
 
+from servebound.catalog.engines import engines
 from servebound.core.advice import Note, Setting, shown_value
-from servebound.core.engines import engines
 from servebound.core.workload import MAX_BATCH
 from servebound.inputs.workload import BY_NAME
 from servebound.views.notes import NO_FLOOR_WHY, NO_WAIT_WHY, NOTHING_FITS_WHY

@@ -240,7 +240,7 @@ def api_layout(
     m = web.get_model(model)
     scenario = query.scenario(web.get_hw(hardware).hardware, m.adapter)
     adapter = scenario.model
-    workload = resolved.resolved(scenario.workload)  # the system's pooled row: the same O and contexts
+    workload = scenario.workload  # the system's pooled row: the same O and contexts
     if params["layout"] is None:
         return layouts_json(search_system(resolved, adapter, workload))
     _, result = run_layout(resolved, adapter, workload, params["layout"])

@@ -30,7 +30,7 @@
   }
 
   // The engines' conventions (pair-data's "engines", from the engine table): the cache allocation and
-  // the runtime overhead O where it was left to the engine (api.make_workload, Workload.for_hardware).
+  // the runtime overhead O where it was left to the engine (api.make_workload, DeclaredWorkload.with_overhead).
   var ENGINES = {};
   function defaultOverheadGb(data, q) {
     var e = q.engine && ENGINES[q.engine];
