@@ -326,7 +326,8 @@ def test_the_pair_form_offers_the_declared_inputs(api: TestClient) -> None:
     from servebound.web.app.query import QUERY_FIELDS
 
     page = api.get(f"/pair/{RTX}/{QWEN}").text
-    form = page[page.index('<form method="get"') : page.index("</form>")]
+    start = page.index('<form method="get"')  # the workload's form (the pair picker's comes first)
+    form = page[start : page.index("</form>", start)]
     names = set(re.findall(r'name="([a-z_]+)"', form))
     assert names - {"maximize"} <= set(QUERY_FIELDS)
     assert set(QUERY_FIELDS) - names == set()
@@ -335,7 +336,8 @@ def test_the_pair_form_offers_the_declared_inputs(api: TestClient) -> None:
         assert low is not None and float(low[1]) == BY_NAME[name].minimum, name
     engines = re.search(r'<select name="engine"[^>]*>(.*?)</select>', form, flags=re.S)
     assert engines is not None
-    assert re.findall(r"<option>([^<]+)</option>", engines[1]) == list(BY_NAME["engine"].choices)
+    # each engine by its id as the value, its name as people write it as the label
+    assert re.findall(r'<option value="([^"]+)"', engines[1]) == list(BY_NAME["engine"].choices)
     gamma = re.search(r'name="draft_tokens" min="([^"]+)" max="([^"]+)"', form)
     assert gamma is not None and (float(gamma[1]), float(gamma[2])) == (
         BY_NAME["draft_tokens"].minimum,
