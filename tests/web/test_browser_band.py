@@ -121,7 +121,7 @@ def test_the_band_moves_with_the_controls(browser: Any, catalog_server: str) -> 
         assert "expected" in api, (query, api)
         if move is _move_engine:  # vLLM has no runs on consumer GPUs: said, and no band given
             assert api["expected"] is None and api["expected_from"]["runs"] < 5
-            assert "expected with vllm: no band, no published runs of vllm on consumer GPUs" in now
+            assert "expected with vLLM: no band, no published runs of vLLM on consumer GPUs" in now
         else:
             assert f"expected with llama.cpp: {span(api['expected'])} tok/s" in now, (query, now)
         if move is _move_batch:

@@ -50,7 +50,8 @@ def prefills(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
         calls.append(args)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(servebound.api, "prefill_answer", counted)
+    # the route's own name for it (imported at the top of the routes module)
+    monkeypatch.setattr(servebound.web.routes.api, "prefill_answer", counted)
     return calls
 
 
