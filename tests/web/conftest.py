@@ -6,7 +6,9 @@ import contextlib
 import functools
 import http.server
 import re
+import socket
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -78,6 +80,36 @@ def file_server(folder: Path) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def bound_socket() -> socket.socket:
+    """A listening-ready socket on a free loopback port, held open and handed to uvicorn, so no other
+    process can take the port between choosing it and serving on it."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    return sock
+
+
+@contextlib.contextmanager
+def live_server(app: FastAPI, start_s: float = 30) -> Iterator[str]:
+    """A real uvicorn server over ``app`` on a free loopback port, for as long as the block runs;
+    yields its base URL. A module's fixture starts one over the site it needs."""
+    import uvicorn
+
+    sock = bound_socket()
+    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", log_level="warning"))
+    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + start_s
+    while not srv.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert srv.started, "uvicorn did not start"
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        srv.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
 
 
 def dead_links(folder: Path) -> list[str]:

@@ -6,11 +6,6 @@ shows every number and figure; checks the in-browser port of the closed forms eq
 
 from __future__ import annotations
 
-import functools
-import http.server
-import socket
-import threading
-import time
 import urllib.parse
 from collections.abc import Iterator
 from dataclasses import replace
@@ -35,7 +30,7 @@ from servebound.web.app.server import create_app  # noqa: E402
 from servebound.web.export.build import build_site  # noqa: E402
 from servebound.web.pages.site import SiteData  # noqa: E402
 from tests.conftest import same_number  # noqa: E402
-from tests.web.conftest import site_lists  # noqa: E402
+from tests.web.conftest import file_server, live_server, site_lists  # noqa: E402
 from tests.web.figure_compare import same_figure  # noqa: E402
 
 ARGS = [
@@ -51,35 +46,11 @@ PAIR = "/pair/dgx-spark-example/laguna-s-2.1-nvfp4-example"
 SCREENSHOT_DIR = Path("/tmp/servebound-browser")
 
 
-def bound_socket() -> socket.socket:
-    """A listening-ready socket on a free loopback port, held open and handed to uvicorn, so no other
-    process can take the port between choosing it and serving on it."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    return sock
-
-
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    import uvicorn
-
     hardware, models = site_lists()
-    sock = bound_socket()
-    port = int(sock.getsockname()[1])
-    config = uvicorn.Config(
-        create_app(hardware=hardware, models=models), host="127.0.0.1", port=port, log_level="warning"
-    )
-    srv = uvicorn.Server(config)
-    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not srv.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert srv.started, "uvicorn did not start"
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(timeout=10)
-    sock.close()
+    with live_server(create_app(hardware=hardware, models=models)) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -87,17 +58,8 @@ def static_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     hardware, models = site_lists()
     out = tmp_path_factory.mktemp("static")
     build_site(out, site=SiteData(hardware, models))
-
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass
-
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(out)))
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
+    with file_server(out) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

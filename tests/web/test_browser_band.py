@@ -6,8 +6,6 @@ SCREENSHOT_DIR / "band" for a person to look at."""
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,7 +16,8 @@ from servebound.catalog.hardware import get_hardware
 from servebound.catalog.models import get_model
 from servebound.views.report import fmt_rate
 from servebound.web.app.server import create_app
-from tests.web.test_browser import SCREENSHOT_DIR, bound_socket
+from tests.web.conftest import live_server
+from tests.web.test_browser import SCREENSHOT_DIR
 from tests.web.test_browser import browser as browser  # the fixture, re-exported
 from tests.web.test_browser_answer import settle
 
@@ -33,22 +32,9 @@ PAIR = ("nvidia-rtx-4090", "llama-2-7b-q4_0")
 def catalog_server() -> Iterator[str]:
     """A served site over a few catalog rows and profiles that have bands (llama.cpp's runs on consumer
     GPUs and on Apple silicon) and one that has none (vLLM on a consumer GPU)."""
-    import uvicorn
-
     app = create_app(hardware=[get_hardware(h) for h in HARDWARE], models=[get_model(m) for m in MODELS])
-    sock = bound_socket()
-    port = int(sock.getsockname()[1])
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not srv.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert srv.started, "uvicorn did not start"
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(timeout=10)
-    sock.close()
+    with live_server(app) as url:
+        yield url
 
 
 def span(band: dict[str, Any]) -> str:

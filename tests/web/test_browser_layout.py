@@ -7,8 +7,6 @@ no internal name, repr or command-line flag reaches the rendered text.
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,8 +15,8 @@ import pytest
 from servebound.catalog.hardware import get_hardware
 from servebound.catalog.models import get_model
 from servebound.web.app.server import create_app
-from tests.web.conftest import site_lists
-from tests.web.test_browser import ARGS, CHROMIUM, bound_socket
+from tests.web.conftest import live_server, site_lists
+from tests.web.test_browser import ARGS, CHROMIUM
 
 pytestmark = [
     pytest.mark.browser,
@@ -67,26 +65,11 @@ INTERNAL = (
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    import uvicorn
-
     hardware, models = site_lists()
     hardware.append(get_hardware(SYSTEM))
     models += [get_model(ref) for ref in CATALOG_MODELS]
-    sock = bound_socket()  # held from choosing the port to serving on it
-    port = int(sock.getsockname()[1])
-    config = uvicorn.Config(
-        create_app(hardware=hardware, models=models), host="127.0.0.1", port=port, log_level="warning"
-    )
-    srv = uvicorn.Server(config)
-    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not srv.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert srv.started, "uvicorn did not start"
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(timeout=10)
+    with live_server(create_app(hardware=hardware, models=models)) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

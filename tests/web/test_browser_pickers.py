@@ -6,14 +6,12 @@ page's picker open and of the search page, at 1400 and 400 px, go to SCREENSHOT_
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.web.test_browser import SCREENSHOT_DIR, bound_socket
+from tests.web.test_browser import SCREENSHOT_DIR
 from tests.web.test_browser import browser as browser  # the fixture, re-exported
 
 pytestmark = [pytest.mark.browser]
@@ -24,7 +22,7 @@ from servebound.catalog.search import search  # noqa: E402
 from servebound.web.app.server import create_app  # noqa: E402
 from servebound.web.export.build import build_site  # noqa: E402
 from servebound.web.pages.site import SiteData, site_model  # noqa: E402
-from tests.web.conftest import file_server  # noqa: E402
+from tests.web.conftest import file_server, live_server  # noqa: E402
 
 HARDWARE = (
     "nvidia-rtx-4090",
@@ -51,21 +49,8 @@ def models() -> list[Any]:
 @pytest.fixture(scope="module")
 def served() -> Iterator[str]:
     """The packaged hardware catalog (its names resolve on the server) with a few model profiles."""
-    import uvicorn
-
-    sock = bound_socket()
-    port = int(sock.getsockname()[1])
-    config = uvicorn.Config(create_app(models=models()), host="127.0.0.1", port=port, log_level="warning")
-    srv = uvicorn.Server(config)
-    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not srv.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert srv.started, "uvicorn did not start"
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(timeout=10)
+    with live_server(create_app(models=models())) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -7,14 +7,12 @@ answers until the browser recomputes."""
 from __future__ import annotations
 
 import re
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from tests.web.conftest import live_server
 from tests.web.test_browser import CHROMIUM, browser, server, static_site
 
 pytestmark = [
@@ -104,23 +102,10 @@ def test_a_model_pages_class_tables_share_one_filter(browser: Any, site: str) ->
 @pytest.fixture(scope="module")
 def catalog_server() -> Iterator[str]:
     """The whole packaged catalog, served: rankings of hundreds of rows."""
-    import uvicorn
-
     from servebound.web.app.server import create_app
 
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    srv = uvicorn.Server(uvicorn.Config(create_app(), host="127.0.0.1", port=0, log_level="warning"))
-    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not srv.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert srv.started
-    yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    srv.should_exit = True
-    thread.join(timeout=10)
-    sock.close()
+    with live_server(create_app()) as url:
+        yield url
 
 
 def test_a_long_ranking_lists_its_first_rows_and_searches_them_all(browser: Any, catalog_server: str) -> None:
