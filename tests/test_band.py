@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -33,116 +32,68 @@ ROOT = Path(__file__).resolve().parents[1]
 BAND_MD = (ROOT / "docs" / "band.md").read_text(encoding="utf-8")
 
 
-def _servebound(*args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
+Q4_0 = "--hardware nvidia-rtx-4090 --model llama-2-7b-q4_0"  # llama.cpp's runs on consumer GPUs
+
+
+def _servebound(command: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "servebound", *args], capture_output=True, text=True, env=env, check=False
+        [sys.executable, "-m", "servebound", *command.split()], capture_output=True, text=True, check=False
     )
+
+
+def _json(command: str) -> dict[str, Any]:
+    done = _servebound(f"{command} --json")
+    assert done.returncode == 0, done.stderr
+    out: dict[str, Any] = json.loads(done.stdout)
+    return out
+
+
+def _decode_band(command: str) -> dict[str, Any]:
+    """``decode``'s band: from at least 5 runs, named each, and at or below the one-session ceiling."""
+    out = _json(f"decode {command}")
+    band: dict[str, Any] = out["expected"]
+    assert band["runs"] >= BAND_MIN_RUNS and len(band["run_ids"]) == band["runs"]
+    assert band["p10_tok_s"] <= band["p50_tok_s"] <= band["p90_tok_s"] <= out["single_session_tok_s"]
+    return band
 
 
 def test_decode_band_rtx_4090_llama_2_7b_q4_0() -> None:
-    done = _servebound(
-        "decode",
-        "--hardware",
-        "nvidia-rtx-4090",
-        "--model",
-        "llama-2-7b-q4_0",
-        "--engine",
-        "llama.cpp",
-        "--json",
-    )
-    assert done.returncode == 0, done.stderr
-    out = json.loads(done.stdout)
-    band = out["expected"]
-    assert band["runs"] >= BAND_MIN_RUNS and len(band["run_ids"]) == band["runs"]
-    assert band["p10_tok_s"] <= band["p50_tok_s"] <= band["p90_tok_s"] <= out["single_session_tok_s"]
+    band = _decode_band(f"{Q4_0} --engine llama.cpp")
     assert (band["engine"], band["hardware_class"], band["phase"], band["reading"]) == (
         "llama.cpp",
         "consumer GPU",
         "decode",
         "estimate",
     )
-    text = _servebound(
-        "decode", "--hardware", "nvidia-rtx-4090", "--model", "llama-2-7b-q4_0", "--engine", "llama.cpp"
-    )
+    text = _servebound(f"decode {Q4_0} --engine llama.cpp")
     assert "an estimate" in text.stdout and "not a bound" in text.stdout
 
 
 def test_decode_band_vllm_h100_sxm_qwen3_8b() -> None:
     """vLLM's one-request runs on single datacenter GPUs make a band; on a consumer GPU vLLM has none."""
-    done = _servebound(
-        "decode", "--hardware", "nvidia-h100-sxm", "--model", "qwen3-8b", "--engine", "vllm", "--json"
-    )
-    assert done.returncode == 0, done.stderr
-    out = json.loads(done.stdout)
-    band = out["expected"]
-    assert band["runs"] >= BAND_MIN_RUNS and len(band["run_ids"]) == band["runs"]
-    assert band["p10_tok_s"] <= band["p50_tok_s"] <= band["p90_tok_s"] <= out["single_session_tok_s"]
+    band = _decode_band("--hardware nvidia-h100-sxm --model qwen3-8b --engine vllm")
     assert (band["engine"], band["hardware_class"], band["phase"]) == ("vllm", "datacenter GPU", "decode")
     assert "gpustack-vllm-h100-sxm-qwen3-8b-bf16-c1" in band["run_ids"]
-    consumer = _servebound(
-        "decode", "--hardware", "nvidia-rtx-4090", "--model", "qwen3-8b", "--engine", "vllm", "--json"
-    )
-    assert json.loads(consumer.stdout)["expected"] is None
+    assert _json("decode --hardware nvidia-rtx-4090 --model qwen3-8b --engine vllm")["expected"] is None
 
 
 def test_prefill_band_and_no_band() -> None:
-    done = _servebound(
-        "prefill",
-        "--hardware",
-        "nvidia-rtx-3090",
-        "--model",
-        "llama-2-7b-q4_0",
-        "--prompt",
-        "512",
-        "--engine",
-        "llama.cpp",
-        "--json",
-    )
-    out = json.loads(done.stdout)
+    out = _json("prefill --hardware nvidia-rtx-3090 --model llama-2-7b-q4_0 --prompt 512 --engine llama.cpp")
     assert out["expected"]["phase"] == "prefill" and out["expected"]["p90_tok_s"] <= out["tok_s"]
     assert out["expected"]["scope"] == "prefill tok/s" and out["expected"]["ceiling_tok_s"] == out["tok_s"]
-    plain = json.loads(
-        _servebound("decode", "--hardware", "nvidia-rtx-4090", "--model", "llama-2-7b-q4_0", "--json").stdout
-    )
+    plain = _json(f"decode {Q4_0}")
     # without --engine: the engine usually run on consumer GPUs for a GGUF file, said as assumed
     assert plain["expected"]["engine"] == "llama.cpp" and plain["expected_from"]["engine_assumed"] is True
     assert "usually run on consumer GPUs" in plain["expected_from"]["engine_why"]
-    given = json.loads(
-        _servebound(
-            "decode",
-            "--hardware",
-            "nvidia-rtx-4090",
-            "--model",
-            "llama-2-7b-q4_0",
-            "--engine",
-            "llama.cpp",
-            "--json",
-        ).stdout
-    )
+    given = _json(f"decode {Q4_0} --engine llama.cpp")
     assert given["expected"] == plain["expected"] and given["expected_from"]["engine_assumed"] is False
-    none = json.loads(
-        _servebound(
-            "decode",
-            "--hardware",
-            "nvidia-rtx-4090",
-            "--model",
-            "llama-2-7b-q4_0",
-            "--engine",
-            "trt-llm",
-            "--json",
-        ).stdout
-    )
+    none = _json(f"decode {Q4_0} --engine trt-llm")
     # too few runs: no band, and the record says how many there are and how many a band needs
     assert none["expected"] is None
     assert none["expected_from"]["runs"] < none["expected_from"]["min_runs"] == BAND_MIN_RUNS
-    text = _servebound(
-        "decode", "--hardware", "nvidia-rtx-4090", "--model", "llama-2-7b-q4_0", "--engine", "trt-llm"
-    ).stdout
+    text = _servebound(f"decode {Q4_0} --engine trt-llm").stdout
     assert "fewer than the 5 a band needs, so no band" in " ".join(text.split())
-    bad = _servebound(
-        "decode", "--hardware", "nvidia-rtx-4090", "--model", "llama-2-7b-q4_0", "--engine", "x"
-    )
+    bad = _servebound(f"decode {Q4_0} --engine x")
     assert bad.returncode == 2 and "engine" in bad.stderr
 
 
@@ -165,6 +116,13 @@ KWARGS: dict[str, Any] = dict(
 )
 rates = st.floats(1.0, 5_000.0)
 runs_st = st.lists(st.tuples(rates, st.floats(0.05, 1.0)), min_size=BAND_MIN_RUNS, max_size=30)
+#: Six ceilings (tok/s), the fewest that leave-one-out evaluates.
+CEILINGS = [40.0, 80.0, 120.0, 200.0, 300.0, 450.0]
+
+
+def _ceilings_measured(runs: list[tuple[float, float]]) -> tuple[list[float], list[float]]:
+    """Drawn runs (ceiling, efficiency) as the fit takes them: the ceilings and the measured rates."""
+    return [c for c, _ in runs], [c * e for c, e in runs]
 
 
 def test_band_needs_five_runs_and_a_ceiling() -> None:
@@ -178,9 +136,7 @@ def test_band_needs_five_runs_and_a_ceiling() -> None:
 
 def test_exact_time_model_is_recovered() -> None:
     """Runs that follow t = 1.25 / C + 2 ms exactly give back a = 1.25, t_0 = 2 ms and a zero-width band."""
-    ceilings = [40.0, 80.0, 120.0, 200.0, 300.0, 450.0]
-    measured = [1 / (1.25 / c + 0.002) for c in ceilings]
-    model = fit_time_model(ceilings, measured)
+    model = fit_time_model(CEILINGS, [1 / (1.25 / c + 0.002) for c in CEILINGS])
     assert model is not None
     assert (model.slope, model.fixed_s) == pytest.approx((1.25, 0.002), rel=1e-9)
     band = expected_band(250.0, model, **KWARGS)
@@ -191,8 +147,7 @@ def test_exact_time_model_is_recovered() -> None:
 
 @given(runs_st)
 def test_the_closed_form_is_numpys_least_squares(runs: list[tuple[float, float]]) -> None:
-    ceilings = [c for c, _ in runs]
-    measured = [c * e for c, e in runs]
+    ceilings, measured = _ceilings_measured(runs)
     x, t = 1 / np.asarray(ceilings), 1 / np.asarray(measured)
     (a, t0), *_ = np.linalg.lstsq(np.column_stack([x / t, 1 / t]), np.ones_like(t), rcond=None)
     got = fit_time(ceilings, measured)
@@ -203,7 +158,7 @@ def test_the_closed_form_is_numpys_least_squares(runs: list[tuple[float, float]]
 
 @given(runs_st, rates)
 def test_no_band_is_ever_above_its_ceiling(runs: list[tuple[float, float]], ceiling: float) -> None:
-    model = fit_time_model([c for c, _ in runs], [c * e for c, e in runs])
+    model = fit_time_model(*_ceilings_measured(runs))
     assert model is not None
     band = expected_band(ceiling, model, **KWARGS)
     assert band is not None
@@ -220,10 +175,9 @@ def test_conformal_levels() -> None:
 
 
 def test_leave_one_out_needs_six_runs() -> None:
-    ceilings = [40.0, 80.0, 120.0, 200.0, 300.0, 450.0]
     measured = [30.0, 55.0, 70.0, 110.0, 140.0, 180.0]
-    assert leave_one_out(ceilings[:5], measured[:5]).evaluated == 0
-    loo = leave_one_out(ceilings, measured)
+    assert leave_one_out(CEILINGS[:5], measured[:5]).evaluated == 0
+    loo = leave_one_out(CEILINGS, measured)
     assert (
         loo.evaluated == 6 and 0 <= loo.inside <= 6 and loo.median_width is not None and loo.median_width >= 1
     )
