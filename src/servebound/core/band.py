@@ -190,6 +190,14 @@ class ExpectedBand:
     )
 
 
+#: The ``expected_from`` field of a result with a band (decode's and prefill's): one help, one JSON shape.
+BASIS_HELP = (
+    "which runs the band comes from: `{engine, engine_assumed, engine_why, hardware_class, phase, runs, "
+    "min_runs, regime}`; with runs under min_runs `expected` is null (null: a hardware file, or no engine "
+    "runs the format here)"
+)
+
+
 @dataclass(frozen=True)
 class BandBasis:
     """Which published runs a ceiling's band comes from: the engine (given, or the one people usually run

@@ -23,7 +23,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from servebound.core.arith import as_values, maximum
-from servebound.core.band import BandBasis, ExpectedBand
+from servebound.core.band import BASIS_HELP, BandBasis, ExpectedBand
 from servebound.core.decode_compute import DecodeCompute, decode_compute
 from servebound.core.engines import FormatSupport
 from servebound.core.fields import ResultRecord, documented, documented_property
@@ -244,12 +244,7 @@ class DecodeResult(ResultRecord):
         "estimate, never a bound (null where `expected` is, or without b*)",
         default=None,
     )
-    expected_from: BandBasis | None = documented(
-        "which runs the band comes from: `{engine, engine_assumed, engine_why, hardware_class, phase, runs, "
-        "min_runs, regime}`; with runs under min_runs `expected` is null (null: a hardware file, or no engine "
-        "runs the format here)",
-        default=None,
-    )
+    expected_from: BandBasis | None = documented(BASIS_HELP, default=None)
 
     @documented_property(
         "FLOPs per emitted token at L_read (null when the model has no prefill fields)", "FLOP"

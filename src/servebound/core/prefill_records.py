@@ -9,7 +9,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from servebound.core.arith import np
-from servebound.core.band import BandBasis, ExpectedBand
+from servebound.core.band import BASIS_HELP, BandBasis, ExpectedBand
 from servebound.core.engines import FormatSupport
 from servebound.core.experts import ExpertTraffic, distinct_experts
 from servebound.core.fields import ResultRecord, documented, documented_property
@@ -187,12 +187,7 @@ class PrefillResult(ResultRecord):
         "estimate, never a bound (null under 5 runs)",
         default=None,
     )
-    expected_from: BandBasis | None = documented(
-        "which runs the band comes from: `{engine, engine_assumed, engine_why, hardware_class, phase, runs, "
-        "min_runs, regime}`; with runs under min_runs `expected` is null (null: a hardware file, or no engine "
-        "runs the format here)",
-        default=None,
-    )
+    expected_from: BandBasis | None = documented(BASIS_HELP, default=None)
 
     @documented_property("the mode whose rate the linear math is charged at (null: the row publishes none)")
     def linear_mode_charged(self) -> str | None:
