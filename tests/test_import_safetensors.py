@@ -340,6 +340,7 @@ def test_arbitrary_bytes_raise_only_input_error(
 
 # With the config.json importer -----------------------------------------------------------------------
 
+#: The config.json of dense_tensors' stack: 2 layers, width 16, 2 query heads, 1 KV head of 8.
 LLAMA_CONFIG = {
     "model_type": "llama",
     "architectures": ["LlamaForCausalLM"],
@@ -351,15 +352,14 @@ LLAMA_CONFIG = {
     "num_key_value_heads": 1,
     "head_dim": 8,
     "max_position_embeddings": 256,
-    "tie_word_embeddings": False,
-    "rms_norm_eps": 1e-5,
     "torch_dtype": "float16",
 }
+UNTIED_CONFIG = LLAMA_CONFIG | {"tie_word_embeddings": False, "rms_norm_eps": 1e-5}
 
 
 def test_config_beside_the_shards_gives_kv_and_the_param_check(tmp_path: Path) -> None:
     save_file(dense_tensors(tied=False), str(tmp_path / "model.safetensors"))
-    (tmp_path / "config.json").write_text(json.dumps(LLAMA_CONFIG))
+    (tmp_path / "config.json").write_text(json.dumps(UNTIED_CONFIG))
     model = import_safetensors(tmp_path)
     # KV from the config: 2 (K,V) x 2 layers x 1 KV head x head_dim 8 x 2 B (bf16 cache).
     assert model.adapter.kv_alloc.global_bytes_per_token == 2 * 2 * 1 * 8 * 2
@@ -376,7 +376,7 @@ def test_index_alone_with_config_uses_the_declared_total(tmp_path: Path) -> None
     (tmp_path / "model.safetensors.index.json").write_text(
         json.dumps({"metadata": {"total_size": 13632}, "weight_map": weight_map})
     )
-    (tmp_path / "config.json").write_text(json.dumps(LLAMA_CONFIG))
+    (tmp_path / "config.json").write_text(json.dumps(UNTIED_CONFIG))
     model = import_safetensors(tmp_path / "model.safetensors.index.json")
     assert model.checkpoint_bytes == 13632
     assert model.adapter.weights.resident == 13632

@@ -14,6 +14,7 @@ from servebound.core.layout import LayoutResult
 from servebound.core.model import LayerShape, PrefillShape
 from servebound.core.system import Interconnect, Layout, System
 from servebound.inputs.declared import DeclaredWorkload
+from tests.test_pinned_formulas import moe_layout_model
 
 GB = 1e9
 
@@ -333,20 +334,6 @@ def test_a_served_rate_short_of_the_floor_by_more_than_rounding_misses_it() -> N
     assert (clears(10.0 * (1 + 1.5e-12)), clears(10.0 * (1 + 5e-13)), clears(10.0)) == (False, True, True)
 
 
-def _moe4() -> ModelAdapter:
-    # MoE: always-on 1 GB, 8 routed experts of 0.1 GB, k = 2; 4 layers, all MoE, d = 1,000.
-    from servebound import Experts
-
-    return ModelAdapter(
-        "moe",
-        "moe",
-        Weights(0.0, 1 * GB, 0.1 * GB, Experts(8, 2)),
-        KVShape(global_bytes_per_token=1000.0),
-        KVShape(global_bytes_per_token=1000.0),
-        shape=LayerShape(layers=4, hidden_size=1000, query_heads=8, cache_shards=8, moe_layers=4),
-    )
-
-
 def test_expert_parallel_inside_one_domain_by_hand() -> None:
     # ep = 2 on 2 of 8 devices in one domain at 1e11 B/s: a device sends 1/G of its tokens' expert
     # copies to its one mate: 1 / 2 / 1e11 = 5e-12 s per byte. Per session:
@@ -355,9 +342,9 @@ def test_expert_parallel_inside_one_domain_by_hand() -> None:
     from servebound.core.layout import evaluate_layout, times_at
 
     layout = Layout(tp=1, ep=2)
-    t = times_at(_domains_of_eight(8), _moe4(), layout, 10, Workload(**CONTEXTS))
+    t = times_at(_domains_of_eight(8), moe_layout_model(), layout, 10, Workload(**CONTEXTS))
     assert t.all_to_all_s == pytest.approx(8e-7, rel=1e-12)
-    links = evaluate_layout(_domains_of_eight(8), _moe4(), layout, Workload(**CONTEXTS)).links
+    links = evaluate_layout(_domains_of_eight(8), moe_layout_model(), layout, Workload(**CONTEXTS)).links
     assert (links.tensor_parallel, links.expert_parallel, links.pipeline) == ("none", "scale-up", "none")
 
 
@@ -369,7 +356,7 @@ def test_prefill_dispatch_runs_in_every_stage() -> None:
     from servebound.core.layout import prefill_communication
 
     comm = prefill_communication(
-        _domains_of_eight(8), _moe4(), Layout(ep=2, pp=2), 1000, Workload(**CONTEXTS)
+        _domains_of_eight(8), moe_layout_model(), Layout(ep=2, pp=2), 1000, Workload(**CONTEXTS)
     )
     assert comm.all_to_all_s == pytest.approx(8e-5, rel=1e-12)
     assert comm.hop_s == pytest.approx(1e-5, rel=1e-12)

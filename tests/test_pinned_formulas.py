@@ -345,7 +345,7 @@ def test_longest_context_when_rounding_hides_the_per_token_bytes() -> None:
     assert k.bytes_at(found) <= budget < k.bytes_at(found + 10**8)
 
 
-def _moe_layout_model() -> ModelAdapter:
+def moe_layout_model() -> ModelAdapter:
     # MoE: always-on 1 GB, 8 routed experts of 0.1 GB, k = 2; K = 1,000 B/token; 4 layers, all MoE,
     # d = 1,000, 8 query and 8 cache heads.
     from servebound import Experts
@@ -372,7 +372,7 @@ def test_tensor_parallel_step_over_two_domains_by_hand() -> None:
     system = System(device, 4, Interconnect(2, 1e11, 1e10, "up", "out"))
     t = times_at(
         system,
-        _moe_layout_model(),
+        moe_layout_model(),
         Layout(4, 1, 1, 1),
         10,
         Workload(**CONTEXTS),
@@ -399,7 +399,7 @@ def test_expert_parallel_all_to_all_over_two_domains_by_hand() -> None:
     device = Hardware("d", "d", 100 * GB, 1000 * GB)
     for out, per_session in ((1e10, 4e-7), (1e7, 4e-4)):
         system = System(device, 4, Interconnect(2, 1e11, out, "up", "out"))
-        t = times_at(system, _moe_layout_model(), Layout(1, 4, 1, 1), 10, Workload(**CONTEXTS))
+        t = times_at(system, moe_layout_model(), Layout(1, 4, 1, 1), 10, Workload(**CONTEXTS))
         assert t.all_to_all_s == pytest.approx(10 * per_session, rel=1e-12)
         assert t.all_reduce_s == 0.0
     assert t.bound_by is BoundBy.COMMUNICATION
@@ -442,7 +442,7 @@ def test_a_layout_degree_below_one_is_refused() -> None:
 
     system = System(Hardware("d", "d", 100 * GB, 1000 * GB), 8, Interconnect.ideal_for(8))
     for layout in (Layout(0, 1, 1, 1), Layout(1, 1, 0, 1), Layout(1, 1, 1, 0)):
-        assert layout_problem(system, _moe_layout_model(), layout) == "every degree must be at least 1"
+        assert layout_problem(system, moe_layout_model(), layout) == "every degree must be at least 1"
 
 
 def test_parameter_form_weights_by_hand() -> None:
@@ -511,7 +511,7 @@ def test_valid_layouts_of_a_moe_on_eight_devices() -> None:
     from servebound.core.system import layout_problem, valid_layouts
 
     system = System(Hardware("d", "d", 100 * GB, 1000 * GB), 8, Interconnect.ideal_for(8))
-    pairs = {(lay.tp, lay.ep) for lay in valid_layouts(system, _moe_layout_model())}
+    pairs = {(lay.tp, lay.ep) for lay in valid_layouts(system, moe_layout_model())}
     assert pairs == {
         (1, 1),
         (1, 2),
@@ -564,7 +564,7 @@ def test_latency_floor_sweeps_the_weights_of_one_token() -> None:
     # so no step is shorter than 1.2e9 / 1e12 = 1.2 ms (a second token could touch 3.75 experts more).
     from servebound.core.cost import cost_curve
 
-    curve = cost_curve(HW, _moe_layout_model(), Workload(**CONTEXTS), [1], usd_per_hour=3.6)
+    curve = cost_curve(HW, moe_layout_model(), Workload(**CONTEXTS), [1], usd_per_hour=3.6)
     assert curve.latency_floor_s == pytest.approx(1.2e-3, rel=1e-12)
 
 

@@ -14,23 +14,11 @@ import pytest
 from servebound.errors import InputError
 from servebound.inputs import bounded
 from tests.conftest import run_cli as run
+from tests.test_import_safetensors import LLAMA_CONFIG
 
 ROOT = Path(__file__).resolve().parents[1]
 HW = ROOT / "examples" / "dgx-spark.toml"
 MODEL = ROOT / "examples" / "qwen3.6-35b-a3b-nvfp4.toml"
-LLAMA_CONFIG = {
-    "model_type": "llama",
-    "architectures": ["LlamaForCausalLM"],
-    "vocab_size": 64,
-    "hidden_size": 16,
-    "intermediate_size": 32,
-    "num_hidden_layers": 2,
-    "num_attention_heads": 2,
-    "num_key_value_heads": 1,
-    "head_dim": 8,
-    "max_position_embeddings": 256,
-    "torch_dtype": "float16",
-}
 
 
 def _servebound(*args: str) -> subprocess.CompletedProcess[str]:

@@ -23,25 +23,11 @@ from servebound.importers.safetensors_headers import import_safetensors
 from tests.conftest import run_cli as run
 from tests.test_import_gguf import dense_tensors as gguf_dense_tensors
 from tests.test_import_gguf import write_gguf
+from tests.test_import_safetensors import LLAMA_CONFIG as CONFIG
 from tests.test_import_safetensors import dense_tensors as hf_dense_tensors
 
 ROOT = Path(__file__).resolve().parents[1]
 HW = str(ROOT / "examples" / "dgx-spark.toml")
-#: The safetensors stack's own shape (tests.test_import_safetensors.dense_tensors): 2 layers, width 16,
-#: 2 query heads, 1 KV head of 8.
-CONFIG = {
-    "model_type": "llama",
-    "architectures": ["LlamaForCausalLM"],
-    "vocab_size": 64,
-    "hidden_size": 16,
-    "intermediate_size": 32,
-    "num_hidden_layers": 2,
-    "num_attention_heads": 2,
-    "num_key_value_heads": 1,
-    "head_dim": 8,
-    "max_position_embeddings": 256,
-    "torch_dtype": "float16",
-}
 
 
 def both_paths_refuse(capsys: pytest.CaptureFixture[str], kind: str, path: str, message: str) -> None:
