@@ -99,6 +99,14 @@ def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, s
     return status, out, err
 
 
+def one_line_error(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    """A command that must fail cleanly: exit status 2, one line of error, no traceback; that line."""
+    status, _, err = run_cli(capsys, *args)
+    assert status == 2, err
+    assert err.startswith("servebound: error: ") and err.count("\n") == 1 and "Traceback" not in err, err
+    return err
+
+
 def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> Any:
     """A command that must succeed (exit status 0; its stderr shown if not): its output parsed as JSON."""
     status, out, err = run_cli(capsys, *args)

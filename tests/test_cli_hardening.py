@@ -12,19 +12,12 @@ import numpy as np
 import pytest
 from gguf import GGUFWriter
 
+from tests.conftest import one_line_error
 from tests.conftest import run_cli as run
 
 ROOT = Path(__file__).resolve().parents[1]
 HW = str(ROOT / "examples" / "dgx-spark.toml")
 MODEL = str(ROOT / "examples" / "qwen3.6-35b-a3b-nvfp4.toml")
-
-
-def one_line_error(capsys: pytest.CaptureFixture[str], *args: str) -> str:
-    """Run a command that must fail cleanly; return its error line."""
-    status, _, err = run(capsys, *args)
-    assert status == 2, err
-    assert err.startswith("servebound: error: ") and err.count("\n") == 1, err
-    return err
 
 
 # Values beyond any machine ----------------------------------------------------------------------------

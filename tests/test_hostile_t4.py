@@ -21,8 +21,8 @@ from fastapi.testclient import TestClient
 import servebound as sb
 from servebound.core.hardware import Hardware
 from servebound.errors import InputError
+from tests.conftest import one_line_error, run_json
 from tests.conftest import run_cli as run
-from tests.conftest import run_json
 
 ROOT = Path(__file__).resolve().parents[1]
 H = ROOT.parent / "shared" / "hostile-t4"
@@ -39,10 +39,8 @@ def check_file(hw: str, model: str, name: str) -> tuple[str, ...]:
 
 def refused(capsys: pytest.CaptureFixture[str], *args: str, field: str) -> str:
     """The command exits 2 with one line naming ``field``, no traceback."""
-    status, _, err = run(capsys, *args)
-    assert status == 2, err
-    assert err.startswith(f"servebound: error: {field}") and err.count("\n") == 1, err
-    assert "Traceback" not in err
+    err = one_line_error(capsys, *args)
+    assert err.startswith(f"servebound: error: {field}"), err
     return err
 
 

@@ -10,19 +10,13 @@ import pytest
 
 from servebound.errors import InputError
 from servebound.runs.llama_bench import read_llama_bench
+from tests.conftest import one_line_error
 from tests.conftest import run_cli as run
 from tests.test_check import llama_bench_record, write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 HW = str(ROOT / "examples" / "dgx-spark.toml")
 MODEL = str(ROOT / "examples" / "qwen3.6-35b-a3b-nvfp4.toml")
-
-
-def one_line_error(capsys: pytest.CaptureFixture[str], *args: str) -> str:
-    status, _, err = run(capsys, *args)
-    assert status == 2, err
-    assert err.startswith("servebound: error: ") and err.count("\n") == 1 and "Traceback" not in err, err
-    return err
 
 
 # Absurd values ------------------------------------------------------------------------------------------
