@@ -478,8 +478,8 @@ def test_corrupted_header_raises_only_input_error(
 # Headers that contradict their tensors (issue 14) -----------------------------------------------------
 
 
-def contradicting(tmp_path: Path, name: str, **keys: int) -> Path:
-    """The tiny dense file (two layers of tensors) with header keys overwritten."""
+def gguf_with(tmp_path: Path, name: str, *, key_length: int | None = None, **keys: int) -> Path:
+    """The tiny dense GGUF (2 layers, width 64, 4 heads, 2 KV heads of 16) with header keys overwritten."""
 
     def meta(writer: GGUFWriter) -> None:
         writer.add_block_count(keys.get("block_count", 2))
@@ -488,6 +488,9 @@ def contradicting(tmp_path: Path, name: str, **keys: int) -> Path:
         writer.add_feed_forward_length(128)
         writer.add_head_count(keys.get("head_count", 4))
         writer.add_head_count_kv(keys.get("head_count_kv", 2))
+        if key_length is not None:
+            writer.add_key_length(key_length)
+            writer.add_value_length(key_length)
 
     return write_gguf(tmp_path / f"{name}.gguf", "llama", meta, dense_tensors())
 
@@ -508,7 +511,7 @@ def test_header_contradicting_its_tensors_is_an_input_error(
     tmp_path: Path, keys: dict[str, int], message: str
 ) -> None:
     """Each of these imported and decoded as "fits" before: the header now answers to its tensors."""
-    path = contradicting(tmp_path, "contradicting", **keys)
+    path = gguf_with(tmp_path, "contradicting", **keys)
     with pytest.raises(InputError, match=message) as raised:
         import_gguf(path)
     assert "contradicting.gguf" in str(raised.value)
@@ -519,7 +522,7 @@ def test_block_count_zero_through_the_cli(tmp_path: Path, capsys: pytest.Capture
     and exit 2."""
     from servebound.cli import main
 
-    path = str(contradicting(tmp_path, "zero", block_count=0))
+    path = str(gguf_with(tmp_path, "zero", block_count=0))
     hardware = str(Path(__file__).resolve().parents[1] / "examples" / "dgx-spark.toml")
     for argv in (
         ["import", "gguf", path],

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from gguf import GGUFWriter
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from safetensors.numpy import save_file
@@ -21,8 +20,7 @@ from servebound.importers.gguf_file import import_gguf
 from servebound.importers.hf_config import import_hf_config
 from servebound.importers.safetensors_headers import import_safetensors
 from tests.conftest import run_cli as run
-from tests.test_import_gguf import dense_tensors as gguf_dense_tensors
-from tests.test_import_gguf import write_gguf
+from tests.test_import_gguf import gguf_with
 from tests.test_import_safetensors import LLAMA_CONFIG as CONFIG
 from tests.test_import_safetensors import dense_tensors as hf_dense_tensors
 
@@ -39,23 +37,6 @@ def both_paths_refuse(capsys: pytest.CaptureFixture[str], kind: str, path: str, 
         assert message in err, (args, err)
         errors.append(err)
     assert errors[0] == errors[1]
-
-
-def gguf_with(tmp_path: Path, name: str, *, key_length: int | None = None, **keys: int) -> Path:
-    """The tiny dense GGUF (2 layers, width 64, 4 heads, 2 KV heads of 16) with header keys overwritten."""
-
-    def meta(writer: GGUFWriter) -> None:
-        writer.add_block_count(keys.get("block_count", 2))
-        writer.add_context_length(128)
-        writer.add_embedding_length(keys.get("embedding_length", 64))
-        writer.add_feed_forward_length(128)
-        writer.add_head_count(keys.get("head_count", 4))
-        writer.add_head_count_kv(keys.get("head_count_kv", 2))
-        if key_length is not None:
-            writer.add_key_length(key_length)
-            writer.add_value_length(key_length)
-
-    return write_gguf(tmp_path / f"{name}.gguf", "llama", meta, gguf_dense_tensors())
 
 
 # GGUF ---------------------------------------------------------------------------------------------------
