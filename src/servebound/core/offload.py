@@ -299,8 +299,22 @@ def report(
     read_tokens: int,
     mode: ExpertTraffic,
 ) -> OffloadReport:
-    """The ``offload`` object at ``batch``."""
+    """The ``offload`` object of a decode step at ``batch``."""
     dev, host = tier_bytes(model, where, batch, read_tokens, mode)
+    split_s = (dev / hardware.bandwidth_bytes_per_s, host / spec.host_bandwidth_bytes_per_s)
+    return tier_report(model, spec, where, host_margin, batch, (dev / batch, host / batch), split_s)
+
+
+def tier_report(
+    model: ModelAdapter,
+    spec: OffloadSpec,
+    where: OffloadSplit,
+    host_margin: float,
+    batch: int,
+    bytes_per_token: tuple[float, float],
+    split_s: tuple[float, float],
+) -> OffloadReport:
+    """The ``offload`` object (decode's, prefill's): at ``batch``, each tier's bytes per token and time."""
     return OffloadReport(
         mode=spec.mode,
         host=spec.host_id,
@@ -313,9 +327,9 @@ def report(
         host_resident_bytes=where.host_resident_bytes,
         host_fits=host_margin >= 0,
         batch=batch,
-        device_bytes_per_token=dev / batch,
-        host_bytes_per_token=host / batch,
-        step_time_split_s=(dev / hardware.bandwidth_bytes_per_s, host / spec.host_bandwidth_bytes_per_s),
+        device_bytes_per_token=bytes_per_token[0],
+        host_bytes_per_token=bytes_per_token[1],
+        step_time_split_s=split_s,
     )
 
 

@@ -42,7 +42,6 @@ from servebound.core.errors import InputError
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.offload import (
-    OffloadReport,
     OffloadSpec,
     OffloadSplit,
     cache_factor,
@@ -50,6 +49,7 @@ from servebound.core.offload import (
     one_shot_host_split,
     prefill_host_time,
     split,
+    tier_report,
 )
 from servebound.core.prefill_cost import (
     Evaluation,
@@ -358,22 +358,8 @@ def _offloaded_prefill(
     compute = r.compute_time_s
     if host_s > host_read_s:  # the CPU's FLOPs set some chunk's time: compute bound there
         compute = max(compute or 0.0, host_s)
-    report = OffloadReport(
-        mode=spec.mode,
-        host=spec.host_id,
-        host_memory_bytes=spec.host_memory_bytes,
-        host_bandwidth_bytes_per_s=spec.host_bandwidth_bytes_per_s,
-        link_bytes_per_s=spec.link_bytes_per_s,
-        host_flop_per_s=spec.cpu_rate(model),
-        host_cpu=spec.host_cpu,
-        device_resident_bytes=where.device_resident_bytes,
-        host_resident_bytes=where.host_resident_bytes,
-        host_fits=host_margin >= 0,
-        batch=r.batch,
-        device_bytes_per_token=r.traffic_bytes / tokens,
-        host_bytes_per_token=host_bytes / tokens,
-        step_time_split_s=(r.memory_time_s, host_s),
-    )
+    per_token = (r.traffic_bytes / tokens, host_bytes / tokens)
+    report = tier_report(model, spec, where, host_margin, r.batch, per_token, (r.memory_time_s, host_s))
     return replace(
         r,
         model=model,
