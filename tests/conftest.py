@@ -110,5 +110,10 @@ def one_line_error(capsys: pytest.CaptureFixture[str], *args: str) -> str:
 def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> Any:
     """A command that must succeed (exit status 0; its stderr shown if not): its output parsed as JSON."""
     status, out, err = run_cli(capsys, *args)
-    assert status == 0, err
+    assert status == 0, (args, err)
     return json.loads(out)
+
+
+def cli_json(capsys: pytest.CaptureFixture[str], *args: str) -> Any:
+    """``run_json`` of the command with ``--json``."""
+    return run_json(capsys, *args, "--json")

@@ -5,7 +5,6 @@ tests/web/test_one_answer.py."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from dataclasses import fields
@@ -15,7 +14,6 @@ import pytest
 from fastapi.testclient import TestClient
 
 import servebound
-from servebound.cli import main
 from servebound.core.workload import Workload
 from servebound.errors import InputError
 from servebound.inputs.declared import DeclaredWorkload
@@ -24,6 +22,7 @@ from servebound.inputs.workload import INPUTS, WorkloadInputs
 from servebound.web.app.query import parse_workload_query
 from servebound.web.app.server import create_app
 from servebound.web.pages.site import compute_pair
+from tests.conftest import cli_json
 
 #: The issue's pair: Qwen3-8B on an RTX 4090 with a Qwen3-0.6B draft, the cache at fp8.
 PAIR = ("nvidia-rtx-4090", "qwen3-8b")
@@ -35,14 +34,6 @@ KEYS = ("verdict", "kv_alloc_bytes", "kv_read_bytes", "batch_star", "aggregate_t
 @pytest.fixture(scope="module")
 def client() -> Iterator[TestClient]:
     yield TestClient(create_app())
-
-
-def cli_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
-    status = main([*args, "--json"])
-    out, err = capsys.readouterr()
-    assert status == 0, err
-    data: dict[str, Any] = json.loads(out)
-    return data
 
 
 def picked(d: dict[str, Any]) -> dict[str, Any]:

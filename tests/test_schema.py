@@ -3,14 +3,13 @@ schema fails an output that lacks or mistypes a field, and /openapi.json types t
 
 from __future__ import annotations
 
-import json
-
 import jsonschema_rs
 import pytest
 from fastapi.testclient import TestClient
 
 from servebound.cli import main
 from servebound.web.app.server import create_app
+from tests.conftest import run_json
 from tests.web.conftest import site_lists
 
 SYSTEM, BIG = "8x-nvidia-h100-sxm", "llama-3.3-70b-instruct-fp8"
@@ -28,14 +27,6 @@ RUNS = {
     "layout": [["-H", SYSTEM, "-m", BIG]],
     "plan": [["-H", SYSTEM, "-m", BIG, "--users", "50", "--prompt", "2000", "--output-tokens", "500"]],
 }
-
-
-def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, object]:
-    status = main(list(args))
-    out, err = capsys.readouterr()
-    assert status == 0, err
-    data: dict[str, object] = json.loads(out)
-    return data
 
 
 @pytest.mark.parametrize("command", list(RUNS))

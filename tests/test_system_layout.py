@@ -16,10 +16,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import servebound
-from servebound.cli import main
 from servebound.errors import InputError
 from servebound.inputs.scenario import resolve_scenario
 from servebound.web.app.server import create_app
+from tests.conftest import cli_json
+from tests.conftest import run_cli as run
 
 #: Systems and models the drawn questions sit on: NVLink and PCIe systems, an NxID alias and an
 #: ideal-link NxID, dense and MoE models, a GGUF quantization.
@@ -42,19 +43,6 @@ KNOBS = [
 @pytest.fixture(scope="module")
 def client() -> Iterator[TestClient]:
     yield TestClient(create_app())
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    status = main(list(args))
-    out, err = capsys.readouterr()
-    return status, out, err
-
-
-def cli_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
-    status, out, err = run(capsys, *args, "--json")
-    assert status == 0, err
-    data: dict[str, Any] = json.loads(out)
-    return data
 
 
 def test_the_issue_pair_answers_at_the_best_layout(capsys: pytest.CaptureFixture[str]) -> None:

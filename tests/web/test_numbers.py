@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
-from servebound.cli import main
 from servebound.core.advice import Setting, parameter
 from servebound.views.report import fmt_gb, fmt_int, fmt_rate, fmt_seconds
 from servebound.web.pages.text import md as md_text
 from servebound.web.pages.words import setting_words
+from tests.conftest import run_json as cli_json
 from tests.web.conftest import HW_FILE, LAGUNA_FILE, MOE_FILE
 
 CASES = [
@@ -25,14 +24,6 @@ CASES = [
     ({"batch": "64", "expert_traffic": "minimum"}, ["--batch", "64", "--expert-traffic", "minimum"]),
     ({"floor": "60"}, ["--floor", "60"]),
 ]
-
-
-def cli_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, object]:
-    status = main(list(args))
-    out, err = capsys.readouterr()
-    assert status == 0, err
-    data: dict[str, object] = json.loads(out)
-    return data
 
 
 @pytest.mark.parametrize(

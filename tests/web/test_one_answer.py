@@ -40,6 +40,7 @@ from servebound.cli import main
 from servebound.views.cost_report import fmt_money
 from servebound.views.report import fmt_gb, fmt_int, fmt_rate, fmt_seconds
 from servebound.web.app.server import create_app
+from tests.conftest import cli_json
 from tests.web.surfaces import (
     Shown,
     class_row,
@@ -202,14 +203,6 @@ def offload_cases(hardware: list[str], moe: dict[str, tuple[int, int]]) -> list[
 @pytest.fixture(scope="module")
 def client() -> Iterator[TestClient]:
     yield TestClient(create_app())
-
-
-def cli_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
-    status = main([*args, "--json"])
-    out, err = capsys.readouterr()
-    assert status == 0, (args, err)
-    data: dict[str, Any] = json.loads(out)
-    return data
 
 
 def pair_page(client: TestClient, case: Case) -> tuple[dict[str, str], str, dict[str, Any]]:
