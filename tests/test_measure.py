@@ -42,6 +42,7 @@ from servebound.measure.detect import (
     parse_cpuinfo,
 )
 from servebound.measure.hardware_file import round_significant, slug
+from servebound.measure.machine import _torch_available
 from servebound.measure.matmul import choose_n, matmul_flops
 
 MiB = 2**20
@@ -49,14 +50,6 @@ SMALL_ARRAY_BYTES = 8 * MiB
 #: No CPU reaches 1 PFLOP/s in fp32, and no memory system 100 TB/s: a figure above is a timing bug.
 CPU_FLOP_CEILING = 1e15
 BANDWIDTH_CEILING_BYTES_PER_S = 100e12
-
-
-def _torch_importable() -> bool:
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 # --- detection ---------------------------------------------------------------------------------
@@ -142,7 +135,7 @@ def test_no_tool_means_no_gpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     assert detect_gpus() == ()
 
 
-@pytest.mark.skipif(_torch_importable(), reason="checks the path without torch")
+@pytest.mark.skipif(_torch_available(), reason="checks the path without torch")
 def test_measuring_a_detected_gpu_without_torch_names_the_fix(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

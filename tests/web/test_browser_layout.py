@@ -16,13 +16,14 @@ from servebound.catalog.hardware import get_hardware
 from servebound.catalog.models import get_model
 from servebound.web.app.server import create_app
 from tests.web.conftest import live_server, site_lists
-from tests.web.test_browser import ARGS, CHROMIUM
+from tests.web.test_browser import CHROMIUM
+from tests.web.test_browser import browser as browser  # the fixture, re-exported
 
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium is absent"),
 ]
-playwright_sync = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 
 SYSTEM = "8x-nvidia-h100-sxm"
 #: Catalog models with a layer shape (the system page's layouts) and imported facts (the model page).
@@ -70,14 +71,6 @@ def server() -> Iterator[str]:
     models += [get_model(ref) for ref in CATALOG_MODELS]
     with live_server(create_app(hardware=hardware, models=models)) as url:
         yield url
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with playwright_sync.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield b
-        b.close()
 
 
 MEASURE = """() => {

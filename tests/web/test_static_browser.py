@@ -19,15 +19,14 @@ pytestmark = [
         not CHROMIUM.exists(), reason="/usr/bin/chromium is absent (apt-get install chromium)"
     ),
 ]
-playwright_sync = pytest.importorskip(
-    "playwright.sync_api", reason="playwright is not installed (pip install playwright)"
-)
+pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
 
 from servebound.views.report import fmt_rate  # noqa: E402
 from servebound.web.export.build import build_site  # noqa: E402
 from servebound.web.pages.site import SiteData  # noqa: E402
 from tests.web.conftest import file_server, site_lists  # noqa: E402
-from tests.web.test_browser import ARGS, numbers  # noqa: E402
+from tests.web.test_browser import browser as browser  # noqa: E402 (the fixture, re-exported)
+from tests.web.test_browser import numbers  # noqa: E402
 
 #: A pair of the small site without a page: no engine runs NVFP4 on Apple devices, so the export
 #: leaves it to the calculator (as it leaves every pair of the catalog but the native ones that fit).
@@ -46,14 +45,6 @@ def export(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def served(export: Path) -> Iterator[str]:
     with file_server(export) as url:
         yield url
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with playwright_sync.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield b
-        b.close()
 
 
 STYLE = """() => ({
