@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -112,6 +114,25 @@ def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> Any:
     status, out, err = run_cli(capsys, *args)
     assert status == 0, (args, err)
     return json.loads(out)
+
+
+def servebound_process(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """The console entry point in its own process, so a hang fails the test instead of stalling it."""
+    return subprocess.run(
+        [sys.executable, "-m", "servebound", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+
+
+def process_json(*args: str) -> Any:
+    """A command in its own process with ``--json``, which must succeed: its output parsed as JSON."""
+    done = servebound_process(*args, "--json")
+    assert done.returncode == 0, (args, done.stderr)
+    return json.loads(done.stdout)
 
 
 def cli_json(capsys: pytest.CaptureFixture[str], *args: str) -> Any:

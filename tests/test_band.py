@@ -5,9 +5,6 @@ ceiling; null under 5 runs; calibrated by leaving each run out."""
 from __future__ import annotations
 
 import importlib.util
-import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +24,7 @@ from servebound.core.band import (
 )
 from servebound.errors import InputError
 from servebound.runs.band import band_calibration, band_group, band_model, check_engine
+from tests.conftest import process_json, servebound_process
 
 ROOT = Path(__file__).resolve().parents[1]
 BAND_MD = (ROOT / "docs" / "band.md").read_text(encoding="utf-8")
@@ -35,16 +33,8 @@ BAND_MD = (ROOT / "docs" / "band.md").read_text(encoding="utf-8")
 Q4_0 = "--hardware nvidia-rtx-4090 --model llama-2-7b-q4_0"  # llama.cpp's runs on consumer GPUs
 
 
-def _servebound(command: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "servebound", *command.split()], capture_output=True, text=True, check=False
-    )
-
-
 def _json(command: str) -> dict[str, Any]:
-    done = _servebound(f"{command} --json")
-    assert done.returncode == 0, done.stderr
-    out: dict[str, Any] = json.loads(done.stdout)
+    out: dict[str, Any] = process_json(*command.split())
     return out
 
 
@@ -65,7 +55,7 @@ def test_decode_band_rtx_4090_llama_2_7b_q4_0() -> None:
         "decode",
         "estimate",
     )
-    text = _servebound(f"decode {Q4_0} --engine llama.cpp")
+    text = servebound_process(*f"decode {Q4_0} --engine llama.cpp".split())
     assert "an estimate" in text.stdout and "not a bound" in text.stdout
 
 
@@ -91,9 +81,9 @@ def test_prefill_band_and_no_band() -> None:
     # too few runs: no band, and the record says how many there are and how many a band needs
     assert none["expected"] is None
     assert none["expected_from"]["runs"] < none["expected_from"]["min_runs"] == BAND_MIN_RUNS
-    text = _servebound(f"decode {Q4_0} --engine trt-llm").stdout
+    text = servebound_process(*f"decode {Q4_0} --engine trt-llm".split()).stdout
     assert "fewer than the 5 a band needs, so no band" in " ".join(text.split())
-    bad = _servebound(f"decode {Q4_0} --engine x")
+    bad = servebound_process(*f"decode {Q4_0} --engine x".split())
     assert bad.returncode == 2 and "engine" in bad.stderr
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import csv
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from servebound.measure.device_tools import (
     parse_rocm_smi_json,
     parse_system_profiler_json,
 )
+from tests.conftest import servebound_process
 
 DATA = Path(__file__).parent / "data"
 TOOLS = DATA / "device_tools"
@@ -123,12 +123,6 @@ def _fake_tool(folder: Path, tool: str, recorded: Path) -> dict[str, str]:
     }
 
 
-def _servebound(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "servebound", *args], capture_output=True, text=True, env=env, check=False
-    )
-
-
 @pytest.mark.parametrize(
     ("tool", "recorded", "expected"),
     [
@@ -143,8 +137,10 @@ def test_hardware_auto_through_the_tool_on_path(
     tmp_path: Path, tool: str, recorded: str, expected: str
 ) -> None:
     env = _fake_tool(tmp_path / "bin", tool, TOOLS / recorded)
-    auto = _servebound(env, "decode", "--hardware", "auto", "--model", "llama-2-7b-q4_0", "--json")
-    named = _servebound(env, "decode", "--hardware", expected, "--model", "llama-2-7b-q4_0", "--json")
+    auto = servebound_process("decode", "--hardware", "auto", "--model", "llama-2-7b-q4_0", "--json", env=env)
+    named = servebound_process(
+        "decode", "--hardware", expected, "--model", "llama-2-7b-q4_0", "--json", env=env
+    )
     assert auto.returncode == named.returncode == 0, auto.stderr
     assert json.loads(auto.stdout) == json.loads(named.stdout)
 
@@ -152,23 +148,24 @@ def test_hardware_auto_through_the_tool_on_path(
 def test_hardware_auto_without_any_tool_answers_for_the_cpu(tmp_path: Path) -> None:
     """No GPU tool answers: this machine's CPU and system RAM (tests/test_cpu_only.py covers the rows)."""
     env = {**os.environ, "PATH": str(Path(sys.executable).parent)}
-    done = _servebound(env, "decode", "--hardware", "auto", "--model", "llama-2-7b-q4_0", "--json")
+    done = servebound_process("decode", "--hardware", "auto", "--model", "llama-2-7b-q4_0", "--json", env=env)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["hardware"]["id"] == "this-machine-cpu"
 
 
 def test_hardware_auto_with_different_gpus_is_refused(tmp_path: Path) -> None:
     env = _fake_tool(tmp_path / "bin", "nvidia-smi", TOOLS / "nvidia-smi-mixed.csv")
-    done = _servebound(env, "prefill", "--hardware", "auto", "--model", "llama-2-7b-q4_0", "--prompt", "512")
+    done = servebound_process(
+        "prefill", "--hardware", "auto", "--model", "llama-2-7b-q4_0", "--prompt", "512", env=env
+    )
     assert done.returncode == 2 and "different GPUs" in done.stderr
 
 
 def test_hardware_match_cli() -> None:
-    env = dict(os.environ)
-    done = _servebound(
-        env, "hardware", "match", "Apple M3 Max", "--gpu-cores", "40", "--memory-gb", "48", "--json"
+    done = servebound_process(
+        "hardware", "match", "Apple M3 Max", "--gpu-cores", "40", "--memory-gb", "48", "--json"
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["id"] == "apple-m3-max-40c-48gb"
-    refused = _servebound(env, "hardware", "match", "NVIDIA H100")
+    refused = servebound_process("hardware", "match", "NVIDIA H100")
     assert refused.returncode == 2 and refused.stderr.count("\n") == 1

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,18 +12,12 @@ import pytest
 from servebound.errors import InputError
 from servebound.inputs import bounded
 from tests.conftest import run_cli as run
+from tests.conftest import servebound_process
 from tests.test_import_safetensors import LLAMA_CONFIG
 
 ROOT = Path(__file__).resolve().parents[1]
 HW = ROOT / "examples" / "dgx-spark.toml"
 MODEL = ROOT / "examples" / "qwen3.6-35b-a3b-nvfp4.toml"
-
-
-def _servebound(*args: str) -> subprocess.CompletedProcess[str]:
-    """The console entry point in its own process, so a hang fails the test instead of stalling it."""
-    return subprocess.run(
-        [sys.executable, "-m", "servebound", *args], capture_output=True, text=True, timeout=120, check=False
-    )
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are a POSIX thing")
@@ -37,7 +29,7 @@ def test_fifo_named_model_safetensors_is_refused_without_blocking(tmp_path: Path
         ["import", "safetensors", str(tmp_path / "model.safetensors")],
         ["decode", "-H", str(HW), "-m", str(tmp_path / "model.safetensors")],
     ):
-        done = _servebound(*args)
+        done = servebound_process(*args)
         assert done.returncode == 2, (args, done.stderr)
         assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1, done.stderr
         assert "not a file" in done.stderr, done.stderr
@@ -53,7 +45,7 @@ def test_every_reader_refuses_a_fifo(tmp_path: Path, name: str) -> None:
         "hw.toml": ["decode", "-H", str(fifo), "-m", str(MODEL)],
         "config.json": ["import", "hf", str(fifo)],
     }[name]
-    done = _servebound(*args)
+    done = servebound_process(*args)
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith("servebound: error: ") and done.stderr.count("\n") == 1, done.stderr
 

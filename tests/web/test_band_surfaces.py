@@ -5,9 +5,6 @@ control moves (the answer fragment renders the run cards' macros)."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from typing import Any
 
 import pytest
@@ -15,6 +12,7 @@ from fastapi.testclient import TestClient
 
 import servebound
 from servebound.web.app.server import create_app
+from tests.conftest import process_json
 
 KEYS = ("expected", "expected_aggregate", "expected_from")
 
@@ -28,13 +26,6 @@ CASES: list[tuple[str, str, str, list[str], dict[str, str]]] = [
 ]
 
 
-def cli(*args: str) -> Any:
-    done = subprocess.run(
-        [sys.executable, "-m", "servebound", *args, "--json"], capture_output=True, text=True, check=True
-    )
-    return json.loads(done.stdout)
-
-
 @pytest.fixture(scope="module")
 def client() -> TestClient:
     return TestClient(create_app())
@@ -44,7 +35,7 @@ def client() -> TestClient:
 def test_cli_python_and_api_give_one_band(
     client: TestClient, command: str, hw: str, model: str, flags: list[str], query: dict[str, str]
 ) -> None:
-    from_cli = cli(command, "--hardware", hw, "--model", model, *flags)
+    from_cli = process_json(command, "--hardware", hw, "--model", model, *flags)
     if command == "decode":
         kwargs: dict[str, Any] = {"engine": query["engine"]} if "engine" in query else {}
         if "batch" in query:
@@ -68,16 +59,16 @@ def test_cli_python_and_api_give_one_band(
 
 
 def test_rank_and_fit_rows_carry_their_decode_records_band(client: TestClient) -> None:
-    decoded = cli("decode", "--hardware", "nvidia-rtx-4090", "--model", "llama-2-7b-q4_0")
-    ranked = cli("rank", "--model", "llama-2-7b-q4_0")
+    decoded = process_json("decode", "--hardware", "nvidia-rtx-4090", "--model", "llama-2-7b-q4_0")
+    ranked = process_json("rank", "--model", "llama-2-7b-q4_0")
     row = next(r for r in ranked["rows"] if r["hardware"]["id"] == "nvidia-rtx-4090")
     api = client.get("/api/rank", params={"model": "llama-2-7b-q4_0"}).json()
     api_row = next(r for r in api["rows"] if r["hardware"]["id"] == "nvidia-rtx-4090")
     for key in KEYS:
         assert row[key] == api_row[key] == decoded[key], key
-    fitted = cli("fit", "--hardware", "nvidia-rtx-4090")
+    fitted = process_json("fit", "--hardware", "nvidia-rtx-4090")
     for fit_row in fitted["models"][:5]:
-        alone = cli("decode", "--hardware", "nvidia-rtx-4090", "--model", fit_row["profile"])
+        alone = process_json("decode", "--hardware", "nvidia-rtx-4090", "--model", fit_row["profile"])
         assert fit_row["engine"] == alone["expected_from"]["engine"]
         assert fit_row["expected"] == alone["expected"] and fit_row["expected_from"] == alone["expected_from"]
 
