@@ -32,6 +32,17 @@ SHARED_TSV = REPO.parent / "shared" / "reference" / "hardware.tsv"
 CATALOG = load_hardware_catalog()
 DEVICES = [entry for entry in CATALOG if not entry.is_system]
 SYSTEMS = [entry for entry in CATALOG if entry.is_system]
+CATALOG_TOML = REPO / "src" / "servebound" / "catalog" / "data" / "hardware.toml"
+
+
+def lint_edited(tmp_path: Path, old: str, new: str) -> list[str]:
+    """The linter's problems in the shipped hardware catalog with ``old`` replaced once by ``new``."""
+    text = CATALOG_TOML.read_text("utf-8")
+    broken = text.replace(old, new, 1)
+    assert broken != text
+    path = tmp_path / "hardware.toml"
+    path.write_text(broken, "utf-8")
+    return lint_hardware_catalog(path)
 
 
 def by_id(entry_id: str) -> CatalogHardware:
@@ -204,12 +215,7 @@ def test_fp8_is_the_fp32_accumulate_rate_on_every_row(entry: CatalogHardware) ->
 
 
 def test_lint_refuses_an_fp16_accumulate_fp8_figure(tmp_path: Path) -> None:
-    text = (REPO / "src" / "servebound" / "catalog" / "data" / "hardware.toml").read_text("utf-8")
-    broken = text.replace("fp8 = 330.3\n", "fp8 = 660.6\n", 1)
-    assert broken != text
-    path = tmp_path / "hardware.toml"
-    path.write_text(broken, "utf-8")
-    problems = lint_hardware_catalog(path)
+    problems = lint_edited(tmp_path, "fp8 = 330.3\n", "fp8 = 660.6\n")
     assert any("nvidia-rtx-4090" in p and "fp8 (660.6) is more than twice bf16" in p for p in problems)
 
 
@@ -262,14 +268,8 @@ def test_every_row_with_only_sparse_or_fp4_figures_carries_derived_dense_rates()
 
 
 def test_lint_checks_a_derived_rate_against_its_rule(tmp_path: Path) -> None:
-    text = (REPO / "src" / "servebound" / "catalog" / "data" / "hardware.toml").read_text("utf-8")
-    broken = text.replace(
-        "fp4 = 500\nfp8 = 250\nint8 = 250\nbf16 = 125", "fp4 = 500\nfp8 = 250\nint8 = 250\nbf16 = 200", 1
-    )
-    assert broken != text
-    path = tmp_path / "hardware.toml"
-    path.write_text(broken, "utf-8")
-    problems = lint_hardware_catalog(path)
+    rates = "fp4 = 500\nfp8 = 250\nint8 = 250\nbf16 = "
+    problems = lint_edited(tmp_path, rates + "125", rates + "200")
     assert any("nvidia-dgx-spark" in p and "as derived_from.bf16 states" in p for p in problems)
 
 
@@ -823,12 +823,7 @@ def test_fp16_accumulate_is_a_mode_of_its_own() -> None:
 
 
 def test_lint_checks_the_fp16_accumulate_rate(tmp_path: Path) -> None:
-    text = (REPO / "src" / "servebound" / "catalog" / "data" / "hardware.toml").read_text("utf-8")
-    broken = text.replace("fp16_acc16 = 330.3", "fp16_acc16 = 1321.2", 1)
-    assert broken != text
-    path = tmp_path / "hardware.toml"
-    path.write_text(broken, "utf-8")
-    problems = lint_hardware_catalog(path)
+    problems = lint_edited(tmp_path, "fp16_acc16 = 330.3", "fp16_acc16 = 1321.2")
     assert any("nvidia-rtx-4090" in p and "more than twice fp16" in p for p in problems)
 
 
@@ -841,7 +836,7 @@ def test_mi50_32gb_is_the_16gb_die_with_twice_the_memory() -> None:
 
 
 def test_lint_asks_for_derived_dense_rates_beside_only_fp4_figures(tmp_path: Path) -> None:
-    text = (REPO / "src" / "servebound" / "catalog" / "data" / "hardware.toml").read_text("utf-8")
+    text = CATALOG_TOML.read_text("utf-8")
     start = text.index('id = "nvidia-jetson-agx-thor"')
     end = text.index("[[device]]", start)
     block = text[start:end]
