@@ -128,9 +128,9 @@ def servebound_process(*args: str, env: dict[str, str] | None = None) -> subproc
     )
 
 
-def process_json(*args: str) -> Any:
+def process_json(*args: str, env: dict[str, str] | None = None) -> Any:
     """A command in its own process with ``--json``, which must succeed: its output parsed as JSON."""
-    done = servebound_process(*args, "--json")
+    done = servebound_process(*args, "--json", env=env)
     assert done.returncode == 0, (args, done.stderr)
     return json.loads(done.stdout)
 

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import run_cli as run
-from tests.conftest import run_json
+from tests.conftest import run_json, servebound_process
 
 ROOT = Path(__file__).resolve().parents[1]
 HW = str(ROOT / "examples" / "dgx-spark.toml")
@@ -234,10 +232,5 @@ def test_speculative_flags(capsys: pytest.CaptureFixture[str], tmp_path: Path) -
 
 
 def test_console_script_runs_as_a_process() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "servebound", "decode", "-H", HW, "-m", MODEL, "--floor", "-5"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = servebound_process("decode", "-H", HW, "-m", MODEL, "--floor", "-5")
     assert done.returncode == 2 and "floor" in done.stderr and "Traceback" not in done.stderr

@@ -4,15 +4,13 @@ silent wrong answer, one line on stderr naming the field and the fix, exit statu
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from gguf import GGUFWriter
 
-from tests.conftest import one_line_error
+from tests.conftest import one_line_error, servebound_process
 from tests.conftest import run_cli as run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -237,12 +235,7 @@ def test_config_json_given_as_model_names_the_converting_command(
 
 
 def test_console_script_prints_no_traceback_for_a_long_id() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "servebound", "decode", "-H", "a" * 300, "-m", "llama-3.1-8b"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = servebound_process("decode", "-H", "a" * 300, "-m", "llama-3.1-8b")
     assert done.returncode == 2 and "Traceback" not in done.stderr
 
 
@@ -258,13 +251,7 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_help_shows_no_bool_metavar_and_its_defaults(capsys: pytest.CaptureFixture[str]) -> None:
     """Flags read `<bool>` and bracketed defaults vanished into rich markup ("per session .")."""
-    done = subprocess.run(
-        [sys.executable, "-m", "servebound", "decode", "--help"],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"},
-    )
+    done = servebound_process("decode", "--help", env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"})
     text = " ".join(done.stdout.replace("│", " ").split())  # a help row may wrap inside its box
     assert done.returncode == 0 and "<bool>" not in text
     assert "per session ." not in text and "per step ." not in text
@@ -295,13 +282,7 @@ def test_import_hf_offline_fails_fast_and_quietly(tmp_path: Path) -> None:
     import os
 
     env = {**os.environ, "HF_ENDPOINT": "http://127.0.0.1:9", "HF_HOME": str(tmp_path)}
-    done = subprocess.run(
-        [sys.executable, "-m", "servebound", "import", "hf", "someorg/not-in-the-catalog"],
-        capture_output=True,
-        text=True,
-        check=False,
-        env=env,
-    )
+    done = servebound_process("import", "hf", "someorg/not-in-the-catalog", env=env)
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and "Retrying" not in done.stderr
     assert "cannot reach the Hugging Face Hub" in done.stderr and "servebound models list" in done.stderr

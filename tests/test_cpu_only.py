@@ -3,9 +3,7 @@ answered from its CPU and system RAM, by a catalog host row of its platform or a
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -22,6 +20,7 @@ from servebound.measure.detect import (
     parse_dmidecode_memory,
 )
 from servebound.measure.device_match import match_device
+from tests.conftest import process_json
 
 TOOLS = Path(__file__).parent / "data" / "device_tools"
 
@@ -75,48 +74,25 @@ def test_macos_by_chip_and_memory() -> None:
     assert cpu_only_hardware(intel).memory_bytes == 16 * 2**30
 
 
-def test_fit_on_a_machine_without_a_gpu_lists_models(tmp_path: Path) -> None:
-    """No vendor tool on PATH (as on this CI machine): fit answers from the CPU and system RAM."""
+def _no_gpu_path(tmp_path: Path) -> dict[str, str]:
+    """The environment with no vendor tool on PATH: an empty folder, then Python's own."""
     folder = tmp_path / "bin"
     folder.mkdir()
-    env = {
-        **os.environ,
-        "PATH": f"{folder}{os.pathsep}{Path(sys.executable).parent}",
-    }
-    done = subprocess.run(
-        [sys.executable, "-m", "servebound", "fit", "--json"],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    out = json.loads(done.stdout)
+    return {**os.environ, "PATH": f"{folder}{os.pathsep}{Path(sys.executable).parent}"}
+
+
+def test_fit_on_a_machine_without_a_gpu_lists_models(tmp_path: Path) -> None:
+    """No vendor tool on PATH (as on this CI machine): fit answers from the CPU and system RAM."""
+    env = _no_gpu_path(tmp_path)
+    out = process_json("fit", env=env)
     assert out["hardware"]["id"] == CPU_ONLY_ID and out["models"]
     assert all(row["engine"] == "llama.cpp" for row in out["models"])
     assert "bandwidth_gb_per_s" in out["hardware_sources"]
 
 
 def test_rank_on_a_machine_without_a_gpu_agrees_with_fit(tmp_path: Path) -> None:
-    folder = tmp_path / "bin"
-    folder.mkdir()
-    env = {
-        **os.environ,
-        "PATH": f"{folder}{os.pathsep}{Path(sys.executable).parent}",
-    }
-
-    def run(*args: str) -> dict:
-        done = subprocess.run(
-            [sys.executable, "-m", "servebound", *args, "--json"],
-            capture_output=True,
-            text=True,
-            env=env,
-            check=False,
-        )
-        assert done.returncode == 0, done.stderr
-        return json.loads(done.stdout)
-
-    ranked = run("rank", "-H", "auto")
+    env = _no_gpu_path(tmp_path)
+    ranked = process_json("rank", "-H", "auto", env=env)
     assert ranked["engines"] == ["llama.cpp"]
     serving = {row["model"]["id"] for row in ranked["rows"] if row["verdict"] == "floor_fit"}
-    assert serving == {row["profile"] for row in run("fit")["models"]}
+    assert serving == {row["profile"] for row in process_json("fit", env=env)["models"]}

@@ -15,23 +15,13 @@ from servebound import decode, load_hardware, make_workload
 from servebound.catalog.models import list_models
 from servebound.core.decode import Verdict
 from servebound.views.fit import engine_for
+from tests.conftest import process_json
 
 TOOLS = Path(__file__).parent / "data" / "device_tools"
 
 
 def _fit(*args: str, path: str | None = None) -> dict:
-    env = dict(os.environ)
-    if path is not None:
-        env["PATH"] = path
-    done = subprocess.run(
-        [sys.executable, "-m", "servebound", "fit", *args, "--json"],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
+    return process_json("fit", *args, env=None if path is None else {**os.environ, "PATH": path})
 
 
 def test_fit_rtx_4090_heaviest_format_that_clears_the_floor() -> None:
@@ -130,15 +120,7 @@ def test_fit_engine_ollama_on_the_command_line() -> None:
 def test_rank_and_fit_agree_on_the_formats_people_run() -> None:
     """On a device whose usual engine is known, rank's serving rows are fit's rows: the same profile per
     model (the heaviest format llama.cpp runs there that clears the floor)."""
-    done = subprocess.run(
-        [sys.executable, "-m", "servebound", "rank", "-H", "nvidia-rtx-4090", "--json"],
-        capture_output=True,
-        text=True,
-        env=dict(os.environ),
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    ranked = json.loads(done.stdout)
+    ranked = process_json("rank", "-H", "nvidia-rtx-4090")
     assert ranked["engines"] == ["llama.cpp"]
     serving = {row["model"]["id"] for row in ranked["rows"] if row["verdict"] == "floor_fit"}
     assert serving == {row["profile"] for row in _fit("--hardware", "nvidia-rtx-4090")["models"]}

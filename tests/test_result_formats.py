@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,19 +14,13 @@ import pytest
 from servebound.errors import InputError
 from servebound.runs.measured import Metric
 from servebound.runs.result_files import hardware_from_runs, model_from_runs, read_result_file
+from tests.conftest import servebound_process
 
 RESULTS = Path(__file__).parent / "data" / "results"
 
 
 def _check(*args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    return subprocess.run(
-        [sys.executable, "-m", "servebound", "check", *args, "--json"],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-    )
+    return servebound_process("check", *args, "--json")
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,6 @@ phone width."""
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import subprocess
@@ -20,6 +19,7 @@ import pytest
 
 from servebound.web.pages.renderer import Renderer
 from servebound.web.pages.site import default_site_data
+from tests.conftest import process_json
 from tests.web.test_browser import ARGS, CHROMIUM
 
 pytestmark = [
@@ -77,13 +77,8 @@ def undetected(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 def _fit_record() -> dict:
-    done = subprocess.run(
-        [sys.executable, "-m", "servebound", "fit", "--hardware", "nvidia-rtx-4090", "--json"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return json.loads(done.stdout)
+    fitted: dict = process_json("fit", "--hardware", "nvidia-rtx-4090")
+    return fitted
 
 
 def _read(base: str, width: int) -> dict:
