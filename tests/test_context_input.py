@@ -44,46 +44,17 @@ def test_context_on_the_command_line_and_the_api(capsys: pytest.CaptureFixture[s
 
     from servebound.web.app.server import create_app
 
-    data = run_json(
-        capsys,
-        "decode",
-        "-H",
-        "nvidia-rtx-4090",
-        "-m",
-        "gemma-3-27b-it-q4_k_m",
-        "--context",
-        "32000",
-        "--json",
-    )
-    status, _, err = run_cli(
-        capsys,
-        "decode",
-        "-H",
-        "nvidia-rtx-4090",
-        "-m",
-        "gemma-3-27b-it-q4_k_m",
-        "--context",
-        "32000",
-        "--read-context",
-        "100",
-    )
+    args = ("decode", "-H", "nvidia-rtx-4090", "-m", "gemma-3-27b-it-q4_k_m", "--context", "32000")
+    data = run_json(capsys, *args, "--json")
+    status, _, err = run_cli(capsys, *args, "--read-context", "100")
     assert status == 2 and "--context" in err and "--read-context" in err
     assert data["assumptions"]["alloc_context_tokens"] == 32_000
     assert data["assumptions"]["read_context_tokens"] == 10_240
-    api = TestClient(create_app()).get(
-        "/api/decode",
-        params={"hardware": "nvidia-rtx-4090", "model": "gemma-3-27b-it-q4_k_m", "context": "32000"},
-    )
+    client = TestClient(create_app())
+    params = {"hardware": "nvidia-rtx-4090", "model": "gemma-3-27b-it-q4_k_m", "context": "32000"}
+    api = client.get("/api/decode", params=params)
     assert api.status_code == 200 and api.json()["single_session_tok_s"] == data["single_session_tok_s"]
-    refused = TestClient(create_app()).get(
-        "/api/decode",
-        params={
-            "hardware": "nvidia-rtx-4090",
-            "model": "gemma-3-27b-it-q4_k_m",
-            "context": "32000",
-            "alloc_context": "8000",
-        },
-    )
+    refused = client.get("/api/decode", params={**params, "alloc_context": "8000"})
     assert refused.status_code in (400, 422)
 
 
