@@ -27,7 +27,8 @@ from servebound.core.band import (
     quantile,
 )
 from servebound.errors import InputError
-from servebound.runs.band import band_calibration, band_group, band_model, check_engine
+from servebound.runs.band import check_engine
+from servebound.runs.band_fit import band_calibration, band_group, band_model
 
 ROOT = Path(__file__).resolve().parents[1]
 BAND_MD = (ROOT / "docs" / "band.md").read_text(encoding="utf-8")
