@@ -43,6 +43,7 @@ LOCAL_IMPORTS_ALLOWED = frozenset(
         "gguf",  # checkpoint importers
         "huggingface_hub",  # the Hub, only for hub references
         "httpx",
+        "urllib",  # urllib.request (ssl, http.client): only where the Hub is reached
         "psutil",  # `measure`
         "pynvml",  # NVIDIA's management library, only where it is installed and a device is asked
         "sqlite3",  # `export --sqlite`
@@ -268,12 +269,13 @@ LOCAL_IMPORTS_MOVING = {
 #: The optional paths of a question's one resolution (``inputs.resolve``, ``inputs.scenario``), each
 #: imported where it is taken: at the top they would load for every cold command (a decode by catalog
 #: id: about 160 ms of CPU) what only a file, ``auto``, a Hub reference, an engine or a system needs.
-#: Measured as the CPU time they add to what ``decode --json`` on a catalog pair already loads (median
-#: of 7 processes): the user-file schemas (inputs.files, pydantic) about 120 ms, the GGUF importer
-#: 28 ms, the safetensors importer 67 ms, the Hub import 50 ms (urllib.request), the device probes
-#: 14-29 ms (measure.*), the catalog's name search and its NxID and unknown-id rows 4-8 ms
-#: (catalog.models, catalog.hardware), the format an engine runs 7 ms (inputs.engine_formats) and
-#: the layouts of a system 8 ms (inputs.layout, core.layout_search). Exact entries: a new one fails.
+#: Measured as the CPU time each adds to what ``decode --json`` on a catalog pair already loads (median
+#: of 7 processes): the user-file schemas (inputs.files, pydantic) 110-140 ms, the GGUF importer with
+#: them 110 ms, the safetensors importer with them 140 ms (one module for every checkpoint kind would
+#: add the safetensors importer's 25 ms to a GGUF file's decode), the device probes (measure.auto)
+#: 24 ms, the catalog's name search and its NxID and unknown-id rows 7 and 4 ms (catalog.models,
+#: catalog.hardware), the format an engine runs 9 ms (inputs.engine_formats), a system's layouts 11 ms
+#: (inputs.layout with core.layout_search). Exact entries: a new one fails, and so does a stale one.
 COLD_START_DEFERRED = (
     "inputs.resolve: servebound.catalog.hardware.get_hardware",
     "inputs.resolve: servebound.catalog.models.get_model",
@@ -284,11 +286,8 @@ COLD_START_DEFERRED = (
     "inputs.resolve: servebound.inputs.files.check_imported",
     "inputs.resolve: servebound.inputs.files.load_hardware_file",
     "inputs.resolve: servebound.inputs.files.load_model_file",
-    "inputs.resolve: servebound.measure.detect.cpu_only_hardware",
-    "inputs.resolve: servebound.measure.detect.detect_host_machine",
-    "inputs.resolve: servebound.measure.device_match.match_device",
-    "inputs.resolve: servebound.measure.device_match.match_device",
-    "inputs.resolve: servebound.measure.device_tools.detect_devices",
+    "inputs.resolve: servebound.measure.auto.detected_hardware_id",
+    "inputs.resolve: servebound.measure.auto.this_machine_cpu",
     "inputs.scenario: servebound.inputs.engine_formats.engine_format",
     "inputs.scenario: servebound.inputs.layout.choose_layout",
 )
