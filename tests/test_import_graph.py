@@ -268,7 +268,7 @@ LOCAL_IMPORTS_MOVING = {
 
 #: The optional paths of a question's one resolution (``inputs.resolve``, ``inputs.scenario``), each
 #: imported where it is taken: at the top they would load for every cold command (a decode by catalog
-#: id: about 160 ms of CPU) what only a file, ``auto``, a Hub reference, an engine or a system needs.
+#: id: about 100 ms of CPU) what only a file, ``auto``, a Hub reference, an engine or a system needs.
 #: Measured as the CPU time each adds to what ``decode --json`` on a catalog pair already loads (median
 #: of 7 processes): the user-file schemas (inputs.files, pydantic) 110-140 ms, the GGUF importer with
 #: them 110 ms, the safetensors importer with them 140 ms (one module for every checkpoint kind would
