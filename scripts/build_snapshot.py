@@ -30,7 +30,7 @@ def main() -> None:
 
 
 def write_bands() -> None:
-    from servebound.runs.band import band_table_text
+    from servebound.runs.band_fit import band_table_text
     from servebound.runs.band_table import TABLE
 
     path = FOLDER.parent.joinpath(*TABLE[1:])

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from servebound.runs.band import band_calibration
+from servebound.runs.band_fit import band_calibration
 
 BAND = Path(__file__).resolve().parents[1] / "docs" / "band.md"
 _BLOCK = re.compile(r"(<!-- band-calibration -->\n)(.*?)(<!-- /band-calibration -->)", re.S)

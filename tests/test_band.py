@@ -23,7 +23,8 @@ from servebound.core.band import (
     quantile,
 )
 from servebound.errors import InputError
-from servebound.runs.band import band_calibration, band_group, band_model, check_engine
+from servebound.runs.band import check_engine
+from servebound.runs.band_fit import band_calibration, band_group, band_model
 from tests.conftest import process_json, servebound_process
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from servebound.api import decode, load_hardware, load_model, make_workload
 from servebound.core.band import BAND_MIN_RUNS
-from servebound.runs.band import band_calibration, band_group
+from servebound.runs.band_fit import band_calibration, band_group
 from servebound.runs.evaluated import evaluate_entry
 from servebound.runs.measured import Metric
 from servebound.runs.reported import load_reported_runs

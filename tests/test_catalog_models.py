@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -10,7 +11,8 @@ import pytest
 from safetensors.numpy import save_file
 
 from servebound.catalog.model_build import lint_model_catalog, model_index
-from servebound.catalog.models import get_model, list_models, profile_ids
+from servebound.catalog.model_index import ModelEntry
+from servebound.catalog.models import IndexEntry, get_model, list_models, profile_ids
 from servebound.errors import InputError
 from tests.conftest import run_cli as run
 from tests.conftest import run_json, same_number
@@ -55,6 +57,15 @@ def test_every_profile_has_an_audit_trail() -> None:
         assert m.published is not None and m.published["source"]
         assert all(check.ok for check in m.published_checks()), m.id
         assert m.imported.steps
+
+
+def test_the_index_record_matches_its_schema() -> None:
+    """The snapshot's index rows are read as ``IndexEntry`` (no pydantic on a cold command): its fields
+    are the schema's, and every model's entry equals the one models.toml validates to."""
+    assert [f.name for f in dataclasses.fields(IndexEntry)] == list(ModelEntry.model_fields)
+    for entry in model_index():
+        read = get_model(entry.id).entry
+        assert read == IndexEntry(**{**entry.model_dump(), "formats": tuple(entry.formats)})
 
 
 def test_unknown_id_suggests(capsys: pytest.CaptureFixture[str]) -> None:

@@ -13,9 +13,11 @@ from typing import Any
 import click
 import pytest
 
+from servebound.catalog.hardware import load_hardware_catalog
+from servebound.catalog.models import profile_ids
 from servebound.cli import EXAMPLES
 from servebound.cli.app import app
-from servebound.cli.common import Declared
+from servebound.cli.common import Declared, catalog_ids
 from servebound.inputs.workload import BY_NAME, inputs_of
 from tests.conftest import run_cli
 
@@ -187,6 +189,12 @@ def test_completion_offers_catalog_ids() -> None:
     assert "qwen3-0.6b" in _complete("servebound decode --draft qwen3-0.")
     assert _complete("servebound decode --expert-traffic m") == ["minimum"]
     assert "decode" in _complete("servebound dec")
+
+
+def test_completion_ids_are_the_catalogs() -> None:
+    """The completion reads the ids from the snapshot (no catalog module): the catalog's, in its order."""
+    assert catalog_ids("hardware") == load_hardware_catalog().ids()
+    assert catalog_ids("model") == profile_ids()
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])

@@ -12,8 +12,10 @@ listed with its modules and one concrete loop through them.
 
 Function-local imports are for optional or heavy packages only (``LOCAL_IMPORTS_ALLOWED``): a
 function that imports one of the package's own modules hides an edge of this graph, and usually a
-cycle. That rule is not reached yet: ``test_function_local_imports_are_counted`` reports them (count
-and list) and holds the count from growing.
+cycle. ``test_no_function_local_imports_of_the_package`` fails on any, except in the modules of
+``LOCAL_IMPORTS_MOVING`` (work in progress, named with its reason) and the exact imports of
+``COLD_START_DEFERRED`` (each an optional path of the one resolution whose top-level import would
+slow every cold command, with what it costs).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ LOCAL_IMPORTS_ALLOWED = frozenset(
         "gguf",  # checkpoint importers
         "huggingface_hub",  # the Hub, only for hub references
         "httpx",
+        "urllib",  # urllib.request (ssl, http.client): only where the Hub is reached
         "psutil",  # `measure`
         "pynvml",  # NVIDIA's management library, only where it is installed and a device is asked
         "sqlite3",  # `export --sqlite`
@@ -256,21 +259,62 @@ def local_imports() -> list[str]:
     return sorted(out)
 
 
-#: Function-local imports of the package's own modules (or of unlisted packages): 180 when this test
-#: was written, 233 once the scenario, notes, names, nearest fit and bounds merged beside it, 33 after
-#: the imports were moved to the top where no hot path (--help, a cold decode, serve's start) loads
-#: more for them and the modules split where their jobs part (catalog.hardware_file, catalog.model_build,
-#: catalog.browse, cli.site_cmd, cli.lint_cmd; cost() with its report), 44 with the layouts a system
-#: answers at (a single device never loads the layout views) and the static copy's data files. The
-#: count may only fall; the goal is 0 (issue 32). Those
-#: left keep a hot command's optional path out of its start: a decode by catalog id never loads the
-#: file importers, the device probes or the catalog's name search (inputs.resolve, views.notes,
-#: views.nearest), the reported runs only where an engine is named (runs.band), and
-#: a command parses its flags without the catalog shell completion lists (cli.common).
-LOCAL_IMPORTS_CEILING = 44
+#: Modules whose function-local imports of the package are someone's work in progress, each with its
+#: reason; the entry goes when that work merges.
+LOCAL_IMPORTS_MOVING = {
+    "api": "use cases moving to questions/ (issue 32)",
+    "views": "use cases moving to questions/ (issue 32)",
+}
+
+#: The optional paths of a question's one resolution (``inputs.resolve``, ``inputs.scenario``), each
+#: imported where it is taken: at the top they would load for every cold command (a decode by catalog
+#: id: about 100 ms of CPU) what only a file, ``auto``, a Hub reference, an engine or a system needs.
+#: Measured as the CPU time each adds to what ``decode --json`` on a catalog pair already loads (median
+#: of 7 processes): the user-file schemas (inputs.files, pydantic) 110-140 ms, the GGUF importer with
+#: them 110 ms, the safetensors importer with them 140 ms (one module for every checkpoint kind would
+#: add the safetensors importer's 25 ms to a GGUF file's decode), the device probes (measure.auto)
+#: 24 ms, the catalog's name search and its NxID and unknown-id rows 7 and 4 ms (catalog.models,
+#: catalog.hardware), the format an engine runs 9 ms (inputs.engine_formats), a system's layouts 11 ms
+#: (inputs.layout with core.layout_search). Exact entries: a new one fails, and so does a stale one.
+COLD_START_DEFERRED = (
+    "inputs.resolve: servebound.catalog.hardware.get_hardware",
+    "inputs.resolve: servebound.catalog.models.get_model",
+    "inputs.resolve: servebound.catalog.models.profile_id_for",
+    "inputs.resolve: servebound.importers.gguf_file.import_gguf",
+    "inputs.resolve: servebound.importers.hf.hub.import_hub_gguf",
+    "inputs.resolve: servebound.importers.safetensors_headers.import_safetensors",
+    "inputs.resolve: servebound.inputs.files.check_imported",
+    "inputs.resolve: servebound.inputs.files.load_hardware_file",
+    "inputs.resolve: servebound.inputs.files.load_model_file",
+    "inputs.resolve: servebound.measure.auto.detected_hardware_id",
+    "inputs.resolve: servebound.measure.auto.this_machine_cpu",
+    "inputs.scenario: servebound.inputs.engine_formats.engine_format",
+    "inputs.scenario: servebound.inputs.layout.choose_layout",
+)
 
 
-def test_function_local_imports_are_counted() -> None:
-    found = local_imports()
-    listing = "\n".join(found)
-    assert len(found) <= LOCAL_IMPORTS_CEILING, f"{len(found)} function-local imports:\n{listing}"
+def _moving(entry: str) -> bool:
+    module = entry.split(":")[0]
+    return any(module == place or module.startswith(f"{place}.") for place in LOCAL_IMPORTS_MOVING)
+
+
+def test_no_function_local_imports_of_the_package() -> None:
+    found = [entry for entry in local_imports() if not _moving(entry)]
+    hidden = [entry for entry in found if entry not in COLD_START_DEFERRED]
+    listing = "\n".join(hidden)
+    assert not hidden, (
+        f"{len(hidden)} function-local imports of the package's own modules (import at the top; where "
+        f"that makes a cycle, move the shared piece to the module whose job it is):\n{listing}"
+    )
+    assert found == sorted(COLD_START_DEFERRED), "COLD_START_DEFERRED lists each deferred import, once each"
+
+
+def test_the_local_import_rule_sees_a_local_import() -> None:
+    tree = ast.parse("def f():\n    from servebound.catalog import snapshot\n    import numpy\n")
+    (first, local), (second, _) = list(import_nodes(tree, typing_too=False))
+    assert (
+        local and imported_names(first, "servebound.inputs.resolve", False)[0].split(".")[0] == "servebound"
+    )
+    assert imported_names(second, "servebound.inputs.resolve", False)[0] in LOCAL_IMPORTS_ALLOWED
+    assert _moving("views.notes: servebound.catalog.models.get_model") and _moving("api: servebound.x")
+    assert not _moving("inputs.resolve: servebound.x") and not _moving("apis: servebound.x")

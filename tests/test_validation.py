@@ -173,9 +173,9 @@ def test_validate_has_no_run_above_its_ceiling_and_none_excluded(shipped: tuple[
 
 def _banded(run: ReportedRun) -> bool:
     """A run some band group holds: decode at concurrency 1 or prefill, on a catalog row."""
-    from servebound.runs.band import _key
+    from servebound.runs.band_fit import group_key
 
-    return _key(run.entry) is not None
+    return group_key(run.entry) is not None
 
 
 def test_pair_lookup(shipped: tuple[ReportedRun, ...]) -> None:

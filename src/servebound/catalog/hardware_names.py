@@ -45,6 +45,13 @@ _NX_NO_HYPHEN = re.compile(r"^(\d+)x([a-z].*)$")
 CPU_ONLY_ID = "this-machine-cpu"
 
 
+def nx_form(key: str) -> tuple[int, str] | None:
+    """(count, device reference) of an ``<count>x-<device>`` system reference as ``normalize_ref`` reads
+    it, else None."""
+    match = _NX_FORM.match(key)
+    return None if match is None else (int(match.group(1)), match.group(2))
+
+
 def normalize_ref(ref: str) -> str:
     """How lookups read what a user typed: trimmed, lowercase, spaces and underscores as hyphens."""
     return re.sub(r"[\s_]+", "-", ref.strip().lower())

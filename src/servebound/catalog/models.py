@@ -14,7 +14,7 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache, cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from servebound.catalog import snapshot
 from servebound.catalog.names import find_profile
@@ -27,9 +27,6 @@ from servebound.errors import check_id_length
 from servebound.importers.audit import ImportedModel
 from servebound.importers.hf.llama_cpp import LLAMA_CPP_MIXES
 from servebound.inputs import package_data
-
-if TYPE_CHECKING:
-    from servebound.catalog.model_index import ModelEntry
 
 #: One profile's place in the catalog: its model id, weight format and whether that format is native.
 Place = tuple[str, str, bool]
@@ -54,6 +51,26 @@ CATALOG_FORMATS = (
 
 
 @dataclass(frozen=True)
+class IndexEntry:
+    """One ``[[model]]`` entry of models.toml as the snapshot keeps it: validated against
+    ``catalog.model_index.ModelEntry`` (pydantic) when the snapshot was built, read here as a plain
+    record so a command answered from the catalog never loads pydantic (the two field lists are held
+    equal by a test)."""
+
+    id: str
+    config: str
+    hf_id: str
+    hf_revision: str = ""
+    copied_from: str = ""
+    copied_from_commit: str = ""
+    verification: str = ""
+    sha256: str = ""
+    name: str | None = None
+    native_format: str | None = None
+    formats: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class CatalogModel:
     """One catalog profile: a model at one weight format, with its audit (its models.toml entry is
     looked up when asked for: a ranking never validates the index)."""
@@ -72,7 +89,7 @@ class CatalogModel:
         return self.audit()
 
     @property
-    def entry(self) -> ModelEntry:
+    def entry(self) -> IndexEntry:
         return _entries()[self.base_id]
 
     @property
@@ -116,12 +133,10 @@ def _data_text(*parts: str) -> str:
 
 
 @cache
-def _entries() -> dict[str, ModelEntry]:
+def _entries() -> dict[str, IndexEntry]:
     """The index's entries by model id, as the snapshot keeps them (validated when it was built)."""
-    from servebound.catalog.model_index import ModelEntry
-
     rows = snapshot.header(snapshot.AUDITS)["entries"]
-    return {str(row["id"]): ModelEntry.model_construct(**row) for row in rows}
+    return {str(row["id"]): IndexEntry(**{**row, "formats": tuple(row["formats"])}) for row in rows}
 
 
 @cache

@@ -16,7 +16,15 @@ from typing import Any
 
 from servebound.catalog.hardware import load_hardware_catalog
 from servebound.catalog.models import _profile_ids, profile_id_for
-from servebound.catalog.names import _QUANT_ALIASES, _version, hub_ids, split_quant, tokens
+from servebound.catalog.names import (
+    _QUANT_ALIASES,
+    _SIZE,
+    _version,
+    hub_ids,
+    ollama_tags,
+    split_quant,
+    tokens,
+)
 from servebound.errors import InputError
 
 #: What a search returns at most by default, and what it may be asked for.
@@ -135,8 +143,6 @@ def search(query: str, kind: str | None = None, limit: int = DEFAULT_LIMIT) -> l
 
 def _profile_hit(pid: str) -> SearchHit:
     """A profile as a hit of its own (a format the words named whole: ``llama3.3:70b`` is Q4_K_M)."""
-    from servebound.catalog.models import _profile_ids
-
     base, fmt, _ = _profile_ids()[pid]
     return SearchHit("model", pid, hub_ids().get(base, base), f"{fmt} weights")
 
@@ -152,10 +158,6 @@ def browser_index(shown: set[str]) -> dict[str, Any]:
     ``profile_id_for`` or the hardware catalog gives it; every model and hardware entry with its words
     and its place in the order :func:`search` ranks by; the quantization words with the formats they
     pick; and the size-token pattern :func:`catalog.names.tokens` keeps whole."""
-    from servebound.catalog.hardware import load_hardware_catalog
-    from servebound.catalog.models import _profile_ids, profile_id_for
-    from servebound.catalog.names import _SIZE, ollama_tags
-
     hubs, places, catalog = hub_ids(), _profile_ids(), load_hardware_catalog()
     names: dict[str, list[str]] = {}
 

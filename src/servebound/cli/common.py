@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import click
 
+from servebound.catalog import snapshot
 from servebound.cli.commands import COMMANDS, REGISTERED, help_option
 from servebound.errors import InputError
 from servebound.inputs.workload import BY_NAME, Group, Input, WorkloadInputs, given, inputs_of
@@ -167,14 +168,9 @@ class Declared(_ParamType):
 
 
 def catalog_ids(catalog: str) -> list[str]:
-    """The catalog's ids (hardware rows or model profiles), for shell completion."""
-    if catalog == "hardware":
-        from servebound.catalog.hardware import load_hardware_catalog
-
-        return load_hardware_catalog().ids()
-    from servebound.catalog.models import profile_ids
-
-    return profile_ids()
+    """The catalog's ids (hardware rows or model profiles, in catalog order), for shell completion:
+    the snapshot's, with no catalog module loaded."""
+    return snapshot.ids(snapshot.HARDWARE) if catalog == "hardware" else list(snapshot.places())
 
 
 def click_param(spec: Input, group: str = "") -> click.Parameter:

@@ -19,8 +19,13 @@ from functools import cache
 
 from servebound.catalog import snapshot
 from servebound.catalog.engines import device_family, format_class, get_engine
-from servebound.catalog.hardware_names import CPU_ONLY_ID, normalize_ref
-from servebound.errors import InputError
+from servebound.catalog.hardware_names import (
+    CPU_ONLY_ID,
+    MAX_SYSTEM_COUNT,
+    SYSTEM_CLASSES,
+    normalize_ref,
+    nx_form,
+)
 from servebound.importers.hf.llama_cpp import LLAMA_CPP_MIXES
 
 #: safetensors formats mlx-lm loads as released (no conversion to another width).
@@ -98,19 +103,28 @@ def usual_engines(hardware_id: str) -> tuple[str, ...]:
 
 @cache
 def catalog_facts(hardware_id: str) -> tuple[str, str] | None:
-    """(device class, vendor) of a catalog hardware id, or None (a hardware file, this machine's CPU):
-    an id or alias from the snapshot's row, an NxID form from the catalog."""
-    entry_id = snapshot.hardware_index().get(normalize_ref(hardware_id))
-    if entry_id is not None:
-        fields = snapshot.row(snapshot.HARDWARE, entry_id)["fields"]
-        return str(fields["device_class"]), str(fields["vendor"])
-    from servebound.catalog.hardware import get_hardware  # an NxID form: the catalog builds its row
+    """(device class, vendor) of a catalog hardware id, or None (a hardware file, this machine's CPU, an
+    id the catalog lacks), from the snapshot's rows: an id or alias as its row; an ``Nx-<device>`` form
+    as the catalog's row of that system where it lists one, else a multi-device system of the device's
+    vendor (``catalog.hardware.system_record``)."""
+    index = snapshot.hardware_index()
+    key = normalize_ref(hardware_id)
+    entry_id = index.get(key)
+    nx = nx_form(key) if entry_id is None else None
+    if nx is not None:
+        count, member = nx[0], index.get(nx[1])
+        if member is None or snapshot.hardware_is_system(member) or not 1 <= count <= MAX_SYSTEM_COUNT:
+            return None
+        listed = f"{count}x-{member}"
+        if snapshot.hardware_is_system(listed) is None:
+            return SYSTEM_CLASSES[0], _row_facts(member)[1]
+        entry_id = listed
+    return None if entry_id is None else _row_facts(entry_id)
 
-    try:
-        row = get_hardware(hardware_id)
-    except InputError:
-        return None
-    return row.device_class, row.vendor
+
+def _row_facts(entry_id: str) -> tuple[str, str]:
+    fields = snapshot.row(snapshot.HARDWARE, entry_id)["fields"]
+    return str(fields["device_class"]), str(fields["vendor"])
 
 
 def assumed_engine(hardware_id: str, weight_format: str | None) -> tuple[str, str] | None:

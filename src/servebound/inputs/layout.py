@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 
 from servebound.catalog.engines import format_class
+from servebound.catalog.hardware import get_hardware
 from servebound.core.advice import Note, Setting
 from servebound.core.decode_compute import decode_compute
 from servebound.core.hardware import Hardware
@@ -72,8 +73,6 @@ def resolve_system(ref: object) -> ResolvedSystem:
         ref = hardware_ref(ref)
         if _looks_like_file(ref):
             return resolve_system(resolve_hardware(ref))
-        from servebound.catalog.hardware import get_hardware  # the catalog module: systems only
-
         ref = get_hardware(ref)
     row_system = getattr(ref, "system", None)
     row_id, row_name = str(getattr(ref, "id", "")), str(getattr(ref, "name", ""))

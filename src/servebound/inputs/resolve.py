@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import os
 import re
-from functools import cache
 
 from servebound.catalog import snapshot
 from servebound.catalog.hardware_names import CPU_ONLY_ID as CPU_ONLY_ID
 from servebound.catalog.hardware_names import normalize_ref
-from servebound.core.advice import Note, Setting
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.errors import InputError
@@ -105,71 +103,13 @@ def _missing_file(ref: str, wanted: str) -> str:
 AUTO = "auto"
 
 
-@cache
-def detected_hardware_id() -> str:
-    """The catalog id (``Nx-<id>`` for N identical GPUs) of this machine's accelerators, found through
-    NVML / nvidia-smi, amd-smi / rocm-smi, system_profiler or Intel's tools; InputError naming the fallback
-    (``servebound measure``) when nothing is found or the name is not in the catalog
-    (detected once per process)."""
-    from servebound.measure.device_match import match_device
-    from servebound.measure.device_tools import detect_devices
-
-    measured = (
-        "measure this machine with `servebound measure -o my.toml` and pass ",
-        Setting("hardware", "my.toml"),
-    )
-    devices = detect_devices()
-    if not devices:
-        return _cpu_only_id(measured)
-    names = sorted({device.name for device in devices})
-    if len(names) > 1:
-        raise InputError(
-            "hardware",
-            Note.of(
-                f"auto found different GPUs ({', '.join(names)}); give ",
-                Setting("hardware", placeholder="ID"),
-                ", the catalog id of the one to use (`servebound hardware match NAME` finds it)",
-            ),
-        )
-    device = devices[0]
-    try:
-        match = match_device(device.name, device.memory_bytes, device.gpu_cores)
-    except InputError as error:
-        hint = ""
-        if error.field == "memory_gb":
-            hint = f"; `servebound hardware match {device.name!r} --memory-gb G` gives the id to pass to --hardware"
-        raise InputError(
-            "hardware", f"auto found {device.name!r} ({device.tool}): {error.problem}{hint}"
-        ) from None
-    return match.id if len(devices) == 1 else f"{len(devices)}x-{match.id}"
-
-
-def _cpu_only_id(measured: tuple[str, Setting]) -> str:
-    """No GPU answered: a Mac by its chip and memory (sysctl), else this machine's CPU and system RAM
-    (``measure.detect.cpu_only_hardware``); InputError naming the fallback where the OS says neither."""
-    from servebound.measure.detect import detect_host_machine
-
-    try:
-        machine = detect_host_machine()
-    except (OSError, ValueError) as error:
-        raise InputError(
-            "hardware",
-            Note.of(
-                "auto found no GPU (no answer from NVML, nvidia-smi, amd-smi, rocm-smi, system_profiler, "
-                f"xpu-smi, sycl-ls or lspci) and could not read this machine's memory ({error}); ",
-                *measured,
-            ),
-        ) from None
-    if machine.apple_chip_name is not None:
-        from servebound.measure.device_match import match_device
-
-        return match_device(machine.apple_chip_name, machine.memory_bytes).id
-    return CPU_ONLY_ID
-
-
 def hardware_ref(ref: str) -> str:
     """``ref`` itself, or for ``auto`` the detected catalog id: every hardware reference passes here."""
-    return detected_hardware_id() if ref.strip().lower() == AUTO else ref
+    if ref.strip().lower() != AUTO:
+        return ref
+    from servebound.measure.auto import detected_hardware_id  # the device probes: only for auto
+
+    return detected_hardware_id()
 
 
 def resolve_hardware(ref: str, field: str = "hardware") -> Hardware:
@@ -184,9 +124,9 @@ def resolve_hardware(ref: str, field: str = "hardware") -> Hardware:
 
         return load_hardware_file(ref)
     if ref == CPU_ONLY_ID:  # this machine without a GPU: its CPU and RAM, detected
-        from servebound.measure.detect import cpu_only_hardware, detect_host_machine
+        from servebound.measure.auto import this_machine_cpu
 
-        return cpu_only_hardware(detect_host_machine())
+        return this_machine_cpu()
     return _catalog_hardware(ref)
 
 

@@ -17,33 +17,21 @@ the ``serving`` group where it has a band, else from the ``decode`` group. Each 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import cache
 from typing import TYPE_CHECKING, TypeVar
 
 from servebound.catalog.engines import engines
 from servebound.core.advice import Note, Setting
-from servebound.core.band import (
-    BAND_MIN_RUNS,
-    BandBasis,
-    ExpectedBand,
-    TimeModel,
-    expected_band,
-    fit_time_model,
-    leave_one_out,
-)
+from servebound.core.band import BAND_MIN_RUNS, BandBasis, ExpectedBand, expected_band
 from servebound.core.decode import DecodeResult as Decoded
 from servebound.errors import InputError
 from servebound.inputs.engine_choice import assumed_engine, catalog_facts
-from servebound.runs.band_table import FittedGroup, fitted, table_text
+from servebound.runs.band_table import fitted
 
-if TYPE_CHECKING:  # the run catalog (pydantic) loads only when a band is asked for
-    from collections.abc import Sequence
-
+if TYPE_CHECKING:
     from servebound.core.decode import DecodeResult
     from servebound.core.prefill_records import PrefillResult
-    from servebound.runs.evaluated import ReportedRun
-    from servebound.runs.reported import ReportedRunEntry
 
 #: The engines the contract names for --engine (a workload input; the band uses the runs of that engine).
 ENGINES = ("llama.cpp", "ollama", "lm-studio", "mlx", "vllm", "sglang", "trt-llm")
@@ -79,102 +67,6 @@ def hardware_class(hardware_id: str) -> str | None:
     """The catalog class of a hardware id (``multi-device system`` for Nx and systems); None for a file."""
     facts = catalog_facts(hardware_id)
     return None if facts is None else facts[0]
-
-
-def _phase(entry: ReportedRunEntry) -> str | None:
-    from servebound.runs.measured import Metric  # here: a ceiling with no engine never loads the runs
-
-    if entry.metric is Metric.PER_SESSION_TOK_S and entry.concurrency == 1:
-        return "decode"
-    if entry.metric in (Metric.PER_SESSION_TOK_S, Metric.AGGREGATE_TOK_S) and entry.concurrency > 1:
-        return "serving"
-    if entry.metric is Metric.PREFILL_TOK_S:
-        return "prefill"
-    return None
-
-
-GroupKey = tuple[str, str, str, str]
-
-
-def _key(entry: ReportedRunEntry) -> GroupKey | None:
-    phase, cls = _phase(entry), hardware_class(entry.hardware)
-    if phase is None or cls is None:
-        return None
-    return engine_key(entry.engine), cls, phase, OFFLOAD if entry.offload is not None else ON_DEVICE
-
-
-@dataclass(frozen=True)
-class BandGroup:
-    """One group's runs at or below their ceilings: ids, ceilings and measured rates (tok/s)."""
-
-    engine: str
-    hardware_class: str
-    phase: str
-    run_ids: tuple[str, ...]
-    ceilings: tuple[float, ...]
-    measured: tuple[float, ...]
-    regime: str = ON_DEVICE
-
-    @property
-    def efficiencies(self) -> tuple[float, ...]:
-        return tuple(m / c for m, c in zip(self.measured, self.ceilings, strict=True))
-
-    @property
-    def name(self) -> str:
-        return self.phase + (f" ({self.regime})" if self.regime else "")
-
-
-@cache
-def _groups() -> dict[GroupKey, tuple[ReportedRunEntry, ...]]:
-    from servebound.runs.reported import load_reported_runs
-
-    groups: dict[GroupKey, list[ReportedRunEntry]] = {}
-    for entry in load_reported_runs():
-        key = _key(entry)
-        if key is not None:
-            groups.setdefault(key, []).append(entry)
-    return {key: tuple(value) for key, value in groups.items()}
-
-
-def _per_session(run: ReportedRun) -> tuple[float, float]:
-    """(ceiling, measured) of one session: an aggregate run's divided by its concurrency (the fit is
-    of one session's per-token time), any other run's as checked."""
-    from servebound.runs.measured import Metric
-
-    ceiling, measured = run.check.ceiling_tok_per_s, run.check.measured_tok_per_s
-    if run.entry.metric is Metric.AGGREGATE_TOK_S and run.entry.concurrency > 1:
-        return ceiling / run.entry.concurrency, measured / run.entry.concurrency
-    return ceiling, measured
-
-
-def _group_of(key: GroupKey, runs: Sequence[ReportedRun]) -> BandGroup:
-    kept = [run for run in runs if run.at_or_below]
-    rates = [_per_session(run) for run in kept]
-    return BandGroup(
-        key[0],
-        key[1],
-        key[2],
-        tuple(run.entry.id for run in kept),
-        tuple(ceiling for ceiling, _ in rates),
-        tuple(measured for _, measured in rates),
-        key[3],
-    )
-
-
-@cache
-def band_group(engine: str, hardware_cls: str, phase: str, regime: str = ON_DEVICE) -> BandGroup:
-    """The group's runs at or below their ceilings, each checked against the ceiling for its setting."""
-    from servebound.runs.evaluated import evaluate_entry
-
-    key = (engine_key(engine), hardware_cls, phase, regime)
-    return _group_of(key, [evaluate_entry(entry) for entry in _groups().get(key, ())])
-
-
-@cache
-def band_model(engine: str, hardware_cls: str, phase: str, regime: str = ON_DEVICE) -> TimeModel | None:
-    """The group's fitted time model; None under BAND_MIN_RUNS runs."""
-    group = band_group(engine, hardware_cls, phase, regime)
-    return fit_time_model(group.ceilings, group.measured)
 
 
 @cache  # a ranking asks it once per row: the answer is a pure function of the packaged tables
@@ -242,18 +134,6 @@ def band_for(
     )
 
 
-def band_table_text() -> str:
-    """``catalog/data/snapshot/bands.json``: every group's runs and fit, refitted now from the runs."""
-    groups = []
-    for key in sorted(_groups()):
-        group = band_group(*key)
-        model = band_model(*key)
-        groups.append(
-            FittedGroup(group.engine, group.hardware_class, group.phase, group.regime, group.run_ids, model)
-        )
-    return table_text(groups)
-
-
 R = TypeVar("R", "DecodeResult", "PrefillResult")
 
 
@@ -315,56 +195,6 @@ def _at_batch(
         if band is not None:
             return band
     return band_for(*args, "decode", regime=regime, scope=scope, sessions=sessions)
-
-
-@dataclass(frozen=True)
-class GroupCalibration:
-    """One group's band: its fit and its leave-one-out coverage and median width (None under the
-    runs a band needs when each is left out)."""
-
-    group: BandGroup
-    model: TimeModel | None
-    inside: int
-    evaluated: int
-    median_width: float | None
-
-    @property
-    def coverage(self) -> float | None:
-        return self.inside / self.evaluated if self.evaluated else None
-
-
-@dataclass(frozen=True)
-class Calibration:
-    """Leave-one-out calibration of the bands: every group, and the pooled share of runs inside their
-    own p10-p90 over the groups that could be evaluated."""
-
-    groups: tuple[GroupCalibration, ...]
-    inside: int
-    evaluated: int
-
-    @property
-    def share(self) -> float | None:
-        return self.inside / self.evaluated if self.evaluated else None
-
-
-def band_calibration(runs: Sequence[ReportedRun] | None = None) -> Calibration:
-    """Every group (of the shipped runs, or of ``runs`` already evaluated): its fit, and each run left
-    out, whether it lands in the band the others give."""
-    if runs is None:
-        groups = [band_group(*key) for key in sorted(_groups())]
-    else:
-        by_key: dict[GroupKey, list[ReportedRun]] = {}
-        for run in runs:
-            key = _key(run.entry)
-            if key is not None:
-                by_key.setdefault(key, []).append(run)
-        groups = [_group_of(key, by_key[key]) for key in sorted(by_key)]
-    rows = []
-    for group in groups:
-        loo = leave_one_out(group.ceilings, group.measured)
-        model = fit_time_model(group.ceilings, group.measured)
-        rows.append(GroupCalibration(group, model, loo.inside, loo.evaluated, loo.median_width))
-    return Calibration(tuple(rows), sum(r.inside for r in rows), sum(r.evaluated for r in rows))
 
 
 def expected_text(

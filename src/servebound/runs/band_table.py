@@ -3,7 +3,7 @@
 Fitting a group means evaluating each of its reported runs (a decode or prefill per run, after reading
 and validating ``reported_runs.toml``): about half a second for the catalog, more than a whole cold
 decode. The fits change only when the runs or the ceilings do, so ``scripts/build_snapshot.py`` writes
-them to ``catalog/data/snapshot/bands.json`` (``runs.band.band_table_text``) and a band beside a
+them to ``catalog/data/snapshot/bands.json`` (``runs.band_fit.band_table_text``) and a band beside a
 ceiling is then one lookup and three quantiles: cheap enough for every row of a ranking.
 ``tests/test_band_table.py`` checks the file equals a refit, so a run or a ceiling that moves a band
 without a rebuild fails there.

@@ -16,18 +16,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from servebound.core.arith import np  # numpy on first use: a server starts without it
 from servebound.core.band import BAND_MIN_RUNS
 from servebound.errors import InputError
-from servebound.runs.band import band_calibration
+from servebound.runs.band_fit import Calibration, band_calibration
 from servebound.runs.evaluated import ReportedRun as ReportedRun
 from servebound.runs.evaluated import evaluate_entry as evaluate_entry
 from servebound.runs.evaluated import evaluate_reported_runs
-
-if TYPE_CHECKING:
-    from servebound.runs.band import Calibration
 
 #: Quantiles reported for every group of efficiencies.
 QUANTILES = (0.25, 0.5, 0.75)

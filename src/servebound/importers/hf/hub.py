@@ -17,7 +17,6 @@ import re
 import shutil
 import socket
 import tempfile
-import urllib.request
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -58,6 +57,8 @@ def _endpoint_host() -> tuple[str, int]:
     """The host and port a request to the Hub opens first: the proxy huggingface_hub's HTTP client
     takes from the environment for the endpoint (HTTPS_PROXY, ALL_PROXY; NO_PROXY honoured), else the
     endpoint itself."""
+    import urllib.request  # the network stack (ssl, http.client): only where the Hub is reached
+
     from huggingface_hub import constants
 
     url = urlsplit(constants.ENDPOINT)

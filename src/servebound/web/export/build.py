@@ -25,6 +25,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from servebound.catalog.engines import FormatSupport, format_support
+from servebound.catalog.export import table_names, write_both
+from servebound.catalog.search import browser_index
 from servebound.views.conformance import conformance_text
 from servebound.web.app.packaged import packaged_static
 from servebound.web.export.calculator import calculator_hardware, calculator_page
@@ -225,8 +227,6 @@ def catalog_data(site: SiteData, exported: set[tuple[str, str]]) -> Iterator[tup
 def names_index(site: SiteData) -> dict[str, Any]:
     """``data/names.json``: the search and the names the pickers resolve on the copy
     (``catalog.search.browser_index`` over the rows the site shows, and every shown id as itself)."""
-    from servebound.catalog.search import browser_index
-
     index = browser_index({*site.models_by_id, *site.hardware_by_id})
     for kind, ids in (("model", site.models_by_id), ("hardware", site.hardware_by_id)):
         for shown in ids:
@@ -248,8 +248,6 @@ SQLITE = Document(
 def write_takeaway(out_dir: Path, writer: Writer) -> list[Document]:
     """Write ``data/servebound.sqlite`` and ``data/csv/<table>.csv`` (one computation of the records)
     and return them as documents for the home page and llms.txt."""
-    from servebound.catalog.export import table_names, write_both
-
     counts = write_both(out_dir / "data" / "servebound.sqlite", out_dir / "data" / "csv")
     docs = [SQLITE]
     for name in table_names():

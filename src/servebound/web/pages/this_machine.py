@@ -2,8 +2,8 @@
 
 `servebound serve` runs on someone's own machine far more often than on a shared host, so its home page
 opens with the record `servebound fit` computes there: the machine detected as ``--hardware auto``
-detects it (:func:`servebound.inputs.resolve.detected_hardware_id`), every catalog model evaluated at the
-default workload, the heaviest format an engine runs there that clears the floor, largest model first.
+detects it (``hardware_ref("auto")``: :func:`servebound.measure.auto.detected_hardware_id`), every
+catalog model evaluated at the default workload, the heaviest format an engine runs there that clears the floor, largest model first.
 Where detection finds nothing it says so, with the reason, and points to choosing a machine. A static
 export is not this machine: its home page never carries this section.
 """
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from servebound.catalog.hardware import get_hardware
 from servebound.catalog.models import list_models
 from servebound.errors import InputError
-from servebound.inputs.resolve import CPU_ONLY_ID, detected_hardware_id
+from servebound.inputs.resolve import AUTO, CPU_ONLY_ID, hardware_ref
 from servebound.inputs.scenario import make_workload
 from servebound.inputs.workload import WorkloadInputs
 from servebound.views.band_view import band_cell
@@ -71,7 +71,7 @@ def machine_fit(limit: int = HOME_ROWS) -> MachineFit:
     """The fit record of this machine (``servebound fit`` at its defaults), at most ``limit`` rows."""
     workload = make_workload(WorkloadInputs())  # `servebound fit`'s defaults, as its flags give them
     try:
-        hardware_id = detected_hardware_id()
+        hardware_id = hardware_ref(AUTO)  # the device probes load here, not at the server's start
         if hardware_id == CPU_ONLY_ID:  # the pages are per catalog row: the CLI answers for the CPU
             return MachineFit(None, None, _CPU_ONLY, (), 0, 0, workload.stated.floor_tok_per_s)
         row = get_hardware(hardware_id)
