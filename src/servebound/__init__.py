@@ -60,11 +60,11 @@ if _typing.TYPE_CHECKING:
     from servebound.importers.gguf_file import import_gguf
     from servebound.importers.hf_config import import_hf_config
     from servebound.importers.safetensors_headers import import_safetensors
+    from servebound.questions.rank import RankRow, rank_hardware, rank_models
     from servebound.runs.ceiling import check_run
     from servebound.runs.measured import MeasuredRun, RunCheck, make_run
     from servebound.views.cost_report import CostReport, cost
     from servebound.views.parallel import LayoutSearch, PlanResult
-    from servebound.views.rank import RankRow, rank_hardware, rank_models
 
 #: Where each public name lives; imported on first use, so `import servebound` (and the CLI) stay fast.
 _HOMES = {
@@ -87,9 +87,9 @@ _HOMES = {
     "import_safetensors": "servebound.importers.safetensors_headers",
     "LayoutSearch": "servebound.views.parallel",
     "PlanResult": "servebound.views.parallel",
-    "RankRow": "servebound.views.rank",
-    "rank_hardware": "servebound.views.rank",
-    "rank_models": "servebound.views.rank",
+    "RankRow": "servebound.questions.rank",
+    "rank_hardware": "servebound.questions.rank",
+    "rank_models": "servebound.questions.rank",
     "check_run": "servebound.runs.ceiling",
     "MeasuredRun": "servebound.runs.measured",
     "RunCheck": "servebound.runs.measured",

@@ -23,8 +23,8 @@ from servebound.catalog.model_build import model_index
 from servebound.catalog.models import list_models
 from servebound.core.hardware import ARITHMETIC_MODES
 from servebound.core.units import GB
+from servebound.questions.rank import rank_models
 from servebound.runs.reported import load_reported_runs
-from servebound.views.rank import rank_models
 
 
 @dataclass(frozen=True)

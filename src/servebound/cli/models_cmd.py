@@ -13,11 +13,8 @@ from servebound.core.decode import decode
 from servebound.core.units import GB
 from servebound.errors import InputError
 from servebound.inputs.workload import MAX_EDGE_TOKENS
-from servebound.views.band_view import band_cell, expected_column_text
-from servebound.views.cost_report import fmt_money
-from servebound.views.fit import said_engines, usual_profile_ids
-from servebound.views.notes import VERDICT_WORDS
-from servebound.views.rank import (
+from servebound.questions.fit import usual_profile_ids
+from servebound.questions.rank import (
     DEFAULT_RANK_PROMPT_TOKENS,
     RANK_SORTS,
     RankRow,
@@ -25,9 +22,12 @@ from servebound.views.rank import (
     machine,
     rank_hardware,
     rank_models,
-    rank_row_json,
 )
+from servebound.views.band_view import band_cell, expected_column_text
+from servebound.views.cost_report import fmt_money
+from servebound.views.notes import VERDICT_WORDS
 from servebound.views.report import fmt_rate, fmt_wait
+from servebound.views.rows import rank_row_json, said_engines
 
 models_app = group(
     "models",

@@ -34,6 +34,7 @@ from servebound.inputs.workload import (
     token_count,
     unknown,
 )
+from servebound.questions.rank import check_hardware_group
 from servebound.runs.validation import validation_json
 from servebound.views.parallel import (
     layout_assumptions,
@@ -46,7 +47,6 @@ from servebound.views.parallel import (
     search_system,
     system_json,
 )
-from servebound.views.rank import check_hardware_group
 from servebound.views.report import decode_json, hardware_json, prefill_json
 from servebound.web.app.errors import ERRORS, answers
 from servebound.web.app.query import MAX_SITE_CONTEXT_TOKENS, workload_query
