@@ -59,8 +59,9 @@ def test_every_result_record_has_a_json_view() -> None:
     from servebound.core import fields
     from servebound.core.decode import DecodeResult
     from servebound.core.prefill_records import PrefillResult
+    from servebound.questions.layout import LayoutSearch
+    from servebound.questions.plan import PlanResult
     from servebound.views.cost_report import CostReport
-    from servebound.views.parallel import LayoutSearch, PlanResult
 
     for record in (DecodeResult, PrefillResult, CostReport, LayoutSearch, PlanResult):
         assert fields._qualified(record) in fields._JSON_VIEWS, record

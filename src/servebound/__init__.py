@@ -60,11 +60,12 @@ if _typing.TYPE_CHECKING:
     from servebound.importers.gguf_file import import_gguf
     from servebound.importers.hf_config import import_hf_config
     from servebound.importers.safetensors_headers import import_safetensors
+    from servebound.questions.layout import LayoutSearch
+    from servebound.questions.plan import PlanResult
     from servebound.questions.rank import RankRow, rank_hardware, rank_models
     from servebound.runs.ceiling import check_run
     from servebound.runs.measured import MeasuredRun, RunCheck, make_run
     from servebound.views.cost_report import CostReport, cost
-    from servebound.views.parallel import LayoutSearch, PlanResult
 
 #: Where each public name lives; imported on first use, so `import servebound` (and the CLI) stay fast.
 _HOMES = {
@@ -85,8 +86,8 @@ _HOMES = {
     "import_gguf": "servebound.importers.gguf_file",
     "import_hf_config": "servebound.importers.hf_config",
     "import_safetensors": "servebound.importers.safetensors_headers",
-    "LayoutSearch": "servebound.views.parallel",
-    "PlanResult": "servebound.views.parallel",
+    "LayoutSearch": "servebound.questions.layout",
+    "PlanResult": "servebound.questions.plan",
     "RankRow": "servebound.questions.rank",
     "rank_hardware": "servebound.questions.rank",
     "rank_models": "servebound.questions.rank",

@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from servebound.api import default_workload
 from servebound.catalog.hardware import list_hardware
 from servebound.catalog.model_build import model_index
 from servebound.catalog.models import list_models
 from servebound.core.hardware import ARITHMETIC_MODES
 from servebound.core.units import GB
+from servebound.inputs.scenario import default_workload
 from servebound.questions.rank import rank_models
 from servebound.runs.reported import load_reported_runs
 

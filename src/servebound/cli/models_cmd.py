@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from servebound.api import load_hardware, load_model, make_workload, resolve_scenario
 from servebound.catalog.hardware import list_hardware
 from servebound.catalog.models import CatalogModel, catalog_profile, get_model, list_models
 from servebound.cli.common import JSON, ContextFlags, argument, command, flags, group, option
@@ -12,6 +11,7 @@ from servebound.cli.output import console, line, new_table, print_json, steps_js
 from servebound.core.decode import decode
 from servebound.core.units import GB
 from servebound.errors import InputError
+from servebound.inputs.scenario import load_hardware, load_model, make_workload, resolve_scenario
 from servebound.inputs.workload import MAX_EDGE_TOKENS
 from servebound.questions.fit import usual_profile_ids
 from servebound.questions.rank import (

@@ -15,7 +15,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from servebound.api import decode_answer, prefill_answer
 from servebound.catalog.engines import FormatSupport, format_support
 from servebound.catalog.hardware import get_hardware
 from servebound.catalog.hardware_names import HARDWARE_CLASSES
@@ -31,6 +30,8 @@ from servebound.inputs.declared import AnyWorkload, stated
 from servebound.inputs.pricing import resolve_price
 from servebound.inputs.resolve import CPU_ONLY_ID, _looks_like_file, hardware_ref, resolve_hardware
 from servebound.inputs.scenario import Scenario, default_workload, load_hardware, load_model, resolve_scenario
+from servebound.questions.decode import decode_answer
+from servebound.questions.prefill import prefill_answer
 from servebound.views.notes import NO_PREFILL_WHY, NO_WAIT_WHY, missing_decode
 
 if TYPE_CHECKING:

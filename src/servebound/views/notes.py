@@ -15,7 +15,7 @@ from servebound.core.nearest_records import NearestFit
 from servebound.core.offload import OffloadSpec
 from servebound.core.units import GB
 from servebound.core.workload import MAX_BATCH, Workload
-from servebound.views import nearest as _nearest  # noqa: F401 (registers decode's nearest-fit suggestions)
+from servebound.questions import nearest as _nearest  # noqa: F401 (registers decode's nearest-fit suggestions)
 
 #: One sentence per decode verdict, shared by the CLI, the notes and the site (which capitalises it).
 VERDICT_TEXT: dict[str, str] = {
@@ -403,7 +403,7 @@ _BY_VERDICT = {
 def decode_notes(result: DecodeResult) -> list[Note]:
     """The notes explaining the verdict and the settings that would pass a failed gate."""
     r = result
-    # a system's answer (views.system_decode) says first which layout it answered at
+    # a system's answer (questions.system_decode) says first which layout it answered at
     notes = [*getattr(r, "layout_notes", ()), *_BY_VERDICT[r.verdict](r), *_context_notes(r)]
     if (
         r.fits

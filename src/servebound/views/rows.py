@@ -65,5 +65,5 @@ def rank_row_json(row: RankRow) -> dict[str, Any]:
 
 def _layout_label(result: DecodeResult) -> dict[str, str] | None:
     """On a system, the layout its row answers at (``{label, source}``); None on one device."""
-    choice = getattr(result, "layout", None)  # a system's answer (views.system_decode)
+    choice = getattr(result, "layout", None)  # a system's answer (questions.system_decode)
     return None if choice is None else {"label": choice.label, "source": choice.source}

@@ -1,6 +1,6 @@
 """Cost on a system of devices, at the scenario's layout (``Scenario.layout``): the system's price per
 hour over the tokens a second of the layout emits, dp pp b / tau(b), per micro-batch b
-(``views.parallel.layout_cost_points``). ``servebound cost``, ``cost()`` and /api/cost answer it."""
+(``questions.layout.layout_cost_points``). ``servebound cost``, ``cost()`` and /api/cost answer it."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from servebound.core.units import GB
 from servebound.core.workload import Workload
 from servebound.inputs.layout import LayoutChoice, ResolvedSystem
 from servebound.inputs.pricing import ResolvedPrice
-from servebound.views.parallel import layout_assumptions, layout_cost_points, layout_json, system_json
+from servebound.questions.layout import layout_cost_points
+from servebound.views.layout_view import layout_assumptions, layout_json, system_json
 
 
 @dataclass(frozen=True, repr=False)

@@ -7,8 +7,8 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from servebound.api import decode_answer
 from servebound.errors import InputError
+from servebound.questions.decode import decode_answer
 from servebound.views.notes import VERDICT_WORDS, missing_decode
 from servebound.views.report import fmt_int, fmt_rate
 from servebound.web.pages.site import Pair, SiteData, SiteHardware, SiteModel

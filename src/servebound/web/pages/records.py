@@ -8,9 +8,10 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 from urllib.parse import quote
 
-from servebound.api import decode, default_workload
 from servebound.catalog.engines import FormatSupport
 from servebound.core.decode import DecodeResult
+from servebound.inputs.scenario import default_workload
+from servebound.questions.decode import decode
 from servebound.questions.fit import usual_profile_ids
 from servebound.questions.rank import (
     Machine,
