@@ -17,15 +17,19 @@ from servebound.inputs.scenario import (
     resolve_scenario,
     with_kv_precision,
 )
+from servebound.questions.cost import cost, cost_answer
 from servebound.questions.decode import decode, decode_answer
 from servebound.questions.layout import layout
 from servebound.questions.plan import plan
 from servebound.questions.prefill import prefill, prefill_answer
+from servebound.views import cost_view as _cost_view  # noqa: F401 (registers the cost answers' JSON)
 from servebound.views import layout_view as _layout_view  # noqa: F401 (registers the layouts' and plans' JSON)
 from servebound.views import report as _report  # noqa: F401 (registers the answers' JSON views)
 
 __all__ = [
     "Scenario",
+    "cost",
+    "cost_answer",
     "decode",
     "decode_answer",
     "default_workload",

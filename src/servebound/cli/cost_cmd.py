@@ -18,18 +18,11 @@ from servebound.inputs.pricing import OwnedInputs, Pricing
 from servebound.inputs.records import MAX_USD_PER_HOUR, MIN_USD_PER_HOUR
 from servebound.inputs.scenario import resolve_scenario
 from servebound.inputs.workload import MAX_EDGE_TOKENS
-from servebound.views.cost_report import (
-    DEFAULT_COST_PROMPT_TOKENS,
-    CostReport,
-    cost_answer,
-    cost_json,
-    cost_notes,
-    cost_summary,
-    parse_batches,
-)
+from servebound.questions.cost import DEFAULT_COST_PROMPT_TOKENS, CostReport, cost_answer, parse_batches
+from servebound.views.cost_view import cost_json, cost_notes, cost_summary
 
 if TYPE_CHECKING:
-    from servebound.views.system_cost import LayoutCost
+    from servebound.questions.system_cost import LayoutCost
 
 
 @command(

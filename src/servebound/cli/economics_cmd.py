@@ -9,7 +9,7 @@ from servebound.cli.common import HARDWARE_HELP, JSON, REQUIRED, command, declar
 from servebound.cli.output import console, line, print_json, strong
 from servebound.inputs.files import load_tiers_file
 from servebound.inputs.scenario import load_hardware, load_model, make_workload
-from servebound.views.economics_view import (
+from servebound.questions.economics import (
     LECTURE_BLACKWELL,
     Shown,
     balance,

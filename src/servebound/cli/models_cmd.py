@@ -24,7 +24,7 @@ from servebound.questions.rank import (
     rank_models,
 )
 from servebound.views.band_view import band_cell, expected_column_text
-from servebound.views.cost_report import fmt_money
+from servebound.views.cost_view import fmt_money
 from servebound.views.notes import VERDICT_WORDS
 from servebound.views.report import fmt_rate, fmt_wait
 from servebound.views.rows import rank_row_json, said_engines

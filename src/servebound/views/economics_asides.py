@@ -10,7 +10,7 @@ import math
 
 from servebound.core import economics as econ
 from servebound.core.hardware import Hardware
-from servebound.views.economics_view import LECTURE, LECTURE_BREAKPOINT_MODE, _g
+from servebound.questions.economics import LECTURE, LECTURE_BREAKPOINT_MODE, _g
 
 #: Inputs the asides take from the lecture's text, as it states them.
 ASIDE_INPUTS: dict[str, float] = {

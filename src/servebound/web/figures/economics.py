@@ -23,8 +23,8 @@ from servebound.core.decode import decode
 from servebound.errors import InputError
 from servebound.inputs.pricing import resolve_price
 from servebound.inputs.scenario import default_workload, resolve_scenario
-from servebound.views.cost_report import fmt_money
-from servebound.views.economics_view import LECTURE, LECTURE_BLACKWELL, LECTURE_BREAKPOINT_MODE, balance
+from servebound.questions.economics import LECTURE, LECTURE_BLACKWELL, LECTURE_BREAKPOINT_MODE, balance
+from servebound.views.cost_view import fmt_money
 from servebound.web.figures.axes import Scale
 from servebound.web.figures.charts import (
     CHAR_PX,

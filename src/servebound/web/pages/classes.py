@@ -15,7 +15,7 @@ from typing import Any
 from servebound.catalog.hardware import HARDWARE_CLASSES, CatalogHardware
 from servebound.core.cost import DEFAULT_AMORTIZATION_YEARS, DEFAULT_USD_PER_KWH, DEFAULT_UTILIZATION
 from servebound.questions.rank import Machine, RankRow
-from servebound.views.cost_report import fmt_money
+from servebound.views.cost_view import fmt_money
 from servebound.views.report import fmt_rate
 
 #: The classes in the order the tables show them: (key, heading, what the class holds).
