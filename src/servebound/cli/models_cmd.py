@@ -8,12 +8,11 @@ from servebound.catalog.hardware import list_hardware
 from servebound.catalog.models import CatalogModel, catalog_profile, get_model, list_models
 from servebound.cli.common import JSON, ContextFlags, argument, command, flags, group, option
 from servebound.cli.output import console, line, new_table, print_json, steps_json, steps_table, strong
-from servebound.core.decode import decode
 from servebound.core.units import GB
 from servebound.errors import InputError
-from servebound.inputs.scenario import load_hardware, load_model, make_workload, resolve_scenario
+from servebound.inputs.scenario import load_hardware, load_model, make_workload
 from servebound.inputs.workload import MAX_EDGE_TOKENS
-from servebound.questions.fit import usual_profile_ids
+from servebound.questions.fit import fitting_profiles, usual_profile_ids
 from servebound.questions.rank import (
     DEFAULT_RANK_PROMPT_TOKENS,
     RANK_SORTS,
@@ -115,13 +114,7 @@ def models_list(
         native_only=not all_formats,
     )
     if fits is not None:
-        hw = load_hardware(fits)
-        workload = make_workload()  # the default workload
-        rows = [
-            m
-            for m in rows
-            if decode(hw, m.adapter, resolve_scenario(workload, hardware=hw, model=m.adapter).workload).fits
-        ]
+        rows = fitting_profiles(load_hardware(fits), rows)
     if json_out:
         print_json({"models": [model_row_json(m) for m in rows]})
         return

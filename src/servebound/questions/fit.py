@@ -21,7 +21,7 @@ from servebound.inputs.engine_choice import engine_for as engine_for
 from servebound.inputs.engine_choice import hardware_vendor
 from servebound.inputs.engine_choice import usual_engines as usual_engines
 from servebound.inputs.engine_formats import FormatChoice, choose_format
-from servebound.inputs.scenario import resolve_scenario
+from servebound.inputs.scenario import make_workload, resolve_scenario
 from servebound.runs.band import with_band
 
 
@@ -111,3 +111,16 @@ def usual_profile_ids(
         return None
     vendor = hardware_vendor(hardware.id)
     return usual, frozenset(p.id for p in usual_formats(hardware, vendor, list_models(), workload, usual))
+
+
+def fitting_profiles(hardware: Hardware, profiles: Iterable[CatalogModel]) -> list[CatalogModel]:
+    """The profiles of which one session fits on ``hardware`` at the default workload (`servebound models
+    list --fits`), in the order given."""
+    workload = make_workload()  # the default workload
+    return [
+        p
+        for p in profiles
+        if decode(
+            hardware, p.adapter, resolve_scenario(workload, hardware=hardware, model=p.adapter).workload
+        ).fits
+    ]
