@@ -3,7 +3,7 @@ ceilings of every pair that fits, as one SQLite file (datasette-ready: primary a
 ``_columns`` table describing every column) or one CSV file per table.
 
 Every table is declared once (``TABLES``: each column's SQL type, description and how a record gives
-it); both writers read the declarations. The ceilings come from ``views.rank.rank_models`` under
+it); both writers read the declarations. The ceilings come from ``questions.rank.rank_models`` under
 ``api.default_workload`` (the workload `servebound decode` answers with when no flag is given), one
 device at a time over every profile: the same rows `servebound rank` computes.
 """

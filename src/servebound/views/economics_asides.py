@@ -1,5 +1,5 @@
 """The lecture's asides, in servebound's words, each number computed from the lecture's stated inputs
-(``economics_view.LECTURE`` and the few below) and the core's economics functions.
+(``questions.economics.LECTURE`` and the few below) and the core's economics functions.
 
 Each aside is (heading, sentence). The economics page shows them under "The lecture's asides".
 """
