@@ -30,9 +30,9 @@ from servebound.inputs.declared import AnyWorkload, stated
 from servebound.inputs.pricing import resolve_price
 from servebound.inputs.resolve import CPU_ONLY_ID, _looks_like_file, hardware_ref, resolve_hardware
 from servebound.inputs.scenario import Scenario, default_workload, load_hardware, load_model, resolve_scenario
+from servebound.questions.absent import NO_PREFILL_WHY, NO_WAIT_WHY, missing_decode
 from servebound.questions.decode import decode_answer
 from servebound.questions.prefill import prefill_answer
-from servebound.views.notes import NO_PREFILL_WHY, NO_WAIT_WHY, missing_decode
 
 if TYPE_CHECKING:
     from servebound.catalog.hardware import CatalogHardware

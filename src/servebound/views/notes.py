@@ -35,29 +35,6 @@ VERDICT_WORDS: dict[str, str] = {
 }
 
 
-#: Why a figure is absent, in the words every page says it (the pair page's answers, the rank tables'
-#: "n/a" cells): where nothing fits, no rate, batch or wait exists; where no batch holds the floor, no
-#: useful aggregate; a model without prefill fields has no prefill ceiling.
-NOTHING_FITS_WHY = "nothing fits in memory"
-NO_FLOOR_WHY = "no batch holds the floor"
-NO_WAIT_WHY = "nothing fits in memory, so no prompt is processed and there is no wait to report"
-NO_PREFILL_WHY = (
-    "this model has no prefill fields (linear parameters, attention FLOPs), so no prefill ceiling"
-)
-
-
-def missing_decode(r: DecodeResult) -> dict[str, Note]:
-    """Why each of a decode answer's headline figures is absent (single session, useful aggregate, b*),
-    by its JSON name; a figure that is present has no entry."""
-    why = NOTHING_FITS_WHY if r.verdict in (Verdict.NO_RESIDENT_FIT, Verdict.NO_SESSION_FIT) else NO_FLOOR_WHY
-    figures = {
-        "single_session_tok_s": r.single_session_tok_per_s,
-        "aggregate_tok_s": r.aggregate_tok_per_s,
-        "batch_star": r.batch_star,
-    }
-    return {name: _said(why) for name, value in figures.items() if value is None}
-
-
 def verdict_said(r: DecodeResult) -> str:
     """The verdict as the terminal's headline says it: a floor miss with its speed first, then the floor
     (a session that fits at 10 tok/s is an answer, not a failure)."""

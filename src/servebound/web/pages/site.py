@@ -25,12 +25,12 @@ from servebound.core.system import System
 from servebound.core.units import TFLOPS
 from servebound.core.workload import Workload
 from servebound.errors import MAX_ID_CHARS, InputError, check_id_length
+from servebound.questions.absent import NO_PREFILL_WHY
 from servebound.questions.decode import decode_answer
 from servebound.questions.prefill import prefill_answer
 from servebound.questions.rank import DEFAULT_RANK_PROMPT_TOKENS
 from servebound.runs.band import with_band
 from servebound.runs.validation import ReportedRun, ValidationSummary, reported_runs_for, validation_summary
-from servebound.views.notes import NO_PREFILL_WHY
 from servebound.views.report import decode_json, prefill_json
 from servebound.web.app.query import WorkloadQuery
 from servebound.web.pages.words import fact_value, page_text
