@@ -20,7 +20,7 @@ def main() -> None:
     from servebound.catalog.models import list_models
     from servebound.core.workload import Workload
     from servebound.inputs.declared import DeclaredWorkload
-    from servebound.views.rank import rank_models
+    from servebound.questions.rank import rank_models
 
     spark = get_hardware("nvidia-dgx-spark").hardware
     natives = [m.adapter for m in list_models(native_only=True)]

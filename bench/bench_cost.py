@@ -12,7 +12,8 @@ from timing import median_s
 def main() -> None:
     from servebound.api import load_hardware, load_model, make_workload
     from servebound.inputs.pricing import catalog_price, resolve_price
-    from servebound.views.cost_report import cost_json, cost_report
+    from servebound.questions.cost import cost_report
+    from servebound.views.cost_view import cost_json
 
     hw = load_hardware("nvidia-b200")
     price = resolve_price(hw, catalog_price("nvidia-b200"))

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from servebound.catalog.models import get_model
 from servebound.core.workload import Workload
-from servebound.views.parallel import run_layouts, run_plan
+from servebound.questions.layout import run_layouts
+from servebound.questions.plan import run_plan
 from timing import median_s
 
 

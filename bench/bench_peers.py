@@ -88,7 +88,7 @@ def warm_pairs() -> None:
     from servebound.catalog.models import get_model, list_models
     from servebound.core.workload import Workload
     from servebound.inputs.declared import DeclaredWorkload
-    from servebound.views.rank import rank_models
+    from servebound.questions.rank import rank_models
 
     sys.path.insert(0, str(Path(__file__).parent))
     from servebound.core.decode import decode

@@ -14,7 +14,7 @@ from pathlib import Path
 from servebound.core.decode import DecodeResult
 from servebound.core.fields import markdown_table
 from servebound.core.prefill import PrefillResult
-from servebound.views.rank import RankRow
+from servebound.questions.rank import RankRow
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 

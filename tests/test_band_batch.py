@@ -58,7 +58,8 @@ def test_vllm_at_batch_16_no_longer_shows_the_single_session_band() -> None:
 def test_rank_rows_carry_the_band_with_an_engine() -> None:
     from servebound.catalog.hardware import get_hardware
     from servebound.catalog.models import get_model
-    from servebound.views.rank import rank_hardware, rank_row_json
+    from servebound.questions.rank import rank_hardware
+    from servebound.views.rows import rank_row_json
 
     model = get_model("llama-2-7b-q4_0").adapter
     machines = [get_hardware(ref) for ref in ("nvidia-rtx-4090", "apple-m3-max-128gb", "nvidia-h100-sxm")]

@@ -93,7 +93,9 @@ def test_decode_on_a_catalog_pair_reads_two_snapshot_rows() -> None:
 @pytest.mark.parametrize("extra", [[], ["--json"]])
 def test_one_decode_evaluates_floats_without_numpy(tmp_path: Path, extra: list[str]) -> None:
     """The core's formulas take floats or arrays (servebound.core.arith): one decode, of an MoE model
-    under expected expert traffic, runs on floats and never imports numpy; --range (a curve) does."""
+    under expected expert traffic, runs on floats and never imports numpy; --range (a curve) does. The
+    decode question imports its system and range branches (no function-local import), but a decode on
+    one device resolves no system and searches no layout."""
     pair = [arg for arg in DECODE if arg != "--json"]
 
     def modules_of(args: list[str]) -> set[str]:
@@ -101,7 +103,12 @@ def test_one_decode_evaluates_floats_without_numpy(tmp_path: Path, extra: list[s
 
     plain = modules_of(pair + extra)
     assert "numpy" not in plain
-    assert not plain & {"servebound.core.decode_range", "servebound.core.layout", "servebound.cli.layout_cmd"}
+    assert not plain & {
+        "servebound.inputs.layout",
+        "servebound.core.layout_search",
+        "servebound.questions.layout",
+        "servebound.cli.layout_cmd",
+    }
     assert "numpy" in modules_of([*pair, *extra, "--range"])
 
 

@@ -18,7 +18,7 @@ from servebound.core.experts import ExpertTraffic
 from servebound.core.hardware import Hardware
 from servebound.core.prefill import crossover_tokens
 from servebound.core.workload import Workload
-from servebound.views.economics_view import lecture
+from servebound.questions.economics import lecture
 from tests.conftest import load_golden
 from tests.conftest import run_cli as run
 from tests.test_decode_compute import dense, models

@@ -13,7 +13,7 @@ import servebound
 from servebound.catalog.hardware import get_hardware
 from servebound.catalog.models import list_models
 from servebound.inputs.scenario import resolve_scenario
-from servebound.views.fit import fit_models
+from servebound.questions.fit import fit_models
 from tests.conftest import run_json
 
 SPARK = "nvidia-dgx-spark"

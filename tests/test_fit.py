@@ -14,7 +14,7 @@ import pytest
 from servebound import decode, load_hardware, make_workload
 from servebound.catalog.models import list_models
 from servebound.core.decode import Verdict
-from servebound.views.fit import engine_for
+from servebound.questions.fit import engine_for
 from tests.conftest import process_json
 
 TOOLS = Path(__file__).parent / "data" / "device_tools"
@@ -91,7 +91,7 @@ def test_fit_for_every_engine_lists_the_models_it_runs(engine: str, hardware: st
     those; an engine that does not run on the vendor lists none."""
     from servebound.catalog.engines import format_class, get_engine
     from servebound.catalog.hardware import get_hardware
-    from servebound.views.fit import fit_models
+    from servebound.questions.fit import fit_models
 
     hw = load_hardware(hardware)
     vendor = get_hardware(hardware).vendor.casefold()

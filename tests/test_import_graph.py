@@ -12,8 +12,7 @@ listed with its modules and one concrete loop through them.
 
 Function-local imports are for optional or heavy packages only (``LOCAL_IMPORTS_ALLOWED``): a
 function that imports one of the package's own modules hides an edge of this graph, and usually a
-cycle. ``test_no_function_local_imports_of_the_package`` fails on any, except in the modules of
-``LOCAL_IMPORTS_MOVING`` (work in progress, named with its reason) and the exact imports of
+cycle. ``test_no_function_local_imports_of_the_package`` fails on any, except the exact imports of
 ``COLD_START_DEFERRED`` (each an optional path of the one resolution whose top-level import would
 slow every cold command, with what it costs).
 """
@@ -217,8 +216,9 @@ def describe(components: list[list[str]], edges: dict[str, set[str]]) -> str:
 def test_the_graph_sees_the_package() -> None:
     edges = graph()
     assert len(edges) > 100
-    assert "servebound.core.decode" in edges["servebound.api"]  # a top-level `from ... import`
-    assert "servebound.inputs.workload" in edges["servebound.api"]
+    assert "servebound.core.decode" in edges["servebound.questions.decode"]  # a top-level `from ... import`
+    assert "servebound.inputs.workload" in edges["servebound.questions.decode"]
+    assert "servebound.questions.decode" in edges["servebound.api"]
 
 
 def test_the_cycle_finder_finds_a_cycle() -> None:
@@ -259,13 +259,6 @@ def local_imports() -> list[str]:
     return sorted(out)
 
 
-#: Modules whose function-local imports of the package are someone's work in progress, each with its
-#: reason; the entry goes when that work merges.
-LOCAL_IMPORTS_MOVING = {
-    "api": "use cases moving to questions/ (issue 32)",
-    "views": "use cases moving to questions/ (issue 32)",
-}
-
 #: The optional paths of a question's one resolution (``inputs.resolve``, ``inputs.scenario``), each
 #: imported where it is taken: at the top they would load for every cold command (a decode by catalog
 #: id: about 100 ms of CPU) what only a file, ``auto``, a Hub reference, an engine or a system needs.
@@ -293,13 +286,8 @@ COLD_START_DEFERRED = (
 )
 
 
-def _moving(entry: str) -> bool:
-    module = entry.split(":")[0]
-    return any(module == place or module.startswith(f"{place}.") for place in LOCAL_IMPORTS_MOVING)
-
-
 def test_no_function_local_imports_of_the_package() -> None:
-    found = [entry for entry in local_imports() if not _moving(entry)]
+    found = local_imports()
     hidden = [entry for entry in found if entry not in COLD_START_DEFERRED]
     listing = "\n".join(hidden)
     assert not hidden, (
@@ -316,5 +304,3 @@ def test_the_local_import_rule_sees_a_local_import() -> None:
         local and imported_names(first, "servebound.inputs.resolve", False)[0].split(".")[0] == "servebound"
     )
     assert imported_names(second, "servebound.inputs.resolve", False)[0] in LOCAL_IMPORTS_ALLOWED
-    assert _moving("views.notes: servebound.catalog.models.get_model") and _moving("api: servebound.x")
-    assert not _moving("inputs.resolve: servebound.x") and not _moving("apis: servebound.x")

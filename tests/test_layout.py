@@ -378,7 +378,7 @@ def test_multi_device_reported_runs_sit_at_or_below_their_layout_ceilings() -> N
 def test_a_replica_for_prefill_holds_every_devices_runtime_overhead() -> None:
     """The replica prefill runs on is G pp devices: its capacity and runtime overhead are theirs summed
     (as the layout charges O per device), its bandwidth and compute one stage group's."""
-    from servebound.views.parallel import replica_prefill_hardware
+    from servebound.questions.layout import replica_prefill_hardware
 
     device = Hardware(
         "gpu",

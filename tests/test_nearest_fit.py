@@ -14,7 +14,7 @@ from servebound.core.nearest_records import NearestFit
 from servebound.inputs.resolve import resolve_model
 from servebound.inputs.scenario import resolve_scenario
 from servebound.inputs.workload import WorkloadInputs
-from servebound.views.nearest import applied
+from servebound.questions.nearest import applied
 from servebound.views.notes import decode_notes
 
 

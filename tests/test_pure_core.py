@@ -59,8 +59,13 @@ def test_every_result_record_has_a_json_view() -> None:
     from servebound.core import fields
     from servebound.core.decode import DecodeResult
     from servebound.core.prefill_records import PrefillResult
-    from servebound.views.cost_report import CostReport
-    from servebound.views.parallel import LayoutSearch, PlanResult
+    from servebound.questions.cost import CostReport
+    from servebound.questions.layout import LayoutSearch
+    from servebound.questions.plan import PlanResult
+    from servebound.questions.system_cost import LayoutCost
+    from servebound.questions.system_decode import SystemDecode
+    from servebound.questions.system_prefill import SystemPrefill
 
-    for record in (DecodeResult, PrefillResult, CostReport, LayoutSearch, PlanResult):
+    records = (DecodeResult, PrefillResult, CostReport, LayoutSearch, PlanResult, LayoutCost, SystemDecode)
+    for record in (*records, SystemPrefill):
         assert fields._qualified(record) in fields._JSON_VIEWS, record

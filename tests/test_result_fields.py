@@ -66,7 +66,8 @@ def test_the_json_views_are_the_documented_fields() -> None:
 
 def test_a_rank_row_carries_its_documented_fields() -> None:
     from servebound.catalog.hardware import get_hardware
-    from servebound.views.rank import RankRow, rank_hardware, rank_row_json
+    from servebound.questions.rank import RankRow, rank_hardware
+    from servebound.views.rows import rank_row_json
 
     docs = [doc for doc in field_docs(RankRow) if doc.json]
     assert docs and all(doc.help.strip() and "|" not in doc.help for doc in docs)

@@ -16,6 +16,7 @@ import typing as _typing
 
 if _typing.TYPE_CHECKING:
     from servebound.api import (
+        cost,
         decode,
         default_workload,
         layout,
@@ -60,15 +61,16 @@ if _typing.TYPE_CHECKING:
     from servebound.importers.gguf_file import import_gguf
     from servebound.importers.hf_config import import_hf_config
     from servebound.importers.safetensors_headers import import_safetensors
+    from servebound.questions.cost import CostReport
+    from servebound.questions.layout import LayoutSearch
+    from servebound.questions.plan import PlanResult
+    from servebound.questions.rank import RankRow, rank_hardware, rank_models
     from servebound.runs.ceiling import check_run
     from servebound.runs.measured import MeasuredRun, RunCheck, make_run
-    from servebound.views.cost_report import CostReport, cost
-    from servebound.views.parallel import LayoutSearch, PlanResult
-    from servebound.views.rank import RankRow, rank_hardware, rank_models
 
 #: Where each public name lives; imported on first use, so `import servebound` (and the CLI) stay fast.
 _HOMES = {
-    "cost": "servebound.views.cost_report",
+    "cost": "servebound.api",
     "decode": "servebound.api",
     "default_workload": "servebound.api",
     "hardware": "servebound.catalog.browse",
@@ -80,16 +82,16 @@ _HOMES = {
     "layout": "servebound.api",
     "plan": "servebound.api",
     "prefill": "servebound.api",
-    "CostReport": "servebound.views.cost_report",
+    "CostReport": "servebound.questions.cost",
     "ImportedModel": "servebound.importers.audit",
     "import_gguf": "servebound.importers.gguf_file",
     "import_hf_config": "servebound.importers.hf_config",
     "import_safetensors": "servebound.importers.safetensors_headers",
-    "LayoutSearch": "servebound.views.parallel",
-    "PlanResult": "servebound.views.parallel",
-    "RankRow": "servebound.views.rank",
-    "rank_hardware": "servebound.views.rank",
-    "rank_models": "servebound.views.rank",
+    "LayoutSearch": "servebound.questions.layout",
+    "PlanResult": "servebound.questions.plan",
+    "RankRow": "servebound.questions.rank",
+    "rank_hardware": "servebound.questions.rank",
+    "rank_models": "servebound.questions.rank",
     "check_run": "servebound.runs.ceiling",
     "MeasuredRun": "servebound.runs.measured",
     "RunCheck": "servebound.runs.measured",

@@ -96,7 +96,7 @@ def test_the_layout_count_is_the_rows_listed_and_the_chart_draws_capacity(client
     import re
 
     from servebound.core.layout import Layout, LayoutVerdict, evaluate_layout
-    from servebound.views.parallel import compute_seconds_per_session_step, resolve_system
+    from servebound.questions.layout import compute_seconds_per_session_step, resolve_system
     from servebound.web.pages.site import default_site_data
 
     html = client.get("/hardware/8x-nvidia-h100-sxm?model=llama-3.1-70b").text

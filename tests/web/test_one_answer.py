@@ -37,7 +37,7 @@ import servebound
 from servebound.catalog.engines import ENGINE_IDS
 from servebound.catalog.hosts import cpu_rows, host_rows
 from servebound.cli import main
-from servebound.views.cost_report import fmt_money
+from servebound.views.cost_view import fmt_money
 from servebound.views.report import fmt_gb, fmt_int, fmt_rate, fmt_seconds
 from servebound.web.app.server import create_app
 from tests.conftest import cli_json

@@ -273,7 +273,7 @@ def test_the_lectures_asides_are_on_the_economics_page(client: TestClient) -> No
     context plateau, rebuild against keep, rack hops, derating, 150T against ~200T) are on /economics and
     its mirror, in our words, each number computed."""
     from servebound.core import economics as econ
-    from servebound.views.economics_view import LECTURE
+    from servebound.questions.economics import LECTURE
 
     rack = econ.train_schedule(LECTURE["batch"], 1 / LECTURE["steps_per_s"]).tok_per_s
     inference = econ.equal_cost(

@@ -3,7 +3,7 @@ ceilings of every pair that fits, as one SQLite file (datasette-ready: primary a
 ``_columns`` table describing every column) or one CSV file per table.
 
 Every table is declared once (``TABLES``: each column's SQL type, description and how a record gives
-it); both writers read the declarations. The ceilings come from ``views.rank.rank_models`` under
+it); both writers read the declarations. The ceilings come from ``questions.rank.rank_models`` under
 ``api.default_workload`` (the workload `servebound decode` answers with when no flag is given), one
 device at a time over every profile: the same rows `servebound rank` computes.
 """
@@ -17,14 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from servebound.api import default_workload
 from servebound.catalog.hardware import list_hardware
 from servebound.catalog.model_build import model_index
 from servebound.catalog.models import list_models
 from servebound.core.hardware import ARITHMETIC_MODES
 from servebound.core.units import GB
+from servebound.inputs.scenario import default_workload
+from servebound.questions.rank import rank_models
 from servebound.runs.reported import load_reported_runs
-from servebound.views.rank import rank_models
 
 
 @dataclass(frozen=True)

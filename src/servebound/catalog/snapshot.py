@@ -208,11 +208,27 @@ def core_hardware(entry_id: str) -> Hardware:
     return value
 
 
-def hardware_is_system(entry_id: str) -> bool | None:
-    """Whether the row ``entry_id`` declares a system of several devices; None where there is no such row."""
+def hardware_fields(entry_id: str) -> dict[str, Any] | None:
+    """The catalog fields of the row ``entry_id`` (device class, memory type, vendor, its system), left
+    encoded; None where there is no such row."""
     if entry_id not in _places(HARDWARE):
         return None
-    return row(HARDWARE, entry_id)["fields"].get("system") is not None
+    fields: dict[str, Any] = row(HARDWARE, entry_id)["fields"]
+    return fields
+
+
+def hardware_is_system(entry_id: str) -> bool | None:
+    """Whether the row ``entry_id`` declares a system of several devices; None where there is no such row."""
+    fields = hardware_fields(entry_id)
+    return None if fields is None else fields.get("system") is not None
+
+
+def profile_fact(profile_id: str, name: str) -> Any:
+    """One fact of a profile's import (``vocab_size``, ``model_type``), None where the profile or the fact
+    is absent."""
+    if profile_id not in _places(AUDITS):
+        return None
+    return dict(row(AUDITS, profile_id)["facts"]["mapping"]).get(name)
 
 
 @cache

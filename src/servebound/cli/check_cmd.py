@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import statistics
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from servebound.cli.common import JSON, command, flags, given, option
 from servebound.cli.output import console, print_json
 from servebound.errors import InputError
-from servebound.runs.ceiling import check_json, check_run, format_check
+from servebound.questions.check import checked_runs
+from servebound.runs.ceiling import check_json, format_check
 from servebound.runs.measured import make_run
 from servebound.runs.result_files import hardware_from_runs, model_from_runs, read_result_file
 from servebound.runs.validation import format_summary, validation_json, validation_summary
@@ -115,19 +116,6 @@ def check_command(
 
 #: The most checks printed in full; the rest of a long result file is summarized (--json has each).
 MAX_PRINTED_CHECKS = 20
-
-
-def checked_runs(hardware: str, model: str, runs: list[Any], overhead_gb: float | None) -> list[Any]:
-    """Each run checked; runs that differ only in where they came from share one ceiling computation
-    (a 60,000-record file of a few settings computes a few ceilings)."""
-    done: dict[Any, Any] = {}
-    out = []
-    for r in runs:
-        key = replace(r, source="")
-        if key not in done:
-            done[key] = check_run(hardware, model, key, overhead_gb=overhead_gb)
-        out.append(replace(done[key], run=r))
-    return out
 
 
 def checks_summary(rest: list[Any]) -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from servebound.api import resolve_scenario
 from servebound.cli.common import (
     HARDWARE,
     JSON,
@@ -17,19 +16,13 @@ from servebound.cli.common import (
 from servebound.cli.output import console, on, print_json, print_table, render_assumptions
 from servebound.inputs.pricing import OwnedInputs, Pricing
 from servebound.inputs.records import MAX_USD_PER_HOUR, MIN_USD_PER_HOUR
+from servebound.inputs.scenario import resolve_scenario
 from servebound.inputs.workload import MAX_EDGE_TOKENS
-from servebound.views.cost_report import (
-    DEFAULT_COST_PROMPT_TOKENS,
-    CostReport,
-    cost_answer,
-    cost_json,
-    cost_notes,
-    cost_summary,
-    parse_batches,
-)
+from servebound.questions.cost import DEFAULT_COST_PROMPT_TOKENS, CostReport, cost_answer, parse_batches
+from servebound.views.cost_view import cost_json, cost_notes, cost_summary
 
 if TYPE_CHECKING:
-    from servebound.views.system_cost import LayoutCost
+    from servebound.questions.system_cost import LayoutCost
 
 
 @command(

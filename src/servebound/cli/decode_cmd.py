@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from servebound.api import decode_answer, resolve_scenario
 from servebound.cli.common import HARDWARE, JSON, MODEL, command, option, workload
 from servebound.cli.output import console, on, print_json, print_table, render_assumptions
 from servebound.core.decode import DecodeResult
 from servebound.core.model import ModelAdapter
 from servebound.core.units import GB
+from servebound.inputs.scenario import resolve_scenario
 from servebound.inputs.workload import WorkloadInputs
+from servebound.questions.decode import decode_answer
 from servebound.runs.band import expected_text
 from servebound.views.notes import decode_notes, verdict_said
 from servebound.views.report import (
@@ -92,7 +93,7 @@ def render_decode(result: DecodeResult) -> None:
     """The human report: the gates, the ceilings, the notes, the assumptions."""
     r = result
     hw = r.hardware
-    choice = getattr(r, "layout", None)  # a system answers at a layout (views.system_decode)
+    choice = getattr(r, "layout", None)  # a system answers at a layout (questions.system_decode)
     at = "" if choice is None else f" at {choice.label}"
     console.print(on(r.model.name, hw.name, f"{at}: {verdict_said(r)}"))
     w, cache, flops, step = r.workload, _cache(r.model), r.decode_flops_per_token, r.step_time_s

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from servebound.api import load_hardware, load_model, make_workload
 from servebound.cli.common import HARDWARE_HELP, JSON, REQUIRED, command, declared, group, option
 from servebound.cli.output import console, line, print_json, strong
 from servebound.inputs.files import load_tiers_file
-from servebound.views.economics_view import (
+from servebound.inputs.scenario import load_hardware, load_model, make_workload
+from servebound.questions.economics import (
     LECTURE_BLACKWELL,
     Shown,
     balance,

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from servebound.api import layout as layout_search
-from servebound.api import resolve_scenario
 from servebound.cli.common import (
     HARDWARE,
     JSON,
@@ -29,12 +27,11 @@ from servebound.core.layout import LayoutResult
 from servebound.core.units import GB
 from servebound.errors import InputError
 from servebound.inputs.records import PlanTraffic
-from servebound.views.parallel import (
-    ResolvedSystem,
-    layout_assumptions,
-    plan_json,
-    run_plan,
-)
+from servebound.inputs.scenario import resolve_scenario
+from servebound.questions.layout import ResolvedSystem
+from servebound.questions.layout import layout as layout_search
+from servebound.questions.plan import run_plan
+from servebound.views.layout_view import layout_assumptions, plan_json
 from servebound.views.report import fmt_gb, fmt_rate
 
 

@@ -4,20 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from servebound.api import load_hardware, load_model, make_workload, resolve_scenario
 from servebound.catalog.hardware import list_hardware
 from servebound.catalog.models import CatalogModel, catalog_profile, get_model, list_models
 from servebound.cli.common import JSON, ContextFlags, argument, command, flags, group, option
 from servebound.cli.output import console, line, new_table, print_json, steps_json, steps_table, strong
-from servebound.core.decode import decode
 from servebound.core.units import GB
 from servebound.errors import InputError
+from servebound.inputs.scenario import load_hardware, load_model, make_workload
 from servebound.inputs.workload import MAX_EDGE_TOKENS
-from servebound.views.band_view import band_cell, expected_column_text
-from servebound.views.cost_report import fmt_money
-from servebound.views.fit import said_engines, usual_profile_ids
-from servebound.views.notes import VERDICT_WORDS
-from servebound.views.rank import (
+from servebound.questions.fit import fitting_profiles, usual_profile_ids
+from servebound.questions.rank import (
     DEFAULT_RANK_PROMPT_TOKENS,
     RANK_SORTS,
     RankRow,
@@ -25,9 +21,12 @@ from servebound.views.rank import (
     machine,
     rank_hardware,
     rank_models,
-    rank_row_json,
 )
+from servebound.views.band_view import band_cell, expected_column_text
+from servebound.views.cost_view import fmt_money
+from servebound.views.notes import VERDICT_WORDS
 from servebound.views.report import fmt_rate, fmt_wait
+from servebound.views.rows import rank_row_json, said_engines
 
 models_app = group(
     "models",
@@ -115,13 +114,7 @@ def models_list(
         native_only=not all_formats,
     )
     if fits is not None:
-        hw = load_hardware(fits)
-        workload = make_workload()  # the default workload
-        rows = [
-            m
-            for m in rows
-            if decode(hw, m.adapter, resolve_scenario(workload, hardware=hw, model=m.adapter).workload).fits
-        ]
+        rows = fitting_profiles(load_hardware(fits), rows)
     if json_out:
         print_json({"models": [model_row_json(m) for m in rows]})
         return

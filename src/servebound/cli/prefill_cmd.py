@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Literal
 
-from servebound.api import prefill_answer, resolve_scenario
 from servebound.cli.common import HARDWARE, JSON, MODEL, command, option, workload
 from servebound.cli.output import console, line, on, print_json, print_table, render_assumptions, strong
 from servebound.core.prefill import PrefillRange, PrefillResult
+from servebound.inputs.scenario import resolve_scenario
 from servebound.inputs.workload import WorkloadInputs
+from servebound.questions.prefill import prefill_answer
 from servebound.runs.band import expected_text
 from servebound.views.report import (
     NOTHING_FITS,

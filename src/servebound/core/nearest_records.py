@@ -1,6 +1,6 @@
 """The nearest settings that fit, as records: what a decode result lists where no session fits.
 
-The suggestions themselves are a question of their own (``views.nearest``: it reads the catalog for
+The suggestions themselves are a question of their own (``questions.nearest``: it reads the catalog for
 lighter formats and host rows and answers decode at each setting); it registers itself here, so the
 core's decode result lists them without importing it.
 """
@@ -41,13 +41,13 @@ _SUGGEST: list[Callable[[Any], tuple[NearestFit, ...]]] = []
 
 
 def register(suggest: Callable[[Any], tuple[NearestFit, ...]]) -> None:
-    """Install the function that lists a result's nearest settings (``views.nearest`` calls this)."""
+    """Install the function that lists a result's nearest settings (``questions.nearest`` calls this)."""
     _SUGGEST[:] = [suggest]
 
 
 def suggestions(result: Any) -> tuple[NearestFit, ...]:
     """The registered suggestions for a decode result (a RuntimeError where none is registered: import
-    ``servebound.views.nearest`` first, as every surface does)."""
+    ``servebound.questions.nearest`` first, as every surface does)."""
     if not _SUGGEST:
-        raise RuntimeError("no nearest-fit suggester registered: import servebound.views.nearest")
+        raise RuntimeError("no nearest-fit suggester registered: import servebound.questions.nearest")
     return _SUGGEST[0](result)

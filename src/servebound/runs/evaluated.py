@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING
 from servebound.catalog.hardware import get_hardware
 from servebound.catalog.models import get_model
 from servebound.errors import InputError
+from servebound.questions.layout import layout_decode_ceiling
 from servebound.runs.ceiling import check_run
 from servebound.runs.measured import ABOVE_CEILING_TOLERANCE, Metric, RunCheck, make_run
 from servebound.runs.reported import load_reported_runs
-from servebound.views.parallel import layout_decode_ceiling
 
 if TYPE_CHECKING:
     from servebound.runs.reported import ReportedRunEntry

@@ -1,5 +1,5 @@
 """The lecture's asides, in servebound's words, each number computed from the lecture's stated inputs
-(``economics_view.LECTURE`` and the few below) and the core's economics functions.
+(``questions.economics.LECTURE`` and the few below) and the core's economics functions.
 
 Each aside is (heading, sentence). The economics page shows them under "The lecture's asides".
 """
@@ -10,7 +10,7 @@ import math
 
 from servebound.core import economics as econ
 from servebound.core.hardware import Hardware
-from servebound.views.economics_view import LECTURE, LECTURE_BREAKPOINT_MODE, _g
+from servebound.questions.economics import LECTURE, LECTURE_BREAKPOINT_MODE, _g
 
 #: Inputs the asides take from the lecture's text, as it states them.
 ASIDE_INPUTS: dict[str, float] = {

@@ -6,16 +6,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from servebound.catalog import snapshot
+from servebound.catalog.hardware_names import normalize_ref
 from servebound.core.advice import Note, Setting
 from servebound.core.decode import BatchLimit, DecodeResult, Verdict
 from servebound.core.decode_compute import ComputeStatus
-from servebound.core.errors import InputError
 from servebound.core.model import ModelAdapter
 from servebound.core.nearest_records import NearestFit
 from servebound.core.offload import OffloadSpec
 from servebound.core.units import GB
 from servebound.core.workload import MAX_BATCH, Workload
-from servebound.views import nearest as _nearest  # noqa: F401 (registers decode's nearest-fit suggestions)
+from servebound.questions import nearest as _nearest  # noqa: F401 (registers decode's nearest-fit suggestions)
 
 #: One sentence per decode verdict, shared by the CLI, the notes and the site (which capitalises it).
 VERDICT_TEXT: dict[str, str] = {
@@ -33,29 +34,6 @@ VERDICT_WORDS: dict[str, str] = {
     "no_session_fit": "no session fits",
     "no_resident_fit": "does not fit",
 }
-
-
-#: Why a figure is absent, in the words every page says it (the pair page's answers, the rank tables'
-#: "n/a" cells): where nothing fits, no rate, batch or wait exists; where no batch holds the floor, no
-#: useful aggregate; a model without prefill fields has no prefill ceiling.
-NOTHING_FITS_WHY = "nothing fits in memory"
-NO_FLOOR_WHY = "no batch holds the floor"
-NO_WAIT_WHY = "nothing fits in memory, so no prompt is processed and there is no wait to report"
-NO_PREFILL_WHY = (
-    "this model has no prefill fields (linear parameters, attention FLOPs), so no prefill ceiling"
-)
-
-
-def missing_decode(r: DecodeResult) -> dict[str, Note]:
-    """Why each of a decode answer's headline figures is absent (single session, useful aggregate, b*),
-    by its JSON name; a figure that is present has no entry."""
-    why = NOTHING_FITS_WHY if r.verdict in (Verdict.NO_RESIDENT_FIT, Verdict.NO_SESSION_FIT) else NO_FLOOR_WHY
-    figures = {
-        "single_session_tok_s": r.single_session_tok_per_s,
-        "aggregate_tok_s": r.aggregate_tok_per_s,
-        "batch_star": r.batch_star,
-    }
-    return {name: _said(why) for name, value in figures.items() if value is None}
 
 
 def verdict_said(r: DecodeResult) -> str:
@@ -173,25 +151,19 @@ def draft_notes(target: ModelAdapter, workload: Workload) -> list[str]:
 
 def _vocab_size(model_id: str) -> int | None:
     """A catalog model's vocabulary size (None: not in the catalog, or not stated)."""
-    from servebound.catalog.models import get_model
-
-    try:
-        value = get_model(model_id).imported.facts.get("vocab_size")
-    except InputError:
-        return None
+    value = snapshot.profile_fact(model_id, "vocab_size")
     return value if isinstance(value, int) else None
 
 
 def _unified_memory(hardware_id: str) -> str | None:
     """The memory type of a catalog row whose CPU and GPU share one memory (None: not one, or no row)."""
-    from servebound.catalog.hardware import get_hardware
-
-    try:
-        row = get_hardware(hardware_id)
-    except InputError:
+    entry_id = snapshot.hardware_index().get(normalize_ref(hardware_id))
+    fields = None if entry_id is None else snapshot.hardware_fields(entry_id)
+    if fields is None:
         return None
-    memory = row.memory_type or ""
-    return memory if "unified" in memory.lower() or row.device_class == "unified-memory SoC" else None
+    memory = str(fields.get("memory_type") or "")
+    unified = "unified" in memory.lower() or fields.get("device_class") == "unified-memory SoC"
+    return memory if unified else None
 
 
 def _no_resident_fit(r: DecodeResult) -> list[Note]:
@@ -403,7 +375,7 @@ _BY_VERDICT = {
 def decode_notes(result: DecodeResult) -> list[Note]:
     """The notes explaining the verdict and the settings that would pass a failed gate."""
     r = result
-    # a system's answer (views.system_decode) says first which layout it answered at
+    # a system's answer (questions.system_decode) says first which layout it answered at
     notes = [*getattr(r, "layout_notes", ()), *_BY_VERDICT[r.verdict](r), *_context_notes(r)]
     if (
         r.fits

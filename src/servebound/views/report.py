@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from servebound.core.decode import DecodeResult
@@ -16,6 +17,7 @@ from servebound.core.rates import MISSING_RATE_RULE
 from servebound.core.reading import is_estimate
 from servebound.core.units import GB, TFLOPS
 from servebound.core.workload import MAX_BATCH, Workload
+from servebound.views.layout_view import layout_assumptions, layout_json, system_json
 from servebound.views.notes import VERDICT_TEXT as VERDICT_TEXT  # re-exported: the CLI and the site say it
 from servebound.views.notes import decode_notes, notes_json
 from servebound.views.notes import sentence as sentence
@@ -23,6 +25,8 @@ from servebound.views.notes import sentence as sentence
 if TYPE_CHECKING:  # prefill's and the range's views need no code at import: `servebound decode` skips it
     from servebound.core.decode_range import DecodeContextRange
     from servebound.core.prefill import PrefillRange, PrefillResult
+    from servebound.questions.system_decode import SystemDecode
+    from servebound.questions.system_prefill import SystemPrefill
 
 #: One sentence per prefill verdict.
 PREFILL_VERDICT_TEXT: dict[str, str] = {
@@ -107,21 +111,27 @@ def _reading_why(moe: bool, mode: ExpertTraffic, provenance: str) -> str:
     return "; ".join(parts)
 
 
-#: The views of decode and prefill answers that add to their command's object, by record type (a
-#: system's answer adds the layout it answered at: ``views.system_decode`` and ``views.layout_report``
-#: register theirs when such an answer is made).
-_ANSWER_VIEWS: dict[type, Callable[[Any, Any], dict[str, Any]]] = {}
+#: The views of decode and prefill answers that add to their command's object, by the record's
+#: qualified name (a system's answer adds the layout it answered at: ``system_decode_json`` and
+#: ``system_prefill_json`` below).
+_ANSWER_VIEWS: dict[str, Callable[[Any, Any], dict[str, Any]]] = {}
 
 
-def answer_view(record: type, view: Callable[[Any, Any], dict[str, Any]]) -> None:
-    """Register ``view`` as the ``--json`` object (with its range) of an answer of type ``record``."""
+def _qualified(record: type) -> str:
+    return f"{record.__module__}.{record.__qualname__}"
+
+
+def answer_view(record: str, view: Callable[[Any, Any], dict[str, Any]]) -> None:
+    """Register ``view`` as the ``--json`` object (with its range) of an answer whose record's qualified
+    name is ``record``, and as the record's ``to_dict()``."""
     _ANSWER_VIEWS[record] = view
+    json_view(record, lambda result: view(result, None))
 
 
 def decode_json(result: DecodeResult, range_result: DecodeContextRange | None = None) -> dict[str, Any]:
     """The contract's `servebound decode --json` object, plus our own extra fields (``context_range``
     with ``--range``; on a system, the layout it answered at)."""
-    view = _ANSWER_VIEWS.get(type(result))
+    view = _ANSWER_VIEWS.get(_qualified(type(result)))
     return plain_decode_json(result, range_result) if view is None else view(result, range_result)
 
 
@@ -312,7 +322,7 @@ def prefill_json(result: PrefillResult | None, range_result: PrefillRange | None
     """The contract's `servebound prefill --json` object, plus our own extra fields (on a system, the
     layout it answered at). Where nothing fits (``no_resident_fit``, ``no_session_fit``) the rates
     and times are null: there is no wait. Without a prompt (``--range`` alone), the range alone."""
-    view = _ANSWER_VIEWS.get(type(result))
+    view = _ANSWER_VIEWS.get(_qualified(type(result)))
     return plain_prefill_json(result, range_result) if view is None else view(result, range_result)
 
 
@@ -402,5 +412,99 @@ def fmt_seconds(value: float | None) -> str:
     return f"{value:,.2f} s" if value >= 1 else f"{value * 1e3:,.1f} ms"
 
 
+# --------------------------------------------------------------------------------------------------
+# A system's answers: decode's and prefill's objects at the layout answered, with the layout's fields
+# --------------------------------------------------------------------------------------------------
+
+
+def layout_fields(result: SystemDecode) -> dict[str, Any]:
+    """What decode's JSON adds on a system: the layout answered (with where it came from), its own
+    fields (per device, links, communication), the system and its link, and the pooled bound."""
+    choice = result.layout
+    assert choice is not None
+    out = layout_json(choice.result)
+    for key in (
+        "verdict",
+        "batch_mem",
+        "batch_star",
+        "single_session_tok_s",
+        "aggregate_tok_s",
+        "per_session_tok_s",
+    ):
+        out.pop(key)  # decode's own fields, at the layout (b_mem and b* in sessions)
+    r = choice.result
+    pooled = result.pooled
+    out["layout"] = {
+        **out["layout"],
+        "source": choice.source,
+        "why": choice.why,
+        "micro_batch": r.batch_star,
+        "micro_batch_mem": r.batch_mem,
+    }
+    out["system"] = system_json(choice.system)
+    out["pooled"] = (
+        None
+        if pooled is None
+        else {
+            "verdict": pooled.verdict.value,
+            "single_session_tok_s": pooled.single_session_tok_per_s,
+            "aggregate_tok_s": pooled.aggregate_tok_per_s,
+            "batch_star": pooled.batch_star,
+            "why": "the system as one device with summed bandwidth: an upper bound no layout reaches",
+        }
+    )
+    return out
+
+
+def system_decode_json(result: SystemDecode, range_result: Any = None) -> dict[str, Any]:
+    """``decode --json`` on a system: decode's object at the layout, plus the layout's fields."""
+    out = plain_decode_json(result, range_result)
+    if result.layout is None:  # answered pooled, and says why
+        out["assumptions"]["layout"] = (
+            f"none: layouts do not model {result.pooled_because}; one pooled device"
+        )
+        return {**out, "layout": None}
+    extra = layout_fields(result)
+    assumptions = {
+        **out["assumptions"],
+        **layout_assumptions(result.workload, result.layout.result, result.layout.system),
+        "layout": f"{result.layout.label}: {result.layout.why}",
+    }
+    return {**out, **extra, "assumptions": assumptions}
+
+
+def system_prefill_json(result: SystemPrefill, range_result: Any = None) -> dict[str, Any]:
+    """``prefill --json`` on a system: prefill's object for the replica at the layout, the time with the
+    link's, and the layout's own fields."""
+    out = plain_prefill_json(result, range_result)
+    choice, link, per_device = result.layout, result.link, result.per_device
+    assert choice is not None and link is not None and per_device is not None
+    replica = result.replica_time_s or 0.0
+    bound = "communication" if link.all_reduce_s + link.all_to_all_s > replica else None
+    out.update(
+        {
+            "system": system_json(choice.system),
+            "layout": {
+                **asdict(choice.layout),
+                "label": choice.label,
+                "source": choice.source,
+                "why": choice.why,
+            },
+            "bound_by": bound or out["bound_by"],
+            "communication_time_s": link.communication_s,
+            "all_reduce_time_s": link.all_reduce_s,
+            "all_to_all_time_s": link.all_to_all_s,
+            "pipeline_hop_time_s": link.hop_s,
+            "per_device": {k: v for k, v in asdict(per_device).items() if k != "kv_bytes_per_session"},
+        }
+    )
+    if result.verdict.value in NOTHING_FITS:  # no replica holds a session: no wait, as prefill --json says
+        out.update({"time_s": None, "tok_s": None, "bound_by": None})
+    return out
+
+
 json_view(DecodeResult, decode_json)
 json_view("servebound.core.prefill_records.PrefillResult", prefill_json)  # (a decode imports no prefill)
+# by name: a decode on one device imports neither a system's answers nor prefill
+answer_view("servebound.questions.system_decode.SystemDecode", system_decode_json)
+answer_view("servebound.questions.system_prefill.SystemPrefill", system_prefill_json)

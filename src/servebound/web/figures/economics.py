@@ -1,6 +1,6 @@
 """The /economics page's figures, drawn on the server from the core's records: the step time and the
 cost per token against the batch (``core.cost.cost_curve`` for a catalog pair, with the balance batch
-from ``economics_view.balance``), trains of batches and the wait they make (``core.economics
+from ``questions.economics.balance``), trains of batches and the wait they make (``core.economics
 .train_schedule``), the cost per token against context with the surcharge breakpoint (the KV bytes per
 token ``core.economics.kv_bytes_per_token_from_breakpoint`` reads off it) and the memory tiers' drain
 times (``core.economics.MEMORY_TIERS``). Each figure comes with the sentences that read it."""
@@ -23,8 +23,8 @@ from servebound.core.decode import decode
 from servebound.errors import InputError
 from servebound.inputs.pricing import resolve_price
 from servebound.inputs.scenario import default_workload, resolve_scenario
-from servebound.views.cost_report import fmt_money
-from servebound.views.economics_view import LECTURE, LECTURE_BLACKWELL, LECTURE_BREAKPOINT_MODE, balance
+from servebound.questions.economics import LECTURE, LECTURE_BLACKWELL, LECTURE_BREAKPOINT_MODE, balance
+from servebound.views.cost_view import fmt_money
 from servebound.web.figures.axes import Scale
 from servebound.web.figures.charts import (
     CHAR_PX,

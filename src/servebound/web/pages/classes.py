@@ -1,6 +1,6 @@
 """The browse tables' hardware classes and their per-device and per-dollar figures, as words.
 
-The figures are the ranking row's (``servebound.views.rank.RankRow``: its ``hardware_group`` from the
+The figures are the ranking row's (``servebound.questions.rank.RankRow``: its ``hardware_group`` from the
 catalog row, ``devices``, ``usd_per_hour`` with its basis, ``aggregate_tok_per_s_per_device`` and
 ``usd_per_mtok_output`` at b*), so `servebound rank --json`, /api/rank and these tables show one answer;
 this module only groups the rows by class and writes the figures as the pages show them.
@@ -14,8 +14,8 @@ from typing import Any
 
 from servebound.catalog.hardware import HARDWARE_CLASSES, CatalogHardware
 from servebound.core.cost import DEFAULT_AMORTIZATION_YEARS, DEFAULT_USD_PER_KWH, DEFAULT_UTILIZATION
-from servebound.views.cost_report import fmt_money
-from servebound.views.rank import Machine, RankRow
+from servebound.questions.rank import Machine, RankRow
+from servebound.views.cost_view import fmt_money
 from servebound.views.report import fmt_rate
 
 #: The classes in the order the tables show them: (key, heading, what the class holds).

@@ -1,6 +1,6 @@
 """Cost per token on the site: a pair page's cost section (table, figures, the same JSON as
 `servebound cost --json`) and the /economics page's context. Numbers come from the core
-(servebound.core.cost, servebound.views.cost_report, servebound.views.economics_view); this module formats."""
+(servebound.core.cost, servebound.questions.cost, servebound.questions.economics); this module formats."""
 
 from __future__ import annotations
 
@@ -17,10 +17,11 @@ from servebound.core.cost import context_curve, cost_curve
 from servebound.errors import InputError
 from servebound.inputs.pricing import resolve_price
 from servebound.inputs.strict_json import clean_json
-from servebound.views.cost_report import CostReport, cost_json, cost_report, cost_summary, fmt_money
+from servebound.questions.cost import CostReport, cost_report
+from servebound.questions.economics import Shown, lecture
+from servebound.questions.layout import layout_cost_points
+from servebound.views.cost_view import cost_json, cost_summary, fmt_money
 from servebound.views.economics_asides import asides
-from servebound.views.economics_view import Shown, lecture
-from servebound.views.parallel import layout_cost_points
 from servebound.web.figures import economics as ef
 from servebound.web.figures.charts import Chart, Mark, Series, cost_batch_chart, render_chart
 from servebound.web.pages.site import Pair, SiteHardware

@@ -1,6 +1,6 @@
 """A system page's links and parallel layouts for one model: what the HTML page and its mirror share.
 
-The numbers come from ``servebound.views.parallel`` (the CLI's ``layout`` command); the figures from the
+The numbers come from ``servebound.questions.layout`` (the CLI's ``layout`` command); the figures from the
 core's per-device bytes and step times. Nothing here computes a ceiling of its own.
 """
 
@@ -16,7 +16,7 @@ from servebound.core.layout import Layout, LayoutResult, System, evaluate_layout
 from servebound.core.units import GB
 from servebound.core.workload import Workload
 from servebound.inputs.scenario import default_workload, resolve_on_system
-from servebound.views.parallel import compute_seconds_per_session_step, resolve_system, run_layouts
+from servebound.questions.layout import compute_seconds_per_session_step, resolve_system, run_layouts
 from servebound.views.report import fmt_gb, fmt_rate
 from servebound.web.figures.charts import Chart, Series, render_chart
 from servebound.web.pages.site import SiteHardware, SiteModel

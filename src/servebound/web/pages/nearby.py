@@ -7,9 +7,10 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from servebound.api import decode_answer
 from servebound.errors import InputError
-from servebound.views.notes import VERDICT_WORDS, missing_decode
+from servebound.questions.absent import missing_decode
+from servebound.questions.decode import decode_answer
+from servebound.views.notes import VERDICT_WORDS
 from servebound.views.report import fmt_int, fmt_rate
 from servebound.web.pages.site import Pair, SiteData, SiteHardware, SiteModel
 from servebound.web.pages.words import page_text
@@ -75,7 +76,7 @@ class FormatAnswer:
     batch_star: str = ""
     error: str = ""
     #: Why the single-session rate, the aggregate and b* are absent, where they are (one reason covers
-    #: each absent figure from the first: ``notes.missing_decode``, the pair page's words).
+    #: each absent figure from the first: ``questions.absent.missing_decode``, the pair page's words).
     why: str = ""
 
 

@@ -137,7 +137,7 @@ def pair_data(pair: Pair) -> dict[str, Any]:
 
 def _layout(pair: Pair) -> dict[str, str] | None:
     """The layout a system's pair answers at (``{label, why}``), None for one device."""
-    choice = getattr(pair.decode_result, "layout", None)  # a system's answer (views.system_decode)
+    choice = getattr(pair.decode_result, "layout", None)  # a system's answer (questions.system_decode)
     return None if choice is None else {"label": choice.label, "why": choice.why}
 
 

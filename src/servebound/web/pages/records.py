@@ -8,24 +8,25 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 from urllib.parse import quote
 
-from servebound.api import decode, default_workload
 from servebound.catalog.engines import FormatSupport
 from servebound.core.decode import DecodeResult
-from servebound.runs.validation import ReportedRun, reported_run_json
-from servebound.views.band_view import band_cell, band_line
-from servebound.views.fit import usual_profile_ids
-from servebound.views.notes import VERDICT_WORDS
-from servebound.views.rank import (
+from servebound.inputs.scenario import default_workload
+from servebound.questions.decode import decode
+from servebound.questions.fit import usual_profile_ids
+from servebound.questions.rank import (
     Machine,
     RankRow,
     RowFn,
     evaluate_row,
     rank_hardware,
     rank_models,
-    rank_row_json,
     with_machine,
 )
+from servebound.runs.validation import ReportedRun, reported_run_json
+from servebound.views.band_view import band_cell, band_line
+from servebound.views.notes import VERDICT_WORDS
 from servebound.views.report import fmt_int, fmt_rate, fmt_seconds
+from servebound.views.rows import rank_row_json
 from servebound.web.figures import charts as figures
 from servebound.web.pages.classes import PerDevice, per_device
 from servebound.web.pages.site import SiteData, SiteHardware, SiteModel
@@ -228,7 +229,7 @@ def rank_rows_for_hardware(
     runnable_only: bool = True,
 ) -> list[RankDisplay]:
     """Every model on this machine, those that serve at the floor first, the largest first
-    (``servebound.views.rank.rank_models``, as `servebound rank --hardware`): formats the device cannot run
+    (``servebound.questions.rank.rank_models``, as `servebound rank --hardware`): formats the device cannot run
     left out unless ``runnable_only`` is False."""
     models = [m for m in site.models if m.native or not native_only]
     if native_only:  # where the device's usual engine is known, the formats it runs (as the CLI's rank)
@@ -253,7 +254,7 @@ def rank_rows_for_model(
     runnable_only: bool = True,
     hardware_group: str | None = None,
 ) -> list[RankDisplay]:
-    """Every machine for this model, best useful throughput first (``servebound.views.rank.rank_hardware``),
+    """Every machine for this model, best useful throughput first (``servebound.questions.rank.rank_hardware``),
     machines that cannot run its weight format left out unless ``runnable_only`` is False, and with
     ``hardware_group`` only the machines of that class."""
     by_hw = {id(h.hardware): h for h in site.hardware}

@@ -1,6 +1,6 @@
 """What the site shows: its hardware and model lists, workload parsing, and the computed pair.
 
-Every number comes from the same API and JSON views the CLI uses (``servebound.api.decode``,
+Every number comes from the same API and JSON views the CLI uses (``servebound.questions.decode``,
 ``servebound.views.report.decode_json``, the core prefill procedures); this module only gathers them and
 formats them for display. User input never reaches a file loader: ids are looked up in the site's own
 lists, so a query cannot name a path.
@@ -15,7 +15,6 @@ from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from servebound.api import decode_answer, prefill_answer
 from servebound.catalog.hardware import CatalogHardware, DevicePrice, load_hardware_catalog
 from servebound.catalog.models import list_models, profile_id_for
 from servebound.core.decode import DecodeResult
@@ -26,10 +25,12 @@ from servebound.core.system import System
 from servebound.core.units import TFLOPS
 from servebound.core.workload import Workload
 from servebound.errors import MAX_ID_CHARS, InputError, check_id_length
+from servebound.questions.absent import NO_PREFILL_WHY
+from servebound.questions.decode import decode_answer
+from servebound.questions.prefill import prefill_answer
+from servebound.questions.rank import DEFAULT_RANK_PROMPT_TOKENS
 from servebound.runs.band import with_band
 from servebound.runs.validation import ReportedRun, ValidationSummary, reported_runs_for, validation_summary
-from servebound.views.notes import NO_PREFILL_WHY
-from servebound.views.rank import DEFAULT_RANK_PROMPT_TOKENS
 from servebound.views.report import decode_json, prefill_json
 from servebound.web.app.query import WorkloadQuery
 from servebound.web.pages.words import fact_value, page_text

@@ -19,8 +19,8 @@ from servebound.errors import InputError
 from servebound.inputs.resolve import AUTO, CPU_ONLY_ID, hardware_ref
 from servebound.inputs.scenario import make_workload
 from servebound.inputs.workload import WorkloadInputs
+from servebound.questions.fit import fit_models
 from servebound.views.band_view import band_cell
-from servebound.views.fit import fit_models
 from servebound.web.pages.text import pair_path
 from servebound.web.pages.words import page_text
 

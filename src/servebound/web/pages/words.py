@@ -18,7 +18,7 @@ from servebound.catalog.engines import engines
 from servebound.core.advice import Note, Setting, shown_value
 from servebound.core.workload import MAX_BATCH
 from servebound.inputs.workload import BY_NAME
-from servebound.views.notes import NO_FLOOR_WHY, NO_WAIT_WHY, NOTHING_FITS_WHY
+from servebound.questions.absent import NO_FLOOR_WHY, NO_WAIT_WHY, NOTHING_FITS_WHY
 from servebound.views.report import fmt_gb, fmt_int, fmt_params, fmt_rate, fmt_seconds
 from servebound.web.pages.classes import CLASS_COLUMNS, RANK_COLUMNS
 from servebound.web.pages.text import VERDICT_FILTERS, md, md_url, mirror_path, pair_path

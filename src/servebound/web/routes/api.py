@@ -14,7 +14,6 @@ from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.dependencies.utils import get_flat_params
 from fastapi.routing import APIRoute
 
-from servebound.api import decode_answer, prefill_answer
 from servebound.catalog.hardware_names import HARDWARE_CLASSES
 from servebound.catalog.search import MAX_LIMIT, search
 from servebound.core.hardware import ARITHMETIC_MODES
@@ -34,19 +33,13 @@ from servebound.inputs.workload import (
     token_count,
     unknown,
 )
+from servebound.questions.decode import decode_answer
+from servebound.questions.layout import resolve_system, run_layout, search_system
+from servebound.questions.plan import run_plan
+from servebound.questions.prefill import prefill_answer
+from servebound.questions.rank import check_hardware_group
 from servebound.runs.validation import validation_json
-from servebound.views.parallel import (
-    layout_assumptions,
-    layout_json,
-    layouts_json,
-    plan_json,
-    resolve_system,
-    run_layout,
-    run_plan,
-    search_system,
-    system_json,
-)
-from servebound.views.rank import check_hardware_group
+from servebound.views.layout_view import layout_assumptions, layout_json, layouts_json, plan_json, system_json
 from servebound.views.report import decode_json, hardware_json, prefill_json
 from servebound.web.app.errors import ERRORS, answers
 from servebound.web.app.query import MAX_SITE_CONTEXT_TOKENS, workload_query

@@ -13,8 +13,8 @@ from servebound.core.hardware import ArithmeticMode
 from servebound.inputs.pricing import OwnedInputs, resolve_price
 from servebound.inputs.records import MAX_USD_PER_HOUR, MIN_USD_PER_HOUR
 from servebound.inputs.workload import TOKENS_SPELLING, token_count
-from servebound.views.cost_report import DEFAULT_COST_PROMPT_TOKENS, cost_json, cost_report, parse_batches
-from servebound.views.economics_view import (
+from servebound.questions.cost import DEFAULT_COST_PROMPT_TOKENS, cost_report, parse_batches
+from servebound.questions.economics import (
     balance,
     breakpoint_of,
     cache_tier,
@@ -24,7 +24,8 @@ from servebound.views.economics_view import (
     training,
     trains_of,
 )
-from servebound.views.system_cost import layout_cost
+from servebound.questions.system_cost import layout_cost
+from servebound.views.cost_view import cost_json
 from servebound.web.app.errors import ERRORS, answers
 from servebound.web.app.query import MAX_SITE_CONTEXT_TOKENS, workload_query
 from servebound.web.app.responses import StrictJSONResponse

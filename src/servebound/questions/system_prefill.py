@@ -1,15 +1,15 @@
 """Prefill on a system of devices, at the scenario's layout (``Scenario.layout``): one replica of the
 layout prefills a prompt, its stages in turn (compute and memory of G devices), plus the link time of
 the tokens' all-reduces, dispatches and hops. ``servebound prefill``, ``prefill()`` and /api/prefill
-answer it, and the pair page's first-token wait. Decode on a layout is ``views.system_decode``."""
+answer it, and the pair page's first-token wait. Decode on a layout is ``questions.system_decode``."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
-from typing import Any, Literal
+from dataclasses import dataclass, fields
+from typing import Literal
 
 from servebound.core.advice import Note, Setting
-from servebound.core.fields import documented, json_view
+from servebound.core.fields import documented
 from servebound.core.layout import PerDevice, PrefillCommunication, per_device_bytes, prefill_communication
 from servebound.core.model import ModelAdapter
 from servebound.core.prefill import prefill
@@ -18,8 +18,7 @@ from servebound.errors import InputError
 from servebound.inputs.declared import AnyWorkload
 from servebound.inputs.layout import LayoutChoice
 from servebound.inputs.scenario import resolve_on_system, resolve_scenario
-from servebound.views.parallel import replica_prefill_hardware, system_json
-from servebound.views.report import NOTHING_FITS, answer_view, plain_prefill_json
+from servebound.questions.layout import replica_prefill_hardware
 
 
 @dataclass(frozen=True, repr=False)
@@ -102,37 +101,3 @@ def layout_prefill(
         per_device=per_device_bytes(system, mdl, chosen, batch, on_system),
         replica_time_s=pf.time_s,
     )
-
-
-def system_prefill_json(result: SystemPrefill, range_result: Any = None) -> dict[str, Any]:
-    """``prefill --json`` on a system: prefill's object for the replica at the layout, the time with the
-    link's, and the layout's own fields."""
-    out = plain_prefill_json(result, range_result)
-    choice, link, per_device = result.layout, result.link, result.per_device
-    assert choice is not None and link is not None and per_device is not None
-    replica = result.replica_time_s or 0.0
-    bound = "communication" if link.all_reduce_s + link.all_to_all_s > replica else None
-    out.update(
-        {
-            "system": system_json(choice.system),
-            "layout": {
-                **asdict(choice.layout),
-                "label": choice.label,
-                "source": choice.source,
-                "why": choice.why,
-            },
-            "bound_by": bound or out["bound_by"],
-            "communication_time_s": link.communication_s,
-            "all_reduce_time_s": link.all_reduce_s,
-            "all_to_all_time_s": link.all_to_all_s,
-            "pipeline_hop_time_s": link.hop_s,
-            "per_device": {k: v for k, v in asdict(per_device).items() if k != "kv_bytes_per_session"},
-        }
-    )
-    if result.verdict.value in NOTHING_FITS:  # no replica holds a session: no wait, as prefill --json says
-        out.update({"time_s": None, "tok_s": None, "bound_by": None})
-    return out
-
-
-json_view(SystemPrefill, system_prefill_json)
-answer_view(SystemPrefill, system_prefill_json)

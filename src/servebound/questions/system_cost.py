@@ -1,20 +1,19 @@
 """Cost on a system of devices, at the scenario's layout (``Scenario.layout``): the system's price per
 hour over the tokens a second of the layout emits, dp pp b / tau(b), per micro-batch b
-(``views.parallel.layout_cost_points``). ``servebound cost``, ``cost()`` and /api/cost answer it."""
+(``questions.layout.layout_cost_points``). ``servebound cost``, ``cost()`` and /api/cost answer it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from servebound.core.fields import ResultRecord, json_view
+from servebound.core.fields import ResultRecord
 from servebound.core.layout import LayoutResult
 from servebound.core.model import ModelAdapter
-from servebound.core.units import GB
 from servebound.core.workload import Workload
 from servebound.inputs.layout import LayoutChoice, ResolvedSystem
 from servebound.inputs.pricing import ResolvedPrice
-from servebound.views.parallel import layout_assumptions, layout_cost_points, layout_json, system_json
+from servebound.questions.layout import layout_cost_points
 
 
 @dataclass(frozen=True, repr=False)
@@ -55,25 +54,3 @@ def layout_cost(
         choice.system, model, workload, choice.layout, price.usd_per_hour, batches
     )
     return LayoutCost(choice, model, workload, result, tuple(points), price)
-
-
-def layout_cost_json(cost: LayoutCost) -> dict[str, Any]:
-    """``servebound cost --json`` on a system: the layout's fields, its priced points, the price."""
-    out = layout_json(cost.result)
-    out["layout"] = {**out["layout"], "source": cost.choice.source, "why": cost.choice.why}
-    return {
-        **out,
-        "system": system_json(cost.choice.system),
-        "points": list(cost.points),
-        "usd_per_hour": cost.price.usd_per_hour,
-        "price_source": cost.price.source,
-        "price_basis": cost.price.basis,
-        "assumptions": {
-            "overhead_gb": cost.workload.overhead_bytes / GB,
-            **layout_assumptions(cost.workload, cost.result, cost.choice.system),
-            "layout": f"{cost.choice.label}: {cost.choice.why}",
-        },
-    }
-
-
-json_view(LayoutCost, layout_cost_json)

@@ -15,14 +15,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from servebound.api import decode_answer, prefill_answer
 from servebound.catalog.engines import FormatSupport, format_support
 from servebound.catalog.hardware import get_hardware
 from servebound.catalog.hardware_names import HARDWARE_CLASSES
 from servebound.core.advice import Note
 from servebound.core.cost import usd_per_mtok_at_rate
 from servebound.core.decode import VERDICT_ORDER, DecodeResult
-from servebound.core.fields import documented, documented_json, documented_property
+from servebound.core.fields import documented, documented_property
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.prefill import PrefillResult, prefill
@@ -31,7 +30,9 @@ from servebound.inputs.declared import AnyWorkload, stated
 from servebound.inputs.pricing import resolve_price
 from servebound.inputs.resolve import CPU_ONLY_ID, _looks_like_file, hardware_ref, resolve_hardware
 from servebound.inputs.scenario import Scenario, default_workload, load_hardware, load_model, resolve_scenario
-from servebound.views.notes import NO_PREFILL_WHY, NO_WAIT_WHY, missing_decode
+from servebound.questions.absent import NO_PREFILL_WHY, NO_WAIT_WHY, missing_decode
+from servebound.questions.decode import decode_answer
+from servebound.questions.prefill import prefill_answer
 
 if TYPE_CHECKING:
     from servebound.catalog.hardware import CatalogHardware
@@ -358,36 +359,3 @@ def rank_hardware(
     )
     rows = (row(one, model, workload, prompt_tokens) for one in kept)
     return sort_rows(rows, sort or ("per-dollar" if per_dollar else "useful"))
-
-
-def rank_row_json(row: RankRow) -> dict[str, Any]:
-    """One ranking row as JSON: the same fields from `servebound rank --json` and `/api/rank`."""
-    d = row.decode
-    return {
-        "hardware": {"id": row.hardware.id, "name": row.hardware.name},
-        "model": {"id": row.model.id, "name": row.model.name},
-        "resident_gb": row.model.weights.resident / 1e9,
-        "verdict": d.verdict.value,
-        "single_session_tok_s": d.single_session_tok_per_s,
-        "aggregate_tok_s": d.aggregate_tok_per_s,
-        "per_session_tok_s": d.per_session_tok_per_s,
-        "batch_star": d.batch_star,
-        "batch_mem": d.batch_mem,
-        "overhead_gb": d.workload.overhead_bytes / 1e9,
-        "alloc_context_tokens": d.workload.alloc_context_tokens,
-        "read_context_tokens": d.workload.read_context_tokens,
-        "prefill_prompt_tokens": None if row.prefill is None else row.prefill.prompt_tokens,
-        "format_support": d.format_support.value,
-        "format_support_why": d.format_support_why,
-        "layout": _layout_label(d),
-        "expected": None if d.expected is None else documented_json(d.expected),
-        "expected_aggregate": None if d.expected_aggregate is None else documented_json(d.expected_aggregate),
-        "expected_from": None if d.expected_from is None else documented_json(d.expected_from),
-        **documented_json(row),  # the row's own fields (RankRow's documentation): ttft_s, prices, class
-    }
-
-
-def _layout_label(result: DecodeResult) -> dict[str, str] | None:
-    """On a system, the layout its row answers at (``{label, source}``); None on one device."""
-    choice = getattr(result, "layout", None)  # a system's answer (views.system_decode)
-    return None if choice is None else {"label": choice.label, "source": choice.source}

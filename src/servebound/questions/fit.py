@@ -11,11 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import Any
 
 from servebound.catalog.models import CatalogModel, list_models
 from servebound.core.decode import DecodeResult, decode
-from servebound.core.fields import documented_json
 from servebound.core.hardware import Hardware
 from servebound.inputs.declared import AnyWorkload
 from servebound.inputs.engine_choice import USUAL_ENGINES as USUAL_ENGINES
@@ -23,15 +21,8 @@ from servebound.inputs.engine_choice import engine_for as engine_for
 from servebound.inputs.engine_choice import hardware_vendor
 from servebound.inputs.engine_choice import usual_engines as usual_engines
 from servebound.inputs.engine_formats import FormatChoice, choose_format
-from servebound.inputs.scenario import resolve_scenario
+from servebound.inputs.scenario import make_workload, resolve_scenario
 from servebound.runs.band import with_band
-
-
-def said_engines(engines: tuple[str, ...]) -> str:
-    """How a table names the engines its formats were kept for."""
-    if not engines:
-        return "any engine of the table"
-    return " or ".join("llama.cpp (and Ollama, LM Studio)" if e == "llama.cpp" else e for e in engines)
 
 
 @dataclass(frozen=True)
@@ -93,24 +84,6 @@ def _choices(
     return [choice for choice in found if choice is not None]
 
 
-def fit_row_json(row: FitRow) -> dict[str, Any]:
-    """One row of `servebound fit --json` (its band as decode's: ``expected``, ``expected_from``)."""
-    d = row.decode
-    return {
-        "model": {"id": row.profile.base_id, "name": row.profile.name},
-        "profile": row.profile.id,
-        "weight_format": row.profile.weight_format,
-        "engine": row.engine,
-        "total_params": row.profile.total_params,
-        "resident_gb": row.profile.adapter.weights.resident / 1e9,
-        "single_session_tok_s": d.single_session_tok_per_s,
-        "aggregate_tok_s": d.aggregate_tok_per_s,
-        "batch_star": d.batch_star,
-        "expected": None if d.expected is None else documented_json(d.expected),
-        "expected_from": None if d.expected_from is None else documented_json(d.expected_from),
-    }
-
-
 def usual_formats(
     hardware: Hardware,
     vendor: str | None,
@@ -138,3 +111,16 @@ def usual_profile_ids(
         return None
     vendor = hardware_vendor(hardware.id)
     return usual, frozenset(p.id for p in usual_formats(hardware, vendor, list_models(), workload, usual))
+
+
+def fitting_profiles(hardware: Hardware, profiles: Iterable[CatalogModel]) -> list[CatalogModel]:
+    """The profiles of which one session fits on ``hardware`` at the default workload (`servebound models
+    list --fits`), in the order given."""
+    workload = make_workload()  # the default workload
+    return [
+        p
+        for p in profiles
+        if decode(
+            hardware, p.adapter, resolve_scenario(workload, hardware=hardware, model=p.adapter).workload
+        ).fits
+    ]

@@ -1,6 +1,7 @@
-"""The economics quantities as shown: each formula with its numbers substituted, for the CLI, the
-API and the /economics page (one view, so the three never drift). The numbers come from
-:mod:`servebound.core.economics`; nothing here computes a quantity of its own."""
+"""`servebound economics`: the economics quantities as records (``Shown``), each formula with its
+numbers substituted, for the CLI, the API and the /economics page (one answer, so the three never
+drift). The numbers come from :mod:`servebound.core.economics`; nothing here computes a quantity of its
+own."""
 
 from __future__ import annotations
 

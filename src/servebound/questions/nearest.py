@@ -18,12 +18,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from servebound.catalog import snapshot
 from servebound.catalog.engines import FormatSupport, format_support
 from servebound.catalog.hosts import offload_spec
 from servebound.core.decode import DecodeResult, Verdict, decode
-from servebound.core.errors import InputError
 from servebound.core.nearest_records import NearestFit, register
 from servebound.core.workload import KVAllocation, Workload
+from servebound.inputs.engine_choice import catalog_facts
 
 if TYPE_CHECKING:
     from servebound.core.hardware import Hardware
@@ -56,9 +57,7 @@ def applied(result: DecodeResult, fit: NearestFit) -> tuple[Hardware, ModelAdapt
         assert isinstance(fit.value, int)
         return hardware, model, workload._with(read_context_tokens=fit.value)
     if fit.change == "weight_format":
-        from servebound.catalog.models import get_model
-
-        other = get_model(str(fit.value)).adapter
+        other = snapshot.adapter(str(fit.value))
         return hardware, other, _for_weights(workload, hardware, other)
 
     if fit.change == "cpu_moe":
@@ -112,26 +111,24 @@ def _context(result: DecodeResult) -> NearestFit | None:
 
 def _format(result: DecodeResult) -> NearestFit | None:
     """The heaviest catalog format of the same model, lighter than this one, where a session fits."""
-    from servebound.catalog.models import get_model, profile_ids
-
-    try:
-        base = get_model(result.model.id).base_id
-    except InputError:
+    places = snapshot.places()
+    if result.model.id not in places:
         return None  # not a catalog profile: no sibling formats to offer
+    base = places[result.model.id][0]
     here = result.model.weights.resident
-    siblings = [get_model(pid) for pid in profile_ids() if pid == base or pid.startswith(f"{base}-")]
-    runs = [
-        p
-        for p in siblings
-        if format_support(result.hardware.id, p.adapter.weight_precision, result.workload.engine)[0]
-        is not FormatSupport.UNSUPPORTED
-    ]
+    siblings = [(pid, snapshot.adapter(pid)) for pid, place in places.items() if place[0] == base]
     lighter = sorted(
-        (p for p in runs if p.base_id == base and p.adapter.weights.resident < here),
-        key=lambda p: -p.adapter.weights.resident,
+        (
+            (pid, adapter)
+            for pid, adapter in siblings
+            if adapter.weights.resident < here
+            and format_support(result.hardware.id, adapter.weight_precision, result.workload.engine)[0]
+            is not FormatSupport.UNSUPPORTED
+        ),
+        key=lambda sibling: -sibling[1].weights.resident,
     )
-    for profile in lighter:
-        found = _answer(result, "weight_format", profile.id)
+    for pid, _ in lighter:
+        found = _answer(result, "weight_format", pid)
         if found is not None:
             return found
     return None
@@ -139,13 +136,10 @@ def _format(result: DecodeResult) -> NearestFit | None:
 
 def host_for(hardware: Hardware) -> str | None:
     """The catalog host row an offload on this hardware reads (None: unified memory, nothing to gain)."""
-    from servebound.catalog.hardware import get_hardware
-
-    try:
-        device_class = get_hardware(hardware.id).device_class
-    except InputError:
+    facts = catalog_facts(hardware.id)
+    if facts is None:
         return DEFAULT_HOST
-    return HOST_FOR_CLASS.get(device_class)
+    return HOST_FOR_CLASS.get(facts[0])
 
 
 def _offload(result: DecodeResult) -> NearestFit | None:

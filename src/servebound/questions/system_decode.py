@@ -14,19 +14,19 @@ decode answer reads the layout's numbers, and says which layout it answered at:
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from servebound.core.advice import Note
 from servebound.core.decode import BatchLimit, DecodeResult, Forced
-from servebound.core.fields import documented, documented_property, json_view
+from servebound.core.fields import documented, documented_property
 from servebound.core.layout import BoundBy, LayoutResult, evaluate_layout, times_at
 from servebound.core.nearest_records import NearestFit, suggestions
 from servebound.core.search import largest_true
 from servebound.core.workload import MAX_BATCH, Workload
-from servebound.inputs.layout import LayoutChoice
-from servebound.views.nearest import applied
-from servebound.views.parallel import layout_assumptions, layout_json, system_json
-from servebound.views.report import answer_view, plain_decode_json
+from servebound.questions.nearest import applied
+
+if TYPE_CHECKING:  # a system's scenario brings its layout: a decode on one device resolves none
+    from servebound.inputs.layout import LayoutChoice
 
 
 @dataclass(frozen=True, repr=False)
@@ -202,63 +202,3 @@ def _forced(choice: LayoutChoice, model: Any, workload: Workload) -> Forced | No
         clears_floor=per_session >= workload.floor_tok_per_s,
         fits_memory=r.batch_mem is not None and batch <= r.batch_mem,
     )
-
-
-def layout_fields(result: SystemDecode) -> dict[str, Any]:
-    """What decode's JSON adds on a system: the layout answered (with where it came from), its own
-    fields (per device, links, communication), the system and its link, and the pooled bound."""
-    choice = result.layout
-    assert choice is not None
-    out = layout_json(choice.result)
-    for key in (
-        "verdict",
-        "batch_mem",
-        "batch_star",
-        "single_session_tok_s",
-        "aggregate_tok_s",
-        "per_session_tok_s",
-    ):
-        out.pop(key)  # decode's own fields, at the layout (b_mem and b* in sessions)
-    r = choice.result
-    pooled = result.pooled
-    out["layout"] = {
-        **out["layout"],
-        "source": choice.source,
-        "why": choice.why,
-        "micro_batch": r.batch_star,
-        "micro_batch_mem": r.batch_mem,
-    }
-    out["system"] = system_json(choice.system)
-    out["pooled"] = (
-        None
-        if pooled is None
-        else {
-            "verdict": pooled.verdict.value,
-            "single_session_tok_s": pooled.single_session_tok_per_s,
-            "aggregate_tok_s": pooled.aggregate_tok_per_s,
-            "batch_star": pooled.batch_star,
-            "why": "the system as one device with summed bandwidth: an upper bound no layout reaches",
-        }
-    )
-    return out
-
-
-def system_decode_json(result: SystemDecode, range_result: Any = None) -> dict[str, Any]:
-    """``decode --json`` on a system: decode's object at the layout, plus the layout's fields."""
-    out = plain_decode_json(result, range_result)
-    if result.layout is None:  # answered pooled, and says why
-        out["assumptions"]["layout"] = (
-            f"none: layouts do not model {result.pooled_because}; one pooled device"
-        )
-        return {**out, "layout": None}
-    extra = layout_fields(result)
-    assumptions = {
-        **out["assumptions"],
-        **layout_assumptions(result.workload, result.layout.result, result.layout.system),
-        "layout": f"{result.layout.label}: {result.layout.why}",
-    }
-    return {**out, **extra, "assumptions": assumptions}
-
-
-json_view(SystemDecode, system_decode_json)
-answer_view(SystemDecode, system_decode_json)
