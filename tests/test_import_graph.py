@@ -270,9 +270,6 @@ def local_imports() -> list[str]:
 #: catalog.hardware), the format an engine runs 9 ms (inputs.engine_formats), a system's layouts 11 ms
 #: (inputs.layout with core.layout_search). Exact entries: a new one fails, and so does a stale one.
 COLD_START_DEFERRED = (
-    "inputs.resolve: servebound.catalog.hardware.get_hardware",
-    "inputs.resolve: servebound.catalog.models.get_model",
-    "inputs.resolve: servebound.catalog.models.profile_id_for",
     "inputs.resolve: servebound.importers.gguf_file.import_gguf",
     "inputs.resolve: servebound.importers.hf.hub.import_hub_gguf",
     "inputs.resolve: servebound.importers.safetensors_headers.import_safetensors",

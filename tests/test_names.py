@@ -9,8 +9,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 import servebound
-from servebound.catalog.models import get_model, profile_id_for, profile_ids
-from servebound.catalog.names import NameChoiceError, ollama_tags
+from servebound.catalog.models import get_model, profile_ids
+from servebound.catalog.names import NameChoiceError, ollama_tags, profile_id_for
 from servebound.cli import main
 from servebound.errors import InputError
 

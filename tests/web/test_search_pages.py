@@ -16,7 +16,8 @@ from fastapi.testclient import TestClient
 
 from servebound.catalog.export import TABLES
 from servebound.catalog.hardware import get_hardware
-from servebound.catalog.models import get_model, profile_id_for
+from servebound.catalog.models import get_model
+from servebound.catalog.names import profile_id_for
 from servebound.catalog.search import search
 from servebound.web.app.server import create_app
 from servebound.web.export.build import build_site, names_index

@@ -30,13 +30,13 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from servebound.catalog import snapshot
-from servebound.catalog.engines import device_family
 from servebound.catalog.hardware_names import (
-    _NX_FORM,
-    _NX_NO_HYPHEN,
     ALL_CLASSES,
     CLASS_OF_DEVICE_CLASS,
     MAX_SYSTEM_COUNT,
+    hardware_row,
+    hardware_suggestions,
+    system_hardware,
 )
 from servebound.catalog.hardware_names import DEVICE_CLASSES as DEVICE_CLASSES
 from servebound.catalog.hardware_names import HARDWARE_CLASSES as HARDWARE_CLASSES
@@ -47,7 +47,7 @@ from servebound.core.engines import Dequantize, EngineTable, Family
 from servebound.core.hardware import ARITHMETIC_MODES, Hardware
 from servebound.core.system import Interconnect, System
 from servebound.core.units import GB, TFLOPS
-from servebound.errors import InputError, check_id_length
+from servebound.errors import InputError
 
 if (
     TYPE_CHECKING
@@ -226,10 +226,8 @@ def system_record(
         raise InputError("hardware", f"'{member.id}' is already a system; multiply a device instead")
     if not 1 <= count <= MAX_SYSTEM_COUNT:
         raise InputError("hardware", f"device count {count} is out of range; use 1 to {MAX_SYSTEM_COUNT}")
-    sid = system_id or f"{count}x-{member.id}"
-    sname = name or f"{count}x {member.name}"
-    family = device_family(sid, table)
-    scaled = dataclasses.replace(member.hardware.scaled(count), id=sid, name=sname, family=family)
+    scaled = system_hardware(member.hardware, count, system_id=system_id, name=name, table=table)
+    sid, sname = scaled.id, scaled.name
     sources = {key: f"{count} x {member.id}: {text}" for key, text in member.sources.items()}
     if member.price_usd is not None:
         price_source = member.sources.get("price_usd", "unsourced")
@@ -293,65 +291,19 @@ class HardwareCatalog:
         return list(self.by_id)
 
     def get(self, ref: str) -> CatalogHardware:
-        """A catalog id, alias or NxID system; InputError with suggestions when unknown."""
-        check_id_length(ref, "hardware")
-        key = normalize_ref(ref)
-        if key in self.index:
-            return self.by_id[self.index[key]]
-        match = _NX_FORM.match(key)
-        if match:
-            return self._nx_system(ref, int(match.group(1)), match.group(2))
-        loose = _NX_NO_HYPHEN.match(key)
-        if loose and loose.group(2) in self.index:
-            canonical = f"{int(loose.group(1))}x-{self.index[loose.group(2)]}"
-            raise InputError(
-                "hardware",
-                f"'{ref}' is not in the catalog; did you mean '{canonical}'? Systems are written "
-                "'<count>x-<device id>'",
-            )
-        raise InputError("hardware", self._unknown(ref, key))
+        """A catalog id, alias or NxID system; InputError with suggestions when unknown
+        (``hardware_names.hardware_row`` reads the reference)."""
+        row_id, count = hardware_row(ref, self.index, self._system_of)
+        row = self.by_id[row_id]
+        return row if count is None else system_record(row, count)
 
-    def _nx_system(self, ref: str, count: int, member_ref: str) -> CatalogHardware:
-        if member_ref not in self.index:
-            raise InputError(
-                "hardware",
-                f"'{ref}': {self._unknown(member_ref, member_ref)} (systems are '<count>x-<device id>')",
-            )
-        member = self.by_id[self.index[member_ref]]
-        if member.system is not None:
-            total = member.system.count * count
-            raise InputError(
-                "hardware",
-                f"'{ref}' multiplies the system '{member.id}'; multiply its device instead: "
-                f"'{total}x-{member.system.member_id}'",
-            )
-        if not 1 <= count <= MAX_SYSTEM_COUNT:
-            raise InputError(
-                "hardware", f"'{ref}': device count {count} is out of range; use 1 to {MAX_SYSTEM_COUNT}"
-            )
-        listed = self.by_id.get(f"{count}x-{member.id}")  # 8x-h200 is the catalog's 8x-nvidia-h200-sxm,
-        if listed is not None:  # its interconnect and price included, not an ideal-link stand-in
-            return listed
-        return system_record(member, count)
+    def _system_of(self, row_id: str) -> tuple[str, int] | None:
+        system = self.by_id[row_id].system
+        return None if system is None else (system.member_id, system.count)
 
     def suggestions(self, key: str, limit: int = 3) -> list[str]:
         """Catalog ids closest to a mistyped reference (aliases count, ids are returned)."""
-        from rapidfuzz import fuzz, process, utils
-
-        found = process.extract(
-            key, list(self.index), scorer=fuzz.WRatio, processor=utils.default_process, limit=limit * 4
-        )
-        out: list[str] = []
-        for name, score, _ in found:
-            target = self.index[name]
-            if score >= 65 and target not in out:
-                out.append(target)
-        return out[:limit]
-
-    def _unknown(self, ref: str, key: str) -> str:
-        close = self.suggestions(key)
-        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ";"
-        return f"'{ref}' is not in the catalog{hint} `servebound hardware list` shows all"
+        return hardware_suggestions(key, self.index, limit)
 
 
 #: The record types of a hardware row in the catalog snapshot.

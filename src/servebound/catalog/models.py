@@ -17,13 +17,12 @@ from functools import cache, cached_property
 from typing import Any
 
 from servebound.catalog import snapshot
-from servebound.catalog.names import find_profile
+from servebound.catalog.names import profile_id_for
 from servebound.catalog.published import PublishedCheck, compare_published, published_table
 from servebound.core.formats import FORMATS
 from servebound.core.kv import KVShape
 from servebound.core.model import Experts, LayerShape, ModelAdapter, PrefillShape, Weights
 from servebound.core.steps import Step
-from servebound.errors import check_id_length
 from servebound.importers.audit import ImportedModel
 from servebound.importers.hf.llama_cpp import LLAMA_CPP_MIXES
 from servebound.inputs import package_data
@@ -171,19 +170,6 @@ def all_profiles() -> list[CatalogModel]:
 def profile_ids() -> list[str]:
     """Every catalog profile id, in catalog order (native format first for each model)."""
     return list(_profile_ids())
-
-
-def profile_id_for(ref: str, missing_ok: bool = False) -> str | None:
-    """The profile id of a model as a person typed it: a profile id, an Ollama tag, a Hub id (with a
-    quantization), a GGUF file name or loose words (``servebound.catalog.names``). Every surface's model
-    lookup passes here. Unknown names raise InputError with the closest ids (None with ``missing_ok``);
-    ambiguous ones raise listing the candidates."""
-    check_id_length(ref, "model")
-    key = ref.strip().lower()
-    if key in _profile_ids():
-        return key
-
-    return find_profile(ref, _profile_ids(), missing_ok)
 
 
 def get_model(ref: str) -> CatalogModel:

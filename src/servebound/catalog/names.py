@@ -1,7 +1,7 @@
 """Model names as people type them, resolved offline to one catalog profile.
 
-``catalog.models.profile_id_for`` (which ``get_model`` and every surface's model lookup call) passes
-here anything that is not a profile id. A name is read, in order, as:
+``profile_id_for`` (which ``catalog.models.get_model`` and every surface's model lookup call) reads
+anything that is not a profile id. A name is read, in order, as:
 
 - an Ollama tag (``llama3.3:70b``, ``gpt-oss:120b``, ``qwen3:30b-a3b-q8_0``): ``data/model_names.toml``
   maps each library tag to the profile Ollama ships (its default quantization, with the library page as
@@ -24,17 +24,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cache
+from typing import NamedTuple
 
-from servebound.errors import InputError
+from servebound.catalog import snapshot
+from servebound.errors import InputError, check_id_length
 from servebound.inputs import bounded, package_data
 
 #: One profile's place: (model id, weight format, native).
 Place = tuple[str, str, bool]
 
-#: Quantization words as people write them (longest first), matched between separators.
-_QUANT = re.compile(
+#: Quantization words as people write them (longest first), matched between separators. The
+#: patterns of this module are compiled on first use (``re``'s own cache), not when a decode by
+#: catalog id imports it.
+_QUANT = (
     r"(?<![a-z0-9])("
     r"iq\d_[a-z]+|q\d_k_[sml]|q\d_0_qat|q\d_[01]|q\d_k|q\d"
     r"|mxfp4_moe|mxfp4|nvfp4|fp8|bf16|fp16|f16|fp32|f32"
@@ -63,11 +66,11 @@ _QUANT_ALIASES: dict[str, tuple[str, ...]] = {
     "qat": ("q4_0_qat",),
 }
 #: Tokens of a size: 30b, 0.6b, 135m, a3b (active), 8x7b, 128e (experts), 2507 (a date).
-_SIZE = re.compile(r"^(?:a?\d+(?:\.\d+)?[bm]|\d+x\d+(?:\.\d+)?b|\d+e)$")
-_SPLIT_FILE_PART = re.compile(r"-\d{5}-of-\d{5}$")
+_SIZE = r"^(?:a?\d+(?:\.\d+)?[bm]|\d+x\d+(?:\.\d+)?b|\d+e)$"
+_SPLIT_FILE_PART = r"-\d{5}-of-\d{5}$"
 _SYNONYMS = {"instruct": {"instruct", "it", "chat"}, "it": {"instruct", "it"}, "chat": {"chat", "instruct"}}
 #: A GGUF repository's suffix, and the quantization llama.cpp's -hf takes when none is named.
-_GGUF_SUFFIX = re.compile(r"[-_]gguf$")
+_GGUF_SUFFIX = r"[-_]gguf$"
 DEFAULT_GGUF = "q4_k_m"
 #: How many candidates an ambiguity lists.
 MAX_LISTED = 8
@@ -78,8 +81,10 @@ class NameChoiceError(InputError):
     such format, an Ollama tag the table lacks): its message lists the choices."""
 
 
-@dataclass(frozen=True)
-class OllamaTag:
+class OllamaTag(NamedTuple):
+    """One Ollama library tag and the catalog profile it names (a table row; a named tuple, which a
+    decode by catalog id does not pay a dataclass's construction for)."""
+
     tag: str
     profile: str
     latest: bool
@@ -112,7 +117,7 @@ def split_quant(text: str) -> tuple[str, str | None]:
     ``_``, or None). Earlier ones stay words of the name (``Qwen3-32B-FP8-Q8_0``: the Q8_0 GGUF of
     the FP8 release); ``mlx`` beside a bit width is MLX at that width (``mlx 4bit``: ``mlx_4bit``)."""
     lowered = text.lower()
-    found = list(_QUANT.finditer(lowered.replace("-", "_")))
+    found = list(re.finditer(_QUANT, lowered.replace("-", "_")))
     if not found:
         return lowered, None
     drop = [found[-1]]
@@ -134,7 +139,7 @@ def tokens(text: str) -> list[str]:
         word = word.strip(".")
         if not word:
             continue
-        if _SIZE.match(word) or word.isdigit():
+        if re.match(_SIZE, word) or word.isdigit():
             out.append(word)
             continue
         out.extend(p.strip(".") for p in re.findall(r"[a-z]+|\d+(?:\.\d+)*", word) if p.strip("."))
@@ -143,7 +148,7 @@ def tokens(text: str) -> list[str]:
 
 def _version(words: list[str]) -> tuple[float, ...]:
     for word in words:
-        if not _SIZE.match(word) and re.fullmatch(r"\d+(?:\.\d+)*", word) and len(word) < 4:
+        if not re.match(_SIZE, word) and re.fullmatch(r"\d+(?:\.\d+)*", word) and len(word) < 4:
             return tuple(float(p) for p in word.split("."))
     return ()
 
@@ -199,14 +204,14 @@ def _hub(ref: str, places: Mapping[str, Place]) -> str | None:
     quant: str | None = None
     gguf_file = text.lower().endswith(".gguf")
     if gguf_file:
-        text = _SPLIT_FILE_PART.sub("", re.split(r"[\\/]", text)[-1][: -len(".gguf")])
+        text = re.sub(_SPLIT_FILE_PART, "", re.split(r"[\\/]", text)[-1][: -len(".gguf")])
     elif re.search(r":[\w.+-]+$", text):
         text, quant = text.rsplit(":", 1)
         quant = quant.lower().replace("-", "_")
     name = text.rpartition("/")[2]
     name_lower = name.lower()
-    is_gguf = bool(_GGUF_SUFFIX.search(name_lower))
-    name_lower = _GGUF_SUFFIX.sub("", name_lower)
+    is_gguf = bool(re.search(_GGUF_SUFFIX, name_lower))
+    name_lower = re.sub(_GGUF_SUFFIX, "", name_lower)
     by_name: dict[str, str] = {}
     for model_id, hub in hub_ids().items():
         hub_org, _, hub_name = hub.lower().partition("/")
@@ -252,7 +257,7 @@ def _loose(text: str, places: Mapping[str, Place], ref: str, missing_ok: bool = 
     for _, own in found:
         newest[own[0]] = max(newest.get(own[0], ()), _version(own))
     found = [(m, own) for m, own in found if _version(own) == newest[own[0]]]
-    extra = {m: len([w for w in own if w not in wanted and not _SIZE.match(w)]) for m, own in found}
+    extra = {m: len([w for w in own if w not in wanted and not re.match(_SIZE, w)]) for m, own in found}
     fewest = min(extra.values())
     best = [m for m, _ in found if extra[m] == fewest]
     if len(best) == 1:
@@ -270,6 +275,15 @@ def _unknown(ref: str, ids: list[str]) -> str:
     matches = [m[0] for m in process.extract(key, ids, limit=3, score_cutoff=60)]
     hint = f"; did you mean {', '.join(repr(m) for m in matches)}?" if matches else ";"
     return f"{ref!r} is not in the catalog{hint} `servebound search WORDS` finds a model, `servebound models list` shows all"
+
+
+def profile_id_for(ref: str, missing_ok: bool = False) -> str | None:
+    """The profile id of a model as a person typed it: a profile id, an Ollama tag, a Hub id (with a
+    quantization), a GGUF file name or loose words, among the catalog snapshot's profiles. Every
+    surface's model lookup passes here. Unknown names raise InputError with the closest ids (None with
+    ``missing_ok``); ambiguous ones raise listing the candidates."""
+    check_id_length(ref, "model")
+    return find_profile(ref, snapshot.places(), missing_ok)
 
 
 def find_profile(ref: str, places: Mapping[str, Place], missing_ok: bool = False) -> str | None:

@@ -5,7 +5,7 @@ must begin a word of the entry (its id, its Hub id or name, a hardware row's ven
 30b`` finds every Qwen3 30B profile, ``4090`` the RTX 4090, ``dgx spark`` the DGX Spark. A quantization
 word (``q4``, ``fp8``, ``mlx 4bit``: see ``catalog.names``) keeps the profiles of that format; without
 one, models are listed at their native format. A name that resolves to one profile
-(``catalog.models.profile_id_for``: ``llama3.3:70b``, a Hub id) is the first hit.
+(``catalog.names.profile_id_for``: ``llama3.3:70b``, a Hub id) is the first hit.
 """
 
 from __future__ import annotations
@@ -15,13 +15,14 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from servebound.catalog.hardware import load_hardware_catalog
-from servebound.catalog.models import _profile_ids, profile_id_for
+from servebound.catalog.models import _profile_ids
 from servebound.catalog.names import (
     _QUANT_ALIASES,
     _SIZE,
     _version,
     hub_ids,
     ollama_tags,
+    profile_id_for,
     split_quant,
     tokens,
 )
@@ -208,4 +209,4 @@ def browser_index(shown: set[str]) -> dict[str, Any]:
         e["version"] = ranks[e["version"]]
     entries = [e for e in entries if e["kind"] == "hardware" or e["profiles"]]
     quants = {q: list(_formats(q)) for q in {fmt for _, fmt, _ in places.values()} | set(_QUANT_ALIASES)}
-    return {"names": names, "entries": entries, "quants": quants, "size": _SIZE.pattern}
+    return {"names": names, "entries": entries, "quants": quants, "size": _SIZE}

@@ -223,6 +223,15 @@ def hardware_is_system(entry_id: str) -> bool | None:
     return None if fields is None else fields.get("system") is not None
 
 
+def system_of(entry_id: str) -> tuple[str, int] | None:
+    """(member id, count) of the system row ``entry_id``; None for a device (or no such row)."""
+    fields = hardware_fields(entry_id)
+    system = None if fields is None else fields.get("system")
+    if system is None:
+        return None
+    return str(system["fields"]["member_id"]), int(system["fields"]["count"])
+
+
 def profile_fact(profile_id: str, name: str) -> Any:
     """One fact of a profile's import (``vocab_size``, ``model_type``), None where the profile or the fact
     is absent."""

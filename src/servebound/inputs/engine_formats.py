@@ -22,8 +22,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from servebound.catalog.models import CatalogModel, list_models, profile_id_for
-from servebound.catalog.names import split_quant
+from servebound.catalog.models import CatalogModel, list_models
+from servebound.catalog.names import profile_id_for, split_quant
 from servebound.core.decode import DecodeResult, Verdict
 from servebound.core.hardware import Hardware
 from servebound.errors import InputError

@@ -7,7 +7,8 @@ import re
 
 from servebound.catalog import snapshot
 from servebound.catalog.hardware_names import CPU_ONLY_ID as CPU_ONLY_ID
-from servebound.catalog.hardware_names import normalize_ref
+from servebound.catalog.hardware_names import hardware_row, system_hardware
+from servebound.catalog.names import profile_id_for
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.errors import InputError
@@ -132,7 +133,7 @@ def resolve_hardware(ref: str, field: str = "hardware") -> Hardware:
 
 def resolve_model(ref: str, field: str = "model") -> ModelAdapter:
     """A model file path, a GGUF or safetensors checkpoint (imported on the fly; recognised by its first
-    bytes whatever its name), a catalog model by any name people type (``catalog.models.profile_id_for``:
+    bytes whatever its name), a catalog model by any name people type (``catalog.names.profile_id_for``:
     a Hub id, an Ollama tag, a GGUF file name, loose words), or else ``org/name:QUANT`` (the GGUF of
     that quantization in a Hub repository, its header read by range requests)."""
     check_ref_length(ref, field)
@@ -161,22 +162,18 @@ def resolve_model(ref: str, field: str = "model") -> ModelAdapter:
 
 
 def _catalog_hardware(ref: str) -> Hardware:
-    """A catalog row's core record: an id or alias straight from the snapshot; anything else (an NxID
-    system, an unknown id and its suggestions) through the catalog."""
-    entry_id = snapshot.hardware_index().get(normalize_ref(ref))
-    if entry_id is not None:
-        return snapshot.core_hardware(entry_id)
-    from servebound.catalog.hardware import get_hardware
-
-    return get_hardware(ref).hardware
+    """A catalog row's core record, from the snapshot: an id or alias, a declared system, or an NxID
+    system of a catalog device (``hardware_names.hardware_row`` reads the reference, as the catalog
+    does; an unknown one is an InputError with the closest ids)."""
+    row_id, count = hardware_row(ref, snapshot.hardware_index(), snapshot.system_of)
+    device = snapshot.core_hardware(row_id)
+    return device if count is None else system_hardware(device, count)
 
 
 def _catalog_name(ref: str) -> str | None:
     """The catalog profile a path-like name means (a Hub id, a GGUF file name), None when the catalog
     has no such model. A Hub GGUF reference the catalog cannot answer (a quantization it lacks) is
     left to the Hub import."""
-    from servebound.catalog.models import profile_id_for
-
     try:
         return profile_id_for(ref, missing_ok=True)
     except InputError:
@@ -186,11 +183,8 @@ def _catalog_name(ref: str) -> str | None:
 
 
 def _catalog_model(ref: str) -> ModelAdapter:
-    """A catalog profile's adapter: a profile id straight from the snapshot; anything else (an unknown
-    id and its suggestions) through the catalog."""
-    key = ref.strip().lower()
-    if key in snapshot.places():
-        return snapshot.adapter(key)
-    from servebound.catalog.models import get_model
-
-    return get_model(ref).adapter
+    """A catalog profile's adapter from the snapshot: a profile id, or any name ``profile_id_for``
+    reads (an unknown one is an InputError with the closest ids)."""
+    found = profile_id_for(ref)
+    assert found is not None
+    return snapshot.adapter(found)

@@ -16,7 +16,8 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from servebound.catalog.hardware import CatalogHardware, DevicePrice, load_hardware_catalog
-from servebound.catalog.models import list_models, profile_id_for
+from servebound.catalog.models import list_models
+from servebound.catalog.names import profile_id_for
 from servebound.core.decode import DecodeResult
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
