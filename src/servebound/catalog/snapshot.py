@@ -35,6 +35,7 @@ from servebound.core.engines import Dequantize, Family
 from servebound.core.hardware import Hardware
 from servebound.core.kv import KVShape
 from servebound.core.model import Experts, LayerShape, ModelAdapter, PrefillShape, Weights
+from servebound.core.system import Interconnect
 from servebound.inputs import package_data
 
 T = TypeVar("T")
@@ -230,6 +231,20 @@ def system_of(entry_id: str) -> tuple[str, int] | None:
     if system is None:
         return None
     return str(system["fields"]["member_id"]), int(system["fields"]["count"])
+
+
+def system_parts(entry_id: str) -> tuple[Hardware, int, Interconnect | None, dict[str, str]] | None:
+    """A system row's member device, count, link (None where it states none) and the link's sources;
+    None for a device (or no such row)."""
+    fields = hardware_fields(entry_id)
+    system = None if fields is None else fields.get("system")
+    if system is None:
+        return None
+    parts = system["fields"]
+    member: Hardware = decode(parts["member"], CORE_KINDS)
+    link = decode(parts.get("interconnect"), {"Interconnect": Interconnect})
+    sources = dict(decode(parts.get("interconnect_sources") or {"mapping": []}, {}))
+    return member, int(parts["count"]), link, sources
 
 
 def profile_fact(profile_id: str, name: str) -> Any:

@@ -17,8 +17,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from servebound.catalog import snapshot
 from servebound.catalog.engines import format_class
-from servebound.catalog.hardware import get_hardware
+from servebound.catalog.hardware_names import hardware_row, system_hardware
 from servebound.core.advice import Note, Setting
 from servebound.core.decode_compute import decode_compute
 from servebound.core.hardware import Hardware
@@ -73,7 +74,7 @@ def resolve_system(ref: object) -> ResolvedSystem:
         ref = hardware_ref(ref)
         if _looks_like_file(ref):
             return resolve_system(resolve_hardware(ref))
-        ref = get_hardware(ref)
+        return _catalog_system(ref)
     row_system = getattr(ref, "system", None)
     row_id, row_name = str(getattr(ref, "id", "")), str(getattr(ref, "name", ""))
     if row_system is not None:
@@ -84,6 +85,24 @@ def resolve_system(ref: object) -> ResolvedSystem:
     if not isinstance(device, Hardware):
         raise InputError("hardware", f"give a hardware id, file or record (got {type(ref).__name__})")
     return ResolvedSystem(row_id, row_name, System(device, 1, Interconnect.ideal_for(1)), {})
+
+
+def _catalog_system(ref: str) -> ResolvedSystem:
+    """A catalog device, declared system or NxID system, read from the snapshot as ``inputs.resolve``
+    reads its hardware (``hardware_names.hardware_row``): no catalog record is built."""
+    row_id, count = hardware_row(ref, snapshot.hardware_index(), snapshot.system_of)
+    device = snapshot.core_hardware(row_id)
+    if count is not None:  # N of a catalog device: no link stated, the ideal upper bound
+        pooled = system_hardware(device, count)
+        return ResolvedSystem(
+            pooled.id, pooled.name, System(device, count, Interconnect.ideal_for(count)), {}
+        )
+    declared = snapshot.system_parts(row_id)
+    if declared is None:
+        return ResolvedSystem(row_id, device.name, System(device, 1, Interconnect.ideal_for(1)), {})
+    member, members, link, sources = declared
+    system = System(member, members, link or Interconnect.ideal_for(members))
+    return ResolvedSystem(row_id, device.name, system, sources)
 
 
 def parse_layout(text: str, system: System, model: ModelAdapter) -> Layout:
