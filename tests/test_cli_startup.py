@@ -90,6 +90,27 @@ def test_decode_on_a_catalog_pair_reads_two_snapshot_rows() -> None:
     }
 
 
+@pytest.mark.parametrize(
+    ("pair", "toml"),
+    [
+        (["-H", "nvidia-h100-sxm", "-m", "gemma 3 27b q4"], False),  # loose words: the name search
+        (["-H", "h100 sxm", "-m", "Qwen/Qwen3-8B"], False),  # an alias and a Hub id
+        (["-H", "nvidia-h100-sxm", "-m", "llama3.3:70b"], True),  # an Ollama tag: its TOML table
+        (["-H", "2x-nvidia-rtx-3090", "-m", "llama-3.3-70b-instruct-q4_k_m"], False),  # an NxID system
+    ],
+)
+def test_names_and_systems_are_read_from_the_snapshot(pair: list[str], toml: bool) -> None:
+    """A name people type, an alias and an NxID system are read against the snapshot (its index, its
+    profiles' places and models.toml's Hub ids in a header: catalog.names.profile_id_for,
+    hardware_names.hardware_row) at the top of inputs.resolve: no catalog record module
+    (catalog.models, catalog.hardware: their dataclasses cost a cold command 3-4 ms each) is imported,
+    and only an Ollama tag parses TOML (data/model_names.toml, the tag table)."""
+    modules, out = loaded_modules(f"from servebound.cli import main\nmain({['decode', *pair, '--json']!r})")
+    assert json.loads(out)["verdict"]
+    assert not modules & {"servebound.catalog.hardware", "servebound.catalog.models"}
+    assert ("tomllib" in modules) is toml
+
+
 @pytest.mark.parametrize("extra", [[], ["--json"]])
 def test_one_decode_evaluates_floats_without_numpy(tmp_path: Path, extra: list[str]) -> None:
     """The core's formulas take floats or arrays (servebound.core.arith): one decode, of an MoE model
