@@ -35,7 +35,6 @@ from servebound.catalog.hardware_names import (
     CLASS_OF_DEVICE_CLASS,
     MAX_SYSTEM_COUNT,
     hardware_row,
-    hardware_suggestions,
     system_hardware,
 )
 from servebound.catalog.hardware_names import DEVICE_CLASSES as DEVICE_CLASSES
@@ -300,10 +299,6 @@ class HardwareCatalog:
     def _system_of(self, row_id: str) -> tuple[str, int] | None:
         system = self.by_id[row_id].system
         return None if system is None else (system.member_id, system.count)
-
-    def suggestions(self, key: str, limit: int = 3) -> list[str]:
-        """Catalog ids closest to a mistyped reference (aliases count, ids are returned)."""
-        return hardware_suggestions(key, self.index, limit)
 
 
 #: The record types of a hardware row in the catalog snapshot.
