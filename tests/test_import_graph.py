@@ -259,22 +259,21 @@ def local_imports() -> list[str]:
     return sorted(out)
 
 
-#: The optional paths of a question's one resolution (``inputs.resolve``, ``inputs.scenario``), each
-#: imported where it is taken: at the top they would load for every cold command (a decode by catalog
-#: id: about 100 ms of CPU) what only a file, ``auto``, a Hub reference, an engine or a system needs.
-#: Measured as the CPU time each adds to what ``decode --json`` on a catalog pair already loads (median
-#: of 7 processes): the user-file schemas (inputs.files, pydantic) 110-140 ms, the GGUF importer with
-#: them 110 ms, the safetensors importer with them 140 ms (one module for every checkpoint kind would
-#: add the safetensors importer's 25 ms to a GGUF file's decode), the device probes (measure.auto)
-#: 24 ms, the format an engine runs 4 ms (inputs.engine_formats: it builds every profile of the model
-#: as a catalog.models.CatalogModel, whose module defines five frozen dataclasses, CatalogModel,
-#: IndexEntry, ImportedModel, Step and PublishedCheck, most of that), a system's layouts 2 ms
-#: (inputs.layout's two frozen dataclasses, LayoutChoice and ResolvedSystem, and core.layout_search; a
-#: system's reference is read from the snapshot, not through catalog.hardware's records). The
-#: catalog's name search and its NxID and unknown-id rows are no longer here: inputs.resolve reads them
-#: at the top with catalog.names.profile_id_for and hardware_names.hardware_row over the snapshot (about
-#: 0.7 ms, catalog.names and inputs.bounded; catalog.models and catalog.hardware stay unloaded).
-#: Exact entries: a new one fails, and so does a stale one.
+#: The optional paths of a question's one resolution (``inputs.resolve``, ``inputs.scenario``), each imported
+#: where it is taken: at the top they would load for every cold command (a decode by catalog id: about 100 ms
+#: of CPU) what only a file, ``auto``, a Hub reference, an engine or a system needs. Measured as the CPU time
+#: each adds to what ``decode --json`` on a catalog pair already loads (median of 7 processes): the user-file
+#: schemas (inputs.files, pydantic) 110-140 ms, the GGUF importer with them 110 ms, the safetensors importer
+#: with them 140 ms (one module for every checkpoint kind would add the safetensors importer's 25 ms to a GGUF
+#: file's decode), the device probes (measure.auto) 24 ms; by import time (median of 11 processes) the format
+#: an engine runs 5 ms (inputs.engine_formats: it builds every profile of the model as a
+#: catalog.models.CatalogModel, whose module defines five frozen dataclasses, CatalogModel, IndexEntry,
+#: ImportedModel, Step and PublishedCheck, most of that), a system's layouts 2 ms (inputs.layout's two frozen
+#: dataclasses, LayoutChoice and ResolvedSystem, and core.layout_search; a system's reference is read from the
+#: snapshot, not through catalog.hardware's records). The catalog's name search and its NxID and unknown-id
+#: rows are no longer here: inputs.resolve reads them at the top with catalog.names.profile_id_for and
+#: hardware_names.hardware_row over the snapshot (about 1 ms, catalog.names and inputs.bounded; catalog.models
+#: and catalog.hardware stay unloaded). Exact entries: a new one fails, and so does a stale one.
 COLD_START_DEFERRED = (
     "inputs.resolve: servebound.importers.gguf_file.import_gguf",
     "inputs.resolve: servebound.importers.hf.hub.import_hub_gguf",
