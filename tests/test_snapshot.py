@@ -145,6 +145,10 @@ def test_serve_writes_nothing_into_the_home(tmp_path: Path) -> None:
 
 def test_the_model_index_from_the_snapshot_is_the_validated_one() -> None:
     from servebound.catalog.model_build import _index_entries
-    from servebound.catalog.models import _entries
+    from servebound.catalog.models import IndexEntry, _entries
 
-    assert _entries() == _index_entries()
+    validated = _index_entries()
+    assert _entries() == {
+        key: IndexEntry(**{**entry.model_dump(), "formats": tuple(entry.formats)})
+        for key, entry in validated.items()
+    }
