@@ -66,6 +66,9 @@ class Root(click.Group):
     """The root command: lists ``COMMANDS`` and imports a command's module only when it runs."""
 
     context_class = RootContext
+    #: Whether what a command's import made is frozen out of later collections: in the console
+    #: script's process, which ends with the command (a caller's own garbage would be frozen with it).
+    freeze_imports = False
 
     def get_help_option(self, ctx: click.Context) -> click.Option | None:
         return help_option(self, ctx)
@@ -76,7 +79,7 @@ class Root(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in COMMANDS:
             return None
-        _import_without_collecting(f"servebound.cli.{COMMANDS[cmd_name][0]}")
+        _import_without_collecting(f"servebound.cli.{COMMANDS[cmd_name][0]}", self.freeze_imports)
         return REGISTERED.get(cmd_name)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -94,13 +97,15 @@ class Root(click.Group):
                 formatter.write(f"{'':>{formatter.current_indent}}{shell + ':':5} {line}   ({where})\n")
 
 
-def _import_without_collecting(name: str) -> None:
+def _import_without_collecting(name: str, freeze: bool) -> None:
     """Import a command's module with the cyclic garbage collector paused. An import makes thousands
     of objects that live as long as the process (classes, functions, the web stack's schemas) and
     almost no garbage; the collector, run every few hundred of them, would walk every one made so far
     again and again (a tenth of a second of `serve`'s start, a noticeable share of a cold decode's).
-    Once imported they are frozen out of later collections too (``gc.freeze``), as ``serve`` does
-    with the records it builds at its start."""
+    With ``freeze`` (the console script) they are then frozen out of later collections too
+    (``gc.freeze``), as ``serve`` does with the records it builds at its start."""
+    if name in sys.modules:
+        return
     paused = gc.isenabled()
     gc.disable()
     try:
@@ -108,7 +113,8 @@ def _import_without_collecting(name: str) -> None:
     finally:
         if paused:
             gc.enable()
-        gc.freeze()
+        if freeze:
+            gc.freeze()
 
 
 #: The root help's examples.
@@ -131,7 +137,7 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
     ctx.exit(0)
 
 
-def root() -> Root:
+def root(*, freeze_imports: bool = False) -> Root:
     """The root group: ``-h``/``--help`` on every command, ``--version``, the commands of COMMANDS."""
     group = Root(
         "servebound",
@@ -149,14 +155,16 @@ def root() -> Root:
             )
         ],
     )
+    group.freeze_imports = freeze_imports
     return group
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; return the exit status (the console script exits with it)."""
+def main(argv: list[str] | None = None, *, console: bool = False) -> int:
+    """Run the CLI; return the exit status (the console script exits with it). ``console``: the
+    process is the command's (the console script), so what its import made is frozen."""
     args = sys.argv[1:] if argv is None else list(argv)
     try:
-        status = root().main(args=args, prog_name="servebound", standalone_mode=False)
+        status = root(freeze_imports=console).main(args=args, prog_name="servebound", standalone_mode=False)
     except InputError as error:
         return _error(str(error), 2)
     except click.exceptions.NoArgsIsHelpError as error:  # no command: the help, as a usage error
@@ -179,4 +187,4 @@ def _error(message: str, status: int) -> int:
 
 def console_main() -> None:  # pragma: no cover - the console script entry point
     """The ``servebound`` script and ``python -m servebound``: the CLI."""
-    sys.exit(main())
+    sys.exit(main(console=True))
