@@ -52,8 +52,8 @@ def terminal_columns() -> int:
 
 class RootContext(click.Context):
     """The root's context: its help is as wide as click makes it, the width read without importing
-    shutil (and the compression modules it imports), a tenth of what `servebound --help` adds to the
-    interpreter's and click's own start."""
+    shutil (and the compression modules it imports), the largest part of what `servebound --help`
+    added to click's own import."""
 
     def make_formatter(self) -> click.HelpFormatter:
         width = self.terminal_width or click.formatting.FORCED_WIDTH
