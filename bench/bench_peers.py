@@ -68,7 +68,7 @@ def cases(llmfit: Path) -> dict[str, list[str]]:
 RATIOS = (
     ("cold decode / llmfit plan", "servebound decode --json (cold)", "llmfit plan --json", "< 1"),
     ("rank --all-formats / llmfit fit", "servebound rank --all-formats", "llmfit fit", "< 1"),
-    ("--help / python -c pass", "servebound --help", "python -c pass", "<= 10"),
+    ("--help / python -c pass", "servebound --help", "python -c pass", "<= 5"),
 )
 
 

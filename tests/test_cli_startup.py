@@ -182,6 +182,46 @@ def test_help_is_clicks_and_imports_no_formatter_and_no_command() -> None:
             assert not [m for m in modules if m.endswith("_cmd")], args
 
 
+def test_the_root_help_reads_no_shutil_and_is_as_wide_as_clicks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The root help sizes itself as click does ($COLUMNS, the terminal, else 80; at most 110) without
+    importing shutil."""
+    from servebound.cli import RootContext, root
+
+    for columns in ("60", "90", "200", ""):
+        monkeypatch.setenv("COLUMNS", columns)
+        group = root()
+        ours = RootContext(group, info_name="servebound", **group.context_settings)
+        clicks = click.Context(group, info_name="servebound", **group.context_settings)
+        assert group.get_help(ours) == group.get_help(clicks), columns
+    modules, text = loaded_modules("from servebound.cli import main\nmain(['--help'])", {"COLUMNS": "90"})
+    assert "shutil" not in modules and text.startswith("Usage: servebound")
+
+
+def test_a_command_is_imported_with_the_collector_paused_and_left_as_it_was() -> None:
+    """The console script imports a command with the cyclic collector paused and freezes what the
+    import made; called in-process (``main``), the collector is left on and nothing is frozen."""
+    probe = (
+        "import gc, sys\nfrom servebound.cli import {entry}\nsys.argv[1:] = {args!r}\n"
+        "seen = []\nimport builtins\nreal = builtins.__import__\n"
+        "def spy(name, *a, **k):\n"
+        "    if name == 'servebound.cli.common': seen.append(gc.isenabled())\n"
+        "    return real(name, *a, **k)\n"
+        "builtins.__import__ = spy\n"
+        "try:\n    {call}\nexcept SystemExit:\n    pass\n"
+        "print(seen[:1], gc.isenabled(), gc.get_freeze_count() > 0, file=sys.stderr)"
+    )
+    args = ["decode", "-H", "nvidia-h100-sxm", "-m", "llama-3.1-8b", "--json"]
+    for entry, call, frozen in (("console_main", "console_main()", True), ("main", f"main({args!r})", False)):
+        done = subprocess.run(
+            [sys.executable, "-c", probe.format(entry=entry, args=args, call=call)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert json.loads(done.stdout)["verdict"], entry
+        assert done.stderr.split() == ["[False]", "True", str(frozen)], (entry, done.stderr)
+
+
 #: What a hot command never imports: Typer, pydantic (the catalog comes from its snapshot),
 #: importlib.resources' readers and zipfile (package data are read from the folder), the network stack (a
 #: catalog id is not a Hub reference), and rich where no table is printed; nor what click loads only to

@@ -136,6 +136,8 @@ def test_serve_writes_nothing_into_the_home(tmp_path: Path) -> None:
             except httpx.TransportError:
                 time.sleep(0.1)
         assert httpx.get(base + "/pair/nvidia-h100-sxm/llama-3.1-8b", timeout=60).status_code == 200
+        decode = httpx.get(base + "/api/decode?hardware=nvidia-h100-sxm&model=llama-3.1-8b", timeout=60)
+        assert decode.status_code == 200
         assert httpx.get(base + "/llms-full.txt", timeout=300).status_code == 200
     finally:
         server.terminate()

@@ -110,6 +110,24 @@ def test_pair_page_shows_its_runs_next_to_the_ceiling(rc: TestClient) -> None:
     assert "Setting: 16 sessions; reads 32,000 tokens per step of 100,000 reserved" in part
 
 
+def test_a_pair_checks_its_own_runs_as_the_whole_set_does() -> None:
+    """Before the site has checked every run (``validation()``), a pair page checks only its own: the
+    same records, and nothing else checked."""
+    whole = validation_summary().runs
+    hardware, models = run_site_lists()
+    site = SiteData(hardware, models)
+    pairs = {(r.entry.hardware, r.entry.model) for r in whole}
+    assert (RUN_HW[0], RUN_MODELS[0]) in pairs and len(pairs) > 1
+    for hw, model in sorted(pairs):
+        assert site.runs_for_pair(hw, model) == list(reported_runs_for(hw, model, whole))
+    assert site.runs_for_pair(RUN_HW[0], "no-such-model") == []
+    assert site._validation is None  # no pair page checked every run
+    site.validation()
+    assert site.runs_for_pair(RUN_HW[0], RUN_MODELS[0]) == list(
+        reported_runs_for(RUN_HW[0], RUN_MODELS[0], whole)
+    )
+
+
 def test_every_pair_with_runs_shows_each_of_them(rc: TestClient) -> None:
     site: SiteData = rc.app.state.site
     shown = 0

@@ -89,6 +89,7 @@ def create_app(
     robots.txt, llms.txt and the sitemap (default ``http://localhost:8000``); the request's Host header
     never does. Templates, assets and the pages' packaged data are read here, once.
     """
+    _preload()  # first: the site's records below are then cut from the snapshot read whole
     site = _site_data(hardware, models)
     renderer = Renderer(site, mode="server", base_url=base_url)
 
@@ -109,7 +110,6 @@ def create_app(
     app.state.renderer = renderer
     app.state.llms_full = full
     _serve_static(app)
-    _preload()
     install_error_handlers(app, busy_paths=HEAVY_PATHS)
     app.include_router(pages.router)
     app.include_router(machine.router)

@@ -31,6 +31,8 @@ from servebound.questions.decode import decode_answer
 from servebound.questions.prefill import prefill_answer
 from servebound.questions.rank import DEFAULT_RANK_PROMPT_TOKENS
 from servebound.runs.band import with_band
+from servebound.runs.evaluated import evaluate_reported_runs
+from servebound.runs.reported import load_reported_runs
 from servebound.runs.validation import ReportedRun, ValidationSummary, reported_runs_for, validation_summary
 from servebound.views.report import decode_json, prefill_json
 from servebound.web.app.query import WorkloadQuery
@@ -259,7 +261,7 @@ def site_model(entry: SiteModel | ModelAdapter | CatalogModel) -> SiteModel:
         source=source,
         steps=tuple((s.quantity, float(s.value), s.formula) for s in imported.steps),
         # In words (no reprs): a dict of block counts reads "MoE x 48", a flag "yes", an empty tuple nothing.
-        facts={str(k): fact_value(v) for k, v in dict(imported.facts).items() if fact_value(v)},
+        facts={str(k): text for k, v in dict(imported.facts).items() if (text := fact_value(v))},
         native=entry.native,
         base_id=entry.base_id or entry.id,
     )
@@ -301,8 +303,17 @@ class SiteData:
             return self._validation
 
     def runs_for_pair(self, hardware_id: str, model_id: str) -> list[ReportedRun]:
-        """The reported runs of one pair (exact ids), in the file's order."""
-        return list(reported_runs_for(hardware_id, model_id, self.validation().runs))
+        """The reported runs of one pair (exact ids), in the file's order. Until every shipped run has
+        been checked (``validation()``), only this pair's are: the same records, without a pair page
+        waiting for the checks of every other pair's runs."""
+        with self._runs_lock:
+            checked = self._runs is not None or self._validation is not None
+        if checked:
+            return list(reported_runs_for(hardware_id, model_id, self.validation().runs))
+        entries = load_reported_runs()
+        return list(
+            evaluate_reported_runs(e for e in entries if (e.hardware, e.model) == (hardware_id, model_id))
+        )
 
     def runs_on_hardware(self, hardware_id: str) -> list[ReportedRun]:
         """Every reported run on one hardware row, whatever its model."""
