@@ -292,12 +292,20 @@ class HardwareCatalog:
     def ids(self) -> list[str]:
         return list(self.by_id)
 
+    @cached_property
+    def by_name(self) -> Mapping[str, str]:
+        """Each row's display name (as :func:`normalize_ref` reads it) and its id: the name the site's
+        pickers show is a name the catalog takes back."""
+        return {normalize_ref(e.name): e.id for e in self.entries}
+
     def get(self, ref: str) -> CatalogHardware:
-        """A catalog id, alias or NxID system; InputError with suggestions when unknown."""
+        """A catalog id, alias, display name or NxID system; InputError with suggestions when unknown."""
         check_id_length(ref, "hardware")
         key = normalize_ref(ref)
         if key in self.index:
             return self.by_id[self.index[key]]
+        if key in self.by_name:
+            return self.by_id[self.by_name[key]]
         match = _NX_FORM.match(key)
         if match:
             return self._nx_system(ref, int(match.group(1)), match.group(2))
@@ -312,12 +320,13 @@ class HardwareCatalog:
         raise InputError("hardware", self._unknown(ref, key))
 
     def _nx_system(self, ref: str, count: int, member_ref: str) -> CatalogHardware:
-        if member_ref not in self.index:
+        member_id = self.index.get(member_ref) or self.by_name.get(member_ref)  # 3x NVIDIA H100 SXM5 80GB
+        if member_id is None:
             raise InputError(
                 "hardware",
                 f"'{ref}': {self._unknown(member_ref, member_ref)} (systems are '<count>x-<device id>')",
             )
-        member = self.by_id[self.index[member_ref]]
+        member = self.by_id[member_id]
         if member.system is not None:
             total = member.system.count * count
             raise InputError(
