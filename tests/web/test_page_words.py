@@ -71,12 +71,13 @@ INTERNAL = re.compile(r"\b1,000,000,000\b")
 
 
 def format_ids() -> set[str]:
-    """Every storage format's id and every catalog profile's weight format (fp8, q4_k_m, mlx_4bit,
-    bf16_mxfp4_experts): a page writes them as people do (FP8, Q4_K_M, MLX 4-bit)."""
+    """Every storage format's id, arithmetic mode and catalog profile's weight format (fp8, fp4,
+    q4_k_m, mlx_4bit, bf16_mxfp4_experts): a page writes them as people do (FP8, Q4_K_M, MLX 4-bit)."""
     from servebound.catalog.models import _profile_ids
     from servebound.core.formats import FORMATS
+    from servebound.core.hardware import ARITHMETIC_MODES
 
-    return set(FORMATS) | {fmt for _, fmt, _ in _profile_ids().values()}
+    return set(FORMATS) | set(ARITHMETIC_MODES) | {fmt for _, fmt, _ in _profile_ids().values()}
 
 
 #: A format by its id where people write its name; not inside an id, a path or a parameter (an address
