@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from servebound.catalog.hardware import load_hardware_catalog
-from servebound.catalog.models import _profile_ids, profile_id_for
+from servebound.catalog.models import _profile_ids, get_model, profile_id_for
 from servebound.catalog.names import _QUANT_ALIASES, _version, hub_ids, split_quant, tokens
 from servebound.core.formats import format_words
 from servebound.errors import InputError
@@ -89,8 +89,6 @@ def weights_detail(fmt: str) -> str:
 
 def _profile_name(pid: str) -> str:
     """A profile's display name (``Llama-3.3-70B-Instruct (Q4_K_M)``), the name its pages carry."""
-    from servebound.catalog.models import get_model
-
     return get_model(pid).name
 
 
