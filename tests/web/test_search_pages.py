@@ -130,6 +130,7 @@ def test_the_pickers_and_the_search_show_names_not_ids(client: TestClient) -> No
     [
         "/pair/nvidia-b200/llama-3.3-70b-instruct",  # vLLM assumed, for the release's BF16 weights
         "/pair/nvidia-rtx-4090/qwen3-30b-a3b-q4_k_m",  # llama.cpp assumed, for Q4_K_M weights
+        "/pair/nvidia-rtx-4090/qwen3-30b-a3b-q4_k_m?kv_precision=q8_0",  # the cache format asked for
         "/models/qwen3-30b-a3b-q4_k_m",
         "/hardware/nvidia-dgx-spark",
     ],
