@@ -115,6 +115,7 @@ def layout_problem(system: System, model: ModelAdapter, layout: Layout) -> str |
 #: The valid layouts already listed, by what decides them (``_layouts_key``): a system's page ranks
 #: hundreds of models that share a few layer shapes, each asking the same question.
 _VALID: dict[tuple[int, int | None, int | None, int | None], tuple[Layout, ...]] = {}
+_VALID_KEPT = 1024
 
 
 def _layouts_key(system: System, model: ModelAdapter) -> tuple[int, int | None, int | None, int | None]:
@@ -136,6 +137,8 @@ def valid_layouts(system: System, model: ModelAdapter) -> Iterator[Layout]:
     key = _layouts_key(system, model)
     found = _VALID.get(key)
     if found is None:
+        if len(_VALID) >= _VALID_KEPT:  # bounded: a server answering many files' shapes starts again
+            _VALID.clear()
         found = _VALID[key] = tuple(_listed_layouts(system, model))
     return iter(found)
 
