@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from servebound.catalog import snapshot
 from servebound.catalog.names import find_profile
 from servebound.catalog.published import PublishedCheck, compare_published, published_table
-from servebound.core.formats import FORMATS
+from servebound.core.formats import FORMATS, format_words
 from servebound.core.kv import KVShape
 from servebound.core.model import Experts, LayerShape, ModelAdapter, PrefillShape, Weights
 from servebound.core.steps import Step
@@ -124,6 +124,21 @@ def _entries() -> dict[str, ModelEntry]:
     return {str(row["id"]): ModelEntry.model_construct(**row) for row in rows}
 
 
+def profile_name(entry: ModelEntry, weight_format: str) -> str:
+    """A profile's display name: the model's name (its Hub repository's where the index gives none)
+    and its weight format as people write it: ``Llama-3.3-70B-Instruct (Q4_K_M)``, ``Qwen3-8B (MLX
+    4-bit)``, ``gpt-oss-20b (BF16, experts in MXFP4)``."""
+    return f"{entry.name or entry.hf_id.split('/')[-1]} ({format_words(weight_format)})"
+
+
+@cache
+def _display_names() -> dict[str, str]:
+    """Each profile's display name (lower case) and its id: the name its pages show is a name it
+    answers to."""
+    entries = _entries()
+    return {profile_name(entries[base], fmt).lower(): pid for pid, (base, fmt, _) in _profile_ids().items()}
+
+
 @cache
 def _profile_ids() -> dict[str, Place]:
     """Every profile's place (model id, weight format, native), in catalog order (the snapshot's)."""
@@ -167,6 +182,9 @@ def profile_id_for(ref: str, missing_ok: bool = False) -> str | None:
     key = ref.strip().lower()
     if key in _profile_ids():
         return key
+    named = _display_names().get(key)
+    if named is not None:
+        return named
 
     return find_profile(ref, _profile_ids(), missing_ok)
 

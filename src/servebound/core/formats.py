@@ -137,7 +137,8 @@ def kv_bytes_per_element(precision: str) -> float:
 
 def format_words(value: str) -> str:
     """A weight or cache format id as people write it: ``q4_k_m`` Q4_K_M, ``fp8`` FP8, ``mlx_4bit`` MLX
-    4-bit, ``fp8_block`` FP8 with block scales, ``bf16_mxfp4_experts`` BF16, experts in MXFP4."""
+    4-bit, ``fp8_block`` FP8 with block scales, ``bf16_mxfp4_experts`` BF16, experts in MXFP4,
+    ``q4_0_qat`` Q4_0, quantization-aware trained."""
     if m := re.fullmatch(r"(fp|bf)(\d+)_acc(\d+)", value):  # an arithmetic mode: fp16_acc16
         return f"{m.group(1).upper()}{m.group(2)} with FP{m.group(3)} accumulate"
     if m := re.fullmatch(r"mlx_(\d+)bit(?:_g(\d+))?", value):
@@ -148,7 +149,7 @@ def format_words(value: str) -> str:
         return f"{format_words(m.group(1))} (groups of {m.group(2)})"
     for tail, said in (
         ("_block", " with block scales"),
-        ("_qat", " (quantization-aware trained)"),
+        ("_qat", ", quantization-aware trained"),
         ("_moe", " experts"),
     ):
         if value.endswith(tail):
