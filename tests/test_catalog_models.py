@@ -274,3 +274,17 @@ def test_site_and_api_show_the_audit_models_show_has() -> None:
     page = client.get("/models/deepseek-r1").text
     # DeepSeek's card counts 685 B with the MTP module; compared like with like: -0.07 %.
     assert "model card: 685.00 B (-0.07%)" in page
+
+
+def test_a_profile_is_named_with_its_format_in_words_and_answers_to_it() -> None:
+    """A profile's display name says its format as people write it (``Qwen3-8B (MLX 4-bit)``, not
+    ``(MLX_4BIT)``), and the name its pages and pickers show resolves back to it."""
+    from servebound.catalog.models import _profile_ids, profile_id_for
+    from servebound.core.formats import format_words
+
+    for pid, (_, fmt, _) in _profile_ids().items():
+        name = get_model(pid).name
+        assert name.endswith(f"({format_words(fmt)})"), (pid, name)
+        assert profile_id_for(name) == pid, (pid, name)
+    assert get_model("qwen3-8b-mlx_4bit").name == "Qwen3-8B (MLX 4-bit)"
+    assert get_model("gpt-oss-20b").name == "gpt-oss-20b (BF16, experts in MXFP4)"

@@ -102,7 +102,7 @@ def test_nvfp4_on_an_rtx_4090_is_charged_at_the_mode_engines_unpack_to() -> None
     assert r.assumptions.linear_flop_per_s == hw.compute_rate("bf16")
     why = r.linear_mode_charged_why or ""
     assert "ada has no fp4" in why and "https://" in why
-    assert r.compute_note is not None and "charged at bf16" in r.compute_note
+    assert r.compute_note is not None and "charged at BF16" in r.compute_note
     # FP8 on Ampere likewise; an fp8 rate the row publishes is its own (a 4090 has FP8 hardware).
     assert charge_mode(get_hardware("nvidia-rtx-3090").hardware, "fp8").mode == "bf16"
     assert charge_mode(hw, "fp8").reason == ""

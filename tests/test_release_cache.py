@@ -91,4 +91,4 @@ def test_the_result_states_where_its_cache_format_comes_from() -> None:
     assert said["kv_precision"] == "fp8" and "kv_cache_quant_algo FP8" in said["kv_precision_source"]
     asked = with_kv_precision(model, "bf16")
     said = workload_assumptions(result.workload, hardware=hardware, model=asked)
-    assert (said["kv_precision"], said["kv_precision_source"]) == ("bf16", "asked for: bf16")
+    assert (said["kv_precision"], said["kv_precision_source"]) == ("bf16", "asked for: BF16")

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from servebound.catalog.hardware import get_hardware
 from tests.web.test_browser import SCREENSHOT_DIR
 from tests.web.test_browser import browser as browser  # the fixtures, re-exported
 from tests.web.test_browser import server as server
@@ -149,8 +150,9 @@ def test_the_home_pickers_remember_my_machine(browser: Any, server: str) -> None
     page.click('#pick button[type="submit"]')
     page.wait_for_url("**/pair/nvidia-rtx-4090/qwen3.6-35b-a3b-example")
     page.goto(server + "/")
-    assert page.input_value('#pick input[name="hardware"]') == "nvidia-rtx-4090"
-    assert page.get_attribute("#pick-hardware option:first-child", "value") == "nvidia-rtx-4090"
+    # the field shows my machine's name and keeps its id
+    assert page.input_value('#pick input[name="hardware"]') == get_hardware("nvidia-rtx-4090").name
+    assert page.get_attribute('#pick input[name="hardware"]', "data-id") == "nvidia-rtx-4090"
     assert "RTX 4090" in (page.text_content("#pick-machine") or "")
     assert page.locator("#pick-machine").is_visible()
     context.close()

@@ -124,6 +124,16 @@ def test_names_typed_in_the_pair_picker_land_on_the_pair(browser: Any, site: tup
     page.wait_for_selector(f"{form} input[data-pick][role=combobox]", state="attached")
     type_and_choose(page, "hardware", "dgx spark", "nvidia-dgx-spark", form)
     landed(page, "nvidia-dgx-spark", "llama-3.3-70b-instruct-q4_k_m")
+    # The fields show the pair's names, never its ids; the list offers names and words.
+    page.wait_for_selector(f"{form} input[data-pick][role=combobox]", state="attached")
+    assert page.input_value(f'{form} input[name="hardware"]') == get_hardware("nvidia-dgx-spark").name
+    assert page.input_value(f'{form} input[name="model"]') == get_model("llama-3.3-70b-instruct-q4_k_m").name
+    page.fill(f'{form} input[name="model"]', "gemma 3 27b q4")
+    page.wait_for_selector(f'{form} ul.picker-list li[data-id="gemma-3-27b-it-q4_k_m"]')
+    offered = page.text_content(f'{form} ul.picker-list li[data-id="gemma-3-27b-it-q4_k_m"]') or ""
+    assert offered.startswith(get_model("gemma-3-27b-it-q4_k_m").name) and "weights in Q4_K_M" in offered
+    assert "gemma-3-27b-it-q4_k_m" not in offered and "q4_k_m" not in offered, offered
+    page.press(f'{form} input[name="model"]', "Escape")
     # Typed and not chosen: Enter resolves the names (the server's resolver, or the copy's table).
     page.wait_for_selector(f"{form} input[data-pick][role=combobox]", state="attached")
     page.fill(f'{form} input[name="hardware"]', "4090")
@@ -161,7 +171,7 @@ def test_my_machine_is_offered_first_after_a_reload(browser: Any, site: tuple[st
     assert kept == "nvidia-rtx-4090"
     page.goto(base + "/" + ("" if kind == "served" else "index.html"))
     page.wait_for_selector("#pick input[data-pick][role=combobox]", state="attached")
-    assert page.input_value('#pick input[name="hardware"]') == "nvidia-rtx-4090"
+    assert page.input_value('#pick input[name="hardware"]') == get_hardware("nvidia-rtx-4090").name
     assert page.locator("#pick-machine").is_visible()
     # The search page offers each model on my machine.
     page.goto(search_url(kind, base, "gemma 3 27b"))

@@ -36,6 +36,8 @@ PAGES = [
     "/economics",
     "/docs",
     "/docs/site",
+    "/search?q=laguna",
+    "/search?q=qwen3.6",
 ]
 
 FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]+")
@@ -66,6 +68,23 @@ ONE_PLURAL = re.compile(r"(?<![\d,.])1 (sessions|tokens|devices|layouts)\b")
 ENGINE_ID = re.compile(r"(?<![\w./=-])(vllm|sglang|trt-llm|lm-studio|ollama)(?![\w-])")
 #: An assumption's internal value: the batch search's cap, as a number.
 INTERNAL = re.compile(r"\b1,000,000,000\b")
+
+
+def format_ids() -> set[str]:
+    """Every storage format's id, arithmetic mode and catalog profile's weight format (fp8, fp4,
+    q4_k_m, mlx_4bit, bf16_mxfp4_experts): a page writes them as people do (FP8, Q4_K_M, MLX 4-bit)."""
+    from servebound.catalog.models import _profile_ids
+    from servebound.core.formats import FORMATS
+    from servebound.core.hardware import ARITHMETIC_MODES
+
+    return set(FORMATS) | set(ARITHMETIC_MODES) | {fmt for _, fmt, _ in _profile_ids().values()}
+
+
+#: A format by its id where people write its name; not inside an id, a path or a parameter (an address
+#: like /models/llama-3.1-70b-instruct-fp8 or ?kv_precision=fp8 is not prose).
+FORMAT_ID = re.compile(
+    r"(?<![\w./=-])(" + "|".join(sorted(format_ids(), key=len, reverse=True)) + r")(?![\w-])"
+)
 
 
 class Visible(HTMLParser):
@@ -112,6 +131,7 @@ def test_no_flag_enum_or_raw_float_on_a_page(client: TestClient, path: str) -> N
             ("plural", ONE_PLURAL),
             ("engine id", ENGINE_ID),
             ("internal value", INTERNAL),
+            ("format id", FORMAT_ID),
         )
     }
     found["flag"] = [f for f in found["flag"] if f in ours]
@@ -125,6 +145,11 @@ def test_the_scan_finds_what_it_looks_for() -> None:
     )
     text = visible(page)
     assert ENGINE_ID.findall(text) == ["vllm", "sglang", "trt-llm"] and INTERNAL.findall(text)
+    formats = visible("<p>the engine that runs fp8 weights; bf16_mxfp4_experts, mlx_4bit weights</p>")
+    assert FORMAT_ID.findall(formats) == ["fp8", "bf16_mxfp4_experts", "mlx_4bit"]
+    assert not FORMAT_ID.findall(
+        "FP8, BF16 with experts in MXFP4; /models/llama-3.1-70b-instruct-fp8 q4_k_m-x"
+    )
     assert not ENGINE_ID.findall("vLLM, SGLang, TensorRT-LLM; docs.vllm.ai; advanced-vllm-settings")
     assert (
         FLAG.findall(text) == ["--hardware"]

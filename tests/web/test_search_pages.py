@@ -106,6 +106,96 @@ def test_the_pair_form_resolves_names_and_keeps_the_workload(
     assert answer.headers["location"] == f"{path}?alloc_context=8000&kv_precision=fp8"
 
 
+def test_the_pickers_and_the_search_show_names_not_ids(client: TestClient) -> None:
+    """A pair page's pickers show the pair's names (the id stays in data-*), the search page's hits
+    their names and words (a format as people write it), no id where a name exists."""
+    from tests.web.test_page_words import FORMAT_ID, visible
+
+    html = client.get("/pair/nvidia-rtx-4090/gemma-3-27b-it").text
+    values = dict(re.findall(r'<input name="(hardware|model)" data-pick="\w+" value="([^"]*)"', html))
+    assert values == {
+        "hardware": get_hardware("nvidia-rtx-4090").name,
+        "model": get_model("gemma-3-27b-it").name,
+    }
+    page = client.get("/search", params={"q": "qwen3 30b a3b q4"}).text
+    shown, ids = visible(page), re.findall(r'<li data-kind="\w+" data-id="([^"]+)">', page)
+    assert ids and not [i for i in ids if i in shown], ids
+    details = " ".join(re.findall(r'<span class="src">([^<]*)</span></li>', page))
+    assert "weights in Q4_K_M" in details and not FORMAT_ID.findall(details), details
+    assert not [i for i in ids if i in details], details
+    assert get_model("qwen3-30b-a3b-q4_k_m").name in shown
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/pair/nvidia-b200/llama-3.3-70b-instruct",  # vLLM assumed, for the release's BF16 weights
+        "/pair/nvidia-rtx-4090/qwen3-30b-a3b-q4_k_m",  # llama.cpp assumed, for Q4_K_M weights
+        "/pair/nvidia-rtx-4090/qwen3-30b-a3b-q4_k_m?kv_precision=q8_0",  # the cache format asked for
+        "/models/qwen3-30b-a3b-q4_k_m",
+        "/hardware/nvidia-dgx-spark",
+    ],
+)
+def test_catalog_pages_write_formats_in_words(client: TestClient, path: str) -> None:
+    """The sentences of pages over catalog profiles (the engine assumed and why, the profile's
+    format) write a format as people do: no format id in what a reader sees."""
+    from tests.web.test_page_words import FORMAT_ID, visible
+
+    page = client.get(path)
+    assert page.status_code == 200
+    text = visible(page.text)
+    assert not {m.group(0) for m in FORMAT_ID.finditer(text)}, (path, FORMAT_ID.findall(text))
+
+
+def test_the_engine_assumed_is_said_with_the_format_in_words() -> None:
+    """Why an engine is assumed (the pair page's and the terminal's one sentence) writes the format as
+    people do: FP8, Q4_K_M, BF16 with experts in MXFP4."""
+    from servebound.inputs.engine_choice import assumed_engine
+    from tests.web.test_page_words import FORMAT_ID
+
+    said = [
+        assumed_engine(hw, fmt) for hw, fmt in [("nvidia-h100-sxm", "fp8"), ("nvidia-rtx-4090", "q4_k_m")]
+    ]
+    assert all(s is not None for s in said)
+    whys = [s[1] for s in said if s is not None]
+    assert "weights in FP8" in whys[0] and "weights in Q4_K_M" in whys[1], whys
+    assert not [w for w in whys if FORMAT_ID.findall(w)], whys
+
+
+def test_search_hits_carry_display_names_and_format_words() -> None:
+    from tests.web.test_page_words import FORMAT_ID
+
+    found = search("gpt oss", limit=50) + search("gpt oss mxfp4", limit=50) + search("qwen3 8b mlx", limit=50)
+    models = [h for h in found if h.kind == "model"]
+    assert models and all(h.name == get_model(h.id).name for h in models)
+    assert not [h.detail for h in models if FORMAT_ID.findall(h.detail)], [h.detail for h in models]
+    assert "weights in MLX 4-bit" in {h.detail for h in models}
+
+
+@pytest.mark.parametrize(
+    ("hardware", "model"),
+    [
+        ("NVIDIA GeForce RTX 4090 24GB", "gemma-3-27b-it (BF16)"),
+        ("NVIDIA B200 (HGX/DGX B200, SXM)", "Llama-3.3-70B-Instruct (Q4_K_M)"),
+    ],
+)
+def test_a_form_sent_without_script_carries_names_the_server_takes(
+    client: TestClient, hardware: str, model: str
+) -> None:
+    """Without script the pair form sends what its fields show: the names, which resolve."""
+    answer = client.get("/pair", params={"hardware": hardware, "model": model}, follow_redirects=False)
+    assert answer.status_code == 303, answer.text
+    assert answer.headers["location"] == f"/pair/{get_hardware(hardware).id}/{profile_id_for(model)}"
+
+
+def test_every_hardware_row_answers_to_its_display_name() -> None:
+    from servebound.catalog.hardware import load_hardware_catalog
+
+    catalog = load_hardware_catalog()
+    assert all(catalog.get(row.name).id == row.id for row in catalog)
+    assert catalog.get("3x NVIDIA H100 SXM5 80GB").id == "3x-nvidia-h100-sxm"
+
+
 def test_an_ambiguous_or_unknown_name_is_refused_with_candidates(client: TestClient) -> None:
     answer = client.get(
         "/pair", params={"hardware": "m4 max", "model": "gemma 3 27b"}, follow_redirects=False

@@ -22,6 +22,7 @@ from servebound.catalog.hardware import (
     system_record,
     vendor_free_alias,
 )
+from servebound.catalog.hardware_names import normalize_ref
 from servebound.catalog.hardware_schema import (
     CatalogFile,
     DerivedRate,
@@ -132,6 +133,8 @@ def build_catalog(parsed: CatalogFile, table: EngineTable | None = None) -> Hard
         implicit = vendor_free_alias(entry.id)
         if implicit and implicit not in index:
             index[implicit] = entry.id
+    for entry in entries:  # the display name the site's pickers show is a name the catalog takes back
+        index.setdefault(normalize_ref(entry.name), entry.id)
     return HardwareCatalog(index=MappingProxyType(index), by_id=MappingProxyType({e.id: e for e in entries}))
 
 

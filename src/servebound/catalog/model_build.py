@@ -14,8 +14,14 @@ from importlib import resources
 from pydantic import ValidationError
 
 from servebound.catalog.model_index import ModelEntry, ModelIndex
-from servebound.catalog.models import CATALOG_FORMATS, CatalogModel, Place, _data_text, _profile_ids
-from servebound.catalog.names import ollama_tags
+from servebound.catalog.models import (
+    CATALOG_FORMATS,
+    CatalogModel,
+    Place,
+    _data_text,
+    _profile_ids,
+)
+from servebound.catalog.names import ollama_tags, profile_name
 from servebound.catalog.published import published_table
 from servebound.errors import InputError
 from servebound.importers.hf.release import quantization_config
@@ -107,11 +113,10 @@ def import_profile(profile_id: str) -> CatalogModel:
             weight_format=_import_format(entry, fmt, native),
             release_cache=native or _QUANTIZER_CACHE.get(fmt, False),
         )
-    name = entry.name or entry.hf_id.split("/")[-1]
     adapter = replace(
         imported.adapter,
         id=profile_id,
-        name=f"{name} ({fmt.upper().replace('_', '_')})",
+        name=profile_name(entry.name, entry.hf_id, fmt),
         sources={
             "repository": entry.hf_id,
             "revision": entry.hf_revision,

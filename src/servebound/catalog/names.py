@@ -28,6 +28,7 @@ from functools import cache
 from typing import NamedTuple
 
 from servebound.catalog import snapshot
+from servebound.core.formats import format_words
 from servebound.errors import InputError, check_id_length
 from servebound.inputs import bounded, package_data
 
@@ -283,7 +284,26 @@ def profile_id_for(ref: str, missing_ok: bool = False) -> str | None:
     surface's model lookup passes here. Unknown names raise InputError with the closest ids (None with
     ``missing_ok``); ambiguous ones raise listing the candidates."""
     check_id_length(ref, "model")
-    return find_profile(ref, snapshot.places(), missing_ok)
+    named = _display_names().get(ref.strip().lower())
+    return named if named is not None else find_profile(ref, snapshot.places(), missing_ok)
+
+
+def profile_name(name: str | None, hf_id: str, weight_format: str) -> str:
+    """A profile's display name: the model's name (its Hub repository's where the index gives none)
+    and its weight format as people write it: ``Llama-3.3-70B-Instruct (Q4_K_M)``, ``Qwen3-8B (MLX
+    4-bit)``, ``gpt-oss-20b (BF16, experts in MXFP4)``."""
+    return f"{name or hf_id.split('/')[-1]} ({format_words(weight_format)})"
+
+
+@cache
+def _display_names() -> dict[str, str]:
+    """Each profile's display name (lower case) and its id, from the snapshot's index: the name its
+    pages show is a name it answers to."""
+    entries = {str(row["id"]): row for row in snapshot.header(snapshot.AUDITS)["entries"]}
+    return {
+        profile_name(entries[base]["name"], entries[base]["hf_id"], fmt).lower(): pid
+        for pid, (base, fmt, _) in snapshot.places().items()
+    }
 
 
 def find_profile(ref: str, places: Mapping[str, Place], missing_ok: bool = False) -> str | None:

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from servebound.catalog.hardware import load_hardware_catalog
-from servebound.catalog.models import _profile_ids
+from servebound.catalog.models import _profile_ids, get_model
 from servebound.catalog.names import (
     _QUANT_ALIASES,
     _SIZE,
@@ -26,6 +26,7 @@ from servebound.catalog.names import (
     split_quant,
     tokens,
 )
+from servebound.core.formats import format_words
 from servebound.errors import InputError
 
 #: What a search returns at most by default, and what it may be asked for.
@@ -36,7 +37,8 @@ KINDS = ("model", "hardware")
 
 @dataclass(frozen=True)
 class SearchHit:
-    """One entry found: its kind (``model`` or ``hardware``), catalog id, name and a short detail."""
+    """One entry found: its kind (``model`` or ``hardware``), catalog id, name as people read it (the
+    profile's or the row's display name) and a short detail in words (formats as people write them)."""
 
     kind: str
     id: str
@@ -83,9 +85,20 @@ def _model_hits(wanted: list[str], quant: str | None) -> list[tuple[tuple[Any, .
             chosen = [p for p in profiles if p[1] == pick]
         version = tuple(-v for v in _version(own)) or (0.0,)
         for pid, fmt, _ in chosen:
-            hit = SearchHit("model", pid, hubs.get(base, base), f"{fmt} weights")
+            hit = SearchHit("model", pid, _profile_name(pid), weights_detail(fmt))
             found.append(((version, _extra(wanted, own), order), hit))
     return found
+
+
+def weights_detail(fmt: str) -> str:
+    """A model hit's detail: its weight format as people write it (``weights in Q4_K_M``, ``weights in
+    MLX 4-bit``, ``weights in BF16, experts in MXFP4``)."""
+    return f"weights in {format_words(fmt)}"
+
+
+def _profile_name(pid: str) -> str:
+    """A profile's display name (``Llama-3.3-70B-Instruct (Q4_K_M)``), the name its pages carry."""
+    return get_model(pid).name
 
 
 def _hardware_hits(wanted: list[str]) -> list[tuple[tuple[Any, ...], SearchHit]]:
@@ -144,8 +157,8 @@ def search(query: str, kind: str | None = None, limit: int = DEFAULT_LIMIT) -> l
 
 def _profile_hit(pid: str) -> SearchHit:
     """A profile as a hit of its own (a format the words named whole: ``llama3.3:70b`` is Q4_K_M)."""
-    base, fmt, _ = _profile_ids()[pid]
-    return SearchHit("model", pid, hub_ids().get(base, base), f"{fmt} weights")
+    _, fmt, _ = _profile_ids()[pid]
+    return SearchHit("model", pid, _profile_name(pid), weights_detail(fmt))
 
 
 def _rest(ranked: Iterable[tuple[tuple[Any, ...], SearchHit]], skip: str) -> list[SearchHit]:
@@ -173,9 +186,12 @@ def browser_index(shown: set[str]) -> dict[str, Any]:
             continue
     models: dict[str, dict[str, Any]] = {}
     for pid, (base, fmt, native) in places.items():
-        entry = models.setdefault(base, {"kind": "model", "name": hubs.get(base, base), "profiles": {}})
+        entry = models.setdefault(
+            base, {"kind": "model", "name": hubs.get(base, base), "profiles": {}, "names": {}}
+        )
         if pid in shown:
             entry["profiles"][fmt] = pid
+            entry["names"][fmt] = _profile_name(pid)
             if native:
                 entry["native"] = pid
     entries = []
@@ -208,5 +224,7 @@ def browser_index(shown: set[str]) -> dict[str, Any]:
     for e in entries:
         e["version"] = ranks[e["version"]]
     entries = [e for e in entries if e["kind"] == "hardware" or e["profiles"]]
-    quants = {q: list(_formats(q)) for q in {fmt for _, fmt, _ in places.values()} | set(_QUANT_ALIASES)}
-    return {"names": names, "entries": entries, "quants": quants, "size": _SIZE}
+    fmts = {fmt for _, fmt, _ in places.values()}
+    quants = {q: list(_formats(q)) for q in fmts | set(_QUANT_ALIASES)}
+    weights = {fmt: weights_detail(fmt) for fmt in sorted(fmts)}
+    return {"names": names, "entries": entries, "quants": quants, "weights": weights, "size": _SIZE}

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from servebound.core.errors import InputError
+from servebound.core.formats import format_words
 
 
 @dataclass(frozen=True)
@@ -158,10 +159,11 @@ def format_support(
     (kept per argument: rankings ask the same few questions hundreds of thousands of times)."""
     cls = table.format_class(precision)
     family = table.family_of(hardware_id)
+    written = format_words(precision) if precision else "unstated"  # as people write it: Q4_K_M, FP8
     if cls is None:
         return (
             FormatSupport.NATIVE,
-            f"weight format {precision or 'unstated'} is not in the engine table: not checked",
+            f"weight format {written} is not in the engine table: not checked",
         )
     if family is None:
         return (
@@ -173,11 +175,11 @@ def format_support(
     if not runners:
         if engine_id:
             return FormatSupport.UNSUPPORTED, (
-                f"{chosen[0].name} does not run {cls} weights ({precision}) on {family.vendor} devices "
+                f"{chosen[0].name} does not run {cls} weights ({written}) on {family.vendor} devices "
                 f"({chosen[0].formats_source})"
             )
         return FormatSupport.UNSUPPORTED, (
-            f"no engine in the table runs {cls} weights ({precision}) on {family.vendor} devices"
+            f"no engine in the table runs {cls} weights ({written}) on {family.vendor} devices"
         )
     mode = table.format_classes[cls][0]
     names = ", ".join(e.name for e in runners)  # as people write them: vLLM, SGLang, TensorRT-LLM
@@ -185,7 +187,7 @@ def format_support(
         wider = " or 16-bit" if mode == "int8" else ""
         return (
             FormatSupport.DEQUANTIZED,
-            f"{names} unpack {precision} blocks to {mode.upper()}{wider} for the matrix math",
+            f"{names} unpack {written} blocks to {mode.upper()}{wider} for the matrix math",
         )
     if mode in family.hardware_modes:
         return FormatSupport.NATIVE, f"{family.said} multiplies {mode.upper()} natively ({names})"

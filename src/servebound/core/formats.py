@@ -9,6 +9,7 @@ layout: the weight formats and the cache formats are selections from this table 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -132,3 +133,25 @@ KV_FORMATS: dict[str, BlockLayout] = {
 def kv_bytes_per_element(precision: str) -> float:
     """Bytes per cached element for a KV precision name; KeyError when unknown."""
     return KV_FORMATS[precision].bytes_per_element
+
+
+def format_words(value: str) -> str:
+    """A weight or cache format id as people write it: ``q4_k_m`` Q4_K_M, ``fp8`` FP8, ``mlx_4bit`` MLX
+    4-bit, ``fp8_block`` FP8 with block scales, ``bf16_mxfp4_experts`` BF16, experts in MXFP4,
+    ``q4_0_qat`` Q4_0, quantization-aware trained."""
+    if m := re.fullmatch(r"(fp|bf)(\d+)_acc(\d+)", value):  # an arithmetic mode: fp16_acc16
+        return f"{m.group(1).upper()}{m.group(2)} with FP{m.group(3)} accumulate"
+    if m := re.fullmatch(r"mlx_(\d+)bit(?:_g(\d+))?", value):
+        return f"MLX {m.group(1)}-bit" + (f", groups of {m.group(2)}" if m.group(2) else "")
+    if m := re.fullmatch(r"([a-z0-9]+)_([a-z0-9_]+?)_experts", value):
+        return f"{format_words(m.group(1))}, experts in {format_words(m.group(2))}"
+    if m := re.fullmatch(r"([a-z0-9]+)_g(\d+)", value):
+        return f"{format_words(m.group(1))} (groups of {m.group(2)})"
+    for tail, said in (
+        ("_block", " with block scales"),
+        ("_qat", ", quantization-aware trained"),
+        ("_moe", " experts"),
+    ):
+        if value.endswith(tail):
+            return format_words(value.removesuffix(tail)) + said
+    return value.upper()

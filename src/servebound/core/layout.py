@@ -44,6 +44,7 @@ tp = N reproduces the ``Nx-`` system exactly: the pooled C, R and F, and the poo
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from enum import StrEnum
@@ -173,9 +174,15 @@ def _placement(system: System, layout: Layout) -> tuple[float, float, float, Lin
 
     Returns the all-reduce rate in bytes/s, the all-to-all seconds per byte a device's tokens send to
     their experts, the seconds per byte of every pipeline hop on one token's path (summed), and which
-    links they cross.
+    links they cross. They depend on the links and the layout alone: each pair is placed once (a
+    system's page asks the same layouts for every model it ranks).
     """
-    link = system.interconnect
+    return _placed(system.interconnect, layout)
+
+
+@functools.lru_cache(maxsize=65536)
+def _placed(link: Interconnect, layout: Layout) -> tuple[float, float, float, Links]:
+    """:func:`_placement` for ``link``."""
     size = link.scale_up_devices
     up, out = link.scale_up_bytes_per_s, link.scale_out_bytes_per_s
     group, tp = layout.group, layout.tp

@@ -9,6 +9,7 @@ from functools import cached_property
 from servebound.core.arith import Values, as_values, filled
 from servebound.core.errors import InputError
 from servebound.core.experts import ExpertTraffic, distinct_experts
+from servebound.core.formats import format_words
 from servebound.core.hardware import require_finite, require_non_negative, require_positive
 from servebound.core.kv import KVShape
 
@@ -236,5 +237,10 @@ class ModelAdapter:
             kv_bytes_per_element=(
                 self.kv_bytes_per_element * factor if self.kv_bytes_per_element is not None else None
             ),
-            sources={**self.sources, "kv_precision": f"asked for: {precision}"},
+            sources={**self.sources, "kv_precision": f"asked for: {_written(precision)}"},
         )
+
+
+def _written(precision: str | None) -> str:
+    """A cache format as people write it (FP8, Q8_0), or the model's own where none is named."""
+    return "the model's own" if precision is None else format_words(precision)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
+from servebound.core.formats import format_words
 from servebound.core.hardware import ARITHMETIC_MODES, Hardware
 from servebound.core.model import PrefillShape
 
@@ -165,9 +166,13 @@ class ModeRates:
             return f"compute unavailable, so this figure is memory-only: {why}"
         parts = []
         if self.needs_linear and self.linear_charge_reason:
-            parts.append(f"linear math ({self.linear_mode}) charged at {self.linear_mode_charged}")
+            parts.append(
+                f"linear math ({_said(self.linear_mode)}) charged at {_said(self.linear_mode_charged)}"
+            )
         if self.needs_attention and self.attention_charge_reason:
-            parts.append(f"attention ({self.attention_mode}) charged at {self.attention_mode_charged}")
+            parts.append(
+                f"attention ({_said(self.attention_mode)}) charged at {_said(self.attention_mode_charged)}"
+            )
         return "; ".join(parts)
 
 
@@ -289,3 +294,8 @@ def _split_rates(hardware: Hardware, shape: PrefillShape, attention_mode: str | 
         unpublished_modes=tuple(unpublished),
         linear_split=tuple(parts),
     )
+
+
+def _said(mode: str | None) -> str:
+    """An arithmetic mode as people write it (FP4, BF16, FP16 with FP16 accumulate)."""
+    return "none" if mode is None else format_words(mode)

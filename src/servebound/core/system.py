@@ -112,10 +112,39 @@ def layout_problem(system: System, model: ModelAdapter, layout: Layout) -> str |
     return None
 
 
+#: The valid layouts already listed, by what decides them (``_layouts_key``): a system's page ranks
+#: hundreds of models that share a few layer shapes, each asking the same question.
+_VALID: dict[tuple[int, int | None, int | None, int | None], tuple[Layout, ...]] = {}
+_VALID_KEPT = 1024
+
+
+def _layouts_key(system: System, model: ModelAdapter) -> tuple[int, int | None, int | None, int | None]:
+    """What decides which layouts are valid (``layout_problem``): the device count, the query heads and
+    layers (None without a layer shape) and the routed experts (None for a dense model)."""
+    shape, experts = model.shape, model.weights.experts
+    return (
+        system.count,
+        shape.query_heads if shape else None,
+        shape.layers if shape else None,
+        experts.routed if experts else None,
+    )
+
+
 def valid_layouts(system: System, model: ModelAdapter) -> Iterator[Layout]:
     """Every valid layout, each with as many replicas as the devices allow (more never lowers a
     ceiling): tp over the divisors of the query heads, ep over 1 and the multiples of tp that divide
-    the routed experts, pp over 1 .. layers."""
+    the routed experts, pp over 1 .. layers. Listed once per ``_layouts_key``."""
+    key = _layouts_key(system, model)
+    found = _VALID.get(key)
+    if found is None:
+        if len(_VALID) >= _VALID_KEPT:  # bounded: a server answering many files' shapes starts again
+            _VALID.clear()
+        found = _VALID[key] = tuple(_listed_layouts(system, model))
+    return iter(found)
+
+
+def _listed_layouts(system: System, model: ModelAdapter) -> Iterator[Layout]:
+    """:func:`valid_layouts`, listed."""
     n = system.count
     shape = model.shape
     experts = model.weights.experts

@@ -26,6 +26,7 @@ from servebound.catalog.hardware_names import (
     normalize_ref,
     nx_form,
 )
+from servebound.core.formats import format_words
 from servebound.importers.hf.llama_cpp import LLAMA_CPP_MIXES
 
 #: safetensors formats mlx-lm loads as released (no conversion to another width).
@@ -137,8 +138,8 @@ def assumed_engine(hardware_id: str, weight_format: str | None) -> tuple[str, st
     cls, vendor = facts
     for engine in usual_engines(hardware_id):
         if engine_for(weight_format, vendor, hardware_id, engine) is not None:
-            return engine, f"the engine usually run on {cls}s for {weight_format} weights"
+            return engine, f"the engine usually run on {cls}s for weights in {format_words(weight_format)}"
     found = engine_for(weight_format, vendor, hardware_id)
     if found is None:
         return None
-    return found, f"the engine that runs {weight_format} weights on {cls}s"
+    return found, f"the engine that runs weights in {format_words(weight_format)} on {cls}s"

@@ -12,6 +12,7 @@ from typing import Any
 from servebound.core import economics as econ
 from servebound.core.advice import Note, Setting
 from servebound.core.decode_compute import decode_compute
+from servebound.core.formats import format_words
 from servebound.core.hardware import ARITHMETIC_MODES, Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.prefill import crossover_tokens
@@ -94,7 +95,7 @@ def balance(
         b = econ.hardware_balance(f, r, bytes_per_weight)
         out.append(
             Shown(
-                f"hardware balance ({mode})",
+                f"hardware balance ({format_words(mode)})",
                 "F e_w / (2 R) multiplies per weight fetched",
                 f"{_g(f / 1e12)} TFLOP/s x {_g(bytes_per_weight)} B / (2 x {_g(r / 1e12)} TB/s) = "
                 f"{_g(b.multiplies_per_weight)} (F / 2R = {_g(b.multiplies_per_byte)} per byte)",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 from servebound.core import economics as econ
+from servebound.core.formats import format_words
 from servebound.core.hardware import Hardware
 from servebound.questions.economics import LECTURE, LECTURE_BREAKPOINT_MODE, _g
 
@@ -73,7 +74,7 @@ def asides(blackwell: Hardware) -> list[tuple[str, str]]:
             out[-1][0],
             out[-1][1]
             + f" The surcharge at {_g(breakpoint)} tokens reads as {_g(kappa)} bytes per token on the "
-            f"{blackwell.name} ({LECTURE_BREAKPOINT_MODE}), a little under that.",
+            f"{blackwell.name} ({format_words(LECTURE_BREAKPOINT_MODE)}), a little under that.",
         )
         out += [
             (
@@ -87,7 +88,7 @@ def asides(blackwell: Hardware) -> list[tuple[str, str]]:
             (
                 "Rebuild or keep a cache",
                 f"A token's cache can be rebuilt by a forward pass, 2 P_active = {_g(2 * active / 1e9)} GFLOP "
-                f"({_g(remat_s * 1e6)} µs of the {blackwell.name} at {LECTURE_BREAKPOINT_MODE}, nothing "
+                f"({_g(remat_s * 1e6)} µs of the {blackwell.name} at {format_words(LECTURE_BREAKPOINT_MODE)}, nothing "
                 f"held), or kept, {_g(kv)} bytes of some memory tier for as long as it is held; keeping wins "
                 "while a tier can hold it about as long as its drain time (the cache-tier reading).",
             ),

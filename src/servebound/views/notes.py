@@ -11,6 +11,7 @@ from servebound.catalog.hardware_names import normalize_ref
 from servebound.core.advice import Note, Setting
 from servebound.core.decode import BatchLimit, DecodeResult, Verdict
 from servebound.core.decode_compute import ComputeStatus
+from servebound.core.formats import format_words
 from servebound.core.model import ModelAdapter
 from servebound.core.nearest_records import NearestFit
 from servebound.core.offload import OffloadSpec
@@ -273,10 +274,10 @@ def _no_session_fit(r: DecodeResult) -> list[Note]:
         first = rem.kv_precisions_that_fit[0]  # the first the catalog lists
         notes.append(
             Note.of(
-                f"Or with a KV cache in {', '.join(rem.kv_precisions_that_fit)} (",
+                f"Or with a KV cache in {', '.join(map(format_words, rem.kv_precisions_that_fit))} (",
                 Setting("kv_precision", first),
                 ").",
-                effect=f"one session fits with a KV cache in {first}",
+                effect=f"one session fits with a KV cache in {format_words(first)}",
             )
         )
     return notes

@@ -10,7 +10,7 @@ from typing import Any
 from markupsafe import Markup
 
 from servebound.core.decode import DecodeResult
-from servebound.core.formats import KV_FORMATS
+from servebound.core.formats import KV_FORMATS, format_words
 from servebound.core.model import ModelAdapter
 from servebound.web.app.query import WorkloadQuery
 from servebound.web.pages.classes import OWNED_TERMS, ClassTable, ListingGroup
@@ -222,6 +222,6 @@ class DerivationContext:
 def kv_precision_rows() -> list[dict[str, str]]:
     """The KV precision select's rows: each cache format a runtime stores and its bytes per element."""
     return [
-        {"id": name, "name": f"{name} ({layout.bytes_per_element:g} bytes per element)"}
+        {"id": name, "name": f"{format_words(name)} ({layout.bytes_per_element:g} bytes per element)"}
         for name, layout in KV_FORMATS.items()
     ]

@@ -286,6 +286,12 @@ class SiteData:
         self.models: list[SiteModel] = [site_model(m) for m in models]
         self.hardware_by_id = {h.id: h for h in self.hardware}
         self.models_by_id = {m.id: m for m in self.models}
+        #: The listed rows by the names their pages and pickers show (trimmed, lower case): a form
+        #: sent without script carries the name, not the id.
+        self._by_name = {
+            "hardware": {h.name.strip().lower(): h.id for h in self.hardware},
+            "model": {m.name.strip().lower(): m.id for m in self.models},
+        }
         self._catalog = catalog
         self._runs = None if runs is None else tuple(runs)
         self._validation: ValidationSummary | None = None
@@ -324,8 +330,11 @@ class SiteData:
         return hardware_id in self.hardware_by_id and model_id in self.models_by_id
 
     def get_hardware(self, ref: str) -> SiteHardware:
-        """A listed row by id; with the packaged catalog also aliases and ``Nx-<device>`` systems."""
+        """A listed row by id or name; with the packaged catalog also aliases and ``Nx-<device>``
+        systems."""
         check_id_length(ref, "hardware")
+        if ref not in self.hardware_by_id:
+            ref = self._by_name["hardware"].get(ref.strip().lower(), ref)
         if ref in self.hardware_by_id:
             return self.hardware_by_id[ref]
         if self._catalog is not None:
@@ -342,6 +351,8 @@ class SiteData:
 
     def get_model(self, ref: str) -> SiteModel:
         check_id_length(ref, "model")
+        if ref not in self.models_by_id:
+            ref = self._by_name["model"].get(ref.strip().lower(), ref)
         if ref in self.models_by_id:
             return self.models_by_id[ref]
         if self._catalog is not None:  # the packaged catalog: any name people type for a profile

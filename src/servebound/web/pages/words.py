@@ -16,6 +16,7 @@ from markupsafe import Markup, escape
 
 from servebound.catalog.engines import engines
 from servebound.core.advice import Note, Setting, shown_value
+from servebound.core.formats import format_words
 from servebound.core.workload import MAX_BATCH
 from servebound.inputs.workload import BY_NAME
 from servebound.questions.absent import NO_FLOOR_WHY, NO_WAIT_WHY, NOTHING_FITS_WHY
@@ -128,27 +129,6 @@ ASSUMPTION_WORDS: dict[str, dict[str, str]] = {
 }
 
 
-def format_words(value: str) -> str:
-    """A weight or cache format id as people write it: ``q4_k_m`` Q4_K_M, ``fp8`` FP8, ``mlx_4bit`` MLX
-    4-bit, ``fp8_block`` FP8 with block scales, ``bf16_mxfp4_experts`` BF16, experts in MXFP4."""
-    if m := re.fullmatch(r"(fp|bf)(\d+)_acc(\d+)", value):  # an arithmetic mode: fp16_acc16
-        return f"{m.group(1).upper()}{m.group(2)} with FP{m.group(3)} accumulate"
-    if m := re.fullmatch(r"mlx_(\d+)bit(?:_g(\d+))?", value):
-        return f"MLX {m.group(1)}-bit" + (f", groups of {m.group(2)}" if m.group(2) else "")
-    if m := re.fullmatch(r"([a-z0-9]+)_([a-z0-9_]+?)_experts", value):
-        return f"{format_words(m.group(1))}, experts in {format_words(m.group(2))}"
-    if m := re.fullmatch(r"([a-z0-9]+)_g(\d+)", value):
-        return f"{format_words(m.group(1))} (groups of {m.group(2)})"
-    for tail, said in (
-        ("_block", " with block scales"),
-        ("_qat", " (quantization-aware trained)"),
-        ("_moe", " experts"),
-    ):
-        if value.endswith(tail):
-            return format_words(value.removesuffix(tail)) + said
-    return value.upper()
-
-
 def assumption_rows(flat: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
     """The pair page's assumption rows with labels for people and words for names: none/true/false,
     an enum's value as what it means, a format id as people write it, an engine by its name."""
@@ -188,6 +168,10 @@ INPUT_WORDS: dict[str, str] = {
 }
 
 
+#: The inputs whose value is a format id: a sentence says the format as people write it (FP8).
+FORMAT_INPUTS = frozenset({"kv_precision", "weight_precision", "linear_mode", "attention_mode"})
+
+
 @dataclass(frozen=True)
 class Remedy:
     """A piece of a sentence on a page: words, and where they set inputs, a link to the same pair with
@@ -212,7 +196,12 @@ def setting_words(setting: Setting) -> str:
             spec = BY_NAME.get(s.input)
             unit = f" {spec.unit}" if spec is not None and spec.unit else ""
             verb = "" if i and out[-1].startswith("set ") else "set "
-            out.append(f"{verb}{words} to {number(s.value)}{unit}")
+            said = (
+                format_words(s.value)
+                if s.input in FORMAT_INPUTS and isinstance(s.value, str)
+                else number(s.value)
+            )
+            out.append(f"{verb}{words} to {said}{unit}")
     return " and ".join(out)
 
 

@@ -5,6 +5,10 @@
  * catalog.search.browser_index (the names the resolver takes whole, with the ids it gives them, and each
  * entry's words in search's order). A name not chosen from the list is resolved where the pair is
  * answered: by the server (catalog/names.py), or on a static copy from the same table.
+ * A field shows the name of what it holds (the catalog's display name: "NVIDIA H100 SXM5 80GB",
+ * "Llama-3.3-70B-Instruct (Q4_K_M)") and keeps its id in data-id; the list offers names with words
+ * (a format as people write it), never an id. Without script a form sends the name, which the server
+ * takes back (a row's display name is a name the catalog resolves).
  * "My machine": the hardware last chosen is remembered in this browser (localStorage) and offered
  * first in every hardware picker. No framework; without script the forms still submit. */
 (function () {
@@ -75,15 +79,17 @@
       if (kind && e.kind !== kind) return;
       if (e.kind === "hardware" && quant) return;
       if (!covers(wanted, e.words)) return;
-      var id = e.id, detail = e.detail;
+      var id = e.id, name = e.name, detail = e.detail;
       if (e.kind === "model") {
         var fmt = quant ? ix.quants[quant].filter(function (f) { return e.profiles[f]; })[0] : null;
         id = quant ? (fmt && e.profiles[fmt]) : e.native;
         if (!id) return;
-        detail = (fmt || Object.keys(e.profiles).filter(function (f) { return e.profiles[f] === id; })[0]) + " weights";
+        fmt = fmt || formatOf(e, id);
+        name = e.names[fmt];
+        detail = ix.weights[fmt];
       }
       ranked.push({ key: [e.version, extra(wanted, e.own), e.order, e.kind === "model" ? 0 : 1],
-        hit: { kind: e.kind, id: id, name: e.name, detail: detail } });
+        hit: { kind: e.kind, id: id, name: name, detail: detail } });
     });
     ranked.sort(function (a, b) {
       for (var i = 0; i < a.key.length; i++) if (a.key[i] !== b.key[i]) return a.key[i] - b.key[i];
@@ -97,14 +103,18 @@
     return hits.slice(0, limit);
   }
 
+  // A model entry's weight format of one of its profiles.
+  function formatOf(e, id) { return Object.keys(e.profiles).filter(function (f) { return e.profiles[f] === id; })[0]; }
+
   function entryHit(ix, kind, id) {
     var fmt = null, e = ix.entries.filter(function (x) {
       if (x.kind !== kind) return false;
       if (x.id === id) return true;
-      fmt = x.profiles ? Object.keys(x.profiles).filter(function (f) { return x.profiles[f] === id; })[0] : null;
+      fmt = x.profiles ? formatOf(x, id) : null;
       return !!fmt;
     })[0];
-    return { kind: kind, id: id, name: e ? e.name : id, detail: e ? (fmt ? fmt + " weights" : e.detail) : "" };
+    if (!e) return { kind: kind, id: id, name: id, detail: "" };
+    return { kind: kind, id: id, name: fmt ? e.names[fmt] : e.name, detail: fmt ? ix.weights[fmt] : e.detail };
   }
 
   function search(query, kind, limit) {
@@ -127,6 +137,19 @@
   }
 
   // --- a picker: a field with a list of matches under it ----------------------------------------------
+  // A field holds a choice: it shows the name, and keeps the id for the address.
+  function hold(input, id, name) {
+    input.value = name || id;
+    input.dataset.id = id;
+    input.dataset.name = name || id;
+  }
+
+  // Whether the field still shows its choice (its name, or its id as an older address typed it).
+  function holds(input) {
+    var text = input.value.trim();
+    return !!input.dataset.id && (text === input.dataset.name || text === input.dataset.id);
+  }
+
   var serial = 0;
   function attach(input) {
     var kind = input.dataset.pick, list = document.createElement("ul"), hits = [], active = -1, timer = null;
@@ -162,7 +185,7 @@
         if (h.mine) li.className = "mine";
         strong.textContent = (h.mine ? "My machine: " : "") + h.name;
         small.className = "src";
-        small.textContent = " " + h.id + (h.detail && !h.mine ? " · " + h.detail : "");
+        small.textContent = h.mine ? "" : " " + h.detail;
         li.appendChild(strong);
         li.appendChild(small);
         li.addEventListener("mousedown", function (ev) { ev.preventDefault(); choose(i); });
@@ -176,7 +199,7 @@
 
     function lookup() {
       var text = input.value;
-      var typed = text === input.dataset.id ? "" : text;  // the current choice: offer my machine alone
+      var typed = holds(input) ? "" : text;  // the current choice: offer my machine alone
       search(typed, kind, LIMIT).then(function (found) { if (input.value === text) show(found); }).catch(function () { show([]); });
     }
 
@@ -191,9 +214,7 @@
     function choose(i) {
       var h = hits[i];
       if (!h) return;
-      input.value = h.id;
-      input.dataset.id = h.id;
-      input.dataset.name = h.name;
+      hold(input, h.id, h.name);
       close();
       var form = input.form;
       if (form && form.hasAttribute("data-go")) go(form);
@@ -241,8 +262,8 @@
   }
 
   function chosen(input) {
-    var id = input.dataset.id === input.value ? input.dataset.id : null;
-    return { id: id, name: input.dataset.name || input.value, text: input.value.trim() };
+    var id = holds(input) ? input.dataset.id : null;
+    return { id: id, name: id ? input.dataset.name : input.value, text: input.value.trim() };
   }
 
   function calculatorHref(params) {
@@ -253,7 +274,7 @@
     var hw = chosen(form.elements.hardware), model = chosen(form.elements.model), rest = workload();
     if (!hw.text || !model.text) return;
     // My machine is the hardware chosen, not the one of a pair page where only the model changed.
-    var mineNow = !form.dataset.hardwareId || hw.text !== form.dataset.hardwareId;
+    var mineNow = !form.dataset.hardwareId || (hw.id || hw.text) !== form.dataset.hardwareId;
     if (!STATIC) {
       if (mineNow && hw.id) remember(hw.id, hw.name);
       else if (mineNow) try { window.sessionStorage.setItem(PICKED, "1"); } catch (e) { /* not kept */ }
@@ -280,21 +301,17 @@
   function wireForm(form) {
     var hw = form.elements.hardware, mine = machine();
     if (form.dataset.hardwareId) {  // a pair page: its own pair is the current choice
-      hw.dataset.id = form.dataset.hardwareId;
-      hw.dataset.name = form.dataset.hardwareName;
-      form.elements.model.dataset.id = form.dataset.modelId;
-      form.elements.model.dataset.name = form.dataset.modelName;
+      hold(hw, form.dataset.hardwareId, form.dataset.hardwareName);
+      hold(form.elements.model, form.dataset.modelId, form.dataset.modelName);
       var picked = null;
       try { picked = window.sessionStorage.getItem(PICKED); window.sessionStorage.removeItem(PICKED); } catch (e) { /* not kept */ }
       if (picked) remember(form.dataset.hardwareId, form.dataset.hardwareName);
     } else if (mine && hw) {  // the home page: my machine already chosen
-      hw.value = mine.id;
-      hw.dataset.id = mine.id;
-      hw.dataset.name = mine.name;
-      var option = document.querySelector("#pick-hardware option[value='" + mine.id.replace(/'/g, "") + "']");
-      if (option) option.parentNode.insertBefore(option, option.parentNode.firstChild);
+      hold(hw, mine.id, mine.name);
       var note = document.getElementById("pick-machine");
-      if (note) { note.querySelector("strong").textContent = option ? option.textContent : mine.name; note.hidden = false; }
+      if (note) { note.querySelector("strong").textContent = mine.name; note.hidden = false; }
+    } else if (hw && hw.dataset.id) {  // the home page: the machine it suggests
+      hold(hw, hw.dataset.id, hw.dataset.name);
     }
     form.querySelectorAll("input[data-pick]").forEach(attach);
     form.addEventListener("submit", function (ev) { ev.preventDefault(); go(form); });
@@ -334,7 +351,7 @@
         a.href = BASE + "/" + (h.kind === "model" ? "models" : "hardware") + "/" + encodeURIComponent(h.id) + (location.protocol === "file:" ? "/index.html" : "/");
         a.textContent = h.name;
         small.className = "src";
-        small.textContent = " " + h.kind + " · " + h.id + " · " + h.detail;
+        small.textContent = " " + h.kind + " · " + h.detail;
         li.appendChild(a);
         li.appendChild(small);
         box.appendChild(li);
@@ -351,6 +368,6 @@
     searchPage();
   }
 
-  window.servebound_pickers = { search: search, resolve: resolve, machine: machine, remember: remember };
+  window.servebound_pickers = { search: search, resolve: resolve, machine: machine, remember: remember, hold: hold };
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init); else init();
 })();

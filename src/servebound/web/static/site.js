@@ -441,6 +441,8 @@
         if (a) { a.textContent = hw.name; a.setAttribute("href", pageHref("hardware/" + encodeURIComponent(H))); }
       }
       document.title = model.name + " on " + hw.name + " · servebound";
+      var names = window.servebound_pickers;  // the picker shows the pair's names, keeps its ids
+      if (pick && names) { names.hold(pick.elements.hardware, H, hw.name); names.hold(pick.elements.model, M, model.name); }
       // What the script cannot redo for another pair: the reference pair's runs, cost, worked steps,
       // links, memory bar and the engines' format support (the reference machine's).
       ["#calc-host .sub", "#calc-host .sideways", "#measured", "#cost", "#calc-host .work", "#fig-memory", "#format-support"].forEach(function (sel) {
