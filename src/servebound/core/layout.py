@@ -71,7 +71,6 @@ __all__ = [
     "evaluate_layout",
     "layout_problem",
     "per_device_bytes",
-    "pipeline_hop_vs_expert_traffic",
     "prefill_communication",
     "times_at",
     "valid_layouts",
@@ -530,17 +529,3 @@ def prefill_communication(
         all_to_all_s=pp * tokens * lm.all_to_all_per_session,
         hop_s=tokens * lm.hop_per_session,
     )
-
-
-def pipeline_hop_vs_expert_traffic(
-    experts_per_token: int, layers_per_stage: float, bandwidth_ratio: float
-) -> tuple[float, float]:
-    """The text's feasibility check for pipelining racks, per token and per byte of activation, in units
-    of 1 / scale-up bandwidth: a stage hop sends the token once over scale-out (``bandwidth_ratio`` times
-    slower), while inside the rack it fans out to k experts, twice (dispatch and combine), per layer:
-
-        hop = bandwidth_ratio  <=  expert traffic = 2 k layers_per_stage
-
-    Returns (hop, expert traffic); the hop never binds when the first is at most the second.
-    """
-    return float(bandwidth_ratio), 2.0 * experts_per_token * layers_per_stage

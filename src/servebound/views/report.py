@@ -212,10 +212,6 @@ def context_range_json(rng: DecodeContextRange) -> dict[str, Any]:
     return out
 
 
-def _gb(value: float) -> str:
-    return f"{value / GB:,.2f} GB"
-
-
 def _tflops(rate: float | None) -> float | None:
     return None if rate is None else rate / TFLOPS
 

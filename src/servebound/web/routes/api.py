@@ -42,7 +42,7 @@ from servebound.runs.validation import validation_json
 from servebound.views.layout_view import layout_assumptions, layout_json, layouts_json, plan_json, system_json
 from servebound.views.report import decode_json, hardware_json, prefill_json
 from servebound.web.app.errors import ERRORS, answers
-from servebound.web.app.query import MAX_SITE_CONTEXT_TOKENS, workload_query
+from servebound.web.app.query import workload_query
 from servebound.web.app.responses import StrictJSONResponse
 from servebound.web.app.state import Web, heavy_route
 from servebound.web.pages.records import (
@@ -77,7 +77,6 @@ class StrictRoute(APIRoute):
 
 router = APIRouter(default_response_class=StrictJSONResponse, route_class=StrictRoute)
 
-CTX = MAX_SITE_CONTEXT_TOKENS
 HardwareQ = Annotated[str, Query(description="hardware id")]
 ModelQ = Annotated[str, Query(description="model id")]
 
