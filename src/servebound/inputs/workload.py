@@ -76,8 +76,6 @@ __all__ = [
 ]
 
 _CTX = {"unit": "tokens", "minimum": 1, "maximum": MAX_EDGE_TOKENS, "site_maximum": MAX_SITE_CONTEXT_TOKENS}
-#: A quantity that is above zero whenever it is given (host memory, rates, a time budget).
-_ABOVE_ZERO = {"minimum": 0, "exclusive_minimum": True, "maximum": MAX_EDGE_GB}
 
 
 def _host(name: str) -> dict[str, float]:
