@@ -54,17 +54,6 @@ if (
 ):  # the schema (pydantic) is imported where a catalog file is validated, never from a snapshot
     from servebound.catalog.hardware_schema import InterconnectRow
 
-#: Keys a ``[device.sources]`` table may hold: one per number, or ``compute`` for every compute mode.
-SOURCE_KEYS: tuple[str, ...] = (
-    "memory_gb",
-    "bandwidth_gb_per_s",
-    "price_usd",
-    "runtime_overhead_gb",
-    "compute",
-    *ARITHMETIC_MODES,
-)
-
-
 _VENDOR_PREFIX = re.compile(r"^[a-z0-9]+-")
 
 
