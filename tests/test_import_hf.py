@@ -11,13 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from servebound.catalog.published import compare_published, published_table
+from servebound.core.formats import BlockLayout
 from servebound.errors import InputError
+from servebound.importers.hf.llama_cpp import TensorPlace, llama_cpp_type
 from servebound.importers.hf_config import (
     MAX_CONFIG_BYTES,
     SUPPORTED_MODEL_TYPES,
     WEIGHT_FORMATS,
     import_hf_config,
-    q4_k_m_layout,
     use_more_bits,
 )
 
@@ -629,6 +630,28 @@ def test_use_more_bits_layers() -> None:
     assert [i for i in range(8) if use_more_bits(i, 8)] == [0, 3, 6, 7]
     # n = 32: 0-3, 28-31 and (i - 4) % 3 == 2 -> 6, 9, ..., 27: 16 of 32.
     assert [i for i in range(32) if use_more_bits(i, 32)] == [0, 1, 2, 3, *range(6, 28, 3), 28, 29, 30, 31]
+
+
+def q4_k_m_layout(
+    role: str,
+    row_length: int,
+    *,
+    more_bits: bool = False,
+    routed_experts: int = 0,
+    type_70b: bool = False,
+) -> BlockLayout:
+    """:func:`llama_cpp_type` for Q4_K_M with the layer rule given as ``more_bits`` (attn_v: over the
+    index among attention-value tensors; ffn_down: over the layer index)."""
+    # use_more_bits(0, 1) holds and use_more_bits(1, 2)... pick indices that give the wanted answer.
+    place = TensorPlace(
+        value_index=0 if more_bits else 1,
+        values=1 if more_bits else 9,
+        layer=0 if more_bits else 1,
+        layers=1 if more_bits else 9,
+        routed_experts=routed_experts,
+        type_70b=type_70b,
+    )
+    return llama_cpp_type("q4_k_m", role, row_length, place)
 
 
 @pytest.mark.parametrize(
