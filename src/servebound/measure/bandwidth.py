@@ -64,10 +64,6 @@ class KernelBandwidth:
     rates_bytes_per_s: tuple[float, ...]
 
     @property
-    def bytes_per_run(self) -> int:
-        return self.arrays * self.array_bytes
-
-    @property
     def best_bytes_per_s(self) -> float:
         return best_rate(self.rates_bytes_per_s)
 
