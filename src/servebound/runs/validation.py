@@ -129,10 +129,6 @@ def reported_runs_for(
 # --- views -------------------------------------------------------------------------------------------
 
 
-def stats_json(stats: EfficiencyStats) -> dict[str, Any]:
-    return asdict(stats)
-
-
 def reported_run_json(run: ReportedRun) -> dict[str, Any]:
     """One reported run as measured next to ceiling, with its source and explanation."""
     entry, check = run.entry, run.check
@@ -175,11 +171,11 @@ def validation_json(summary: ValidationSummary) -> dict[str, Any]:
         "total": summary.total,
         "at_or_below": summary.at_or_below,
         "at_or_below_rate": summary.overall.at_or_below_rate,
-        "efficiency": stats_json(summary.overall),
-        "by_engine": {name: stats_json(s) for name, s in summary.by_engine.items()},
-        "by_hardware_family": {name: stats_json(s) for name, s in summary.by_hardware_family.items()},
-        "by_phase": {name: stats_json(s) for name, s in summary.by_phase.items()},
-        "by_model_family": {name: stats_json(s) for name, s in summary.by_model_family.items()},
+        "efficiency": asdict(summary.overall),
+        "by_engine": {name: asdict(s) for name, s in summary.by_engine.items()},
+        "by_hardware_family": {name: asdict(s) for name, s in summary.by_hardware_family.items()},
+        "by_phase": {name: asdict(s) for name, s in summary.by_phase.items()},
+        "by_model_family": {name: asdict(s) for name, s in summary.by_model_family.items()},
         "above": len(summary.above),
         "excluded_from_bands": len(summary.above),
         "bands": [] if summary.bands is None else bands_json(summary.bands),
@@ -283,7 +279,6 @@ __all__ = [
     "format_summary",
     "reported_run_json",
     "reported_runs_for",
-    "stats_json",
     "validation_json",
     "validation_summary",
 ]
