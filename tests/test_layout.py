@@ -9,13 +9,12 @@ import pytest
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
-from servebound import Experts, Hardware, KVShape, ModelAdapter, Weights, Workload, decode
+from servebound import Experts, Hardware, KVShape, ModelAdapter, Verdict, Weights, Workload, decode
 from servebound.catalog.hardware import get_hardware
 from servebound.catalog.models import get_model
 from servebound.core.layout import (
     Interconnect,
     Layout,
-    LayoutVerdict,
     System,
     evaluate_layout,
     layout_problem,
@@ -171,7 +170,7 @@ def test_search_is_ranked_and_every_layout_valid() -> None:
     model = get_model("llama-3.1-70b").adapter
     results = search_layouts(sys_, model, Workload())
     assert {r.layout for r in results} == set(valid_layouts(sys_, model))
-    fits = [r for r in results if r.verdict is LayoutVerdict.FLOOR_FIT]
+    fits = [r for r in results if r.verdict is Verdict.FLOOR_FIT]
     aggregates = [r.aggregate_tok_per_s for r in fits]
     assert aggregates == sorted(aggregates, reverse=True)
     assert results[0].layout == Layout(tp=8)
@@ -299,8 +298,8 @@ def test_adding_communication_never_raises_a_ceiling(tp: int, pp: int, dp: int, 
         Layout(tp, 1, pp, dp),
         workload,
     )
-    if linked.verdict is LayoutVerdict.FLOOR_FIT:
-        assert ideal.verdict is LayoutVerdict.FLOOR_FIT
+    if linked.verdict is Verdict.FLOOR_FIT:
+        assert ideal.verdict is Verdict.FLOOR_FIT
         assert linked.aggregate_tok_per_s is not None and ideal.aggregate_tok_per_s is not None
         assert linked.aggregate_tok_per_s <= ideal.aggregate_tok_per_s * (1 + 1e-12)
     if linked.single_session_tok_per_s is not None:

@@ -62,7 +62,6 @@ __all__ = [
     "Interconnect",
     "Layout",
     "LayoutResult",
-    "LayoutVerdict",
     "Links",
     "PerDevice",
     "PrefillCommunication",
@@ -78,10 +77,6 @@ __all__ = [
 
 #: Activation element width between devices (bf16): the default e_a.
 DEFAULT_ACTIVATION_BYTES = 2.0
-
-
-#: A layout passes the same stack of gates as one device's decode, with the same names.
-LayoutVerdict = Verdict
 
 
 class BoundBy(StrEnum):
@@ -147,7 +142,7 @@ class LayoutResult:
     layout: Layout
     devices: int
     idle_devices: int
-    verdict: LayoutVerdict
+    verdict: Verdict  # the same stack of gates as one device's decode, with the same names
     per_device: PerDevice
     links: Links
     activation_bytes: float
@@ -163,7 +158,7 @@ class LayoutResult:
 
     @property
     def fits(self) -> bool:
-        return self.verdict in (LayoutVerdict.FLOOR_FIT, LayoutVerdict.NO_FLOOR)
+        return self.verdict in (Verdict.FLOOR_FIT, Verdict.NO_FLOOR)
 
 
 def _placement(system: System, layout: Layout) -> tuple[float, float, float, Links]:
@@ -417,11 +412,11 @@ def evaluate_layout(
         compute_charged=compute_s_per_session_step is not None,
     )
     if margin < 0:
-        return LayoutResult(verdict=LayoutVerdict.NO_RESIDENT_FIT, per_device=per_device(0), **base)  # type: ignore[arg-type]
+        return LayoutResult(verdict=Verdict.NO_RESIDENT_FIT, per_device=per_device(0), **base)  # type: ignore[arg-type]
     batch_mem, _ = memory_fit_batch(margin, lm.kv_alloc_per_session)
     if batch_mem == 0:
         return LayoutResult(
-            verdict=LayoutVerdict.NO_SESSION_FIT,
+            verdict=Verdict.NO_SESSION_FIT,
             per_device=per_device(0),
             batch_mem=0,
             **base,  # type: ignore[arg-type]
@@ -435,7 +430,7 @@ def evaluate_layout(
     if not clears(1):
         times = lm.times(1)
         return LayoutResult(
-            verdict=LayoutVerdict.NO_FLOOR,
+            verdict=Verdict.NO_FLOOR,
             per_device=per_device(1),
             batch_mem=batch_mem,
             single_session_tok_per_s=single,
@@ -448,7 +443,7 @@ def evaluate_layout(
     times = lm.times(star)
     sessions = layout.dp * layout.pp * star
     return LayoutResult(
-        verdict=LayoutVerdict.FLOOR_FIT,
+        verdict=Verdict.FLOOR_FIT,
         per_device=per_device(star),
         batch_mem=batch_mem,
         batch_star=star,
