@@ -11,13 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from servebound.catalog.published import compare_published, published_table
-from servebound.core.formats import BlockLayout
+from servebound.core.formats import FORMATS, BlockLayout
 from servebound.errors import InputError
 from servebound.importers.hf.llama_cpp import TensorPlace, llama_cpp_type
 from servebound.importers.hf_config import (
     MAX_CONFIG_BYTES,
     SUPPORTED_MODEL_TYPES,
-    WEIGHT_FORMATS,
     import_hf_config,
     use_more_bits,
 )
@@ -348,9 +347,9 @@ def test_weight_formats_scale_matrices_and_keep_small_tensors() -> None:
     nvfp4 = import_hf_config(ref("Qwen__Qwen3-8B"), weight_format="nvfp4").adapter
     assert nvfp4.weight_precision == "nvfp4"
     # nvfp4 stores 16 elements in 1 + 8 bytes: 9/16 B per element
-    assert WEIGHT_FORMATS["nvfp4"].bytes_per_element == 9 / 16
-    assert WEIGHT_FORMATS["q4_k"].bits_per_element == 4.5
-    assert WEIGHT_FORMATS["q6_k"].block_bytes == 210
+    assert FORMATS["nvfp4"].bytes_per_element == 9 / 16
+    assert FORMATS["q4_k"].bits_per_element == 4.5
+    assert FORMATS["q6_k"].block_bytes == 210
     ratio = nvfp4.weights.always_on_bytes / bf16.always_on_bytes
     assert 9 / 32 < ratio < 9 / 32 * 1.01  # norms stay 16-bit, a sliver above the matrix ratio
     assert nvfp4.prefill is not None and nvfp4.prefill.linear_mode == "fp4"
@@ -359,7 +358,7 @@ def test_weight_formats_scale_matrices_and_keep_small_tensors() -> None:
 @pytest.mark.parametrize(
     ("fmt", "mode"),
     [("fp32", "fp32"), ("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8"), ("nvfp4", "fp4"), ("mxfp4", "fp4")]
-    + [(fmt, "int8") for fmt in WEIGHT_FORMATS if fmt.startswith("q")],
+    + [(fmt, "int8") for fmt in FORMATS if fmt.startswith("q")],
 )
 def test_linear_mode_per_weight_format(tmp_path: Path, fmt: str, mode: str) -> None:
     """Every weight format has a mode (the table the GGUF importer shares); llama.cpp block formats
@@ -451,11 +450,11 @@ def test_kv_grows_linearly_with_layers(
 
 
 @settings(max_examples=20, deadline=None)
-@given(fmt=st.sampled_from(sorted(WEIGHT_FORMATS)))
+@given(fmt=st.sampled_from(sorted(FORMATS)))
 def test_resident_bytes_follow_the_format(tmp_path_factory: pytest.TempPathFactory, fmt: str) -> None:
     path = write(tmp_path_factory.mktemp("fmt"), llama())
     imported = import_hf_config(path, weight_format=fmt)
-    per_element = WEIGHT_FORMATS[fmt].bytes_per_element
+    per_element = FORMATS[fmt].bytes_per_element
     total = imported.total_params
     assert total is not None
     resident = imported.adapter.weights.resident
@@ -684,7 +683,7 @@ def test_q4_k_m_layouts_match_the_gguf_block_table() -> None:
     from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
 
     for name in ("q4_0", "q5_0", "q5_1", "q8_0", "q4_k", "q5_k", "q6_k"):
-        layout = WEIGHT_FORMATS[name]
+        layout = FORMATS[name]
         assert GGML_QUANT_SIZES[GGMLQuantizationType[name.upper()]] == (layout.block, layout.block_bytes)
 
 
