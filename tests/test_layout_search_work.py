@@ -23,7 +23,7 @@ from servebound.core.layout import (
 from servebound.core.layout_search import search_layouts
 from servebound.core.system import MAX_LAYOUTS_SEARCHED
 from servebound.core.workload import MAX_BATCH
-from servebound.questions.layout import resolve_system
+from servebound.inputs.layout import resolve_system
 
 
 def _system(ref: str) -> Any:

@@ -97,7 +97,7 @@ def test_the_layout_count_is_the_rows_listed_and_the_chart_draws_capacity(client
 
     from servebound.core.decode import Verdict
     from servebound.core.layout import Layout, evaluate_layout
-    from servebound.questions.layout import compute_seconds_per_session_step, resolve_system
+    from servebound.inputs.layout import compute_seconds_per_session_step, resolve_system
     from servebound.web.pages.site import default_site_data
 
     html = client.get("/hardware/8x-nvidia-h100-sxm?model=llama-3.1-70b").text

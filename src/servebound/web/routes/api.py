@@ -21,6 +21,7 @@ from servebound.core.units import GB
 from servebound.core.workload import DEFAULT_FLOOR_TOK_PER_S
 from servebound.errors import InputError
 from servebound.inputs.files import model_to_mapping
+from servebound.inputs.layout import resolve_system
 from servebound.inputs.pricing import price_json
 from servebound.inputs.records import PlanTraffic
 from servebound.inputs.workload import (
@@ -34,7 +35,7 @@ from servebound.inputs.workload import (
     unknown,
 )
 from servebound.questions.decode import decode_answer
-from servebound.questions.layout import resolve_system, run_layout, search_system
+from servebound.questions.layout import run_layout, search_system
 from servebound.questions.plan import run_plan
 from servebound.questions.prefill import prefill_answer
 from servebound.questions.rank import check_hardware_group
