@@ -18,9 +18,7 @@ from servebound.core.reading import is_estimate
 from servebound.core.units import GB, TFLOPS
 from servebound.core.workload import MAX_BATCH, Workload
 from servebound.views.layout_view import layout_assumptions, layout_json, system_json
-from servebound.views.notes import VERDICT_TEXT as VERDICT_TEXT  # re-exported: the CLI and the site say it
 from servebound.views.notes import decode_notes, notes_json
-from servebound.views.notes import sentence as sentence
 
 if TYPE_CHECKING:  # prefill's and the range's views need no code at import: `servebound decode` skips it
     from servebound.core.decode_range import DecodeContextRange
