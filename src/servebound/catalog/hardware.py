@@ -37,12 +37,9 @@ from servebound.catalog.hardware_names import (
     ALL_CLASSES,
     CLASS_OF_DEVICE_CLASS,
     MAX_SYSTEM_COUNT,
+    SYSTEM_CLASSES,
+    normalize_ref,
 )
-from servebound.catalog.hardware_names import DEVICE_CLASSES as DEVICE_CLASSES
-from servebound.catalog.hardware_names import HARDWARE_CLASSES as HARDWARE_CLASSES
-from servebound.catalog.hardware_names import SLUG_PATTERN as SLUG_PATTERN
-from servebound.catalog.hardware_names import SYSTEM_CLASSES as SYSTEM_CLASSES
-from servebound.catalog.hardware_names import normalize_ref as normalize_ref
 from servebound.core.engines import Dequantize, EngineTable, Family
 from servebound.core.hardware import ARITHMETIC_MODES, Hardware
 from servebound.core.system import Interconnect, System
