@@ -354,17 +354,13 @@ def _snapshot_row(entry_id: str) -> CatalogHardware:
 
 
 @functools.cache
-def _packaged_catalog() -> HardwareCatalog:
-    """The packaged catalog, from the snapshot (built from hardware.toml by scripts/build_snapshot.py)."""
+def load_hardware_catalog() -> HardwareCatalog:
+    """The packaged hardware catalog, from the snapshot (built from hardware.toml by
+    scripts/build_snapshot.py), cached. A catalog file is read by
+    :func:`servebound.catalog.hardware_file.load_hardware_catalog_file`."""
     return HardwareCatalog(
         index=snapshot.hardware_index(), by_id=snapshot.Rows(snapshot.HARDWARE, _snapshot_row)
     )
-
-
-def load_hardware_catalog() -> HardwareCatalog:
-    """The packaged hardware catalog (from the snapshot, cached). A catalog file is read by
-    :func:`servebound.catalog.hardware_file.load_hardware_catalog_file`."""
-    return _packaged_catalog()
 
 
 def get_hardware(id_or_alias: str, catalog: HardwareCatalog | None = None) -> CatalogHardware:
