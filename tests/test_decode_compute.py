@@ -257,7 +257,7 @@ def test_rows_without_rates_equal_todays(model: ModelAdapter, hw: Hardware, wl: 
 @settings(max_examples=200, deadline=None)
 @given(models(), st.integers(1, 64), st.integers(0, 300_000))
 def test_scalar_attention_flops_equal_the_vector_ones(model: ModelAdapter, chunk: int, prefix: int) -> None:
-    from servebound.core.prefill import attention_flops_per_token
+    from servebound.core.prefill_cost import attention_flops_per_token
 
     shape = model.prefill
     assert shape is not None

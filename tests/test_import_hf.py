@@ -13,13 +13,8 @@ from hypothesis import strategies as st
 from servebound.catalog.published import compare_published, published_table
 from servebound.core.formats import FORMATS, BlockLayout
 from servebound.errors import InputError
-from servebound.importers.hf.llama_cpp import TensorPlace, llama_cpp_type
-from servebound.importers.hf_config import (
-    MAX_CONFIG_BYTES,
-    SUPPORTED_MODEL_TYPES,
-    import_hf_config,
-    use_more_bits,
-)
+from servebound.importers.hf.llama_cpp import TensorPlace, llama_cpp_type, use_more_bits
+from servebound.importers.hf_config import MAX_CONFIG_BYTES, SUPPORTED_MODEL_TYPES, import_hf_config
 
 # The shared reference set of real configs sits beside the checkout (shared/reference/models).
 REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "models"

@@ -12,18 +12,10 @@ from hypothesis import strategies as st
 from servebound import Experts, Hardware, KVShape, ModelAdapter, Verdict, Weights, Workload, decode
 from servebound.catalog.hardware import get_hardware
 from servebound.catalog.models import get_model
-from servebound.core.layout import (
-    Interconnect,
-    Layout,
-    System,
-    evaluate_layout,
-    layout_problem,
-    per_device_bytes,
-    times_at,
-    valid_layouts,
-)
+from servebound.core.layout import Layout, System, evaluate_layout, layout_problem, per_device_bytes, times_at
 from servebound.core.layout_search import search_layouts
 from servebound.core.model import LayerShape
+from servebound.core.system import Interconnect, valid_layouts
 from tests.strategies import workloads as shared_workloads
 
 GB = 1e9

@@ -53,13 +53,12 @@ from servebound.core.decode import Verdict
 from servebound.core.experts import distinct_experts, touched_at
 from servebound.core.model import ModelAdapter
 from servebound.core.search import largest_true
-from servebound.core.system import Interconnect, Layout, System, layout_problem, valid_layouts
+from servebound.core.system import Layout, System, layout_problem
 from servebound.core.workload import MAX_BATCH, Workload, memory_fit_batch
 
 __all__ = [
     "DEFAULT_ACTIVATION_BYTES",
     "BoundBy",
-    "Interconnect",
     "Layout",
     "LayoutResult",
     "Links",
@@ -72,7 +71,6 @@ __all__ = [
     "per_device_bytes",
     "prefill_communication",
     "times_at",
-    "valid_layouts",
 ]
 
 #: Activation element width between devices (bf16): the default e_a.

@@ -33,7 +33,7 @@ from servebound.importers.hf.blocks import Block, Count
 from servebound.importers.hf.cache import kv_shapes, prefill_shape
 from servebound.importers.hf.families import FAMILIES, SUPPORTED_MODEL_TYPES, WRAPPERS, Arch, Cfg
 from servebound.importers.hf.hub import fetch_config
-from servebound.importers.hf.llama_cpp import LLAMA_CPP_MIXES, use_more_bits
+from servebound.importers.hf.llama_cpp import LLAMA_CPP_MIXES
 from servebound.importers.hf.release import (
     ReleaseCache,
     cache_precision,
@@ -60,7 +60,6 @@ __all__ = [
     "SUPPORTED_MODEL_TYPES",
     "import_hf_config",
     "quantization_config",
-    "use_more_bits",
 ]
 
 #: A config.json is a few kilobytes; anything past this cap is refused unread.

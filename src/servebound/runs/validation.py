@@ -22,7 +22,7 @@ from servebound.core.arith import np  # numpy on first use: a server starts with
 from servebound.core.band import BAND_MIN_RUNS
 from servebound.errors import InputError
 from servebound.runs.band_fit import Calibration, band_calibration
-from servebound.runs.evaluated import ReportedRun, evaluate_entry, evaluate_reported_runs
+from servebound.runs.evaluated import ReportedRun, evaluate_reported_runs
 
 #: Quantiles reported for every group of efficiencies.
 QUANTILES = (0.25, 0.5, 0.75)
@@ -271,7 +271,6 @@ __all__ = [
     "ValidationSummary",
     "bands_json",
     "efficiency_stats",
-    "evaluate_entry",
     "evaluate_reported_runs",
     "format_bands",
     "format_summary",
