@@ -20,20 +20,12 @@ from servebound.core.hardware import ARITHMETIC_MODES
 from servebound.core.units import GB
 from servebound.core.workload import DEFAULT_FLOOR_TOK_PER_S
 from servebound.errors import InputError
+from servebound.inputs.declare import TOKENS_SPELLING, record_inputs, token_count, unknown
 from servebound.inputs.files import model_to_mapping
 from servebound.inputs.layout import resolve_system
 from servebound.inputs.pricing import price_json
 from servebound.inputs.records import PlanTraffic
-from servebound.inputs.workload import (
-    BY_NAME,
-    TOKENS_SPELLING,
-    Group,
-    Input,
-    inputs_of,
-    record_inputs,
-    token_count,
-    unknown,
-)
+from servebound.inputs.workload import BY_NAME, Group, Input, inputs_of
 from servebound.questions.decode import decode_answer
 from servebound.questions.layout import run_layout, search_system
 from servebound.questions.plan import run_plan
