@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from servebound.core.decode import DecodeResult
 from servebound.core.decode_compute import DecodeCompute, compute_statement
 from servebound.core.experts import ExpertTraffic
-from servebound.core.fields import documented_json, json_value, json_view
+from servebound.core.fields import documented_json, json_value, json_view, qualified_name
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.rates import MISSING_RATE_RULE
@@ -115,10 +115,6 @@ def _reading_why(moe: bool, mode: ExpertTraffic, provenance: str) -> str:
 _ANSWER_VIEWS: dict[str, Callable[[Any, Any], dict[str, Any]]] = {}
 
 
-def _qualified(record: type) -> str:
-    return f"{record.__module__}.{record.__qualname__}"
-
-
 def answer_view(record: str, view: Callable[[Any, Any], dict[str, Any]]) -> None:
     """Register ``view`` as the ``--json`` object (with its range) of an answer whose record's qualified
     name is ``record``, and as the record's ``to_dict()``."""
@@ -129,7 +125,7 @@ def answer_view(record: str, view: Callable[[Any, Any], dict[str, Any]]) -> None
 def decode_json(result: DecodeResult, range_result: DecodeContextRange | None = None) -> dict[str, Any]:
     """The contract's `servebound decode --json` object, plus our own extra fields (``context_range``
     with ``--range``; on a system, the layout it answered at)."""
-    view = _ANSWER_VIEWS.get(_qualified(type(result)))
+    view = _ANSWER_VIEWS.get(qualified_name(type(result)))
     return plain_decode_json(result, range_result) if view is None else view(result, range_result)
 
 
@@ -316,7 +312,7 @@ def prefill_json(result: PrefillResult | None, range_result: PrefillRange | None
     """The contract's `servebound prefill --json` object, plus our own extra fields (on a system, the
     layout it answered at). Where nothing fits (``no_resident_fit``, ``no_session_fit``) the rates
     and times are null: there is no wait. Without a prompt (``--range`` alone), the range alone."""
-    view = _ANSWER_VIEWS.get(_qualified(type(result)))
+    view = _ANSWER_VIEWS.get(qualified_name(type(result)))
     return plain_prefill_json(result, range_result) if view is None else view(result, range_result)
 
 
