@@ -61,7 +61,8 @@ for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 import numpy as np  # noqa: E402
 
 from servebound.importers.gguf_file import import_gguf  # noqa: E402
-from servebound.measure import hardware_file, measure_machine  # noqa: E402
+from servebound.measure.hardware_file import hardware_file  # noqa: E402
+from servebound.measure.machine import measure_machine  # noqa: E402
 from servebound.runs.ceiling import check_json, check_run  # noqa: E402
 from servebound.runs.measured import RunCheck, make_run  # noqa: E402
 

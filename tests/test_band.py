@@ -17,7 +17,6 @@ from servebound.core.band import (
     BAND_MIN_RUNS,
     conformal_level,
     expected_band,
-    fit_time,
     fit_time_model,
     leave_one_out,
     quantile,
@@ -141,7 +140,9 @@ def test_the_closed_form_is_numpys_least_squares(runs: list[tuple[float, float]]
     ceilings, measured = _ceilings_measured(runs)
     x, t = 1 / np.asarray(ceilings), 1 / np.asarray(measured)
     (a, t0), *_ = np.linalg.lstsq(np.column_stack([x / t, 1 / t]), np.ones_like(t), rcond=None)
-    got = fit_time(ceilings, measured)
+    model = fit_time_model(ceilings, measured)
+    assert model is not None
+    got = (model.slope, model.fixed_s)
     if a > 0 and t0 >= 0 and np.linalg.cond(np.column_stack([x / t, 1 / t])) < 1e6:
         assert got == pytest.approx((a, t0), rel=1e-6, abs=1e-12)
     assert got[0] >= 0 and got[1] >= 0

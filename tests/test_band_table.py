@@ -9,11 +9,12 @@ import sys
 
 import pytest
 
+from servebound.catalog.snapshot_build import REBUILD
 from servebound.core.band import BAND_MIN_RUNS, expected_band
 from servebound.inputs import package_data
 from servebound.runs.band import band_for
 from servebound.runs.band_fit import band_group, band_model, band_table_text
-from servebound.runs.band_table import REBUILD, TABLE, fitted_groups
+from servebound.runs.band_table import TABLE, fitted_groups
 
 
 @pytest.fixture(scope="module")

@@ -14,15 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from servebound.catalog.hardware import (
-    DEVICE_CLASSES,
-    SLUG_PATTERN,
-    CatalogHardware,
-    get_hardware,
-    list_hardware,
-    load_hardware_catalog,
-)
+from servebound.catalog.hardware import CatalogHardware, get_hardware, list_hardware, load_hardware_catalog
 from servebound.catalog.hardware_file import load_hardware_catalog_file
+from servebound.catalog.hardware_names import DEVICE_CLASSES, SLUG_PATTERN
 from servebound.catalog.lint import BF16_HALF_RATE, CLASS_RANGES, lint_hardware_catalog
 from servebound.core.hardware import ARITHMETIC_MODES
 from servebound.errors import InputError

@@ -20,10 +20,9 @@ from servebound.core.kv import KVShape
 from servebound.core.model import ModelAdapter, PrefillShape, Weights
 from servebound.errors import InputError
 from servebound.runs.ceiling import check_json, check_run, format_check, load_run_model
-from servebound.runs.llama_bench import llama_bench_command, read_llama_bench
+from servebound.runs.llama_bench import llama_bench_command
 from servebound.runs.measured import ABOVE_CEILING_MEANING, Metric, make_run
 from servebound.runs.result_files import read_result_file
-from servebound.runs.vllm import read_vllm_bench
 
 # A hand-checkable pair: R = 1000 GB/s, C = 100 GB, fp16 at 100 TFLOP/s; a dense model sweeping
 # 10 GB per iteration with 100 kB of cache per token and 5e9 linear parameters.
@@ -190,7 +189,7 @@ def test_llama_bench_file_maps_pp_and_tg(tmp_path: Path) -> None:
     )
     pg = llama_bench_record(n_prompt=512, n_gen=128, avg_ts=900.0)
     path = write_json(tmp_path / "bench.json", [llama_bench_record(), tg, tg_deep, pg])
-    runs = read_llama_bench(path)
+    runs = read_result_file(path)
     assert [r.label for r in runs] == ["pp512", "tg128", "tg128 @ d4096"]  # the pg record is skipped
     pp, tg_run, deep = runs
     assert pp.metric is Metric.PREFILL_TOK_S and pp.value == 7100.002165
@@ -221,7 +220,7 @@ def test_llama_bench_jsonl(tmp_path: Path) -> None:
     ]
     path = tmp_path / "bench.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    assert [r.label for r in read_llama_bench(path)] == ["pp512", "tg64"]
+    assert [r.label for r in read_result_file(path)] == ["pp512", "tg64"]
 
 
 @pytest.mark.parametrize(
@@ -239,7 +238,7 @@ def test_llama_bench_bad_record_names_the_field(tmp_path: Path, change: dict[str
         del bad["avg_ts"]
     path = write_json(tmp_path / "bad.json", [llama_bench_record(), bad])
     with pytest.raises(InputError) as err:
-        read_llama_bench(path)
+        read_result_file(path)
     assert err.value.field == field
 
 
@@ -247,16 +246,16 @@ def test_bad_files(tmp_path: Path) -> None:
     broken = tmp_path / "broken.json"
     broken.write_text("[{", encoding="utf-8")
     with pytest.raises(InputError, match="not valid JSON"):
-        read_llama_bench(broken)
+        read_result_file(broken)
     only_pg = write_json(tmp_path / "pg.json", [llama_bench_record(n_gen=128)])
     with pytest.raises(InputError, match="only pg records"):
-        read_llama_bench(only_pg)
+        read_result_file(only_pg)
     other = write_json(tmp_path / "other.json", {"tokens_per_second": 3})
     with pytest.raises(InputError) as err:
         read_result_file(other)
     assert "hardware" in err.value.problem and "bandwidth" in err.value.problem
     with pytest.raises(InputError):
-        read_llama_bench(tmp_path / "missing.json")
+        read_result_file(tmp_path / "missing.json")
 
 
 # --- vLLM --------------------------------------------------------------------------------------------
@@ -305,7 +304,7 @@ def vllm_result(**changes: Any) -> dict[str, Any]:
 
 
 def test_vllm_file_maps_tpot_throughput_and_ttft(tmp_path: Path) -> None:
-    runs = read_vllm_bench(write_json(tmp_path / "vllm.json", vllm_result()))
+    runs = read_result_file(write_json(tmp_path / "vllm.json", vllm_result()))
     per_session, aggregate, ttft = runs
     # 1000 / TPOT = 1000 / 40 ms = 25 tok/s per session, at max_concurrency 32
     assert per_session.metric is Metric.PER_SESSION_TOK_S and per_session.value == pytest.approx(25.0)
@@ -325,11 +324,11 @@ def test_vllm_file_maps_tpot_throughput_and_ttft(tmp_path: Path) -> None:
 def test_vllm_concurrency_derived_by_littles_law(tmp_path: Path) -> None:
     # No max_concurrency: in flight = completed x mean E2E latency / duration = 320 x 10 s / 100 s = 32
     path = write_json(tmp_path / "vllm.json", vllm_result(max_concurrency=None, mean_e2el_ms=10_000.0))
-    per_session = read_vllm_bench(path)[0]
+    per_session = read_result_file(path)[0]
     assert per_session.concurrency == 32
     assert "Little's law" in per_session.concurrency_definition
     with pytest.raises(InputError) as err:
-        read_vllm_bench(write_json(tmp_path / "none.json", vllm_result(max_concurrency=None)))
+        read_result_file(write_json(tmp_path / "none.json", vllm_result(max_concurrency=None)))
     assert err.value.field == "vLLM result.max_concurrency"
 
 
@@ -338,7 +337,7 @@ def test_vllm_missing_field_is_named(tmp_path: Path, missing: str) -> None:
     result = vllm_result()
     del result[missing]
     with pytest.raises(InputError) as err:
-        read_vllm_bench(write_json(tmp_path / "vllm.json", result))
+        read_result_file(write_json(tmp_path / "vllm.json", result))
     assert err.value.field == f"vLLM result.{missing}"
 
 
@@ -371,7 +370,7 @@ def test_gguf_model_and_file_size_warning(tmp_path: Path) -> None:
         n_prompt=0,
         avg_ts=150.0,
     )
-    run = read_llama_bench(write_json(tmp_path / "b.json", [record]))[0]
+    run = read_result_file(write_json(tmp_path / "b.json", [record]))[0]
     exact = check_run("nvidia-rtx-4090", str(gguf), run)
     assert not exact.warnings and 0 < exact.efficiency < 1
     assert model.weights.resident < size  # tensor bytes: the header and metadata are not weights

@@ -11,11 +11,12 @@ import pytest
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
-from servebound.core.decode import BatchLimit, DecodeBoundBy, Verdict, decode, step_curve
+from servebound.core.decode import BatchLimit, Verdict, decode, step_curve
 from servebound.core.decode_compute import ComputeStatus, decode_compute
 from servebound.core.hardware import Hardware
 from servebound.core.kv import KVShape
 from servebound.core.model import ModelAdapter, PrefillShape, Weights
+from servebound.core.rates import BoundBy
 from servebound.core.workload import Speculation, Workload
 from tests.conftest import derivation_model
 from tests.strategies import adapters
@@ -54,7 +55,7 @@ def test_compute_binds_on_a_datacenter_gpu_at_short_context() -> None:
     balance = 16e9 / (8e12 * per_session_s - kv)  # b c = (W + b K) / R
     assert r.balance_batch == int(np.ceil(balance))
     assert r.batch_star == r.balance_batch and r.batch_limited_by is BatchLimit.COMPUTE
-    assert r.bound_by is DecodeBoundBy.COMPUTE
+    assert r.bound_by is BoundBy.COMPUTE
     assert r.aggregate_tok_per_s == pytest.approx(1 / per_session_s, rel=1e-12)
     assert r.compute_tok_per_s_at_star == pytest.approx(1 / per_session_s, rel=1e-12)
     assert r.step_time_s == pytest.approx(r.batch_star * per_session_s, rel=1e-12)
@@ -120,7 +121,7 @@ def test_derivation_tables_with_compute_rates(decode_golden: dict[str, Any]) -> 
             assert with_compute.aggregate_tok_per_s == today.aggregate_tok_per_s
             assert with_compute.single_session_tok_per_s == today.single_session_tok_per_s
             assert with_compute.forced == today.forced
-            assert with_compute.bound_by is DecodeBoundBy.MEMORY
+            assert with_compute.bound_by is BoundBy.MEMORY
 
 
 # --- invariants ------------------------------------------------------------------------------------
@@ -256,7 +257,7 @@ def test_rows_without_rates_equal_todays(model: ModelAdapter, hw: Hardware, wl: 
 @settings(max_examples=200, deadline=None)
 @given(models(), st.integers(1, 64), st.integers(0, 300_000))
 def test_scalar_attention_flops_equal_the_vector_ones(model: ModelAdapter, chunk: int, prefix: int) -> None:
-    from servebound.core.prefill import attention_flops_per_token
+    from servebound.core.prefill_cost import attention_flops_per_token
 
     shape = model.prefill
     assert shape is not None

@@ -23,7 +23,8 @@ from servebound import (
     decode,
 )
 from servebound.cli import main
-from servebound.core.decode_range import ContextLimit, context_curve, decode_context_range
+from servebound.core.decode_range import context_curve, decode_context_range
+from servebound.core.workload import RangeLimit
 from servebound.inputs.declared import DeclaredWorkload
 
 GB = 1e9
@@ -128,7 +129,7 @@ def test_memory_cuts_the_range() -> None:
     model = toy(1_000_000)
     w = Workload(alloc_context_tokens=2000, read_context_tokens=1000)
     rng = decode_context_range(hw, model, w)
-    assert rng.limited_by is ContextLimit.MEMORY and rng.max_read_context_tokens is not None
+    assert rng.limited_by is RangeLimit.MEMORY and rng.max_read_context_tokens is not None
     top = rng.max_read_context_tokens
     # 40 - 15 - 8 = 17 GB for one session at 200 kB/token (no window): 85,000 tokens
     assert top == 85_000

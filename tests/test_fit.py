@@ -14,7 +14,7 @@ import pytest
 from servebound import decode, load_hardware, make_workload
 from servebound.catalog.models import list_models
 from servebound.core.decode import Verdict
-from servebound.questions.fit import engine_for
+from servebound.inputs.engine_choice import engine_for
 from tests.conftest import process_json
 
 TOOLS = Path(__file__).parent / "data" / "device_tools"

@@ -22,7 +22,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from servebound.errors import InputError
-from servebound.importers.gguf_file import import_gguf, read_gguf_header
+from servebound.importers.gguf_file import import_gguf
+from servebound.importers.gguf_reader import read_gguf_header
 from servebound.importers.tensor_roles import TensorRole, classify_gguf
 from tests.conftest import FUZZ_EXAMPLES
 

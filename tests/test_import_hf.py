@@ -11,15 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from servebound.catalog.published import compare_published, published_table
+from servebound.core.formats import FORMATS, BlockLayout
 from servebound.errors import InputError
-from servebound.importers.hf_config import (
-    MAX_CONFIG_BYTES,
-    SUPPORTED_MODEL_TYPES,
-    WEIGHT_FORMATS,
-    import_hf_config,
-    q4_k_m_layout,
-    use_more_bits,
-)
+from servebound.importers.hf.llama_cpp import TensorPlace, llama_cpp_type, use_more_bits
+from servebound.importers.hf_config import MAX_CONFIG_BYTES, SUPPORTED_MODEL_TYPES, import_hf_config
 
 # The shared reference set of real configs sits beside the checkout (shared/reference/models).
 REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "models"
@@ -347,9 +342,9 @@ def test_weight_formats_scale_matrices_and_keep_small_tensors() -> None:
     nvfp4 = import_hf_config(ref("Qwen__Qwen3-8B"), weight_format="nvfp4").adapter
     assert nvfp4.weight_precision == "nvfp4"
     # nvfp4 stores 16 elements in 1 + 8 bytes: 9/16 B per element
-    assert WEIGHT_FORMATS["nvfp4"].bytes_per_element == 9 / 16
-    assert WEIGHT_FORMATS["q4_k"].bits_per_element == 4.5
-    assert WEIGHT_FORMATS["q6_k"].block_bytes == 210
+    assert FORMATS["nvfp4"].bytes_per_element == 9 / 16
+    assert FORMATS["q4_k"].bits_per_element == 4.5
+    assert FORMATS["q6_k"].block_bytes == 210
     ratio = nvfp4.weights.always_on_bytes / bf16.always_on_bytes
     assert 9 / 32 < ratio < 9 / 32 * 1.01  # norms stay 16-bit, a sliver above the matrix ratio
     assert nvfp4.prefill is not None and nvfp4.prefill.linear_mode == "fp4"
@@ -358,7 +353,7 @@ def test_weight_formats_scale_matrices_and_keep_small_tensors() -> None:
 @pytest.mark.parametrize(
     ("fmt", "mode"),
     [("fp32", "fp32"), ("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8"), ("nvfp4", "fp4"), ("mxfp4", "fp4")]
-    + [(fmt, "int8") for fmt in WEIGHT_FORMATS if fmt.startswith("q")],
+    + [(fmt, "int8") for fmt in FORMATS if fmt.startswith("q")],
 )
 def test_linear_mode_per_weight_format(tmp_path: Path, fmt: str, mode: str) -> None:
     """Every weight format has a mode (the table the GGUF importer shares); llama.cpp block formats
@@ -450,11 +445,11 @@ def test_kv_grows_linearly_with_layers(
 
 
 @settings(max_examples=20, deadline=None)
-@given(fmt=st.sampled_from(sorted(WEIGHT_FORMATS)))
+@given(fmt=st.sampled_from(sorted(FORMATS)))
 def test_resident_bytes_follow_the_format(tmp_path_factory: pytest.TempPathFactory, fmt: str) -> None:
     path = write(tmp_path_factory.mktemp("fmt"), llama())
     imported = import_hf_config(path, weight_format=fmt)
-    per_element = WEIGHT_FORMATS[fmt].bytes_per_element
+    per_element = FORMATS[fmt].bytes_per_element
     total = imported.total_params
     assert total is not None
     resident = imported.adapter.weights.resident
@@ -631,6 +626,28 @@ def test_use_more_bits_layers() -> None:
     assert [i for i in range(32) if use_more_bits(i, 32)] == [0, 1, 2, 3, *range(6, 28, 3), 28, 29, 30, 31]
 
 
+def q4_k_m_layout(
+    role: str,
+    row_length: int,
+    *,
+    more_bits: bool = False,
+    routed_experts: int = 0,
+    type_70b: bool = False,
+) -> BlockLayout:
+    """:func:`llama_cpp_type` for Q4_K_M with the layer rule given as ``more_bits`` (attn_v: over the
+    index among attention-value tensors; ffn_down: over the layer index)."""
+    # use_more_bits(0, 1) holds and use_more_bits(1, 2)... pick indices that give the wanted answer.
+    place = TensorPlace(
+        value_index=0 if more_bits else 1,
+        values=1 if more_bits else 9,
+        layer=0 if more_bits else 1,
+        layers=1 if more_bits else 9,
+        routed_experts=routed_experts,
+        type_70b=type_70b,
+    )
+    return llama_cpp_type("q4_k_m", role, row_length, place)
+
+
 @pytest.mark.parametrize(
     ("role", "row", "options", "expected"),
     [
@@ -661,7 +678,7 @@ def test_q4_k_m_layouts_match_the_gguf_block_table() -> None:
     from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
 
     for name in ("q4_0", "q5_0", "q5_1", "q8_0", "q4_k", "q5_k", "q6_k"):
-        layout = WEIGHT_FORMATS[name]
+        layout = FORMATS[name]
         assert GGML_QUANT_SIZES[GGMLQuantizationType[name.upper()]] == (layout.block, layout.block_bytes)
 
 

@@ -15,15 +15,11 @@ from servebound.core import layout as layout_module
 from servebound.core import system as system_module
 from servebound.core.errors import InputError
 from servebound.core.experts import ExpertTraffic
-from servebound.core.layout import (
-    _LayoutModel,
-    evaluate_layout,
-    valid_layouts,
-)
+from servebound.core.layout import _LayoutModel, evaluate_layout
 from servebound.core.layout_search import search_layouts
-from servebound.core.system import MAX_LAYOUTS_SEARCHED
+from servebound.core.system import MAX_LAYOUTS_SEARCHED, valid_layouts
 from servebound.core.workload import MAX_BATCH
-from servebound.questions.layout import resolve_system
+from servebound.inputs.layout import resolve_system
 
 
 def _system(ref: str) -> Any:

@@ -409,7 +409,8 @@ def test_expert_parallel_all_to_all_over_two_domains_by_hand() -> None:
 def test_a_layout_with_half_a_byte_of_margin_still_holds_its_weights() -> None:
     # One device of C = 100 GB holding W_resident = 100 GB - 0.5 B with O = 0: the weights fit with
     # 0.5 B to spare, and a cache of 1e-4 B per session leaves room for 5,000 sessions.
-    from servebound.core.layout import LayoutVerdict, evaluate_layout
+    from servebound.core.decode import Verdict
+    from servebound.core.layout import evaluate_layout
 
     model = ModelAdapter(
         "full",
@@ -421,7 +422,7 @@ def test_a_layout_with_half_a_byte_of_margin_still_holds_its_weights() -> None:
     )
     system = System(Hardware("d", "d", 100 * GB, 1000 * GB), 1, Interconnect.ideal_for(1))
     result = evaluate_layout(system, model, Layout(), Workload(floor_tok_per_s=1.0, **CONTEXTS))
-    assert result.verdict is not LayoutVerdict.NO_RESIDENT_FIT
+    assert result.verdict is not Verdict.NO_RESIDENT_FIT
     assert result.per_device.free_bytes >= 0
 
 

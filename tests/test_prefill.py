@@ -22,12 +22,14 @@ from servebound.core.prefill import (
     ChunkMode,
     PrefillVerdict,
     RangeLimit,
-    attention_flops_per_token,
-    compute_per_prompt_token,
     crossover_tokens,
     prefill,
     prefill_curve,
     prefill_range,
+)
+from servebound.core.prefill_cost import (
+    attention_flops_per_token,
+    compute_per_prompt_token,
     traffic_per_prompt_token,
 )
 from servebound.core.rates import linear_mode_for, mode_rates

@@ -11,14 +11,8 @@ from servebound.core.decode import curve as decode_curve
 from servebound.core.experts import ExpertTraffic
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter, PrefillShape
-from servebound.core.prefill import (
-    PrefillVerdict,
-    attention_flops_per_token,
-    prefill,
-    prefill_curve,
-    prefill_range,
-    traffic_per_prompt_token,
-)
+from servebound.core.prefill import PrefillVerdict, prefill, prefill_curve, prefill_range
+from servebound.core.prefill_cost import attention_flops_per_token, traffic_per_prompt_token
 from servebound.core.workload import Workload
 from tests.strategies import adapters
 from tests.test_prefill import brute_totals

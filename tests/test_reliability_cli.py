@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from servebound.errors import InputError
-from servebound.runs.llama_bench import read_llama_bench
+from servebound.runs.result_files import read_result_file
 from tests.conftest import one_line_error
 from tests.conftest import run_cli as run
 from tests.test_check import llama_bench_record, write_json
@@ -76,12 +76,12 @@ def test_llama_bench_unknown_cache_type_is_refused(tmp_path: Path) -> None:
     with pytest.raises(
         InputError, match=r"llama-bench record 0\.type_k: 'q9_9' is not a llama\.cpp cache type"
     ):
-        read_llama_bench(path)
+        read_result_file(path)
     # A real llama.cpp type servebound has no format for is still read, with its note.
     path = write_json(
         tmp_path / "ok.json", [llama_bench_record(n_prompt=0, n_gen=128, type_k="q5_1", type_v="q5_1")]
     )
-    (run_,) = read_llama_bench(path)
+    (run_,) = read_result_file(path)
     assert run_.kv_precision is None
 
 

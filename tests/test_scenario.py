@@ -157,7 +157,7 @@ def test_an_unknown_precision_names_the_field() -> None:
 def test_an_alias_system_is_the_catalogs_with_its_link(capsys: pytest.CaptureFixture[str]) -> None:
     """``8x-h200`` printed the id ``8x-nvidia-h200-sxm`` but stood for an ideal-link system; it is now
     the catalog's row, NVLink and price included, on every question."""
-    from servebound.questions.layout import resolve_system
+    from servebound.inputs.layout import resolve_system
 
     alias, listed = resolve_system("8x-h200"), resolve_system("8x-nvidia-h200-sxm")
     assert alias == listed and not alias.system.interconnect.ideal

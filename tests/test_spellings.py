@@ -13,7 +13,8 @@ from fastapi.testclient import TestClient
 
 from servebound.cli import main
 from servebound.errors import InputError
-from servebound.inputs.workload import BY_NAME, TOKENS_SPELLING, inputs_of
+from servebound.inputs.declare import TOKENS_SPELLING
+from servebound.inputs.workload import BY_NAME, inputs_of
 from servebound.web.app.query import parse_workload_query
 from servebound.web.app.server import create_app
 from tests.web.test_conformance import CALC, node

@@ -8,9 +8,9 @@ import pytest
 
 from servebound.catalog.models import profile_ids
 from servebound.errors import InputError
+from servebound.runs.evaluated import ReportedRun
 from servebound.runs.reported import load_reported_runs, parse_reported_runs
 from servebound.runs.validation import (
-    ReportedRun,
     efficiency_stats,
     evaluate_reported_runs,
     format_summary,

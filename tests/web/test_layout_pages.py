@@ -95,8 +95,9 @@ def test_the_layout_count_is_the_rows_listed_and_the_chart_draws_capacity(client
     weights and cache exceed it (it drew 524 GB of cache per 85.5 GB device at a fixed micro-batch)."""
     import re
 
-    from servebound.core.layout import Layout, LayoutVerdict, evaluate_layout
-    from servebound.questions.layout import compute_seconds_per_session_step, resolve_system
+    from servebound.core.decode import Verdict
+    from servebound.core.layout import Layout, evaluate_layout
+    from servebound.inputs.layout import compute_seconds_per_session_step, resolve_system
     from servebound.web.pages.site import default_site_data
 
     html = client.get("/hardware/8x-nvidia-h100-sxm?model=llama-3.1-70b").text
@@ -120,5 +121,5 @@ def test_the_layout_count_is_the_rows_listed_and_the_chart_draws_capacity(client
     for pp in range(1, 9):
         r = evaluate_layout(system, model.adapter, Layout(pp=pp), work, compute_s_per_session_step=c)
         d = r.per_device
-        if r.verdict == LayoutVerdict.FLOOR_FIT:
+        if r.verdict == Verdict.FLOOR_FIT:
             assert d.weight_bytes + d.kv_bytes + d.overhead_bytes <= d.capacity_bytes * (1 + 1e-9), pp

@@ -34,14 +34,11 @@ from servebound.catalog.hardware_names import (
     ALL_CLASSES,
     CLASS_OF_DEVICE_CLASS,
     MAX_SYSTEM_COUNT,
+    SYSTEM_CLASSES,
     hardware_row,
+    normalize_ref,
     system_hardware,
 )
-from servebound.catalog.hardware_names import DEVICE_CLASSES as DEVICE_CLASSES
-from servebound.catalog.hardware_names import HARDWARE_CLASSES as HARDWARE_CLASSES
-from servebound.catalog.hardware_names import SLUG_PATTERN as SLUG_PATTERN
-from servebound.catalog.hardware_names import SYSTEM_CLASSES as SYSTEM_CLASSES
-from servebound.catalog.hardware_names import normalize_ref as normalize_ref
 from servebound.core.engines import Dequantize, EngineTable, Family
 from servebound.core.hardware import ARITHMETIC_MODES, Hardware
 from servebound.core.system import Interconnect, System
@@ -52,17 +49,6 @@ if (
     TYPE_CHECKING
 ):  # the schema (pydantic) is imported where a catalog file is validated, never from a snapshot
     from servebound.catalog.hardware_schema import InterconnectRow
-
-#: Keys a ``[device.sources]`` table may hold: one per number, or ``compute`` for every compute mode.
-SOURCE_KEYS: tuple[str, ...] = (
-    "memory_gb",
-    "bandwidth_gb_per_s",
-    "price_usd",
-    "runtime_overhead_gb",
-    "compute",
-    *ARITHMETIC_MODES,
-)
-
 
 _VENDOR_PREFIX = re.compile(r"^[a-z0-9]+-")
 
@@ -315,17 +301,13 @@ def _snapshot_row(entry_id: str) -> CatalogHardware:
 
 
 @functools.cache
-def _packaged_catalog() -> HardwareCatalog:
-    """The packaged catalog, from the snapshot (built from hardware.toml by scripts/build_snapshot.py)."""
+def load_hardware_catalog() -> HardwareCatalog:
+    """The packaged hardware catalog, from the snapshot (built from hardware.toml by
+    scripts/build_snapshot.py), cached. A catalog file is read by
+    :func:`servebound.catalog.hardware_file.load_hardware_catalog_file`."""
     return HardwareCatalog(
         index=snapshot.hardware_index(), by_id=snapshot.Rows(snapshot.HARDWARE, _snapshot_row)
     )
-
-
-def load_hardware_catalog() -> HardwareCatalog:
-    """The packaged hardware catalog (from the snapshot, cached). A catalog file is read by
-    :func:`servebound.catalog.hardware_file.load_hardware_catalog_file`."""
-    return _packaged_catalog()
 
 
 def get_hardware(id_or_alias: str, catalog: HardwareCatalog | None = None) -> CatalogHardware:

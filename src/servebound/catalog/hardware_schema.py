@@ -11,13 +11,14 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from servebound.catalog.hardware_names import _NX_FORM as _NX_FORM
-from servebound.catalog.hardware_names import _NX_NO_HYPHEN as _NX_NO_HYPHEN
-from servebound.catalog.hardware_names import ALL_CLASSES as ALL_CLASSES
-from servebound.catalog.hardware_names import DEVICE_CLASSES as DEVICE_CLASSES
-from servebound.catalog.hardware_names import MAX_SYSTEM_COUNT as MAX_SYSTEM_COUNT
-from servebound.catalog.hardware_names import SLUG_PATTERN as SLUG_PATTERN
-from servebound.catalog.hardware_names import SYSTEM_CLASSES as SYSTEM_CLASSES
+from servebound.catalog.hardware_names import (
+    _NX_FORM,
+    _NX_NO_HYPHEN,
+    DEVICE_CLASSES,
+    MAX_SYSTEM_COUNT,
+    SLUG_PATTERN,
+    SYSTEM_CLASSES,
+)
 from servebound.core.hardware import ArithmeticMode
 
 Finite = Annotated[float, Field(allow_inf_nan=False)]

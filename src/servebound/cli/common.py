@@ -20,8 +20,8 @@ import click
 from servebound.catalog import snapshot
 from servebound.cli.commands import COMMANDS, REGISTERED, help_option
 from servebound.errors import InputError
+from servebound.inputs.declare import record_inputs as declared_fields
 from servebound.inputs.workload import BY_NAME, Group, Input, WorkloadInputs, given, inputs_of
-from servebound.inputs.workload import record_inputs as declared_fields
 
 #: A declared option with no default: the command needs it.
 REQUIRED: Any = MISSING

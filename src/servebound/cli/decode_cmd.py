@@ -13,15 +13,8 @@ from servebound.inputs.scenario import resolve_scenario
 from servebound.inputs.workload import WorkloadInputs
 from servebound.questions.decode import decode_answer
 from servebound.runs.band import expected_text
-from servebound.views.notes import decode_notes, verdict_said
-from servebound.views.report import (
-    VERDICT_TEXT,
-    decode_json,
-    fmt_gb,
-    fmt_int,
-    fmt_rate,
-    workload_assumptions,
-)
+from servebound.views.notes import VERDICT_TEXT, decode_notes, verdict_said
+from servebound.views.report import decode_json, fmt_gb, fmt_int, fmt_rate, workload_assumptions
 
 if TYPE_CHECKING:
     from servebound.core.decode_range import DecodeContextRange

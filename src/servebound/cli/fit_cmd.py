@@ -8,9 +8,10 @@ from servebound.catalog.models import list_models
 from servebound.cli.common import JSON, ContextFlags, command, declared, option, workload
 from servebound.cli.output import console, new_table, print_json
 from servebound.errors import InputError
+from servebound.inputs.engine_choice import usual_engines
 from servebound.inputs.resolve import CPU_ONLY_ID, hardware_ref
 from servebound.inputs.scenario import load_hardware, make_workload
-from servebound.questions.fit import fit_models, usual_engines
+from servebound.questions.fit import fit_models
 from servebound.runs.band import check_engine
 from servebound.views.band_view import band_cell
 from servebound.views.report import fmt_rate, hardware_json

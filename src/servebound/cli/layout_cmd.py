@@ -26,9 +26,9 @@ from servebound.cli.output import (
 from servebound.core.layout import LayoutResult
 from servebound.core.units import GB
 from servebound.errors import InputError
+from servebound.inputs.layout import ResolvedSystem
 from servebound.inputs.records import PlanTraffic
 from servebound.inputs.scenario import resolve_scenario
-from servebound.questions.layout import ResolvedSystem
 from servebound.questions.layout import layout as layout_search
 from servebound.questions.plan import run_plan
 from servebound.views.layout_view import layout_assumptions, plan_json

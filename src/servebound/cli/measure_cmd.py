@@ -10,8 +10,9 @@ from servebound.cli.common import JSON, command, option
 from servebound.cli.output import checked_output, console, line, new_table, print_json, progress_bar, strong
 from servebound.core.units import GB, TFLOPS
 from servebound.errors import InputError
-from servebound.measure import hardware_file, measure_machine, write_hardware_file
 from servebound.measure.device_match import match_device
+from servebound.measure.hardware_file import hardware_file, write_hardware_file
+from servebound.measure.machine import measure_machine
 
 
 def match_catalog(names: tuple[str, ...]) -> CatalogHardware | None:

@@ -14,8 +14,8 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from servebound.core.fields import clean_json
 from servebound.errors import InputError
-from servebound.inputs.strict_json import clean_json
 from servebound.views.terminal import visible
 
 if TYPE_CHECKING:

@@ -37,7 +37,6 @@ __all__ = [
     "clip",
     "expm1",
     "filled",
-    "is_scalar",
     "maximum",
     "minimum",
     "np",
@@ -48,11 +47,6 @@ _NUMBER = (int, float)
 
 #: A float or an array of float64, the same kind in as out.
 Values = TypeVar("Values", float, "Floats")
-
-
-def is_scalar(value: object) -> bool:
-    """A plain number (numpy's float64 scalars count: they are floats), not an array."""
-    return isinstance(value, _NUMBER)
 
 
 @overload
@@ -72,7 +66,9 @@ def maximum(a: Floats, b: float | Floats) -> Floats: ...
 def maximum(a: float | Floats, b: Floats) -> Floats: ...
 def maximum(a: Any, b: Any) -> Any:
     """Elementwise max."""
-    if isinstance(a, _NUMBER) and isinstance(b, _NUMBER):  # is_scalar, inline: the hot case
+    if isinstance(a, _NUMBER) and isinstance(
+        b, _NUMBER
+    ):  # plain numbers (numpy's float64 scalars count), inline: the hot case
         return float(a if a >= b else b)
     return np.maximum(a, b)
 

@@ -100,12 +100,6 @@ def _solve(sums: Sums) -> tuple[float, float]:
     return 0.0, sv / svv  # the time does not grow with the ceiling's
 
 
-def fit_time(ceilings: Sequence[float], measured: Sequence[float]) -> tuple[float, float]:
-    """(a, t_0) of t = a / C + t_0 over runs with ceilings C_i and measured rates m_i (tok/s), by
-    least squares on the relative error (weighted rows (x / t, 1 / t) against 1)."""
-    return _solve(_sums(ceilings, measured))
-
-
 def _residual(sums: Sums, ceiling: float, measured: float) -> float:
     a, t0 = _solve(sums)
     return math.log((1.0 / measured) / (a / ceiling + t0))

@@ -68,10 +68,6 @@ class BatchLimit(StrEnum):
     COMPUTE = "compute"
 
 
-#: Which line of the two-line roofline sets the step time at b* (the one enum of core.rates).
-DecodeBoundBy = BoundBy
-
-
 @dataclass(frozen=True)
 class Forced:
     """The ceilings at a batch fixed by policy."""
@@ -211,7 +207,7 @@ class DecodeResult(ResultRecord):
         "sessions",
         default=None,
     )
-    bound_by: DecodeBoundBy | None = documented(
+    bound_by: BoundBy | None = documented(
         "`memory` or `compute`: the line of the two-line roofline that sets t(b*)", default=None
     )
     step_time_s: float | None = documented(

@@ -49,10 +49,6 @@ if TYPE_CHECKING:
 CURVE_POINTS = 96
 
 
-#: What set the longest read context of the range (the prefill range's enum: one definition).
-ContextLimit = RangeLimit
-
-
 @dataclass(frozen=True)
 class ContextCurve:
     """The ceilings at sampled read contexts (vectorized; None entries are NaN / -1 in the arrays).
@@ -83,7 +79,7 @@ class DecodeContextRange:
     workload: Workload
     verdict: Verdict
     max_read_context_tokens: int | None
-    limited_by: ContextLimit | None
+    limited_by: RangeLimit | None  # what set the longest read context of the range
     floor_read_context_tokens: int | None
     at_shortest: DecodeResult | None
     at_longest: DecodeResult | None
@@ -131,7 +127,7 @@ def decode_context_range(
     if not session_fits(top):
         # The reservation fits at 0 (base fits), so the edge lies in [alloc context, top).
         top = largest_true(session_fits, min(workload.alloc_context_tokens, top), top)
-        limited_by = ContextLimit.MEMORY
+        limited_by = RangeLimit.MEMORY
 
     bandwidth = hardware.bandwidth_bytes_per_s
     floor = workload.floor_tok_per_s

@@ -154,7 +154,8 @@ def clean_json(value: Any) -> Any:
 _JSON_VIEWS: dict[str, Callable[[Any], dict[str, Any]]] = {}
 
 
-def _qualified(record: type) -> str:
+def qualified_name(record: type) -> str:
+    """``module.Class``: the key a record's JSON view is registered under."""
     return f"{record.__module__}.{record.__qualname__}"
 
 
@@ -162,7 +163,7 @@ def json_view(record: type | str, view: Callable[[Any], dict[str, Any]]) -> None
     """Register ``view`` as the ``--json`` object of ``record``'s results (the views call this when
     they are imported: the core names no module of theirs). ``record`` is the class, or its qualified
     name where importing it would cost a command that never makes one (a decode, for prefill's)."""
-    _JSON_VIEWS[record if isinstance(record, str) else _qualified(record)] = view
+    _JSON_VIEWS[record if isinstance(record, str) else qualified_name(record)] = view
 
 
 class ResultRecord:
@@ -179,7 +180,7 @@ class ResultRecord:
 
     def to_dict(self) -> dict[str, Any]:
         """The ``--json`` object of this result (strict JSON values: no NaN or infinity)."""
-        view = _JSON_VIEWS.get(_qualified(type(self)))
+        view = _JSON_VIEWS.get(qualified_name(type(self)))
         if view is None:
             raise TypeError(
                 f"{type(self).__name__} has no JSON view registered: import servebound.api (or the "

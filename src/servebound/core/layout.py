@@ -54,16 +54,14 @@ from servebound.core.decode import Verdict
 from servebound.core.experts import distinct_experts, touched_at
 from servebound.core.model import ModelAdapter
 from servebound.core.search import largest_true
-from servebound.core.system import Interconnect, Layout, System, layout_problem, valid_layouts
+from servebound.core.system import Interconnect, Layout, System, layout_problem
 from servebound.core.workload import MAX_BATCH, Workload, memory_fit_batch
 
 __all__ = [
     "DEFAULT_ACTIVATION_BYTES",
     "BoundBy",
-    "Interconnect",
     "Layout",
     "LayoutResult",
-    "LayoutVerdict",
     "Links",
     "PerDevice",
     "PrefillCommunication",
@@ -72,18 +70,12 @@ __all__ = [
     "evaluate_layout",
     "layout_problem",
     "per_device_bytes",
-    "pipeline_hop_vs_expert_traffic",
     "prefill_communication",
     "times_at",
-    "valid_layouts",
 ]
 
 #: Activation element width between devices (bf16): the default e_a.
 DEFAULT_ACTIVATION_BYTES = 2.0
-
-
-#: A layout passes the same stack of gates as one device's decode, with the same names.
-LayoutVerdict = Verdict
 
 
 class BoundBy(StrEnum):
@@ -149,7 +141,7 @@ class LayoutResult:
     layout: Layout
     devices: int
     idle_devices: int
-    verdict: LayoutVerdict
+    verdict: Verdict  # the same stack of gates as one device's decode, with the same names
     per_device: PerDevice
     links: Links
     activation_bytes: float
@@ -165,7 +157,7 @@ class LayoutResult:
 
     @property
     def fits(self) -> bool:
-        return self.verdict in (LayoutVerdict.FLOOR_FIT, LayoutVerdict.NO_FLOOR)
+        return self.verdict in (Verdict.FLOOR_FIT, Verdict.NO_FLOOR)
 
 
 def _placement(system: System, layout: Layout) -> tuple[float, float, float, Links]:
@@ -425,11 +417,11 @@ def evaluate_layout(
         compute_charged=compute_s_per_session_step is not None,
     )
     if margin < 0:
-        return LayoutResult(verdict=LayoutVerdict.NO_RESIDENT_FIT, per_device=per_device(0), **base)  # type: ignore[arg-type]
+        return LayoutResult(verdict=Verdict.NO_RESIDENT_FIT, per_device=per_device(0), **base)  # type: ignore[arg-type]
     batch_mem, _ = memory_fit_batch(margin, lm.kv_alloc_per_session)
     if batch_mem == 0:
         return LayoutResult(
-            verdict=LayoutVerdict.NO_SESSION_FIT,
+            verdict=Verdict.NO_SESSION_FIT,
             per_device=per_device(0),
             batch_mem=0,
             **base,  # type: ignore[arg-type]
@@ -443,7 +435,7 @@ def evaluate_layout(
     if not clears(1):
         times = lm.times(1)
         return LayoutResult(
-            verdict=LayoutVerdict.NO_FLOOR,
+            verdict=Verdict.NO_FLOOR,
             per_device=per_device(1),
             batch_mem=batch_mem,
             single_session_tok_per_s=single,
@@ -456,7 +448,7 @@ def evaluate_layout(
     times = lm.times(star)
     sessions = layout.dp * layout.pp * star
     return LayoutResult(
-        verdict=LayoutVerdict.FLOOR_FIT,
+        verdict=Verdict.FLOOR_FIT,
         per_device=per_device(star),
         batch_mem=batch_mem,
         batch_star=star,
@@ -537,17 +529,3 @@ def prefill_communication(
         all_to_all_s=pp * tokens * lm.all_to_all_per_session,
         hop_s=tokens * lm.hop_per_session,
     )
-
-
-def pipeline_hop_vs_expert_traffic(
-    experts_per_token: int, layers_per_stage: float, bandwidth_ratio: float
-) -> tuple[float, float]:
-    """The text's feasibility check for pipelining racks, per token and per byte of activation, in units
-    of 1 / scale-up bandwidth: a stage hop sends the token once over scale-out (``bandwidth_ratio`` times
-    slower), while inside the rack it fans out to k experts, twice (dispatch and combine), per layer:
-
-        hop = bandwidth_ratio  <=  expert traffic = 2 k layers_per_stage
-
-    Returns (hop, expert traffic); the hop never binds when the first is at most the second.
-    """
-    return float(bandwidth_ratio), 2.0 * experts_per_token * layers_per_stage

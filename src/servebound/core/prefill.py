@@ -53,20 +53,16 @@ from servebound.core.offload import (
 )
 from servebound.core.prefill_cost import (
     Evaluation,
-    attention_flops_per_token,
-    compute_per_prompt_token,
     crossover_tokens,
     crossover_with_attention,
     evaluate_one_shot,
     evaluate_settings,
     prefill_shape,
-    traffic_per_prompt_token,
 )
 from servebound.core.prefill_records import (
     WORKSPACE_BYTES,
     BatchMode,
     ChunkMode,
-    PrefillAssumptions,
     PrefillCurve,
     PrefillRange,
     PrefillResult,
@@ -569,17 +565,13 @@ __all__ = [
     "BatchMode",
     "BoundBy",
     "ChunkMode",
-    "PrefillAssumptions",
     "PrefillCurve",
     "PrefillRange",
     "PrefillResult",
     "PrefillVerdict",
     "RangeLimit",
-    "attention_flops_per_token",
-    "compute_per_prompt_token",
     "crossover_tokens",
     "prefill",
     "prefill_curve",
     "prefill_range",
-    "traffic_per_prompt_token",
 ]

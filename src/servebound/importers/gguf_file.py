@@ -35,9 +35,7 @@ from servebound.importers.gguf_meta import (
 )
 from servebound.importers.gguf_reader import (
     GGUFHeader,
-    GGUFTensor,
     merged_header,
-    read_gguf_header,
     read_gguf_split,
 )
 from servebound.importers.modes import LLAMA_CPP_IF_PUBLISHED, if_published_note, linear_mode
@@ -469,4 +467,4 @@ def import_gguf(path: str | os.PathLike[str], *, kv_precision: str = "fp16") -> 
     return _imported(path, derived, headers, arch, meta, known)
 
 
-__all__ = ["GGUFHeader", "GGUFTensor", "import_gguf", "read_gguf_header", "read_gguf_split"]
+__all__ = ["GGUFHeader", "import_gguf", "read_gguf_split"]

@@ -8,7 +8,7 @@ fields, and one audit Step per derived quantity.
 
 Storage (:mod:`servebound.importers.hf.storage`): by default the storage the release ships, read from
 its quantization_config (:mod:`servebound.importers.hf.release`; BF16 when it has none). A
-``weight_format`` overrides it: a uniform layout (:data:`WEIGHT_FORMATS`, small tensors kept at 16 bits
+``weight_format`` overrides it: a uniform layout (:data:`FORMATS`, small tensors kept at 16 bits
 when the format is narrower), a llama.cpp file type (:data:`LLAMA_CPP_MIXES`: each tensor typed by
 llama.cpp's quantizer rules, small tensors f32), or a split (:data:`SPLIT_WEIGHT_FORMATS`). Block-format
 scales are included through the format's bytes per element; padding is not.
@@ -33,7 +33,7 @@ from servebound.importers.hf.blocks import Block, Count
 from servebound.importers.hf.cache import kv_shapes, prefill_shape
 from servebound.importers.hf.families import FAMILIES, SUPPORTED_MODEL_TYPES, WRAPPERS, Arch, Cfg
 from servebound.importers.hf.hub import fetch_config
-from servebound.importers.hf.llama_cpp import LLAMA_CPP_MIXES, q4_k_m_layout, use_more_bits
+from servebound.importers.hf.llama_cpp import LLAMA_CPP_MIXES
 from servebound.importers.hf.release import (
     ReleaseCache,
     cache_precision,
@@ -58,18 +58,12 @@ __all__ = [
     "QUANTIZER_FORMATS",
     "SPLIT_WEIGHT_FORMATS",
     "SUPPORTED_MODEL_TYPES",
-    "WEIGHT_FORMATS",
     "import_hf_config",
-    "q4_k_m_layout",
     "quantization_config",
-    "use_more_bits",
 ]
 
 #: A config.json is a few kilobytes; anything past this cap is refused unread.
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
-
-#: Uniform weight storage layouts (every matrix in one layout); the table lives in core.formats.
-WEIGHT_FORMATS = FORMATS
 
 #: Checkpoints that store routed experts in one format and every other matrix in another:
 #: name -> (other matrices, routed experts). DeepSeek V4's release: FP8 (E4M3) with FP4 (E2M1) routed
@@ -91,7 +85,7 @@ SPLIT_WEIGHT_FORMATS: dict[str, tuple[str, str]] = {
 #: profiles use these; a plain ``fp8`` or ``nvfp4`` stays the uniform layout.
 QUANTIZER_FORMATS: dict[str, str] = {"fp8_linear": "fp8", "nvfp4_linear": "nvfp4"}
 
-#: Per-tensor mixes and splits, accepted as ``weight_format`` beside :data:`WEIGHT_FORMATS`; a llama.cpp
+#: Per-tensor mixes and splits, accepted as ``weight_format`` beside :data:`FORMATS`; a llama.cpp
 #: file type wins over the layout of the same name (``q4_0`` is the llama.cpp file, output head Q6_K).
 MIXED_WEIGHT_FORMATS: tuple[str, ...] = (*LLAMA_CPP_MIXES, *SPLIT_WEIGHT_FORMATS, *QUANTIZER_FORMATS)
 
@@ -113,7 +107,7 @@ def import_hf_config(
     huggingface_hub at ``revision``, config.json only; ``offline`` or HF_HUB_OFFLINE looks in the local
     cache only; huggingface_hub's endpoint, proxy and token settings apply). ``weight_format``
     None stores the weights as the release ships them (its quantization_config; BF16 without one);
-    a name overrides it: a :data:`WEIGHT_FORMATS` layout, a llama.cpp file type
+    a name overrides it: a :data:`FORMATS` (core.formats) layout, a llama.cpp file type
     (:data:`LLAMA_CPP_MIXES`: ``q4_k_m``, ``q4_0``, ``q8_0`` ...), or a :data:`SPLIT_WEIGHT_FORMATS` key.
     ``kv_precision`` is the cache element format (a KV format key such as bf16 or fp8); None takes the
     one the release states (its quantization_config's kv_cache_scheme or kv_cache_quant_algo, or a
@@ -131,10 +125,10 @@ def import_hf_config(
     """
     if (
         weight_format is not None
-        and weight_format not in WEIGHT_FORMATS
+        and weight_format not in FORMATS
         and weight_format not in MIXED_WEIGHT_FORMATS
     ):
-        known = ", ".join(dict.fromkeys([*WEIGHT_FORMATS, *MIXED_WEIGHT_FORMATS]))
+        known = ", ".join(dict.fromkeys([*FORMATS, *MIXED_WEIGHT_FORMATS]))
         raise InputError("weight_format", f"unknown format {weight_format!r}; known: {known}")
     if kv_precision is not None and kv_precision not in KV_FORMATS:
         raise InputError(

@@ -84,11 +84,6 @@ DTYPE_BITS: dict[str, int] = {
 # Bounded JSON -------------------------------------------------------------------------------------
 
 
-def _parse_json(raw: bytes, field: str) -> Any:
-    """JSON under the one data-file policy (servebound.inputs.bounded)."""
-    return bounded.parse_json(raw, field)
-
-
 def _read_json_file(path: Path, field: str) -> Any:
     return bounded.read_json(path, f"{field} ({path.name})", max_bytes=MAX_JSON_FILE_BYTES)
 
@@ -187,7 +182,7 @@ def read_safetensors_header(path: str | os.PathLike[str]) -> SafetensorsHeader:
         raise InputError(
             field, f"header holds {objects} JSON objects, over the {MAX_HEADER_OBJECTS} cap (one per tensor)"
         )
-    document = _parse_json(raw, field)
+    document = bounded.parse_json(raw, field)
     if not isinstance(document, dict):
         raise InputError(field, "header must be a JSON object")
     data_bytes = size - 8 - header_bytes

@@ -207,11 +207,6 @@ def require_object(data: Any, field: str) -> dict[str, Any]:
     return data
 
 
-def read_json_values(path: str | os.PathLike[str], field: str, *, max_bytes: int) -> list[Any]:
-    """A JSON document, or JSON Lines (one value per line), bounded, under the policy."""
-    return parse_json_values(read_bytes(path, field, max_bytes=max_bytes), f"{field} {os.fspath(path)}")
-
-
 def parse_json_values(raw: bytes, field: str) -> list[Any]:
     """The bytes of a JSON document, or of JSON Lines (one value per line), under the policy."""
     try:

@@ -27,11 +27,7 @@ from servebound.catalog.names import profile_id_for, split_quant
 from servebound.core.decode import DecodeResult, Verdict
 from servebound.core.hardware import Hardware
 from servebound.errors import InputError
-from servebound.inputs.engine_choice import USUAL_ENGINES as USUAL_ENGINES
-from servebound.inputs.engine_choice import assumed_engine as assumed_engine
-from servebound.inputs.engine_choice import catalog_facts as catalog_facts
 from servebound.inputs.engine_choice import engine_for, hardware_vendor
-from servebound.inputs.engine_choice import usual_engines as usual_engines
 
 
 @dataclass(frozen=True)

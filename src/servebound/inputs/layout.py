@@ -23,16 +23,10 @@ from servebound.catalog.hardware_names import hardware_row, system_hardware
 from servebound.core.advice import Note, Setting
 from servebound.core.decode_compute import decode_compute
 from servebound.core.hardware import Hardware
-from servebound.core.layout import (
-    Interconnect,
-    Layout,
-    LayoutResult,
-    System,
-    evaluate_layout,
-    layout_problem,
-)
+from servebound.core.layout import Layout, LayoutResult, System, evaluate_layout, layout_problem
 from servebound.core.layout_search import best_layout
 from servebound.core.model import ModelAdapter
+from servebound.core.system import Interconnect
 from servebound.core.workload import Workload
 from servebound.errors import InputError
 from servebound.inputs.resolve import _looks_like_file, hardware_ref, resolve_hardware

@@ -24,9 +24,10 @@ from servebound.core.cost import (
 )
 from servebound.core.hardware import Hardware
 from servebound.errors import InputError
+from servebound.inputs.declare import check_record, record_inputs
 from servebound.inputs.records import MAX_USD_PER_HOUR, MIN_USD_PER_HOUR
 from servebound.inputs.resolve import _looks_like_file, hardware_ref
-from servebound.inputs.workload import check_record, given, record_inputs
+from servebound.inputs.workload import given
 
 if TYPE_CHECKING:
     from servebound.catalog.hardware import DevicePrice

@@ -11,14 +11,8 @@ from __future__ import annotations
 from dataclasses import MISSING, dataclass
 
 from servebound.core.workload import DEFAULT_FLOOR_TOK_PER_S
-from servebound.inputs.workload import (
-    MAX_EDGE_TOK_S,
-    MAX_EDGE_TOKENS,
-    MAX_TTFT_S,
-    MIN_TTFT_S,
-    check_record,
-    given,
-)
+from servebound.inputs.declare import check_record
+from servebound.inputs.workload import MAX_EDGE_TOK_S, MAX_EDGE_TOKENS, MAX_TTFT_S, MIN_TTFT_S, given
 
 #: The largest traffic a plan sizes (beyond any service today): fleets of millions of systems at most.
 MAX_PLAN_USERS, MAX_PLAN_RPS = 1e9, 1e7

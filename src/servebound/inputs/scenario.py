@@ -37,9 +37,10 @@ from servebound.core.workload import (
     Workload,
 )
 from servebound.errors import InputError
+from servebound.inputs.declare import unknown
 from servebound.inputs.declared import DeclaredWorkload
 from servebound.inputs.resolve import _looks_like_file, resolve_hardware, resolve_model
-from servebound.inputs.workload import BY_NAME, WORKLOAD_KEYWORDS, Input, WorkloadInputs, unknown
+from servebound.inputs.workload import BY_NAME, WORKLOAD_KEYWORDS, Input, WorkloadInputs
 
 if TYPE_CHECKING:
     from servebound.catalog.models import CatalogModel

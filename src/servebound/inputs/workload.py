@@ -32,19 +32,11 @@ from servebound.inputs.declare import (
     MAX_SITE_CONTEXT_TOKENS,
     MAX_TTFT_S,
     MIN_TTFT_S,
-    NUMBER_PATTERN,
-    TOKENS_PATTERN,
-    TOKENS_SPELLING,
     Form,
     Group,
     Input,
     _kind,
-    check_record,
-    close_match,
     given,
-    record_inputs,
-    token_count,
-    unknown,
 )
 
 #: The declaration machinery (``inputs.declare``) is read here too, as it always was.
@@ -58,26 +50,16 @@ __all__ = [
     "MAX_SITE_CONTEXT_TOKENS",
     "MAX_TTFT_S",
     "MIN_TTFT_S",
-    "NUMBER_PATTERN",
-    "TOKENS_PATTERN",
-    "TOKENS_SPELLING",
     "WORKLOAD_KEYWORDS",
     "Form",
     "Group",
     "Input",
     "WorkloadInputs",
-    "check_record",
-    "close_match",
     "given",
     "inputs_of",
-    "record_inputs",
-    "token_count",
-    "unknown",
 ]
 
 _CTX = {"unit": "tokens", "minimum": 1, "maximum": MAX_EDGE_TOKENS, "site_maximum": MAX_SITE_CONTEXT_TOKENS}
-#: A quantity that is above zero whenever it is given (host memory, rates, a time budget).
-_ABOVE_ZERO = {"minimum": 0, "exclusive_minimum": True, "maximum": MAX_EDGE_GB}
 
 
 def _host(name: str) -> dict[str, float]:

@@ -43,11 +43,6 @@ DEFAULT_TRIAD_CHUNK_BYTES = 2**20
 _PAGE_ELEMENTS = 512  # slice boundaries on 4 KiB pages of float64
 
 
-def best_rate(rates: Sequence[float]) -> float:
-    """The best (highest) rate of the timed runs."""
-    return max(rates)
-
-
 def spread_fraction(rates: Sequence[float]) -> float:
     """Run-to-run spread: (best - worst) / best over the timed runs, a fraction in [0, 1)."""
     best = max(rates)
@@ -64,12 +59,8 @@ class KernelBandwidth:
     rates_bytes_per_s: tuple[float, ...]
 
     @property
-    def bytes_per_run(self) -> int:
-        return self.arrays * self.array_bytes
-
-    @property
     def best_bytes_per_s(self) -> float:
-        return best_rate(self.rates_bytes_per_s)
+        return max(self.rates_bytes_per_s)
 
     @property
     def median_bytes_per_s(self) -> float:

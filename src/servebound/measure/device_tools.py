@@ -15,7 +15,6 @@ import platform
 import re
 import subprocess
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from servebound.measure.intel_tools import parse_lspci, parse_sycl_ls, parse_xpu_smi_discovery
@@ -191,11 +190,3 @@ def detect_devices() -> list[ReportedDevice]:
         if found:
             return found
     return []
-
-
-def host_memory_bytes() -> int | None:
-    """The machine's memory from /proc/meminfo (Linux); None elsewhere."""
-    try:
-        return parse_meminfo(Path("/proc/meminfo").read_text())
-    except OSError:
-        return None

@@ -1,5 +1,5 @@
-"""Measuring one device of this machine: the presets and :func:`measure_machine` (re-exported by
-``servebound.measure``, whose package imports this module on first use)."""
+"""Measuring one device of this machine: the presets and :func:`measure_machine` (the entry point
+``servebound.measure``'s docstring names; the CLI's `measure` imports it from here)."""
 
 from __future__ import annotations
 

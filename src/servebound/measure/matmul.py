@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from servebound.measure.bandwidth import Progress, best_rate, spread_fraction, synchronizer, time_per_call
+from servebound.measure.bandwidth import Progress, spread_fraction, synchronizer, time_per_call
 
 #: Modes a torch backend is asked for, in the order they are measured.
 TORCH_MODES: tuple[str, ...] = ("fp32", "bf16", "fp16", "int8", "fp8")
@@ -47,7 +47,7 @@ class MatmulRate:
 
     @property
     def best_flop_per_s(self) -> float:
-        return best_rate(self.rates_flop_per_s)
+        return max(self.rates_flop_per_s)
 
     @property
     def median_flop_per_s(self) -> float:

@@ -16,10 +16,7 @@ from servebound.catalog.models import CatalogModel, list_models
 from servebound.core.decode import DecodeResult, decode
 from servebound.core.hardware import Hardware
 from servebound.inputs.declared import AnyWorkload
-from servebound.inputs.engine_choice import USUAL_ENGINES as USUAL_ENGINES
-from servebound.inputs.engine_choice import engine_for as engine_for
-from servebound.inputs.engine_choice import hardware_vendor
-from servebound.inputs.engine_choice import usual_engines as usual_engines
+from servebound.inputs.engine_choice import hardware_vendor, usual_engines
 from servebound.inputs.engine_formats import FormatChoice, choose_format
 from servebound.inputs.scenario import make_workload, resolve_scenario
 from servebound.runs.band import with_band

@@ -24,13 +24,13 @@ from servebound.core.model import ModelAdapter
 from servebound.core.workload import Workload
 from servebound.errors import InputError
 from servebound.inputs.declared import DeclaredWorkload
-from servebound.inputs.layout import (  # re-exported: the system and layout inputs, resolved there
-    ResolvedSystem as ResolvedSystem,
+from servebound.inputs.layout import (
+    ResolvedSystem,
+    SystemRef,
+    compute_seconds_per_session_step,
+    parse_layout,
+    resolve_system,
 )
-from servebound.inputs.layout import SystemRef as SystemRef
-from servebound.inputs.layout import compute_seconds_per_session_step as compute_seconds_per_session_step
-from servebound.inputs.layout import parse_layout as parse_layout
-from servebound.inputs.layout import resolve_system as resolve_system
 from servebound.inputs.scenario import resolve_scenario
 from servebound.inputs.workload import WorkloadInputs
 

@@ -37,7 +37,6 @@ if TYPE_CHECKING:
 ENGINES = ("llama.cpp", "ollama", "lm-studio", "mlx", "vllm", "sglang", "trt-llm")
 #: Where every reported run is listed with its source.
 RUNS_URL = "/validation"
-PHASES = ("decode", "serving", "prefill")
 #: A group's regimes: every weight on the device, or some in host RAM (an offload run).
 ON_DEVICE, OFFLOAD = "", "weights in host RAM"
 

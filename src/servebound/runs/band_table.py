@@ -23,8 +23,6 @@ from servebound.inputs import package_data
 
 #: Where the table lives, below the ``servebound.catalog`` package (beside the catalog snapshot).
 TABLE = ("data", "snapshot", "bands.json")
-#: The command that rewrites it.
-REBUILD = "python scripts/build_snapshot.py"
 
 GroupKey = tuple[str, str, str, str]
 

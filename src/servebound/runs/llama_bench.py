@@ -21,10 +21,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from servebound.errors import InputError
-from servebound.inputs import bounded
 from servebound.inputs.files import validation_to_input_error
 from servebound.runs.limits import MAX_RECORD_TOKENS
-from servebound.runs.measured import MAX_RESULT_FILE_BYTES, MeasuredRun, Metric
+from servebound.runs.measured import MeasuredRun, Metric
 
 #: llama.cpp cache type names (-ctk/-ctv) to servebound's KV format names.
 _LLAMA_CACHE_TYPES = {"f32": "fp32", "f16": "fp16", "bf16": "bf16", "q8_0": "q8_0", "q4_0": "q4_0"}
@@ -97,8 +96,9 @@ def llama_bench_command(record: dict[str, Any]) -> str:
     return shlex.join(parts)
 
 
-def read_llama_bench(path: str | Path) -> list[MeasuredRun]:
-    """The tg and pp records of a ``llama-bench -o json`` (or ``-o jsonl``) file as runs.
+def llama_bench_runs(values: list[Any], path: str | Path) -> list[MeasuredRun]:
+    """The tg and pp records of a ``llama-bench -o json`` (or ``-o jsonl``) file as runs, from its JSON
+    values already read from ``path`` (named in messages and sources).
 
     tg records become per-session decode at batch 1 with read context n_depth + (n_gen+1)/2 (rounded
     down) and alloc context n_depth + n_gen; pp records become prefill at batch 1 of n_prompt tokens in
@@ -106,13 +106,6 @@ def read_llama_bench(path: str | Path) -> list[MeasuredRun]:
     n_prompt and n_gen) are skipped. InputError names the record and field when a record is malformed,
     and says so when the file holds no usable record.
     """
-    values = bounded.read_json_values(path, "llama-bench file", max_bytes=MAX_RESULT_FILE_BYTES)
-    return llama_bench_runs(values, path)
-
-
-def llama_bench_runs(values: list[Any], path: str | Path) -> list[MeasuredRun]:
-    """:func:`read_llama_bench` over the JSON values already read from ``path`` (named in messages and
-    sources)."""
     records: list[Any] = values[0] if len(values) == 1 and isinstance(values[0], list) else values
     if not records or not all(isinstance(r, dict) for r in records):
         raise InputError(

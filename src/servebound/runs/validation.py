@@ -22,9 +22,7 @@ from servebound.core.arith import np  # numpy on first use: a server starts with
 from servebound.core.band import BAND_MIN_RUNS
 from servebound.errors import InputError
 from servebound.runs.band_fit import Calibration, band_calibration
-from servebound.runs.evaluated import ReportedRun as ReportedRun
-from servebound.runs.evaluated import evaluate_entry as evaluate_entry
-from servebound.runs.evaluated import evaluate_reported_runs
+from servebound.runs.evaluated import ReportedRun, evaluate_reported_runs
 
 #: Quantiles reported for every group of efficiencies.
 QUANTILES = (0.25, 0.5, 0.75)
@@ -129,10 +127,6 @@ def reported_runs_for(
 # --- views -------------------------------------------------------------------------------------------
 
 
-def stats_json(stats: EfficiencyStats) -> dict[str, Any]:
-    return asdict(stats)
-
-
 def reported_run_json(run: ReportedRun) -> dict[str, Any]:
     """One reported run as measured next to ceiling, with its source and explanation."""
     entry, check = run.entry, run.check
@@ -175,11 +169,11 @@ def validation_json(summary: ValidationSummary) -> dict[str, Any]:
         "total": summary.total,
         "at_or_below": summary.at_or_below,
         "at_or_below_rate": summary.overall.at_or_below_rate,
-        "efficiency": stats_json(summary.overall),
-        "by_engine": {name: stats_json(s) for name, s in summary.by_engine.items()},
-        "by_hardware_family": {name: stats_json(s) for name, s in summary.by_hardware_family.items()},
-        "by_phase": {name: stats_json(s) for name, s in summary.by_phase.items()},
-        "by_model_family": {name: stats_json(s) for name, s in summary.by_model_family.items()},
+        "efficiency": asdict(summary.overall),
+        "by_engine": {name: asdict(s) for name, s in summary.by_engine.items()},
+        "by_hardware_family": {name: asdict(s) for name, s in summary.by_hardware_family.items()},
+        "by_phase": {name: asdict(s) for name, s in summary.by_phase.items()},
+        "by_model_family": {name: asdict(s) for name, s in summary.by_model_family.items()},
         "above": len(summary.above),
         "excluded_from_bands": len(summary.above),
         "bands": [] if summary.bands is None else bands_json(summary.bands),
@@ -277,13 +271,11 @@ __all__ = [
     "ValidationSummary",
     "bands_json",
     "efficiency_stats",
-    "evaluate_entry",
     "evaluate_reported_runs",
     "format_bands",
     "format_summary",
     "reported_run_json",
     "reported_runs_for",
-    "stats_json",
     "validation_json",
     "validation_summary",
 ]

@@ -23,10 +23,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from servebound.errors import InputError
-from servebound.inputs import bounded
 from servebound.inputs.files import validation_to_input_error
 from servebound.runs.limits import MAX_RECORD_TOKENS
-from servebound.runs.measured import MAX_RESULT_FILE_BYTES, MeasuredRun, Metric
+from servebound.runs.measured import MeasuredRun, Metric
 
 
 class _VllmResult(BaseModel):
@@ -96,18 +95,12 @@ def _vllm_keys(raw: dict[str, Any]) -> dict[str, Any]:
     return raw
 
 
-def read_vllm_bench(path: str | Path) -> list[MeasuredRun]:
-    """The runs in a ``vllm bench serve --save-result`` file (one object, or one per line with
-    ``--append-result``): per-session decode from ``mean_tpot_ms``, aggregate decode from
-    ``output_throughput`` and a prefill rate from ``mean_ttft_ms``, each at the run's concurrency and
-    mean prompt and output lengths. InputError names the field when one is missing or malformed."""
-    values = bounded.read_json_values(path, "vLLM result file", max_bytes=MAX_RESULT_FILE_BYTES)
-    return vllm_runs(values, path)
-
-
 def vllm_runs(values: list[Any], path: str | Path) -> list[MeasuredRun]:
-    """:func:`read_vllm_bench` over the JSON values already read from ``path`` (named in messages and
-    sources)."""
+    """The runs in a ``vllm bench serve --save-result`` file (one object, or one per line with
+    ``--append-result``), from its JSON values already read from ``path`` (named in messages and
+    sources): per-session decode from ``mean_tpot_ms``, aggregate decode from ``output_throughput`` and
+    a prefill rate from ``mean_ttft_ms``, each at the run's concurrency and mean prompt and output
+    lengths. InputError names the field when one is missing or malformed."""
     if not values or not all(isinstance(v, dict) for v in values):
         raise InputError(
             "vLLM result file", f"{path} must hold the JSON object `vllm bench serve --save-result` writes"

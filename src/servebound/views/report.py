@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from servebound.core.decode import DecodeResult
 from servebound.core.decode_compute import DecodeCompute, compute_statement
 from servebound.core.experts import ExpertTraffic
-from servebound.core.fields import documented_json, json_value, json_view
+from servebound.core.fields import documented_json, json_value, json_view, qualified_name
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.rates import MISSING_RATE_RULE
@@ -18,9 +18,7 @@ from servebound.core.reading import is_estimate
 from servebound.core.units import GB, TFLOPS
 from servebound.core.workload import MAX_BATCH, Workload
 from servebound.views.layout_view import layout_assumptions, layout_json, system_json
-from servebound.views.notes import VERDICT_TEXT as VERDICT_TEXT  # re-exported: the CLI and the site say it
 from servebound.views.notes import decode_notes, notes_json
-from servebound.views.notes import sentence as sentence
 
 if TYPE_CHECKING:  # prefill's and the range's views need no code at import: `servebound decode` skips it
     from servebound.core.decode_range import DecodeContextRange
@@ -117,10 +115,6 @@ def _reading_why(moe: bool, mode: ExpertTraffic, provenance: str) -> str:
 _ANSWER_VIEWS: dict[str, Callable[[Any, Any], dict[str, Any]]] = {}
 
 
-def _qualified(record: type) -> str:
-    return f"{record.__module__}.{record.__qualname__}"
-
-
 def answer_view(record: str, view: Callable[[Any, Any], dict[str, Any]]) -> None:
     """Register ``view`` as the ``--json`` object (with its range) of an answer whose record's qualified
     name is ``record``, and as the record's ``to_dict()``."""
@@ -131,7 +125,7 @@ def answer_view(record: str, view: Callable[[Any, Any], dict[str, Any]]) -> None
 def decode_json(result: DecodeResult, range_result: DecodeContextRange | None = None) -> dict[str, Any]:
     """The contract's `servebound decode --json` object, plus our own extra fields (``context_range``
     with ``--range``; on a system, the layout it answered at)."""
-    view = _ANSWER_VIEWS.get(_qualified(type(result)))
+    view = _ANSWER_VIEWS.get(qualified_name(type(result)))
     return plain_decode_json(result, range_result) if view is None else view(result, range_result)
 
 
@@ -210,10 +204,6 @@ def context_range_json(rng: DecodeContextRange) -> dict[str, Any]:
         "per_session_tok_s": _nullable(c.per_session_tok_per_s),
     }
     return out
-
-
-def _gb(value: float) -> str:
-    return f"{value / GB:,.2f} GB"
 
 
 def _tflops(rate: float | None) -> float | None:
@@ -322,7 +312,7 @@ def prefill_json(result: PrefillResult | None, range_result: PrefillRange | None
     """The contract's `servebound prefill --json` object, plus our own extra fields (on a system, the
     layout it answered at). Where nothing fits (``no_resident_fit``, ``no_session_fit``) the rates
     and times are null: there is no wait. Without a prompt (``--range`` alone), the range alone."""
-    view = _ANSWER_VIEWS.get(_qualified(type(result)))
+    view = _ANSWER_VIEWS.get(qualified_name(type(result)))
     return plain_prefill_json(result, range_result) if view is None else view(result, range_result)
 
 

@@ -24,7 +24,6 @@ from urllib.parse import urlsplit
 from servebound.errors import InputError
 from servebound.importers.gguf_file import import_gguf
 from servebound.importers.gguf_reader import read_gguf_header
-from servebound.importers.hf import HUB_GGUF as HUB_GGUF  # kept there: light to import
 
 if TYPE_CHECKING:
     from servebound.importers.audit import ImportedModel

@@ -183,25 +183,3 @@ def llama_cpp_type(mix: str, role: str, row_length: int, place: TensorPlace = Te
     if fallback is not None and row_length % fallback.block == 0:
         return fallback
     return FORMATS["fp16"]
-
-
-def q4_k_m_layout(
-    role: str,
-    row_length: int,
-    *,
-    more_bits: bool = False,
-    routed_experts: int = 0,
-    type_70b: bool = False,
-) -> BlockLayout:
-    """:func:`llama_cpp_type` for Q4_K_M with the layer rule given as ``more_bits`` (attn_v: over the
-    index among attention-value tensors; ffn_down: over the layer index)."""
-    # use_more_bits(0, 1) holds and use_more_bits(1, 2)... pick indices that give the wanted answer.
-    place = TensorPlace(
-        value_index=0 if more_bits else 1,
-        values=1 if more_bits else 9,
-        layer=0 if more_bits else 1,
-        layers=1 if more_bits else 9,
-        routed_experts=routed_experts,
-        type_70b=type_70b,
-    )
-    return llama_cpp_type("q4_k_m", role, row_length, place)

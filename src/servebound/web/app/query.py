@@ -10,15 +10,10 @@ from typing import Any
 from servebound.core.model import ModelAdapter
 from servebound.core.workload import DEFAULT_ALLOC_CONTEXT_TOKENS, DEFAULT_READ_CONTEXT_TOKENS
 from servebound.errors import InputError
+from servebound.inputs.declare import close_match
 from servebound.inputs.declared import DeclaredWorkload
 from servebound.inputs.scenario import Scenario, make_workload, resolve_scenario
-from servebound.inputs.workload import (
-    BY_NAME,
-    MAX_SITE_CONTEXT_TOKENS,
-    WorkloadInputs,
-    close_match,
-    inputs_of,
-)
+from servebound.inputs.workload import BY_NAME, MAX_SITE_CONTEXT_TOKENS, WorkloadInputs, inputs_of
 
 
 def page_inputs() -> dict[str, Any]:

@@ -12,7 +12,7 @@ from typing import Any
 from fastapi.responses import JSONResponse
 from pydantic_core import to_json
 
-from servebound.inputs.strict_json import clean_json
+from servebound.core.fields import clean_json
 
 
 class StrictJSONResponse(JSONResponse):

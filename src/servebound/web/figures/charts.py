@@ -27,7 +27,7 @@ from servebound.views.report import fmt_gb, fmt_rate
 from servebound.web.figures.axes import Scale, floats, nice_step, short_number, ticks
 from servebound.web.pages.site import Pair
 
-WIDTH, HEIGHT = 640, 300
+WIDTH = 640
 LEFT, RIGHT, TOP, BOTTOM = 70, 20, 18, 46
 #: The line charts' layout (render_chart): the plot's height; the rows above it that hold the x marks'
 #: labels (one row each, from MARK_TOP); the legend's rows under the axis label, from LEGEND_X. Text is

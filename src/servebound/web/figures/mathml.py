@@ -88,8 +88,3 @@ def tex_number(value: float | int | None, digits: int = 4) -> str:
     else:
         text = f"{value:,.{digits}g}"
     return text.replace(",", "{,}")
-
-
-def cache_info() -> str:
-    """How the formula cache is doing (for the benchmark)."""
-    return str(_convert.cache_info())

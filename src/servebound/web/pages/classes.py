@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from servebound.catalog.hardware import HARDWARE_CLASSES, CatalogHardware
+from servebound.catalog.hardware import CatalogHardware
+from servebound.catalog.hardware_names import HARDWARE_CLASSES
 from servebound.core.cost import DEFAULT_AMORTIZATION_YEARS, DEFAULT_USD_PER_KWH, DEFAULT_UTILIZATION
 from servebound.questions.rank import Machine, RankRow
 from servebound.views.cost_view import fmt_money

@@ -14,9 +14,9 @@ from markupsafe import Markup
 
 from servebound.core.arith import np  # numpy on first use: a server starts without it
 from servebound.core.cost import context_curve, cost_curve
+from servebound.core.fields import clean_json
 from servebound.errors import InputError
 from servebound.inputs.pricing import resolve_price
-from servebound.inputs.strict_json import clean_json
 from servebound.questions.cost import CostReport, cost_report
 from servebound.questions.economics import Shown, lecture
 from servebound.questions.layout import layout_cost_points

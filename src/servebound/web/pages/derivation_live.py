@@ -24,8 +24,8 @@ from servebound.core.rates import MISSING_RATE_RULE
 from servebound.core.units import GB
 from servebound.core.workload import Workload
 from servebound.inputs.resolve import resolve_hardware, resolve_model
+from servebound.runs.evaluated import evaluate_entry
 from servebound.runs.reported import load_reported_runs
-from servebound.runs.validation import evaluate_entry
 from servebound.web.pages.derivation_toy import Toy, boards
 
 EXAMPLE_MACHINES = ("dgx-spark.toml", "apple-m5-max-128gb.toml")

@@ -15,8 +15,9 @@ from servebound.core.arith import np  # numpy on first use: a server starts with
 from servebound.core.layout import Layout, LayoutResult, System, evaluate_layout, times_at
 from servebound.core.units import GB
 from servebound.core.workload import Workload
+from servebound.inputs.layout import compute_seconds_per_session_step, resolve_system
 from servebound.inputs.scenario import default_workload, resolve_on_system
-from servebound.questions.layout import compute_seconds_per_session_step, resolve_system, run_layouts
+from servebound.questions.layout import run_layouts
 from servebound.views.report import fmt_gb, fmt_rate
 from servebound.web.figures.charts import Chart, Series, render_chart
 from servebound.web.pages.site import SiteHardware, SiteModel

@@ -22,7 +22,8 @@ from servebound.questions.rank import (
     rank_models,
     with_machine,
 )
-from servebound.runs.validation import ReportedRun, reported_run_json
+from servebound.runs.evaluated import ReportedRun
+from servebound.runs.validation import reported_run_json
 from servebound.views.band_view import band_cell, band_line
 from servebound.views.notes import VERDICT_WORDS
 from servebound.views.report import fmt_int, fmt_rate, fmt_seconds

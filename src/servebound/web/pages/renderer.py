@@ -23,7 +23,8 @@ from servebound.catalog.hosts import cpu_rows, host_rows
 from servebound.core.advice import Note
 from servebound.inputs.workload import BY_NAME as DECLARED_INPUTS
 from servebound.questions.economics import LECTURE_BLACKWELL
-from servebound.runs.validation import ReportedRun, validation_json
+from servebound.runs.evaluated import ReportedRun
+from servebound.runs.validation import validation_json
 from servebound.views.band_view import BAND_TEXT
 from servebound.views.notes import decode_notes
 from servebound.views.report import fmt_gb, fmt_rate, workload_assumptions

@@ -31,9 +31,9 @@ from servebound.questions.decode import decode_answer
 from servebound.questions.prefill import prefill_answer
 from servebound.questions.rank import DEFAULT_RANK_PROMPT_TOKENS
 from servebound.runs.band import with_band
-from servebound.runs.evaluated import evaluate_reported_runs
+from servebound.runs.evaluated import ReportedRun, evaluate_reported_runs
 from servebound.runs.reported import load_reported_runs
-from servebound.runs.validation import ReportedRun, ValidationSummary, reported_runs_for, validation_summary
+from servebound.runs.validation import ValidationSummary, reported_runs_for, validation_summary
 from servebound.views.report import decode_json, prefill_json
 from servebound.web.app.query import WorkloadQuery
 from servebound.web.pages.words import fact_value, page_text

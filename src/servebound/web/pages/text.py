@@ -8,8 +8,8 @@ import os
 from collections.abc import Mapping
 from urllib.parse import quote, urlencode
 
-from servebound.views.report import VERDICT_TEXT as _VERDICTS
-from servebound.views.report import sentence
+from servebound.views.notes import VERDICT_TEXT as _VERDICTS
+from servebound.views.notes import sentence
 
 LICENSE_NAME = "CC BY 4.0"
 LICENSE_URL = "https://creativecommons.org/licenses/by/4.0/"
@@ -28,7 +28,7 @@ def site_date() -> str:
     return moment.date().isoformat()
 
 
-#: The decode verdict sentences (report.VERDICT_TEXT, the CLI's), capitalised to open a line.
+#: The decode verdict sentences (notes.VERDICT_TEXT, the CLI's), capitalised to open a line.
 VERDICT_TEXT = {verdict: sentence(text) for verdict, text in _VERDICTS.items()}
 
 #: The verdict filters of the hardware and model pages' tables: (key, words, the verdicts it holds).

@@ -20,21 +20,14 @@ from servebound.core.hardware import ARITHMETIC_MODES
 from servebound.core.units import GB
 from servebound.core.workload import DEFAULT_FLOOR_TOK_PER_S
 from servebound.errors import InputError
+from servebound.inputs.declare import TOKENS_SPELLING, record_inputs, token_count, unknown
 from servebound.inputs.files import model_to_mapping
+from servebound.inputs.layout import resolve_system
 from servebound.inputs.pricing import price_json
 from servebound.inputs.records import PlanTraffic
-from servebound.inputs.workload import (
-    BY_NAME,
-    TOKENS_SPELLING,
-    Group,
-    Input,
-    inputs_of,
-    record_inputs,
-    token_count,
-    unknown,
-)
+from servebound.inputs.workload import BY_NAME, Group, Input, inputs_of
 from servebound.questions.decode import decode_answer
-from servebound.questions.layout import resolve_system, run_layout, search_system
+from servebound.questions.layout import run_layout, search_system
 from servebound.questions.plan import run_plan
 from servebound.questions.prefill import prefill_answer
 from servebound.questions.rank import check_hardware_group
@@ -42,7 +35,7 @@ from servebound.runs.validation import validation_json
 from servebound.views.layout_view import layout_assumptions, layout_json, layouts_json, plan_json, system_json
 from servebound.views.report import decode_json, hardware_json, prefill_json
 from servebound.web.app.errors import ERRORS, answers
-from servebound.web.app.query import MAX_SITE_CONTEXT_TOKENS, workload_query
+from servebound.web.app.query import workload_query
 from servebound.web.app.responses import StrictJSONResponse
 from servebound.web.app.state import Web, heavy_route
 from servebound.web.pages.records import (
@@ -77,7 +70,6 @@ class StrictRoute(APIRoute):
 
 router = APIRouter(default_response_class=StrictJSONResponse, route_class=StrictRoute)
 
-CTX = MAX_SITE_CONTEXT_TOKENS
 HardwareQ = Annotated[str, Query(description="hardware id")]
 ModelQ = Annotated[str, Query(description="model id")]
 

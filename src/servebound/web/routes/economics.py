@@ -10,9 +10,9 @@ from fastapi import APIRouter, Query
 
 from servebound.core.cost import DEFAULT_AMORTIZATION_YEARS, DEFAULT_USD_PER_KWH, DEFAULT_UTILIZATION
 from servebound.core.hardware import ArithmeticMode
+from servebound.inputs.declare import TOKENS_SPELLING, token_count
 from servebound.inputs.pricing import OwnedInputs, resolve_price
 from servebound.inputs.records import MAX_USD_PER_HOUR, MIN_USD_PER_HOUR
-from servebound.inputs.workload import TOKENS_SPELLING, token_count
 from servebound.questions.cost import DEFAULT_COST_PROMPT_TOKENS, cost_report, parse_batches
 from servebound.questions.economics import (
     balance,

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from servebound.errors import InputError
-from servebound.inputs.workload import unknown
+from servebound.inputs.declare import unknown
 from servebound.web.app.query import IGNORED_ON_PAGES, parse_workload_query
 from servebound.web.app.state import Web, heavy, page_response, split_md
 from servebound.web.pages.contexts import Page
