@@ -108,7 +108,7 @@ def test_dense_one_shot_every_term_by_hand() -> None:
     assert r.kv_alloc_bytes == pytest.approx(1e9)
     assert r.batch_mem == 80
     assert (r.verdict, r.batch, r.batch_mode) == (PrefillVerdict.FITS, 1, BatchMode.GIVEN)
-    assert (r.chunk_tokens, r.chunk_mode, r.chunks) == (1000, ChunkMode.ONE_SHOT, 1)
+    assert (r.chunk, r.chunk_mode, r.chunks) == (1000, ChunkMode.ONE_SHOT, 1)
     assert r.ttft_ok is None
     a = r.assumptions
     assert a.workspace_bytes == 0.0 and a.kernel_terms_dropped and a.compute_available

@@ -84,7 +84,7 @@ def render_prefill(r: PrefillResult) -> None:
         on(
             r.model.name,
             r.hardware.name,
-            f", prompt {r.prompt_tokens:,} tokens, batch {r.batch:,}, chunk {r.chunk_tokens:,}{policy}: "
+            f", prompt {r.prompt_tokens:,} tokens, batch {r.batch:,}, chunk {r.chunk:,}{policy}: "
             f"{PREFILL_VERDICT_TEXT[r.verdict.value]}",
         )
     )

@@ -82,15 +82,6 @@ class Forced:
     clears_floor: bool = documented("whether r(B) reaches the floor r*")
     fits_memory: bool = documented("whether B sessions fit in memory (B <= b_mem)")
 
-    # The JSON's names for the same quantities (one name per quantity across Python and JSON).
-    @property
-    def aggregate_tok_s(self) -> float:
-        return self.aggregate_tok_per_s
-
-    @property
-    def per_session_tok_s(self) -> float:
-        return self.per_session_tok_per_s
-
 
 @dataclass(frozen=True)
 class Remedies:
@@ -271,36 +262,6 @@ class DecodeResult(ResultRecord):
     def fits(self) -> bool:
         """A session fits (the verdict is floor_fit or no_floor)."""
         return self.verdict in (Verdict.FLOOR_FIT, Verdict.NO_FLOOR)
-
-    # The JSON's names for the same quantities (one name per quantity across Python and JSON); the
-    # ``_tok_per_s`` attributes keep working.
-    @property
-    def single_session_tok_s(self) -> float | None:
-        return self.single_session_tok_per_s
-
-    @property
-    def aggregate_tok_s(self) -> float | None:
-        return self.aggregate_tok_per_s
-
-    @property
-    def per_session_tok_s(self) -> float | None:
-        return self.per_session_tok_per_s
-
-    @property
-    def memory_power_tok_s(self) -> float | None:
-        return self.memory_power_tok_per_s
-
-    @property
-    def large_memory_limit_tok_s(self) -> float | None:
-        return self.large_memory_limit_tok_per_s
-
-    @property
-    def compute_tok_s_at_star(self) -> float | None:
-        return self.compute_tok_per_s_at_star
-
-    @property
-    def memory_tok_s_at_star(self) -> float | None:
-        return self.memory_tok_per_s_at_star
 
 
 def curve(

@@ -268,7 +268,7 @@ def _prefill(
         prompt_tokens=prompt,
         batch=chosen,
         batch_mode=BatchMode.MAX if searching else BatchMode.GIVEN,
-        chunk_tokens=chunk,
+        chunk=chunk,
         chunk_mode=ChunkMode.ONE_SHOT if chunk == prompt else ChunkMode.POLICY,
         chunks=int(ev.chunks),
         resident_bytes=resident,

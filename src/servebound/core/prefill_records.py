@@ -103,7 +103,7 @@ class PrefillResult(ResultRecord):
 
     Times are for the whole batch: ``time_s`` is t_pf,min, ``memory_time_s`` Q_pf / R and
     ``compute_time_s`` A_linear / F_linear + A_attention / F_attention (None when compute is
-    unavailable). Throughputs are b L divided by those times. ``chunk_tokens`` is the width actually
+    unavailable). Throughputs are b L divided by those times. ``chunk`` is the width actually
     used (a chunk at least as long as the prompt is one-shot). ``crossover_tokens`` is S*, the tokens
     per weight sweep at which sweep time equals linear math time (None without a linear rate).
     ``ttft_ok`` is None when no budget was given.
@@ -121,7 +121,7 @@ class PrefillResult(ResultRecord):
     prompt_tokens: int = documented("L, the prompt length evaluated", "tokens")
     batch: int = documented("b, prompts prefilled together (the best one when searching)", "prompts")
     batch_mode: BatchMode = documented("`given` (fixed) or `max` (the largest batch the gates admit)")
-    chunk_tokens: int = documented("c, the chunk width used (c = L is one-shot)", "tokens", json="chunk")
+    chunk: int = documented("c, the chunk width used (c = L is one-shot)", "tokens")
     chunk_mode: ChunkMode = documented("`one_shot` (c = L, the ceiling) or `policy` (a given c < L)")
     chunks: int = documented("ceil(L / c), the chunks per prompt")
     resident_bytes: float = documented("W_resident, the weights held in memory", "bytes", json=None)
@@ -227,23 +227,6 @@ class PrefillResult(ResultRecord):
     def admissible(self) -> bool:
         """The setting passes every gate (memory, and the budget when one was given)."""
         return self.verdict is PrefillVerdict.FITS
-
-    # The JSON's names for the same quantities; the ``_tok_per_s`` and ``chunk_tokens`` attributes keep working.
-    @property
-    def memory_tok_s(self) -> float:
-        return self.memory_tok_per_s
-
-    @property
-    def compute_tok_s(self) -> float | None:
-        return self.compute_tok_per_s
-
-    @property
-    def tok_s(self) -> float:
-        return self.tok_per_s
-
-    @property
-    def chunk(self) -> int:
-        return self.chunk_tokens
 
 
 @dataclass(frozen=True)

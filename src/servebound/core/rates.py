@@ -131,15 +131,11 @@ class ModeRates:
     attention_mode_charged: str | None = None
     linear_charge_reason: str = ""
     attention_charge_reason: str = ""
-    unpublished_modes: tuple[str, ...] = ()
+    missing_modes: tuple[str, ...] = ()
     #: Where the linear math mixes modes: (mode, parameters, mode charged, rate charged) per part; the
     #: linear rate is then their harmonic combination P / sum(P_i / F_i), so A_linear / F_linear is
     #: exactly the sum of each part's time at its own rate.
     linear_split: tuple[tuple[str, float, str | None, float | None], ...] = ()
-
-    @property
-    def missing_modes(self) -> tuple[str, ...]:
-        return self.unpublished_modes
 
     @property
     def available(self) -> bool:
@@ -246,7 +242,7 @@ def _mode_rates(
         attention_mode_charged=attention_charge.mode,
         linear_charge_reason=linear_charge.reason,
         attention_charge_reason=attention_charge.reason,
-        unpublished_modes=tuple(unpublished),
+        missing_modes=tuple(unpublished),
     )
 
 
@@ -291,7 +287,7 @@ def _split_rates(hardware: Hardware, shape: PrefillShape, attention_mode: str | 
         if inverse is None
         else " + ".join(dict.fromkeys(str(part[2]) for part in parts)),
         linear_charge_reason="; ".join(reasons),
-        unpublished_modes=tuple(unpublished),
+        missing_modes=tuple(unpublished),
         linear_split=tuple(parts),
     )
 
