@@ -30,8 +30,8 @@ def main() -> None:
     # K_read = 1 MB per token: the floor binds near 5 x 10^6 sessions, below b_rate, so the exact
     # floor test bisects over [1, b_rate] with the true W_batch(b).
     moe_floor = ModelAdapter("moe", "moe", moe.weights, kv, KVShape(global_bytes_per_token=1000.0))
-    loose = Workload(alloc_context_tokens=1000, read_context_tokens=1000, floor_tok_per_s=0.01)
-    tight = Workload(alloc_context_tokens=1000, read_context_tokens=1000, floor_tok_per_s=1.6)
+    loose = Workload(alloc_context_tokens=1000, read_context_tokens=1000, floor_tok_s=0.01)
+    tight = Workload(alloc_context_tokens=1000, read_context_tokens=1000, floor_tok_s=1.6)
     cases = (
         ("dense, memory-bound", dense, loose),
         ("MoE, memory-bound", moe, loose),

@@ -38,8 +38,8 @@ def main() -> None:
     print(
         f"prefill_range over {result.max_prompt_tokens:,} lengths: median {statistics.median(times) * 1e3:.1f} ms "
         f"(min {min(times) * 1e3:.1f}, max {max(times) * 1e3:.1f}, {args.repeats} runs); "
-        f"lo {result.lo_tok_per_s:,.1f} tok/s at L={result.lo_prompt_tokens:,}, "
-        f"hi {result.hi_tok_per_s:,.1f} tok/s at L={result.hi_prompt_tokens:,}"
+        f"lo {result.lo_tok_s:,.1f} tok/s at L={result.lo_prompt_tokens:,}, "
+        f"hi {result.hi_tok_s:,.1f} tok/s at L={result.hi_prompt_tokens:,}"
     )
 
     seconds = median_s(

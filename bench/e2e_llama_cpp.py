@@ -207,7 +207,7 @@ def explain(check: RunCheck, bandwidth_note: str) -> str:
             "small model), or llama.cpp's threads draw more bandwidth than servebound's measured STREAM "
             f"figure ({bandwidth_note})"
         )
-    needed = check.measured_tok_per_s * (check.prefill.flops_per_token if check.prefill else 0.0)
+    needed = check.measured_tok_s * (check.prefill.flops_per_token if check.prefill else 0.0)
     return (
         f"the prefill did {needed / 1e9:.1f} GFLOP/s of math, more than the measured fp32 matmul rate: "
         "llama.cpp runs Q8_0/Q4_1 matmuls as int8 dot products (AVX-512 VNNI where present: 64 int8 "
@@ -293,8 +293,8 @@ def main() -> int:
                 flag = "ABOVE" if check.above_ceiling else "ok"
                 name = run.phase.value if binding else "prefill (fp32-charged)"
                 print(
-                    f"  {name:22s} measured {check.measured_tok_per_s:9.2f} tok/s  ceiling "
-                    f"{check.ceiling_tok_per_s:10.2f} tok/s  ({check.bound_by}-bound)  "
+                    f"  {name:22s} measured {check.measured_tok_s:9.2f} tok/s  ceiling "
+                    f"{check.ceiling_tok_s:10.2f} tok/s  ({check.bound_by}-bound)  "
                     f"efficiency {100 * check.efficiency:5.1f} %  {flag}"
                 )
                 for warning in check.warnings:

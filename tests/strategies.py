@@ -65,7 +65,7 @@ def workloads(
     *,
     alloc_tokens: tuple[int, int],
     overhead_gb: float,
-    floor_tok_per_s: tuple[float, float],
+    floor_tok_s: tuple[float, float],
     expert_traffic: bool = True,
 ) -> Workload:
     """Workloads whose read context never exceeds the reserved one, with up to overhead_gb of
@@ -75,7 +75,7 @@ def workloads(
         overhead_bytes=draw(st.floats(0, overhead_gb)) * GB,
         alloc_context_tokens=alloc,
         read_context_tokens=draw(st.integers(1, alloc)),
-        floor_tok_per_s=draw(st.floats(*floor_tok_per_s)),
+        floor_tok_s=draw(st.floats(*floor_tok_s)),
         expert_traffic=draw(st.sampled_from(list(ExpertTraffic)))
         if expert_traffic
         else ExpertTraffic.EXPECTED,

@@ -63,7 +63,7 @@ def test_an_aggregate_run_is_fitted_per_session() -> None:
         if entry.metric is not Metric.AGGREGATE_TOK_S:
             continue
         check = evaluate_entry(entry).check
-        assert ceiling == pytest.approx(check.ceiling_tok_per_s / entry.concurrency)
+        assert ceiling == pytest.approx(check.ceiling_tok_s / entry.concurrency)
         assert measured == pytest.approx(entry.measured / entry.concurrency)
         checked += 1
     assert checked >= BAND_MIN_RUNS
@@ -87,14 +87,14 @@ def test_a_batch_above_one_takes_the_serving_band_under_its_ceilings(
     forced = result.forced
     assert forced is not None
     band = result.expected
-    if forced.per_session_tok_per_s is None or band is None:
+    if forced.per_session_tok_s is None or band is None:
         return
     assert band.phase == "serving" and band.scope == f"per session at batch {batch}"
-    assert band.p10_tok_s <= band.p50_tok_s <= band.p90_tok_s <= forced.per_session_tok_per_s * (1 + 1e-12)
+    assert band.p10_tok_s <= band.p50_tok_s <= band.p90_tok_s <= forced.per_session_tok_s * (1 + 1e-12)
     aggregate = result.expected_aggregate
-    if aggregate is not None and result.aggregate_tok_per_s is not None:
+    if aggregate is not None and result.aggregate_tok_s is not None:
         assert aggregate.phase == ("serving" if result.batch_star and result.batch_star > 1 else "decode")
-        assert aggregate.p90_tok_s <= result.aggregate_tok_per_s * (1 + 1e-12)
+        assert aggregate.p90_tok_s <= result.aggregate_tok_s * (1 + 1e-12)
 
 
 def test_a_serving_group_with_too_few_runs_gives_the_single_session_group_or_none() -> None:

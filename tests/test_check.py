@@ -51,12 +51,12 @@ def test_decode_efficiency_by_hand() -> None:
     # T(4) = 1000e9 / 2.6e9 = 384.615... tok/s aggregate; r(4) = T / 4 = 96.153... tok/s per session
     run = make_run("per_session_tok_s", 1000e9 / 2.6e9 / 4 / 2, concurrency=4, read_context=1000)
     check = check_run(HW, MODEL, run)
-    assert check.ceiling_tok_per_s == pytest.approx(1000e9 / 2.6e9 / 4)
+    assert check.ceiling_tok_s == pytest.approx(1000e9 / 2.6e9 / 4)
     assert check.efficiency == pytest.approx(0.5)
     assert not check.above_ceiling
     assert check.reading == "bound" and check.bound_by == "memory"
     aggregate = check_run(HW, MODEL, make_run("aggregate_tok_s", 300.0, concurrency=4, read_context=1000))
-    assert aggregate.ceiling_tok_per_s == pytest.approx(384.6153846)
+    assert aggregate.ceiling_tok_s == pytest.approx(384.6153846)
     assert aggregate.efficiency == pytest.approx(300.0 / 384.6153846)
 
 
@@ -65,19 +65,19 @@ def test_prefill_and_ttft_efficiency_by_hand() -> None:
     # memory time = W / R = 10e9 / 1e12 = 0.01 s; compute time = 2 x 5e9 x 1000 / 100e12 = 0.1 s
     # t_pf,min = 0.1 s (compute-bound), ceiling = 1000 / 0.1 = 10,000 tok/s
     check = check_run(HW, MODEL, make_run("prefill_tok_s", 8000.0, prompt_tokens=1000))
-    assert check.ceiling_tok_per_s == pytest.approx(10_000.0)
+    assert check.ceiling_tok_s == pytest.approx(10_000.0)
     assert check.efficiency == pytest.approx(0.8)
     assert check.bound_by == "compute"
     # A TTFT of 0.2 s for the same prompt is a rate of 1000 / 0.2 = 5000 tok/s: half the ceiling,
     # and the shortest possible wait is t_pf,min = 0.1 s.
     ttft = check_run(HW, MODEL, make_run("ttft_s", 0.2, prompt_tokens=1000, concurrency=8))
     assert ttft.run.concurrency == 1
-    assert ttft.measured_tok_per_s == pytest.approx(5000.0)
+    assert ttft.measured_tok_s == pytest.approx(5000.0)
     assert ttft.efficiency == pytest.approx(0.5)
     assert ttft.ceiling_time_s == pytest.approx(0.1)
     # Two prompts of 1000 tokens: the sweep is shared, the math doubles: 0.2 s, still 10,000 tok/s.
     batch = check_run(HW, MODEL, make_run("prefill_tok_s", 10_000.0, prompt_tokens=1000, concurrency=2))
-    assert batch.ceiling_tok_per_s == pytest.approx(10_000.0)
+    assert batch.ceiling_tok_s == pytest.approx(10_000.0)
     assert batch.efficiency == pytest.approx(1.0) and not batch.above_ceiling
 
 
@@ -97,7 +97,7 @@ def test_missing_compute_mode_is_charged_at_the_fastest_published_rate() -> None
     # bf16 is not published: the linear math is charged at the fastest rate the row publishes (the
     # fp16 rate, so the same 10,000 tok/s as fp16), and a warning says which mode was charged instead.
     check = check_run(HW, MODEL, make_run("prefill_tok_s", 8000.0, prompt_tokens=1000, linear_mode="bf16"))
-    assert check.ceiling_tok_per_s == pytest.approx(10_000.0)
+    assert check.ceiling_tok_s == pytest.approx(10_000.0)
     assert check.bound_by == "compute"
     assert any("no bf16 rate" in w and "charged at fp16" in w for w in check.warnings)
 
@@ -106,8 +106,8 @@ def test_missing_compute_mode_is_charged_at_the_fastest_published_rate() -> None
 @given(measured=st.floats(min_value=1e-3, max_value=1e4), batch=st.integers(1, 64))
 def test_efficiency_is_measured_over_ceiling(measured: float, batch: int) -> None:
     check = check_run(HW, MODEL, make_run("per_session_tok_s", measured, concurrency=batch, read_context=500))
-    assert check.efficiency * check.ceiling_tok_per_s == pytest.approx(measured)
-    assert check.above_ceiling == (measured > check.ceiling_tok_per_s * (1 + 1e-6))
+    assert check.efficiency * check.ceiling_tok_s == pytest.approx(measured)
+    assert check.above_ceiling == (measured > check.ceiling_tok_s * (1 + 1e-6))
 
 
 def test_make_run_rejects_bad_values() -> None:
@@ -313,7 +313,7 @@ def test_vllm_file_maps_tpot_throughput_and_ttft(tmp_path: Path) -> None:
     assert (per_session.read_context_tokens, per_session.alloc_context_tokens) == (1152, 1280)
     assert aggregate.metric is Metric.AGGREGATE_TOK_S and aggregate.value == 819.2
     assert ttft.metric is Metric.TTFT_S and ttft.value == pytest.approx(0.25) and ttft.prompt_tokens == 1024
-    assert ttft.measured_tok_per_s == pytest.approx(1024 / 0.25)
+    assert ttft.measured_tok_s == pytest.approx(1024 / 0.25)
     assert per_session.command == (
         "vllm bench serve --backend vllm --model meta-llama/Llama-3.1-8B-Instruct --dataset-name random "
         "--random-input-len 1024 --random-output-len 256 --num-prompts 320 --max-concurrency 32 "

@@ -119,7 +119,7 @@ def test_plan_arithmetic_by_hand() -> None:
     fleet = functools.partial(
         plan_fleet,
         sessions_per_system=40,
-        per_session_tok_per_s=50,
+        per_session_tok_s=50,
         prefill_s=0.1,
         prefill_parallel_prompts=2,
         prompt_tokens=2000,
@@ -130,7 +130,7 @@ def test_plan_arithmetic_by_hand() -> None:
     assert plan.concurrent_sessions == pytest.approx(100)
     assert plan.decode_systems == 3 and plan.prefill_systems == 1
     assert plan.separate_systems == 4 and plan.shared_systems == 3
-    assert plan.output_tok_per_s == pytest.approx(5000)
+    assert plan.output_tok_s == pytest.approx(5000)
     assert plan.usd_per_hour_shared == pytest.approx(3 * 8 * 2.0)
     assert plan.usd_per_mtok_output_shared == pytest.approx(48 / (5000 * 3600) * 1e6)
     users = fleet(users=100)

@@ -89,7 +89,7 @@ def test_lint_requires_price_sources() -> None:
 def test_cost_floor_and_latency_floor_by_hand() -> None:
     model = dense()
     hw = Hardware("g", "GPU", 180e9, 8e12, {"bf16": 2.25e15})
-    wl = Workload(read_context_tokens=100, alloc_context_tokens=200, floor_tok_per_s=1.0)
+    wl = Workload(read_context_tokens=100, alloc_context_tokens=200, floor_tok_s=1.0)
     c = cost_curve(hw, model, wl, [1, 10, 1000], 3.6)
     per_session_compute = (2 * 8e9 + 4 * 4096 * 32 * 101) / 2.25e15
     assert c.floor_compute_s_per_token == pytest.approx(per_session_compute)
@@ -108,7 +108,7 @@ def test_cost_per_token_never_rises_with_batch(
     c = cost_curve(hw, model, wl, batches, usd)
     assert np.all(np.diff(c.usd_per_mtok_output) <= 1e-9 * c.usd_per_mtok_output[:-1])
     steps = step_curve(hw, model, wl, batches)
-    np.testing.assert_allclose(c.usd_per_mtok_output, usd / 3600 / steps.tok_per_s * 1e6, rtol=1e-12)
+    np.testing.assert_allclose(c.usd_per_mtok_output, usd / 3600 / steps.tok_s * 1e6, rtol=1e-12)
 
 
 def test_cli_cost_json_keys(capsys: Any) -> None:

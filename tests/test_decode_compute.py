@@ -46,9 +46,7 @@ def test_flops_per_token_by_hand() -> None:
 
 def test_compute_binds_on_a_datacenter_gpu_at_short_context() -> None:
     """Hand check: t_mem(b) = (16e9 + b 131072 * 100) / 8e12, t_cmp(b) = b (16e9 + 524288*101) / 2.25e15."""
-    wl = Workload(
-        read_context_tokens=100, alloc_context_tokens=200, floor_tok_per_s=1.0, overhead_bytes=8 * GB
-    )
+    wl = Workload(read_context_tokens=100, alloc_context_tokens=200, floor_tok_s=1.0, overhead_bytes=8 * GB)
     r = decode(gpu(), dense(), wl)
     per_session_s = (2 * 8e9 + 4 * 4096 * 32 * 101) / 2.25e15
     kv = 131072.0 * 100
@@ -56,37 +54,34 @@ def test_compute_binds_on_a_datacenter_gpu_at_short_context() -> None:
     assert r.balance_batch == int(np.ceil(balance))
     assert r.batch_star == r.balance_batch and r.batch_limited_by is BatchLimit.COMPUTE
     assert r.bound_by is BoundBy.COMPUTE
-    assert r.aggregate_tok_per_s == pytest.approx(1 / per_session_s, rel=1e-12)
-    assert r.compute_tok_per_s_at_star == pytest.approx(1 / per_session_s, rel=1e-12)
+    assert r.aggregate_tok_s == pytest.approx(1 / per_session_s, rel=1e-12)
+    assert r.compute_tok_s_at_star == pytest.approx(1 / per_session_s, rel=1e-12)
     assert r.step_time_s == pytest.approx(r.batch_star * per_session_s, rel=1e-12)
     memory_only = decode(gpu(), dense(), dataclasses.replace(wl, memory_only=True))
     assert memory_only.batch_star == memory_only.batch_mem and memory_only.balance_batch is None
-    assert (
-        memory_only.aggregate_tok_per_s is not None
-        and r.aggregate_tok_per_s < memory_only.aggregate_tok_per_s
-    )
+    assert memory_only.aggregate_tok_s is not None and r.aggregate_tok_s < memory_only.aggregate_tok_s
 
 
 def test_missing_rate_charges_the_fastest_published_and_says_so() -> None:
-    wl = Workload(read_context_tokens=100, alloc_context_tokens=200, floor_tok_per_s=1.0)
+    wl = Workload(read_context_tokens=100, alloc_context_tokens=200, floor_tok_s=1.0)
     no_bf16 = gpu({"fp8": 4.5e15})  # the model computes in bf16, which this row does not publish
     r = decode(no_bf16, dense(), wl)
     assert r.compute is not None and r.compute.status is ComputeStatus.CHARGED
     rates = r.compute.rates
     assert rates is not None and rates.missing_modes == ("bf16",) and rates.linear_flop_per_s == 4.5e15
     assert rates.linear_mode_charged == "fp8" and "fastest rate it publishes" in rates.linear_charge_reason
-    assert r.compute_tok_per_s_at_star is not None
+    assert r.compute_tok_s_at_star is not None
 
 
 def test_a_row_without_rates_gives_todays_result_and_says_so() -> None:
-    wl = Workload(read_context_tokens=100, alloc_context_tokens=200, floor_tok_per_s=1.0)
+    wl = Workload(read_context_tokens=100, alloc_context_tokens=200, floor_tok_s=1.0)
     bare = gpu({})
     r = decode(bare, dense(), wl)
     today = decode(bare, dense(), dataclasses.replace(wl, memory_only=True))
     assert r.compute is not None and r.compute.status is ComputeStatus.MISSING_RATE
     assert r.compute.rates is not None and r.compute.rates.missing_modes == ("bf16",)
-    assert r.aggregate_tok_per_s == today.aggregate_tok_per_s and r.batch_star == today.batch_star
-    assert r.compute_tok_per_s_at_star is None and r.balance_batch is None
+    assert r.aggregate_tok_s == today.aggregate_tok_s and r.batch_star == today.batch_star
+    assert r.compute_tok_s_at_star is None and r.balance_batch is None
 
 
 def test_speculation_charges_the_verification_pass() -> None:
@@ -118,8 +113,8 @@ def test_derivation_tables_with_compute_rates(decode_golden: dict[str, Any]) -> 
             assert with_compute.compute is not None and with_compute.compute.status is ComputeStatus.CHARGED
             today = decode(spark, base, wl)
             assert with_compute.batch_star == today.batch_star == case["batch_star"]
-            assert with_compute.aggregate_tok_per_s == today.aggregate_tok_per_s
-            assert with_compute.single_session_tok_per_s == today.single_session_tok_per_s
+            assert with_compute.aggregate_tok_s == today.aggregate_tok_s
+            assert with_compute.single_session_tok_s == today.single_session_tok_s
             assert with_compute.forced == today.forced
             assert with_compute.bound_by is BoundBy.MEMORY
 
@@ -147,7 +142,7 @@ machines = st.builds(
 
 
 def workloads() -> st.SearchStrategy[Workload]:
-    return shared_workloads(alloc_tokens=(1, 200_000), overhead_gb=8, floor_tok_per_s=(0, 100))
+    return shared_workloads(alloc_tokens=(1, 200_000), overhead_gb=8, floor_tok_s=(0, 100))
 
 
 @settings(max_examples=200, deadline=None)
@@ -156,14 +151,14 @@ def test_compute_never_raises_the_ceilings(model: ModelAdapter, hw: Hardware, wl
     with_compute = decode(hw, model, wl)
     today = decode(hw, model, dataclasses.replace(wl, memory_only=True))
     assert with_compute.verdict in (today.verdict, Verdict.NO_FLOOR)
-    if with_compute.aggregate_tok_per_s is not None:
-        assert today.aggregate_tok_per_s is not None
-        assert with_compute.aggregate_tok_per_s <= today.aggregate_tok_per_s * (1 + 1e-12)
+    if with_compute.aggregate_tok_s is not None:
+        assert today.aggregate_tok_s is not None
+        assert with_compute.aggregate_tok_s <= today.aggregate_tok_s * (1 + 1e-12)
         assert with_compute.batch_star is not None and today.batch_star is not None
         assert with_compute.batch_star <= today.batch_star
-    if with_compute.single_session_tok_per_s is not None:
-        assert today.single_session_tok_per_s is not None
-        assert with_compute.single_session_tok_per_s <= today.single_session_tok_per_s
+    if with_compute.single_session_tok_s is not None:
+        assert today.single_session_tok_s is not None
+        assert with_compute.single_session_tok_s <= today.single_session_tok_s
 
 
 @settings(max_examples=200, deadline=None)
@@ -172,8 +167,8 @@ def test_step_curve_is_monotone(model: ModelAdapter, hw: Hardware, wl: Workload,
     """T(b) never falls and r(b) never rises, with the compute line on."""
     batches = np.unique(np.geomspace(1, top, 64).astype(np.int64))
     c = step_curve(hw, model, wl, batches)
-    assert np.all(np.diff(c.tok_per_s) >= -1e-9 * c.tok_per_s[1:])
-    assert np.all(np.diff(c.per_session_tok_per_s) <= 1e-9 * c.per_session_tok_per_s[:-1])
+    assert np.all(np.diff(c.tok_s) >= -1e-9 * c.tok_s[1:])
+    assert np.all(np.diff(c.per_session_tok_s) <= 1e-9 * c.per_session_tok_s[:-1])
     assert np.all(c.step_time_s >= c.memory_time_s)
     if c.compute_time_s is not None:
         assert np.all(c.step_time_s >= c.compute_time_s)
@@ -227,7 +222,7 @@ no_rate_machines = st.builds(
         PrefillShape(linear_active_params=1e9),
     ),
     hw=Hardware("h", "H", 1e12, 1e10, {}),
-    wl=Workload(alloc_context_tokens=10, read_context_tokens=10, floor_tok_per_s=100),
+    wl=Workload(alloc_context_tokens=10, read_context_tokens=10, floor_tok_s=100),
 )
 @given(models(), no_rate_machines, workloads())
 def test_rows_without_rates_equal_todays(model: ModelAdapter, hw: Hardware, wl: Workload) -> None:
@@ -241,11 +236,11 @@ def test_rows_without_rates_equal_todays(model: ModelAdapter, hw: Hardware, wl: 
         "batch_floor",
         "batch_star",
         "batch_limited_by",
-        "single_session_tok_per_s",
-        "aggregate_tok_per_s",
-        "per_session_tok_per_s",
+        "single_session_tok_s",
+        "aggregate_tok_s",
+        "per_session_tok_s",
         "bytes_per_token_at_star",
-        "memory_power_tok_per_s",
+        "memory_power_tok_s",
         "forced",
         "balance_batch",
         "step_time_s",
@@ -279,7 +274,7 @@ def test_unreachable_floor_with_a_vanishing_read_size() -> None:
         KVShape(global_bytes_per_token=tiny),
     )
     hw = Hardware("h", "H", 2e13, 1e12, {"bf16": 1e15})
-    result = decode(hw, model, Workload(alloc_context_tokens=1, read_context_tokens=1, floor_tok_per_s=50.0))
+    result = decode(hw, model, Workload(alloc_context_tokens=1, read_context_tokens=1, floor_tok_s=50.0))
     assert result.batch_rate == 0
 
 

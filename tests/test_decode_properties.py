@@ -63,7 +63,7 @@ def models(draw: st.DrawFn, moe: bool | None = None) -> ModelAdapter:
 
 
 def workloads() -> st.SearchStrategy[Workload]:
-    return shared_workloads(alloc_tokens=(1, 1_000_000), overhead_gb=16, floor_tok_per_s=(0.5, 200))
+    return shared_workloads(alloc_tokens=(1, 1_000_000), overhead_gb=16, floor_tok_s=(0.5, 200))
 
 
 @settings(max_examples=300, deadline=None)
@@ -73,10 +73,10 @@ def test_kv_aware_below_memory_power_below_large_memory(
 ) -> None:
     r = decode(hw, model, w)
     assume(r.verdict is Verdict.FLOOR_FIT)
-    assert r.aggregate_tok_per_s is not None and r.memory_power_tok_per_s is not None
-    assert r.large_memory_limit_tok_per_s is not None
-    assert r.aggregate_tok_per_s <= r.memory_power_tok_per_s * (1 + 1e-9)
-    assert r.memory_power_tok_per_s <= r.large_memory_limit_tok_per_s * (1 + 1e-9)
+    assert r.aggregate_tok_s is not None and r.memory_power_tok_s is not None
+    assert r.large_memory_limit_tok_s is not None
+    assert r.aggregate_tok_s <= r.memory_power_tok_s * (1 + 1e-9)
+    assert r.memory_power_tok_s <= r.large_memory_limit_tok_s * (1 + 1e-9)
 
 
 @settings(max_examples=300, deadline=None)
@@ -86,14 +86,14 @@ def test_rate_at_b_star_clears_floor_and_next_batch_does_not_improve(
 ) -> None:
     r = decode(hw, model, w)
     assume(r.verdict is Verdict.FLOOR_FIT)
-    assert r.batch_star is not None and r.batch_mem is not None and r.per_session_tok_per_s is not None
-    assert r.per_session_tok_per_s >= w.floor_tok_per_s
+    assert r.batch_star is not None and r.batch_mem is not None and r.per_session_tok_s is not None
+    assert r.per_session_tok_s >= w.floor_tok_s
     assert r.batch_star <= r.batch_mem
     if r.batch_rate is not None:
         assert r.batch_star <= r.batch_rate  # b_rate is a necessary condition
     if r.batch_star < r.batch_mem:
         _, per_session = curve(hw, model, w, [r.batch_star + 1])
-        assert per_session[0] < w.floor_tok_per_s
+        assert per_session[0] < w.floor_tok_s
 
 
 @settings(max_examples=100, deadline=None)
@@ -104,21 +104,21 @@ def test_search_equals_brute_force_on_small_batches(hw: Hardware, model: ModelAd
     assert r.batch_mem is not None
     batches = np.arange(1, r.batch_mem + 1)
     aggregate, per_session = curve(hw, model, w, batches)
-    usable = per_session >= w.floor_tok_per_s
+    usable = per_session >= w.floor_tok_s
     if not usable.any():
         assert r.verdict is Verdict.NO_FLOOR
         return
     best = int(np.argmax(np.where(usable, aggregate, -np.inf)))
-    assert r.aggregate_tok_per_s is not None
-    assert math.isclose(r.aggregate_tok_per_s, float(aggregate[best]), rel_tol=1e-12)
+    assert r.aggregate_tok_s is not None
+    assert math.isclose(r.aggregate_tok_s, float(aggregate[best]), rel_tol=1e-12)
 
 
 def _ceilings(hw: Hardware, model: ModelAdapter, w: Workload) -> tuple[float, float, float]:
     r = decode(hw, model, w)
     return (
-        r.single_session_tok_per_s or 0.0,
-        r.aggregate_tok_per_s or 0.0,
-        r.memory_power_tok_per_s if r.memory_power_tok_per_s is not None and r.fits else 0.0,
+        r.single_session_tok_s or 0.0,
+        r.aggregate_tok_s or 0.0,
+        r.memory_power_tok_s if r.memory_power_tok_s is not None and r.fits else 0.0,
     )
 
 
@@ -178,8 +178,8 @@ def test_dense_and_moe_forms_agree_when_every_expert_is_chosen(
     a, b = decode(hw, moe, w), decode(hw, dense, w)
     assert a.verdict == b.verdict and a.batch_star == b.batch_star and a.batch_mem == b.batch_mem
     for x, y in (
-        (a.aggregate_tok_per_s, b.aggregate_tok_per_s),
-        (a.single_session_tok_per_s, b.single_session_tok_per_s),
+        (a.aggregate_tok_s, b.aggregate_tok_s),
+        (a.single_session_tok_s, b.single_session_tok_s),
     ):
         assert (x is None and y is None) or math.isclose(x or 0, y or 0, rel_tol=1e-12)
 

@@ -49,9 +49,7 @@ def brute(hw: Hardware, model: ModelAdapter, w: Workload, top: int) -> list[tupl
     rows = []
     for context in range(top + 1):
         r = decode(hw, model, at(w, context))
-        rows.append(
-            (context, r.single_session_tok_per_s or 0.0, r.batch_star or 0, r.aggregate_tok_per_s or 0.0)
-        )
+        rows.append((context, r.single_session_tok_s or 0.0, r.batch_star or 0, r.aggregate_tok_s or 0.0))
     return rows
 
 
@@ -66,26 +64,26 @@ def brute(hw: Hardware, model: ModelAdapter, w: Workload, top: int) -> list[tupl
 )
 def test_extremes_and_curve_equal_decode_at_every_context(model: ModelAdapter, floor: float) -> None:
     hw = Hardware("hw", "hw", memory_bytes=128 * GB, bandwidth_bytes_per_s=800 * GB)
-    w = Workload(alloc_context_tokens=2000, read_context_tokens=1000, floor_tok_per_s=floor)
+    w = Workload(alloc_context_tokens=2000, read_context_tokens=1000, floor_tok_s=floor)
     rng = decode_context_range(hw, model, w)
     assert rng.max_read_context_tokens is not None and rng.curve is not None
     top = rng.max_read_context_tokens
     rows = brute(hw, model, w, top)
     singles = [r[1] for r in rows]
     assert rng.at_shortest is not None and rng.at_longest is not None
-    assert rng.at_shortest.single_session_tok_per_s == max(singles)
-    assert rng.at_longest.single_session_tok_per_s == min(singles)
+    assert rng.at_shortest.single_session_tok_s == max(singles)
+    assert rng.at_longest.single_session_tok_s == min(singles)
     clearing = [r for r in rows if r[2] > 0]
     assert rng.floor_read_context_tokens == max(r[0] for r in clearing)
     assert [r[0] for r in clearing] == list(range(len(clearing)))  # a prefix 0..L_floor
     assert rng.at_floor_edge is not None
-    assert rng.at_floor_edge.aggregate_tok_per_s == min(r[3] for r in clearing)
-    assert rng.at_shortest.aggregate_tok_per_s == max(r[3] for r in clearing)
+    assert rng.at_floor_edge.aggregate_tok_s == min(r[3] for r in clearing)
+    assert rng.at_shortest.aggregate_tok_s == max(r[3] for r in clearing)
     # the vectorized curve, asked at every context, is decode() at every context
     curve = context_curve(hw, model, w, np.arange(top + 1))
     assert curve.batch_star.tolist() == [r[2] for r in rows]
-    assert curve.single_session_tok_per_s.tolist() == singles
-    agg = np.nan_to_num(curve.aggregate_tok_per_s, nan=0.0)
+    assert curve.single_session_tok_s.tolist() == singles
+    agg = np.nan_to_num(curve.aggregate_tok_s, nan=0.0)
     # decode() evaluates expm1 in m(n) with the C library, the curve with numpy's vectorized routine:
     # the two may differ in the last bit (about 7 % of arguments), so the aggregates agree to a few ulp.
     assert agg.tolist() == pytest.approx([r[3] for r in rows], rel=1e-15, abs=0.0)
@@ -104,18 +102,18 @@ def test_compute_bound_contexts_equal_decode() -> None:
     rows = brute(hw, model, w, 4000)
     curve = context_curve(hw, model, w, np.arange(4001))
     assert curve.batch_star.tolist() == [r[2] for r in rows]
-    assert np.nan_to_num(curve.aggregate_tok_per_s).tolist() == [r[3] for r in rows]
-    assert curve.single_session_tok_per_s.tolist() == [r[1] for r in rows]
+    assert np.nan_to_num(curve.aggregate_tok_s).tolist() == [r[3] for r in rows]
+    assert curve.single_session_tok_s.tolist() == [r[1] for r in rows]
     assert decode(hw, model, at(w, 100)).batch_limited_by is not None
     assert decode(hw, model, at(w, 100)).batch_limited_by.value == "compute"
     assert rng.at_shortest is not None and rng.at_floor_edge is not None
-    assert rng.at_shortest.aggregate_tok_per_s == max(r[3] for r in rows)
-    assert rng.at_floor_edge.aggregate_tok_per_s == min(r[3] for r in rows if r[2] > 0)
+    assert rng.at_shortest.aggregate_tok_s == max(r[3] for r in rows)
+    assert rng.at_floor_edge.aggregate_tok_s == min(r[3] for r in rows if r[2] > 0)
 
 
 def test_floor_edge_before_the_top() -> None:
     hw = Hardware("hw", "hw", memory_bytes=128 * GB, bandwidth_bytes_per_s=800 * GB)
-    w = Workload(alloc_context_tokens=2000, read_context_tokens=1000, floor_tok_per_s=50.0)
+    w = Workload(alloc_context_tokens=2000, read_context_tokens=1000, floor_tok_s=50.0)
     rng = decode_context_range(hw, toy(60_000), w)
     edge = rng.floor_read_context_tokens
     assert edge is not None and rng.max_read_context_tokens is not None
@@ -200,7 +198,7 @@ def cases(draw: st.DrawFn) -> tuple[Hardware, ModelAdapter, Workload]:
         overhead_bytes=draw(st.floats(0, 8)) * GB,
         alloc_context_tokens=alloc,
         read_context_tokens=draw(st.integers(1, alloc)),
-        floor_tok_per_s=draw(st.floats(0, 100)),
+        floor_tok_s=draw(st.floats(0, 100)),
         speculation=spec,
     )
     return hw, model, w
@@ -217,13 +215,13 @@ def test_curve_is_decode_at_each_sampled_context(case: tuple[Hardware, ModelAdap
     c = rng.curve
     for i, context in enumerate(c.read_context_tokens.tolist()):
         r = decode(hw, model, at(w, context))
-        assert r.single_session_tok_per_s == c.single_session_tok_per_s[i]
+        assert r.single_session_tok_s == c.single_session_tok_s[i]
         assert (r.batch_star or 0) == c.batch_star[i]
-        if r.aggregate_tok_per_s is not None:
-            assert r.aggregate_tok_per_s == c.aggregate_tok_per_s[i]
+        if r.aggregate_tok_s is not None:
+            assert r.aggregate_tok_s == c.aggregate_tok_s[i]
     # monotone: neither ceiling rises with the read context
-    assert np.all(np.diff(c.single_session_tok_per_s) <= 0)
-    agg = c.aggregate_tok_per_s[~np.isnan(c.aggregate_tok_per_s)]
+    assert np.all(np.diff(c.single_session_tok_s) <= 0)
+    agg = c.aggregate_tok_s[~np.isnan(c.aggregate_tok_s)]
     assert np.all(np.diff(agg) <= 0)
 
 
@@ -261,7 +259,7 @@ def test_the_curve_takes_the_rows_runtime_overhead_as_decode_does() -> None:
     rng = decode_context_range(hw, model, w)
     assert rng.at_shortest is not None and rng.curve is not None
     assert rng.curve.batch_star[0] == rng.at_shortest.batch_star
-    assert rng.curve.aggregate_tok_per_s[0] == rng.at_shortest.aggregate_tok_per_s
+    assert rng.curve.aggregate_tok_s[0] == rng.at_shortest.aggregate_tok_s
     assert rng.workload.overhead_bytes == 18 * GB
 
 
@@ -295,5 +293,5 @@ def test_curve_is_decode_with_routed_experts_and_a_draft() -> None:
     assert curve is not None
     for i, context in enumerate(curve.read_context_tokens.tolist()):
         r = decode(hw, model, at(w, context))
-        assert r.single_session_tok_per_s == curve.single_session_tok_per_s[i]
+        assert r.single_session_tok_s == curve.single_session_tok_s[i]
         assert (r.batch_star or 0) == curve.batch_star[i]

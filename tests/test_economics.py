@@ -57,7 +57,7 @@ def test_rubin_drain_time() -> None:
 def test_trains() -> None:
     g = GOLDEN["trains"]
     s = econ.train_schedule(g["batch"], 1 / g["steps_per_s"])
-    assert s.tok_per_s == pytest.approx(g["tok_s"], rel=1e-12)
+    assert s.tok_s == pytest.approx(g["tok_s"], rel=1e-12)
     assert s.worst_queueing_s == pytest.approx(2 / 64, rel=1e-12)
     assert econ.train_schedule(2000, 0.020).worst_queueing_s == pytest.approx(0.040)  # "about 40 ms"
 
@@ -111,7 +111,7 @@ def test_continuous_balance_batch_by_hand() -> None:
     """Dense: W constant, so b = W / (R c - K) exactly; decode's integer balance batch is its ceiling."""
     model = dense()
     hw = Hardware("g", "GPU", 180e9, 8e12, {"bf16": 2.25e15})
-    wl = Workload(read_context_tokens=100, alloc_context_tokens=200, floor_tok_per_s=1.0)
+    wl = Workload(read_context_tokens=100, alloc_context_tokens=200, floor_tok_s=1.0)
     c = (2 * 8e9 + 4 * 4096 * 32 * 101) / 2.25e15
     b = econ.balance_batch(
         model.weights, bandwidth_bytes_per_s=8e12, seconds_per_session_step=c, kv_read_bytes=131072 * 100

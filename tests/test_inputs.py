@@ -223,11 +223,7 @@ def test_the_declaration_is_what_every_surface_shows(api: TestClient) -> None:
 
 
 def test_make_workload_takes_the_declared_keywords_and_names_the_rest() -> None:
-    assert (
-        make_workload(floor_tok_s=5).stated.floor_tok_per_s
-        == make_workload(floor=5).stated.floor_tok_per_s
-        == 5
-    )
+    assert make_workload(floor_tok_s=5).stated.floor_tok_s == make_workload(floor=5).stated.floor_tok_s == 5
     assert make_workload(WorkloadInputs(read_context=1000)).stated.read_context_tokens == 1000
     import inspect
 

@@ -37,7 +37,7 @@ def test_paged_batch_mem_is_margin_over_the_read_cache() -> None:
     assert paged.batch_mem is not None and reserved.batch_mem is not None
     assert paged.batch_mem > reserved.batch_mem
     # The floor test runs on the same batches: the aggregate can only rise with more admissible sessions.
-    assert (paged.aggregate_tok_per_s or 0) >= (reserved.aggregate_tok_per_s or 0)
+    assert (paged.aggregate_tok_s or 0) >= (reserved.aggregate_tok_s or 0)
 
 
 def test_paged_prefill_holds_the_prompts_cache() -> None:

@@ -55,7 +55,7 @@ def test_two_cards_over_pcie_tp2_dense_70b_all_reduce_by_hand() -> None:
     """
     system, model = pcie_pair(), dense_70b()
     workload = Workload(
-        overhead_bytes=2 * GB, alloc_context_tokens=8000, read_context_tokens=4000, floor_tok_per_s=1
+        overhead_bytes=2 * GB, alloc_context_tokens=8000, read_context_tokens=4000, floor_tok_s=1
     )
     t = times_at(system, model, Layout(tp=2), 3, workload)
     assert t.all_reduce_s == pytest.approx(80 * 2 * 1 * (3 * 8192 * 2) / 32e9, rel=1e-12)
@@ -76,7 +76,7 @@ def test_slow_link_makes_communication_bind() -> None:
     """At 0.01 GB/s the all-reduce dwarfs the memory sweep: bound_by says communication."""
     system, model = pcie_pair(link_gb_s=0.01), dense_70b()
     workload = Workload(
-        overhead_bytes=2 * GB, alloc_context_tokens=8000, read_context_tokens=4000, floor_tok_per_s=0.1
+        overhead_bytes=2 * GB, alloc_context_tokens=8000, read_context_tokens=4000, floor_tok_s=0.1
     )
     result = evaluate_layout(system, model, Layout(tp=2), workload)
     assert result.times is not None and result.times.bound_by.value == "communication"
@@ -163,7 +163,7 @@ def test_search_is_ranked_and_every_layout_valid() -> None:
     results = search_layouts(sys_, model, Workload())
     assert {r.layout for r in results} == set(valid_layouts(sys_, model))
     fits = [r for r in results if r.verdict is Verdict.FLOOR_FIT]
-    aggregates = [r.aggregate_tok_per_s for r in fits]
+    aggregates = [r.aggregate_tok_s for r in fits]
     assert aggregates == sorted(aggregates, reverse=True)
     assert results[0].layout == Layout(tp=8)
 
@@ -197,7 +197,7 @@ def dense_models(draw: st.DrawFn) -> ModelAdapter:
 
 def workloads() -> st.SearchStrategy[Workload]:
     return shared_workloads(
-        alloc_tokens=(1000, 200_000), overhead_gb=16, floor_tok_per_s=(0.5, 100), expert_traffic=False
+        alloc_tokens=(1000, 200_000), overhead_gb=16, floor_tok_s=(0.5, 100), expert_traffic=False
     )
 
 
@@ -260,10 +260,10 @@ def test_ideal_link_tp_only_equals_the_nx_system(
     if pooled.batch_star is not None and result.batch_star is not None:
         assert abs(result.batch_star - pooled.batch_star) <= 1
         if result.batch_star == pooled.batch_star:
-            assert result.aggregate_tok_per_s == pytest.approx(pooled.aggregate_tok_per_s, rel=1e-9)
-            assert result.per_session_tok_per_s == pytest.approx(pooled.per_session_tok_per_s, rel=1e-9)
-    if pooled.single_session_tok_per_s is not None and result.single_session_tok_per_s is not None:
-        assert result.single_session_tok_per_s == pytest.approx(pooled.single_session_tok_per_s, rel=1e-9)
+            assert result.aggregate_tok_s == pytest.approx(pooled.aggregate_tok_s, rel=1e-9)
+            assert result.per_session_tok_s == pytest.approx(pooled.per_session_tok_s, rel=1e-9)
+    if pooled.single_session_tok_s is not None and result.single_session_tok_s is not None:
+        assert result.single_session_tok_s == pytest.approx(pooled.single_session_tok_s, rel=1e-9)
 
 
 @settings(max_examples=150, deadline=None)
@@ -279,7 +279,7 @@ def test_adding_communication_never_raises_a_ceiling(tp: int, pp: int, dp: int, 
     device = Hardware("d", "d", 48 * GB, 1000 * GB)
     count = tp * pp * dp
     workload = Workload(
-        overhead_bytes=1 * GB, alloc_context_tokens=8000, read_context_tokens=4000, floor_tok_per_s=5
+        overhead_bytes=1 * GB, alloc_context_tokens=8000, read_context_tokens=4000, floor_tok_s=5
     )
     ideal = evaluate_layout(
         System(device, count, Interconnect.ideal_for(count)), model, Layout(tp, 1, pp, dp), workload
@@ -292,11 +292,11 @@ def test_adding_communication_never_raises_a_ceiling(tp: int, pp: int, dp: int, 
     )
     if linked.verdict is Verdict.FLOOR_FIT:
         assert ideal.verdict is Verdict.FLOOR_FIT
-        assert linked.aggregate_tok_per_s is not None and ideal.aggregate_tok_per_s is not None
-        assert linked.aggregate_tok_per_s <= ideal.aggregate_tok_per_s * (1 + 1e-12)
-    if linked.single_session_tok_per_s is not None:
-        assert ideal.single_session_tok_per_s is not None
-        assert linked.single_session_tok_per_s <= ideal.single_session_tok_per_s * (1 + 1e-12)
+        assert linked.aggregate_tok_s is not None and ideal.aggregate_tok_s is not None
+        assert linked.aggregate_tok_s <= ideal.aggregate_tok_s * (1 + 1e-12)
+    if linked.single_session_tok_s is not None:
+        assert ideal.single_session_tok_s is not None
+        assert linked.single_session_tok_s <= ideal.single_session_tok_s * (1 + 1e-12)
 
 
 @settings(max_examples=150, deadline=None)
@@ -361,7 +361,7 @@ def test_multi_device_reported_runs_sit_at_or_below_their_layout_ceilings() -> N
         assert 0 < run.efficiency <= 1
         pooled = next(w for w in run.check.warnings if w.startswith("layout "))
         pooled_ceiling = float(pooled.rsplit("ceiling ", 1)[1].rstrip(")"))
-        assert run.check.ceiling_tok_per_s <= pooled_ceiling * (1 + 1e-3)
+        assert run.check.ceiling_tok_s <= pooled_ceiling * (1 + 1e-3)
 
 
 def test_a_replica_for_prefill_holds_every_devices_runtime_overhead() -> None:

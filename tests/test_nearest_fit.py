@@ -28,9 +28,9 @@ def check_applied(result: DecodeResult, fit: NearestFit) -> None:
     """The suggestion, applied, fits and gives the speeds it announced."""
     there = decode(*applied(result, fit))
     assert there.fits
-    assert there.single_session_tok_per_s == pytest.approx(fit.single_session_tok_per_s)
-    assert there.aggregate_tok_per_s == (
-        None if fit.aggregate_tok_per_s is None else pytest.approx(fit.aggregate_tok_per_s)
+    assert there.single_session_tok_s == pytest.approx(fit.single_session_tok_s)
+    assert there.aggregate_tok_s == (
+        None if fit.aggregate_tok_s is None else pytest.approx(fit.aggregate_tok_s)
     )
     assert there.batch_star == fit.batch_star
     assert (there.verdict is Verdict.FLOOR_FIT) == fit.floor_fit
@@ -41,7 +41,7 @@ def test_gemma_27b_q4_on_a_24gb_card_gives_the_longest_reservation_and_its_speed
     assert r.verdict is Verdict.NO_SESSION_FIT
     (fit,) = r.nearest_fit
     assert (fit.change, fit.value) == ("alloc_context", 94_978)  # the gate's own remedy
-    assert fit.batch_star == 1 and fit.floor_fit and fit.single_session_tok_per_s > 20
+    assert fit.batch_star == 1 and fit.floor_fit and fit.single_session_tok_s > 20
     check_applied(r, fit)
     # one more token does not fit: the value is the largest
     over = answer("nvidia-rtx-4090", "gemma-3-27b-it-q4_k_m", alloc_context=94_979)
@@ -72,8 +72,8 @@ def test_gpt_oss_120b_on_a_4090_offers_experts_in_host_ram() -> None:
     assert fit.host == "desktop-ddr5-6000-2ch"  # the catalog's host row for a consumer GPU
     # the same answer as asking with the flags
     asked = answer("nvidia-rtx-4090", "gpt-oss-120b", cpu_moe=True, host="desktop-ddr5-6000-2ch")
-    assert fit.single_session_tok_per_s == pytest.approx(asked.single_session_tok_per_s)
-    assert round(fit.single_session_tok_per_s or 0, 1) == 41.5
+    assert fit.single_session_tok_s == pytest.approx(asked.single_session_tok_s)
+    assert round(fit.single_session_tok_s or 0, 1) == 41.5
     check_applied(r, fit)
 
 
@@ -139,7 +139,7 @@ def test_every_suggestion_applied_fits_and_gives_its_speed(
             asked.update(gpu_layers=fit.value, host=fit.host)
         there = answer(hardware, model, **asked)
         assert there.fits and (there.verdict is Verdict.FLOOR_FIT) == fit.floor_fit
-        assert there.single_session_tok_per_s == pytest.approx(fit.single_session_tok_per_s)
+        assert there.single_session_tok_s == pytest.approx(fit.single_session_tok_s)
         assert there.batch_star == fit.batch_star
 
 
@@ -150,7 +150,7 @@ def test_a_floor_miss_heads_with_its_speed(capsys: pytest.CaptureFixture[str]) -
     status, out, _ = run_cli(
         capsys, "decode", "-H", "apple-m4-max-128gb", "-m", "llama-3.3-70b-instruct-q4_k_m"
     )
-    single = answer("apple-m4-max-128gb", "llama-3.3-70b-instruct-q4_k_m").single_session_tok_per_s
+    single = answer("apple-m4-max-128gb", "llama-3.3-70b-instruct-q4_k_m").single_session_tok_s
     assert status == 0 and single is not None
     assert f"fits, at {single:,.1f} tok/s per session, below the 20 tok/s floor" in out.splitlines()[0]
     assert "no batch satisfies" not in out

@@ -35,7 +35,7 @@ def test_gpt_oss_120b_mxfp4_on_a_4090_with_80_gb_s_of_host_bandwidth_by_hand() -
     kv_read = float(model.kv_read.bytes_at(32_000))
     t_dev = (w.always_on_bytes + kv_read) / r_dev
     t_host = 4 * w.expert_bytes / r_host  # m(1) = k exactly
-    assert r.single_session_tok_per_s == pytest.approx(1.0 / (t_dev + t_host), rel=1e-12)
+    assert r.single_session_tok_s == pytest.approx(1.0 / (t_dev + t_host), rel=1e-12)
     off = r.offload
     assert off is not None and off.host_fits
     assert off.device_resident_bytes == pytest.approx(w.always_on_bytes)
@@ -70,9 +70,9 @@ def test_n_cpu_moe_and_gpu_layers_split_by_layer() -> None:
         resolved(hw, dense, gpu_layers=layers, host_memory_gb=64, host_bandwidth_gb_per_s=80, **short),  # type: ignore[arg-type]
     )
     plain = decode(hw, dense, resolved(hw, dense, **short))  # type: ignore[arg-type]
-    assert plain.single_session_tok_per_s is not None
+    assert plain.single_session_tok_s is not None
     # Every layer on the card: only the (unswept) input embedding sits in host RAM; the speed is the same.
-    assert full.single_session_tok_per_s == pytest.approx(plain.single_session_tok_per_s, rel=1e-12)
+    assert full.single_session_tok_s == pytest.approx(plain.single_session_tok_s, rel=1e-12)
 
 
 def test_prefill_moves_the_host_weights_per_chunk() -> None:
@@ -85,7 +85,7 @@ def test_prefill_moves_the_host_weights_per_chunk() -> None:
     touched = 128 * (1 - (1 - 4 / 128) ** 4096)
     host_s = touched * w.expert_bytes / min(63e9, 80e9)
     assert r.offload.step_time_split_s[1] == pytest.approx(host_s, rel=1e-9)
-    assert r.time_s >= host_s and r.tok_per_s == pytest.approx(4096 / r.time_s)
+    assert r.time_s >= host_s and r.tok_s == pytest.approx(4096 / r.time_s)
     small = prefill(hw, model, HOST_COMPUTE_BELOW - 1, workload=workload)
     assert small.offload is not None
     # Below the op-offload threshold the host computes: its weights are read at host bandwidth.
@@ -263,10 +263,10 @@ def test_the_curve_and_the_range_charge_the_host_tier_too() -> None:
     workload = resolved(hw, model, cpu_moe=True, host_memory_gb=96, host_bandwidth_gb_per_s=80)
     point = prefill(hw, model, 4096, workload=workload)
     curve = prefill_curve(hw, model, [1024, 4096], workload=workload)
-    assert float(curve.tok_per_s[1]) == pytest.approx(point.tok_per_s, rel=1e-12)
+    assert float(curve.tok_s[1]) == pytest.approx(point.tok_s, rel=1e-12)
     rng = prefill_range(hw, model, workload=workload)
-    assert rng.lo_tok_per_s is not None and rng.hi_tok_per_s is not None
-    assert rng.lo_tok_per_s <= point.tok_per_s <= rng.hi_tok_per_s
+    assert rng.lo_tok_s is not None and rng.hi_tok_s is not None
+    assert rng.lo_tok_s <= point.tok_s <= rng.hi_tok_s
     # Without the host tier's transfer the device alone would be far faster at this length.
     assert (
         point.offload is not None and point.offload.step_time_split_s[1] > point.offload.step_time_split_s[0]

@@ -50,7 +50,7 @@ def test_attention_without_flops_needs_no_rate_in_decode() -> None:
         KVShape(global_bytes_per_token=1000.0),
         PrefillShape(linear_active_params=1e9, linear_mode="fp16", attention_mode="bf16"),
     )
-    r = decode(hw, model, Workload(floor_tok_per_s=1.0, **CONTEXTS))
+    r = decode(hw, model, Workload(floor_tok_s=1.0, **CONTEXTS))
     assert r.compute is not None
     assert r.compute.seconds_per_session_step == pytest.approx(2e9 / f16, rel=1e-12)
 
@@ -68,7 +68,7 @@ def test_a_kv_precision_exactly_as_wide_as_the_room_fits() -> None:
         KVShape(global_bytes_per_token=2e6),
         kv_bytes_per_element=2.0,
     )
-    r = decode(DEVICE, model, Workload(floor_tok_per_s=1.0, **CONTEXTS))
+    r = decode(DEVICE, model, Workload(floor_tok_s=1.0, **CONTEXTS))
     assert r.verdict.value == "no_session_fit" and r.remedies is not None
     assert r.remedies.max_kv_bytes_per_element == 1.0
     assert r.remedies.kv_precisions_that_fit == ("fp8", "q4_0")
@@ -81,7 +81,7 @@ def test_a_prefill_exactly_at_the_ttft_budget_meets_it() -> None:
     def ok(budget: float) -> bool | None:
         return plan_fleet(
             sessions_per_system=10,
-            per_session_tok_per_s=1.0,
+            per_session_tok_s=1.0,
             prefill_s=0.5,
             prefill_parallel_prompts=1,
             prompt_tokens=100,
@@ -117,7 +117,7 @@ def test_linear_math_without_parameters_needs_no_rate_in_decode() -> None:
         KVShape(global_bytes_per_token=1000.0),
         shape,
     )
-    r = decode(hw, model, Workload(floor_tok_per_s=1.0, **CONTEXTS))
+    r = decode(hw, model, Workload(floor_tok_s=1.0, **CONTEXTS))
     assert r.compute is not None
     assert r.compute.seconds_per_session_step == pytest.approx(1e9 / f16, rel=1e-12)
 
@@ -138,7 +138,7 @@ def test_a_range_with_no_fitting_length_reports_a_longest_of_zero() -> None:
             PrefillShape(linear_active_params=1e9),
         )
         r = prefill_range(DEVICE, model, workload=Workload(**CONTEXTS), batch=batch)
-        return r.verdict.value, r.max_prompt_tokens, r.lo_tok_per_s
+        return r.verdict.value, r.max_prompt_tokens, r.lo_tok_s
 
     assert rng(6e8, 2) == ("no_batch_fit", 0, None)
     assert rng(2e9, 1) == ("no_session_fit", 0, None)
@@ -260,7 +260,7 @@ def test_the_shared_fleet_rounds_up_past_the_rounding_tolerance() -> None:
 
     plan = plan_fleet(
         sessions_per_system=10,
-        per_session_tok_per_s=1.0,
+        per_session_tok_s=1.0,
         prefill_s=1.5e-12 / 110,
         prefill_parallel_prompts=1,
         prompt_tokens=1,
@@ -285,7 +285,7 @@ def _ten_session_layout() -> tuple[System, ModelAdapter, LayoutResult]:
         KVShape(global_bytes_per_token=1e6),
         KVShape(global_bytes_per_token=1e6),
     )
-    best = evaluate_layout(system, model, Layout(), Workload(floor_tok_per_s=1.0, **CONTEXTS))
+    best = evaluate_layout(system, model, Layout(), Workload(floor_tok_s=1.0, **CONTEXTS))
     assert (best.batch_star, best.sessions) == (10, 10)
     return system, model, best
 
@@ -301,7 +301,7 @@ def test_served_sessions_within_rounding_of_whole_systems_stay_on_them() -> None
         system,
         model,
         best,
-        Workload(floor_tok_per_s=1.0, **CONTEXTS),
+        Workload(floor_tok_s=1.0, **CONTEXTS),
         None,
         users=math.nextafter(110.0, math.inf),
         requests_per_s=None,
@@ -324,7 +324,7 @@ def test_a_served_rate_short_of_the_floor_by_more_than_rounding_misses_it() -> N
             system,
             model,
             best,
-            Workload(floor_tok_per_s=floor, **CONTEXTS),
+            Workload(floor_tok_s=floor, **CONTEXTS),
             None,
             users=10.0,
             requests_per_s=None,

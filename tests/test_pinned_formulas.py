@@ -53,10 +53,10 @@ def test_single_session_rate_is_bound_by_compute_when_compute_binds() -> None:
     # c = 2 P / F = 2e9 / 1e12 = 2e-3 s per session per step; R c = 2e9 B per token.
     # q(1) = W + K_read = 1e9 + 1e6 = 1.001e9 B < R c, so compute binds at batch 1:
     # single = R / max(q(1), R c) = 1e12 / 2e9 = 500 tok/s (memory alone: 1e12 / 1.001e9 = 999.0 tok/s).
-    r = decode(HW, TARGET, Workload(floor_tok_per_s=1.0, **CONTEXTS))
-    assert r.single_session_tok_per_s == pytest.approx(500.0, rel=1e-12)
-    memory_only = decode(HW, TARGET, Workload(floor_tok_per_s=1.0, memory_only=True, **CONTEXTS))
-    assert memory_only.single_session_tok_per_s == pytest.approx(1e12 / 1.001e9, rel=1e-12)
+    r = decode(HW, TARGET, Workload(floor_tok_s=1.0, **CONTEXTS))
+    assert r.single_session_tok_s == pytest.approx(500.0, rel=1e-12)
+    memory_only = decode(HW, TARGET, Workload(floor_tok_s=1.0, memory_only=True, **CONTEXTS))
+    assert memory_only.single_session_tok_s == pytest.approx(1e12 / 1.001e9, rel=1e-12)
 
 
 def test_speculative_traffic_divides_by_rho() -> None:
@@ -64,18 +64,18 @@ def test_speculative_traffic_divides_by_rho() -> None:
     # private = K_read + gamma K_read,d = 1e6 + 3 x 1e5 = 1.3e6 B.
     # q_spec(1) = shared / (1 rho) + private / rho = 1.3013e9 / 2.5 = 5.2052e8 B per emitted token,
     # single = R / q_spec(1) = 1e12 / 5.2052e8 = 1,921.155... tok/s.
-    w = Workload(floor_tok_per_s=1.0, memory_only=True, speculation=SPEC, **CONTEXTS)
+    w = Workload(floor_tok_s=1.0, memory_only=True, speculation=SPEC, **CONTEXTS)
     r = decode(HW, TARGET, w)
-    assert r.single_session_tok_per_s == pytest.approx(1e12 / 5.2052e8, rel=1e-12)
+    assert r.single_session_tok_s == pytest.approx(1e12 / 5.2052e8, rel=1e-12)
     # at b = 10 the weights are shared and the caches are not: q = 1.3e9 / 25 + 1.3e6 / 2.5 = 5.252e7 B,
     # so T(10) = R / q = 1e12 / 5.252e7 tok/s.
     forced = decode(
         HW,
         TARGET,
-        Workload(floor_tok_per_s=1.0, memory_only=True, speculation=SPEC, forced_batch=10, **CONTEXTS),
+        Workload(floor_tok_s=1.0, memory_only=True, speculation=SPEC, forced_batch=10, **CONTEXTS),
     ).forced
     assert forced is not None
-    assert forced.aggregate_tok_per_s == pytest.approx(1e12 / 5.252e7, rel=1e-12)
+    assert forced.aggregate_tok_s == pytest.approx(1e12 / 5.252e7, rel=1e-12)
 
 
 def test_speculative_compute_roof_is_R_c_over_rho() -> None:
@@ -83,10 +83,10 @@ def test_speculative_compute_roof_is_R_c_over_rho() -> None:
     # steps: 3 x 2e8 = 6e8 FLOP. c = 8.6e9 / 1e12 = 8.6e-3 s per session per step.
     # In bytes per emitted token: R c / rho = 1e12 x 8.6e-3 / 2.5 = 3.44e9 B > q_spec(1) = 5.2052e8 B,
     # so single = R / 3.44e9 = rho / c = 290.697... tok/s (R c rho would give 1e12 / 2.15e10 = 46.5).
-    w = Workload(floor_tok_per_s=1.0, speculation=SPEC, **CONTEXTS)
+    w = Workload(floor_tok_s=1.0, speculation=SPEC, **CONTEXTS)
     r = decode(HW, TARGET, w)
     assert r.compute is not None and r.compute.seconds_per_session_step == pytest.approx(8.6e-3, rel=1e-12)
-    assert r.single_session_tok_per_s == pytest.approx(2.5 / 8.6e-3, rel=1e-12)
+    assert r.single_session_tok_s == pytest.approx(2.5 / 8.6e-3, rel=1e-12)
     assert r.compute.bytes_equivalent(HW.bandwidth_bytes_per_s) == pytest.approx(3.44e9, rel=1e-12)
 
 
@@ -96,14 +96,14 @@ def test_cost_per_token_under_speculation_divides_by_batch_times_rho() -> None:
     # 1e-3 x 8.6e-3 / 2.5 = 3.44e-6 USD per token = 3.44 USD/Mtok (dividing by b alone: 8.6).
     # Batch 4: t_mem = 4 x 2.5 x (1.3e9 / 10 + 1.3e6 / 2.5) / 1e12 = 10 x 1.3052e8 / 1e12 = 1.3052e-3 s,
     # t_cmp = 4 x 8.6e-3 = 3.44e-2 s, so 1e-3 x 3.44e-2 / 10 = 3.44 USD/Mtok again (compute-bound: flat).
-    w = Workload(floor_tok_per_s=1.0, speculation=SPEC, **CONTEXTS)
+    w = Workload(floor_tok_s=1.0, speculation=SPEC, **CONTEXTS)
     curve = cost_curve(HW, TARGET, w, [1, 4], usd_per_hour=3.6)
     assert list(curve.usd_per_mtok_output) == pytest.approx([3.44, 3.44], rel=1e-12)
     # Memory only, batch 4: t = 1.3052e-3 s for 10 tokens: 1e-3 x 1.3052e-3 / 10 = 0.13052 USD/Mtok.
     mem = cost_curve(
         HW,
         TARGET,
-        Workload(floor_tok_per_s=1.0, speculation=SPEC, memory_only=True, **CONTEXTS),
+        Workload(floor_tok_s=1.0, speculation=SPEC, memory_only=True, **CONTEXTS),
         [4],
         usd_per_hour=3.6,
     )
@@ -135,13 +135,11 @@ def test_pipeline_token_time_adds_the_hop_to_pp_stage_times() -> None:
 
 def test_compute_ceiling_is_rho_over_c() -> None:
     # c = 2e-3 s per session per step at rho = 1: the compute roof allows rho / c = 500 tok/s at any batch.
-    r = decode(HW, TARGET, Workload(floor_tok_per_s=1.0, **CONTEXTS))
-    assert r.compute is not None and r.compute.ceiling_tok_per_s == pytest.approx(500.0, rel=1e-12)
+    r = decode(HW, TARGET, Workload(floor_tok_s=1.0, **CONTEXTS))
+    assert r.compute is not None and r.compute.ceiling_tok_s == pytest.approx(500.0, rel=1e-12)
     # with speculation: rho / c = 2.5 / 8.6e-3 tok/s
-    spec = decode(HW, TARGET, Workload(floor_tok_per_s=1.0, speculation=SPEC, **CONTEXTS))
-    assert spec.compute is not None and spec.compute.ceiling_tok_per_s == pytest.approx(
-        2.5 / 8.6e-3, rel=1e-12
-    )
+    spec = decode(HW, TARGET, Workload(floor_tok_s=1.0, speculation=SPEC, **CONTEXTS))
+    assert spec.compute is not None and spec.compute.ceiling_tok_s == pytest.approx(2.5 / 8.6e-3, rel=1e-12)
 
 
 def test_context_curve_by_hand() -> None:
@@ -180,19 +178,19 @@ def test_memory_power_with_a_cache_and_weights_under_a_byte() -> None:
         KVShape(global_bytes_per_token=5e-4),
         KVShape(global_bytes_per_token=5e-4),
     )
-    r = decode(HW, model, Workload(floor_tok_per_s=1.0, **CONTEXTS))
+    r = decode(HW, model, Workload(floor_tok_s=1.0, **CONTEXTS))
     c, bw = HW.memory_bytes, HW.bandwidth_bytes_per_s
-    assert r.large_memory_limit_tok_per_s == pytest.approx(c * bw / 0.25, rel=1e-12)
-    assert r.memory_power_tok_per_s == pytest.approx(bw * (c - 0.5) / 0.25, rel=1e-12)
+    assert r.large_memory_limit_tok_s == pytest.approx(c * bw / 0.25, rel=1e-12)
+    assert r.memory_power_tok_s == pytest.approx(bw * (c - 0.5) / 0.25, rel=1e-12)
 
 
 def test_a_forced_batch_exactly_at_the_floor_clears_it() -> None:
     # Dense W = 1e9 B, no cache read, no compute: r(b) = R / (b (W / b)) = R / W = 1,000 tok/s at any b,
     # exactly. A floor of exactly 1,000 tok/s is cleared (r >= r*), at batch 4 as at batch 1.
     model = ModelAdapter("flat", "flat", Weights(0.0, 1 * GB), KVShape(global_bytes_per_token=1.0), KVShape())
-    w = Workload(floor_tok_per_s=1000.0, forced_batch=4, **CONTEXTS)
+    w = Workload(floor_tok_s=1000.0, forced_batch=4, **CONTEXTS)
     r = decode(HW, model, w)
-    assert r.forced is not None and r.forced.per_session_tok_per_s == 1000.0
+    assert r.forced is not None and r.forced.per_session_tok_s == 1000.0
     assert r.forced.clears_floor
 
 
@@ -220,10 +218,10 @@ def test_context_range_charges_a_compute_roof_under_one_byte() -> None:
         KVShape(),
         PrefillShape(linear_active_params=1e9, linear_mode="bf16", attention_mode="bf16"),
     )
-    w = Workload(floor_tok_per_s=1.0, **CONTEXTS)
-    assert decode(fast, model, w).single_session_tok_per_s == pytest.approx(5e12, rel=1e-12)
+    w = Workload(floor_tok_s=1.0, **CONTEXTS)
+    assert decode(fast, model, w).single_session_tok_s == pytest.approx(5e12, rel=1e-12)
     curve = context_curve(fast, model, w, [0, 500, 1000])
-    assert list(curve.single_session_tok_per_s) == pytest.approx([5e12] * 3, rel=1e-12)
+    assert list(curve.single_session_tok_s) == pytest.approx([5e12] * 3, rel=1e-12)
 
 
 def test_context_range_floor_cap_with_a_cache_read_under_one_byte() -> None:
@@ -239,7 +237,7 @@ def test_context_range_floor_cap_with_a_cache_read_under_one_byte() -> None:
         KVShape(global_bytes_per_token=5e-4),
         KVShape(global_bytes_per_token=5e-4),
     )
-    w = Workload(floor_tok_per_s=1e12 / 1.1e9, **CONTEXTS)
+    w = Workload(floor_tok_s=1e12 / 1.1e9, **CONTEXTS)
     r = decode(HW, model, w)
     assert r.batch_star is not None and abs(r.batch_star - 2e8) <= 1
     curve = context_curve(HW, model, w, [1000])
@@ -259,8 +257,8 @@ def test_step_curve_emits_b_rho_tokens_a_step() -> None:
     # T(1) = 2.5 / 8.6e-3 = 290.697... tok/s (b / t alone would give 116.3).
     from servebound.core.decode import step_curve
 
-    c = step_curve(HW, TARGET, Workload(floor_tok_per_s=1.0, speculation=SPEC, **CONTEXTS), [1])
-    assert float(c.tok_per_s[0]) == pytest.approx(2.5 / 8.6e-3, rel=1e-12)
+    c = step_curve(HW, TARGET, Workload(floor_tok_s=1.0, speculation=SPEC, **CONTEXTS), [1])
+    assert float(c.tok_s[0]) == pytest.approx(2.5 / 8.6e-3, rel=1e-12)
     assert float(c.memory_time_s[0]) == pytest.approx(1.3013e-3, rel=1e-12)
 
 
@@ -276,14 +274,12 @@ def test_context_range_samples_both_sides_of_the_floor_edge() -> None:
         KVShape(global_bytes_per_token=1e5),
         KVShape(global_bytes_per_token=1e5),
     )
-    w = Workload(
-        overhead_bytes=0.0, alloc_context_tokens=20_000, read_context_tokens=1000, floor_tok_per_s=500.0
-    )
+    w = Workload(overhead_bytes=0.0, alloc_context_tokens=20_000, read_context_tokens=1000, floor_tok_s=500.0)
     rng = decode_context_range(HW, model, w)
     assert rng.floor_read_context_tokens == 10_000 and rng.max_read_context_tokens == 20_000
     assert rng.curve is not None
     points = dict(
-        zip(rng.curve.read_context_tokens.tolist(), rng.curve.single_session_tok_per_s.tolist(), strict=True)
+        zip(rng.curve.read_context_tokens.tolist(), rng.curve.single_session_tok_s.tolist(), strict=True)
     )
     assert points[10_000] == pytest.approx(500.0, rel=1e-15)
     assert points[10_001] == pytest.approx(1e12 / (1e9 + 1e5 * 10_001), rel=1e-12)
@@ -302,14 +298,12 @@ def test_context_range_with_room_for_exactly_one_session() -> None:
         KVShape(global_bytes_per_token=3e6),
         KVShape(global_bytes_per_token=3e6),
     )
-    w = Workload(
-        overhead_bytes=0.0, alloc_context_tokens=20_000, read_context_tokens=1000, floor_tok_per_s=1.0
-    )
+    w = Workload(overhead_bytes=0.0, alloc_context_tokens=20_000, read_context_tokens=1000, floor_tok_s=1.0)
     r = decode(HW, model, w)
     assert r.batch_mem == 1 and r.batch_star == 1
     curve = context_curve(HW, model, w, [1000])
     assert int(curve.batch_star[0]) == 1
-    assert float(curve.aggregate_tok_per_s[0]) == pytest.approx(250.0, rel=1e-12)
+    assert float(curve.aggregate_tok_s[0]) == pytest.approx(250.0, rel=1e-12)
 
 
 def test_a_window_of_no_tokens_holds_no_growing_cache() -> None:
@@ -421,7 +415,7 @@ def test_a_layout_with_half_a_byte_of_margin_still_holds_its_weights() -> None:
         shape=LayerShape(layers=4, hidden_size=1000, query_heads=8, cache_shards=8),
     )
     system = System(Hardware("d", "d", 100 * GB, 1000 * GB), 1, Interconnect.ideal_for(1))
-    result = evaluate_layout(system, model, Layout(), Workload(floor_tok_per_s=1.0, **CONTEXTS))
+    result = evaluate_layout(system, model, Layout(), Workload(floor_tok_s=1.0, **CONTEXTS))
     assert result.verdict is not Verdict.NO_RESIDENT_FIT
     assert result.per_device.free_bytes >= 0
 
@@ -484,7 +478,7 @@ def test_a_whole_number_of_systems_within_rounding_is_not_rounded_up() -> None:
 
     plan = plan_fleet(
         sessions_per_system=10,
-        per_session_tok_per_s=1.0,
+        per_session_tok_s=1.0,
         prefill_s=1.0,
         prefill_parallel_prompts=1,
         prompt_tokens=1,
@@ -581,5 +575,5 @@ def test_b_rate_at_exactly_the_search_cap() -> None:
         KVShape(global_bytes_per_token=1e-9),
         KVShape(global_bytes_per_token=0.9),
     )
-    w = Workload(overhead_bytes=0.0, alloc_context_tokens=1000, read_context_tokens=1000, floor_tok_per_s=1.0)
+    w = Workload(overhead_bytes=0.0, alloc_context_tokens=1000, read_context_tokens=1000, floor_tok_s=1.0)
     assert decode(Hardware("big", "big", 1000 * GB, 1000 * GB), model, w).batch_rate == MAX_BATCH

@@ -45,7 +45,7 @@ CONTEXTS = {"overhead_bytes": 0.0, "alloc_context_tokens": 1000, "read_context_t
 def _gpu_layers(n: int, host_memory_gb: float, *, memory_only: bool = False) -> Workload:
     # R_host = 100 GB/s = 1e11 B/s, so R_dev / R_host = 10.
     spec = offload_spec(gpu_layers=n, host_memory_gb=host_memory_gb, host_bandwidth_gb_per_s=100)
-    return Workload(floor_tok_per_s=1.0, offload=spec, memory_only=memory_only, **CONTEXTS)  # type: ignore[arg-type]
+    return Workload(floor_tok_s=1.0, offload=spec, memory_only=memory_only, **CONTEXTS)  # type: ignore[arg-type]
 
 
 def test_gpu_layers_step_splits_weights_and_cache_by_layer() -> None:
@@ -65,7 +65,7 @@ def test_gpu_layers_step_splits_weights_and_cache_by_layer() -> None:
     # One session: t(1) = 0.75 x (4e9 + 1e9) / 1e12 + 0.25 x 5e9 / 1e11 = 3.75e-3 + 1.25e-2 = 1.625e-2 s,
     # so 1 / 1.625e-2 = 61.538... tok/s.
     r = decode(DEVICE, DENSE, _gpu_layers(3, 64, memory_only=True))
-    assert r.single_session_tok_per_s == pytest.approx(1 / 1.625e-2, rel=1e-12)
+    assert r.single_session_tok_s == pytest.approx(1 / 1.625e-2, rel=1e-12)
 
 
 def test_host_ram_bounds_the_batch_when_its_share_of_the_caches_binds() -> None:
@@ -100,8 +100,8 @@ def test_no_layer_on_the_device_is_refused_and_no_expert_layer_in_host_ram_is_no
     )
     spec = offload_spec(n_cpu_moe=0, host_memory_gb=64, host_bandwidth_gb_per_s=100)
     assert spec is not None and spec.n_cpu_moe == 0 and spec.mode == "n_cpu_moe=0"
-    r = decode(DEVICE, moe, Workload(floor_tok_per_s=1.0, offload=spec, memory_only=True, **CONTEXTS))  # type: ignore[arg-type]
-    assert r.single_session_tok_per_s == pytest.approx(200.0, rel=1e-12)
+    r = decode(DEVICE, moe, Workload(floor_tok_s=1.0, offload=spec, memory_only=True, **CONTEXTS))  # type: ignore[arg-type]
+    assert r.single_session_tok_s == pytest.approx(200.0, rel=1e-12)
 
 
 def test_a_host_row_with_one_flag_overridden_says_so() -> None:
@@ -153,16 +153,16 @@ def test_prefill_takes_the_larger_of_the_device_time_and_the_host_transfer() -> 
     assert r.offload is not None
     assert r.offload.step_time_split_s == pytest.approx((3e-3, 1 / 63), rel=1e-12)
     assert (r.time_s, r.memory_time_s) == pytest.approx((1 / 63, 1 / 63), rel=1e-12)
-    assert r.tok_per_s == pytest.approx(63_000.0, rel=1e-12)
+    assert r.tok_s == pytest.approx(63_000.0, rel=1e-12)
     curve = prefill_curve(hw, model, [1000], workload=workload)
     assert float(curve.memory_time_s[0]) == pytest.approx(1 / 63, rel=1e-12)
-    assert float(curve.tok_per_s[0]) == pytest.approx(63_000.0, rel=1e-12)
+    assert float(curve.tok_s[0]) == pytest.approx(63_000.0, rel=1e-12)
     # The range over L = 1 .. 1,000 (the alloc context): below 32 tokens the host computes, reading its
     # 1e9 B at 1e11 B/s (0.01 s, above the device's 3e-3 s), so L = 1 gives the lowest 1 / 0.01 = 100 tok/s;
     # from 32 on the link binds (1 / 63 s), and L = 1,000 the highest, 63,000 tok/s. Moving weights is
     # memory traffic: both ends, like the point, are memory-bound.
     rng = prefill_range(hw, model, workload=workload)
-    assert (rng.lo_tok_per_s, rng.hi_tok_per_s) == pytest.approx((100.0, 63_000.0), rel=1e-12)
+    assert (rng.lo_tok_s, rng.hi_tok_s) == pytest.approx((100.0, 63_000.0), rel=1e-12)
     assert (rng.lo_prompt_tokens, rng.hi_prompt_tokens) == (1, 1000)
     assert rng.lo_bound_by == rng.hi_bound_by == r.bound_by == BoundBy.MEMORY
 

@@ -96,9 +96,9 @@ def test_dense_one_shot_every_term_by_hand() -> None:
     assert r.compute_time_s == pytest.approx(0.105005)
     assert r.time_s == pytest.approx(0.105005)
     assert r.bound_by is BoundBy.COMPUTE
-    assert r.tok_per_s == pytest.approx(1000 / 0.105005)  # ~9,523 tok/s
-    assert r.memory_tok_per_s == pytest.approx(1000 / 0.0101)  # ~99,010 tok/s
-    assert r.compute_tok_per_s == pytest.approx(1000 / 0.105005)
+    assert r.tok_s == pytest.approx(1000 / 0.105005)  # ~9,523 tok/s
+    assert r.memory_tok_s == pytest.approx(1000 / 0.0101)  # ~99,010 tok/s
+    assert r.compute_tok_s == pytest.approx(1000 / 0.105005)
     assert r.bytes_per_token == pytest.approx(1.01e7)
     assert r.flops_per_token == pytest.approx((1e13 + 5.005e11) / 1000)
     # S* = W F / (2 P R) = 10e9 * 100e12 / (2 * 5e9 * 1e12) = 100 tokens per sweep.
@@ -131,7 +131,7 @@ def test_dense_small_chunk_is_a_memory_bound_policy_ceiling() -> None:
     assert r.memory_time_s == pytest.approx(1.00505)
     assert r.compute_time_s == pytest.approx(0.105005)
     assert r.bound_by is BoundBy.MEMORY
-    assert r.tok_per_s == pytest.approx(1000 / 1.00505)
+    assert r.tok_s == pytest.approx(1000 / 1.00505)
     assert r.chunk_mode is ChunkMode.POLICY
 
 
@@ -168,7 +168,7 @@ def test_batch_shares_one_sweep() -> None:
     # One 10 GB sweep for 4000 tokens, 4e8 of writes: 0.0104 s. Math is 4x: 0.42002 s.
     assert r.traffic_bytes == pytest.approx(10.4e9)
     assert r.time_s == pytest.approx(0.42002)
-    assert r.tok_per_s == pytest.approx(4000 / 0.42002)
+    assert r.tok_s == pytest.approx(4000 / 0.42002)
 
 
 def test_batch_max_and_ttft_budget() -> None:
@@ -199,7 +199,7 @@ def test_a_ttft_budget_keeps_the_unrestricted_result_visible() -> None:
     u = r.unrestricted
     # The unrestricted search is every setting that fits: b = 80, 80 x 0.105005 s, as without a budget.
     assert (u.batch, u.verdict, u.ttft_budget_s, u.ttft_ok) == (80, PrefillVerdict.FITS, None, None)
-    assert u.time_s == pytest.approx(80 * 0.105005) and u.tok_per_s == free.tok_per_s
+    assert u.time_s == pytest.approx(80 * 0.105005) and u.tok_s == free.tok_s
     over = prefill(TOY_HW, model, 1000, workload=TOY_WORKLOAD, batch="max", ttft_budget_s=0.1)
     assert over.verdict is PrefillVerdict.OVER_BUDGET and over.unrestricted is not None
     assert over.unrestricted.verdict is PrefillVerdict.FITS and over.unrestricted.batch == 80
@@ -234,8 +234,8 @@ def test_cache_free_model_caps_the_batch_search() -> None:
 def test_missing_rates_make_compute_unavailable_never_zero() -> None:
     bare = Hardware("bare", "Bare", 100 * GB, 1000 * GB)
     r = prefill(bare, toy_dense(), 1000, workload=TOY_WORKLOAD)
-    assert r.compute_tok_per_s is None and r.compute_time_s is None and r.crossover_tokens is None
-    assert r.tok_per_s == r.memory_tok_per_s == pytest.approx(1000 / 0.0101)
+    assert r.compute_tok_s is None and r.compute_time_s is None and r.crossover_tokens is None
+    assert r.tok_s == r.memory_tok_s == pytest.approx(1000 / 0.0101)
     assert r.bound_by is BoundBy.MEMORY
     assert not r.assumptions.compute_available and r.assumptions.missing_modes == ("bf16",)
     assert r.compute_note is not None and "memory-only" in r.compute_note
@@ -254,7 +254,7 @@ def test_missing_rates_make_compute_unavailable_never_zero() -> None:
         1000,
         workload=TOY_WORKLOAD,
     )
-    assert r.compute_tok_per_s == pytest.approx(1000 / (1e13 / 400e12)) and r.compute_note is None
+    assert r.compute_tok_s == pytest.approx(1000 / (1e13 / 400e12)) and r.compute_note is None
     # Modes can be overridden per call.
     r = prefill(fp4_only, toy_dense(), 1000, workload=TOY_WORKLOAD, linear_mode="fp4", attention_mode="fp4")
     assert r.assumptions.compute_available and r.compute_time_s == pytest.approx((1e13 + 5.005e11) / 400e12)
@@ -405,14 +405,14 @@ def test_range_equals_brute_force_over_every_length() -> None:
                 rng = prefill_range(hw, model, workload=wl, batch=b)
                 margin = hw.memory_bytes - model.weights.resident - overhead
                 fits = [L for L in range(1, 501) if b * model.kv_alloc.bytes_at(L) <= margin]
-                ceilings = {L: prefill(hw, model, L, workload=wl, batch=b).tok_per_s for L in fits}
+                ceilings = {L: prefill(hw, model, L, workload=wl, batch=b).tok_s for L in fits}
                 assert rng.max_prompt_tokens == max(fits)
                 assert rng.limited_by is (RangeLimit.CONTEXT_LIMIT if max(fits) == 500 else RangeLimit.MEMORY)
                 lo = min(ceilings, key=lambda L: (ceilings[L], L))
                 hi = min(ceilings, key=lambda L: (-ceilings[L], L))
                 assert (rng.lo_prompt_tokens, rng.hi_prompt_tokens) == (lo, hi)
-                assert rng.lo_tok_per_s == pytest.approx(ceilings[lo], rel=1e-12)
-                assert rng.hi_tok_per_s == pytest.approx(ceilings[hi], rel=1e-12)
+                assert rng.lo_tok_s == pytest.approx(ceilings[lo], rel=1e-12)
+                assert rng.hi_tok_s == pytest.approx(ceilings[hi], rel=1e-12)
 
 
 def test_range_limits_and_empty_sets() -> None:
@@ -428,7 +428,7 @@ def test_range_limits_and_empty_sets() -> None:
     rng = prefill_range(TOY_HW, model, workload=wl, batch=9)
     assert (rng.max_prompt_tokens, rng.limited_by) == (88_888, RangeLimit.MEMORY)
     rng = prefill_range(TOY_HW, model, workload=Workload(overhead_bytes=95 * GB))
-    assert rng.verdict is PrefillVerdict.NO_RESIDENT_FIT and rng.hi_tok_per_s is None
+    assert rng.verdict is PrefillVerdict.NO_RESIDENT_FIT and rng.hi_tok_s is None
     rng = prefill_range(TOY_HW, model, workload=Workload(overhead_bytes=89.99999 * GB))
     assert rng.verdict is PrefillVerdict.NO_SESSION_FIT and rng.lo_prompt_tokens is None
 
@@ -440,7 +440,7 @@ def test_curve_matches_single_evaluations() -> None:
     c = prefill_curve(TOY_HW, model, lengths, workload=wl, batch=3, chunk_tokens=7)
     for i, L in enumerate(lengths):
         r = prefill(TOY_HW, model, int(L), workload=wl, batch=3, chunk_tokens=7)
-        assert c.tok_per_s[i] == pytest.approx(r.tok_per_s, rel=1e-12)
+        assert c.tok_s[i] == pytest.approx(r.tok_s, rel=1e-12)
         assert c.bytes_per_token[i] == pytest.approx(r.bytes_per_token, rel=1e-12)
         assert c.flops_per_token[i] == pytest.approx(r.flops_per_token, rel=1e-12)
         assert bool(c.bound_by_memory[i]) == (r.bound_by is BoundBy.MEMORY)
@@ -526,8 +526,8 @@ def test_laguna_8k_prompt_by_hand() -> None:
     t = 1.294336e14 / 500e12 + attention / 125e12  # 0.38118 s: compute binds, ~21,491 tok/s
     assert r.bound_by is BoundBy.COMPUTE
     assert r.time_s == pytest.approx(t, rel=1e-12)
-    assert r.tok_per_s == pytest.approx(8192 / t, rel=1e-12)
-    assert 21_400 < r.tok_per_s < 21_600
+    assert r.tok_s == pytest.approx(8192 / t, rel=1e-12)
+    assert 21_400 < r.tok_s < 21_600
     assert r.assumptions.is_estimate  # expected expert routing
     # Linear math on the BF16 path instead: 1.0354688 s + 0.12231 s.
     slow = prefill(hw, model, 8192, linear_mode="bf16")
@@ -546,16 +546,16 @@ def test_laguna_range_peaks_where_the_rooflines_cross() -> None:
     # The slowest length is one token: W_batch(1) = 7,409,138,688 + 10 * 249,495,552 = 9,904,094,208 bytes
     # plus 98,304 of writes per 273e9 bytes/s, ~27.56 tok/s, memory-bound.
     assert rng.lo_prompt_tokens == 1 and rng.lo_bound_by is BoundBy.MEMORY
-    assert rng.lo_tok_per_s == pytest.approx(273e9 / (9_904_094_208 + 98_304), rel=1e-12)
+    assert rng.lo_tok_s == pytest.approx(273e9 / (9_904_094_208 + 98_304), rel=1e-12)
     # The memory ceiling rises with L and the compute ceiling falls, so the fastest length is where they
     # cross: memory-bound one token shorter, compute-bound one token longer.
     hi = rng.hi_prompt_tokens
-    assert hi is not None and rng.hi_tok_per_s is not None
+    assert hi is not None and rng.hi_tok_s is not None
     below, above = (
         prefill(hw, model, n, workload=Workload(alloc_context_tokens=262_144)) for n in (hi - 1, hi + 1)
     )
     assert {below.bound_by, above.bound_by} == {BoundBy.MEMORY, BoundBy.COMPUTE}
-    assert rng.hi_tok_per_s >= max(below.tok_per_s, above.tok_per_s)
+    assert rng.hi_tok_s >= max(below.tok_s, above.tok_s)
     # With attention charged, compute binds before the linear-only crossover S* = 8,262.6.
     assert 2_066 < hi < 8_263
 

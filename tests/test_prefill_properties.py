@@ -59,7 +59,7 @@ def test_one_shot_is_the_ceiling_at_fixed_batch(
     wl = workload(mode)
     one_shot = prefill(hw, model, prompt, workload=wl, batch=batch)
     chunked = prefill(hw, model, prompt, workload=wl, batch=batch, chunk_tokens=chunk)
-    assert chunked.tok_per_s <= one_shot.tok_per_s * (1 + REL)
+    assert chunked.tok_s <= one_shot.tok_s * (1 + REL)
     assert chunked.time_s >= one_shot.time_s * (1 - REL)
     assert chunked.memory_time_s >= one_shot.memory_time_s * (1 - REL)
     # Chunking changes the rereads and the sweeps, never the arithmetic.
@@ -77,7 +77,7 @@ def test_splitting_chunks_never_raises_the_ceiling(
     wl = workload(mode)
     fine = prefill(hw, model, prompt, workload=wl, chunk_tokens=chunk)
     coarse = prefill(hw, model, prompt, workload=wl, chunk_tokens=chunk * factor)
-    assert fine.tok_per_s <= coarse.tok_per_s * (1 + REL)
+    assert fine.tok_s <= coarse.tok_s * (1 + REL)
     assert fine.weight_sweep_bytes >= coarse.weight_sweep_bytes * (1 - REL)
     assert fine.kv_reread_bytes >= coarse.kv_reread_bytes * (1 - REL)
 
@@ -146,7 +146,7 @@ def test_larger_batches_wait_longer_and_never_serve_less(
     batches = np.arange(1, 200)
     c = prefill_curve(hw, model, prompt, workload=workload(mode), batch=batches, chunk_tokens=chunk)
     assert np.all(np.diff(c.time_s) >= -REL * c.time_s[:-1])
-    assert np.all(np.diff(c.tok_per_s) >= -REL * c.tok_per_s[:-1])
+    assert np.all(np.diff(c.tok_s) >= -REL * c.tok_s[:-1])
 
 
 @settings(max_examples=100, deadline=None)
@@ -209,12 +209,12 @@ def test_range_equals_brute_force(
     room = hw.memory_bytes - model.weights.resident  # what is left after rounding C = W_resident + room
     fits = [n for n in range(1, limit + 1) if batch * model.kv_alloc.bytes_at(n) <= room]
     if not fits:
-        assert rng.lo_tok_per_s is None and rng.verdict is not PrefillVerdict.FITS
+        assert rng.lo_tok_s is None and rng.verdict is not PrefillVerdict.FITS
         return
-    ceilings = {n: prefill(hw, model, n, workload=wl, batch=batch).tok_per_s for n in fits}
+    ceilings = {n: prefill(hw, model, n, workload=wl, batch=batch).tok_s for n in fits}
     assert rng.max_prompt_tokens == max(fits)
-    assert rng.lo_tok_per_s == pytest.approx(min(ceilings.values()), rel=1e-12)
-    assert rng.hi_tok_per_s == pytest.approx(max(ceilings.values()), rel=1e-12)
+    assert rng.lo_tok_s == pytest.approx(min(ceilings.values()), rel=1e-12)
+    assert rng.hi_tok_s == pytest.approx(max(ceilings.values()), rel=1e-12)
     assert rng.lo_prompt_tokens is not None and rng.hi_prompt_tokens is not None
     assert ceilings[rng.lo_prompt_tokens] == pytest.approx(min(ceilings.values()), rel=1e-12)
     assert ceilings[rng.hi_prompt_tokens] == pytest.approx(max(ceilings.values()), rel=1e-12)

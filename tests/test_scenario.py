@@ -146,7 +146,7 @@ def test_keywords_join_the_declared_inputs() -> None:
         WorkloadInputs(read_context=4096), hardware=PAIR[0], model=PAIR[1], floor_tok_s=30
     )
     assert scenario.inputs == WorkloadInputs(read_context=4096, floor=30)
-    assert scenario.workload.floor_tok_per_s == 30
+    assert scenario.workload.floor_tok_s == 30
 
 
 def test_an_unknown_precision_names_the_field() -> None:
@@ -193,5 +193,5 @@ def test_a_system_answers_at_its_best_layout() -> None:
     search = servebound.layout("8x-nvidia-h200-sxm", "deepseek-r1")
     best = search.layouts[0]
     answer = servebound.decode("8x-nvidia-h200-sxm", "deepseek-r1").to_dict()
-    assert answer["aggregate_tok_s"] == pytest.approx(best.aggregate_tok_per_s)
+    assert answer["aggregate_tok_s"] == pytest.approx(best.aggregate_tok_s)
     assert answer["layout"]["label"] == best.layout.label

@@ -89,7 +89,7 @@ def test_a_given_layout_is_honoured(client: TestClient, capsys: pytest.CaptureFi
     assert data["layout"]["label"] == "tp=4,ep=1,pp=1,dp=2" and data["layout"]["source"] == "given"
     ranked = servebound.layout("8x-nvidia-h100-sxm", "llama-3.1-70b").layouts
     one = next(r for r in ranked if r.layout.label == "tp=4,ep=1,pp=1,dp=2")
-    assert one is not ranked[0] and data["aggregate_tok_s"] == pytest.approx(one.aggregate_tok_per_s)
+    assert one is not ranked[0] and data["aggregate_tok_s"] == pytest.approx(one.aggregate_tok_s)
     assert data["batch_star"] == one.sessions
     python = servebound.decode("8x-nvidia-h100-sxm", "llama-3.1-70b", layout="tp=4").to_dict()
     api = client.get(
@@ -232,8 +232,8 @@ def test_a_random_sample_of_catalog_systems_never_answers_above_the_pool() -> No
         pooled = answer.pooled  # type: ignore[attr-defined]
         assert answer.layout is not None, system  # type: ignore[attr-defined]
         for ours, bound in (
-            (answer.single_session_tok_per_s, pooled.single_session_tok_per_s),
-            (answer.aggregate_tok_per_s, pooled.aggregate_tok_per_s),
+            (answer.single_session_tok_s, pooled.single_session_tok_s),
+            (answer.aggregate_tok_s, pooled.aggregate_tok_s),
         ):
             if ours is not None:
                 assert bound is not None and ours <= bound * (1 + 1e-9), (system, model)

@@ -230,7 +230,7 @@ def test_minimum_expert_traffic_raises_a_batched_moe_ceiling() -> None:
     )
     assert expected.check.reading == "estimate"
     # minimum traffic moves fewer expert bytes per step, so its ceiling is higher
-    assert minimum.check.ceiling_tok_per_s > expected.check.ceiling_tok_per_s
+    assert minimum.check.ceiling_tok_s > expected.check.ceiling_tok_s
     with pytest.raises(InputError, match="expert_traffic"):
         parse_reported_runs({"run": [{**base, "expert_traffic": "uniform"}]})
 
@@ -258,9 +258,7 @@ def test_fp16_accumulate_mode_doubles_a_geforce_f16_prefill_ceiling() -> None:
     )
     # RTX 4090: 165.2 TFLOPS with FP32 accumulate, 330.3 with FP16 accumulate (Ada whitepaper); the
     # compute-bound prefill ceiling of a 512-token prompt scales with the rate.
-    assert acc16.check.ceiling_tok_per_s / acc32.check.ceiling_tok_per_s == pytest.approx(
-        330.3 / 165.2, rel=0.02
-    )
+    assert acc16.check.ceiling_tok_s / acc32.check.ceiling_tok_s == pytest.approx(330.3 / 165.2, rel=0.02)
 
 
 def test_gpt_oss_runs_on_dgx_spark_use_the_gguf_profile(shipped: tuple[ReportedRun, ...]) -> None:
@@ -276,4 +274,4 @@ def test_gpt_oss_runs_on_dgx_spark_use_the_gguf_profile(shipped: tuple[ReportedR
         update={"model": "gpt-oss-20b", "explanation": "the release, not the file"}
     )
     (release,) = evaluate_reported_runs([native])
-    assert release.check.ceiling_tok_per_s < tg32.check.measured_tok_per_s < tg32.check.ceiling_tok_per_s
+    assert release.check.ceiling_tok_s < tg32.check.measured_tok_s < tg32.check.ceiling_tok_s

@@ -84,10 +84,10 @@ def test_sweeps_equal_the_core() -> None:
         t = replace(toy, reserved=int(r))
         full = decode(t.hardware, t.model(), t.workload())
         assert sweep.batch_mem[i] == full.batch_mem
-        assert sweep.memory_power_tok_s[i] == pytest.approx(full.memory_power_tok_per_s, rel=1e-12)
+        assert sweep.memory_power_tok_s[i] == pytest.approx(full.memory_power_tok_s, rel=1e-12)
         forced = decode(t.hardware, t.model(), t.workload(full.batch_mem)).forced
         assert forced is not None
-        assert sweep.kv_aware_tok_s[i] == pytest.approx(forced.aggregate_tok_per_s, rel=1e-12)
+        assert sweep.kv_aware_tok_s[i] == pytest.approx(forced.aggregate_tok_s, rel=1e-12)
 
 
 def test_formulas_numbered_and_keys_resolve() -> None:

@@ -152,10 +152,10 @@ def test_the_worked_examples_pair_pages_say_why_they_differ() -> None:
         page = " ".join(html.unescape(site.get(f"/pair/{hw_id}/qwen3.6-35b-a3b-nvfp4.md").text).split())
         page = page.replace("\\", "")  # the mirror escapes markdown's b\*
         table = example_result(machine, "qwen3.6-35b-a3b-nvfp4.toml")
-        assert table.aggregate_tok_per_s is not None and table.single_session_tok_per_s is not None
+        assert table.aggregate_tok_s is not None and table.single_session_tok_s is not None
         assert (
-            f"The derivation's worked table gives this pair {round(table.single_session_tok_per_s):,} tok/s for one "
-            f"session, b* {table.batch_star} and {round(table.aggregate_tok_per_s):,} tok/s"
+            f"The derivation's worked table gives this pair {round(table.single_session_tok_s):,} tok/s for one "
+            f"session, b* {table.batch_star} and {round(table.aggregate_tok_s):,} tok/s"
         ) in page
         assert f"W_resident {model.weights.resident / GB:,.4g} GB" in page
         assert f"rounded adapter's {example.weights.resident / GB:,.4g} GB with P_embed = 0" in page
@@ -275,9 +275,9 @@ def test_the_lectures_asides_are_on_the_economics_page(client: TestClient) -> No
     from servebound.core import economics as econ
     from servebound.questions.economics import LECTURE
 
-    rack = econ.train_schedule(LECTURE["batch"], 1 / LECTURE["steps_per_s"]).tok_per_s
+    rack = econ.train_schedule(LECTURE["batch"], 1 / LECTURE["steps_per_s"]).tok_s
     inference = econ.equal_cost(
-        LECTURE["traffic_tok_per_s"],
+        LECTURE["traffic_tok_s"],
         LECTURE["life_days"] * econ.SECONDS_PER_DAY,
         LECTURE["frontier_active_params"],
     ).inference_tokens

@@ -80,8 +80,8 @@ def test_pair_page_shows_its_runs_next_to_the_ceiling(rc: TestClient) -> None:
     # The derivation's run: 18 tok/s per session at concurrency 16, 32,000 read tokens, against the
     # ceiling for that setting, 18.21 tok/s per session (the NVFP4 profile keeps the tied embedding and
     # head in BF16, as quantizers leave it): 18.0 / 18.21 = 0.989, shown as 98.9 %.
-    assert run.check.measured_tok_per_s == 18.0
-    assert run.check.ceiling_tok_per_s == pytest.approx(18.21, abs=0.01)
+    assert run.check.measured_tok_s == 18.0
+    assert run.check.ceiling_tok_s == pytest.approx(18.21, abs=0.01)
     page = rc.get("/pair/nvidia-dgx-spark/gemma-4-26b-a4b-nvfp4")
     assert page.status_code == 200
     html = page.text
@@ -178,7 +178,7 @@ def test_runs_on_models_without_a_page_appear_on_the_hardware_page(rc: TestClien
 def test_the_formerly_above_run_sits_below_its_ceiling_on_every_page(rc: TestClient) -> None:
     run = next(r for r in validation_summary().runs if r.entry.id == ABOVE)
     # 3,062 tok/s: 129 % of the fp32-charged ceiling before GB10's derived int8 rate; at or below it now.
-    assert run.check.measured_tok_per_s == 3062
+    assert run.check.measured_tok_s == 3062
     assert run.at_or_below and run.entry.explanation is None
     for path in ("/hardware/nvidia-dgx-spark", "/validation"):
         html = rc.get(path).text

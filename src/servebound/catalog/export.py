@@ -243,7 +243,7 @@ CEILINGS = Table(
             "single_session_tok_s",
             "REAL",
             "One session's decode speed ceiling, tokens/s",
-            lambda r: r.decode.single_session_tok_per_s,
+            lambda r: r.decode.single_session_tok_s,
         ),
         _col(
             "batch_star",
@@ -255,13 +255,13 @@ CEILINGS = Table(
             "aggregate_tok_s",
             "REAL",
             "Useful aggregate decode ceiling at b*, tokens/s",
-            lambda r: r.decode.aggregate_tok_per_s,
+            lambda r: r.decode.aggregate_tok_s,
         ),
         _col(
             "per_session_tok_s",
             "REAL",
             "Each session's speed at b*, tokens/s",
-            lambda r: r.decode.per_session_tok_per_s,
+            lambda r: r.decode.per_session_tok_s,
         ),
         _col(
             "batch_mem",

@@ -67,8 +67,8 @@ def render_context_range(rng: DecodeContextRange) -> None:
         f"max(L_alloc, L)):"
     )
     console.print(
-        f"  single session: {fmt_rate(short.single_session_tok_per_s)} at 0, "
-        f"{fmt_rate(long_.single_session_tok_per_s)} at {top:,}"
+        f"  single session: {fmt_rate(short.single_session_tok_s)} at 0, "
+        f"{fmt_rate(long_.single_session_tok_s)} at {top:,}"
     )
     edge = rng.at_floor_edge
     if edge is None or rng.floor_read_context_tokens is None:
@@ -76,8 +76,8 @@ def render_context_range(rng: DecodeContextRange) -> None:
         return
     tail = "" if rng.floor_read_context_tokens == top else "; no batch clears the floor beyond it"
     console.print(
-        f"  aggregate at b*: {fmt_rate(short.aggregate_tok_per_s)} (b* {fmt_int(short.batch_star)}) at 0, "
-        f"{fmt_rate(edge.aggregate_tok_per_s)} (b* {fmt_int(edge.batch_star)}) at "
+        f"  aggregate at b*: {fmt_rate(short.aggregate_tok_s)} (b* {fmt_int(short.batch_star)}) at 0, "
+        f"{fmt_rate(edge.aggregate_tok_s)} (b* {fmt_int(edge.batch_star)}) at "
         f"{rng.floor_read_context_tokens:,}{tail}"
     )
 
@@ -101,28 +101,30 @@ def render_decode(result: DecodeResult) -> None:
         ("b_mem", fmt_int(r.batch_mem) + (" (cap)" if r.batch_mem_capped else ""), "floor(margin / K_alloc)"),
         ("b_rate", fmt_int(r.batch_rate), "floor((R/r* - W_active) / K_read), necessary"),
         ("b*", fmt_int(r.batch_star), f"limited by {r.batch_limited_by.value}" if r.batch_limited_by else ""),
-        ("single session", fmt_rate(r.single_session_tok_per_s), "R / (W_batch(1) + K_read)"),
-        ("aggregate at b*", fmt_rate(r.aggregate_tok_per_s), "b* rho / t(b*): t = max(t_mem, t_cmp)"),
+        ("single session", fmt_rate(r.single_session_tok_s), "R / (W_batch(1) + K_read)"),
+        ("aggregate at b*", fmt_rate(r.aggregate_tok_s), "b* rho / t(b*): t = max(t_mem, t_cmp)"),
         (
             "FLOPs per token",
             "-" if flops is None else f"{flops / 1e9:,.2f} GFLOP",
             "2 P_lin,active + a_attn(1, L_read)",
         ),
-        ("compute at b*", fmt_rate(r.compute_tok_per_s_at_star), "b* rho / t_cmp(b*)"),
+        ("compute at b*", fmt_rate(r.compute_tok_s_at_star), "b* rho / t_cmp(b*)"),
         ("balance batch", fmt_int(r.balance_batch), "smallest b with t_cmp(b) >= t_mem(b)"),
         (
             "step time t(b*)",
             "-" if step is None else f"{step * 1e3:,.3f} ms",
             f"bound by {r.bound_by.value}" if r.bound_by else "",
         ),
-        ("per session at b*", fmt_rate(r.per_session_tok_per_s), f"floor r* = {w.floor_tok_per_s:g}"),
-        ("memory-power", fmt_rate(r.memory_power_tok_per_s), "D/(K_alloc W_active) (1 - (W_res+O)/C)"),
-        ("large-memory limit", fmt_rate(r.large_memory_limit_tok_per_s), "D/(K_alloc W_active)"),
+        ("per session at b*", fmt_rate(r.per_session_tok_s), f"floor r* = {w.floor_tok_s:g}"),
+        ("memory-power", fmt_rate(r.memory_power_tok_s), "D/(K_alloc W_active) (1 - (W_res+O)/C)"),
+        ("large-memory limit", fmt_rate(r.large_memory_limit_tok_s), "D/(K_alloc W_active)"),
     ]
     if (f := r.forced) is not None:
         fits = "" if f.fits_memory else ", does not fit"
-        how = f"{fmt_rate(f.per_session_tok_per_s)}/session, {'clears' if f.clears_floor else 'below'} floor{fits}"
-        rows.append((f"forced batch {f.batch:,}", fmt_rate(f.aggregate_tok_per_s), how))
+        how = (
+            f"{fmt_rate(f.per_session_tok_s)}/session, {'clears' if f.clears_floor else 'below'} floor{fits}"
+        )
+        rows.append((f"forced batch {f.batch:,}", fmt_rate(f.aggregate_tok_s), how))
     if choice is not None:
         rows[:0] = _layout_rows(choice)
     print_table(("quantity", "value", "how"), rows, right=("value",))

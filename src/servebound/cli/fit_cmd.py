@@ -60,7 +60,7 @@ def fit_command(hardware: str, engine: str | None, limit: int, flags: ContextFla
         return
     console.print(
         f"{hw.name} ({hw.id}) serves {len(rows)} of {considered} catalog models at the floor of "
-        f"{workload.stated.floor_tok_per_s:g} tok/s per session, largest first:"
+        f"{workload.stated.floor_tok_s:g} tok/s per session, largest first:"
     )
     if hw.id == CPU_ONLY_ID:  # no GPU: say where the memory bandwidth came from
         console.print(f"no GPU found; bandwidth: {hw.sources['bandwidth_gb_per_s']}")
@@ -77,8 +77,8 @@ def fit_command(hardware: str, engine: str | None, limit: int, flags: ContextFla
             row.profile.weight_format,
             row.engine,
             f"{row.profile.adapter.weights.resident / 1e9:,.3f}",
-            fmt_rate(d.single_session_tok_per_s, ""),
-            fmt_rate(d.aggregate_tok_per_s, ""),
+            fmt_rate(d.single_session_tok_s, ""),
+            fmt_rate(d.aggregate_tok_s, ""),
             band_cell(d.expected),
         )
     console.print(table)

@@ -82,8 +82,8 @@ def render_layout_rows(results: list[LayoutResult], limit: int | None = None) ->
             r.verdict.value,
             "n/a" if r.batch_star is None else f"{r.batch_star:,}",
             "n/a" if r.sessions is None else f"{r.sessions:,}",
-            fmt_rate(r.aggregate_tok_per_s),
-            fmt_rate(r.per_session_tok_per_s),
+            fmt_rate(r.aggregate_tok_s),
+            fmt_rate(r.per_session_tok_s),
             "n/a" if t is None else t.bound_by.value,
             fmt_gb(r.per_device.weight_bytes),
             fmt_gb(r.per_device.kv_bytes),
@@ -163,14 +163,14 @@ def plan_command(
     lay = plan.layout
     console.print(
         f"serving layout: {lay.layout.label}: {lay.sessions:,} sessions at "
-        f"{fmt_rate(lay.per_session_tok_per_s)} each ({fmt_rate(lay.aggregate_tok_per_s)} per system)"
+        f"{fmt_rate(lay.per_session_tok_s)} each ({fmt_rate(lay.aggregate_tok_s)} per system)"
     )
     served = plan.served
     if served is not None:
         console.print(
             f"serving {served.sessions_per_system:,.4g} sessions per system (micro-batch {served.batch:,}) at "
-            f"{fmt_rate(served.per_session_tok_per_s)} each"
-            + ("" if served.clears_floor else f": BELOW the floor of {plan.workload.floor_tok_per_s:g} tok/s")
+            f"{fmt_rate(served.per_session_tok_s)} each"
+            + ("" if served.clears_floor else f": BELOW the floor of {plan.workload.floor_tok_s:g} tok/s")
         )
     fleet = plan.fleet
     console.print(steps_table(fleet.steps, "how", first="step", value=_plan_value))

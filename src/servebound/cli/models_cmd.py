@@ -210,28 +210,28 @@ def _render_rank(
         cells = [label, VERDICT_WORDS[d.verdict.value]]
         cells.append(f"{r.model.weights.resident / GB:,.1f}" if by_model else r.hardware_group or "-")
         if r.ttft_s is not None:
-            wait = fmt_wait(r.ttft_s) + ("" if r.prefill and r.prefill.compute_tok_per_s else "*")
+            wait = fmt_wait(r.ttft_s) + ("" if r.prefill and r.prefill.compute_tok_s else "*")
         elif r.prompt_beyond_context:
             wait = "beyond context"
         else:
             wait = "-"
         cells += [
             d.format_support.value,
-            fmt_rate(d.single_session_tok_per_s, ""),
+            fmt_rate(d.single_session_tok_s, ""),
             "-" if d.batch_star is None else f"{d.batch_star:,}",
-            fmt_rate(d.aggregate_tok_per_s, ""),
+            fmt_rate(d.aggregate_tok_s, ""),
             wait,
-            "-" if r.tok_per_s_per_kusd is None else f"{r.tok_per_s_per_kusd:,.3g}",
+            "-" if r.tok_s_per_kusd is None else f"{r.tok_s_per_kusd:,.3g}",
             _per_mtok(r),
         ]
         cells.append(band_cell(d.expected))
         table.add_row(*cells)
     console.print(table)
-    if any(r.prefill is not None and r.prefill.compute_tok_per_s is None for r in shown):
+    if any(r.prefill is not None and r.prefill.compute_tok_s is None for r in shown):
         console.print(
             "* no compute rate bounds the model's arithmetic modes on this row: the wait shown is the memory side only"
         )
-    if any(r.prefill is not None and r.prefill.compute_note and r.prefill.compute_tok_per_s for r in shown):
+    if any(r.prefill is not None and r.prefill.compute_note and r.prefill.compute_tok_s for r in shown):
         console.print(
             "Some waits charge a mode the row lacks at another rate (the fastest it publishes, or the mode "
             "engines unpack to): see prefill --json's compute_note"
@@ -270,7 +270,7 @@ def rank_workload_text(rows: list[RankRow]) -> str:
         "overhead_gb": [r.decode.workload.overhead_bytes / GB for r in rows],
         "alloc_context_tokens": [r.decode.workload.alloc_context_tokens for r in rows],
         "read_context_tokens": [r.decode.workload.read_context_tokens for r in rows],
-        "floor_tok_s": [r.decode.workload.floor_tok_per_s for r in rows],
+        "floor_tok_s": [r.decode.workload.floor_tok_s for r in rows],
     }
     why = {
         "overhead_gb": "each machine's",

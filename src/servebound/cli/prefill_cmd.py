@@ -102,12 +102,12 @@ def render_prefill(r: PrefillResult) -> None:
         render_assumptions(prefill_assumptions(r))
         return
     compute = (
-        fmt_rate(r.compute_tok_per_s)
-        if r.compute_tok_per_s is not None
+        fmt_rate(r.compute_tok_s)
+        if r.compute_tok_s is not None
         else f"unavailable (no rate for {', '.join(r.assumptions.missing_modes)})"
     )
     rows += [
-        ("memory ceiling", fmt_rate(r.memory_tok_per_s), "b L / (Q_pf / R)"),
+        ("memory ceiling", fmt_rate(r.memory_tok_s), "b L / (Q_pf / R)"),
         ("compute ceiling", compute, "b L / (A_lin/F_lin + A_attn/F_attn)"),
     ]
     if r.compute_note:
@@ -117,7 +117,7 @@ def render_prefill(r: PrefillResult) -> None:
         moved_gb = r.offload.host_bytes_per_token * r.batch * r.prompt_tokens / 1e9
         how = f"{r.offload.mode}: {moved_gb:,.2f} GB over min(link, host) per chunk; device memory {dev_s:,.4f} s"
         rows.append(("host weights moved", f"{host_s:,.4f} s", how))
-    rows.append(("combined ceiling", fmt_rate(r.tok_per_s), f"bound by {r.bound_by.value}"))
+    rows.append(("combined ceiling", fmt_rate(r.tok_s), f"bound by {r.bound_by.value}"))
     if r.format_support.value != "native":
         rows.append(("weight format", r.format_support.value, r.format_support_why[:120]))
     rows.append(("modeled prefill time", f"{r.time_s:,.4f} s", "t_pf,min for the whole batch"))
@@ -133,7 +133,7 @@ def render_prefill(r: PrefillResult) -> None:
             rows.append(
                 (
                     "without the budget",
-                    fmt_rate(free.tok_per_s),
+                    fmt_rate(free.tok_s),
                     f"unrestricted: batch {free.batch:,}, {free.time_s:,.4f} s, bound by {free.bound_by.value}",
                 )
             )
@@ -142,11 +142,11 @@ def render_prefill(r: PrefillResult) -> None:
 
 
 def render_range(rng: PrefillRange) -> None:
-    if rng.lo_tok_per_s is None or rng.hi_tok_per_s is None:
+    if rng.lo_tok_s is None or rng.hi_tok_s is None:
         console.print(f"range: no prompt length fits ({rng.verdict.value})")
         return
     console.print(
         f"range over L = 1..{rng.max_prompt_tokens:,} (limited by {rng.limited_by.value}), batch {rng.batch}: "
-        f"lo {fmt_rate(rng.lo_tok_per_s)} at L = {rng.lo_prompt_tokens:,} ({rng.lo_bound_by}), "
-        f"hi {fmt_rate(rng.hi_tok_per_s)} at L = {rng.hi_prompt_tokens:,} ({rng.hi_bound_by})"
+        f"lo {fmt_rate(rng.lo_tok_s)} at L = {rng.lo_prompt_tokens:,} ({rng.lo_bound_by}), "
+        f"hi {fmt_rate(rng.hi_tok_s)} at L = {rng.hi_prompt_tokens:,} ({rng.hi_bound_by})"
     )

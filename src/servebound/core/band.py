@@ -125,12 +125,12 @@ class TimeModel:
         n = len(self.residuals)
         return tuple(math.exp(quantile(self.residuals, conformal_level(1.0 - q, n))) for q in BAND_QUANTILES)
 
-    def band(self, ceiling_tok_per_s: float) -> tuple[tuple[float, float, float], bool]:
+    def band(self, ceiling_tok_s: float) -> tuple[tuple[float, float, float], bool]:
         """(p10, p50, p90) tok/s beside a ceiling, and whether any was clipped at the ceiling."""
-        time = self.slope / ceiling_tok_per_s + self.fixed_s
+        time = self.slope / ceiling_tok_s + self.fixed_s
         rates = [1.0 / (time * factor) for factor in self.time_factors]
-        clipped = any(rate > ceiling_tok_per_s for rate in rates)
-        p10, p50, p90 = (min(rate, ceiling_tok_per_s) for rate in rates)
+        clipped = any(rate > ceiling_tok_s for rate in rates)
+        p10, p50, p90 = (min(rate, ceiling_tok_s) for rate in rates)
         return (p10, p50, p90), clipped
 
 
@@ -216,7 +216,7 @@ class BandBasis:
 
 
 def expected_band(
-    ceiling_tok_per_s: float,
+    ceiling_tok_s: float,
     model: TimeModel | None,
     *,
     engine: str,
@@ -228,13 +228,13 @@ def expected_band(
     sessions: int = 1,
     engine_name: str | None = None,
 ) -> ExpectedBand | None:
-    """The band beside ``ceiling_tok_per_s`` (a per-session rate; ``sessions`` > 1 scales band and
+    """The band beside ``ceiling_tok_s`` (a per-session rate; ``sessions`` > 1 scales band and
     ceiling to an aggregate of that many sessions; ``engine_name``: the engine as its label writes it);
     None without a model (under BAND_MIN_RUNS runs) or
     for a ceiling that is not a positive finite rate."""
-    if model is None or not (math.isfinite(ceiling_tok_per_s) and ceiling_tok_per_s > 0):
+    if model is None or not (math.isfinite(ceiling_tok_s) and ceiling_tok_s > 0):
         return None
-    (p10, p50, p90), clipped = model.band(ceiling_tok_per_s)
+    (p10, p50, p90), clipped = model.band(ceiling_tok_s)
     return ExpectedBand(
         p10_tok_s=p10 * sessions,
         p50_tok_s=p50 * sessions,
@@ -247,7 +247,7 @@ def expected_band(
         runs_url=runs_url,
         reading="estimate",
         scope=scope,
-        ceiling_tok_s=ceiling_tok_per_s * sessions,
+        ceiling_tok_s=ceiling_tok_s * sessions,
         label=f"an estimate from {model.runs} published runs of {engine_name or engine} on {hardware_class}s",
         slope=model.slope,
         fixed_ms_per_token=1000 * model.fixed_s,

@@ -50,9 +50,9 @@ def usd_per_mtok(usd_per_hour: float, seconds: ArrayLike, tokens: ArrayLike) -> 
     return result
 
 
-def usd_per_mtok_at_rate(usd_per_hour: float, tok_per_s: float) -> float:
-    """USD per million tokens of a system at ``usd_per_hour`` emitting ``tok_per_s``."""
-    return usd_per_hour / (tok_per_s * SECONDS_PER_HOUR) * TOKENS_PER_MTOK
+def usd_per_mtok_at_rate(usd_per_hour: float, tok_s: float) -> float:
+    """USD per million tokens of a system at ``usd_per_hour`` emitting ``tok_s``."""
+    return usd_per_hour / (tok_s * SECONDS_PER_HOUR) * TOKENS_PER_MTOK
 
 
 @dataclass(frozen=True)

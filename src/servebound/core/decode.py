@@ -73,12 +73,8 @@ class Forced:
     """The ceilings at a batch fixed by policy."""
 
     batch: int = documented("B, the concurrency fixed by --batch", "sessions")
-    aggregate_tok_per_s: float = documented(
-        "T(B), the aggregate decode ceiling at B", "tok/s", json="aggregate_tok_s"
-    )
-    per_session_tok_per_s: float = documented(
-        "r(B) = T(B) / B, the per-session ceiling at B", "tok/s", json="per_session_tok_s"
-    )
+    aggregate_tok_s: float = documented("T(B), the aggregate decode ceiling at B", "tok/s")
+    per_session_tok_s: float = documented("r(B) = T(B) / B, the per-session ceiling at B", "tok/s")
     clears_floor: bool = documented("whether r(B) reaches the floor r*")
     fits_memory: bool = documented("whether B sessions fit in memory (B <= b_mem)")
 
@@ -108,7 +104,7 @@ class DecodeResult(ResultRecord):
     Compute: ``compute`` is the step's compute roof (its ``status`` says whether it was charged);
     ``balance_batch`` the smallest b <= b_mem with t_cmp(b) >= t_mem(b) (None when compute never catches
     up within the batches that fit, or is unavailable); ``bound_by`` the line setting t(b*);
-    ``step_time_s`` t(b*); ``compute_tok_per_s_at_star`` b* rho / t_cmp(b*) (None without a rate).
+    ``step_time_s`` t(b*); ``compute_tok_s_at_star`` b* rho / t_cmp(b*) (None without a rate).
     """
 
     __repr_fields__ = ("verdict", "batch_mem", "batch_star", "single_session_tok_s", "aggregate_tok_s")
@@ -153,34 +149,30 @@ class DecodeResult(ResultRecord):
     batch_limited_by: BatchLimit | None = documented(
         "what stopped b* from growing: `memory`, `floor` or `search_cap`", default=None
     )
-    single_session_tok_per_s: float | None = documented(
-        "R / (W_batch(1) + K_read), one session alone", "tok/s", json="single_session_tok_s", default=None
+    single_session_tok_s: float | None = documented(
+        "R / (W_batch(1) + K_read), one session alone", "tok/s", default=None
     )
-    aggregate_tok_per_s: float | None = documented(
+    aggregate_tok_s: float | None = documented(
         "T(b*), the KV-aware aggregate ceiling at b* (null unless floor_fit)",
         "tok/s",
-        json="aggregate_tok_s",
         default=None,
     )
-    per_session_tok_per_s: float | None = documented(
+    per_session_tok_s: float | None = documented(
         "r(b*), the per-session ceiling at b* (null unless floor_fit)",
         "tok/s",
-        json="per_session_tok_s",
         default=None,
     )
     bytes_per_token_at_star: float | None = documented(
         "q(b*), the bytes moved per generated token at b*", "bytes", default=None
     )
-    memory_power_tok_per_s: float | None = documented(
+    memory_power_tok_s: float | None = documented(
         "D / (K_alloc W_active) x (1 - (W_resident + O) / C)",
         "tok/s",
-        json="memory_power_tok_s",
         default=None,
     )
-    large_memory_limit_tok_per_s: float | None = documented(
+    large_memory_limit_tok_s: float | None = documented(
         "D / (K_alloc W_active), the limit as capacity grows",
         "tok/s",
-        json="large_memory_limit_tok_s",
         default=None,
     )
     forced: Forced | None = documented(
@@ -204,14 +196,13 @@ class DecodeResult(ResultRecord):
     step_time_s: float | None = documented(
         "t(b*) = max(t_mem(b*), t_cmp(b*)), one decode step", "s", default=None
     )
-    compute_tok_per_s_at_star: float | None = documented(
+    compute_tok_s_at_star: float | None = documented(
         "b* rho / t_cmp(b*), the compute line at b* (null without a rate)",
         "tok/s",
-        json="compute_tok_s_at_star",
         default=None,
     )
-    memory_tok_per_s_at_star: float | None = documented(
-        "b* rho / t_mem(b*), the memory line at b*", "tok/s", json="memory_tok_s_at_star", default=None
+    memory_tok_s_at_star: float | None = documented(
+        "b* rho / t_mem(b*), the memory line at b*", "tok/s", default=None
     )
     offload: OffloadReport | None = documented(
         "with --cpu-moe, --n-cpu-moe or --gpu-layers: where the bytes sit and what each tier moves per token "
@@ -286,8 +277,8 @@ class StepCurve:
     memory_time_s: Floats
     compute_time_s: Floats | None
     step_time_s: Floats
-    tok_per_s: Floats
-    per_session_tok_per_s: Floats
+    tok_s: Floats
+    per_session_tok_s: Floats
     compute: DecodeCompute
 
 
@@ -343,7 +334,7 @@ def decode(hardware: Hardware, model: ModelAdapter, workload: Workload | None = 
         return _offloaded_decode(hardware, model, workload)
     capacity = hardware.memory_bytes
     bandwidth = hardware.bandwidth_bytes_per_s
-    floor = workload.floor_tok_per_s
+    floor = workload.floor_tok_s
     spec = workload.speculation
 
     resident = model.weights.resident + (spec.draft.weights.resident if spec else 0.0)
@@ -416,9 +407,9 @@ def decode(hardware: Hardware, model: ModelAdapter, workload: Workload | None = 
         batch_mem=batch_mem,
         batch_mem_capped=batch_mem_capped,
         batch_rate=batch_rate,
-        single_session_tok_per_s=single,
-        memory_power_tok_per_s=memory_power,
-        large_memory_limit_tok_per_s=large_memory,
+        single_session_tok_s=single,
+        memory_power_tok_s=memory_power,
+        large_memory_limit_tok_s=large_memory,
         forced=forced,
         balance_batch=balance,
     )
@@ -442,13 +433,13 @@ def decode(hardware: Hardware, model: ModelAdapter, workload: Workload | None = 
         batch_floor=usable if usable < batch_mem else None,
         batch_star=batch_star,
         batch_limited_by=limited_by,
-        aggregate_tok_per_s=aggregate,
-        per_session_tok_per_s=aggregate / batch_star,
+        aggregate_tok_s=aggregate,
+        per_session_tok_s=aggregate / batch_star,
         bytes_per_token_at_star=q_star,
         bound_by=bound_by(t_mem, t_cmp),
         step_time_s=t_mem if t_cmp is None else max(t_mem, t_cmp),
-        compute_tok_per_s_at_star=None if t_cmp is None else batch_star * rho / t_cmp,
-        memory_tok_per_s_at_star=bandwidth / q_star,
+        compute_tok_s_at_star=None if t_cmp is None else batch_star * rho / t_cmp,
+        memory_tok_s_at_star=bandwidth / q_star,
         **reached,
     )
 
@@ -472,9 +463,9 @@ def _forced(workload: Workload, traffic: _Traffic, bandwidth: float, batch_mem: 
     per_session = aggregate / batch
     return Forced(
         batch=batch,
-        aggregate_tok_per_s=aggregate,
-        per_session_tok_per_s=per_session,
-        clears_floor=per_session >= workload.floor_tok_per_s,
+        aggregate_tok_s=aggregate,
+        per_session_tok_s=per_session,
+        clears_floor=per_session >= workload.floor_tok_s,
         fits_memory=batch <= batch_mem,
     )
 
@@ -507,7 +498,7 @@ def _floor_remedies(
 ) -> Remedies:
     """No batch clears the floor: what batch 1 reaches, the longest read context at which batch 1 would
     clear it (None when the weights alone are too slow), and the bandwidth that would clear it."""
-    floor = workload.floor_tok_per_s
+    floor = workload.floor_tok_s
     max_read: int | None = None
     if workload.speculation is None:
         budget = (bandwidth / floor if floor > 0 else math.inf) - float(

@@ -123,7 +123,7 @@ class DecodeCompute:
         return None if step is None else step / self.tokens_per_step
 
     @property
-    def ceiling_tok_per_s(self) -> float | None:
+    def ceiling_tok_s(self) -> float | None:
         """T_cmp = rho / c: the aggregate the compute roof allows at any batch (None without compute)."""
         c = self.seconds_per_session_step
         return None if not self.available or c is None or c <= 0 else self.tokens_per_step / c

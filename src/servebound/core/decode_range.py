@@ -53,15 +53,15 @@ CURVE_POINTS = 96
 class ContextCurve:
     """The ceilings at sampled read contexts (vectorized; None entries are NaN / -1 in the arrays).
 
-    ``batch_star`` is 0 where no batch clears the floor; ``aggregate_tok_per_s`` and
-    ``per_session_tok_per_s`` are NaN there.
+    ``batch_star`` is 0 where no batch clears the floor; ``aggregate_tok_s`` and
+    ``per_session_tok_s`` are NaN there.
     """
 
     read_context_tokens: Int
-    single_session_tok_per_s: Float
+    single_session_tok_s: Float
     batch_star: Int
-    aggregate_tok_per_s: Float
-    per_session_tok_per_s: Float
+    aggregate_tok_s: Float
+    per_session_tok_s: Float
 
 
 @dataclass(frozen=True)
@@ -130,7 +130,7 @@ def decode_context_range(
         limited_by = RangeLimit.MEMORY
 
     bandwidth = hardware.bandwidth_bytes_per_s
-    floor = workload.floor_tok_per_s
+    floor = workload.floor_tok_s
 
     def batch1_clears(context: int) -> bool:
         at = _at(workload, context)
@@ -206,7 +206,7 @@ def context_curve(
     spec = workload.speculation
     mode = workload.expert_traffic
     bandwidth = hardware.bandwidth_bytes_per_s
-    floor = workload.floor_tok_per_s
+    floor = workload.floor_tok_s
     weights = model.weights
 
     private = private_read_bytes(model, spec, lf)
@@ -299,8 +299,8 @@ def context_curve(
     aggregate = np.where(live, bandwidth / effective(np.maximum(star, 1).astype(np.float64)), np.nan)
     return ContextCurve(
         read_context_tokens=contexts,
-        single_session_tok_per_s=np.where(batch_mem >= 1, single, np.nan),
+        single_session_tok_s=np.where(batch_mem >= 1, single, np.nan),
         batch_star=star,
-        aggregate_tok_per_s=aggregate,
-        per_session_tok_per_s=aggregate / np.maximum(star, 1),
+        aggregate_tok_s=aggregate,
+        per_session_tok_s=aggregate / np.maximum(star, 1),
     )

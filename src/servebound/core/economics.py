@@ -108,7 +108,7 @@ class TrainSchedule:
     interval_s: float
     steps_per_s: float
     worst_queueing_s: float
-    tok_per_s: float
+    tok_s: float
 
 
 def train_schedule(batch: float, interval_s: float) -> TrainSchedule:
@@ -236,7 +236,7 @@ class EqualCost:
     Chinchilla's 20 N, and ``over_training_equal_cost`` the exact D_pre.
     """
 
-    traffic_tok_per_s: float
+    traffic_tok_s: float
     life_s: float
     active_params: float
     rl_flops_per_param_token: float
@@ -250,7 +250,7 @@ class EqualCost:
 
 
 def equal_cost(
-    traffic_tok_per_s: float,
+    traffic_tok_s: float,
     life_s: float,
     active_params: float,
     *,
@@ -258,11 +258,11 @@ def equal_cost(
     rl_efficiency: float = 0.3,
     tokens_per_param: float = CHINCHILLA_TOKENS_PER_PARAM,
 ) -> EqualCost:
-    inference = traffic_tok_per_s * life_s
+    inference = traffic_tok_s * life_s
     chinchilla = tokens_per_param * active_params
     pretrain = 2.0 * inference / 6.0
     return EqualCost(
-        traffic_tok_per_s=traffic_tok_per_s,
+        traffic_tok_s=traffic_tok_s,
         life_s=life_s,
         active_params=active_params,
         rl_flops_per_param_token=rl_flops_per_param_token,

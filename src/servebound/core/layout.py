@@ -150,9 +150,9 @@ class LayoutResult:
     batch_mem: int | None = None
     batch_star: int | None = None
     sessions: int | None = None
-    single_session_tok_per_s: float | None = None
-    aggregate_tok_per_s: float | None = None
-    per_session_tok_per_s: float | None = None
+    single_session_tok_s: float | None = None
+    aggregate_tok_s: float | None = None
+    per_session_tok_s: float | None = None
     times: StepTimes | None = None
 
     @property
@@ -427,7 +427,7 @@ def evaluate_layout(
             **base,  # type: ignore[arg-type]
         )
     single = 1.0 / lm.token_s(1)
-    floor = workload.floor_tok_per_s
+    floor = workload.floor_tok_s
 
     def clears(batch: int) -> bool:
         return 1.0 / lm.token_s(batch) >= floor
@@ -438,7 +438,7 @@ def evaluate_layout(
             verdict=Verdict.NO_FLOOR,
             per_device=per_device(1),
             batch_mem=batch_mem,
-            single_session_tok_per_s=single,
+            single_session_tok_s=single,
             times=times,
             **base,  # type: ignore[arg-type]
         )
@@ -453,9 +453,9 @@ def evaluate_layout(
         batch_mem=batch_mem,
         batch_star=star,
         sessions=sessions,
-        single_session_tok_per_s=single,
-        aggregate_tok_per_s=sessions / times.token_s,
-        per_session_tok_per_s=1.0 / times.token_s,
+        single_session_tok_s=single,
+        aggregate_tok_s=sessions / times.token_s,
+        per_session_tok_s=1.0 / times.token_s,
         times=times,
         **base,  # type: ignore[arg-type]
     )

@@ -24,9 +24,9 @@ def rank_key(result: LayoutResult) -> tuple[float, ...]:
     free bytes per device; ties go to fewer devices, then fewer pipeline stages."""
     order = VERDICT_ORDER[result.verdict]
     if result.verdict is Verdict.FLOOR_FIT:
-        value = result.aggregate_tok_per_s or 0.0
+        value = result.aggregate_tok_s or 0.0
     elif result.verdict is Verdict.NO_FLOOR:
-        value = result.single_session_tok_per_s or 0.0
+        value = result.single_session_tok_s or 0.0
     else:
         value = result.per_device.free_bytes
     return (order, -value, result.devices, result.layout.pp, result.layout.tp)
@@ -80,7 +80,7 @@ def best_layout(
         bounded.append((layout.dp * layout.pp * top / lm.token_s(top) if top else -math.inf, layout))
     best: LayoutResult | None = None
     for bound, layout in sorted(bounded, key=lambda item: -item[0]):
-        fast = None if best is None or best.verdict is not Verdict.FLOOR_FIT else best.aggregate_tok_per_s
+        fast = None if best is None or best.verdict is not Verdict.FLOOR_FIT else best.aggregate_tok_s
         if fast is not None and bound < fast:
             break
         result = evaluate_layout(

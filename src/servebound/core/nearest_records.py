@@ -26,11 +26,9 @@ class NearestFit:
     value: int | str | bool = documented(
         "the setting: tokens, a catalog profile id, true (cpu_moe) or the layers kept on the device"
     )
-    single_session_tok_per_s: float | None = documented(
-        "one session alone at that setting", "tok/s", json="single_session_tok_s"
-    )
-    aggregate_tok_per_s: float | None = documented(
-        "T(b*) at that setting (null unless a batch clears the floor there)", "tok/s", json="aggregate_tok_s"
+    single_session_tok_s: float | None = documented("one session alone at that setting", "tok/s")
+    aggregate_tok_s: float | None = documented(
+        "T(b*) at that setting (null unless a batch clears the floor there)", "tok/s"
     )
     batch_star: int | None = documented("b* at that setting (null unless floor_fit)", "sessions")
     host: str | None = documented("the catalog host row an offload reads (null otherwise)", default=None)

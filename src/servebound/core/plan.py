@@ -35,8 +35,8 @@ class FleetPlan:
 
     request_rate_per_s: float
     concurrent_sessions: float
-    output_tok_per_s: float
-    prefill_tok_per_s: float
+    output_tok_s: float
+    prefill_tok_s: float
     decode_systems: int
     prefill_systems: int
     separate_systems: int
@@ -53,7 +53,7 @@ class FleetPlan:
 def plan_fleet(
     *,
     sessions_per_system: int,
-    per_session_tok_per_s: float,
+    per_session_tok_s: float,
     prefill_s: float,
     prefill_parallel_prompts: int,
     prompt_tokens: int,
@@ -67,7 +67,7 @@ def plan_fleet(
     """Size a fleet (see the module docstring); exactly one of ``users`` and ``requests_per_s``."""
     if (users is None) == (requests_per_s is None):
         raise ValueError("give exactly one of users and requests_per_s")
-    r = per_session_tok_per_s
+    r = per_session_tok_s
     g, length = output_tokens, prompt_tokens
     steps: list[Step] = []
     rate, concurrent = _traffic(users, requests_per_s, r, g, steps)
@@ -131,8 +131,8 @@ def plan_fleet(
     return FleetPlan(
         request_rate_per_s=rate,
         concurrent_sessions=concurrent,
-        output_tok_per_s=output_rate,
-        prefill_tok_per_s=demand,
+        output_tok_s=output_rate,
+        prefill_tok_s=demand,
         decode_systems=decode_systems,
         prefill_systems=prefill_systems,
         separate_systems=separate,
@@ -199,7 +199,7 @@ class ServedBatch:
 
     sessions_per_system: float
     batch: int
-    per_session_tok_per_s: float
+    per_session_tok_s: float
     clears_floor: bool
 
 
@@ -229,14 +229,14 @@ def served_batch(
     if users is not None:
         per_system, batch, rate = at(users)
     else:
-        assert requests_per_s is not None and best.per_session_tok_per_s is not None
-        rate, previous = best.per_session_tok_per_s, None
+        assert requests_per_s is not None and best.per_session_tok_s is not None
+        rate, previous = best.per_session_tok_s, None
         for _ in range(64):
             per_system, batch, rate = at(requests_per_s * output_tokens / rate)
             if batch == previous:
                 break
             previous = batch
-    clears = rate >= workload.floor_tok_per_s * (1 - 1e-12)
+    clears = rate >= workload.floor_tok_s * (1 - 1e-12)
     return ServedBatch(per_system, batch, rate, clears)
 
 
@@ -244,7 +244,7 @@ def served_step(served: ServedBatch, lanes: int, floor: float) -> Step:
     verdict = "clears" if served.clears_floor else "is BELOW"
     return Step(
         "served_per_session_tok_per_s",
-        served.per_session_tok_per_s,
+        served.per_session_tok_s,
         f"r(b) at b = ceil(sessions per system / (dp pp)) = ceil({served.sessions_per_system:.4g} / {lanes})"
         f" = {served.batch}; {verdict} the floor r* = {floor:g}",
     )

@@ -129,15 +129,12 @@ class PrefillResult(ResultRecord):
     kv_alloc_bytes: float = documented("K_alloc(L_alloc), the cache reserved per prompt", "bytes")
     batch_mem: int = documented("b_mem, the prompts whose reserved caches fit in memory", "prompts")
     batch_mem_capped: bool = documented("b_mem reached the search cap", json=None)
-    memory_tok_per_s: float = documented(
-        "b L / (Q_pf / R), the memory roofline", "tok/s", json="memory_tok_s"
-    )
-    compute_tok_per_s: float | None = documented(
+    memory_tok_s: float = documented("b L / (Q_pf / R), the memory roofline", "tok/s")
+    compute_tok_s: float | None = documented(
         "b L / (A_linear / F_linear + A_attention / F_attention); null when a rate is unknown",
         "tok/s",
-        json="compute_tok_s",
     )
-    tok_per_s: float = documented("b L / t_pf,min, the combined ceiling", "tok/s", json="tok_s")
+    tok_s: float = documented("b L / t_pf,min, the combined ceiling", "tok/s")
     time_s: float = documented("t_pf,min, the modeled prefill time for the batch", "s")
     memory_time_s: float = documented("Q_pf / R", "s")
     compute_time_s: float | None = documented("A_linear / F_linear + A_attention / F_attention", "s")
@@ -233,16 +230,16 @@ class PrefillResult(ResultRecord):
 class PrefillCurve:
     """Prefill ceilings over arrays of prompt lengths (and batches), for figures and tables.
 
-    ``compute_tok_per_s`` and ``compute_time_s`` are None when a needed rate is missing.
+    ``compute_tok_s`` and ``compute_time_s`` are None when a needed rate is missing.
     ``bound_by_memory`` is True where the memory roofline sets the time. No capacity gate is applied.
     """
 
     prompt_tokens: NDArray[np.int64]
     batch: NDArray[np.int64]
     chunk_tokens: NDArray[np.int64]
-    memory_tok_per_s: Float
-    compute_tok_per_s: Float | None
-    tok_per_s: Float
+    memory_tok_s: Float
+    compute_tok_s: Float | None
+    tok_s: Float
     time_s: Float
     memory_time_s: Float
     compute_time_s: Float | None
@@ -269,10 +266,10 @@ class PrefillRange:
     batch: int
     max_prompt_tokens: int
     limited_by: RangeLimit
-    lo_tok_per_s: float | None
+    lo_tok_s: float | None
     lo_prompt_tokens: int | None
     lo_bound_by: BoundBy | None
-    hi_tok_per_s: float | None
+    hi_tok_s: float | None
     hi_prompt_tokens: int | None
     hi_bound_by: BoundBy | None
 

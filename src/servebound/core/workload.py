@@ -81,7 +81,7 @@ class Workload:
     overhead_bytes: float = DEFAULT_OVERHEAD_BYTES
     alloc_context_tokens: int = DEFAULT_ALLOC_CONTEXT_TOKENS
     read_context_tokens: int = DEFAULT_READ_CONTEXT_TOKENS
-    floor_tok_per_s: float = DEFAULT_FLOOR_TOK_PER_S
+    floor_tok_s: float = DEFAULT_FLOOR_TOK_PER_S
     forced_batch: int | None = None
     expert_traffic: ExpertTraffic = ExpertTraffic.EXPECTED
     speculation: Speculation | None = None

@@ -211,7 +211,7 @@ def _layer_split(
 
 def _layer_split_note(split: LayoutResult) -> Note:
     """What llama.cpp's default layer split gives, beside the best layout answered."""
-    rate = split.single_session_tok_per_s
+    rate = split.single_session_tok_s
     said = "no session fits" if rate is None else f"one session runs at most {rate:,.1f} tok/s"
     return Note.of(
         f"llama.cpp, which runs this GGUF format, splits the layers over the devices by default "

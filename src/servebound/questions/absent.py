@@ -24,8 +24,8 @@ def missing_decode(r: DecodeResult) -> dict[str, Note]:
     by its JSON name; a figure that is present has no entry."""
     why = NOTHING_FITS_WHY if r.verdict in (Verdict.NO_RESIDENT_FIT, Verdict.NO_SESSION_FIT) else NO_FLOOR_WHY
     figures = {
-        "single_session_tok_s": r.single_session_tok_per_s,
-        "aggregate_tok_s": r.aggregate_tok_per_s,
+        "single_session_tok_s": r.single_session_tok_s,
+        "aggregate_tok_s": r.aggregate_tok_s,
         "batch_star": r.batch_star,
     }
     return {name: Note((why,)) for name, value in figures.items() if value is None}

@@ -148,7 +148,7 @@ def cost_report(
     star = result.batch_star
     if star is not None and star > 1:
         both = cost_curve(hardware, model, workload, [1, star], price.usd_per_hour)
-        r = both.steps.per_session_tok_per_s
+        r = both.steps.per_session_tok_s
         c = both.usd_per_mtok_output
         trade = Trade(1, star, float(r[0] / r[1]), float(c[0] / c[1]))
     return CostReport(

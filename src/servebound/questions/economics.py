@@ -212,8 +212,8 @@ def trains(batch: float, interval_s: float) -> list[Shown]:
         Shown(
             "tokens per second per system",
             "b / tau",
-            f"{_g(batch)} / {_g(interval_s * 1e3)} ms = {_g(batch)} x {_g(s.steps_per_s)} steps/s = {_g(s.tok_per_s)}",
-            s.tok_per_s,
+            f"{_g(batch)} / {_g(interval_s * 1e3)} ms = {_g(batch)} x {_g(s.steps_per_s)} steps/s = {_g(s.tok_s)}",
+            s.tok_s,
             "tok/s",
             inputs,
         ),
@@ -417,7 +417,7 @@ def cache_tier(hold_s: float, tiers: tuple[econ.MemoryTier, ...] = econ.MEMORY_T
 
 
 def training(
-    traffic_tok_per_s: float,
+    traffic_tok_s: float,
     life_days: float,
     active_params: float,
     *,
@@ -425,7 +425,7 @@ def training(
     rl_efficiency: float = 0.3,
 ) -> list[Shown]:
     _positive(
-        traffic_tok_s=traffic_tok_per_s,
+        traffic_tok_s=traffic_tok_s,
         life_days=life_days,
         active_params=active_params,
         rl_efficiency=rl_efficiency,
@@ -440,16 +440,16 @@ def training(
             "rl_flops",
             f"RL costs between 2 and 6 FLOPs per parameter per token (got {rl_flops_per_param_token:g})",
         )
-    _finite("traffic_tok_s", traffic_tok_per_s * life_days * econ.SECONDS_PER_DAY / active_params)
+    _finite("traffic_tok_s", traffic_tok_s * life_days * econ.SECONDS_PER_DAY / active_params)
     e = econ.equal_cost(
-        traffic_tok_per_s,
+        traffic_tok_s,
         life_days * econ.SECONDS_PER_DAY,
         active_params,
         rl_flops_per_param_token=rl_flops_per_param_token,
         rl_efficiency=rl_efficiency,
     )
     inputs = {
-        "traffic_tok_s": traffic_tok_per_s,
+        "traffic_tok_s": traffic_tok_s,
         "life_days": life_days,
         "active_params": active_params,
         "rl_flops_per_param_token": rl_flops_per_param_token,
@@ -459,7 +459,7 @@ def training(
         Shown(
             "lifetime inference tokens",
             "D_inf = traffic x life",
-            f"{_g(traffic_tok_per_s)} tok/s x {_g(life_days)} days x 86,400 s = {_g(e.inference_tokens)}",
+            f"{_g(traffic_tok_s)} tok/s x {_g(life_days)} days x 86,400 s = {_g(e.inference_tokens)}",
             e.inference_tokens,
             "tokens",
             inputs,
@@ -518,7 +518,7 @@ LECTURE: dict[str, float] = {
     "steps_per_s": 64.0,
     "breakpoint_tokens": 200_000.0,
     "frontier_active_params": 100e9,
-    "traffic_tok_per_s": 50e6,
+    "traffic_tok_s": 50e6,
     "life_days": 60.0,
 }
 
@@ -556,5 +556,5 @@ def lecture(blackwell: Hardware) -> list[Shown]:
                 L["frontier_active_params"], rate, blackwell.bandwidth_bytes_per_s, L["breakpoint_tokens"]
             )
         )
-    out.extend(training(L["traffic_tok_per_s"], L["life_days"], L["frontier_active_params"]))
+    out.extend(training(L["traffic_tok_s"], L["life_days"], L["frontier_active_params"]))
     return out

@@ -51,7 +51,7 @@ def fit_models(
         if c.decode is not None
     ]
     considered = len({p.base_id for p in profiles})
-    rows.sort(key=lambda r: (-(r.profile.total_params or 0.0), -(r.decode.single_session_tok_per_s or 0.0)))
+    rows.sort(key=lambda r: (-(r.profile.total_params or 0.0), -(r.decode.single_session_tok_s or 0.0)))
     # each row's band, of the engine named (else the one usually run here), read once for every surface
     return [replace(r, decode=with_band(r.decode, engine)) for r in rows], considered
 

@@ -93,8 +93,8 @@ def _answer(
     return NearestFit(
         change,
         value,
-        there.single_session_tok_per_s,
-        there.aggregate_tok_per_s,
+        there.single_session_tok_s,
+        there.aggregate_tok_s,
         there.batch_star,
         host,
         there.verdict is Verdict.FLOOR_FIT,
@@ -176,8 +176,8 @@ def nearest_fit(result: DecodeResult) -> tuple[NearestFit, ...]:
             kept,
             key=lambda f: (
                 not f.floor_fit,
-                -(f.aggregate_tok_per_s or 0.0),
-                -(f.single_session_tok_per_s or 0.0),
+                -(f.aggregate_tok_s or 0.0),
+                -(f.single_session_tok_s or 0.0),
             ),
         )
     )

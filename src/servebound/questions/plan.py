@@ -105,7 +105,7 @@ def run_plan(
             overhead_bytes=DEFAULT_OVERHEAD_BYTES if overhead_bytes is None else overhead_bytes,
             alloc_context_tokens=alloc,
             read_context_tokens=prompt_tokens + output_tokens // 2,
-            floor_tok_per_s=floor_tok_s,
+            floor_tok_s=floor_tok_s,
         ),
         overhead_from_hardware=overhead_bytes is None,
     )
@@ -125,7 +125,7 @@ def run_plan(
             ),
         )
     best = fits[0]
-    assert best.sessions is not None and best.per_session_tok_per_s is not None
+    assert best.sessions is not None and best.per_session_tok_s is not None
     price_source = "the price per hour given" if usd_per_device_hour is not None else None
     if usd_per_device_hour is None:
         listed = catalog_price(resolved.id)
@@ -143,7 +143,7 @@ def run_plan(
     served = served_batch(resolved.system, model, best, workload, c, **traffic, output_tokens=output_tokens)
     fleet = plan_fleet(
         sessions_per_system=best.sessions,
-        per_session_tok_per_s=served.per_session_tok_per_s,
+        per_session_tok_s=served.per_session_tok_s,
         prefill_s=pf.time_s,
         prefill_parallel_prompts=best.layout.dp * best.layout.pp,
         prompt_tokens=prompt_tokens,

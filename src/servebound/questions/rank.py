@@ -181,14 +181,13 @@ class RankRow:
     @property
     def useful_tok_per_s(self) -> float:
         """The KV-aware aggregate at b*, 0 when no batch clears the floor."""
-        return self.decode.aggregate_tok_per_s or 0.0
+        return self.decode.aggregate_tok_s or 0.0
 
     @documented_property(
         "useful aggregate per 1,000 USD of purchase price (null where no price is known)",
         "tok/s per kUSD",
-        json="tok_s_per_kusd",
     )
-    def tok_per_s_per_kusd(self) -> float | None:
+    def tok_s_per_kusd(self) -> float | None:
         if not self.price_usd:
             return None
         return self.useful_tok_per_s / (self.price_usd / 1000.0)
@@ -197,10 +196,9 @@ class RankRow:
         "aggregate_tok_s over devices: the useful aggregate at b* per device (null where no batch clears "
         "the floor)",
         "tok/s",
-        json="aggregate_tok_s_per_device",
     )
-    def aggregate_tok_per_s_per_device(self) -> float | None:
-        aggregate = self.decode.aggregate_tok_per_s
+    def aggregate_tok_s_per_device(self) -> float | None:
+        aggregate = self.decode.aggregate_tok_s
         return aggregate / self.devices if aggregate else None
 
     @documented_property(
@@ -209,7 +207,7 @@ class RankRow:
         "USD/Mtok",
     )
     def usd_per_mtok_output(self) -> float | None:
-        aggregate = self.decode.aggregate_tok_per_s
+        aggregate = self.decode.aggregate_tok_s
         if self.usd_per_hour is None or not aggregate:
             return None
         return usd_per_mtok_at_rate(self.usd_per_hour, aggregate)
@@ -280,16 +278,16 @@ RowFn = Callable[[Machine, ModelAdapter, AnyWorkload, int], RankRow]
 
 
 def _useful(row: RankRow) -> tuple[float, float]:
-    return -row.useful_tok_per_s, -(row.decode.single_session_tok_per_s or 0.0)
+    return -row.useful_tok_per_s, -(row.decode.single_session_tok_s or 0.0)
 
 
 #: Each order's key within a verdict (the verdict, floor first, always leads).
 _SORT_KEYS: dict[str, Callable[[RankRow], tuple[Any, ...]]] = {
     "useful": _useful,
     "size": lambda r: (-r.model.weights.resident, *_useful(r)),
-    "single": lambda r: (-(r.decode.single_session_tok_per_s or 0.0),),
+    "single": lambda r: (-(r.decode.single_session_tok_s or 0.0),),
     "ttft": lambda r: (r.ttft_s is None, r.ttft_s or 0.0),
-    "per-dollar": lambda r: (r.tok_per_s_per_kusd is None, -(r.tok_per_s_per_kusd or 0.0)),
+    "per-dollar": lambda r: (r.tok_s_per_kusd is None, -(r.tok_s_per_kusd or 0.0)),
 }
 
 

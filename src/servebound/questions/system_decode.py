@@ -74,10 +74,10 @@ class SystemDecode(DecodeResult):
             out.append(
                 replace(
                     fit,
-                    single_session_tok_per_s=result.single_session_tok_per_s,
-                    aggregate_tok_per_s=result.aggregate_tok_per_s,
+                    single_session_tok_s=result.single_session_tok_s,
+                    aggregate_tok_s=result.aggregate_tok_s,
                     batch_star=None if result.batch_star is None else lanes * result.batch_star,
-                    floor_fit=result.aggregate_tok_per_s is not None,
+                    floor_fit=result.aggregate_tok_s is not None,
                 )
             )
         return tuple(out)
@@ -97,12 +97,12 @@ class SystemDecode(DecodeResult):
             "servebound layout lists every layout of the system."
         )
         notes = [said, *choice.notes]
-        if pooled is not None and pooled.single_session_tok_per_s is not None:
-            aggregate = pooled.aggregate_tok_per_s
+        if pooled is not None and pooled.single_session_tok_s is not None:
+            aggregate = pooled.aggregate_tok_s
             notes.append(
                 Note.of(
                     f"As one pooled device with summed bandwidth the system would give "
-                    f"{pooled.single_session_tok_per_s:,.1f} tok/s to one session"
+                    f"{pooled.single_session_tok_s:,.1f} tok/s to one session"
                     + ("" if aggregate is None else f" and {aggregate:,.0f} tok/s in all")
                     + ": a bound no layout reaches, since each device streams only its own share."
                 )
@@ -139,16 +139,16 @@ def at_layout(pooled: DecodeResult, choice: LayoutChoice) -> SystemDecode:
         batch_floor=None,
         batch_star=star,
         batch_limited_by=_limited_by(r),
-        single_session_tok_per_s=r.single_session_tok_per_s,
-        aggregate_tok_per_s=r.aggregate_tok_per_s,
-        per_session_tok_per_s=r.per_session_tok_per_s,
+        single_session_tok_s=r.single_session_tok_s,
+        aggregate_tok_s=r.aggregate_tok_s,
+        per_session_tok_s=r.per_session_tok_s,
         bytes_per_token_at_star=None,
         forced=_forced(choice, pooled.model, pooled.workload),
         balance_batch=_balance(choice, pooled.model, pooled.workload),
         bound_by=None if times is None else times.bound_by,
         step_time_s=None if times is None else times.stage_s,
-        compute_tok_per_s_at_star=None if star is None or not compute_s else star / (lay.pp * compute_s),
-        memory_tok_per_s_at_star=None if times is None or star is None else star / (lay.pp * times.memory_s),
+        compute_tok_s_at_star=None if star is None or not compute_s else star / (lay.pp * compute_s),
+        memory_tok_s_at_star=None if times is None or star is None else star / (lay.pp * times.memory_s),
     )
     return SystemDecode(**{**kept, **at}, layout=choice, pooled=pooled)
 
@@ -197,8 +197,8 @@ def _forced(choice: LayoutChoice, model: Any, workload: Workload) -> Forced | No
     per_session = 1.0 / times.token_s
     return Forced(
         batch=sessions,
-        aggregate_tok_per_s=sessions * per_session,
-        per_session_tok_per_s=per_session,
-        clears_floor=per_session >= workload.floor_tok_per_s,
+        aggregate_tok_s=sessions * per_session,
+        per_session_tok_s=per_session,
+        clears_floor=per_session >= workload.floor_tok_s,
         fits_memory=r.batch_mem is not None and batch <= r.batch_mem,
     )

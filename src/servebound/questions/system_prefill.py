@@ -93,7 +93,7 @@ def layout_prefill(
         **{
             **kept,
             "time_s": time_s,
-            "tok_per_s": batch * prompt / time_s,
+            "tok_s": batch * prompt / time_s,
             "ttft_ok": None if ttft_budget_s is None else time_s <= ttft_budget_s,
         },
         layout=choice,

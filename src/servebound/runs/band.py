@@ -98,7 +98,7 @@ def band_basis(
 
 
 def band_for(
-    ceiling_tok_per_s: float | None,
+    ceiling_tok_s: float | None,
     engine: str | None,
     hardware_id: str,
     phase: str,
@@ -111,7 +111,7 @@ def band_for(
     fits), a hardware file (no class), or fewer than BAND_MIN_RUNS runs in the group. ``sessions``
     turns it into the aggregate of that many sessions (band and ceiling both). The group's fit is read
     from the precomputed table (``runs.band_table``): a lookup, not a refit."""
-    if engine is None or ceiling_tok_per_s is None:
+    if engine is None or ceiling_tok_s is None:
         return None
     cls = hardware_class(hardware_id)
     if cls is None:
@@ -120,7 +120,7 @@ def band_for(
     if group is None:
         return None
     return expected_band(
-        ceiling_tok_per_s,
+        ceiling_tok_s,
         group.model,
         engine=group.engine,
         engine_name=engine_words(group.engine),
@@ -159,19 +159,19 @@ def with_band(result: R, engine: str | None = None) -> R:
     basis = band_basis(given, hw, result.model.weight_precision, phase, regime)
     engine = None if basis is None else basis.engine
     if not isinstance(result, Decoded):
-        band = band_for(result.tok_per_s, engine, hw, "prefill", regime=regime, scope="prefill tok/s")
+        band = band_for(result.tok_s, engine, hw, "prefill", regime=regime, scope="prefill tok/s")
         return _with(result, expected=band, expected_from=basis)
     forced = result.forced
     if forced is not None:
         scope = f"per session at batch {forced.batch}"
-        band = _at_batch(forced.per_session_tok_per_s, forced.batch, engine, hw, regime, scope)
+        band = _at_batch(forced.per_session_tok_s, forced.batch, engine, hw, regime, scope)
     else:
-        band = band_for(result.single_session_tok_per_s, engine, hw, "decode", regime=regime)
+        band = band_for(result.single_session_tok_s, engine, hw, "decode", regime=regime)
     star = result.batch_star
     aggregate = None
-    if star is not None and result.per_session_tok_per_s is not None:
+    if star is not None and result.per_session_tok_s is not None:
         scope = f"aggregate at b* = {star}"
-        aggregate = _at_batch(result.per_session_tok_per_s, star, engine, hw, regime, scope, sessions=star)
+        aggregate = _at_batch(result.per_session_tok_s, star, engine, hw, regime, scope, sessions=star)
     if basis is not None and band is not None and band.phase != basis.phase:  # a batch's serving runs
         basis = replace(basis, phase=band.phase, runs=band.runs)
     return _with(result, expected=band, expected_aggregate=aggregate, expected_from=basis)

@@ -73,7 +73,7 @@ def _groups() -> dict[GroupKey, tuple[ReportedRunEntry, ...]]:
 def _per_session(run: ReportedRun) -> tuple[float, float]:
     """(ceiling, measured) of one session: an aggregate run's divided by its concurrency (the fit is
     of one session's per-token time), any other run's as checked."""
-    ceiling, measured = run.check.ceiling_tok_per_s, run.check.measured_tok_per_s
+    ceiling, measured = run.check.ceiling_tok_s, run.check.measured_tok_s
     if run.entry.metric is Metric.AGGREGATE_TOK_S and run.entry.concurrency > 1:
         return ceiling / run.entry.concurrency, measured / run.entry.concurrency
     return ceiling, measured

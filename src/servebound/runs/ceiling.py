@@ -89,19 +89,17 @@ def _decode_check(
     result = decode(scenario.hardware, scenario.model, scenario.workload)
     forced = result.forced
     assert forced is not None
-    ceiling = (
-        forced.per_session_tok_per_s if run.metric is Metric.PER_SESSION_TOK_S else forced.aggregate_tok_per_s
-    )
+    ceiling = forced.per_session_tok_s if run.metric is Metric.PER_SESSION_TOK_S else forced.aggregate_tok_s
     fits = result.fits and forced.fits_memory
-    measured = run.measured_tok_per_s
+    measured = run.measured_tok_s
     efficiency = measured / ceiling
     return RunCheck(
         run=run,
         hardware=hw,
         model=adapter,
         overhead_bytes=result.workload.overhead_bytes,
-        ceiling_tok_per_s=ceiling,
-        measured_tok_per_s=measured,
+        ceiling_tok_s=ceiling,
+        measured_tok_s=measured,
         efficiency=efficiency,
         above_ceiling=efficiency > 1.0 + ABOVE_CEILING_TOLERANCE,
         fits_memory=fits,
@@ -198,15 +196,15 @@ def check_run(
         linear_mode=run.linear_mode,
         attention_mode=run.attention_mode,
     )
-    measured = run.measured_tok_per_s
-    efficiency = measured / pf.tok_per_s
+    measured = run.measured_tok_s
+    efficiency = measured / pf.tok_s
     return RunCheck(
         run=run,
         hardware=hw,
         model=adapter,
         overhead_bytes=workload.overhead_bytes,
-        ceiling_tok_per_s=pf.tok_per_s,
-        measured_tok_per_s=measured,
+        ceiling_tok_s=pf.tok_s,
+        measured_tok_s=measured,
         efficiency=efficiency,
         above_ceiling=efficiency > 1.0 + ABOVE_CEILING_TOLERANCE,
         fits_memory=pf.admissible,
@@ -233,8 +231,8 @@ def check_json(check: RunCheck) -> dict[str, Any]:
         "metric": run.metric.value,
         "label": run.label,
         "measured": run.value,
-        "measured_tok_s": check.measured_tok_per_s,
-        "ceiling_tok_s": check.ceiling_tok_per_s,
+        "measured_tok_s": check.measured_tok_s,
+        "ceiling_tok_s": check.ceiling_tok_s,
         "efficiency": check.efficiency,
         "above_ceiling": check.above_ceiling,
         "above_ceiling_meaning": ABOVE_CEILING_MEANING if check.above_ceiling else None,
@@ -278,9 +276,9 @@ def format_check(check: RunCheck) -> str:
         f"{run.label} on {check.hardware.id} with {check.model.id} ({run.engine}"
         + (f" {run.engine_version}" if run.engine_version else "")
         + ")",
-        f"  measured {_figure(check.measured_tok_per_s)} tok/s ({run.metric.value})"
+        f"  measured {_figure(check.measured_tok_s)} tok/s ({run.metric.value})"
         + (f", TTFT {run.value:.3f} s" if run.metric is Metric.TTFT_S else ""),
-        f"  ceiling  {_figure(check.ceiling_tok_per_s)} tok/s ({check.reading}, {check.bound_by}-bound)",
+        f"  ceiling  {_figure(check.ceiling_tok_s)} tok/s ({check.reading}, {check.bound_by}-bound)",
         f"  efficiency {_figure(100 * check.efficiency, 1)} %",
     ]
     if check.above_ceiling:

@@ -104,14 +104,14 @@ def _layout_check(entry: ReportedRunEntry, check: RunCheck) -> RunCheck:
         entry.hardware, check.model, entry.layout, entry.concurrency, workload
     )
     ceiling = per_session if entry.metric is Metric.PER_SESSION_TOK_S else aggregate
-    efficiency = check.measured_tok_per_s / ceiling
+    efficiency = check.measured_tok_s / ceiling
     note = (
         f"layout {label}: ceiling {ceiling:.4g} tok/s with the link charged (pooled Nx ceiling "
-        f"{check.ceiling_tok_per_s:.4g})"
+        f"{check.ceiling_tok_s:.4g})"
     )
     return replace(
         check,
-        ceiling_tok_per_s=ceiling,
+        ceiling_tok_s=ceiling,
         efficiency=efficiency,
         above_ceiling=efficiency > 1.0 + ABOVE_CEILING_TOLERANCE,
         warnings=(*check.warnings, note),

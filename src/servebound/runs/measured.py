@@ -119,7 +119,7 @@ class MeasuredRun:
         return _PHASE_OF[self.metric]
 
     @property
-    def measured_tok_per_s(self) -> float:
+    def measured_tok_s(self) -> float:
         """The figure as a rate comparable with the ceiling of the same kind.
 
         Per-session and aggregate decode rates and prefill rates are themselves; a TTFT becomes the
@@ -135,7 +135,7 @@ class MeasuredRun:
 class RunCheck:
     """A run next to its ceiling.
 
-    ``ceiling_tok_per_s`` is the ceiling of the same kind as ``measured_tok_per_s`` (per-session
+    ``ceiling_tok_s`` is the ceiling of the same kind as ``measured_tok_s`` (per-session
     decode, aggregate decode, or prefill over the batch); ``efficiency`` is their ratio and
     ``above_ceiling`` is True when it exceeds 1 (see :data:`ABOVE_CEILING_MEANING`). ``reading`` is
     ``bound`` with vendor peak rates and minimum traffic, ``estimate`` otherwise (measured rates,
@@ -149,8 +149,8 @@ class RunCheck:
     hardware: Hardware
     model: ModelAdapter
     overhead_bytes: float
-    ceiling_tok_per_s: float
-    measured_tok_per_s: float
+    ceiling_tok_s: float
+    measured_tok_s: float
     efficiency: float
     above_ceiling: bool
     fits_memory: bool

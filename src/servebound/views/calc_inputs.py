@@ -81,7 +81,7 @@ def workload_json(w: Workload) -> dict[str, Any]:
         "overhead_bytes": w.overhead_bytes,
         "alloc_context": w.alloc_context_tokens,
         "read_context": w.read_context_tokens,
-        "floor": w.floor_tok_per_s,
+        "floor": w.floor_tok_s,
         "batch": w.forced_batch,
         "expert_traffic": w.expert_traffic.value,
         "memory_only": w.memory_only,

@@ -158,7 +158,7 @@ def _random_workload(rng: random.Random, model: ModelAdapter, *, speculation: bo
         overhead_bytes=rng.choice([0.0, 2e9, 8e9, rng.uniform(0, 40e9)]),
         alloc_context_tokens=alloc,
         read_context_tokens=rng.randint(1, alloc),
-        floor_tok_per_s=rng.choice([0.0, 5.0, 20.0, rng.uniform(0.1, 400.0)]),
+        floor_tok_s=rng.choice([0.0, 5.0, 20.0, rng.uniform(0.1, 400.0)]),
         forced_batch=rng.choice([None, None, rng.randint(1, 4096)]),
         expert_traffic=rng.choice(list(ExpertTraffic)),
         speculation=spec,

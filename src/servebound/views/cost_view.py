@@ -36,8 +36,8 @@ def cost_json(report: CostReport) -> dict[str, Any]:
                 {
                     "batch": int(b),
                     "step_time_s": float(steps.step_time_s[i]),
-                    "tok_s": float(steps.tok_per_s[i]),
-                    "per_session_tok_s": float(steps.per_session_tok_per_s[i]),
+                    "tok_s": float(steps.tok_s[i]),
+                    "per_session_tok_s": float(steps.per_session_tok_s[i]),
                     "bound_by": bound,
                     "usd_per_mtok_output": float(curve.usd_per_mtok_output[i]),
                     # a batch past b_mem is priced as asked, marked: its sessions' caches do not fit
@@ -67,7 +67,7 @@ def cost_json(report: CostReport) -> dict[str, Any]:
         "price_source": r.price.source,
         "prompt_tokens": r.prompt_tokens,
         "usd_per_mtok_input": r.usd_per_mtok_input,
-        "input_tok_s": None if r.prefill is None else r.prefill.tok_per_s,
+        "input_tok_s": None if r.prefill is None else r.prefill.tok_s,
         "input_note": r.input_note,
         "trade": None if r.trade is None else asdict(r.trade),
         "cost_floor": None

@@ -43,7 +43,7 @@ def _tokens(x: float) -> str:
 def asides(blackwell: Hardware) -> list[tuple[str, str]]:
     """The lecture's asides, each a heading and a sentence whose figures are computed here."""
     L, A = LECTURE, ASIDE_INPUTS
-    rack = econ.train_schedule(L["batch"], 1.0 / L["steps_per_s"]).tok_per_s
+    rack = econ.train_schedule(L["batch"], 1.0 / L["steps_per_s"]).tok_s
     lo, hi = A["provider_low_tok_per_s"], A["provider_high_tok_per_s"]
     kv = A["kv_contexts"] * 2 * A["kv_head_dim"] * A["kv_heads"] * A["kv_bytes_per_element"]
     rate = blackwell.compute_rate(LECTURE_BREAKPOINT_MODE)
@@ -96,9 +96,9 @@ def asides(blackwell: Hardware) -> list[tuple[str, str]]:
     sqrt_cut = breakpoint / math.sqrt(breakpoint)
     drain = econ.drain_time_s(L["rubin_capacity_bytes"], L["rubin_bandwidth_bytes_per_s"])
     hops = (A["pipeline_stages"] - 1) * A["hop_s"]
-    e = econ.equal_cost(L["traffic_tok_per_s"], L["life_days"] * econ.SECONDS_PER_DAY, active)
+    e = econ.equal_cost(L["traffic_tok_s"], L["life_days"] * econ.SECONDS_PER_DAY, active)
     derated = econ.equal_cost(
-        L["traffic_tok_per_s"] * A["frontier_chance"], L["life_days"] * econ.SECONDS_PER_DAY, active
+        L["traffic_tok_s"] * A["frontier_chance"], L["life_days"] * econ.SECONDS_PER_DAY, active
     )
     out += [
         (
@@ -116,7 +116,7 @@ def asides(blackwell: Hardware) -> list[tuple[str, str]]:
         ),
         (
             "Tokens in, tokens out",
-            f"{_g(L['traffic_tok_per_s'])} tokens per second over {_g(L['life_days'])} days is "
+            f"{_g(L['traffic_tok_s'])} tokens per second over {_g(L['life_days'])} days is "
             f"{_tokens(e.inference_tokens)} lifetime inference tokens, beside the rumoured "
             f"{_tokens(A['pretrain_tokens'])} of pre-training: the same size, as equal costs ask.",
         ),

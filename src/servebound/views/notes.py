@@ -42,9 +42,7 @@ def verdict_said(r: DecodeResult) -> str:
     (a session that fits at 10 tok/s is an answer, not a failure)."""
     single = r.remedies.batch1_tok_per_s
     if r.verdict is Verdict.NO_FLOOR and single is not None:
-        return (
-            f"fits, at {single:,.1f} tok/s per session, below the {r.workload.floor_tok_per_s:g} tok/s floor"
-        )
+        return f"fits, at {single:,.1f} tok/s per session, below the {r.workload.floor_tok_s:g} tok/s floor"
     return VERDICT_TEXT[r.verdict.value]
 
 
@@ -70,7 +68,7 @@ def _compute_notes(r: DecodeResult) -> list[Note]:
         return [
             _said(
                 f"Compute binds: past the balance batch {r.batch_star:,} the step time grows with the batch, "
-                f"so the aggregate stays at {r.aggregate_tok_per_s or 0:,.0f} tok/s; b* is the smallest batch "
+                f"so the aggregate stays at {r.aggregate_tok_s or 0:,.0f} tok/s; b* is the smallest batch "
                 "reaching it (a larger batch only lowers per-session speed)."
             )
         ]
@@ -189,11 +187,11 @@ def _no_resident_fit(r: DecodeResult) -> list[Note]:
 def _speeds(fit: NearestFit, floor: float) -> str:
     """The speeds decode gives at a suggestion: one session, and b* and the aggregate where a batch
     clears the floor; else the speed first, then the floor."""
-    single = fit.single_session_tok_per_s or 0.0
-    if fit.batch_star is None or fit.aggregate_tok_per_s is None:
+    single = fit.single_session_tok_s or 0.0
+    if fit.batch_star is None or fit.aggregate_tok_s is None:
         return f"{single:,.1f} tok/s per session, below the {floor:g} tok/s floor"
     return (
-        f"{single:,.1f} tok/s for one session, {fit.aggregate_tok_per_s:,.1f} tok/s aggregate at "
+        f"{single:,.1f} tok/s for one session, {fit.aggregate_tok_s:,.1f} tok/s aggregate at "
         f"b* = {fit.batch_star:,}"
     )
 
@@ -203,7 +201,7 @@ def _nearest_notes(r: DecodeResult) -> list[Note]:
     w, notes = r.workload, []
     for i, fit in enumerate(r.nearest_fit):
         lead = "One session fits" if i == 0 else "Or one session fits"
-        speeds = _speeds(fit, w.floor_tok_per_s)
+        speeds = _speeds(fit, w.floor_tok_s)
         host = Setting("host", fit.host) if fit.host else None
         if fit.change in ("alloc_context", "read_context"):
             assert isinstance(fit.value, int)
@@ -288,7 +286,7 @@ def _no_floor(r: DecodeResult) -> list[Note]:
     single = rem.batch1_tok_per_s or 0.0
     notes = [
         _said(
-            f"{single:,.1f} tok/s per session, below the {w.floor_tok_per_s:g} tok/s floor: one session fits "
+            f"{single:,.1f} tok/s per session, below the {w.floor_tok_s:g} tok/s floor: one session fits "
             "and runs at that speed, and no batch reaches the floor."
         )
     ]
@@ -394,7 +392,7 @@ def decode_notes(result: DecodeResult) -> list[Note]:
         )
     notes.extend(_compute_notes(r))
     notes.extend(_engine_notes(r))
-    if r.memory_power_tok_per_s is None and r.fits:
+    if r.memory_power_tok_s is None and r.fits:
         notes.append(_said("Memory-power ceiling undefined: the reserved cache per session is zero."))
     if r.forced is not None:
         f = r.forced
@@ -406,7 +404,7 @@ def decode_notes(result: DecodeResult) -> list[Note]:
         )
         notes.append(
             _said(
-                f"Forced batch {f.batch:,} {state} the floor at {f.per_session_tok_per_s:,.1f} tok/s/session.{fit}"
+                f"Forced batch {f.batch:,} {state} the floor at {f.per_session_tok_s:,.1f} tok/s/session.{fit}"
             )
         )
     return notes

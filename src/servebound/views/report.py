@@ -63,7 +63,7 @@ def workload_assumptions(
         "read_context_tokens": workload.read_context_tokens,
         "kv_allocation": workload.kv_allocation.value,
         "engine": workload.engine,
-        "floor_tok_s": workload.floor_tok_per_s,
+        "floor_tok_s": workload.floor_tok_s,
         "tokens_per_step": workload.tokens_per_step,
         "weight_precision": model.weight_precision,
         "kv_precision": model.kv_precision,
@@ -160,17 +160,17 @@ def range_ends_json(rng: DecodeContextRange) -> dict[str, Any]:
     short, long_, edge = rng.at_shortest, rng.at_longest, rng.at_floor_edge
     if short is not None and long_ is not None:
         out["single_session"] = {
-            "hi_tok_s": short.single_session_tok_per_s,
+            "hi_tok_s": short.single_session_tok_s,
             "hi_read_context_tokens": 0,
-            "lo_tok_s": long_.single_session_tok_per_s,
+            "lo_tok_s": long_.single_session_tok_s,
             "lo_read_context_tokens": rng.max_read_context_tokens,
         }
     if short is not None and edge is not None:
         out["aggregate"] = {
-            "hi_tok_s": short.aggregate_tok_per_s,
+            "hi_tok_s": short.aggregate_tok_s,
             "hi_read_context_tokens": 0,
             "hi_batch_star": short.batch_star,
-            "lo_tok_s": edge.aggregate_tok_per_s,
+            "lo_tok_s": edge.aggregate_tok_s,
             "lo_read_context_tokens": rng.floor_read_context_tokens,
             "lo_batch_star": edge.batch_star,
         }
@@ -198,10 +198,10 @@ def context_range_json(rng: DecodeContextRange) -> dict[str, Any]:
     c = rng.curve
     out["points"] = {
         "read_context_tokens": [int(v) for v in c.read_context_tokens],
-        "single_session_tok_s": _nullable(c.single_session_tok_per_s),
+        "single_session_tok_s": _nullable(c.single_session_tok_s),
         "batch_star": [int(v) if v > 0 else None for v in c.batch_star],
-        "aggregate_tok_s": _nullable(c.aggregate_tok_per_s),
-        "per_session_tok_s": _nullable(c.per_session_tok_per_s),
+        "aggregate_tok_s": _nullable(c.aggregate_tok_s),
+        "per_session_tok_s": _nullable(c.per_session_tok_s),
     }
     return out
 
@@ -245,7 +245,7 @@ def _compute_json(result: DecodeResult) -> dict[str, Any]:
         "tokens_per_session_step": compute.tokens_per_session_step,
         "flops_per_session_step": compute.flops_per_session_step,
         "seconds_per_session_step": compute.seconds_per_session_step,
-        "ceiling_tok_s": compute.ceiling_tok_per_s,
+        "ceiling_tok_s": compute.ceiling_tok_s,
         "draft": compute.draft,
     }
 
@@ -350,10 +350,10 @@ def plain_prefill_json(
 def range_json(rng: PrefillRange) -> dict[str, Any]:
     """The contract's `range` object: the two ends of T_pf,max(L) over every prompt length that fits."""
     return {
-        "lo_tok_s": rng.lo_tok_per_s,
+        "lo_tok_s": rng.lo_tok_s,
         "lo_prompt_tokens": rng.lo_prompt_tokens,
         "lo_bound_by": rng.lo_bound_by.value if rng.lo_bound_by else None,
-        "hi_tok_s": rng.hi_tok_per_s,
+        "hi_tok_s": rng.hi_tok_s,
         "hi_prompt_tokens": rng.hi_prompt_tokens,
         "hi_bound_by": rng.hi_bound_by.value if rng.hi_bound_by else None,
         "max_prompt_tokens": rng.max_prompt_tokens,
@@ -437,8 +437,8 @@ def layout_fields(result: SystemDecode) -> dict[str, Any]:
         if pooled is None
         else {
             "verdict": pooled.verdict.value,
-            "single_session_tok_s": pooled.single_session_tok_per_s,
-            "aggregate_tok_s": pooled.aggregate_tok_per_s,
+            "single_session_tok_s": pooled.single_session_tok_s,
+            "aggregate_tok_s": pooled.aggregate_tok_s,
             "batch_star": pooled.batch_star,
             "why": "the system as one device with summed bandwidth: an upper bound no layout reaches",
         }

@@ -295,7 +295,7 @@ def decode_charts(pair: Pair) -> tuple[Chart, Chart]:
         y_label="aggregate tok/s",
         series=(Series("aggregate T(b)", xs, aggregate.tolist(), "agg", "tok/s"),),
     )
-    floor = pair.workload.floor_tok_per_s
+    floor = pair.workload.floor_tok_s
     per = against_batch(
         id="fig-per-session",
         title=f"Per-session decode ceiling r(b) against batch b, with the floor r* = {floor:g} tok/s",
@@ -328,10 +328,10 @@ def prefill_charts(pair: Pair) -> tuple[Chart, Chart] | None:
     if crossover:
         marks.append(Mark(float(crossover), f"crossover S* = {crossover:,.0f} (attention included)", "cross"))
     marks.append(Mark(float(pair.prompt_tokens or 1), f"prompt {pair.prompt_tokens:,}", "forced"))
-    series = [Series("prefill ceiling", xs, c.tok_per_s.tolist(), "agg", "tok/s")]
-    series.append(Series("memory roofline", xs, c.memory_tok_per_s.tolist(), "mem", "tok/s"))
-    if c.compute_tok_per_s is not None:
-        series.append(Series("compute roofline", xs, c.compute_tok_per_s.tolist(), "cmp", "tok/s"))
+    series = [Series("prefill ceiling", xs, c.tok_s.tolist(), "agg", "tok/s")]
+    series.append(Series("memory roofline", xs, c.memory_tok_s.tolist(), "mem", "tok/s"))
+    if c.compute_tok_s is not None:
+        series.append(Series("compute roofline", xs, c.compute_tok_s.tolist(), "cmp", "tok/s"))
     # Both charts share the prompt-length axis, with the crossover and the prompt marked.
     against_prompt = partial(
         Chart, x_label="prompt length L (tokens)", y_log=True, x_marks=tuple(marks), x_unit="tokens"
@@ -505,8 +505,8 @@ def context_figure(pair: Pair) -> dict[str, Any]:
     xs = c.read_context_tokens[keep].astype(float).tolist()
     if len(xs) < 2:
         return empty
-    series = [Series("one session", xs, c.single_session_tok_per_s[keep].tolist(), "per", "tok/s")]
-    agg = c.aggregate_tok_per_s[keep]
+    series = [Series("one session", xs, c.single_session_tok_s[keep].tolist(), "per", "tok/s")]
+    agg = c.aggregate_tok_s[keep]
     if np.any(np.isfinite(agg)):
         series.append(Series("aggregate at b*", xs, agg.tolist(), "agg", "tok/s"))
     read = pair.workload.read_context_tokens
@@ -526,9 +526,9 @@ def context_figure(pair: Pair) -> dict[str, Any]:
         x_unit="tokens",
     )
     s = rng.at_shortest
-    note = f"one session {fmt_rate(s.single_session_tok_per_s)}" + (
-        f", aggregate {fmt_rate(s.aggregate_tok_per_s)} at b* = {s.batch_star:,}"
-        if s.aggregate_tok_per_s is not None and s.batch_star is not None
+    note = f"one session {fmt_rate(s.single_session_tok_s)}" + (
+        f", aggregate {fmt_rate(s.aggregate_tok_s)} at b* = {s.batch_star:,}"
+        if s.aggregate_tok_s is not None and s.batch_star is not None
         else ""
     )
     return {

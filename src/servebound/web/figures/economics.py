@@ -221,7 +221,7 @@ def trains_figure() -> EconFigure:
         f"that arrives just after a departure waits almost a whole step and then rides one: at most "
         f"{duration(s.worst_queueing_s)} before its token, twice the step (the first row, "
         f"{duration(worst * tau)}).",
-        f"At {LECTURE['batch']:,.0f} sessions a batch, that schedule carries {s.tok_per_s:,.0f} tokens a second "
+        f"At {LECTURE['batch']:,.0f} sessions a batch, that schedule carries {s.tok_s:,.0f} tokens a second "
         "from one system. The step itself is set by the memory: reading all of it once takes capacity over "
         "bandwidth (below), and a longer step would only read the same bytes again.",
     ]

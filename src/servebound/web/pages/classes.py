@@ -1,7 +1,7 @@
 """The browse tables' hardware classes and their per-device and per-dollar figures, as words.
 
 The figures are the ranking row's (``servebound.questions.rank.RankRow``: its ``hardware_group`` from the
-catalog row, ``devices``, ``usd_per_hour`` with its basis, ``aggregate_tok_per_s_per_device`` and
+catalog row, ``devices``, ``usd_per_hour`` with its basis, ``aggregate_tok_s_per_device`` and
 ``usd_per_mtok_output`` at b*), so `servebound rank --json`, /api/rank and these tables show one answer;
 this module only groups the rows by class and writes the figures as the pages show them.
 """
@@ -132,7 +132,7 @@ def per_device(row: RankRow) -> PerDevice:
     return PerDevice(
         row.hardware_group or "files",
         row.devices,
-        fmt_rate(row.aggregate_tok_per_s_per_device),
+        fmt_rate(row.aggregate_tok_s_per_device),
         price_text(row.usd_per_hour, row.price_basis),
         mtok,
         per_mtok,

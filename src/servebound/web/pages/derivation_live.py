@@ -149,10 +149,10 @@ def results_table() -> Rows:
                 (
                     EXAMPLE_NAMES[machine],
                     EXAMPLE_NAMES[model],
-                    fmt_tok(r.single_session_tok_per_s),
+                    fmt_tok(r.single_session_tok_s),
                     "n/a" if r.batch_star is None else f"{r.batch_star:,}",
-                    fmt_tok(r.aggregate_tok_per_s),
-                    fmt_k(r.memory_power_tok_per_s),
+                    fmt_tok(r.aggregate_tok_s),
+                    fmt_k(r.memory_power_tok_s),
                 )
             )
     return tuple(rows)
@@ -174,8 +174,8 @@ def forced_table() -> Rows:
                         EXAMPLE_NAMES[machine],
                         EXAMPLE_NAMES[model],
                         f"{b:,}",
-                        fmt_tok(f.aggregate_tok_per_s),
-                        f"{f.per_session_tok_per_s:,.1f} tok/s",
+                        fmt_tok(f.aggregate_tok_s),
+                        f"{f.per_session_tok_s:,.1f} tok/s",
                         "yes" if f.clears_floor else "no",
                         "yes" if f.fits_memory else "no",
                     )
@@ -188,8 +188,8 @@ def sanity_check() -> tuple[float, float, float]:
     (16 x 16 and 16 x 18 tok/s), against the aggregate rounded to whole tok/s as the text divides."""
     f = example_result("dgx-spark.toml", "gemma-4-26b-a4b-nvfp4.toml", 16).forced
     assert f is not None
-    shown = round(f.aggregate_tok_per_s)
-    return f.aggregate_tok_per_s, 256 / shown, 288 / shown
+    shown = round(f.aggregate_tok_s)
+    return f.aggregate_tok_s, 256 / shown, 288 / shown
 
 
 # --- the prefill example ----------------------------------------------------------------------------
@@ -241,9 +241,9 @@ def prefill_table(chunk: int | None = None) -> Rows:
         rows.append(
             (
                 fmt_prompt(prompt),
-                fmt_tok(fast.memory_tok_per_s),
-                _span(f"{round(slow.compute_tok_per_s or 0):,}", fmt_tok(fast.compute_tok_per_s)),
-                _span(f"{round(slow.tok_per_s):,}", fmt_tok(fast.tok_per_s)),
+                fmt_tok(fast.memory_tok_s),
+                _span(f"{round(slow.compute_tok_s or 0):,}", fmt_tok(fast.compute_tok_s)),
+                _span(f"{round(slow.tok_s):,}", fmt_tok(fast.tok_s)),
                 _span(f"{slow.time_s:,.3f}", fmt_seconds(fast.time_s)),
                 slow.bound_by
                 if slow.bound_by == fast.bound_by
@@ -256,9 +256,9 @@ def prefill_table(chunk: int | None = None) -> Rows:
 def oneshot_sentence() -> str:
     """The sentence that quotes the one-shot memory ceilings, with what they say about the binding side."""
     results = [(p, laguna(p), laguna(p, None, SLOW_LINEAR_MODE)) for p in PREFILL_PROMPTS]
-    memory = ", ".join(f"{fmt_tok(r.memory_tok_per_s)} at {p // 1024}k" for p, r, _ in results)
-    above = all(r.memory_tok_per_s > (r.compute_tok_per_s or 0) for _, r, _ in results)
-    below = [p for p, r, s in results if r.memory_tok_per_s < (s.compute_tok_per_s or 0)]
+    memory = ", ".join(f"{fmt_tok(r.memory_tok_s)} at {p // 1024}k" for p, r, _ in results)
+    above = all(r.memory_tok_s > (r.compute_tok_s or 0) for _, r, _ in results)
+    below = [p for p, r, s in results if r.memory_tok_s < (s.compute_tok_s or 0)]
     if above:
         tail = "each above the compute ceiling even at the faster linear rate, so compute binds this pair's prefill at every length shown."
     elif below:
@@ -343,7 +343,7 @@ def measured_prefill_run() -> dict[str, str]:
         "run_measured": f"{entry.measured:,.0f}",
         "run_prompt": f"{entry.prompt_tokens:,}",
         "run_chunk": f"{entry.chunk_tokens:,}",
-        "run_ceiling": f"{on_examples.ceiling_tok_per_s:,.0f}",
+        "run_ceiling": f"{on_examples.ceiling_tok_s:,.0f}",
         "run_bound_by": str(on_examples.bound_by),
         "run_share": f"{on_examples.efficiency * 100:.0f}",
         "run_catalog_share": f"{in_catalog.efficiency * 100:.0f}",
@@ -420,10 +420,10 @@ def derivation_notes(hardware: Hardware, model: ModelAdapter, workload: Workload
             f"{_gb(ex_workload.overhead_bytes)}"
         )
     notes.append(
-        f"The derivation's worked table gives this pair {fmt_tok(table.single_session_tok_per_s)} for one session, "
-        f"b* {table.batch_star if table.batch_star is not None else 'n/a'} and {fmt_tok(table.aggregate_tok_per_s)} "
+        f"The derivation's worked table gives this pair {fmt_tok(table.single_session_tok_s)} for one session, "
+        f"b* {table.batch_star if table.batch_star is not None else 'n/a'} and {fmt_tok(table.aggregate_tok_s)} "
         f"(L_alloc {ex_workload.alloc_context_tokens:,}, L_read {ex_workload.read_context_tokens:,}, "
-        f"r* {ex_workload.floor_tok_per_s:g}); this page computes from the catalog profile instead: "
+        f"r* {ex_workload.floor_tok_s:g}); this page computes from the catalog profile instead: "
         + "; ".join(reasons)
         + "."
     )

@@ -78,7 +78,7 @@ class Toy:
             overhead_bytes=self.overhead_gb * GB,
             alloc_context_tokens=self.reserved,
             read_context_tokens=self.read,
-            floor_tok_per_s=0.0,
+            floor_tok_s=0.0,
             forced_batch=batch,
         )
 
@@ -117,9 +117,9 @@ def boards(toy: Toy) -> Boards:
         toy=toy,
         batch=batch,
         batch_mem=batch_mem,
-        memory_power_tok_s=full.memory_power_tok_per_s,
-        left_tok_s=left.forced.aggregate_tok_per_s,
-        right_tok_s=right.forced.aggregate_tok_per_s,
+        memory_power_tok_s=full.memory_power_tok_s,
+        left_tok_s=left.forced.aggregate_tok_s,
+        right_tok_s=right.forced.aggregate_tok_s,
         left_bytes=toy.weights_gb * GB,
         right_bytes=toy.weights_gb * GB + batch * right.kv_read_bytes,
         kv_alloc_bytes=right.kv_alloc_bytes,

@@ -106,8 +106,8 @@ def format_answers(pair: Pair, formats: Sequence[Link], site: SiteData) -> list[
                 "" if support == "native" else f" ({support})",
                 d.verdict.value,
                 words[:1].upper() + words[1:],
-                fmt_rate(d.single_session_tok_per_s),
-                fmt_rate(d.aggregate_tok_per_s),
+                fmt_rate(d.single_session_tok_s),
+                fmt_rate(d.aggregate_tok_s),
                 fmt_int(d.batch_star),
                 why=next((page_text(n) for n in missing_decode(d).values()), ""),
             )

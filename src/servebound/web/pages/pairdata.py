@@ -188,15 +188,11 @@ class PrefillView:
         """The record's numbers; where nothing fits, no wait and no rate (as ``prefill --json`` nulls them)."""
         if result is None:
             return None
-        rng = (
-            None
-            if over is None
-            else PrefillRangeView(over.lo_tok_per_s, over.hi_tok_per_s, over.max_prompt_tokens)
-        )
+        rng = None if over is None else PrefillRangeView(over.lo_tok_s, over.hi_tok_s, over.max_prompt_tokens)
         wait = result.verdict.value not in NOTHING_FITS  # else no wait and no rate, as prefill --json
         return cls(
             result.prompt_tokens,
-            result.tok_per_s if wait else None,
+            result.tok_s if wait else None,
             result.time_s if wait else None,
             result.bound_by.value if wait else None,
             result.crossover_tokens,

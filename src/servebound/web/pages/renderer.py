@@ -304,7 +304,7 @@ class Renderer:
         "size": lambda r: -(r.model.size_params or 0),
         "active": lambda r: -(r.model.active_params or r.model.published_active_params or 0),
         "weights": lambda r: -r.model.adapter.weights.resident,
-        "aggregate": lambda r: -((r.decode.aggregate_tok_per_s or 0) if r.decode else 0),
+        "aggregate": lambda r: -((r.decode.aggregate_tok_s or 0) if r.decode else 0),
     }
 
     def models_index(self, filters: ModelFilters | None = None) -> Page:
@@ -390,7 +390,7 @@ class Renderer:
             workload=workload_text(pair),
             overhead_bytes=pair.workload.overhead_bytes,
             capacity_bytes=hw.hardware.memory_bytes,
-            floor=pair.workload.floor_tok_per_s,
+            floor=pair.workload.floor_tok_s,
             work=decode_work(pair) + prefill_work(pair) if work is None else work,
             assumptions=assumption_rows(
                 flat_assumptions(

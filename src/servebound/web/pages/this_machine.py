@@ -73,14 +73,14 @@ def machine_fit(limit: int = HOME_ROWS) -> MachineFit:
     try:
         hardware_id = hardware_ref(AUTO)  # the device probes load here, not at the server's start
         if hardware_id == CPU_ONLY_ID:  # the pages are per catalog row: the CLI answers for the CPU
-            return MachineFit(None, None, _CPU_ONLY, (), 0, 0, workload.stated.floor_tok_per_s)
+            return MachineFit(None, None, _CPU_ONLY, (), 0, 0, workload.stated.floor_tok_s)
         row = get_hardware(hardware_id)
     except InputError as error:
-        return MachineFit(None, None, page_text(error.note), (), 0, 0, workload.stated.floor_tok_per_s)
+        return MachineFit(None, None, page_text(error.note), (), 0, 0, workload.stated.floor_tok_s)
     found, considered = fit_models(row.hardware, row.vendor, list_models(), workload)
     rows = []
     for fit in found[:limit]:
-        single = fit.decode.single_session_tok_per_s
+        single = fit.decode.single_session_tok_s
         band = fit.decode.expected  # the row's band, as `servebound fit` gives it
         rows.append(
             MachineFitRow(
@@ -90,7 +90,7 @@ def machine_fit(limit: int = HOME_ROWS) -> MachineFit:
                 fit.engine,
                 fit.profile.adapter.weights.resident / 1e9,
                 single,
-                fit.decode.aggregate_tok_per_s,
+                fit.decode.aggregate_tok_s,
                 None if band is None else band.p50_tok_s,
                 None if band is None else band.runs,
                 pair_path(hardware_id, fit.profile.id),
@@ -104,7 +104,7 @@ def machine_fit(limit: int = HOME_ROWS) -> MachineFit:
         tuple(rows),
         len(found),
         considered,
-        workload.stated.floor_tok_per_s,
+        workload.stated.floor_tok_s,
     )
 
 

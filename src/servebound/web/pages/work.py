@@ -142,7 +142,7 @@ def decode_work(pair: Pair) -> list[Work]:
         )
     if d.single_session_tok_s is not None:
         w1 = float(model.weights.batch(1, w.expert_traffic))
-        ok = d.single_session_tok_s >= w.floor_tok_per_s
+        ok = d.single_session_tok_s >= w.floor_tok_s
         out.append(
             _work(
                 "single_session_tok_s",
@@ -150,7 +150,7 @@ def decode_work(pair: Pair) -> list[Work]:
                 rf"r(1) = \frac{{R}}{{W_{{\mathrm{{batch}}}}(1) + K_{{\mathrm{{read}}}}({tex_number(w.read_context_tokens)})}}"
                 rf" = \frac{{{_rate(R / GB, 'GB/s')}}}{{{_gb(w1)} + {_gb(d.kv_read_bytes)}}}"
                 rf" = {_rate(d.single_session_tok_s)}",
-                f"{'clears' if ok else 'is below'} the floor r* = {w.floor_tok_per_s:g} tok/s",
+                f"{'clears' if ok else 'is below'} the floor r* = {w.floor_tok_s:g} tok/s",
             )
         )
     if d.batch_star is not None:
@@ -158,7 +158,7 @@ def decode_work(pair: Pair) -> list[Work]:
         by = d.batch_limited_by
         gate = {
             "memory": "memory bounds the batch: b* = b_mem, and every fitting batch clears the floor",
-            "floor": f"the floor bounds the batch: r(b*+1) would fall below {w.floor_tok_per_s:g} tok/s",
+            "floor": f"the floor bounds the batch: r(b*+1) would fall below {w.floor_tok_s:g} tok/s",
             "search_cap": "the search cap bounds the batch: the cache does not grow with context",
             "compute": "compute bounds the batch: past the balance batch the step time grows with b, "
             "so b* is the smallest batch reaching the compute ceiling",
@@ -181,7 +181,7 @@ def decode_work(pair: Pair) -> list[Work]:
                 "per_session_tok_s",
                 "Each session at b*",
                 rf"r(b^*) = \frac{{T(b^*)}}{{b^*}} = \frac{{{_rate(d.aggregate_tok_s)}}}{{{tex_number(b)}}}"
-                rf" = {_rate(d.per_session_tok_s)} \geq r^* = {tex_number(w.floor_tok_per_s)}",
+                rf" = {_rate(d.per_session_tok_s)} \geq r^* = {tex_number(w.floor_tok_s)}",
                 "the floor holds at b*",
             )
         )
@@ -254,7 +254,7 @@ def prefill_work(pair: Pair) -> list[Work]:
             "Prefill throughput",
             rf"T_{{\mathrm{{pf}}}} = \frac{{bL}}{{t_{{\mathrm{{pf,min}}}}}} = "
             rf"\frac{{{tex_number(r.batch)} \times {tex_number(r.prompt_tokens)}}}{{{_s(r.time_s)}}}"
-            rf" = {_rate(r.tok_per_s)}",
+            rf" = {_rate(r.tok_s)}",
             f"batch {r.batch:,}, one shot; Q_pf = {r.traffic_bytes / GB:,.3f} GB moved",
         ),
     ]
