@@ -111,7 +111,6 @@ def test_one_name_per_quantity_across_python_and_json() -> None:
         "memory_tok_s_at_star",
     ):
         assert getattr(result, name) == data[name], name
-    assert result.aggregate_tok_s == result.aggregate_tok_s  # the old attribute keeps working
     assert result.forced is not None
     assert result.forced.aggregate_tok_s == data["forced"]["aggregate_tok_s"]
     assert result.forced.per_session_tok_s == data["forced"]["per_session_tok_s"]

@@ -3,16 +3,23 @@ documented fields (plus the inputs and views named here), and the manual's table
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
+import inspect
 from pathlib import Path
 
 import pytest
 
 from servebound import decode, load_hardware, load_model, make_workload, prefill
+from servebound.core.band import BandBasis, ExpectedBand
 from servebound.core.decode import DecodeResult, Forced
 from servebound.core.fields import field_docs, undocumented
+from servebound.core.nearest_records import NearestFit
 from servebound.core.prefill import PrefillResult
+from servebound.views.layout_report import SystemPrefill
+from servebound.views.rank import RankRow
 from servebound.views.report import decode_json, prefill_json
+from servebound.views.system_decode import SystemDecode
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -42,6 +49,36 @@ def test_every_result_field_is_documented(record: type) -> None:
     assert undocumented(record) == [], f"document these {record.__name__} fields with documented(...)"
     for doc in field_docs(record):
         assert doc.help.strip() and "|" not in doc.help, doc
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        DecodeResult,
+        Forced,
+        PrefillResult,
+        NearestFit,
+        RankRow,
+        SystemDecode,
+        SystemPrefill,
+        ExpectedBand,
+        BandBasis,
+    ],
+)
+def test_a_field_is_named_as_its_json_key(record: type) -> None:
+    """One name per quantity: a documented field is published under its own name (or not at all), and
+    no property repeats a field under another name."""
+    for doc in field_docs(record):
+        assert doc.json in (None, doc.attribute), (
+            f"{record.__name__}.{doc.attribute} is published as {doc.json}"
+        )
+    fields = {item.name for item in dataclasses.fields(record)}
+    for name, value in vars(record).items():
+        if isinstance(value, property) and value.fget is not None:
+            body = inspect.getsource(value.fget).strip().splitlines()[-1].strip()
+            assert body not in {f"return self.{field}" for field in fields}, (
+                f"{record.__name__}.{name}: {body}"
+            )
 
 
 def test_the_docs_tables_are_generated_from_the_fields() -> None:
