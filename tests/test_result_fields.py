@@ -9,6 +9,9 @@ import inspect
 from pathlib import Path
 
 import pytest
+from servebound.views.layout_report import SystemPrefill
+from servebound.views.rank import RankRow
+from servebound.views.system_decode import SystemDecode
 
 from servebound import decode, load_hardware, load_model, make_workload, prefill
 from servebound.core.band import BandBasis, ExpectedBand
@@ -16,10 +19,7 @@ from servebound.core.decode import DecodeResult, Forced
 from servebound.core.fields import field_docs, undocumented
 from servebound.core.nearest_records import NearestFit
 from servebound.core.prefill import PrefillResult
-from servebound.views.layout_report import SystemPrefill
-from servebound.views.rank import RankRow
 from servebound.views.report import decode_json, prefill_json
-from servebound.views.system_decode import SystemDecode
 
 ROOT = Path(__file__).resolve().parents[1]
 
