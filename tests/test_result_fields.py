@@ -9,9 +9,6 @@ import inspect
 from pathlib import Path
 
 import pytest
-from servebound.views.layout_report import SystemPrefill
-from servebound.views.rank import RankRow
-from servebound.views.system_decode import SystemDecode
 
 from servebound import decode, load_hardware, load_model, make_workload, prefill
 from servebound.core.band import BandBasis, ExpectedBand
@@ -19,6 +16,9 @@ from servebound.core.decode import DecodeResult, Forced
 from servebound.core.fields import field_docs, undocumented
 from servebound.core.nearest_records import NearestFit
 from servebound.core.prefill import PrefillResult
+from servebound.questions.rank import RankRow
+from servebound.questions.system_decode import SystemDecode
+from servebound.questions.system_prefill import SystemPrefill
 from servebound.views.report import decode_json, prefill_json
 
 ROOT = Path(__file__).resolve().parents[1]
