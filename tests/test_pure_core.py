@@ -68,4 +68,4 @@ def test_every_result_record_has_a_json_view() -> None:
 
     records = (DecodeResult, PrefillResult, CostReport, LayoutSearch, PlanResult, LayoutCost, SystemDecode)
     for record in (*records, SystemPrefill):
-        assert fields._qualified(record) in fields._JSON_VIEWS, record
+        assert fields.qualified_name(record) in fields._JSON_VIEWS, record
