@@ -86,7 +86,7 @@
         if (!id) return;
         fmt = fmt || formatOf(e, id);
         name = e.names[fmt];
-        detail = ix.weights[fmt];
+        detail = e.details[fmt];
       }
       ranked.push({ key: [e.version, extra(wanted, e.own), e.order, e.kind === "model" ? 0 : 1],
         hit: { kind: e.kind, id: id, name: name, detail: detail } });
@@ -114,7 +114,7 @@
       return !!fmt;
     })[0];
     if (!e) return { kind: kind, id: id, name: id, detail: "" };
-    return { kind: kind, id: id, name: fmt ? e.names[fmt] : e.name, detail: fmt ? ix.weights[fmt] : e.detail };
+    return { kind: kind, id: id, name: fmt ? e.names[fmt] : e.name, detail: fmt ? e.details[fmt] : e.detail };
   }
 
   function search(query, kind, limit) {
