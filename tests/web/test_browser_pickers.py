@@ -236,9 +236,11 @@ def test_the_static_search_ranks_as_the_catalog_search(browser: Any, static: str
     shown = {*HARDWARE, *MODELS}
     for q in QUERIES:
         found = page.evaluate(
-            "q => window.servebound_pickers.search(q, null, 50).then(h => h.map(x => x.id))", q
+            "q => window.servebound_pickers.search(q, null, 50).then(h => h.map(x => [x.id, x.name, x.detail]))",
+            q,
         )
-        want = [h.id for h in search(q, limit=500) if h.id in shown]
+        # The same hits in the same order, each with the same name and detail (its words, not the format).
+        want = [[h.id, h.name, h.detail] for h in search(q, limit=500) if h.id in shown]
         assert want and found == want, q
     page.context.close()
 
