@@ -43,7 +43,7 @@ def test_the_models_index_names_families(catalog_client: TestClient) -> None:
     text = visible(html)
     assert not raw_types(text), raw_types(text)
     for name in ("Qwen3 MoE", "gpt-oss", "DeepSeek-V3", "Llama", "Gemma 3"):
-        assert f"<td>{name}</td>" in html, name
+        assert f'<td class="family">{name}</td>' in html, name
     # The filter offers names; the value a link carries stays the config's.
     assert '<option value="qwen3_moe">Qwen3 MoE</option>' in html
     picked = catalog_client.get("/models", params={"family": "qwen3_moe"}).text
