@@ -131,7 +131,9 @@ def test_names_typed_in_the_pair_picker_land_on_the_pair(browser: Any, site: tup
     page.fill(f'{form} input[name="model"]', "gemma 3 27b q4")
     page.wait_for_selector(f'{form} ul.picker-list li[data-id="gemma-3-27b-it-q4_k_m"]')
     offered = page.text_content(f'{form} ul.picker-list li[data-id="gemma-3-27b-it-q4_k_m"]') or ""
-    assert offered.startswith(get_model("gemma-3-27b-it-q4_k_m").name) and "weights in Q4_K_M" in offered
+    offered_model = get_model("gemma-3-27b-it-q4_k_m")
+    assert offered.startswith(offered_model.name) and f"{offered_model.family_name}, " in offered
+    assert "weights in" not in offered, offered
     assert "gemma-3-27b-it-q4_k_m" not in offered and "q4_k_m" not in offered, offered
     page.press(f'{form} input[name="model"]', "Escape")
     # Typed and not chosen: Enter resolves the names (the server's resolver, or the copy's table).
@@ -234,9 +236,11 @@ def test_the_static_search_ranks_as_the_catalog_search(browser: Any, static: str
     shown = {*HARDWARE, *MODELS}
     for q in QUERIES:
         found = page.evaluate(
-            "q => window.servebound_pickers.search(q, null, 50).then(h => h.map(x => x.id))", q
+            "q => window.servebound_pickers.search(q, null, 50).then(h => h.map(x => [x.id, x.name, x.detail]))",
+            q,
         )
-        want = [h.id for h in search(q, limit=500) if h.id in shown]
+        # The same hits in the same order, each with the same name and detail (its words, not the format).
+        want = [[h.id, h.name, h.detail] for h in search(q, limit=500) if h.id in shown]
         assert want and found == want, q
     page.context.close()
 

@@ -121,7 +121,7 @@ def test_the_pickers_and_the_search_show_names_not_ids(client: TestClient) -> No
     shown, ids = visible(page), re.findall(r'<li data-kind="\w+" data-id="([^"]+)">', page)
     assert ids and not [i for i in ids if i in shown], ids
     details = " ".join(re.findall(r'<span class="src">([^<]*)</span></li>', page))
-    assert "weights in Q4_K_M" in details and not FORMAT_ID.findall(details), details
+    assert "Qwen3 MoE, 18.6 GB of weights" in details and not FORMAT_ID.findall(details), details
     assert not [i for i in ids if i in details], details
     assert get_model("qwen3-30b-a3b-q4_k_m").name in shown
 
@@ -169,7 +169,11 @@ def test_search_hits_carry_display_names_and_format_words() -> None:
     models = [h for h in found if h.kind == "model"]
     assert models and all(h.name == get_model(h.id).name for h in models)
     assert not [h.detail for h in models if FORMAT_ID.findall(h.detail)], [h.detail for h in models]
-    assert "weights in MLX 4-bit" in {h.detail for h in models}
+    # The name carries the format (``Qwen3-8B (MLX 4-bit)``); the detail says what it does not.
+    assert "Qwen3-8B (MLX 4-bit)" in {h.name for h in models}
+    assert not [
+        h for h in models if "weights in" in h.detail or h.detail.split(",")[0] != get_model(h.id).family_name
+    ]
 
 
 @pytest.mark.parametrize(

@@ -22,7 +22,7 @@ def models(
     all_formats: bool = False,
 ) -> list[CatalogModel]:
     """Catalog model profiles matching every filter given, in catalog order: ``words`` as
-    ``search()`` reads them, ``family`` (``qwen3``, ``llama``), ``format`` (a weight format:
+    ``search()`` reads them, ``family`` (``qwen3``, ``llama``, ``Qwen3 MoE``), ``format`` (a weight format:
     ``q4_k_m``, ``fp8``, ``mlx_4bit``), sizes in parameters, ``moe``. Native formats only unless
     ``all_formats`` or ``format`` is given. Each profile passes to ``decode`` and the others as is."""
     if format is not None and format not in CATALOG_FORMATS:

@@ -152,6 +152,12 @@ PROFILES = Table(
         _col("native", "INTEGER", "1 where the format is the release's own storage", lambda m: int(m.native)),
         _col("name", "TEXT", "Display name", lambda m: m.name),
         _col("family", "TEXT", "Architecture family (config.json's model_type)", lambda m: m.family),
+        _col(
+            "family_name",
+            "TEXT",
+            "The architecture as its family writes it (Qwen3 MoE)",
+            lambda m: m.family_name,
+        ),
         _col("total_params", "REAL", "Total parameters, counted from config.json", lambda m: m.total_params),
         _col(
             "active_params",

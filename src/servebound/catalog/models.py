@@ -17,6 +17,7 @@ from functools import cache, cached_property
 from typing import Any
 
 from servebound.catalog import snapshot
+from servebound.catalog.architectures import architecture_name
 from servebound.catalog.names import profile_id_for
 from servebound.catalog.published import PublishedCheck, compare_published, published_table
 from servebound.core.formats import FORMATS
@@ -98,6 +99,11 @@ class CatalogModel:
     @property
     def family(self) -> str:
         return str(self.imported.facts.get("model_type", self.imported.architecture))
+
+    @property
+    def family_name(self) -> str:
+        """The family as people write it (``Qwen3 MoE`` for ``qwen3_moe``): ``catalog.architectures``."""
+        return architecture_name(self.family)
 
     @property
     def total_params(self) -> float | None:
@@ -193,7 +199,7 @@ def list_models(
     for model in all_profiles():
         if native_only and not model.native:
             continue
-        if family is not None and family.lower() not in model.family.lower():
+        if family is not None and not _in_family(family, model):
             continue
         # The count is read only where a size filter asks for it: it decodes the profile's whole audit.
         total = model.total_params or 0.0 if min_params is not None or max_params is not None else 0.0
@@ -207,6 +213,13 @@ def list_models(
     return out
 
 
+def _in_family(words: str, model: CatalogModel) -> bool:
+    """``qwen3``, ``qwen3_moe`` and ``qwen3 moe`` all name Qwen3 MoE: the words, without case, are part
+    of the config's ``model_type`` or of its name (``catalog.architectures``)."""
+    wanted = words.lower().replace("_", " ")
+    return any(wanted in text.lower().replace("_", " ") for text in (model.family, model.family_name))
+
+
 def catalog_profile(ref: str) -> dict[str, Any]:
     """A profile's audit as plain data (for views)."""
     m = get_model(ref)
@@ -217,6 +230,7 @@ def catalog_profile(ref: str) -> dict[str, Any]:
         "base_id": m.base_id,
         "name": m.name,
         "family": m.family,
+        "family_name": m.family_name,
         "weight_format": m.weight_format,
         "native_format": m.native,
         "total_params": m.total_params,

@@ -26,7 +26,7 @@ from servebound.catalog.names import (
     split_quant,
     tokens,
 )
-from servebound.core.formats import format_words
+from servebound.core.units import GB
 from servebound.errors import InputError
 
 #: What a search returns at most by default, and what it may be asked for.
@@ -38,7 +38,8 @@ KINDS = ("model", "hardware")
 @dataclass(frozen=True)
 class SearchHit:
     """One entry found: its kind (``model`` or ``hardware``), catalog id, name as people read it (the
-    profile's or the row's display name) and a short detail in words (formats as people write them)."""
+    profile's or the row's display name) and a short detail in words that the name does not say (a
+    model's architecture and weights' size: its name carries its format; a row's memory and class)."""
 
     kind: str
     id: str
@@ -84,16 +85,18 @@ def _model_hits(wanted: list[str], quant: str | None) -> list[tuple[tuple[Any, .
             pick = next((f for f in _formats(quant) if f in fmts), None)
             chosen = [p for p in profiles if p[1] == pick]
         version = tuple(-v for v in _version(own)) or (0.0,)
-        for pid, fmt, _ in chosen:
-            hit = SearchHit("model", pid, _profile_name(pid), weights_detail(fmt))
+        for pid, _, _ in chosen:
+            hit = SearchHit("model", pid, _profile_name(pid), model_detail(pid))
             found.append(((version, _extra(wanted, own), order), hit))
     return found
 
 
-def weights_detail(fmt: str) -> str:
-    """A model hit's detail: its weight format as people write it (``weights in Q4_K_M``, ``weights in
-    MLX 4-bit``, ``weights in BF16, experts in MXFP4``)."""
-    return f"weights in {format_words(fmt)}"
+def model_detail(pid: str) -> str:
+    """A model hit's detail: what its name (``Qwen3-30B-A3B (Q4_K_M)``, which carries the weight format)
+    does not say, its architecture as people write it and the size of its weights (``Qwen3 MoE, 18.6
+    GB of weights``)."""
+    m = get_model(pid)
+    return f"{m.family_name}, {m.adapter.weights.resident / GB:,.1f} GB of weights"
 
 
 def _profile_name(pid: str) -> str:
@@ -157,8 +160,7 @@ def search(query: str, kind: str | None = None, limit: int = DEFAULT_LIMIT) -> l
 
 def _profile_hit(pid: str) -> SearchHit:
     """A profile as a hit of its own (a format the words named whole: ``llama3.3:70b`` is Q4_K_M)."""
-    _, fmt, _ = _profile_ids()[pid]
-    return SearchHit("model", pid, _profile_name(pid), weights_detail(fmt))
+    return SearchHit("model", pid, _profile_name(pid), model_detail(pid))
 
 
 def _rest(ranked: Iterable[tuple[tuple[Any, ...], SearchHit]], skip: str) -> list[SearchHit]:
@@ -170,7 +172,8 @@ def browser_index(shown: set[str]) -> dict[str, Any]:
     static copy's ``data/names.json``, read by ``static/pickers.js``): the names the resolver takes
     whole (profile ids, Ollama tags, Hub ids; hardware ids, names and aliases), each with the id
     ``profile_id_for`` or the hardware catalog gives it; every model and hardware entry with its words
-    and its place in the order :func:`search` ranks by; the quantization words with the formats they
+    and its place in the order :func:`search` ranks by (a model's names and details by format); the
+    quantization words with the formats they
     pick; and the size-token pattern :func:`catalog.names.tokens` keeps whole."""
     hubs, places, catalog = hub_ids(), _profile_ids(), load_hardware_catalog()
     names: dict[str, list[str]] = {}
@@ -187,11 +190,12 @@ def browser_index(shown: set[str]) -> dict[str, Any]:
     models: dict[str, dict[str, Any]] = {}
     for pid, (base, fmt, native) in places.items():
         entry = models.setdefault(
-            base, {"kind": "model", "name": hubs.get(base, base), "profiles": {}, "names": {}}
+            base, {"kind": "model", "name": hubs.get(base, base), "profiles": {}, "names": {}, "details": {}}
         )
         if pid in shown:
             entry["profiles"][fmt] = pid
             entry["names"][fmt] = _profile_name(pid)
+            entry["details"][fmt] = model_detail(pid)
             if native:
                 entry["native"] = pid
     entries = []
@@ -226,5 +230,4 @@ def browser_index(shown: set[str]) -> dict[str, Any]:
     entries = [e for e in entries if e["kind"] == "hardware" or e["profiles"]]
     fmts = {fmt for _, fmt, _ in places.values()}
     quants = {q: list(_formats(q)) for q in fmts | set(_QUANT_ALIASES)}
-    weights = {fmt: weights_detail(fmt) for fmt in sorted(fmts)}
-    return {"names": names, "entries": entries, "quants": quants, "weights": weights, "size": _SIZE}
+    return {"names": names, "entries": entries, "quants": quants, "size": _SIZE}

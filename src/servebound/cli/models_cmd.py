@@ -74,7 +74,7 @@ def model_row_json(m: CatalogModel) -> dict[str, Any]:
 
 @command(
     "list",
-    option("family", str, None, "Architecture family, e.g. qwen3, llama, deepseek.", "--family"),
+    option("family", str, None, "Architecture family, e.g. qwen3, 'qwen3 moe', llama, deepseek.", "--family"),
     option("min_size", str, None, "At least this many parameters (7B, 500M).", "--min-size"),
     option("max_size", str, None, "At most this many parameters.", "--max-size"),
     option(
@@ -133,7 +133,7 @@ def models_list(
         total, _ = m.published_difference()
         table.add_row(
             m.id,
-            m.family,
+            m.family_name,
             m.weight_format,
             f"{(m.total_params or 0) / 1e9:,.2f}B",
             f"{(m.active_params or 0) / 1e9:,.2f}B",
@@ -162,7 +162,7 @@ def models_show(model_id: str, explain: bool, json_out: bool) -> None:
             data["steps"] = steps_json(m.imported.steps)
         print_json(data)
         return
-    console.print(line(strong(m.name), f" ({m.id}), family {m.family}"))
+    console.print(line(strong(m.name), f" ({m.id}), family {m.family_name}"))
     src = data["source"]
     console.print(
         f"source: {src['repository']} config.json, revision {src['revision'] or 'n/a'} ({src['verification']})"

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from servebound.catalog.architectures import architecture_name
 from servebound.core.arith import np  # numpy on first use: a server starts without it
 from servebound.core.band import BAND_MIN_RUNS
 from servebound.errors import InputError
@@ -254,7 +255,7 @@ def format_summary(summary: ValidationSummary) -> str:
         "by phase:",
         *(row(name, s) for name, s in summary.by_phase.items()),
         "by model family:",
-        *(row(name, s) for name, s in summary.by_model_family.items()),
+        *(row(architecture_name(name), s) for name, s in summary.by_model_family.items()),
     ]
     if summary.bands is not None:
         lines += format_bands(summary.bands)

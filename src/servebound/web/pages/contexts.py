@@ -112,7 +112,8 @@ class ModelsIndexContext:
     f: ModelFilters
     fits_hw: SiteHardware | None
     hardware: Sequence[SiteHardware]
-    families: Sequence[str]
+    #: (``model_type``, its name) of every family, by name: the filter's values and words.
+    families: Sequence[tuple[str, str]]
     sorts: Sequence[str]
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 from urllib.parse import quote
 
+from servebound.catalog.architectures import architecture_name
 from servebound.catalog.engines import FormatSupport
 from servebound.core.decode import DecodeResult
 from servebound.inputs.scenario import default_workload
@@ -77,6 +78,12 @@ class HardwareFilters(BrowseFilters):
         )
 
 
+def family_choices(models: Iterable[SiteModel]) -> list[tuple[str, str]]:
+    """The family filter's choices: each family's ``model_type`` (the value a link carries) and its
+    name as people write it (``catalog.architectures``), by name."""
+    return sorted({(m.family, m.family_name) for m in models if m.family}, key=lambda c: c[1].lower())
+
+
 @dataclass(frozen=True)
 class ModelFilters(BrowseFilters):
     family: str | None = None
@@ -87,7 +94,8 @@ class ModelFilters(BrowseFilters):
 
     def keep(self, m: SiteModel) -> bool:
         size = (m.size_params or 0) / 1e9
-        return _same(self.family, m.family) and _within(size, self.min_params_b, self.max_params_b)
+        named = _same(self.family, m.family) or _same(self.family, m.family_name)
+        return named and _within(size, self.min_params_b, self.max_params_b)
 
     def select(
         self, models: Iterable[SiteModel], fits_hw: SiteHardware | None
@@ -384,5 +392,7 @@ def stats_rows(data: Mapping[str, Any]) -> list[StatsRow]:
         ("by_phase", "Phase"),
         ("by_model_family", "Model family"),
     ):
-        rows += [row(f"{label}: {name}", s) for name, s in data[key].items()]
+        # A model family is the config's model_type in the JSON; the page writes its name.
+        named = architecture_name if key == "by_model_family" else str
+        rows += [row(f"{label}: {named(name)}", s) for name, s in data[key].items()]
     return rows

@@ -76,6 +76,7 @@ from servebound.web.pages.records import (
     ModelFilters,
     ModelRow,
     RunDisplay,
+    family_choices,
     rank_rows_for_hardware,
     rank_rows_for_model,
     run_display,
@@ -325,7 +326,7 @@ class Renderer:
             f=f,
             fits_hw=fits_hw,
             hardware=self.site.hardware,
-            families=sorted({m.family for m in self.site.models if m.family}),
+            families=family_choices(self.site.models),
             sorts=list(self.MODEL_SORTS),
         )
         return self._page("models_index", path, "Models", desc, context)

@@ -15,10 +15,12 @@ from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from servebound.catalog.architectures import CUSTOM, architecture_name
 from servebound.catalog.hardware import CatalogHardware, DevicePrice, load_hardware_catalog
 from servebound.catalog.models import list_models
 from servebound.catalog.names import profile_id_for
 from servebound.core.decode import DecodeResult
+from servebound.core.formats import format_words
 from servebound.core.hardware import Hardware
 from servebound.core.model import ModelAdapter
 from servebound.core.prefill import PrefillRange, PrefillResult, prefill, prefill_range
@@ -36,7 +38,7 @@ from servebound.runs.reported import load_reported_runs
 from servebound.runs.validation import ValidationSummary, reported_runs_for, validation_summary
 from servebound.views.report import decode_json, prefill_json
 from servebound.web.app.query import WorkloadQuery
-from servebound.web.pages.words import fact_value, page_text
+from servebound.web.pages.words import ARCHITECTURE_FACTS, fact_label, fact_value, page_text
 
 if TYPE_CHECKING:
     from servebound.catalog.models import CatalogModel
@@ -116,6 +118,28 @@ class SiteModel:
     facts: Mapping[str, str] = field(default_factory=dict)
     native: bool = True
     base_id: str = ""
+
+    @property
+    def family_name(self) -> str:
+        """The family as people write it (``Qwen3 MoE``, not the config's ``qwen3_moe``)."""
+        return architecture_name(self.family)
+
+    @property
+    def shown_facts(self) -> dict[str, str]:
+        """The import's facts as the pages show them: labels in words, an architecture by its name (the
+        language model's only where it differs from the model's)."""
+        same = self.facts.get("language_model_type") == self.facts.get("model_type")
+        return {
+            ARCHITECTURE_FACTS.get(k, fact_label(k)): architecture_name(v) if k in ARCHITECTURE_FACTS else v
+            for k, v in self.facts.items()
+            if not (same and k == "language_model_type")
+        }
+
+    @property
+    def format_in_name(self) -> bool:
+        """The name already says the weight format (a catalog profile's ``Qwen3-8B (BF16)``)."""
+        fmt = self.adapter.weight_precision
+        return not fmt or f"({format_words(fmt)})" in self.name
 
     @property
     def size_params(self) -> float | None:
@@ -227,7 +251,7 @@ def site_model(entry: SiteModel | ModelAdapter | CatalogModel) -> SiteModel:
     if isinstance(entry, SiteModel):
         return entry
     if isinstance(entry, ModelAdapter):
-        return SiteModel(id=entry.id, name=entry.name, family="custom", adapter=entry, source=entry.sources)
+        return SiteModel(id=entry.id, name=entry.name, family=CUSTOM, adapter=entry, source=entry.sources)
     imported, row = entry.imported, entry.entry
     named = {
         "repository": row.hf_id,

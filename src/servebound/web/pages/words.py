@@ -73,6 +73,14 @@ def fact_value(value: Any) -> str:
     return number(value)
 
 
+#: The facts that hold a config's ``model_type``, as the pages label them (their values read as names:
+#: ``catalog.architectures``).
+ARCHITECTURE_FACTS: dict[str, str] = {
+    "model_type": "architecture",
+    "language_model_type": "language model architecture",
+}
+
+
 def fact_label(key: str) -> str:
     """``tie_word_embeddings`` reads ``tie word embeddings``."""
     return key.replace("_", " ")

@@ -412,6 +412,7 @@ def _model_json(m: SiteModel, *, full: bool = False) -> dict[str, Any]:
         "id": m.id,
         "name": m.name,
         "family": m.family,
+        "family_name": m.family_name,
         "total_params": m.total_params,
         "active_params": m.active_params,
         "resident_gb": a.weights.resident / GB,

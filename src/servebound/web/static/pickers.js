@@ -86,7 +86,7 @@
         if (!id) return;
         fmt = fmt || formatOf(e, id);
         name = e.names[fmt];
-        detail = ix.weights[fmt];
+        detail = e.details[fmt];
       }
       ranked.push({ key: [e.version, extra(wanted, e.own), e.order, e.kind === "model" ? 0 : 1],
         hit: { kind: e.kind, id: id, name: name, detail: detail } });
@@ -107,14 +107,17 @@
   function formatOf(e, id) { return Object.keys(e.profiles).filter(function (f) { return e.profiles[f] === id; })[0]; }
 
   function entryHit(ix, kind, id) {
-    var fmt = null, e = ix.entries.filter(function (x) {
+    // The first entry that holds the id, and the format of its profile (the search stops there: a
+    // later entry must not reset the format found).
+    var fmt = null, e = null;
+    ix.entries.some(function (x) {
       if (x.kind !== kind) return false;
-      if (x.id === id) return true;
-      fmt = x.profiles ? formatOf(x, id) : null;
-      return !!fmt;
-    })[0];
+      fmt = x.id === id ? null : (x.profiles ? formatOf(x, id) : null);
+      if (x.id === id || fmt) e = x;
+      return !!e;
+    });
     if (!e) return { kind: kind, id: id, name: id, detail: "" };
-    return { kind: kind, id: id, name: fmt ? e.names[fmt] : e.name, detail: fmt ? ix.weights[fmt] : e.detail };
+    return { kind: kind, id: id, name: fmt ? e.names[fmt] : e.name, detail: fmt ? e.details[fmt] : e.detail };
   }
 
   function search(query, kind, limit) {
