@@ -5,11 +5,19 @@ from __future__ import annotations
 import re
 
 import pytest
+from fastapi import FastAPI, Request
+from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
+from starlette.routing import Route
 
+from servebound.errors import InputError
+from servebound.web.app.responses import StrictJSONResponse
+from servebound.web.app.state import web_state
 from servebound.web.pages import registry
 from servebound.web.pages.manual import documents
 from servebound.web.pages.registry import in_full_text
+from servebound.web.routes import api, economics, machine, pages, reference
+from servebound.web.routes.api import StrictRoute
 from tests.web.conftest import HOSTILE
 
 PAIR = "/pair/dgx-spark-example/laguna-s-2.1-nvfp4-example"
@@ -337,3 +345,32 @@ def test_the_manual_is_served(client: TestClient) -> None:
     missing = client.get("/docs/no-such-document")
     assert missing.status_code == 404 and "/docs/cli" in missing.text
     assert client.get("/docs/no-such-document.md").status_code == 404
+
+
+def test_declared_routes_are_made_once_on_the_app(app: FastAPI, client: TestClient) -> None:
+    """Each module's declared routes are the app's own routes, in the order declared (no included router
+    whose routes FastAPI would make a second time), with their table's route and response classes, and
+    the app's dependency overrides apply to them."""
+    tables = (pages.routes, machine.routes, api.routes, economics.routes, reference.routes)
+    declared = [(path, handler) for table in tables for path, handler, _ in table.declared]
+    made = [r for r in app.router.routes if isinstance(r, APIRoute) and not r.path.startswith("/static/")]
+    assert [(r.path, r.endpoint) for r in made] == declared
+    assert all(isinstance(r, (APIRoute, Route)) for r in app.router.routes)
+    json_api = {path for table in (api.routes, economics.routes) for path, _, _ in table.declared}
+    for route in made:
+        in_api = route.path in json_api
+        assert isinstance(route, StrictRoute) is in_api, route.path
+        assert (route.response_class is StrictJSONResponse) is in_api, route.path
+        assert route.include_in_schema is in_api, route.path
+
+    def refused(request: Request) -> object:
+        raise InputError("probe", "the override answered")
+
+    app.dependency_overrides[web_state] = refused
+    try:
+        answer = client.get("/api/hardware")
+    finally:
+        del app.dependency_overrides[web_state]
+    assert answer.status_code == 400
+    assert answer.json()["error"]["field"] == "probe"
+    assert client.get("/api/hardware").status_code == 200

@@ -1,4 +1,4 @@
-"""The JSON API's response class: every answer of the API routers passes through ``clean_json`` as it
+"""The JSON API's response class: every answer of the API routes passes through ``clean_json`` as it
 is rendered, so a non-finite float (an infinite ceiling, NaN) is served as null, never as NaN or
 Infinity, without each route cleaning its own object. The body is written by pydantic's JSON writer,
 as FastAPI writes a plain ``JSONResponse`` route's declared return type (floats as ``2.5e-6``, not

@@ -1,8 +1,8 @@
 """The served site: HTML pages, their markdown mirrors, the machine files and the JSON API.
 
 ``create_app()`` builds a FastAPI app over the packaged catalogs (tests inject their own lists) and
-includes the routers of ``servebound.web.routes`` (pages, machine files, the JSON API, the API
-reference), all of them at once; the handlers receive the site through ``app.state.web``
+adds the routes of ``servebound.web.routes`` (pages, machine files, the JSON API, the API reference)
+to the app itself, all of them at once; the handlers receive the site through ``app.state.web``
 (:class:`servebound.web.app.state.WebState`). ``serve()`` imports the rest of what a request can reach
 once the server listens (:func:`import_served`), so replacing or removing the installed package under a
 running server (a reinstall, an upgrade) leaves every page and API route answering.
@@ -111,11 +111,8 @@ def create_app(
     app.state.llms_full = full
     _serve_static(app)
     install_error_handlers(app, busy_paths=HEAVY_PATHS)
-    app.include_router(pages.router)
-    app.include_router(machine.router)
-    app.include_router(api.router)
-    app.include_router(economics.router)
-    app.include_router(reference.router)
+    for module in (pages, machine, api, economics, reference):
+        module.routes.install(app)  # on the app itself: each route analysed once (``web.routes.Routes``)
     install_http_layers(app)
     app.state.lane = Lane()
     app.add_middleware(HeavyLane, lane=app.state.lane)  # outermost: a refused request costs nothing more

@@ -10,7 +10,7 @@ import inspect
 from collections.abc import Callable, Coroutine
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi import Depends, Query, Request, Response
 from fastapi.dependencies.utils import get_flat_params
 from fastapi.routing import APIRoute
 
@@ -45,6 +45,7 @@ from servebound.web.pages.records import (
     rank_rows_for_model,
 )
 from servebound.web.pages.site import SiteHardware, SiteModel
+from servebound.web.routes import Routes
 
 
 class StrictRoute(APIRoute):
@@ -68,7 +69,7 @@ class StrictRoute(APIRoute):
         return strict
 
 
-router = APIRouter(default_response_class=StrictJSONResponse, route_class=StrictRoute)
+routes = Routes(route_class=StrictRoute, response_class=StrictJSONResponse)
 
 HardwareQ = Annotated[str, Query(description="hardware id")]
 ModelQ = Annotated[str, Query(description="model id")]
@@ -154,7 +155,7 @@ ReadQ = Annotated[str | None, _declared_query("read_context")]
 OverheadQ = Annotated[str | None, _declared_query("overhead_gb")]
 
 
-@router.get("/api/decode", tags=["ceilings"], responses=answers("decode"), response_model=None)
+@routes.get("/api/decode", tags=["ceilings"], responses=answers("decode"), response_model=None)
 def api_decode(
     web: Web,
     hardware: Annotated[str, Query(description="hardware id (see /api/hardware)")],
@@ -175,7 +176,7 @@ def api_decode(
     return decode_json(*decode_answer(scenario, context_range=range))
 
 
-@router.get("/api/prefill", tags=["ceilings"], responses=answers("prefill"), response_model=None)
+@routes.get("/api/prefill", tags=["ceilings"], responses=answers("prefill"), response_model=None)
 @heavy_route
 def api_prefill(
     web: Web,
@@ -210,7 +211,7 @@ def _system(web: Any, hardware: str) -> Any:
     return resolve_system(web.get_hw(hardware))
 
 
-@router.get("/api/layout", tags=["ceilings"], responses=answers("layout"), response_model=None)
+@routes.get("/api/layout", tags=["ceilings"], responses=answers("layout"), response_model=None)
 @heavy_route
 def api_layout(
     web: Web,
@@ -237,7 +238,7 @@ def api_layout(
     }
 
 
-@router.get("/api/plan", tags=["ceilings"], responses=answers("plan"), response_model=None)
+@routes.get("/api/plan", tags=["ceilings"], responses=answers("plan"), response_model=None)
 @heavy_route
 def api_plan(
     web: Web,
@@ -273,7 +274,7 @@ def api_plan(
     return plan_json(plan)
 
 
-@router.get("/api/hardware", tags=["catalog"], responses=ERRORS)
+@routes.get("/api/hardware", tags=["catalog"], responses=ERRORS)
 def api_hardware_list(
     web: Web,
     vendor: Annotated[str | None, Query()] = None,
@@ -285,13 +286,13 @@ def api_hardware_list(
     return {"count": len(rows), "hardware": rows, "license": "CC BY 4.0"}
 
 
-@router.get("/api/hardware/{hardware_id}", tags=["catalog"], responses=ERRORS)
+@routes.get("/api/hardware/{hardware_id}", tags=["catalog"], responses=ERRORS)
 def api_hardware_one(web: Web, hardware_id: str) -> dict[str, Any]:
     """One hardware row with its sources."""
     return _hardware_json(web.get_hw(hardware_id), full=True)
 
 
-@router.get("/api/models", tags=["catalog"], responses=ERRORS)
+@routes.get("/api/models", tags=["catalog"], responses=ERRORS)
 def api_models_list(
     web: Web,
     family: Annotated[str | None, Query()] = None,
@@ -303,13 +304,13 @@ def api_models_list(
     return {"count": len(rows), "models": rows, "license": "CC BY 4.0"}
 
 
-@router.get("/api/models/{model_id}", tags=["catalog"], responses=ERRORS)
+@routes.get("/api/models/{model_id}", tags=["catalog"], responses=ERRORS)
 def api_models_one(web: Web, model_id: str) -> dict[str, Any]:
     """One model profile with its audit."""
     return _model_json(web.get_model(model_id), full=True)
 
 
-@router.get("/api/search", tags=["catalog"], responses=ERRORS)
+@routes.get("/api/search", tags=["catalog"], responses=ERRORS)
 def api_search(
     web: Web,
     q: Annotated[
@@ -328,14 +329,14 @@ def api_search(
     return {"query": q, "count": len(rows), "hits": rows, "license": "CC BY 4.0"}
 
 
-@router.get("/api/validation", tags=["validation"], responses=ERRORS)
+@routes.get("/api/validation", tags=["validation"], responses=ERRORS)
 def api_validation(web: Web) -> dict[str, Any]:
     """Published runs against their ceilings: the same object as `servebound validate --json`
     (total, at_or_below, the efficiency distribution by engine, hardware family and phase, every run)."""
     return validation_json(web.site.validation())
 
 
-@router.get("/api/rank", tags=["ceilings"], responses=ERRORS)
+@routes.get("/api/rank", tags=["ceilings"], responses=ERRORS)
 @heavy_route
 def api_rank(
     web: Web,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import Query
 
 from servebound.core.cost import DEFAULT_AMORTIZATION_YEARS, DEFAULT_USD_PER_KWH, DEFAULT_UTILIZATION
 from servebound.core.hardware import ArithmeticMode
@@ -30,6 +30,7 @@ from servebound.web.app.errors import ERRORS, answers
 from servebound.web.app.query import MAX_SITE_CONTEXT_TOKENS, workload_query
 from servebound.web.app.responses import StrictJSONResponse
 from servebound.web.app.state import Web, heavy_route
+from servebound.web.routes import Routes
 from servebound.web.routes.api import (
     AllocQ,
     HardwareQ,
@@ -41,7 +42,7 @@ from servebound.web.routes.api import (
     declared_query,
 )
 
-router = APIRouter(default_response_class=StrictJSONResponse, route_class=StrictRoute)
+routes = Routes(route_class=StrictRoute, response_class=StrictJSONResponse)
 
 PositiveQ = Annotated[float | None, Query(gt=0, allow_inf_nan=False)]
 
@@ -50,7 +51,7 @@ def _quantities(items: list[Any]) -> dict[str, Any]:
     return {"quantities": [item.json() for item in items]}
 
 
-@router.get("/api/cost", tags=["cost"], responses=answers("cost"), response_model=None)
+@routes.get("/api/cost", tags=["cost"], responses=answers("cost"), response_model=None)
 @heavy_route
 def api_cost(
     web: Web,
@@ -105,13 +106,13 @@ def api_cost(
     return cost_json(report)
 
 
-@router.get("/api/economics/lecture", tags=["economics"], responses=ERRORS)
+@routes.get("/api/economics/lecture", tags=["economics"], responses=ERRORS)
 def api_lecture(web: Web, hardware: str = "nvidia-b200") -> dict[str, Any]:
     """The lecture's numbers recomputed (`servebound economics lecture --json`)."""
     return _quantities(lecture(web.get_hw(hardware).hardware))
 
 
-@router.get("/api/economics/balance", tags=["economics"], responses=ERRORS)
+@routes.get("/api/economics/balance", tags=["economics"], responses=ERRORS)
 def api_balance(
     web: Web,
     hardware: str,
@@ -129,7 +130,7 @@ def api_balance(
     )
 
 
-@router.get("/api/economics/drain", tags=["economics"], responses=ERRORS)
+@routes.get("/api/economics/drain", tags=["economics"], responses=ERRORS)
 def api_drain(
     web: Web, hardware: str | None = None, capacity_gb: PositiveQ = None, bandwidth_gb_per_s: PositiveQ = None
 ) -> dict[str, Any]:
@@ -138,7 +139,7 @@ def api_drain(
     return _quantities([drain_of(hw, capacity_gb, bandwidth_gb_per_s)])
 
 
-@router.get("/api/economics/trains", tags=["economics"], responses=ERRORS)
+@routes.get("/api/economics/trains", tags=["economics"], responses=ERRORS)
 def api_trains(
     batch: Annotated[float, Query(gt=0, le=1e12, allow_inf_nan=False)],
     steps_per_s: PositiveQ = None,
@@ -148,7 +149,7 @@ def api_trains(
     return _quantities(trains_of(batch, steps_per_s, interval_ms))
 
 
-@router.get("/api/economics/breakpoint", tags=["economics"], responses=ERRORS)
+@routes.get("/api/economics/breakpoint", tags=["economics"], responses=ERRORS)
 def api_breakpoint(
     web: Web,
     active_params: Annotated[float, Query(gt=0, le=1e15, allow_inf_nan=False)],
@@ -164,7 +165,7 @@ def api_breakpoint(
     return _quantities([shown])
 
 
-@router.get("/api/economics/price-ratio", tags=["economics"], responses=ERRORS)
+@routes.get("/api/economics/price-ratio", tags=["economics"], responses=ERRORS)
 def api_price_ratio(
     output_usd: Annotated[float, Query(gt=0, allow_inf_nan=False)],
     input_usd: Annotated[float, Query(gt=0, allow_inf_nan=False)],
@@ -173,13 +174,13 @@ def api_price_ratio(
     return _quantities([price_ratio(output_usd, input_usd)])
 
 
-@router.get("/api/economics/cache-tier", tags=["economics"], responses=ERRORS)
+@routes.get("/api/economics/cache-tier", tags=["economics"], responses=ERRORS)
 def api_cache_tier(hold_s: Annotated[float, Query(gt=0, le=1e10, allow_inf_nan=False)]) -> dict[str, Any]:
     """The memory tier for a cache hold time (`servebound economics cache-tier --json`)."""
     return _quantities(cache_tier(hold_s))
 
 
-@router.get("/api/economics/training", tags=["economics"], responses=ERRORS)
+@routes.get("/api/economics/training", tags=["economics"], responses=ERRORS)
 def api_training(
     traffic_tok_s: Annotated[float, Query(gt=0, le=1e15, allow_inf_nan=False)],
     life_days: Annotated[float, Query(gt=0, le=1e5, allow_inf_nan=False)],

@@ -8,7 +8,7 @@ import zlib
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import PlainTextResponse, Response, StreamingResponse
 
 from servebound.views.conformance import conformance_text
@@ -22,23 +22,24 @@ from servebound.web.pages.machine_files import (
     robots_txt,
     sitemap_xml,
 )
+from servebound.web.routes import Routes
 
-router = APIRouter(include_in_schema=False)
+routes = Routes(include_in_schema=False)
 
 
-@router.get("/robots.txt")
+@routes.get("/robots.txt")
 def robots(request: Request, web: Web) -> Response:
     return PlainTextResponse(robots_txt(web.base(request)))
 
 
-@router.get("/llms.txt")
+@routes.get("/llms.txt")
 def llms(request: Request, web: Web) -> Response:
     return Response(
         llms_txt(site_export.documents(web.site), web.base(request), web.renderer.date), media_type=MARKDOWN
     )
 
 
-@router.get("/llms-full.txt")
+@routes.get("/llms-full.txt")
 def llms_full(request: Request, web: Web) -> Response:
     full = web.full
     body = full.body()
@@ -97,13 +98,13 @@ async def _slices(data: bytes) -> AsyncIterator[bytes]:
         yield bytes(view[start : start + STREAM_SLICE_BYTES])
 
 
-@router.get("/conformance.json")
+@routes.get("/conformance.json")
 def conformance() -> Response:
     """Conformance vectors: inputs and the core's outputs, for any reimplementation of the math."""
     return Response(conformance_text(), media_type="application/json")
 
 
-@router.get("/sitemap.xml")
+@routes.get("/sitemap.xml")
 def sitemap(request: Request, web: Web) -> Response:
     paths = [d.path for d in site_export.documents(web.site)]
     return Response(sitemap_xml(paths, web.base(request)), media_type="application/xml")

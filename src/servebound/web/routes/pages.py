@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from servebound.errors import InputError
@@ -19,8 +19,9 @@ from servebound.web.pages.registry import PAGES, PageSpec
 from servebound.web.pages.renderer import Renderer
 from servebound.web.pages.site import compute_pair
 from servebound.web.pages.text import mirror_path, pair_path
+from servebound.web.routes import Routes
 
-router = APIRouter(include_in_schema=False)
+routes = Routes(include_in_schema=False)
 
 
 def only(request: Request, *known: str) -> None:
@@ -100,7 +101,7 @@ def model_page(ref: str, request: Request, web: Web) -> Response:
     )
 
 
-@router.get("/pair")
+@routes.get("/pair")
 def pair_form(request: Request, web: Web) -> Response:
     p = dict(request.query_params)
     hw_ref, model_ref = p.pop("hardware", ""), p.pop("model", "")
@@ -195,9 +196,9 @@ _HANDLERS: dict[str, Callable[..., Response]] = {
 
 for _spec in PAGES:  # every page of the registry, and a page of its own's markdown mirror
     _handler = _HANDLERS.get(_spec.method) or _fixed_page(_spec)
-    router.get(_spec.path)(_handler)
+    routes.get(_spec.path)(_handler)
     if not _spec.over:
-        router.get(mirror_path(_spec.path))(_handler)
+        routes.get(mirror_path(_spec.path))(_handler)
 
 
 def number(field: str, text: str | None) -> float | None:

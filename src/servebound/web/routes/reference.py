@@ -5,20 +5,21 @@ from __future__ import annotations
 
 from importlib import resources
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from servebound.web.app.state import MARKDOWN, Web
 from servebound.web.pages.apidocs import operations
 from servebound.web.pages.text import md
+from servebound.web.routes import Routes
 
-router = APIRouter(include_in_schema=False)
+routes = Routes(include_in_schema=False)
 TITLE = "The JSON API"
 #: What /api is, for its page and its mirror's frontmatter.
 DESCRIPTION = "Every endpoint of the JSON API, its parameters and an example, from /openapi.json."
 
 
-@router.get("/api")
+@routes.get("/api")
 def docs(request: Request, web: Web) -> Response:
     spec = request.app.openapi()
     html = web.renderer._html(
@@ -33,7 +34,7 @@ def docs(request: Request, web: Web) -> Response:
     return HTMLResponse(html)
 
 
-@router.get("/api.md")
+@routes.get("/api.md")
 def docs_markdown(request: Request, web: Web) -> Response:
     """The reference as markdown, with the frontmatter every mirror carries (title, URL, date, license)."""
     spec = request.app.openapi()
@@ -49,7 +50,7 @@ def docs_markdown(request: Request, web: Web) -> Response:
     return Response(text, media_type=MARKDOWN)
 
 
-@router.get("/api/")
+@routes.get("/api/")
 def api_root() -> Response:
     return RedirectResponse("/api", status_code=307)
 
@@ -58,6 +59,6 @@ def api_root() -> Response:
 ICON = resources.files("servebound.web").joinpath("static", "favicon.svg").read_bytes()
 
 
-@router.get("/favicon.ico")
+@routes.get("/favicon.ico")
 def favicon() -> Response:
     return Response(ICON, media_type="image/svg+xml")
