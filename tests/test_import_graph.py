@@ -268,9 +268,8 @@ def local_imports() -> list[str]:
 #: file's decode), the device probes (measure.auto) 24 ms; by import time (median of 11 processes) the format
 #: an engine runs 5 ms (inputs.engine_formats: it builds every profile of the model as a
 #: catalog.models.CatalogModel, whose module defines five frozen dataclasses, CatalogModel, IndexEntry,
-#: ImportedModel, Step and PublishedCheck, most of that), a system's layouts 2 ms (inputs.layout's two frozen
-#: dataclasses, LayoutChoice and ResolvedSystem, and core.layout_search; a system's reference is read from the
-#: snapshot, not through catalog.hardware's records). The catalog's name search and its NxID and unknown-id
+#: ImportedModel, Step and PublishedCheck, most of that). A system's layouts (inputs.layout, about 2 ms beyond
+#: the core's layout model that the decode question loads anyway) are no longer here. The catalog's name search and its NxID and unknown-id
 #: rows are no longer here: inputs.resolve reads them at the top with catalog.names.profile_id_for and
 #: hardware_names.hardware_row over the snapshot (about 1 ms, catalog.names and inputs.bounded; catalog.models
 #: and catalog.hardware stay unloaded). Exact entries: a new one fails, and so does a stale one.
@@ -284,7 +283,6 @@ COLD_START_DEFERRED = (
     "inputs.resolve: servebound.measure.auto.detected_hardware_id",
     "inputs.resolve: servebound.measure.auto.this_machine_cpu",
     "inputs.scenario: servebound.inputs.engine_formats.engine_format",
-    "inputs.scenario: servebound.inputs.layout.choose_layout",
 )
 
 

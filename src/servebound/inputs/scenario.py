@@ -39,12 +39,12 @@ from servebound.core.workload import (
 from servebound.errors import InputError
 from servebound.inputs.declare import unknown
 from servebound.inputs.declared import DeclaredWorkload
+from servebound.inputs.layout import LayoutChoice, choose_layout
 from servebound.inputs.resolve import _looks_like_file, resolve_hardware, resolve_model
 from servebound.inputs.workload import BY_NAME, WORKLOAD_KEYWORDS, Input, WorkloadInputs
 
 if TYPE_CHECKING:
     from servebound.catalog.models import CatalogModel
-    from servebound.inputs.layout import LayoutChoice
 
 
 @dataclass(frozen=True)
@@ -130,8 +130,6 @@ def resolve_scenario(
             raise InputError("layout", f"parallel layouts do not model {pooled}: give one or the other")
         sources["layout"] = f"none: layouts do not model {pooled}, so the system answers as one pooled device"
     elif layout is not None or _is_system(hardware, hw):
-        from servebound.inputs.layout import choose_layout  # the layout math: loaded only on a system
-
         choice = choose_layout(hardware, target, resolved, layout)
         sources["layout"] = f"{choice.label}: {choice.why}"
     return Scenario(inputs, hw, target, resolved, work, choice, sources)
