@@ -30,14 +30,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from timing import cold_env, run_once
 
 SERVEBOUND = [sys.executable, "-m", "servebound"]
 
@@ -70,16 +70,6 @@ RATIOS = (
     ("rank --all-formats / llmfit fit", "servebound rank --all-formats", "llmfit fit", "< 1"),
     ("--help / python -c pass", "servebound --help", "python -c pass", "<= 5"),
 )
-
-
-def run_once(command: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """Wall seconds and CPU seconds (user + system, the process and what it waited for)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def warm_pairs() -> None:
@@ -120,11 +110,9 @@ def main() -> None:
     options = parser.parse_args()
     llmfit = llmfit_binary()
     table = cases(llmfit)
-    bytecode = tempfile.mkdtemp(prefix="servebound-bench-")
     # Bytecode as an installed package has it (pip compiles it at install): written on the warm-up
     # run into the run's own folder, even where the shell turns bytecode writing off.
-    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPYCACHEPREFIX"] = bytecode
+    env = cold_env()
     for command in table.values():  # warm-up: bytecode, the OS's page cache
         run_once(command, env)
     walls: dict[str, list[float]] = {label: [] for label in table}
@@ -134,7 +122,7 @@ def main() -> None:
             wall, cpu = run_once(command, env)
             walls[label].append(wall)
             cpus[label].append(cpu)
-    shutil.rmtree(bytecode, ignore_errors=True)
+    shutil.rmtree(env["PYTHONPYCACHEPREFIX"], ignore_errors=True)
     load = os.getloadavg()[0]
     print(f"{options.rounds} alternating rounds; load average {load:.1f} at the end")
     median = {label: statistics.median(values) for label, values in cpus.items()}

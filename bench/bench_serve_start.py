@@ -16,14 +16,14 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
 import httpx
+
+from timing import cold_env, free_port
 
 FIRST = {
     "home page /": "/",
@@ -44,9 +44,7 @@ def cpu_s(pid: int) -> float:
 
 def first_answer(path: str, env: dict[str, str], timeout_s: float = 60.0) -> tuple[float, float]:
     """Start a server, ask `path` until it answers 200; wall seconds from the spawn, server CPU seconds."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     url = f"http://127.0.0.1:{port}{path}"
     began = time.perf_counter()
     proc = subprocess.Popen(
@@ -74,9 +72,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=7)
     runs = parser.parse_args().runs
-    bytecode = tempfile.mkdtemp(prefix="servebound-bench-")
-    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPYCACHEPREFIX"] = bytecode
+    env = cold_env()
     first_answer("/", env)  # warm-up: bytecode, the OS's page cache
     walls: dict[str, list[float]] = {label: [] for label in FIRST}
     cpus: dict[str, list[float]] = {label: [] for label in FIRST}
@@ -86,7 +82,7 @@ def main() -> None:
             wall, cpu = first_answer(path, env)
             walls[label].append(wall)
             cpus[label].append(cpu)
-    shutil.rmtree(bytecode, ignore_errors=True)
+    shutil.rmtree(env["PYTHONPYCACHEPREFIX"], ignore_errors=True)
     print(f"{runs} alternating rounds; load average {load:.1f} before, {os.getloadavg()[0]:.1f} after")
     for label in FIRST:
         print(

@@ -15,13 +15,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
-import time
+
+from timing import cold_env, run_once
 
 PAIR = ["--hardware", "nvidia-dgx-spark", "--model", "qwen3.6-35b-a3b-nvfp4"]
 SERVEBOUND = [sys.executable, "-m", "servebound"]
@@ -38,23 +36,11 @@ CASES = {
 }  # fmt: skip
 
 
-def run_once(command: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """Wall seconds and CPU seconds (user + system) of one fresh process."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, env=env)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=11)
     runs = parser.parse_args().runs
-    bytecode = tempfile.mkdtemp(prefix="servebound-bench-")
-    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPYCACHEPREFIX"] = bytecode
+    env = cold_env()
     print(f"load average {os.getloadavg()[0]:.1f} at the start")
     for label, command in CASES.items():
         run_once(command, env)  # warm-up: bytecode, the OS's page cache
@@ -64,7 +50,7 @@ def main() -> None:
             f"(min {min(walls) * 1e3:.0f}, max {max(walls) * 1e3:.0f}); "
             f"CPU median {statistics.median(cpus) * 1e3:.0f} ms; {runs} cold processes"
         )
-    shutil.rmtree(bytecode, ignore_errors=True)
+    shutil.rmtree(env["PYTHONPYCACHEPREFIX"], ignore_errors=True)
     print(f"load average {os.getloadavg()[0]:.1f} at the end")
 
 

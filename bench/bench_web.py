@@ -28,7 +28,7 @@ from fastapi.testclient import TestClient
 
 from servebound.web.app.server import create_app
 from servebound.web.export.build import build_site
-from timing import median_s
+from timing import free_port, median_s
 
 
 def median_ms(client: TestClient, url: str, repeat: int) -> float:
@@ -89,13 +89,9 @@ def pair_pages(client: TestClient, pair: str, repeat: int) -> None:
 
 def load(url: str, requests: int, threads: int) -> float:
     """Requests/s over loopback; a ``{}`` in ``url`` takes each request's number (a new workload each)."""
-    import socket
-
     import uvicorn
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     server = uvicorn.Server(uvicorn.Config(create_app(), host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -136,14 +132,11 @@ def bench_llms_full(full_render: bool) -> None:
         f"llms-full.txt, first request (streamed as it builds): {first:7.2f} s  ({docs:,} documents, "
         f"{len(r.content) / 1e6:,.1f} MB); next request {again * 1e3:,.0f} ms"
     )
-    import socket
 
     import uvicorn
 
     app = create_app()
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     runner = threading.Thread(target=server.run, daemon=True)
     t = time.perf_counter()
@@ -200,15 +193,12 @@ def serve_ready() -> None:
     seconds from the spawn until the home page and the pair page answer, and until llms-full.txt's
     first bytes and its last."""
     import os
-    import socket
     import subprocess
     import sys
 
     env = dict(os.environ)
     for start in ("first start", "second start"):
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            port = sock.getsockname()[1]
+        port = free_port()
         base = f"http://127.0.0.1:{port}"
         t = time.perf_counter()
         proc = subprocess.Popen(

@@ -1,11 +1,17 @@
-"""The benchmarks' one timer: wall times of repeated in-process calls, by time.perf_counter.
+"""The benchmarks' timers: wall times of repeated in-process calls (time.perf_counter), and one fresh
+process's wall and CPU time in an environment that keeps bytecode as an installed package has it.
 
 The bench scripts run as `python bench/<script>.py`, which puts this folder first on the import path.
 """
 
 from __future__ import annotations
 
+import os
+import resource
+import socket
 import statistics
+import subprocess
+import tempfile
 import time
 from collections.abc import Callable
 
@@ -25,3 +31,31 @@ def timed_runs(fn: Callable[[], object], repeat: int, *, warm: bool = False) -> 
 def median_s(fn: Callable[[], object], repeat: int, *, warm: bool = False) -> float:
     """The median of timed_runs, in seconds."""
     return statistics.median(timed_runs(fn, repeat, warm=warm))
+
+
+def cold_env() -> dict[str, str]:
+    """This environment with bytecode written into a fresh temporary folder (``PYTHONPYCACHEPREFIX``),
+    even where the shell turns bytecode writing off: a warm-up run compiles the package once, as pip
+    does at install, and nothing else is kept between runs."""
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = tempfile.mkdtemp(prefix="servebound-bench-")
+    return env
+
+
+def run_once(command: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Wall seconds and CPU seconds (user + system, the process and what it waited for) of one fresh
+    process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def free_port() -> int:
+    """A loopback port free at the moment of asking."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
