@@ -23,23 +23,13 @@ import time
 
 import httpx
 
-from timing import cold_env, free_port
+from timing import cold_env, cpu_s, free_port
 
 FIRST = {
     "home page /": "/",
     "pair page /pair/nvidia-h100-sxm/llama-3.1-8b": "/pair/nvidia-h100-sxm/llama-3.1-8b",
     "/api/decode (H100 x Llama 3.1 8B)": "/api/decode?hardware=nvidia-h100-sxm&model=llama-3.1-8b",
 }
-
-
-def cpu_s(pid: int) -> float:
-    """The CPU seconds (user + system) a process has used so far (Linux: /proc; NaN elsewhere)."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-    except OSError:
-        return float("nan")
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def first_answer(path: str, env: dict[str, str], timeout_s: float = 60.0) -> tuple[float, float]:

@@ -28,7 +28,7 @@ from fastapi.testclient import TestClient
 
 from servebound.web.app.server import create_app
 from servebound.web.export.build import build_site
-from timing import free_port, median_s
+from timing import cpu_s, free_port, median_s
 
 
 def median_ms(client: TestClient, url: str, repeat: int) -> float:
@@ -174,19 +174,6 @@ def bench_llms_full(full_render: bool) -> None:
         )
 
 
-def _cpu_s(pid: int) -> float:
-    """The CPU seconds (user + system) a process has used so far (Linux: /proc; NaN elsewhere): on a
-    shared machine the steadier figure beside the wall time."""
-    import os
-
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-    except OSError:
-        return float("nan")
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def serve_ready() -> None:
     """``servebound serve`` as a user starts it (a fresh process, twice: nothing is kept between starts,
     the catalog records come from the packaged snapshot and llms-full.txt is built after each start):
@@ -215,7 +202,7 @@ def serve_ready() -> None:
                 except httpx.TransportError:
                     time.sleep(0.02)
             home = time.perf_counter() - t
-            home_cpu = _cpu_s(proc.pid)
+            home_cpu = cpu_s(proc.pid)
             model = "llama-3.1-8b"
             pair = httpx.get(f"{base}/pair/nvidia-h100-sxm/{model}", timeout=60).status_code
             pair_after = time.perf_counter() - t
